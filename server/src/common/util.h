@@ -1,0 +1,53 @@
+/* Small shared helpers: allocation that aborts on OOM, a growable string
+ * buffer, monotonic time, the cache directory. No JSON and no SQLite here. */
+#ifndef NSYS_UTIL_H
+#define NSYS_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NSYS_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define NSYS_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define NSYS_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+void *nsys_xmalloc(size_t n);
+void *nsys_xcalloc(size_t n, size_t size);
+void *nsys_xrealloc(void *p, size_t n);
+char *nsys_xstrdup(const char *s);
+char *nsys_xstrndup(const char *s, size_t n);
+char *nsys_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Growable byte buffer, always NUL-terminated. */
+typedef struct {
+  char *data;
+  size_t len;
+  size_t cap;
+} nsys_strbuf;
+
+void nsys_strbuf_init(nsys_strbuf *b);
+void nsys_strbuf_free(nsys_strbuf *b);
+void nsys_strbuf_reserve(nsys_strbuf *b, size_t extra);
+void nsys_strbuf_append(nsys_strbuf *b, const char *s, size_t n);
+void nsys_strbuf_puts(nsys_strbuf *b, const char *s);
+void nsys_strbuf_putc(nsys_strbuf *b, char c);
+void nsys_strbuf_printf(nsys_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void nsys_strbuf_vprintf(nsys_strbuf *b, const char *fmt, va_list ap);
+char *nsys_strbuf_steal(nsys_strbuf *b); /* caller frees; buffer is reset */
+
+/* Monotonic clock in nanoseconds. */
+int64_t nsys_now_ns(void);
+
+/* Cache directory: $NSYS_AI_CACHE_DIR, else $XDG_CACHE_HOME/nsys-ai, else
+ * ~/.cache/nsys-ai. Created with mode 0700 (parents as needed). Returns a
+ * malloc'd path or NULL when it cannot be created. */
+char *nsys_cache_dir(void);
+
+/* Format a nanosecond duration for humans: "12.3 ms", "840 ns", "1.25 s". */
+void nsys_fmt_duration(char *out, size_t cap, int64_t ns);
+
+/* Logging to stderr (never stdout: stdout carries the protocol). */
+void nsys_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

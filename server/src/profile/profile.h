@@ -1,0 +1,164 @@
+/* A profile: one nsys SQLite export opened strictly read-only, with its
+ * schema resolved, its strings decoded to UTF-8 and its info summarised.
+ * Architecture invariant: nothing in profile/ includes cJSON or writes to
+ * stdout; methods/profile_methods.c turns these structs into JSON.
+ *
+ * Thread safety: a profile is immutable after nsys_profile_open() returns,
+ * except `index`, which is published once with an atomic store. The sqlite3
+ * handle is opened SQLITE_OPEN_FULLMUTEX and may be used from any thread. */
+#ifndef NSYS_PROFILE_H
+#define NSYS_PROFILE_H
+
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/errors.h"
+
+struct nsys_call;
+struct nsys_index;
+
+/* Schema generation, by which metadata table the export carries. */
+typedef enum {
+  NSYS_GEN_UNKNOWN = 0,   /* no metadata table at all (e.g. failed capture) */
+  NSYS_GEN_PRE2022,       /* TARGET_INFO_CUDA_GPU era, no metadata table */
+  NSYS_GEN_EXPORT_META,   /* EXPORT_META_DATA: 2022 .. 2023.2 */
+  NSYS_GEN_META_EXPORT,   /* META_DATA_EXPORT: 2023.3 and later */
+} nsys_schema_gen;
+
+/* Logical tables; nsys_schema.table[] holds the real (possibly versioned,
+ * e.g. "..._V2") name or NULL when absent. */
+typedef enum {
+  NSYS_TBL_STRING_IDS,
+  NSYS_TBL_KERNEL,       /* CUPTI_ACTIVITY_KIND_KERNEL */
+  NSYS_TBL_MEMCPY,       /* CUPTI_ACTIVITY_KIND_MEMCPY */
+  NSYS_TBL_MEMSET,       /* CUPTI_ACTIVITY_KIND_MEMSET */
+  NSYS_TBL_RUNTIME,      /* CUPTI_ACTIVITY_KIND_RUNTIME */
+  NSYS_TBL_SYNC,         /* CUPTI_ACTIVITY_KIND_SYNCHRONIZATION */
+  NSYS_TBL_GRAPH_TRACE,  /* CUPTI_ACTIVITY_KIND_GRAPH_TRACE */
+  NSYS_TBL_NVTX,         /* NVTX_EVENTS */
+  NSYS_TBL_GPU_INFO,     /* TARGET_INFO_GPU, or TARGET_INFO_CUDA_GPU pre-2022 */
+  NSYS_TBL_CUDA_DEVICE,  /* TARGET_INFO_CUDA_DEVICE */
+  NSYS_TBL_PROCESSES,    /* PROCESSES */
+  NSYS_TBL_THREAD_NAMES, /* ThreadNames */
+  NSYS_TBL_SESSION_START,/* TARGET_INFO_SESSION_START_TIME */
+  NSYS_TBL_CALLCHAINS,   /* CUDA_CALLCHAINS */
+  NSYS_TBL_SAMPLING,     /* COMPOSITE_EVENTS (CPU sampling) */
+  NSYS_TBL_SAMPLING_CALLCHAINS, /* SAMPLING_CALLCHAINS */
+  NSYS_TBL_OSRT,         /* OSRT_API */
+  NSYS_TBL_CUDA_GRAPH_EVENTS, /* CUDA_GRAPH_EVENTS / CUDA_GRAPH_NODE_EVENTS */
+  NSYS_TBL_META,         /* META_DATA_EXPORT or EXPORT_META_DATA */
+  NSYS_TBL_ENUM_NSYS_EVENT_TYPE,
+  NSYS_TBL__COUNT
+} nsys_table;
+
+typedef struct nsys_schema {
+  nsys_schema_gen gen;
+  char *table[NSYS_TBL__COUNT];   /* real table name or NULL */
+  char **all_tables;              /* every table in sqlite_master, sorted */
+  int n_all_tables;
+} nsys_schema;
+
+typedef struct nsys_gpu_info {
+  int64_t id;
+  char *name;
+  int sm_count;                   /* 0 when unknown */
+  int64_t memory_bytes;           /* 0 when unknown */
+  int64_t bandwidth_bytes_per_sec;
+  int64_t clock_hz;
+  int cc_major, cc_minor;         /* -1 when unknown */
+} nsys_gpu_info;
+
+typedef struct nsys_thread_info {
+  uint32_t tid;
+  char *name; /* may be NULL */
+} nsys_thread_info;
+
+typedef struct nsys_process_info {
+  uint32_t pid;
+  char *name; /* may be NULL */
+  nsys_thread_info *threads;
+  int n_threads;
+} nsys_process_info;
+
+typedef struct nsys_device_info {
+  int64_t id;
+  int64_t *streams;
+  int n_streams;
+} nsys_device_info;
+
+typedef struct nsys_info {
+  char *nsys_version;    /* NULL when unknown */
+  char *schema_version;  /* NULL when unknown */
+  int64_t span_start, span_end; /* over all activity tables present; 0,0 when empty */
+  int64_t utc_epoch_ns;  /* session start; 0 when unknown */
+  int64_t n_kernels, n_memcpy, n_memset, n_runtime, n_nvtx, n_syncs;
+  nsys_gpu_info *gpus; int n_gpus;
+  nsys_device_info *devices; int n_devices;
+  nsys_process_info *processes; int n_processes;
+  bool f_kernels, f_memcpy, f_memset, f_nvtx, f_nccl, f_cuda_graphs, f_cuda_callchains,
+      f_cpu_sampling, f_osrt;
+} nsys_info;
+
+typedef struct nsys_profile {
+  char id[16];              /* "p1", "p2", ... assigned by the registry */
+  char *path;               /* as given (absolute when possible) */
+  char *sqlite_path;        /* the SQLite file actually read (differs for .nsys-rep) */
+  sqlite3 *db;              /* read-only, FULLMUTEX */
+  /* file identity at open, for cache keys and change detection */
+  dev_t st_dev;
+  ino_t st_ino;
+  int64_t st_size;
+  int64_t st_mtime_ns;
+  nsys_schema schema;
+  /* StringIds, decoded to valid UTF-8: strings[id] for 0 <= id < n_strings. */
+  char **strings;
+  int64_t n_strings;
+  nsys_info info;
+  _Atomic(struct nsys_index *) index; /* NULL until built; owned */
+  atomic_int refcount;
+} nsys_profile;
+
+/* Opens `path` (SQLite export, or .nsys-rep converted via `nsys export` into
+ * the cache dir). Never modifies the file. On failure returns NULL after
+ * nsys_call_fail() with a specific application error. Does not build the index. */
+nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call);
+void nsys_profile_retain(nsys_profile *p);
+void nsys_profile_release(nsys_profile *p); /* frees at zero, index included */
+
+/* Decoded string for a StringIds id, or NULL when the id is unknown. */
+const char *nsys_profile_string(const nsys_profile *p, int64_t id);
+
+/* True when `table` exists and has column `col` (case-sensitive). */
+bool nsys_schema_has_column(const nsys_profile *p, nsys_table table, const char *col);
+
+/* Prepares `sql` on p->db; on error records NSYS_E_CORRUPT (or INTERNAL) on
+ * call and returns NULL. */
+sqlite3_stmt *nsys_profile_prepare(nsys_profile *p, struct nsys_call *call, const char *sql);
+
+/* Derived ids (see schema reference §1.3). */
+static inline uint32_t nsys_gtid_tid(int64_t g) { return (uint32_t)((uint64_t)g & 0xFFFFFF); }
+static inline uint32_t nsys_gtid_pid(int64_t g) { return (uint32_t)(((uint64_t)g >> 24) & 0xFFFFFF); }
+static inline int64_t nsys_gtid_gpid(int64_t g) { return (int64_t)((uint64_t)g & 0xFFFFFFFFFF000000ULL); }
+
+/* The registry of open profiles, shared by all requests (mutex inside). */
+typedef struct nsys_profile_registry nsys_profile_registry;
+
+nsys_profile_registry *nsys_registry_new(void);
+void nsys_registry_free(nsys_profile_registry *r); /* releases every profile */
+/* Adds an opened profile and assigns its id. Takes over the caller's reference
+ * and returns a new retained reference for the caller. If a profile of the
+ * same file identity is already open, `p` is released and the existing one is
+ * returned (retained). */
+nsys_profile *nsys_registry_add(nsys_profile_registry *r, nsys_profile *p);
+/* Retained profile by id, or NULL. */
+nsys_profile *nsys_registry_get(nsys_profile_registry *r, const char *id);
+/* Removes id; returns false when not open. */
+bool nsys_registry_remove(nsys_profile_registry *r, const char *id);
+/* Retained snapshot of all open profiles; free the array with free() after
+ * releasing each. */
+nsys_profile **nsys_registry_list(nsys_profile_registry *r, int *n);
+
+#endif
