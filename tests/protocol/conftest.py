@@ -1,0 +1,102 @@
+"""Shared fixtures for the protocol tests (pytest)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+from nsys_rpc import Server  # noqa: E402
+
+SHARED = Path(os.environ.get("NSYS_AI_SHARED", REPO.parent / "shared"))
+PROFILES = SHARED / "profiles"
+SCHEMAS = REPO / "protocol" / "schemas"
+
+
+def real_profiles() -> list[Path]:
+    """The real exports in ../shared/profiles (empty when absent)."""
+    return sorted(PROFILES.glob("*.sqlite")) if PROFILES.is_dir() else []
+
+
+def need_real(name: str | None = None) -> Path:
+    """Path of a real profile, or skip with a clear message."""
+    if not PROFILES.is_dir():
+        pytest.skip(f"real profiles not available: {PROFILES} is absent")
+    if name is None:
+        return PROFILES
+    p = PROFILES / (name if name.endswith(".sqlite") else name + ".sqlite")
+    if not p.exists():
+        pytest.skip(f"real profile {p.name} not found in {PROFILES}")
+    return p
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("nsys-ai-cache")
+    os.environ["NSYS_AI_CACHE_DIR"] = str(d)
+    return d
+
+
+@pytest.fixture()
+def server(cache_dir):
+    s = Server(env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def generated_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("generated")
+
+
+def generate(out: Path, *args: str) -> Path:
+    """Runs the deterministic generator (tools/gen_profile.py) once per path."""
+    if not out.exists():
+        subprocess.run([sys.executable, str(REPO / "tools" / "gen_profile.py"), "-o", str(out), *args],
+                       check=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def small_profile(generated_dir) -> Path:
+    """A small generated profile: 2 GPUs, NCCL, NVTX, memcpy; about 2k kernels."""
+    return generate(generated_dir / "small.sqlite", "--preset", "small")
+
+
+def schema_for(method: str, kind: str) -> dict:
+    """Loads protocol/schemas/<method with / as .>.<kind>.json (kind: params|result)."""
+    path = SCHEMAS / f"{method.replace('/', '.')}.{kind}.json"
+    return json.loads(path.read_text())
+
+
+def check_schema(method: str, kind: str, instance) -> None:
+    """Validates instance against the method's schema (jsonschema, draft 2020-12)."""
+    import jsonschema
+
+    schema = schema_for(method, kind)
+    registry = None
+    try:
+        from referencing import Registry, Resource
+
+        from referencing.jsonschema import DRAFT202012
+
+        resources = []
+        for p in SCHEMAS.glob("*.json"):
+            doc = json.loads(p.read_text())
+            resources.append((p.name, Resource.from_contents(doc, default_specification=DRAFT202012)))
+        registry = Registry().with_resources(resources)
+    except Exception:
+        registry = None
+    cls = jsonschema.validators.validator_for(schema)
+    v = cls(schema, registry=registry) if registry is not None else cls(schema)
+    errors = sorted(v.iter_errors(instance), key=lambda e: list(e.path))
+    if errors:
+        msg = "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])
+        raise AssertionError(f"{method} {kind} does not match its schema:\n{msg}")

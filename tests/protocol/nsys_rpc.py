@@ -1,0 +1,175 @@
+"""A small JSON-RPC 2.0 client over LSP framing for the protocol tests.
+
+It spawns `nsys-ai serve`, writes framed messages to its stdin and reads
+framed messages from its stdout on a background thread, so tests can send
+pipelined requests and collect out-of-order replies.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def server_binary() -> str:
+    env = os.environ.get("NSYS_AI_BIN")
+    if env:
+        return env
+    for cand in (REPO / "build" / "nsys-ai",):
+        if cand.exists():
+            return str(cand)
+    raise RuntimeError("nsys-ai binary not found: build it (meson setup build && ninja -C build) "
+                       "or set NSYS_AI_BIN")
+
+
+def frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class Server:
+    """A running `nsys-ai serve` process."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None, initialize: bool = True):
+        full_env = dict(os.environ)
+        if env:
+            full_env.update(env)
+        self.proc = subprocess.Popen([server_binary(), "serve", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env)
+        self.messages: "queue.Queue[dict | None]" = queue.Queue()
+        self.notifications: list[dict] = []
+        self.replies: dict[Any, dict] = {}
+        self._next_id = 1
+        self._stderr_chunks: list[bytes] = []
+        threading.Thread(target=self._read_loop, daemon=True).start()
+        threading.Thread(target=self._stderr_loop, daemon=True).start()
+        if initialize:
+            self.request("initialize", {"processId": os.getpid(), "capabilities": {}})
+            self.notify("initialized", {})
+
+    # -- transport -------------------------------------------------------
+    def _read_loop(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        try:
+            while True:
+                headers = {}
+                while True:
+                    line = out.readline()
+                    if not line:
+                        self.messages.put(None)
+                        return
+                    line = line.rstrip(b"\r\n")
+                    if not line:
+                        break
+                    k, _, v = line.partition(b":")
+                    headers[k.strip().lower()] = v.strip()
+                n = int(headers[b"content-length"])
+                body = out.read(n)
+                self.messages.put(json.loads(body))
+        except Exception:  # pragma: no cover - surfaced through queue end
+            self.messages.put(None)
+
+    def _stderr_loop(self) -> None:
+        err = self.proc.stderr
+        assert err is not None
+        for chunk in iter(lambda: err.read1(4096), b""):
+            self._stderr_chunks.append(chunk)
+
+    @property
+    def stderr(self) -> str:
+        return b"".join(self._stderr_chunks).decode("utf-8", "replace")
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, msg: dict) -> None:
+        self.send_raw(frame(json.dumps(msg).encode()))
+
+    def next_id(self) -> int:
+        i = self._next_id
+        self._next_id += 1
+        return i
+
+    # -- messages --------------------------------------------------------
+    def _pump(self, timeout: float) -> dict | None:
+        msg = self.messages.get(timeout=timeout)
+        if msg is None:
+            return None
+        if "id" in msg and ("result" in msg or "error" in msg) and "method" not in msg:
+            if msg["id"] in self.replies:
+                raise AssertionError(f"second reply for id {msg['id']!r}: {msg}")
+            self.replies[msg["id"]] = msg
+        else:
+            self.notifications.append(msg)
+        return msg
+
+    def wait_reply(self, rid: Any, timeout: float = 60.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while rid not in self.replies:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no reply for id {rid!r}; stderr:\n{self.stderr}")
+            try:
+                if self._pump(left) is None:
+                    raise EOFError(f"server closed before replying to {rid!r}; stderr:\n{self.stderr}")
+            except queue.Empty:
+                continue
+        return self.replies[rid]
+
+    def start(self, method: str, params: Any = None) -> int:
+        rid = self.next_id()
+        msg: dict = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return rid
+
+    def request(self, method: str, params: Any = None, timeout: float = 120.0) -> Any:
+        reply = self.wait_reply(self.start(method, params), timeout)
+        if "error" in reply:
+            e = reply["error"]
+            raise RpcError(e["code"], e["message"], e.get("data"))
+        return reply["result"]
+
+    def notify(self, method: str, params: Any = None) -> None:
+        msg: dict = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def close(self, timeout: float = 10.0) -> int:
+        if self.proc.poll() is None:
+            try:
+                self.request("shutdown", None, timeout=timeout)
+                self.notify("exit")
+            except Exception:
+                pass
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
