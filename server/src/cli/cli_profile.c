@@ -2,6 +2,7 @@
  *   nsys-ai info FILE [--format text|json]
  * --format json prints exactly the result of profile/info. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -14,11 +15,33 @@ static const char *nsys__str(const cJSON *o, const char *key) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* Integers may be raw JSON literals (exact int64), not cJSON numbers. */
+static bool nsys__value(const cJSON *v, double *out) {
+  if (cJSON_IsNumber(v)) {
+    *out = v->valuedouble;
+    return true;
+  }
+  if (cJSON_IsRaw(v) && v->valuestring) {
+    char *end = NULL;
+    *out = strtod(v->valuestring, &end);
+    return end && end != v->valuestring;
+  }
+  return false;
+}
+
 static bool nsys__num(const cJSON *o, const char *key, double *out) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  if (!cJSON_IsNumber(v)) return false;
-  *out = v->valuedouble;
-  return true;
+  return nsys__value(cJSON_GetObjectItemCaseSensitive(o, key), out);
+}
+
+static int nsys__cmp_busiest(const void *a, const void *b) {
+  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+  int nx = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(x, "threads"));
+  int ny = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(y, "threads"));
+  if (nx != ny) return nx > ny ? -1 : 1;
+  double px = 0, py = 0;
+  nsys__num(x, "pid", &px);
+  nsys__num(y, "pid", &py);
+  return px < py ? -1 : px > py;
 }
 
 static void nsys__print_info_text(const cJSON *info) {
@@ -43,7 +66,7 @@ static void nsys__print_info_text(const cJSON *info) {
     double id = 0, sm = 0, mem = 0;
     nsys__num(g, "id", &id);
     const char *name = nsys__str(g, "name"), *cc = nsys__str(g, "computeCapability");
-    printf("    [%g] %s", id, name ? name : "(unnamed)");
+    printf("    [%.0f] %s", id, name ? name : "(unnamed)");
     if (nsys__num(g, "smCount", &sm)) printf(", %g SMs", sm);
     if (nsys__num(g, "memoryBytes", &mem)) printf(", %.1f GiB", mem / (1024.0 * 1024 * 1024));
     if (cc) printf(", sm_%s", cc);
@@ -56,31 +79,39 @@ static void nsys__print_info_text(const cJSON *info) {
     nsys__num(dv, "id", &id);
     const cJSON *streams = cJSON_GetObjectItemCaseSensitive(dv, "streams"), *st;
     int n = cJSON_GetArraySize(streams), k = 0;
-    printf("  device %g: %d stream%s:", id, n, n == 1 ? "" : "s");
+    printf("  device %.0f: %d stream%s:", id, n, n == 1 ? "" : "s");
     cJSON_ArrayForEach(st, streams) {
       if (k++ >= NSYS__MAX_LISTED * 2) {
         printf(" ...");
         break;
       }
-      printf(" %g", st->valuedouble);
+      double sid = 0;
+      nsys__value(st, &sid);
+      printf(" %.0f", sid);
     }
     printf("\n");
   }
 
+  /* Busiest processes first (most threads): system daemons sink to "... more". */
   const cJSON *procs = cJSON_GetObjectItemCaseSensitive(info, "processes"), *pr;
-  int np = cJSON_GetArraySize(procs), shown = 0;
+  int np = cJSON_GetArraySize(procs);
+  const cJSON **order = nsys_xcalloc((size_t)np + 1, sizeof *order);
+  int k0 = 0;
+  cJSON_ArrayForEach(pr, procs) order[k0++] = pr;
+  qsort(order, (size_t)np, sizeof *order, nsys__cmp_busiest);
   printf("  processes %d\n", np);
-  cJSON_ArrayForEach(pr, procs) {
-    if (shown++ >= NSYS__MAX_LISTED) {
+  for (int i = 0; i < np; i++) {
+    if (i >= NSYS__MAX_LISTED) {
       printf("    ... %d more\n", np - NSYS__MAX_LISTED);
       break;
     }
+    pr = order[i];
     double pid = 0;
     nsys__num(pr, "pid", &pid);
     const char *name = nsys__str(pr, "name");
     const cJSON *threads = cJSON_GetObjectItemCaseSensitive(pr, "threads"), *th;
     int nt = cJSON_GetArraySize(threads), k = 0;
-    printf("    %g %s (%d thread%s)", pid, name ? name : "?", nt, nt == 1 ? "" : "s");
+    printf("    %.0f %s (%d thread%s)", pid, name ? name : "?", nt, nt == 1 ? "" : "s");
     cJSON_ArrayForEach(th, threads) {
       if (k >= 4) {
         printf(", ...");
@@ -89,15 +120,20 @@ static void nsys__print_info_text(const cJSON *info) {
       double tid = 0;
       nsys__num(th, "tid", &tid);
       const char *tn = nsys__str(th, "name");
-      printf("%s%g%s%s", k ? ", " : ": ", tid, tn ? " " : "", tn ? tn : "");
+      printf("%s%.0f%s%s", k ? ", " : ": ", tid, tn ? " " : "", tn ? tn : "");
       k++;
     }
     printf("\n");
   }
+  free(order);
 
   const cJSON *counts = cJSON_GetObjectItemCaseSensitive(info, "counts"), *c;
   printf("  counts  ");
-  cJSON_ArrayForEach(c, counts) printf(" %s=%.0f", c->string, c->valuedouble);
+  cJSON_ArrayForEach(c, counts) {
+    double v = 0;
+    nsys__value(c, &v);
+    printf(" %s=%.0f", c->string, v);
+  }
   printf("\n");
   const cJSON *features = cJSON_GetObjectItemCaseSensitive(info, "features"), *f;
   printf("  features");

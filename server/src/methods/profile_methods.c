@@ -14,8 +14,20 @@
 #include "rpc/method_table.h"
 #include "rpc/params.h"
 
+/* int64 as an exact JSON integer: cJSON numbers are doubles, which would
+ * round nanosecond timestamps above 2^53 (utcEpochNs is ~1.7e18). */
+static cJSON *nsys__i64(int64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", (long long)v);
+  return cJSON_CreateRaw(buf);
+}
+
+static void nsys__add_i64(cJSON *o, const char *key, int64_t v) {
+  cJSON_AddItemToObject(o, key, nsys__i64(v));
+}
+
 static void nsys__add_int_or_null(cJSON *o, const char *key, bool known, int64_t v) {
-  if (known) cJSON_AddNumberToObject(o, key, (double)v);
+  if (known) nsys__add_i64(o, key, v);
   else cJSON_AddNullToObject(o, key);
 }
 
@@ -26,7 +38,7 @@ static void nsys__add_str_or_null(cJSON *o, const char *key, const char *s) {
 
 static cJSON *nsys__gpu_json(const nsys_gpu_info *g) {
   cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "id", (double)g->id);
+  nsys__add_i64(o, "id", g->id);
   nsys__add_str_or_null(o, "name", g->name);
   nsys__add_int_or_null(o, "smCount", g->sm_count > 0, g->sm_count);
   nsys__add_int_or_null(o, "memoryBytes", g->memory_bytes > 0, g->memory_bytes);
@@ -54,8 +66,8 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   cJSON_AddStringToObject(o, "schemaGeneration", nsys_schema_gen_name(p->schema.gen));
   if (in->has_span) {
     cJSON *span = cJSON_AddObjectToObject(o, "span");
-    cJSON_AddNumberToObject(span, "start", (double)in->span_start);
-    cJSON_AddNumberToObject(span, "end", (double)in->span_end);
+    nsys__add_i64(span, "start", in->span_start);
+    nsys__add_i64(span, "end", in->span_end);
   } else {
     cJSON_AddNullToObject(o, "span");
   }
@@ -63,16 +75,16 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   nsys__add_int_or_null(o, "durationNs", in->duration_ns >= 0, in->duration_ns);
 
   cJSON *counts = cJSON_AddObjectToObject(o, "counts");
-  cJSON_AddNumberToObject(counts, "kernels", (double)in->n_kernels);
-  cJSON_AddNumberToObject(counts, "memcpy", (double)in->n_memcpy);
-  cJSON_AddNumberToObject(counts, "memset", (double)in->n_memset);
-  cJSON_AddNumberToObject(counts, "runtime", (double)in->n_runtime);
-  cJSON_AddNumberToObject(counts, "nvtx", (double)in->n_nvtx);
-  cJSON_AddNumberToObject(counts, "syncs", (double)in->n_syncs);
-  cJSON_AddNumberToObject(counts, "osrt", (double)in->n_osrt);
-  cJSON_AddNumberToObject(counts, "cpuSamples", (double)in->n_cpu_samples);
-  cJSON_AddNumberToObject(counts, "graphLaunches", (double)in->n_graph_launches);
-  cJSON_AddNumberToObject(counts, "cudaEvents", (double)in->n_cuda_events);
+  nsys__add_i64(counts, "kernels", in->n_kernels);
+  nsys__add_i64(counts, "memcpy", in->n_memcpy);
+  nsys__add_i64(counts, "memset", in->n_memset);
+  nsys__add_i64(counts, "runtime", in->n_runtime);
+  nsys__add_i64(counts, "nvtx", in->n_nvtx);
+  nsys__add_i64(counts, "syncs", in->n_syncs);
+  nsys__add_i64(counts, "osrt", in->n_osrt);
+  nsys__add_i64(counts, "cpuSamples", in->n_cpu_samples);
+  nsys__add_i64(counts, "graphLaunches", in->n_graph_launches);
+  nsys__add_i64(counts, "cudaEvents", in->n_cuda_events);
 
   cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
   for (int i = 0; i < in->n_gpus; i++) cJSON_AddItemToArray(gpus, nsys__gpu_json(&in->gpus[i]));
@@ -80,10 +92,10 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   cJSON *devices = cJSON_AddArrayToObject(o, "devices");
   for (int i = 0; i < in->n_devices; i++) {
     cJSON *d = cJSON_CreateObject();
-    cJSON_AddNumberToObject(d, "id", (double)in->devices[i].id);
+    nsys__add_i64(d, "id", in->devices[i].id);
     cJSON *streams = cJSON_AddArrayToObject(d, "streams");
     for (int k = 0; k < in->devices[i].n_streams; k++)
-      cJSON_AddItemToArray(streams, cJSON_CreateNumber((double)in->devices[i].streams[k]));
+      cJSON_AddItemToArray(streams, nsys__i64(in->devices[i].streams[k]));
     cJSON_AddItemToArray(devices, d);
   }
 
@@ -91,12 +103,12 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   for (int i = 0; i < in->n_processes; i++) {
     const nsys_process_info *pr = &in->processes[i];
     cJSON *po = cJSON_CreateObject();
-    cJSON_AddNumberToObject(po, "pid", pr->pid);
+    nsys__add_i64(po, "pid", pr->pid);
     nsys__add_str_or_null(po, "name", pr->name);
     cJSON *threads = cJSON_AddArrayToObject(po, "threads");
     for (int k = 0; k < pr->n_threads; k++) {
       cJSON *t = cJSON_CreateObject();
-      cJSON_AddNumberToObject(t, "tid", pr->threads[k].tid);
+      nsys__add_i64(t, "tid", pr->threads[k].tid);
       nsys__add_str_or_null(t, "name", pr->threads[k].name);
       cJSON_AddItemToArray(threads, t);
     }
@@ -118,7 +130,7 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   for (int i = 0; i < in->n_tables; i++) {
     cJSON *t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "name", in->tables[i].name);
-    cJSON_AddNumberToObject(t, "rows", (double)in->tables[i].rows);
+    nsys__add_i64(t, "rows", in->tables[i].rows);
     cJSON_AddItemToArray(tables, t);
   }
   return o;
