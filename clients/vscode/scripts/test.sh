@@ -23,10 +23,10 @@ node scripts/build.mjs
 echo "== generated protocol types are up to date"
 node scripts/gen-types.mjs --check
 echo "== unit tests (real server over stdio)"
-node --test out/test/unit/
+node --test --test-timeout=60000 out/test/unit/
 echo "== UI tests (headless Chromium)"
 if [ -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
-  node --test --test-concurrency=1 out/test/ui/
+  node --test --test-timeout=120000 --test-concurrency=1 out/test/ui/
 else
   echo "SKIP UI tests: no chromium at ${CHROMIUM:-/usr/bin/chromium} (apt-get install -y chromium)"
 fi

@@ -33,8 +33,15 @@ export class NsysClient {
 
   constructor(opts: ServerProcessOptions, private readonly logger: Logger = opts.logger) {
     this.server = new ServerProcess(opts);
+    let restarting = false;
     this.server.onEvent((e) => {
-      if (e.type === 'crashed' && e.willRestart) void this.afterRestart();
+      if (e.type === 'crashed') {
+        restarting = e.willRestart;
+        if (!e.willRestart) this.ready = undefined; /* a later start() begins afresh */
+      } else if (restarting) {
+        restarting = false;
+        this.afterRestart().catch((err) => this.logger.error(`re-initialize after restart failed: ${String(err)}`));
+      }
     });
   }
 
@@ -90,21 +97,24 @@ export class NsysClient {
     return token ? this.conn().sendRequest<R>(method, params, token) : this.conn().sendRequest<R>(method, params);
   }
 
-  async openProfile(path: string, opts: OpenOptions = {}): Promise<P.ProfileOpenResult> {
+  /** A request with work-done progress ($/progress under a fresh token) and cancellation. */
+  async requestWithProgress<R>(method: string, params: Record<string, unknown>, opts: OpenOptions = {}): Promise<R> {
     await this.start();
     const conn = this.conn();
-    const workDoneToken = `nsys-ai-open-${nextToken++}`;
+    const workDoneToken = `nsys-ai-${nextToken++}`;
     const sub = opts.onProgress ? conn.onProgress(workDone, workDoneToken, opts.onProgress) : undefined;
     try {
-      const params: P.ProfileOpenParams = { path, workDoneToken };
-      const res = opts.token
-        ? await conn.sendRequest<P.ProfileOpenResult>('profile/open', params, opts.token)
-        : await conn.sendRequest<P.ProfileOpenResult>('profile/open', params);
-      this.open.set(res.profileId, path);
-      return res;
+      const full = { ...params, workDoneToken };
+      return opts.token ? await conn.sendRequest<R>(method, full, opts.token) : await conn.sendRequest<R>(method, full);
     } finally {
       sub?.dispose();
     }
+  }
+
+  async openProfile(path: string, opts: OpenOptions = {}): Promise<P.ProfileOpenResult> {
+    const res = await this.requestWithProgress<P.ProfileOpenResult>('profile/open', { path }, opts);
+    this.open.set(res.profileId, path);
+    return res;
   }
 
   async closeProfile(profileId: string): Promise<void> {

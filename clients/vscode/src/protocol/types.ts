@@ -15,8 +15,7 @@ export interface ProfileInfo {
   /** min(start)..max(end) over the activity tables; null when nothing is timed. */
   span?: { start: Ns; end: Ns } | null;
   counts?: { kernels?: number; memcpy?: number; memset?: number; runtime?: number; nvtx?: number; [k: string]: number | undefined };
-  gpus?: Array<{ id: number; name: string | null; [k: string]: unknown }>;
-  [key: string]: unknown;
+  gpus?: Array<{ id: number; name: string | null }>;
 }
 
 /** The profile's time span, or undefined when it has no timed rows. */
@@ -152,7 +151,7 @@ export interface AnnotateResult { edits: TextEdit[] }
 
 /** Progress payloads carried by $/progress (LSP work-done progress). */
 export type WorkDoneProgress =
-  | { kind: 'begin'; title: string; message?: string; percentage?: number; cancellable?: boolean }
+  | { kind: 'begin'; title?: string; message?: string; percentage?: number; cancellable?: boolean }
   | { kind: 'report'; message?: string; percentage?: number }
   | { kind: 'end'; message?: string };
 

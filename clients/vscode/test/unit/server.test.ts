@@ -65,15 +65,32 @@ test('profile/open of a missing file is a clear error', { skip: !bin && NO_SERVE
   await assert.rejects(client.openProfile('/nonexistent/x.sqlite'), (e: unknown) => e instanceof ResponseError && e.code === -32001);
 });
 
-test('a cancelled open is answered with -32800 or completes; the server stays usable', { skip: (!bin && NO_SERVER) || (!smallProfile() && NO_PROFILE) }, async (t) => {
-  if (skipUnless('profile/open', t)) return;
-  const src = new CancellationTokenSource();
-  src.cancel();
-  const outcome = await client.openProfile(smallProfile()!, { token: src.token }).then(() => 'ok', (e: unknown) => e);
-  /* vscode-jsonrpc refuses to send an already-cancelled request or the server answers -32800 */
-  if (outcome !== 'ok') assert.ok(outcome instanceof Error, String(outcome));
-  const again = await client.openProfile(smallProfile()!);
-  assert.match(again.profileId, /\S/);
+test('progress is delivered and cancellation answers -32800 promptly (serve --test-methods)', { skip: !bin && NO_SERVER }, async (t) => {
+  if (noServe) return t.skip(noServe);
+  const c = new NsysClient({ command: bin!, args: ['serve', '--test-methods'], logger: collectingLogger([]) });
+  await c.start();
+  try {
+    const src = new CancellationTokenSource();
+    const seen: WorkDoneProgress[] = [];
+    const t0 = Date.now();
+    const outcome = c.requestWithProgress('test/sleep', { ms: 20_000 }, {
+      token: src.token,
+      onProgress: (p) => { seen.push(p); if (seen.length === 1) src.cancel(); },
+    }).then(() => 'finished', (e: unknown) => e);
+    const e = await outcome;
+    assert.ok(e instanceof ResponseError, `cancelled request rejects (got ${String(e)})`);
+    assert.equal(e.code, -32800);
+    assert.ok(Date.now() - t0 < 5000, 'answered soon after the cancel');
+    assert.equal(seen[0]!.kind, 'begin');
+    /* and a request that runs to the end sees begin … end */
+    const done: WorkDoneProgress[] = [];
+    const r = await c.requestWithProgress<{ sleptMs: number }>('test/sleep', { ms: 30 }, { onProgress: (p) => done.push(p) });
+    assert.ok(r.sleptMs >= 30);
+    assert.equal(done[0]!.kind, 'begin');
+    assert.equal(done[done.length - 1]!.kind, 'end');
+  } finally {
+    await c.dispose();
+  }
 });
 
 test('timeline tiles cover their range, at the asked resolution, with sound buckets', { skip: (!bin && NO_SERVER) || (!smallProfile() && NO_PROFILE) }, async (t) => {

@@ -2,30 +2,30 @@
 /**
  * Nanoseconds on the profile's own clock.
  * 
- * This interface was referenced by `SharedDefinitions`'s JSON-Schema
+ * This interface was referenced by `Common`'s JSON-Schema
  * via the `definition` "ns".
  */
 export type Ns = number
 /**
  * Id returned by profile/open.
  * 
- * This interface was referenced by `SharedDefinitions`'s JSON-Schema
+ * This interface was referenced by `Common`'s JSON-Schema
  * via the `definition` "profileId".
  */
 export type ProfileId = string
 /**
  * LSP work-done token; enables $/progress.
  * 
- * This interface was referenced by `SharedDefinitions`'s JSON-Schema
+ * This interface was referenced by `Common`'s JSON-Schema
  * via the `definition` "workDoneToken".
  */
 export type WorkDoneToken = (string | number)
 
-export interface SharedDefinitions {
+export interface Common {
 [k: string]: unknown
 }
 /**
- * This interface was referenced by `SharedDefinitions`'s JSON-Schema
+ * This interface was referenced by `Common`'s JSON-Schema
  * via the `definition` "window".
  */
 export interface Window {
