@@ -59,7 +59,7 @@ export class ProfilesTreeProvider implements vscode.TreeDataProvider<Node> {
         case 'gpu':
           return (await this.store.tracks(n.p))
             .filter((t) => t.device === n.device && t.stream !== undefined && !/nvtx/i.test(t.kind))
-            .map((t) => ({ kind: 'stream', p: n.p, label: `stream ${t.stream}`, description: String(t.class ?? t.kind) }));
+            .map((t) => ({ kind: 'stream', p: n.p, label: `stream ${t.stream}`, description: String(t.streamClass ?? t.kind) }));
         case 'nvtx': {
           const client = await this.store.server.get();
           const r = await client.nvtxTree(n.p.profileId, { maxDepth: 1 });

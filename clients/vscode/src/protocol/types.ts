@@ -38,10 +38,14 @@ export interface Track {
   pid?: number;
   tid?: number;
   depth?: number;
-  [key: string]: unknown;
+  streamClass?: string;
+  busyNs?: Ns;
+  count?: number;
+  order?: number;
+  threadName?: string | null;
 }
 
-export interface TimelineTracksResult { tracks: Track[]; [key: string]: unknown }
+export interface TimelineTracksResult { tracks: Track[]; start?: Ns; end?: Ns }
 
 export interface RangeParams {
   profileId: string;
@@ -49,6 +53,8 @@ export interface RangeParams {
   end: Ns;
   width: number;
   tracks?: string[];
+  /** Events instead of buckets when at most this many items start in the range. */
+  maxEvents?: number;
 }
 
 export interface TimelineEvent {
@@ -65,7 +71,8 @@ export interface Bucket {
   end: Ns;
   count: number;
   busyNs: Ns;
-  longest: { id: number; name: string; dur: Ns };
+  /** Absent when no item starts in the bucket (it is only covered by earlier ones). */
+  longest?: { id: number; name: string; dur: Ns };
 }
 
 export type TrackRange = { id: string; events: TimelineEvent[] } | { id: string; buckets: Bucket[] };
@@ -81,7 +88,7 @@ export interface NvtxNode {
   gpuEnd?: Ns | null;
   opCount: number;
   kernelNs: Ns;
-  topKernels?: Array<{ name: string; totalNs?: Ns; count?: number; [k: string]: unknown }>;
+  topKernels?: Array<{ name: string; count?: number; ns?: Ns }>;
   children?: NvtxNode[];
 }
 

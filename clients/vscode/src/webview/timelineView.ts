@@ -9,7 +9,7 @@ import { colorFor } from './colors';
 import { cssVar, h } from './dom';
 import { timelineRows, type Row } from './tracks';
 
-const GUTTER = 190;
+const GUTTER = 210;
 const ROW_H = 22;
 const AXIS_H = 22;
 
@@ -36,9 +36,10 @@ export class TimelineView {
   constructor(
     tracks: Track[],
     private readonly bounds: { start: number; end: number },
-    fetch: (p: { start: number; end: number; width: number; tracks: string[] }) => Promise<RangeResult>,
+    fetch: (p: { start: number; end: number; width: number; maxEvents: number; tracks: string[] }) => Promise<RangeResult>,
     private readonly details: (kernelId: number) => Promise<Record<string, unknown>>,
     private readonly onSelect: (hit: Hit) => void,
+    private readonly onFirstFrame: () => void = () => {},
   ) {
     this.rows = timelineRows(tracks);
     const ids = this.rows.map((r) => r.track.id);
@@ -140,22 +141,23 @@ export class TimelineView {
           }
         } else {
           for (const b of tr.buckets as Bucket[]) {
-            if (b.end < v.start || b.start > v.end) continue;
+            if (b.end < v.start || b.start > v.end || b.busyNs <= 0) continue;
             const x0 = Math.max(GUTTER, x(b.start)), x1 = Math.min(W, Math.max(x(b.end), x0 + 1));
             const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
             ctx.globalAlpha = 0.35 + 0.65 * busy;
-            ctx.fillStyle = b.longest.id === this.selected ? sel : colorFor(b.longest.name, row.group);
+            const longest = b.longest;
+            ctx.fillStyle = longest && longest.id === this.selected ? sel : colorFor(longest?.name ?? '', row.group);
             const bh = Math.max(3, (ROW_H - 5) * Math.max(0.25, busy));
             ctx.fillRect(x0, y + ROW_H - 3 - bh, x1 - x0, bh);
             ctx.globalAlpha = 1;
-            hits.push({ id: b.longest.id, name: b.longest.name, kind: row.group === 'gpu' ? 'kernel' : 'nvtx', start: b.start, end: b.end, trackId: row.track.id, gpu: row.group === 'gpu', count: b.count });
+            if (longest) hits.push({ id: longest.id, name: longest.name, kind: row.group === 'gpu' ? 'kernel' : 'nvtx', start: b.start, end: b.end, trackId: row.track.id, gpu: row.group === 'gpu', count: b.count });
           }
         }
       }
       ctx.fillStyle = bg;
       ctx.fillRect(0, y, GUTTER - 2, ROW_H);
       ctx.fillStyle = fg;
-      ctx.fillText(row.label.length > 28 ? row.label.slice(0, 27) + '…' : row.label, 6, y + ROW_H / 2);
+      ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, y + ROW_H / 2);
     });
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
@@ -163,6 +165,7 @@ export class TimelineView {
       this.perf.firstFrameMs = performance.now() - this.t0;
       performance.measure('nsys-first-frame', 'nsys-open');
       this.el.dataset.rendered = 'true';
+      setTimeout(this.onFirstFrame, 0);
     }
     this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));
   }
@@ -182,6 +185,11 @@ export class TimelineView {
     }
     ctx.fillStyle = grid;
     ctx.fillRect(0, AXIS_H - 1, W, 1);
+  }
+
+  /** The row under a point in the label gutter (its full name goes in the tooltip). */
+  private rowAt(px: number, py: number): Row | undefined {
+    return px < GUTTER ? this.rows[Math.floor((py - AXIS_H) / ROW_H)] : undefined;
   }
 
   private hitAt(px: number, py: number): Hit | undefined {
@@ -227,7 +235,10 @@ export class TimelineView {
         }
         return;
       }
-      this.showTooltip(this.hitAt(ev.clientX - rect.left, ev.clientY - rect.top), ev.clientX - rect.left, ev.clientY - rect.top);
+      const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
+      const row = this.rowAt(px, py);
+      if (row) this.showLabel(row, px, py);
+      else this.showTooltip(this.hitAt(px, py), px, py);
     });
     c.addEventListener('mouseleave', () => this.showTooltip(undefined, 0, 0));
     c.addEventListener('keydown', (ev) => this.onKey(ev));
@@ -265,6 +276,16 @@ export class TimelineView {
     this.onSelect(hit);
   }
 
+  private showLabel(row: Row, px: number, py: number): void {
+    this.hover = undefined;
+    const t = row.track;
+    const extra = [t.streamClass ? String(t.streamClass) : '', typeof t.busyNs === 'number' ? `busy ${formatNs(t.busyNs)}` : '', typeof t.count === 'number' ? `${t.count} items` : ''].filter(Boolean).join(' · ');
+    this.tooltip.hidden = false;
+    this.tooltip.style.left = `${px + 12}px`;
+    this.tooltip.style.top = `${py + 14}px`;
+    this.tooltip.replaceChildren(h('div', { class: 'tip-name' }, row.label), h('div', {}, extra));
+  }
+
   private showTooltip(hit: Hit | undefined, px: number, py: number): void {
     this.hover = hit;
     const tip = this.tooltip;
@@ -296,4 +317,14 @@ export class TimelineView {
       if (fresh) this.perf.hovers.push(performance.now() - t0);
     }, () => { /* details are optional in the tooltip */ });
   }
+}
+
+function fit(ctx: CanvasRenderingContext2D, text: string, width: number): string {
+  if (ctx.measureText(text).width <= width) return text;
+  let lo = 0, hi = text.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (ctx.measureText(text.slice(0, mid) + '…').width <= width) lo = mid; else hi = mid - 1;
+  }
+  return text.slice(0, lo) + '…';
 }
