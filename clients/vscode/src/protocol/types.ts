@@ -102,6 +102,8 @@ export interface KernelExplain {
   origin: string;
   category: string;
   markdown: string;
+  kernelId?: number;
+  stats?: { count: number; totalNs: Ns; longestKernelId?: number; medianKernelId?: number; [k: string]: unknown } | null;
   [key: string]: unknown;
 }
 
@@ -116,45 +118,51 @@ export interface TopKernelRow {
 
 export interface AnalysisResult { rows?: TopKernelRow[]; [key: string]: unknown }
 
-export interface Finding { title?: string; severity?: string; message?: string; markdown?: string; [k: string]: unknown }
-export interface ReportResult { findings?: Finding[]; markdown?: string; [key: string]: unknown }
+export interface Finding {
+  id: string;
+  severity: 'critical' | 'warning' | 'info' | string;
+  title: string;
+  recommendation?: string;
+  impactNs?: Ns;
+  evidence?: Record<string, unknown>;
+}
+export interface ReportResult { findings?: Finding[]; rendered?: string; counts?: Record<string, number> }
 
+/** One kernel attributed to a source line (source/map, source/kernelsAt). */
 export interface LineKernel {
   name: string;
-  count?: number;
-  totalNs?: Ns;
-  pctOfGpu?: number;
-  explanation?: string;
   kernelId?: number;
-  [key: string]: unknown;
-}
-
-export interface KernelsAtResult {
-  kernels: LineKernel[];
-  [key: string]: unknown;
-}
-
-export interface SourceMapLine {
-  line: number;
   count: number;
   totalNs: Ns;
-  pctOfGpu: number;
-  kernels?: LineKernel[];
-  [key: string]: unknown;
+  avgNs?: Ns;
+  pctGpu: number;
+  strategy?: string;
+  confidence?: number;
+  evidence?: string;
+  explanation?: string;
 }
 
-export interface SourceMapFile { file: string; lines: SourceMapLine[]; [key: string]: unknown }
-export interface SourceMapResult { files: SourceMapFile[]; [key: string]: unknown }
+export interface KernelsAtResult { file: string; line: number; count: number; totalNs: Ns; pctGpu: number; kernels: LineKernel[] }
+
+/** Lines are 1-based. */
+export interface SourceMapLine { line: number; count: number; totalNs: Ns; pctGpu: number; kernels?: LineKernel[] }
+export interface SourceMapFile { file: string; totalNs?: Ns; pctGpu?: number; lines: SourceMapLine[] }
+export interface SourceMapResult { workspaceRoot?: string; gpuTimeNs?: Ns; kernels?: number; files: SourceMapFile[] }
 
 export interface Position { line: number; character: number }
 export interface TextEdit { range: { start: Position; end: Position }; newText: string }
 export interface AnnotateParams {
   file: string;
   workspaceRoot: string;
-  scope: { function: string } | { startLine: number; endLine: number } | 'file';
-  granularity: 'function' | 'statement';
+  /** startLine/endLine are 0-based and inclusive. */
+  scope?: { function: string } | { startLine: number; endLine: number } | 'file';
+  granularity?: 'function' | 'statement';
+  /** Annotate this (unsaved) buffer instead of the file on disk. */
+  text?: string;
 }
-export interface AnnotateResult { edits: TextEdit[] }
+export interface AnnotateResult { edits: TextEdit[]; added?: Array<{ line: number; tag: string }> }
+export interface UnannotateParams { file: string; workspaceRoot: string; text?: string }
+export interface UnannotateResult { edits: TextEdit[]; removed?: Array<{ line: number; text: string }> }
 
 /** Progress payloads carried by $/progress (LSP work-done progress). */
 export type WorkDoneProgress =

@@ -17,15 +17,17 @@ export class DetailsPanel {
   ) {}
 
   /** A kernel by name (from the top-kernels table): its explanation only. */
-  async showName(name: string): Promise<void> {
+  async showName(name: string): Promise<KernelExplain | undefined> {
     const token = ++this.token;
     const box = h('div', { class: 'explain' }, h('p', { class: 'muted' }, 'Explaining…'));
     this.el.replaceChildren(h('h2', {}, name), box);
     try {
       const e = await this.explainName(name);
       if (token === this.token) this.fillExplain(box, e);
+      return e;
     } catch (err) {
       if (token === this.token) box.replaceChildren(h('p', { class: 'error' }, `No explanation: ${(err as Error).message}`));
+      return undefined;
     }
   }
 

@@ -59,7 +59,15 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
     void panel.show(hit);
   }, () => loadPanels());
   const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(n.gpuStart ?? n.start, n.gpuEnd ?? n.end));
-  const top = new TopKernelsTable((r) => { activateTab('Details'); void panel.showName(r.name); });
+  const top = new TopKernelsTable((r) => {
+    activateTab('Details');
+    void panel.showName(r.name).then(async (x) => {
+      const id = x?.stats?.longestKernelId;
+      if (id === undefined) return;
+      const d = await details(id);
+      timeline!.reveal(Number(d.start), Number(d.end), id);
+    }).catch(() => { /* the panel shows the error */ });
+  });
   const findings = h('div', { class: 'findings-panel' }, h('p', { class: 'muted' }, 'Loading findings…'));
   const toolbar = h('div', { class: 'toolbar' },
     h('span', { class: 'title' }, title),
@@ -73,7 +81,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   const loadPanels = () => {
     rpc<NvtxTreeResult>('nvtx/tree', { maxDepth: 6 }).then((r) => tree.render(r.roots ?? r.nodes ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
     rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
-    rpc<ReportResult>(reportMethod ?? 'report', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
+    rpc<ReportResult>(reportMethod ?? 'report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
   };
 }
 
