@@ -192,6 +192,19 @@ cJSON *nsys_source_map_method(nsys_call *call) {
       cJSON_AddNumberToObject(cur, "totalNs", (double)file_ns);
       cJSON_AddNumberToObject(cur, "pctGpu", nsys__pct(file_ns, m->gpu_ns));
     }
+    /* every NVTX source tag seen, with or without kernels */
+    cJSON *tags = cJSON_AddArrayToObject(res, "tags");
+    for (uint32_t s = 0; s < m->n_sites; s++) {
+      const nsys_src_site *st = &m->sites[s];
+      if (st->strategy != NSYS_SRC_TAG || st->n_ranges == 0) continue;
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "file", nsys_strtab_get(&m->strs, st->file));
+      cJSON_AddNumberToObject(o, "line", st->line);
+      cJSON_AddStringToObject(o, "text", nsys_strtab_get(&m->strs, st->label));
+      cJSON_AddNumberToObject(o, "ranges", st->n_ranges);
+      cJSON_AddNumberToObject(o, "cpuNs", (double)st->range_ns);
+      cJSON_AddItemToArray(tags, o);
+    }
     nsys__map_release(m);
   }
   nsys_profile_release(p);

@@ -19,7 +19,22 @@ const char *nsys_src_strategy_name(nsys_src_strategy s) {
 typedef struct {
   nsys_src_map *m;
   uint32_t cap_sites;
+  uint32_t *slots; uint32_t nslots; /* dedupe: site index + 1 */
 } nsys__mb;
+
+static uint64_t nsys__site_hash(const nsys_src_site *s) {
+  uint64_t h = s->file * 0x9E3779B97F4A7C15ULL;
+  h ^= (uint64_t)(uint32_t)s->line * 0xC2B2AE3D27D4EB4FULL;
+  h ^= (uint64_t)s->strategy << 56;
+  h ^= (uint64_t)s->evidence * 0x165667B19E3779F9ULL;
+  h ^= (uint64_t)s->label * 0x27D4EB2F165667C5ULL;
+  return h ^ (h >> 29);
+}
+
+static bool nsys__site_eq(const nsys_src_site *a, const nsys_src_site *b) {
+  return a->file == b->file && a->line == b->line && a->strategy == b->strategy &&
+         a->evidence == b->evidence && a->label == b->label;
+}
 
 static int32_t nsys__site(nsys__mb *b, const char *file, int line, nsys_src_strategy st, float conf,
                           const char *evidence, const char *label) {
@@ -35,6 +50,26 @@ static int32_t nsys__site(nsys__mb *b, const char *file, int line, nsys_src_stra
   s->confidence = conf;
   s->evidence = nsys_strtab_intern(&m->strs, evidence, strlen(evidence));
   s->label = nsys_strtab_intern(&m->strs, label, strlen(label));
+  s->n_ranges = 0;
+  s->range_ns = 0;
+  if ((m->n_sites + 1) * 2 > b->nslots) {
+    uint32_t ns = b->nslots ? b->nslots * 2 : 256;
+    uint32_t *nt = nsys_xcalloc(ns, sizeof *nt);
+    for (uint32_t i = 0; i < m->n_sites; i++) {
+      uint32_t h = (uint32_t)nsys__site_hash(&m->sites[i]) & (ns - 1);
+      while (nt[h]) h = (h + 1) & (ns - 1);
+      nt[h] = i + 1;
+    }
+    free(b->slots);
+    b->slots = nt;
+    b->nslots = ns;
+  }
+  uint32_t h = (uint32_t)nsys__site_hash(s) & (b->nslots - 1);
+  while (b->slots[h]) {
+    if (nsys__site_eq(&m->sites[b->slots[h] - 1], s)) return (int32_t)b->slots[h] - 1;
+    h = (h + 1) & (b->nslots - 1);
+  }
+  b->slots[h] = m->n_sites + 1;
   return (int32_t)m->n_sites++;
 }
 
@@ -180,9 +215,20 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
     }
   }
   if (sampled && fr.n) m->callchain_offset = votes[1] > votes[0] ? 1 : 0;
+  int64_t max_id = fr.n ? fr.id[fr.n - 1] : 0;
+  int32_t *chain_site = NULL;
+  if (max_id >= 0 && max_id < (1 << 24)) {
+    chain_site = nsys_xmalloc(sizeof *chain_site * (size_t)(max_id + 2));
+    for (int64_t k = 0; k <= max_id + 1; k++) chain_site[k] = -2;
+  }
   for (uint32_t a = 0; a < ix->api.n && m->callchain_offset >= 0; a++) {
     if ((a & 4095) == 0 && nsys_call_cancelled(call)) break;
     if (api_chain[a] < 0 || ix->api.first_op[a] < 0) continue;
+    int64_t cid = api_chain[a] + m->callchain_offset;
+    if (chain_site && cid >= 0 && cid <= max_id && chain_site[cid] != -2) {
+      api_site[a] = chain_site[cid];
+      continue;
+    }
     const char *api = nsys_strtab_get(&ix->strings, ix->api.name[a]);
     char kbase[160];
     nsys_symbol_base_name(nsys_strtab_get(&ix->strings, ix->ops.full_name[ix->api.first_op[a]]),
@@ -227,7 +273,9 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
         api_site[a] = nsys__site(b, "", 0, NSYS_SRC_CALLCHAIN, 0.3f, ev, lab);
       break;
     }
+    if (chain_site && cid >= 0 && cid <= max_id) chain_site[cid] = api_site[a];
   }
+  free(chain_site);
   free(api_chain);
   free(fr.id), free(fr.depth), free(fr.sym), free(fr.mod);
   return true;
@@ -359,6 +407,10 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
       }
     }
     rsite[r] = name_site[nm];
+    if (rsite[r] >= 0 && m->sites[rsite[r]].strategy == NSYS_SRC_TAG) {
+      m->sites[rsite[r]].n_ranges++;
+      m->sites[rsite[r]].range_ns += ix->nvtx.end[r] - ix->nvtx.start[r];
+    }
   }
   /* nearest tagged (or module) ancestor-or-self, memoised */
   int32_t *up = nsys_xmalloc(sizeof *up * (nr + 1));
@@ -457,6 +509,7 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   free(name_site);
   free(rsite);
   free(api_site);
+  free(b.slots);
   return m;
 cancelled:
   nsys_call_fail_cancelled(call);
@@ -465,6 +518,7 @@ fail:
   free(rsite);
   free(up);
   free(api_site);
+  free(b.slots);
   nsys_src_map_free(m);
   return NULL;
 }

@@ -37,6 +37,8 @@ typedef struct nsys_src_site {
   float confidence;
   uint32_t evidence;  /* map strtab */
   uint32_t label;     /* map strtab: tag text / symbol / definition kind */
+  uint32_t n_ranges;  /* tag sites: NVTX ranges carrying this tag */
+  int64_t range_ns;   /* tag sites: their total CPU duration */
 } nsys_src_site;
 
 typedef struct nsys_src_row { /* aggregate of one kernel name at one site */
