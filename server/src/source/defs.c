@@ -81,8 +81,18 @@ static void nsys__scan_c(nsys__walk *w, uint32_t file, const char *text, size_t 
       }
       if (*q == '(') {
         if (last_id && !nsys__is_c_keyword(last_id, last_len)) {
-          nsys__add(w, last_id, last_len, file, nsys__line_of(text, last_id, &cl, &cp),
-                    NSYS_DEF_CUDA_GLOBAL);
+          /* a definition, not a declaration: the ')' is followed by '{', not ';' */
+          const char *r = q;
+          int depth = 0;
+          while (r < text + n) {
+            if (*r == '(') depth++;
+            else if (*r == ')' && --depth == 0) break;
+            r++;
+          }
+          while (r < text + n && *r != '{' && *r != ';') r++;
+          if (r < text + n && *r == '{')
+            nsys__add(w, last_id, last_len, file, nsys__line_of(text, last_id, &cl, &cp),
+                      NSYS_DEF_CUDA_GLOBAL);
           break;
         }
         int depth = 0; /* skip __launch_bounds__(...) and friends */
