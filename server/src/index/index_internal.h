@@ -105,7 +105,6 @@ typedef struct nsys__index_priv {
    * when each array was malloc'd separately */
   void *map_base;
   size_t map_size;
-  bool strings_borrowed; /* strtab strings point into map_base */
   /* per thread and depth: NVTX ranges at that depth sorted by start */
   uint32_t *nvtx_by_depth;       /* n = nvtx.n */
   uint32_t *thread_depth_first;  /* per thread: index into depth_rows */
