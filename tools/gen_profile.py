@@ -186,7 +186,9 @@ class Config:
             while self.layers > 1 and self.storm_for(per_cell) < storm_min:
                 self.layers -= 1
         if self.storm_for(per_cell) < 1:
-            raise SystemExit("--kernels too small for --layers %d" % self.layers)
+            need = cells * (per_cell - self.storm_for(per_cell) + 1)
+            raise SystemExit("--kernels %d too small for %d GPUs x %d iterations x %d layers (need >= %d)"
+                             % (self.kernels, self.gpus, self.iterations, self.layers, need))
         self.bubble_iter = 0 if self.iterations >= 2 else None
         self.outlier_iter = self.iterations // 2 if self.iterations >= 3 else None
 
