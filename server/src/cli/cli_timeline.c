@@ -156,7 +156,9 @@ out:
 
 static void nsys__print_node(const cJSON *n, int depth) {
   char cpu[32], gpu[32], kern[32];
-  nsys_fmt_duration(cpu, sizeof cpu, nsys__jint(n, "end") - nsys__jint(n, "start"));
+  const cJSON *cpu_ns = cJSON_GetObjectItemCaseSensitive(n, "cpuNs");
+  nsys_fmt_duration(cpu, sizeof cpu,
+                    cJSON_IsNumber(cpu_ns) ? (int64_t)cpu_ns->valuedouble : nsys__jint(n, "end") - nsys__jint(n, "start"));
   const cJSON *gs = cJSON_GetObjectItemCaseSensitive(n, "gpuStart");
   if (cJSON_IsNumber(gs)) nsys_fmt_duration(gpu, sizeof gpu, nsys__jint(n, "gpuEnd") - nsys__jint(n, "gpuStart"));
   else snprintf(gpu, sizeof gpu, "-");
