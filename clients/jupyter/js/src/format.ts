@@ -16,8 +16,10 @@ export function tickStep(span: number, target: number): number {
   return 10 * p;
 }
 
+// Track kinds of timeline/tracks (gpu tracks by streamClass) and event kinds of timeline/range.
 const TRACK_HUES: Record<string, number> = {
-  compute: 210, communication: 20, copy: 130, mixed: 280, nvtx: 265, "nvtx-gpu": 300, api: 0, cuda_api: 0, runtime: 0,
+  compute: 210, communication: 20, copy: 130, mixed: 185, nvtx: 265, nvtxProjected: 300, api: 0,
+  kernel: 210, memcpy: 130, memset: 160,
 };
 
 export function trackHue(kind: string | undefined): number {
@@ -45,6 +47,6 @@ export function eventColor(kind: string | undefined, name: string | null | undef
   const hue = trackHue(kind);
   const h = nameHash(name);
   const light = 38 + (h % 5) * 6;
-  const sat = kind === "api" || kind === "cuda_api" ? 8 : 55 + ((h >> 3) % 3) * 10;
+  const sat = kind === "api" ? 8 : 55 + ((h >> 3) % 3) * 10;
   return `hsla(${(hue + ((h >> 7) % 24) - 12 + 360) % 360}, ${sat}%, ${light}%, ${alpha})`;
 }

@@ -10,11 +10,30 @@ interface Track {
   id: string;
   kind: string;
   name: string;
+  streamClass?: string;
   device?: number;
   stream?: number;
   pid?: number;
   tid?: number;
   depth?: number;
+  threadName?: string;
+}
+
+/** A compact row label (the full track name shows on hover). */
+function label(t: Track): string {
+  const thread = `${t.threadName || "thread"} ${t.tid ?? ""}`.trim();
+  switch (t.kind) {
+    case "gpu":
+      return `GPU ${t.device} · stream ${t.stream}${t.streamClass ? ` · ${t.streamClass}` : ""}`;
+    case "nvtxProjected":
+      return `GPU ${t.device} · NVTX ${"›".repeat((t.depth ?? 0) + 1)}`;
+    case "nvtx":
+      return `${thread} · NVTX ${"›".repeat((t.depth ?? 0) + 1)}`;
+    case "api":
+      return `${thread} · CUDA API`;
+    default:
+      return t.name;
+  }
 }
 
 interface Window {
@@ -31,7 +50,7 @@ interface Model {
   served: number;
 }
 
-const LABEL_W = 190;
+const LABEL_W = 210;
 const AXIS_H = 22;
 const ROW_H = 16;
 const MIN_SPAN_NS = 200;
@@ -102,6 +121,9 @@ class Timeline {
     this.root.append(style, bar, this.scroll);
     host.append(this.root);
     this.bindPointer();
+    const served = () => (this.root.dataset.served = String(model.get("served") ?? 0));
+    model.on("change:served", served);
+    served();
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
     this.onResize();
@@ -227,7 +249,14 @@ class Timeline {
     const row = Math.floor((y - AXIS_H) / ROW_H);
     const track = this.tracks[row];
     const d = track && this.data?.tracks.get(track.id);
-    if (!track || !d || x < LABEL_W) {
+    if (track && x < LABEL_W) {
+      this.tip.textContent = `${track.name}\n${track.id}`;
+      this.tip.style.display = "block";
+      this.tip.style.left = `${x + 12}px`;
+      this.tip.style.top = `${y + 14}px`;
+      return;
+    }
+    if (!track || !d) {
       this.tip.style.display = "none";
       return;
     }
@@ -283,17 +312,17 @@ class Timeline {
         g.fillStyle = "rgba(128,128,128,0.07)";
         g.fillRect(0, y, w, ROW_H);
       }
-      g.fillStyle = `hsl(${trackHue(tr.kind)}, 45%, 45%)`;
+      g.fillStyle = `hsl(${trackHue(tr.streamClass ?? tr.kind)}, 45%, 45%)`;
       g.fillRect(2, y + 3, 3, ROW_H - 6);
       g.fillStyle = fg;
-      g.fillText(clip(g, tr.name, LABEL_W - 12), 8, y + ROW_H / 2);
+      g.fillText(clip(g, label(tr), LABEL_W - 12), 8, y + ROW_H / 2);
       const d = this.data?.tracks.get(tr.id);
       if (!d) return;
       g.save();
       g.beginPath();
       g.rect(LABEL_W, y, pw, ROW_H);
       g.clip();
-      drawTrack(g, d, tr.kind, v.start, scale, LABEL_W, y + 2, ROW_H - 4);
+      drawTrack(g, d, tr.streamClass ?? tr.kind, v.start, scale, LABEL_W, y + 2, ROW_H - 4);
       g.restore();
     });
 
@@ -342,7 +371,8 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
       const e = c[i * 4 + 1];
       const x = x0 + (s - v0) * scale;
       const wpx = Math.max(1, (e - s) * scale);
-      const color = eventColor(d.kinds?.[i] ?? kind, d.names[i]);
+      const ek = d.kinds?.[i];
+      const color = eventColor(ek === "memcpy" || ek === "memset" ? ek : kind, d.names[i]);
       if (color !== lastColor) {
         g.fillStyle = color;
         lastColor = color;

@@ -105,8 +105,10 @@ export default {
     root.append(style, head);
     const roots = model.get("roots") ?? [];
     if (!roots.length) root.append(div("nsys-tree-row", "no NVTX ranges in this profile"));
+    // bars: share of the longest root's CPU time
+    const longest = roots.reduce((m, n) => Math.max(m, n.end - n.start), 1);
     for (const n of roots.slice(0, 5000)) {
-      const r = row(n, 0, Math.max(1, n.end - n.start));
+      const r = row(n, 0, longest);
       root.append(r);
     }
     if (roots.length > 5000) root.append(div("nsys-tree-row", `… ${roots.length - 5000} more roots`));

@@ -139,7 +139,7 @@ class Profile:
         """`nvtx/tree` flattened depth-first (depth, path columns; roots in `df.attrs['roots']`),
         or the list of root nodes without pandas."""
         res = self.request(M_TREE, params)
-        roots = res.get("roots", res.get("nodes", [])) if isinstance(res, dict) else res
+        roots: list[dict] = (res.get("roots", res.get("nodes", [])) if isinstance(res, dict) else res) or []
         if not self.frames:
             return roots
         attrs = {k: v for k, v in res.items() if k not in ("roots", "nodes")} if isinstance(res, dict) else {}
@@ -172,9 +172,14 @@ class Profile:
         key = "kernelId" if isinstance(kernel, int) else "name"
         return Explanation(self.request(M_EXPLAIN, {key: kernel}))
 
-    def kernels_at(self, file: str, line: int) -> Any:
-        """`source/kernelsAt`: the kernels attributed to FILE:LINE."""
-        res = self.request(M_KERNELS_AT, {"file": os.fspath(file), "line": int(line)})
+    def kernels_at(self, file: Union[str, "os.PathLike[str]"], line: int,
+                   workspace_root: Optional[Union[str, "os.PathLike[str]"]] = None) -> Any:
+        """`source/kernelsAt`: the kernels attributed to FILE:LINE (count, totalNs, pctGpu in
+        `df.attrs`), or the raw result without pandas."""
+        params: dict[str, Any] = {"file": os.fspath(file), "line": int(line)}
+        if workspace_root is not None:
+            params["workspaceRoot"] = os.fspath(workspace_root)
+        res = self.request(M_KERNELS_AT, params)
         rows = res.get("kernels", []) if isinstance(res, dict) else res
         if not self.frames:
             return res

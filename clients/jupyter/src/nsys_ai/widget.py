@@ -76,7 +76,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
     double-click resets. Every view change is one `timeline/range` request."""
 
     _esm = _bundle("timeline.js")
-    tracks = traitlets.List().tag(sync=True)
+    tracks: Any = traitlets.List().tag(sync=True)
     span = traitlets.Dict().tag(sync=True)
     view = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
@@ -129,5 +129,5 @@ class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]
     """A collapsible NVTX tree: CPU time, projected GPU time, op count and kernel time per range."""
 
     _esm = _bundle("tree.js")
-    roots = traitlets.List().tag(sync=True)
+    roots: Any = traitlets.List().tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
