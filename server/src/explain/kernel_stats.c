@@ -231,12 +231,15 @@ static void nsys__compute(const nsys__entry *e, const nsys__grouping *g, const n
   st->pct_gpu_time = e->sum_all > 0 ? 100.0 * (double)st->total_ns / (double)e->sum_all : 0;
   int64_t kind_sum = st->kind < 3 ? e->sum_kind[st->kind] : 0;
   st->pct_kind_time = kind_sum > 0 ? 100.0 * (double)st->total_ns / (double)kind_sum : 0;
-  st->n_groups = g->n_groups;
-  uint32_t rank = 1;
-  for (uint32_t k = 0; k < g->n_names; k++)
-    if (g->off[k + 1] > g->off[k] && (g->totals[k] > st->total_ns || (g->totals[k] == st->total_ns && k < id)))
-      rank++;
+  /* rank among the names of the same op kind (kernels among kernels) */
+  uint32_t rank = 1, groups = 0;
+  for (uint32_t k = 0; k < g->n_names; k++) {
+    if (g->off[k + 1] == g->off[k] || ix->ops.kind[g->ops[g->off[k]]] != st->kind) continue;
+    groups++;
+    if (g->totals[k] > st->total_ns || (g->totals[k] == st->total_ns && k < id)) rank++;
+  }
   st->rank = rank;
+  st->n_groups = groups;
   /* tracks and first op */
   uint8_t *seen = nsys_xcalloc(ix->n_tracks ? ix->n_tracks : 1, 1);
   st->first_op = ops[0];

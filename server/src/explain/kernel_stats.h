@@ -33,8 +33,8 @@ typedef struct nsys_kstats {
   uint8_t kind;            /* nsys_op_kind of the group (of its first op) */
   double pct_gpu_time;     /* total / summed duration of all GPU ops (percent) */
   double pct_kind_time;    /* total / summed duration of all ops of this kind (percent) */
-  uint32_t rank;           /* 1 = largest total among groups of the same key */
-  uint32_t n_groups;       /* how many groups (distinct names) the key has */
+  uint32_t rank;           /* 1 = largest total among the names of the same op kind */
+  uint32_t n_groups;       /* how many names of that kind */
   uint32_t n_tracks;       /* distinct (device, stream) tracks */
   uint32_t tracks[NSYS_KSTATS_MAX_STREAMS]; /* first few, index into ix->tracks */
   uint32_t n_variants;     /* BY_NAME: distinct demangled names sharing the name */
