@@ -1,6 +1,66 @@
 /* CLI commands of the server: `nsys-ai serve`. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "rpc/framing.h"
+#include "rpc/server.h"
+
+/* "123", "64k", "64M", "1g" -> bytes; false on anything else or 0. */
+static bool nsys__parse_size(const char *s, size_t *out) {
+  if (!s || !*s || *s == '-' || *s == '+') return false;
+  errno = 0;
+  char *end = NULL;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s) return false;
+  unsigned shift = 0;
+  if (*end == 'k' || *end == 'K') shift = 10, end++;
+  else if (*end == 'm' || *end == 'M') shift = 20, end++;
+  else if (*end == 'g' || *end == 'G') shift = 30, end++;
+  if (*end == 'i' || *end == 'I') { /* KiB, MiB */
+    if (!shift) return false;
+    end++;
+  }
+  if ((*end == 'b' || *end == 'B')) end++;
+  if (*end || v == 0 || v > (((unsigned long long)SIZE_MAX / 4) >> shift)) return false;
+  *out = (size_t)(v << shift);
+  return true;
+}
+
+static int nsys__cli_serve(int argc, char **argv) {
+  nsys_serve_options opt = {NSYS_FRAME_DEFAULT_MAX, NSYS_LOG_WARN, false};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *eq = strchr(a, '=');
+    size_t klen = eq ? (size_t)(eq - a) : strlen(a);
+    const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+    bool inline_val = eq != NULL;
+    if (klen == 17 && strncmp(a, "--max-frame-bytes", klen) == 0) {
+      if (!nsys__parse_size(val, &opt.max_frame_bytes))
+        return nsys_cli_error(NSYS_EXIT_USAGE, "serve: --max-frame-bytes expects a positive size "
+                                               "in bytes (suffixes k, M, G allowed)");
+      if (!inline_val) i++;
+    } else if (klen == 11 && strncmp(a, "--log-level", klen) == 0) {
+      if (!nsys_log_level_parse(val, &opt.log_level))
+        return nsys_cli_error(NSYS_EXIT_USAGE, "serve: --log-level must be error, warn, info or debug");
+      if (!inline_val) i++;
+    } else if (strcmp(a, "--test-methods") == 0) {
+      opt.test_methods = true;
+    } else if (strcmp(a, "--stdio") == 0) {
+      /* accepted for editors that always pass it; stdio is the only transport */
+    } else {
+      nsys_cli_error(NSYS_EXIT_USAGE, "serve: unknown argument '%s'", a);
+      return nsys_cli_usage("serve");
+    }
+  }
+  return nsys_serve(&opt);
+}
 
 const nsys_cli_command nsys_cli_server[] = {
+    {"serve", "[--max-frame-bytes N] [--log-level error|warn|info|debug] [--test-methods]",
+     "JSON-RPC 2.0 server on stdin/stdout (LSP framing); logs go to stderr",
+     nsys__cli_serve},
     {NULL, NULL, NULL, NULL},
 };

@@ -1,6 +1,203 @@
-/* JSON-RPC handlers for the profile module: params -> core call -> JSON. */
+/* JSON-RPC handlers for the profile module: params -> core call -> JSON.
+ *   profile/open  {path, workDoneToken?} -> {profileId, info}
+ *   profile/info  {profileId}            -> info
+ *   profile/close {profileId}            -> {closed: true}
+ *   profile/list  {}                     -> {profiles: [{profileId, path}]}
+ * The info object is documented in docs/protocol.md ("Profiles") and
+ * protocol/schemas/profile.info.result.json. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/index.h"
+#include "profile/profile.h"
 #include "rpc/method_table.h"
+#include "rpc/params.h"
+
+/* int64 as an exact JSON integer: cJSON numbers are doubles, which would
+ * round nanosecond timestamps above 2^53 (utcEpochNs is ~1.7e18). */
+static cJSON *nsys__i64(int64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", (long long)v);
+  return cJSON_CreateRaw(buf);
+}
+
+static void nsys__add_i64(cJSON *o, const char *key, int64_t v) {
+  cJSON_AddItemToObject(o, key, nsys__i64(v));
+}
+
+static void nsys__add_int_or_null(cJSON *o, const char *key, bool known, int64_t v) {
+  if (known) nsys__add_i64(o, key, v);
+  else cJSON_AddNullToObject(o, key);
+}
+
+static void nsys__add_str_or_null(cJSON *o, const char *key, const char *s) {
+  if (s) cJSON_AddStringToObject(o, key, s);
+  else cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *nsys__gpu_json(const nsys_gpu_info *g) {
+  cJSON *o = cJSON_CreateObject();
+  nsys__add_i64(o, "id", g->id);
+  nsys__add_str_or_null(o, "name", g->name);
+  nsys__add_int_or_null(o, "smCount", g->sm_count > 0, g->sm_count);
+  nsys__add_int_or_null(o, "memoryBytes", g->memory_bytes > 0, g->memory_bytes);
+  nsys__add_int_or_null(o, "bandwidthBytesPerSec", g->bandwidth_bytes_per_sec > 0,
+                        g->bandwidth_bytes_per_sec);
+  nsys__add_int_or_null(o, "clockHz", g->clock_hz > 0, g->clock_hz);
+  if (g->cc_major > 0) {
+    char cc[32];
+    snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor < 0 ? 0 : g->cc_minor);
+    cJSON_AddStringToObject(o, "computeCapability", cc);
+  } else {
+    cJSON_AddNullToObject(o, "computeCapability");
+  }
+  return o;
+}
+
+static cJSON *nsys__info_json(const nsys_profile *p) {
+  const nsys_info *in = &p->info;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "path", p->path);
+  if (p->sqlite_path && strcmp(p->sqlite_path, p->path) != 0)
+    cJSON_AddStringToObject(o, "sqlitePath", p->sqlite_path);
+  nsys__add_str_or_null(o, "nsysVersion", in->nsys_version);
+  nsys__add_str_or_null(o, "schemaVersion", in->schema_version);
+  cJSON_AddStringToObject(o, "schemaGeneration", nsys_schema_gen_name(p->schema.gen));
+  if (in->has_span) {
+    cJSON *span = cJSON_AddObjectToObject(o, "span");
+    nsys__add_i64(span, "start", in->span_start);
+    nsys__add_i64(span, "end", in->span_end);
+  } else {
+    cJSON_AddNullToObject(o, "span");
+  }
+  nsys__add_int_or_null(o, "utcEpochNs", in->has_utc_epoch, in->utc_epoch_ns);
+  nsys__add_int_or_null(o, "durationNs", in->duration_ns >= 0, in->duration_ns);
+
+  cJSON *counts = cJSON_AddObjectToObject(o, "counts");
+  nsys__add_i64(counts, "kernels", in->n_kernels);
+  nsys__add_i64(counts, "memcpy", in->n_memcpy);
+  nsys__add_i64(counts, "memset", in->n_memset);
+  nsys__add_i64(counts, "runtime", in->n_runtime);
+  nsys__add_i64(counts, "nvtx", in->n_nvtx);
+  nsys__add_i64(counts, "syncs", in->n_syncs);
+  nsys__add_i64(counts, "osrt", in->n_osrt);
+  nsys__add_i64(counts, "cpuSamples", in->n_cpu_samples);
+  nsys__add_i64(counts, "graphLaunches", in->n_graph_launches);
+  nsys__add_i64(counts, "cudaEvents", in->n_cuda_events);
+
+  cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
+  for (int i = 0; i < in->n_gpus; i++) cJSON_AddItemToArray(gpus, nsys__gpu_json(&in->gpus[i]));
+
+  cJSON *devices = cJSON_AddArrayToObject(o, "devices");
+  for (int i = 0; i < in->n_devices; i++) {
+    cJSON *d = cJSON_CreateObject();
+    nsys__add_i64(d, "id", in->devices[i].id);
+    cJSON *streams = cJSON_AddArrayToObject(d, "streams");
+    for (int k = 0; k < in->devices[i].n_streams; k++)
+      cJSON_AddItemToArray(streams, nsys__i64(in->devices[i].streams[k]));
+    cJSON_AddItemToArray(devices, d);
+  }
+
+  cJSON *procs = cJSON_AddArrayToObject(o, "processes");
+  for (int i = 0; i < in->n_processes; i++) {
+    const nsys_process_info *pr = &in->processes[i];
+    cJSON *po = cJSON_CreateObject();
+    nsys__add_i64(po, "pid", pr->pid);
+    nsys__add_str_or_null(po, "name", pr->name);
+    cJSON *threads = cJSON_AddArrayToObject(po, "threads");
+    for (int k = 0; k < pr->n_threads; k++) {
+      cJSON *t = cJSON_CreateObject();
+      nsys__add_i64(t, "tid", pr->threads[k].tid);
+      nsys__add_str_or_null(t, "name", pr->threads[k].name);
+      cJSON_AddItemToArray(threads, t);
+    }
+    cJSON_AddItemToArray(procs, po);
+  }
+
+  cJSON *f = cJSON_AddObjectToObject(o, "features");
+  cJSON_AddBoolToObject(f, "kernels", in->f_kernels);
+  cJSON_AddBoolToObject(f, "memcpy", in->f_memcpy);
+  cJSON_AddBoolToObject(f, "memset", in->f_memset);
+  cJSON_AddBoolToObject(f, "nvtx", in->f_nvtx);
+  cJSON_AddBoolToObject(f, "nccl", in->f_nccl);
+  cJSON_AddBoolToObject(f, "cudaGraphs", in->f_cuda_graphs);
+  cJSON_AddBoolToObject(f, "cudaCallchains", in->f_cuda_callchains);
+  cJSON_AddBoolToObject(f, "cpuSampling", in->f_cpu_sampling);
+  cJSON_AddBoolToObject(f, "osrt", in->f_osrt);
+
+  cJSON *tables = cJSON_AddArrayToObject(o, "tables");
+  for (int i = 0; i < in->n_tables; i++) {
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "name", in->tables[i].name);
+    nsys__add_i64(t, "rows", in->tables[i].rows);
+    cJSON_AddItemToArray(tables, t);
+  }
+  return o;
+}
+
+static cJSON *nsys__profile_open(nsys_call *call) {
+  const char *path = NULL;
+  if (!nsys_param_string(call, "path", true, &path)) return NULL;
+  const cJSON *token = NULL;
+  if (!nsys_param_any(call, "workDoneToken", false, &token)) return NULL;
+  if (!*path) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.path: must not be empty");
+  nsys_profile *p = nsys_profile_open(path, call);
+  if (!p) return NULL;
+  p = nsys_registry_add(call->profiles, p); /* same file already open: that one */
+  if (!nsys_index_get(p, call)) {
+    /* the index failed or was cancelled: do not leave a half-open profile */
+    nsys_registry_remove(call->profiles, p->id);
+    nsys_profile_release(p);
+    if (call->err == NSYS_OK) nsys_call_fail(call, NSYS_E_INTERNAL, "building the index failed");
+    return NULL;
+  }
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddStringToObject(res, "profileId", p->id);
+  cJSON_AddItemToObject(res, "info", nsys__info_json(p));
+  nsys_profile_release(p);
+  return res;
+}
+
+static cJSON *nsys__profile_info(nsys_call *call) {
+  nsys_profile *p = nsys_param_profile(call, "profileId");
+  if (!p) return NULL;
+  cJSON *res = NULL;
+  if (nsys_profile_check_unchanged(p, call)) res = nsys__info_json(p);
+  nsys_profile_release(p);
+  return res;
+}
+
+static cJSON *nsys__profile_close(nsys_call *call) {
+  const char *id = NULL;
+  if (!nsys_param_string(call, "profileId", true, &id)) return NULL;
+  if (!nsys_registry_remove(call->profiles, id))
+    return nsys_call_fail(call, NSYS_E_PROFILE_NOT_OPEN, "no open profile with id '%s'", id);
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddTrueToObject(res, "closed");
+  return res;
+}
+
+static cJSON *nsys__profile_list(nsys_call *call) {
+  int n = 0;
+  nsys_profile **all = nsys_registry_list(call->profiles, &n);
+  cJSON *res = cJSON_CreateObject();
+  cJSON *arr = cJSON_AddArrayToObject(res, "profiles");
+  for (int i = 0; i < n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "profileId", all[i]->id);
+    cJSON_AddStringToObject(o, "path", all[i]->path);
+    cJSON_AddItemToArray(arr, o);
+    nsys_profile_release(all[i]);
+  }
+  free(all);
+  return res;
+}
 
 const nsys_method nsys_methods_profile[] = {
+    {"profile/open", nsys__profile_open, 0},
+    {"profile/info", nsys__profile_info, 0},
+    {"profile/close", nsys__profile_close, 0},
+    {"profile/list", nsys__profile_list, NSYS_METHOD_INLINE},
     {NULL, NULL, 0},
 };

@@ -1,18 +1,256 @@
-/* STUB: replaced by the loader implementation. */
+/* Opening a profile: file checks, the read-only SQLite connection, the file
+ * identity used for change detection, and the profile's lifetime.
+ *
+ * Read-only guarantee: the database is opened through the URI
+ * `file:PATH?mode=ro&immutable=1`. mode=ro never writes; immutable=1 also
+ * stops SQLite from taking locks or creating -journal/-wal/-shm files beside
+ * the user's file (a WAL-mode database opened mode=ro alone may create them).
+ * Since immutable tells SQLite the file cannot change, we keep the stat
+ * identity (dev, inode, size, mtime) and re-check it on profile/info:
+ * a deleted or replaced file gives -32013, and an in-place rewrite that
+ * SQLite trips over mid-read gives -32016. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "profile/profile.h"
+#include "common/util.h"
+#include "index/index.h"
+#include "profile/loader_internal.h"
 #include "rpc/call.h"
 
-nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call) {
-  (void)path;
-  nsys_call_fail(call, NSYS_E_INTERNAL, "loader not implemented yet");
+static const char nsys__sqlite_magic[16] = "SQLite format 3";
+
+bool nsys_file_has_sqlite_magic(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char head[16];
+  ssize_t n = read(fd, head, sizeof head);
+  close(fd);
+  return n == (ssize_t)sizeof head && memcmp(head, nsys__sqlite_magic, sizeof head) == 0;
+}
+
+/* URI-escapes a path for `file:` URIs: everything but unreserved characters
+ * and '/' is %XX-encoded, so '?', '#', '%' and spaces in names are safe. */
+static char *nsys__file_uri(const char *path) {
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys_strbuf_puts(&b, "file:");
+  for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
+    unsigned char c = *s;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' ||
+        c == '-' || c == '_' || c == '.' || c == '~')
+      nsys_strbuf_putc(&b, (char)c);
+    else
+      nsys_strbuf_printf(&b, "%%%02X", c);
+  }
+  nsys_strbuf_puts(&b, "?mode=ro&immutable=1");
+  return nsys_strbuf_steal(&b);
+}
+
+static int64_t nsys__mtime_ns(const struct stat *st) {
+  return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+bool nsys_sql_quote_ident(const char *name, char *out, size_t cap) {
+  size_t j = 0;
+  if (cap < 3) return false;
+  out[j++] = '"';
+  for (const char *s = name; *s; s++) {
+    if (j + 3 >= cap) {
+      out[0] = '\0';
+      return false;
+    }
+    if (*s == '"') out[j++] = '"';
+    out[j++] = *s;
+  }
+  out[j++] = '"';
+  out[j] = '\0';
+  return true;
+}
+
+bool nsys_profile_table_sql(const nsys_profile *p, nsys_table t, char *out, size_t cap) {
+  if (cap) out[0] = '\0';
+  if (t < 0 || t >= NSYS_TBL__COUNT || !p->schema.table[t]) return false;
+  return nsys_sql_quote_ident(p->schema.table[t], out, cap);
+}
+
+bool nsys_profile_sql_fail(nsys_profile *p, struct nsys_call *call, int rc, const char *what) {
+  int prim = rc & 0xFF;
+  const char *msg = p && p->db ? sqlite3_errmsg(p->db) : sqlite3_errstr(rc);
+  if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB || prim == SQLITE_IOERR ||
+      prim == SQLITE_FORMAT || prim == SQLITE_RANGE || prim == SQLITE_MISMATCH ||
+      prim == SQLITE_TOOBIG)
+    nsys_call_fail(call, NSYS_E_CORRUPT, "profile database is corrupt (%s while reading %s)", msg,
+                   what);
+  else if (prim == SQLITE_NOMEM)
+    nsys_call_fail(call, NSYS_E_INTERNAL, "out of memory while reading %s", what);
+  else
+    nsys_call_fail(call, NSYS_E_CORRUPT, "cannot read %s: %s", what, msg);
+  return false;
+}
+
+sqlite3_stmt *nsys_profile_prepare(nsys_profile *p, struct nsys_call *call, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(p->db, sql, -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(st);
+    nsys_profile_sql_fail(p, call, rc, "the schema");
+    return NULL;
+  }
+  return st;
+}
+
+bool nsys_profile_check_unchanged(const nsys_profile *p, struct nsys_call *call) {
+  struct stat st;
+  if (stat(p->path, &st) != 0) {
+    nsys_call_fail(call, NSYS_E_PROFILE_CHANGED,
+                   "profile %s was deleted or moved while open (%s); close it and open it again",
+                   p->path, strerror(errno));
+    return false;
+  }
+  if (st.st_dev != p->st_dev || st.st_ino != p->st_ino || (int64_t)st.st_size != p->st_size ||
+      nsys__mtime_ns(&st) != p->st_mtime_ns) {
+    nsys_call_fail(call, NSYS_E_PROFILE_CHANGED,
+                   "profile %s was replaced or modified while open; close it and open it again",
+                   p->path);
+    return false;
+  }
+  return true;
+}
+
+static void nsys__profile_free(nsys_profile *p) {
+  nsys_index_free(atomic_load(&p->index));
+  if (p->db) sqlite3_close_v2(p->db);
+  nsys_strings_free(p);
+  nsys_schema_free(&p->schema);
+  nsys_info_free(&p->info);
+  free(p->path);
+  free(p->sqlite_path);
+  free(p);
+}
+
+void nsys_profile_retain(nsys_profile *p) { atomic_fetch_add(&p->refcount, 1); }
+
+void nsys_profile_release(nsys_profile *p) {
+  if (p && atomic_fetch_sub(&p->refcount, 1) == 1) nsys__profile_free(p);
+}
+
+const char *nsys_profile_string(const nsys_profile *p, int64_t id) {
+  if (id >= 0 && id < p->n_strings) return p->strings[id];
+  int64_t lo = 0, hi = p->n_sparse - 1;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (p->sparse_ids[mid] == id) return p->sparse_strings[mid];
+    if (p->sparse_ids[mid] < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
   return NULL;
 }
-void nsys_profile_retain(nsys_profile *p) { atomic_fetch_add(&p->refcount, 1); }
-void nsys_profile_release(nsys_profile *p) {
-  if (p && atomic_fetch_sub(&p->refcount, 1) == 1) free(p);
+
+/* stat + type checks on the user's path; records -32001 on failure. */
+static bool nsys__stat_input(const char *path, struct stat *st, nsys_call *call) {
+  if (stat(path, st) != 0) {
+    nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "cannot open profile %s: %s", path,
+                   strerror(errno));
+    return false;
+  }
+  if (S_ISDIR(st->st_mode)) {
+    nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "cannot open profile %s: it is a directory", path);
+    return false;
+  }
+  if (!S_ISREG(st->st_mode)) {
+    nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "cannot open profile %s: not a regular file",
+                   path);
+    return false;
+  }
+  if (access(path, R_OK) != 0) {
+    nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "cannot read profile %s: %s", path,
+                   strerror(errno));
+    return false;
+  }
+  return true;
 }
-const char *nsys_profile_string(const nsys_profile *p, int64_t id) {
-  return id >= 0 && id < p->n_strings ? p->strings[id] : NULL;
+
+static bool nsys__open_db(nsys_profile *p, nsys_call *call) {
+  int fd = open(p->sqlite_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "cannot read profile %s: %s", p->path,
+                   strerror(errno));
+    return false;
+  }
+  char head[16];
+  ssize_t n = read(fd, head, sizeof head);
+  close(fd);
+  if (n != (ssize_t)sizeof head || memcmp(head, nsys__sqlite_magic, sizeof head) != 0) {
+    nsys_call_fail(call, NSYS_E_NOT_SQLITE,
+                   "%s is not a SQLite database (export a report with: nsys export --type=sqlite)",
+                   p->path);
+    return false;
+  }
+  char *uri = nsys__file_uri(p->sqlite_path);
+  int rc = sqlite3_open_v2(uri, &p->db,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, NULL);
+  free(uri);
+  if (rc != SQLITE_OK) {
+    int prim = rc & 0xFF;
+    nsys_err e = prim == SQLITE_NOTADB ? NSYS_E_NOT_SQLITE
+                 : prim == SQLITE_CANTOPEN ? NSYS_E_FILE_NOT_FOUND
+                                           : NSYS_E_CORRUPT;
+    nsys_call_fail(call, e, "cannot open %s as SQLite: %s", p->path,
+                   p->db ? sqlite3_errmsg(p->db) : sqlite3_errstr(rc));
+    return false;
+  }
+  /* Defence in depth: the connection refuses writes whatever a query says,
+   * and temp data (sorts) stays in memory, never beside the user's file. */
+  sqlite3_exec(p->db, "PRAGMA query_only=1; PRAGMA temp_store=MEMORY;", NULL, NULL, NULL);
+  sqlite3_extended_result_codes(p->db, 1);
+  /* A hostile file must not make one query allocate without bound. */
+  sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, 256 * 1024 * 1024);
+  return true;
+}
+
+nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call) {
+  if (!path || !*path) {
+    nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.path: expected a non-empty path");
+    return NULL;
+  }
+  struct stat st;
+  if (!nsys__stat_input(path, &st, call)) return NULL;
+
+  nsys_profile *p = nsys_xcalloc(1, sizeof *p);
+  atomic_init(&p->refcount, 1);
+  atomic_init(&p->index, NULL);
+  char *abs = realpath(path, NULL);
+  p->path = abs ? abs : nsys_xstrdup(path);
+  p->st_dev = st.st_dev;
+  p->st_ino = st.st_ino;
+  p->st_size = (int64_t)st.st_size;
+  p->st_mtime_ns = nsys__mtime_ns(&st);
+  p->info.duration_ns = -1;
+
+  nsys_call_progress_begin(call, "Opening profile");
+  if (nsys_path_is_report(p->path) && !nsys_file_has_sqlite_magic(p->path)) {
+    p->sqlite_path = nsys_report_to_sqlite(p->path, &st, call);
+    if (!p->sqlite_path) goto fail;
+  } else {
+    p->sqlite_path = nsys_xstrdup(p->path);
+  }
+
+  if (!nsys__open_db(p, call)) goto fail;
+  if (!nsys_schema_load(p, call)) goto fail;
+  nsys_call_progress(call, 5, "strings");
+  if (!nsys_strings_load(p, call)) goto fail;
+  if (nsys_call_cancelled(call)) {
+    nsys_call_fail_cancelled(call);
+    goto fail;
+  }
+  if (!nsys_info_build(p, call)) goto fail;
+  return p;
+fail:
+  nsys_profile_release(p);
+  return NULL;
 }

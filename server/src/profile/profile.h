@@ -51,6 +51,19 @@ typedef enum {
   NSYS_TBL_CUDA_GRAPH_EVENTS, /* CUDA_GRAPH_EVENTS / CUDA_GRAPH_NODE_EVENTS */
   NSYS_TBL_META,         /* META_DATA_EXPORT or EXPORT_META_DATA */
   NSYS_TBL_ENUM_NSYS_EVENT_TYPE,
+  /* added by the loader (append only; the values above are stable) */
+  NSYS_TBL_CUDA_GPU_LEGACY,   /* TARGET_INFO_CUDA_GPU (pre-2022 GPU details) */
+  NSYS_TBL_CUDA_GRAPH_NODE_EVENTS, /* CUDA_GRAPH_NODE_EVENTS (2024+) */
+  NSYS_TBL_CUDA_EVENT,        /* CUPTI_ACTIVITY_KIND_CUDA_EVENT */
+  NSYS_TBL_META_CAPTURE,      /* META_DATA_CAPTURE (2023.4+) */
+  NSYS_TBL_ANALYSIS_DETAILS,  /* ANALYSIS_DETAILS (capture duration) */
+  NSYS_TBL_CONTEXT_INFO,      /* TARGET_INFO_CUDA_CONTEXT_INFO / TARGET_INFO_CUDA_NULL_STREAM */
+  NSYS_TBL_CUDA_STREAM,       /* TARGET_INFO_CUDA_STREAM */
+  NSYS_TBL_OSRT_CALLCHAINS,   /* OSRT_CALLCHAINS */
+  NSYS_TBL_SCHED,             /* SCHED_EVENTS */
+  NSYS_TBL_PROFILER_OVERHEAD, /* PROFILER_OVERHEAD */
+  NSYS_TBL_SYSTEM_ENV,        /* TARGET_INFO_SYSTEM_ENV */
+  NSYS_TBL_ENUM_LAUNCH_TYPE,  /* ENUM_CUDA_KERNEL_LAUNCH_TYPE (2022: ..._KRENEL_...) */
   NSYS_TBL__COUNT
 } nsys_table;
 
@@ -59,6 +72,10 @@ typedef struct nsys_schema {
   char *table[NSYS_TBL__COUNT];   /* real table name or NULL */
   char **all_tables;              /* every table in sqlite_master, sorted */
   int n_all_tables;
+  /* Column names of each resolved logical table (PRAGMA table_info, read
+   * once at open): cols[t][0..n_cols[t]). */
+  char **cols[NSYS_TBL__COUNT];
+  int n_cols[NSYS_TBL__COUNT];
 } nsys_schema;
 
 typedef struct nsys_gpu_info {
@@ -89,6 +106,12 @@ typedef struct nsys_device_info {
   int n_streams;
 } nsys_device_info;
 
+/* Row count of one table read for the info (activity tables). */
+typedef struct nsys_table_count {
+  char *name;            /* real table name */
+  int64_t rows;
+} nsys_table_count;
+
 typedef struct nsys_info {
   char *nsys_version;    /* NULL when unknown */
   char *schema_version;  /* NULL when unknown */
@@ -100,6 +123,12 @@ typedef struct nsys_info {
   nsys_process_info *processes; int n_processes;
   bool f_kernels, f_memcpy, f_memset, f_nvtx, f_nccl, f_cuda_graphs, f_cuda_callchains,
       f_cpu_sampling, f_osrt;
+  /* added by the loader */
+  bool has_span;         /* false when no activity table has a row (span is 0,0) */
+  bool has_utc_epoch;    /* false when TARGET_INFO_SESSION_START_TIME is absent/empty */
+  int64_t duration_ns;   /* ANALYSIS_DETAILS.duration; -1 when unknown */
+  int64_t n_osrt, n_cpu_samples, n_graph_launches, n_cuda_events;
+  nsys_table_count *tables; int n_tables; /* activity tables read, with row counts */
 } nsys_info;
 
 typedef struct nsys_profile {
@@ -113,9 +142,16 @@ typedef struct nsys_profile {
   int64_t st_size;
   int64_t st_mtime_ns;
   nsys_schema schema;
-  /* StringIds, decoded to valid UTF-8: strings[id] for 0 <= id < n_strings. */
+  /* StringIds, decoded to valid UTF-8: strings[id] for 0 <= id < n_strings
+   * (NULL for ids absent from the table). Ids may be sparse (a cut export can
+   * hold 126 strings with ids up to 3.4M): ids >= n_strings or < 0 live in the
+   * sorted sparse_ids/sparse_strings arrays. Always look up with
+   * nsys_profile_string(), which covers both. */
   char **strings;
   int64_t n_strings;
+  int64_t *sparse_ids;
+  char **sparse_strings;
+  int64_t n_sparse;
   nsys_info info;
   _Atomic(struct nsys_index *) index; /* NULL until built; owned */
   atomic_int refcount;
@@ -137,6 +173,24 @@ bool nsys_schema_has_column(const nsys_profile *p, nsys_table table, const char 
 /* Prepares `sql` on p->db; on error records NSYS_E_CORRUPT (or INTERNAL) on
  * call and returns NULL. */
 sqlite3_stmt *nsys_profile_prepare(nsys_profile *p, struct nsys_call *call, const char *sql);
+
+/* Records the error for a failed sqlite3_step()/prepare result `rc` on call:
+ * corruption, short reads and NOTADB become NSYS_E_CORRUPT (-32016), the rest
+ * NSYS_E_INTERNAL. `what` says what was being read. Returns false. */
+bool nsys_profile_sql_fail(nsys_profile *p, struct nsys_call *call, int rc, const char *what);
+
+/* Re-stats the file: returns true when it is still the file that was opened;
+ * otherwise records NSYS_E_PROFILE_CHANGED (-32013, deleted or replaced) on
+ * call and returns false. */
+bool nsys_profile_check_unchanged(const nsys_profile *p, struct nsys_call *call);
+
+/* The real name of logical table t quoted as an SQL identifier ("..."),
+ * written into out; returns false (out = "") when the table is absent. */
+bool nsys_profile_table_sql(const nsys_profile *p, nsys_table t, char *out, size_t cap);
+
+/* Schema generation as a stable string: "META_DATA_EXPORT",
+ * "EXPORT_META_DATA", "pre-2022" or "unknown". */
+const char *nsys_schema_gen_name(nsys_schema_gen g);
 
 /* Derived ids (see schema reference §1.3). */
 static inline uint32_t nsys_gtid_tid(int64_t g) { return (uint32_t)((uint64_t)g & 0xFFFFFF); }

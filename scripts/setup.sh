@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs what nsys-ai needs on Debian (12+) and builds it into build/.
+#   scripts/setup.sh            build deps + build
+#   scripts/setup.sh --all      also the test/client deps (clang, valgrind, chromium, nsys, pip, npm)
+# Idempotent: packages already present are not reinstalled.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+all=0
+[ "${1:-}" = "--all" ] && all=1
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+build_pkgs=(meson ninja-build pkg-config gcc libsqlite3-dev libcjson-dev libuv1-dev libcurl4-openssl-dev python3)
+test_pkgs=(clang libclang-rt-14-dev llvm valgrind strace sqlite3 chromium python3-venv nodejs npm)
+
+missing=()
+want=("${build_pkgs[@]}")
+[ $all -eq 1 ] && want+=("${test_pkgs[@]}")
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# node/npm may come from elsewhere (nodesource, nvm): do not fight them.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  tmp=(); for p in "${missing[@]}"; do case $p in nodejs|npm) ;; *) tmp+=("$p");; esac; done
+  missing=("${tmp[@]+"${tmp[@]}"}")
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if [ $all -eq 1 ]; then
+  # A real nsys (CPU-side traces only without a GPU) for end-to-end tests. It lives in
+  # Debian's non-free component; tests that need it skip when it is absent.
+  if ! command -v nsys >/dev/null; then
+    src=/etc/apt/sources.list.d/debian.sources
+    if [ -f $src ] && ! grep -q "non-free" $src; then
+      $SUDO sed -i 's/^Components: main$/Components: main non-free/' $src
+    fi
+    $SUDO apt-get update -q || true
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q nsight-systems libnvtoolsext1 \
+      || echo "setup: nsight-systems unavailable; nsys end-to-end tests will skip"
+  fi
+  python3 -m pip install -q --disable-pip-version-check pytest jsonschema
+fi
+
+if [ ! -f build/build.ninja ]; then
+  meson setup build >/dev/null
+fi
+ninja -C build

@@ -1,0 +1,965 @@
+/* Cold build of the index from the SQLite export.
+ *
+ * Two readers run at once, each on its own read-only connection: a worker
+ * thread reads the GPU op tables (kernels, memcpy, memset) while the calling
+ * thread reads CUDA API calls, NVTX ranges and thread names and reports
+ * progress. Rows are read with prepared statements and sqlite3_column_int64;
+ * names are interned through a StringIds-id -> strtab-id array. Then:
+ *   - ops are grouped by track (device, stream, process) with a counting sort
+ *     and sorted by (start, end, kind, rowid) inside each track, so an op's
+ *     index is a deterministic kernelId;
+ *   - API calls and NVTX ranges are grouped by thread the same way;
+ *   - each op is joined to its API call on (globalPid, correlationId) through
+ *     a hash map (never correlationId alone: ids repeat across processes);
+ *   - NVTX depth/parent come from a containment stack per thread. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/utf8.h"
+#include "common/util.h"
+#include "index/index_internal.h"
+#include "profile/profile.h"
+#include "rpc/call.h"
+
+/* ---- raw rows in source order ------------------------------------------ */
+
+typedef struct {
+  uint32_t n, cap;
+  int64_t *start, *end, *rowid, *gpid, *corr, *stream;
+  int32_t *device;
+  uint32_t *name, *full;
+  uint8_t *kind;
+} nsys__raw_ops;
+
+typedef struct {
+  uint32_t n, cap;
+  int64_t *start, *end, *rowid, *corr;
+  uint32_t *thread, *name; /* thread: temporary thread id */
+} nsys__raw_api;
+
+typedef struct {
+  uint32_t n, cap;
+  int64_t *start, *end, *rowid;
+  uint32_t *thread, *name, *dom; /* dom: index into domain keys */
+} nsys__raw_nvtx;
+
+#define NSYS__GROW(arr, cap) (arr) = nsys_xrealloc((arr), (size_t)(cap) * sizeof *(arr))
+
+static void nsys__raw_ops_reserve(nsys__raw_ops *r, uint32_t want) {
+  if (want <= r->cap) return;
+  uint32_t cap = r->cap ? r->cap : 1024;
+  while (cap < want) cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
+  NSYS__GROW(r->start, cap); NSYS__GROW(r->end, cap); NSYS__GROW(r->rowid, cap);
+  NSYS__GROW(r->gpid, cap); NSYS__GROW(r->corr, cap); NSYS__GROW(r->stream, cap);
+  NSYS__GROW(r->device, cap); NSYS__GROW(r->name, cap); NSYS__GROW(r->full, cap);
+  NSYS__GROW(r->kind, cap);
+  r->cap = cap;
+}
+
+static void nsys__raw_ops_free(nsys__raw_ops *r) {
+  free(r->start); free(r->end); free(r->rowid); free(r->gpid); free(r->corr); free(r->stream);
+  free(r->device); free(r->name); free(r->full); free(r->kind);
+  memset(r, 0, sizeof *r);
+}
+
+static void nsys__raw_api_reserve(nsys__raw_api *r, uint32_t want) {
+  if (want <= r->cap) return;
+  uint32_t cap = r->cap ? r->cap : 1024;
+  while (cap < want) cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
+  NSYS__GROW(r->start, cap); NSYS__GROW(r->end, cap); NSYS__GROW(r->rowid, cap);
+  NSYS__GROW(r->corr, cap); NSYS__GROW(r->thread, cap); NSYS__GROW(r->name, cap);
+  r->cap = cap;
+}
+
+static void nsys__raw_api_free(nsys__raw_api *r) {
+  free(r->start); free(r->end); free(r->rowid); free(r->corr); free(r->thread); free(r->name);
+  memset(r, 0, sizeof *r);
+}
+
+static void nsys__raw_nvtx_reserve(nsys__raw_nvtx *r, uint32_t want) {
+  if (want <= r->cap) return;
+  uint32_t cap = r->cap ? r->cap : 1024;
+  while (cap < want) cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
+  NSYS__GROW(r->start, cap); NSYS__GROW(r->end, cap); NSYS__GROW(r->rowid, cap);
+  NSYS__GROW(r->thread, cap); NSYS__GROW(r->name, cap); NSYS__GROW(r->dom, cap);
+  r->cap = cap;
+}
+
+static void nsys__raw_nvtx_free(nsys__raw_nvtx *r) {
+  free(r->start); free(r->end); free(r->rowid); free(r->thread); free(r->name); free(r->dom);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- shared build state ------------------------------------------------- */
+
+typedef struct {
+  nsys_profile *p;
+  nsys_call *call;
+  nsys__strings strings;
+  atomic_llong rows_done;
+  int64_t rows_total;
+  atomic_int stop;           /* set on cancel or error */
+  /* GPU reader (worker thread) */
+  nsys__raw_ops ops;
+  nsys_strtab op_strings;    /* worker-local, merged afterwards */
+  char op_err[256];
+  bool op_failed;
+  atomic_int op_done;
+  /* host reader (calling thread) */
+  nsys__raw_api api;
+  nsys__raw_nvtx nvtx;
+  char host_err[256];
+  bool host_failed;
+  /* temporary threads: globalTid per temp id */
+  int64_t *tmp_gtid; uint32_t n_tmp, cap_tmp;
+  int64_t *th_keys; uint32_t *th_vals; uint32_t th_cap; /* gtid -> tmp id + 1 */
+  /* NVTX domains: (gpid, domainId) keys and their names */
+  int64_t *dom_gpid; int64_t *dom_id; uint32_t *dom_name; uint32_t n_dom, cap_dom;
+} nsys__build;
+
+#define NSYS__TICK 4096
+
+static bool nsys__tick(nsys__build *b, uint32_t *since) {
+  if (++*since < NSYS__TICK) return true;
+  atomic_fetch_add(&b->rows_done, *since);
+  *since = 0;
+  if (nsys_call_cancelled(b->call)) atomic_store(&b->stop, 1);
+  return atomic_load(&b->stop) == 0;
+}
+
+static void nsys__report(nsys__build *b, int lo, int hi, const char *msg) {
+  int64_t total = b->rows_total > 0 ? b->rows_total : 1;
+  int64_t done = atomic_load(&b->rows_done);
+  if (done > total) done = total;
+  nsys_call_progress(b->call, lo + (int)((hi - lo) * done / total), msg);
+}
+
+/* ---- GPU ops reader ----------------------------------------------------- */
+
+static const char *const nsys__memcpy_names[] = {
+    "[CUDA memcpy Unknown]", "[CUDA memcpy HtoD]", "[CUDA memcpy DtoH]", "[CUDA memcpy HtoA]",
+    "[CUDA memcpy AtoH]",    "[CUDA memcpy AtoA]", "[CUDA memcpy AtoD]", "[CUDA memcpy DtoA]",
+    "[CUDA memcpy DtoD]",    "[CUDA memcpy HtoH]", "[CUDA memcpy PtoP]",
+    "[CUDA memcpy Unified HtoD]", "[CUDA memcpy Unified DtoH]", "[CUDA memcpy Unified DtoD]",
+};
+
+static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table t,
+                                 nsys__sidmap *sm) {
+  if (!nsys__src_has(src, t)) return true;
+  const char *tbl = src->table[t];
+  const char *gpid = nsys__src_has_column(src, t, "globalPid") ? "globalPid" : "0";
+  const char *corr = nsys__src_has_column(src, t, "correlationId") ? "correlationId" : "0";
+  char sql[2048];
+  if (t == NSYS__SRC_KERNEL) {
+    bool has_short = nsys__src_has_column(src, t, "shortName");
+    bool has_dem = nsys__src_has_column(src, t, "demangledName");
+    const char *sn = has_short ? "shortName" : has_dem ? "demangledName" : "-1";
+    const char *dn = has_dem ? "demangledName" : sn;
+    snprintf(sql, sizeof sql,
+             "SELECT rowid, start, end, deviceId, streamId, %s, %s, %s, %s FROM %s", corr, gpid, sn,
+             dn, tbl);
+  } else if (t == NSYS__SRC_MEMCPY) {
+    const char *ck = nsys__src_has_column(src, t, "copyKind") ? "copyKind" : "0";
+    snprintf(sql, sizeof sql, "SELECT rowid, start, end, deviceId, streamId, %s, %s, %s FROM %s",
+             corr, gpid, ck, tbl);
+  } else {
+    snprintf(sql, sizeof sql, "SELECT rowid, start, end, deviceId, streamId, %s, %s FROM %s", corr,
+             gpid, tbl);
+  }
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(src->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    snprintf(b->op_err, sizeof b->op_err, "reading %s: %s", tbl, sqlite3_errmsg(src->db));
+    return false;
+  }
+  uint32_t memset_name = nsys_strtab_intern(&b->op_strings, "[CUDA memset]", 13);
+  uint32_t memcpy_names[NSYS_ARRAY_LEN(nsys__memcpy_names)];
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(nsys__memcpy_names); i++)
+    memcpy_names[i] = nsys_strtab_intern(&b->op_strings, nsys__memcpy_names[i],
+                                         strlen(nsys__memcpy_names[i]));
+  uint32_t memcpy_other = nsys_strtab_intern(&b->op_strings, "[CUDA memcpy]", 13);
+  nsys__raw_ops *r = &b->ops;
+  uint32_t since = 0;
+  int rc;
+  uint8_t kind = t == NSYS__SRC_KERNEL ? NSYS_OP_KERNEL
+                 : t == NSYS__SRC_MEMCPY ? NSYS_OP_MEMCPY : NSYS_OP_MEMSET;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (r->n == r->cap) nsys__raw_ops_reserve(r, r->n + 1);
+    uint32_t i = r->n;
+    r->rowid[i] = sqlite3_column_int64(st, 0);
+    int64_t s = sqlite3_column_int64(st, 1), e = sqlite3_column_int64(st, 2);
+    r->start[i] = s;
+    r->end[i] = e < s ? s : e;
+    r->device[i] = (int32_t)sqlite3_column_int64(st, 3);
+    r->stream[i] = sqlite3_column_int64(st, 4);
+    r->corr[i] = sqlite3_column_int64(st, 5);
+    r->gpid[i] = sqlite3_column_int64(st, 6);
+    r->kind[i] = kind;
+    if (kind == NSYS_OP_KERNEL) {
+      r->name[i] = nsys__sidmap_get(&sm[0], &b->strings, &b->op_strings, sqlite3_column_int64(st, 7),
+                                    NSYS__NAME_PLAIN);
+      r->full[i] = nsys__sidmap_get(&sm[0], &b->strings, &b->op_strings,
+                                    sqlite3_column_int64(st, 8), NSYS__NAME_PLAIN);
+    } else if (kind == NSYS_OP_MEMCPY) {
+      int64_t ck = sqlite3_column_int64(st, 7);
+      r->name[i] = r->full[i] =
+          ck >= 0 && ck < (int64_t)NSYS_ARRAY_LEN(memcpy_names) ? memcpy_names[ck] : memcpy_other;
+    } else {
+      r->name[i] = r->full[i] = memset_name;
+    }
+    r->n++;
+    if (r->n == UINT32_MAX - 1) {
+      snprintf(b->op_err, sizeof b->op_err, "more than 4 billion GPU operations");
+      rc = SQLITE_ERROR;
+      break;
+    }
+    if (!nsys__tick(b, &since)) break;
+  }
+  atomic_fetch_add(&b->rows_done, since);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW && atomic_load(&b->stop) == 0) {
+    if (!b->op_err[0])
+      snprintf(b->op_err, sizeof b->op_err, "reading %s: %s", tbl, sqlite3_errmsg(src->db));
+    sqlite3_finalize(st);
+    return false;
+  }
+  sqlite3_finalize(st);
+  return atomic_load(&b->stop) == 0;
+}
+
+static void *nsys__gpu_reader(void *arg) {
+  nsys__build *b = arg;
+  nsys__src src;
+  nsys__sidmap sm[1];
+  memset(sm, 0, sizeof sm);
+  if (!nsys__src_open(&src, b->p, b->op_err, sizeof b->op_err)) {
+    b->op_failed = true;
+    atomic_store(&b->stop, 1);
+    atomic_store(&b->op_done, 1);
+    return NULL;
+  }
+  int64_t est = nsys__src_max_rowid(&src, NSYS__SRC_KERNEL) +
+                nsys__src_max_rowid(&src, NSYS__SRC_MEMCPY) +
+                nsys__src_max_rowid(&src, NSYS__SRC_MEMSET);
+  nsys__raw_ops_reserve(&b->ops, (uint32_t)NSYS_MIN(est + 16, (int64_t)UINT32_MAX - 2));
+  static const nsys__src_table tabs[] = {NSYS__SRC_KERNEL, NSYS__SRC_MEMCPY, NSYS__SRC_MEMSET};
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(tabs); i++) {
+    if (!nsys__read_gpu_table(b, &src, tabs[i], sm)) {
+      if (atomic_load(&b->stop) == 0 || b->op_err[0]) b->op_failed = b->op_err[0] != '\0';
+      atomic_store(&b->stop, 1);
+      break;
+    }
+  }
+  nsys__sidmap_free(&sm[0]);
+  nsys__src_close(&src);
+  atomic_store(&b->op_done, 1);
+  return NULL;
+}
+
+/* ---- host reader -------------------------------------------------------- */
+
+static uint32_t nsys__thread_tmp(nsys__build *b, int64_t gtid) {
+  if ((b->n_tmp + 1) * 2 > b->th_cap) {
+    uint32_t ncap = b->th_cap ? b->th_cap * 2 : 256;
+    int64_t *nk = nsys_xmalloc(ncap * sizeof(int64_t));
+    uint32_t *nv = nsys_xcalloc(ncap, sizeof(uint32_t));
+    for (uint32_t i = 0; i < b->th_cap; i++) {
+      if (!b->th_vals[i]) continue;
+      uint32_t j = (uint32_t)(((uint64_t)b->th_keys[i] * 0x9E3779B97F4A7C15ULL) >> 40) & (ncap - 1);
+      while (nv[j]) j = (j + 1) & (ncap - 1);
+      nk[j] = b->th_keys[i];
+      nv[j] = b->th_vals[i];
+    }
+    free(b->th_keys);
+    free(b->th_vals);
+    b->th_keys = nk;
+    b->th_vals = nv;
+    b->th_cap = ncap;
+  }
+  uint32_t j = (uint32_t)(((uint64_t)gtid * 0x9E3779B97F4A7C15ULL) >> 40) & (b->th_cap - 1);
+  while (b->th_vals[j]) {
+    if (b->th_keys[j] == gtid) return b->th_vals[j] - 1;
+    j = (j + 1) & (b->th_cap - 1);
+  }
+  if (b->n_tmp == b->cap_tmp) {
+    b->cap_tmp = b->cap_tmp ? b->cap_tmp * 2 : 64;
+    NSYS__GROW(b->tmp_gtid, b->cap_tmp);
+  }
+  uint32_t id = b->n_tmp++;
+  b->tmp_gtid[id] = gtid;
+  b->th_keys[j] = gtid;
+  b->th_vals[j] = id + 1;
+  return id;
+}
+
+static uint32_t nsys__domain_key(nsys__build *b, int64_t gpid, int64_t dom) {
+  for (uint32_t i = b->n_dom; i-- > 0;)
+    if (b->dom_gpid[i] == gpid && b->dom_id[i] == dom) return i;
+  if (b->n_dom == b->cap_dom) {
+    b->cap_dom = b->cap_dom ? b->cap_dom * 2 : 16;
+    NSYS__GROW(b->dom_gpid, b->cap_dom);
+    NSYS__GROW(b->dom_id, b->cap_dom);
+    NSYS__GROW(b->dom_name, b->cap_dom);
+  }
+  b->dom_gpid[b->n_dom] = gpid;
+  b->dom_id[b->n_dom] = dom;
+  b->dom_name[b->n_dom] = NSYS_STR_NONE;
+  return b->n_dom++;
+}
+
+static bool nsys__host_fail(nsys__build *b, nsys__src *src, const char *what) {
+  snprintf(b->host_err, sizeof b->host_err, "reading %s: %s", what, sqlite3_errmsg(src->db));
+  b->host_failed = true;
+  atomic_store(&b->stop, 1);
+  return false;
+}
+
+static bool nsys__read_runtime(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sidmap *sm) {
+  if (!nsys__src_has(src, NSYS__SRC_RUNTIME)) return true;
+  const char *tbl = src->table[NSYS__SRC_RUNTIME];
+  const char *corr =
+      nsys__src_has_column(src, NSYS__SRC_RUNTIME, "correlationId") ? "correlationId" : "0";
+  char sql[2048];
+  snprintf(sql, sizeof sql, "SELECT rowid, start, end, globalTid, %s, nameId FROM %s", corr, tbl);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(src->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return nsys__host_fail(b, src, tbl);
+  nsys__raw_api *r = &b->api;
+  nsys__raw_api_reserve(r, (uint32_t)NSYS_MIN(nsys__src_max_rowid(src, NSYS__SRC_RUNTIME) + 16,
+                                              (int64_t)UINT32_MAX - 2));
+  uint32_t since = 0;
+  int64_t last_gtid = INT64_MIN;
+  uint32_t last_tmp = 0;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (r->n == r->cap) nsys__raw_api_reserve(r, r->n + 1);
+    uint32_t i = r->n;
+    r->rowid[i] = sqlite3_column_int64(st, 0);
+    int64_t s = sqlite3_column_int64(st, 1), e = sqlite3_column_int64(st, 2);
+    r->start[i] = s;
+    r->end[i] = e < s ? s : e;
+    int64_t g = sqlite3_column_int64(st, 3);
+    if (g != last_gtid) {
+      last_tmp = nsys__thread_tmp(b, g);
+      last_gtid = g;
+    }
+    r->thread[i] = last_tmp;
+    r->corr[i] = sqlite3_column_int64(st, 4);
+    r->name[i] = nsys__sidmap_get(sm, &b->strings, tab, sqlite3_column_int64(st, 5),
+                                  NSYS__NAME_STRIP_VERSION);
+    r->n++;
+    if (!nsys__tick(b, &since)) break;
+    if ((r->n & 0xFFFF) == 0) nsys__report(b, 0, 85, "reading CUDA API calls");
+  }
+  atomic_fetch_add(&b->rows_done, since);
+  bool ok = rc == SQLITE_DONE || atomic_load(&b->stop) != 0;
+  sqlite3_finalize(st);
+  if (!ok) return nsys__host_fail(b, src, tbl);
+  return atomic_load(&b->stop) == 0;
+}
+
+static bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sidmap *sm) {
+  if (!nsys__src_has(src, NSYS__SRC_NVTX)) return true;
+  const char *tbl = src->table[NSYS__SRC_NVTX];
+  bool has_textid = nsys__src_has_column(src, NSYS__SRC_NVTX, "textId");
+  bool has_dom = nsys__src_has_column(src, NSYS__SRC_NVTX, "domainId");
+  bool has_egt = nsys__src_has_column(src, NSYS__SRC_NVTX, "endGlobalTid");
+  char sql[2048];
+  snprintf(sql, sizeof sql,
+           "SELECT rowid, start, end, eventType, globalTid, text, %s, %s, %s FROM %s "
+           "WHERE eventType IN (59, 60, 70, 71, 75)",
+           has_textid ? "textId" : "NULL", has_dom ? "domainId" : "0",
+           has_egt ? "endGlobalTid" : "NULL", tbl);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(src->db, sql, -1, &st, NULL) != SQLITE_OK)
+    return nsys__host_fail(b, src, tbl);
+  nsys__raw_nvtx *r = &b->nvtx;
+  uint32_t since = 0;
+  int rc;
+  int64_t last_gtid = INT64_MIN;
+  uint32_t last_tmp = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (!nsys__tick(b, &since)) break;
+    int type = sqlite3_column_int(st, 3);
+    int64_t g = sqlite3_column_int64(st, 4);
+    int64_t dom = sqlite3_column_int64(st, 7);
+    /* name: text, else StringIds[textId] */
+    uint32_t name;
+    const unsigned char *text = sqlite3_column_text(st, 5);
+    if (text) {
+      size_t len = (size_t)sqlite3_column_bytes(st, 5);
+      char *clean = nsys_utf8_sanitize((const char *)text, len);
+      name = nsys_strtab_intern(tab, clean, strlen(clean));
+      free(clean);
+    } else if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
+      name = nsys__sidmap_get(sm, &b->strings, tab, sqlite3_column_int64(st, 6), NSYS__NAME_PLAIN);
+    } else {
+      name = nsys_strtab_intern(tab, "", 0);
+    }
+    if (type == 75) { /* domain create: its text names the domain in this process */
+      uint32_t k = nsys__domain_key(b, nsys_gtid_gpid(g), dom);
+      b->dom_name[k] = name;
+      continue;
+    }
+    if (sqlite3_column_type(st, 2) == SQLITE_NULL) continue; /* not a closed range */
+    if (sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) != g)
+      continue; /* start/end range ended on another thread: not a range of this thread */
+    int64_t s = sqlite3_column_int64(st, 1), e = sqlite3_column_int64(st, 2);
+    if (e < s) continue;
+    if (r->n == r->cap) nsys__raw_nvtx_reserve(r, r->n + 1);
+    uint32_t i = r->n;
+    r->rowid[i] = sqlite3_column_int64(st, 0);
+    r->start[i] = s;
+    r->end[i] = e;
+    if (g != last_gtid) {
+      last_tmp = nsys__thread_tmp(b, g);
+      last_gtid = g;
+    }
+    r->thread[i] = last_tmp;
+    r->name[i] = name;
+    r->dom[i] = dom == 0 ? UINT32_MAX : nsys__domain_key(b, nsys_gtid_gpid(g), dom);
+    r->n++;
+    if ((r->n & 0xFFFF) == 0) nsys__report(b, 0, 85, "reading NVTX ranges");
+  }
+  atomic_fetch_add(&b->rows_done, since);
+  bool ok = rc == SQLITE_DONE || atomic_load(&b->stop) != 0;
+  sqlite3_finalize(st);
+  if (!ok) return nsys__host_fail(b, src, tbl);
+  return atomic_load(&b->stop) == 0;
+}
+
+/* ---- sorting helpers ---------------------------------------------------- */
+
+typedef struct {
+  const int64_t *start, *end, *rowid;
+  const uint8_t *kind;
+  bool end_desc;
+} nsys__sort_ctx;
+
+static int nsys__cmp_idx(const void *a, const void *b, void *ctx_) {
+  const nsys__sort_ctx *c = ctx_;
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  if (c->start[x] != c->start[y]) return c->start[x] < c->start[y] ? -1 : 1;
+  if (c->end[x] != c->end[y]) return (c->end[x] < c->end[y]) != c->end_desc ? -1 : 1;
+  if (c->kind && c->kind[x] != c->kind[y]) return c->kind[x] < c->kind[y] ? -1 : 1;
+  if (c->rowid[x] != c->rowid[y]) return c->rowid[x] < c->rowid[y] ? -1 : 1;
+  return 0;
+}
+
+/* Sorts perm[0..n) by the context's key unless it is already sorted. */
+static void nsys__sort_segment(uint32_t *perm, uint32_t n, nsys__sort_ctx *c) {
+  for (uint32_t i = 1; i < n; i++) {
+    if (nsys__cmp_idx(&perm[i - 1], &perm[i], c) > 0) {
+      qsort_r(perm, n, sizeof *perm, nsys__cmp_idx, c);
+      return;
+    }
+  }
+}
+
+/* Counting sort of n items by group[i] in [0, ngroups): perm and per-group
+ * first offsets (ngroups + 1 entries). Stable. */
+static uint32_t *nsys__group(const uint32_t *group, uint32_t n, uint32_t ngroups, uint32_t **first_out) {
+  uint32_t *first = nsys_xcalloc((size_t)ngroups + 1, sizeof(uint32_t));
+  for (uint32_t i = 0; i < n; i++) first[group[i] + 1]++;
+  for (uint32_t g = 0; g < ngroups; g++) first[g + 1] += first[g];
+  uint32_t *pos = nsys_xmalloc(((size_t)ngroups + 1) * sizeof(uint32_t));
+  memcpy(pos, first, ((size_t)ngroups + 1) * sizeof(uint32_t));
+  uint32_t *perm = nsys_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+  for (uint32_t i = 0; i < n; i++) perm[pos[group[i]]++] = i;
+  free(pos);
+  *first_out = first;
+  return perm;
+}
+
+/* ---- assembling the index ---------------------------------------------- */
+
+typedef struct {
+  int32_t device;
+  int64_t stream;
+  int64_t gpid;
+  uint32_t tmp;
+} nsys__track_key;
+
+static int nsys__cmp_track_key(const void *a, const void *b) {
+  const nsys__track_key *x = a, *y = b;
+  if (x->device != y->device) return x->device < y->device ? -1 : 1;
+  if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+  if (x->gpid != y->gpid) return x->gpid < y->gpid ? -1 : 1;
+  return 0;
+}
+
+typedef struct {
+  uint32_t pid, tid;
+  int64_t gtid;
+  uint32_t tmp;
+} nsys__thread_key;
+
+static int nsys__cmp_thread_key(const void *a, const void *b) {
+  const nsys__thread_key *x = a, *y = b;
+  if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+  if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+  if (x->gtid != y->gtid) return x->gtid < y->gtid ? -1 : 1;
+  return 0;
+}
+
+static bool nsys__name_is_nccl(const char *s) {
+  return (s[0] == 'n' || s[0] == 'N') && (s[1] == 'c' || s[1] == 'C') &&
+         (s[2] == 'c' || s[2] == 'C') && (s[3] == 'l' || s[3] == 'L');
+}
+
+/* Builds tracks and the ops arrays from b->ops (merging the worker's strings). */
+static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
+  nsys__raw_ops *r = &b->ops;
+  uint32_t n = r->n;
+  /* remap worker-local string ids into ix->strings */
+  uint32_t *remap = nsys_xmalloc(((size_t)b->op_strings.count + 1) * sizeof(uint32_t));
+  for (uint32_t i = 0; i < b->op_strings.count; i++)
+    remap[i] = nsys_strtab_intern(&ix->strings, b->op_strings.strs[i], b->op_strings.lens[i]);
+  /* distinct tracks: hash (device, stream, gpid) -> tmp id */
+  uint32_t hcap = 64, ntk = 0, captk = 16;
+  uint32_t *hv = nsys_xcalloc(hcap, sizeof(uint32_t));
+  nsys__track_key *keys = nsys_xmalloc(captk * sizeof *keys);
+  uint32_t *tgroup = nsys_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+  uint32_t last = UINT32_MAX;
+  for (uint32_t i = 0; i < n; i++) {
+    if (last != UINT32_MAX && keys[last].device == r->device[i] && keys[last].stream == r->stream[i] &&
+        keys[last].gpid == r->gpid[i]) {
+      tgroup[i] = last;
+      continue;
+    }
+    uint64_t h = ((uint64_t)(uint32_t)r->device[i] * 0x9E3779B97F4A7C15ULL) ^
+                 ((uint64_t)r->stream[i] * 0xC2B2AE3D27D4EB4FULL) ^ ((uint64_t)r->gpid[i] >> 24);
+    h *= 0x165667B19E3779F9ULL;
+    uint32_t j = (uint32_t)(h >> 32) & (hcap - 1);
+    while (hv[j]) {
+      nsys__track_key *k = &keys[hv[j] - 1];
+      if (k->device == r->device[i] && k->stream == r->stream[i] && k->gpid == r->gpid[i]) break;
+      j = (j + 1) & (hcap - 1);
+    }
+    if (!hv[j]) {
+      if (ntk == captk) {
+        captk *= 2;
+        NSYS__GROW(keys, captk);
+      }
+      keys[ntk] = (nsys__track_key){r->device[i], r->stream[i], r->gpid[i], ntk};
+      hv[j] = ++ntk;
+      if (ntk * 2 > hcap) { /* rehash */
+        uint32_t ncap = hcap * 2;
+        uint32_t *nv = nsys_xcalloc(ncap, sizeof(uint32_t));
+        for (uint32_t t = 0; t < ntk; t++) {
+          uint64_t hh = ((uint64_t)(uint32_t)keys[t].device * 0x9E3779B97F4A7C15ULL) ^
+                        ((uint64_t)keys[t].stream * 0xC2B2AE3D27D4EB4FULL) ^
+                        ((uint64_t)keys[t].gpid >> 24);
+          hh *= 0x165667B19E3779F9ULL;
+          uint32_t q = (uint32_t)(hh >> 32) & (ncap - 1);
+          while (nv[q]) q = (q + 1) & (ncap - 1);
+          nv[q] = t + 1;
+        }
+        free(hv);
+        hv = nv;
+        hcap = ncap;
+        j = UINT32_MAX;
+      }
+    }
+    last = j == UINT32_MAX ? ntk - 1 : hv[j] - 1;
+    tgroup[i] = last;
+  }
+  free(hv);
+  /* final track order */
+  nsys__track_key *sorted = nsys_xmalloc((size_t)(ntk ? ntk : 1) * sizeof *sorted);
+  memcpy(sorted, keys, (size_t)ntk * sizeof *sorted);
+  qsort(sorted, ntk, sizeof *sorted, nsys__cmp_track_key);
+  uint32_t *tmp2final = nsys_xmalloc((size_t)(ntk ? ntk : 1) * sizeof(uint32_t));
+  for (uint32_t t = 0; t < ntk; t++) tmp2final[sorted[t].tmp] = t;
+  for (uint32_t i = 0; i < n; i++) tgroup[i] = tmp2final[tgroup[i]];
+  uint32_t *first = NULL;
+  uint32_t *perm = nsys__group(tgroup, n, ntk, &first);
+  nsys__sort_ctx ctx = {r->start, r->end, r->rowid, r->kind, false};
+  ix->n_tracks = ntk;
+  ix->tracks = nsys_xcalloc(ntk ? ntk : 1, sizeof *ix->tracks);
+  for (uint32_t t = 0; t < ntk; t++) {
+    nsys__sort_segment(perm + first[t], first[t + 1] - first[t], &ctx);
+    nsys_gpu_track *tr = &ix->tracks[t];
+    tr->device = sorted[t].device;
+    tr->stream = sorted[t].stream;
+    tr->pid = nsys_gtid_pid(sorted[t].gpid);
+    tr->first = first[t];
+    tr->count = first[t + 1] - first[t];
+  }
+  /* scatter */
+  nsys_ops *o = &ix->ops;
+  o->n = n;
+  size_t nn = n ? n : 1;
+  o->start = nsys_xmalloc(nn * sizeof(int64_t));
+  o->end = nsys_xmalloc(nn * sizeof(int64_t));
+  o->name = nsys_xmalloc(nn * sizeof(uint32_t));
+  o->full_name = nsys_xmalloc(nn * sizeof(uint32_t));
+  o->track = nsys_xmalloc(nn * sizeof(uint32_t));
+  o->api = nsys_xmalloc(nn * sizeof(int32_t));
+  o->rowid = nsys_xmalloc(nn * sizeof(int64_t));
+  o->kind = nsys_xmalloc(nn);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t s = perm[i];
+    o->start[i] = r->start[s];
+    o->end[i] = r->end[s];
+    o->name[i] = remap[r->name[s]];
+    o->full_name[i] = remap[r->full[s]];
+    o->track[i] = tgroup[s];
+    o->rowid[i] = r->rowid[s];
+    o->kind[i] = r->kind[s];
+    o->api[i] = -1;
+  }
+  /* reuse raw arrays for the join: corr/gpid in final order */
+  int64_t *corr = nsys_xmalloc(nn * sizeof(int64_t));
+  int64_t *gpid = nsys_xmalloc(nn * sizeof(int64_t));
+  for (uint32_t i = 0; i < n; i++) {
+    corr[i] = r->corr[perm[i]];
+    gpid[i] = r->gpid[perm[i]];
+  }
+  free(r->corr);
+  free(r->gpid);
+  r->corr = corr; /* now in final op order */
+  r->gpid = gpid;
+  free(perm);
+  free(first);
+  free(tmp2final);
+  free(sorted);
+  free(keys);
+  free(tgroup);
+  free(remap);
+  /* per track: busy union and class */
+  for (uint32_t t = 0; t < ntk; t++) {
+    nsys_gpu_track *tr = &ix->tracks[t];
+    int64_t busy = 0, cur_s = 0, cur_e = 0;
+    bool open = false;
+    uint32_t nccl = 0, other = 0;
+    for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+      int64_t s = o->start[i], e = o->end[i];
+      if (!open || s > cur_e) {
+        if (open) busy += cur_e - cur_s;
+        cur_s = s;
+        cur_e = e;
+        open = true;
+      } else if (e > cur_e) {
+        cur_e = e;
+      }
+      if (o->kind[i] == NSYS_OP_KERNEL) {
+        if (nsys__name_is_nccl(nsys_strtab_get(&ix->strings, o->name[i]))) nccl++;
+        else other++;
+      }
+    }
+    if (open) busy += cur_e - cur_s;
+    tr->busy_ns = busy;
+    tr->cls = nccl && other ? NSYS_STREAM_MIXED
+              : nccl        ? NSYS_STREAM_COMM
+              : other       ? NSYS_STREAM_COMPUTE
+                            : NSYS_STREAM_COPY;
+  }
+}
+
+/* Threads: sorted by (pid, tid); names from ThreadNames (highest priority). */
+static uint32_t *nsys__assemble_threads(nsys__build *b, nsys_index *ix, nsys__src *src,
+                                        nsys__sidmap *sm) {
+  uint32_t nt = b->n_tmp;
+  nsys__thread_key *k = nsys_xmalloc((size_t)(nt ? nt : 1) * sizeof *k);
+  for (uint32_t i = 0; i < nt; i++)
+    k[i] = (nsys__thread_key){nsys_gtid_pid(b->tmp_gtid[i]), nsys_gtid_tid(b->tmp_gtid[i]),
+                              b->tmp_gtid[i], i};
+  qsort(k, nt, sizeof *k, nsys__cmp_thread_key);
+  uint32_t *tmp2final = nsys_xmalloc((size_t)(nt ? nt : 1) * sizeof(uint32_t));
+  ix->n_threads = nt;
+  ix->threads = nsys_xcalloc(nt ? nt : 1, sizeof *ix->threads);
+  uint32_t empty = nsys_strtab_intern(&ix->strings, "", 0);
+  int64_t *prio = nsys_xmalloc((size_t)(nt ? nt : 1) * sizeof(int64_t));
+  for (uint32_t t = 0; t < nt; t++) {
+    tmp2final[k[t].tmp] = t;
+    ix->threads[t].pid = k[t].pid;
+    ix->threads[t].tid = k[t].tid;
+    ix->threads[t].name = empty;
+    prio[t] = INT64_MIN;
+  }
+  if (nsys__src_has(src, NSYS__SRC_THREAD_NAMES) && nt) {
+    char sql[1024];
+    bool has_prio = nsys__src_has_column(src, NSYS__SRC_THREAD_NAMES, "priority");
+    snprintf(sql, sizeof sql, "SELECT globalTid, nameId, %s FROM %s", has_prio ? "priority" : "0",
+             src->table[NSYS__SRC_THREAD_NAMES]);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(src->db, sql, -1, &st, NULL) == SQLITE_OK) {
+      while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t g = sqlite3_column_int64(st, 0);
+        nsys__thread_key key = {nsys_gtid_pid(g), nsys_gtid_tid(g), g, 0};
+        nsys__thread_key *hit = bsearch(&key, k, nt, sizeof *k, nsys__cmp_thread_key);
+        if (!hit) continue;
+        uint32_t t = (uint32_t)(hit - k);
+        int64_t pr = sqlite3_column_int64(st, 2);
+        if (pr < prio[t]) continue;
+        prio[t] = pr;
+        ix->threads[t].name = nsys__sidmap_get(sm, &b->strings, &ix->strings,
+                                               sqlite3_column_int64(st, 1), NSYS__NAME_PLAIN);
+      }
+    }
+    sqlite3_finalize(st);
+  }
+  free(prio);
+  free(k);
+  return tmp2final;
+}
+
+static void nsys__assemble_api(nsys__build *b, nsys_index *ix, const uint32_t *tmp2final) {
+  nsys__raw_api *r = &b->api;
+  uint32_t n = r->n;
+  for (uint32_t i = 0; i < n; i++) r->thread[i] = tmp2final[r->thread[i]];
+  uint32_t *first = NULL;
+  uint32_t *perm = nsys__group(r->thread, n, ix->n_threads, &first);
+  nsys__sort_ctx ctx = {r->start, r->end, r->rowid, NULL, false};
+  for (uint32_t t = 0; t < ix->n_threads; t++) {
+    nsys__sort_segment(perm + first[t], first[t + 1] - first[t], &ctx);
+    ix->threads[t].api_first = first[t];
+    ix->threads[t].api_count = first[t + 1] - first[t];
+  }
+  nsys_api_calls *a = &ix->api;
+  size_t nn = n ? n : 1;
+  a->n = n;
+  a->start = nsys_xmalloc(nn * sizeof(int64_t));
+  a->end = nsys_xmalloc(nn * sizeof(int64_t));
+  a->name = nsys_xmalloc(nn * sizeof(uint32_t));
+  a->thread = nsys_xmalloc(nn * sizeof(uint32_t));
+  a->first_op = nsys_xmalloc(nn * sizeof(int32_t));
+  a->correlation = nsys_xmalloc(nn * sizeof(int64_t));
+  a->rowid = nsys_xmalloc(nn * sizeof(int64_t));
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t s = perm[i];
+    a->start[i] = r->start[s];
+    a->end[i] = r->end[s];
+    a->name[i] = r->name[s];
+    a->thread[i] = r->thread[s];
+    a->first_op[i] = -1;
+    a->correlation[i] = r->corr[s];
+    a->rowid[i] = r->rowid[s];
+  }
+  free(perm);
+  free(first);
+}
+
+/* API <-> op join on (globalPid, correlationId). */
+static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpid) {
+  nsys_api_calls *a = &ix->api;
+  nsys_ops *o = &ix->ops;
+  uint32_t n_ops = o->n;
+  ix->op_next = nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
+  for (uint32_t i = 0; i < n_ops; i++) ix->op_next[i] = -1;
+  if (!a->n || !n_ops) return;
+  uint64_t cap = 1024;
+  while (cap < (uint64_t)a->n * 2) cap *= 2;
+  uint32_t mask = (uint32_t)(cap - 1);
+  uint32_t *slot = nsys_xcalloc(cap, sizeof(uint32_t));
+#define NSYS__JH(g, c) \
+  ((uint32_t)((((uint64_t)(c) * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)(g) >> 24) * 0xC2B2AE3D27D4EB4FULL) >> 29))
+  for (uint32_t i = 0; i < a->n; i++) {
+    if (a->correlation[i] == 0) continue;
+    int64_t g = thread_gpid[a->thread[i]];
+    uint32_t j = NSYS__JH(g, a->correlation[i]) & mask;
+    while (slot[j]) j = (j + 1) & mask;
+    slot[j] = i + 1;
+  }
+  const int64_t *corr = b->ops.corr, *gpid = b->ops.gpid;
+  for (uint32_t i = 0; i < n_ops; i++) {
+    if (corr[i] == 0) continue;
+    uint32_t j = NSYS__JH(gpid[i], corr[i]) & mask;
+    uint32_t v;
+    while ((v = slot[j]) != 0) {
+      uint32_t ai = v - 1;
+      if (a->correlation[ai] == corr[i] && thread_gpid[a->thread[ai]] == gpid[i]) {
+        o->api[i] = (int32_t)ai;
+        break;
+      }
+      j = (j + 1) & mask;
+    }
+  }
+#undef NSYS__JH
+  free(slot);
+  for (uint32_t i = n_ops; i-- > 0;) {
+    int32_t ai = o->api[i];
+    if (ai < 0) continue;
+    ix->op_next[i] = a->first_op[ai];
+    a->first_op[ai] = (int32_t)i;
+  }
+}
+
+static void nsys__assemble_nvtx(nsys__build *b, nsys_index *ix, const uint32_t *tmp2final) {
+  nsys__raw_nvtx *r = &b->nvtx;
+  uint32_t n = r->n;
+  for (uint32_t i = 0; i < n; i++) r->thread[i] = tmp2final[r->thread[i]];
+  uint32_t empty = nsys_strtab_intern(&ix->strings, "", 0);
+  uint32_t *first = NULL;
+  uint32_t *perm = nsys__group(r->thread, n, ix->n_threads, &first);
+  nsys__sort_ctx ctx = {r->start, r->end, r->rowid, NULL, true}; /* start asc, end desc */
+  nsys_nvtx_ranges *v = &ix->nvtx;
+  size_t nn = n ? n : 1;
+  v->n = n;
+  v->start = nsys_xmalloc(nn * sizeof(int64_t));
+  v->end = nsys_xmalloc(nn * sizeof(int64_t));
+  v->name = nsys_xmalloc(nn * sizeof(uint32_t));
+  v->domain = nsys_xmalloc(nn * sizeof(uint32_t));
+  v->thread = nsys_xmalloc(nn * sizeof(uint32_t));
+  v->depth = nsys_xmalloc(nn * sizeof(uint16_t));
+  v->parent = nsys_xmalloc(nn * sizeof(int32_t));
+  uint32_t *stack = nsys_xmalloc(nn * sizeof(uint32_t));
+  for (uint32_t t = 0; t < ix->n_threads; t++) {
+    nsys__sort_segment(perm + first[t], first[t + 1] - first[t], &ctx);
+    ix->threads[t].nvtx_first = first[t];
+    ix->threads[t].nvtx_count = first[t + 1] - first[t];
+    uint32_t sp = 0;
+    uint16_t maxd = 0;
+    for (uint32_t i = first[t]; i < first[t + 1]; i++) {
+      uint32_t s = perm[i];
+      v->start[i] = r->start[s];
+      v->end[i] = r->end[s];
+      v->name[i] = r->name[s];
+      v->domain[i] = r->dom[s] == UINT32_MAX || b->dom_name[r->dom[s]] == NSYS_STR_NONE
+                         ? empty : b->dom_name[r->dom[s]];
+      v->thread[i] = t;
+      /* pop ranges that ended before this one starts */
+      while (sp && v->end[stack[sp - 1]] < v->start[i]) sp--;
+      /* nearest enclosing range (start/end ranges may cross) */
+      int32_t parent = -1;
+      for (uint32_t k = sp; k-- > 0;) {
+        if (v->end[stack[k]] >= v->end[i]) {
+          parent = (int32_t)stack[k];
+          break;
+        }
+      }
+      v->parent[i] = parent;
+      uint32_t d = parent < 0 ? 0 : (uint32_t)v->depth[parent] + 1;
+      v->depth[i] = (uint16_t)(d > UINT16_MAX ? UINT16_MAX : d);
+      if (v->depth[i] > maxd) maxd = v->depth[i];
+      stack[sp++] = i;
+    }
+    ix->threads[t].nvtx_max_depth = maxd;
+  }
+  free(stack);
+  free(perm);
+  free(first);
+}
+
+static void nsys__build_free(nsys__build *b) {
+  nsys__raw_ops_free(&b->ops);
+  nsys__raw_api_free(&b->api);
+  nsys__raw_nvtx_free(&b->nvtx);
+  nsys_strtab_free(&b->op_strings);
+  nsys__strings_free(&b->strings);
+  free(b->tmp_gtid);
+  free(b->th_keys);
+  free(b->th_vals);
+  free(b->dom_gpid);
+  free(b->dom_id);
+  free(b->dom_name);
+}
+
+static void nsys__span(nsys_index *ix) {
+  bool any = false;
+  int64_t lo = 0, hi = 0;
+#define NSYS__SPAN(S, E, N)                          \
+  for (uint32_t i = 0; i < (N); i++) {               \
+    if (!any || (S)[i] < lo) lo = (S)[i];            \
+    if (!any || (E)[i] > hi) hi = (E)[i];            \
+    any = true;                                      \
+  }
+  /* ops are sorted per track, so only each track's first start matters */
+  for (uint32_t t = 0; t < ix->n_tracks; t++) {
+    const nsys_gpu_track *tr = &ix->tracks[t];
+    if (!tr->count) continue;
+    if (!any || ix->ops.start[tr->first] < lo) lo = ix->ops.start[tr->first];
+    if (!any || ix->ops.start[tr->first] > hi) hi = ix->ops.start[tr->first];
+    any = true;
+  }
+  for (uint32_t i = 0; i < ix->ops.n; i++)
+    if (ix->ops.end[i] > hi) hi = ix->ops.end[i];
+  NSYS__SPAN(ix->api.start, ix->api.end, ix->api.n)
+  NSYS__SPAN(ix->nvtx.start, ix->nvtx.end, ix->nvtx.n)
+#undef NSYS__SPAN
+  ix->span_start = lo;
+  ix->span_end = hi;
+}
+
+nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
+  nsys__build *b = nsys_xcalloc(1, sizeof *b);
+  b->p = p;
+  b->call = call;
+  nsys_strtab_init(&b->op_strings);
+  nsys__src src;
+  char err[256];
+  if (!nsys__src_open(&src, p, err, sizeof err)) {
+    free(b);
+    nsys_call_fail(call, NSYS_E_IO, "%s", err);
+    return NULL;
+  }
+  nsys__strings_init(&b->strings, p, &src);
+  b->rows_total = nsys__src_max_rowid(&src, NSYS__SRC_KERNEL) +
+                  nsys__src_max_rowid(&src, NSYS__SRC_MEMCPY) +
+                  nsys__src_max_rowid(&src, NSYS__SRC_MEMSET) +
+                  nsys__src_max_rowid(&src, NSYS__SRC_RUNTIME) +
+                  nsys__src_max_rowid(&src, NSYS__SRC_NVTX);
+  nsys_call_progress_begin(call, "Indexing profile");
+  pthread_t worker;
+  bool threaded = pthread_create(&worker, NULL, nsys__gpu_reader, b) == 0;
+  if (!threaded) nsys__gpu_reader(b);
+
+  nsys_index *ix = nsys_xcalloc(1, sizeof *ix);
+  nsys_strtab_init(&ix->strings);
+  nsys_strtab_intern(&ix->strings, "", 0); /* id 0 = "" */
+  nsys__sidmap sm;
+  memset(&sm, 0, sizeof sm);
+  bool host_ok = nsys__read_runtime(b, &src, &ix->strings, &sm) &&
+                 nsys__read_nvtx(b, &src, &ix->strings, &sm);
+  if (threaded) {
+    for (unsigned spins = 0; !atomic_load(&b->op_done); spins++) {
+      if (nsys_call_cancelled(call)) atomic_store(&b->stop, 1);
+      if (spins % 20 == 0) nsys__report(b, 0, 85, "reading GPU activity");
+      struct timespec ts = {0, 1000 * 1000};
+      nanosleep(&ts, NULL);
+    }
+    pthread_join(worker, NULL);
+  }
+  bool failed = !host_ok || b->op_failed || atomic_load(&b->stop);
+  if (failed) {
+    if (nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
+    else if (b->host_failed) nsys_call_fail(call, NSYS_E_CORRUPT, "%s", b->host_err);
+    else if (b->op_failed) nsys_call_fail(call, NSYS_E_CORRUPT, "%s", b->op_err);
+    else nsys_call_fail_cancelled(call);
+    nsys__sidmap_free(&sm);
+    nsys__src_close(&src);
+    nsys__build_free(b);
+    free(b);
+    nsys_strtab_free(&ix->strings);
+    free(ix);
+    return NULL;
+  }
+  nsys_call_progress(call, 86, "joining API calls and GPU operations");
+  uint32_t *tmp2final = nsys__assemble_threads(b, ix, &src, &sm);
+  int64_t *thread_gpid = nsys_xmalloc((size_t)(b->n_tmp ? b->n_tmp : 1) * sizeof(int64_t));
+  for (uint32_t i = 0; i < b->n_tmp; i++) thread_gpid[tmp2final[i]] = nsys_gtid_gpid(b->tmp_gtid[i]);
+  nsys__sidmap_free(&sm);
+  nsys__src_close(&src);
+  nsys__assemble_ops(b, ix);
+  nsys__raw_ops *r = &b->ops;
+  /* free what is no longer needed before the next allocations */
+  free(r->start); free(r->end); free(r->rowid); free(r->stream); free(r->device);
+  free(r->name); free(r->full); free(r->kind);
+  r->start = r->end = r->rowid = r->stream = NULL;
+  r->device = NULL; r->name = r->full = NULL; r->kind = NULL;
+  nsys_call_progress(call, 90, "joining API calls and GPU operations");
+  nsys__assemble_api(b, ix, tmp2final);
+  nsys__raw_api_free(&b->api);
+  nsys__join(b, ix, thread_gpid);
+  nsys_call_progress(call, 94, "nesting NVTX ranges");
+  nsys__assemble_nvtx(b, ix, tmp2final);
+  free(tmp2final);
+  free(thread_gpid);
+  nsys__build_free(b);
+  free(b);
+  nsys__span(ix);
+  return ix;
+}

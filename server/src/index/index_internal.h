@@ -1,0 +1,149 @@
+/* Internal interface between the index module's files (build, cache, mipmap,
+ * queries). Not for other modules: they use index.h and index_query.h. */
+#ifndef NSYS_INDEX_INTERNAL_H
+#define NSYS_INDEX_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index/index.h"
+
+struct nsys_profile;
+struct nsys_call;
+
+/* ---- reading the profile (index_source.c) ------------------------------ */
+
+/* Logical source tables the index reads. */
+typedef enum {
+  NSYS__SRC_KERNEL,
+  NSYS__SRC_MEMCPY,
+  NSYS__SRC_MEMSET,
+  NSYS__SRC_RUNTIME,
+  NSYS__SRC_NVTX,
+  NSYS__SRC_THREAD_NAMES,
+  NSYS__SRC_STRING_IDS,
+  NSYS__SRC__COUNT
+} nsys__src_table;
+
+/* A private read-only connection plus resolved table names and a
+ * StringIds-id -> strtab-id map. One per reader thread. */
+typedef struct nsys__src {
+  struct nsys_profile *p;
+  sqlite3 *db;
+  char table[NSYS__SRC__COUNT][160]; /* quoted SQL identifier, "" when absent */
+} nsys__src;
+
+bool nsys__src_open(nsys__src *s, struct nsys_profile *p, char *err, size_t errcap);
+void nsys__src_close(nsys__src *s);
+bool nsys__src_has(const nsys__src *s, nsys__src_table t);
+bool nsys__src_has_column(const nsys__src *s, nsys__src_table t, const char *col);
+/* max(rowid) of a table (a cheap upper bound of its row count), 0 when absent. */
+int64_t nsys__src_max_rowid(const nsys__src *s, nsys__src_table t);
+
+/* Decoded StringIds value (UTF-8) or NULL. Uses the loader's strings, or a
+ * private copy loaded by nsys__strings_fallback_load when the loader left
+ * them empty. */
+typedef struct nsys__strings {
+  struct nsys_profile *p;
+  char **fb;          /* fallback: id -> string for 0 <= id < n_fb */
+  int64_t n_fb;
+  bool use_fb;
+} nsys__strings;
+
+void nsys__strings_init(nsys__strings *st, struct nsys_profile *p, nsys__src *src);
+void nsys__strings_free(nsys__strings *st);
+const char *nsys__strings_get(const nsys__strings *st, int64_t id);
+
+/* StringIds id -> strtab id, interned lazily (one array lookup per row). */
+typedef struct nsys__sidmap {
+  uint32_t *map;      /* sid -> strtab id + 1, 0 = not yet */
+  int64_t cap;
+  /* ids outside [0, 1<<26): small open-addressing fallback */
+  int64_t *hkeys;
+  uint32_t *hvals;
+  uint32_t hcap, hcount;
+} nsys__sidmap;
+
+typedef enum { NSYS__NAME_PLAIN, NSYS__NAME_STRIP_VERSION } nsys__name_mode;
+
+void nsys__sidmap_free(nsys__sidmap *m);
+uint32_t nsys__sidmap_get(nsys__sidmap *m, const nsys__strings *st, nsys_strtab *tab, int64_t sid,
+                          nsys__name_mode mode);
+
+/* ---- summaries for zoom queries (index_mipmap.c) ------------------------ */
+
+/* A series: intervals sorted by start, reached through idx[] (or contiguous
+ * from `first` when idx == NULL). Blocks of NSYS__BLOCK items carry the union
+ * prefix and max-end prefix before the block, and the longest item. */
+#define NSYS__BLOCK 32
+
+typedef struct nsys__series {
+  const int64_t *start, *end; /* arrays of the underlying table */
+  const uint32_t *idx;        /* item i -> table row; NULL: row = first + i */
+  uint32_t first, n;
+  uint32_t n_blocks;
+  int64_t *blk_union;         /* union length of items [0, b*BLOCK) */
+  int64_t *blk_maxend;        /* max end of items [0, b*BLOCK), INT64_MIN at 0 */
+  uint32_t *blk_longest;      /* item index of the longest item in block b */
+  uint32_t n_super;           /* blocks of NSYS__BLOCK blocks */
+  uint32_t *sup_longest;      /* item index of the longest item in super block */
+} nsys__series;
+
+/* ---- private part of the index ----------------------------------------- */
+
+typedef struct nsys__proj_row {  /* projected NVTX row on one GPU at one depth */
+  int32_t device;
+  uint16_t depth;
+  uint32_t first, count;        /* into priv->proj_* */
+} nsys__proj_row;
+
+typedef struct nsys__index_priv {
+  /* where the arrays live: one malloc'd or mmap'd block (cache), or NULL
+   * when each array was malloc'd separately */
+  void *map_base;
+  size_t map_size;
+  bool strings_borrowed; /* strtab strings point into map_base */
+  /* per thread and depth: NVTX ranges at that depth sorted by start */
+  uint32_t *nvtx_by_depth;       /* n = nvtx.n */
+  uint32_t *thread_depth_first;  /* per thread: index into depth_rows */
+  uint32_t n_depth_rows;
+  uint32_t *depth_row_first;     /* per depth row: offset into nvtx_by_depth */
+  uint32_t *depth_row_count;
+  /* projected NVTX on GPUs */
+  uint32_t n_proj;               /* entries */
+  uint32_t *proj_nvtx;           /* range index */
+  int64_t *proj_start, *proj_end;
+  nsys__proj_row *proj_rows; uint32_t n_proj_rows; /* sorted by (device, depth) */
+  /* series for every row kind (built after load) */
+  nsys__series *gpu_series;      /* per gpu track */
+  nsys__series *api_series;      /* per thread */
+  nsys__series *nvtx_series;     /* per depth row */
+  nsys__series *proj_series;     /* per projected row */
+  uint64_t cache_key;            /* identity hash, for diagnostics */
+  bool from_cache;
+} nsys__index_priv;
+
+static inline nsys__index_priv *nsys__priv(const nsys_index *ix) {
+  return (nsys__index_priv *)ix->priv;
+}
+
+/* index_build.c */
+nsys_index *nsys__index_build_fresh(struct nsys_profile *p, struct nsys_call *call);
+/* index_derive.c: computes everything derived from the contract arrays
+ * (per-depth rows, projection, series). Used after a build and a cache load. */
+void nsys__index_derive(nsys_index *ix);
+void nsys__index_free_derived(nsys_index *ix);
+
+/* index_mipmap.c */
+void nsys__series_init(nsys__series *s, const int64_t *start, const int64_t *end,
+                       const uint32_t *idx, uint32_t first, uint32_t n);
+void nsys__series_free(nsys__series *s);
+
+/* index_cache.c: returns NULL when there is no valid cache entry. */
+nsys_index *nsys__cache_load(struct nsys_profile *p);
+void nsys__cache_save(const nsys_index *ix, struct nsys_profile *p);
+void nsys__cache_unmap(void *base, size_t size);
+
+#endif

@@ -1,0 +1,245 @@
+/* Reading side of the index: a private read-only SQLite connection per reader
+ * thread, the real table names, column probes, StringIds lookups and the
+ * StringIds-id -> strtab-id map used to intern names without hashing per row. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/utf8.h"
+#include "common/util.h"
+#include "index/index_internal.h"
+#include "profile/profile.h"
+
+static const struct {
+  nsys_table logical;
+  const char *base; /* name for the fallback resolution */
+} nsys__src_tables[NSYS__SRC__COUNT] = {
+    [NSYS__SRC_KERNEL] = {NSYS_TBL_KERNEL, "CUPTI_ACTIVITY_KIND_KERNEL"},
+    [NSYS__SRC_MEMCPY] = {NSYS_TBL_MEMCPY, "CUPTI_ACTIVITY_KIND_MEMCPY"},
+    [NSYS__SRC_MEMSET] = {NSYS_TBL_MEMSET, "CUPTI_ACTIVITY_KIND_MEMSET"},
+    [NSYS__SRC_RUNTIME] = {NSYS_TBL_RUNTIME, "CUPTI_ACTIVITY_KIND_RUNTIME"},
+    [NSYS__SRC_NVTX] = {NSYS_TBL_NVTX, "NVTX_EVENTS"},
+    [NSYS__SRC_THREAD_NAMES] = {NSYS_TBL_THREAD_NAMES, "ThreadNames"},
+    [NSYS__SRC_STRING_IDS] = {NSYS_TBL_STRING_IDS, "StringIds"},
+};
+
+static void nsys__quote(const char *name, char *out, size_t cap) {
+  size_t j = 0;
+  out[j++] = '"';
+  for (const char *c = name; *c && j + 3 < cap; c++) {
+    if (*c == '"') out[j++] = '"';
+    out[j++] = *c;
+  }
+  out[j++] = '"';
+  out[j] = '\0';
+}
+
+/* FALLBACK (until/unless the loader resolved p->schema): exact name wins,
+ * else the highest "_V<n>" variant. */
+static bool nsys__fallback_resolve(sqlite3 *db, const char *base, char *out, size_t cap) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type='table'", -1, &st, NULL) !=
+      SQLITE_OK)
+    return false;
+  size_t bl = strlen(base);
+  long best_v = -1;
+  bool found = false;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *n = (const char *)sqlite3_column_text(st, 0);
+    if (!n || strncmp(n, base, bl) != 0) continue;
+    if (n[bl] == '\0') {
+      nsys__quote(n, out, cap);
+      found = true;
+      best_v = 1L << 30;
+      continue;
+    }
+    if (n[bl] == '_' && (n[bl + 1] == 'V' || n[bl + 1] == 'v')) {
+      char *e = NULL;
+      long v = strtol(n + bl + 2, &e, 10);
+      if (e && *e == '\0' && v > best_v) {
+        best_v = v;
+        nsys__quote(n, out, cap);
+        found = true;
+      }
+    }
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+bool nsys__src_open(nsys__src *s, nsys_profile *p, char *err, size_t errcap) {
+  memset(s, 0, sizeof *s);
+  s->p = p;
+  const char *path = p->sqlite_path ? p->sqlite_path : p->path;
+  int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc != SQLITE_OK) {
+    snprintf(err, errcap, "cannot open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "no memory");
+    sqlite3_close(s->db);
+    s->db = NULL;
+    return false;
+  }
+  sqlite3_busy_timeout(s->db, 2000);
+  bool resolved = p->schema.n_all_tables > 0;
+  for (int t = 0; t < NSYS__SRC__COUNT; t++) {
+    const char *real = resolved ? p->schema.table[nsys__src_tables[t].logical] : NULL;
+    if (real) nsys__quote(real, s->table[t], sizeof s->table[t]);
+    else if (!resolved) nsys__fallback_resolve(s->db, nsys__src_tables[t].base, s->table[t],
+                                               sizeof s->table[t]);
+  }
+  return true;
+}
+
+void nsys__src_close(nsys__src *s) {
+  if (s->db) sqlite3_close(s->db);
+  s->db = NULL;
+}
+
+bool nsys__src_has(const nsys__src *s, nsys__src_table t) { return s->table[t][0] != '\0'; }
+
+bool nsys__src_has_column(const nsys__src *s, nsys__src_table t, const char *col) {
+  if (!nsys__src_has(s, t)) return false;
+  char sql[1024];
+  snprintf(sql, sizeof sql, "PRAGMA table_info(%s)", s->table[t]);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return false;
+  bool found = false;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    const char *n = (const char *)sqlite3_column_text(st, 1);
+    if (n && strcmp(n, col) == 0) found = true;
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+int64_t nsys__src_max_rowid(const nsys__src *s, nsys__src_table t) {
+  if (!nsys__src_has(s, t)) return 0;
+  char sql[1024];
+  snprintf(sql, sizeof sql, "SELECT max(rowid) FROM %s", s->table[t]);
+  sqlite3_stmt *st = NULL;
+  int64_t v = 0;
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v < 0 ? 0 : v;
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+void nsys__strings_init(nsys__strings *st, nsys_profile *p, nsys__src *src) {
+  memset(st, 0, sizeof *st);
+  st->p = p;
+  if (p->strings || p->n_strings > 0 || !nsys__src_has(src, NSYS__SRC_STRING_IDS)) return;
+  /* FALLBACK: the loader did not decode StringIds (not landed yet); read them
+   * here, dense ids only (sparse ids beyond 4x the row count are dropped). */
+  char sql[1024];
+  snprintf(sql, sizeof sql, "SELECT count(*), max(id) FROM %s", src->table[NSYS__SRC_STRING_IDS]);
+  sqlite3_stmt *q = NULL;
+  int64_t count = 0, maxid = -1;
+  if (sqlite3_prepare_v2(src->db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) {
+    count = sqlite3_column_int64(q, 0);
+    maxid = sqlite3_column_int64(q, 1);
+  }
+  sqlite3_finalize(q);
+  if (maxid < 0) return;
+  int64_t n = NSYS_MIN(maxid + 1, 4 * count + 1024);
+  st->fb = nsys_xcalloc((size_t)n, sizeof(char *));
+  st->n_fb = n;
+  st->use_fb = true;
+  snprintf(sql, sizeof sql, "SELECT id, value FROM %s", src->table[NSYS__SRC_STRING_IDS]);
+  if (sqlite3_prepare_v2(src->db, sql, -1, &q, NULL) != SQLITE_OK) return;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(q, 0);
+    if (id < 0 || id >= n) continue;
+    const char *v = (const char *)sqlite3_column_text(q, 1);
+    int len = sqlite3_column_bytes(q, 1);
+    if (!v) continue;
+    free(st->fb[id]);
+    st->fb[id] = nsys_utf8_sanitize(v, (size_t)len);
+  }
+  sqlite3_finalize(q);
+}
+
+void nsys__strings_free(nsys__strings *st) {
+  for (int64_t i = 0; i < st->n_fb; i++) free(st->fb[i]);
+  free(st->fb);
+  memset(st, 0, sizeof *st);
+}
+
+const char *nsys__strings_get(const nsys__strings *st, int64_t id) {
+  if (st->use_fb) return id >= 0 && id < st->n_fb ? st->fb[id] : NULL;
+  return nsys_profile_string(st->p, id);
+}
+
+/* ---- sid map ------------------------------------------------------------ */
+
+#define NSYS__SIDMAP_DIRECT ((int64_t)1 << 26)
+
+void nsys__sidmap_free(nsys__sidmap *m) {
+  free(m->map);
+  free(m->hkeys);
+  free(m->hvals);
+  memset(m, 0, sizeof *m);
+}
+
+static uint32_t nsys__intern_sid(const nsys__strings *st, nsys_strtab *tab, int64_t sid,
+                                 nsys__name_mode mode) {
+  const char *s = nsys__strings_get(st, sid);
+  if (!s) s = "";
+  size_t n = strlen(s);
+  if (mode == NSYS__NAME_STRIP_VERSION) {
+    /* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": strip _v[0-9]+$ */
+    size_t k = n;
+    while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9') k--;
+    if (k < n && k >= 2 && s[k - 1] == 'v' && s[k - 2] == '_' && k > 2) n = k - 2;
+  }
+  return nsys_strtab_intern(tab, s, n);
+}
+
+static uint32_t nsys__sidmap_hash_get(nsys__sidmap *m, const nsys__strings *st, nsys_strtab *tab,
+                                      int64_t sid, nsys__name_mode mode) {
+  if ((m->hcount + 1) * 2 > m->hcap) {
+    uint32_t ncap = m->hcap ? m->hcap * 2 : 64;
+    int64_t *nk = nsys_xmalloc(ncap * sizeof(int64_t));
+    uint32_t *nv = nsys_xcalloc(ncap, sizeof(uint32_t));
+    for (uint32_t i = 0; i < m->hcap; i++) {
+      if (!m->hvals[i]) continue;
+      uint32_t j = (uint32_t)(((uint64_t)m->hkeys[i] * 0x9E3779B97F4A7C15ULL) >> 32) & (ncap - 1);
+      while (nv[j]) j = (j + 1) & (ncap - 1);
+      nk[j] = m->hkeys[i];
+      nv[j] = m->hvals[i];
+    }
+    free(m->hkeys);
+    free(m->hvals);
+    m->hkeys = nk;
+    m->hvals = nv;
+    m->hcap = ncap;
+  }
+  uint32_t j = (uint32_t)(((uint64_t)sid * 0x9E3779B97F4A7C15ULL) >> 32) & (m->hcap - 1);
+  while (m->hvals[j]) {
+    if (m->hkeys[j] == sid) return m->hvals[j] - 1;
+    j = (j + 1) & (m->hcap - 1);
+  }
+  uint32_t id = nsys__intern_sid(st, tab, sid, mode);
+  m->hkeys[j] = sid;
+  m->hvals[j] = id + 1;
+  m->hcount++;
+  return id;
+}
+
+uint32_t nsys__sidmap_get(nsys__sidmap *m, const nsys__strings *st, nsys_strtab *tab, int64_t sid,
+                          nsys__name_mode mode) {
+  if (sid < 0 || sid >= NSYS__SIDMAP_DIRECT) return nsys__sidmap_hash_get(m, st, tab, sid, mode);
+  if (sid < m->cap) {
+    uint32_t v = m->map[sid];
+    if (v) return v - 1;
+  } else {
+    int64_t ncap = m->cap ? m->cap : 4096;
+    while (ncap <= sid) ncap *= 2;
+    m->map = nsys_xrealloc(m->map, (size_t)ncap * sizeof(uint32_t));
+    memset(m->map + m->cap, 0, (size_t)(ncap - m->cap) * sizeof(uint32_t));
+    m->cap = ncap;
+  }
+  uint32_t id = nsys__intern_sid(st, tab, sid, mode);
+  m->map[sid] = id + 1;
+  return id;
+}

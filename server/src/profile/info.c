@@ -1,0 +1,595 @@
+/* The profile summary (nsys_info): versions, session start, span, row
+ * counts, GPUs, devices with their streams, processes with their threads,
+ * feature flags. Built once at open, independent of the index.
+ *
+ * Every table and column is optional (lazy exports, cut exports, failed
+ * captures, hostile files): a missing one leaves its part unknown or empty.
+ * Definitions (the protocol tests check them with their own SQL):
+ *   - counts.*: rows of the kernel/memcpy/memset/runtime/NVTX/sync tables
+ *     (NVTX counts every row: ranges, marks and domain/category records).
+ *   - span: min(start) .. max(end, start) over the activity tables present
+ *     (GPU ops, runtime, sync, graph launches, NVTX, OS runtime, CPU samples);
+ *     NULL ends are ignored, negative starts (ranges begun before the capture)
+ *     are kept as they are.
+ *   - devices: distinct deviceId of kernel/memcpy/memset rows, each with its
+ *     distinct streamIds.
+ *   - processes: pids of PROCESSES plus those of ThreadNames threads; pid/tid
+ *     come from the globalPid/globalTid bits (schema ref §1.3); the thread name
+ *     is the last ThreadNames row of that globalTid. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/utf8.h"
+#include "common/util.h"
+#include "profile/loader_internal.h"
+#include "rpc/call.h"
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static char *nsys__text_col(sqlite3_stmt *st, int col) {
+  const char *t = (const char *)sqlite3_column_text(st, col);
+  if (!t) return NULL;
+  size_t n = (size_t)sqlite3_column_bytes(st, col);
+  if (n > 4096) n = 4096;
+  return nsys_utf8_sanitize(t, n);
+}
+
+static bool nsys__has(const nsys_profile *p, nsys_table t, const char *col) {
+  return nsys_schema_has_column(p, t, col);
+}
+
+static const char *nsys__col(const nsys_profile *p, nsys_table t, const char *col) {
+  return nsys__has(p, t, col) ? col : "NULL";
+}
+
+/* Runs a statement to completion, calling row() for each row. */
+typedef bool (*nsys__row_fn)(nsys_profile *p, sqlite3_stmt *st, void *ctx);
+
+static bool nsys__query(nsys_profile *p, nsys_call *call, const char *sql, const char *what,
+                        nsys__row_fn row, void *ctx) {
+  sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
+  if (!st) return false;
+  int rc;
+  int64_t n = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if ((++n & 0x3FFF) == 0 && nsys_call_cancelled(call)) {
+      sqlite3_finalize(st);
+      nsys_call_fail_cancelled(call);
+      return false;
+    }
+    if (!row(p, st, ctx)) break;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return nsys_profile_sql_fail(p, call, rc, what);
+  return true;
+}
+
+static void nsys__span_add(nsys_info *in, int64_t start, int64_t end) {
+  if (!in->has_span) {
+    in->span_start = start;
+    in->span_end = end;
+    in->has_span = true;
+    return;
+  }
+  if (start < in->span_start) in->span_start = start;
+  if (end > in->span_end) in->span_end = end;
+}
+
+static void nsys__table_count(nsys_info *in, const char *name, int64_t rows) {
+  in->tables = nsys_xrealloc(in->tables, (size_t)(in->n_tables + 1) * sizeof *in->tables);
+  in->tables[in->n_tables].name = nsys_xstrdup(name);
+  in->tables[in->n_tables].rows = rows;
+  in->n_tables++;
+}
+
+/* ---- versions, session start, duration ---------------------------------- */
+
+static bool nsys__meta_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
+  (void)ctx;
+  const char *name = (const char *)sqlite3_column_text(st, 0);
+  if (!name || sqlite3_column_type(st, 1) == SQLITE_NULL) return true;
+  char **slot = NULL;
+  if (strcmp(name, "EXPORT_PRODUCT_VERSION") == 0) slot = &p->info.nsys_version;
+  else if (strcmp(name, "EXPORT_SCHEMA_VERSION") == 0) slot = &p->info.schema_version;
+  if (slot && !*slot) *slot = nsys__text_col(st, 1);
+  return true;
+}
+
+static bool nsys__first_int_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
+  (void)p;
+  int64_t *out = ctx;
+  if (sqlite3_column_type(st, 0) == SQLITE_NULL) return true;
+  out[0] = sqlite3_column_int64(st, 0);
+  out[1] = 1;
+  return false; /* first non-NULL value is enough */
+}
+
+static bool nsys__read_scalars(nsys_profile *p, nsys_call *call) {
+  char tbl[512], sql[1024];
+  if (nsys_profile_table_sql(p, NSYS_TBL_META, tbl, sizeof tbl) &&
+      nsys__has(p, NSYS_TBL_META, "name") && nsys__has(p, NSYS_TBL_META, "value")) {
+    snprintf(sql, sizeof sql,
+             "SELECT name, value FROM %s WHERE name IN "
+             "('EXPORT_PRODUCT_VERSION','EXPORT_SCHEMA_VERSION')",
+             tbl);
+    if (!nsys__query(p, call, sql, "the export metadata", nsys__meta_row, NULL)) return false;
+  }
+  if (nsys_profile_table_sql(p, NSYS_TBL_SESSION_START, tbl, sizeof tbl) &&
+      nsys__has(p, NSYS_TBL_SESSION_START, "utcEpochNs")) {
+    int64_t v[2] = {0, 0};
+    snprintf(sql, sizeof sql, "SELECT utcEpochNs FROM %s", tbl);
+    if (!nsys__query(p, call, sql, "the session start", nsys__first_int_row, v)) return false;
+    p->info.utc_epoch_ns = v[0];
+    p->info.has_utc_epoch = v[1] != 0;
+  }
+  if (nsys_profile_table_sql(p, NSYS_TBL_ANALYSIS_DETAILS, tbl, sizeof tbl) &&
+      nsys__has(p, NSYS_TBL_ANALYSIS_DETAILS, "duration")) {
+    int64_t v[2] = {0, 0};
+    snprintf(sql, sizeof sql, "SELECT duration FROM %s", tbl);
+    if (!nsys__query(p, call, sql, "the capture duration", nsys__first_int_row, v)) return false;
+    if (v[1] && v[0] >= 0) p->info.duration_ns = v[0];
+  }
+  return true;
+}
+
+/* ---- GPUs --------------------------------------------------------------- */
+
+typedef struct {
+  bool legacy;   /* TARGET_INFO_CUDA_GPU units: bandwidth kB/s, clock kHz */
+  bool cuda_dev; /* TARGET_INFO_CUDA_DEVICE: only ids and SM counts */
+} nsys__gpu_ctx;
+
+static bool nsys__gpu_row(nsys_profile *p, sqlite3_stmt *st, void *vctx) {
+  const nsys__gpu_ctx *ctx = vctx;
+  nsys_info *in = &p->info;
+  if (sqlite3_column_type(st, 0) == SQLITE_NULL) return true;
+  int64_t id = sqlite3_column_int64(st, 0);
+  for (int i = 0; i < in->n_gpus; i++)
+    if (in->gpus[i].id == id) return true; /* one entry per GPU (legacy: per process) */
+  if (in->n_gpus >= 4096) return false;
+  in->gpus = nsys_xrealloc(in->gpus, (size_t)(in->n_gpus + 1) * sizeof *in->gpus);
+  nsys_gpu_info *g = &in->gpus[in->n_gpus++];
+  memset(g, 0, sizeof *g);
+  g->id = id;
+  g->name = nsys__text_col(st, 1);
+  int64_t sm = sqlite3_column_int64(st, 2);
+  g->sm_count = sm > 0 && sm < 1000000 ? (int)sm : 0;
+  int64_t mem = sqlite3_column_int64(st, 3);
+  g->memory_bytes = mem > 0 ? mem : 0;
+  int64_t bw = sqlite3_column_int64(st, 4), clk = sqlite3_column_int64(st, 5);
+  /* The pre-2022 table stores kB/s and kHz (A100-PCIE-40GB: 1555200000 and
+   * 1410000, i.e. 1.5552 TB/s and 1.41 GHz). */
+  if (ctx->legacy) {
+    bw = bw > 0 && bw < INT64_MAX / 1000 ? bw * 1000 : 0;
+    clk = clk > 0 && clk < INT64_MAX / 1000 ? clk * 1000 : 0;
+  }
+  g->bandwidth_bytes_per_sec = bw > 0 ? bw : 0;
+  g->clock_hz = clk > 0 ? clk : 0;
+  int64_t ma = sqlite3_column_int64(st, 6), mi = sqlite3_column_int64(st, 7);
+  bool cc_known = sqlite3_column_type(st, 6) != SQLITE_NULL && ma > 0 && ma < 100 && mi >= 0 &&
+                  mi < 100;
+  g->cc_major = cc_known ? (int)ma : -1;
+  g->cc_minor = cc_known ? (int)mi : -1;
+  return true;
+}
+
+static int nsys__cmp_gpu(const void *a, const void *b) {
+  int64_t x = ((const nsys_gpu_info *)a)->id, y = ((const nsys_gpu_info *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+static bool nsys__read_gpus(nsys_profile *p, nsys_call *call) {
+  char tbl[512], sql[2048];
+  nsys__gpu_ctx ctx = {false, false};
+  const nsys_table t = NSYS_TBL_GPU_INFO;
+  if (nsys_profile_table_sql(p, t, tbl, sizeof tbl)) {
+    const char *id = nsys__has(p, t, "id") ? "id" : nsys__col(p, t, "deviceId");
+    if (nsys__has(p, t, "id")) {
+      snprintf(sql, sizeof sql, "SELECT %s, %s, %s, %s, %s, %s, %s, %s FROM %s", id,
+               nsys__col(p, t, "name"), nsys__col(p, t, "smCount"), nsys__col(p, t, "totalMemory"),
+               nsys__col(p, t, "memoryBandwidth"), nsys__col(p, t, "clockRate"),
+               nsys__col(p, t, "computeMajor"), nsys__col(p, t, "computeMinor"), tbl);
+    } else {
+      /* TARGET_INFO_CUDA_GPU (2021) or the minimal 2021 TARGET_INFO_GPU */
+      ctx.legacy = nsys__has(p, t, "coreClockRate") || nsys__has(p, t, "globalMemoryBandwidth");
+      snprintf(sql, sizeof sql, "SELECT %s, %s, %s, %s, %s, %s, %s, %s FROM %s", id,
+               nsys__col(p, t, "name"), nsys__col(p, t, "numMultiprocessors"),
+               nsys__col(p, t, "globalMemorySize"), nsys__col(p, t, "globalMemoryBandwidth"),
+               nsys__col(p, t, "coreClockRate"), nsys__col(p, t, "computeCapabilityMajor"),
+               nsys__col(p, t, "computeCapabilityMinor"), tbl);
+    }
+    if (!nsys__query(p, call, sql, "the GPU table", nsys__gpu_row, &ctx)) return false;
+  } else if (nsys_profile_table_sql(p, NSYS_TBL_CUDA_DEVICE, tbl, sizeof tbl) &&
+             nsys__has(p, NSYS_TBL_CUDA_DEVICE, "cudaId")) {
+    /* 2026 exports may lack TARGET_INFO_GPU but keep the CUDA device list. */
+    ctx.cuda_dev = true;
+    snprintf(sql, sizeof sql,
+             "SELECT cudaId, NULL, %s, NULL, NULL, NULL, NULL, NULL FROM %s ORDER BY cudaId", 
+             nsys__col(p, NSYS_TBL_CUDA_DEVICE, "numMultiprocessors"), tbl);
+    if (!nsys__query(p, call, sql, "the CUDA device table", nsys__gpu_row, &ctx)) return false;
+  }
+  if (p->info.n_gpus > 1)
+    qsort(p->info.gpus, (size_t)p->info.n_gpus, sizeof *p->info.gpus, nsys__cmp_gpu);
+  return true;
+}
+
+/* ---- GPU activity: counts, span, devices/streams, NCCL, graphs ---------- */
+
+typedef struct {
+  int64_t dev, stream;
+  bool used;
+} nsys__pair;
+
+typedef struct {
+  nsys__pair *slots;
+  size_t cap, n;
+} nsys__pairset;
+
+static void nsys__pairset_add(nsys__pairset *s, int64_t dev, int64_t stream);
+
+static void nsys__pairset_grow(nsys__pairset *s) {
+  nsys__pairset old = *s;
+  s->cap = old.cap ? old.cap * 2 : 64;
+  s->slots = nsys_xcalloc(s->cap, sizeof *s->slots);
+  s->n = 0;
+  for (size_t i = 0; i < old.cap; i++)
+    if (old.slots[i].used) nsys__pairset_add(s, old.slots[i].dev, old.slots[i].stream);
+  free(old.slots);
+}
+
+static void nsys__pairset_add(nsys__pairset *s, int64_t dev, int64_t stream) {
+  if ((s->n + 1) * 2 > s->cap) nsys__pairset_grow(s);
+  uint64_t h = (uint64_t)dev * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)stream + 0x632BE59BD9B4E019ULL);
+  h ^= h >> 29;
+  size_t i = (size_t)(h & (s->cap - 1));
+  while (s->slots[i].used) {
+    if (s->slots[i].dev == dev && s->slots[i].stream == stream) return;
+    i = (i + 1) & (s->cap - 1);
+  }
+  s->slots[i].used = true;
+  s->slots[i].dev = dev;
+  s->slots[i].stream = stream;
+  s->n++;
+}
+
+typedef struct {
+  nsys__pairset *pairs;
+  const uint8_t *nccl_dense; /* per dense string id: 1 when it starts with "nccl" */
+  int64_t rows;
+  bool check_nccl, nccl, graphs;
+  bool any_time;
+  int64_t min_start, max_end;
+} nsys__gpu_scan;
+
+static bool nsys__is_nccl_id(const nsys_profile *p, const uint8_t *dense, int64_t id) {
+  if (id >= 0 && id < p->n_strings) return dense[id] != 0;
+  const char *s = nsys_profile_string(p, id);
+  return s && strncasecmp(s, "nccl", 4) == 0;
+}
+
+static bool nsys__gpu_scan_row(nsys_profile *p, sqlite3_stmt *st, void *vctx) {
+  nsys__gpu_scan *sc = vctx;
+  sc->rows++;
+  if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
+    int64_t stream = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
+    nsys__pairset_add(sc->pairs, sqlite3_column_int64(st, 0), stream);
+  }
+  if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+    int64_t s = sqlite3_column_int64(st, 2);
+    int64_t e = sqlite3_column_type(st, 3) != SQLITE_NULL ? sqlite3_column_int64(st, 3) : s;
+    if (e < s) e = s;
+    if (!sc->any_time) {
+      sc->min_start = s;
+      sc->max_end = e;
+      sc->any_time = true;
+    } else {
+      if (s < sc->min_start) sc->min_start = s;
+      if (e > sc->max_end) sc->max_end = e;
+    }
+  }
+  if (sc->check_nccl && !sc->nccl && sqlite3_column_type(st, 4) != SQLITE_NULL)
+    sc->nccl = nsys__is_nccl_id(p, sc->nccl_dense, sqlite3_column_int64(st, 4));
+  if (!sc->graphs && (sqlite3_column_type(st, 5) != SQLITE_NULL ||
+                      sqlite3_column_type(st, 6) != SQLITE_NULL))
+    sc->graphs = true;
+  return true;
+}
+
+static bool nsys__scan_gpu_table(nsys_profile *p, nsys_call *call, nsys_table t,
+                                 nsys__pairset *pairs, const uint8_t *nccl_dense,
+                                 int64_t *count) {
+  char tbl[512], sql[2048];
+  if (!nsys_profile_table_sql(p, t, tbl, sizeof tbl)) return true;
+  bool kernel = t == NSYS_TBL_KERNEL;
+  snprintf(sql, sizeof sql, "SELECT %s, %s, %s, %s, %s, %s, %s FROM %s",
+           nsys__col(p, t, "deviceId"), nsys__col(p, t, "streamId"), nsys__col(p, t, "start"),
+           nsys__col(p, t, "end"), kernel ? nsys__col(p, t, "shortName") : "NULL",
+           nsys__col(p, t, "graphNodeId"), kernel ? nsys__col(p, t, "graphId") : "NULL", tbl);
+  nsys__gpu_scan sc = {.pairs = pairs, .nccl_dense = nccl_dense, .check_nccl = kernel};
+  if (!nsys__query(p, call, sql, p->schema.table[t], nsys__gpu_scan_row, &sc)) return false;
+  *count = sc.rows;
+  if (sc.any_time) nsys__span_add(&p->info, sc.min_start, sc.max_end);
+  if (kernel && sc.nccl) p->info.f_nccl = true;
+  if (sc.graphs) p->info.f_cuda_graphs = true;
+  nsys__table_count(&p->info, p->schema.table[t], sc.rows);
+  return true;
+}
+
+static int nsys__cmp_pair(const void *a, const void *b) {
+  const nsys__pair *x = a, *y = b;
+  if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+  return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+static void nsys__build_devices(nsys_info *in, nsys__pairset *s) {
+  nsys__pair *v = nsys_xcalloc(s->n + 1, sizeof *v);
+  size_t n = 0;
+  for (size_t i = 0; i < s->cap; i++)
+    if (s->slots[i].used) v[n++] = s->slots[i];
+  qsort(v, n, sizeof *v, nsys__cmp_pair);
+  for (size_t i = 0; i < n; i++) {
+    if (in->n_devices == 0 || in->devices[in->n_devices - 1].id != v[i].dev) {
+      in->devices = nsys_xrealloc(in->devices, (size_t)(in->n_devices + 1) * sizeof *in->devices);
+      nsys_device_info *d = &in->devices[in->n_devices++];
+      memset(d, 0, sizeof *d);
+      d->id = v[i].dev;
+    }
+    nsys_device_info *d = &in->devices[in->n_devices - 1];
+    if (v[i].stream < 0) continue; /* NULL streamId */
+    d->streams = nsys_xrealloc(d->streams, (size_t)(d->n_streams + 1) * sizeof *d->streams);
+    d->streams[d->n_streams++] = v[i].stream;
+  }
+  free(v);
+}
+
+/* ---- other activity tables: count + span in one aggregate --------------- */
+
+static bool nsys__agg_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
+  int64_t *count = ctx;
+  *count = sqlite3_column_int64(st, 0);
+  if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
+    int64_t s = sqlite3_column_int64(st, 1);
+    int64_t e = s;
+    if (sqlite3_column_type(st, 2) != SQLITE_NULL && sqlite3_column_int64(st, 2) > e)
+      e = sqlite3_column_int64(st, 2);
+    if (sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int64(st, 3) > e)
+      e = sqlite3_column_int64(st, 3);
+    nsys__span_add(&p->info, s, e);
+  }
+  return false;
+}
+
+static bool nsys__aggregate(nsys_profile *p, nsys_call *call, nsys_table t, bool span,
+                            int64_t *count) {
+  char tbl[512], sql[1024];
+  *count = 0;
+  if (!nsys_profile_table_sql(p, t, tbl, sizeof tbl)) return true;
+  bool has_start = span && nsys__has(p, t, "start");
+  bool has_end = span && nsys__has(p, t, "end");
+  snprintf(sql, sizeof sql, "SELECT count(*), %s, %s, %s FROM %s",
+           has_start ? "min(start)" : "NULL", has_end ? "max(end)" : "NULL",
+           has_start ? "max(start)" : "NULL", tbl);
+  if (!nsys__query(p, call, sql, p->schema.table[t], nsys__agg_row, count)) return false;
+  nsys__table_count(&p->info, p->schema.table[t], *count);
+  return true;
+}
+
+static bool nsys__any_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
+  (void)p;
+  (void)st;
+  *(bool *)ctx = true;
+  return false;
+}
+
+static bool nsys__not_empty(nsys_profile *p, nsys_call *call, nsys_table t, bool *out) {
+  char tbl[512], sql[600];
+  *out = false;
+  if (!nsys_profile_table_sql(p, t, tbl, sizeof tbl)) return true;
+  snprintf(sql, sizeof sql, "SELECT 1 FROM %s LIMIT 1", tbl);
+  return nsys__query(p, call, sql, p->schema.table[t], nsys__any_row, out);
+}
+
+/* ---- processes and threads ---------------------------------------------- */
+
+typedef struct {
+  uint32_t pid, tid;
+  int64_t seq;
+  char *name;
+} nsys__named;
+
+typedef struct {
+  nsys__named *v;
+  size_t n, cap;
+  int64_t seq;
+  bool threads;
+} nsys__named_vec;
+
+static void nsys__named_push(nsys__named_vec *vec, uint32_t pid, uint32_t tid, char *name) {
+  if (vec->n == vec->cap) {
+    vec->cap = vec->cap ? vec->cap * 2 : 64;
+    vec->v = nsys_xrealloc(vec->v, vec->cap * sizeof *vec->v);
+  }
+  vec->v[vec->n++] = (nsys__named){pid, tid, vec->seq++, name};
+}
+
+static bool nsys__process_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
+  (void)p;
+  nsys__named_vec *vec = ctx;
+  uint32_t pid;
+  if (sqlite3_column_type(st, 0) != SQLITE_NULL) pid = nsys_gtid_pid(sqlite3_column_int64(st, 0));
+  else if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+    pid = (uint32_t)(sqlite3_column_int64(st, 1) & 0xFFFFFF);
+  else return true;
+  nsys__named_push(vec, pid, 0, nsys__text_col(st, 2));
+  return vec->n < 10000000;
+}
+
+static bool nsys__thread_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
+  nsys__named_vec *vec = ctx;
+  if (sqlite3_column_type(st, 0) == SQLITE_NULL) return true;
+  int64_t g = sqlite3_column_int64(st, 0);
+  const char *name = NULL;
+  if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+    name = nsys_profile_string(p, sqlite3_column_int64(st, 1));
+  nsys__named_push(vec, nsys_gtid_pid(g), nsys_gtid_tid(g), name ? nsys_xstrdup(name) : NULL);
+  return vec->n < 10000000;
+}
+
+/* Sort by (pid, tid, seq): the last row of each key wins. */
+static int nsys__cmp_named(const void *a, const void *b) {
+  const nsys__named *x = a, *y = b;
+  if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+  if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Keeps one entry per key: the last row's name, or the latest non-NULL one. */
+static void nsys__named_unique(nsys__named_vec *vec) {
+  if (vec->n > 1) qsort(vec->v, vec->n, sizeof *vec->v, nsys__cmp_named);
+  size_t w = 0;
+  for (size_t i = 0; i < vec->n; i++) {
+    if (w > 0 && vec->v[w - 1].pid == vec->v[i].pid && vec->v[w - 1].tid == vec->v[i].tid) {
+      if (vec->v[i].name) {
+        free(vec->v[w - 1].name);
+        vec->v[w - 1].name = vec->v[i].name;
+      }
+      continue;
+    }
+    vec->v[w++] = vec->v[i];
+  }
+  vec->n = w;
+}
+
+static nsys_process_info *nsys__proc_slot(nsys_info *in, uint32_t pid) {
+  if (in->n_processes && in->processes[in->n_processes - 1].pid == pid)
+    return &in->processes[in->n_processes - 1];
+  in->processes =
+      nsys_xrealloc(in->processes, (size_t)(in->n_processes + 1) * sizeof *in->processes);
+  nsys_process_info *pr = &in->processes[in->n_processes++];
+  memset(pr, 0, sizeof *pr);
+  pr->pid = pid;
+  return pr;
+}
+
+static bool nsys__read_processes(nsys_profile *p, nsys_call *call) {
+  char tbl[512], sql[1024];
+  nsys__named_vec procs = {0}, threads = {0};
+  bool ok = true;
+  const nsys_table tp = NSYS_TBL_PROCESSES, tt = NSYS_TBL_THREAD_NAMES;
+  if (nsys_profile_table_sql(p, tp, tbl, sizeof tbl)) {
+    snprintf(sql, sizeof sql, "SELECT %s, %s, %s FROM %s", nsys__col(p, tp, "globalPid"),
+             nsys__col(p, tp, "pid"), nsys__col(p, tp, "name"), tbl);
+    ok = nsys__query(p, call, sql, "PROCESSES", nsys__process_row, &procs);
+  }
+  if (ok && nsys_profile_table_sql(p, tt, tbl, sizeof tbl) && nsys__has(p, tt, "globalTid")) {
+    snprintf(sql, sizeof sql, "SELECT globalTid, %s FROM %s", nsys__col(p, tt, "nameId"), tbl);
+    ok = nsys__query(p, call, sql, "ThreadNames", nsys__thread_row, &threads);
+  }
+  if (ok) {
+    nsys__named_unique(&procs);
+    nsys__named_unique(&threads);
+    /* merge the two sorted lists by pid */
+    nsys_info *in = &p->info;
+    size_t i = 0, j = 0;
+    while (i < procs.n || j < threads.n) {
+      uint32_t pid = i < procs.n && (j >= threads.n || procs.v[i].pid <= threads.v[j].pid)
+                         ? procs.v[i].pid
+                         : threads.v[j].pid;
+      nsys_process_info *pr = nsys__proc_slot(in, pid);
+      if (i < procs.n && procs.v[i].pid == pid) {
+        pr->name = procs.v[i].name;
+        procs.v[i].name = NULL;
+        i++;
+        continue;
+      }
+      pr->threads = nsys_xrealloc(pr->threads, (size_t)(pr->n_threads + 1) * sizeof *pr->threads);
+      pr->threads[pr->n_threads].tid = threads.v[j].tid;
+      pr->threads[pr->n_threads].name = threads.v[j].name;
+      threads.v[j].name = NULL;
+      pr->n_threads++;
+      j++;
+    }
+  }
+  for (size_t k = 0; k < procs.n; k++) free(procs.v[k].name);
+  for (size_t k = 0; k < threads.n; k++) free(threads.v[k].name);
+  free(procs.v);
+  free(threads.v);
+  return ok;
+}
+
+/* ---- putting it together ------------------------------------------------ */
+
+static uint8_t *nsys__nccl_flags(const nsys_profile *p) {
+  uint8_t *f = nsys_xcalloc((size_t)p->n_strings + 1, 1);
+  for (int64_t i = 0; i < p->n_strings; i++)
+    f[i] = p->strings[i] && strncasecmp(p->strings[i], "nccl", 4) == 0;
+  return f;
+}
+
+bool nsys_info_build(nsys_profile *p, nsys_call *call) {
+  nsys_info *in = &p->info;
+  in->duration_ns = -1;
+  if (!nsys__read_scalars(p, call)) return false;
+  if (!nsys__read_gpus(p, call)) return false;
+  nsys_call_progress(call, 10, "GPU activity");
+
+  nsys__pairset pairs = {0};
+  uint8_t *nccl = p->schema.table[NSYS_TBL_KERNEL] ? nsys__nccl_flags(p) : NULL;
+  bool ok = nsys__scan_gpu_table(p, call, NSYS_TBL_KERNEL, &pairs, nccl, &in->n_kernels);
+  nsys_call_progress(call, 30, "GPU activity");
+  ok = ok && nsys__scan_gpu_table(p, call, NSYS_TBL_MEMCPY, &pairs, nccl, &in->n_memcpy);
+  ok = ok && nsys__scan_gpu_table(p, call, NSYS_TBL_MEMSET, &pairs, nccl, &in->n_memset);
+  free(nccl);
+  if (ok) nsys__build_devices(in, &pairs);
+  free(pairs.slots);
+  if (!ok) return false;
+
+  nsys_call_progress(call, 45, "API calls");
+  if (!nsys__aggregate(p, call, NSYS_TBL_RUNTIME, true, &in->n_runtime)) return false;
+  if (!nsys__aggregate(p, call, NSYS_TBL_SYNC, true, &in->n_syncs)) return false;
+  if (!nsys__aggregate(p, call, NSYS_TBL_GRAPH_TRACE, true, &in->n_graph_launches)) return false;
+  if (!nsys__aggregate(p, call, NSYS_TBL_CUDA_EVENT, false, &in->n_cuda_events)) return false;
+  nsys_call_progress(call, 60, "NVTX");
+  if (!nsys__aggregate(p, call, NSYS_TBL_NVTX, true, &in->n_nvtx)) return false;
+  nsys_call_progress(call, 75, "OS runtime and samples");
+  if (!nsys__aggregate(p, call, NSYS_TBL_OSRT, true, &in->n_osrt)) return false;
+  if (!nsys__aggregate(p, call, NSYS_TBL_SAMPLING, true, &in->n_cpu_samples)) return false;
+
+  bool graph_events = false, node_events = false;
+  if (!nsys__not_empty(p, call, NSYS_TBL_CUDA_GRAPH_EVENTS, &graph_events)) return false;
+  if (!nsys__not_empty(p, call, NSYS_TBL_CUDA_GRAPH_NODE_EVENTS, &node_events)) return false;
+  if (!nsys__not_empty(p, call, NSYS_TBL_CALLCHAINS, &in->f_cuda_callchains)) return false;
+
+  in->f_kernels = in->n_kernels > 0;
+  in->f_memcpy = in->n_memcpy > 0;
+  in->f_memset = in->n_memset > 0;
+  in->f_nvtx = in->n_nvtx > 0;
+  in->f_osrt = in->n_osrt > 0;
+  in->f_cpu_sampling = in->n_cpu_samples > 0;
+  if (in->n_graph_launches > 0 || graph_events || node_events) in->f_cuda_graphs = true;
+
+  nsys_call_progress(call, 85, "processes");
+  if (!nsys__read_processes(p, call)) return false;
+  if (!in->has_span) in->span_start = in->span_end = 0;
+  return true;
+}
+
+void nsys_info_free(nsys_info *in) {
+  free(in->nsys_version);
+  free(in->schema_version);
+  for (int i = 0; i < in->n_gpus; i++) free(in->gpus[i].name);
+  free(in->gpus);
+  for (int i = 0; i < in->n_devices; i++) free(in->devices[i].streams);
+  free(in->devices);
+  for (int i = 0; i < in->n_processes; i++) {
+    for (int k = 0; k < in->processes[i].n_threads; k++) free(in->processes[i].threads[k].name);
+    free(in->processes[i].threads);
+    free(in->processes[i].name);
+  }
+  free(in->processes);
+  for (int i = 0; i < in->n_tables; i++) free(in->tables[i].name);
+  free(in->tables);
+  memset(in, 0, sizeof *in);
+}

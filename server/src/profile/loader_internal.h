@@ -1,0 +1,40 @@
+/* Internal interface between the loader's files (loader.c, schema.c,
+ * strings.c, info.c, nsysrep.c). Not for other modules: use profile.h. */
+#ifndef NSYS_LOADER_INTERNAL_H
+#define NSYS_LOADER_INTERNAL_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "profile/profile.h"
+
+/* schema.c: lists the tables, detects the generation, resolves the logical
+ * tables and reads their columns. Fails with -32004 when the database holds
+ * none of the tables an nsys export has. */
+bool nsys_schema_load(nsys_profile *p, struct nsys_call *call);
+void nsys_schema_free(nsys_schema *s);
+/* True when `name` looks like a table only nsys exports create. */
+bool nsys_schema_is_nsys_table(const char *name);
+
+/* strings.c: loads StringIds (if present) into p->strings / p->sparse_*. */
+bool nsys_strings_load(nsys_profile *p, struct nsys_call *call);
+void nsys_strings_free(nsys_profile *p);
+
+/* info.c: fills p->info. */
+bool nsys_info_build(nsys_profile *p, struct nsys_call *call);
+void nsys_info_free(nsys_info *info);
+
+/* nsysrep.c: true for *.nsys-rep / *.qdrep paths. */
+bool nsys_path_is_report(const char *path);
+/* Converts a report into the cache (reused when already converted) and
+ * returns the malloc'd path of the SQLite export, or NULL after recording
+ * -32006 (no nsys), -32007 (export failed), -32012 (cache) or -32800. */
+char *nsys_report_to_sqlite(const char *path, const struct stat *st, struct nsys_call *call);
+
+/* loader.c: the same "SQLite format 3" check used for the user's file. */
+bool nsys_file_has_sqlite_magic(const char *path);
+
+/* SQL identifier quoting: writes "name" (with embedded quotes doubled). */
+bool nsys_sql_quote_ident(const char *name, char *out, size_t cap);
+
+#endif

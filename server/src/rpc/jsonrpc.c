@@ -1,0 +1,194 @@
+#include "rpc/jsonrpc.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/utf8.h"
+#include "common/util.h"
+
+#define NSYS__MAX_SAFE_ID 9007199254740992.0 /* 2^53 */
+
+static void nsys__invalid(nsys_rpc_msg *m, nsys_err err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void nsys__invalid(nsys_rpc_msg *m, nsys_err err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(m->err_msg, sizeof m->err_msg, fmt, ap);
+  va_end(ap);
+  m->kind = NSYS_MSG_INVALID;
+  m->err = err;
+  m->method = NULL;
+  m->params = NULL;
+}
+
+bool nsys_rpc_id_valid(const cJSON *id) {
+  if (!id) return false;
+  if (cJSON_IsString(id)) return id->valuestring != NULL;
+  if (!cJSON_IsNumber(id)) return false;
+  double d = id->valuedouble;
+  return isfinite(d) && d == floor(d) && fabs(d) <= NSYS__MAX_SAFE_ID;
+}
+
+void nsys_rpc_id_key(const cJSON *id, char *buf, size_t cap) {
+  if (cJSON_IsString(id)) snprintf(buf, cap, "s:%s", id->valuestring);
+  else if (cJSON_IsNumber(id)) snprintf(buf, cap, "n:%lld", (long long)id->valuedouble);
+  else snprintf(buf, cap, "-");
+}
+
+/* Only ids we would accept are echoed back; anything else becomes null. */
+static const cJSON *nsys__echo_id(const cJSON *id, bool body_utf8) {
+  if (!nsys_rpc_id_valid(id)) return NULL;
+  if (cJSON_IsString(id) && !body_utf8 &&
+      !nsys_utf8_valid(id->valuestring, strlen(id->valuestring)))
+    return NULL;
+  return id;
+}
+
+void nsys_rpc_parse(const char *body, size_t n, nsys_rpc_msg *out) {
+  memset(out, 0, sizeof *out);
+  out->kind = NSYS_MSG_INVALID;
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(body, n, &end, 0);
+  if (!root) {
+    size_t at = (end && end >= body && end <= body + n) ? (size_t)(end - body) : 0;
+    nsys__invalid(out, NSYS_E_PARSE, "parse error: the body is not valid JSON (near byte %zu of %zu)",
+                  at, n);
+    return;
+  }
+  out->root = root;
+  size_t rest = end ? (size_t)(end - body) : n;
+  while (rest < n && (body[rest] == ' ' || body[rest] == '\t' || body[rest] == '\r' ||
+                      body[rest] == '\n' || body[rest] == '\0'))
+    rest++;
+  if (rest < n) {
+    nsys__invalid(out, NSYS_E_PARSE, "parse error: trailing data after the JSON value at byte %zu",
+                  rest);
+    return;
+  }
+  bool utf8 = nsys_utf8_valid(body, n);
+  if (cJSON_IsArray(root)) {
+    nsys__invalid(out, NSYS_E_INVALID_REQUEST,
+                  "invalid request: batch requests (JSON arrays) are not supported");
+    return;
+  }
+  if (!cJSON_IsObject(root)) {
+    nsys__invalid(out, NSYS_E_INVALID_REQUEST, "invalid request: a message must be a JSON object");
+    return;
+  }
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+  out->id = nsys__echo_id(id, utf8);
+  if (!utf8) {
+    nsys__invalid(out, NSYS_E_PARSE, "parse error: the body is not valid UTF-8");
+    return;
+  }
+  if (id && !nsys_rpc_id_valid(id)) {
+    nsys__invalid(out, NSYS_E_INVALID_REQUEST,
+                  "invalid request: id must be a string or an integer (|id| <= 2^53)");
+    return;
+  }
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "jsonrpc");
+  if (!cJSON_IsString(ver) || strcmp(ver->valuestring, "2.0") != 0) {
+    nsys__invalid(out, NSYS_E_INVALID_REQUEST, "invalid request: jsonrpc must be \"2.0\"");
+    return;
+  }
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(root, "method");
+  if (!method) {
+    bool has_result = cJSON_GetObjectItemCaseSensitive(root, "result") != NULL;
+    bool has_error = cJSON_GetObjectItemCaseSensitive(root, "error") != NULL;
+    if ((has_result || has_error) && id) {
+      out->kind = NSYS_MSG_RESPONSE;
+      return;
+    }
+    nsys__invalid(out, NSYS_E_INVALID_REQUEST, "invalid request: method is missing");
+    return;
+  }
+  if (!cJSON_IsString(method) || !method->valuestring) {
+    nsys__invalid(out, NSYS_E_INVALID_REQUEST, "invalid request: method must be a string");
+    return;
+  }
+  cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
+  if (params && !cJSON_IsNull(params) && !cJSON_IsObject(params) && !cJSON_IsArray(params)) {
+    nsys__invalid(out, NSYS_E_INVALID_REQUEST,
+                  "invalid request: params must be an object or an array");
+    return;
+  }
+  out->method = method->valuestring;
+  out->params = (params && !cJSON_IsNull(params)) ? params : NULL;
+  out->kind = id ? NSYS_MSG_REQUEST : NSYS_MSG_NOTIFICATION;
+}
+
+void nsys_rpc_msg_free(nsys_rpc_msg *m) {
+  if (m->root) cJSON_Delete(m->root);
+  memset(m, 0, sizeof *m);
+}
+
+static cJSON *nsys__envelope(const cJSON *id) {
+  cJSON *msg = cJSON_CreateObject();
+  cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
+  if (cJSON_IsNumber(id) && nsys_rpc_id_valid(id)) {
+    /* cJSON prints large doubles with 15 digits: print integers exactly. */
+    char digits[32];
+    snprintf(digits, sizeof digits, "%lld", (long long)id->valuedouble);
+    cJSON_AddItemToObject(msg, "id", cJSON_CreateRaw(digits));
+  } else if (id) {
+    cJSON_AddItemToObject(msg, "id", cJSON_Duplicate(id, 1));
+  } else {
+    cJSON_AddNullToObject(msg, "id");
+  }
+  return msg;
+}
+
+cJSON *nsys_rpc_result(const cJSON *id, cJSON *result) {
+  cJSON *msg = nsys__envelope(id);
+  cJSON_AddItemToObject(msg, "result", result ? result : cJSON_CreateNull());
+  return msg;
+}
+
+char *nsys_rpc_echo(const char *s, size_t max) {
+  if (!s) return nsys_xstrdup("");
+  size_t n = strlen(s);
+  char *clean = nsys_utf8_sanitize(s, n);
+  size_t len = strlen(clean);
+  if (len <= max) return clean;
+  size_t cut = max;
+  while (cut > 0 && ((unsigned char)clean[cut] & 0xC0) == 0x80) cut--; /* char boundary */
+  char *out = nsys_xmalloc(cut + 4);
+  memcpy(out, clean, cut);
+  memcpy(out + cut, "...", 4);
+  free(clean);
+  return out;
+}
+
+cJSON *nsys_rpc_error(const cJSON *id, int code, const char *message, cJSON *data) {
+  cJSON *msg = nsys__envelope(id);
+  cJSON *err = cJSON_AddObjectToObject(msg, "error");
+  cJSON_AddNumberToObject(err, "code", code);
+  const char *m = message ? message : "error";
+  char *clean = nsys_utf8_sanitize(m, strlen(m));
+  cJSON_AddStringToObject(err, "message", clean);
+  free(clean);
+  if (data) cJSON_AddItemToObject(err, "data", data);
+  return msg;
+}
+
+cJSON *nsys_rpc_notification(const char *method, cJSON *params) {
+  cJSON *msg = cJSON_CreateObject();
+  cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
+  cJSON_AddStringToObject(msg, "method", method);
+  if (params) cJSON_AddItemToObject(msg, "params", params);
+  return msg;
+}
+
+char *nsys_rpc_print(const cJSON *msg, size_t *len) {
+  char *s = cJSON_PrintUnformatted(msg);
+  if (!s) { /* only on OOM or a broken tree: say so rather than send nothing */
+    s = nsys_xstrdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
+                     "\"message\":\"internal error: could not serialize the reply\"}}");
+  }
+  *len = strlen(s);
+  return s;
+}

@@ -1,0 +1,128 @@
+/* Helpers shared by the index C tests: open a profile (through the loader
+ * when it works, else a minimal read-only profile built here), make small
+ * SQLite exports by hand, and assertions. */
+#ifndef NSYS_INDEX_TEST_UTIL_H
+#define NSYS_INDEX_TEST_UTIL_H
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/util.h"
+#include "index/index.h"
+#include "profile/profile.h"
+#include "rpc/call.h"
+
+static int t_failures;
+
+#define CHECK(cond)                                                         \
+  do {                                                                      \
+    if (!(cond)) {                                                          \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      t_failures++;                                                         \
+    }                                                                       \
+  } while (0)
+
+#define CHECK_EQ_I(a, b)                                                              \
+  do {                                                                                \
+    long long _a = (long long)(a), _b = (long long)(b);                               \
+    if (_a != _b) {                                                                   \
+      fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, #a, _a, \
+              #b, _b);                                                                \
+      t_failures++;                                                                   \
+    }                                                                                 \
+  } while (0)
+
+typedef struct {
+  nsys_profile *p;
+  bool manual;
+} t_profile;
+
+static inline t_profile t_open(const char *path) {
+  t_profile tp = {0};
+  nsys_call call;
+  nsys_call_init(&call, "profile/open", NULL, NULL);
+  tp.p = nsys_profile_open(path, &call);
+  nsys_call_dispose(&call);
+  if (tp.p) return tp;
+  /* the loader is not available: a minimal profile (the index resolves the
+   * schema and strings itself in that case) */
+  nsys_profile *p = nsys_xcalloc(1, sizeof *p);
+  p->path = nsys_xstrdup(path);
+  p->sqlite_path = nsys_xstrdup(path);
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    p->st_dev = st.st_dev;
+    p->st_ino = st.st_ino;
+    p->st_size = st.st_size;
+    p->st_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  if (sqlite3_open_v2(path, &p->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+    fprintf(stderr, "cannot open %s\n", path);
+    exit(2);
+  }
+  atomic_store(&p->refcount, 1);
+  tp.p = p;
+  tp.manual = true;
+  return tp;
+}
+
+static inline void t_close(t_profile *tp) {
+  if (!tp->p) return;
+  if (tp->manual) {
+    nsys_index_free(atomic_load(&tp->p->index));
+    sqlite3_close(tp->p->db);
+    free(tp->p->path);
+    free(tp->p->sqlite_path);
+    free(tp->p);
+  } else {
+    nsys_profile_release(tp->p);
+  }
+  tp->p = NULL;
+}
+
+static inline const nsys_index *t_index(t_profile *tp) {
+  nsys_call call;
+  nsys_call_init(&call, "test", NULL, NULL);
+  const nsys_index *ix = nsys_index_get(tp->p, &call);
+  if (!ix) fprintf(stderr, "index build failed: %s\n", call.err_msg);
+  nsys_call_dispose(&call);
+  return ix;
+}
+
+static inline void t_exec(sqlite3 *db, const char *sql) {
+  char *err = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+    fprintf(stderr, "SQL failed: %s\n  %s\n", err, sql);
+    exit(2);
+  }
+}
+
+/* The nsys tables the index reads, with the 2026 column sets (subset). */
+static inline void t_create_schema(sqlite3 *db) {
+  t_exec(db,
+         "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+         "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
+         "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION','3.25.0');"
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+         " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+         " correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,"
+         " shortName INTEGER NOT NULL, mangledName INTEGER, gridX INTEGER, blockX INTEGER);"
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+         " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+         " correlationId INTEGER, globalPid INTEGER, bytes INTEGER, copyKind INTEGER);"
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+         " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+         " correlationId INTEGER, globalPid INTEGER, value INTEGER, bytes INTEGER);"
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+         " eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,"
+         " returnValue INTEGER, callchainId INTEGER);"
+         "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,"
+         " rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,"
+         " endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);"
+         "CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);");
+}
+
+#endif
