@@ -48,10 +48,49 @@ static const char *nsys__cause(nsys_actx *c, int32_t device, int64_t a, int64_t 
     if (nsys__thread_on_device(c->ix, t, device)) nsys_actx_api_overlapping(c, t, a, b, nsys__cpu_cb, x);
   int64_t sync = x->ns[NSYS_API_SYNC], mem = x->ns[NSYS_API_MEMCPY] + x->ns[NSYS_API_MEMCPY_SYNC],
           launch = x->ns[NSYS_API_LAUNCH];
-  if (!sync && !mem && !launch) return "cpu_stall";
-  if (sync >= mem && sync >= launch) return "sync";
-  if (mem >= launch) return "memcpy";
+  /* the dominant CUDA activity must cover a quarter of the gap; otherwise the
+   * host thread was busy outside CUDA (Python, data loading, I/O): a CPU stall */
+  int64_t best = NSYS_MAX(sync, NSYS_MAX(mem, launch));
+  if (best * 4 < b - a) return "cpu_stall";
+  if (sync == best) return "sync";
+  if (mem == best) return "memcpy";
   return "launch";
+}
+
+/* The sync API in progress when the gap began (it drained the queue), and the
+ * innermost NVTX range the host was in at the gap's midpoint. */
+static void nsys__gap_context(nsys_actx *c, int32_t device, int64_t a, int64_t b, const char **sync_api,
+                              const char **nvtx) {
+  const nsys_index *ix = c->ix;
+  *sync_api = NULL;
+  *nvtx = NULL;
+  uint32_t best_calls = 0;
+  for (uint32_t t = 0; t < ix->n_threads; t++) {
+    if (!nsys__thread_on_device(ix, t, device)) continue;
+    const nsys_host_thread *th = &ix->threads[t];
+    /* last API call starting at or before a */
+    uint32_t lo = 0, hi = th->api_count;
+    while (lo < hi) {
+      uint32_t m = lo + (hi - lo) / 2;
+      if (ix->api.start[th->api_first + m] <= a) lo = m + 1;
+      else hi = m;
+    }
+    for (uint32_t k = lo; k > 0 && k + 8 > lo; k--) {
+      uint32_t i = th->api_first + k - 1;
+      if (ix->api.end[i] > a && nsys_actx_api_class(c, i) == NSYS_API_SYNC) {
+        *sync_api = nsys_strtab_get(&ix->strings, ix->api.name[i]);
+        break;
+      }
+    }
+    if (th->api_count >= best_calls) {
+      int64_t mid = a + (b - a) / 2;
+      int32_t r = nsys_actx_innermost_nvtx(ix, t, mid, mid);
+      if (r >= 0) {
+        *nvtx = nsys_strtab_get(&ix->strings, ix->nvtx.name[r]);
+        best_calls = th->api_count;
+      }
+    }
+  }
 }
 
 static int nsys__cmp_gap(const void *a, const void *b) {
@@ -111,11 +150,14 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
         if (want_dev) nsys__gap_push(&gaps, (nsys__gap){dev, -1, gs, ge, -1});
       }
     }
+    size_t dev_end = gaps.n;
     /* per-stream gaps + HTA split over all stream gaps */
     int64_t host = 0, kern = 0, other = 0;
     for (uint32_t t = 0; t < ix->n_tracks; t++) {
       const nsys_gpu_track *tr = &ix->tracks[t];
-      if (tr->device != dev) continue;
+      /* copy and communication streams are idle by design between their
+       * bursts: stream gaps and the HTA split cover compute/mixed streams */
+      if (tr->device != dev || tr->cls == NSYS_STREAM_COPY || tr->cls == NSYS_STREAM_COMM) continue;
       bool have = false;
       int64_t prev_end = 0;
       for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
@@ -128,8 +170,18 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
           if (a >= 0 && ix->api.start[a] > prev_end) host += gap;
           else if (gap < kwait) kern += gap;
           else other += gap;
-          if (want_stream && gap >= min_gap)
-            nsys__gap_push(&gaps, (nsys__gap){dev, tr->stream, prev_end, s, (int32_t)i});
+          if (want_stream && gap >= min_gap) {
+            /* a stream gap identical to a device gap adds nothing (binary search
+             * over this device's gaps, pushed in start order) */
+            size_t lo = first_gap, hi = dev_end;
+            while (lo < hi) {
+              size_t m = lo + (hi - lo) / 2;
+              if (gaps.v[m].start < prev_end) lo = m + 1;
+              else hi = m;
+            }
+            bool dup = lo < dev_end && gaps.v[lo].start == prev_end && gaps.v[lo].end == s;
+            if (!dup) nsys__gap_push(&gaps, (nsys__gap){dev, tr->stream, prev_end, s, (int32_t)i});
+          }
         }
         if (!have || ix->ops.end[i] > prev_end) prev_end = ix->ops.end[i];
         have = true;
@@ -192,6 +244,10 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys_json_int(cpu, "launch", x.ns[NSYS_API_LAUNCH]);
     nsys_json_int(cpu, "otherApi", x.ns[NSYS_API_OTHER]);
     nsys_json_str(o, "topApi", x.top_api >= 0 ? nsys_strtab_get(&ix->strings, ix->api.name[x.top_api]) : NULL);
+    const char *after_sync, *nvtx;
+    nsys__gap_context(c, g->device, g->start, g->end, &after_sync, &nvtx);
+    nsys_json_str(o, "afterSync", after_sync);
+    nsys_json_str(o, "cpuNvtx", nvtx);
     if (g->next_op >= 0) {
       const char *kind;
       int32_t a = ix->ops.api[g->next_op];

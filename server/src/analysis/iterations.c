@@ -42,17 +42,24 @@ static void nsys__normalize(const char *s, char *out, size_t cap) {
   out[j] = '\0';
 }
 
-static bool nsys__looks_like_step(const char *s) {
-  return nsys_icontains(s, "step") || nsys_icontains(s, "iter") || nsys_icontains(s, "batch") ||
-         nsys_icontains(s, "epoch");
+/* Preference tier of a step-marker-like name: 0 step, 1 iter, 2 batch, 3 epoch, -1 none. */
+static int nsys__step_tier(const char *s) {
+  if (nsys_icontains(s, "step")) return 0;
+  if (nsys_icontains(s, "iter")) return 1;
+  if (nsys_icontains(s, "batch")) return 2;
+  if (nsys_icontains(s, "epoch")) return 3;
+  return -1;
 }
 
 /* Auto-detection: the normalized NVTX name that looks like a step marker and
- * occurs most often (>= 2 times); ties: the alphabetically first. Returns a
+ * occurs at least twice, preferring the shallowest nesting (an iteration
+ * encloses its phases: train_step > optimizer_step), then "step" over "iter"
+ * over "batch" over "epoch", then the most frequent; ties: alphabetical. Returns a
  * malloc'd normalized name or NULL. */
 typedef struct {
   char *norm;
   uint32_t count;
+  uint16_t depth; /* shallowest nesting depth of the name's ranges */
 } nsys__normcnt;
 
 static int nsys__cmp_norm(const void *a, const void *b) {
@@ -62,31 +69,46 @@ static int nsys__cmp_norm(const void *a, const void *b) {
 static char *nsys__auto_marker(const nsys_index *ix) {
   uint32_t ns = ix->strings.count;
   uint32_t *cnt = nsys_xcalloc((size_t)ns + 1, sizeof *cnt);
+  uint16_t *dep = nsys_xmalloc(((size_t)ns + 1) * sizeof *dep);
+  for (uint32_t k = 0; k <= ns; k++) dep[k] = UINT16_MAX;
   for (uint32_t i = 0; i < ix->nvtx.n; i++)
-    if (ix->nvtx.name[i] < ns) cnt[ix->nvtx.name[i]]++;
+    if (ix->nvtx.name[i] < ns) {
+      cnt[ix->nvtx.name[i]]++;
+      if (ix->nvtx.depth[i] < dep[ix->nvtx.name[i]]) dep[ix->nvtx.name[i]] = ix->nvtx.depth[i];
+    }
   nsys__normcnt *v = NULL;
   size_t n = 0, cap = 0;
   char norm[256];
   for (uint32_t k = 0; k < ns; k++) {
     if (!cnt[k]) continue;
     const char *s = nsys_strtab_get(&ix->strings, k);
-    if (!nsys__looks_like_step(s)) continue;
+    if (nsys__step_tier(s) < 0) continue;
     nsys__normalize(s, norm, sizeof norm);
     if (n == cap) {
       cap = cap ? cap * 2 : 16;
       v = nsys_xrealloc(v, cap * sizeof *v);
     }
     v[n].norm = nsys_xstrdup(norm);
+    v[n].depth = dep[k];
     v[n++].count = cnt[k];
   }
   qsort(v, n, sizeof *v, nsys__cmp_norm);
   char *best = NULL;
   uint32_t best_n = 0;
+  int best_tier = 99, best_depth = INT32_MAX;
   for (size_t i = 0; i < n;) {
     size_t j = i;
     uint32_t total = 0;
-    while (j < n && !strcmp(v[j].norm, v[i].norm)) total += v[j++].count;
-    if (total >= 2 && total > best_n) {
+    int depth = INT32_MAX;
+    for (; j < n && !strcmp(v[j].norm, v[i].norm); j++) {
+      total += v[j].count;
+      if (v[j].depth < depth) depth = v[j].depth;
+    }
+    int tier = nsys__step_tier(v[i].norm);
+    if (total >= 2 && (depth < best_depth || (depth == best_depth && tier < best_tier) ||
+                       (depth == best_depth && tier == best_tier && total > best_n))) {
+      best_tier = tier;
+      best_depth = depth;
       best_n = total;
       best = v[i].norm;
     }
@@ -96,6 +118,7 @@ static char *nsys__auto_marker(const nsys_index *ix) {
   for (size_t i = 0; i < n; i++) free(v[i].norm);
   free(v);
   free(cnt);
+  free(dep);
   return res;
 }
 

@@ -72,8 +72,8 @@ bool nsys_an_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys_iter *its;
     const char *method;
     uint32_t n = nsys_detect_iterations(c, &its, &method);
-    /* gap-based "iterations" that cover the whole device say nothing new */
-    if (strcmp(method, "nvtx") == 0 || n > (uint32_t)nd) {
+    /* gap-based boundaries are a heuristic: per-iteration overlap only for markers */
+    if (strcmp(method, "nvtx") == 0) {
       for (uint32_t i = 0; i < n; i++) {
         nsys__ov o;
         nsys__overlap_in(c, its[i].device, its[i].start, its[i].end, &o);

@@ -34,7 +34,7 @@ void nsys_render_value(nsys_strbuf *b, const char *key, const cJSON *v) {
       char tmp[64];
       nsys_fmt_duration(tmp, sizeof tmp, (int64_t)d);
       nsys_strbuf_puts(b, tmp);
-    } else if (key && (nsys__ends(key, "Pct") || !strcmp(key, "mfu"))) {
+    } else if (key && (nsys__ends(key, "Pct") || !strncmp(key, "pct", 3))) {
       nsys_strbuf_printf(b, "%.1f%%", d);
     } else if (key && (nsys__ends(key, "Bytes") || !strcmp(key, "bytes"))) {
       nsys__bytes(b, d);

@@ -135,7 +135,16 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
     double idle_pct = nsys__num(d, "idlePct"), gap_idle = nsys__num(d, "gapIdleNs");
     double gap_n = nsys__num(d, "gapCount");
     int dev = (int)nsys__num(d, "device");
-    if (idle_pct < 10 || gap_n < 1) continue;
+    double span = nsys__num(d, "end") - nsys__num(d, "start");
+    /* largest device-level gap of this device */
+    const cJSON *big = NULL, *r;
+    cJSON_ArrayForEach(r, rows) {
+      if ((int)nsys__num(r, "device") != dev || !cJSON_IsNull(nsys__get(r, "stream"))) continue;
+      if (!big || nsys__num(r, "durationNs") > nsys__num(big, "durationNs")) big = r;
+    }
+    double big_ns = big ? nsys__num(big, "durationNs") : 0;
+    bool concentrated = span > 0 && big_ns >= 5e6 && big_ns >= 0.03 * span;
+    if (gap_n < 1 || (idle_pct < 10 && !concentrated)) continue;
     const cJSON *causes = nsys__get(d, "causeNs");
     const char *cause = NULL;
     double best = -1;
@@ -143,12 +152,6 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
     cJSON_ArrayForEach(c, causes) if (c->valuedouble > best) {
       best = c->valuedouble;
       cause = c->string;
-    }
-    /* largest device-level gap of this device */
-    const cJSON *big = NULL, *r;
-    cJSON_ArrayForEach(r, rows) {
-      if ((int)nsys__num(r, "device") != dev || !cJSON_IsNull(nsys__get(r, "stream"))) continue;
-      if (!big || nsys__num(r, "durationNs") > nsys__num(big, "durationNs")) big = r;
     }
     cJSON *ev = cJSON_CreateObject();
     nsys_json_int(ev, "device", dev);
@@ -165,16 +168,39 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
       nsys_json_num(g, "durationNs", nsys__num(big, "durationNs"));
       nsys_json_str(g, "cause", nsys__str(big, "cause"));
       nsys_json_str(g, "topApi", nsys__str(big, "topApi"));
+      nsys_json_str(g, "afterSync", nsys__str(big, "afterSync"));
+      nsys_json_str(g, "cpuNvtx", nsys__str(big, "cpuNvtx"));
     }
     cJSON_AddItemToObject(ev, "window", nsys__win((int64_t)nsys__num(d, "start"), (int64_t)nsys__num(d, "end")));
     char b1[32], b2[32];
-    nsys__finding(f, "gpu_bubbles", idle_pct >= 30 ? "critical" : "warning", nsys__num(d, "idleNs"), ev,
-                  nsys__bubble_fix(cause),
-                  "GPU %d idle %.1f%% of its active span: %.0f gaps >= 1 ms (%s), mostly %s%s%s", dev,
-                  idle_pct, gap_n, nsys__dur(b1, sizeof b1, gap_idle),
-                  cause && !strcmp(cause, "cpu_stall") ? "with no CUDA call on the CPU (CPU stall)"
-                  : cause ? cause : "unknown",
-                  big ? "; largest " : "", big ? nsys__dur(b2, sizeof b2, nsys__num(big, "durationNs")) : "");
+    const char *as = big ? nsys__str(big, "afterSync") : NULL, *nv = big ? nsys__str(big, "cpuNvtx") : NULL;
+    const char *sev = idle_pct >= 30 ? "critical" : "warning";
+    double impact = NSYS_MAX(nsys__num(d, "idleNs") * (idle_pct >= 10), big_ns);
+    if (concentrated && big) {
+      char fix[1024];
+      if (as)
+        snprintf(fix, sizeof fix,
+                 "The GPU queue was drained by %s and the host then ran host-only work%s%s%s instead of "
+                 "queueing kernels. Move that work off the critical path (asynchronous checkpointing, a "
+                 "background thread, overlapping it with the next step) or drop the synchronisation.",
+                 as, nv ? " (NVTX '" : "", nv ? nv : "", nv ? "')" : "");
+      else
+        snprintf(fix, sizeof fix, "%s", nsys__bubble_fix(nsys__str(big, "cause")));
+      nsys__finding(f, "gpu_bubbles", sev, impact, ev, fix,
+                    "GPU %d idle for %s at +%.3f s (%.1f%% of its span)%s%s%s%s%s; %.0f gap%s >= 1 ms, %.1f%% idle "
+                    "overall",
+                    dev, nsys__dur(b1, sizeof b1, big_ns), (nsys__num(big, "start") - (double)f->t0) / 1e9,
+                    100.0 * big_ns / span, as ? ": the queue drained in " : "", as ? as : "",
+                    nv ? (as ? ", then host-only work in NVTX '" : ": host in NVTX '") : "", nv ? nv : "",
+                    nv ? "'" : "", gap_n, gap_n == 1 ? "" : "s", idle_pct);
+    } else {
+      nsys__finding(f, "gpu_bubbles", sev, impact, ev, nsys__bubble_fix(cause),
+                    "GPU %d idle %.1f%% of its active span: %.0f gap%s >= 1 ms (%s), mostly %s", dev, idle_pct,
+                    gap_n, gap_n == 1 ? "" : "s", nsys__dur(b1, sizeof b1, gap_idle),
+                    cause && !strcmp(cause, "cpu_stall") ? "CPU stall (no CUDA call in progress)"
+                    : cause ? cause : "unknown");
+    }
+    (void)b2;
   }
 }
 
@@ -212,7 +238,8 @@ static void nsys__rule_nccl(nsys__findings *f, const cJSON *ov, const cJSON *ncc
     if (comm <= 0 || span <= 0) continue;
     double hidden = cJSON_IsNumber(hp) ? hp->valuedouble : 0;
     double only_pct = 100.0 * only / span;
-    if (only_pct < 5 && !(hidden < 30 && comm >= 0.05 * span)) continue;
+    double exposed_share = 100.0 * only / comm;
+    if (only_pct < 5 && !(exposed_share >= 15 && only_pct >= 1)) continue;
     cJSON *ev = cJSON_CreateObject();
     int dev = (int)nsys__num(d, "device");
     nsys_json_int(ev, "device", dev);
@@ -220,6 +247,7 @@ static void nsys__rule_nccl(nsys__findings *f, const cJSON *ov, const cJSON *ncc
     nsys_json_num(ev, "commOnlyNs", only);
     nsys_json_num(ev, "commOnlyPct", nsys_round2(only_pct));
     nsys_json_num(ev, "commHiddenPct", hidden);
+    nsys_json_num(ev, "exposedShareOfCommPct", nsys_round2(exposed_share));
     nsys_json_str(ev, "dominantCollective", nsys__str(nsys__get(nccl, "summary"), "dominantCollective"));
     cJSON_AddItemToObject(ev, "window", nsys__win((int64_t)nsys__num(d, "start"), (int64_t)nsys__num(d, "end")));
     const char *coll = nsys__str(nsys__get(nccl, "summary"), "dominantCollective");
@@ -228,47 +256,48 @@ static void nsys__rule_nccl(nsys__findings *f, const cJSON *ov, const cJSON *ncc
                   "Communication runs while no compute kernel does. Overlap it: bucket gradients so "
                   "all-reduce starts during backward (DDP bucket_cap_mb, FSDP prefetch), put NCCL on its "
                   "own stream, and avoid syncing the compute stream on the comm stream before it is needed.",
-                  "Exposed NCCL on GPU %d: %s of communication (%.1f%% of the span) not hidden by compute; "
-                  "only %.0f%% of NCCL time overlaps compute%s%s",
-                  dev, nsys__dur(b1, sizeof b1, only), only_pct, hidden, coll ? "; mostly " : "", coll ? coll : "");
+                  "Exposed NCCL on GPU %d: %s of communication runs with no compute kernel (%.0f%% of NCCL "
+                  "time, %.1f%% of the span)%s%s",
+                  dev, nsys__dur(b1, sizeof b1, only), exposed_share, only_pct, coll ? "; mostly " : "",
+                  coll ? coll : "");
   }
 }
 
 static void nsys__rule_h2d(nsys__findings *f, const cJSON *mem, int64_t span) {
   const cJSON *s = nsys__get(mem, "summary");
-  double pn = nsys__num(s, "pageableCount"), pb = nsys__num(s, "pageableBytes");
+  double pn = nsys__num(s, "pageableH2dCount"), pb = nsys__num(s, "pageableH2dBytes"),
+         pns = nsys__num(s, "pageableH2dNs");
   double h2d_ns = nsys__num(s, "h2dNs"), h2d_b = nsys__num(s, "h2dBytes"), sync = nsys__num(s, "syncCopies");
   char b1[32];
   if (pn > 0) {
     cJSON *ev = cJSON_CreateObject();
-    nsys_json_num(ev, "pageableCopies", pn);
-    nsys_json_num(ev, "pageableBytes", pb);
+    nsys_json_num(ev, "pageableH2dCopies", pn);
+    nsys_json_num(ev, "pageableH2dBytes", pb);
+    nsys_json_num(ev, "pageableH2dNs", pns);
+    nsys_json_num(ev, "gbPerSec", pns > 0 ? nsys_round2(pb / pns) : 0);
     nsys_json_num(ev, "syncCopies", sync);
-    /* slowest pageable group */
-    const cJSON *r;
-    cJSON_ArrayForEach(r, nsys__get(mem, "rows")) if (cJSON_IsTrue(nsys__get(r, "pageable"))) {
-      nsys_json_num(ev, "gbPerSec", nsys__num(r, "gbPerSec"));
-      nsys_json_str(ev, "copyKind", nsys__str(r, "copyKind"));
-      break;
-    }
-    nsys__finding(f, "pageable_memcpy", "warning", h2d_ns, ev,
-                  "Copies from pageable host memory are staged by the driver and cannot overlap: allocate "
-                  "host buffers pinned (cudaMallocHost, DataLoader(pin_memory=True), tensor.pin_memory()) "
-                  "and use non_blocking=True / cudaMemcpyAsync.",
-                  "%.0f copies (%.1f MiB) use pageable host memory%s", pn, pb / 1048576.0,
-                  sync > 0 ? " and some copies are synchronous" : "");
+    nsys__finding(f, "pageable_h2d", pb >= 16.0 * 1048576 || pns >= 0.01 * (double)span ? "warning" : "info", pns,
+                  ev,
+                  "Copies from pageable host memory are staged through a driver buffer, run at a fraction of "
+                  "PCIe/NVLink bandwidth and block the host: allocate host buffers pinned (cudaMallocHost, "
+                  "DataLoader(pin_memory=True), tensor.pin_memory()) and copy with non_blocking=True / "
+                  "cudaMemcpyAsync.",
+                  "%.0f host-to-device cop%s (%.1f MiB, %s at %.1f GB/s) read pageable host memory%s", pn,
+                  pn == 1 ? "y" : "ies", pb / 1048576.0, nsys__dur(b1, sizeof b1, pns), pns > 0 ? pb / pns : 0,
+                  sync > 0 ? "; blocking cudaMemcpy calls are used" : "");
   }
   if (span > 0 && h2d_ns >= 0.05 * (double)span) {
+    double pct = 100.0 * h2d_ns / (double)span;
     cJSON *ev = cJSON_CreateObject();
     nsys_json_num(ev, "h2dNs", h2d_ns);
     nsys_json_num(ev, "h2dBytes", h2d_b);
     nsys_json_num(ev, "h2dPctOfWindow", nsys__num(s, "h2dPctOfWindow"));
-    nsys__finding(f, "excessive_h2d", h2d_ns >= 0.2 * (double)span ? "critical" : "warning", h2d_ns, ev,
+    nsys__finding(f, "excessive_h2d", pct >= 30 ? "critical" : pct >= 15 ? "warning" : "info", h2d_ns, ev,
                   "Host-to-device traffic takes a large share of the run: keep data resident on the GPU, "
                   "move preprocessing to the GPU, copy once per batch rather than per tensor, and overlap "
                   "copies with compute on a separate stream.",
                   "Host-to-device copies take %s (%.1f%% of the window, %.1f MiB)",
-                  nsys__dur(b1, sizeof b1, h2d_ns), nsys__num(s, "h2dPctOfWindow"), h2d_b / 1048576.0);
+                  nsys__dur(b1, sizeof b1, h2d_ns), pct, h2d_b / 1048576.0);
   }
 }
 
@@ -302,11 +331,13 @@ static void nsys__rule_small(nsys__findings *f, const cJSON *launch, const cJSON
       k++;
     }
   }
+  const cJSON *first = cJSON_GetArrayItem(names, 0);
   nsys__finding(f, "small_kernel_storm", storms >= 1 ? "warning" : "info", 0, ev,
                 "Thousands of kernels under 10 us are dominated by launch cost: fuse them (torch.compile, "
                 "fused optimizers such as foreach/fused Adam, apex/TE fused layers) or capture them in a CUDA graph.",
-                "Small-kernel storm: %.0f kernels (%.0f%%) shorter than 10 us%s%.0f%s",
-                small, pct, big ? "; largest burst " : "", big ? nsys__num(big, "kernels") : 0,
+                "Small-kernel storm: %.0f kernels (%.0f%%) shorter than 10 us%s%s%s%.0f%s",
+                small, pct, first ? ", e.g. " : "", first ? first->valuestring : "",
+                big ? "; largest burst " : "", big ? nsys__num(big, "kernels") : 0,
                 big ? " back-to-back" : "");
 }
 
@@ -342,7 +373,7 @@ static void nsys__rule_hotspot(nsys__findings *f, const cJSON *top) {
   nsys_json_num(ev, "avgNs", nsys__num(r, "avgNs"));
   nsys_json_num(ev, "p95Ns", nsys__num(r, "p95Ns"));
   char b1[32], b2[32];
-  nsys__finding(f, "hotspot_kernel", pct >= 50 ? "warning" : "info", nsys__num(r, "totalNs"), ev,
+  nsys__finding(f, "hotspot_kernel", pct >= 40 ? "warning" : "info", nsys__num(r, "totalNs"), ev,
                 nsys__hotspot_fix(name), "Hotspot kernel %s: %.1f%% of GPU kernel time (%s over %.0f calls, avg %s)",
                 name, pct, nsys__dur(b1, sizeof b1, nsys__num(r, "totalNs")), nsys__num(r, "count"),
                 nsys__dur(b2, sizeof b2, nsys__num(r, "avgNs")));
@@ -392,37 +423,106 @@ static void nsys__rule_sync(nsys__findings *f, const cJSON *sync, int64_t span) 
 static void nsys__rule_iters(nsys__findings *f, const cJSON *it) {
   const cJSON *s = nsys__get(it, "summary");
   double n = nsys__num(s, "count"), out = nsys__num(s, "outliers");
-  if (out < 1 || n < 3) return;
+  const char *method = nsys__str(s, "method");
+  int ndev = cJSON_GetArraySize(nsys__get(s, "devices"));
+  if (ndev < 1) ndev = 1;
+  double per_dev = n / ndev;
+  if (out < 1 || per_dev < 3) return;
+  if (method && !strcmp(method, "gap") && per_dev < 5) return; /* gap-split windows are too coarse */
   cJSON *ev = cJSON_CreateObject();
-  nsys_json_num(ev, "iterations", n);
+  nsys_json_num(ev, "iterationsPerDevice", round(per_dev));
   nsys_json_num(ev, "outliers", out);
-  nsys_json_str(ev, "method", nsys__str(s, "method"));
+  nsys_json_str(ev, "method", method);
   cJSON *list = cJSON_AddArrayToObject(ev, "outlierIterations");
   const cJSON *r, *worst = NULL;
   double excess = 0;
+  char idx[256] = "";
+  int n_idx = 0, seen[32];
   cJSON_ArrayForEach(r, nsys__get(it, "rows")) {
     if (!cJSON_IsTrue(nsys__get(r, "outlier"))) continue;
     cJSON *o = cJSON_CreateObject();
     nsys_json_num(o, "index", nsys__num(r, "index"));
+    nsys_json_str(o, "name", nsys__str(r, "name"));
     nsys_json_num(o, "device", nsys__num(r, "device"));
     nsys_json_num(o, "start", nsys__num(r, "start"));
     nsys_json_num(o, "end", nsys__num(r, "end"));
     nsys_json_num(o, "durationNs", nsys__num(r, "durationNs"));
     nsys_json_num(o, "vsMedian", nsys__num(r, "vsMedian"));
-    if (cJSON_GetArraySize(list) < 10) cJSON_AddItemToArray(list, o);
+    if (cJSON_GetArraySize(list) < 16) cJSON_AddItemToArray(list, o);
     else cJSON_Delete(o);
     double v = nsys__num(r, "vsMedian");
     if (v > 0) excess += nsys__num(r, "durationNs") * (1 - 1 / v);
     if (!worst || nsys__num(r, "vsMedian") > nsys__num(worst, "vsMedian")) worst = r;
+    int k = (int)nsys__num(r, "index");
+    bool dup = false;
+    for (int q = 0; q < n_idx; q++) dup |= seen[q] == k;
+    if (!dup && n_idx < 32) {
+      seen[n_idx++] = k;
+      size_t len = strlen(idx);
+      if (len < sizeof idx - 16) snprintf(idx + len, sizeof idx - len, "%s#%d", n_idx > 1 ? ", " : "", k);
+    }
   }
+  cJSON_AddItemToObject(ev, "window", nsys__win((int64_t)nsys__num(worst, "start"), (int64_t)nsys__num(worst, "end")));
   char b1[32];
+  const char *wn = nsys__str(worst, "name");
   nsys__finding(f, "iteration_outliers", "warning", excess, ev,
                 "Some iterations are much slower than the median: if it is the first ones, exclude warm-up "
                 "(JIT, cudnn autotune, allocator growth) from the capture; otherwise look for periodic work "
                 "(checkpointing, logging, evaluation, GC) or data-loading hiccups in those windows.",
-                "%.0f of %.0f iterations are > 1.5x the median; worst is #%.0f at %.2fx (%s)", out, n,
-                nsys__num(worst, "index"), nsys__num(worst, "vsMedian"),
-                nsys__dur(b1, sizeof b1, nsys__num(worst, "durationNs")));
+                "Outlier iteration%s %s (> 1.5x the median of %.0f per GPU): worst %s%s%s%.2fx the median (%s)",
+                n_idx == 1 ? "" : "s", idx, round(per_dev), wn ? "'" : "", wn ? wn : "", wn ? "' at " : "at ",
+                nsys__num(worst, "vsMedian"), nsys__dur(b1, sizeof b1, nsys__num(worst, "durationNs")));
+}
+
+/* Per-device findings of one rule are merged: the title and numbers of the
+ * worst device, evidence.devices listing all, evidence.perDevice theirs. */
+static void nsys__merge_devices(cJSON *arr) {
+  int n = cJSON_GetArraySize(arr);
+  for (int i = 0; i < n; i++) {
+    cJSON *a = cJSON_GetArrayItem(arr, i);
+    const cJSON *dv = nsys__get(nsys__get(a, "evidence"), "device");
+    if (!cJSON_IsNumber(dv)) continue;
+    const char *id = nsys__str(a, "id");
+    cJSON *group = cJSON_CreateArray();
+    cJSON_AddItemToArray(group, cJSON_Duplicate(a, true));
+    for (int j = i + 1; j < n;) {
+      cJSON *b = cJSON_GetArrayItem(arr, j);
+      if (!strcmp(nsys__str(b, "id"), id) && cJSON_IsNumber(nsys__get(nsys__get(b, "evidence"), "device"))) {
+        cJSON_AddItemToArray(group, cJSON_DetachItemFromArray(arr, j));
+        n--;
+      } else {
+        j++;
+      }
+    }
+    int gn = cJSON_GetArraySize(group);
+    if (gn == 1) {
+      cJSON_Delete(group);
+      continue;
+    }
+    /* worst = highest impact */
+    cJSON *worst = NULL, *g;
+    cJSON_ArrayForEach(g, group) if (!worst || nsys__num(g, "impactNs") > nsys__num(worst, "impactNs")) worst = g;
+    cJSON *m = cJSON_Duplicate(worst, true);
+    cJSON *ev = nsys__get(m, "evidence") ? cJSON_GetObjectItemCaseSensitive(m, "evidence") : NULL;
+    cJSON *devs = cJSON_CreateArray(), *per = cJSON_CreateArray();
+    double impact = 0;
+    const char *sev = "info";
+    cJSON_ArrayForEach(g, group) {
+      cJSON_AddItemToArray(devs, cJSON_CreateNumber(nsys__num(nsys__get(g, "evidence"), "device")));
+      cJSON_AddItemToArray(per, cJSON_Duplicate(nsys__get(g, "evidence"), true));
+      impact += nsys__num(g, "impactNs");
+      if (nsys__sev_rank(nsys__str(g, "severity")) < nsys__sev_rank(sev)) sev = nsys__str(g, "severity");
+    }
+    cJSON_AddItemToObject(ev, "devices", devs);
+    cJSON_AddItemToObject(ev, "perDevice", per);
+    cJSON_ReplaceItemInObject(m, "severity", cJSON_CreateString(sev));
+    cJSON_ReplaceItemInObject(m, "impactNs", cJSON_CreateNumber(impact));
+    char title[700];
+    snprintf(title, sizeof title, "[%d GPUs, worst shown] %s", gn, nsys__str(m, "title"));
+    cJSON_ReplaceItemInObject(m, "title", cJSON_CreateString(title));
+    cJSON_ReplaceItemInArray(arr, i, m);
+    cJSON_Delete(group);
+  }
 }
 
 /* ------------------------------------------------------------------ build */
@@ -479,6 +579,7 @@ cJSON *nsys_report_build(nsys_call *call, struct nsys_profile *p, const nsys_ind
   nsys__rule_nvtx(&f, r[8]);
   nsys__rule_sync(&f, r[7], span);
   nsys__rule_iters(&f, r[4]);
+  nsys__merge_devices(f.arr);
   /* sort findings */
   int n = cJSON_GetArraySize(f.arr);
   cJSON **v = nsys_xcalloc((size_t)n + 1, sizeof *v);
@@ -507,6 +608,7 @@ cJSON *nsys_report_build(nsys_call *call, struct nsys_profile *p, const nsys_ind
   nsys_json_num(tot, "memcpys", nsys__num(nsys__get(r[5], "summary"), "count"));
   nsys_json_num(tot, "nvtxRanges", nsys__num(nsys__get(r[8], "summary"), "ranges"));
   nsys_json_num(tot, "iterations", nsys__num(nsys__get(r[4], "summary"), "count"));
+  nsys_json_str(tot, "iterationMethod", nsys__str(nsys__get(r[4], "summary"), "method"));
   int32_t ndev = 0;
   for (uint32_t t = 0; t < ix->n_tracks; t++)
     if (t == 0 || ix->tracks[t].device != ix->tracks[t - 1].device) ndev++;

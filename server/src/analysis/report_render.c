@@ -30,18 +30,18 @@ static cJSON *nsys__pick(const cJSON *rows, const char *const *cols, int max) {
   return out;
 }
 
-static void nsys__wrap(nsys_strbuf *b, const char *indent, const char *text, int width) {
-  int col = 0;
+static void nsys__wrap(nsys_strbuf *b, const char *first, const char *indent, const char *text, int width) {
+  int col = (int)strlen(first);
   const char *p = text;
-  nsys_strbuf_puts(b, indent);
+  nsys_strbuf_puts(b, first);
   while (*p) {
     const char *sp = strchr(p, ' ');
     int len = sp ? (int)(sp - p) : (int)strlen(p);
-    if (col && col + len + 1 > width) {
+    if (col > (int)strlen(indent) && col + len + 1 > width) {
       nsys_strbuf_putc(b, '\n');
       nsys_strbuf_puts(b, indent);
-      col = 0;
-    } else if (col) {
+      col = (int)strlen(indent);
+    } else if (col > (int)strlen(first) || (col && p != text)) {
       nsys_strbuf_putc(b, ' ');
       col++;
     }
@@ -104,17 +104,19 @@ void nsys_report_render(nsys_strbuf *b, const cJSON *rep, bool md) {
     const cJSON *ev = nsys__g(f, "evidence"), *ew = nsys__g(ev, "window");
     int64_t ws = (int64_t)nsys__n(ew, "start"), we = (int64_t)nsys__n(ew, "end");
     char at[96] = "";
-    if (ew && (ws != t0 || we != t1))
-      snprintf(at, sizeof at, " [at +%.3f s .. +%.3f s]", (double)(ws - t0) / 1e9, (double)(we - t0) / 1e9);
+    if (ew && (double)(we - ws) < 0.9 * (double)(t1 - t0))
+      snprintf(at, sizeof at, we - ws < 10000000 ? " [at +%.6f s .. +%.6f s]" : " [at +%.3f s .. +%.3f s]",
+               (double)(ws - t0) / 1e9, (double)(we - t0) / 1e9);
     if (md) {
       nsys_strbuf_printf(b, "%d. **%s** %s%s  \n   _Fix:_ %s\n", ++i, up, cJSON_GetStringValue(nsys__g(f, "title")),
                          at, cJSON_GetStringValue(nsys__g(f, "recommendation")));
     } else {
       char head[640];
-      snprintf(head, sizeof head, "%2d. [%s] %s%s", ++i, up, cJSON_GetStringValue(nsys__g(f, "title")), at);
-      nsys__wrap(b, "", head, 100);
-      nsys_strbuf_puts(b, "");
-      nsys__wrap(b, "      fix: ", cJSON_GetStringValue(nsys__g(f, "recommendation")), 100);
+      snprintf(head, sizeof head, "[%s] %s%s", up, cJSON_GetStringValue(nsys__g(f, "title")), at);
+      char num[16];
+      snprintf(num, sizeof num, "%2d. ", ++i);
+      nsys__wrap(b, num, "    ", head, 100);
+      nsys__wrap(b, "    fix: ", "         ", cJSON_GetStringValue(nsys__g(f, "recommendation")), 100);
     }
   }
   if (!i) nsys_strbuf_puts(b, md ? "_No problems found by the rules._\n" : "  No problems found by the rules.\n");

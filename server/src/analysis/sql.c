@@ -35,6 +35,7 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_profile *p = c->p;
   const char *tbl = p->schema.table[NSYS_TBL_MEMCPY];
   int64_t n_all = 0, bytes_all = 0, ns_all = 0, pageable_n = 0, pageable_bytes = 0, sync_n = 0;
+  int64_t ph2d_n = 0, ph2d_bytes = 0, ph2d_ns = 0;
   int64_t h2d_bytes = 0, h2d_ns = 0;
   if (tbl) {
     bool has_kinds = nsys_schema_has_column(p, NSYS_TBL_MEMCPY, "srcKind");
@@ -72,6 +73,11 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
         pageable_n += n;
         pageable_bytes += by;
       }
+      if (ck == 1 && sk == 0) {
+        ph2d_n += n;
+        ph2d_bytes += by;
+        ph2d_ns += ns;
+      }
       if (ck == 1 || ck == 11) {
         h2d_bytes += by;
         h2d_ns += ns;
@@ -95,6 +101,9 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_json_int(summary, "h2dNs", h2d_ns);
   nsys_json_int(summary, "pageableCount", pageable_n);
   nsys_json_int(summary, "pageableBytes", pageable_bytes);
+  nsys_json_int(summary, "pageableH2dCount", ph2d_n);
+  nsys_json_int(summary, "pageableH2dBytes", ph2d_bytes);
+  nsys_json_int(summary, "pageableH2dNs", ph2d_ns);
   nsys_json_int(summary, "syncCopies", sync_n);
   int64_t win = c->t1 - c->t0;
   nsys_json_num(summary, "h2dPctOfWindow", win > 0 ? nsys_round2(100.0 * (double)h2d_ns / (double)win) : 0);
