@@ -121,6 +121,12 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
   const char *samp = p->schema.table[NSYS_TBL_SAMPLING];
   const char *osrt = p->schema.table[NSYS_TBL_OSRT];
   const char *source = samp ? "cpu_sampling" : osrt ? "osrt" : "cuda_api";
+  /* CPU data often extends beyond the GPU/CUDA activity the index spans:
+   * without an explicit window, use the whole profile's span */
+  if (cJSON_IsNull(cJSON_GetObjectItem(c->params, "start")) && p->info.span_end > p->info.span_start)
+    c->t0 = NSYS_MIN(c->t0, p->info.span_start);
+  if (cJSON_IsNull(cJSON_GetObjectItem(c->params, "end")) && p->info.span_end > p->info.span_start)
+    c->t1 = NSYS_MAX(c->t1, p->info.span_end + 1);
   /* Collect per thread: samples (sampling) or OSRT time, and CUDA API time from the index. */
   typedef struct {
     int64_t gtid;
