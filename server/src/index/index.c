@@ -31,10 +31,8 @@ void nsys_index_free(nsys_index *ix) {
   nsys__index_priv *pv = nsys__priv(ix);
   nsys__index_free_derived(ix);
   if (pv && pv->map_base) {
-    /* arrays live in one block (cache): only the strtab's own arrays are separate */
-    free(ix->strings.strs);
-    free(ix->strings.lens);
-    free(ix->strings.slots);
+    /* the op/API/NVTX arrays live in the mapped cache file */
+    nsys_strtab_free(&ix->strings);
     free(ix->tracks);
     free(ix->threads);
     nsys__cache_unmap(pv->map_base, pv->map_size);
