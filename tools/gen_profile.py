@@ -94,7 +94,7 @@ SCHEMA_PRODUCT = {"3.25.0": ("2026.2.1.210", "2026.2", "306658267 182758"),
 SOURCE_TAGS = {
     "setup": ("train.py", 31), "train_step": ("train.py", 42), "forward": ("train.py", 45),
     "loss": ("train.py", 47), "backward": ("train.py", 50), "optimizer_step": ("train.py", 53),
-    "save_checkpoint": ("train.py", 58), "batch": ("data.py", 17),
+    "save_checkpoint": ("train.py", 58), "batch": ("data.py", 17), "epoch": ("train.py", 40),
     "layer": ("model.py", 88), "attention": ("model.py", 61), "mlp": ("model.py", 74),
 }
 
@@ -186,7 +186,9 @@ class Config:
             while self.layers > 1 and self.storm_for(per_cell) < storm_min:
                 self.layers -= 1
         if self.storm_for(per_cell) < 1:
-            raise SystemExit("--kernels too small for --layers %d" % self.layers)
+            need = cells * (per_cell - self.storm_for(per_cell) + 1)
+            raise SystemExit("--kernels %d too small for %d GPUs x %d iterations x %d layers (need >= %d)"
+                             % (self.kernels, self.gpus, self.iterations, self.layers, need))
         self.bubble_iter = 0 if self.iterations >= 2 else None
         self.outlier_iter = self.iterations // 2 if self.iterations >= 3 else None
 
@@ -608,7 +610,7 @@ class Generator:
         cross = []
         for rk in self.ranks:
             rk.range_id += 1
-            row = [rk.cpu, None, 60, rk.range_id, None, None, "epoch 0", rk.main_tid, None, None, 0]
+            row = [rk.cpu, None, 60, rk.range_id, None, None, self.label("epoch", "epoch 0"), rk.main_tid, None, None, 0]
             self.nv_rows.append(row)
             cross.append(row)
         median_guess = None

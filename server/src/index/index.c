@@ -18,11 +18,12 @@ nsys_index *nsys_index_build(struct nsys_profile *p, struct nsys_call *call) {
   }
   ix = nsys__index_build_fresh(p, call);
   if (!ix) return NULL;
+  nsys_call_progress(call, 96, "summarising tracks");
+  nsys__index_derive(ix);
   if (!getenv("NSYS_AI_NO_INDEX_CACHE")) {
-    nsys_call_progress(call, 97, "saving the index cache");
+    nsys_call_progress(call, 98, "saving the index cache");
     nsys__cache_save(ix, p);
   }
-  nsys__index_derive(ix);
   return ix;
 }
 
@@ -31,10 +32,8 @@ void nsys_index_free(nsys_index *ix) {
   nsys__index_priv *pv = nsys__priv(ix);
   nsys__index_free_derived(ix);
   if (pv && pv->map_base) {
-    /* arrays live in one block (cache): only the strtab's own arrays are separate */
-    free(ix->strings.strs);
-    free(ix->strings.lens);
-    free(ix->strings.slots);
+    /* the op/API/NVTX arrays live in the mapped cache file */
+    nsys_strtab_free(&ix->strings);
     free(ix->tracks);
     free(ix->threads);
     nsys__cache_unmap(pv->map_base, pv->map_size);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "index/index.h"
+#include "index/index_query.h"
 
 struct nsys_profile;
 struct nsys_call;
@@ -104,7 +105,6 @@ typedef struct nsys__index_priv {
    * when each array was malloc'd separately */
   void *map_base;
   size_t map_size;
-  bool strings_borrowed; /* strtab strings point into map_base */
   /* per thread and depth: NVTX ranges at that depth sorted by start */
   uint32_t *nvtx_by_depth;       /* n = nvtx.n */
   uint32_t *thread_depth_first;  /* per thread: index into depth_rows */
@@ -116,11 +116,13 @@ typedef struct nsys__index_priv {
   uint32_t *proj_nvtx;           /* range index */
   int64_t *proj_start, *proj_end;
   nsys__proj_row *proj_rows; uint32_t n_proj_rows; /* sorted by (device, depth) */
+  bool proj_cached;              /* proj_nvtx/start/end point into the mapped cache */
   /* series for every row kind (built after load) */
   nsys__series *gpu_series;      /* per gpu track */
   nsys__series *api_series;      /* per thread */
   nsys__series *nvtx_series;     /* per depth row */
   nsys__series *proj_series;     /* per projected row */
+  nsys_tl_track *tl; uint32_t n_tl; /* timeline tracks in display order */
   uint64_t cache_key;            /* identity hash, for diagnostics */
   bool from_cache;
 } nsys__index_priv;
@@ -136,10 +138,16 @@ nsys_index *nsys__index_build_fresh(struct nsys_profile *p, struct nsys_call *ca
 void nsys__index_derive(nsys_index *ix);
 void nsys__index_free_derived(nsys_index *ix);
 
-/* index_mipmap.c */
+/* index_mipmap.c (callback types in index_query.h) */
 void nsys__series_init(nsys__series *s, const int64_t *start, const int64_t *end,
                        const uint32_t *idx, uint32_t first, uint32_t n);
 void nsys__series_free(nsys__series *s);
+uint32_t nsys__series_lower(const nsys__series *s, int64_t t);
+uint32_t nsys__series_count(const nsys__series *s, int64_t qs, int64_t qe);
+uint32_t nsys__series_buckets(const nsys__series *s, int64_t base, int64_t res, uint32_t nb,
+                              nsys_tl_bucket_fn fn, void *ctx);
+uint32_t nsys__series_events(const nsys__series *s, int64_t qs, int64_t qe, nsys_tl_event_fn fn,
+                             void *ctx);
 
 /* index_cache.c: returns NULL when there is no valid cache entry. */
 nsys_index *nsys__cache_load(struct nsys_profile *p);

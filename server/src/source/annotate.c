@@ -1,0 +1,657 @@
+/* NVTX annotator and its inverse; see annotate.h. */
+#include "source/annotate.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "source/pyscan.h"
+
+/* ---- output lines with provenance, and the hunks between old and new ---- */
+
+typedef struct {
+  char *text;   /* content without terminator (owned) */
+  size_t len;
+  const char *term; size_t term_len;
+  int orig;     /* old line index, or -1 for an inserted line */
+} nsys__oline;
+
+typedef struct {
+  nsys__oline *v;
+  int n, cap;
+} nsys__olines;
+
+static void nsys__out(nsys__olines *o, char *text, size_t len, const char *term, size_t tl, int orig) {
+  if (o->n == o->cap) {
+    o->cap = o->cap ? o->cap * 2 : 64;
+    o->v = nsys_xrealloc(o->v, sizeof *o->v * (size_t)o->cap);
+  }
+  o->v[o->n++] = (nsys__oline){text, len, term, tl, orig};
+}
+
+static void nsys__olines_free(nsys__olines *o) {
+  for (int i = 0; i < o->n; i++) free(o->v[i].text);
+  free(o->v);
+}
+
+static int nsys__utf16_len(const char *s, size_t n) {
+  int u = 0;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+    if (i + k > n) k = 1;
+    bool ok = true;
+    for (size_t j = 1; j < k; j++)
+      if (((unsigned char)s[i + j] & 0xC0) != 0x80) ok = false;
+    if (!ok) k = 1;
+    u += k == 4 ? 2 : 1;
+    i += k;
+  }
+  return u;
+}
+
+static bool nsys__same(const nsys_py_file *f, int old, const nsys__oline *nl) {
+  const nsys_py_line *l = &f->lines[old];
+  return nl->orig == old && nl->len == l->len && memcmp(nl->text, f->src + l->off, l->len) == 0 &&
+         nl->term_len == l->term;
+}
+
+static void nsys__add_edit(nsys_annotate_result *r, nsys_text_edit e) {
+  r->edits = nsys_xrealloc(r->edits, sizeof *r->edits * (size_t)(r->n_edits + 1));
+  r->edits[r->n_edits++] = e;
+}
+
+static void nsys__emit_hunk(const nsys_py_file *f, const nsys__olines *o, int a0, int a1, int b0,
+                            int b1, nsys_annotate_result *r) {
+  nsys_text_edit e = {.start_line = a0, .start_char = 0};
+  if (a1 < f->n_lines || f->n_lines == 0 || f->lines[f->n_lines - 1].term > 0) {
+    e.end_line = a1;
+    e.end_char = 0;
+  } else { /* the hunk ends with the unterminated last line */
+    e.end_line = f->n_lines - 1;
+    const nsys_py_line *l = &f->lines[f->n_lines - 1];
+    e.end_char = nsys__utf16_len(f->src + l->off, l->len);
+  }
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  for (int j = b0; j < b1; j++) {
+    nsys_strbuf_append(&b, o->v[j].text, o->v[j].len);
+    nsys_strbuf_append(&b, o->v[j].term, o->v[j].term_len);
+  }
+  e.text = nsys_strbuf_steal(&b);
+  nsys__add_edit(r, e);
+}
+
+/* Walks old and new lines in order (both keep the old order) and emits one
+ * edit per maximal changed region; also assembles the new text. */
+static void nsys__finish(const nsys_py_file *f, nsys__olines *o, nsys_annotate_result *r) {
+  int a = 0, b = 0;
+  while (a < f->n_lines || b < o->n) {
+    if (a < f->n_lines && b < o->n && nsys__same(f, a, &o->v[b])) {
+      a++, b++;
+      continue;
+    }
+    int a0 = a, b0 = b;
+    while (a < f->n_lines || b < o->n) {
+      if (a < f->n_lines && b < o->n && nsys__same(f, a, &o->v[b])) break;
+      if (b < o->n && o->v[b].orig == -1) b++;
+      else if (b < o->n && o->v[b].orig == a) a++, b++;
+      else a++; /* old line a was deleted */
+    }
+    nsys__emit_hunk(f, o, a0, a, b0, b, r);
+  }
+  nsys_strbuf s;
+  nsys_strbuf_init(&s);
+  for (int j = 0; j < o->n; j++) {
+    nsys_strbuf_append(&s, o->v[j].text, o->v[j].len);
+    nsys_strbuf_append(&s, o->v[j].term, o->v[j].term_len);
+  }
+  r->new_len = s.len;
+  r->new_text = nsys_strbuf_steal(&s);
+}
+
+/* Moves a UTF-8 BOM to whatever line comes first in the new text. */
+static void nsys__fix_bom(const nsys_py_file *f, nsys__olines *o) {
+  if (!f->bom || o->n == 0 || o->v[0].orig == 0) return;
+  for (int j = 0; j < o->n; j++) {
+    if (o->v[j].orig == 0 && o->v[j].len >= 3 && memcmp(o->v[j].text, "\xEF\xBB\xBF", 3) == 0) {
+      memmove(o->v[j].text, o->v[j].text + 3, o->v[j].len - 3);
+      o->v[j].len -= 3;
+      break;
+    }
+  }
+  nsys__oline *first = &o->v[0];
+  char *t = nsys_xmalloc(first->len + 4);
+  memcpy(t, "\xEF\xBB\xBF", 3);
+  memcpy(t + 3, first->text, first->len);
+  free(first->text);
+  first->text = t;
+  first->len += 3;
+}
+
+/* When the old first line lost its BOM to a deleted line, give it back. */
+static void nsys__restore_bom(const nsys_py_file *f, nsys__olines *o, bool first_deleted) {
+  if (!f->bom || !first_deleted || o->n == 0) return;
+  nsys__oline *first = &o->v[0];
+  if (first->len >= 3 && memcmp(first->text, "\xEF\xBB\xBF", 3) == 0) return;
+  char *t = nsys_xmalloc(first->len + 4);
+  memcpy(t, "\xEF\xBB\xBF", 3);
+  memcpy(t + 3, first->text, first->len);
+  free(first->text);
+  first->text = t;
+  first->len += 3;
+}
+
+/* ---- annotate ---- */
+
+typedef struct {
+  int s0, s1;       /* statements: first and last of the wrapped block */
+  int l0, l1;       /* physical lines */
+  int tag_line;     /* old 0-based line the tag names */
+  char label[128];
+  int depth;        /* number of new blocks strictly containing this one */
+} nsys__block;
+
+typedef struct {
+  const nsys_py_file *f;
+  nsys__block *v;
+  int n, cap;
+} nsys__blocks;
+
+static size_t nsys__line_ws(const nsys_py_file *f, int line) {
+  const nsys_py_line *l = &f->lines[line];
+  const char *p = f->src + l->off;
+  size_t i = (line == 0) ? f->bom : 0;
+  while (i < l->len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\f')) i++;
+  return i;
+}
+
+static void nsys__add_block(nsys__blocks *bs, int s0, int s1, int tag_line, const char *label) {
+  const nsys_py_file *f = bs->f;
+  if (s0 < 0 || s1 < s0 || s1 >= f->n_stmts) return;
+  int l0 = f->stmts[s0].first_line, l1 = f->stmts[s1].last_line;
+  for (int i = 0; i < bs->n; i++)
+    if (bs->v[i].l0 == l0 && bs->v[i].l1 == l1) return;
+  /* form feeds in indentation reset Python's column count: leave such blocks */
+  for (int l = l0; l <= l1; l++) {
+    if (f->lines[l].in_string) continue;
+    const char *p = f->src + f->lines[l].off;
+    size_t ws = nsys__line_ws(f, l);
+    if (memchr(p, '\f', ws)) return;
+  }
+  if (bs->n == bs->cap) {
+    bs->cap = bs->cap ? bs->cap * 2 : 16;
+    bs->v = nsys_xrealloc(bs->v, sizeof *bs->v * (size_t)bs->cap);
+  }
+  nsys__block *b = &bs->v[bs->n++];
+  memset(b, 0, sizeof *b);
+  b->s0 = s0, b->s1 = s1, b->l0 = l0, b->l1 = l1, b->tag_line = tag_line;
+  snprintf(b->label, sizeof b->label, "%s", label && *label ? label : "block");
+}
+
+static const char *nsys__kw_name(nsys_py_kind k) {
+  switch (k) {
+  case NSYS_PY_IF: return "if";
+  case NSYS_PY_FOR: return "for";
+  case NSYS_PY_WHILE: return "while";
+  case NSYS_PY_WITH: return "with";
+  case NSYS_PY_TRY: return "try";
+  case NSYS_PY_MATCH: return "match";
+  case NSYS_PY_RETURN: return "return";
+  default: return "stmt";
+  }
+}
+
+static void nsys__stmt_label(const nsys_py_stmt *s, char *out, size_t cap) {
+  if (cap < 8) return;
+  bool compound = s->opens_block || s->inline_body;
+  if (compound && s->name[0]) snprintf(out, cap, "%s %.80s", nsys__kw_name(s->kind), s->name);
+  else if (s->name[0]) snprintf(out, cap, "%s", s->name);
+  else if (s->kind == NSYS_PY_SIMPLE && s->first_ident[0]) snprintf(out, cap, "%s", s->first_ident);
+  else snprintf(out, cap, "%s", nsys__kw_name(s->kind));
+}
+
+static bool nsys__is_marker(const nsys_py_file *f, int s) {
+  return s >= 0 && s < f->n_stmts && f->stmts[s].marker && f->stmts[s].kind == NSYS_PY_WITH &&
+         f->stmts[s].opens_block;
+}
+
+/* First body statement of header h (after a docstring when skip_doc), or -1. */
+static int nsys__body_start(const nsys_py_file *f, int h, bool skip_doc) {
+  if (!f->stmts[h].opens_block || h + 1 > f->stmts[h].block_end) return -1;
+  int c = h + 1;
+  if (skip_doc && f->stmts[c].kind == NSYS_PY_STRING) c = nsys_py_unit_end(f, c) + 1;
+  return c <= f->stmts[h].block_end ? c : -1;
+}
+
+static void nsys__wrap_body(nsys__blocks *bs, int d) {
+  const nsys_py_file *f = bs->f;
+  int c = nsys__body_start(f, d, true);
+  if (c < 0) return;
+  int end = f->stmts[d].block_end;
+  if (nsys__is_marker(f, c) && nsys_py_unit_end(f, c) == end) return; /* already annotated */
+  nsys__add_block(bs, c, end, f->stmts[d].first_line, f->stmts[d].name);
+}
+
+static void nsys__stmts_in(nsys__blocks *bs, int a, int b, bool descend_defs, bool only_defs);
+
+static void nsys__descend(nsys__blocks *bs, int h, bool descend_defs) {
+  const nsys_py_file *f = bs->f;
+  bool is_def = f->stmts[h].kind == NSYS_PY_DEF, is_class = f->stmts[h].kind == NSYS_PY_CLASS;
+  int c = nsys__body_start(f, h, is_def || is_class);
+  if (c < 0) return;
+  nsys__stmts_in(bs, c, f->stmts[h].block_end, descend_defs, is_class);
+}
+
+static void nsys__stmts_in(nsys__blocks *bs, int a, int b, bool descend_defs, bool only_defs) {
+  const nsys_py_file *f = bs->f;
+  for (int u = a; u <= b && u < f->n_stmts;) {
+    int e = nsys_py_unit_end(f, u);
+    if (e < u) e = u;
+    int d = u;
+    while (d < e && f->stmts[d].kind == NSYS_PY_DECORATOR) d++;
+    const nsys_py_stmt *s = &f->stmts[d];
+    if (nsys__is_marker(f, u)) {
+      /* already annotated: leave it and what it wraps */
+    } else if (s->kind == NSYS_PY_DEF || s->kind == NSYS_PY_CLASS) {
+      if (descend_defs) nsys__descend(bs, d, descend_defs);
+    } else if (only_defs) {
+      /* class bodies: only methods */
+    } else if (s->opens_block) {
+      if (!nsys_py_is_clause(s->kind) && s->header_call) {
+        char label[96];
+        nsys__stmt_label(s, label, sizeof label);
+        nsys__add_block(bs, u, e, f->stmts[u].first_line, label);
+      }
+      /* the bodies of the header and of its clauses */
+      for (int h = u; h <= e; h = f->stmts[h].block_end + 1)
+        if (f->stmts[h].opens_block) nsys__descend(bs, h, descend_defs);
+    } else if (nsys_py_is_clause(s->kind)) {
+      /* an inline clause alone cannot be wrapped */
+    } else {
+      switch (s->kind) {
+      case NSYS_PY_IMPORT: case NSYS_PY_FROM: case NSYS_PY_PASS: case NSYS_PY_BREAK:
+      case NSYS_PY_CONTINUE: case NSYS_PY_GLOBAL: case NSYS_PY_NONLOCAL: case NSYS_PY_RAISE:
+      case NSYS_PY_STRING: case NSYS_PY_DECORATOR:
+        break;
+      default:
+        if (s->has_call || s->has_op) {
+          char label[96];
+          nsys__stmt_label(s, label, sizeof label);
+          nsys__add_block(bs, u, e, f->stmts[u].first_line, label);
+        }
+      }
+    }
+    u = e + 1;
+  }
+}
+
+static bool nsys__def_matches(const nsys_py_file *f, int d, const char *want) {
+  const nsys_py_stmt *s = &f->stmts[d];
+  if (s->kind != NSYS_PY_DEF) return false;
+  const char *dot = strrchr(want, '.');
+  if (!dot) return strcmp(s->name, want) == 0;
+  if (strcmp(s->name, dot + 1) != 0) return false;
+  int p = s->parent;
+  size_t cl = (size_t)(dot - want);
+  const char *cls = want;
+  const char *d2 = NULL;
+  for (const char *q = want; q < dot; q++)
+    if (*q == '.') d2 = q;
+  if (d2) cls = d2 + 1, cl = (size_t)(dot - cls);
+  return p >= 0 && (f->stmts[p].kind == NSYS_PY_CLASS || f->stmts[p].kind == NSYS_PY_DEF) &&
+         strlen(f->stmts[p].name) == cl && memcmp(f->stmts[p].name, cls, cl) == 0;
+}
+
+/* Top-level (not inside def/class) `import` statements: the names bound to
+ * torch and to nvtx. */
+static void nsys__find_imports(const nsys_py_file *f, char *torch, char *nvtx, size_t cap) {
+  torch[0] = nvtx[0] = '\0';
+  for (int s = 0; s < f->n_stmts; s++) {
+    if (f->stmts[s].kind != NSYS_PY_IMPORT) continue;
+    bool in_def = false;
+    for (int p = f->stmts[s].parent; p >= 0; p = f->stmts[p].parent)
+      if (f->stmts[p].kind == NSYS_PY_DEF || f->stmts[p].kind == NSYS_PY_CLASS) in_def = true;
+    if (in_def) continue;
+    const nsys_py_line *l0 = &f->lines[f->stmts[s].first_line];
+    const nsys_py_line *l1 = &f->lines[f->stmts[s].last_line];
+    const char *p = f->src + l0->off + f->stmts[s].indent_len;
+    const char *end = f->src + l1->off + l1->len;
+    if (end - p < 7) continue;
+    p += 6; /* "import" */
+    while (p < end) {
+      /* one "a.b.c [as x]" item */
+      while (p < end && (*p == ' ' || *p == '\t' || *p == '\\' || *p == '\n' || *p == '\r' ||
+                         *p == '(' || *p == ',')) p++;
+      const char *m0 = p;
+      while (p < end && (*p == '.' || *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                         (*p >= '0' && *p <= '9'))) p++;
+      size_t ml = (size_t)(p - m0);
+      if (ml == 0) break;
+      const char *first_end = memchr(m0, '.', ml);
+      size_t fl = first_end ? (size_t)(first_end - m0) : ml;
+      while (p < end && (*p == ' ' || *p == '\t')) p++;
+      char alias[64] = "";
+      if (end - p > 3 && p[0] == 'a' && p[1] == 's' && (p[2] == ' ' || p[2] == '\t')) {
+        p += 3;
+        while (p < end && (*p == ' ' || *p == '\t')) p++;
+        const char *a0 = p;
+        while (p < end && (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                           (*p >= '0' && *p <= '9'))) p++;
+        snprintf(alias, sizeof alias, "%.*s", (int)(p - a0), a0);
+      }
+      bool is_torch = fl == 5 && memcmp(m0, "torch", 5) == 0;
+      bool is_nvtx = ml == 4 && memcmp(m0, "nvtx", 4) == 0;
+      if (is_torch && !torch[0]) {
+        if (alias[0] && ml == 5) snprintf(torch, cap, "%s", alias);
+        else if (!alias[0]) snprintf(torch, cap, "torch");
+      }
+      if (is_nvtx && !nvtx[0]) snprintf(nvtx, cap, "%s", alias[0] ? alias : "nvtx");
+      while (p < end && *p != ',') {
+        if (*p == '#') { p = end; break; }
+        p++;
+      }
+    }
+  }
+}
+
+static void nsys__py_quote(nsys_strbuf *b, const char *s) {
+  nsys_strbuf_putc(b, '"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      nsys_strbuf_putc(b, '\\');
+      nsys_strbuf_putc(b, (char)c);
+    } else if (c < 0x20 || c == 0x7f) {
+      nsys_strbuf_printf(b, "\\x%02x", c);
+    } else {
+      nsys_strbuf_putc(b, (char)c);
+    }
+  }
+  nsys_strbuf_putc(b, '"');
+}
+
+static int nsys__block_cmp(const void *x, const void *y) {
+  const nsys__block *a = x, *b = y;
+  if (a->l0 != b->l0) return a->l0 < b->l0 ? -1 : 1;
+  if (a->l1 != b->l1) return a->l1 > b->l1 ? -1 : 1;
+  return 0;
+}
+
+static const char *nsys__default_term(const nsys_py_file *f) {
+  for (int i = 0; i < f->n_lines; i++)
+    if (f->lines[i].term) return f->src + f->lines[i].off + f->lines[i].len;
+  return "\n";
+}
+
+int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_annotate_result *r) {
+  memset(r, 0, sizeof *r);
+  nsys_py_file f;
+  nsys_py_scan(&f, src, n);
+  nsys__blocks bs = {.f = &f};
+  const char *fn = o->function ? o->function : "";
+  switch (o->scope) {
+  case NSYS_ANNOT_FILE:
+    if (o->statement) {
+      int c = 0;
+      if (f.n_stmts > 0 && f.stmts[0].kind == NSYS_PY_STRING) c = nsys_py_unit_end(&f, 0) + 1;
+      nsys__stmts_in(&bs, c, f.n_stmts - 1, true, false);
+    } else {
+      for (int d = 0; d < f.n_stmts; d++)
+        if (f.stmts[d].kind == NSYS_PY_DEF) nsys__wrap_body(&bs, d);
+    }
+    break;
+  case NSYS_ANNOT_FUNCTION:
+    for (int d = 0; d < f.n_stmts; d++) {
+      if (!nsys__def_matches(&f, d, fn)) continue;
+      r->functions_matched++;
+      if (o->statement) nsys__descend(&bs, d, true);
+      else nsys__wrap_body(&bs, d);
+    }
+    break;
+  case NSYS_ANNOT_LINES: {
+    int a = o->start_line, b = o->end_line;
+    /* top statements: first line in range, parent's first line not */
+    int prev_parent = -2, run0 = -1, run_last = -1;
+    for (int s = 0; s <= f.n_stmts; s++) {
+      bool top = false;
+      if (s < f.n_stmts) {
+        const nsys_py_stmt *st = &f.stmts[s];
+        top = st->first_line >= a && st->first_line <= b &&
+              (st->parent < 0 || f.stmts[st->parent].first_line < a);
+        if (top && run_last >= 0 && s <= run_last) continue; /* inside the previous unit */
+      }
+      if (top && o->statement) {
+        int e = nsys_py_unit_end(&f, s);
+        nsys__stmts_in(&bs, s, e, true, false);
+        run_last = e;
+        continue;
+      }
+      bool extends = top && run0 >= 0 && f.stmts[s].parent == prev_parent && s == run_last + 1;
+      if (run0 >= 0 && !extends) {
+        /* close the run [run0, run_last] */
+        if (!(nsys__is_marker(&f, run0) && nsys_py_unit_end(&f, run0) == run_last)) {
+          char label[96] = "";
+          for (int k = run0; k <= run_last && !label[0]; k++)
+            if (f.stmts[k].name[0]) nsys__stmt_label(&f.stmts[k], label, sizeof label);
+          nsys__add_block(&bs, run0, run_last, f.stmts[run0].first_line, label[0] ? label : "lines");
+        }
+        run0 = -1;
+      }
+      if (!top || s >= f.n_stmts) continue;
+      const nsys_py_stmt *st = &f.stmts[s];
+      int e = nsys_py_unit_end(&f, s);
+      if (nsys_py_is_clause(st->kind)) { run_last = e; continue; }
+      if (run0 < 0) {
+        run0 = s;
+        prev_parent = st->parent;
+      }
+      run_last = e;
+    }
+    break;
+  }
+  }
+
+  int rc = (o->scope == NSYS_ANNOT_FUNCTION && r->functions_matched == 0) ? -1 : 0;
+  qsort(bs.v, (size_t)bs.n, sizeof *bs.v, nsys__block_cmp);
+  for (int i = 0; i < bs.n; i++) {
+    bs.v[i].depth = 0;
+    for (int j = 0; j < i; j++)
+      if (bs.v[j].l0 <= bs.v[i].l0 && bs.v[j].l1 >= bs.v[i].l1) bs.v[i].depth++;
+  }
+
+  /* which API, and the import line */
+  char torch[64], nvtx[64];
+  nsys__find_imports(&f, torch, nvtx, sizeof torch);
+  int import_line = -1;
+  if (torch[0]) {
+    snprintf(r->api_buf, sizeof r->api_buf, "%s.cuda.nvtx.range", torch);
+  } else if (nvtx[0]) {
+    snprintf(r->api_buf, sizeof r->api_buf, "%s.annotate", nvtx);
+  } else {
+    snprintf(r->api_buf, sizeof r->api_buf, "torch.cuda.nvtx.range");
+    if (bs.n > 0) {
+      for (int s = 0; s < f.n_stmts; s++) {
+        const nsys_py_stmt *st = &f.stmts[s];
+        if (st->parent != -1) continue;
+        if (s == 0 && st->kind == NSYS_PY_STRING) continue;
+        if (st->kind == NSYS_PY_FROM) {
+          const char *p = f.src + f.lines[st->first_line].off + st->indent_len + 4;
+          const char *e = f.src + f.lines[st->first_line].off + f.lines[st->first_line].len;
+          while (p < e && (*p == ' ' || *p == '\t')) p++;
+          if (e - p >= 10 && memcmp(p, "__future__", 10) == 0) continue;
+        }
+        import_line = st->first_line;
+        break;
+      }
+      if (import_line < 0) bs.n = 0; /* nowhere valid to import: change nothing */
+      else r->import_added = true;
+    }
+  }
+  r->api = r->api_buf;
+
+  /* per-line prefix counts */
+  const char *P = f.uses_tabs ? "\t" : "    ";
+  size_t PL = strlen(P);
+  int *pcount = nsys_xcalloc((size_t)f.n_lines + 1, sizeof *pcount);
+  int *mcount = nsys_xcalloc((size_t)f.n_lines + 1, sizeof *mcount); /* markers inserted before line */
+  for (int i = 0; i < bs.n; i++) {
+    for (int l = bs.v[i].l0; l <= bs.v[i].l1; l++) pcount[l]++;
+    mcount[bs.v[i].l0]++;
+  }
+  /* final 0-based line of old line L (the line itself, after inserted lines) */
+  int *final_of = nsys_xcalloc((size_t)f.n_lines + 1, sizeof *final_of);
+  {
+    int shift = 0;
+    for (int l = 0; l < f.n_lines; l++) {
+      if (l == import_line) shift++;
+      shift += mcount[l];
+      final_of[l] = l + shift;
+    }
+  }
+  const char *dterm = nsys__default_term(&f);
+  nsys__olines out = {0};
+  int bi = 0;
+  for (int l = 0; l < f.n_lines; l++) {
+    const nsys_py_line *ln = &f.lines[l];
+    if (l == import_line) {
+      char *t = nsys_xasprintf("import torch  # nsys-ai");
+      nsys__out(&out, t, strlen(t), ln->term ? f.src + ln->off + ln->len : dterm,
+                ln->term ? ln->term : strlen(dterm), -1);
+    }
+    for (; bi < bs.n && bs.v[bi].l0 == l; bi++) {
+      nsys__block *b = &bs.v[bi];
+      nsys_strbuf t;
+      nsys_strbuf_init(&t);
+      for (int k = 0; k < b->depth; k++) nsys_strbuf_puts(&t, P);
+      size_t ws0 = (l == 0) ? f.bom : 0;
+      nsys_strbuf_append(&t, f.src + ln->off + ws0, nsys__line_ws(&f, l) - ws0);
+      nsys_strbuf tag;
+      nsys_strbuf_init(&tag);
+      nsys_strbuf_printf(&tag, "%s:%d %s", o->rel_path ? o->rel_path : "", final_of[b->tag_line] + 1,
+                         b->label);
+      nsys_strbuf_printf(&t, "with %s(", r->api);
+      nsys__py_quote(&t, tag.data ? tag.data : "");
+      nsys_strbuf_puts(&t, "):  # nsys-ai");
+      r->markers = nsys_xrealloc(r->markers, sizeof *r->markers * (size_t)(r->n_markers + 1));
+      r->markers[r->n_markers++] = (nsys_annot_marker){out.n, nsys_strbuf_steal(&tag)};
+      size_t tl = t.len;
+      nsys__out(&out, nsys_strbuf_steal(&t), tl, ln->term ? f.src + ln->off + ln->len : dterm,
+                ln->term ? ln->term : strlen(dterm), -1);
+    }
+    int k = (ln->blank || ln->in_string) ? 0 : pcount[l];
+    size_t skip = (l == 0) ? f.bom : 0;
+    char *t = nsys_xmalloc(ln->len + (size_t)k * PL + 1);
+    memcpy(t, f.src + ln->off, skip);
+    for (int j = 0; j < k; j++) memcpy(t + skip + (size_t)j * PL, P, PL);
+    memcpy(t + skip + (size_t)k * PL, f.src + ln->off + skip, ln->len - skip);
+    nsys__out(&out, t, ln->len + (size_t)k * PL, f.src + ln->off + ln->len, ln->term, l);
+  }
+  nsys__fix_bom(&f, &out);
+  nsys__finish(&f, &out, r);
+  nsys__olines_free(&out);
+  free(pcount);
+  free(mcount);
+  free(final_of);
+  free(bs.v);
+  nsys_py_free(&f);
+  return rc;
+}
+
+/* ---- unannotate ---- */
+
+int nsys_unannotate(const char *src, size_t n, nsys_annotate_result *r) {
+  memset(r, 0, sizeof *r);
+  nsys_py_file f;
+  nsys_py_scan(&f, src, n);
+  const char *P = f.uses_tabs ? "\t" : "    ";
+  size_t PL = strlen(P);
+  int *strip = nsys_xcalloc((size_t)f.n_lines + 1, sizeof *strip);
+  bool *del = nsys_xcalloc((size_t)f.n_lines + 1, sizeof *del);
+  for (int s = 0; s < f.n_stmts; s++) {
+    const nsys_py_stmt *st = &f.stmts[s];
+    if (!st->marker) continue;
+    bool is_with = nsys__is_marker(&f, s);
+    bool is_import = st->kind == NSYS_PY_IMPORT && !st->inline_body;
+    if (!is_with && !is_import) continue;
+    if (is_import) {
+      /* only the import this tool adds */
+      const nsys_py_line *l0 = &f.lines[st->first_line];
+      const char *p = f.src + l0->off + (st->first_line == 0 ? f.bom : 0);
+      size_t len = l0->len - (st->first_line == 0 ? f.bom : 0);
+      if (st->first_line != st->last_line || st->indent_len != (st->first_line == 0 ? f.bom : 0) ||
+          len != 23 || memcmp(p, "import torch  # nsys-ai", 23) != 0)
+        continue;
+    }
+    for (int l = st->first_line; l <= st->last_line; l++) del[l] = true;
+    if (is_with && s + 1 <= st->block_end) {
+      int l0 = f.stmts[s + 1].first_line, l1 = f.stmts[st->block_end].last_line;
+      for (int l = l0; l <= l1; l++) strip[l]++;
+      const nsys_py_line *ml = &f.lines[st->first_line];
+      r->markers = nsys_xrealloc(r->markers, sizeof *r->markers * (size_t)(r->n_markers + 1));
+      r->markers[r->n_markers++] =
+          (nsys_annot_marker){st->first_line, nsys_xstrndup(f.src + ml->off, ml->len)};
+    }
+  }
+  nsys__olines out = {0};
+  for (int l = 0; l < f.n_lines; l++) {
+    const nsys_py_line *ln = &f.lines[l];
+    if (del[l]) continue;
+    size_t skip = (l == 0) ? f.bom : 0;
+    const char *p = f.src + ln->off;
+    size_t cut = 0;
+    if (!ln->blank && !ln->in_string) {
+      for (int k = 0; k < strip[l]; k++) {
+        if (skip + cut + PL <= ln->len && memcmp(p + skip + cut, P, PL) == 0) cut += PL;
+        else break;
+      }
+    }
+    char *t = nsys_xmalloc(ln->len - cut + 1);
+    memcpy(t, p, skip);
+    memcpy(t + skip, p + skip + cut, ln->len - skip - cut);
+    nsys__out(&out, t, ln->len - cut, p + ln->len, ln->term, l);
+  }
+  nsys__restore_bom(&f, &out, f.n_lines > 0 && del[0]);
+  nsys__finish(&f, &out, r);
+  nsys__olines_free(&out);
+  free(strip);
+  free(del);
+  nsys_py_free(&f);
+  r->api = "";
+  return 0;
+}
+
+void nsys_annotate_result_free(nsys_annotate_result *r) {
+  for (int i = 0; i < r->n_edits; i++) free(r->edits[i].text);
+  free(r->edits);
+  for (int i = 0; i < r->n_markers; i++) free(r->markers[i].tag);
+  free(r->markers);
+  free(r->new_text);
+  memset(r, 0, sizeof *r);
+}
+
+bool nsys_parse_source_tag(const char *text, char *path, size_t cap, int *line) {
+  if (!text) return false;
+  for (const char *c = text; *c; c++) {
+    if (*c == '\n') return false;
+    if (*c != ':' || c == text) continue;
+    const char *d = c + 1;
+    long v = 0;
+    int nd = 0;
+    while (*d >= '0' && *d <= '9' && nd < 9) v = v * 10 + (*d++ - '0'), nd++;
+    if (nd == 0 || (*d != '\0' && *d != ' ')) continue;
+    size_t pl = (size_t)(c - text);
+    if (text[0] == ' ' || text[pl - 1] == ' ' || v < 1) return false;
+    if (pl >= cap) return false;
+    /* a path has no spaces-only parts and no ", " (PyTorch op ranges) */
+    for (size_t k = 0; k < pl; k++)
+      if (text[k] == ',' || text[k] == '(' || text[k] == ')') return false;
+    memcpy(path, text, pl);
+    path[pl] = '\0';
+    *line = (int)v;
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,562 @@
+/* Kernel <-> source map builder; see source_map.h. No JSON in this file. */
+#include "source/source_map.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "index/index.h"
+#include "profile/profile.h"
+#include "source/annotate.h"
+#include "source/defs.h"
+
+const char *nsys_src_strategy_name(nsys_src_strategy s) {
+  static const char *n[] = {"tag", "callchain", "module", "definition"};
+  return (unsigned)s < NSYS_SRC__COUNT ? n[s] : "unknown";
+}
+
+typedef struct {
+  nsys_src_map *m;
+  uint32_t cap_sites;
+  uint32_t *slots; uint32_t nslots; /* dedupe: site index + 1 */
+} nsys__mb;
+
+static uint64_t nsys__site_hash(const nsys_src_site *s) {
+  uint64_t h = s->file * 0x9E3779B97F4A7C15ULL;
+  h ^= (uint64_t)(uint32_t)s->line * 0xC2B2AE3D27D4EB4FULL;
+  h ^= (uint64_t)s->strategy << 56;
+  h ^= (uint64_t)s->evidence * 0x165667B19E3779F9ULL;
+  h ^= (uint64_t)s->label * 0x27D4EB2F165667C5ULL;
+  return h ^ (h >> 29);
+}
+
+static bool nsys__site_eq(const nsys_src_site *a, const nsys_src_site *b) {
+  return a->file == b->file && a->line == b->line && a->strategy == b->strategy &&
+         a->evidence == b->evidence && a->label == b->label;
+}
+
+static int32_t nsys__site(nsys__mb *b, const char *file, int line, nsys_src_strategy st, float conf,
+                          const char *evidence, const char *label) {
+  nsys_src_map *m = b->m;
+  if (m->n_sites == b->cap_sites) {
+    b->cap_sites = b->cap_sites ? b->cap_sites * 2 : 64;
+    m->sites = nsys_xrealloc(m->sites, sizeof *m->sites * b->cap_sites);
+  }
+  nsys_src_site *s = &m->sites[m->n_sites];
+  s->file = nsys_strtab_intern(&m->strs, file, strlen(file));
+  s->line = line;
+  s->strategy = (uint8_t)st;
+  s->confidence = conf;
+  s->evidence = nsys_strtab_intern(&m->strs, evidence, strlen(evidence));
+  s->label = nsys_strtab_intern(&m->strs, label, strlen(label));
+  s->n_ranges = 0;
+  s->range_ns = 0;
+  if ((m->n_sites + 1) * 2 > b->nslots) {
+    uint32_t ns = b->nslots ? b->nslots * 2 : 256;
+    uint32_t *nt = nsys_xcalloc(ns, sizeof *nt);
+    for (uint32_t i = 0; i < m->n_sites; i++) {
+      uint32_t h = (uint32_t)nsys__site_hash(&m->sites[i]) & (ns - 1);
+      while (nt[h]) h = (h + 1) & (ns - 1);
+      nt[h] = i + 1;
+    }
+    free(b->slots);
+    b->slots = nt;
+    b->nslots = ns;
+  }
+  uint32_t h = (uint32_t)nsys__site_hash(s) & (b->nslots - 1);
+  while (b->slots[h]) {
+    if (nsys__site_eq(&m->sites[b->slots[h] - 1], s)) return (int32_t)b->slots[h] - 1;
+    h = (h + 1) & (b->nslots - 1);
+  }
+  b->slots[h] = m->n_sites + 1;
+  return (int32_t)m->n_sites++;
+}
+
+/* Tag path as written, made relative to the root when it is absolute under it. */
+static const char *nsys__rel(const char *root, const char *path) {
+  size_t rl = root ? strlen(root) : 0;
+  if (rl && strncmp(path, root, rl) == 0 && path[rl] == '/') return path + rl + 1;
+  if (path[0] == '.' && path[1] == '/') return path + 2;
+  return path;
+}
+
+/* A PyTorch module-path range "... (encoder.block.0.layer)" -> "layer". */
+static bool nsys__module_attr(const char *text, char *out, size_t cap) {
+  size_t n = strlen(text);
+  if (n < 3 || text[n - 1] != ')') return false;
+  const char *open = strrchr(text, '(');
+  if (!open || open == text || open[-1] != ' ') return false;
+  const char *b = open + 1, *e = text + n - 1;
+  if (!memchr(b, '.', (size_t)(e - b))) return false;
+  for (const char *q = b; q < e; q++)
+    if (!(*q == '.' || *q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+          (*q >= '0' && *q <= '9')))
+      return false;
+  /* last component that is not a number */
+  const char *end = e;
+  while (end > b) {
+    const char *s = end;
+    while (s > b && s[-1] != '.') s--;
+    bool numeric = true;
+    for (const char *q = s; q < end; q++)
+      if (*q < '0' || *q > '9') numeric = false;
+    if (!numeric && end > s) {
+      size_t l = NSYS_MIN((size_t)(end - s), cap - 1);
+      memcpy(out, s, l);
+      out[l] = '\0';
+      return true;
+    }
+    end = s > b ? s - 1 : b;
+  }
+  return false;
+}
+
+/* ---- callchains ---- */
+
+typedef struct {
+  int64_t *id; int32_t *depth; int64_t *sym, *mod;
+  uint32_t n;
+} nsys__frames;
+
+static uint32_t nsys__frames_find(const nsys__frames *f, int64_t id, uint32_t *count) {
+  uint32_t lo = 0, hi = f->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (f->id[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  uint32_t e = lo;
+  while (e < f->n && f->id[e] == id) e++;
+  *count = e - lo;
+  return lo;
+}
+
+static bool nsys__system_module(const char *mod) {
+  static const char *sys[] = {"/libc", "libc.so", "libc-", "libcuda", "libcudart", "libcupti",
+                              "libpthread", "ld-linux", "libstdc++", "libtorch", "libc10",
+                              "libpython", "python3", "libnccl", "libcublas", "libcudnn"};
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(sys); i++)
+    if (strstr(mod, sys[i])) return true;
+  return false;
+}
+
+typedef struct { int64_t rowid; uint32_t api; } nsys__rowapi;
+static int nsys__rowapi_cmp(const void *x, const void *y) {
+  const nsys__rowapi *a = x, *b = y;
+  return (a->rowid > b->rowid) - (a->rowid < b->rowid);
+}
+
+/* Fills api_site[a] for launch calls with a usable backtrace. */
+static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix, nsys_defs *defs,
+                             int32_t *api_site, nsys_call *call) {
+  nsys_src_map *m = b->m;
+  m->callchain_offset = -1;
+  const char *rt = p->schema.table[NSYS_TBL_RUNTIME], *cc = p->schema.table[NSYS_TBL_CALLCHAINS];
+  if (!rt || !cc || !nsys_schema_has_column(p, NSYS_TBL_RUNTIME, "callchainId")) return true;
+  /* frames */
+  char *sql = nsys_xasprintf("SELECT id, stackDepth, symbol, module FROM %s ORDER BY id, stackDepth", cc);
+  sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
+  free(sql);
+  if (!st) return false;
+  nsys__frames fr = {0};
+  uint32_t cap = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    if (fr.n == cap) {
+      cap = cap ? cap * 2 : 1024;
+      fr.id = nsys_xrealloc(fr.id, sizeof *fr.id * cap);
+      fr.depth = nsys_xrealloc(fr.depth, sizeof *fr.depth * cap);
+      fr.sym = nsys_xrealloc(fr.sym, sizeof *fr.sym * cap);
+      fr.mod = nsys_xrealloc(fr.mod, sizeof *fr.mod * cap);
+    }
+    fr.id[fr.n] = sqlite3_column_int64(st, 0);
+    fr.depth[fr.n] = sqlite3_column_int(st, 1);
+    fr.sym[fr.n] = sqlite3_column_int64(st, 2);
+    fr.mod[fr.n] = sqlite3_column_int64(st, 3);
+    fr.n++;
+  }
+  sqlite3_finalize(st);
+  /* rowid -> api index */
+  nsys__rowapi *ra = nsys_xmalloc(sizeof *ra * (ix->api.n + 1));
+  for (uint32_t a = 0; a < ix->api.n; a++) ra[a] = (nsys__rowapi){ix->api.rowid[a], a};
+  qsort(ra, ix->api.n, sizeof *ra, nsys__rowapi_cmp);
+  sql = nsys_xasprintf("SELECT rowid, callchainId FROM %s WHERE callchainId IS NOT NULL", rt);
+  st = nsys_profile_prepare(p, call, sql);
+  free(sql);
+  if (!st) {
+    free(ra);
+    free(fr.id), free(fr.depth), free(fr.sym), free(fr.mod);
+    return false;
+  }
+  int64_t *api_chain = nsys_xmalloc(sizeof *api_chain * (ix->api.n + 1));
+  for (uint32_t a = 0; a < ix->api.n; a++) api_chain[a] = -1;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    nsys__rowapi key = {sqlite3_column_int64(st, 0), 0};
+    nsys__rowapi *hit = ix->api.n ? bsearch(&key, ra, ix->api.n, sizeof *ra, nsys__rowapi_cmp) : NULL;
+    if (hit) api_chain[hit->api] = sqlite3_column_int64(st, 1);
+  }
+  sqlite3_finalize(st);
+  free(ra);
+  /* offset: does chain (callchainId + k) hold the API's own frame? */
+  int votes[2] = {0, 0}, sampled = 0;
+  for (uint32_t a = 0; a < ix->api.n && sampled < 256; a++) {
+    if (api_chain[a] < 0) continue;
+    sampled++;
+    const char *api = nsys_strtab_get(&ix->strings, ix->api.name[a]);
+    for (int k = 0; k < 2; k++) {
+      uint32_t cnt, f0 = nsys__frames_find(&fr, api_chain[a] + k, &cnt);
+      for (uint32_t j = f0; j < f0 + cnt; j++) {
+        const char *s = nsys_profile_string(p, fr.sym[j]);
+        if (s && *api && strncmp(s, api, strlen(api)) == 0) {
+          votes[k]++;
+          break;
+        }
+      }
+    }
+  }
+  if (sampled && fr.n) m->callchain_offset = votes[1] > votes[0] ? 1 : 0;
+  int64_t max_id = fr.n ? fr.id[fr.n - 1] : 0;
+  int32_t *chain_site = NULL;
+  if (max_id >= 0 && max_id < (1 << 24)) {
+    chain_site = nsys_xmalloc(sizeof *chain_site * (size_t)(max_id + 2));
+    for (int64_t k = 0; k <= max_id + 1; k++) chain_site[k] = -2;
+  }
+  for (uint32_t a = 0; a < ix->api.n && m->callchain_offset >= 0; a++) {
+    if ((a & 4095) == 0 && nsys_call_cancelled(call)) break;
+    if (api_chain[a] < 0 || ix->api.first_op[a] < 0) continue;
+    int64_t cid = api_chain[a] + m->callchain_offset;
+    if (chain_site && cid >= 0 && cid <= max_id && chain_site[cid] != -2) {
+      api_site[a] = chain_site[cid];
+      continue;
+    }
+    const char *api = nsys_strtab_get(&ix->strings, ix->api.name[a]);
+    char kbase[160];
+    nsys_symbol_base_name(nsys_strtab_get(&ix->strings, ix->ops.full_name[ix->api.first_op[a]]),
+                          kbase, sizeof kbase);
+    uint32_t cnt, f0 = nsys__frames_find(&fr, api_chain[a] + m->callchain_offset, &cnt);
+    bool past_api = false;
+    for (uint32_t j = f0; j < f0 + cnt; j++) {
+      const char *s = nsys_profile_string(p, fr.sym[j]);
+      const char *mod = nsys_profile_string(p, fr.mod[j]);
+      if (!s) continue;
+      char base[160];
+      nsys_symbol_base_name(s, base, sizeof base);
+      if (!past_api) {
+        if (*api && strncmp(s, api, strlen(api)) == 0) past_api = true;
+        continue;
+      }
+      if (strncmp(s, "0x", 2) == 0 || !base[0] || strncmp(base, "cuda", 4) == 0 ||
+          (base[0] == 'c' && base[1] == 'u' && base[2] >= 'A' && base[2] <= 'Z') ||
+          strncmp(base, "__device_stub", 13) == 0 || strcmp(base, kbase) == 0 ||
+          (mod && nsys__system_module(mod)))
+        continue;
+      /* the first user frame */
+      char ev[400], lab[200];
+      const char *mbase = mod ? strrchr(mod, '/') : NULL;
+      mbase = mbase ? mbase + 1 : (mod ? mod : "?");
+      snprintf(ev, sizeof ev, "CUDA backtrace of %s: launched from %.150s in %.100s", api, s, mbase);
+      snprintf(lab, sizeof lab, "%.150s", base);
+      uint32_t n = 0, d0 = defs ? nsys_defs_find(defs, base, &n) : 0;
+      const nsys_def *best = NULL;
+      uint32_t nbest = 0;
+      for (uint32_t k = d0; k < d0 + n; k++) {
+        nsys_def_kind kd = defs->v[k].kind;
+        if (kd == NSYS_DEF_C_FUNC || kd == NSYS_DEF_PY_DEF) {
+          if (!best) best = &defs->v[k];
+          nbest++;
+        }
+      }
+      if (best)
+        api_site[a] = nsys__site(b, nsys_strtab_get(&defs->strs, best->file), best->line,
+                                 NSYS_SRC_CALLCHAIN, 0.6f / (float)nbest, ev, lab);
+      else
+        api_site[a] = nsys__site(b, "", 0, NSYS_SRC_CALLCHAIN, 0.3f, ev, lab);
+      break;
+    }
+    if (chain_site && cid >= 0 && cid <= max_id) chain_site[cid] = api_site[a];
+  }
+  free(chain_site);
+  free(api_chain);
+  free(fr.id), free(fr.depth), free(fr.sym), free(fr.mod);
+  return true;
+}
+
+/* ---- definitions ---- */
+
+static int32_t nsys__def_site(nsys__mb *b, nsys_defs *defs, const char *kname) {
+  char base[200], stripped[200];
+  nsys_symbol_base_name(kname, base, sizeof base);
+  if (!base[0]) return -1;
+  const char *cands[2] = {base, NULL};
+  if (nsys_triton_strip_suffix(base, stripped, sizeof stripped)) cands[1] = stripped;
+  for (int c = 0; c < 2 && cands[c]; c++) {
+    uint32_t n, d0 = nsys_defs_find(defs, cands[c], &n);
+    const nsys_def *best = NULL;
+    uint32_t nk = 0;
+    for (uint32_t k = d0; k < d0 + n; k++) {
+      nsys_def_kind kd = defs->v[k].kind;
+      if (kd == NSYS_DEF_CUDA_GLOBAL || kd == NSYS_DEF_TRITON || kd == NSYS_DEF_INDUCTOR) {
+        if (!best) best = &defs->v[k];
+        nk++;
+      }
+    }
+    if (!best) continue;
+    char ev[400];
+    snprintf(ev, sizeof ev, "kernel name %.120s matches the %s definition %.120s%s", base,
+             nsys_def_kind_name((nsys_def_kind)best->kind),
+             nsys_strtab_get(&defs->strs, best->name),
+             nk > 1 ? " (one of several candidates)" : "");
+    float conf = (c == 0 ? 0.9f : 0.8f) / (float)nk;
+    return nsys__site(b, nsys_strtab_get(&defs->strs, best->file), best->line, NSYS_SRC_DEFINITION,
+                      conf, ev, nsys_def_kind_name((nsys_def_kind)best->kind));
+  }
+  return -1;
+}
+
+/* ---- rows ---- */
+
+typedef struct { uint64_t key; uint32_t row; } nsys__slot;
+
+static const nsys_src_map *nsys__sort_map;
+static int nsys__row_cmp(const void *x, const void *y) {
+  const nsys_src_row *a = x, *b = y;
+  const nsys_src_site *sa = &nsys__sort_map->sites[a->site], *sb = &nsys__sort_map->sites[b->site];
+  if (sa->file != sb->file) return sa->file < sb->file ? -1 : 1;
+  if (sa->line != sb->line) return sa->line < sb->line ? -1 : 1;
+  if (a->total_ns != b->total_ns) return a->total_ns > b->total_ns ? -1 : 1;
+  return (a->kname > b->kname) - (a->kname < b->kname);
+}
+
+#include <pthread.h>
+static pthread_mutex_t nsys__sort_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void nsys__add_row(nsys_src_map *m, nsys__slot **tab, uint32_t *tcap, uint32_t *rcap,
+                          uint32_t site, uint32_t kname, uint32_t op, int64_t dur) {
+  if ((m->n_rows + 1) * 2 > *tcap) {
+    uint32_t ncap = *tcap ? *tcap * 2 : 1024;
+    nsys__slot *nt = nsys_xcalloc(ncap, sizeof *nt);
+    for (uint32_t i = 0; i < *tcap; i++) {
+      if (!(*tab)[i].key) continue;
+      uint32_t h = (uint32_t)(((*tab)[i].key * 0x9E3779B97F4A7C15ULL) >> 32) & (ncap - 1);
+      while (nt[h].key) h = (h + 1) & (ncap - 1);
+      nt[h] = (*tab)[i];
+    }
+    free(*tab);
+    *tab = nt;
+    *tcap = ncap;
+  }
+  uint64_t key = (((uint64_t)site + 1) << 32) | kname;
+  uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & (*tcap - 1);
+  while ((*tab)[h].key && (*tab)[h].key != key) h = (h + 1) & (*tcap - 1);
+  if (!(*tab)[h].key) {
+    if (m->n_rows == *rcap) {
+      *rcap = *rcap ? *rcap * 2 : 256;
+      m->rows = nsys_xrealloc(m->rows, sizeof *m->rows * *rcap);
+    }
+    m->rows[m->n_rows] = (nsys_src_row){site, kname, 0, 0, op};
+    (*tab)[h] = (nsys__slot){key, m->n_rows++};
+  }
+  nsys_src_row *r = &m->rows[(*tab)[h].row];
+  r->count++;
+  r->total_ns += dur;
+}
+
+nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_defs *defs,
+                                 nsys_call *call) {
+  nsys_src_map *m = nsys_xcalloc(1, sizeof *m);
+  nsys_strtab_init(&m->strs);
+  nsys_strtab_intern(&m->strs, "", 0);
+  m->root = nsys_xstrdup(defs ? defs->root : "");
+  nsys__mb b = {.m = m};
+  uint32_t nops = ix->ops.n;
+  m->op_launch = nsys_xmalloc(sizeof *m->op_launch * (nops + 1));
+  m->op_def = nsys_xmalloc(sizeof *m->op_def * (nops + 1));
+  /* NVTX range names -> sites (per distinct name) */
+  uint32_t ns = ix->strings.count;
+  int32_t *name_site = nsys_xmalloc(sizeof *name_site * (ns + 1));
+  for (uint32_t i = 0; i < ns; i++) name_site[i] = -2;
+  uint32_t nr = ix->nvtx.n;
+  int32_t *rsite = nsys_xmalloc(sizeof *rsite * (nr + 1));
+  for (uint32_t r = 0; r < nr; r++) {
+    uint32_t nm = ix->nvtx.name[r];
+    if (nm >= ns) { rsite[r] = -1; continue; }
+    if (name_site[nm] == -2) {
+      const char *text = nsys_strtab_get(&ix->strings, nm);
+      char path[512], attr[128];
+      int line;
+      name_site[nm] = -1;
+      if (nsys_parse_source_tag(text, path, sizeof path, &line)) {
+        char ev[600];
+        snprintf(ev, sizeof ev, "launched inside the NVTX source tag range \"%.500s\"", text);
+        name_site[nm] = nsys__site(&b, nsys__rel(m->root, path), line, NSYS_SRC_TAG, 0.95f, ev, text);
+      } else if (defs && nsys__module_attr(text, attr, sizeof attr)) {
+        uint32_t n, d0 = nsys_defs_find(defs, attr, &n), nk = 0;
+        const nsys_def *best = NULL;
+        for (uint32_t k = d0; k < d0 + n; k++)
+          if (defs->v[k].kind == NSYS_DEF_PY_ATTR) {
+            if (!best) best = &defs->v[k];
+            nk++;
+          }
+        if (best) {
+          char ev[600];
+          snprintf(ev, sizeof ev, "module-path range \"%.300s\" -> attribute self.%s%s", text, attr,
+                   nk > 1 ? " (one of several candidates)" : "");
+          name_site[nm] = nsys__site(&b, nsys_strtab_get(&defs->strs, best->file), best->line,
+                                     NSYS_SRC_MODULE, 0.4f / (float)nk, ev, text);
+        }
+      }
+    }
+    rsite[r] = name_site[nm];
+    if (rsite[r] >= 0 && m->sites[rsite[r]].strategy == NSYS_SRC_TAG) {
+      m->sites[rsite[r]].n_ranges++;
+      m->sites[rsite[r]].range_ns += ix->nvtx.end[r] - ix->nvtx.start[r];
+    }
+  }
+  /* nearest tagged (or module) ancestor-or-self, memoised */
+  int32_t *up = nsys_xmalloc(sizeof *up * (nr + 1));
+  for (uint32_t r = 0; r < nr; r++) up[r] = -2;
+  int32_t *api_site = nsys_xmalloc(sizeof *api_site * (ix->api.n + 1));
+  for (uint32_t a = 0; a < ix->api.n; a++) api_site[a] = -1;
+  if (p && !nsys__callchains(&b, p, ix, defs, api_site, call)) goto fail;
+  if (nsys_call_cancelled(call)) goto cancelled;
+  /* definitions per distinct kernel name */
+  int32_t *kdef = nsys_xmalloc(sizeof *kdef * (ns + 1));
+  for (uint32_t i = 0; i < ns; i++) kdef[i] = -2;
+
+  nsys__slot *tab = NULL;
+  uint32_t tcap = 0, rcap = 0;
+  for (uint32_t i = 0; i < nops; i++) {
+    m->op_launch[i] = m->op_def[i] = -1;
+    if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
+    if ((i & 65535) == 0 && nsys_call_cancelled(call)) {
+      free(tab);
+      free(kdef);
+      goto cancelled;
+    }
+    int64_t dur = nsys_op_dur(ix, i);
+    m->gpu_ns += dur;
+    m->n_kernels++;
+    int32_t a = ix->ops.api[i];
+    int32_t site = -1, module_site = -1;
+    if (a >= 0 && (uint32_t)a < ix->api.n) {
+      const nsys_host_thread *th = &ix->threads[ix->api.thread[a]];
+      int64_t t = ix->api.start[a];
+      uint32_t lo = th->nvtx_first, hi = th->nvtx_first + th->nvtx_count;
+      while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ix->nvtx.start[mid] <= t) lo = mid + 1;
+        else hi = mid;
+      }
+      int32_t r = (int32_t)lo - 1;
+      if (r >= (int32_t)th->nvtx_first) {
+        int guard = 0;
+        while (r >= 0 && ix->nvtx.end[r] < t && guard++ < 4096) r = ix->nvtx.parent[r];
+        /* walk up to the innermost tagged range */
+        int32_t q = r;
+        guard = 0;
+        while (q >= 0 && guard++ < 4096) {
+          if (rsite[q] >= 0) {
+            if (m->sites[rsite[q]].strategy == NSYS_SRC_TAG) {
+              site = rsite[q];
+              break;
+            }
+            if (module_site < 0) module_site = rsite[q];
+          }
+          q = ix->nvtx.parent[q];
+        }
+      }
+      if (site < 0 && api_site[a] >= 0 && m->sites[api_site[a]].file != 0) site = api_site[a];
+      if (site < 0) site = module_site;
+    }
+    m->op_launch[i] = site;
+    uint32_t fn = ix->ops.full_name[i];
+    if (defs && fn < ns) {
+      if (kdef[fn] == -2) kdef[fn] = nsys__def_site(&b, defs, nsys_strtab_get(&ix->strings, fn));
+      m->op_def[i] = kdef[fn];
+    }
+    if (site >= 0) {
+      m->strategy_ns[m->sites[site].strategy] += dur;
+      nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)site, ix->ops.name[i], i, dur);
+    }
+    if (m->op_def[i] >= 0) {
+      m->strategy_ns[NSYS_SRC_DEFINITION] += dur;
+      nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)m->op_def[i], ix->ops.name[i], i, dur);
+    }
+  }
+  free(tab);
+  free(kdef);
+  free(up);
+  /* sort rows, build the line index */
+  pthread_mutex_lock(&nsys__sort_lock);
+  nsys__sort_map = m;
+  if (m->n_rows) qsort(m->rows, m->n_rows, sizeof *m->rows, nsys__row_cmp);
+  pthread_mutex_unlock(&nsys__sort_lock);
+  m->lines = nsys_xmalloc(sizeof *m->lines * (m->n_rows + 1));
+  for (uint32_t i = 0; i < m->n_rows;) {
+    const nsys_src_site *s = &m->sites[m->rows[i].site];
+    nsys_src_line *l = &m->lines[m->n_lines];
+    *l = (nsys_src_line){s->file, s->line, i, 0, 0, 0};
+    while (i < m->n_rows && m->sites[m->rows[i].site].file == s->file &&
+           m->sites[m->rows[i].site].line == s->line) {
+      l->count++;
+      l->total_ns += m->rows[i].total_ns;
+      l->kernels += m->rows[i].count;
+      i++;
+    }
+    if (s->file == 0) continue; /* sites without a file are not lines */
+    m->n_lines++;
+  }
+  free(name_site);
+  free(rsite);
+  free(api_site);
+  free(b.slots);
+  return m;
+cancelled:
+  nsys_call_fail_cancelled(call);
+fail:
+  free(name_site);
+  free(rsite);
+  free(up);
+  free(api_site);
+  free(b.slots);
+  nsys_src_map_free(m);
+  return NULL;
+}
+
+void nsys_src_map_free(nsys_src_map *m) {
+  if (!m) return;
+  free(m->root);
+  nsys_strtab_free(&m->strs);
+  free(m->sites);
+  free(m->op_launch);
+  free(m->op_def);
+  free(m->rows);
+  free(m->lines);
+  free(m);
+}
+
+const nsys_src_line *nsys_src_map_at(const nsys_src_map *m, const char *file, int line) {
+  const char *rel = nsys__rel(m->root, file);
+  uint32_t fid = nsys_strtab_find(&m->strs, rel, strlen(rel));
+  if (fid == NSYS_STR_NONE || fid == 0) {
+    /* suffix match: "dir/train.py" vs "train.py" */
+    size_t rl = strlen(rel);
+    for (uint32_t i = 0; i < m->n_lines && fid == NSYS_STR_NONE; i++) {
+      const char *f = nsys_strtab_get(&m->strs, m->lines[i].file);
+      size_t fl = strlen(f);
+      if ((fl > rl && f[fl - rl - 1] == '/' && strcmp(f + fl - rl, rel) == 0) ||
+          (rl > fl && rel[rl - fl - 1] == '/' && strcmp(rel + rl - fl, f) == 0))
+        fid = m->lines[i].file;
+    }
+    if (fid == NSYS_STR_NONE || fid == 0) return NULL;
+  }
+  uint32_t lo = 0, hi = m->n_lines;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    const nsys_src_line *l = &m->lines[mid];
+    if (l->file < fid || (l->file == fid && l->line < line)) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < m->n_lines && m->lines[lo].file == fid && m->lines[lo].line == line) return &m->lines[lo];
+  return NULL;
+}

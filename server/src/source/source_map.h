@@ -1,0 +1,92 @@
+/* Kernel <-> source mapping over the index (no JSON in the core; the method
+ * handlers at the end build results). Strategies, each with a confidence and
+ * evidence:
+ *   tag        innermost NVTX range whose text starts with "PATH:LINE" around
+ *              the launching API call (0.95)
+ *   callchain  CUDA_CALLCHAINS backtrace of the launch: first user frame,
+ *              matched to a function definition in the workspace (0.6)
+ *   module     PyTorch module-path range "(a.b.layer)" -> `self.layer = ...`
+ *              in the workspace (0.4 / candidates)
+ *   definition the kernel's function name -> __global__ / @triton.jit /
+ *              inductor definition in the workspace (0.9 / candidates)
+ * The first three are launch sites (at most one per kernel, in that order of
+ * precedence); a definition is where the kernel's code lives. */
+#ifndef NSYS_SOURCE_MAP_H
+#define NSYS_SOURCE_MAP_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+#include "common/strtab.h"
+#include "rpc/call.h"
+
+struct nsys_profile;
+struct nsys_index;
+struct nsys_defs;
+
+typedef enum {
+  NSYS_SRC_TAG = 0, NSYS_SRC_CALLCHAIN, NSYS_SRC_MODULE, NSYS_SRC_DEFINITION, NSYS_SRC__COUNT
+} nsys_src_strategy;
+
+const char *nsys_src_strategy_name(nsys_src_strategy s);
+
+typedef struct nsys_src_site {
+  uint32_t file;      /* map strtab ("" when the site has no workspace file) */
+  int line;           /* 1-based, 0 when unknown */
+  uint8_t strategy;
+  float confidence;
+  uint32_t evidence;  /* map strtab */
+  uint32_t label;     /* map strtab: tag text / symbol / definition kind */
+  uint32_t n_ranges;  /* tag sites: NVTX ranges carrying this tag */
+  int64_t range_ns;   /* tag sites: their total CPU duration */
+} nsys_src_site;
+
+typedef struct nsys_src_row { /* aggregate of one kernel name at one site */
+  uint32_t site;
+  uint32_t kname;     /* index strtab id of the kernel's short name */
+  uint32_t count;
+  int64_t total_ns;
+  uint32_t first_op;
+} nsys_src_row;
+
+typedef struct nsys_src_line {
+  uint32_t file;
+  int line;
+  uint32_t first, count; /* rows[first .. first+count) */
+  int64_t total_ns;
+  uint32_t kernels;
+} nsys_src_line;
+
+typedef struct nsys_src_map {
+  char *root;                      /* realpath or "" */
+  char key[96];                    /* profile identity */
+  nsys_strtab strs;
+  nsys_src_site *sites; uint32_t n_sites;
+  int32_t *op_launch;              /* per op: launch site or -1 */
+  int32_t *op_def;                 /* per op: definition site or -1 */
+  nsys_src_row *rows; uint32_t n_rows;   /* sorted by (file, line, total desc) */
+  nsys_src_line *lines; uint32_t n_lines; /* sorted by (file id, line) */
+  int64_t gpu_ns;                  /* total kernel time */
+  uint32_t n_kernels;
+  int64_t strategy_ns[NSYS_SRC__COUNT];  /* kernel time with an attribution of each kind */
+  int callchain_offset;            /* 0 or 1: CUDA_CALLCHAINS.id = callchainId + offset; -1 none */
+  int refs;
+} nsys_src_map;
+
+/* Builds the map (uncached). defs may be NULL (no workspace). NULL after
+ * nsys_call_fail() (cancel / corrupt). */
+nsys_src_map *nsys_src_map_build(struct nsys_profile *p, const struct nsys_index *ix,
+                                 struct nsys_defs *defs, nsys_call *call);
+void nsys_src_map_free(nsys_src_map *m);
+
+/* Rows at file:line (file relative to the root, or absolute under it);
+ * returns the line entry or NULL. */
+const nsys_src_line *nsys_src_map_at(const nsys_src_map *m, const char *file, int line);
+
+/* Method handlers (methods/source_methods.c lists them). */
+cJSON *nsys_source_map_method(nsys_call *call);
+cJSON *nsys_source_kernels_at_method(nsys_call *call);
+cJSON *nsys_source_locate_method(nsys_call *call);
+cJSON *nsys_source_refine_method(nsys_call *call);
+
+#endif
