@@ -30,7 +30,7 @@ export function registerCommands(store: ProfileStore, editor: ProfileEditorProvi
       }
       if (kernelId === undefined && args.name) {
         const x = await client.explain(p.profileId, { name: args.name });
-        kernelId = x.stats?.longestKernelId;
+        kernelId = x.stats?.longestKernelId ?? undefined;
       }
       if (kernelId !== undefined && (start === undefined || end === undefined)) {
         const d = await client.kernelDetails(p.profileId, kernelId);

@@ -92,7 +92,7 @@ export interface NvtxNode {
   children?: NvtxNode[];
 }
 
-export interface NvtxTreeResult { roots?: NvtxNode[]; nodes?: NvtxNode[]; [key: string]: unknown }
+export interface NvtxTreeResult { roots: NvtxNode[]; nodeCount?: number; rangeCount?: number; aggregated?: boolean }
 
 export interface KernelDetails { [key: string]: unknown }
 
@@ -103,8 +103,8 @@ export interface KernelExplain {
   category: string;
   markdown: string;
   kernelId?: number;
-  stats?: { count: number; totalNs: Ns; longestKernelId?: number; medianKernelId?: number; [k: string]: unknown } | null;
-  [key: string]: unknown;
+  stats?: { count: number; totalNs: Ns; longestKernelId?: number | null; medianKernelId?: number | null } | null;
+  description?: string | null;
 }
 
 export interface TopKernelRow {

@@ -42,7 +42,7 @@ export class DetailsPanel {
   async show(hit: Hit): Promise<void> {
     const token = ++this.token;
     const head = h('h2', {}, hit.name);
-    const summary = h('p', {}, `${hit.kind} · ${formatNs(hit.end - hit.start)}${hit.count && hit.count > 1 ? ` · longest of ${hit.count} in this pixel` : ''}`);
+    const summary = h('p', {}, `${hit.kind} · ${formatNs(hit.dur)}${hit.count && hit.count > 1 ? ` · the longest of ${hit.count} starting in this pixel` : ''}`);
     this.el.replaceChildren(head, summary);
     this.el.dataset.kernelId = String(hit.id);
     if (!hit.gpu) return;

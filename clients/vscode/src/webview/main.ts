@@ -63,7 +63,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
     activateTab('Details');
     void panel.showName(r.name).then(async (x) => {
       const id = x?.stats?.longestKernelId;
-      if (id === undefined) return;
+      if (id === undefined || id === null) return;
       const d = await details(id);
       timeline!.reveal(Number(d.start), Number(d.end), id);
     }).catch(() => { /* the panel shows the error */ });
@@ -79,7 +79,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
   /* the panels load after the first full frame, so they do not compete with it */
   const loadPanels = () => {
-    rpc<NvtxTreeResult>('nvtx/tree', { maxDepth: 6 }).then((r) => tree.render(r.roots ?? r.nodes ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
+    rpc<NvtxTreeResult>('nvtx/tree', { maxDepth: 6 }).then((r) => tree.render(r.roots ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
     rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
     rpc<ReportResult>(reportMethod ?? 'report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
   };

@@ -13,7 +13,8 @@ const GUTTER = 210;
 const ROW_H = 22;
 const AXIS_H = 22;
 
-export interface Hit { id: number; name: string; kind: string; start: number; end: number; trackId: string; gpu: boolean; count?: number }
+/** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
+export interface Hit { id: number; name: string; kind: string; start: number; end: number; dur: number; trackId: string; gpu: boolean; count?: number }
 
 export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[] }
 declare global { interface Window { __nsysPerf: Perf } }
@@ -129,7 +130,7 @@ export class TimelineView {
           for (const e of tr.events as TimelineEvent[]) {
             if (e.end < v.start || e.start > v.end) continue;
             const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, Math.max(x(e.end), x0 + 1));
-            ctx.fillStyle = e.id === this.selected ? sel : colorFor(e.name, e.kind);
+            ctx.fillStyle = row.group === 'gpu' && e.id === this.selected ? sel : colorFor(e.name, e.kind);
             ctx.fillRect(x0, y + 2, x1 - x0, ROW_H - 5);
             if (x1 - x0 > 40) {
               ctx.fillStyle = '#fff';
@@ -137,7 +138,7 @@ export class TimelineView {
               ctx.fillText(e.name, x0 + 3, y + ROW_H / 2);
               ctx.restore();
             }
-            hits.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, trackId: row.track.id, gpu: row.group === 'gpu' });
+            hits.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu: row.group === 'gpu' });
           }
         } else {
           for (const b of tr.buckets as Bucket[]) {
@@ -146,11 +147,11 @@ export class TimelineView {
             const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
             ctx.globalAlpha = 0.35 + 0.65 * busy;
             const longest = b.longest;
-            ctx.fillStyle = longest && longest.id === this.selected ? sel : colorFor(longest?.name ?? '', row.group);
+            ctx.fillStyle = row.group === 'gpu' && longest && longest.id === this.selected ? sel : colorFor(longest?.name ?? '', row.group);
             const bh = Math.max(3, (ROW_H - 5) * Math.max(0.25, busy));
             ctx.fillRect(x0, y + ROW_H - 3 - bh, x1 - x0, bh);
             ctx.globalAlpha = 1;
-            if (longest) hits.push({ id: longest.id, name: longest.name, kind: row.group === 'gpu' ? 'kernel' : 'nvtx', start: b.start, end: b.end, trackId: row.track.id, gpu: row.group === 'gpu', count: b.count });
+            if (longest) hits.push({ id: longest.id, name: longest.name, kind: row.group === 'gpu' ? 'GPU op' : 'NVTX range', start: b.start, end: b.end, dur: longest.dur, trackId: row.track.id, gpu: row.group === 'gpu', count: b.count });
           }
         }
       }
@@ -296,7 +297,7 @@ export class TimelineView {
     tip.style.top = `${py + 14}px`;
     tip.replaceChildren(
       h('div', { class: 'tip-name' }, hit.name),
-      h('div', {}, hit.count && hit.count > 1 ? `${hit.count} ops here · longest shown` : `${formatNs(hit.end - hit.start)} · ${hit.kind}`),
+      h('div', {}, hit.count && hit.count > 1 ? `${hit.count} here · longest ${formatNs(hit.dur)}` : `${formatNs(hit.dur)} · ${hit.kind}`),
     );
     if (!hit.gpu) return;
     let p = this.detailsCache.get(hit.id);

@@ -111,6 +111,7 @@ test('clicking a kernel shows its details and explanation', async (t) => {
   const shown = await page.textContent('.details');
   assert.ok(shown!.includes(direct.displayName), `details show "${direct.displayName}"`);
   assert.ok(shown!.includes(direct.origin));
+  await page.screenshot({ path: path.join(RESULTS, 'details.png') });
 });
 
 test('a screenshot is non-blank and shows the expected text', async (t) => {
