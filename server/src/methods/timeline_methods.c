@@ -1,6 +1,851 @@
-/* JSON-RPC handlers for the timeline module: params -> core call -> JSON. */
+/* JSON-RPC handlers for the timeline module: params -> index query -> JSON.
+ *   timeline/tracks  {profileId}                            -> {tracks, start, end}
+ *   timeline/range   {profileId, start, end, width, tracks?} -> {resolution, start, end, tracks}
+ *   nvtx/tree        {profileId, start?, end?, device?, thread?, maxDepth?, aggregate?}
+ *   kernel/details   {profileId, kernelId}
+ *   search           {profileId, query, kinds?, limit?}
+ *   export/perfetto  {profileId, path, start?, end?}
+ * Large arrays (events, buckets, tree nodes) are written as JSON text with a
+ * string buffer and attached as raw items: a zoom step over millions of ops
+ * must stay within a few milliseconds. Documented in docs/protocol.md
+ * ("Timeline...") and protocol/schemas/{timeline,nvtx,kernel.details,search,export}.*. */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/utf8.h"
+#include "common/util.h"
+#include "index/index.h"
+#include "index/index_query.h"
+#include "index/nvtx_tree.h"
+#include "profile/profile.h"
 #include "rpc/method_table.h"
+#include "rpc/params.h"
+
+/* ---- JSON text helpers -------------------------------------------------- */
+
+static void nsys__js_str(nsys_strbuf *b, const char *s) {
+  nsys_strbuf_reserve(b, strlen(s) + 2);
+  nsys_strbuf_putc(b, '"');
+  const char *run = s;
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*c >= 0x20 && *c != '"' && *c != '\\') continue;
+    nsys_strbuf_append(b, run, (size_t)((const char *)c - run));
+    switch (*c) {
+    case '"': nsys_strbuf_puts(b, "\\\""); break;
+    case '\\': nsys_strbuf_puts(b, "\\\\"); break;
+    case '\n': nsys_strbuf_puts(b, "\\n"); break;
+    case '\t': nsys_strbuf_puts(b, "\\t"); break;
+    case '\r': nsys_strbuf_puts(b, "\\r"); break;
+    default: nsys_strbuf_printf(b, "\\u%04x", *c); break;
+    }
+    run = (const char *)c + 1;
+  }
+  nsys_strbuf_puts(b, run);
+  nsys_strbuf_putc(b, '"');
+}
+
+/* Escaped names, cached per request by strtab id. */
+typedef struct {
+  const nsys_strtab *tab;
+  char **esc;
+} nsys__names;
+
+static const char *nsys__name(nsys__names *n, uint32_t id) {
+  if (id >= n->tab->count) return "\"\"";
+  if (!n->esc) n->esc = nsys_xcalloc(n->tab->count, sizeof(char *));
+  if (!n->esc[id]) {
+    nsys_strbuf b;
+    nsys_strbuf_init(&b);
+    nsys__js_str(&b, nsys_strtab_get(n->tab, id));
+    n->esc[id] = nsys_strbuf_steal(&b);
+  }
+  return n->esc[id];
+}
+
+static void nsys__names_free(nsys__names *n) {
+  if (n->esc)
+    for (uint32_t i = 0; i < n->tab->count; i++) free(n->esc[i]);
+  free(n->esc);
+}
+
+static cJSON *nsys__i64(int64_t v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", (long long)v);
+  return cJSON_CreateRaw(buf);
+}
+
+static void nsys__add_i64(cJSON *o, const char *key, int64_t v) {
+  cJSON_AddItemToObject(o, key, nsys__i64(v));
+}
+
+static const char *nsys__s(const nsys_index *ix, uint32_t id) { return nsys_strtab_get(&ix->strings, id); }
+
+/* Opens the profile and its index; on success the caller releases *pp. */
+static const nsys_index *nsys__open(nsys_call *call, nsys_profile **pp) {
+  nsys_profile *p = nsys_param_profile(call, "profileId");
+  if (!p) return NULL;
+  const nsys_index *ix = nsys_index_get(p, call);
+  if (!ix) {
+    nsys_profile_release(p);
+    return NULL;
+  }
+  *pp = p;
+  return ix;
+}
+
+/* ---- timeline/tracks ---------------------------------------------------- */
+
+static const char *const nsys__tl_kind_names[] = {"gpu", "nvtxProjected", "nvtx", "api"};
+
+static void nsys__thread_label(const nsys_index *ix, uint32_t t, char *out, size_t cap) {
+  const nsys_host_thread *th = &ix->threads[t];
+  const char *name = nsys__s(ix, th->name);
+  if (name[0]) snprintf(out, cap, "%s (pid %u, tid %u)", name, th->pid, th->tid);
+  else snprintf(out, cap, "pid %u, tid %u", th->pid, th->tid);
+}
+
+static cJSON *nsys__track_json(const nsys_index *ix, const nsys_tl_track *t) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "id", t->id);
+  cJSON_AddStringToObject(o, "kind", nsys__tl_kind_names[t->kind]);
+  char name[400], th[300];
+  switch (t->kind) {
+  case NSYS_TL_GPU: {
+    const nsys_gpu_track *g = &ix->tracks[t->ref];
+    snprintf(name, sizeof name, "GPU %d · Stream %lld (%s)", t->device, (long long)t->stream,
+             nsys_stream_class_name(g->cls));
+    cJSON_AddNumberToObject(o, "device", t->device);
+    nsys__add_i64(o, "stream", t->stream);
+    cJSON_AddNumberToObject(o, "pid", t->pid);
+    cJSON_AddStringToObject(o, "streamClass", nsys_stream_class_name(g->cls));
+    nsys__add_i64(o, "busyNs", g->busy_ns);
+    break;
+  }
+  case NSYS_TL_PROJ:
+    snprintf(name, sizeof name, "GPU %d · NVTX (projected) depth %d", t->device, t->depth);
+    cJSON_AddNumberToObject(o, "device", t->device);
+    cJSON_AddNumberToObject(o, "depth", t->depth);
+    break;
+  case NSYS_TL_NVTX:
+    nsys__thread_label(ix, t->thread, th, sizeof th);
+    snprintf(name, sizeof name, "%s · NVTX depth %d", th, t->depth);
+    cJSON_AddNumberToObject(o, "pid", t->pid);
+    cJSON_AddNumberToObject(o, "tid", t->tid);
+    cJSON_AddNumberToObject(o, "depth", t->depth);
+    break;
+  case NSYS_TL_API:
+    nsys__thread_label(ix, t->thread, th, sizeof th);
+    snprintf(name, sizeof name, "%s · CUDA API", th);
+    cJSON_AddNumberToObject(o, "pid", t->pid);
+    cJSON_AddNumberToObject(o, "tid", t->tid);
+    break;
+  }
+  cJSON_AddStringToObject(o, "name", name);
+  if (t->kind == NSYS_TL_NVTX || t->kind == NSYS_TL_API)
+    cJSON_AddStringToObject(o, "threadName", nsys__s(ix, ix->threads[t->thread].name));
+  cJSON_AddNumberToObject(o, "count", t->count);
+  cJSON_AddNumberToObject(o, "order", t->order);
+  return o;
+}
+
+static cJSON *nsys__timeline_tracks(nsys_call *call) {
+  nsys_profile *p = NULL;
+  const nsys_index *ix = nsys__open(call, &p);
+  if (!ix) return NULL;
+  cJSON *res = cJSON_CreateObject();
+  cJSON *arr = cJSON_AddArrayToObject(res, "tracks");
+  for (uint32_t i = 0; i < nsys_tl_track_count(ix); i++)
+    cJSON_AddItemToArray(arr, nsys__track_json(ix, nsys_tl_track_at(ix, i)));
+  nsys__add_i64(res, "start", ix->span_start);
+  nsys__add_i64(res, "end", ix->span_end);
+  nsys_profile_release(p);
+  return res;
+}
+
+/* ---- timeline/range ----------------------------------------------------- */
+
+typedef struct {
+  const nsys_index *ix;
+  const nsys_tl_track *t;
+  nsys_strbuf *b;
+  nsys__names *names;
+  bool first;
+} nsys__emit;
+
+static const char *nsys__event_kind(const nsys_index *ix, const nsys_tl_track *t, uint32_t row) {
+  switch (t->kind) {
+  case NSYS_TL_GPU: return nsys_op_kind_name(ix->ops.kind[row]);
+  case NSYS_TL_PROJ: return "nvtxProjected";
+  case NSYS_TL_NVTX: return "nvtx";
+  case NSYS_TL_API: return "api";
+  }
+  return "kernel";
+}
+
+/* public id of a row: op id, NVTX id (also for projected rows) or API id */
+static uint32_t nsys__row_id(const nsys_index *ix, const nsys_tl_track *t, uint32_t row) {
+  return t->kind == NSYS_TL_PROJ ? nsys_tl_proj_nvtx(ix, row) : row;
+}
+
+static void nsys__emit_event(void *ctx, uint32_t row) {
+  nsys__emit *e = ctx;
+  int64_t s, en;
+  uint32_t name;
+  nsys_tl_row(e->ix, e->t->kind, row, &s, &en, &name);
+  int depth = e->t->depth < 0 ? 0 : e->t->depth;
+  nsys_strbuf_printf(e->b, "%s{\"id\":%u,\"start\":%lld,\"end\":%lld,\"name\":%s,\"kind\":\"%s\",\"depth\":%d}",
+                     e->first ? "" : ",", nsys__row_id(e->ix, e->t, row), (long long)s, (long long)en,
+                     nsys__name(e->names, name), nsys__event_kind(e->ix, e->t, row), depth);
+  e->first = false;
+}
+
+static void nsys__emit_bucket(void *ctx, const nsys_tl_bucket *bk) {
+  nsys__emit *e = ctx;
+  nsys_strbuf_printf(e->b, "%s{\"start\":%lld,\"end\":%lld,\"count\":%u,\"busyNs\":%lld", e->first ? "" : ",",
+                     (long long)bk->start, (long long)bk->end, bk->count, (long long)bk->busy_ns);
+  if (bk->longest != UINT32_MAX) {
+    int64_t s, en;
+    uint32_t name;
+    nsys_tl_row(e->ix, e->t->kind, bk->longest, &s, &en, &name);
+    nsys_strbuf_printf(e->b, ",\"longest\":{\"id\":%u,\"name\":%s,\"dur\":%lld}}",
+                       nsys__row_id(e->ix, e->t, bk->longest), nsys__name(e->names, name),
+                       (long long)bk->longest_dur);
+  } else {
+    nsys_strbuf_putc(e->b, '}');
+  }
+  e->first = false;
+}
+
+static int64_t nsys__floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static cJSON *nsys__timeline_range(nsys_call *call) {
+  int64_t start = 0, end = 0, width = 0, max_events = -1;
+  const cJSON *tracks = NULL;
+  if (!nsys_param_int64(call, "start", true, INT64_MIN / 4, INT64_MAX / 4, &start) ||
+      !nsys_param_int64(call, "end", true, INT64_MIN / 4, INT64_MAX / 4, &end) ||
+      !nsys_param_int64(call, "width", true, 1, 100000, &width) ||
+      !nsys_param_int64(call, "maxEvents", false, 0, 1000000, &max_events) ||
+      !nsys_param_array(call, "tracks", false, &tracks))
+    return NULL;
+  if (end <= start)
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must be greater than params.start");
+  nsys_profile *p = NULL;
+  const nsys_index *ix = nsys__open(call, &p);
+  if (!ix) return NULL;
+  /* resolution: ns per pixel rounded up to a power of two; grid aligned to it */
+  int64_t span = end - start;
+  int64_t per_px = (span + width - 1) / width;
+  int64_t res = 1;
+  while (res < per_px) res <<= 1;
+  int64_t base = nsys__floor_div(start, res) * res;
+  int64_t gend = nsys__floor_div(end + res - 1, res) * res;
+  uint32_t nb = (uint32_t)((gend - base) / res);
+  if (max_events < 0) max_events = width / 4 > 64 ? width / 4 : 64;
+  /* which tracks */
+  uint32_t n_all = nsys_tl_track_count(ix);
+  uint32_t *sel = nsys_xmalloc((n_all + 1) * sizeof(uint32_t));
+  uint32_t n_sel = 0;
+  if (tracks) {
+    int k = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, tracks) {
+      if (!cJSON_IsString(it)) {
+        free(sel);
+        nsys_profile_release(p);
+        return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.tracks[%d]: expected a track id string", k);
+      }
+      int64_t t = nsys_tl_track_find(ix, it->valuestring);
+      if (t < 0) {
+        free(sel);
+        nsys_profile_release(p);
+        return nsys_call_fail(call, NSYS_E_NOT_FOUND, "params.tracks[%d]: no track '%s' (see timeline/tracks)",
+                              k, it->valuestring);
+      }
+      if (n_sel < n_all) sel[n_sel++] = (uint32_t)t;
+      k++;
+    }
+  } else {
+    for (uint32_t i = 0; i < n_all; i++) sel[n_sel++] = i;
+  }
+  nsys__names names = {&ix->strings, NULL};
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys_strbuf_putc(&b, '[');
+  for (uint32_t k = 0; k < n_sel; k++) {
+    if (nsys_call_cancelled(call)) {
+      nsys_strbuf_free(&b);
+      nsys__names_free(&names);
+      free(sel);
+      nsys_profile_release(p);
+      return nsys_call_fail_cancelled(call);
+    }
+    const nsys_tl_track *t = nsys_tl_track_at(ix, sel[k]);
+    nsys_strbuf_printf(&b, "%s{\"id\":", k ? "," : "");
+    nsys__js_str(&b, t->id);
+    nsys__emit e = {ix, t, &b, &names, true};
+    uint32_t n = nsys_tl_count(ix, sel[k], base, gend);
+    if (n <= (uint64_t)max_events) {
+      nsys_strbuf_puts(&b, ",\"events\":[");
+      nsys_tl_events(ix, sel[k], start, end, nsys__emit_event, &e);
+    } else {
+      nsys_strbuf_puts(&b, ",\"buckets\":[");
+      nsys_tl_buckets(ix, sel[k], base, res, nb, nsys__emit_bucket, &e);
+    }
+    nsys_strbuf_puts(&b, "]}");
+  }
+  nsys_strbuf_putc(&b, ']');
+  cJSON *out = cJSON_CreateObject();
+  nsys__add_i64(out, "resolution", res);
+  nsys__add_i64(out, "start", base);
+  nsys__add_i64(out, "end", gend);
+  cJSON_AddItemToObject(out, "tracks", cJSON_CreateRaw(b.data));
+  nsys_strbuf_free(&b);
+  nsys__names_free(&names);
+  free(sel);
+  nsys_profile_release(p);
+  return out;
+}
+
+/* ---- nvtx/tree ---------------------------------------------------------- */
+
+typedef struct {
+  const nsys_index *ix;
+  const nsys_nvtx_tree *t;
+  nsys__names *names;
+  nsys_strbuf *b;
+  bool aggregate;
+  int top;
+} nsys__tree_out;
+
+static void nsys__tree_node(nsys__tree_out *o, uint32_t id, bool root) {
+  const nsys_nvtx_node *n = &o->t->nodes[id];
+  nsys_strbuf *b = o->b;
+  nsys_strbuf_printf(b, "{\"name\":%s,\"domain\":%s,\"start\":%lld,\"end\":%lld,", nsys__name(o->names, n->name),
+                     nsys__name(o->names, n->domain), (long long)n->start, (long long)n->end);
+  if (n->gpu_start != INT64_MAX)
+    nsys_strbuf_printf(b, "\"gpuStart\":%lld,\"gpuEnd\":%lld,", (long long)n->gpu_start, (long long)n->gpu_end);
+  else
+    nsys_strbuf_puts(b, "\"gpuStart\":null,\"gpuEnd\":null,");
+  nsys_strbuf_printf(b, "\"opCount\":%llu,\"kernelNs\":%lld,\"depth\":%u,", (unsigned long long)n->op_count,
+                     (long long)n->kernel_ns, (unsigned)n->depth);
+  if (o->aggregate)
+    nsys_strbuf_printf(b, "\"instances\":%u,\"cpuNs\":%lld,", n->instances, (long long)n->cpu_ns);
+  else
+    nsys_strbuf_printf(b, "\"id\":%u,", n->range);
+  if (root || !o->aggregate) {
+    const nsys_host_thread *th = &o->ix->threads[n->thread];
+    if (root) nsys_strbuf_printf(b, "\"pid\":%u,\"tid\":%u,", th->pid, th->tid);
+  }
+  nsys_strbuf_puts(b, "\"topKernels\":[");
+  for (uint32_t k = 0; k < n->n_kernels && k < (uint32_t)o->top; k++)
+    nsys_strbuf_printf(b, "%s{\"name\":%s,\"count\":%u,\"ns\":%lld}", k ? "," : "",
+                       nsys__name(o->names, n->kernels[k].name), n->kernels[k].count,
+                       (long long)n->kernels[k].ns);
+  nsys_strbuf_puts(b, "],\"children\":[");
+  for (uint32_t c = 0; c < n->n_children; c++) {
+    if (c) nsys_strbuf_putc(b, ',');
+    nsys__tree_node(o, n->children[c], false);
+  }
+  nsys_strbuf_puts(b, "]}");
+}
+
+/* "pid:tid" or a tid */
+static bool nsys__parse_thread(nsys_call *call, nsys_nvtx_tree_opts *o) {
+  const cJSON *v = NULL;
+  if (!nsys_param_any(call, "thread", false, &v)) return false;
+  if (!v) return true;
+  if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 0xFFFFFF &&
+      v->valuedouble == (double)(uint32_t)v->valuedouble) {
+    o->has_thread = true;
+    o->thread_tid = (uint32_t)v->valuedouble;
+    return true;
+  }
+  unsigned pid = 0, tid = 0;
+  char extra;
+  if (cJSON_IsString(v) && sscanf(v->valuestring, "%u:%u%c", &pid, &tid, &extra) == 2) {
+    o->has_thread = o->has_thread_pid = true;
+    o->thread_pid = pid;
+    o->thread_tid = tid;
+    return true;
+  }
+  nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.thread: expected a tid or \"pid:tid\"");
+  return false;
+}
+
+static cJSON *nsys__nvtx_tree(nsys_call *call) {
+  nsys_nvtx_tree_opts o;
+  memset(&o, 0, sizeof o);
+  o.max_depth = -1;
+  int64_t start = INT64_MIN, end = INT64_MAX, device = -1, max_depth = -1, top = 5;
+  bool aggregate = false;
+  if (!nsys_param_int64(call, "start", false, INT64_MIN / 4, INT64_MAX / 4, &start) ||
+      !nsys_param_int64(call, "end", false, INT64_MIN / 4, INT64_MAX / 4, &end) ||
+      !nsys_param_int64(call, "device", false, 0, INT32_MAX, &device) ||
+      !nsys_param_int64(call, "maxDepth", false, 0, 65535, &max_depth) ||
+      !nsys_param_int64(call, "topKernels", false, 0, 1000, &top) ||
+      !nsys_param_bool(call, "aggregate", false, &aggregate) || !nsys__parse_thread(call, &o))
+    return NULL;
+  if (start != INT64_MIN || end != INT64_MAX) {
+    if (end < start) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must not be before params.start");
+    o.has_window = true;
+    o.start = start;
+    o.end = end;
+  }
+  if (device >= 0) {
+    o.has_device = true;
+    o.device = (int32_t)device;
+  }
+  o.max_depth = (int)max_depth;
+  o.aggregate = aggregate;
+  nsys_profile *p = NULL;
+  const nsys_index *ix = nsys__open(call, &p);
+  if (!ix) return NULL;
+  nsys_nvtx_tree *t = nsys_nvtx_tree_build(ix, &o, call);
+  if (!t) {
+    nsys_profile_release(p);
+    return NULL;
+  }
+  nsys__names names = {&ix->strings, NULL};
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys__tree_out out = {ix, t, &names, &b, aggregate, (int)top};
+  nsys_strbuf_putc(&b, '[');
+  for (uint32_t r = 0; r < t->n_roots; r++) {
+    if (r) nsys_strbuf_putc(&b, ',');
+    nsys__tree_node(&out, t->roots[r], true);
+  }
+  nsys_strbuf_putc(&b, ']');
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddItemToObject(res, "roots", cJSON_CreateRaw(b.data));
+  cJSON_AddNumberToObject(res, "nodeCount", t->n_nodes);
+  cJSON_AddNumberToObject(res, "rangeCount", t->n_ranges_considered);
+  cJSON_AddBoolToObject(res, "aggregated", aggregate);
+  nsys_strbuf_free(&b);
+  nsys__names_free(&names);
+  nsys_nvtx_tree_free(t);
+  nsys_profile_release(p);
+  return res;
+}
+
+/* ---- kernel/details ----------------------------------------------------- */
+
+static const char *const nsys__op_tables[] = {"kernel", "memcpy", "memset"};
+
+static bool nsys__is_string_column(const char *table_kind, const char *col) {
+  (void)table_kind;
+  return strcmp(col, "demangledName") == 0 || strcmp(col, "shortName") == 0 ||
+         strcmp(col, "mangledName") == 0;
+}
+
+static cJSON *nsys__source_row(nsys_profile *p, uint8_t kind, int64_t rowid) {
+  nsys_table t = kind == NSYS_OP_MEMCPY ? NSYS_TBL_MEMCPY : kind == NSYS_OP_MEMSET ? NSYS_TBL_MEMSET : NSYS_TBL_KERNEL;
+  const char *real = p->schema.table[t];
+  static const char *const fallback[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                         "CUPTI_ACTIVITY_KIND_MEMSET"};
+  if (!real && p->schema.n_all_tables == 0) real = fallback[kind < 3 ? kind : 0];
+  if (!real) return NULL;
+  char *sql = sqlite3_mprintf("SELECT * FROM \"%w\" WHERE rowid = %lld", real, (long long)rowid);
+  sqlite3_stmt *st = NULL;
+  cJSON *cols = NULL;
+  if (sqlite3_prepare_v2(p->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    cols = cJSON_CreateObject();
+    int n = sqlite3_column_count(st);
+    for (int i = 0; i < n; i++) {
+      const char *name = sqlite3_column_name(st, i);
+      switch (sqlite3_column_type(st, i)) {
+      case SQLITE_INTEGER: {
+        int64_t v = sqlite3_column_int64(st, i);
+        const char *s = nsys__is_string_column(nsys__op_tables[kind], name) ? nsys_profile_string(p, v) : NULL;
+        if (s) cJSON_AddStringToObject(cols, name, s);
+        else nsys__add_i64(cols, name, v);
+        break;
+      }
+      case SQLITE_FLOAT: cJSON_AddNumberToObject(cols, name, sqlite3_column_double(st, i)); break;
+      case SQLITE_TEXT: {
+        char *clean = nsys_utf8_sanitize((const char *)sqlite3_column_text(st, i), (size_t)sqlite3_column_bytes(st, i));
+        cJSON_AddStringToObject(cols, name, clean);
+        free(clean);
+        break;
+      }
+      case SQLITE_NULL: cJSON_AddNullToObject(cols, name); break;
+      default: cJSON_AddNullToObject(cols, name); break;
+      }
+    }
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return cols;
+}
+
+static cJSON *nsys__kernel_details(nsys_call *call) {
+  int64_t id = -1;
+  if (!nsys_param_int64(call, "kernelId", true, 0, UINT32_MAX, &id)) return NULL;
+  nsys_profile *p = NULL;
+  const nsys_index *ix = nsys__open(call, &p);
+  if (!ix) return NULL;
+  if ((uint64_t)id >= ix->ops.n) {
+    nsys_profile_release(p);
+    return nsys_call_fail(call, NSYS_E_NOT_FOUND, "params.kernelId: no GPU operation %lld (the profile has %u)",
+                          (long long)id, ix->ops.n);
+  }
+  uint32_t i = (uint32_t)id;
+  const nsys_gpu_track *tr = &ix->tracks[ix->ops.track[i]];
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddNumberToObject(res, "id", i);
+  cJSON_AddStringToObject(res, "kind", nsys_op_kind_name(ix->ops.kind[i]));
+  cJSON_AddStringToObject(res, "name", nsys__s(ix, ix->ops.name[i]));
+  cJSON_AddStringToObject(res, "demangledName", nsys__s(ix, ix->ops.full_name[i]));
+  nsys__add_i64(res, "start", ix->ops.start[i]);
+  nsys__add_i64(res, "end", ix->ops.end[i]);
+  nsys__add_i64(res, "durNs", nsys_op_dur(ix, i));
+  cJSON_AddNumberToObject(res, "device", tr->device);
+  nsys__add_i64(res, "stream", tr->stream);
+  cJSON_AddNumberToObject(res, "pid", tr->pid);
+  uint32_t tl_index = 0;
+  for (uint32_t k = 0; k < nsys_tl_track_count(ix); k++) {
+    const nsys_tl_track *t = nsys_tl_track_at(ix, k);
+    if (t->kind == NSYS_TL_GPU && t->ref == ix->ops.track[i]) {
+      tl_index = k;
+      cJSON_AddStringToObject(res, "track", t->id);
+      break;
+    }
+  }
+  (void)tl_index;
+  cJSON_AddStringToObject(res, "streamClass", nsys_stream_class_name(tr->cls));
+  nsys__add_i64(res, "rowid", ix->ops.rowid[i]);
+  cJSON *cols = nsys__source_row(p, ix->ops.kind[i], ix->ops.rowid[i]);
+  cJSON_AddItemToObject(res, "columns", cols ? cols : cJSON_CreateObject());
+  int32_t a = ix->ops.api[i];
+  if (a >= 0) {
+    const nsys_host_thread *th = &ix->threads[ix->api.thread[a]];
+    cJSON *api = cJSON_AddObjectToObject(res, "api");
+    cJSON_AddNumberToObject(api, "id", a);
+    cJSON_AddStringToObject(api, "name", nsys__s(ix, ix->api.name[a]));
+    cJSON_AddNumberToObject(api, "pid", th->pid);
+    cJSON_AddNumberToObject(api, "tid", th->tid);
+    cJSON_AddStringToObject(api, "threadName", nsys__s(ix, th->name));
+    nsys__add_i64(api, "start", ix->api.start[a]);
+    nsys__add_i64(api, "end", ix->api.end[a]);
+    nsys__add_i64(api, "correlationId", ix->api.correlation[a]);
+    nsys__add_i64(api, "queueDelayNs", ix->ops.start[i] - ix->api.end[a]);
+    cJSON *path = cJSON_AddArrayToObject(res, "nvtxPath");
+    int32_t r = nsys_nvtx_innermost(ix, (uint32_t)a);
+    /* outermost first */
+    int32_t chain[256];
+    int n = 0;
+    for (; r >= 0 && n < 256; r = ix->nvtx.parent[r]) chain[n++] = r;
+    for (int k = n; k-- > 0;) {
+      cJSON *nd = cJSON_CreateObject();
+      cJSON_AddNumberToObject(nd, "id", chain[k]);
+      cJSON_AddStringToObject(nd, "name", nsys__s(ix, ix->nvtx.name[chain[k]]));
+      cJSON_AddStringToObject(nd, "domain", nsys__s(ix, ix->nvtx.domain[chain[k]]));
+      nsys__add_i64(nd, "start", ix->nvtx.start[chain[k]]);
+      nsys__add_i64(nd, "end", ix->nvtx.end[chain[k]]);
+      cJSON_AddItemToArray(path, nd);
+    }
+  } else {
+    cJSON_AddNullToObject(res, "api");
+    cJSON_AddArrayToObject(res, "nvtxPath");
+  }
+  nsys_profile_release(p);
+  return res;
+}
+
+/* ---- search ------------------------------------------------------------- */
+
+typedef struct {
+  uint32_t name;   /* display name (kernel short name or NVTX text) */
+  uint32_t count;
+  int64_t ns;
+  uint32_t example; /* one demangled name for kernels */
+  bool is_nvtx;
+} nsys__hit;
+
+static bool nsys__match(const char *q, bool glob, const char *s) {
+  if (glob) return fnmatch(q, s, FNM_CASEFOLD) == 0;
+  return strcasestr(s, q) != NULL;
+}
+
+static int nsys__cmp_hit(const void *a, const void *b) {
+  const nsys__hit *x = a, *y = b;
+  if (x->ns != y->ns) return x->ns > y->ns ? -1 : 1;
+  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static cJSON *nsys__search(nsys_call *call) {
+  const char *q = NULL;
+  const cJSON *kinds = NULL;
+  int64_t limit = 50;
+  if (!nsys_param_string(call, "query", true, &q) || !nsys_param_array(call, "kinds", false, &kinds) ||
+      !nsys_param_int64(call, "limit", false, 1, 100000, &limit))
+    return NULL;
+  if (!q[0]) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.query: must not be empty");
+  bool want_k = !kinds, want_n = !kinds;
+  if (kinds) {
+    const cJSON *it;
+    int k = 0;
+    cJSON_ArrayForEach(it, kinds) {
+      if (cJSON_IsString(it) && strcmp(it->valuestring, "kernel") == 0) want_k = true;
+      else if (cJSON_IsString(it) && strcmp(it->valuestring, "nvtx") == 0) want_n = true;
+      else return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.kinds[%d]: expected \"kernel\" or \"nvtx\"", k);
+      k++;
+    }
+  }
+  bool glob = strpbrk(q, "*?[") != NULL;
+  nsys_profile *p = NULL;
+  const nsys_index *ix = nsys__open(call, &p);
+  if (!ix) return NULL;
+  uint32_t ns = ix->strings.count;
+  /* per string id: 0 unknown, 1 match, 2 no match */
+  uint8_t *m = nsys_xcalloc(ns + 1, 1);
+#define NSYS__M(id) (m[id] ? m[id] == 1 : (m[id] = nsys__match(q, glob, nsys__s(ix, id)) ? 1 : 2) == 1)
+  uint32_t *kidx = nsys_xmalloc((ns + 1) * sizeof(uint32_t)); /* name id -> hit + 1 */
+  uint32_t *nidx = nsys_xmalloc((ns + 1) * sizeof(uint32_t));
+  memset(kidx, 0, (ns + 1) * sizeof(uint32_t));
+  memset(nidx, 0, (ns + 1) * sizeof(uint32_t));
+  nsys__hit *hits = NULL;
+  uint32_t nh = 0, caph = 0;
+  int64_t total_count = 0;
+  if (want_k) {
+    for (uint32_t i = 0; i < ix->ops.n; i++) {
+      if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
+      uint32_t sn = ix->ops.name[i], fn = ix->ops.full_name[i];
+      if (!NSYS__M(sn) && !NSYS__M(fn)) continue;
+      if (!kidx[sn]) {
+        if (nh == caph) {
+          caph = caph ? caph * 2 : 64;
+          hits = nsys_xrealloc(hits, caph * sizeof *hits);
+        }
+        hits[nh] = (nsys__hit){sn, 0, 0, fn, false};
+        kidx[sn] = ++nh;
+      }
+      nsys__hit *h = &hits[kidx[sn] - 1];
+      h->count++;
+      h->ns += nsys_op_dur(ix, i);
+      total_count++;
+    }
+  }
+  if (want_n) {
+    for (uint32_t i = 0; i < ix->nvtx.n; i++) {
+      uint32_t nm = ix->nvtx.name[i];
+      if (!NSYS__M(nm)) continue;
+      if (!nidx[nm]) {
+        if (nh == caph) {
+          caph = caph ? caph * 2 : 64;
+          hits = nsys_xrealloc(hits, caph * sizeof *hits);
+        }
+        hits[nh] = (nsys__hit){nm, 0, 0, NSYS_STR_NONE, true};
+        nidx[nm] = ++nh;
+      }
+      nsys__hit *h = &hits[nidx[nm] - 1];
+      h->count++;
+      h->ns += ix->nvtx.end[i] - ix->nvtx.start[i];
+      total_count++;
+    }
+  }
+#undef NSYS__M
+  qsort(hits, nh, sizeof *hits, nsys__cmp_hit);
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddStringToObject(res, "query", q);
+  cJSON_AddStringToObject(res, "mode", glob ? "glob" : "substring");
+  cJSON *arr = cJSON_AddArrayToObject(res, "results");
+  for (uint32_t k = 0; k < nh && k < (uint64_t)limit; k++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", hits[k].is_nvtx ? "nvtx" : "kernel");
+    cJSON_AddStringToObject(o, "name", nsys__s(ix, hits[k].name));
+    if (!hits[k].is_nvtx) cJSON_AddStringToObject(o, "demangledName", nsys__s(ix, hits[k].example));
+    cJSON_AddNumberToObject(o, "count", hits[k].count);
+    nsys__add_i64(o, "totalNs", hits[k].ns);
+    cJSON_AddItemToArray(arr, o);
+  }
+  cJSON_AddNumberToObject(res, "distinct", nh);
+  cJSON_AddNumberToObject(res, "matches", (double)total_count);
+  cJSON_AddBoolToObject(res, "truncated", nh > (uint64_t)limit);
+  free(hits);
+  free(kidx);
+  free(nidx);
+  free(m);
+  nsys_profile_release(p);
+  return res;
+}
+
+/* ---- export/perfetto ---------------------------------------------------- */
+
+#define NSYS__GPU_PID_BASE 1000000000
+
+typedef struct {
+  FILE *f;
+  bool first;
+  int64_t origin;
+  nsys__names *names;
+  uint64_t events, slices_gpu, slices_nvtx, slices_api, flows;
+} nsys__pf;
+
+static void nsys__pf_sep(nsys__pf *w) {
+  if (!w->first) fputs(",\n", w->f);
+  w->first = false;
+  w->events++;
+}
+
+static void nsys__pf_ts(nsys__pf *w, const char *key, int64_t ns) {
+  int64_t rel = ns - w->origin;
+  fprintf(w->f, "\"%s\":%lld.%03lld", key, (long long)(rel / 1000), (long long)(rel % 1000 < 0 ? -(rel % 1000) : rel % 1000));
+}
+
+static void nsys__pf_meta(nsys__pf *w, const char *what, long long pid, long long tid, const char *name) {
+  nsys__pf_sep(w);
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys__js_str(&b, name);
+  fprintf(w->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":%s}}", what, pid, tid, b.data);
+  nsys_strbuf_free(&b);
+}
+
+static cJSON *nsys__export_perfetto(nsys_call *call) {
+  const char *path = NULL;
+  int64_t start = INT64_MIN, end = INT64_MAX;
+  if (!nsys_param_string(call, "path", true, &path) ||
+      !nsys_param_int64(call, "start", false, INT64_MIN / 4, INT64_MAX / 4, &start) ||
+      !nsys_param_int64(call, "end", false, INT64_MIN / 4, INT64_MAX / 4, &end))
+    return NULL;
+  if (!path[0]) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.path: must not be empty");
+  if (end < start) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must not be before params.start");
+  nsys_profile *p = NULL;
+  const nsys_index *ix = nsys__open(call, &p);
+  if (!ix) return NULL;
+  char *tmp = nsys_xasprintf("%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    free(tmp);
+    nsys_profile_release(p);
+    return nsys_call_fail(call, NSYS_E_IO, "params.path: cannot write %s", path);
+  }
+  nsys__names names = {&ix->strings, NULL};
+  nsys__pf w = {f, true, ix->span_start, &names, 0, 0, 0, 0, 0};
+  fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+  /* processes and threads */
+  int32_t last_dev = INT32_MIN;
+  for (uint32_t t = 0; t < ix->n_tracks; t++) {
+    const nsys_gpu_track *g = &ix->tracks[t];
+    long long gp = NSYS__GPU_PID_BASE + g->device;
+    char name[128];
+    if (g->device != last_dev) {
+      snprintf(name, sizeof name, "GPU %d", g->device);
+      nsys__pf_meta(&w, "process_name", gp, 0, name);
+      last_dev = g->device;
+    }
+    snprintf(name, sizeof name, "Stream %lld (%s, pid %u)", (long long)g->stream, nsys_stream_class_name(g->cls), g->pid);
+    nsys__pf_meta(&w, "thread_name", gp, g->stream, name);
+  }
+  uint32_t last_pid = UINT32_MAX;
+  for (uint32_t t = 0; t < ix->n_threads; t++) {
+    const nsys_host_thread *th = &ix->threads[t];
+    char name[300];
+    if (th->pid != last_pid) {
+      snprintf(name, sizeof name, "Process %u", th->pid);
+      nsys__pf_meta(&w, "process_name", th->pid, 0, name);
+      last_pid = th->pid;
+    }
+    const char *tn = nsys__s(ix, th->name);
+    snprintf(name, sizeof name, "%s%s%u", tn, tn[0] ? " " : "tid ", th->tid);
+    nsys__pf_meta(&w, "thread_name", th->pid, th->tid, name);
+  }
+  /* GPU ops, with flow ends */
+  for (uint32_t i = 0; i < ix->ops.n; i++) {
+    if (ix->ops.start[i] > end || ix->ops.end[i] < start) continue;
+    if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
+    const nsys_gpu_track *g = &ix->tracks[ix->ops.track[i]];
+    nsys__pf_sep(&w);
+    fprintf(f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":%s,\"pid\":%d,\"tid\":%lld,", nsys_op_kind_name(ix->ops.kind[i]),
+            nsys__name(&names, ix->ops.name[i]), NSYS__GPU_PID_BASE + g->device, (long long)g->stream);
+    nsys__pf_ts(&w, "ts", ix->ops.start[i]);
+    fputc(',', f);
+    int64_t d = nsys_op_dur(ix, i);
+    fprintf(f, "\"dur\":%lld.%03lld,\"args\":{\"kernelId\":%u}}", (long long)(d / 1000), (long long)(d % 1000), i);
+    w.slices_gpu++;
+    int32_t a = ix->ops.api[i];
+    if (a >= 0 && ix->api.start[a] <= end && ix->api.end[a] >= start) {
+      nsys__pf_sep(&w);
+      fprintf(f, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%u,\"pid\":%d,\"tid\":%lld,", i,
+              NSYS__GPU_PID_BASE + g->device, (long long)g->stream);
+      nsys__pf_ts(&w, "ts", ix->ops.start[i]);
+      fputc('}', f);
+      const nsys_host_thread *th = &ix->threads[ix->api.thread[a]];
+      nsys__pf_sep(&w);
+      fprintf(f, "{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%u,\"pid\":%u,\"tid\":%u,", i, th->pid, th->tid);
+      nsys__pf_ts(&w, "ts", ix->api.start[a]);
+      fputc('}', f);
+      w.flows++;
+    }
+  }
+  /* host: NVTX ranges and CUDA API calls */
+  for (uint32_t i = 0; i < ix->nvtx.n; i++) {
+    if (ix->nvtx.start[i] > end || ix->nvtx.end[i] < start) continue;
+    const nsys_host_thread *th = &ix->threads[ix->nvtx.thread[i]];
+    nsys__pf_sep(&w);
+    fprintf(f, "{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":%s,\"pid\":%u,\"tid\":%u,", nsys__name(&names, ix->nvtx.name[i]),
+            th->pid, th->tid);
+    nsys__pf_ts(&w, "ts", ix->nvtx.start[i]);
+    int64_t d = ix->nvtx.end[i] - ix->nvtx.start[i];
+    fprintf(f, ",\"dur\":%lld.%03lld,\"args\":{\"nvtxId\":%u,\"domain\":%s}}", (long long)(d / 1000), (long long)(d % 1000),
+            i, nsys__name(&names, ix->nvtx.domain[i]));
+    w.slices_nvtx++;
+  }
+  for (uint32_t i = 0; i < ix->api.n; i++) {
+    if (ix->api.start[i] > end || ix->api.end[i] < start) continue;
+    const nsys_host_thread *th = &ix->threads[ix->api.thread[i]];
+    nsys__pf_sep(&w);
+    fprintf(f, "{\"ph\":\"X\",\"cat\":\"cuda_api\",\"name\":%s,\"pid\":%u,\"tid\":%u,", nsys__name(&names, ix->api.name[i]),
+            th->pid, th->tid);
+    nsys__pf_ts(&w, "ts", ix->api.start[i]);
+    int64_t d = ix->api.end[i] - ix->api.start[i];
+    fprintf(f, ",\"dur\":%lld.%03lld,\"args\":{\"apiId\":%u}}", (long long)(d / 1000), (long long)(d % 1000), i);
+    w.slices_api++;
+  }
+  fputs("\n]}\n", f);
+  nsys__names_free(&names);
+  bool ok = !ferror(f);
+  long size = ftell(f);
+  ok = fclose(f) == 0 && ok;
+  if (nsys_call_cancelled(call)) {
+    remove(tmp);
+    free(tmp);
+    nsys_profile_release(p);
+    return nsys_call_fail_cancelled(call);
+  }
+  if (!ok || rename(tmp, path) != 0) {
+    remove(tmp);
+    free(tmp);
+    nsys_profile_release(p);
+    return nsys_call_fail(call, NSYS_E_IO, "params.path: cannot write %s", path);
+  }
+  free(tmp);
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddStringToObject(res, "path", path);
+  cJSON_AddNumberToObject(res, "bytes", (double)size);
+  cJSON_AddNumberToObject(res, "events", (double)w.events);
+  cJSON *sl = cJSON_AddObjectToObject(res, "slices");
+  cJSON_AddNumberToObject(sl, "gpu", (double)w.slices_gpu);
+  cJSON_AddNumberToObject(sl, "nvtx", (double)w.slices_nvtx);
+  cJSON_AddNumberToObject(sl, "api", (double)w.slices_api);
+  cJSON_AddNumberToObject(res, "flows", (double)w.flows);
+  nsys_profile_release(p);
+  return res;
+}
 
 const nsys_method nsys_methods_timeline[] = {
+    {"timeline/tracks", nsys__timeline_tracks, 0},
+    {"timeline/range", nsys__timeline_range, 0},
+    {"nvtx/tree", nsys__nvtx_tree, 0},
+    {"kernel/details", nsys__kernel_details, 0},
+    {"search", nsys__search, 0},
+    {"export/perfetto", nsys__export_perfetto, 0},
     {NULL, NULL, 0},
 };

@@ -258,6 +258,8 @@ typedef struct {
   nsys__pairset *pairs;
   const uint8_t *nccl_dense; /* per dense string id: 1 when it starts with "nccl" */
   int64_t rows;
+  int64_t last_dev, last_stream; /* most rows repeat the previous pair */
+  bool have_last;
   bool check_nccl, nccl, graphs;
   bool any_time;
   int64_t min_start, max_end;
@@ -274,7 +276,13 @@ static bool nsys__gpu_scan_row(nsys_profile *p, sqlite3_stmt *st, void *vctx) {
   sc->rows++;
   if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
     int64_t stream = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
-    nsys__pairset_add(sc->pairs, sqlite3_column_int64(st, 0), stream);
+    int64_t dev = sqlite3_column_int64(st, 0);
+    if (!sc->have_last || dev != sc->last_dev || stream != sc->last_stream) {
+      nsys__pairset_add(sc->pairs, dev, stream);
+      sc->last_dev = dev;
+      sc->last_stream = stream;
+      sc->have_last = true;
+    }
   }
   if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
     int64_t s = sqlite3_column_int64(st, 2);

@@ -220,6 +220,7 @@ nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call) {
   }
   struct stat st;
   if (!nsys__stat_input(path, &st, call)) return NULL;
+  int64_t t0 = nsys_now_ns();
 
   nsys_profile *p = nsys_xcalloc(1, sizeof *p);
   atomic_init(&p->refcount, 1);
@@ -248,7 +249,11 @@ nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call) {
     nsys_call_fail_cancelled(call);
     goto fail;
   }
+  int64_t t1 = nsys_now_ns();
   if (!nsys_info_build(p, call)) goto fail;
+  if (getenv("NSYS_AI_VERBOSE"))
+    nsys_log("opened %s: schema+strings %.1f ms, info %.1f ms", p->path, (double)(t1 - t0) / 1e6,
+             (double)(nsys_now_ns() - t1) / 1e6);
   return p;
 fail:
   nsys_profile_release(p);

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of fuzz_loader into DIR: small nsys-like exports of
+each generation (512-byte pages so that mutations hit structure, not bulk).
+Generated here rather than committed; real profiles are never copied in.
+
+usage: fuzz_loader.seeds.py DIR
+"""
+from __future__ import annotations
+
+import sqlite3
+import sys
+from pathlib import Path
+
+G = 281474976710656  # 1 << 48: VM 1, as in real Linux exports
+PID = 1234
+GPID = G + (PID << 24)
+
+COMMON = f"""
+CREATE TABLE StringIds(id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES(0,'python3'),(1,'ncclDevKernel_AllReduce_Sum_f32_RING_LL'),
+  (2,'ampere_sgemm_128x64_nn'),(3,'cudaLaunchKernel_v7000'),(4,'step'),(900000,'sparse');
+CREATE TABLE ThreadNames(nameId INTEGER, priority INTEGER, globalTid INTEGER);
+INSERT INTO ThreadNames VALUES(0,10,{GPID + PID}),(4,10,{GPID + PID + 1});
+CREATE TABLE PROCESSES(globalPid INTEGER, pid INTEGER, name TEXT);
+INSERT INTO PROCESSES VALUES({GPID},{PID},'python3');
+CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);
+INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES(1776781226557295056,'2026-01-01T00:00:00','x');
+CREATE TABLE ANALYSIS_DETAILS(globalVid INTEGER, duration INTEGER, startTime INTEGER, stopTime INTEGER);
+INSERT INTO ANALYSIS_DETAILS VALUES({G}, 5000000, 0, 5000000);
+"""
+
+ACTIVITY = f"""
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+  correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
+  shortName INTEGER NOT NULL, graphNodeId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(1000,2000,0,1,7,10,{GPID},2,2,NULL),
+  (2500,4000,1,1,13,11,{GPID},1,1,NULL),(4100,4200,0,1,7,12,{GPID},2,2,5);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER,
+  globalPid INTEGER, bytes INTEGER, copyKind INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES(500,900,0,7,9,{GPID},4096,1);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER NOT NULL, end INTEGER NOT NULL,
+  eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
+  returnValue INTEGER, callchainId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(900,950,0,{GPID + PID},10,3,0,NULL),
+  (2400,2450,0,{GPID + PID},11,3,0,NULL);
+CREATE TABLE NVTX_EVENTS(start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+  rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
+  endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+INSERT INTO NVTX_EVENTS VALUES(-100,5000,59,NULL,0,NULL,'train',{GPID + PID},NULL,NULL,0),
+  (800,NULL,34,NULL,0,NULL,'mark',{GPID + PID},NULL,NULL,0),
+  (850,3000,59,NULL,0,NULL,NULL,{GPID + PID},NULL,4,0);
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(start INTEGER, end INTEGER, deviceId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, syncType INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES(4300,4400,0,7,13,{GPID},3);
+"""
+
+GPU_MODERN = """
+CREATE TABLE TARGET_INFO_GPU(vmId INTEGER, id INTEGER, name TEXT, totalMemory INTEGER,
+  memoryBandwidth INTEGER, clockRate INTEGER, smCount INTEGER, computeMajor INTEGER,
+  computeMinor INTEGER, cuDevice INTEGER);
+INSERT INTO TARGET_INFO_GPU VALUES(0,0,'NVIDIA H100',85000000000,3350000000000,1980000000,132,9,0,0),
+  (0,1,'NVIDIA H100',85000000000,3350000000000,1980000000,132,9,0,1);
+"""
+
+SEEDS = {
+    "meta_data_export.sqlite": COMMON + ACTIVITY + GPU_MODERN + """
+CREATE TABLE META_DATA_EXPORT(name TEXT NOT NULL, value TEXT);
+INSERT INTO META_DATA_EXPORT VALUES('EXPORT_PRODUCT_VERSION','2026.2.1.210'),('EXPORT_SCHEMA_VERSION','3.25.0');
+CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES(4500,4600,0,7);
+CREATE TABLE CUDA_CALLCHAINS(id INTEGER, symbol INTEGER, module INTEGER, stackDepth INTEGER);
+INSERT INTO CUDA_CALLCHAINS VALUES(1,3,0,0);
+""",
+    "export_meta_data.sqlite": COMMON + ACTIVITY + GPU_MODERN + """
+CREATE TABLE EXPORT_META_DATA(name TEXT NOT NULL, value TEXT);
+INSERT INTO EXPORT_META_DATA VALUES('EXPORT_PRODUCT_VERSION','2022.4.2.1'),('EXPORT_SCHEMA_VERSION','3.0.0');
+CREATE TABLE COMPOSITE_EVENTS(id INTEGER PRIMARY KEY, start INTEGER, cpu INTEGER, globalTid INTEGER);
+INSERT INTO COMPOSITE_EVENTS VALUES(1,100,0,0),(2,200,1,0);
+CREATE TABLE OSRT_API(start INTEGER, end INTEGER, globalTid INTEGER, nameId INTEGER);
+INSERT INTO OSRT_API VALUES(10,20,0,0);
+""",
+    "pre2022.sqlite": COMMON + ACTIVITY + """
+CREATE TABLE TARGET_INFO_GPU(vmId INTEGER, deviceId INTEGER, name TEXT, busLocation TEXT);
+INSERT INTO TARGET_INFO_GPU VALUES(0,0,'A100','0000:99:00.0');
+CREATE TABLE TARGET_INFO_CUDA_GPU(vmId INTEGER, name TEXT, globalMemoryBandwidth INTEGER,
+  globalMemorySize INTEGER, coreClockRate INTEGER, numMultiprocessors INTEGER,
+  computeCapabilityMajor INTEGER, computeCapabilityMinor INTEGER, deviceId INTEGER, pid INTEGER);
+INSERT INTO TARGET_INFO_CUDA_GPU VALUES(0,'A100-PCIE-40GB',1555200000,42505273344,1410000,108,8,0,0,1);
+""",
+    "versioned_tables.sqlite": COMMON + ACTIVITY.replace("CUPTI_ACTIVITY_KIND_KERNEL(", "CUPTI_ACTIVITY_KIND_KERNEL_V3(")
+    .replace("INTO CUPTI_ACTIVITY_KIND_KERNEL ", "INTO CUPTI_ACTIVITY_KIND_KERNEL_V3 ") + """
+CREATE TABLE TARGET_INFO_CUDA_DEVICE(gpuId INTEGER, cudaId INTEGER, pid INTEGER, uuid TEXT, numMultiprocessors INTEGER);
+INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES(0,0,1234,'abc',132);
+""",
+    "failed_capture.sqlite": COMMON + GPU_MODERN,
+    "hostile.sqlite": """
+CREATE TABLE StringIds(id, value);
+INSERT INTO StringIds VALUES(NULL,'x'),(1,NULL),('abc',X'00FF'),(-5,X'C0AF'),(9223372036854775807,'max');
+CREATE TABLE META_DATA_EXPORT(name, value);
+INSERT INTO META_DATA_EXPORT VALUES('EXPORT_PRODUCT_VERSION',X'FFFE'),(NULL,NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, shortName);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(NULL,NULL,NULL,NULL,NULL),('a','b','c','d','e'),
+  (-9223372036854775808, 9223372036854775807, 0, 0, 1);
+CREATE TABLE NVTX_EVENTS(start, end);
+INSERT INTO NVTX_EVENTS VALUES(NULL, NULL),(1.5, 'x');
+CREATE TABLE ThreadNames(nameId, priority, globalTid);
+INSERT INTO ThreadNames VALUES(NULL,NULL,NULL),(1,1,-1);
+CREATE TABLE PROCESSES(globalPid, pid, name);
+INSERT INTO PROCESSES VALUES(NULL,NULL,NULL),(-1,-1,X'E9');
+CREATE TABLE TARGET_INFO_GPU(id, name, smCount, computeMajor, computeMinor, totalMemory);
+INSERT INTO TARGET_INFO_GPU VALUES(NULL,NULL,NULL,NULL,NULL,NULL),(0,X'FF',-1,100,-1,-1);
+""",
+}
+
+
+def main() -> int:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, sql in SEEDS.items():
+        path = out / name
+        path.unlink(missing_ok=True)
+        con = sqlite3.connect(path)
+        con.execute("PRAGMA page_size=512")
+        con.executescript(sql)
+        con.commit()
+        con.execute("VACUUM")
+        con.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
