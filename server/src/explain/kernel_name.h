@@ -1,0 +1,46 @@
+/* Kernel-name analysis: pure functions over the names CUPTI records
+ * (shortName and demangledName). No JSON, no SQLite, no allocation that
+ * outlives a call. Every function accepts any byte string (fuzzed).
+ *
+ *   nsys_kname_display()  "void at::native::vectorized_elementwise_kernel<(int)4,
+ *                          at::native::FillFunctor<float>, std::array<...>>(int, T2, T3)"
+ *                         -> "vectorized_elementwise_kernel<FillFunctor<float>>"
+ *   nsys_kname_analyze()  precision, tensor-core use, MMA kind, tile shape, SM
+ *                         arch and NCCL fields inferred from the name. */
+#ifndef NSYS_KERNEL_NAME_H
+#define NSYS_KERNEL_NAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define NSYS_KNAME_DISPLAY_MAX 160
+
+/* Writes the simplified display name of `full` (demangled; may be NULL or
+ * "") into out (cap bytes, always NUL-terminated). Falls back to `short_name`
+ * when full is empty. Template arguments that carry no meaning (numbers,
+ * std::array, offset calculators, policies, pointers) are dropped, wrapper
+ * templates (gpu_kernel_impl, ReduceOp, BinaryFunctor, cutlass::Kernel2, ...)
+ * are replaced by what they wrap, lambdas by their enclosing function, and
+ * namespaces folded. The result is at most NSYS_KNAME_DISPLAY_MAX bytes. */
+void nsys_kname_display(const char *full, const char *short_name, char *out, size_t cap);
+
+typedef struct nsys_kname_info {
+  char precision[12];   /* "fp8", "bf16", "f16", "tf32", "fp32", "fp64", "int8", "" unknown */
+  int tensor_cores;     /* 1 uses tensor cores, 0 does not (FFMA/SIMT), -1 unknown */
+  char mma[8];          /* "wgmma", "hmma", "imma", "ffma", "dmma", "" */
+  char tile[40];        /* "128x256x64", "128x128", "" */
+  int sm_arch;          /* 90 for sm90_*, 80 for ampere_*, 0 unknown */
+  bool is_nccl;
+  char nccl_collective[16]; /* AllReduce, AllGather, ReduceScatter, Broadcast, Reduce,
+                               SendRecv, Send, Recv, AllToAll, Generic, "" */
+  char nccl_algorithm[16];  /* RING, TREE, COLLNET_DIRECT, COLLNET_CHAIN, NVLS, NVLS_TREE, PAT */
+  char nccl_protocol[8];    /* LL, LL128, SIMPLE */
+  char nccl_op[12];         /* Sum, Prod, Max, Min, PreMulSum, SumPostDiv */
+  char nccl_dtype[12];      /* int8, uint8, int32, uint32, int64, uint64, f16, fp32, fp64,
+                               bf16, fp8_e4m3, fp8_e5m2 */
+} nsys_kname_info;
+
+/* Fills *out from the short and full names (either may be NULL). */
+void nsys_kname_analyze(const char *short_name, const char *full_name, nsys_kname_info *out);
+
+#endif
