@@ -380,9 +380,13 @@ static int nsys__block_cmp(const void *x, const void *y) {
   return 0;
 }
 
-static const char *nsys__default_term(const nsys_py_file *f) {
+static const char *nsys__default_term(const nsys_py_file *f, size_t *len) {
   for (int i = 0; i < f->n_lines; i++)
-    if (f->lines[i].term) return f->src + f->lines[i].off + f->lines[i].len;
+    if (f->lines[i].term) {
+      *len = f->lines[i].term;
+      return f->src + f->lines[i].off + f->lines[i].len;
+    }
+  *len = 1;
   return "\n";
 }
 
@@ -541,7 +545,8 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
       final_of[l] = l + shift;
     }
   }
-  const char *dterm = nsys__default_term(&f);
+  size_t dterm_len;
+  const char *dterm = nsys__default_term(&f, &dterm_len);
   nsys__olines out = {0};
   int bi = 0;
   for (int l = 0; l < f.n_lines; l++) {
@@ -549,7 +554,7 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
     if (l == import_line) {
       char *t = nsys_xasprintf("import torch  # nsys-ai");
       nsys__out(&out, t, strlen(t), ln->term ? f.src + ln->off + ln->len : dterm,
-                ln->term ? ln->term : strlen(dterm), -1);
+                ln->term ? ln->term : dterm_len, -1);
     }
     for (; bi < bs.n && bs.v[bi].l0 == l; bi++) {
       nsys__block *b = &bs.v[bi];
@@ -569,7 +574,7 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
       r->markers[r->n_markers++] = (nsys_annot_marker){out.n, nsys_strbuf_steal(&tag)};
       size_t tl = t.len;
       nsys__out(&out, nsys_strbuf_steal(&t), tl, ln->term ? f.src + ln->off + ln->len : dterm,
-                ln->term ? ln->term : strlen(dterm), -1);
+                ln->term ? ln->term : dterm_len, -1);
     }
     int k = (ln->blank || ln->in_string) ? 0 : pcount[l];
     size_t skip = (l == 0) ? f.bom : 0;
