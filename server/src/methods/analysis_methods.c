@@ -1,6 +1,131 @@
 /* JSON-RPC handlers for the analysis module: params -> core call -> JSON. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/report.h"
+#include "index/index.h"
+#include "profile/profile.h"
 #include "rpc/method_table.h"
+#include "rpc/params.h"
+
+static cJSON *nsys__analysis_list(nsys_call *call) {
+  (void)call;
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddItemToObject(res, "analyses", nsys_analysis_list_json());
+  return res;
+}
+
+static cJSON *nsys__analysis_run(nsys_call *call) {
+  const char *name = NULL;
+  const cJSON *params = NULL;
+  if (!nsys_param_string(call, "name", true, &name)) return NULL;
+  if (!nsys_param_any(call, "params", false, &params)) return NULL;
+  if (params && !cJSON_IsObject(params))
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.params: expected an object");
+  if (!nsys_analysis_find(name))
+    return nsys_call_fail(call, NSYS_E_UNKNOWN_ANALYSIS,
+                          "params.name: unknown analysis '%s' (see analysis/list)", name);
+  nsys_profile *p = nsys_param_profile(call, "profileId");
+  if (!p) return NULL;
+  cJSON *res = NULL;
+  const nsys_index *ix = nsys_index_get(p, call);
+  if (ix) res = nsys_analysis_run(call, p, ix, name, params);
+  nsys_profile_release(p);
+  return res;
+}
+
+static cJSON *nsys__report_generate(nsys_call *call) {
+  const char *format = "json";
+  if (!nsys_param_string(call, "format", false, &format)) return NULL;
+  bool md = strcmp(format, "markdown") == 0 || strcmp(format, "md") == 0;
+  bool text = strcmp(format, "text") == 0;
+  if (!md && !text && strcmp(format, "json") != 0)
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.format: expected json, text or markdown");
+  nsys_profile *p = nsys_param_profile(call, "profileId");
+  if (!p) return NULL;
+  cJSON *res = NULL;
+  const nsys_index *ix = nsys_index_get(p, call);
+  if (ix) res = nsys_report_build(call, p, ix);
+  if (res && (md || text)) nsys_report_attach_rendering(res, md);
+  nsys_profile_release(p);
+  return res;
+}
+
+static cJSON *nsys__profile_diff(nsys_call *call) {
+  nsys_profile *a = nsys_param_profile(call, "base");
+  if (!a) return NULL;
+  nsys_profile *b = nsys_param_profile(call, "compare");
+  if (!b) {
+    nsys_profile_release(a);
+    return NULL;
+  }
+  cJSON *res = NULL;
+  const nsys_index *ia = nsys_index_get(a, call);
+  const nsys_index *ib = ia ? nsys_index_get(b, call) : NULL;
+  if (ia && ib) res = nsys_diff_build(call, a, ia, b, ib);
+  nsys_profile_release(a);
+  nsys_profile_release(b);
+  return res;
+}
+
+/* Opens each path through profile/open (same checks and caching), then aligns. */
+static cJSON *nsys__profile_open_set(nsys_call *call) {
+  const cJSON *paths = NULL;
+  if (!nsys_param_array(call, "paths", true, &paths)) return NULL;
+  int n = cJSON_GetArraySize(paths);
+  if (n < 1 || n > 64)
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.paths: expected 1 to 64 paths");
+  const nsys_method *open = nsys_method_find("profile/open");
+  nsys_profile **ps = calloc((size_t)n, sizeof *ps);
+  const nsys_index **ixs = calloc((size_t)n, sizeof *ixs);
+  cJSON *res = NULL;
+  int opened = 0;
+  for (int i = 0; i < n; i++) {
+    const cJSON *pth = cJSON_GetArrayItem(paths, i);
+    if (!cJSON_IsString(pth)) {
+      nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.paths[%d]: expected a string", i);
+      goto done;
+    }
+    cJSON *op = cJSON_CreateObject();
+    cJSON_AddStringToObject(op, "path", pth->valuestring);
+    nsys_call sub;
+    nsys_call_init(&sub, "profile/open", op, call->profiles);
+    cJSON *r = open ? open->fn(&sub) : NULL;
+    if (!r) {
+      nsys_call_fail(call, sub.err ? sub.err : NSYS_E_INTERNAL, "params.paths[%d]: %s", i, sub.err_msg);
+      nsys_call_dispose(&sub);
+      cJSON_Delete(op);
+      goto done;
+    }
+    nsys_call_dispose(&sub);
+    cJSON_Delete(op);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(r, "profileId");
+    ps[i] = cJSON_IsString(id) ? nsys_registry_get(call->profiles, id->valuestring) : NULL;
+    cJSON_Delete(r);
+    if (!ps[i]) {
+      nsys_call_fail(call, NSYS_E_INTERNAL, "params.paths[%d]: profile vanished after open", i);
+      goto done;
+    }
+    opened++;
+    ixs[i] = nsys_index_get(ps[i], call);
+    if (!ixs[i]) goto done;
+  }
+  res = nsys_openset_build(call, ps, ixs, n);
+done:
+  for (int i = 0; i < n; i++)
+    if (ps[i]) nsys_profile_release(ps[i]);
+  (void)opened;
+  free(ps);
+  free(ixs);
+  return res;
+}
 
 const nsys_method nsys_methods_analysis[] = {
+    {"analysis/list", nsys__analysis_list, NSYS_METHOD_INLINE},
+    {"analysis/run", nsys__analysis_run, 0},
+    {"report/generate", nsys__report_generate, 0},
+    {"profile/diff", nsys__profile_diff, 0},
+    {"profile/openSet", nsys__profile_open_set, 0},
     {NULL, NULL, 0},
 };
