@@ -222,3 +222,31 @@ def test_rpc_open_close_every_real_profile_repeatedly(rpc):
         for i in ids:
             assert rpc.request("profile/close", {"profileId": i}) == {"closed": True}
         assert rpc.request("profile/list", {})["profiles"] == []
+
+
+def test_rpc_open_reports_progress(rpc):
+    if not PROFILES.is_dir():
+        pytest.skip(f"real profiles not available: {PROFILES} is absent")
+    path = PROFILES / "nsys2023_rtx3060_23k.sqlite"
+    res = rpc.request("profile/open", {"path": str(path), "workDoneToken": "open-1"})
+    assert res["info"]["counts"]["kernels"] == 23419
+    kinds = [n["params"]["value"]["kind"] for n in rpc.notifications
+             if n.get("method") == "$/progress" and n["params"].get("token") == "open-1"]
+    assert kinds and kinds[0] == "begin" and kinds[-1] == "end"
+
+
+def test_rpc_cancelled_open_leaves_nothing_open(rpc, tmp_path):
+    """Cancel profile/open right away: either it finished first (then it is
+    listed) or it answers -32800 and nothing stays open."""
+    if not PROFILES.is_dir():
+        pytest.skip(f"real profiles not available: {PROFILES} is absent")
+    path = PROFILES / "nsys2026_h100_2gpu_1s.sqlite"
+    rid = rpc.start("profile/open", {"path": str(path)})
+    rpc.notify("$/cancelRequest", {"id": rid})
+    reply = rpc.wait_reply(rid)
+    listed = [p["path"] for p in rpc.request("profile/list", {})["profiles"]]
+    if "error" in reply:
+        assert reply["error"]["code"] == -32800
+        assert str(path) not in listed
+    else:
+        assert str(path) in listed

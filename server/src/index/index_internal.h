@@ -78,7 +78,7 @@ uint32_t nsys__sidmap_get(nsys__sidmap *m, const nsys__strings *st, nsys_strtab 
 /* A series: intervals sorted by start, reached through idx[] (or contiguous
  * from `first` when idx == NULL). Blocks of NSYS__BLOCK items carry the union
  * prefix and max-end prefix before the block, and the longest item. */
-#define NSYS__BLOCK 32
+#define NSYS__BLOCK 16
 
 typedef struct nsys__series {
   const int64_t *start, *end; /* arrays of the underlying table */
@@ -116,6 +116,7 @@ typedef struct nsys__index_priv {
   uint32_t *proj_nvtx;           /* range index */
   int64_t *proj_start, *proj_end;
   nsys__proj_row *proj_rows; uint32_t n_proj_rows; /* sorted by (device, depth) */
+  bool proj_cached;              /* proj_nvtx/start/end point into the mapped cache */
   /* series for every row kind (built after load) */
   nsys__series *gpu_series;      /* per gpu track */
   nsys__series *api_series;      /* per thread */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "index/index.h"
 #include "profile/profile.h"
 #include "rpc/method_table.h"
@@ -36,6 +37,13 @@ static void nsys__add_str_or_null(cJSON *o, const char *key, const char *s) {
   else cJSON_AddNullToObject(o, key);
 }
 
+/* File paths are bytes: make them valid UTF-8 for JSON. */
+static void nsys__add_path(cJSON *o, const char *key, const char *path) {
+  char *clean = nsys_utf8_sanitize(path, strlen(path));
+  cJSON_AddStringToObject(o, key, clean);
+  free(clean);
+}
+
 static cJSON *nsys__gpu_json(const nsys_gpu_info *g) {
   cJSON *o = cJSON_CreateObject();
   nsys__add_i64(o, "id", g->id);
@@ -58,9 +66,9 @@ static cJSON *nsys__gpu_json(const nsys_gpu_info *g) {
 static cJSON *nsys__info_json(const nsys_profile *p) {
   const nsys_info *in = &p->info;
   cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "path", p->path);
+  nsys__add_path(o, "path", p->path);
   if (p->sqlite_path && strcmp(p->sqlite_path, p->path) != 0)
-    cJSON_AddStringToObject(o, "sqlitePath", p->sqlite_path);
+    nsys__add_path(o, "sqlitePath", p->sqlite_path);
   nsys__add_str_or_null(o, "nsysVersion", in->nsys_version);
   nsys__add_str_or_null(o, "schemaVersion", in->schema_version);
   cJSON_AddStringToObject(o, "schemaGeneration", nsys_schema_gen_name(p->schema.gen));
@@ -186,7 +194,7 @@ static cJSON *nsys__profile_list(nsys_call *call) {
   for (int i = 0; i < n; i++) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "profileId", all[i]->id);
-    cJSON_AddStringToObject(o, "path", all[i]->path);
+    nsys__add_path(o, "path", all[i]->path);
     cJSON_AddItemToArray(arr, o);
     nsys_profile_release(all[i]);
   }

@@ -51,24 +51,36 @@ static void nsys__js_str(nsys_strbuf *b, const char *s) {
 typedef struct {
   const nsys_strtab *tab;
   char **esc;
+  uint32_t *len;
 } nsys__names;
 
 static const char *nsys__name(nsys__names *n, uint32_t id) {
   if (id >= n->tab->count) return "\"\"";
-  if (!n->esc) n->esc = nsys_xcalloc(n->tab->count, sizeof(char *));
+  if (!n->esc) {
+    n->esc = nsys_xcalloc(n->tab->count, sizeof(char *));
+    n->len = nsys_xcalloc(n->tab->count, sizeof(uint32_t));
+  }
   if (!n->esc[id]) {
     nsys_strbuf b;
     nsys_strbuf_init(&b);
     nsys__js_str(&b, nsys_strtab_get(n->tab, id));
+    n->len[id] = (uint32_t)b.len;
     n->esc[id] = nsys_strbuf_steal(&b);
   }
   return n->esc[id];
+}
+
+/* appends the escaped, quoted name */
+static void nsys__put_name(nsys_strbuf *b, nsys__names *n, uint32_t id) {
+  const char *e = nsys__name(n, id);
+  nsys_strbuf_append(b, e, id < n->tab->count ? n->len[id] : 2);
 }
 
 static void nsys__names_free(nsys__names *n) {
   if (n->esc)
     for (uint32_t i = 0; i < n->tab->count; i++) free(n->esc[i]);
   free(n->esc);
+  free(n->len);
 }
 
 static cJSON *nsys__i64(int64_t v) {
@@ -190,32 +202,113 @@ static uint32_t nsys__row_id(const nsys_index *ix, const nsys_tl_track *t, uint3
   return t->kind == NSYS_TL_PROJ ? nsys_tl_proj_nvtx(ix, row) : row;
 }
 
+/* printf-free number formatting: a zoom answer holds ~100k numbers */
+static inline void nsys__put_i64(nsys_strbuf *b, int64_t v) {
+  char tmp[24];
+  int n = 0;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    tmp[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  nsys_strbuf_reserve(b, 24);
+  char *o = b->data + b->len;
+  if (v < 0) *o++ = '-';
+  while (n) *o++ = tmp[--n];
+  b->len = (size_t)(o - b->data);
+  b->data[b->len] = '\0';
+}
+
+static inline void nsys__put_lit(nsys_strbuf *b, const char *lit, size_t n) { nsys_strbuf_append(b, lit, n); }
+#define NSYS__LIT(b, s) nsys__put_lit((b), (s), sizeof(s) - 1)
+
 static void nsys__emit_event(void *ctx, uint32_t row) {
   nsys__emit *e = ctx;
   int64_t s, en;
   uint32_t name;
   nsys_tl_row(e->ix, e->t->kind, row, &s, &en, &name);
   int depth = e->t->depth < 0 ? 0 : e->t->depth;
-  nsys_strbuf_printf(e->b, "%s{\"id\":%u,\"start\":%lld,\"end\":%lld,\"name\":%s,\"kind\":\"%s\",\"depth\":%d}",
-                     e->first ? "" : ",", nsys__row_id(e->ix, e->t, row), (long long)s, (long long)en,
-                     nsys__name(e->names, name), nsys__event_kind(e->ix, e->t, row), depth);
+  nsys_strbuf *b = e->b;
+  if (!e->first) nsys_strbuf_putc(b, ',');
+  NSYS__LIT(b, "{\"id\":");
+  nsys__put_i64(b, nsys__row_id(e->ix, e->t, row));
+  NSYS__LIT(b, ",\"start\":");
+  nsys__put_i64(b, s);
+  NSYS__LIT(b, ",\"end\":");
+  nsys__put_i64(b, en);
+  NSYS__LIT(b, ",\"name\":");
+  nsys__put_name(b, e->names, name);
+  NSYS__LIT(b, ",\"kind\":\"");
+  nsys_strbuf_puts(b, nsys__event_kind(e->ix, e->t, row));
+  NSYS__LIT(b, "\",\"depth\":");
+  nsys__put_i64(b, depth);
+  nsys_strbuf_putc(b, '}');
   e->first = false;
 }
 
+/* Writes v at o; returns the new end. */
+static inline char *nsys__w_i64(char *o, int64_t v) {
+  static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                           "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                           "8081828384858687888990919293949596979899";
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  if (v < 0) *o++ = '-';
+  char tmp[24];
+  int n = 24;
+  while (u >= 100) {
+    unsigned r = (unsigned)(u % 100);
+    u /= 100;
+    tmp[--n] = d2[2 * r + 1];
+    tmp[--n] = d2[2 * r];
+  }
+  if (u >= 10) {
+    tmp[--n] = d2[2 * u + 1];
+    tmp[--n] = d2[2 * u];
+  } else {
+    tmp[--n] = (char)('0' + u);
+  }
+  memcpy(o, tmp + n, (size_t)(24 - n));
+  return o + (24 - n);
+}
+
+#define NSYS__W(o, lit) (memcpy((o), (lit), sizeof(lit) - 1), (o) + sizeof(lit) - 1)
+
 static void nsys__emit_bucket(void *ctx, const nsys_tl_bucket *bk) {
   nsys__emit *e = ctx;
-  nsys_strbuf_printf(e->b, "%s{\"start\":%lld,\"end\":%lld,\"count\":%u,\"busyNs\":%lld", e->first ? "" : ",",
-                     (long long)bk->start, (long long)bk->end, bk->count, (long long)bk->busy_ns);
+  nsys_strbuf *b = e->b;
+  const char *name = NULL;
+  size_t name_len = 0;
+  int64_t s, en;
+  uint32_t name_id = 0;
   if (bk->longest != UINT32_MAX) {
-    int64_t s, en;
-    uint32_t name;
-    nsys_tl_row(e->ix, e->t->kind, bk->longest, &s, &en, &name);
-    nsys_strbuf_printf(e->b, ",\"longest\":{\"id\":%u,\"name\":%s,\"dur\":%lld}}",
-                       nsys__row_id(e->ix, e->t, bk->longest), nsys__name(e->names, name),
-                       (long long)bk->longest_dur);
-  } else {
-    nsys_strbuf_putc(e->b, '}');
+    nsys_tl_row(e->ix, e->t->kind, bk->longest, &s, &en, &name_id);
+    name = nsys__name(e->names, name_id);
+    name_len = name_id < e->names->tab->count ? e->names->len[name_id] : 2;
   }
+  nsys_strbuf_reserve(b, 192 + name_len);
+  char *o = b->data + b->len;
+  if (!e->first) *o++ = ',';
+  o = NSYS__W(o, "{\"start\":");
+  o = nsys__w_i64(o, bk->start);
+  o = NSYS__W(o, ",\"end\":");
+  o = nsys__w_i64(o, bk->end);
+  o = NSYS__W(o, ",\"count\":");
+  o = nsys__w_i64(o, bk->count);
+  o = NSYS__W(o, ",\"busyNs\":");
+  o = nsys__w_i64(o, bk->busy_ns);
+  if (name) {
+    o = NSYS__W(o, ",\"longest\":{\"id\":");
+    o = nsys__w_i64(o, nsys__row_id(e->ix, e->t, bk->longest));
+    o = NSYS__W(o, ",\"name\":");
+    memcpy(o, name, name_len);
+    o += name_len;
+    o = NSYS__W(o, ",\"dur\":");
+    o = nsys__w_i64(o, bk->longest_dur);
+    *o++ = '}';
+  }
+  *o++ = '}';
+  *o = '\0';
+  b->len = (size_t)(o - b->data);
   e->first = false;
 }
 
@@ -246,7 +339,7 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
   int64_t base = nsys__floor_div(start, res) * res;
   int64_t gend = nsys__floor_div(end + res - 1, res) * res;
   uint32_t nb = (uint32_t)((gend - base) / res);
-  if (max_events < 0) max_events = width / 4 > 64 ? width / 4 : 64;
+  if (max_events < 0) max_events = width / 4 > 64 ? width / 4 : 64; /* 0: always buckets */
   /* which tracks */
   uint32_t n_all = nsys_tl_track_count(ix);
   uint32_t *sel = nsys_xmalloc((n_all + 1) * sizeof(uint32_t));
@@ -273,9 +366,10 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
   } else {
     for (uint32_t i = 0; i < n_all; i++) sel[n_sel++] = i;
   }
-  nsys__names names = {&ix->strings, NULL};
+  nsys__names names = {&ix->strings, NULL, NULL};
   nsys_strbuf b;
   nsys_strbuf_init(&b);
+  nsys_strbuf_reserve(&b, (size_t)n_sel * NSYS_MIN((size_t)nb, (size_t)4096) * 48 + 4096);
   nsys_strbuf_putc(&b, '[');
   for (uint32_t k = 0; k < n_sel; k++) {
     if (nsys_call_cancelled(call)) {
@@ -290,7 +384,7 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
     nsys__js_str(&b, t->id);
     nsys__emit e = {ix, t, &b, &names, true};
     uint32_t n = nsys_tl_count(ix, sel[k], base, gend);
-    if (n <= (uint64_t)max_events) {
+    if (max_events > 0 && n <= (uint64_t)max_events) {
       nsys_strbuf_puts(&b, ",\"events\":[");
       nsys_tl_events(ix, sel[k], start, end, nsys__emit_event, &e);
     } else {
@@ -411,7 +505,7 @@ static cJSON *nsys__nvtx_tree(nsys_call *call) {
     nsys_profile_release(p);
     return NULL;
   }
-  nsys__names names = {&ix->strings, NULL};
+  nsys__names names = {&ix->strings, NULL, NULL};
   nsys_strbuf b;
   nsys_strbuf_init(&b);
   nsys__tree_out out = {ix, t, &names, &b, aggregate, (int)top};
@@ -727,7 +821,7 @@ static cJSON *nsys__export_perfetto(nsys_call *call) {
     nsys_profile_release(p);
     return nsys_call_fail(call, NSYS_E_IO, "params.path: cannot write %s", path);
   }
-  nsys__names names = {&ix->strings, NULL};
+  nsys__names names = {&ix->strings, NULL, NULL};
   nsys__pf w = {f, true, ix->span_start, &names, 0, 0, 0, 0, 0};
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
   /* processes and threads */

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "common/util.h"
 #include "index/index.h"
 #include "profile/loader_internal.h"
@@ -78,9 +79,46 @@ bool nsys_profile_table_sql(const nsys_profile *p, nsys_table t, char *out, size
   return nsys_sql_quote_ident(p->schema.table[t], out, cap);
 }
 
+static bool nsys__sql_fail_raw(nsys_profile *p, struct nsys_call *call, int prim, const char *msg,
+                               const char *what);
+
+/* Error messages quote SQLite, which quotes the (untrusted) file: make the
+ * recorded message one line of valid UTF-8 again (control characters become
+ * single spaces), cutting only at character boundaries. */
+static void nsys__sanitize_err(nsys_call *call) {
+  if (!call) return;
+  size_t n = strnlen(call->err_msg, sizeof call->err_msg);
+  char *clean = nsys_utf8_sanitize(call->err_msg, n);
+  size_t m = 0;
+  for (size_t i = 0; clean[i] && m < sizeof call->err_msg - 1; i++) {
+    char c = clean[i];
+    if ((unsigned char)c < 0x20 || c == 0x7F) c = ' ';
+    if (c == ' ' && m > 0 && call->err_msg[m - 1] == ' ') continue;
+    call->err_msg[m++] = c;
+  }
+  while (m > 0 && ((unsigned char)call->err_msg[m - 1] & 0xC0) == 0x80) {
+    /* drop a sequence cut by the buffer end */
+    size_t k = m - 1;
+    while (k > 0 && ((unsigned char)call->err_msg[k] & 0xC0) == 0x80) k--;
+    if (nsys_utf8_valid(call->err_msg + k, m - k)) break;
+    m = k;
+  }
+  if (m > 0 && !nsys_utf8_valid(call->err_msg, m)) m--; /* a lone lead byte */
+  call->err_msg[m] = '\0';
+  free(clean);
+}
+
 bool nsys_profile_sql_fail(nsys_profile *p, struct nsys_call *call, int rc, const char *what) {
   int prim = rc & 0xFF;
   const char *msg = p && p->db ? sqlite3_errmsg(p->db) : sqlite3_errstr(rc);
+  bool ok = nsys__sql_fail_raw(p, call, prim, msg, what);
+  nsys__sanitize_err(call);
+  return ok;
+}
+
+static bool nsys__sql_fail_raw(nsys_profile *p, struct nsys_call *call, int prim, const char *msg,
+                               const char *what) {
+  (void)p;
   if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB || prim == SQLITE_IOERR ||
       prim == SQLITE_FORMAT || prim == SQLITE_RANGE || prim == SQLITE_MISMATCH ||
       prim == SQLITE_TOOBIG)
@@ -256,6 +294,7 @@ nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call) {
              (double)(nsys_now_ns() - t1) / 1e6);
   return p;
 fail:
+  nsys__sanitize_err(call);
   nsys_profile_release(p);
   return NULL;
 }

@@ -113,16 +113,24 @@ bool nsys_log_level_parse(const char *s, nsys_log_level *out) {
 
 static void nsys__maybe_finish(nsys__server *s);
 
+static void nsys__begin_exit(nsys__server *s, bool cancel);
+
+/* stdout is gone (EPIPE, ...): nobody can read our replies, so the client is
+ * gone too. Cancel everything and exit as on end of input. */
+static void nsys__output_failed(nsys__server *s, const char *why) {
+  if (s->write_failed) return;
+  s->write_failed = true;
+  nsys__log(NSYS_LOG_INFO, "writing to stdout failed (%s): exiting", why);
+  nsys__begin_exit(s, true);
+}
+
 static void nsys__on_write(uv_write_t *req, int status) {
   nsys__write *w = (nsys__write *)req;
   nsys__server *s = w->srv;
-  if (status < 0 && !s->write_failed) {
-    s->write_failed = true;
-    nsys__log(NSYS_LOG_INFO, "writing to stdout failed: %s", uv_strerror(status));
-  }
   free(w->buf);
   free(w);
   s->pending_writes--;
+  if (status < 0 && status != UV_ECANCELED) nsys__output_failed(s, uv_strerror(status));
   nsys__maybe_finish(s);
 }
 
@@ -139,10 +147,9 @@ static void nsys__write_raw(nsys__server *s, char *buf, size_t len) {
     uv_buf_t b = uv_buf_init(buf, (unsigned)len);
     int rc = uv_write(&w->req, &s->out.stream, &b, 1, nsys__on_write);
     if (rc < 0) {
-      nsys__log(NSYS_LOG_INFO, "writing to stdout failed: %s", uv_strerror(rc));
-      s->write_failed = true;
       free(buf);
       free(w);
+      nsys__output_failed(s, uv_strerror(rc));
       return;
     }
     s->pending_writes++;
@@ -153,8 +160,7 @@ static void nsys__write_raw(nsys__server *s, char *buf, size_t len) {
     ssize_t k = write(STDOUT_FILENO, buf + off, len - off);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
-      s->write_failed = true;
-      nsys__log(NSYS_LOG_INFO, "writing to stdout failed: %s", strerror(errno));
+      nsys__output_failed(s, k < 0 ? strerror(errno) : "short write");
       break;
     }
     off += (size_t)k;
@@ -404,8 +410,6 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
     nsys__after_work(&job->work, 0);
   }
 }
-
-static void nsys__begin_exit(nsys__server *s, bool cancel);
 
 static void nsys__on_notification(nsys__server *s, nsys_rpc_msg *msg) {
   const char *method = msg->method;
