@@ -196,9 +196,10 @@ def test_diff(small_profile: Path, small_profile_b: Path, methods: frozenset[str
     need(methods, "profile/diff")
     a = nsys_ai.open(small_profile)
     d = a.diff(small_profile_b)
-    assert isinstance(d, dict) and d._repr_markdown_().strip()
+    assert isinstance(d, dict) and d["summary"]["text"] in d._repr_markdown_()
+    assert len(d.rows) == len(d["rows"])
     same = a.diff(a)
-    assert isinstance(same, dict)
+    assert same["summary"]["kernelNs"]["delta"] == 0 and same["summary"]["kernelChanges"]["faster"] == 0
 
 
 def test_real_profile(methods: frozenset[str]) -> None:
