@@ -90,7 +90,7 @@ class RichResult(dict):  # type: ignore[type-arg]
     It is an ordinary dict (index it, serialize it); `.markdown` is the text shown.
     """
 
-    _markdown_keys = ("markdown", "rendered", "summaryMarkdown")
+    _markdown_keys: tuple[str, ...] = ("markdown", "rendered", "summaryMarkdown")
 
     @property
     def markdown(self) -> str:
@@ -157,6 +157,10 @@ def _ns(v: Any) -> str:
     return f"{x:.0f} ns"
 
 
+def _count(v: Any) -> str:
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
 class Diff(RichResult):
     """`profile/diff` result: the summary sentence, the headline deltas and the kernels
     that changed most (`.rows` as a DataFrame)."""
@@ -167,14 +171,16 @@ class Diff(RichResult):
         s = self.get("summary")
         if not isinstance(s, dict):
             return super()._fallback_markdown()
-        name = lambda side: str((self.get(side) or {}).get("file") or side)  # noqa: E731
+        def name(side: str) -> str:
+            return str((self.get(side) or {}).get("file") or side)
+
         lines = [f"### diff: `{name('base')}` → `{name('compare')}`", ""]
         if s.get("text"):
             lines += [str(s["text"]), ""]
         lines += ["| metric | base | compare | delta | % |", "|---|---:|---:|---:|---:|"]
         for key, v in s.items():
             if isinstance(v, dict) and {"base", "compare", "delta"} <= set(v):
-                fmt = _ns if key.endswith("Ns") else (lambda x: f"{x:,}" if isinstance(x, int) else str(x))
+                fmt = _ns if key.endswith("Ns") else _count
                 lines.append(f"| {key} | {fmt(v['base'])} | {fmt(v['compare'])} | {fmt(v['delta'])} | "
                              f"{v.get('deltaPct', '')} |")
         rows = sorted(self.get("rows") or [], key=lambda r: -abs(float(r.get("deltaNs") or 0)))[:15]
