@@ -20,6 +20,7 @@
 
 #include "common/util.h"
 #include "index/index_internal.h"
+#include "index/nvtx_tree.h"
 #include "profile/profile.h"
 #include "rpc/call.h"
 #include "rpc/method_table.h"
@@ -271,8 +272,21 @@ static int cmd_tree(const char *path) {
     t = timed_call(reg, "nvtx/tree", pp, &bytes_agg);
     if (t < best_agg) best_agg = t;
   }
-  printf("{\"seconds\":%.6f,\"aggregateSeconds\":%.6f,\"bytes\":%zu,\"aggregateBytes\":%zu,\"nvtx\":%u,\"ops\":%u}\n",
-         best, best_agg, bytes, bytes_agg, ix->nvtx.n, ix->ops.n);
+  /* the computation alone (projection sweep, inclusive counts, top kernels), without JSON */
+  double best_build = 1e9;
+  for (int i = 0; i < 3; i++) {
+    nsys_nvtx_tree_opts o;
+    memset(&o, 0, sizeof o);
+    o.max_depth = -1;
+    int64_t t0 = nsys_now_ns();
+    nsys_nvtx_tree *t = nsys_nvtx_tree_build(ix, &o, &c);
+    double d = (double)(nsys_now_ns() - t0) / 1e9;
+    nsys_nvtx_tree_free(t);
+    if (d < best_build) best_build = d;
+  }
+  printf("{\"seconds\":%.6f,\"aggregateSeconds\":%.6f,\"computeSeconds\":%.6f,\"bytes\":%zu,"
+         "\"aggregateBytes\":%zu,\"nvtx\":%u,\"ops\":%u}\n",
+         best, best_agg, best_build, bytes, bytes_agg, ix->nvtx.n, ix->ops.n);
   nsys_call_dispose(&c);
   nsys_profile_release(p);
   nsys_registry_free(reg);

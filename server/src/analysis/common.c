@@ -302,7 +302,7 @@ static int nsys__cmp_i64(const void *a, const void *b) {
  * flip the sign bit so negatives sort first). */
 void nsys_sort_i64(int64_t *v, size_t n) {
   if (n < 256) {
-    qsort(v, n, sizeof *v, nsys__cmp_i64);
+    if (n > 1) qsort(v, n, sizeof *v, nsys__cmp_i64);
     return;
   }
   uint64_t *a = (uint64_t *)v, *tmp = nsys_xmalloc(n * sizeof *tmp);

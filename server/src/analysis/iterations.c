@@ -92,7 +92,7 @@ static char *nsys__auto_marker(const nsys_index *ix) {
     v[n].depth = dep[k];
     v[n++].count = cnt[k];
   }
-  qsort(v, n, sizeof *v, nsys__cmp_norm);
+  if (n > 1) qsort(v, n, sizeof *v, nsys__cmp_norm);
   char *best = NULL;
   uint32_t best_n = 0;
   int best_tier = 99, best_depth = INT32_MAX;
@@ -225,7 +225,7 @@ uint32_t nsys_detect_iterations(nsys_actx *c, nsys_iter **out, const char **meth
     free(devs);
   }
   free(auto_m);
-  qsort(v.v, v.n, sizeof *v.v, nsys__cmp_iter);
+  if (v.n > 1) qsort(v.v, v.n, sizeof *v.v, nsys__cmp_iter);
   *out = v.v;
   return v.n;
 }

@@ -83,7 +83,7 @@ bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
   uint32_t *order = nsys_xmalloc(((size_t)ns + 1) * sizeof *order), no = 0;
   for (uint32_t k = 0; k <= ns; k++)
     if (g[k].count) order[no++] = k;
-  qsort_r(order, no, sizeof *order, nsys__cmp_nv, g);
+  if (no > 1) qsort_r(order, no, sizeof *order, nsys__cmp_nv, g);
   uint32_t shown = (limit > 0 && (uint64_t)limit < no) ? (uint32_t)limit : no;
   for (uint32_t i = 0; i < shown; i++) {
     nsys__nv *x = &g[order[i]];
@@ -116,7 +116,7 @@ bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
     }
     km[nk++] = (nsys__kmap){ix->ops.name[i], ix->nvtx.name[r], 1, nsys_op_dur(ix, i)};
   }
-  qsort(km, nk, sizeof *km, nsys__cmp_kmap);
+  if (nk > 1) qsort(km, nk, sizeof *km, nsys__cmp_kmap);
   size_t m = 0;
   for (size_t i = 0; i < nk; i++) {
     if (m && km[m - 1].kernel == km[i].kernel && km[m - 1].nvtx == km[i].nvtx) {
@@ -126,7 +126,7 @@ bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
       km[m++] = km[i];
     }
   }
-  qsort(km, m, sizeof *km, nsys__cmp_kmap_ns);
+  if (m > 1) qsort(km, m, sizeof *km, nsys__cmp_kmap_ns);
   cJSON *map = cJSON_AddArrayToObject(summary, "kernelToNvtx");
   for (size_t i = 0; i < m && i < 50; i++) {
     cJSON *o = cJSON_CreateObject();

@@ -271,7 +271,7 @@ bool nsys_an_stage_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
       nsys_actx_device_each(c, dev, gs, ge, nsys__stage_kernel, &u);
     }
   }
-  qsort(st, nst, sizeof *st, nsys__cmp_stage);
+  if (nst > 1) qsort(st, nst, sizeof *st, nsys__cmp_stage);
   int64_t exposed = 0;
   for (uint32_t i = 0; i < nst; i++) {
     cJSON *o = cJSON_CreateObject();

@@ -420,33 +420,77 @@ typedef struct {
 static void nsys__tree_node(nsys__tree_out *o, uint32_t id, bool root) {
   const nsys_nvtx_node *n = &o->t->nodes[id];
   nsys_strbuf *b = o->b;
-  nsys_strbuf_printf(b, "{\"name\":%s,\"domain\":%s,\"start\":%lld,\"end\":%lld,", nsys__name(o->names, n->name),
-                     nsys__name(o->names, n->domain), (long long)n->start, (long long)n->end);
-  if (n->gpu_start != INT64_MAX)
-    nsys_strbuf_printf(b, "\"gpuStart\":%lld,\"gpuEnd\":%lld,", (long long)n->gpu_start, (long long)n->gpu_end);
-  else
-    nsys_strbuf_puts(b, "\"gpuStart\":null,\"gpuEnd\":null,");
-  nsys_strbuf_printf(b, "\"opCount\":%llu,\"kernelNs\":%lld,\"depth\":%u,", (unsigned long long)n->op_count,
-                     (long long)n->kernel_ns, (unsigned)n->depth);
-  if (o->aggregate)
-    nsys_strbuf_printf(b, "\"instances\":%u,\"cpuNs\":%lld,", n->instances, (long long)n->cpu_ns);
-  else
-    nsys_strbuf_printf(b, "\"id\":%u,", n->range);
-  if (root || !o->aggregate) {
-    const nsys_host_thread *th = &o->ix->threads[n->thread];
-    if (root) nsys_strbuf_printf(b, "\"pid\":%u,\"tid\":%u,", th->pid, th->tid);
+  nsys__name(o->names, n->name);
+  nsys__name(o->names, n->domain);
+  size_t need = 512 + o->names->len[n->name] + o->names->len[n->domain];
+  uint32_t top = n->n_kernels < (uint32_t)o->top ? n->n_kernels : (uint32_t)o->top;
+  for (uint32_t k = 0; k < top; k++) {
+    nsys__name(o->names, n->kernels[k].name);
+    need += 96 + o->names->len[n->kernels[k].name];
   }
-  nsys_strbuf_puts(b, "\"topKernels\":[");
-  for (uint32_t k = 0; k < n->n_kernels && k < (uint32_t)o->top; k++)
-    nsys_strbuf_printf(b, "%s{\"name\":%s,\"count\":%u,\"ns\":%lld}", k ? "," : "",
-                       nsys__name(o->names, n->kernels[k].name), n->kernels[k].count,
-                       (long long)n->kernels[k].ns);
-  nsys_strbuf_puts(b, "],\"children\":[");
+  nsys_strbuf_reserve(b, need);
+  char *w = b->data + b->len;
+  w = NSYS__W(w, "{\"name\":");
+  memcpy(w, o->names->esc[n->name], o->names->len[n->name]);
+  w += o->names->len[n->name];
+  w = NSYS__W(w, ",\"domain\":");
+  memcpy(w, o->names->esc[n->domain], o->names->len[n->domain]);
+  w += o->names->len[n->domain];
+  w = NSYS__W(w, ",\"start\":");
+  w = nsys__w_i64(w, n->start);
+  w = NSYS__W(w, ",\"end\":");
+  w = nsys__w_i64(w, n->end);
+  if (n->gpu_start != INT64_MAX) {
+    w = NSYS__W(w, ",\"gpuStart\":");
+    w = nsys__w_i64(w, n->gpu_start);
+    w = NSYS__W(w, ",\"gpuEnd\":");
+    w = nsys__w_i64(w, n->gpu_end);
+  } else {
+    w = NSYS__W(w, ",\"gpuStart\":null,\"gpuEnd\":null");
+  }
+  w = NSYS__W(w, ",\"opCount\":");
+  w = nsys__w_i64(w, (int64_t)n->op_count);
+  w = NSYS__W(w, ",\"kernelNs\":");
+  w = nsys__w_i64(w, n->kernel_ns);
+  w = NSYS__W(w, ",\"depth\":");
+  w = nsys__w_i64(w, n->depth);
+  if (o->aggregate) {
+    w = NSYS__W(w, ",\"instances\":");
+    w = nsys__w_i64(w, n->instances);
+    w = NSYS__W(w, ",\"cpuNs\":");
+    w = nsys__w_i64(w, n->cpu_ns);
+  } else {
+    w = NSYS__W(w, ",\"id\":");
+    w = nsys__w_i64(w, n->range);
+  }
+  if (root) {
+    const nsys_host_thread *th = &o->ix->threads[n->thread];
+    w = NSYS__W(w, ",\"pid\":");
+    w = nsys__w_i64(w, th->pid);
+    w = NSYS__W(w, ",\"tid\":");
+    w = nsys__w_i64(w, th->tid);
+  }
+  w = NSYS__W(w, ",\"topKernels\":[");
+  for (uint32_t k = 0; k < top; k++) {
+    if (k) *w++ = ',';
+    w = NSYS__W(w, "{\"name\":");
+    uint32_t nm = n->kernels[k].name;
+    memcpy(w, o->names->esc[nm], o->names->len[nm]);
+    w += o->names->len[nm];
+    w = NSYS__W(w, ",\"count\":");
+    w = nsys__w_i64(w, n->kernels[k].count);
+    w = NSYS__W(w, ",\"ns\":");
+    w = nsys__w_i64(w, n->kernels[k].ns);
+    *w++ = '}';
+  }
+  w = NSYS__W(w, "],\"children\":[");
+  *w = '\0';
+  b->len = (size_t)(w - b->data);
   for (uint32_t c = 0; c < n->n_children; c++) {
     if (c) nsys_strbuf_putc(b, ',');
     nsys__tree_node(o, n->children[c], false);
   }
-  nsys_strbuf_puts(b, "]}");
+  nsys_strbuf_append(b, "]}", 2);
 }
 
 /* "pid:tid" or a tid */
@@ -509,6 +553,7 @@ static cJSON *nsys__nvtx_tree(nsys_call *call) {
   nsys_strbuf b;
   nsys_strbuf_init(&b);
   nsys__tree_out out = {ix, t, &names, &b, aggregate, (int)top};
+  nsys_strbuf_reserve(&b, (size_t)t->n_nodes * (200 + 90 * (size_t)(top < 5 ? top : 5)) + 64);
   nsys_strbuf_putc(&b, '[');
   for (uint32_t r = 0; r < t->n_roots; r++) {
     if (r) nsys_strbuf_putc(&b, ',');
