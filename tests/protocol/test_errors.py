@@ -9,11 +9,20 @@ import pytest
 from nsys_rpc import RpcError, Server, frame
 
 
+def assert_clean_stderr(s: Server) -> None:
+    """Under a sanitizer build, any report fails the test that caused it."""
+    time.sleep(0.05)
+    err = s.stderr
+    for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "ThreadSanitizer"):
+        assert marker not in err, err[-4000:]
+
+
 @pytest.fixture()
 def tserver(cache_dir):
     s = Server("--test-methods", env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
     yield s
     s.close()
+    assert_clean_stderr(s)
 
 
 def raw_reply(s: Server, body: bytes, timeout: float = 10.0) -> dict:

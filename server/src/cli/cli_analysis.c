@@ -1,6 +1,159 @@
-/* CLI commands of the analysis module. */
+/* CLI commands of the analysis module: analyze, report, diff. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/render.h"
+#include "analysis/report.h"
 #include "cli/cli.h"
 
+static void nsys__print_strbuf(nsys_strbuf *b) {
+  if (b->data) fputs(b->data, stdout);
+  nsys_strbuf_free(b);
+}
+
+static int nsys__cmd_analyze(int argc, char **argv) {
+  nsys_cli_args a;
+  if (!nsys_cli_parse_args(argc, argv, 2, &a)) return nsys_cli_usage("analyze");
+  int rc = NSYS_EXIT_OK;
+  if (a.n_pos == 1 && (!strcmp(a.pos[0], "list") || !strcmp(a.pos[0], "--list"))) {
+    cJSON *list = nsys_analysis_list_json();
+    if (a.format == NSYS_FMT_JSON) {
+      nsys_cli_print_json(list);
+    } else {
+      for (const cJSON *it = list->child; it; it = it->next) {
+        printf("%-24s %s\n", cJSON_GetObjectItem(it, "name")->valuestring,
+               cJSON_GetObjectItem(it, "description")->valuestring);
+        for (const cJSON *p = cJSON_GetObjectItem(it, "params")->child; p; p = p->next) {
+          nsys_strbuf b;
+          nsys_strbuf_init(&b);
+          nsys_render_value(&b, NULL, cJSON_GetObjectItem(p, "default"));
+          printf("    --param %s=%s  (%s) %s\n", cJSON_GetObjectItem(p, "name")->valuestring,
+                 b.data ? b.data : "", cJSON_GetObjectItem(p, "type")->valuestring,
+                 cJSON_GetObjectItem(p, "description")->valuestring);
+          nsys_strbuf_free(&b);
+        }
+      }
+    }
+    cJSON_Delete(list);
+    cJSON_Delete(a.opts);
+    return rc;
+  }
+  if (a.n_pos != 2) {
+    cJSON_Delete(a.opts);
+    return nsys_cli_usage("analyze");
+  }
+  if (!nsys_analysis_find(a.pos[0])) {
+    cJSON_Delete(a.opts);
+    return nsys_cli_error(NSYS_EXIT_USAGE, "unknown analysis '%s' (see nsys-ai analyze list)", a.pos[0]);
+  }
+  for (const cJSON *o = a.opts->child; o; o = o->next)
+    if (strcmp(o->string, "param") != 0) {
+      nsys_cli_error(NSYS_EXIT_USAGE, "analyze: unknown option --%s (use --param k=v)", o->string);
+      cJSON_Delete(a.opts);
+      return nsys_cli_usage("analyze");
+    }
+  nsys_cli_session s;
+  nsys_cli_session_init(&s);
+  const char *id = nsys_cli_open(&s, a.pos[1], &rc);
+  if (id) {
+    cJSON *params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "profileId", id);
+    cJSON_AddStringToObject(params, "name", a.pos[0]);
+    cJSON *pp = cJSON_DetachItemFromObjectCaseSensitive(a.opts, "param");
+    if (pp) cJSON_AddItemToObject(params, "params", pp);
+    cJSON *res = nsys_cli_call(&s, "analysis/run", params, &rc);
+    if (res) {
+      if (a.format == NSYS_FMT_JSON) {
+        nsys_cli_print_json(res);
+      } else {
+        nsys_strbuf b;
+        nsys_strbuf_init(&b);
+        nsys_render_result(&b, res, a.format == NSYS_FMT_MD);
+        nsys__print_strbuf(&b);
+      }
+      cJSON_Delete(res);
+    }
+  }
+  nsys_cli_session_dispose(&s);
+  cJSON_Delete(a.opts);
+  return rc;
+}
+
+static int nsys__cmd_report(int argc, char **argv) {
+  nsys_cli_args a;
+  if (!nsys_cli_parse_args(argc, argv, 1, &a)) return nsys_cli_usage("report");
+  if (a.n_pos != 1 || a.opts->child) {
+    cJSON_Delete(a.opts);
+    return nsys_cli_usage("report");
+  }
+  int rc = NSYS_EXIT_OK;
+  nsys_cli_session s;
+  nsys_cli_session_init(&s);
+  const char *id = nsys_cli_open(&s, a.pos[0], &rc);
+  if (id) {
+    cJSON *params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "profileId", id);
+    cJSON *res = nsys_cli_call(&s, "report/generate", params, &rc);
+    if (res) {
+      if (a.format == NSYS_FMT_JSON) {
+        nsys_cli_print_json(res);
+      } else {
+        nsys_strbuf b;
+        nsys_strbuf_init(&b);
+        nsys_report_render(&b, res, a.format == NSYS_FMT_MD);
+        nsys__print_strbuf(&b);
+      }
+      cJSON_Delete(res);
+    }
+  }
+  nsys_cli_session_dispose(&s);
+  cJSON_Delete(a.opts);
+  return rc;
+}
+
+static int nsys__cmd_diff(int argc, char **argv) {
+  nsys_cli_args a;
+  if (!nsys_cli_parse_args(argc, argv, 2, &a)) return nsys_cli_usage("diff");
+  if (a.n_pos != 2 || a.opts->child) {
+    cJSON_Delete(a.opts);
+    return nsys_cli_usage("diff");
+  }
+  int rc = NSYS_EXIT_OK;
+  nsys_cli_session s;
+  nsys_cli_session_init(&s);
+  const char *ida = nsys_cli_open(&s, a.pos[0], &rc);
+  const char *idb = ida ? nsys_cli_open(&s, a.pos[1], &rc) : NULL;
+  if (ida && idb) {
+    cJSON *params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "base", ida);
+    cJSON_AddStringToObject(params, "compare", idb);
+    cJSON *res = nsys_cli_call(&s, "profile/diff", params, &rc);
+    if (res) {
+      if (a.format == NSYS_FMT_JSON) {
+        nsys_cli_print_json(res);
+      } else {
+        nsys_strbuf b;
+        nsys_strbuf_init(&b);
+        nsys_diff_render(&b, res, a.format == NSYS_FMT_MD);
+        nsys__print_strbuf(&b);
+      }
+      cJSON_Delete(res);
+    }
+  }
+  nsys_cli_session_dispose(&s);
+  cJSON_Delete(a.opts);
+  return rc;
+}
+
 const nsys_cli_command nsys_cli_analysis[] = {
+    {"analyze", "NAME FILE [--param k=v]... [--format text|json|md]  |  analyze list",
+     "run one analysis (nsys-ai analyze list shows them and their params)", nsys__cmd_analyze},
+    {"report", "FILE [--format text|json|md]",
+     "root-cause report: findings with evidence and recommendations", nsys__cmd_report},
+    {"diff", "BASE COMPARE [--format text|json|md]",
+     "compare two profiles: kernels added/removed/faster/slower, overlap, idle, iterations",
+     nsys__cmd_diff},
     {NULL, NULL, NULL, NULL},
 };

@@ -18,11 +18,12 @@ nsys_index *nsys_index_build(struct nsys_profile *p, struct nsys_call *call) {
   }
   ix = nsys__index_build_fresh(p, call);
   if (!ix) return NULL;
+  nsys_call_progress(call, 96, "summarising tracks");
+  nsys__index_derive(ix);
   if (!getenv("NSYS_AI_NO_INDEX_CACHE")) {
-    nsys_call_progress(call, 97, "saving the index cache");
+    nsys_call_progress(call, 98, "saving the index cache");
     nsys__cache_save(ix, p);
   }
-  nsys__index_derive(ix);
   return ix;
 }
 

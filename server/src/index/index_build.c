@@ -390,9 +390,13 @@ static bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, ns
     const unsigned char *text = sqlite3_column_text(st, 5);
     if (text) {
       size_t len = (size_t)sqlite3_column_bytes(st, 5);
-      char *clean = nsys_utf8_sanitize((const char *)text, len);
-      name = nsys_strtab_intern(tab, clean, strlen(clean));
-      free(clean);
+      if (nsys_utf8_valid((const char *)text, len) && !memchr(text, 0, len)) {
+        name = nsys_strtab_intern(tab, (const char *)text, len);
+      } else {
+        char *clean = nsys_utf8_sanitize((const char *)text, len);
+        name = nsys_strtab_intern(tab, clean, strlen(clean));
+        free(clean);
+      }
     } else if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
       name = nsys__sidmap_get(sm, &b->strings, tab, sqlite3_column_int64(st, 6), NSYS__NAME_PLAIN);
     } else {
@@ -448,14 +452,40 @@ static int nsys__cmp_idx(const void *a, const void *b, void *ctx_) {
   return 0;
 }
 
-/* Sorts perm[0..n) by the context's key unless it is already sorted. */
+/* Sorts perm[0..n) by the context's key: a natural merge sort, so the usual
+ * input (a few sorted runs: one per source table, or rows written per
+ * thread buffer) costs one or two linear passes. Many runs fall back to qsort. */
 static void nsys__sort_segment(uint32_t *perm, uint32_t n, nsys__sort_ctx *c) {
-  for (uint32_t i = 1; i < n; i++) {
-    if (nsys__cmp_idx(&perm[i - 1], &perm[i], c) > 0) {
-      qsort_r(perm, n, sizeof *perm, nsys__cmp_idx, c);
-      return;
-    }
+  uint32_t runs = 1;
+  for (uint32_t i = 1; i < n; i++)
+    if (nsys__cmp_idx(&perm[i - 1], &perm[i], c) > 0) runs++;
+  if (runs == 1) return;
+  if (runs > 64) {
+    qsort_r(perm, n, sizeof *perm, nsys__cmp_idx, c);
+    return;
   }
+  uint32_t *tmp = nsys_xmalloc((size_t)n * sizeof(uint32_t));
+  uint32_t *src = perm, *dst = tmp;
+  while (runs > 1) {
+    uint32_t i = 0, out = 0;
+    runs = 0;
+    while (i < n) {
+      uint32_t a = i, a_end = i + 1;
+      while (a_end < n && nsys__cmp_idx(&src[a_end - 1], &src[a_end], c) <= 0) a_end++;
+      uint32_t b = a_end, b_end = b < n ? b + 1 : b;
+      while (b_end < n && nsys__cmp_idx(&src[b_end - 1], &src[b_end], c) <= 0) b_end++;
+      while (a < a_end && b < b_end) dst[out++] = nsys__cmp_idx(&src[b], &src[a], c) < 0 ? src[b++] : src[a++];
+      while (a < a_end) dst[out++] = src[a++];
+      while (b < b_end) dst[out++] = src[b++];
+      i = b_end;
+      runs++;
+    }
+    uint32_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != perm) memcpy(perm, src, (size_t)n * sizeof(uint32_t));
+  free(tmp);
 }
 
 /* Counting sort of n items by group[i] in [0, ngroups): perm and per-group
@@ -751,6 +781,85 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
   ix->op_next = nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
   for (uint32_t i = 0; i < n_ops; i++) ix->op_next[i] = -1;
   if (!a->n || !n_ops) return;
+  /* Fast path: per process, correlation ids are a dense counter (the usual
+   * case): a direct corr -> call table per process, read in nearly
+   * sequential order. Sparse ids fall back to the hash below. */
+  {
+    enum { MAXP = 256 };
+    int64_t pg[MAXP], plo[MAXP], phi[MAXP];
+    uint32_t pn[MAXP];
+    uint32_t np = 0;
+    bool ok = true;
+    uint32_t last_t = UINT32_MAX, last_p = 0;
+    for (uint32_t i = 0; i < a->n && ok; i++) {
+      if (a->correlation[i] == 0) continue;
+      if (a->thread[i] != last_t) {
+        int64_t g = thread_gpid[a->thread[i]];
+        uint32_t k = 0;
+        while (k < np && pg[k] != g) k++;
+        if (k == np) {
+          if (np == MAXP) {
+            ok = false;
+            break;
+          }
+          pg[np] = g;
+          plo[np] = INT64_MAX;
+          phi[np] = INT64_MIN;
+          pn[np++] = 0;
+        }
+        last_t = a->thread[i];
+        last_p = k;
+      }
+      int64_t cv = a->correlation[i];
+      if (cv < plo[last_p]) plo[last_p] = cv;
+      if (cv > phi[last_p]) phi[last_p] = cv;
+      pn[last_p]++;
+    }
+    size_t total = 0;
+    for (uint32_t k = 0; k < np && ok; k++) {
+      if (plo[k] < 0 || phi[k] - plo[k] >= (int64_t)pn[k] * 4 + 4096) ok = false;
+      else total += (size_t)(phi[k] - plo[k] + 1);
+    }
+    if (ok && np) {
+      int32_t *direct = nsys_xmalloc(total * sizeof(int32_t));
+      memset(direct, 0xFF, total * sizeof(int32_t));
+      size_t off[MAXP];
+      size_t acc_off = 0;
+      for (uint32_t k = 0; k < np; k++) {
+        off[k] = acc_off;
+        acc_off += (size_t)(phi[k] - plo[k] + 1);
+      }
+      last_t = UINT32_MAX;
+      for (uint32_t i = 0; i < a->n; i++) {
+        if (a->correlation[i] == 0) continue;
+        if (a->thread[i] != last_t) {
+          int64_t g = thread_gpid[a->thread[i]];
+          last_p = 0;
+          while (pg[last_p] != g) last_p++;
+          last_t = a->thread[i];
+        }
+        int32_t *slot = &direct[off[last_p] + (size_t)(a->correlation[i] - plo[last_p])];
+        if (*slot < 0) *slot = (int32_t)i; /* an id repeated within a process: the first call wins */
+      }
+      const int64_t *corr = b->ops.corr, *gpid = b->ops.gpid;
+      int64_t last_g = INT64_MIN;
+      int32_t kp = -1;
+      for (uint32_t i = 0; i < n_ops; i++) {
+        int64_t cv = corr[i];
+        if (cv == 0) continue;
+        if (gpid[i] != last_g) {
+          last_g = gpid[i];
+          kp = -1;
+          for (uint32_t k = 0; k < np; k++)
+            if (pg[k] == last_g) kp = (int32_t)k;
+        }
+        if (kp < 0 || cv < plo[kp] || cv > phi[kp]) continue;
+        o->api[i] = direct[off[kp] + (size_t)(cv - plo[kp])];
+      }
+      free(direct);
+      goto link;
+    }
+  }
   uint64_t cap = 1024;
   while (cap < (uint64_t)a->n * 2) cap *= 2;
   uint32_t mask = (uint32_t)(cap - 1);
@@ -780,6 +889,7 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
   }
 #undef NSYS__JH
   free(slot);
+link:
   for (uint32_t i = n_ops; i-- > 0;) {
     int32_t ai = o->api[i];
     if (ai < 0) continue;
@@ -884,7 +994,18 @@ static void nsys__span(nsys_index *ix) {
   ix->span_end = hi;
 }
 
+static bool nsys__timing_on;
+static int64_t nsys__t_last;
+static void nsys__phase(const char *what) {
+  if (!nsys__timing_on) return;
+  int64_t now = nsys_now_ns();
+  nsys_log("index build: %-28s %8.1f ms", what, (double)(now - nsys__t_last) / 1e6);
+  nsys__t_last = now;
+}
+
 nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
+  nsys__timing_on = getenv("NSYS_AI_INDEX_TIMING") != NULL;
+  nsys__t_last = nsys_now_ns();
   nsys__build *b = nsys_xcalloc(1, sizeof *b);
   b->p = p;
   b->call = call;
@@ -923,6 +1044,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     }
     pthread_join(worker, NULL);
   }
+  nsys__phase("read (parallel)");
   bool failed = !host_ok || b->op_failed || atomic_load(&b->stop);
   if (failed) {
     if (nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
@@ -943,7 +1065,9 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   for (uint32_t i = 0; i < b->n_tmp; i++) thread_gpid[tmp2final[i]] = nsys_gtid_gpid(b->tmp_gtid[i]);
   nsys__sidmap_free(&sm);
   nsys__src_close(&src);
+  nsys__phase("threads");
   nsys__assemble_ops(b, ix);
+  nsys__phase("ops: tracks, sort, scatter");
   nsys__raw_ops *r = &b->ops;
   /* free what is no longer needed before the next allocations */
   free(r->start); free(r->end); free(r->rowid); free(r->stream); free(r->device);
@@ -953,7 +1077,9 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys_call_progress(call, 90, "joining API calls and GPU operations");
   nsys__assemble_api(b, ix, tmp2final);
   nsys__raw_api_free(&b->api);
+  nsys__phase("api: sort, scatter");
   nsys__join(b, ix, thread_gpid);
+  nsys__phase("join");
   nsys_call_progress(call, 94, "nesting NVTX ranges");
   nsys__assemble_nvtx(b, ix, tmp2final);
   free(tmp2final);
@@ -961,5 +1087,6 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys__build_free(b);
   free(b);
   nsys__span(ix);
+  nsys__phase("nvtx + span");
   return ix;
 }

@@ -21,7 +21,7 @@
 #include "profile/profile.h"
 
 #define NSYS__CACHE_MAGIC "NSYSAIX"
-#define NSYS__CACHE_VERSION 1u
+#define NSYS__CACHE_VERSION 2u
 
 typedef struct {
   char magic[8];
@@ -32,6 +32,7 @@ typedef struct {
   uint32_t n_strings, n_tracks, n_ops, n_threads, n_api, n_nvtx;
   int64_t span_start, span_end;
   uint64_t string_bytes;
+  uint32_t n_proj, n_proj_rows; /* derived: NVTX projected on GPUs */
 } nsys__cache_header;
 
 static uint64_t nsys__fnv(const void *data, size_t n, uint64_t h) {
@@ -173,6 +174,16 @@ void nsys__cache_save(const nsys_index *ix, nsys_profile *p) {
   nsys__put(&w, ix->nvtx.thread, nv * 4);
   nsys__put(&w, ix->nvtx.parent, nv * 4);
   nsys__put(&w, ix->nvtx.depth, nv * 2);
+  const nsys__index_priv *pv = nsys__priv(ix);
+  uint32_t n_proj = pv ? pv->n_proj : 0, n_proj_rows = pv ? pv->n_proj_rows : 0;
+  if (n_proj) {
+    nsys__put(&w, pv->proj_rows, n_proj_rows * sizeof *pv->proj_rows);
+    nsys__put(&w, pv->proj_start, (size_t)n_proj * 8);
+    nsys__put(&w, pv->proj_end, (size_t)n_proj * 8);
+    nsys__put(&w, pv->proj_nvtx, (size_t)n_proj * 4);
+  }
+  h.n_proj = n_proj;
+  h.n_proj_rows = n_proj ? n_proj_rows : 0;
   memcpy(h.magic, NSYS__CACHE_MAGIC, 8);
   h.version = NSYS__CACHE_VERSION;
   h.header_size = sizeof h;
@@ -316,6 +327,14 @@ nsys_index *nsys__cache_load(nsys_profile *p) {
   NSYS__TAKE(ix->nvtx.thread, nv, 4);
   NSYS__TAKE(ix->nvtx.parent, nv, 4);
   NSYS__TAKE(ix->nvtx.depth, nv, 2);
+  const nsys__proj_row *proj_rows = NULL;
+  if (h.n_proj) {
+    proj_rows = nsys__take(&r, (uint64_t)h.n_proj_rows * sizeof(nsys__proj_row));
+    NSYS__TAKE(pv->proj_start, h.n_proj, 8);
+    NSYS__TAKE(pv->proj_end, h.n_proj, 8);
+    NSYS__TAKE(pv->proj_nvtx, h.n_proj, 4);
+    pv->proj_cached = true; /* mapped: never freed */
+  }
 #undef NSYS__TAKE
   if (!r.ok || r.off != r.size) {
     nsys_index_free(ix);
@@ -349,9 +368,24 @@ nsys_index *nsys__cache_load(nsys_profile *p) {
   for (uint32_t t = 0; sane && t < h.n_threads; t++)
     sane = (uint64_t)ix->threads[t].api_first + ix->threads[t].api_count <= na &&
            (uint64_t)ix->threads[t].nvtx_first + ix->threads[t].nvtx_count <= nv;
+  if (h.n_proj) {
+    uint64_t covered = 0;
+    for (uint32_t q = 0; sane && q < h.n_proj_rows; q++) {
+      sane = proj_rows[q].first == covered;
+      covered += proj_rows[q].count;
+    }
+    sane = sane && covered == h.n_proj;
+    for (uint32_t q = 0; sane && q < h.n_proj; q++) sane = pv->proj_nvtx[q] < nv;
+  }
   if (!sane) {
     nsys_index_free(ix);
     return NULL;
+  }
+  if (h.n_proj) {
+    pv->n_proj = h.n_proj;
+    pv->n_proj_rows = h.n_proj_rows;
+    pv->proj_rows = nsys_xmalloc((size_t)h.n_proj_rows * sizeof(nsys__proj_row));
+    memcpy(pv->proj_rows, proj_rows, (size_t)h.n_proj_rows * sizeof(nsys__proj_row));
   }
   return ix;
 }

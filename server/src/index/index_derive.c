@@ -103,9 +103,21 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
     if (!th->nvtx_count || !th->api_count) continue;
+    /* only the GPUs this thread launched work on */
+    bool *used = nsys_xcalloc(nd + 1, sizeof(bool));
+    int32_t last_dev = INT32_MIN;
+    for (uint32_t a = th->api_first; a < th->api_first + th->api_count; a++)
+      for (int32_t o = ix->api.first_op[a]; o >= 0; o = ix->op_next[o]) {
+        int32_t dv = ix->tracks[ix->ops.track[o]].device;
+        if (dv == last_dev) continue;
+        last_dev = dv;
+        for (uint32_t d = 0; d < nd; d++)
+          if (devs[d] == dv) used[d] = true;
+      }
     int64_t *ps = nsys_xmalloc(th->nvtx_count * sizeof(int64_t));
     int64_t *pe = nsys_xmalloc(th->nvtx_count * sizeof(int64_t));
     for (uint32_t d = 0; d < nd; d++) {
+      if (!used[d]) continue;
       for (uint32_t k = 0; k < th->nvtx_count; k++) {
         ps[k] = INT64_MAX;
         pe[k] = INT64_MIN;
@@ -125,6 +137,7 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
     }
     free(ps);
     free(pe);
+    free(used);
   }
   free(devs);
   qsort(tmp, n_tmp, sizeof *tmp, nsys__cmp_proj);
@@ -229,8 +242,10 @@ static void nsys__derive_tracks(nsys_index *ix, nsys__index_priv *pv) {
 void nsys__index_derive(nsys_index *ix) {
   if (!ix->priv) ix->priv = nsys_xcalloc(1, sizeof(nsys__index_priv));
   nsys__index_priv *pv = nsys__priv(ix);
+  int64_t t0 = nsys_now_ns();
   nsys__derive_depth_rows(ix, pv);
-  nsys__derive_projection(ix, pv);
+  if (!pv->proj_cached) nsys__derive_projection(ix, pv); /* else mapped from the cache */
+  int64_t t1 = nsys_now_ns();
   pv->gpu_series = nsys_xcalloc(ix->n_tracks + 1, sizeof(nsys__series));
   for (uint32_t t = 0; t < ix->n_tracks; t++)
     nsys__series_init(&pv->gpu_series[t], ix->ops.start, ix->ops.end, NULL, ix->tracks[t].first,
@@ -248,6 +263,9 @@ void nsys__index_derive(nsys_index *ix) {
     nsys__series_init(&pv->proj_series[r], pv->proj_start, pv->proj_end, NULL,
                       pv->proj_rows[r].first, pv->proj_rows[r].count);
   nsys__derive_tracks(ix, pv);
+  if (getenv("NSYS_AI_INDEX_TIMING"))
+    nsys_log("index derive: projection %.1f ms, summaries %.1f ms", (double)(t1 - t0) / 1e6,
+             (double)(nsys_now_ns() - t1) / 1e6);
 }
 
 void nsys__index_free_derived(nsys_index *ix) {
@@ -267,9 +285,11 @@ void nsys__index_free_derived(nsys_index *ix) {
   free(pv->thread_depth_first);
   free(pv->depth_row_first);
   free(pv->depth_row_count);
-  free(pv->proj_nvtx);
-  free(pv->proj_start);
-  free(pv->proj_end);
+  if (!pv->proj_cached) {
+    free(pv->proj_nvtx);
+    free(pv->proj_start);
+    free(pv->proj_end);
+  }
   free(pv->proj_rows);
   free(pv->tl);
 }

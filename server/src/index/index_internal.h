@@ -116,6 +116,7 @@ typedef struct nsys__index_priv {
   uint32_t *proj_nvtx;           /* range index */
   int64_t *proj_start, *proj_end;
   nsys__proj_row *proj_rows; uint32_t n_proj_rows; /* sorted by (device, depth) */
+  bool proj_cached;              /* proj_nvtx/start/end point into the mapped cache */
   /* series for every row kind (built after load) */
   nsys__series *gpu_series;      /* per gpu track */
   nsys__series *api_series;      /* per thread */

@@ -1,6 +1,116 @@
-/* JSON-RPC handlers for the explain module: params -> core call -> JSON. */
+/* JSON-RPC handlers for the explain module: params -> core call -> JSON.
+ *   kernel/explain {profileId?, name | kernelId, llm?}
+ *   agent/ask      {profileId, question, llm?}
+ * Documented in docs/protocol.md ("Kernel explanations and the assistant"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "explain/agent.h"
+#include "explain/explain.h"
+#include "explain/llm.h"
+#include "profile/profile.h"
 #include "rpc/method_table.h"
+#include "rpc/params.h"
+
+static cJSON *nsys__kernel_explain(nsys_call *call) {
+  const char *name = NULL;
+  int64_t kernel_id = -1;
+  bool llm = false;
+  const cJSON *pid = NULL;
+  if (!nsys_param_string(call, "name", false, &name)) return NULL;
+  if (!nsys_param_int64(call, "kernelId", false, 0, INT64_MAX, &kernel_id)) return NULL;
+  if (!nsys_param_bool(call, "llm", false, &llm)) return NULL;
+  if (!nsys_param_any(call, "profileId", false, &pid)) return NULL;
+  if (!name && kernel_id < 0)
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params: give either name or kernelId");
+  if (name && kernel_id >= 0)
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params: give name or kernelId, not both");
+  if (name && (!*name || strlen(name) > 65536))
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.name: expected a non-empty kernel name");
+  if (kernel_id >= 0 && !pid)
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.profileId: required with kernelId");
+  /* Check the LLM configuration before any work: -32014 is immediate. */
+  nsys_llm_config cfg;
+  if (llm) {
+    nsys_llm_config_get(&cfg);
+    if (!cfg.configured)
+      return nsys_call_fail(call, NSYS_E_LLM_NOT_CONFIGURED,
+                            "llm: no LLM endpoint is configured (set NSYS_AI_LLM_BASE_URL and NSYS_AI_LLM_MODEL; see docs/protocol.md)");
+  }
+  nsys_profile *p = NULL;
+  const nsys_index *ix = NULL;
+  if (pid) {
+    p = nsys_param_profile(call, "profileId");
+    if (!p) return NULL;
+    ix = nsys_index_get(p, call);
+    if (!ix) {
+      nsys_profile_release(p);
+      return NULL;
+    }
+  }
+  nsys_explain_req req = {p, ix, name, kernel_id};
+  cJSON *res = nsys_explain_kernel(call, &req);
+  if (res && llm) {
+    if (!nsys_llm_enrich_explain(call, &cfg, res)) {
+      cJSON_Delete(res);
+      res = NULL;
+    }
+  }
+  if (p) nsys_profile_release(p);
+  return res;
+}
+
+static cJSON *nsys__agent_ask(nsys_call *call) {
+  const char *question = NULL;
+  bool llm_param = false, llm_given = false;
+  if (!nsys_param_string(call, "question", true, &question)) return NULL;
+  if (!*question || strlen(question) > 8192)
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.question: expected 1..8192 characters");
+  const cJSON *lv = NULL;
+  if (!nsys_param_any(call, "llm", false, &lv)) return NULL;
+  if (lv) {
+    if (!nsys_param_bool(call, "llm", false, &llm_param)) return NULL;
+    llm_given = true;
+  }
+  nsys_profile *p = nsys_param_profile(call, "profileId");
+  if (!p) return NULL;
+  const nsys_index *ix = nsys_index_get(p, call);
+  if (!ix) {
+    nsys_profile_release(p);
+    return NULL;
+  }
+  nsys_llm_config cfg;
+  nsys_llm_config_get(&cfg);
+  /* default: use the LLM when one is configured; llm:true without one is an error */
+  bool use_llm = llm_given ? llm_param : cfg.configured;
+  if (use_llm && !cfg.configured) {
+    nsys_profile_release(p);
+    return nsys_call_fail(call, NSYS_E_LLM_NOT_CONFIGURED,
+                          "llm: no LLM endpoint is configured (set NSYS_AI_LLM_BASE_URL and NSYS_AI_LLM_MODEL)");
+  }
+  cJSON *res = nsys_agent_ask(call, p, ix, question, use_llm ? &cfg : NULL);
+  nsys_profile_release(p);
+  return res;
+}
+
+/* agent/configure {provider?, baseUrl?, model?, apiKeyEnv?, timeoutMs?, connectTimeoutMs?,
+ * retries?, backoffMs?, enabled?} -> the effective LLM configuration (no key). */
+static cJSON *nsys__agent_configure(nsys_call *call) {
+  if (call->params && !cJSON_IsObject(call->params))
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params: expected an object");
+  if (call->params && cJSON_GetArraySize(call->params) > 0) {
+    char err[256];
+    if (!nsys_llm_configure(call->params, err, sizeof err))
+      return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.%s", strncmp(err, "llm.", 4) == 0 ? err + 4 : err);
+  }
+  nsys_llm_config cfg;
+  nsys_llm_config_get(&cfg);
+  return nsys_llm_config_json(&cfg);
+}
 
 const nsys_method nsys_methods_explain[] = {
+    {"agent/configure", nsys__agent_configure, 0},
+    {"kernel/explain", nsys__kernel_explain, 0},
+    {"agent/ask", nsys__agent_ask, 0},
     {NULL, NULL, 0},
 };

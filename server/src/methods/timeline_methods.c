@@ -246,7 +246,7 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
   int64_t base = nsys__floor_div(start, res) * res;
   int64_t gend = nsys__floor_div(end + res - 1, res) * res;
   uint32_t nb = (uint32_t)((gend - base) / res);
-  if (max_events < 0) max_events = width / 4 > 64 ? width / 4 : 64;
+  if (max_events < 0) max_events = width / 4 > 64 ? width / 4 : 64; /* 0: always buckets */
   /* which tracks */
   uint32_t n_all = nsys_tl_track_count(ix);
   uint32_t *sel = nsys_xmalloc((n_all + 1) * sizeof(uint32_t));
@@ -290,7 +290,7 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
     nsys__js_str(&b, t->id);
     nsys__emit e = {ix, t, &b, &names, true};
     uint32_t n = nsys_tl_count(ix, sel[k], base, gend);
-    if (n <= (uint64_t)max_events) {
+    if (max_events > 0 && n <= (uint64_t)max_events) {
       nsys_strbuf_puts(&b, ",\"events\":[");
       nsys_tl_events(ix, sel[k], start, end, nsys__emit_event, &e);
     } else {

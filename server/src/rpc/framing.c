@@ -149,10 +149,20 @@ static bool nsys__parse_length(const char *s, size_t n, size_t *out) {
   return true;
 }
 
+/* RFC 7230 token characters, for header names. */
+static bool nsys__is_tchar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/* The header block stays unconsumed (in[pos..)) until it is complete, so that
+ * a garbage block can be rescanned from its second byte; hdr_bytes is the
+ * offset of the next unparsed line. */
 static nsys_frame_kind nsys__step_header(nsys_frame_reader *r, nsys_frame_event *ev) {
   for (;;) {
-    size_t avail = r->len - r->pos;
-    const char *p = r->in + r->pos;
+    size_t line_off = r->hdr_bytes;
+    const char *p = r->in + r->pos + line_off;
+    size_t avail = r->len - r->pos - line_off;
     size_t look = avail < NSYS_FRAME_MAX_LINE + 1 ? avail : NSYS_FRAME_MAX_LINE + 1;
     const char *nl = memchr(p, '\n', look);
     if (!nl) {
@@ -160,19 +170,18 @@ static nsys_frame_kind nsys__step_header(nsys_frame_reader *r, nsys_frame_event 
         return nsys__garbage(r, ev, r->pos + 1, "header line longer than 8192 bytes");
       return NSYS_FRAME_NONE;
     }
-    size_t line_start = r->pos;
     size_t n = (size_t)(nl - p);
     size_t line_len = n;
     if (line_len && p[line_len - 1] == '\r') line_len--;
-    r->pos += n + 1;
+    if (line_len == 0 && line_off == 0) { /* blank line between frames */
+      r->pos += n + 1;
+      continue;
+    }
     r->hdr_bytes += n + 1;
     if (line_len == 0) {
-      if (r->hdr_bytes == n + 1) { /* blank line between frames */
-        r->hdr_bytes = 0;
-        continue;
-      }
-      if (!r->have_length) return nsys__garbage(r, ev, r->pos, "no Content-Length header");
+      if (!r->have_length) return nsys__garbage(r, ev, r->pos + 1, "no Content-Length header");
       size_t length = r->length;
+      r->pos += r->hdr_bytes;
       nsys__reset_header(r);
       if (length > r->max_frame) {
         r->state = NSYS__FR_DISCARD;
@@ -189,18 +198,21 @@ static nsys_frame_kind nsys__step_header(nsys_frame_reader *r, nsys_frame_event 
       return NSYS_FRAME_NONE; /* the caller's loop continues into the body */
     }
     if (r->hdr_bytes > NSYS_FRAME_MAX_HEADER)
-      return nsys__garbage(r, ev, line_start + 1, "header block longer than 64 KiB");
+      return nsys__garbage(r, ev, r->pos + 1, "header block longer than 64 KiB");
     const char *colon = memchr(p, ':', line_len);
-    if (!colon) return nsys__garbage(r, ev, line_start + 1, "header line without ':'");
+    if (!colon) return nsys__garbage(r, ev, r->pos + 1, "header line without ':'");
     size_t name_len = (size_t)(colon - p);
     while (name_len && (p[name_len - 1] == ' ' || p[name_len - 1] == '\t')) name_len--;
+    if (!name_len) return nsys__garbage(r, ev, r->pos + 1, "empty header name");
+    for (size_t i = 0; i < name_len; i++)
+      if (!nsys__is_tchar(p[i])) return nsys__garbage(r, ev, r->pos + 1, "invalid header name");
     if (nsys__ieq(p, name_len, "content-length")) {
       size_t v;
       const char *val = colon + 1;
       if (!nsys__parse_length(val, line_len - (size_t)(val - p), &v))
-        return nsys__garbage(r, ev, line_start + 1, "Content-Length is not a non-negative integer");
+        return nsys__garbage(r, ev, r->pos + 1, "Content-Length is not a non-negative integer");
       if (r->have_length && v != r->length)
-        return nsys__garbage(r, ev, line_start + 1, "conflicting Content-Length headers");
+        return nsys__garbage(r, ev, r->pos + r->hdr_bytes, "conflicting Content-Length headers");
       r->have_length = 1;
       r->length = v;
     }

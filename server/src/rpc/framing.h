@@ -53,7 +53,7 @@ typedef struct nsys_frame_reader {
   char *in;
   size_t pos, len, cap;
   /* header being parsed */
-  size_t hdr_bytes;
+  size_t hdr_bytes; /* offset in in[pos..) of the next unparsed header line */
   int have_length;
   size_t length;
   /* body being collected or discarded */

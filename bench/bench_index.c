@@ -1,0 +1,263 @@
+/* nsys-ai-bench: the index figures of issue 3, one mode per process so RSS
+ * and caches are measured cleanly. Prints one JSON object on stdout.
+ *   scan FILE            bare C scan: SELECT start,end,streamId,deviceId FROM kernels
+ *   cold FILE            build the index without the cache (+ RSS delta, bytes
+ *                        per op / NVTX range), then write the cache
+ *   warm FILE            load the index from the cache written by `cold`
+ *   range FILE N SEED    timeline/range at 2000 px, N random windows per zoom
+ *                        level, all tracks; per-request server-side time
+ *                        (handler + JSON serialisation)
+ *   tree FILE            nvtx/tree over the whole profile (handler + serialisation)
+ * Driven by bench/run.py. */
+#include <malloc.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "index/index_internal.h"
+#include "profile/profile.h"
+#include "rpc/call.h"
+#include "rpc/method_table.h"
+
+static int64_t rss_bytes(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0, res = 0;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = 0;
+    fclose(f);
+  }
+  return (int64_t)res * sysconf(_SC_PAGESIZE);
+}
+
+static nsys_profile *open_profile(const char *path) {
+  nsys_call c;
+  nsys_call_init(&c, "profile/open", NULL, NULL);
+  nsys_profile *p = nsys_profile_open(path, &c);
+  if (!p) {
+    fprintf(stderr, "open %s: %s\n", path, c.err_msg);
+    exit(2);
+  }
+  nsys_call_dispose(&c);
+  return p;
+}
+
+static int cmd_scan(const char *path) {
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return 2;
+  int64_t t0 = nsys_now_ns();
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT start, end, streamId, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL", -1, &st,
+                         NULL) != SQLITE_OK)
+    return 2;
+  int64_t rows = 0, acc = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    acc += sqlite3_column_int64(st, 0) ^ sqlite3_column_int64(st, 1) ^ sqlite3_column_int64(st, 2) ^
+           sqlite3_column_int64(st, 3);
+    rows++;
+  }
+  sqlite3_finalize(st);
+  int64_t t1 = nsys_now_ns();
+  sqlite3_close(db);
+  printf("{\"rows\":%lld,\"seconds\":%.6f,\"checksum\":%lld}\n", (long long)rows, (double)(t1 - t0) / 1e9,
+         (long long)acc);
+  return 0;
+}
+
+static int cmd_cold(const char *path) {
+  setenv("NSYS_AI_NO_INDEX_CACHE", "1", 1);
+  nsys_profile *p = open_profile(path);
+  malloc_trim(0);
+  int64_t rss0 = rss_bytes();
+  nsys_call c;
+  nsys_call_init(&c, "bench", NULL, NULL);
+  int64_t t0 = nsys_now_ns();
+  const nsys_index *ix = nsys_index_get(p, &c);
+  int64_t t1 = nsys_now_ns();
+  if (!ix) {
+    fprintf(stderr, "build: %s\n", c.err_msg);
+    return 2;
+  }
+  malloc_trim(0);
+  int64_t rss1 = rss_bytes();
+  /* bytes by component, from the array sizes */
+  const nsys__index_priv *pv = nsys__priv(ix);
+  double per_op_contract = 8 + 8 + 4 + 4 + 4 + 4 + 8 + 1 + 4; /* ops.* + op_next */
+  double gpu_summary = 0;
+  for (uint32_t t = 0; t < ix->n_tracks; t++)
+    gpu_summary += (pv->gpu_series[t].n_blocks + 1) * 20.0 + (pv->gpu_series[t].n_super + 1) * 4.0;
+  double nvtx_contract = 8 + 8 + 4 + 4 + 4 + 2 + 4;
+  double nvtx_derived = (double)ix->nvtx.n * 4 /* by-depth */ + (double)pv->n_proj * 20;
+  for (uint32_t r = 0; r < pv->n_depth_rows; r++)
+    nvtx_derived += (pv->nvtx_series[r].n_blocks + 1) * 20.0 + (pv->nvtx_series[r].n_super + 1) * 4.0;
+  for (uint32_t r = 0; r < pv->n_proj_rows; r++)
+    nvtx_derived += (pv->proj_series[r].n_blocks + 1) * 20.0 + (pv->proj_series[r].n_super + 1) * 4.0;
+  double api_bytes = (double)ix->api.n * (8 + 8 + 4 + 4 + 4 + 8 + 8);
+  for (uint32_t t = 0; t < ix->n_threads; t++)
+    api_bytes += (pv->api_series[t].n_blocks + 1) * 20.0 + (pv->api_series[t].n_super + 1) * 4.0;
+  double n_ops = ix->ops.n ? ix->ops.n : 1, n_nvtx = ix->nvtx.n ? ix->nvtx.n : 1;
+  /* write the cache for `warm` (timed separately) */
+  unsetenv("NSYS_AI_NO_INDEX_CACHE");
+  int64_t t2 = nsys_now_ns();
+  nsys__cache_save(ix, p);
+  int64_t t3 = nsys_now_ns();
+  printf("{\"seconds\":%.6f,\"cacheWriteSeconds\":%.6f,\"ops\":%u,\"api\":%u,\"nvtx\":%u,\"tracks\":%u,"
+         "\"threads\":%u,\"rssDeltaBytes\":%lld,\"bytesPerOp\":%.2f,\"bytesPerNvtx\":%.2f,\"bytesPerApi\":%.2f,"
+         "\"rssBytesPerOp\":%.2f,\"strings\":%u}\n",
+         (double)(t1 - t0) / 1e9, (double)(t3 - t2) / 1e9, ix->ops.n, ix->api.n, ix->nvtx.n, ix->n_tracks,
+         ix->n_threads, (long long)(rss1 - rss0), per_op_contract + gpu_summary / n_ops,
+         nvtx_contract + nvtx_derived / n_nvtx, ix->api.n ? api_bytes / ix->api.n : 0,
+         (double)(rss1 - rss0) / n_ops, ix->strings.count);
+  nsys_call_dispose(&c);
+  nsys_profile_release(p);
+  return 0;
+}
+
+static int cmd_warm(const char *path) {
+  nsys_profile *p = open_profile(path);
+  int64_t t0 = nsys_now_ns();
+  nsys_index *ix = nsys__cache_load(p);
+  int64_t t1 = nsys_now_ns();
+  if (!ix) {
+    fprintf(stderr, "warm: no valid cache (run cold first)\n");
+    return 2;
+  }
+  nsys__index_derive(ix);
+  int64_t t2 = nsys_now_ns();
+  printf("{\"seconds\":%.6f,\"mapSeconds\":%.6f,\"deriveSeconds\":%.6f,\"ops\":%u}\n", (double)(t2 - t0) / 1e9,
+         (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9, ix->ops.n);
+  nsys_index_free(ix);
+  nsys_profile_release(p);
+  return 0;
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, size_t n, double q) {
+  if (!n) return 0;
+  size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+  return v[i < n ? i : n - 1];
+}
+
+/* runs `method` on a registered profile; returns seconds (handler + print) */
+static double timed_call(nsys_profile_registry *reg, const char *method, cJSON *params, size_t *bytes) {
+  const nsys_method *m = nsys_method_find(method);
+  nsys_call c;
+  nsys_call_init(&c, method, params, reg);
+  int64_t t0 = nsys_now_ns();
+  cJSON *res = m->fn(&c);
+  char *s = res ? cJSON_PrintUnformatted(res) : NULL;
+  int64_t t1 = nsys_now_ns();
+  if (!res) fprintf(stderr, "%s: %s\n", method, c.err_msg);
+  if (bytes) *bytes = s ? strlen(s) : 0;
+  free(s);
+  cJSON_Delete(res);
+  nsys_call_dispose(&c);
+  cJSON_Delete(params);
+  return (double)(t1 - t0) / 1e9;
+}
+
+static int cmd_range(const char *path, int per_level, uint64_t seed) {
+  rng_state ^= seed * 0x2545F4914F6CDD1DULL;
+  nsys_profile_registry *reg = nsys_registry_new();
+  nsys_profile *p = nsys_registry_add(reg, open_profile(path));
+  nsys_call c;
+  nsys_call_init(&c, "bench", NULL, reg);
+  const nsys_index *ix = nsys_index_get(p, &c);
+  if (!ix) return 2;
+  int64_t s = ix->span_start, e = ix->span_end;
+  int levels = 0;
+  for (int64_t w = e - s; w >= 20000 && levels < 40; w /= 2) levels++;
+  size_t n = (size_t)levels * (size_t)per_level;
+  double *all = nsys_xmalloc((n + 1) * sizeof(double));
+  size_t k = 0, total_bytes = 0;
+  printf("{\"levels\":[");
+  for (int lv = 0; lv < levels; lv++) {
+    int64_t w = (e - s) >> lv;
+    double *v = nsys_xmalloc((size_t)per_level * sizeof(double));
+    size_t bytes_lv = 0;
+    for (int i = 0; i < per_level; i++) {
+      int64_t a = s + (int64_t)(rnd() % (uint64_t)((e - s) - w + 1));
+      cJSON *pp = cJSON_CreateObject();
+      cJSON_AddStringToObject(pp, "profileId", p->id);
+      cJSON_AddNumberToObject(pp, "start", (double)a);
+      cJSON_AddNumberToObject(pp, "end", (double)(a + w));
+      cJSON_AddNumberToObject(pp, "width", 2000);
+      size_t b = 0;
+      v[i] = timed_call(reg, "timeline/range", pp, &b);
+      bytes_lv += b;
+      all[k++] = v[i];
+    }
+    qsort(v, (size_t)per_level, sizeof *v, cmp_double);
+    printf("%s{\"windowNs\":%lld,\"p50ms\":%.3f,\"p99ms\":%.3f,\"maxms\":%.3f,\"avgBytes\":%zu}", lv ? "," : "",
+           (long long)w, pct(v, (size_t)per_level, 0.5) * 1e3, pct(v, (size_t)per_level, 0.99) * 1e3,
+           v[per_level - 1] * 1e3, bytes_lv / (size_t)per_level);
+    total_bytes += bytes_lv;
+    free(v);
+  }
+  qsort(all, k, sizeof *all, cmp_double);
+  printf("],\"requests\":%zu,\"tracks\":%u,\"p50ms\":%.3f,\"p99ms\":%.3f,\"maxms\":%.3f,\"avgBytes\":%zu}\n", k,
+         nsys_tl_track_count(ix), pct(all, k, 0.5) * 1e3, pct(all, k, 0.99) * 1e3, k ? all[k - 1] * 1e3 : 0,
+         k ? total_bytes / k : 0);
+  free(all);
+  nsys_call_dispose(&c);
+  nsys_profile_release(p);
+  nsys_registry_free(reg);
+  return 0;
+}
+
+static int cmd_tree(const char *path) {
+  nsys_profile_registry *reg = nsys_registry_new();
+  nsys_profile *p = nsys_registry_add(reg, open_profile(path));
+  nsys_call c;
+  nsys_call_init(&c, "bench", NULL, reg);
+  const nsys_index *ix = nsys_index_get(p, &c);
+  if (!ix) return 2;
+  double best = 1e9, best_agg = 1e9;
+  size_t bytes = 0, bytes_agg = 0;
+  for (int i = 0; i < 3; i++) {
+    cJSON *pp = cJSON_CreateObject();
+    cJSON_AddStringToObject(pp, "profileId", p->id);
+    double t = timed_call(reg, "nvtx/tree", pp, &bytes);
+    if (t < best) best = t;
+    pp = cJSON_CreateObject();
+    cJSON_AddStringToObject(pp, "profileId", p->id);
+    cJSON_AddTrueToObject(pp, "aggregate");
+    t = timed_call(reg, "nvtx/tree", pp, &bytes_agg);
+    if (t < best_agg) best_agg = t;
+  }
+  printf("{\"seconds\":%.6f,\"aggregateSeconds\":%.6f,\"bytes\":%zu,\"aggregateBytes\":%zu,\"nvtx\":%u,\"ops\":%u}\n",
+         best, best_agg, bytes, bytes_agg, ix->nvtx.n, ix->ops.n);
+  nsys_call_dispose(&c);
+  nsys_profile_release(p);
+  nsys_registry_free(reg);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: nsys-ai-bench scan|cold|warm|range|tree FILE [N SEED]\n");
+    return 1;
+  }
+  const char *m = argv[1], *f = argv[2];
+  if (strcmp(m, "scan") == 0) return cmd_scan(f);
+  if (strcmp(m, "cold") == 0) return cmd_cold(f);
+  if (strcmp(m, "warm") == 0) return cmd_warm(f);
+  if (strcmp(m, "range") == 0) return cmd_range(f, argc > 3 ? atoi(argv[3]) : 1000, argc > 4 ? strtoull(argv[4], NULL, 10) : 1);
+  if (strcmp(m, "tree") == 0) return cmd_tree(f);
+  fprintf(stderr, "unknown mode %s\n", m);
+  return 1;
+}

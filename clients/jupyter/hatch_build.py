@@ -1,0 +1,44 @@
+"""Hatch build hook: bundles the widget TypeScript (js/) into src/nsys_ai/static/.
+
+Runs `npm ci` (when js/node_modules is absent) and `npm run build` unless the
+bundles are newer than every source; fails the build when npm is missing and
+no bundle exists, so a wheel never ships without its front end.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+BUNDLES = ("timeline.js", "tree.js")
+
+
+class WidgetBuildHook(BuildHookInterface):  # type: ignore[misc]
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        root = Path(self.root)
+        js = root / "js"
+        static = root / "src" / "nsys_ai" / "static"
+        outs = [static / b for b in BUNDLES]
+        srcs = [p for p in (js / "src").glob("*.ts")] + [js / "build.mjs", js / "package.json"] if js.is_dir() else []
+        fresh = all(o.exists() for o in outs) and (
+            not srcs or min(o.stat().st_mtime for o in outs) >= max(s.stat().st_mtime for s in srcs if s.exists()))
+        if fresh or os.environ.get("NSYS_AI_SKIP_JS") == "1":
+            if not all(o.exists() for o in outs):
+                raise RuntimeError("widget bundles missing and NSYS_AI_SKIP_JS=1")
+            return
+        npm = shutil.which("npm")
+        if not npm or not js.is_dir():
+            raise RuntimeError("building the widget needs npm (Node.js 18+) and clients/jupyter/js; "
+                               "or build src/nsys_ai/static/*.js first")
+        if not (js / "node_modules").is_dir():
+            subprocess.run([npm, "ci" if (js / "package-lock.json").exists() else "install"], cwd=js, check=True)
+        subprocess.run([npm, "run", "build"], cwd=js, check=True)
+        for o in outs:
+            if not o.exists():
+                raise RuntimeError(f"npm run build did not produce {o}")

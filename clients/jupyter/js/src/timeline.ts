@@ -1,0 +1,428 @@
+// The timeline widget: a canvas with one row per track. Wheel zooms around the
+// cursor, drag pans, double-click resets; each view change asks the Python side
+// for `timeline/range` at the canvas's pixel width (at most one request in flight,
+// the latest view wins). Counters sit on the root element as data-* attributes.
+import { RenderProps } from "./anywidget";
+import { eventColor, fmtDur, tickStep, trackHue } from "./format";
+import { RangeClient, RangeData, TrackData } from "./range_client";
+
+interface Track {
+  id: string;
+  kind: string;
+  name: string;
+  streamClass?: string;
+  device?: number;
+  stream?: number;
+  pid?: number;
+  tid?: number;
+  depth?: number;
+  threadName?: string;
+}
+
+/** A compact row label (the full track name shows on hover). */
+function label(t: Track): string {
+  const thread = `${t.threadName || "thread"} ${t.tid ?? ""}`.trim();
+  switch (t.kind) {
+    case "gpu":
+      return `GPU ${t.device} · stream ${t.stream}${t.streamClass ? ` · ${t.streamClass}` : ""}`;
+    case "nvtxProjected":
+      return `GPU ${t.device} · NVTX ${"›".repeat((t.depth ?? 0) + 1)}`;
+    case "nvtx":
+      return `${thread} · NVTX ${"›".repeat((t.depth ?? 0) + 1)}`;
+    case "api":
+      return `${thread} · CUDA API`;
+    default:
+      return t.name;
+  }
+}
+
+interface Window {
+  start: number;
+  end: number;
+}
+
+interface Model {
+  tracks: Track[];
+  span: Window;
+  view: Window;
+  height: number;
+  title: string;
+  served: number;
+}
+
+const LABEL_W = 210;
+const AXIS_H = 22;
+const ROW_H = 16;
+const MIN_SPAN_NS = 200;
+
+const CSS = `
+.nsys-tl { font: 12px system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--jp-ui-font-color1, #222);
+  border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; background: var(--jp-layout-color0, #fff); }
+.nsys-tl-bar { display: flex; gap: 6px; align-items: center; padding: 4px 6px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
+.nsys-tl-bar b { margin-right: auto; font-weight: 600; }
+.nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; }
+.nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; }
+.nsys-tl-scroll { overflow-y: auto; overflow-x: hidden; position: relative; }
+.nsys-tl canvas { display: block; cursor: grab; }
+.nsys-tl canvas.dragging { cursor: grabbing; }
+.nsys-tl-tip { position: absolute; pointer-events: none; background: rgba(20,20,20,.9); color: #fff; padding: 3px 6px;
+  border-radius: 3px; white-space: pre; font-size: 11px; display: none; z-index: 2; max-width: 520px; overflow: hidden; }
+.nsys-tl-err { color: #b00; }
+`;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+class Timeline {
+  private root = el("div", "nsys-tl");
+  private canvas = el("canvas");
+  private scroll = el("div", "nsys-tl-scroll");
+  private status = el("span", "nsys-tl-status", "loading…");
+  private tip = el("div", "nsys-tl-tip");
+  private client: RangeClient;
+  private tracks: Track[];
+  private span: Window;
+  private view: Window;
+  private data: RangeData | null = null;
+  private inflight = false;
+  private dirty = false;
+  private width = 600;
+  private drawQueued = false;
+  private resize: ResizeObserver;
+
+  constructor({ model, el: host }: RenderProps<Model>) {
+    this.client = new RangeClient(model as never);
+    this.tracks = model.get("tracks") ?? [];
+    this.span = { ...model.get("span") };
+    this.view = { ...model.get("view") };
+    if (!(this.span.end > this.span.start)) this.span = { start: this.span.start, end: this.span.start + 1e6 };
+    if (!(this.view.end > this.view.start)) this.view = { ...this.span };
+
+    const style = el("style");
+    style.textContent = CSS;
+    const bar = el("div", "nsys-tl-bar");
+    bar.append(el("b", undefined, model.get("title") || "timeline"));
+    const zoomOut = el("button", "nsys-tl-zoom-out", "−");
+    const zoomIn = el("button", "nsys-tl-zoom-in", "+");
+    const reset = el("button", "nsys-tl-reset", "reset");
+    zoomOut.title = "zoom out";
+    zoomIn.title = "zoom in (or wheel over the timeline)";
+    reset.title = "whole profile (or double-click)";
+    zoomIn.onclick = () => this.zoom(0.5, 0.5);
+    zoomOut.onclick = () => this.zoom(2, 0.5);
+    reset.onclick = () => this.setView({ ...this.span });
+    bar.append(this.status, zoomOut, zoomIn, reset);
+    this.scroll.style.maxHeight = `${model.get("height") || 420}px`;
+    this.scroll.append(this.canvas, this.tip);
+    this.root.append(style, bar, this.scroll);
+    host.append(this.root);
+    this.bindPointer();
+    const served = () => (this.root.dataset.served = String(model.get("served") ?? 0));
+    model.on("change:served", served);
+    served();
+    this.resize = new ResizeObserver(() => this.onResize());
+    this.resize.observe(this.root);
+    this.onResize();
+  }
+
+  destroy(): void {
+    this.resize.disconnect();
+    this.client.dispose();
+  }
+
+  // -- view and requests ---------------------------------------------------------
+  private plotWidth(): number {
+    return Math.max(50, this.width - LABEL_W);
+  }
+
+  private setView(v: Window): void {
+    const fullSpan = this.span.end - this.span.start;
+    let len = Math.max(MIN_SPAN_NS, Math.min(v.end - v.start, fullSpan * 1.5));
+    let start = v.start;
+    const lo = this.span.start - fullSpan * 0.25;
+    const hi = this.span.end + fullSpan * 0.25;
+    if (start < lo) start = lo;
+    if (start + len > hi) start = Math.max(lo, hi - len);
+    len = Math.min(len, hi - lo);
+    this.view = { start, end: start + len };
+    this.queueDraw();
+    this.fetch();
+  }
+
+  /** Zooms by `factor` (< 1 zooms in) keeping the point at fraction `at` of the plot fixed. */
+  zoom(factor: number, at: number): void {
+    const len = this.view.end - this.view.start;
+    const pivot = this.view.start + at * len;
+    const nlen = len * factor;
+    this.setView({ start: pivot - at * nlen, end: pivot - at * nlen + nlen });
+  }
+
+  private fetch(): void {
+    if (this.inflight) {
+      this.dirty = true;
+      return;
+    }
+    this.inflight = true;
+    this.dirty = false;
+    const v = { ...this.view };
+    this.client
+      .request(v.start, v.end, this.plotWidth())
+      .then((d) => {
+        this.data = d;
+        this.status.classList.remove("nsys-tl-err");
+        this.status.textContent = `${fmtDur(v.end - v.start)} · ${fmtDur(d.resolution)}/px · ${d.roundTripMs.toFixed(1)} ms`;
+      })
+      .catch((e: Error) => {
+        this.status.classList.add("nsys-tl-err");
+        this.status.textContent = e.message;
+      })
+      .finally(() => {
+        this.inflight = false;
+        this.root.dataset.requests = String(this.client.sent);
+        this.root.dataset.answered = String(this.client.answered);
+        this.root.dataset.failed = String(this.client.failed);
+        if (this.data) this.root.dataset.lastRoundTripMs = this.data.roundTripMs.toFixed(3);
+        this.queueDraw();
+        if (this.dirty) this.fetch();
+      });
+    this.root.dataset.requests = String(this.client.sent);
+  }
+
+  private onResize(): void {
+    const w = Math.floor(this.root.clientWidth || 600);
+    if (w === this.width && this.data) return;
+    this.width = w;
+    this.queueDraw();
+    this.fetch();
+  }
+
+  // -- pointer ---------------------------------------------------------------------
+  private bindPointer(): void {
+    const c = this.canvas;
+    c.addEventListener(
+      "wheel",
+      (ev: WheelEvent) => {
+        const x = ev.offsetX - LABEL_W;
+        if (x < 0) return; // over the labels: let the page scroll
+        ev.preventDefault();
+        const dy = ev.deltaMode === 1 ? ev.deltaY * 16 : ev.deltaY;
+        this.zoom(Math.exp(Math.max(-1, Math.min(1, dy * 0.002))), x / this.plotWidth());
+      },
+      { passive: false },
+    );
+    let dragX: number | null = null;
+    let dragView: Window | null = null;
+    c.addEventListener("pointerdown", (ev: PointerEvent) => {
+      if (ev.offsetX < LABEL_W) return;
+      dragX = ev.clientX;
+      dragView = { ...this.view };
+      c.setPointerCapture(ev.pointerId);
+      c.classList.add("dragging");
+    });
+    c.addEventListener("pointermove", (ev: PointerEvent) => {
+      if (dragX !== null && dragView) {
+        const nsPerPx = (dragView.end - dragView.start) / this.plotWidth();
+        const d = (dragX - ev.clientX) * nsPerPx;
+        this.setView({ start: dragView.start + d, end: dragView.end + d });
+        this.tip.style.display = "none";
+        return;
+      }
+      this.hover(ev.offsetX, ev.offsetY);
+    });
+    const end = (ev: PointerEvent) => {
+      dragX = null;
+      dragView = null;
+      if (c.hasPointerCapture(ev.pointerId)) c.releasePointerCapture(ev.pointerId);
+      c.classList.remove("dragging");
+    };
+    c.addEventListener("pointerup", end);
+    c.addEventListener("pointercancel", end);
+    c.addEventListener("pointerleave", () => (this.tip.style.display = "none"));
+    c.addEventListener("dblclick", () => this.setView({ ...this.span }));
+  }
+
+  private hover(x: number, y: number): void {
+    const row = Math.floor((y - AXIS_H) / ROW_H);
+    const track = this.tracks[row];
+    const d = track && this.data?.tracks.get(track.id);
+    if (track && x < LABEL_W) {
+      this.tip.textContent = `${track.name}\n${track.id}`;
+      this.tip.style.display = "block";
+      this.tip.style.left = `${x + 12}px`;
+      this.tip.style.top = `${y + 14}px`;
+      return;
+    }
+    if (!track || !d) {
+      this.tip.style.display = "none";
+      return;
+    }
+    const t = this.view.start + ((x - LABEL_W) / this.plotWidth()) * (this.view.end - this.view.start);
+    const slop = (2 * (this.view.end - this.view.start)) / this.plotWidth();
+    const text = describeAt(d, t, slop);
+    if (!text) {
+      this.tip.style.display = "none";
+      return;
+    }
+    this.tip.textContent = `${track.name}\n${text}`;
+    this.tip.style.display = "block";
+    this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
+    this.tip.style.top = `${y + 14}px`;
+  }
+
+  // -- drawing -----------------------------------------------------------------------
+  private queueDraw(): void {
+    if (this.drawQueued) return;
+    this.drawQueued = true;
+    requestAnimationFrame(() => {
+      this.drawQueued = false;
+      this.draw();
+    });
+  }
+
+  private draw(): void {
+    const dpr = window.devicePixelRatio || 1;
+    const w = this.width;
+    const h = AXIS_H + Math.max(1, this.tracks.length) * ROW_H + 4;
+    if (this.canvas.width !== Math.round(w * dpr) || this.canvas.height !== Math.round(h * dpr)) {
+      this.canvas.width = Math.round(w * dpr);
+      this.canvas.height = Math.round(h * dpr);
+      this.canvas.style.width = `${w}px`;
+      this.canvas.style.height = `${h}px`;
+    }
+    const g = this.canvas.getContext("2d");
+    if (!g) return;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const styles = getComputedStyle(this.root);
+    const fg = styles.color || "#222";
+    g.clearRect(0, 0, w, h);
+    const pw = this.plotWidth();
+    const v = this.view;
+    const scale = pw / (v.end - v.start);
+
+    // rows: zebra background, labels, content
+    g.font = "11px system-ui, sans-serif";
+    g.textBaseline = "middle";
+    this.tracks.forEach((tr, i) => {
+      const y = AXIS_H + i * ROW_H;
+      if (i % 2 === 0) {
+        g.fillStyle = "rgba(128,128,128,0.07)";
+        g.fillRect(0, y, w, ROW_H);
+      }
+      g.fillStyle = `hsl(${trackHue(tr.streamClass ?? tr.kind)}, 45%, 45%)`;
+      g.fillRect(2, y + 3, 3, ROW_H - 6);
+      g.fillStyle = fg;
+      g.fillText(clip(g, label(tr), LABEL_W - 12), 8, y + ROW_H / 2);
+      const d = this.data?.tracks.get(tr.id);
+      if (!d) return;
+      g.save();
+      g.beginPath();
+      g.rect(LABEL_W, y, pw, ROW_H);
+      g.clip();
+      drawTrack(g, d, tr.streamClass ?? tr.kind, v.start, scale, LABEL_W, y + 2, ROW_H - 4);
+      g.restore();
+    });
+
+    // axis: ticks relative to the profile's start
+    g.fillStyle = styles.backgroundColor && styles.backgroundColor !== "rgba(0, 0, 0, 0)" ? styles.backgroundColor : "#fff";
+    g.fillRect(0, 0, w, AXIS_H);
+    g.strokeStyle = "rgba(128,128,128,0.5)";
+    g.beginPath();
+    g.moveTo(0, AXIS_H - 0.5);
+    g.lineTo(w, AXIS_H - 0.5);
+    g.stroke();
+    const step = tickStep(v.end - v.start, Math.max(2, Math.floor(pw / 110)));
+    const origin = this.span.start;
+    g.fillStyle = fg;
+    g.textBaseline = "alphabetic";
+    for (let t = Math.ceil((v.start - origin) / step) * step + origin; t <= v.end; t += step) {
+      const x = LABEL_W + (t - v.start) * scale;
+      g.fillRect(Math.round(x), AXIS_H - 6, 1, 6);
+      g.fillText(fmtDur(t - origin), x + 3, AXIS_H - 8);
+    }
+    g.fillText(this.data ? "" : "loading…", 8, AXIS_H - 8);
+    g.fillStyle = "rgba(128,128,128,0.35)";
+    g.fillRect(LABEL_W - 1, AXIS_H, 1, h - AXIS_H);
+  }
+}
+
+function clip(g: CanvasRenderingContext2D, s: string, max: number): string {
+  if (g.measureText(s).width <= max) return s;
+  let lo = 0;
+  let hi = s.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (g.measureText(s.slice(0, mid) + "…").width <= max) lo = mid;
+    else hi = mid - 1;
+  }
+  return s.slice(0, lo) + "…";
+}
+
+function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: number, scale: number,
+                   x0: number, y: number, h: number): void {
+  const c = d.cols;
+  if (d.type === "events") {
+    let lastColor = "";
+    for (let i = 0; i < d.n; i++) {
+      const s = c[i * 4];
+      const e = c[i * 4 + 1];
+      const x = x0 + (s - v0) * scale;
+      const wpx = Math.max(1, (e - s) * scale);
+      const ek = d.kinds?.[i];
+      const color = eventColor(ek === "memcpy" || ek === "memset" ? ek : kind, d.names[i]);
+      if (color !== lastColor) {
+        g.fillStyle = color;
+        lastColor = color;
+      }
+      g.fillRect(x, y, wpx, h);
+      if (wpx > 40 && d.names[i]) {
+        g.save();
+        g.fillStyle = "#fff";
+        g.textBaseline = "middle";
+        g.font = "10px system-ui, sans-serif";
+        g.fillText(clip(g, d.names[i] as string, wpx - 4), x + 2, y + h / 2);
+        g.restore();
+        lastColor = "";
+      }
+    }
+  } else {
+    for (let i = 0; i < d.n; i++) {
+      const s = c[i * 6];
+      const e = c[i * 6 + 1];
+      const busy = c[i * 6 + 3];
+      const frac = Math.max(0.12, Math.min(1, busy / Math.max(1, e - s)));
+      g.fillStyle = eventColor(kind, d.names[i], 0.25 + 0.75 * frac);
+      const x = x0 + (s - v0) * scale;
+      const wpx = Math.max(1, (e - s) * scale);
+      const bh = Math.max(2, h * frac);
+      g.fillRect(x, y + h - bh, wpx, bh);
+    }
+  }
+}
+
+function describeAt(d: TrackData, t: number, slop: number): string | null {
+  const c = d.cols;
+  const stride = d.type === "events" ? 4 : 6;
+  let best = -1;
+  for (let i = 0; i < d.n; i++) {
+    if (c[i * stride] - slop <= t && t <= c[i * stride + 1] + slop) {
+      best = i;
+      if (c[i * stride] <= t && t <= c[i * stride + 1]) break;
+    }
+  }
+  if (best < 0) return null;
+  const s = c[best * stride];
+  const e = c[best * stride + 1];
+  if (d.type === "events") return `${d.names[best] ?? "?"}\n${fmtDur(e - s)}`;
+  return `${c[best * 6 + 2]} ops, ${fmtDur(c[best * 6 + 3])} busy in ${fmtDur(e - s)}\nlongest: ${d.names[best] ?? "?"} (${fmtDur(c[best * 6 + 5])})`;
+}
+
+export default {
+  render(props: RenderProps<Model>): () => void {
+    const t = new Timeline(props);
+    return () => t.destroy();
+  },
+};

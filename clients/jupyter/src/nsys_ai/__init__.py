@@ -1,0 +1,25 @@
+"""nsys_ai: Nsight Systems profiles in Jupyter, served by `nsys-ai serve`.
+
+    import nsys_ai
+    p = nsys_ai.open("run.sqlite")
+    p.top_kernels()      # DataFrame
+    p.show()             # zoomable timeline widget
+    p.report()           # root-cause report (markdown)
+
+`%load_ext nsys_ai` adds the `%nsys FILE` magic.
+"""
+from __future__ import annotations
+
+from ._rich import Diff, Explanation, Report, RichResult
+from ._server import Server, configure, find_server, shutdown
+from .errors import NsysAIError, ServerDiedError, ServerNotFoundError
+from .magic import load_ipython_extension, unload_ipython_extension
+from .profile import Profile, open
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Diff", "Explanation", "NsysAIError", "Profile", "Report", "RichResult", "Server",
+    "ServerDiedError", "ServerNotFoundError", "configure", "find_server", "load_ipython_extension",
+    "open", "shutdown", "unload_ipython_extension", "__version__",
+]

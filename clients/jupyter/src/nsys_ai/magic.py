@@ -1,0 +1,46 @@
+"""`%load_ext nsys_ai` and the `%nsys` line magic.
+
+    %nsys FILE            open FILE; shows a summary, returns the Profile
+    %nsys show FILE       the interactive timeline
+    %nsys tree FILE       the NVTX tree widget
+    %nsys report FILE     the root-cause report
+    %nsys top FILE        the top kernels
+"""
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+_ACTIONS = ("show", "tree", "report", "top", "info")
+
+
+def nsys_magic(line: str) -> Any:
+    from .profile import open as open_profile
+    args = shlex.split(line)
+    if not args:
+        raise ValueError("usage: %nsys [show|tree|report|top|info] FILE")
+    action = "open"
+    if len(args) > 1 and args[0] in _ACTIONS:
+        action, args = args[0], args[1:]
+    if len(args) != 1:
+        raise ValueError("usage: %nsys [show|tree|report|top|info] FILE")
+    profile = open_profile(args[0])
+    if action == "open":
+        return profile
+    if action == "show":
+        return profile.show()
+    if action == "tree":
+        return profile.tree()
+    if action == "report":
+        return profile.report()
+    if action == "top":
+        return profile.top_kernels()
+    return profile.info()
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    ipython.register_magic_function(nsys_magic, magic_kind="line", magic_name="nsys")
+
+
+def unload_ipython_extension(ipython: Any) -> None:  # magics cannot be unregistered; nothing to undo
+    pass

@@ -1,0 +1,237 @@
+"""`Profile`: one open Nsight Systems export, with methods mirroring the RPC methods."""
+from __future__ import annotations
+
+import html
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
+
+from . import _server
+from ._frames import flatten_tree, frame, have_pandas, timeline_rows
+from ._rich import Diff, Explanation, Report
+from .errors import PROFILE_NOT_OPEN, NsysAIError
+
+if TYPE_CHECKING:
+    from ._protocol import ProfileInfoResult
+    from .widget import NvtxTreeWidget, TimelineWidget
+
+# Method names (docs/protocol.md).
+M_OPEN = "profile/open"
+M_INFO = "profile/info"
+M_CLOSE = "profile/close"
+M_ANALYSIS = "analysis/run"
+M_ANALYSES = "analysis/list"
+M_REPORT = "report/generate"
+M_DIFF = "profile/diff"
+M_TREE = "nvtx/tree"
+M_TRACKS = "timeline/tracks"
+M_RANGE = "timeline/range"
+M_EXPLAIN = "kernel/explain"
+M_KERNELS_AT = "source/kernelsAt"
+
+TOP_KERNEL_COLUMNS = ("name", "count", "totalNs", "avgNs", "minNs", "maxNs", "medianNs", "pctOfGpu")
+
+
+class Profile:
+    """An Nsight Systems SQLite export opened by the shared `nsys-ai serve`.
+
+    Tabular results are pandas DataFrames when pandas is installed (metadata such
+    as the time window in `df.attrs`), plain dicts and lists otherwise; pass
+    `frames=False` to always get the plain results. Server errors raise
+    `NsysAIError(code, message)`.
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], *, server: Optional[str] = None,
+                 frames: Optional[bool] = None) -> None:
+        self.path = os.path.abspath(os.fspath(path))
+        self.frames = have_pandas() if frames is None else bool(frames and have_pandas())
+        self._server_arg = server
+        self._lock = threading.Lock()
+        self._generation = -1
+        self._id = ""
+        self._info: Optional[dict] = None
+        self._closed = False
+        self._open()
+
+    # -- connection --------------------------------------------------------------
+    def _open(self) -> tuple[_server.Server, str]:
+        with self._lock:
+            srv, gen = _server.shared_server(self._server_arg)
+            if gen != self._generation:  # first use, or the server was restarted
+                res = srv.request(M_OPEN, {"path": self.path})
+                self._id = res["profileId"]
+                self._info = res.get("info")
+                self._generation = gen
+                self._closed = False
+            return srv, self._id
+
+    @property
+    def id(self) -> str:
+        """The server's profileId (reopened transparently after a server restart)."""
+        return self._open()[1]
+
+    @property
+    def server(self) -> _server.Server:
+        return self._open()[0]
+
+    def request(self, method: str, params: Optional[dict] = None, *, id_key: str = "profileId",
+                timeout: Optional[float] = None) -> Any:
+        """Calls any server method with this profile's id added as `id_key`."""
+        if self._closed:
+            raise ValueError(f"profile {self.path} is closed")
+        for attempt in (0, 1):
+            srv, pid = self._open()
+            try:
+                return srv.request(method, {id_key: pid, **(params or {})}, timeout=timeout)
+            except NsysAIError as e:
+                if e.code != PROFILE_NOT_OPEN or attempt:
+                    raise
+                with self._lock:  # closed behind our back: reopen once
+                    self._generation = -1
+
+    def close(self) -> None:
+        """Closes the profile on the server (the Python object becomes unusable)."""
+        if not self._closed and self._generation >= 0:
+            srv, gen = _server.shared_server(self._server_arg)
+            if gen == self._generation:
+                try:
+                    srv.request(M_CLOSE, {"profileId": self._id})
+                except NsysAIError:
+                    pass
+        self._closed = True
+
+    def __enter__(self) -> "Profile":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- methods -------------------------------------------------------------------
+    def info(self) -> "ProfileInfoResult":
+        """`profile/info`: versions, span, counts, GPUs, devices, processes, features."""
+        return cast("ProfileInfoResult", self.request(M_INFO))
+
+    def analyses(self) -> Any:
+        """`analysis/list`: the analyses the server knows."""
+        res = _server.shared_server(self._server_arg)[0].request(M_ANALYSES, {})
+        rows = res.get("analyses", res) if isinstance(res, dict) else res
+        return frame(rows) if self.frames and isinstance(rows, list) else rows
+
+    def analyze(self, name: str, **params: Any) -> Any:
+        """`analysis/run`: a DataFrame of its rows (name, params, window, summary in
+        `df.attrs`), or the whole result dict without pandas."""
+        res = self.request(M_ANALYSIS, {"name": name, "params": params})
+        if not self.frames:
+            return res
+        attrs = {k: v for k, v in res.items() if k != "rows"}
+        cols = TOP_KERNEL_COLUMNS if name == "top_kernels" else None
+        return frame(res.get("rows") or [], attrs, cols)
+
+    def top_kernels(self, **params: Any) -> Any:
+        """The `top_kernels` analysis (rows: name, count, totalNs, avgNs, minNs, maxNs, medianNs, pctOfGpu, ...)."""
+        return self.analyze("top_kernels", **params)
+
+    def report(self) -> Report:
+        """The root-cause report; displays as markdown/HTML in a notebook."""
+        return Report(self.request(M_REPORT, {"format": "markdown"}))
+
+    def nvtx_tree(self, **params: Any) -> Any:
+        """`nvtx/tree` flattened depth-first (depth, path columns; roots in `df.attrs['roots']`),
+        or the list of root nodes without pandas."""
+        res = self.request(M_TREE, params)
+        roots: list[dict] = (res.get("roots", res.get("nodes", [])) if isinstance(res, dict) else res) or []
+        if not self.frames:
+            return roots
+        attrs = {k: v for k, v in res.items() if k not in ("roots", "nodes")} if isinstance(res, dict) else {}
+        attrs["roots"] = roots
+        return frame(flatten_tree(roots), attrs, ("depth", "name", "path"))
+
+    def tracks(self) -> Any:
+        """`timeline/tracks`: every GPU stream and host thread row."""
+        res = self.request(M_TRACKS)
+        rows = res.get("tracks", []) if isinstance(res, dict) else res
+        return frame(rows, None, ("id", "kind", "name")) if self.frames else rows
+
+    def timeline(self, start: Optional[int] = None, end: Optional[int] = None, width: int = 2000,
+                 tracks: Optional[list[str]] = None) -> Any:
+        """`timeline/range` over [start, end) ns (default: the whole span): one row per event
+        or bucket (track, type, start, end, ...; resolution in `df.attrs`), or the raw result."""
+        span = self.span()
+        params: dict[str, Any] = {"start": span[0] if start is None else int(start),
+                                  "end": span[1] if end is None else int(end), "width": int(width)}
+        if tracks is not None:
+            params["tracks"] = list(tracks)
+        res = self.request(M_RANGE, params)
+        if not self.frames:
+            return res
+        attrs = {k: v for k, v in res.items() if k != "tracks"}
+        return frame(timeline_rows(res), attrs, ("track", "type", "start", "end", "name"))
+
+    def explain(self, kernel: Union[str, int]) -> Explanation:
+        """`kernel/explain` by name (str) or kernelId (int); displays its markdown."""
+        key = "kernelId" if isinstance(kernel, int) else "name"
+        return Explanation(self.request(M_EXPLAIN, {key: kernel}))
+
+    def kernels_at(self, file: Union[str, "os.PathLike[str]"], line: int,
+                   workspace_root: Optional[Union[str, "os.PathLike[str]"]] = None) -> Any:
+        """`source/kernelsAt`: the kernels attributed to FILE:LINE (count, totalNs, pctGpu in
+        `df.attrs`), or the raw result without pandas."""
+        params: dict[str, Any] = {"file": os.fspath(file), "line": int(line)}
+        if workspace_root is not None:
+            params["workspaceRoot"] = os.fspath(workspace_root)
+        res = self.request(M_KERNELS_AT, params)
+        rows = res.get("kernels", []) if isinstance(res, dict) else res
+        if not self.frames:
+            return res
+        attrs = {k: v for k, v in res.items() if k != "kernels"} if isinstance(res, dict) else {}
+        return frame(rows, attrs)
+
+    def diff(self, other: Union["Profile", str, "os.PathLike[str]"]) -> Diff:
+        """`profile/diff` with this profile as base and `other` (a Profile or a path) as compare."""
+        if not isinstance(other, Profile):
+            other = Profile(other, server=self._server_arg, frames=self.frames)
+        other_id = other.id
+        return Diff(self.request(M_DIFF, {"compare": other_id}, id_key="base"))
+
+    # -- display ---------------------------------------------------------------------
+    def span(self) -> tuple[int, int]:
+        """(start, end) ns of the profile's activity."""
+        info = self._info or self.info()
+        s = info.get("span") or {"start": 0, "end": 0}
+        return int(s["start"]), int(s["end"])
+
+    def show(self, start: Optional[int] = None, end: Optional[int] = None,
+             height: int = 420) -> "TimelineWidget":
+        """An interactive timeline (wheel to zoom, drag to pan) served by `timeline/range`."""
+        from .widget import TimelineWidget
+        return TimelineWidget(self, start=start, end=end, height=height)
+
+    def tree(self, **params: Any) -> "NvtxTreeWidget":
+        """An NVTX tree widget (collapsible; CPU and projected GPU times)."""
+        from .widget import NvtxTreeWidget
+        res = self.request(M_TREE, params)
+        roots = res.get("roots", res.get("nodes", [])) if isinstance(res, dict) else res
+        return NvtxTreeWidget(roots=roots, title=os.path.basename(self.path))
+
+    def __repr__(self) -> str:
+        return f"<nsys_ai.Profile {self.path!r} id={self._id!r}>"
+
+    def _repr_html_(self) -> str:
+        info = self._info or {}
+        counts = info.get("counts") or {}
+        gpus = ", ".join(str(g.get("name")) for g in info.get("gpus") or []) or "none listed"
+        span = info.get("span") or {}
+        dur = (span.get("end", 0) - span.get("start", 0)) / 1e9 if span else 0.0
+        rows = [("file", self.path), ("nsys", info.get("nsysVersion")), ("GPUs", gpus),
+                ("span", f"{dur:.3f} s"),
+                ("kernels", f"{counts.get('kernels', 0):,}"), ("NVTX rows", f"{counts.get('nvtx', 0):,}"),
+                ("memcpy", f"{counts.get('memcpy', 0):,}")]
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
+                       f"{html.escape(str(v))}</td></tr>" for k, v in rows)
+        return f"<table class='nsys-ai-profile'>{body}</table>"
+
+
+def open(path: Union[str, "os.PathLike[str]"], *, server: Optional[str] = None,  # noqa: A001
+         frames: Optional[bool] = None) -> Profile:
+    """Opens an Nsight Systems export (.sqlite, or .nsys-rep when nsys is installed)."""
+    return Profile(path, server=server, frames=frames)

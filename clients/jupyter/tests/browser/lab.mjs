@@ -1,0 +1,162 @@
+// Drives a real JupyterLab in headless Chromium (Debian's, via playwright-core):
+// runs the widget notebook, checks the timeline and the NVTX tree render, zooms
+// with the mouse wheel and checks that the zoom's `timeline/range` request was
+// answered by the Python side. Writes screenshots and a JSON summary to OUT.
+//
+//   node lab.mjs URL OUT_DIR
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+// playwright-core lives in clients/jupyter/js/node_modules (NODE_MODULES_DIR)
+const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
+const { chromium } = require("playwright-core");
+
+const [url, outDir] = process.argv.slice(2);
+const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
+fs.mkdirSync(outDir, { recursive: true });
+const userDataDir = fs.mkdtempSync(path.join(outDir, "chromium-profile-"));
+const result = { ok: false, steps: [] };
+const step = (name, data = {}) => {
+  result.steps.push({ name, ...data });
+  console.log(`[lab] ${name} ${JSON.stringify(data)}`);
+};
+
+function fail(msg) {
+  throw new Error(msg);
+}
+
+/** Pixel statistics of a PNG, decoded by the browser itself. */
+async function pngStats(page, png) {
+  return page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = "data:image/png;base64," + b64;
+    await img.decode();
+    const c = document.createElement("canvas");
+    c.width = img.width;
+    c.height = img.height;
+    const g = c.getContext("2d");
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    const colors = new Set();
+    let nonWhite = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const [r, gg, b] = [d[i], d[i + 1], d[i + 2]];
+      if (r < 245 || gg < 245 || b < 245) nonWhite++;
+      if (colors.size < 5000) colors.add((r << 16) | (gg << 8) | b);
+    }
+    return { width: c.width, height: c.height, nonWhiteFrac: nonWhite / (d.length / 4), colors: colors.size };
+  }, png.toString("base64"));
+}
+
+const browser = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: chromiumPath,
+  headless: true,
+  args: [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  ],
+  viewport: { width: 1280, height: 1000 },
+});
+try {
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.text().includes("nsys-ai")) console.log(`[browser ${m.type()}] ${m.text()}`);
+  });
+  page.on("pageerror", (e) => console.log(`[browser pageerror] ${e.message}`));
+  await page.goto(url, { waitUntil: "domcontentloaded", timeout: 120000 });
+  await page.waitForFunction(() => window.jupyterapp && document.querySelector(".jp-Notebook"), null, { timeout: 120000 });
+  step("lab loaded");
+  // wait for the kernel to be idle, then run every cell
+  await page.waitForFunction(() => {
+    const w = window.jupyterapp.shell.currentWidget;
+    return w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel &&
+      w.sessionContext.session.kernel.status === "idle";
+  }, null, { timeout: 120000 });
+  await page.evaluate(() => window.jupyterapp.commands.execute("notebook:run-all-cells"));
+  step("run all cells");
+
+  // -- the timeline ---------------------------------------------------------------
+  const tl = page.locator(".nsys-tl").first();
+  await tl.waitFor({ state: "visible", timeout: 120000 });
+  await page.waitForFunction(() => Number(document.querySelector(".nsys-tl")?.dataset.answered || 0) >= 1, null,
+    { timeout: 60000 });
+  await page.waitForTimeout(300); // let the frame paint
+  const before = await tl.evaluate((e) => ({ ...e.dataset, status: e.querySelector(".nsys-tl-status").textContent }));
+  step("timeline first range answered", before);
+  if (Number(before.failed || 0) > 0) fail(`range request failed: ${before.status}`);
+  const shot1 = await tl.screenshot({ path: path.join(outDir, "timeline.png") });
+  const s1 = await pngStats(page, shot1);
+  step("timeline screenshot", s1);
+  if (s1.colors < 8 || s1.nonWhiteFrac < 0.05) fail(`timeline screenshot looks blank: ${JSON.stringify(s1)}`);
+
+  // zoom in with the wheel over the middle of the plot
+  const canvas = tl.locator("canvas");
+  const box = await canvas.boundingBox();
+  await page.mouse.move(box.x + 210 + (box.width - 210) * 0.4, box.y + 60);
+  const answered0 = Number(before.answered);
+  for (let i = 0; i < 3; i++) {
+    await page.mouse.wheel(0, -400);
+    await page.waitForTimeout(60);
+  }
+  await page.waitForFunction(
+    (n) => {
+      const d = document.querySelector(".nsys-tl").dataset;
+      return Number(d.answered) > n && d.answered === d.requests && Number(d.served) >= Number(d.answered);
+    },
+    answered0,
+    { timeout: 30000 },
+  );
+  await page.waitForTimeout(300);
+  const after = await tl.evaluate((e) => ({ ...e.dataset, status: e.querySelector(".nsys-tl-status").textContent }));
+  step("zoom answered", after);
+  if (Number(after.failed || 0) > 0) fail(`zoom request failed: ${after.status}`);
+  const res = (s) => /·\s*([\d.]+\s*\S+)\/px/.exec(s)?.[1];
+  if (res(after.status) === res(before.status)) fail(`resolution did not change on zoom: ${before.status} -> ${after.status}`);
+  const shot2 = await tl.screenshot({ path: path.join(outDir, "timeline-zoomed.png") });
+  const s2 = await pngStats(page, shot2);
+  step("zoomed screenshot", s2);
+  if (s2.colors < 8 || s2.nonWhiteFrac < 0.05) fail(`zoomed screenshot looks blank: ${JSON.stringify(s2)}`);
+  if (shot1.equals(shot2)) fail("zoom did not change the picture");
+
+  // drag to pan
+  const answered1 = Number(after.answered);
+  await page.mouse.move(box.x + 700, box.y + 80);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 500, box.y + 80, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForFunction(
+    (n) => {
+      const d = document.querySelector(".nsys-tl").dataset;
+      return Number(d.answered) > n && d.answered === d.requests;
+    },
+    answered1,
+    { timeout: 30000 },
+  );
+  step("pan answered", await tl.evaluate((e) => ({ ...e.dataset })));
+
+  // -- the NVTX tree ----------------------------------------------------------------
+  const tree = page.locator(".nsys-tree").first();
+  await tree.waitFor({ state: "visible", timeout: 60000 });
+  const rows0 = await tree.locator(".nsys-tree-row").count();
+  await tree.locator(".nsys-tree-toggle", { hasText: "▸" }).first().click();
+  const rows1 = await tree.locator(".nsys-tree-row").count();
+  step("tree", { roots: await tree.evaluate((e) => e.dataset.roots), rowsBefore: rows0, rowsAfterExpand: rows1 });
+  if (!(rows0 > 0 && rows1 > rows0)) fail("tree did not render or expand");
+  await tree.screenshot({ path: path.join(outDir, "tree.png") });
+
+  // -- markdown outputs (report / explain) --------------------------------------------
+  await page.screenshot({ path: path.join(outDir, "lab.png"), fullPage: false });
+  result.ok = true;
+} catch (e) {
+  result.error = String(e && e.stack ? e.stack : e);
+  console.error(`[lab] FAILED: ${result.error}`);
+  try {
+    await browser.pages()[0]?.screenshot({ path: path.join(outDir, "failure.png") });
+  } catch {}
+} finally {
+  await browser.close();
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+  fs.writeFileSync(path.join(outDir, "browser-result.json"), JSON.stringify(result, null, 2));
+}
+process.exit(result.ok ? 0 : 1);

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The widget front-end test: a real JupyterLab 4 in headless Chromium.
+
+Writes a notebook that opens PROFILE and shows `p.show()` and `p.tree()`, starts
+`jupyter lab` on 127.0.0.1 (isolated config/runtime dirs, random token), and runs
+lab.mjs (playwright-core + Debian's chromium). Exit status 0 on success, 1 on failure,
+77 when chromium or node modules are absent (the caller reports the skip).
+
+    python tests/browser/run.py PROFILE OUT_DIR
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PKG = HERE.parents[1]
+NODE_MODULES = PKG / "js" / "node_modules"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def notebook(profile: Path) -> dict:
+    cells = [
+        "import nsys_ai\n"
+        f"p = nsys_ai.open({str(profile)!r})\n"
+        "w = p.show(height=360)\n"
+        "w",
+        "p.tree()",
+        "p.explain(p.top_kernels().iloc[0]['name']) if {'kernel/explain', 'analysis/run'} <= p.server.methods "
+        "else 'kernel/explain not available'",
+    ]
+    return {
+        "nbformat": 4, "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None, "outputs": [],
+                   "source": src} for i, src in enumerate(cells)],
+    }
+
+
+def main() -> int:
+    profile = Path(sys.argv[1]).resolve()
+    out = Path(sys.argv[2]).resolve()
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        print(f"SKIP browser test: {chromium} not found (apt-get install chromium)")
+        return 77
+    if not (NODE_MODULES / "playwright-core").is_dir():
+        print(f"SKIP browser test: {NODE_MODULES}/playwright-core missing (npm ci in clients/jupyter/js)")
+        return 77
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="nsys-ai-lab-"))
+    (work / "widget_test.ipynb").write_text(json.dumps(notebook(profile), indent=1))
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ,
+           "JUPYTER_CONFIG_DIR": str(work / "config"), "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(work / "workspaces"), "IPYTHONDIR": str(work / "ipython")}
+    log = open(out / "jupyter-lab.log", "w")
+    lab = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={work}", "--LabApp.expose_app_in_browser=True",
+         "--allow-root", "--LabApp.extension_manager=readonly", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2).read()
+                break
+            except OSError:
+                if lab.poll() is not None or time.time() > deadline:
+                    print(f"jupyter lab did not start; see {out / 'jupyter-lab.log'}")
+                    return 1
+                time.sleep(0.5)
+        url = f"{base}/lab/tree/widget_test.ipynb?token={token}"
+        rc = subprocess.run(["node", str(HERE / "lab.mjs"), url, str(out)],
+                            env={**env, "CHROMIUM": chromium, "NODE_MODULES_DIR": str(NODE_MODULES)}, timeout=420).returncode
+        return 0 if rc == 0 else 1
+    finally:
+        if lab.poll() is None:
+            os.killpg(lab.pid, signal.SIGTERM)  # the lab server and the kernels it started
+            try:
+                lab.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(lab.pid, signal.SIGKILL)
+                lab.wait()
+        log.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

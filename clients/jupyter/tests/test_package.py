@@ -1,0 +1,69 @@
+"""The %nsys magic, the generated protocol types, rich display helpers, and no-pandas mode."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import nsys_ai
+from nsys_ai._rich import Report, markdown_to_html
+
+from conftest import PKG, REPO
+
+
+def test_generated_types_are_current() -> None:
+    out = subprocess.run([sys.executable, str(PKG / "scripts" / "gen_types.py"), "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_generated_types_cover_every_schema() -> None:
+    from nsys_ai import _protocol
+    schemas = {p.name for p in (REPO / "protocol" / "schemas").glob("*.*.json")}
+    methods = {n.rsplit(".", 2)[0].replace(".", "/") for n in schemas}
+    assert methods == set(_protocol.METHODS)
+    for kinds in _protocol.METHODS.values():
+        for type_name in kinds.values():
+            assert hasattr(_protocol, type_name), type_name
+    assert _protocol.ProfileOpenResult.__required_keys__ >= {"profileId", "info"}  # type: ignore[attr-defined]
+
+
+def test_magic(small_profile: Path) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "nsys_ai")
+    prof = ip.run_line_magic("nsys", str(small_profile))
+    assert isinstance(prof, nsys_ai.Profile) and prof.path == str(small_profile)
+    info = ip.run_line_magic("nsys", f"info {small_profile}")
+    assert info["counts"]["kernels"] > 0
+    with pytest.raises(ValueError, match="usage"):
+        ip.run_line_magic("nsys", "")
+    with pytest.raises(nsys_ai.NsysAIError) as ei:
+        ip.run_line_magic("nsys", "/no/such/file.sqlite")
+    assert ei.value.code == -32001
+
+
+def test_markdown_rendering_escapes() -> None:
+    html = markdown_to_html("# Title <x>\n\n- **bold** `code<>`\n\n| a | b |\n|---|---|\n| 1 | <2> |\n")
+    assert "<h1>Title &lt;x&gt;</h1>" in html
+    assert "<li><strong>bold</strong> <code>code&lt;&gt;</code></li>" in html
+    assert "<td>&lt;2&gt;</td>" in html and "<script" not in markdown_to_html("<script>alert(1)</script>")
+    rep = Report({"findings": [{"severity": "high", "title": "GPU idle", "recommendation": "overlap"}]})
+    assert "**high** GPU idle: overlap" in rep._repr_markdown_()
+    assert Report({"rendered": "# R"})._repr_markdown_() == "# R"
+
+
+def test_without_pandas(small_profile: Path, tmp_path: Path) -> None:
+    # a child interpreter where `import pandas` fails: results are plain dicts and lists
+    (tmp_path / "pandas.py").write_text("raise ImportError('pandas hidden for this test')\n")
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "import nsys_ai\n"
+            "p = nsys_ai.open(%r)\n"
+            "assert p.frames is False\n"
+            "t = p.tracks() if 'timeline/tracks' in p.server.methods else []\n"
+            "assert isinstance(t, list)\n"
+            "print('OK', type(p.info()).__name__)\n") % (str(tmp_path), str(small_profile))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "OK dict" in out.stdout, out.stderr

@@ -1,0 +1,191 @@
+"""`Profile` methods against the real server, checked against independent SQL where it applies."""
+from __future__ import annotations
+
+import array
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import nsys_ai
+from nsys_ai import NsysAIError
+from nsys_ai.widget import encode_range
+
+from conftest import SQL, need, need_real
+
+
+@pytest.fixture()
+def prof(small_profile: Path) -> nsys_ai.Profile:
+    return nsys_ai.open(small_profile)
+
+
+def test_info_matches_sql(prof: nsys_ai.Profile, small_profile: Path, sql: SQL) -> None:
+    info = prof.info()
+    assert info["path"] == str(small_profile)
+    assert info["counts"]["kernels"] == sql.kernel_count(small_profile)
+    s, e = prof.span()
+    assert s < e and info["span"] == {"start": s, "end": e}
+    assert "<table" in prof._repr_html_() and f"{info['counts']['kernels']:,}" in prof._repr_html_()
+
+
+def test_top_kernels_dataframe_matches_sql(prof: nsys_ai.Profile, small_profile: Path, sql: SQL,
+                                           methods: frozenset[str]) -> None:
+    need(methods, "analysis/run")
+    df = prof.top_kernels()
+    assert isinstance(df, pd.DataFrame)
+    assert list(df.columns[:8]) == ["name", "count", "totalNs", "avgNs", "minNs", "maxNs", "medianNs", "pctOfGpu"]
+    assert df.attrs["name"] == "top_kernels" and "window" in df.attrs and "summary" in df.attrs
+    ref = sql.top_kernels(small_profile)
+    assert len(df) > 0
+    for row in df.itertuples(index=False):
+        count, total, mn, mx = ref[row.name]
+        assert (row.count, row.totalNs, row.minNs, row.maxNs) == (count, total, mn, mx), row.name
+    assert df["totalNs"].is_monotonic_decreasing
+    plain = nsys_ai.open(small_profile, frames=False).top_kernels()
+    assert isinstance(plain, dict) and plain["rows"][0]["name"] == df.iloc[0]["name"]
+
+
+def test_analyze_errors(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+    need(methods, "analysis/run")
+    with pytest.raises(NsysAIError) as ei:
+        prof.analyze("no_such_analysis")
+    assert ei.value.code == -32010 and "no_such_analysis" in ei.value.message
+
+
+def test_tracks_and_timeline_match_sql(prof: nsys_ai.Profile, small_profile: Path, sql: SQL,
+                                       methods: frozenset[str]) -> None:
+    need(methods, "timeline/tracks", "timeline/range")
+    tracks = prof.tracks()
+    assert {"id", "kind", "name"} <= set(tracks.columns)
+    gpu_ids = set(tracks[tracks["kind"] == "gpu"]["id"])
+    assert gpu_ids
+    s, _ = prof.span()
+    start, end = s + 20_000_000, s + 21_000_000  # 1 ms: few events per pixel at 4000 px
+    df = prof.timeline(start, end, width=4000)
+    assert df.attrs["start"] <= start and df.attrs["end"] >= end and df.attrs["resolution"] > 0
+    gpu = df[df["track"].isin(gpu_ids)]
+    assert set(gpu["type"]) <= {"event"}, "expected individual events in a 1 ms window"
+    kernels = gpu[gpu["kind"] == "kernel"]
+    assert len(kernels) == sql.kernels_in(small_profile, start, end) > 0
+    raw = nsys_ai.open(small_profile, frames=False).timeline(start, end, width=4000)
+    assert isinstance(raw, dict) and {t["id"] for t in raw["tracks"]} >= set(df["track"])
+
+
+def test_widget_encoding_round_trips(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+    need(methods, "timeline/range")
+    s, e = prof.span()
+    raw = prof.request("timeline/range", {"start": s, "end": e, "width": 800})
+    msg, buffers = encode_range(raw)
+    assert len(buffers) == len(raw["tracks"]) == len(msg["tracks"])
+    kinds = set()
+    for t, wire in zip(raw["tracks"], msg["tracks"]):
+        col = array.array("d")
+        col.frombytes(buffers[wire["buffer"]])
+        if sys.byteorder != "little":
+            col.byteswap()
+        if "buckets" in t:
+            kinds.add("buckets")
+            assert wire["type"] == "buckets" and len(col) == 6 * len(t["buckets"]) == 6 * wire["n"]
+            for i, b in enumerate(t["buckets"]):
+                assert (col[6 * i], col[6 * i + 1], col[6 * i + 2], col[6 * i + 3]) == \
+                    (b["start"], b["end"], b["count"], b["busyNs"])
+        else:
+            kinds.add("events")
+            assert wire["type"] == "events" and len(col) == 4 * len(t["events"])
+            for i, ev in enumerate(t["events"]):
+                assert (col[4 * i], col[4 * i + 1]) == (ev["start"], ev["end"])
+                assert wire["names"][i] == ev["name"]
+    assert kinds == {"events", "buckets"}  # the whole small profile at 800 px mixes both
+
+
+def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+    need(methods, "timeline/tracks", "timeline/range")
+    w = prof.show()
+    sent: list[tuple[dict, list[bytes]]] = []
+    w.send = lambda content, buffers=None: sent.append((content, buffers or []))  # type: ignore[method-assign]
+    s, e = prof.span()
+    w._on_msg(w, {"id": 7, "kind": "range", "start": s, "end": (s + e) // 2, "width": 500}, [])
+    w._on_msg(w, {"id": 8, "kind": "range", "start": "x", "end": e, "width": 500}, [])
+    w._on_msg(w, {"id": 9, "kind": "range", "start": e, "end": s, "width": 500}, [])
+    (ok, bufs), (bad, _), (inverted, _) = sent
+    assert ok["id"] == 7 and "error" not in ok and len(bufs) == len(ok["tracks"]) == len(w.tracks)
+    assert bad["id"] == 8 and "ValueError" in bad["error"]
+    assert inverted["id"] == 9 and inverted["code"] == -32602  # the server's own validation
+    assert w.served == 1 and w.last_ms > 0
+
+
+def test_nvtx_tree_frame(prof: nsys_ai.Profile, small_profile: Path, sql: SQL, methods: frozenset[str]) -> None:
+    need(methods, "nvtx/tree")
+    df = prof.nvtx_tree()
+    assert {"depth", "name", "path", "start", "end", "opCount"} <= set(df.columns)
+    roots = df.attrs["roots"]
+    assert (df["depth"] == 0).sum() == len(roots) > 0
+    assert set(df["name"]) <= sql.nvtx_names(small_profile)
+    child = df[df["depth"] == 2].iloc[0]
+    assert child["path"].count(" > ") == 2
+    plain = nsys_ai.open(small_profile, frames=False).nvtx_tree()
+    assert isinstance(plain, list) and plain[0]["name"] == roots[0]["name"]
+    tree = prof.tree()
+    assert len(tree.roots) == len(roots)
+
+
+def test_kernels_at(tagged_profile: Path, methods: frozenset[str]) -> None:
+    need(methods, "source/kernelsAt", "source/map")
+    p = nsys_ai.open(tagged_profile)
+    m = p.request("source/map", {"workspaceRoot": str(tagged_profile.parent)})
+    f = m["files"][0]
+    line = max(f["lines"], key=lambda ln: ln["count"])
+    df = p.kernels_at(f["file"], line["line"], workspace_root=tagged_profile.parent)
+    assert df.attrs["count"] == line["count"] > 0
+    assert set(df["name"]) == {k["name"] for k in line["kernels"]}
+    empty = p.kernels_at(f["file"], 999999)
+    assert len(empty) == 0 and empty.attrs["count"] == 0
+
+
+def test_explain_is_rich(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+    need(methods, "kernel/explain", "analysis/run")
+    name = prof.top_kernels().iloc[0]["name"]
+    ex = prof.explain(name)
+    assert isinstance(ex, dict) and ex["name"] == name
+    md = ex._repr_markdown_()
+    assert md == ex["markdown"] and len(md) > 40
+    assert "<" in ex._repr_html_()
+    with pytest.raises(NsysAIError) as ei:
+        prof.explain(10**9)
+    assert ei.value.code in (-32008, -32602)
+
+
+def test_report_is_rich(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+    need(methods, "report/generate")
+    rep = prof.report()
+    assert isinstance(rep.get("findings"), list)
+    md = rep._repr_markdown_()
+    assert md.strip() and rep._repr_html_().startswith("<div")
+    f = rep.findings
+    assert len(f) == len(rep["findings"])
+
+
+def test_diff(small_profile: Path, small_profile_b: Path, methods: frozenset[str]) -> None:
+    need(methods, "profile/diff")
+    a = nsys_ai.open(small_profile)
+    d = a.diff(small_profile_b)
+    assert isinstance(d, dict) and d._repr_markdown_().strip()
+    same = a.diff(a)
+    assert isinstance(same, dict)
+
+
+def test_real_profile(methods: frozenset[str]) -> None:
+    path = need_real("nsys2026_h100_2gpu_1s")
+    p = nsys_ai.open(path)
+    info = p.info()
+    assert info["counts"]["kernels"] == SQL().kernel_count(path)
+    if "timeline/range" in methods:
+        s, e = p.span()
+        tl = p.timeline(s, e, width=1500)
+        assert tl.attrs["start"] <= s and tl.attrs["end"] >= e and len(tl) > 0
+    if "analysis/run" in methods:
+        df = p.top_kernels()
+        ref = SQL().top_kernels(path)
+        top = df.iloc[0]
+        assert (top["count"], top["totalNs"]) == ref[top["name"]][:2]

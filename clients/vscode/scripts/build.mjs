@@ -1,0 +1,21 @@
+// Builds the two bundles (extension host, webview) and the test bundles with esbuild.
+import * as esbuild from 'esbuild';
+import { readdirSync, mkdirSync, copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const prod = process.argv.includes('--production');
+const common = { bundle: true, sourcemap: !prod, minify: prod, logLevel: 'warning' };
+
+mkdirSync('dist', { recursive: true });
+await esbuild.build({ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node18', external: ['vscode'] });
+await esbuild.build({ ...common, entryPoints: ['src/webview/main.ts'], outfile: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022' });
+copyFileSync('src/webview/webview.css', 'dist/webview.css');
+
+if (!prod) {
+  for (const dir of ['unit', 'ui']) {
+    const src = join('test', dir);
+    const entries = readdirSync(src).filter((f) => f.endsWith('.test.ts')).map((f) => join(src, f));
+    if (entries.length === 0) continue;
+    await esbuild.build({ ...common, entryPoints: entries, outdir: join('out', 'test', dir), platform: 'node', format: 'cjs', target: 'node18', external: ['vscode', 'playwright-core', 'esbuild'] });
+  }
+}

@@ -1,0 +1,62 @@
+/* The host side of the webview protocol, free of vscode imports: the
+ * extension wires it to a WebviewPanel, the UI-test harness to a browser page.
+ * Read-only methods are forwarded to the server; everything else is refused. */
+import type { HostToWebview, WebviewToHost } from '../protocol/messages';
+import { isWebviewToHost } from '../protocol/messages';
+import type { ProfileInfo } from '../protocol/types';
+import type { Logger } from './logger';
+import { CancellationTokenSource, ResponseError, WEBVIEW_METHODS, type NsysClient } from './nsysClient';
+
+export interface BridgeContext {
+  client: () => Promise<NsysClient>;
+  profile: () => { profileId: string; title: string; info: ProfileInfo };
+  post: (m: HostToWebview) => void;
+  logger: Logger;
+  /** A message to deliver right after `init` (e.g. a pending reveal). */
+  takePending?: () => HostToWebview | undefined;
+  /** Observes every forwarded request (tests use it). */
+  onRequest?: (method: string, params: Record<string, unknown>) => void;
+}
+
+export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Promise<void> } {
+  const inflight = new Map<number, CancellationTokenSource>();
+  const handle = async (raw: unknown): Promise<void> => {
+    if (!isWebviewToHost(raw)) { ctx.logger.warn('webview sent a malformed message'); return; }
+    const m: WebviewToHost = raw;
+    switch (m.type) {
+      case 'ready': {
+        const client = await ctx.client();
+        const p = ctx.profile();
+        ctx.post({ type: 'init', profileId: p.profileId, title: p.title, info: p.info, reportMethod: client.reportMethod() });
+        const pending = ctx.takePending?.();
+        if (pending) ctx.post(pending);
+        return;
+      }
+      case 'rpc': {
+        if (!WEBVIEW_METHODS.has(m.method)) {
+          ctx.post({ type: 'rpcError', id: m.id, error: { code: -32601, message: `${m.method} is not available to the webview` } });
+          return;
+        }
+        const src = new CancellationTokenSource();
+        inflight.set(m.id, src);
+        const params = { ...m.params, profileId: ctx.profile().profileId };
+        ctx.onRequest?.(m.method, params);
+        try {
+          const client = await ctx.client();
+          ctx.post({ type: 'rpcResult', id: m.id, result: await client.request(m.method, params, src.token) });
+        } catch (e) {
+          const code = e instanceof ResponseError ? e.code : -32603;
+          ctx.post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });
+        } finally {
+          inflight.delete(m.id);
+        }
+        return;
+      }
+      case 'cancel': inflight.get(m.id)?.cancel(); return;
+      case 'log': ctx.logger[m.level](`[webview] ${m.message}`); return;
+      case 'perf': ctx.logger.info(`[webview] ${m.name}: ${m.ms.toFixed(1)} ms`); return;
+      default: ctx.logger.warn(`unknown webview message ${(m as { type?: string }).type}`);
+    }
+  };
+  return { handle };
+}

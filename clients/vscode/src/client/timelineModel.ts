@@ -1,0 +1,154 @@
+/* The timeline's view-model: which `timeline/range` tiles the view needs at
+ * its power-of-two resolution (ns per pixel), which to prefetch around it,
+ * and a cache of answers keyed by resolution and tile edges. Tiles are
+ * aligned to multiples of their span, so bucket edges stay stable across pans
+ * and a tile fetched once is reused for every view that touches it.
+ * Free of DOM and vscode imports: the webview and the unit tests use it. */
+import type { RangeResult, TrackRange } from '../protocol/types';
+
+export const TILE_PX = 512;
+
+export interface View { start: number; end: number; width: number }
+export interface TileKey { resolution: number; start: number; end: number }
+export interface Tile extends TileKey { key: string; result: RangeResult }
+
+export type FetchRange = (p: { start: number; end: number; width: number }) => Promise<RangeResult>;
+
+/** Smallest power of two ≥ ns per pixel (at least 1). */
+export function resolutionFor(spanNs: number, widthPx: number): number {
+  const per = Math.max(1, spanNs / Math.max(1, widthPx));
+  return 2 ** Math.ceil(Math.log2(per) - 1e-9);
+}
+
+export function tileKey(t: TileKey): string {
+  return `${t.resolution}:${t.start}:${t.end}`;
+}
+
+/** Aligned tiles covering the view, plus `prefetch` tiles on each side. */
+export function tilesFor(view: View, prefetch = 1, bounds?: { start: number; end: number }): TileKey[] {
+  const resolution = resolutionFor(view.end - view.start, view.width);
+  const span = resolution * TILE_PX;
+  const first = Math.floor(view.start / span) - prefetch;
+  const last = Math.floor((view.end - 1) / span) + prefetch;
+  const out: TileKey[] = [];
+  for (let i = first; i <= last; i++) {
+    const start = i * span;
+    const end = start + span;
+    if (bounds && (end <= bounds.start || start >= bounds.end)) continue;
+    out.push({ resolution, start, end });
+  }
+  /* visible tiles first, prefetch after */
+  const mid = (view.start + view.end) / 2;
+  const visible = (t: TileKey) => t.end > view.start && t.start < view.end;
+  return out.sort((a, b) => Number(visible(b)) - Number(visible(a)) || Math.abs(a.start - mid) - Math.abs(b.start - mid));
+}
+
+export class TimelineModel {
+  private cache = new Map<string, Tile>();
+  private inflight = new Map<string, Promise<Tile | undefined>>();
+  private generation = 0;
+  requests = 0;
+
+  constructor(
+    private readonly fetch: FetchRange,
+    private readonly onTile: (t: Tile) => void = () => {},
+    private readonly maxTiles = 256,
+    readonly bounds?: { start: number; end: number },
+  ) {}
+
+  /** Fetches what the view lacks; resolves when the visible tiles are cached. */
+  async ensure(view: View, prefetch = 1): Promise<void> {
+    const keys = tilesFor(view, prefetch, this.bounds);
+    const visible = keys.filter((k) => k.end > view.start && k.start < view.end);
+    const all = keys.map((k) => this.load(k));
+    await Promise.all(all.slice(0, visible.length));
+  }
+
+  private load(k: TileKey): Promise<Tile | undefined> {
+    const key = tileKey(k);
+    const hit = this.cache.get(key);
+    if (hit) {
+      this.cache.delete(key);
+      this.cache.set(key, hit); /* LRU: most recent last */
+      return Promise.resolve(hit);
+    }
+    const pending = this.inflight.get(key);
+    if (pending) return pending;
+    const gen = this.generation;
+    this.requests++;
+    const p = this.fetch({ start: k.start, end: k.end, width: TILE_PX })
+      .then((result) => {
+        this.inflight.delete(key);
+        if (gen !== this.generation) return undefined;
+        const tile: Tile = { ...k, key, result };
+        this.cache.set(key, tile);
+        while (this.cache.size > this.maxTiles) this.cache.delete(this.cache.keys().next().value as string);
+        this.onTile(tile);
+        return tile;
+      })
+      .catch((e) => {
+        this.inflight.delete(key);
+        throw e;
+      });
+    this.inflight.set(key, p);
+    return p;
+  }
+
+  has(k: TileKey): boolean { return this.cache.has(tileKey(k)); }
+
+  /** Cached tiles to draw for the view: the exact resolution where present,
+   * else the nearest cached resolution covering the gap (so pans never blank). */
+  tilesToDraw(view: View): Tile[] {
+    const exact = tilesFor(view, 0, this.bounds);
+    const out: Tile[] = [];
+    for (const k of exact) {
+      const t = this.cache.get(tileKey(k));
+      if (t) { out.push(t); continue; }
+      let best: Tile | undefined;
+      for (const c of this.cache.values()) {
+        if (c.end > k.start && c.start < k.end && (!best || Math.abs(Math.log2(c.resolution / k.resolution)) < Math.abs(Math.log2(best.resolution / k.resolution)))) best = c;
+      }
+      if (best) for (const c of this.cache.values()) if (c.resolution === best.resolution && c.end > k.start && c.start < k.end && !out.includes(c)) out.push(c);
+    }
+    return out;
+  }
+
+  /** Drops everything (new profile id after a restart). */
+  clear(): void {
+    this.generation++;
+    this.cache.clear();
+    this.inflight.clear();
+  }
+
+  get size(): number { return this.cache.size; }
+}
+
+/** Per track id, the ranges of every tile (drawing order). */
+export function byTrack(tiles: Tile[]): Map<string, TrackRange[]> {
+  const m = new Map<string, TrackRange[]>();
+  for (const t of tiles) for (const tr of t.result.tracks) {
+    const l = m.get(tr.id);
+    if (l) l.push(tr); else m.set(tr.id, [tr]);
+  }
+  return m;
+}
+
+/** Zoom the view by `factor` (< 1 zooms in) around `anchorNs`, clamped to bounds. */
+export function zoomView(view: View, factor: number, anchorNs: number, bounds?: { start: number; end: number }, minSpan = 1000): View {
+  let span = Math.max(minSpan, (view.end - view.start) * factor);
+  if (bounds) span = Math.min(span, bounds.end - bounds.start);
+  const frac = (anchorNs - view.start) / (view.end - view.start);
+  let start = anchorNs - frac * span;
+  return clampView({ start, end: start + span, width: view.width }, bounds);
+}
+
+export function panView(view: View, deltaNs: number, bounds?: { start: number; end: number }): View {
+  return clampView({ start: view.start + deltaNs, end: view.end + deltaNs, width: view.width }, bounds);
+}
+
+function clampView(v: View, bounds?: { start: number; end: number }): View {
+  if (!bounds) return v;
+  const span = v.end - v.start;
+  let start = Math.max(bounds.start, Math.min(v.start, bounds.end - span));
+  return { start, end: start + span, width: v.width };
+}

@@ -1,0 +1,46 @@
+/* Command handlers: open a profile, show a kernel/range/line in the timeline,
+ * annotate with NVTX, refresh the source map. */
+import * as vscode from 'vscode';
+import type { AnnotateParams } from '../protocol/types';
+import type { ProfileStore } from './profileStore';
+import type { ProfileEditorProvider } from './profileEditor';
+import type { SourceInsights } from './sourceInsights';
+import { VIEW_TYPE, REP_VIEW_TYPE } from './profileEditor';
+import { runAnnotate } from './annotateAction';
+
+export interface ShowArgs { profileId?: string; kernelId?: number; name?: string; start?: number; end?: number; file?: string; line?: number }
+
+export function registerCommands(store: ProfileStore, editor: ProfileEditorProvider, insights: SourceInsights): vscode.Disposable[] {
+  const guard = <A extends unknown[]>(fn: (...a: A) => Promise<void>) => async (...a: A) => {
+    try { await fn(...a); } catch (e) { void vscode.window.showErrorMessage(`nsys-ai: ${(e as Error).message}`); }
+  };
+  return [
+    vscode.commands.registerCommand('nsys-ai.openProfile', guard(async (uri?: vscode.Uri) => {
+      const target = uri ?? (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Nsight Systems': ['sqlite', 'nsys-rep'] }, title: 'Open an Nsight Systems profile' }))?.[0];
+      if (target) await vscode.commands.executeCommand('vscode.openWith', target, target.fsPath.endsWith('.nsys-rep') ? REP_VIEW_TYPE : VIEW_TYPE);
+    })),
+    vscode.commands.registerCommand('nsys-ai.showInTimeline', guard(async (args: ShowArgs) => {
+      const p = (args.profileId && store.byId(args.profileId)) || store.active;
+      if (!p) throw new Error('no profile is open');
+      const client = await store.server.get();
+      let { kernelId, start, end } = args;
+      if (kernelId === undefined && args.file && args.line !== undefined) {
+        const at = await client.kernelsAt(p.profileId, args.file, args.line);
+        const k = at.kernels?.[0];
+        kernelId = (k?.kernelId ?? k?.exampleKernelId) as number | undefined;
+      }
+      if (kernelId !== undefined && (start === undefined || end === undefined)) {
+        const d = await client.kernelDetails(p.profileId, kernelId);
+        start = Number(d.start); end = Number(d.end);
+      }
+      await editor.post(p.uri, { type: 'reveal', kernelId, start, end });
+    })),
+    vscode.commands.registerCommand('nsys-ai.annotate', guard(async (uri?: vscode.Uri, scope?: AnnotateParams['scope']) => {
+      const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+      if (!target) throw new Error('no file to annotate');
+      await runAnnotate(store.server, target, scope ?? 'file');
+    })),
+    vscode.commands.registerCommand('nsys-ai.refreshSourceMap', () => insights.refresh()),
+    vscode.commands.registerCommand('nsys-ai.showOutput', () => store.server.output.show()),
+  ];
+}

@@ -1,0 +1,120 @@
+/* Webview entry: builds the layout and routes host messages (one union keyed
+ * on `type`; unknown types are logged). All data comes through the host bridge. */
+import type { HostToWebview } from '../protocol/messages';
+import { profileSpan } from '../protocol/types';
+import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeResult, ReportResult, TimelineTracksResult, AnalysisResult } from '../protocol/types';
+import { HostBridge } from './rpc';
+import { h } from './dom';
+import { TimelineView } from './timelineView';
+import { DetailsPanel } from './detailsPanel';
+import { NvtxTreeView } from './nvtxTreeView';
+import { TopKernelsTable } from './topKernelsTable';
+import { renderFindings } from './findingsView';
+
+const bridge = new HostBridge();
+let profileId = '';
+let timeline: TimelineView | undefined;
+let pendingReveal: Extract<HostToWebview, { type: 'reveal' }> | undefined;
+const app = document.getElementById('app')!;
+
+function tabs(panels: Array<[string, HTMLElement]>): HTMLElement {
+  const bar = h('div', { class: 'tabs', role: 'tablist' });
+  const box = h('div', { class: 'panels' });
+  panels.forEach(([name, panel], i) => {
+    const id = `tab-${name.toLowerCase().replace(/\W+/g, '-')}`;
+    const tab = h('button', { role: 'tab', id, 'aria-selected': String(i === 0), tabindex: i === 0 ? '0' : '-1' }, name);
+    panel.setAttribute('role', 'tabpanel');
+    panel.setAttribute('aria-labelledby', id);
+    panel.hidden = i !== 0;
+    const activate = () => {
+      bar.querySelectorAll('[role=tab]').forEach((t) => { t.setAttribute('aria-selected', 'false'); (t as HTMLElement).tabIndex = -1; });
+      tab.setAttribute('aria-selected', 'true'); tab.tabIndex = 0; tab.focus();
+      panels.forEach(([, p]) => (p.hidden = p !== panel));
+    };
+    tab.addEventListener('click', activate);
+    tab.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'ArrowRight' && ev.key !== 'ArrowLeft') return;
+      const all = [...bar.querySelectorAll<HTMLElement>('[role=tab]')];
+      all[(all.indexOf(tab) + (ev.key === 'ArrowRight' ? 1 : all.length - 1)) % all.length]!.click();
+    });
+    bar.append(tab);
+    box.append(panel);
+  });
+  return h('div', { class: 'bottom' }, bar, box);
+}
+
+async function init(id: string, title: string, info: ProfileInfo, reportMethod: string | undefined): Promise<void> {
+  const openedAt = performance.now();
+  profileId = id;
+  const rpc = <R>(method: string, params: Record<string, unknown>) => bridge.request<R>(method, { profileId, ...params });
+  const tracks = await rpc<TimelineTracksResult>('timeline/tracks', {});
+  const span = profileSpan(info);
+  if (!span) { app.replaceChildren(h('p', { class: 'muted' }, 'This profile has no timed activity.')); return; }
+  const { start, end } = span;
+  const details = (kernelId: number) => rpc<Record<string, unknown>>('kernel/details', { kernelId });
+  const explain = (kernelId: number) => rpc<KernelExplain>('kernel/explain', { kernelId });
+  const panel = new DetailsPanel(details, explain, (name) => rpc<KernelExplain>('kernel/explain', { name }));
+  timeline = new TimelineView(tracks.tracks, { start, end }, (p) => rpc<RangeResult>('timeline/range', p), details, (hit) => {
+    activateTab('Details');
+    void panel.show(hit);
+  });
+  const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(n.gpuStart ?? n.start, n.gpuEnd ?? n.end));
+  const top = new TopKernelsTable((r) => { activateTab('Details'); void panel.showName(r.name); });
+  const findings = h('div', { class: 'findings-panel' }, h('p', { class: 'muted' }, 'Loading findings…'));
+  const toolbar = h('div', { class: 'toolbar' },
+    h('span', { class: 'title' }, title),
+    button('Zoom in', '+', () => timeline!.zoom(1 / 1.5)),
+    button('Zoom out', '−', () => timeline!.zoom(1.5)),
+    button('Reset zoom', 'Fit', () => timeline!.setView({ start, end, width: timeline!.currentView.width })));
+  app.replaceChildren(toolbar, timeline.el, tabs([['Details', panel.el], ['NVTX tree', tree.el], ['Top kernels', top.el], ['Findings', findings]]));
+  timeline.start(openedAt);
+  if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
+  rpc<NvtxTreeResult>('nvtx/tree', { maxDepth: 6 }).then((r) => tree.render(r.roots ?? r.nodes ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
+  rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
+  rpc<ReportResult>(reportMethod ?? 'report', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
+}
+
+function applyReveal(m: Extract<HostToWebview, { type: 'reveal' }>): void {
+  if (m.start !== undefined && m.end !== undefined) timeline!.reveal(m.start, m.end, m.kernelId);
+}
+
+function activateTab(name: string): void {
+  const tab = [...document.querySelectorAll<HTMLElement>('[role=tab]')].find((t) => t.textContent === name);
+  if (tab && tab.getAttribute('aria-selected') !== 'true') {
+    const active = document.activeElement as HTMLElement | null;
+    tab.click();
+    active?.focus();
+  }
+}
+
+function button(label: string, text: string, fn: () => void): HTMLElement {
+  const b = h('button', { 'aria-label': label, title: label }, text);
+  b.addEventListener('click', fn);
+  return b;
+}
+
+function errorText(what: string, e: unknown): HTMLElement {
+  return h('p', { class: 'error' }, `${what} unavailable: ${(e as Error)?.message ?? String(e)}`);
+}
+
+window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
+  const m = ev.data;
+  if (bridge.settle(m)) return;
+  switch (m.type) {
+    case 'init':
+      init(m.profileId, m.title, m.info, m.reportMethod).catch((e) => app.replaceChildren(errorText('Profile', e)));
+      break;
+    case 'reveal':
+      if (timeline) applyReveal(m); else pendingReveal = m;
+      break;
+    case 'profileReopened':
+      profileId = m.profileId;
+      break;
+    default:
+      console.warn('nsys-ai webview: unknown message', m);
+      bridge.log('warn', `unknown message type ${(m as { type?: string }).type}`);
+  }
+});
+
+app.replaceChildren(h('p', { class: 'muted' }, 'Opening profile…'));
+bridge.post({ type: 'ready' });

@@ -1,0 +1,299 @@
+/* The timeline canvas: rows of GPU streams and NVTX ranges, drawn from the
+ * TimelineModel's cached tiles. Wheel or +/- zoom, drag or arrows pan, Home
+ * resets, n/p step through kernels, Enter selects. Frames are timed with
+ * performance marks (window.__nsysPerf collects them for tests). */
+import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor } from '../client/timelineModel';
+import { formatNs } from '../client/format';
+import type { Bucket, RangeResult, TimelineEvent, Track } from '../protocol/types';
+import { colorFor } from './colors';
+import { cssVar, h } from './dom';
+import { timelineRows, type Row } from './tracks';
+
+const GUTTER = 190;
+const ROW_H = 22;
+const AXIS_H = 22;
+
+export interface Hit { id: number; name: string; kind: string; start: number; end: number; trackId: string; gpu: boolean; count?: number }
+
+export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[] }
+declare global { interface Window { __nsysPerf: Perf } }
+
+export class TimelineView {
+  readonly el: HTMLElement;
+  private canvas: HTMLCanvasElement;
+  private tooltip: HTMLElement;
+  private model: TimelineModel;
+  private rows: Row[];
+  private view: View;
+  private hits: Hit[][] = [];
+  private hover: Hit | undefined;
+  private selected: number | undefined;
+  private frameQueued = false;
+  private t0 = performance.now();
+  private detailsCache = new Map<number, Promise<Record<string, unknown>>>();
+  readonly perf: Perf = (window.__nsysPerf = { frames: [], hovers: [] });
+
+  constructor(
+    tracks: Track[],
+    private readonly bounds: { start: number; end: number },
+    fetch: (p: { start: number; end: number; width: number; tracks: string[] }) => Promise<RangeResult>,
+    private readonly details: (kernelId: number) => Promise<Record<string, unknown>>,
+    private readonly onSelect: (hit: Hit) => void,
+  ) {
+    this.rows = timelineRows(tracks);
+    const ids = this.rows.map((r) => r.track.id);
+    this.model = new TimelineModel((p) => fetch({ ...p, tracks: ids }), () => this.queueFrame(), 256, bounds);
+    this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Home resets, n and p step through kernels, Enter selects.' });
+    this.tooltip = h('div', { class: 'tooltip', role: 'tooltip', hidden: '' });
+    this.el = h('div', { class: 'timeline' }, this.canvas, this.tooltip);
+    this.view = { start: bounds.start, end: bounds.end, width: 1000 };
+    this.attach();
+  }
+
+  /** Call once the element is in the document. */
+  start(openedAt = performance.now()): void {
+    this.t0 = openedAt;
+    performance.mark('nsys-open', { startTime: openedAt });
+    new ResizeObserver(() => this.resize()).observe(this.el);
+    this.resize();
+  }
+
+  private resize(): void {
+    const w = Math.max(200, this.el.clientWidth);
+    const hgt = AXIS_H + this.rows.length * ROW_H + 4;
+    const dpr = window.devicePixelRatio || 1;
+    this.canvas.width = Math.floor(w * dpr);
+    this.canvas.height = Math.floor(hgt * dpr);
+    this.canvas.style.width = `${w}px`;
+    this.canvas.style.height = `${hgt}px`;
+    this.setView({ ...this.view, width: Math.max(1, w - GUTTER) });
+  }
+
+  get currentView(): View { return this.view; }
+
+  setView(v: View): void {
+    this.view = v;
+    this.queueFrame();
+    this.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
+  }
+
+  reveal(start: number, end: number, kernelId?: number): void {
+    const pad = Math.max(1000, (end - start) * 2);
+    if (kernelId !== undefined) this.selected = kernelId;
+    this.setView({ start: Math.max(this.bounds.start, start - pad), end: Math.min(this.bounds.end, end + pad), width: this.view.width });
+  }
+
+  zoom(factor: number, anchor = (this.view.start + this.view.end) / 2): void {
+    this.setView(zoomView(this.view, factor, anchor, this.bounds));
+  }
+
+  private queueFrame(): void {
+    if (this.frameQueued) return;
+    this.frameQueued = true;
+    requestAnimationFrame(() => { this.frameQueued = false; this.draw(); });
+  }
+
+  private complete(): boolean {
+    return tilesFor(this.view, 0, this.bounds).every((k) => this.model.has(k));
+  }
+
+  draw(): void {
+    const t = performance.now();
+    const ctx = this.canvas.getContext('2d')!;
+    const dpr = window.devicePixelRatio || 1;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const W = this.canvas.width / dpr, H = this.canvas.height / dpr;
+    const fg = cssVar('--vscode-editor-foreground', '#ccc');
+    const bg = cssVar('--vscode-editor-background', '#1e1e1e');
+    const grid = cssVar('--vscode-editorWidget-border', '#444');
+    const sel = cssVar('--vscode-focusBorder', '#007fd4');
+    ctx.fillStyle = bg;
+    ctx.fillRect(0, 0, W, H);
+    ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
+    ctx.textBaseline = 'middle';
+    const v = this.view;
+    const nsPerPx = (v.end - v.start) / v.width;
+    const x = (ns: number) => GUTTER + (ns - v.start) / nsPerPx;
+    this.drawAxis(ctx, fg, grid, W);
+    const data = byTrack(this.model.tilesToDraw(v));
+    this.hits = [];
+    this.rows.forEach((row, i) => {
+      const y = AXIS_H + i * ROW_H;
+      const hits: Hit[] = [];
+      this.hits.push(hits);
+      ctx.fillStyle = grid;
+      ctx.fillRect(GUTTER, y + ROW_H - 1, W - GUTTER, 1);
+      for (const tr of data.get(row.track.id) ?? []) {
+        if ('events' in tr) {
+          for (const e of tr.events as TimelineEvent[]) {
+            if (e.end < v.start || e.start > v.end) continue;
+            const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, Math.max(x(e.end), x0 + 1));
+            ctx.fillStyle = e.id === this.selected ? sel : colorFor(e.name, e.kind);
+            ctx.fillRect(x0, y + 2, x1 - x0, ROW_H - 5);
+            if (x1 - x0 > 40) {
+              ctx.fillStyle = '#fff';
+              ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0, ROW_H); ctx.clip();
+              ctx.fillText(e.name, x0 + 3, y + ROW_H / 2);
+              ctx.restore();
+            }
+            hits.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, trackId: row.track.id, gpu: row.group === 'gpu' });
+          }
+        } else {
+          for (const b of tr.buckets as Bucket[]) {
+            if (b.end < v.start || b.start > v.end) continue;
+            const x0 = Math.max(GUTTER, x(b.start)), x1 = Math.min(W, Math.max(x(b.end), x0 + 1));
+            const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
+            ctx.globalAlpha = 0.35 + 0.65 * busy;
+            ctx.fillStyle = b.longest.id === this.selected ? sel : colorFor(b.longest.name, row.group);
+            const bh = Math.max(3, (ROW_H - 5) * Math.max(0.25, busy));
+            ctx.fillRect(x0, y + ROW_H - 3 - bh, x1 - x0, bh);
+            ctx.globalAlpha = 1;
+            hits.push({ id: b.longest.id, name: b.longest.name, kind: row.group === 'gpu' ? 'kernel' : 'nvtx', start: b.start, end: b.end, trackId: row.track.id, gpu: row.group === 'gpu', count: b.count });
+          }
+        }
+      }
+      ctx.fillStyle = bg;
+      ctx.fillRect(0, y, GUTTER - 2, ROW_H);
+      ctx.fillStyle = fg;
+      ctx.fillText(row.label.length > 28 ? row.label.slice(0, 27) + '…' : row.label, 6, y + ROW_H / 2);
+    });
+    const ms = performance.now() - t;
+    this.perf.frames.push(ms);
+    if (this.perf.firstFrameMs === undefined && this.complete()) {
+      this.perf.firstFrameMs = performance.now() - this.t0;
+      performance.measure('nsys-first-frame', 'nsys-open');
+      this.el.dataset.rendered = 'true';
+    }
+    this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));
+  }
+
+  private drawAxis(ctx: CanvasRenderingContext2D, fg: string, grid: string, W: number): void {
+    const v = this.view;
+    const span = v.end - v.start;
+    const step = 10 ** Math.floor(Math.log10(span / 6));
+    const nice = [1, 2, 5, 10].map((m) => m * step).find((s) => span / s <= 10) ?? step * 10;
+    ctx.fillStyle = fg;
+    for (let tk = Math.ceil(v.start / nice) * nice; tk <= v.end; tk += nice) {
+      const px = GUTTER + ((tk - v.start) / span) * v.width;
+      ctx.fillStyle = grid;
+      ctx.fillRect(px, AXIS_H - 6, 1, 6);
+      ctx.fillStyle = fg;
+      ctx.fillText(formatNs(tk - this.bounds.start), px + 3, AXIS_H / 2);
+    }
+    ctx.fillStyle = grid;
+    ctx.fillRect(0, AXIS_H - 1, W, 1);
+  }
+
+  private hitAt(px: number, py: number): Hit | undefined {
+    const row = Math.floor((py - AXIS_H) / ROW_H);
+    const hits = this.hits[row];
+    if (!hits || px < GUTTER) return undefined;
+    const v = this.view;
+    const ns = v.start + ((px - GUTTER) / v.width) * (v.end - v.start);
+    const slop = ((v.end - v.start) / v.width) * 2;
+    let best: Hit | undefined;
+    for (const hit of hits) if (hit.start - slop <= ns && hit.end + slop >= ns && (!best || hit.end - hit.start < best.end - best.start)) best = hit;
+    return best;
+  }
+
+  private attach(): void {
+    const c = this.canvas;
+    let drag: { x: number; view: View; moved: boolean } | undefined;
+    c.addEventListener('wheel', (ev) => {
+      if (ev.shiftKey) return; /* let the page scroll vertically */
+      ev.preventDefault();
+      const rect = c.getBoundingClientRect();
+      const px = ev.clientX - rect.left - GUTTER;
+      const anchor = this.view.start + (px / this.view.width) * (this.view.end - this.view.start);
+      this.zoom(Math.pow(1.2, ev.deltaY / 100), anchor);
+    }, { passive: false });
+    c.addEventListener('mousedown', (ev) => { drag = { x: ev.clientX, view: this.view, moved: false }; });
+    window.addEventListener('mouseup', (ev) => {
+      if (drag && !drag.moved && ev.target === c) {
+        const rect = c.getBoundingClientRect();
+        const hit = this.hitAt(ev.clientX - rect.left, ev.clientY - rect.top);
+        if (hit) this.select(hit);
+      }
+      drag = undefined;
+    });
+    c.addEventListener('mousemove', (ev) => {
+      const rect = c.getBoundingClientRect();
+      if (drag) {
+        const dx = ev.clientX - drag.x;
+        if (Math.abs(dx) > 2) drag.moved = true;
+        if (drag.moved) {
+          const nsPerPx = (drag.view.end - drag.view.start) / drag.view.width;
+          this.setView(panView(drag.view, -dx * nsPerPx, this.bounds));
+        }
+        return;
+      }
+      this.showTooltip(this.hitAt(ev.clientX - rect.left, ev.clientY - rect.top), ev.clientX - rect.left, ev.clientY - rect.top);
+    });
+    c.addEventListener('mouseleave', () => this.showTooltip(undefined, 0, 0));
+    c.addEventListener('keydown', (ev) => this.onKey(ev));
+  }
+
+  private onKey(ev: KeyboardEvent): void {
+    const span = this.view.end - this.view.start;
+    const k = ev.key;
+    if (k === '+' || k === '=' || k === 'w') this.zoom(1 / 1.5);
+    else if (k === '-' || k === '_' || k === 's') this.zoom(1.5);
+    else if (k === 'ArrowLeft' || k === 'a') this.setView(panView(this.view, -span * 0.1, this.bounds));
+    else if (k === 'ArrowRight' || k === 'd') this.setView(panView(this.view, span * 0.1, this.bounds));
+    else if (k === 'Home' || k === '0') this.setView({ start: this.bounds.start, end: this.bounds.end, width: this.view.width });
+    else if (k === 'n' || k === 'p') this.step(k === 'n' ? 1 : -1);
+    else if (k === 'Enter' && this.hover) this.select(this.hover);
+    else return;
+    ev.preventDefault();
+  }
+
+  /** Keyboard: move the hover to the next/previous kernel in the view. */
+  private step(dir: number): void {
+    const all = this.hits.flat().filter((hh) => hh.gpu).sort((a, b) => a.start - b.start || a.id - b.id);
+    if (!all.length) return;
+    const i = this.hover ? all.findIndex((hh) => hh.id === this.hover!.id) : -1;
+    const next = all[(i + dir + all.length) % all.length]!;
+    const row = this.rows.findIndex((r) => r.track.id === next.trackId);
+    const v = this.view;
+    const px = GUTTER + ((Math.max(next.start, v.start) - v.start) / (v.end - v.start)) * v.width;
+    this.showTooltip(next, px, AXIS_H + row * ROW_H + ROW_H);
+  }
+
+  select(hit: Hit): void {
+    this.selected = hit.id;
+    this.queueFrame();
+    this.onSelect(hit);
+  }
+
+  private showTooltip(hit: Hit | undefined, px: number, py: number): void {
+    this.hover = hit;
+    const tip = this.tooltip;
+    if (!hit) { tip.hidden = true; return; }
+    const t0 = performance.now();
+    tip.hidden = false;
+    tip.style.left = `${Math.min(px + 12, this.el.clientWidth - 320)}px`;
+    tip.style.top = `${py + 14}px`;
+    tip.replaceChildren(
+      h('div', { class: 'tip-name' }, hit.name),
+      h('div', {}, hit.count && hit.count > 1 ? `${hit.count} ops here · longest shown` : `${formatNs(hit.end - hit.start)} · ${hit.kind}`),
+    );
+    if (!hit.gpu) return;
+    let p = this.detailsCache.get(hit.id);
+    const fresh = !p;
+    if (!p) { p = this.details(hit.id); this.detailsCache.set(hit.id, p); }
+    p.then((d) => {
+      if (this.hover !== hit) return;
+      const api = (d.api ?? d.launch ?? d.apiCall) as Record<string, unknown> | undefined;
+      const extra: string[] = [];
+      if (d.durNs !== undefined || d.dur !== undefined) extra.push(`duration ${formatNs(Number(d.durNs ?? d.dur))}`);
+      if (api && typeof api === 'object') {
+        if (api.name) extra.push(`launched by ${String(api.name)}`);
+        if (api.queueDelayNs !== undefined || d.queueDelayNs !== undefined) extra.push(`queue delay ${formatNs(Number(api.queueDelayNs ?? d.queueDelayNs))}`);
+      }
+      if (d.nvtxPath && Array.isArray(d.nvtxPath) && d.nvtxPath.length) extra.push(`NVTX ${d.nvtxPath.map((x) => (typeof x === 'string' ? x : (x as { name?: string }).name)).join(' › ')}`);
+      tip.append(h('div', { class: 'tip-extra' }, extra.join(' · ') || 'details loaded'));
+      tip.dataset.details = 'true';
+      if (fresh) this.perf.hovers.push(performance.now() - t0);
+    }, () => { /* details are optional in the tooltip */ });
+  }
+}

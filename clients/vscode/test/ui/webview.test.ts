@@ -1,0 +1,166 @@
+/* The webview in headless Chromium against a real server: it renders, zoom
+ * asks a finer timeline/range, clicking a kernel shows its explanation, a
+ * screenshot is non-blank; performance marks are reported. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startHarness, CHROMIUM, type Harness } from './harness';
+import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE, CLIENT_ROOT } from '../helpers';
+import { NsysClient } from '../../src/client/nsysClient';
+import { silentLogger } from '../../src/client/logger';
+
+const bin = serverBinary();
+const RESULTS = path.join(CLIENT_ROOT, 'test-results');
+let skip: string | false = !fs.existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !bin ? NO_SERVER : false;
+let hx: Harness | undefined;
+
+before(async () => {
+  if (skip) return;
+  const profile = process.env.NSYS_AI_UI_PROFILE ?? smallProfile();
+  if (!profile) { skip = NO_PROFILE; return; }
+  const probe = new NsysClient({ command: bin!, logger: silentLogger, maxRestarts: 0 });
+  const ok = await probe.start().then(() => true, () => false);
+  const missing = ['profile/open', 'timeline/tracks', 'timeline/range'].filter((m) => !probe.supports(m));
+  await probe.dispose();
+  if (!ok) { skip = `${bin} does not serve yet`; return; }
+  if (missing.length) { skip = `server lacks ${missing.join(', ')}`; return; }
+  hx = await startHarness(bin!, profile);
+  fs.mkdirSync(RESULTS, { recursive: true });
+});
+
+after(async () => {
+  if (hx) {
+    if (process.env.NSYS_AI_UI_LOG) console.log(hx.logs.join('\n'));
+    await hx.close();
+  }
+});
+
+const rangeRequests = () => hx!.requests.filter((r) => r.method === 'timeline/range');
+
+test('the profile renders: tracks drawn, tabs shown, no page errors', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  const painted = await page.evaluate(() => {
+    const c = document.querySelector('canvas')!;
+    const ctx = c.getContext('2d')!;
+    const d = ctx.getImageData(0, 0, c.width, c.height).data;
+    const colors = new Set<number>();
+    for (let i = 0; i < d.length; i += 16) colors.add((d[i]! << 16) | (d[i + 1]! << 8) | d[i + 2]!);
+    return colors.size;
+  });
+  assert.ok(painted > 5, `canvas has ${painted} colours`);
+  const text = await page.textContent('body');
+  for (const want of ['Details', 'NVTX tree', 'Top kernels', 'Findings']) assert.ok(text!.includes(want), want);
+  assert.ok(rangeRequests().length > 0, 'timeline/range was asked');
+  assert.deepEqual(hx!.logs.filter((l) => l.startsWith('pageerror')), []);
+});
+
+test('wheel zoom sends a new timeline/range at a finer resolution', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  const before = rangeRequests();
+  const span0 = Math.min(...before.map((r) => Number(r.params.end) - Number(r.params.start)));
+  const box = (await page.locator('canvas').boundingBox())!;
+  await page.mouse.move(box.x + 190 + (box.width - 190) / 2, box.y + 30);
+  for (let i = 0; i < 5; i++) await page.mouse.wheel(0, -300);
+  await page.waitForFunction((n) => (document.querySelector('.timeline') as HTMLElement).dataset.resolution !== undefined && n >= 0, before.length);
+  const deadline = Date.now() + 10_000;
+  while (rangeRequests().length === before.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const after = rangeRequests().slice(before.length);
+  assert.ok(after.length > 0, 'zoom asked for new ranges');
+  const span1 = Math.min(...after.map((r) => Number(r.params.end) - Number(r.params.start)));
+  assert.ok(span1 < span0, `finer tiles: ${span1} < ${span0}`);
+  /* back to the full view for the next test */
+  await page.locator('canvas').focus();
+  await page.keyboard.press('Home');
+  await page.waitForTimeout(300);
+});
+
+test('clicking a kernel shows its details and explanation', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page, client, opened } = hx!;
+  if (!client.supports('kernel/explain')) return t.skip('server lacks kernel/explain');
+  /* find a painted pixel in the first GPU row (rows start below the 22 px axis) */
+  const spot = await page.evaluate(() => {
+    const c = document.querySelector('canvas')!;
+    const dpr = window.devicePixelRatio || 1;
+    const ctx = c.getContext('2d')!;
+    const bg = ctx.getImageData(2, 2, 1, 1).data;
+    for (let row = 0; row < 8; row++) {
+      const y = 22 + row * 22 + 14;
+      const line = ctx.getImageData(0, Math.floor(y * dpr), c.width, 1).data;
+      for (let x = Math.ceil(192 * dpr); x < c.width; x++) {
+        const i = x * 4;
+        if (Math.abs(line[i]! - bg[0]!) + Math.abs(line[i + 1]! - bg[1]!) + Math.abs(line[i + 2]! - bg[2]!) > 60) return { x: x / dpr + 1, y };
+      }
+    }
+    return undefined;
+  });
+  assert.ok(spot, 'a kernel is drawn in a GPU row');
+  const box = (await page.locator('canvas').boundingBox())!;
+  await page.mouse.click(box.x + spot.x, box.y + spot.y);
+  await page.waitForSelector('.details .explain[data-loaded="true"]', { timeout: 15_000 });
+  const kernelId = Number(await page.getAttribute('.details', 'data-kernel-id'));
+  const direct = await client.explain(opened.profileId, { kernelId });
+  const shown = await page.textContent('.details');
+  assert.ok(shown!.includes(direct.displayName), `details show "${direct.displayName}"`);
+  assert.ok(shown!.includes(direct.origin));
+});
+
+test('a screenshot is non-blank and shows the expected text', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.click('[role=tab]:has-text("Top kernels")');
+  await page.waitForTimeout(300);
+  const file = path.join(RESULTS, 'webview.png');
+  const png = await page.screenshot({ path: file });
+  const colours = await page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width; c.height = img.height;
+    const ctx = c.getContext('2d')!;
+    ctx.drawImage(img, 0, 0);
+    const d = ctx.getImageData(0, 0, c.width, c.height).data;
+    const s = new Set<number>();
+    for (let i = 0; i < d.length; i += 4 * 7) s.add((d[i]! << 16) | (d[i + 1]! << 8) | d[i + 2]!);
+    return s.size;
+  }, png.toString('base64'));
+  assert.ok(colours > 20, `screenshot has ${colours} colours`);
+  const title = path.basename(process.env.NSYS_AI_UI_PROFILE ?? smallProfile()!);
+  assert.ok((await page.textContent('.toolbar'))!.includes(title));
+  t.diagnostic(`screenshot: ${file}`);
+});
+
+test('performance marks: first frame, pan/zoom frames, hover round trip', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  const box = (await page.locator('canvas').boundingBox())!;
+  const y = box.y + 22 + 11;
+  /* drag-pan and wheel-zoom; each frame's draw() time is recorded */
+  await page.evaluate(() => { window.__nsysPerf.frames.length = 0; });
+  await page.mouse.move(box.x + 700, y);
+  for (let i = 0; i < 4; i++) await page.mouse.wheel(0, -200);
+  await page.mouse.down();
+  for (let i = 0; i < 30; i++) await page.mouse.move(box.x + 700 - i * 8, y);
+  await page.mouse.up();
+  await page.waitForTimeout(300);
+  /* hovers across the first GPU row: kernel/details round trips */
+  for (let x = 200; x < box.width - 20; x += 37) { await page.mouse.move(box.x + x, y); await page.waitForTimeout(15); }
+  await page.waitForTimeout(300);
+  const perf = await page.evaluate(() => window.__nsysPerf);
+  const pct = (a: number[], p: number) => { const s = [...a].sort((x, z) => x - z); return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))]! : NaN; };
+  const report = {
+    firstFullRangeFrameMs: perf.firstFrameMs,
+    panZoomFrameMs: { n: perf.frames.length, p50: pct(perf.frames, 0.5), p95: pct(perf.frames, 0.95), max: Math.max(...perf.frames) },
+    hoverRoundTripMs: { n: perf.hovers.length, p50: pct(perf.hovers, 0.5), p95: pct(perf.hovers, 0.95), max: perf.hovers.length ? Math.max(...perf.hovers) : NaN },
+    profile: process.env.NSYS_AI_UI_PROFILE ?? 'generated small preset',
+  };
+  fs.writeFileSync(path.join(RESULTS, 'ui-perf.json'), JSON.stringify(report, null, 2));
+  t.diagnostic(JSON.stringify(report));
+  assert.ok(perf.firstFrameMs !== undefined && perf.firstFrameMs > 0);
+  assert.ok(perf.frames.length > 5, 'frames were drawn while panning');
+});

@@ -1,0 +1,158 @@
+/* The client logic against the REAL nsys-ai server over stdio. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { NsysClient, CancellationTokenSource, ResponseError } from '../../src/client/nsysClient';
+import { collectingLogger } from '../../src/client/logger';
+import { TimelineModel, resolutionFor, TILE_PX } from '../../src/client/timelineModel';
+import { profileSpan, type WorkDoneProgress, type Bucket, type TimelineEvent } from '../../src/protocol/types';
+import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE } from '../helpers';
+
+const bin = serverBinary();
+const logs: string[] = [];
+let client: NsysClient;
+let noServe: string | undefined;
+
+function skipUnless(method: string, t: { skip: (m: string) => void }): boolean {
+  if (noServe) { t.skip(noServe); return true; }
+  if (!client.supports(method)) {
+    t.skip(`server does not implement ${method} yet`);
+    return true;
+  }
+  return false;
+}
+
+before(async () => {
+  if (!bin) return;
+  client = new NsysClient({ command: bin, logger: collectingLogger(logs), maxRestarts: 0 });
+  const err = await client.start().then(() => undefined, (e: unknown) => e);
+  if (err) {
+    await new Promise((r) => setTimeout(r, 100));
+    /* only a binary that has no `serve` command yet is skipped; any other failure fails */
+    if (logs.some((l) => l.includes("unknown command 'serve'"))) noServe = `${bin} has no 'serve' command yet`;
+    else throw err;
+  }
+});
+after(async () => { if (client) await client.dispose(); });
+
+test('initialize lists the methods', { skip: !bin && NO_SERVER }, async (t) => {
+  if (noServe) return t.skip(noServe);
+  assert.ok(client.capabilities.length > 0);
+  assert.ok(client.capabilities.includes('initialize') || client.capabilities.includes('profile/open'), client.capabilities.join(','));
+});
+
+test('unknown method is a JSON-RPC error, not a crash', { skip: !bin && NO_SERVER }, async (t) => {
+  if (noServe) return t.skip(noServe);
+  await assert.rejects(client.request('no/such/method', {}), (e: unknown) => e instanceof ResponseError && e.code === -32601);
+  assert.ok(client.capabilities.length > 0);
+});
+
+test('profile/open reports progress and opens', { skip: (!bin && NO_SERVER) || (!smallProfile() && NO_PROFILE) }, async (t) => {
+  if (skipUnless('profile/open', t)) return;
+  const seen: WorkDoneProgress[] = [];
+  const r = await client.openProfile(smallProfile()!, { onProgress: (p) => seen.push(p) });
+  assert.match(r.profileId, /\S/);
+  assert.equal(typeof r.info, 'object');
+  if (seen.length > 0) {
+    assert.equal(seen[0]!.kind, 'begin');
+    assert.equal(seen[seen.length - 1]!.kind, 'end');
+  } else {
+    t.diagnostic('server sent no $/progress for this open (index cached or not reported)');
+  }
+});
+
+test('profile/open of a missing file is a clear error', { skip: !bin && NO_SERVER }, async (t) => {
+  if (skipUnless('profile/open', t)) return;
+  await assert.rejects(client.openProfile('/nonexistent/x.sqlite'), (e: unknown) => e instanceof ResponseError && e.code === -32001);
+});
+
+test('progress is delivered and cancellation answers -32800 promptly (serve --test-methods)', { skip: !bin && NO_SERVER }, async (t) => {
+  if (noServe) return t.skip(noServe);
+  const c = new NsysClient({ command: bin!, args: ['serve', '--test-methods'], logger: collectingLogger([]) });
+  await c.start();
+  try {
+    const src = new CancellationTokenSource();
+    const seen: WorkDoneProgress[] = [];
+    const t0 = Date.now();
+    const outcome = c.requestWithProgress('test/sleep', { ms: 20_000 }, {
+      token: src.token,
+      onProgress: (p) => { seen.push(p); if (seen.length === 1) src.cancel(); },
+    }).then(() => 'finished', (e: unknown) => e);
+    const e = await outcome;
+    assert.ok(e instanceof ResponseError, `cancelled request rejects (got ${String(e)})`);
+    assert.equal(e.code, -32800);
+    assert.ok(Date.now() - t0 < 5000, 'answered soon after the cancel');
+    assert.equal(seen[0]!.kind, 'begin');
+    /* and a request that runs to the end sees begin … end */
+    const done: WorkDoneProgress[] = [];
+    const r = await c.requestWithProgress<{ sleptMs: number }>('test/sleep', { ms: 30 }, { onProgress: (p) => done.push(p) });
+    assert.ok(r.sleptMs >= 30);
+    assert.equal(done[0]!.kind, 'begin');
+    assert.equal(done[done.length - 1]!.kind, 'end');
+  } finally {
+    await c.dispose();
+  }
+});
+
+test('timeline tiles cover their range, at the asked resolution, with sound buckets', { skip: (!bin && NO_SERVER) || (!smallProfile() && NO_PROFILE) }, async (t) => {
+  if (skipUnless('timeline/range', t)) return;
+  const { profileId, info } = await client.openProfile(smallProfile()!);
+  const tracks = await client.tracks(profileId);
+  assert.ok(tracks.tracks.length > 0);
+  const span = profileSpan(info);
+  assert.ok(span, 'the small profile has a span');
+  const { start, end } = span;
+  const model = new TimelineModel((p) => client.range({ profileId, ...p }), () => {}, 64, { start, end });
+  const view = { start, end, width: 1024 };
+  await model.ensure(view, 0);
+  const tiles = model.tilesToDraw(view);
+  assert.ok(tiles.length > 0);
+  const want = resolutionFor(end - start, 1024);
+  let events = 0, buckets = 0;
+  for (const tile of tiles) {
+    assert.equal(tile.result.resolution, want, 'server resolution = client resolution');
+    assert.ok(tile.result.start <= tile.start && tile.result.end >= tile.end, 'response covers the tile');
+    for (const tr of tile.result.tracks) {
+      if ('buckets' in tr) for (const b of tr.buckets as Bucket[]) {
+        buckets++;
+        assert.ok(b.busyNs <= b.end - b.start, 'busy ≤ bucket width');
+        assert.ok(b.count > 0 && b.longest.dur > 0);
+        assert.equal((b.start - tile.start) % want, 0, 'bucket edges on the resolution grid');
+      } else for (const e of tr.events as TimelineEvent[]) {
+        events++;
+        assert.ok(e.end >= e.start && e.end > tile.start && e.start < tile.end);
+      }
+    }
+  }
+  assert.ok(events + buckets > 0, 'something to draw');
+  /* a zoomed-in tile at a finer resolution */
+  const mid = (start + end) / 2;
+  const zoom = { start: mid, end: mid + (end - start) / 64, width: 1024 };
+  const before = model.requests;
+  await model.ensure(zoom, 0);
+  assert.ok(model.requests > before);
+  assert.ok(model.tilesToDraw(zoom).every((x) => x.result.resolution === resolutionFor(zoom.end - zoom.start, 1024)));
+  assert.equal(TILE_PX, 512);
+});
+
+test('the server is restarted after a crash and profiles are reopened', { skip: (!bin && NO_SERVER) || (!smallProfile() && NO_PROFILE) }, async (t) => {
+  const lines: string[] = [];
+  if (noServe) return t.skip(noServe);
+  const c = new NsysClient({ command: bin!, logger: collectingLogger(lines), maxRestarts: 1 });
+  await c.start();
+  if (!c.supports('profile/open')) { await c.dispose(); t.skip('server does not implement profile/open yet'); return; }
+  const { profileId } = await c.openProfile(smallProfile()!);
+  const reopened = new Promise<Map<string, string>>((r) => c.onProfilesReopened(r));
+  const events: string[] = [];
+  c.server.onEvent((e) => events.push(e.type === 'crashed' ? `crashed:${e.willRestart}` : e.type));
+  process.kill(c.server.pid!, 'SIGKILL');
+  const remap = await reopened;
+  assert.ok(remap.has(profileId), 'the open profile came back');
+  assert.deepEqual(events.slice(0, 2), ['crashed:true', 'started']);
+  assert.ok(lines.some((l) => l.includes('server died')));
+  /* second crash within the window: the limit (1) is reached */
+  const gaveUp = new Promise<boolean>((r) => c.server.onEvent((e) => { if (e.type === 'crashed') r(e.willRestart); }));
+  process.kill(c.server.pid!, 'SIGKILL');
+  assert.equal(await gaveUp, false);
+  assert.ok(lines.some((l) => l.includes('giving up')));
+  await c.dispose();
+});

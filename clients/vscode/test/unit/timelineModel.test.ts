@@ -1,0 +1,98 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolutionFor, tilesFor, TimelineModel, TILE_PX, zoomView, panView, tileKey } from '../../src/client/timelineModel';
+import type { RangeResult } from '../../src/protocol/types';
+
+test('resolution is the smallest power of two covering ns per pixel', () => {
+  assert.equal(resolutionFor(1000, 1000), 1);
+  assert.equal(resolutionFor(1001, 1000), 2);
+  assert.equal(resolutionFor(4096, 1024), 4);
+  assert.equal(resolutionFor(5000, 1024), 8);
+  assert.equal(resolutionFor(10, 1000), 1);
+  assert.equal(resolutionFor(1e9, 2000), 2 ** 19);
+});
+
+test('tiles are aligned to their span so edges stay stable across pans', () => {
+  const a = tilesFor({ start: 1_000_000, end: 2_000_000, width: 1000 }, 0);
+  const b = tilesFor({ start: 1_003_000, end: 2_003_000, width: 1000 }, 0);
+  const res = a[0]!.resolution;
+  for (const t of [...a, ...b]) {
+    assert.equal(t.resolution, res);
+    assert.equal(t.start % (res * TILE_PX), 0);
+    assert.equal(t.end - t.start, res * TILE_PX);
+  }
+  const keysA = new Set(a.map(tileKey));
+  assert.ok(b.filter((t) => keysA.has(tileKey(t))).length >= a.length - 1, 'a small pan reuses the tiles');
+});
+
+test('prefetch adds a tile on each side, visible tiles come first', () => {
+  const view = { start: 0, end: 512 * 1024, width: 1024 };
+  const t = tilesFor(view, 1);
+  const t0 = tilesFor(view, 0);
+  assert.equal(t.length, t0.length + 2);
+  for (let i = 0; i < t0.length; i++) assert.ok(t[i]!.end > view.start && t[i]!.start < view.end);
+  const bounded = tilesFor(view, 1, { start: 0, end: 512 * 1024 });
+  assert.equal(bounded.length, t0.length, 'tiles outside the profile are not asked for');
+});
+
+function fakeFetch(log: Array<{ start: number; end: number; width: number }>) {
+  return async (p: { start: number; end: number; width: number }): Promise<RangeResult> => {
+    log.push(p);
+    return { resolution: (p.end - p.start) / p.width, start: p.start, end: p.end, tracks: [] };
+  };
+}
+
+test('cache: panning within fetched tiles sends nothing; zoom asks the new resolution', async () => {
+  const log: Array<{ start: number; end: number; width: number }> = [];
+  const m = new TimelineModel(fakeFetch(log));
+  const view = { start: 0, end: 1_000_000, width: 1000 };
+  await m.ensure(view, 1);
+  const n = log.length;
+  assert.ok(n >= 2);
+  await m.ensure(panView(view, 10_000), 0);
+  assert.equal(log.length, n, 'pan inside prefetched tiles needs no request');
+  const zoomed = zoomView(view, 0.25, 500_000);
+  await m.ensure(zoomed, 0);
+  assert.ok(log.length > n);
+  const res = resolutionFor(zoomed.end - zoomed.start, zoomed.width);
+  assert.ok(res < resolutionFor(1_000_000, 1000));
+  assert.ok(log.slice(n).every((p) => (p.end - p.start) / p.width === res));
+  assert.ok(m.tilesToDraw(zoomed).every((t) => t.resolution === res));
+});
+
+test('in-flight requests are shared and the cache is bounded (LRU)', async () => {
+  const log: Array<{ start: number; end: number; width: number }> = [];
+  const m = new TimelineModel(fakeFetch(log), () => {}, 4);
+  const v = { start: 0, end: 512 * 512, width: 512 }; /* exactly one tile */
+  await Promise.all([m.ensure(v, 0), m.ensure(v, 0)]);
+  assert.equal(log.length, 1);
+  for (let i = 1; i < 10; i++) await m.ensure(panView(v, i * 512 * 512), 0);
+  assert.equal(log.length, 10);
+  assert.equal(m.size, 4);
+  await m.ensure(panView(v, 9 * 512 * 512), 0);
+  assert.equal(log.length, 10, 'most recent tile still cached');
+  await m.ensure(v, 0);
+  assert.equal(log.length, 11, 'oldest tile was evicted');
+});
+
+test('tilesToDraw falls back to another cached resolution instead of blank', async () => {
+  const m = new TimelineModel(fakeFetch([]));
+  const v = { start: 0, end: 1 << 20, width: 1024 };
+  await m.ensure(v, 0);
+  const zoomed = zoomView(v, 0.5, 1 << 19);
+  const draw = m.tilesToDraw(zoomed);
+  assert.ok(draw.length > 0);
+  assert.notEqual(draw[0]!.resolution, resolutionFor(zoomed.end - zoomed.start, zoomed.width));
+});
+
+test('zoom keeps the anchor under the cursor and respects bounds', () => {
+  const b = { start: 0, end: 1_000_000 };
+  const v = { start: 0, end: 1_000_000, width: 1000 };
+  const z = zoomView(v, 0.5, 250_000, b);
+  assert.equal(z.end - z.start, 500_000);
+  assert.ok(Math.abs((250_000 - z.start) / (z.end - z.start) - 0.25) < 1e-9);
+  const out = zoomView(z, 10, 250_000, b);
+  assert.deepEqual([out.start, out.end], [0, 1_000_000]);
+  const p = panView(z, -1e9, b);
+  assert.equal(p.start, 0);
+});

@@ -1,0 +1,40 @@
+/* Internal: the run functions of every analysis (one file per family) and
+ * the context lifecycle shared by the registry, report and diff. */
+#ifndef NSYS_ANALYSES_H
+#define NSYS_ANALYSES_H
+
+#include "analysis/analysis.h"
+
+bool nsys_actx_init(nsys_actx *c, nsys_call *call, struct nsys_profile *p, const nsys_index *ix,
+                    const nsys_analysis *a, const cJSON *params);
+void nsys_actx_dispose(nsys_actx *c);
+
+#define NSYS__ANALYSIS(fn) bool fn(nsys_actx *c, cJSON *rows, cJSON *summary)
+NSYS__ANALYSIS(nsys_an_top_kernels);
+NSYS__ANALYSIS(nsys_an_gpu_idle_gaps);
+NSYS__ANALYSIS(nsys_an_overlap);
+NSYS__ANALYSIS(nsys_an_nccl_breakdown);
+NSYS__ANALYSIS(nsys_an_iterations);
+NSYS__ANALYSIS(nsys_an_memory_transfers);
+NSYS__ANALYSIS(nsys_an_kernel_launch_overhead);
+NSYS__ANALYSIS(nsys_an_sync_cost);
+NSYS__ANALYSIS(nsys_an_stream_classification);
+NSYS__ANALYSIS(nsys_an_nvtx_summary);
+NSYS__ANALYSIS(nsys_an_thread_utilization);
+NSYS__ANALYSIS(nsys_an_schema_inspect);
+NSYS__ANALYSIS(nsys_an_stage_overlap);
+NSYS__ANALYSIS(nsys_an_mfu);
+
+/* Iteration detection shared by iterations, overlap and mfu. */
+typedef struct nsys_iter {
+  int32_t device;
+  int64_t cpu_start, cpu_end; /* the marker range (or, for gap-based, the GPU window) */
+  int64_t start, end;         /* GPU window */
+  uint32_t name;              /* strtab id of the marker, NSYS_STR_NONE for gap-based */
+  uint32_t kernels;
+} nsys_iter;
+/* Fills *out (malloc'd) with iterations in time order per device; *method is
+ * "nvtx" or "gap". Returns the count. */
+uint32_t nsys_detect_iterations(nsys_actx *c, nsys_iter **out, const char **method);
+
+#endif

@@ -1,0 +1,118 @@
+/* Deterministic analyses over a profile's index (and, for the few tables the
+ * index does not carry, read-only SQL on the profile). Each analysis is a
+ * registry entry: name, description, typed params with defaults, and a run
+ * function that fills `rows` and `summary` of the common result shape
+ *   {name, params, window:{start,end}, rows:[...], summary:{...}}.
+ * The analysis layer builds JSON itself (result builders may use cJSON), but
+ * every computation works on plain arrays so it is unit-testable with a
+ * hand-built nsys_index (p == NULL: SQL-backed parts report missing data). */
+#ifndef NSYS_ANALYSIS_H
+#define NSYS_ANALYSIS_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/intervals.h"
+#include "index/index.h"
+#include "rpc/call.h"
+
+struct nsys_profile;
+
+typedef enum { NSYS_AP_INT, NSYS_AP_NUM, NSYS_AP_STR, NSYS_AP_BOOL } nsys_aparam_type;
+
+typedef struct nsys_aparam {
+  const char *name;
+  nsys_aparam_type type;
+  const char *def; /* default as text; NULL = no default (absent, null in `params`) */
+  const char *desc;
+} nsys_aparam;
+
+/* Everything an analysis run may touch. Caches are filled lazily. */
+typedef struct nsys_actx {
+  nsys_call *call;
+  struct nsys_profile *p; /* NULL in unit tests: SQL-backed parts are skipped */
+  const nsys_index *ix;
+  cJSON *params;          /* resolved: every declared param, defaults applied */
+  int64_t t0, t1;         /* the analysis window (clipped to the index span) */
+  int32_t device;         /* params.device, -1 = all devices */
+  /* caches */
+  uint8_t *name_nccl;     /* per strtab id: 1 when the name is an NCCL kernel */
+  uint8_t *name_api;      /* per strtab id: nsys_api_class */
+  int64_t **api_pmax;     /* per thread: running max of api end (for overlap search) */
+} nsys_actx;
+
+typedef bool (*nsys_analysis_fn)(nsys_actx *ctx, cJSON *rows, cJSON *summary);
+
+typedef struct nsys_analysis {
+  const char *name;
+  const char *description;
+  const nsys_aparam *params; /* terminated by {NULL} */
+  nsys_analysis_fn run;
+} nsys_analysis;
+
+/* The registry (terminated by {NULL}) and lookup. */
+extern const nsys_analysis nsys_analyses[];
+const nsys_analysis *nsys_analysis_find(const char *name);
+/* analysis/list payload: [{name, description, params:[{name,type,default,description}]}] */
+cJSON *nsys_analysis_list_json(void);
+
+/* Runs `name` on an index. `params` (object or NULL) may hold numbers as JSON
+ * numbers or strings (CLI --param k=v). p may be NULL (unit tests). Returns
+ * the result object or NULL after nsys_call_fail(). */
+cJSON *nsys_analysis_run(nsys_call *call, struct nsys_profile *p, const nsys_index *ix,
+                         const char *name, const cJSON *params);
+
+/* --- shared helpers (analysis/common.c) --- */
+typedef enum {
+  NSYS_API_OTHER = 0,
+  NSYS_API_LAUNCH,   /* cudaLaunchKernel*, cuLaunch*, cudaGraphLaunch */
+  NSYS_API_SYNC,     /* *Synchronize, cudaStreamWaitEvent */
+  NSYS_API_MEMCPY,   /* cudaMemcpy*, cudaMemset*, cuMemcpy*, cuMemset* */
+  NSYS_API_MEMCPY_SYNC, /* the blocking flavours: cudaMemcpy, cudaMemset, cudaMemcpy2D, ... */
+} nsys_api_class;
+
+bool nsys_name_is_nccl(const char *name);
+nsys_api_class nsys_api_classify(const char *name);
+bool nsys_actx_is_nccl_op(nsys_actx *c, uint32_t op); /* kernel whose name is NCCL */
+nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api);
+/* Distinct devices present in tracks (sorted); returns count, *out malloc'd. */
+uint32_t nsys_actx_devices(nsys_actx *c, int32_t **out);
+bool nsys_actx_device_selected(const nsys_actx *c, int32_t device);
+/* Ops filter used to build unions: returns true to include op i. */
+typedef bool (*nsys_op_pred)(nsys_actx *c, uint32_t op);
+bool nsys_pred_kernel(nsys_actx *c, uint32_t op);
+bool nsys_pred_any(nsys_actx *c, uint32_t op);
+bool nsys_pred_compute(nsys_actx *c, uint32_t op); /* kernel, not NCCL */
+bool nsys_pred_comm(nsys_actx *c, uint32_t op);    /* NCCL kernel */
+/* Union of the ops of `device` (all tracks) that satisfy pred, clipped to [a,b). */
+void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,
+                            nsys_ivls *out);
+/* Calls fn for every op of `device` overlapping [a,b), in start order. */
+void nsys_actx_device_each(nsys_actx *c, int32_t device, int64_t a, int64_t b,
+                           void (*fn)(nsys_actx *c, uint32_t op, void *ud), void *ud);
+/* First and last op time of a device (ops satisfying pred); false when none. */
+bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t *s,
+                           int64_t *e);
+/* Calls fn for every API call of `thread` overlapping [a,b) (start < b && end > a). */
+void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t b,
+                               void (*fn)(nsys_actx *c, uint32_t api, void *ud), void *ud);
+/* Innermost NVTX range on `thread` containing [s,e], or -1. */
+int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t s, int64_t e);
+/* Params getters on the resolved object. */
+int64_t nsys_actx_int(const nsys_actx *c, const char *name);
+double nsys_actx_num(const nsys_actx *c, const char *name);
+const char *nsys_actx_str(const nsys_actx *c, const char *name); /* NULL when unset */
+bool nsys_actx_bool(const nsys_actx *c, const char *name);
+/* Percentiles on a sorted array (nearest-rank on (n-1)*q, linear interpolation). */
+double nsys_percentile_sorted(const int64_t *v, uint32_t n, double q);
+void nsys_sort_i64(int64_t *v, size_t n);
+/* Case-insensitive substring test. */
+bool nsys_icontains(const char *hay, const char *needle);
+/* JSON helpers */
+void nsys_json_num(cJSON *o, const char *k, double v);
+void nsys_json_int(cJSON *o, const char *k, int64_t v);
+void nsys_json_str(cJSON *o, const char *k, const char *v); /* null when v == NULL */
+double nsys_round2(double v);
+
+#endif

@@ -1,0 +1,343 @@
+/* Shared helpers of the analyses: name classification, device unions over
+ * the index's per-track sorted ops, API-call overlap search, NVTX lookup. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analysis/analysis.h"
+#include "common/util.h"
+
+bool nsys_icontains(const char *hay, const char *needle) {
+  if (!hay || !needle) return false;
+  size_t n = strlen(needle);
+  if (!n) return true;
+  for (const char *p = hay; *p; p++)
+    if (strncasecmp(p, needle, n) == 0) return true;
+  return false;
+}
+
+bool nsys_name_is_nccl(const char *name) { return nsys_icontains(name, "nccl"); }
+
+static bool nsys__prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+nsys_api_class nsys_api_classify(const char *name) {
+  if (!name) return NSYS_API_OTHER;
+  if (nsys__prefix(name, "cudaLaunch") || nsys__prefix(name, "cuLaunch") ||
+      nsys__prefix(name, "cudaGraphLaunch") || nsys__prefix(name, "cuGraphLaunch"))
+    return NSYS_API_LAUNCH;
+  if (strstr(name, "Synchronize") || nsys__prefix(name, "cudaStreamWaitEvent") ||
+      nsys__prefix(name, "cuStreamWaitEvent"))
+    return NSYS_API_SYNC;
+  if (nsys__prefix(name, "cudaMemcpy") || nsys__prefix(name, "cudaMemset") ||
+      nsys__prefix(name, "cuMemcpy") || nsys__prefix(name, "cuMemset")) {
+    /* Async flavours do not block the host (unless the memory is pageable). */
+    if (strstr(name, "Async")) return NSYS_API_MEMCPY;
+    return NSYS_API_MEMCPY_SYNC;
+  }
+  return NSYS_API_OTHER;
+}
+
+static void nsys__fill_name_caches(nsys_actx *c) {
+  if (c->name_nccl) return;
+  uint32_t n = c->ix->strings.count;
+  c->name_nccl = nsys_xcalloc(n + 1, 1);
+  c->name_api = nsys_xcalloc(n + 1, 1);
+  for (uint32_t i = 0; i < n; i++) {
+    const char *s = nsys_strtab_get(&c->ix->strings, i);
+    c->name_nccl[i] = nsys_name_is_nccl(s);
+    c->name_api[i] = (uint8_t)nsys_api_classify(s);
+  }
+}
+
+bool nsys_actx_is_nccl_op(nsys_actx *c, uint32_t op) {
+  nsys__fill_name_caches(c);
+  uint32_t nm = c->ix->ops.name[op];
+  return c->ix->ops.kind[op] == NSYS_OP_KERNEL && nm < c->ix->strings.count && c->name_nccl[nm];
+}
+
+nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api) {
+  nsys__fill_name_caches(c);
+  uint32_t nm = c->ix->api.name[api];
+  return nm < c->ix->strings.count ? (nsys_api_class)c->name_api[nm] : NSYS_API_OTHER;
+}
+
+bool nsys_pred_kernel(nsys_actx *c, uint32_t op) { return c->ix->ops.kind[op] == NSYS_OP_KERNEL; }
+bool nsys_pred_any(nsys_actx *c, uint32_t op) {
+  (void)c;
+  (void)op;
+  return true;
+}
+bool nsys_pred_compute(nsys_actx *c, uint32_t op) {
+  return c->ix->ops.kind[op] == NSYS_OP_KERNEL && !nsys_actx_is_nccl_op(c, op);
+}
+bool nsys_pred_comm(nsys_actx *c, uint32_t op) { return nsys_actx_is_nccl_op(c, op); }
+
+uint32_t nsys_actx_devices(nsys_actx *c, int32_t **out) {
+  const nsys_index *ix = c->ix;
+  int32_t *d = nsys_xmalloc((ix->n_tracks + 1) * sizeof *d);
+  uint32_t n = 0;
+  for (uint32_t t = 0; t < ix->n_tracks; t++) {
+    int32_t dev = ix->tracks[t].device;
+    bool seen = false;
+    for (uint32_t k = 0; k < n; k++)
+      if (d[k] == dev) seen = true;
+    if (!seen && nsys_actx_device_selected(c, dev)) d[n++] = dev;
+  }
+  for (uint32_t i = 1; i < n; i++) /* insertion sort: few devices */
+    for (uint32_t j = i; j > 0 && d[j - 1] > d[j]; j--) {
+      int32_t t = d[j];
+      d[j] = d[j - 1];
+      d[j - 1] = t;
+    }
+  *out = d;
+  return n;
+}
+
+bool nsys_actx_device_selected(const nsys_actx *c, int32_t device) {
+  return c->device < 0 || c->device == device;
+}
+
+/* k-way merge of the device's tracks by op start (each track is sorted). */
+typedef struct {
+  uint32_t cur, end;
+} nsys__cursor;
+
+void nsys_actx_device_each(nsys_actx *c, int32_t device, int64_t a, int64_t b,
+                           void (*fn)(nsys_actx *c, uint32_t op, void *ud), void *ud) {
+  const nsys_index *ix = c->ix;
+  nsys__cursor *cur = nsys_xmalloc((ix->n_tracks + 1) * sizeof *cur);
+  uint32_t k = 0;
+  for (uint32_t t = 0; t < ix->n_tracks; t++) {
+    if (ix->tracks[t].device != device || !ix->tracks[t].count) continue;
+    uint32_t lo = ix->tracks[t].first, hi = lo + ix->tracks[t].count;
+    /* skip ops that start before a - (no way to know max duration): binary search on
+     * start >= a, then step back while the previous op may still reach into [a,b). */
+    uint32_t l = lo, h = hi;
+    while (l < h) {
+      uint32_t m = l + (h - l) / 2;
+      if (ix->ops.start[m] < a) l = m + 1;
+      else h = m;
+    }
+    /* ops are sorted by (start,end) but may nest; walk back a bounded amount */
+    uint32_t back = l;
+    int steps = 0;
+    while (back > lo && steps < 64) {
+      back--;
+      steps++;
+      if (ix->ops.end[back] > a) l = back;
+    }
+    cur[k].cur = l;
+    cur[k].end = hi;
+    k++;
+  }
+  /* simple binary heap on cursors keyed by start */
+  uint32_t *heap = nsys_xmalloc((k + 1) * sizeof *heap), hn = 0;
+#define NSYS__KEY(i) (ix->ops.start[cur[heap[i]].cur])
+  for (uint32_t i = 0; i < k; i++) {
+    if (cur[i].cur >= cur[i].end) continue;
+    heap[hn] = i;
+    uint32_t j = hn++;
+    while (j && NSYS__KEY((j - 1) / 2) > NSYS__KEY(j)) {
+      uint32_t t = heap[j];
+      heap[j] = heap[(j - 1) / 2];
+      heap[(j - 1) / 2] = t;
+      j = (j - 1) / 2;
+    }
+  }
+  while (hn) {
+    nsys__cursor *cc = &cur[heap[0]];
+    uint32_t op = cc->cur++;
+    int64_t s = ix->ops.start[op];
+    if (s >= b) {
+      cc->cur = cc->end; /* this track is done */
+    } else if (ix->ops.end[op] > a) {
+      fn(c, op, ud);
+    }
+    if (cc->cur >= cc->end) heap[0] = heap[--hn];
+    /* sift down */
+    uint32_t j = 0;
+    for (;;) {
+      uint32_t l = 2 * j + 1, r = l + 1, m = j;
+      if (l < hn && NSYS__KEY(l) < NSYS__KEY(m)) m = l;
+      if (r < hn && NSYS__KEY(r) < NSYS__KEY(m)) m = r;
+      if (m == j) break;
+      uint32_t t = heap[j];
+      heap[j] = heap[m];
+      heap[m] = t;
+      j = m;
+    }
+  }
+#undef NSYS__KEY
+  free(heap);
+  free(cur);
+}
+
+typedef struct {
+  nsys_op_pred pred;
+  nsys_ivls *out;
+  int64_t a, b;
+} nsys__union_ud;
+
+static void nsys__union_cb(nsys_actx *c, uint32_t op, void *ud) {
+  nsys__union_ud *u = ud;
+  if (!u->pred(c, op)) return;
+  int64_t s = c->ix->ops.start[op], e = c->ix->ops.end[op];
+  if (s < u->a) s = u->a;
+  if (e > u->b) e = u->b;
+  nsys_ivls_add_sorted(u->out, s, e);
+}
+
+void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,
+                            nsys_ivls *out) {
+  nsys_ivls_clear(out);
+  nsys__union_ud u = {pred, out, a, b};
+  nsys_actx_device_each(c, device, a, b, nsys__union_cb, &u);
+}
+
+bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t *s,
+                           int64_t *e) {
+  const nsys_index *ix = c->ix;
+  bool any = false;
+  int64_t lo = 0, hi = 0;
+  for (uint32_t t = 0; t < ix->n_tracks; t++) {
+    if (ix->tracks[t].device != device) continue;
+    for (uint32_t i = ix->tracks[t].first; i < ix->tracks[t].first + ix->tracks[t].count; i++) {
+      if (!pred(c, i)) continue;
+      if (ix->ops.end[i] <= c->t0 || ix->ops.start[i] >= c->t1) continue;
+      if (!any || ix->ops.start[i] < lo) lo = ix->ops.start[i];
+      if (!any || ix->ops.end[i] > hi) hi = ix->ops.end[i];
+      any = true;
+    }
+  }
+  if (any) {
+    *s = NSYS_MAX(lo, c->t0);
+    *e = NSYS_MIN(hi, c->t1);
+  }
+  return any;
+}
+
+void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t b,
+                               void (*fn)(nsys_actx *c, uint32_t api, void *ud), void *ud) {
+  const nsys_index *ix = c->ix;
+  if (thread >= ix->n_threads) return;
+  if (!c->api_pmax) c->api_pmax = nsys_xcalloc(ix->n_threads + 1, sizeof *c->api_pmax);
+  const nsys_host_thread *th = &ix->threads[thread];
+  if (!th->api_count) return;
+  if (!c->api_pmax[thread]) {
+    int64_t *pm = nsys_xmalloc(th->api_count * sizeof *pm);
+    int64_t m = INT64_MIN;
+    for (uint32_t i = 0; i < th->api_count; i++) {
+      int64_t e = ix->api.end[th->api_first + i];
+      if (e > m) m = e;
+      pm[i] = m;
+    }
+    c->api_pmax[thread] = pm;
+  }
+  const int64_t *pm = c->api_pmax[thread];
+  uint32_t lo = 0, hi = th->api_count;
+  while (lo < hi) { /* first i with pmax > a */
+    uint32_t m = lo + (hi - lo) / 2;
+    if (pm[m] > a) hi = m;
+    else lo = m + 1;
+  }
+  for (uint32_t i = lo; i < th->api_count; i++) {
+    uint32_t k = th->api_first + i;
+    if (ix->api.start[k] >= b) break;
+    if (ix->api.end[k] > a) fn(c, k, ud);
+  }
+}
+
+int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t s, int64_t e) {
+  if (thread >= ix->n_threads) return -1;
+  const nsys_host_thread *th = &ix->threads[thread];
+  uint32_t lo = 0, hi = th->nvtx_count;
+  while (lo < hi) { /* first range starting after s */
+    uint32_t m = lo + (hi - lo) / 2;
+    if (ix->nvtx.start[th->nvtx_first + m] <= s) lo = m + 1;
+    else hi = m;
+  }
+  if (lo == 0) return -1;
+  int32_t r = (int32_t)(th->nvtx_first + lo - 1);
+  int guard = 0;
+  while (r >= 0 && guard++ < 1024) {
+    if (ix->nvtx.start[r] <= s && ix->nvtx.end[r] >= e) return r;
+    r = ix->nvtx.parent ? ix->nvtx.parent[r] : -1;
+  }
+  return -1;
+}
+
+static const cJSON *nsys__p(const nsys_actx *c, const char *name) {
+  return cJSON_GetObjectItemCaseSensitive(c->params, name);
+}
+int64_t nsys_actx_int(const nsys_actx *c, const char *name) {
+  const cJSON *v = nsys__p(c, name);
+  return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+}
+double nsys_actx_num(const nsys_actx *c, const char *name) {
+  const cJSON *v = nsys__p(c, name);
+  return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+const char *nsys_actx_str(const nsys_actx *c, const char *name) {
+  const cJSON *v = nsys__p(c, name);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+bool nsys_actx_bool(const nsys_actx *c, const char *name) { return cJSON_IsTrue(nsys__p(c, name)); }
+
+double nsys_percentile_sorted(const int64_t *v, uint32_t n, double q) {
+  if (!n) return 0;
+  double pos = q * (double)(n - 1);
+  uint32_t i = (uint32_t)floor(pos);
+  if (i + 1 >= n) return (double)v[n - 1];
+  double f = pos - i;
+  return (double)v[i] + f * (double)(v[i + 1] - v[i]);
+}
+
+static int nsys__cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* LSD radix sort for large arrays (keys are non-negative durations mostly;
+ * flip the sign bit so negatives sort first). */
+void nsys_sort_i64(int64_t *v, size_t n) {
+  if (n < 256) {
+    qsort(v, n, sizeof *v, nsys__cmp_i64);
+    return;
+  }
+  uint64_t *a = (uint64_t *)v, *tmp = nsys_xmalloc(n * sizeof *tmp);
+  for (size_t i = 0; i < n; i++) a[i] ^= 0x8000000000000000ULL;
+  uint64_t *src = a, *dst = tmp;
+  size_t *cnt = nsys_xmalloc(65537 * sizeof *cnt);
+  for (int shift = 0; shift < 64; shift += 16) {
+    memset(cnt, 0, 65537 * sizeof *cnt);
+    bool same = true;
+    uint64_t first = (src[0] >> shift) & 0xFFFF;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t d = (src[i] >> shift) & 0xFFFF;
+      cnt[d + 1]++;
+      if (d != first) same = false;
+    }
+    if (same) continue;
+    for (int i = 0; i < 65536; i++) cnt[i + 1] += cnt[i];
+    for (size_t i = 0; i < n; i++) dst[cnt[(src[i] >> shift) & 0xFFFF]++] = src[i];
+    uint64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  free(cnt);
+  if (src != a) memcpy(a, src, n * sizeof *a);
+  for (size_t i = 0; i < n; i++) a[i] ^= 0x8000000000000000ULL;
+  free(tmp);
+}
+
+void nsys_json_num(cJSON *o, const char *k, double v) {
+  if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
+  else cJSON_AddNullToObject(o, k);
+}
+void nsys_json_int(cJSON *o, const char *k, int64_t v) { cJSON_AddNumberToObject(o, k, (double)v); }
+void nsys_json_str(cJSON *o, const char *k, const char *v) {
+  if (v) cJSON_AddStringToObject(o, k, v);
+  else cJSON_AddNullToObject(o, k);
+}
+double nsys_round2(double v) { return round(v * 100.0) / 100.0; }

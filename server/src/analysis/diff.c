@@ -1,0 +1,279 @@
+/* profile/diff: kernels added/removed/faster/slower by name, and deltas of
+ * overlap, idle and iteration time, with a short plain-language summary. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/render.h"
+#include "analysis/report.h"
+#include "profile/profile.h"
+
+static double nsys__dn(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+static const cJSON *nsys__dg(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static double nsys__sum_rows(const cJSON *rows, const char *k) {
+  double s = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, rows) s += nsys__dn(r, k);
+  return s;
+}
+
+static int nsys__cmp_delta(const void *a, const void *b) {
+  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+  double dx = fabs(nsys__dn(x, "deltaNs")), dy = fabs(nsys__dn(y, "deltaNs"));
+  if (dx != dy) return dx > dy ? -1 : 1;
+  return strcmp(cJSON_GetStringValue(nsys__dg(x, "name")), cJSON_GetStringValue(nsys__dg(y, "name")));
+}
+
+static cJSON *nsys__side(struct nsys_profile *p, const nsys_index *ix) {
+  cJSON *o = cJSON_CreateObject();
+  nsys_json_str(o, "profileId", p->id);
+  nsys_json_str(o, "file", p->path);
+  cJSON *w = cJSON_AddObjectToObject(o, "window");
+  nsys_json_int(w, "start", ix->span_start);
+  nsys_json_int(w, "end", ix->span_end);
+  return o;
+}
+
+static cJSON *nsys__pair(double a, double b) {
+  cJSON *o = cJSON_CreateObject();
+  nsys_json_num(o, "base", a);
+  nsys_json_num(o, "compare", b);
+  nsys_json_num(o, "delta", b - a);
+  nsys_json_num(o, "deltaPct", a != 0 ? nsys_round2(100.0 * (b - a) / fabs(a)) : 0);
+  return o;
+}
+
+static double nsys__median_iter(const cJSON *it) {
+  int n = cJSON_GetArraySize(nsys__dg(it, "rows"));
+  if (!n) return 0;
+  double *v = nsys_xmalloc((size_t)n * sizeof *v);
+  int k = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, nsys__dg(it, "rows")) v[k++] = nsys__dn(r, "durationNs");
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  free(v);
+  return m;
+}
+
+cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index *ia,
+                       struct nsys_profile *b, const nsys_index *ib) {
+  cJSON *pk = cJSON_CreateObject();
+  cJSON_AddNumberToObject(pk, "limit", 0);
+  cJSON *ka = nsys_analysis_run(call, a, ia, "top_kernels", pk);
+  cJSON *kb = ka ? nsys_analysis_run(call, b, ib, "top_kernels", pk) : NULL;
+  cJSON_Delete(pk);
+  cJSON *oa = kb ? nsys_analysis_run(call, a, ia, "overlap", NULL) : NULL;
+  cJSON *ob = oa ? nsys_analysis_run(call, b, ib, "overlap", NULL) : NULL;
+  cJSON *ta = ob ? nsys_analysis_run(call, a, ia, "iterations", NULL) : NULL;
+  cJSON *tb = ta ? nsys_analysis_run(call, b, ib, "iterations", NULL) : NULL;
+  if (!tb) {
+    cJSON_Delete(ka);
+    cJSON_Delete(kb);
+    cJSON_Delete(oa);
+    cJSON_Delete(ob);
+    cJSON_Delete(ta);
+    return NULL;
+  }
+  double min_delta_pct = 5.0; /* faster/slower when the total moves by >= 5% */
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddItemToObject(res, "base", nsys__side(a, ia));
+  cJSON_AddItemToObject(res, "compare", nsys__side(b, ib));
+  cJSON *rows = cJSON_CreateArray();
+  int n_add = 0, n_rem = 0, n_fast = 0, n_slow = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, nsys__dg(ka, "rows")) {
+    const char *nm = cJSON_GetStringValue(nsys__dg(r, "name"));
+    const cJSON *m = NULL, *x;
+    cJSON_ArrayForEach(x, nsys__dg(kb, "rows")) if (!strcmp(cJSON_GetStringValue(nsys__dg(x, "name")), nm)) {
+      m = x;
+      break;
+    }
+    double ta_ns = nsys__dn(r, "totalNs"), tb_ns = m ? nsys__dn(m, "totalNs") : 0;
+    const char *status = "same";
+    if (!m) {
+      status = "removed";
+      n_rem++;
+    } else if (tb_ns < ta_ns * (1 - min_delta_pct / 100)) {
+      status = "faster";
+      n_fast++;
+    } else if (tb_ns > ta_ns * (1 + min_delta_pct / 100)) {
+      status = "slower";
+      n_slow++;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", nm);
+    cJSON_AddStringToObject(o, "status", status);
+    nsys_json_num(o, "baseCount", nsys__dn(r, "count"));
+    nsys_json_num(o, "compareCount", m ? nsys__dn(m, "count") : 0);
+    nsys_json_num(o, "baseTotalNs", ta_ns);
+    nsys_json_num(o, "compareTotalNs", tb_ns);
+    nsys_json_num(o, "deltaNs", tb_ns - ta_ns);
+    nsys_json_num(o, "deltaPct", ta_ns > 0 ? nsys_round2(100.0 * (tb_ns - ta_ns) / ta_ns) : 0);
+    nsys_json_num(o, "baseAvgNs", nsys__dn(r, "avgNs"));
+    nsys_json_num(o, "compareAvgNs", m ? nsys__dn(m, "avgNs") : 0);
+    cJSON_AddItemToArray(rows, o);
+  }
+  cJSON_ArrayForEach(r, nsys__dg(kb, "rows")) {
+    const char *nm = cJSON_GetStringValue(nsys__dg(r, "name"));
+    bool found = false;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, nsys__dg(ka, "rows")) if (!strcmp(cJSON_GetStringValue(nsys__dg(x, "name")), nm)) {
+      found = true;
+      break;
+    }
+    if (found) continue;
+    n_add++;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", nm);
+    cJSON_AddStringToObject(o, "status", "added");
+    nsys_json_num(o, "baseCount", 0);
+    nsys_json_num(o, "compareCount", nsys__dn(r, "count"));
+    nsys_json_num(o, "baseTotalNs", 0);
+    nsys_json_num(o, "compareTotalNs", nsys__dn(r, "totalNs"));
+    nsys_json_num(o, "deltaNs", nsys__dn(r, "totalNs"));
+    cJSON_AddNullToObject(o, "deltaPct");
+    nsys_json_num(o, "baseAvgNs", 0);
+    nsys_json_num(o, "compareAvgNs", nsys__dn(r, "avgNs"));
+    cJSON_AddItemToArray(rows, o);
+  }
+  /* sort by |delta| */
+  int n = cJSON_GetArraySize(rows);
+  cJSON **v = nsys_xcalloc((size_t)n + 1, sizeof *v);
+  for (int i = 0; i < n; i++) v[i] = cJSON_DetachItemFromArray(rows, 0);
+  qsort(v, (size_t)n, sizeof *v, nsys__cmp_delta);
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(rows, v[i]);
+  free(v);
+  cJSON_AddItemToObject(res, "rows", rows);
+
+  cJSON *s = cJSON_AddObjectToObject(res, "summary");
+  double kta = nsys__dn(nsys__dg(ka, "summary"), "totalKernelNs"), ktb = nsys__dn(nsys__dg(kb, "summary"), "totalKernelNs");
+  cJSON_AddItemToObject(s, "kernelNs", nsys__pair(kta, ktb));
+  cJSON_AddItemToObject(s, "kernels", nsys__pair(nsys__dn(nsys__dg(ka, "summary"), "kernelCount"),
+                                                 nsys__dn(nsys__dg(kb, "summary"), "kernelCount")));
+  const cJSON *ova = nsys__dg(ka, "rows");
+  (void)ova;
+  cJSON_AddItemToObject(s, "spanNs", nsys__pair((double)(ia->span_end - ia->span_start), (double)(ib->span_end - ib->span_start)));
+  cJSON_AddItemToObject(s, "idleNs", nsys__pair(nsys__sum_rows(nsys__dg(oa, "rows"), "idleNs"),
+                                                nsys__sum_rows(nsys__dg(ob, "rows"), "idleNs")));
+  cJSON_AddItemToObject(s, "overlapNs", nsys__pair(nsys__sum_rows(nsys__dg(oa, "rows"), "overlapNs"),
+                                                   nsys__sum_rows(nsys__dg(ob, "rows"), "overlapNs")));
+  cJSON_AddItemToObject(s, "commOnlyNs", nsys__pair(nsys__sum_rows(nsys__dg(oa, "rows"), "commOnlyNs"),
+                                                    nsys__sum_rows(nsys__dg(ob, "rows"), "commOnlyNs")));
+  cJSON_AddItemToObject(s, "computeOnlyNs", nsys__pair(nsys__sum_rows(nsys__dg(oa, "rows"), "computeOnlyNs"),
+                                                       nsys__sum_rows(nsys__dg(ob, "rows"), "computeOnlyNs")));
+  double ma = nsys__median_iter(ta), mb = nsys__median_iter(tb);
+  cJSON *it = nsys__pair(ma, mb);
+  cJSON_AddItemToObject(s, "iterationMedianNs", it);
+  cJSON_AddItemToObject(s, "iterations", nsys__pair(nsys__dn(nsys__dg(ta, "summary"), "count"),
+                                                    nsys__dn(nsys__dg(tb, "summary"), "count")));
+  cJSON *cnt = cJSON_AddObjectToObject(s, "kernelChanges");
+  nsys_json_int(cnt, "added", n_add);
+  nsys_json_int(cnt, "removed", n_rem);
+  nsys_json_int(cnt, "faster", n_fast);
+  nsys_json_int(cnt, "slower", n_slow);
+  /* plain-language summary */
+  nsys_strbuf t;
+  nsys_strbuf_init(&t);
+  char d1[32], d2[32];
+  nsys_fmt_duration(d1, sizeof d1, (int64_t)fabs(ktb - kta));
+  nsys_strbuf_printf(&t, "GPU kernel time %s by %s (%+.1f%%)", ktb <= kta ? "fell" : "rose", d1,
+                     kta > 0 ? 100.0 * (ktb - kta) / kta : 0.0);
+  if (ma > 0 && mb > 0) {
+    nsys_fmt_duration(d2, sizeof d2, (int64_t)mb);
+    nsys_strbuf_printf(&t, "; median iteration %s (%+.1f%%)", d2, 100.0 * (mb - ma) / ma);
+  }
+  nsys_strbuf_puts(&t, ". ");
+  const cJSON *top = cJSON_GetArrayItem(rows, 0);
+  if (top) {
+    nsys_fmt_duration(d1, sizeof d1, (int64_t)fabs(nsys__dn(top, "deltaNs")));
+    nsys_strbuf_printf(&t, "Biggest change: %s %s (%s%s). ", cJSON_GetStringValue(nsys__dg(top, "name")),
+                       cJSON_GetStringValue(nsys__dg(top, "status")), nsys__dn(top, "deltaNs") < 0 ? "-" : "+", d1);
+  }
+  nsys_strbuf_printf(&t, "%d kernel names added, %d removed, %d faster, %d slower (>= 5%% change). ", n_add,
+                     n_rem, n_fast, n_slow);
+  double ia_ = nsys__sum_rows(nsys__dg(oa, "rows"), "idleNs"), ib_ = nsys__sum_rows(nsys__dg(ob, "rows"), "idleNs");
+  double ca = nsys__sum_rows(nsys__dg(oa, "rows"), "commOnlyNs"), cb = nsys__sum_rows(nsys__dg(ob, "rows"), "commOnlyNs");
+  nsys_fmt_duration(d1, sizeof d1, (int64_t)fabs(ib_ - ia_));
+  nsys_fmt_duration(d2, sizeof d2, (int64_t)fabs(cb - ca));
+  nsys_strbuf_printf(&t, "GPU idle %s by %s; exposed communication %s by %s.", ib_ <= ia_ ? "fell" : "rose", d1,
+                     cb <= ca ? "fell" : "rose", d2);
+  cJSON_AddStringToObject(s, "text", t.data);
+  nsys_strbuf_free(&t);
+  cJSON_Delete(ka);
+  cJSON_Delete(kb);
+  cJSON_Delete(oa);
+  cJSON_Delete(ob);
+  cJSON_Delete(ta);
+  cJSON_Delete(tb);
+  return res;
+}
+
+void nsys_diff_render(nsys_strbuf *b, const cJSON *d, bool md) {
+  const cJSON *s = nsys__dg(d, "summary");
+  const char *fa = cJSON_GetStringValue(nsys__dg(nsys__dg(d, "base"), "file"));
+  const char *fb = cJSON_GetStringValue(nsys__dg(nsys__dg(d, "compare"), "file"));
+  nsys_strbuf_printf(b, md ? "# nsys-ai diff\n\n- base: `%s`\n- compare: `%s`\n\n%s\n\n" : "nsys-ai diff\n  base:    %s\n  compare: %s\n\n%s\n\n",
+                     fa ? fa : "?", fb ? fb : "?", cJSON_GetStringValue(nsys__dg(s, "text")));
+  static const char *const keys[] = {"spanNs", "kernelNs", "kernels", "iterations", "iterationMedianNs", "idleNs",
+                                     "overlapNs", "commOnlyNs", "computeOnlyNs"};
+  cJSON *tab = cJSON_CreateArray();
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+    const cJSON *p = nsys__dg(s, keys[i]);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "metric", keys[i]);
+    bool ns = strstr(keys[i], "Ns") != NULL;
+    cJSON_AddItemToObject(o, ns ? "baseNs" : "base", cJSON_Duplicate(nsys__dg(p, "base"), true));
+    cJSON_AddItemToObject(o, ns ? "compareNs" : "compare", cJSON_Duplicate(nsys__dg(p, "compare"), true));
+    cJSON_AddItemToObject(o, ns ? "deltaNs" : "delta", cJSON_Duplicate(nsys__dg(p, "delta"), true));
+    cJSON_AddItemToObject(o, "deltaPct", cJSON_Duplicate(nsys__dg(p, "deltaPct"), true));
+    cJSON_AddItemToArray(tab, o);
+  }
+  /* normalise column names so the table has one header */
+  cJSON *norm = cJSON_CreateArray();
+  const cJSON *r;
+  cJSON_ArrayForEach(r, tab) {
+    cJSON *o = cJSON_CreateObject();
+    const cJSON *f = r->child;
+    cJSON_AddItemToObject(o, "metric", cJSON_Duplicate(f, true));
+    f = f->next;
+    nsys_strbuf cell;
+    const char *cols[] = {"base", "compare", "delta"};
+    for (int k = 0; k < 3; k++, f = f->next) {
+      nsys_strbuf_init(&cell);
+      nsys_render_value(&cell, f->string, f);
+      cJSON_AddStringToObject(o, cols[k], cell.data ? cell.data : "");
+      nsys_strbuf_free(&cell);
+    }
+    cJSON_AddItemToObject(o, "deltaPct", cJSON_Duplicate(f, true));
+    cJSON_AddItemToArray(norm, o);
+  }
+  nsys_render_table(b, norm, md, 0, 0);
+  cJSON_Delete(norm);
+  cJSON_Delete(tab);
+  nsys_strbuf_puts(b, md ? "\n## Kernel changes (largest first)\n\n" : "\nKernel changes (largest first)\n");
+  cJSON *k = cJSON_CreateArray();
+  int n = 0;
+  cJSON_ArrayForEach(r, nsys__dg(d, "rows")) {
+    if (n++ >= 15) break;
+    cJSON *o = cJSON_CreateObject();
+    static const char *const kc[] = {"name", "status", "baseCount", "compareCount", "baseTotalNs", "compareTotalNs",
+                                     "deltaNs", "deltaPct"};
+    for (size_t i = 0; i < sizeof kc / sizeof *kc; i++)
+      cJSON_AddItemToObject(o, kc[i], cJSON_Duplicate(nsys__dg(r, kc[i]), true));
+    cJSON_AddItemToArray(k, o);
+  }
+  nsys_render_table(b, k, md, 0, md ? 0 : 48);
+  cJSON_Delete(k);
+}

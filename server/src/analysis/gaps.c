@@ -1,0 +1,389 @@
+/* gpu_idle_gaps and sync_cost. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analyses.h"
+#include "common/util.h"
+#include "profile/profile.h"
+
+typedef struct {
+  int32_t device;
+  int64_t stream; /* -1: device-level gap */
+  int64_t start, end;
+  int32_t next_op; /* op that ends the gap (-1 for device gaps) */
+} nsys__gap;
+
+typedef struct {
+  int64_t ns[5]; /* by nsys_api_class */
+  int64_t a, b;
+  int32_t top_api;
+  int64_t top_ns;
+} nsys__cpu;
+
+static void nsys__cpu_cb(nsys_actx *c, uint32_t api, void *ud) {
+  nsys__cpu *x = ud;
+  int64_t lo = NSYS_MAX(x->a, c->ix->api.start[api]), hi = NSYS_MIN(x->b, c->ix->api.end[api]);
+  if (hi <= lo) return;
+  x->ns[nsys_actx_api_class(c, api)] += hi - lo;
+  if (hi - lo > x->top_ns) {
+    x->top_ns = hi - lo;
+    x->top_api = (int32_t)api;
+  }
+}
+
+/* Is thread t in a process that owns a track on `device`? */
+static bool nsys__thread_on_device(const nsys_index *ix, uint32_t t, int32_t device) {
+  for (uint32_t k = 0; k < ix->n_tracks; k++)
+    if (ix->tracks[k].device == device && ix->tracks[k].pid == ix->threads[t].pid) return true;
+  return false;
+}
+
+static const char *nsys__cause(nsys_actx *c, int32_t device, int64_t a, int64_t b, nsys__cpu *x) {
+  memset(x, 0, sizeof *x);
+  x->a = a;
+  x->b = b;
+  x->top_api = -1;
+  for (uint32_t t = 0; t < c->ix->n_threads; t++)
+    if (nsys__thread_on_device(c->ix, t, device)) nsys_actx_api_overlapping(c, t, a, b, nsys__cpu_cb, x);
+  int64_t sync = x->ns[NSYS_API_SYNC], mem = x->ns[NSYS_API_MEMCPY] + x->ns[NSYS_API_MEMCPY_SYNC],
+          launch = x->ns[NSYS_API_LAUNCH];
+  /* the dominant CUDA activity must cover a quarter of the gap; otherwise the
+   * host thread was busy outside CUDA (Python, data loading, I/O): a CPU stall */
+  int64_t best = NSYS_MAX(sync, NSYS_MAX(mem, launch));
+  if (best * 4 < b - a) return "cpu_stall";
+  if (sync == best) return "sync";
+  if (mem == best) return "memcpy";
+  return "launch";
+}
+
+/* The sync API in progress when the gap began (it drained the queue), and the
+ * innermost NVTX range the host was in at the gap's midpoint. */
+static void nsys__gap_context(nsys_actx *c, int32_t device, int64_t a, int64_t b, const char **sync_api,
+                              const char **nvtx) {
+  const nsys_index *ix = c->ix;
+  *sync_api = NULL;
+  *nvtx = NULL;
+  uint32_t best_calls = 0;
+  for (uint32_t t = 0; t < ix->n_threads; t++) {
+    if (!nsys__thread_on_device(ix, t, device)) continue;
+    const nsys_host_thread *th = &ix->threads[t];
+    /* last API call starting at or before a */
+    uint32_t lo = 0, hi = th->api_count;
+    while (lo < hi) {
+      uint32_t m = lo + (hi - lo) / 2;
+      if (ix->api.start[th->api_first + m] <= a) lo = m + 1;
+      else hi = m;
+    }
+    for (uint32_t k = lo; k > 0 && k + 8 > lo; k--) {
+      uint32_t i = th->api_first + k - 1;
+      if (ix->api.end[i] > a && nsys_actx_api_class(c, i) == NSYS_API_SYNC) {
+        *sync_api = nsys_strtab_get(&ix->strings, ix->api.name[i]);
+        break;
+      }
+    }
+    if (th->api_count >= best_calls) {
+      int64_t mid = a + (b - a) / 2;
+      int32_t r = nsys_actx_innermost_nvtx(ix, t, mid, mid);
+      if (r >= 0) {
+        *nvtx = nsys_strtab_get(&ix->strings, ix->nvtx.name[r]);
+        best_calls = th->api_count;
+      }
+    }
+  }
+}
+
+static int nsys__cmp_gap(const void *a, const void *b) {
+  const nsys__gap *x = a, *y = b;
+  int64_t dx = x->end - x->start, dy = y->end - y->start;
+  if (dx != dy) return dx > dy ? -1 : 1;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+typedef struct {
+  nsys__gap *v;
+  size_t n, cap;
+} nsys__gapvec;
+
+static void nsys__gap_push(nsys__gapvec *g, nsys__gap x) {
+  if (g->n == g->cap) {
+    g->cap = g->cap ? g->cap * 2 : 64;
+    g->v = nsys_xrealloc(g->v, g->cap * sizeof *g->v);
+  }
+  g->v[g->n++] = x;
+}
+
+bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
+  const nsys_index *ix = c->ix;
+  int64_t min_gap = nsys_actx_int(c, "minGapNs");
+  int64_t limit = nsys_actx_int(c, "limit");
+  int64_t kwait = nsys_actx_int(c, "kernelWaitNs");
+  const char *scope = nsys_actx_str(c, "scope");
+  bool want_dev = !scope || strcmp(scope, "stream") != 0;
+  bool want_stream = !scope || strcmp(scope, "device") != 0;
+  if (scope && strcmp(scope, "both") && strcmp(scope, "device") && strcmp(scope, "stream")) {
+    nsys_call_fail(c->call, NSYS_E_INVALID_PARAMS, "params.params.scope: expected both, device or stream");
+    return false;
+  }
+  int32_t *devs;
+  uint32_t nd = nsys_actx_devices(c, &devs);
+  nsys__gapvec gaps = {0};
+  cJSON *per_dev = cJSON_AddArrayToObject(summary, "devices");
+  nsys_ivls u;
+  nsys_ivls_init(&u);
+  int64_t all_idle = 0, all_host = 0, all_kern = 0, all_other = 0;
+  for (uint32_t d = 0; d < nd; d++) {
+    int32_t dev = devs[d];
+    size_t first_gap = gaps.n;
+    nsys_actx_device_union(c, dev, nsys_pred_any, c->t0, c->t1, &u);
+    int64_t idle_any = 0, idle_thr = 0;
+    uint32_t n_thr = 0, buckets[3] = {0};
+    for (uint32_t i = 1; i < u.n; i++) {
+      int64_t gs = u.e[i - 1], ge = u.s[i];
+      idle_any += ge - gs;
+      if (ge - gs >= min_gap) {
+        idle_thr += ge - gs;
+        n_thr++;
+        int64_t ms = (ge - gs) / 1000000;
+        buckets[ms < 5 ? 0 : ms < 50 ? 1 : 2]++;
+        if (want_dev) nsys__gap_push(&gaps, (nsys__gap){dev, -1, gs, ge, -1});
+      }
+    }
+    size_t dev_end = gaps.n;
+    /* per-stream gaps + HTA split over all stream gaps */
+    int64_t host = 0, kern = 0, other = 0;
+    for (uint32_t t = 0; t < ix->n_tracks; t++) {
+      const nsys_gpu_track *tr = &ix->tracks[t];
+      /* copy and communication streams are idle by design between their
+       * bursts: stream gaps and the HTA split cover compute/mixed streams */
+      if (tr->device != dev || tr->cls == NSYS_STREAM_COPY || tr->cls == NSYS_STREAM_COMM) continue;
+      bool have = false;
+      int64_t prev_end = 0;
+      for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+        if (ix->ops.end[i] <= c->t0) continue;
+        if (ix->ops.start[i] >= c->t1) break;
+        int64_t s = ix->ops.start[i];
+        if (have && s > prev_end) {
+          int64_t gap = s - prev_end;
+          int32_t a = ix->ops.api[i];
+          if (a >= 0 && ix->api.start[a] > prev_end) host += gap;
+          else if (gap < kwait) kern += gap;
+          else other += gap;
+          if (want_stream && gap >= min_gap) {
+            /* a stream gap identical to a device gap adds nothing (binary search
+             * over this device's gaps, pushed in start order) */
+            size_t lo = first_gap, hi = dev_end;
+            while (lo < hi) {
+              size_t m = lo + (hi - lo) / 2;
+              if (gaps.v[m].start < prev_end) lo = m + 1;
+              else hi = m;
+            }
+            bool dup = lo < dev_end && gaps.v[lo].start == prev_end && gaps.v[lo].end == s;
+            if (!dup) nsys__gap_push(&gaps, (nsys__gap){dev, tr->stream, prev_end, s, (int32_t)i});
+          }
+        }
+        if (!have || ix->ops.end[i] > prev_end) prev_end = ix->ops.end[i];
+        have = true;
+      }
+    }
+    int64_t span = u.n ? u.e[u.n - 1] - u.s[0] : 0;
+    cJSON *o = cJSON_CreateObject();
+    nsys_json_int(o, "device", dev);
+    nsys_json_int(o, "start", u.n ? u.s[0] : c->t0);
+    nsys_json_int(o, "end", u.n ? u.e[u.n - 1] : c->t0);
+    nsys_json_int(o, "busyNs", nsys_ivls_total(&u));
+    nsys_json_int(o, "idleNs", idle_any);
+    nsys_json_num(o, "idlePct", span ? nsys_round2(100.0 * (double)idle_any / (double)span) : 0);
+    nsys_json_int(o, "gapCount", n_thr);
+    nsys_json_int(o, "gapIdleNs", idle_thr);
+    cJSON *bk = cJSON_AddObjectToObject(o, "buckets");
+    nsys_json_int(bk, "lt5ms", buckets[0]);
+    nsys_json_int(bk, "5to50ms", buckets[1]);
+    nsys_json_int(bk, "ge50ms", buckets[2]);
+    /* causes of the device-level gaps above the threshold */
+    int64_t cause_ns[4] = {0};
+    static const char *const cause_names[4] = {"sync", "memcpy", "launch", "cpu_stall"};
+    for (size_t gi = first_gap; gi < gaps.n; gi++) {
+      if (gaps.v[gi].stream != -1) continue;
+      nsys__cpu x;
+      const char *cause = nsys__cause(c, dev, gaps.v[gi].start, gaps.v[gi].end, &x);
+      for (int k = 0; k < 4; k++)
+        if (!strcmp(cause, cause_names[k])) cause_ns[k] += gaps.v[gi].end - gaps.v[gi].start;
+    }
+    cJSON *cs = cJSON_AddObjectToObject(o, "causeNs");
+    for (int k = 0; k < 4; k++) nsys_json_int(cs, cause_names[k], cause_ns[k]);
+    cJSON *hta = cJSON_AddObjectToObject(o, "streamIdleSplit");
+    nsys_json_int(hta, "hostWaitNs", host);
+    nsys_json_int(hta, "kernelWaitNs", kern);
+    nsys_json_int(hta, "otherNs", other);
+    cJSON_AddItemToArray(per_dev, o);
+    all_idle += idle_any;
+    all_host += host;
+    all_kern += kern;
+    all_other += other;
+  }
+  nsys_ivls_free(&u);
+  qsort(gaps.v, gaps.n, sizeof *gaps.v, nsys__cmp_gap);
+  size_t shown = (limit > 0 && (size_t)limit < gaps.n) ? (size_t)limit : gaps.n;
+  for (size_t i = 0; i < shown; i++) {
+    nsys__gap *g = &gaps.v[i];
+    nsys__cpu x;
+    const char *cause = nsys__cause(c, g->device, g->start, g->end, &x);
+    cJSON *o = cJSON_CreateObject();
+    nsys_json_int(o, "device", g->device);
+    if (g->stream < 0) cJSON_AddNullToObject(o, "stream");
+    else nsys_json_int(o, "stream", g->stream);
+    nsys_json_int(o, "start", g->start);
+    nsys_json_int(o, "end", g->end);
+    nsys_json_int(o, "durationNs", g->end - g->start);
+    cJSON_AddStringToObject(o, "cause", cause);
+    cJSON *cpu = cJSON_AddObjectToObject(o, "cpuNs");
+    nsys_json_int(cpu, "sync", x.ns[NSYS_API_SYNC]);
+    nsys_json_int(cpu, "memcpy", x.ns[NSYS_API_MEMCPY] + x.ns[NSYS_API_MEMCPY_SYNC]);
+    nsys_json_int(cpu, "launch", x.ns[NSYS_API_LAUNCH]);
+    nsys_json_int(cpu, "otherApi", x.ns[NSYS_API_OTHER]);
+    nsys_json_str(o, "topApi", x.top_api >= 0 ? nsys_strtab_get(&ix->strings, ix->api.name[x.top_api]) : NULL);
+    const char *after_sync, *nvtx;
+    nsys__gap_context(c, g->device, g->start, g->end, &after_sync, &nvtx);
+    nsys_json_str(o, "afterSync", after_sync);
+    nsys_json_str(o, "cpuNvtx", nvtx);
+    if (g->next_op >= 0) {
+      const char *kind;
+      int32_t a = ix->ops.api[g->next_op];
+      if (a >= 0 && ix->api.start[a] > g->start) kind = "host_wait";
+      else if (g->end - g->start < kwait) kind = "kernel_wait";
+      else kind = "other";
+      cJSON_AddStringToObject(o, "streamSplit", kind);
+      cJSON_AddStringToObject(o, "nextOp", nsys_strtab_get(&ix->strings, ix->ops.name[g->next_op]));
+    }
+    cJSON_AddItemToArray(rows, o);
+  }
+  nsys_json_int(summary, "gapCount", (int64_t)gaps.n);
+  nsys_json_int(summary, "minGapNs", min_gap);
+  nsys_json_int(summary, "deviceIdleNs", all_idle);
+  cJSON *hta = cJSON_AddObjectToObject(summary, "streamIdleSplit");
+  nsys_json_int(hta, "hostWaitNs", all_host);
+  nsys_json_int(hta, "kernelWaitNs", all_kern);
+  nsys_json_int(hta, "otherNs", all_other);
+  free(gaps.v);
+  free(devs);
+  return true;
+}
+
+/* ---------------------------------------------------------------- sync_cost */
+
+typedef struct {
+  uint32_t name;
+  uint32_t count;
+  int64_t total, max, idle;
+} nsys__sgroup;
+
+static int nsys__cmp_sgroup(const void *a, const void *b) {
+  const nsys__sgroup *x = a, *y = b;
+  if (x->total != y->total) return x->total > y->total ? -1 : 1;
+  return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static void nsys__sync_table(nsys_actx *c, cJSON *summary) {
+  struct nsys_profile *p = c->p;
+  if (!p || !p->schema.table[NSYS_TBL_SYNC]) {
+    cJSON_AddNullToObject(summary, "gpuSyncEvents");
+    return;
+  }
+  char *sql = nsys_xasprintf("SELECT syncType, COUNT(*), SUM(\"end\"-start) FROM %s "
+                             "WHERE start >= ?1 AND start < ?2 %s GROUP BY syncType ORDER BY syncType",
+                             p->schema.table[NSYS_TBL_SYNC], c->device >= 0 ? "AND deviceId = ?3" : "");
+  sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+  free(sql);
+  if (!st) {
+    c->call->err = NSYS_OK; /* tolerate: the table shape differs */
+    cJSON_AddNullToObject(summary, "gpuSyncEvents");
+    return;
+  }
+  sqlite3_bind_int64(st, 1, c->t0);
+  sqlite3_bind_int64(st, 2, c->t1);
+  if (c->device >= 0) sqlite3_bind_int64(st, 3, c->device);
+  static const char *const types[] = {"unknown", "event_sync", "stream_wait_event", "stream_sync",
+                                      "context_sync"};
+  cJSON *arr = cJSON_AddArrayToObject(summary, "gpuSyncEvents");
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    int64_t t = sqlite3_column_int64(st, 0);
+    cJSON *o = cJSON_CreateObject();
+    nsys_json_int(o, "syncType", t);
+    cJSON_AddStringToObject(o, "label", t >= 0 && t < 5 ? types[t] : "unknown");
+    nsys_json_int(o, "count", sqlite3_column_int64(st, 1));
+    nsys_json_int(o, "totalNs", sqlite3_column_int64(st, 2));
+    cJSON_AddItemToArray(arr, o);
+  }
+  sqlite3_finalize(st);
+}
+
+bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
+  const nsys_index *ix = c->ix;
+  int32_t *devs;
+  uint32_t nd = nsys_actx_devices(c, &devs);
+  nsys_ivls *busy = nsys_xcalloc(nd + 1, sizeof *busy);
+  for (uint32_t d = 0; d < nd; d++) {
+    nsys_ivls_init(&busy[d]);
+    nsys_actx_device_union(c, devs[d], nsys_pred_any, INT64_MIN, INT64_MAX, &busy[d]);
+    nsys_ivls_index(&busy[d]);
+  }
+  uint32_t ns = ix->strings.count;
+  nsys__sgroup *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
+  int64_t total = 0, idle_total = 0;
+  uint64_t calls = 0;
+  for (uint32_t t = 0; t < ix->n_threads; t++) {
+    const nsys_host_thread *th = &ix->threads[t];
+    /* devices of this thread's process */
+    bool on_any = false;
+    for (uint32_t d = 0; d < nd; d++)
+      if (nsys__thread_on_device(ix, t, devs[d])) on_any = true;
+    if (!on_any && c->device >= 0) continue;
+    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
+      if (ix->api.start[k] < c->t0 || ix->api.start[k] >= c->t1) continue;
+      nsys_api_class cls = nsys_actx_api_class(c, k);
+      if (cls != NSYS_API_SYNC && cls != NSYS_API_MEMCPY_SYNC) continue;
+      int64_t a = ix->api.start[k], b = ix->api.end[k], dur = b - a;
+      int64_t idle = 0;
+      for (uint32_t d = 0; d < nd; d++)
+        if (nsys__thread_on_device(ix, t, devs[d])) idle += dur - nsys_ivls_len_in(&busy[d], a, b);
+      uint32_t nm = ix->api.name[k] < ns ? ix->api.name[k] : ns;
+      g[nm].name = nm;
+      g[nm].count++;
+      g[nm].total += dur;
+      g[nm].idle += idle;
+      if (dur > g[nm].max) g[nm].max = dur;
+      total += dur;
+      idle_total += idle;
+      calls++;
+    }
+  }
+  uint32_t ng = 0;
+  for (uint32_t k = 0; k <= ns; k++)
+    if (g[k].count) g[ng++] = g[k];
+  qsort(g, ng, sizeof *g, nsys__cmp_sgroup);
+  for (uint32_t r = 0; r < ng; r++) {
+    cJSON *o = cJSON_CreateObject();
+    const char *nm = g[r].name < ns ? nsys_strtab_get(&ix->strings, g[r].name) : "";
+    cJSON_AddStringToObject(o, "api", nm);
+    cJSON_AddStringToObject(o, "kind", nsys_api_classify(nm) == NSYS_API_SYNC ? "sync" : "blocking_memcpy");
+    nsys_json_int(o, "count", g[r].count);
+    nsys_json_int(o, "totalNs", g[r].total);
+    nsys_json_num(o, "avgNs", round((double)g[r].total / g[r].count));
+    nsys_json_int(o, "maxNs", g[r].max);
+    nsys_json_int(o, "gpuIdleNs", g[r].idle);
+    cJSON_AddItemToArray(rows, o);
+  }
+  int64_t win = c->t1 - c->t0;
+  nsys_json_int(summary, "calls", (int64_t)calls);
+  nsys_json_int(summary, "totalSyncNs", total);
+  nsys_json_num(summary, "pctOfWindow", win > 0 ? nsys_round2(100.0 * (double)total / (double)win) : 0);
+  nsys_json_int(summary, "gpuIdleDuringSyncNs", idle_total);
+  nsys__sync_table(c, summary);
+  for (uint32_t d = 0; d < nd; d++) nsys_ivls_free(&busy[d]);
+  free(busy);
+  free(g);
+  free(devs);
+  return true;
+}

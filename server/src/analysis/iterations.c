@@ -1,0 +1,377 @@
+/* Iteration detection (NVTX marker, auto-detected marker, or GPU-gap
+ * fallback), the iterations analysis and mfu. */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analyses.h"
+#include "analysis/gpu_peaks.h"
+#include "common/util.h"
+#include "profile/profile.h"
+
+/* GPU window of the ops launched from API calls of `thread` fully inside [s,e]. */
+static uint32_t nsys__project(const nsys_index *ix, uint32_t thread, int64_t s, int64_t e,
+                              int64_t *gs, int64_t *ge, int32_t *device) {
+  const nsys_host_thread *th = &ix->threads[thread];
+  uint32_t lo = 0, hi = th->api_count;
+  while (lo < hi) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (ix->api.start[th->api_first + m] < s) lo = m + 1;
+    else hi = m;
+  }
+  uint32_t n = 0;
+  for (uint32_t k = th->api_first + lo; k < th->api_first + th->api_count; k++) {
+    if (ix->api.start[k] > e) break;
+    if (ix->api.end[k] > e) continue;
+    for (int32_t op = ix->api.first_op[k]; op >= 0; op = ix->op_next[op]) {
+      if (!n || ix->ops.start[op] < *gs) *gs = ix->ops.start[op];
+      if (!n || ix->ops.end[op] > *ge) *ge = ix->ops.end[op];
+      if (!n) *device = ix->tracks[ix->ops.track[op]].device;
+      n++;
+    }
+  }
+  return n;
+}
+
+/* "ProfilerStep#12" -> "ProfilerStep#": digits removed, for grouping. */
+static void nsys__normalize(const char *s, char *out, size_t cap) {
+  size_t j = 0;
+  for (; *s && j + 1 < cap; s++)
+    if (!isdigit((unsigned char)*s)) out[j++] = *s;
+  out[j] = '\0';
+}
+
+/* Preference tier of a step-marker-like name: 0 step, 1 iter, 2 batch, 3 epoch, -1 none. */
+static int nsys__step_tier(const char *s) {
+  if (nsys_icontains(s, "step")) return 0;
+  if (nsys_icontains(s, "iter")) return 1;
+  if (nsys_icontains(s, "batch")) return 2;
+  if (nsys_icontains(s, "epoch")) return 3;
+  return -1;
+}
+
+/* Auto-detection: the normalized NVTX name that looks like a step marker and
+ * occurs at least twice, preferring the shallowest nesting (an iteration
+ * encloses its phases: train_step > optimizer_step), then "step" over "iter"
+ * over "batch" over "epoch", then the most frequent; ties: alphabetical. Returns a
+ * malloc'd normalized name or NULL. */
+typedef struct {
+  char *norm;
+  uint32_t count;
+  uint16_t depth; /* shallowest nesting depth of the name's ranges */
+} nsys__normcnt;
+
+static int nsys__cmp_norm(const void *a, const void *b) {
+  return strcmp(((const nsys__normcnt *)a)->norm, ((const nsys__normcnt *)b)->norm);
+}
+
+static char *nsys__auto_marker(const nsys_index *ix) {
+  uint32_t ns = ix->strings.count;
+  uint32_t *cnt = nsys_xcalloc((size_t)ns + 1, sizeof *cnt);
+  uint16_t *dep = nsys_xmalloc(((size_t)ns + 1) * sizeof *dep);
+  for (uint32_t k = 0; k <= ns; k++) dep[k] = UINT16_MAX;
+  for (uint32_t i = 0; i < ix->nvtx.n; i++)
+    if (ix->nvtx.name[i] < ns) {
+      cnt[ix->nvtx.name[i]]++;
+      if (ix->nvtx.depth[i] < dep[ix->nvtx.name[i]]) dep[ix->nvtx.name[i]] = ix->nvtx.depth[i];
+    }
+  nsys__normcnt *v = NULL;
+  size_t n = 0, cap = 0;
+  char norm[256];
+  for (uint32_t k = 0; k < ns; k++) {
+    if (!cnt[k]) continue;
+    const char *s = nsys_strtab_get(&ix->strings, k);
+    if (nsys__step_tier(s) < 0) continue;
+    nsys__normalize(s, norm, sizeof norm);
+    if (n == cap) {
+      cap = cap ? cap * 2 : 16;
+      v = nsys_xrealloc(v, cap * sizeof *v);
+    }
+    v[n].norm = nsys_xstrdup(norm);
+    v[n].depth = dep[k];
+    v[n++].count = cnt[k];
+  }
+  qsort(v, n, sizeof *v, nsys__cmp_norm);
+  char *best = NULL;
+  uint32_t best_n = 0;
+  int best_tier = 99, best_depth = INT32_MAX;
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    uint32_t total = 0;
+    int depth = INT32_MAX;
+    for (; j < n && !strcmp(v[j].norm, v[i].norm); j++) {
+      total += v[j].count;
+      if (v[j].depth < depth) depth = v[j].depth;
+    }
+    int tier = nsys__step_tier(v[i].norm);
+    if (total >= 2 && (depth < best_depth || (depth == best_depth && tier < best_tier) ||
+                       (depth == best_depth && tier == best_tier && total > best_n))) {
+      best_tier = tier;
+      best_depth = depth;
+      best_n = total;
+      best = v[i].norm;
+    }
+    i = j;
+  }
+  char *res = best ? nsys_xstrdup(best) : NULL;
+  for (size_t i = 0; i < n; i++) free(v[i].norm);
+  free(v);
+  free(cnt);
+  free(dep);
+  return res;
+}
+
+typedef struct {
+  nsys_iter *v;
+  uint32_t n, cap;
+} nsys__itvec;
+
+static void nsys__it_push(nsys__itvec *v, nsys_iter it) {
+  if (v->n == v->cap) {
+    v->cap = v->cap ? v->cap * 2 : 32;
+    v->v = nsys_xrealloc(v->v, v->cap * sizeof *v->v);
+  }
+  v->v[v->n++] = it;
+}
+
+static int nsys__cmp_iter(const void *a, const void *b) {
+  const nsys_iter *x = a, *y = b;
+  if (x->device != y->device) return x->device < y->device ? -1 : 1;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+typedef struct {
+  nsys__itvec *out;
+  int64_t gap;
+  int32_t device;
+  bool open;
+  nsys_iter cur;
+} nsys__gapit;
+
+static void nsys__gap_cb(nsys_actx *c, uint32_t op, void *ud) {
+  nsys__gapit *g = ud;
+  const nsys_index *ix = c->ix;
+  if (ix->ops.kind[op] != NSYS_OP_KERNEL) return;
+  int64_t s = ix->ops.start[op], e = ix->ops.end[op];
+  if (g->open && s - g->cur.end > g->gap) {
+    nsys__it_push(g->out, g->cur);
+    g->open = false;
+  }
+  if (!g->open) {
+    memset(&g->cur, 0, sizeof g->cur);
+    g->cur.device = g->device;
+    g->cur.start = g->cur.cpu_start = s;
+    g->cur.end = g->cur.cpu_end = e;
+    g->cur.name = NSYS_STR_NONE;
+    g->open = true;
+  }
+  if (e > g->cur.end) g->cur.end = g->cur.cpu_end = e;
+  g->cur.kernels++;
+}
+
+uint32_t nsys_detect_iterations(nsys_actx *c, nsys_iter **out, const char **method) {
+  const nsys_index *ix = c->ix;
+  nsys__itvec v = {0};
+  const char *marker = nsys_actx_str(c, "marker");
+  char *auto_m = NULL;
+  if (!marker || !*marker) marker = auto_m = nsys__auto_marker(ix);
+  if (marker && *marker) {
+    char norm[256];
+    uint32_t ns = ix->strings.count;
+    uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
+    for (uint32_t k = 0; k < ns; k++) {
+      const char *s = nsys_strtab_get(&ix->strings, k);
+      if (auto_m) {
+        nsys__normalize(s, norm, sizeof norm);
+        match[k] = strcmp(norm, auto_m) == 0;
+      } else {
+        match[k] = nsys_icontains(s, marker);
+      }
+    }
+    for (uint32_t t = 0; t < ix->n_threads; t++) {
+      const nsys_host_thread *th = &ix->threads[t];
+      int64_t last_end = INT64_MIN;
+      for (uint32_t r = th->nvtx_first; r < th->nvtx_first + th->nvtx_count; r++) {
+        uint32_t nm = ix->nvtx.name[r];
+        if (nm >= ns || !match[nm]) continue;
+        int64_t s = ix->nvtx.start[r], e = ix->nvtx.end[r];
+        if (e <= s || s < last_end) continue; /* top-level, non-overlapping only */
+        if (e < c->t0 || s >= c->t1) continue;
+        last_end = e;
+        nsys_iter it = {0};
+        it.cpu_start = s;
+        it.cpu_end = e;
+        it.name = nm;
+        it.kernels = nsys__project(ix, t, s, e, &it.start, &it.end, &it.device);
+        if (!it.kernels || !nsys_actx_device_selected(c, it.device)) continue;
+        nsys__it_push(&v, it);
+      }
+    }
+    free(match);
+    *method = "nvtx";
+  }
+  if (!v.n) {
+    *method = "gap";
+    nsys__gapit g = {&v, nsys_actx_int(c, "gapNs"), 0, false, {0}};
+    int32_t *devs;
+    uint32_t nd = nsys_actx_devices(c, &devs);
+    for (uint32_t d = 0; d < nd; d++) {
+      g.device = devs[d];
+      g.open = false;
+      nsys_actx_device_each(c, devs[d], c->t0, c->t1, nsys__gap_cb, &g);
+      if (g.open) nsys__it_push(&v, g.cur);
+    }
+    free(devs);
+  }
+  free(auto_m);
+  qsort(v.v, v.n, sizeof *v.v, nsys__cmp_iter);
+  *out = v.v;
+  return v.n;
+}
+
+/* Per-iteration GPU stats on its device over its GPU window. */
+typedef struct {
+  int64_t compute, nccl, overlap, busy;
+} nsys__itstats;
+
+static void nsys__iter_stats(nsys_actx *c, const nsys_iter *it, nsys__itstats *st) {
+  nsys_ivls a, b, u;
+  nsys_ivls_init(&a);
+  nsys_ivls_init(&b);
+  nsys_ivls_init(&u);
+  nsys_actx_device_union(c, it->device, nsys_pred_compute, it->start, it->end, &a);
+  nsys_actx_device_union(c, it->device, nsys_pred_comm, it->start, it->end, &b);
+  nsys_actx_device_union(c, it->device, nsys_pred_any, it->start, it->end, &u);
+  st->compute = nsys_ivls_total(&a);
+  st->nccl = nsys_ivls_total(&b);
+  st->overlap = nsys_ivls_intersect_len(&a, &b);
+  st->busy = nsys_ivls_total(&u);
+  nsys_ivls_free(&a);
+  nsys_ivls_free(&b);
+  nsys_ivls_free(&u);
+}
+
+static double nsys__median_dur(const nsys_iter *its, uint32_t n, int32_t device) {
+  int64_t *d = nsys_xmalloc((n + 1) * sizeof *d);
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (its[i].device == device) d[m++] = its[i].end - its[i].start;
+  nsys_sort_i64(d, m);
+  double med = nsys_percentile_sorted(d, m, 0.5);
+  free(d);
+  return med;
+}
+
+bool nsys_an_iterations(nsys_actx *c, cJSON *rows, cJSON *summary) {
+  const nsys_index *ix = c->ix;
+  nsys_iter *its;
+  const char *method;
+  uint32_t n = nsys_detect_iterations(c, &its, &method);
+  double factor = nsys_actx_num(c, "outlierFactor");
+  uint32_t outliers = 0;
+  int32_t cur_dev = INT32_MIN;
+  double med = 0;
+  uint32_t idx = 0;
+  cJSON *per_dev = cJSON_CreateArray();
+  for (uint32_t i = 0; i < n; i++) {
+    const nsys_iter *it = &its[i];
+    if (it->device != cur_dev) {
+      cur_dev = it->device;
+      med = nsys__median_dur(its, n, cur_dev);
+      idx = 0;
+      cJSON *o = cJSON_CreateObject();
+      nsys_json_int(o, "device", cur_dev);
+      nsys_json_num(o, "medianNs", round(med));
+      cJSON_AddItemToArray(per_dev, o);
+    }
+    nsys__itstats st;
+    nsys__iter_stats(c, it, &st);
+    int64_t dur = it->end - it->start;
+    bool outlier = med > 0 && (double)dur > factor * med;
+    if (outlier) outliers++;
+    cJSON *o = cJSON_CreateObject();
+    nsys_json_int(o, "index", idx++);
+    nsys_json_int(o, "device", it->device);
+    nsys_json_str(o, "name", it->name == NSYS_STR_NONE ? NULL : nsys_strtab_get(&ix->strings, it->name));
+    nsys_json_int(o, "start", it->start);
+    nsys_json_int(o, "end", it->end);
+    nsys_json_int(o, "durationNs", dur);
+    nsys_json_int(o, "kernels", it->kernels);
+    nsys_json_int(o, "computeNs", st.compute);
+    nsys_json_int(o, "ncclNs", st.nccl);
+    nsys_json_int(o, "overlapNs", st.overlap);
+    nsys_json_int(o, "idleNs", dur - st.busy);
+    nsys_json_num(o, "vsMedian", med > 0 ? nsys_round2((double)dur / med) : 0);
+    cJSON_AddBoolToObject(o, "outlier", outlier);
+    cJSON_AddItemToArray(rows, o);
+  }
+  cJSON_AddStringToObject(summary, "method", method);
+  nsys_json_int(summary, "count", n);
+  nsys_json_int(summary, "outliers", outliers);
+  nsys_json_num(summary, "outlierFactor", factor);
+  cJSON_AddItemToObject(summary, "devices", per_dev);
+  free(its);
+  return true;
+}
+
+/* ---------------------------------------------------------------- mfu */
+
+bool nsys_an_mfu(nsys_actx *c, cJSON *rows, cJSON *summary) {
+  double flops = nsys_actx_num(c, "modelFlops");
+  double nparams = nsys_actx_num(c, "params");
+  double tokens = nsys_actx_num(c, "tokens");
+  double peak = nsys_actx_num(c, "peakTflops");
+  const char *dtype = nsys_actx_str(c, "dtype");
+  const char *basis = "modelFlops";
+  if (flops <= 0 && nparams > 0 && tokens > 0) {
+    flops = 6.0 * nparams * tokens;
+    basis = "6*params*tokens";
+  }
+  if (flops <= 0) {
+    nsys_call_fail(c->call, NSYS_E_INVALID_PARAMS,
+                   "params.params.modelFlops: give modelFlops (FLOPs per iteration) or params and tokens");
+    return false;
+  }
+  const char *gpu_name = NULL;
+  if (c->p && c->p->info.n_gpus > 0) gpu_name = c->p->info.gpus[0].name;
+  const nsys_gpu_peak *spec = gpu_name ? nsys_gpu_peak_find(gpu_name) : NULL;
+  if (peak <= 0 && spec) peak = nsys_gpu_peak_tflops(spec, dtype);
+  if (peak <= 0) {
+    nsys_call_fail(c->call, NSYS_E_DATA_MISSING,
+                   "GPU peak unknown (GPU '%s' is not in the spec table): pass params.peakTflops",
+                   gpu_name ? gpu_name : "unknown");
+    return false;
+  }
+  nsys_iter *its;
+  const char *method;
+  uint32_t n = nsys_detect_iterations(c, &its, &method);
+  double sum = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    double s = (double)(its[i].end - its[i].start) / 1e9;
+    double tf = s > 0 ? flops / s / 1e12 : 0;
+    cJSON *o = cJSON_CreateObject();
+    nsys_json_int(o, "index", i);
+    nsys_json_int(o, "device", its[i].device);
+    nsys_json_int(o, "start", its[i].start);
+    nsys_json_int(o, "end", its[i].end);
+    nsys_json_int(o, "durationNs", its[i].end - its[i].start);
+    nsys_json_num(o, "achievedTflops", nsys_round2(tf));
+    nsys_json_num(o, "mfuPct", nsys_round2(100.0 * tf / peak));
+    cJSON_AddItemToArray(rows, o);
+    sum += tf;
+  }
+  nsys_json_num(summary, "modelFlops", flops);
+  cJSON_AddStringToObject(summary, "flopsBasis", basis);
+  nsys_json_str(summary, "gpu", gpu_name);
+  nsys_json_str(summary, "specMatched", spec ? spec->name : NULL);
+  nsys_json_num(summary, "peakTflops", peak);
+  nsys_json_str(summary, "dtype", dtype);
+  cJSON_AddStringToObject(summary, "iterationMethod", method);
+  nsys_json_int(summary, "iterations", n);
+  nsys_json_num(summary, "avgAchievedTflops", n ? nsys_round2(sum / n) : 0);
+  nsys_json_num(summary, "avgMfuPct", n ? nsys_round2(100.0 * sum / n / peak) : 0);
+  cJSON_AddBoolToObject(summary, "implausible", n && sum / n > peak);
+  free(its);
+  return true;
+}

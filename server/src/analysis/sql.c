@@ -1,0 +1,276 @@
+/* Analyses over tables the index does not carry, read with SQL on the
+ * read-only profile: memory_transfers (bytes, copy/memory kinds),
+ * thread_utilization (CPU sampling / OSRT) and schema_inspect. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analyses.h"
+#include "common/util.h"
+#include "profile/profile.h"
+
+static bool nsys__need_db(nsys_actx *c) {
+  if (c->p) return true;
+  nsys_call_fail(c->call, NSYS_E_DATA_MISSING, "this analysis reads the profile database");
+  return false;
+}
+
+static const char *const nsys__copy_kinds[] = {
+    "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP",
+    "UVM HtoD", "UVM DtoH", "UVM DtoD"};
+static const char *const nsys__mem_kinds[] = {"Pageable", "Pinned", "Device", "Array",
+                                              "Managed", "DeviceStatic", "ManagedStatic", "Unknown"};
+
+static const char *nsys__copy_kind(int64_t k) {
+  return k >= 0 && k < (int64_t)NSYS_ARRAY_LEN(nsys__copy_kinds) ? nsys__copy_kinds[k] : "Unknown";
+}
+static const char *nsys__mem_kind(int64_t k) {
+  return k >= 0 && k < (int64_t)NSYS_ARRAY_LEN(nsys__mem_kinds) ? nsys__mem_kinds[k] : "Unknown";
+}
+
+/* Host memory kinds are pageable (0) on the host side of HtoD/DtoH. */
+bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
+  if (!nsys__need_db(c)) return false;
+  nsys_profile *p = c->p;
+  const char *tbl = p->schema.table[NSYS_TBL_MEMCPY];
+  int64_t n_all = 0, bytes_all = 0, ns_all = 0, pageable_n = 0, pageable_bytes = 0, sync_n = 0;
+  int64_t ph2d_n = 0, ph2d_bytes = 0, ph2d_ns = 0;
+  int64_t h2d_bytes = 0, h2d_ns = 0;
+  if (tbl) {
+    bool has_kinds = nsys_schema_has_column(p, NSYS_TBL_MEMCPY, "srcKind");
+    char *sql = nsys_xasprintf(
+        "SELECT copyKind, %s, %s, COUNT(*), SUM(bytes), SUM(\"end\"-start) FROM %s "
+        "WHERE start >= ?1 AND start < ?2 %s GROUP BY 1,2,3 ORDER BY 6 DESC",
+        has_kinds ? "srcKind" : "-1", has_kinds ? "dstKind" : "-1", tbl,
+        c->device >= 0 ? "AND deviceId = ?3" : "");
+    sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+    free(sql);
+    if (!st) return false;
+    sqlite3_bind_int64(st, 1, c->t0);
+    sqlite3_bind_int64(st, 2, c->t1);
+    if (c->device >= 0) sqlite3_bind_int64(st, 3, c->device);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      int64_t ck = sqlite3_column_int64(st, 0), sk = sqlite3_column_int64(st, 1),
+              dk = sqlite3_column_int64(st, 2), n = sqlite3_column_int64(st, 3),
+              by = sqlite3_column_int64(st, 4), ns = sqlite3_column_int64(st, 5);
+      bool pageable = (ck == 1 && sk == 0) || (ck == 2 && dk == 0);
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "copyKind", nsys__copy_kind(ck));
+      nsys_json_str(o, "srcKind", sk >= 0 ? nsys__mem_kind(sk) : NULL);
+      nsys_json_str(o, "dstKind", dk >= 0 ? nsys__mem_kind(dk) : NULL);
+      nsys_json_int(o, "count", n);
+      nsys_json_int(o, "bytes", by);
+      nsys_json_int(o, "totalNs", ns);
+      nsys_json_num(o, "gbPerSec", ns > 0 ? nsys_round2((double)by / (double)ns) : 0);
+      nsys_json_num(o, "avgBytes", n ? round((double)by / n) : 0);
+      cJSON_AddBoolToObject(o, "pageable", pageable);
+      cJSON_AddItemToArray(rows, o);
+      n_all += n;
+      bytes_all += by;
+      ns_all += ns;
+      if (pageable) {
+        pageable_n += n;
+        pageable_bytes += by;
+      }
+      if (ck == 1 && sk == 0) {
+        ph2d_n += n;
+        ph2d_bytes += by;
+        ph2d_ns += ns;
+      }
+      if (ck == 1 || ck == 11) {
+        h2d_bytes += by;
+        h2d_ns += ns;
+      }
+    }
+    sqlite3_finalize(st);
+  }
+  /* synchronous (blocking) copies: GPU copies whose launching API is not *Async */
+  const nsys_index *ix = c->ix;
+  for (uint32_t i = 0; i < ix->ops.n; i++) {
+    if (ix->ops.kind[i] != NSYS_OP_MEMCPY) continue;
+    if (ix->ops.start[i] < c->t0 || ix->ops.start[i] >= c->t1) continue;
+    if (!nsys_actx_device_selected(c, ix->tracks[ix->ops.track[i]].device)) continue;
+    int32_t a = ix->ops.api[i];
+    if (a >= 0 && nsys_actx_api_class(c, (uint32_t)a) == NSYS_API_MEMCPY_SYNC) sync_n++;
+  }
+  nsys_json_int(summary, "count", n_all);
+  nsys_json_int(summary, "bytes", bytes_all);
+  nsys_json_int(summary, "totalNs", ns_all);
+  nsys_json_int(summary, "h2dBytes", h2d_bytes);
+  nsys_json_int(summary, "h2dNs", h2d_ns);
+  nsys_json_int(summary, "pageableCount", pageable_n);
+  nsys_json_int(summary, "pageableBytes", pageable_bytes);
+  nsys_json_int(summary, "pageableH2dCount", ph2d_n);
+  nsys_json_int(summary, "pageableH2dBytes", ph2d_bytes);
+  nsys_json_int(summary, "pageableH2dNs", ph2d_ns);
+  nsys_json_int(summary, "syncCopies", sync_n);
+  int64_t win = c->t1 - c->t0;
+  nsys_json_num(summary, "h2dPctOfWindow", win > 0 ? nsys_round2(100.0 * (double)h2d_ns / (double)win) : 0);
+  cJSON_AddBoolToObject(summary, "memcpyTable", tbl != NULL);
+  return true;
+}
+
+/* ---------------------------------------------------------------- threads */
+
+bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
+  if (!nsys__need_db(c)) return false;
+  nsys_profile *p = c->p;
+  const nsys_index *ix = c->ix;
+  int64_t limit = nsys_actx_int(c, "limit");
+  const char *samp = p->schema.table[NSYS_TBL_SAMPLING];
+  const char *osrt = p->schema.table[NSYS_TBL_OSRT];
+  const char *source = samp ? "cpu_sampling" : osrt ? "osrt" : "cuda_api";
+  /* CPU data often extends beyond the GPU/CUDA activity the index spans:
+   * without an explicit window, use the whole profile's span */
+  if (cJSON_IsNull(cJSON_GetObjectItem(c->params, "start")) && p->info.span_end > p->info.span_start)
+    c->t0 = NSYS_MIN(c->t0, p->info.span_start);
+  if (cJSON_IsNull(cJSON_GetObjectItem(c->params, "end")) && p->info.span_end > p->info.span_start)
+    c->t1 = NSYS_MAX(c->t1, p->info.span_end + 1);
+  /* Collect per thread: samples (sampling) or OSRT time, and CUDA API time from the index. */
+  typedef struct {
+    int64_t gtid;
+    int64_t samples, osrt_ns, api_ns;
+  } th_t;
+  th_t *v = NULL;
+  size_t n = 0, cap = 0;
+  int64_t total_samples = 0;
+  if (samp || osrt) {
+    char *sql = samp ? nsys_xasprintf("SELECT globalTid, COUNT(*) FROM %s WHERE start >= ?1 AND start < ?2 "
+                                      "GROUP BY globalTid ORDER BY 2 DESC", samp)
+                     : nsys_xasprintf("SELECT globalTid, SUM(\"end\"-start) FROM %s WHERE start >= ?1 "
+                                      "AND start < ?2 GROUP BY globalTid ORDER BY 2 DESC", osrt);
+    sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+    free(sql);
+    if (!st) return false;
+    sqlite3_bind_int64(st, 1, c->t0);
+    sqlite3_bind_int64(st, 2, c->t1);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      if (n == cap) {
+        cap = cap ? cap * 2 : 64;
+        v = nsys_xrealloc(v, cap * sizeof *v);
+      }
+      memset(&v[n], 0, sizeof *v);
+      v[n].gtid = sqlite3_column_int64(st, 0);
+      if (samp) {
+        v[n].samples = sqlite3_column_int64(st, 1);
+        total_samples += v[n].samples;
+      } else {
+        v[n].osrt_ns = sqlite3_column_int64(st, 1);
+      }
+      n++;
+    }
+    sqlite3_finalize(st);
+  }
+  /* CUDA API time per index thread */
+  for (uint32_t t = 0; t < ix->n_threads; t++) {
+    const nsys_host_thread *th = &ix->threads[t];
+    int64_t api = 0;
+    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
+      if (ix->api.start[k] < c->t0 || ix->api.start[k] >= c->t1) continue;
+      api += ix->api.end[k] - ix->api.start[k];
+    }
+    size_t j = 0;
+    for (; j < n; j++)
+      if (nsys_gtid_pid(v[j].gtid) == th->pid && nsys_gtid_tid(v[j].gtid) == th->tid) break;
+    if (j == n) {
+      if (!api) continue;
+      if (n == cap) {
+        cap = cap ? cap * 2 : 64;
+        v = nsys_xrealloc(v, cap * sizeof *v);
+      }
+      memset(&v[n], 0, sizeof *v);
+      v[n].gtid = ((int64_t)th->pid << 24) | th->tid;
+      n++;
+    }
+    v[j].api_ns = api;
+  }
+  int64_t win = c->t1 - c->t0;
+  size_t shown = (limit > 0 && (size_t)limit < n) ? (size_t)limit : n;
+  for (size_t i = 0; i < shown; i++) {
+    cJSON *o = cJSON_CreateObject();
+    uint32_t pid = nsys_gtid_pid(v[i].gtid), tid = nsys_gtid_tid(v[i].gtid);
+    nsys_json_int(o, "pid", pid);
+    nsys_json_int(o, "tid", tid);
+    const char *name = NULL;
+    for (int k = 0; k < p->info.n_processes && !name; k++)
+      if (p->info.processes[k].pid == pid)
+        for (int m = 0; m < p->info.processes[k].n_threads; m++)
+          if (p->info.processes[k].threads[m].tid == tid) name = p->info.processes[k].threads[m].name;
+    nsys_json_str(o, "name", name);
+    if (samp) {
+      nsys_json_int(o, "samples", v[i].samples);
+      nsys_json_num(o, "cpuPct", total_samples ? nsys_round2(100.0 * (double)v[i].samples / (double)total_samples) : 0);
+    } else if (osrt) {
+      nsys_json_int(o, "osrtNs", v[i].osrt_ns);
+      nsys_json_num(o, "osrtPct", win > 0 ? nsys_round2(100.0 * (double)v[i].osrt_ns / (double)win) : 0);
+    }
+    nsys_json_int(o, "cudaApiNs", v[i].api_ns);
+    nsys_json_num(o, "cudaApiPct", win > 0 ? nsys_round2(100.0 * (double)v[i].api_ns / (double)win) : 0);
+    cJSON_AddItemToArray(rows, o);
+  }
+  cJSON_AddStringToObject(summary, "source", source);
+  nsys_json_int(summary, "threads", (int64_t)n);
+  nsys_json_int(summary, "samples", total_samples);
+  cJSON_AddStringToObject(summary, "cpuPctBasis",
+                          samp ? "share of all CPU samples in the window"
+                               : osrt ? "OS runtime call time / window (blocked time, not CPU)"
+                                      : "no sampling or OSRT data: CUDA API time only");
+  free(v);
+  return true;
+}
+
+/* ---------------------------------------------------------------- schema */
+
+bool nsys_an_schema_inspect(nsys_actx *c, cJSON *rows, cJSON *summary) {
+  if (!nsys__need_db(c)) return false;
+  nsys_profile *p = c->p;
+  bool counts = nsys_actx_bool(c, "rowCounts");
+  int64_t total_rows = 0;
+  for (int i = 0; i < p->schema.n_all_tables; i++) {
+    const char *t = p->schema.all_tables[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "table", t);
+    cJSON *cols = cJSON_AddArrayToObject(o, "columns");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(p->db, "SELECT name, type FROM pragma_table_info(?1)", -1, &st, NULL) == SQLITE_OK) {
+      sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+      while (sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *col = cJSON_CreateObject();
+        cJSON_AddStringToObject(col, "name", (const char *)sqlite3_column_text(st, 0));
+        const unsigned char *ty = sqlite3_column_text(st, 1);
+        cJSON_AddStringToObject(col, "type", ty ? (const char *)ty : "");
+        cJSON_AddItemToArray(cols, col);
+      }
+    }
+    sqlite3_finalize(st);
+    if (counts) {
+      char *q = nsys_xasprintf("SELECT COUNT(*) FROM \"%s\"", t);
+      st = NULL;
+      int64_t cnt = -1;
+      if (!strchr(t, '"') && sqlite3_prepare_v2(p->db, q, -1, &st, NULL) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW)
+        cnt = sqlite3_column_int64(st, 0);
+      sqlite3_finalize(st);
+      free(q);
+      if (cnt >= 0) {
+        nsys_json_int(o, "rowCount", cnt);
+        total_rows += cnt;
+      } else {
+        cJSON_AddNullToObject(o, "rowCount");
+      }
+    } else {
+      cJSON_AddNullToObject(o, "rowCount");
+    }
+    cJSON_AddItemToArray(rows, o);
+    if (nsys_call_cancelled(c->call)) {
+      nsys_call_fail_cancelled(c->call);
+      return false;
+    }
+  }
+  nsys_json_int(summary, "tables", p->schema.n_all_tables);
+  if (counts) nsys_json_int(summary, "rows", total_rows);
+  nsys_json_str(summary, "exportSchemaVersion", p->info.schema_version);
+  nsys_json_str(summary, "nsysVersion", p->info.nsys_version);
+  return true;
+}

@@ -1,0 +1,621 @@
+/* kernel/explain result builder (see explain.h). */
+#include "explain/explain.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/utf8.h"
+#include "common/util.h"
+#include "explain/gpu_specs.h"
+#include "explain/kb.h"
+#include "explain/kernel_name.h"
+#include "explain/kernel_stats.h"
+#include "explain/occupancy.h"
+#include "profile/profile.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void nsys__add_i64(cJSON *o, const char *k, int64_t v) { cJSON_AddNumberToObject(o, k, (double)v); }
+
+static void nsys__add_str_or_null(cJSON *o, const char *k, const char *v) {
+  if (v && *v) cJSON_AddStringToObject(o, k, v);
+  else cJSON_AddNullToObject(o, k);
+}
+
+static bool nsys__icontains(const char *h, const char *n) {
+  size_t nl = strlen(n);
+  for (; *h; h++)
+    if (strncasecmp(h, n, nl) == 0) return true;
+  return false;
+}
+
+const char *nsys_explain_guess_category(const char *name) {
+  if (!name) return "unknown";
+  static const struct {
+    const char *kw, *cat;
+  } rules[] = {{"gemm", "gemm"},       {"matmul", "gemm"},      {"mma", "gemm"},        {"attn", "attention"},
+               {"attention", "attention"}, {"softmax", "softmax"}, {"norm", "normalization"}, {"reduc", "reduction"},
+               {"sum", "reduction"},    {"scan", "scan"},        {"sort", "sort"},       {"transpose", "copy"},
+               {"copy", "copy"},        {"memset", "memset"},    {"fill", "memset"},     {"conv", "convolution"},
+               {"fft", "fft"},          {"histogram", "reduction"}, {"gather", "index"}, {"scatter", "index"},
+               {"embed", "embedding"},  {"allreduce", "communication"}, {"all_reduce", "communication"}};
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(rules); i++)
+    if (nsys__icontains(name, rules[i].kw)) return rules[i].cat;
+  return "unknown";
+}
+
+static void nsys__fmt_ns(char *out, size_t cap, double ns) { nsys_fmt_duration(out, cap, (int64_t)llround(ns)); }
+
+/* Appends s unless already present. */
+static void nsys__suggest(cJSON *arr, const char *s) {
+  const cJSON *it;
+  cJSON_ArrayForEach(it, arr) {
+    if (cJSON_IsString(it) && strcmp(it->valuestring, s) == 0) return;
+  }
+  cJSON_AddItemToArray(arr, cJSON_CreateString(s));
+}
+
+/* ---- GPU of an op ----------------------------------------------------- */
+
+typedef struct {
+  const nsys_gpu_info *gpu;  /* may be NULL */
+  const nsys_gpu_spec *spec; /* may be NULL */
+  int cc_major, cc_minor;    /* -1 when unknown */
+  int sm_count;              /* 0 when unknown */
+  const char *name;          /* for display; may be NULL */
+} nsys__gpu;
+
+static void nsys__gpu_for(const nsys_profile *p, int32_t device, int arch_hint, nsys__gpu *g) {
+  memset(g, 0, sizeof *g);
+  g->cc_major = g->cc_minor = -1;
+  if (p) {
+    for (int i = 0; i < p->info.n_gpus; i++)
+      if (p->info.gpus[i].id == device) g->gpu = &p->info.gpus[i];
+    if (!g->gpu && p->info.n_gpus == 1) g->gpu = &p->info.gpus[0];
+  }
+  if (g->gpu) {
+    g->name = g->gpu->name;
+    g->cc_major = g->gpu->cc_major;
+    g->cc_minor = g->gpu->cc_minor;
+    g->sm_count = g->gpu->sm_count;
+    g->spec = nsys_gpu_spec_match_or_cc(g->gpu->name, g->gpu->cc_major, g->gpu->cc_minor);
+  }
+  if (g->spec) {
+    if (g->cc_major < 0) {
+      g->cc_major = g->spec->cc_major;
+      g->cc_minor = g->spec->cc_minor;
+    }
+    if (g->sm_count <= 0) g->sm_count = g->spec->sm_count;
+  }
+  if (g->cc_major < 0 && arch_hint > 0) { /* from the kernel name: sm90_ -> 9.0 */
+    g->cc_major = arch_hint >= 100 ? arch_hint / 10 : arch_hint / 10;
+    g->cc_minor = arch_hint % 10;
+  }
+}
+
+/* ---- launch configuration (by rowid from the kernel table) -------------- */
+
+static bool nsys__read_launch(nsys_profile *p, int64_t rowid, nsys_launch *l) {
+  memset(l, 0, sizeof *l);
+  char tbl[512];
+  if (!p || !nsys_profile_table_sql(p, NSYS_TBL_KERNEL, tbl, sizeof tbl)) return false;
+  static const char *const cols[] = {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+                                     "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+                                     "sharedMemoryExecuted", "localMemoryPerThread"};
+  nsys_strbuf sql;
+  nsys_strbuf_init(&sql);
+  nsys_strbuf_puts(&sql, "SELECT ");
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(cols); i++) {
+    if (i) nsys_strbuf_puts(&sql, ", ");
+    nsys_strbuf_puts(&sql, nsys_schema_has_column(p, NSYS_TBL_KERNEL, cols[i]) ? cols[i] : "NULL");
+  }
+  nsys_strbuf_printf(&sql, " FROM %s WHERE rowid = %lld", tbl, (long long)rowid);
+  sqlite3_stmt *st = NULL;
+  bool ok = false;
+  if (sqlite3_prepare_v2(p->db, sql.data, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    int64_t v[11];
+    bool known[11];
+    for (int i = 0; i < 11; i++) {
+      known[i] = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
+      v[i] = known[i] ? sqlite3_column_int64(st, i) : 0;
+    }
+    ok = known[0] && known[3];
+    for (int i = 0; i < 3; i++) {
+      l->grid[i] = v[i] > 0 ? v[i] : (known[i] ? v[i] : 1);
+      l->block[i] = v[3 + i] > 0 ? v[3 + i] : (known[3 + i] ? v[3 + i] : 1);
+    }
+    l->regs_per_thread = v[6] > 0 && v[6] < 100000 ? (int)v[6] : 0;
+    l->static_smem = v[7] > 0 ? v[7] : 0;
+    l->dynamic_smem = v[8] > 0 ? v[8] : 0;
+    l->smem_config = v[9] > 0 ? v[9] : 0;
+    l->local_mem_per_thread = v[10] > 0 ? v[10] : 0;
+  }
+  sqlite3_finalize(st);
+  nsys_strbuf_free(&sql);
+  return ok;
+}
+
+/* ---- the result -------------------------------------------------------- */
+
+typedef struct {
+  const char *short_name, *full_name;
+  const nsys_kb_pattern *pat;
+  nsys_kname_info info;
+  char display[NSYS_KNAME_DISPLAY_MAX + 8];
+  const char *origin, *category, *typical_bound;
+  /* profile evidence */
+  bool in_profile;
+  bool have_stats;
+  nsys_kstats st;
+  int64_t op;            /* representative op, -1 */
+  bool have_launch;
+  nsys_launch launch;
+  nsys__gpu gpu;
+  nsys_occupancy occ;
+  bool have_occ;
+  char instance_nvtx[512];
+} nsys__ctx;
+
+static cJSON *nsys__precision_json(const nsys__ctx *c) {
+  cJSON *o = cJSON_CreateObject();
+  nsys__add_str_or_null(o, "dtype", c->info.precision);
+  if (c->info.tensor_cores < 0) cJSON_AddNullToObject(o, "tensorCores");
+  else cJSON_AddBoolToObject(o, "tensorCores", c->info.tensor_cores == 1);
+  nsys__add_str_or_null(o, "mma", c->info.mma);
+  nsys__add_str_or_null(o, "tile", c->info.tile);
+  if (c->info.sm_arch > 0) cJSON_AddNumberToObject(o, "smArch", c->info.sm_arch);
+  else cJSON_AddNullToObject(o, "smArch");
+  return o;
+}
+
+static cJSON *nsys__nccl_json(const nsys__ctx *c) {
+  if (!c->info.is_nccl) return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  nsys__add_str_or_null(o, "collective", c->info.nccl_collective);
+  nsys__add_str_or_null(o, "algorithm", c->info.nccl_algorithm);
+  nsys__add_str_or_null(o, "protocol", c->info.nccl_protocol);
+  nsys__add_str_or_null(o, "op", c->info.nccl_op);
+  nsys__add_str_or_null(o, "dtype", c->info.nccl_dtype);
+  return o;
+}
+
+static bool nsys__is_gemm(const nsys__ctx *c) {
+  return strcmp(c->category, "gemm") == 0 || strcmp(c->category, "convolution") == 0;
+}
+
+/* Decides the likely bound with reasons (strings added to `reasons`). */
+static const char *nsys__bound(const nsys__ctx *c, cJSON *reasons) {
+  char buf[512], a[32], b[32];
+  const char *bound = c->typical_bound;
+  if (c->pat) {
+    snprintf(buf, sizeof buf, "Typical bound for %s: %s.", c->pat->title ? c->pat->title : c->category, c->typical_bound);
+    cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+  }
+  if (c->info.is_nccl || strcmp(c->typical_bound, "communication") == 0) {
+    cJSON_AddItemToArray(reasons, cJSON_CreateString(
+        "Communication kernel: its duration includes waiting for the other ranks, so it measures synchronisation as much as bandwidth."));
+    return "communication";
+  }
+  if (nsys__is_gemm(c) && c->info.tensor_cores == 0) {
+    double tc = c->gpu.spec ? nsys_gpu_spec_peak(c->gpu.spec, "bf16") : 0;
+    double f32 = c->gpu.spec ? c->gpu.spec->fp32_tflops : 0;
+    if (tc > 0 && f32 > 0)
+      snprintf(buf, sizeof buf,
+               "Runs on FP32 FMA units, not tensor cores: peak %.0f TFLOP/s versus %.0f TFLOP/s for BF16 tensor cores on %s.",
+               f32, tc, c->gpu.spec->name);
+    else
+      snprintf(buf, sizeof buf, "Runs on FP32 FMA units (FFMA), not tensor cores: far below the GPU's tensor-core peak.");
+    cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+  }
+  if (c->have_stats && c->st.kind == NSYS_OP_KERNEL) {
+    if (c->st.median_ns < 5000 && c->st.count >= 50) {
+      nsys__fmt_ns(a, sizeof a, (double)c->st.median_ns);
+      snprintf(buf, sizeof buf,
+               "%u launches with a median of %s: a launch costs a few microseconds of CPU and GPU front-end time, so kernels "
+               "this short are dominated by launch latency.",
+               c->st.count, a);
+      cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+      bound = "latency";
+    }
+    if (c->st.p95_ns > 3 * c->st.median_ns && c->st.median_ns > 0 && c->st.count >= 20) {
+      nsys__fmt_ns(a, sizeof a, (double)c->st.median_ns);
+      nsys__fmt_ns(b, sizeof b, (double)c->st.p95_ns);
+      snprintf(buf, sizeof buf,
+               "Durations vary widely (median %s, p95 %s): the calls have different shapes, or some wait on other work.", a, b);
+      cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+    }
+  }
+  if (c->have_occ && c->occ.valid && c->gpu.sm_count > 0 && c->occ.total_blocks > 0 &&
+      c->occ.total_blocks < c->gpu.sm_count) {
+    snprintf(buf, sizeof buf, "Its grid has %lld blocks for %d SMs: part of the GPU idles while it runs.",
+             (long long)c->occ.total_blocks, c->gpu.sm_count);
+    cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+    if (strcmp(bound, "compute") == 0 || strcmp(bound, "memory") == 0) bound = "latency";
+  }
+  if (!c->have_stats && c->st.kind != NSYS_OP_KERNEL && strncmp(c->short_name, "[CUDA memcpy", 12) == 0) {
+    cJSON_AddItemToArray(reasons, cJSON_CreateString("A copy is limited by the link it crosses (PCIe/NVLink) or by device memory."));
+  }
+  if (!c->pat && cJSON_GetArraySize(reasons) == 0)
+    cJSON_AddItemToArray(reasons, cJSON_CreateString(
+        "Not in the knowledge base: no typical bound is known; judge it by its share of GPU time and its launch configuration."));
+  return bound;
+}
+
+static void nsys__evidence_suggestions(const nsys__ctx *c, cJSON *sugg) {
+  char buf[512], a[32];
+  if (c->have_stats && c->st.kind == NSYS_OP_KERNEL && c->st.median_ns < 10000 && c->st.count >= 100 &&
+      !c->info.is_nccl) {
+    nsys__fmt_ns(a, sizeof a, (double)c->st.median_ns);
+    snprintf(buf, sizeof buf,
+             "%u launches of about %s each: fuse this op with its neighbours (torch.compile) or capture the loop in a CUDA "
+             "graph to remove per-launch overhead.",
+             c->st.count, a);
+    nsys__suggest(sugg, buf);
+  }
+  bool kb_says_tf32 = false;
+  for (int i = 0; c->pat && i < c->pat->n_suggestions; i++)
+    if (strstr(c->pat->suggestions[i], "TF32")) kb_says_tf32 = true;
+  if (nsys__is_gemm(c) && c->info.tensor_cores == 0 && strcmp(c->info.precision, "fp32") == 0 && !kb_says_tf32)
+    nsys__suggest(sugg, "This GEMM runs in FP32 without tensor cores: enable TF32 (torch.set_float32_matmul_precision('high')) "
+                        "or run under torch.autocast(dtype=torch.bfloat16).");
+  if (c->have_occ && c->occ.valid && c->occ.occupancy < 0.25 && !nsys__is_gemm(c) &&
+      strcmp(c->category, "attention") != 0 && c->occ.limiter != NSYS_OCC_LIMIT_WARPS) {
+    snprintf(buf, sizeof buf,
+             "Theoretical occupancy is %.0f%%, limited by %s: if this is your kernel, reduce %s per block (or use "
+             "__launch_bounds__) so more warps fit per SM.",
+             100 * c->occ.occupancy, nsys_occ_limiter_name(c->occ.limiter),
+             c->occ.limiter == NSYS_OCC_LIMIT_REGISTERS ? "registers" : "shared memory");
+    nsys__suggest(sugg, buf);
+  }
+  if (c->have_occ && c->occ.valid && c->gpu.sm_count > 0 && c->occ.total_blocks > 0 &&
+      c->occ.total_blocks < c->gpu.sm_count / 2 && !c->info.is_nccl) {
+    snprintf(buf, sizeof buf,
+             "The grid (%lld blocks) covers less than half of the %d SMs: batch more work per launch or run independent work "
+             "on another stream.",
+             (long long)c->occ.total_blocks, c->gpu.sm_count);
+    nsys__suggest(sugg, buf);
+  }
+  if (c->have_stats && c->st.pct_kind_time >= 30 && c->st.kind == NSYS_OP_KERNEL) {
+    snprintf(buf, sizeof buf, "This kernel is %.0f%% of all kernel time: it is the first place to optimise.",
+             c->st.pct_kind_time);
+    nsys__suggest(sugg, buf);
+  }
+  if (!c->pat)
+    nsys__suggest(sugg, "Origin unknown (probably user-written or from a library the knowledge base lacks): profile it with "
+                        "Nsight Compute (ncu --set full -k <name>) to see whether memory or compute limits it.");
+}
+
+static cJSON *nsys__stats_json(const nsys__ctx *c, const nsys_index *ix) {
+  if (!c->have_stats) return cJSON_CreateNull();
+  const nsys_kstats *s = &c->st;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "count", s->count);
+  nsys__add_i64(o, "totalNs", s->total_ns);
+  cJSON_AddNumberToObject(o, "avgNs", s->avg_ns);
+  nsys__add_i64(o, "medianNs", s->median_ns);
+  nsys__add_i64(o, "p95Ns", s->p95_ns);
+  nsys__add_i64(o, "minNs", s->min_ns);
+  nsys__add_i64(o, "maxNs", s->max_ns);
+  cJSON_AddNumberToObject(o, "pctGpuTime", s->pct_gpu_time);
+  if (s->kind == NSYS_OP_KERNEL) cJSON_AddNumberToObject(o, "pctKernelTime", s->pct_kind_time);
+  else cJSON_AddNullToObject(o, "pctKernelTime");
+  cJSON_AddNumberToObject(o, "rank", s->rank);
+  cJSON_AddNumberToObject(o, "distinctNames", s->n_groups);
+  cJSON_AddNumberToObject(o, "variants", s->n_variants);
+  cJSON_AddNumberToObject(o, "streamCount", s->n_tracks);
+  cJSON *streams = cJSON_AddArrayToObject(o, "streams");
+  for (uint32_t i = 0; i < NSYS_MIN(s->n_tracks, (uint32_t)NSYS_KSTATS_MAX_STREAMS); i++) {
+    const nsys_gpu_track *t = &ix->tracks[s->tracks[i]];
+    cJSON *so = cJSON_CreateObject();
+    cJSON_AddNumberToObject(so, "device", t->device);
+    nsys__add_i64(so, "stream", t->stream);
+    cJSON_AddItemToArray(streams, so);
+  }
+  cJSON_AddNumberToObject(o, "longestKernelId", s->longest_op);
+  cJSON_AddNumberToObject(o, "medianKernelId", s->median_op);
+  cJSON *nv = cJSON_AddObjectToObject(o, "nvtx");
+  cJSON_AddNumberToObject(nv, "sampled", s->nvtx_sampled);
+  cJSON_AddNumberToObject(nv, "attributed", s->nvtx_attributed);
+  cJSON *paths = cJSON_AddArrayToObject(nv, "paths");
+  for (int i = 0; i < s->n_nvtx; i++) {
+    cJSON *po = cJSON_CreateObject();
+    cJSON_AddStringToObject(po, "path", s->nvtx[i].path);
+    cJSON_AddNumberToObject(po, "count", s->nvtx[i].count);
+    cJSON_AddItemToArray(paths, po);
+  }
+  return o;
+}
+
+static cJSON *nsys__launch_json(const nsys__ctx *c) {
+  if (!c->have_launch) return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  nsys__add_i64(o, "kernelId", c->op);
+  cJSON *g = cJSON_AddArrayToObject(o, "grid");
+  cJSON *b = cJSON_AddArrayToObject(o, "block");
+  for (int i = 0; i < 3; i++) {
+    cJSON_AddItemToArray(g, cJSON_CreateNumber((double)c->launch.grid[i]));
+    cJSON_AddItemToArray(b, cJSON_CreateNumber((double)c->launch.block[i]));
+  }
+  cJSON_AddNumberToObject(o, "registersPerThread", c->launch.regs_per_thread);
+  nsys__add_i64(o, "staticSharedMemory", c->launch.static_smem);
+  nsys__add_i64(o, "dynamicSharedMemory", c->launch.dynamic_smem);
+  nsys__add_i64(o, "localMemoryPerThread", c->launch.local_mem_per_thread);
+  if (c->launch.smem_config > 0) nsys__add_i64(o, "sharedMemoryConfig", c->launch.smem_config);
+  return o;
+}
+
+static cJSON *nsys__occ_json(const nsys__ctx *c) {
+  if (!c->have_launch) return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  const nsys_occupancy *oc = &c->occ;
+  if (!c->have_occ || !oc->valid) {
+    cJSON_AddNullToObject(o, "theoretical");
+    cJSON_AddStringToObject(o, "note", c->have_occ && oc->why[0] ? oc->why : "unknown compute capability");
+  } else {
+    cJSON_AddNumberToObject(o, "theoretical", oc->occupancy);
+    cJSON_AddNumberToObject(o, "activeWarpsPerSm", oc->active_warps_per_sm);
+    cJSON_AddNumberToObject(o, "maxWarpsPerSm", oc->max_warps_per_sm);
+    cJSON_AddNumberToObject(o, "blocksPerSm", oc->blocks_per_sm);
+    cJSON_AddStringToObject(o, "limiter", nsys_occ_limiter_name(oc->limiter));
+    cJSON *lim = cJSON_AddObjectToObject(o, "blocksPerSmBy");
+    cJSON_AddNumberToObject(lim, "warps", oc->limit_warps);
+    if (oc->limit_regs == NSYS_OCC_UNLIMITED) cJSON_AddNullToObject(lim, "registers");
+    else cJSON_AddNumberToObject(lim, "registers", oc->limit_regs);
+    if (oc->limit_smem == NSYS_OCC_UNLIMITED) cJSON_AddNullToObject(lim, "sharedMemory");
+    else cJSON_AddNumberToObject(lim, "sharedMemory", oc->limit_smem);
+    cJSON_AddNumberToObject(lim, "blockSlots", oc->limit_blocks);
+    nsys__add_i64(o, "totalBlocks", oc->total_blocks);
+    if (oc->waves > 0) cJSON_AddNumberToObject(o, "waves", oc->waves);
+    else cJSON_AddNullToObject(o, "waves");
+  }
+  cJSON *g = cJSON_AddObjectToObject(o, "gpu");
+  nsys__add_str_or_null(g, "name", c->gpu.name);
+  nsys__add_str_or_null(g, "spec", c->gpu.spec ? c->gpu.spec->name : NULL);
+  if (c->gpu.cc_major >= 0) {
+    char cc[16];
+    snprintf(cc, sizeof cc, "%d.%d", c->gpu.cc_major, c->gpu.cc_minor);
+    cJSON_AddStringToObject(g, "computeCapability", cc);
+  } else {
+    cJSON_AddNullToObject(g, "computeCapability");
+  }
+  if (c->gpu.sm_count > 0) cJSON_AddNumberToObject(g, "smCount", c->gpu.sm_count);
+  else cJSON_AddNullToObject(g, "smCount");
+  return o;
+}
+
+/* Escapes markdown-special characters of names shown in prose/tables. */
+static void nsys__md_text(nsys_strbuf *b, const char *s) {
+  for (; *s; s++) {
+    if (strchr("\\`*_[]<>|#", *s)) nsys_strbuf_putc(b, '\\');
+    nsys_strbuf_putc(b, *s);
+  }
+}
+
+static char *nsys__markdown(const nsys__ctx *c, const char *bound, const cJSON *reasons, const cJSON *sugg,
+                            const nsys_index *ix) {
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  char x[32], y[32], z[32];
+  nsys_strbuf_puts(&b, "**");
+  nsys__md_text(&b, c->display);
+  nsys_strbuf_puts(&b, "**");
+  if (c->pat && c->pat->title) {
+    nsys_strbuf_puts(&b, " \xE2\x80\x94 ");
+    nsys__md_text(&b, c->pat->title);
+  }
+  if (strcmp(bound, "unknown") == 0)
+    nsys_strbuf_printf(&b, "\n\n`%s` \xC2\xB7 `%s` \xC2\xB7 bound unknown", c->origin, c->category);
+  else
+    nsys_strbuf_printf(&b, "\n\n`%s` \xC2\xB7 `%s` \xC2\xB7 %s-bound", c->origin, c->category, bound);
+  if (c->info.precision[0]) nsys_strbuf_printf(&b, " \xC2\xB7 %s", c->info.precision);
+  if (c->info.tensor_cores == 1) nsys_strbuf_printf(&b, " \xC2\xB7 tensor cores%s%s%s", c->info.mma[0] ? " (" : "", c->info.mma, c->info.mma[0] ? ")" : "");
+  else if (c->info.tensor_cores == 0) nsys_strbuf_puts(&b, " \xC2\xB7 no tensor cores");
+  if (c->info.tile[0]) nsys_strbuf_printf(&b, " \xC2\xB7 tile %s", c->info.tile);
+  if (c->info.is_nccl && c->info.nccl_collective[0]) {
+    nsys_strbuf_printf(&b, " \xC2\xB7 %s", c->info.nccl_collective);
+    if (c->info.nccl_algorithm[0]) nsys_strbuf_printf(&b, " %s", c->info.nccl_algorithm);
+    if (c->info.nccl_protocol[0]) nsys_strbuf_printf(&b, "/%s", c->info.nccl_protocol);
+    if (c->info.nccl_dtype[0]) nsys_strbuf_printf(&b, " %s", c->info.nccl_dtype);
+  }
+  nsys_strbuf_puts(&b, "\n\n");
+  if (c->pat) nsys__md_text(&b, c->pat->description);
+  else
+    nsys_strbuf_puts(&b, "**Origin unknown.** This name is not in the knowledge base: it is probably user-written code or comes "
+                         "from a library the knowledge base does not cover. The statistics below still show whether it matters.");
+  nsys_strbuf_puts(&b, "\n\n");
+  if (c->have_stats || c->have_launch) {
+    nsys_strbuf_puts(&b, "| | |\n|---|---|\n");
+    if (c->have_stats) {
+      const nsys_kstats *s = &c->st;
+      nsys__fmt_ns(x, sizeof x, (double)s->total_ns);
+      if (s->kind == NSYS_OP_KERNEL)
+        nsys_strbuf_printf(&b, "| Calls | %u |\n| Total | %s (%.1f%% of kernel time, #%u of %u names) |\n", s->count, x,
+                           s->pct_kind_time, s->rank, s->n_groups);
+      else
+        nsys_strbuf_printf(&b, "| Calls | %u |\n| Total | %s (%.1f%% of GPU operation time, #%u of %u names) |\n",
+                           s->count, x, s->pct_gpu_time, s->rank, s->n_groups);
+      nsys__fmt_ns(x, sizeof x, s->avg_ns);
+      nsys__fmt_ns(y, sizeof y, (double)s->median_ns);
+      nsys__fmt_ns(z, sizeof z, (double)s->p95_ns);
+      nsys_strbuf_printf(&b, "| Avg / median / p95 | %s / %s / %s |\n", x, y, z);
+      nsys_strbuf_puts(&b, "| Streams | ");
+      for (uint32_t i = 0; i < NSYS_MIN(s->n_tracks, (uint32_t)NSYS_KSTATS_MAX_STREAMS); i++) {
+        const nsys_gpu_track *t = &ix->tracks[s->tracks[i]];
+        nsys_strbuf_printf(&b, "%sGPU %d stream %lld", i ? ", " : "", t->device, (long long)t->stream);
+      }
+      if (s->n_tracks > NSYS_KSTATS_MAX_STREAMS) nsys_strbuf_printf(&b, " (+%u more)", s->n_tracks - NSYS_KSTATS_MAX_STREAMS);
+      nsys_strbuf_puts(&b, " |\n");
+      if (s->n_nvtx > 0) {
+        nsys_strbuf_puts(&b, "| NVTX | ");
+        nsys__md_text(&b, s->nvtx[0].path);
+        nsys_strbuf_printf(&b, " (%u of %u sampled) |\n", s->nvtx[0].count, s->nvtx_sampled);
+      }
+    }
+    if (c->have_launch) {
+      const nsys_launch *l = &c->launch;
+      nsys_strbuf_printf(&b, "| Launch | grid %lld\xC3\x97%lld\xC3\x97%lld, block %lld\xC3\x97%lld\xC3\x97%lld, %d regs, %lld B smem |\n",
+                         (long long)l->grid[0], (long long)l->grid[1], (long long)l->grid[2], (long long)l->block[0],
+                         (long long)l->block[1], (long long)l->block[2], l->regs_per_thread,
+                         (long long)(l->static_smem + l->dynamic_smem));
+      if (c->have_occ && c->occ.valid)
+        nsys_strbuf_printf(&b, "| Occupancy | %.0f%% theoretical (limited by %s)%s%s |\n", 100 * c->occ.occupancy,
+                           nsys_occ_limiter_name(c->occ.limiter), c->gpu.spec ? " on " : "",
+                           c->gpu.spec ? c->gpu.spec->name : "");
+    }
+    nsys_strbuf_puts(&b, "\n");
+  }
+  if (cJSON_GetArraySize(reasons) > 0) {
+    if (strcmp(bound, "unknown") == 0) nsys_strbuf_puts(&b, "**Bound unknown:**");
+    else nsys_strbuf_printf(&b, "**Likely %s-bound:**", bound);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, reasons) {
+      nsys_strbuf_putc(&b, ' ');
+      nsys__md_text(&b, it->valuestring);
+    }
+    nsys_strbuf_puts(&b, "\n\n");
+  }
+  if (cJSON_GetArraySize(sugg) > 0) {
+    nsys_strbuf_puts(&b, "**What to do:**\n");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, sugg) {
+      nsys_strbuf_puts(&b, "- ");
+      nsys__md_text(&b, it->valuestring);
+      nsys_strbuf_putc(&b, '\n');
+    }
+  }
+  return nsys_strbuf_steal(&b);
+}
+
+static bool nsys__cancel_cb(void *ctx) { return nsys_call_cancelled((nsys_call *)ctx); }
+
+cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
+  nsys__ctx c;
+  memset(&c, 0, sizeof c);
+  c.op = -1;
+  const nsys_index *ix = req->ix;
+  char *name_copy = NULL;
+  uint32_t name_id = NSYS_STR_NONE;
+  nsys_kstats_key key = NSYS_KSTATS_BY_NAME;
+  if (req->kernel_id >= 0) {
+    if (!ix || (uint64_t)req->kernel_id >= ix->ops.n)
+      return nsys_call_fail(call, NSYS_E_NOT_FOUND, "params.kernelId: no GPU operation %lld (the profile has %u)",
+                            (long long)req->kernel_id, ix ? ix->ops.n : 0);
+    c.op = req->kernel_id;
+    c.short_name = nsys_strtab_get(&ix->strings, ix->ops.name[c.op]);
+    c.full_name = nsys_strtab_get(&ix->strings, ix->ops.full_name[c.op]);
+    name_id = ix->ops.full_name[c.op];
+    key = NSYS_KSTATS_BY_FULL_NAME;
+  } else {
+    name_copy = nsys_utf8_sanitize(req->name, strlen(req->name));
+    c.short_name = name_copy;
+    c.full_name = name_copy;
+    if (ix) {
+      uint32_t id = nsys_strtab_find(&ix->strings, name_copy, strlen(name_copy));
+      if (id != NSYS_STR_NONE) {
+        /* a short name, else a demangled name */
+        nsys_kstats probe;
+        bool cancelled = false;
+        if (nsys_kstats_get(req->p, ix, NSYS_KSTATS_BY_NAME, id, &probe, nsys__cancel_cb, call, &cancelled)) {
+          name_id = id;
+          key = NSYS_KSTATS_BY_NAME;
+        } else if (!cancelled &&
+                   nsys_kstats_get(req->p, ix, NSYS_KSTATS_BY_FULL_NAME, id, &probe, nsys__cancel_cb, call, &cancelled)) {
+          name_id = id;
+          key = NSYS_KSTATS_BY_FULL_NAME;
+        }
+        if (cancelled) {
+          free(name_copy);
+          return nsys_call_fail_cancelled(call);
+        }
+      }
+    }
+  }
+  if (name_id != NSYS_STR_NONE && ix) {
+    bool cancelled = false;
+    c.have_stats = nsys_kstats_get(req->p, ix, key, name_id, &c.st, nsys__cancel_cb, call, &cancelled);
+    if (cancelled) {
+      free(name_copy);
+      return nsys_call_fail_cancelled(call);
+    }
+    c.in_profile = c.have_stats;
+    if (c.have_stats && c.op < 0) {
+      c.op = c.st.longest_op;
+      if (key == NSYS_KSTATS_BY_NAME) c.full_name = nsys_strtab_get(&ix->strings, ix->ops.full_name[c.op]);
+      else c.short_name = nsys_strtab_get(&ix->strings, ix->ops.name[c.op]);
+    }
+  }
+
+  /* identity */
+  const nsys_kb *kb = nsys_kb_get();
+  c.pat = nsys_kb_match(kb, c.short_name, c.full_name);
+  nsys_kname_analyze(c.short_name, c.full_name, &c.info);
+  nsys_kname_display(c.full_name, c.short_name, c.display, sizeof c.display);
+  c.origin = c.pat ? c.pat->origin : "unknown";
+  c.category = c.pat ? c.pat->category : nsys_explain_guess_category(c.short_name);
+  c.typical_bound = c.pat ? c.pat->bound : "unknown";
+
+  /* launch configuration and occupancy of the representative instance */
+  if (ix && c.op >= 0) {
+    int32_t device = ix->tracks[ix->ops.track[c.op]].device;
+    nsys__gpu_for(req->p, device, c.info.sm_arch, &c.gpu);
+    if (ix->ops.kind[c.op] == NSYS_OP_KERNEL && req->p) {
+      c.have_launch = nsys__read_launch(req->p, ix->ops.rowid[c.op], &c.launch);
+      if (c.have_launch) {
+        const nsys_sm_limits *lim = c.gpu.cc_major >= 0 ? nsys_sm_limits_for(c.gpu.cc_major, c.gpu.cc_minor) : NULL;
+        nsys_occupancy_compute(&c.launch, lim, c.gpu.sm_count, &c.occ);
+        c.have_occ = true;
+      }
+    }
+    nsys_kstats_nvtx_path(ix, (uint32_t)c.op, c.instance_nvtx, sizeof c.instance_nvtx);
+  } else if (!c.have_stats) {
+    c.st.kind = strncmp(c.short_name, "[CUDA mem", 9) == 0 ? NSYS_OP_MEMCPY : NSYS_OP_KERNEL;
+  }
+
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddStringToObject(res, "name", c.short_name);
+  cJSON_AddStringToObject(res, "demangledName", c.full_name);
+  cJSON_AddStringToObject(res, "displayName", c.display);
+  if (req->kernel_id >= 0) cJSON_AddNumberToObject(res, "kernelId", (double)req->kernel_id);
+  cJSON_AddBoolToObject(res, "inProfile", c.in_profile);
+  cJSON_AddStringToObject(res, "origin", c.origin);
+  cJSON_AddStringToObject(res, "category", c.category);
+  cJSON_AddBoolToObject(res, "known", c.pat != NULL);
+  cJSON_AddBoolToObject(res, "categoryGuessed", c.pat == NULL);
+  if (c.pat) {
+    cJSON *po = cJSON_AddObjectToObject(res, "pattern");
+    cJSON_AddStringToObject(po, "id", c.pat->id);
+    cJSON_AddStringToObject(po, "family", c.pat->family);
+    nsys__add_str_or_null(po, "title", c.pat->title);
+    cJSON_AddStringToObject(res, "description", c.pat->description);
+  } else {
+    cJSON_AddNullToObject(res, "pattern");
+    cJSON_AddStringToObject(res, "description",
+                            "Origin unknown: this name is not in the knowledge base (probably user-written code or a library "
+                            "it does not cover). The analysis below relies on the profile's statistics only.");
+  }
+  cJSON_AddItemToObject(res, "precision", nsys__precision_json(&c));
+  cJSON_AddItemToObject(res, "nccl", nsys__nccl_json(&c));
+  cJSON *reasons = cJSON_CreateArray();
+  const char *bound = nsys__bound(&c, reasons);
+  cJSON_AddStringToObject(res, "bound", bound);
+  cJSON_AddStringToObject(res, "typicalBound", c.typical_bound);
+  cJSON_AddItemToObject(res, "boundReasons", reasons);
+  cJSON_AddItemToObject(res, "launch", nsys__launch_json(&c));
+  cJSON_AddItemToObject(res, "occupancy", nsys__occ_json(&c));
+  cJSON_AddItemToObject(res, "stats", ix ? nsys__stats_json(&c, ix) : cJSON_CreateNull());
+  if (c.op >= 0 && ix) nsys__add_str_or_null(res, "nvtxPath", c.instance_nvtx);
+  else cJSON_AddNullToObject(res, "nvtxPath");
+  cJSON *sugg = cJSON_CreateArray();
+  nsys__evidence_suggestions(&c, sugg);
+  if (c.pat)
+    for (int i = 0; i < c.pat->n_suggestions; i++) nsys__suggest(sugg, c.pat->suggestions[i]);
+  cJSON_AddItemToObject(res, "suggestions", sugg);
+  char *md = nsys__markdown(&c, bound, reasons, sugg, ix);
+  cJSON_AddStringToObject(res, "markdown", md);
+  free(md);
+  free(name_copy);
+  return res;
+}

@@ -1,0 +1,367 @@
+/* Lazily computed, cached per-name statistics (see kernel_stats.h). */
+#include "explain/kernel_stats.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "common/util.h"
+#include "profile/profile.h"
+
+#define NSYS__CACHE_SLOTS 4
+#define NSYS__NVTX_SAMPLES 64
+
+typedef struct {
+  bool built;
+  uint32_t n_names;
+  uint32_t *off;      /* n_names + 1 */
+  uint32_t *ops;      /* grouped by name, by duration within a group */
+  int64_t *totals;    /* per name id */
+  uint32_t n_groups;
+  nsys_kstats **stats; /* per name id, allocated on first use */
+} nsys__grouping;
+
+typedef struct {
+  const nsys_index *ix;
+  bool has_identity;
+  dev_t dev;
+  ino_t ino;
+  int64_t size, mtime;
+  uint64_t last_used;
+  int64_t sum_all, sum_kind[3];
+  nsys__grouping g[2];
+} nsys__entry;
+
+static pthread_mutex_t nsys__mu = PTHREAD_MUTEX_INITIALIZER;
+static nsys__entry *nsys__slots[NSYS__CACHE_SLOTS];
+static uint64_t nsys__clock;
+
+static void nsys__grouping_free(nsys__grouping *g) {
+  free(g->off);
+  free(g->ops);
+  free(g->totals);
+  if (g->stats)
+    for (uint32_t i = 0; i < g->n_names; i++) free(g->stats[i]);
+  free(g->stats);
+  memset(g, 0, sizeof *g);
+}
+
+static void nsys__entry_free(nsys__entry *e) {
+  if (!e) return;
+  nsys__grouping_free(&e->g[0]);
+  nsys__grouping_free(&e->g[1]);
+  free(e);
+}
+
+void nsys_kstats_cache_clear(void) {
+  pthread_mutex_lock(&nsys__mu);
+  for (int i = 0; i < NSYS__CACHE_SLOTS; i++) {
+    nsys__entry_free(nsys__slots[i]);
+    nsys__slots[i] = NULL;
+  }
+  pthread_mutex_unlock(&nsys__mu);
+}
+
+static bool nsys__same(const nsys__entry *e, const nsys_profile *p, const nsys_index *ix) {
+  if (e->ix != ix) return false;
+  if (!p) return !e->has_identity;
+  return e->has_identity && e->dev == p->st_dev && e->ino == p->st_ino && e->size == p->st_size &&
+         e->mtime == p->st_mtime_ns;
+}
+
+/* Caller holds the mutex. */
+static nsys__entry *nsys__entry_for(const nsys_profile *p, const nsys_index *ix) {
+  nsys__clock++;
+  int free_slot = -1, lru = 0;
+  for (int i = 0; i < NSYS__CACHE_SLOTS; i++) {
+    nsys__entry *e = nsys__slots[i];
+    if (!e) {
+      if (free_slot < 0) free_slot = i;
+      continue;
+    }
+    if (nsys__same(e, p, ix)) {
+      e->last_used = nsys__clock;
+      return e;
+    }
+    if (nsys__slots[lru] && e->last_used < nsys__slots[lru]->last_used) lru = i;
+  }
+  int slot = free_slot >= 0 ? free_slot : lru;
+  nsys__entry_free(nsys__slots[slot]);
+  nsys__entry *e = nsys_xcalloc(1, sizeof *e);
+  e->ix = ix;
+  if (p) {
+    e->has_identity = true;
+    e->dev = p->st_dev;
+    e->ino = p->st_ino;
+    e->size = p->st_size;
+    e->mtime = p->st_mtime_ns;
+  }
+  e->last_used = nsys__clock;
+  for (uint32_t i = 0; i < ix->ops.n; i++) {
+    int64_t d = nsys_op_dur(ix, i);
+    if (d < 0) d = 0;
+    e->sum_all += d;
+    uint8_t k = ix->ops.kind[i];
+    if (k < 3) e->sum_kind[k] += d;
+  }
+  nsys__slots[slot] = e;
+  return e;
+}
+
+typedef struct {
+  uint32_t name, op;
+  int64_t dur;
+} nsys__sortrec;
+
+static int nsys__cmp_rec(const void *a, const void *b) {
+  const nsys__sortrec *x = a, *y = b;
+  if (x->name != y->name) return x->name < y->name ? -1 : 1;
+  if (x->dur != y->dur) return x->dur < y->dur ? -1 : 1;
+  return x->op < y->op ? -1 : x->op > y->op;
+}
+
+static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key key, bool (*cancelled)(void *),
+                        void *cctx) {
+  uint32_t n = ix->ops.n, names = ix->strings.count;
+  const uint32_t *ids = key == NSYS_KSTATS_BY_FULL_NAME ? ix->ops.full_name : ix->ops.name;
+  nsys__sortrec *recs = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *recs);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t id = ids[i] < names ? ids[i] : 0;
+    int64_t d = nsys_op_dur(ix, i);
+    recs[i] = (nsys__sortrec){id, i, d < 0 ? 0 : d};
+    if ((i & 0xFFFF) == 0 && cancelled && cancelled(cctx)) {
+      free(recs);
+      return false;
+    }
+  }
+  qsort(recs, n, sizeof *recs, nsys__cmp_rec);
+  if (cancelled && cancelled(cctx)) {
+    free(recs);
+    return false;
+  }
+  g->n_names = names;
+  g->off = nsys_xcalloc((size_t)names + 1, sizeof *g->off);
+  g->ops = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *g->ops);
+  g->totals = nsys_xcalloc((size_t)names + 1, sizeof *g->totals);
+  g->stats = nsys_xcalloc((size_t)names + 1, sizeof *g->stats);
+  for (uint32_t i = 0; i < n; i++) {
+    g->ops[i] = recs[i].op;
+    g->off[recs[i].name + 1]++;
+    g->totals[recs[i].name] += recs[i].dur;
+  }
+  for (uint32_t k = 0; k < names; k++) {
+    if (g->off[k + 1]) g->n_groups++;
+    g->off[k + 1] += g->off[k];
+  }
+  free(recs);
+  g->built = true;
+  return true;
+}
+
+void nsys_kstats_nvtx_path(const nsys_index *ix, uint32_t op, char *out, size_t cap) {
+  if (cap == 0) return;
+  out[0] = '\0';
+  if (op >= ix->ops.n || !ix->ops.api) return;
+  int32_t api = ix->ops.api[op];
+  if (api < 0 || (uint32_t)api >= ix->api.n) return;
+  uint32_t th = ix->api.thread[api];
+  if (th >= ix->n_threads) return;
+  const nsys_host_thread *t = &ix->threads[th];
+  if (t->nvtx_count == 0 || (uint64_t)t->nvtx_first + t->nvtx_count > ix->nvtx.n) return;
+  int64_t s = ix->api.start[api], e = ix->api.end[api];
+  /* last range of the thread starting at or before the call */
+  uint32_t lo = t->nvtx_first, hi = t->nvtx_first + t->nvtx_count;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (ix->nvtx.start[mid] <= s) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == t->nvtx_first) return;
+  int32_t r = (int32_t)(lo - 1);
+  /* walk up to the innermost range that contains the call */
+  for (int guard = 0; r >= 0 && guard < 4096; guard++) {
+    if ((uint32_t)r >= ix->nvtx.n) return;
+    if (ix->nvtx.start[r] <= s && ix->nvtx.end[r] >= e) break;
+    r = ix->nvtx.parent[r];
+  }
+  if (r < 0) return;
+  /* outermost first */
+  int32_t chain[64];
+  int n = 0;
+  for (int32_t q = r; q >= 0 && n < 64 && (uint32_t)q < ix->nvtx.n; q = ix->nvtx.parent[q]) chain[n++] = q;
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  for (int k = n - 1; k >= 0; k--) {
+    if (k != n - 1) nsys_strbuf_puts(&b, " > ");
+    nsys_strbuf_puts(&b, nsys_strtab_get(&ix->strings, ix->nvtx.name[chain[k]]));
+  }
+  /* keep the innermost end when too long */
+  if (b.len + 1 > cap) {
+    size_t skip = b.len + 1 - cap + 4;
+    while (skip < b.len && ((unsigned char)b.data[skip] & 0xC0) == 0x80) skip++;
+    snprintf(out, cap, "\xE2\x80\xA6%s", b.data + (skip < b.len ? skip : b.len));
+  } else {
+    memcpy(out, b.data ? b.data : "", b.len + 1);
+  }
+  nsys_strbuf_free(&b);
+}
+
+static int nsys__cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void nsys__compute(const nsys__entry *e, const nsys__grouping *g, const nsys_index *ix, nsys_kstats_key key,
+                          uint32_t id, nsys_kstats *st) {
+  memset(st, 0, sizeof *st);
+  uint32_t a = g->off[id], b = g->off[id + 1], n = b - a;
+  const uint32_t *ops = g->ops + a;
+  st->count = n;
+  st->kind = ix->ops.kind[ops[0]];
+  st->min_ns = nsys_op_dur(ix, ops[0]);
+  st->max_ns = nsys_op_dur(ix, ops[n - 1]);
+  st->median_ns = nsys_op_dur(ix, ops[(n + 1) / 2 - 1]);            /* nearest rank: ceil(0.50 n) */
+  st->p95_ns = nsys_op_dur(ix, ops[(uint32_t)((95ull * n + 99) / 100) - 1]); /* ceil(0.95 n) */
+  st->median_op = ops[(n + 1) / 2 - 1];
+  st->longest_op = ops[n - 1];
+  st->total_ns = g->totals[id];
+  st->avg_ns = (double)st->total_ns / n;
+  st->pct_gpu_time = e->sum_all > 0 ? 100.0 * (double)st->total_ns / (double)e->sum_all : 0;
+  int64_t kind_sum = st->kind < 3 ? e->sum_kind[st->kind] : 0;
+  st->pct_kind_time = kind_sum > 0 ? 100.0 * (double)st->total_ns / (double)kind_sum : 0;
+  /* rank among the names of the same op kind (kernels among kernels) */
+  uint32_t rank = 1, groups = 0;
+  for (uint32_t k = 0; k < g->n_names; k++) {
+    if (g->off[k + 1] == g->off[k] || ix->ops.kind[g->ops[g->off[k]]] != st->kind) continue;
+    groups++;
+    if (g->totals[k] > st->total_ns || (g->totals[k] == st->total_ns && k < id)) rank++;
+  }
+  st->rank = rank;
+  st->n_groups = groups;
+  /* tracks and first op */
+  uint8_t *seen = nsys_xcalloc(ix->n_tracks ? ix->n_tracks : 1, 1);
+  st->first_op = ops[0];
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t op = ops[i], tr = ix->ops.track[op];
+    if (op < st->first_op) st->first_op = op;
+    if (tr < ix->n_tracks && !seen[tr]) {
+      seen[tr] = 1;
+      if (st->n_tracks < NSYS_KSTATS_MAX_STREAMS) st->tracks[st->n_tracks] = tr;
+      st->n_tracks++;
+    }
+  }
+  free(seen);
+  if (st->n_tracks > 1) {
+    uint32_t m = NSYS_MIN(st->n_tracks, (uint32_t)NSYS_KSTATS_MAX_STREAMS);
+    qsort(st->tracks, m, sizeof st->tracks[0], nsys__cmp_u32);
+  }
+  /* demangled variants sharing a short name */
+  if (key == NSYS_KSTATS_BY_NAME) {
+    uint32_t *fulls = nsys_xmalloc((size_t)n * sizeof *fulls);
+    for (uint32_t i = 0; i < n; i++) fulls[i] = ix->ops.full_name[ops[i]];
+    qsort(fulls, n, sizeof *fulls, nsys__cmp_u32);
+    for (uint32_t i = 0; i < n; i++)
+      if (i == 0 || fulls[i] != fulls[i - 1]) st->n_variants++;
+    free(fulls);
+  } else {
+    st->n_variants = 1;
+  }
+  /* NVTX placement of evenly spaced samples (over the duration order) */
+  uint32_t samples = NSYS_MIN(n, (uint32_t)NSYS__NVTX_SAMPLES);
+  nsys_kstats_nvtx buckets[16];
+  int nb = 0;
+  char path[512];
+  for (uint32_t k = 0; k < samples; k++) {
+    uint32_t op = ops[(uint64_t)k * n / samples];
+    nsys_kstats_nvtx_path(ix, op, path, sizeof path);
+    st->nvtx_sampled++;
+    if (!path[0]) continue;
+    st->nvtx_attributed++;
+    int j = 0;
+    while (j < nb && strcmp(buckets[j].path, path) != 0) j++;
+    if (j == nb) {
+      if (nb == 16) continue;
+      snprintf(buckets[nb].path, sizeof buckets[nb].path, "%s", path);
+      buckets[nb].count = 0;
+      nb++;
+    }
+    buckets[j].count++;
+  }
+  /* most frequent first (stable on ties: first seen) */
+  for (int i = 1; i < nb; i++) {
+    nsys_kstats_nvtx tmp = buckets[i];
+    int j = i - 1;
+    while (j >= 0 && buckets[j].count < tmp.count) {
+      buckets[j + 1] = buckets[j];
+      j--;
+    }
+    buckets[j + 1] = tmp;
+  }
+  st->n_nvtx = NSYS_MIN(nb, NSYS_KSTATS_MAX_NVTX);
+  memcpy(st->nvtx, buckets, (size_t)st->n_nvtx * sizeof buckets[0]);
+}
+
+bool nsys_kstats_get(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                     nsys_kstats *out, bool (*cancelled)(void *), void *cancel_ctx, bool *was_cancelled) {
+  if (was_cancelled) *was_cancelled = false;
+  if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return false;
+  int k = key == NSYS_KSTATS_BY_FULL_NAME ? 1 : 0;
+  pthread_mutex_lock(&nsys__mu);
+  nsys__entry *e = nsys__entry_for(p, ix);
+  nsys__grouping *g = &e->g[k];
+  if (!g->built && !nsys__build(g, ix, key, cancelled, cancel_ctx)) {
+    nsys__grouping_free(g);
+    pthread_mutex_unlock(&nsys__mu);
+    if (was_cancelled) *was_cancelled = true;
+    return false;
+  }
+  bool ok = name_id < g->n_names && g->off[name_id + 1] > g->off[name_id];
+  if (ok) {
+    if (!g->stats[name_id]) {
+      g->stats[name_id] = nsys_xmalloc(sizeof(nsys_kstats));
+      nsys__compute(e, g, ix, key, name_id, g->stats[name_id]);
+    }
+    *out = *g->stats[name_id];
+  }
+  pthread_mutex_unlock(&nsys__mu);
+  return ok;
+}
+
+void nsys_kstats_totals(const nsys_profile *p, const nsys_index *ix, int64_t *all_ns, int64_t *kernel_ns) {
+  pthread_mutex_lock(&nsys__mu);
+  nsys__entry *e = nsys__entry_for(p, ix);
+  if (all_ns) *all_ns = e->sum_all;
+  if (kernel_ns) *kernel_ns = e->sum_kind[NSYS_OP_KERNEL];
+  pthread_mutex_unlock(&nsys__mu);
+}
+
+uint32_t nsys_kstats_top(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, int kind, uint32_t *ids,
+                         uint32_t max) {
+  if (!ix || ix->ops.n == 0 || max == 0) return 0;
+  int k = key == NSYS_KSTATS_BY_FULL_NAME ? 1 : 0;
+  pthread_mutex_lock(&nsys__mu);
+  nsys__entry *e = nsys__entry_for(p, ix);
+  nsys__grouping *g = &e->g[k];
+  if (!g->built && !nsys__build(g, ix, key, NULL, NULL)) {
+    pthread_mutex_unlock(&nsys__mu);
+    return 0;
+  }
+  uint32_t n = 0;
+  for (uint32_t id = 0; id < g->n_names; id++) {
+    if (g->off[id + 1] == g->off[id]) continue;
+    if (kind >= 0 && ix->ops.kind[g->ops[g->off[id]]] != kind) continue;
+    int64_t t = g->totals[id];
+    /* insertion into the descending top list */
+    if (n == max && g->totals[ids[n - 1]] >= t) continue;
+    uint32_t pos = n < max ? n++ : max - 1;
+    while (pos > 0 && g->totals[ids[pos - 1]] < t) {
+      ids[pos] = ids[pos - 1];
+      pos--;
+    }
+    ids[pos] = id;
+  }
+  pthread_mutex_unlock(&nsys__mu);
+  return n;
+}

@@ -1,0 +1,485 @@
+/* Analyses over small hand-built nsys_index values whose answers are worked
+ * out by hand in the comments. No database: p == NULL. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/intervals.h"
+#include "analysis/nccl.h"
+#include "analysis/gpu_peaks.h"
+#include "common/util.h"
+#include "rpc/call.h"
+
+static int failures;
+#define CHECK(cond)                                                             \
+  do {                                                                          \
+    if (!(cond)) {                                                              \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                               \
+    }                                                                           \
+  } while (0)
+#define CHECK_EQ(a, b)                                                                          \
+  do {                                                                                          \
+    double _a = (double)(a), _b = (double)(b);                                                  \
+    if (fabs(_a - _b) > 1e-6 * fmax(1, fabs(_b))) {                                             \
+      fprintf(stderr, "%s:%d: %s = %.17g, expected %.17g\n", __FILE__, __LINE__, #a, _a, _b); \
+      failures++;                                                                               \
+    }                                                                                           \
+  } while (0)
+
+/* ---- a tiny index builder ---- */
+enum { MAXN = 64 };
+typedef struct {
+  nsys_index ix;
+  nsys_gpu_track tracks[8];
+  int64_t os[MAXN], oe[MAXN], orow[MAXN];
+  uint32_t oname[MAXN], ofull[MAXN], otrack[MAXN];
+  int32_t oapi[MAXN], onext[MAXN];
+  uint8_t okind[MAXN];
+  nsys_host_thread threads[4];
+  int64_t as[MAXN], ae[MAXN], acorr[MAXN], arow[MAXN];
+  uint32_t aname[MAXN], athread[MAXN];
+  int32_t afirst[MAXN];
+  int64_t ns_[MAXN], ne[MAXN];
+  uint32_t nname[MAXN], ndom[MAXN], nthread[MAXN];
+  uint16_t ndepth[MAXN];
+  int32_t nparent[MAXN];
+} tix;
+
+static uint32_t S(tix *t, const char *s) { return nsys_strtab_intern(&t->ix.strings, s, strlen(s)); }
+
+static void tix_init(tix *t) {
+  memset(t, 0, sizeof *t);
+  nsys_strtab_init(&t->ix.strings);
+  nsys_index *ix = &t->ix;
+  ix->tracks = t->tracks;
+  ix->ops.start = t->os; ix->ops.end = t->oe; ix->ops.name = t->oname; ix->ops.full_name = t->ofull;
+  ix->ops.track = t->otrack; ix->ops.api = t->oapi; ix->ops.rowid = t->orow; ix->ops.kind = t->okind;
+  ix->op_next = t->onext;
+  ix->threads = t->threads;
+  ix->api.start = t->as; ix->api.end = t->ae; ix->api.name = t->aname; ix->api.thread = t->athread;
+  ix->api.first_op = t->afirst; ix->api.correlation = t->acorr; ix->api.rowid = t->arow;
+  ix->nvtx.start = t->ns_; ix->nvtx.end = t->ne; ix->nvtx.name = t->nname; ix->nvtx.domain = t->ndom;
+  ix->nvtx.thread = t->nthread; ix->nvtx.depth = t->ndepth; ix->nvtx.parent = t->nparent;
+}
+
+/* Tracks must be added in (device, stream) order and ops in start order per track. */
+static uint32_t add_track(tix *t, int32_t dev, int64_t stream, uint32_t pid, uint8_t cls) {
+  nsys_gpu_track *tr = &t->tracks[t->ix.n_tracks];
+  tr->device = dev; tr->stream = stream; tr->pid = pid; tr->cls = cls;
+  tr->first = t->ix.ops.n;
+  return t->ix.n_tracks++;
+}
+static uint32_t add_thread(tix *t, uint32_t pid, uint32_t tid) {
+  nsys_host_thread *th = &t->threads[t->ix.n_threads];
+  th->pid = pid; th->tid = tid; th->api_first = t->ix.api.n; th->nvtx_first = t->ix.nvtx.n;
+  return t->ix.n_threads++;
+}
+static uint32_t add_api(tix *t, uint32_t thread, int64_t s, int64_t e, const char *name) {
+  uint32_t i = t->ix.api.n++;
+  t->as[i] = s; t->ae[i] = e; t->aname[i] = S(t, name); t->athread[i] = thread; t->afirst[i] = -1;
+  t->threads[thread].api_count++;
+  return i;
+}
+static uint32_t add_op(tix *t, uint32_t track, int64_t s, int64_t e, const char *name, int32_t api, uint8_t kind) {
+  uint32_t i = t->ix.ops.n++;
+  t->os[i] = s; t->oe[i] = e; t->oname[i] = S(t, name); t->ofull[i] = S(t, name); t->otrack[i] = track;
+  t->oapi[i] = api; t->okind[i] = kind; t->onext[i] = -1; t->orow[i] = i;
+  t->tracks[track].count++;
+  if (api >= 0) {
+    if (t->afirst[api] < 0) t->afirst[api] = (int32_t)i;
+    else {
+      int32_t j = t->afirst[api];
+      while (t->onext[j] >= 0) j = t->onext[j];
+      t->onext[j] = (int32_t)i;
+    }
+  }
+  return i;
+}
+static uint32_t add_nvtx(tix *t, uint32_t thread, int64_t s, int64_t e, const char *name, int32_t parent) {
+  uint32_t i = t->ix.nvtx.n++;
+  t->ns_[i] = s; t->ne[i] = e; t->nname[i] = S(t, name); t->ndom[i] = S(t, ""); t->nthread[i] = thread;
+  t->nparent[i] = parent; t->ndepth[i] = parent < 0 ? 0 : (uint16_t)(t->ndepth[parent] + 1);
+  t->threads[thread].nvtx_count++;
+  return i;
+}
+static void tix_span(tix *t) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (uint32_t i = 0; i < t->ix.ops.n; i++) { lo = NSYS_MIN(lo, t->os[i]); hi = NSYS_MAX(hi, t->oe[i]); }
+  for (uint32_t i = 0; i < t->ix.api.n; i++) { lo = NSYS_MIN(lo, t->as[i]); hi = NSYS_MAX(hi, t->ae[i]); }
+  t->ix.span_start = lo; t->ix.span_end = hi;
+}
+
+static cJSON *run(tix *t, const char *name, const char *params_json) {
+  nsys_call call;
+  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  cJSON *params = params_json ? cJSON_Parse(params_json) : NULL;
+  cJSON *r = nsys_analysis_run(&call, NULL, &t->ix, name, params);
+  if (!r) fprintf(stderr, "%s failed: %s\n", name, call.err_msg);
+  cJSON_Delete(params);
+  nsys_call_dispose(&call);
+  return r;
+}
+static double num(const cJSON *o, const char *path) {
+  /* "a.b.0.c" */
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", path);
+  const cJSON *cur = o;
+  for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
+    cur = (tok[0] >= '0' && tok[0] <= '9') ? cJSON_GetArrayItem(cur, atoi(tok)) : cJSON_GetObjectItemCaseSensitive(cur, tok);
+  if (!cJSON_IsNumber(cur)) {
+    fprintf(stderr, "missing number at %s\n", path);
+    failures++;
+    return NAN;
+  }
+  return cur->valuedouble;
+}
+static const char *str(const cJSON *o, const char *path) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", path);
+  const cJSON *cur = o;
+  for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
+    cur = (tok[0] >= '0' && tok[0] <= '9') ? cJSON_GetArrayItem(cur, atoi(tok)) : cJSON_GetObjectItemCaseSensitive(cur, tok);
+  return cJSON_IsString(cur) ? cur->valuestring : "";
+}
+
+/* ---- tests ---- */
+
+static void test_intervals(void) {
+  nsys_ivls a, b, c;
+  nsys_ivls_init(&a); nsys_ivls_init(&b); nsys_ivls_init(&c);
+  nsys_ivls_add_sorted(&a, 0, 10); nsys_ivls_add_sorted(&a, 5, 12); nsys_ivls_add_sorted(&a, 20, 30);
+  CHECK_EQ(a.n, 2); CHECK_EQ(nsys_ivls_total(&a), 22);
+  nsys_ivls_add_sorted(&b, 8, 25);
+  CHECK_EQ(nsys_ivls_intersect_len(&a, &b), 4 + 5);
+  nsys_ivls_union(&a, &b, &c);
+  CHECK_EQ(c.n, 1); CHECK_EQ(nsys_ivls_total(&c), 30);
+  nsys_ivls_index(&a);
+  CHECK_EQ(nsys_ivls_len_in(&a, 11, 25), 1 + 5);
+  CHECK_EQ(nsys_ivls_len_in(&a, -5, 100), 22);
+  CHECK_EQ(nsys_ivls_len_in(&a, 12, 20), 0);
+  nsys_ivls_free(&a); nsys_ivls_free(&b); nsys_ivls_free(&c);
+}
+
+static void test_nccl_parse(void) {
+  nsys_nccl_info i;
+  CHECK(nsys_nccl_parse("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", &i));
+  CHECK(!strcmp(i.collective, "AllReduce") && !strcmp(i.redop, "Sum") && !strcmp(i.dtype, "bf16") &&
+        !strcmp(i.algorithm, "RING") && !strcmp(i.protocol, "LL"));
+  CHECK(nsys_nccl_parse("ncclKernel_AllReduce_RING_LL128_Sum_half(ncclDevComm*, unsigned long, ncclWork*)", &i));
+  CHECK(!strcmp(i.collective, "AllReduce") && !strcmp(i.protocol, "LL128") && !strcmp(i.dtype, "half") &&
+        !strcmp(i.algorithm, "RING"));
+  CHECK(nsys_nccl_parse("ncclDevKernel_ReduceScatter_Sum_f32_COLLNET_DIRECT_SIMPLE", &i));
+  CHECK(!strcmp(i.collective, "ReduceScatter") && !strcmp(i.algorithm, "COLLNET_DIRECT") &&
+        !strcmp(i.protocol, "SIMPLE") && !strcmp(i.dtype, "f32"));
+  CHECK(nsys_nccl_parse("ncclDevKernel_AllGather_RING_LL", &i));
+  CHECK(!strcmp(i.collective, "AllGather") && !strcmp(i.dtype, ""));
+  CHECK(nsys_nccl_parse("ncclDevKernel_SendRecv", &i) && !strcmp(i.collective, "SendRecv"));
+  CHECK(nsys_nccl_parse("ncclAllReduceRingLLKernel_sum_f32(ncclColl)", &i));
+  CHECK(!strcmp(i.collective, "AllReduce") && !strcmp(i.algorithm, "RING") && !strcmp(i.protocol, "LL"));
+  CHECK(!nsys_nccl_parse("gemm_kernel", &i));
+  CHECK(nsys_name_is_nccl("NCCLfoo"));
+}
+
+static void test_api_classify(void) {
+  CHECK(nsys_api_classify("cudaLaunchKernel") == NSYS_API_LAUNCH);
+  CHECK(nsys_api_classify("cuLaunchKernelEx") == NSYS_API_LAUNCH);
+  CHECK(nsys_api_classify("cudaDeviceSynchronize") == NSYS_API_SYNC);
+  CHECK(nsys_api_classify("cudaStreamWaitEvent") == NSYS_API_SYNC);
+  CHECK(nsys_api_classify("cudaMemcpyAsync") == NSYS_API_MEMCPY);
+  CHECK(nsys_api_classify("cudaMemcpy") == NSYS_API_MEMCPY_SYNC);
+  CHECK(nsys_api_classify("cudaMalloc") == NSYS_API_OTHER);
+}
+
+static void test_gpu_peaks(void) {
+  const nsys_gpu_peak *g = nsys_gpu_peak_find("NVIDIA H100 80GB HBM3");
+  CHECK(g && g->bf16 == 989);
+  g = nsys_gpu_peak_find("NVIDIA A100-SXM4-80GB");
+  CHECK(g && !strcmp(g->name, "A100 SXM4 80GB"));
+  g = nsys_gpu_peak_find("NVIDIA A10");
+  CHECK(g && !strcmp(g->name, "A10"));
+  CHECK(nsys_gpu_peak_find("Tesla T4") != NULL);
+  CHECK(nsys_gpu_peak_find("Some Unknown GPU") == NULL);
+}
+
+/* One device, compute stream 7 and comm stream 12:
+ *   compute [0,10) [20,30) ; comm [5,25)
+ *   compute union 20, comm 20, overlap [5,10)+[20,25) = 10, idle in [0,30) = 0.
+ * Device 1: compute [100,110), [150,160): idle 40 of span 60. */
+static void build_overlap(tix *t) {
+  tix_init(t);
+  uint32_t th = add_thread(t, 10, 10);
+  uint32_t tc = add_track(t, 0, 7, 10, NSYS_STREAM_COMPUTE);
+  uint32_t a0 = add_api(t, th, -5, -1, "cudaLaunchKernel");
+  add_op(t, tc, 0, 10, "gemm", (int32_t)a0, NSYS_OP_KERNEL);
+  add_op(t, tc, 20, 30, "gemm", -1, NSYS_OP_KERNEL);
+  uint32_t tm = add_track(t, 0, 12, 10, NSYS_STREAM_COMM);
+  add_op(t, tm, 5, 25, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", -1, NSYS_OP_KERNEL);
+  uint32_t t1 = add_track(t, 1, 7, 10, NSYS_STREAM_COMPUTE);
+  add_op(t, t1, 100, 110, "gemm", -1, NSYS_OP_KERNEL);
+  add_op(t, t1, 150, 160, "small", -1, NSYS_OP_KERNEL);
+  tix_span(t);
+}
+
+static void test_overlap(void) {
+  tix t;
+  build_overlap(&t);
+  cJSON *r = run(&t, "overlap", "{\"perIteration\": false}");
+  CHECK(r);
+  CHECK_EQ(num(r, "summary.devices.0.device"), 0);
+  CHECK_EQ(num(r, "summary.devices.0.computeOnlyNs"), 10);
+  CHECK_EQ(num(r, "summary.devices.0.commOnlyNs"), 10);
+  CHECK_EQ(num(r, "summary.devices.0.overlapNs"), 10);
+  CHECK_EQ(num(r, "summary.devices.0.idleNs"), 0);
+  CHECK_EQ(num(r, "summary.devices.0.commHiddenPct"), 50);
+  CHECK_EQ(num(r, "summary.devices.1.idleNs"), 40);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "summary"), "devices"), 1), "commHiddenPct")));
+  CHECK_EQ(num(r, "window.start"), -5);
+  cJSON_Delete(r);
+  /* device filter */
+  r = run(&t, "overlap", "{\"device\": 1, \"perIteration\": false}");
+  CHECK(r && cJSON_GetArraySize(cJSON_GetObjectItem(r, "rows")) == 1);
+  cJSON_Delete(r);
+  nsys_strtab_free(&t.ix.strings);
+}
+
+static void test_top_kernels(void) {
+  tix t;
+  tix_init(&t);
+  uint32_t tc = add_track(&t, 0, 7, 1, 0);
+  /* k: 10, 20, 30, 40 (sum 100); z: 100 */
+  add_op(&t, tc, 0, 10, "k", -1, NSYS_OP_KERNEL);
+  add_op(&t, tc, 10, 30, "k", -1, NSYS_OP_KERNEL);
+  add_op(&t, tc, 30, 60, "k", -1, NSYS_OP_KERNEL);
+  add_op(&t, tc, 60, 100, "k", -1, NSYS_OP_KERNEL);
+  add_op(&t, tc, 100, 200, "z", -1, NSYS_OP_KERNEL);
+  add_op(&t, tc, 200, 300, "[CUDA memcpy HtoD]", -1, NSYS_OP_MEMCPY);
+  tix_span(&t);
+  cJSON *r = run(&t, "top_kernels", NULL);
+  CHECK(r);
+  CHECK(!strcmp(str(r, "rows.0.name"), "k") || !strcmp(str(r, "rows.0.name"), "z"));
+  /* equal totals (100): tie broken by string id, k first */
+  CHECK(!strcmp(str(r, "rows.0.name"), "k"));
+  CHECK_EQ(num(r, "rows.0.count"), 4);
+  CHECK_EQ(num(r, "rows.0.totalNs"), 100);
+  CHECK_EQ(num(r, "rows.0.avgNs"), 25);
+  CHECK_EQ(num(r, "rows.0.minNs"), 10);
+  CHECK_EQ(num(r, "rows.0.maxNs"), 40);
+  CHECK_EQ(num(r, "rows.0.medianNs"), 25);
+  CHECK_EQ(num(r, "rows.0.p95Ns"), 39); /* 30 + 0.85*10 = 38.5 -> rounds to 39 */
+  CHECK_EQ(num(r, "rows.0.stddevNs"), 11); /* sqrt(125) = 11.18 */
+  CHECK_EQ(num(r, "rows.0.pctOfGpu"), 50);
+  CHECK_EQ(num(r, "summary.kernelCount"), 5);
+  CHECK_EQ(num(r, "summary.totalKernelNs"), 200);
+  cJSON_Delete(r);
+  r = run(&t, "top_kernels", "{\"limit\": \"1\", \"start\": 50}");
+  CHECK(r && cJSON_GetArraySize(cJSON_GetObjectItem(r, "rows")) == 1);
+  CHECK_EQ(num(r, "summary.kernelCount"), 2); /* kernels starting in [50, end) */
+  cJSON_Delete(r);
+  /* param errors */
+  nsys_call call;
+  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  cJSON *bad = cJSON_Parse("{\"limt\": 3}");
+  CHECK(nsys_analysis_run(&call, NULL, &t.ix, "top_kernels", bad) == NULL);
+  CHECK(call.err == NSYS_E_INVALID_PARAMS && strstr(call.err_msg, "limt"));
+  cJSON_Delete(bad);
+  nsys_call_dispose(&call);
+  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  bad = cJSON_Parse("{\"limit\": \"x\"}");
+  CHECK(nsys_analysis_run(&call, NULL, &t.ix, "top_kernels", bad) == NULL);
+  CHECK(call.err == NSYS_E_INVALID_PARAMS);
+  cJSON_Delete(bad);
+  nsys_call_dispose(&call);
+  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  CHECK(nsys_analysis_run(&call, NULL, &t.ix, "no_such", NULL) == NULL);
+  CHECK(call.err == NSYS_E_UNKNOWN_ANALYSIS);
+  nsys_call_dispose(&call);
+  nsys_strtab_free(&t.ix.strings);
+}
+
+/* Gaps: device 0 streams 7 (compute) and 9 (compute):
+ *   s7: [0,100) [3000,3100)        s9: [50,200) [1500,1600)
+ *   union: [0,200) [1500,1600) [3000,3100)  -> device gaps 1300 and 1400
+ * Host thread: cudaDeviceSynchronize [150, 1450) overlaps gap 1 for 1250 of 1300 -> sync;
+ * gap 2 [1600,3000): only a launch at [2990,2995) (5 ns) -> cpu_stall.
+ * The op at 3000 was launched at 2990 > prev_end 100 on its stream: host wait. */
+static void test_gaps(void) {
+  tix t;
+  tix_init(&t);
+  uint32_t th = add_thread(&t, 1, 1);
+  uint32_t a0 = add_api(&t, th, -10, -5, "cudaLaunchKernel");
+  add_api(&t, th, 150, 1450, "cudaDeviceSynchronize");
+  uint32_t a2 = add_api(&t, th, 2990, 2995, "cudaLaunchKernel");
+  uint32_t t7 = add_track(&t, 0, 7, 1, 0);
+  add_op(&t, t7, 0, 100, "a", (int32_t)a0, NSYS_OP_KERNEL);
+  add_op(&t, t7, 3000, 3100, "b", (int32_t)a2, NSYS_OP_KERNEL);
+  uint32_t t9 = add_track(&t, 0, 9, 1, 0);
+  add_op(&t, t9, 50, 200, "c", -1, NSYS_OP_KERNEL);
+  add_op(&t, t9, 1500, 1600, "d", -1, NSYS_OP_KERNEL);
+  tix_span(&t);
+  cJSON *r = run(&t, "gpu_idle_gaps", "{\"minGapNs\": 1000, \"scope\": \"device\"}");
+  CHECK(r);
+  CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(r, "rows")), 2);
+  CHECK_EQ(num(r, "rows.0.durationNs"), 1400);
+  CHECK(!strcmp(str(r, "rows.0.cause"), "cpu_stall"));
+  CHECK_EQ(num(r, "rows.1.durationNs"), 1300);
+  CHECK(!strcmp(str(r, "rows.1.cause"), "sync"));
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "rows"), 0), "stream")));
+  CHECK_EQ(num(r, "summary.devices.0.idleNs"), 2700);
+  CHECK_EQ(num(r, "summary.devices.0.causeNs.sync"), 1300);
+  CHECK_EQ(num(r, "summary.devices.0.causeNs.cpu_stall"), 1400);
+  /* stream split: s7 gap [100,3000) host wait (2900); s9 gap [200,1500) unattributed -> other (1300) */
+  CHECK_EQ(num(r, "summary.streamIdleSplit.hostWaitNs"), 2900);
+  CHECK_EQ(num(r, "summary.streamIdleSplit.otherNs"), 1300);
+  cJSON_Delete(r);
+  r = run(&t, "gpu_idle_gaps", "{\"minGapNs\": 1000, \"scope\": \"stream\"}");
+  CHECK(r && cJSON_GetArraySize(cJSON_GetObjectItem(r, "rows")) == 2);
+  CHECK_EQ(num(r, "rows.0.stream"), 7);
+  CHECK_EQ(num(r, "rows.0.durationNs"), 2900);
+  cJSON_Delete(r);
+  r = run(&t, "sync_cost", NULL);
+  CHECK(r);
+  CHECK(!strcmp(str(r, "rows.0.api"), "cudaDeviceSynchronize"));
+  CHECK_EQ(num(r, "rows.0.totalNs"), 1300);
+  /* busy during [150,1450): [150,200) = 50 -> idle 1250 */
+  CHECK_EQ(num(r, "rows.0.gpuIdleNs"), 1250);
+  cJSON_Delete(r);
+  nsys_strtab_free(&t.ix.strings);
+}
+
+/* Launch overhead: 3 kernels of 2 ns launched by 10 ns calls; one 20 us kernel by a 5 ns call. */
+static void test_launch(void) {
+  tix t;
+  tix_init(&t);
+  uint32_t th = add_thread(&t, 1, 1);
+  uint32_t a[4];
+  for (int i = 0; i < 3; i++) a[i] = add_api(&t, th, i * 20, i * 20 + 10, "cudaLaunchKernel");
+  a[3] = add_api(&t, th, 100, 105, "cudaLaunchKernel");
+  uint32_t tr = add_track(&t, 0, 7, 1, 0);
+  for (int i = 0; i < 3; i++) add_op(&t, tr, i * 20 + 12, i * 20 + 14, "tiny", (int32_t)a[i], NSYS_OP_KERNEL);
+  add_op(&t, tr, 200, 20200, "big", (int32_t)a[3], NSYS_OP_KERNEL);
+  tix_span(&t);
+  cJSON *r = run(&t, "kernel_launch_overhead", "{\"stormMinKernels\": 3}");
+  CHECK(r);
+  CHECK_EQ(num(r, "summary.launchedKernels"), 4);
+  CHECK_EQ(num(r, "summary.kernelsShorterThanLaunch"), 3);
+  CHECK_EQ(num(r, "summary.stormCount"), 1);
+  CHECK_EQ(num(r, "summary.storms.0.kernels"), 3);
+  /* queue: tiny 2 ns each, big 95 ns -> avg (6+95)/4 = 25.25 -> 25 */
+  CHECK_EQ(num(r, "summary.avgQueueNs"), 25);
+  /* exposed launch: gaps [14,32) ∩ api [20,30) = 10; [34,52) ∩ [40,50) = 10; [54,200) ∩ [100,105) = 5 */
+  CHECK_EQ(num(r, "summary.exposedLaunchNs"), 25);
+  CHECK(!strcmp(str(r, "rows.0.name"), "tiny"));
+  cJSON_Delete(r);
+  nsys_strtab_free(&t.ix.strings);
+}
+
+/* Iterations from NVTX "step N" ranges on the launching thread; step 2 is 3x. */
+static void test_iterations(void) {
+  tix t;
+  tix_init(&t);
+  uint32_t th = add_thread(&t, 1, 1);
+  uint32_t tr = add_track(&t, 0, 7, 1, 0);
+  int64_t base = 0;
+  const int64_t durs[4] = {100, 100, 300, 100};
+  char name[32];
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "train_step %d", i);
+    int32_t r = (int32_t)add_nvtx(&t, th, base, base + 50, name, -1);
+    add_nvtx(&t, th, base + 1, base + 40, "optimizer_step", r);
+    uint32_t a = add_api(&t, th, base + 2, base + 5, "cudaLaunchKernel");
+    add_op(&t, tr, base + 10, base + 10 + durs[i], "k", (int32_t)a, NSYS_OP_KERNEL);
+    base += 1000;
+  }
+  tix_span(&t);
+  cJSON *r = run(&t, "iterations", NULL);
+  CHECK(r);
+  CHECK(!strcmp(str(r, "summary.method"), "nvtx"));
+  CHECK_EQ(num(r, "summary.count"), 4);
+  CHECK_EQ(num(r, "summary.outliers"), 1);
+  CHECK_EQ(num(r, "rows.2.durationNs"), 300);
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "rows"), 2), "outlier")));
+  CHECK(!strcmp(str(r, "rows.0.name"), "train_step 0"));
+  cJSON_Delete(r);
+  /* explicit marker and the gap fallback */
+  r = run(&t, "iterations", "{\"marker\": \"no-such-range\", \"gapNs\": 500}");
+  CHECK(r && !strcmp(str(r, "summary.method"), "gap"));
+  CHECK_EQ(num(r, "summary.count"), 4);
+  cJSON_Delete(r);
+  r = run(&t, "mfu", "{\"modelFlops\": 1e3, \"peakTflops\": 1}");
+  /* 1e3 FLOP in 100 ns = 1e10 FLOP/s = 0.01 TFLOP/s = 1% of 1 TFLOP/s */
+  CHECK(r);
+  CHECK_EQ(num(r, "rows.0.achievedTflops"), 0.01);
+  CHECK_EQ(num(r, "rows.0.mfuPct"), 1);
+  cJSON_Delete(r);
+  r = run(&t, "nvtx_summary", NULL);
+  CHECK(r);
+  CHECK_EQ(num(r, "summary.kernelsInNvtx"), 4);
+  CHECK(!strcmp(str(r, "summary.kernelToNvtx.0.nvtx"), "optimizer_step"));
+  cJSON_Delete(r);
+  nsys_strtab_free(&t.ix.strings);
+}
+
+static void test_stream_classification(void) {
+  tix t;
+  build_overlap(&t);
+  cJSON *r = run(&t, "stream_classification", NULL);
+  CHECK(r);
+  CHECK(!strcmp(str(r, "rows.0.class"), "compute"));
+  CHECK(!strcmp(str(r, "rows.1.class"), "comm"));
+  CHECK_EQ(num(r, "summary.comm"), 1);
+  cJSON_Delete(r);
+  r = run(&t, "nccl_breakdown", NULL);
+  CHECK(r && !strcmp(str(r, "rows.0.collective"), "AllReduce") && !strcmp(str(r, "rows.0.dtype"), "f32"));
+  CHECK_EQ(num(r, "summary.byStream.0.stream"), 12);
+  cJSON_Delete(r);
+  nsys_strtab_free(&t.ix.strings);
+}
+
+static void test_list(void) {
+  cJSON *l = nsys_analysis_list_json();
+  int n = cJSON_GetArraySize(l);
+  CHECK(n >= 14);
+  const cJSON *it;
+  cJSON_ArrayForEach(it, l) {
+    CHECK(cJSON_IsString(cJSON_GetObjectItem(it, "description")));
+    CHECK(cJSON_IsArray(cJSON_GetObjectItem(it, "params")));
+  }
+  cJSON_Delete(l);
+}
+
+static void test_empty(void) {
+  tix t;
+  tix_init(&t);
+  for (const nsys_analysis *a = nsys_analyses; a->name; a++) {
+    if (!strcmp(a->name, "mfu")) continue;
+    nsys_call call;
+    nsys_call_init(&call, "analysis/run", NULL, NULL);
+    cJSON *r = nsys_analysis_run(&call, NULL, &t.ix, a->name, NULL);
+    /* SQL-backed analyses report missing data without a database */
+    CHECK(r || call.err == NSYS_E_DATA_MISSING);
+    cJSON_Delete(r);
+    nsys_call_dispose(&call);
+  }
+  nsys_strtab_free(&t.ix.strings);
+}
+
+int main(void) {
+  test_intervals();
+  test_nccl_parse();
+  test_api_classify();
+  test_gpu_peaks();
+  test_overlap();
+  test_top_kernels();
+  test_gaps();
+  test_launch();
+  test_iterations();
+  test_stream_classification();
+  test_list();
+  test_empty();
+  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
+  else printf("analysis: all tests passed\n");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,158 @@
+/* Table-driven tests of JSON-RPC classification and reply building. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/nsys_check.h"
+#include "common/utf8.h"
+#include "common/util.h"
+#include "rpc/jsonrpc.h"
+
+typedef struct {
+  const char *body;
+  size_t len; /* 0: strlen */
+  nsys_msg_kind kind;
+  int code;             /* for INVALID */
+  const char *id;       /* printed id, or NULL when none */
+  const char *method;   /* or NULL */
+  const char *word;     /* for INVALID: must appear in the message */
+} rpc_case;
+
+static const rpc_case cases[] = {
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a/b\",\"params\":{}}", 0, NSYS_MSG_REQUEST, 0, "1", "a/b", NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"a\"}", 0, NSYS_MSG_REQUEST, 0, "\"x\"", "a", NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":-3,\"method\":\"a\",\"params\":[1]}", 0, NSYS_MSG_REQUEST, 0, "-3", "a", NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":null}", 0, NSYS_MSG_REQUEST, 0, "1", "a", NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740992,\"method\":\"a\"}", 0, NSYS_MSG_REQUEST, 0, "9007199254740992", "a", NULL},
+    {" \r\n{\"method\":\"n\",\"jsonrpc\":\"2.0\"}\n ", 0, NSYS_MSG_NOTIFICATION, 0, NULL, "n", NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":null}", 0, NSYS_MSG_RESPONSE, 0, "4", NULL, NULL},
+    {"{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":1,\"message\":\"m\"}}", 0, NSYS_MSG_RESPONSE, 0, "4", NULL, NULL},
+    /* parse errors */
+    {"", 0, NSYS_MSG_INVALID, -32700, NULL, NULL, "not valid JSON"},
+    {"{", 0, NSYS_MSG_INVALID, -32700, NULL, NULL, "not valid JSON"},
+    {"{\"a\":1} x", 0, NSYS_MSG_INVALID, -32700, NULL, NULL, "trailing"},
+    {"{\"a\":1}{}", 0, NSYS_MSG_INVALID, -32700, NULL, NULL, "trailing"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"\xff\"}", 0, NSYS_MSG_INVALID, -32700, "7", NULL, "UTF-8"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":\"\xc0\xaf\",\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32700, NULL, NULL, "UTF-8"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\0junk", 42, NSYS_MSG_INVALID, -32700, NULL, NULL, "trailing"},
+    /* invalid requests */
+    {"[]", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "batch"},
+    {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}]", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "batch"},
+    {"42", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "object"},
+    {"null", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "object"},
+    {"{\"id\":1,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, "1", NULL, "jsonrpc"},
+    {"{\"jsonrpc\":2.0,\"id\":1,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, "1", NULL, "jsonrpc"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":1e300,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740994,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":5}", 0, NSYS_MSG_INVALID, -32600, "2", NULL, "method"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":2}", 0, NSYS_MSG_INVALID, -32600, "2", NULL, "method"},
+    {"{\"jsonrpc\":\"2.0\",\"result\":1}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "method"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"a\",\"params\":\"s\"}", 0, NSYS_MSG_INVALID, -32600, "3", NULL, "params"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"a\",\"params\":true}", 0, NSYS_MSG_INVALID, -32600, "3", NULL, "params"},
+};
+
+static void test_classify(void) {
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(cases); i++) {
+    const rpc_case *c = &cases[i];
+    size_t len = c->len ? c->len : strlen(c->body);
+    nsys_rpc_msg m;
+    nsys_rpc_parse(c->body, len, &m);
+    CHECK_MSG(m.kind == c->kind, "case %zu (%s): kind %d, want %d (%s)", i, c->body, m.kind,
+              c->kind, m.err_msg);
+    if (c->kind == NSYS_MSG_INVALID) {
+      CHECK_MSG(nsys_err_rpc_code(m.err) == c->code, "case %zu: code %d want %d", i,
+                nsys_err_rpc_code(m.err), c->code);
+      CHECK_MSG(strstr(m.err_msg, c->word) != NULL, "case %zu: '%s' lacks '%s'", i, m.err_msg,
+                c->word);
+      CHECK(m.method == NULL && m.params == NULL);
+    }
+    /* The reply id: exactly what the server would echo. */
+    cJSON *reply = nsys_rpc_error(m.id, -1, "x", NULL);
+    char *printed = cJSON_PrintUnformatted(cJSON_GetObjectItem(reply, "id"));
+    CHECK_MSG(strcmp(printed, c->id ? c->id : "null") == 0, "case %zu: id %s want %s", i, printed,
+              c->id ? c->id : "null");
+    free(printed);
+    cJSON_Delete(reply);
+    if (c->method) CHECK(m.method && strcmp(m.method, c->method) == 0);
+    nsys_rpc_msg_free(&m);
+  }
+}
+
+static void test_params_shapes(void) {
+  nsys_rpc_msg m;
+  const char *b = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":{\"k\":2}}";
+  nsys_rpc_parse(b, strlen(b), &m);
+  CHECK(cJSON_IsObject(m.params));
+  nsys_rpc_msg_free(&m);
+  b = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}";
+  nsys_rpc_parse(b, strlen(b), &m);
+  CHECK(m.params == NULL);
+  nsys_rpc_msg_free(&m);
+}
+
+static void test_builders(void) {
+  cJSON *id = cJSON_CreateString("q");
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddNumberToObject(res, "n", 1);
+  cJSON *msg = nsys_rpc_result(id, res);
+  size_t n;
+  char *s = nsys_rpc_print(msg, &n);
+  CHECK_STR(s, "{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"result\":{\"n\":1}}");
+  CHECK(n == strlen(s));
+  free(s);
+  cJSON_Delete(msg);
+  msg = nsys_rpc_result(NULL, NULL);
+  s = nsys_rpc_print(msg, &n);
+  CHECK_STR(s, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":null}");
+  free(s);
+  cJSON_Delete(msg);
+  /* error with data, message sanitized */
+  cJSON *data = cJSON_CreateObject();
+  cJSON_AddStringToObject(data, "stderr", "boom");
+  msg = nsys_rpc_error(id, -32007, "bad \xff byte", data);
+  s = nsys_rpc_print(msg, &n);
+  CHECK(nsys_utf8_valid(s, n));
+  CHECK(strstr(s, "\"code\":-32007") != NULL);
+  CHECK(strstr(s, "\"data\":{\"stderr\":\"boom\"}") != NULL);
+  free(s);
+  cJSON_Delete(msg);
+  cJSON_Delete(id);
+  msg = nsys_rpc_notification("$/progress", cJSON_CreateObject());
+  s = nsys_rpc_print(msg, &n);
+  CHECK_STR(s, "{\"jsonrpc\":\"2.0\",\"method\":\"$/progress\",\"params\":{}}");
+  free(s);
+  cJSON_Delete(msg);
+}
+
+static void test_echo_and_keys(void) {
+  char *e = nsys_rpc_echo("abc", 10);
+  CHECK_STR(e, "abc");
+  free(e);
+  e = nsys_rpc_echo("abcdefghijkl", 5);
+  CHECK_STR(e, "abcde...");
+  free(e);
+  e = nsys_rpc_echo("\xc3\xbc\xc3\xbc\xc3\xbc", 3); /* never cut inside a character */
+  CHECK_STR(e, "\xc3\xbc...");
+  free(e);
+  e = nsys_rpc_echo("a\xff", 10);
+  CHECK(nsys_utf8_valid(e, strlen(e)));
+  free(e);
+  char k1[64], k2[64];
+  cJSON *a = cJSON_CreateNumber(5), *b = cJSON_CreateString("5");
+  nsys_rpc_id_key(a, k1, sizeof k1);
+  nsys_rpc_id_key(b, k2, sizeof k2);
+  CHECK(strcmp(k1, k2) != 0); /* 5 and "5" are different ids */
+  cJSON_Delete(a);
+  cJSON_Delete(b);
+}
+
+int main(void) {
+  test_classify();
+  test_params_shapes();
+  test_builders();
+  test_echo_and_keys();
+  return nsys_check_done("test_jsonrpc");
+}
