@@ -114,7 +114,9 @@ def have_strace() -> bool:
 
 @pytest.mark.skipif(not have_strace(), reason="strace is not installed or ptrace is not permitted")
 def test_no_network_socket_without_llm(tmp_path, small_profile):
-    env = dict(os.environ, **NO_LLM, NSYS_AI_CACHE_DIR=str(tmp_path), NSYS_AI_NO_PROGRESS="1")
+    # LeakSanitizer cannot run under ptrace: sanitizer builds skip leak checks here
+    asan = (os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
+    env = dict(os.environ, **NO_LLM, NSYS_AI_CACHE_DIR=str(tmp_path), NSYS_AI_NO_PROGRESS="1", ASAN_OPTIONS=asan)
     trace = tmp_path / "trace.txt"
     for args in (["explain", str(small_profile), "flash_fwd_kernel"],
                  ["ask", str(small_profile), "Which kernel is slow and is NCCL overlapped?"]):
@@ -130,7 +132,7 @@ def test_no_network_socket_without_llm(tmp_path, small_profile):
     old = os.environ.get("NSYS_AI_BIN")
     os.environ["NSYS_AI_BIN"] = str(wrapper)
     try:
-        s = Server(env={**NO_LLM, "NSYS_AI_CACHE_DIR": str(tmp_path)})
+        s = Server(env={**NO_LLM, "NSYS_AI_CACHE_DIR": str(tmp_path), "ASAN_OPTIONS": asan})
         pid = s.request("profile/open", {"path": str(small_profile)})["profileId"]
         s.request("kernel/explain", {"profileId": pid, "name": "flash_fwd_kernel"})
         s.request("agent/ask", {"profileId": pid, "question": "what is slow?"})

@@ -176,3 +176,28 @@ def test_client_closes_both_pipes_mid_request():
     s.proc.stdin.close()
     s.proc.stdout.close()
     assert s.proc.wait(timeout=10) == 1
+
+
+def test_client_that_stops_reading_stdout_makes_the_server_exit():
+    """stdout closed by the client (EPIPE on the next reply): nobody can hear
+    the server any more, so it cancels its work and exits by itself."""
+    def msg(d):
+        return frame(json.dumps(d).encode())
+    proc = subprocess.Popen([server_binary(), "serve", "--test-methods"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        proc.stdin.write(msg({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}) +
+                         msg({"jsonrpc": "2.0", "id": 2, "method": "test/sleep",
+                              "params": {"ms": 60000}}))
+        proc.stdin.flush()
+        time.sleep(0.3)
+        proc.stdout.close()  # no reader thread holds it: the read end is really gone
+        proc.stdin.write(msg({"jsonrpc": "2.0", "id": 3, "method": "test/echo", "params": {}}))
+        proc.stdin.flush()
+        t0 = time.monotonic()
+        assert proc.wait(timeout=10) == 1
+        assert time.monotonic() - t0 < 5
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

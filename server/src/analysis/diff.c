@@ -152,7 +152,7 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
   int n = cJSON_GetArraySize(rows);
   cJSON **v = nsys_xcalloc((size_t)n + 1, sizeof *v);
   for (int i = 0; i < n; i++) v[i] = cJSON_DetachItemFromArray(rows, 0);
-  qsort(v, (size_t)n, sizeof *v, nsys__cmp_delta);
+  if ((size_t)n > 1) qsort(v, (size_t)n, sizeof *v, nsys__cmp_delta);
   for (int i = 0; i < n; i++) cJSON_AddItemToArray(rows, v[i]);
   free(v);
   cJSON_AddItemToObject(res, "rows", rows);

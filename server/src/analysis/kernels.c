@@ -71,7 +71,7 @@ bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
     g[ng].total = t;
     ng++;
   }
-  qsort(g, ng, sizeof *g, nsys__cmp_group_total);
+  if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_group_total);
   uint32_t *mark = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *mark);
   for (uint32_t t = 0; t <= ix->n_tracks; t++) mark[t] = UINT32_MAX;
   uint32_t shown = (limit > 0 && (uint64_t)limit < ng) ? (uint32_t)limit : ng;
@@ -237,7 +237,7 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, cJSON *rows, cJSON *summary) {
   uint32_t *order = nsys_xmalloc(((size_t)ns + 1) * sizeof *order), no = 0;
   for (uint32_t k = 0; k <= ns; k++)
     if (g[k].count) order[no++] = k;
-  qsort_r(order, no, sizeof *order, nsys__cmp_lgroup, g);
+  if (no > 1) qsort_r(order, no, sizeof *order, nsys__cmp_lgroup, g);
   uint32_t shown = (limit > 0 && (uint64_t)limit < no) ? (uint32_t)limit : no;
   for (uint32_t r = 0; r < shown; r++) {
     nsys__lgroup *x = &g[order[r]];

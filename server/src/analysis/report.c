@@ -584,7 +584,7 @@ cJSON *nsys_report_build(nsys_call *call, struct nsys_profile *p, const nsys_ind
   int n = cJSON_GetArraySize(f.arr);
   cJSON **v = nsys_xcalloc((size_t)n + 1, sizeof *v);
   for (int i = 0; i < n; i++) v[i] = cJSON_DetachItemFromArray(f.arr, 0);
-  qsort(v, (size_t)n, sizeof *v, nsys__cmp_finding);
+  if ((size_t)n > 1) qsort(v, (size_t)n, sizeof *v, nsys__cmp_finding);
   for (int i = 0; i < n; i++) cJSON_AddItemToArray(f.arr, v[i]);
   free(v);
 

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,6 +492,56 @@ static char *nsys__markdown(const nsys__ctx *c, const char *bound, const cJSON *
 
 static bool nsys__cancel_cb(void *ctx) { return nsys_call_cancelled((nsys_call *)ctx); }
 
+/* Identity memo: KB match, name analysis and display name per (short, full)
+ * name pair, so repeated hovers skip the regex matching. Direct-mapped,
+ * keyed by a hash of both names and verified by comparing them. */
+#define NSYS__MEMO_SLOTS 1024
+
+typedef struct {
+  char *short_name, *full_name; /* owned copies; NULL when empty */
+  const nsys_kb_pattern *pat;
+  nsys_kname_info info;
+  char display[NSYS_KNAME_DISPLAY_MAX + 8];
+} nsys__memo;
+
+static pthread_mutex_t nsys__memo_mu = PTHREAD_MUTEX_INITIALIZER;
+static nsys__memo nsys__memo_tab[NSYS__MEMO_SLOTS];
+
+static uint64_t nsys__hash2(const char *a, const char *b) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *a; a++) h = (h ^ (unsigned char)*a) * 1099511628211ull;
+  h = (h ^ 0xff) * 1099511628211ull;
+  for (; *b; b++) h = (h ^ (unsigned char)*b) * 1099511628211ull;
+  return h;
+}
+
+static void nsys__identity(nsys__ctx *c) {
+  uint64_t h = nsys__hash2(c->short_name, c->full_name);
+  nsys__memo *m = &nsys__memo_tab[h % NSYS__MEMO_SLOTS];
+  pthread_mutex_lock(&nsys__memo_mu);
+  if (m->short_name && strcmp(m->short_name, c->short_name) == 0 && strcmp(m->full_name, c->full_name) == 0) {
+    c->pat = m->pat;
+    c->info = m->info;
+    memcpy(c->display, m->display, sizeof c->display);
+    pthread_mutex_unlock(&nsys__memo_mu);
+    return;
+  }
+  pthread_mutex_unlock(&nsys__memo_mu);
+  c->pat = nsys_kb_match(nsys_kb_get(), c->short_name, c->full_name);
+  nsys_kname_analyze(c->short_name, c->full_name, &c->info);
+  nsys_kname_display(c->full_name, c->short_name, c->display, sizeof c->display);
+  if (strlen(c->short_name) + strlen(c->full_name) > 16384) return; /* not worth keeping */
+  pthread_mutex_lock(&nsys__memo_mu);
+  free(m->short_name);
+  free(m->full_name);
+  m->short_name = nsys_xstrdup(c->short_name);
+  m->full_name = nsys_xstrdup(c->full_name);
+  m->pat = c->pat;
+  m->info = c->info;
+  memcpy(m->display, c->display, sizeof m->display);
+  pthread_mutex_unlock(&nsys__memo_mu);
+}
+
 cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
   nsys__ctx c;
   memset(&c, 0, sizeof c);
@@ -549,10 +600,7 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
   }
 
   /* identity */
-  const nsys_kb *kb = nsys_kb_get();
-  c.pat = nsys_kb_match(kb, c.short_name, c.full_name);
-  nsys_kname_analyze(c.short_name, c.full_name, &c.info);
-  nsys_kname_display(c.full_name, c.short_name, c.display, sizeof c.display);
+  nsys__identity(&c);
   c.origin = c.pat ? c.pat->origin : "unknown";
   c.category = c.pat ? c.pat->category : nsys_explain_guess_category(c.short_name);
   c.typical_bound = c.pat ? c.pat->bound : "unknown";

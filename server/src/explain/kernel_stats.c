@@ -18,6 +18,9 @@ typedef struct {
   uint32_t n_names;
   uint32_t *off;      /* n_names + 1 */
   uint32_t *ops;      /* grouped by name, by duration within a group */
+  uint32_t *trk;      /* track of ops[i] (sequential scans, no random access) */
+  uint32_t *aux;      /* BY_NAME: full-name id of ops[i] */
+  uint32_t *stamp;    /* scratch, per name id: last group that saw it (variants) */
   int64_t *totals;    /* per name id */
   uint32_t n_groups;
   nsys_kstats **stats; /* per name id, allocated on first use */
@@ -41,6 +44,9 @@ static uint64_t nsys__clock;
 static void nsys__grouping_free(nsys__grouping *g) {
   free(g->off);
   free(g->ops);
+  free(g->trk);
+  free(g->aux);
+  free(g->stamp);
   free(g->totals);
   if (g->stats)
     for (uint32_t i = 0; i < g->n_names; i++) free(g->stats[i]);
@@ -113,6 +119,7 @@ static nsys__entry *nsys__entry_for(const nsys_profile *p, const nsys_index *ix)
 typedef struct {
   uint32_t name, op;
   int64_t dur;
+  uint32_t track, aux;
 } nsys__sortrec;
 
 static int nsys__cmp_rec(const void *a, const void *b) {
@@ -130,7 +137,7 @@ static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key
   for (uint32_t i = 0; i < n; i++) {
     uint32_t id = ids[i] < names ? ids[i] : 0;
     int64_t d = nsys_op_dur(ix, i);
-    recs[i] = (nsys__sortrec){id, i, d < 0 ? 0 : d};
+    recs[i] = (nsys__sortrec){id, i, d < 0 ? 0 : d, ix->ops.track[i], ix->ops.full_name[i]};
     if ((i & 0xFFFF) == 0 && cancelled && cancelled(cctx)) {
       free(recs);
       return false;
@@ -144,10 +151,15 @@ static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key
   g->n_names = names;
   g->off = nsys_xcalloc((size_t)names + 1, sizeof *g->off);
   g->ops = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *g->ops);
+  g->trk = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *g->trk);
+  g->aux = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *g->aux);
+  g->stamp = nsys_xcalloc((size_t)names + 1, sizeof *g->stamp);
   g->totals = nsys_xcalloc((size_t)names + 1, sizeof *g->totals);
   g->stats = nsys_xcalloc((size_t)names + 1, sizeof *g->stats);
   for (uint32_t i = 0; i < n; i++) {
     g->ops[i] = recs[i].op;
+    g->trk[i] = recs[i].track;
+    g->aux[i] = recs[i].aux;
     g->off[recs[i].name + 1]++;
     g->totals[recs[i].name] += recs[i].dur;
   }
@@ -213,7 +225,7 @@ static int nsys__cmp_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void nsys__compute(const nsys__entry *e, const nsys__grouping *g, const nsys_index *ix, nsys_kstats_key key,
+static void nsys__compute(const nsys__entry *e, nsys__grouping *g, const nsys_index *ix, nsys_kstats_key key,
                           uint32_t id, nsys_kstats *st) {
   memset(st, 0, sizeof *st);
   uint32_t a = g->off[id], b = g->off[id + 1], n = b - a;
@@ -243,8 +255,9 @@ static void nsys__compute(const nsys__entry *e, const nsys__grouping *g, const n
   /* tracks and first op */
   uint8_t *seen = nsys_xcalloc(ix->n_tracks ? ix->n_tracks : 1, 1);
   st->first_op = ops[0];
+  const uint32_t *trk = g->trk + a;
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t op = ops[i], tr = ix->ops.track[op];
+    uint32_t op = ops[i], tr = trk[i];
     if (op < st->first_op) st->first_op = op;
     if (tr < ix->n_tracks && !seen[tr]) {
       seen[tr] = 1;
@@ -259,12 +272,15 @@ static void nsys__compute(const nsys__entry *e, const nsys__grouping *g, const n
   }
   /* demangled variants sharing a short name */
   if (key == NSYS_KSTATS_BY_NAME) {
-    uint32_t *fulls = nsys_xmalloc((size_t)n * sizeof *fulls);
-    for (uint32_t i = 0; i < n; i++) fulls[i] = ix->ops.full_name[ops[i]];
-    qsort(fulls, n, sizeof *fulls, nsys__cmp_u32);
-    for (uint32_t i = 0; i < n; i++)
-      if (i == 0 || fulls[i] != fulls[i - 1]) st->n_variants++;
-    free(fulls);
+    const uint32_t *aux = g->aux + a;
+    uint32_t mark = id + 1;
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t f = aux[i] < g->n_names ? aux[i] : g->n_names;
+      if (g->stamp[f] != mark) {
+        g->stamp[f] = mark;
+        st->n_variants++;
+      }
+    }
   } else {
     st->n_variants = 1;
   }

@@ -224,7 +224,22 @@ nsys_nvtx_tree *nsys_nvtx_tree_build(const nsys_index *ix, const nsys_nvtx_tree_
     }
     nsys_nvtx_sweep(ix, t, nsys__tree_cb, &acc);
   }
-  qsort(acc.kt, acc.n_kt, sizeof *acc.kt, nsys__cmp_kt);
+  /* group by range (counting sort), then by name inside each range */
+  {
+    uint32_t *cnt_r = nsys_xcalloc(nn + 1, sizeof(uint32_t));
+    for (size_t k = 0; k < acc.n_kt; k++) cnt_r[acc.kt[k].range + 1]++;
+    for (uint32_t r = 0; r < n; r++) cnt_r[r + 1] += cnt_r[r];
+    nsys__kt *sorted = nsys_xmalloc((acc.n_kt ? acc.n_kt : 1) * sizeof *sorted);
+    uint32_t *pos = nsys_xmalloc((nn + 1) * sizeof(uint32_t));
+    memcpy(pos, cnt_r, (nn + 1) * sizeof(uint32_t));
+    for (size_t k = 0; k < acc.n_kt; k++) sorted[pos[acc.kt[k].range]++] = acc.kt[k];
+    for (uint32_t r = 0; r < n; r++)
+      if (cnt_r[r + 1] - cnt_r[r] > 1) qsort(sorted + cnt_r[r], cnt_r[r + 1] - cnt_r[r], sizeof *sorted, nsys__cmp_kt);
+    free(acc.kt);
+    acc.kt = sorted;
+    free(pos);
+    free(cnt_r);
+  }
   /* exclusive kernel lists per range: [kt_first[r], kt_first[r+1]) after grouping */
   /* keep flags */
   bool *keep = nsys_xcalloc(nn, sizeof(bool));

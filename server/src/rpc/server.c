@@ -113,16 +113,24 @@ bool nsys_log_level_parse(const char *s, nsys_log_level *out) {
 
 static void nsys__maybe_finish(nsys__server *s);
 
+static void nsys__begin_exit(nsys__server *s, bool cancel);
+
+/* stdout is gone (EPIPE, ...): nobody can read our replies, so the client is
+ * gone too. Cancel everything and exit as on end of input. */
+static void nsys__output_failed(nsys__server *s, const char *why) {
+  if (s->write_failed) return;
+  s->write_failed = true;
+  nsys__log(NSYS_LOG_INFO, "writing to stdout failed (%s): exiting", why);
+  nsys__begin_exit(s, true);
+}
+
 static void nsys__on_write(uv_write_t *req, int status) {
   nsys__write *w = (nsys__write *)req;
   nsys__server *s = w->srv;
-  if (status < 0 && !s->write_failed) {
-    s->write_failed = true;
-    nsys__log(NSYS_LOG_INFO, "writing to stdout failed: %s", uv_strerror(status));
-  }
   free(w->buf);
   free(w);
   s->pending_writes--;
+  if (status < 0 && status != UV_ECANCELED) nsys__output_failed(s, uv_strerror(status));
   nsys__maybe_finish(s);
 }
 
@@ -139,10 +147,9 @@ static void nsys__write_raw(nsys__server *s, char *buf, size_t len) {
     uv_buf_t b = uv_buf_init(buf, (unsigned)len);
     int rc = uv_write(&w->req, &s->out.stream, &b, 1, nsys__on_write);
     if (rc < 0) {
-      nsys__log(NSYS_LOG_INFO, "writing to stdout failed: %s", uv_strerror(rc));
-      s->write_failed = true;
       free(buf);
       free(w);
+      nsys__output_failed(s, uv_strerror(rc));
       return;
     }
     s->pending_writes++;
@@ -153,8 +160,7 @@ static void nsys__write_raw(nsys__server *s, char *buf, size_t len) {
     ssize_t k = write(STDOUT_FILENO, buf + off, len - off);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
-      s->write_failed = true;
-      nsys__log(NSYS_LOG_INFO, "writing to stdout failed: %s", strerror(errno));
+      nsys__output_failed(s, k < 0 ? strerror(errno) : "short write");
       break;
     }
     off += (size_t)k;
@@ -383,9 +389,7 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
   job->root = msg->root;
   msg->root = NULL; /* the job owns the request now; params stay valid */
   job->id = cJSON_Duplicate(id, 1);
-  char key[320];
-  nsys_rpc_id_key(id, key, sizeof key);
-  job->key = nsys_xstrdup(key);
+  job->key = nsys_rpc_id_key(id);
   nsys_call_init(&job->call, m->name, msg->params, s->profiles);
   if (token) {
     job->token = cJSON_Duplicate(token, 1);
@@ -405,8 +409,6 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
   }
 }
 
-static void nsys__begin_exit(nsys__server *s, bool cancel);
-
 static void nsys__on_notification(nsys__server *s, nsys_rpc_msg *msg) {
   const char *method = msg->method;
   if (strcmp(method, "exit") == 0) {
@@ -422,10 +424,10 @@ static void nsys__on_notification(nsys__server *s, nsys_rpc_msg *msg) {
       nsys__log(NSYS_LOG_WARN, "$/cancelRequest without a valid params.id: ignored");
       return;
     }
-    char key[320];
-    nsys_rpc_id_key(id, key, sizeof key);
+    char *key = nsys_rpc_id_key(id);
     for (nsys__job *j = s->jobs; j; j = j->next)
       if (strcmp(j->key, key) == 0) nsys__cancel_job(j);
+    free(key);
     return;
   }
   if (s->life == NSYS__UNINIT && strcmp(method, "initialized") != 0)

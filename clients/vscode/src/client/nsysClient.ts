@@ -21,7 +21,7 @@ export interface OpenOptions {
 /** Methods a webview may call through the host's bridge (read-only ones). */
 export const WEBVIEW_METHODS: ReadonlySet<string> = new Set([
   'timeline/tracks', 'timeline/range', 'nvtx/tree', 'kernel/details', 'kernel/explain',
-  'analysis/run', 'analysis/list', 'report', 'search', 'profile/info',
+  'analysis/run', 'analysis/list', 'report/generate', 'search', 'profile/info',
 ]);
 
 export class NsysClient {
@@ -142,19 +142,23 @@ export class NsysClient {
   }
   /** The report method's name is whichever the server advertises. */
   reportMethod(): string | undefined {
-    return ['report', 'analysis/report', 'profile/report'].find((m) => this.supports(m));
+    return ['report/generate', 'report'].find((m) => this.supports(m));
   }
   report(profileId: string): Promise<P.ReportResult> {
-    return this.request(this.reportMethod() ?? 'report', { profileId });
+    return this.request(this.reportMethod() ?? 'report/generate', { profileId });
   }
-  kernelsAt(profileId: string, file: string, line: number, token?: CancellationToken): Promise<P.KernelsAtResult> {
-    return this.request('source/kernelsAt', { profileId, file, line }, token);
+  /** `line` is 1-based. */
+  kernelsAt(profileId: string, file: string, line: number, workspaceRoot?: string, token?: CancellationToken): Promise<P.KernelsAtResult> {
+    return this.request('source/kernelsAt', { profileId, file, line, ...(workspaceRoot ? { workspaceRoot } : {}) }, token);
   }
   sourceMap(profileId: string, workspaceRoot: string): Promise<P.SourceMapResult> {
     return this.request('source/map', { profileId, workspaceRoot });
   }
   annotate(params: P.AnnotateParams): Promise<P.AnnotateResult> {
     return this.request('source/annotate', params);
+  }
+  unannotate(params: P.UnannotateParams): Promise<P.UnannotateResult> {
+    return this.request('source/unannotate', params);
   }
 
   async dispose(): Promise<void> {

@@ -3,7 +3,7 @@
 import * as path from 'node:path';
 import type { SourceMapResult, SourceMapLine } from '../protocol/types';
 
-export interface LineStat { line: number; count: number; totalNs: number; pctOfGpu: number }
+export interface LineStat { line: number; count: number; totalNs: number; pctGpu: number }
 
 export class SourceIndex {
   private files = new Map<string, LineStat[]>();
@@ -12,12 +12,10 @@ export class SourceIndex {
   constructor(map: SourceMapResult, private readonly root: string) {
     for (const f of map.files ?? []) {
       const abs = path.resolve(root, f.file);
-      const lines = (f.lines ?? []).map((l: SourceMapLine) => ({
-        line: l.line, count: l.count ?? l.kernels?.length ?? 0, totalNs: l.totalNs ?? 0, pctOfGpu: l.pctOfGpu ?? 0,
-      }));
+      const lines = (f.lines ?? []).map((l: SourceMapLine) => ({ line: l.line, count: l.count, totalNs: l.totalNs, pctGpu: l.pctGpu }));
       lines.sort((a, b) => a.line - b.line);
       this.files.set(abs, lines);
-      for (const l of lines) this.maxPct = Math.max(this.maxPct, l.pctOfGpu);
+      for (const l of lines) this.maxPct = Math.max(this.maxPct, l.pctGpu);
     }
   }
 
@@ -28,6 +26,6 @@ export class SourceIndex {
   /** Heat level 0..levels-1 relative to the hottest line of the profile. */
   heat(stat: LineStat, levels = 5): number {
     if (this.maxPct <= 0) return 0;
-    return Math.min(levels - 1, Math.floor((stat.pctOfGpu / this.maxPct) * levels));
+    return Math.min(levels - 1, Math.floor((stat.pctGpu / this.maxPct) * levels));
   }
 }

@@ -12,7 +12,10 @@ export interface View { start: number; end: number; width: number }
 export interface TileKey { resolution: number; start: number; end: number }
 export interface Tile extends TileKey { key: string; result: RangeResult }
 
-export type FetchRange = (p: { start: number; end: number; width: number }) => Promise<RangeResult>;
+export type FetchRange = (p: { start: number; end: number; width: number; maxEvents: number }) => Promise<RangeResult>;
+
+/** Per tile, individual events up to this many (else buckets): about one per 2 px. */
+export const MAX_EVENTS = TILE_PX / 2;
 
 /** Smallest power of two ≥ ns per pixel (at least 1). */
 export function resolutionFor(spanNs: number, widthPx: number): number {
@@ -56,12 +59,13 @@ export class TimelineModel {
     readonly bounds?: { start: number; end: number },
   ) {}
 
-  /** Fetches what the view lacks; resolves when the visible tiles are cached. */
+  /** Fetches the view's missing tiles first, then (without waiting for them)
+   * the prefetch ring around it; resolves when the visible tiles are cached. */
   async ensure(view: View, prefetch = 1): Promise<void> {
     const keys = tilesFor(view, prefetch, this.bounds);
-    const visible = keys.filter((k) => k.end > view.start && k.start < view.end);
-    const all = keys.map((k) => this.load(k));
-    await Promise.all(all.slice(0, visible.length));
+    const isVisible = (k: TileKey) => k.end > view.start && k.start < view.end;
+    await Promise.all(keys.filter(isVisible).map((k) => this.load(k)));
+    for (const k of keys.filter((x) => !isVisible(x))) this.load(k).catch(() => { /* prefetch is best effort */ });
   }
 
   private load(k: TileKey): Promise<Tile | undefined> {
@@ -76,7 +80,7 @@ export class TimelineModel {
     if (pending) return pending;
     const gen = this.generation;
     this.requests++;
-    const p = this.fetch({ start: k.start, end: k.end, width: TILE_PX })
+    const p = this.fetch({ start: k.start, end: k.end, width: TILE_PX, maxEvents: MAX_EVENTS })
       .then((result) => {
         this.inflight.delete(key);
         if (gen !== this.generation) return undefined;

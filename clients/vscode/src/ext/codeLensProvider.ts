@@ -18,7 +18,7 @@ export class KernelCodeLensProvider implements vscode.CodeLensProvider {
     return hit.index.lines(doc.uri.fsPath)
       .filter((l) => l.line >= 1 && l.line <= doc.lineCount)
       .map((l) => new vscode.CodeLens(new vscode.Range(l.line - 1, 0, l.line - 1, 0), {
-        title: lensTitle(l.count, l.totalNs, l.pctOfGpu),
+        title: lensTitle(l.count, l.totalNs, l.pctGpu),
         command: 'nsys-ai.showInTimeline',
         arguments: [{ profileId: hit.profile.profileId, file: doc.uri.fsPath, line: l.line }],
       }));

@@ -6,7 +6,7 @@ import type { ProfileStore } from './profileStore';
 import type { ProfileEditorProvider } from './profileEditor';
 import type { SourceInsights } from './sourceInsights';
 import { VIEW_TYPE, REP_VIEW_TYPE } from './profileEditor';
-import { runAnnotate } from './annotateAction';
+import { runAnnotate, runUnannotate } from './annotateAction';
 
 export interface ShowArgs { profileId?: string; kernelId?: number; name?: string; start?: number; end?: number; file?: string; line?: number }
 
@@ -26,8 +26,11 @@ export function registerCommands(store: ProfileStore, editor: ProfileEditorProvi
       let { kernelId, start, end } = args;
       if (kernelId === undefined && args.file && args.line !== undefined) {
         const at = await client.kernelsAt(p.profileId, args.file, args.line);
-        const k = at.kernels?.[0];
-        kernelId = (k?.kernelId ?? k?.exampleKernelId) as number | undefined;
+        kernelId = at.kernels?.[0]?.kernelId;
+      }
+      if (kernelId === undefined && args.name) {
+        const x = await client.explain(p.profileId, { name: args.name });
+        kernelId = x.stats?.longestKernelId ?? undefined;
       }
       if (kernelId !== undefined && (start === undefined || end === undefined)) {
         const d = await client.kernelDetails(p.profileId, kernelId);
@@ -35,10 +38,15 @@ export function registerCommands(store: ProfileStore, editor: ProfileEditorProvi
       }
       await editor.post(p.uri, { type: 'reveal', kernelId, start, end });
     })),
-    vscode.commands.registerCommand('nsys-ai.annotate', guard(async (uri?: vscode.Uri, scope?: AnnotateParams['scope']) => {
+    vscode.commands.registerCommand('nsys-ai.annotate', guard(async (uri?: vscode.Uri, scope?: AnnotateParams['scope'], granularity?: 'function' | 'statement') => {
       const target = uri ?? vscode.window.activeTextEditor?.document.uri;
       if (!target) throw new Error('no file to annotate');
-      await runAnnotate(store.server, target, scope ?? 'file');
+      await runAnnotate(store.server, target, scope ?? 'file', granularity);
+    })),
+    vscode.commands.registerCommand('nsys-ai.unannotate', guard(async (uri?: vscode.Uri) => {
+      const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+      if (!target) throw new Error('no file to unannotate');
+      await runUnannotate(store.server, target);
     })),
     vscode.commands.registerCommand('nsys-ai.refreshSourceMap', () => insights.refresh()),
     vscode.commands.registerCommand('nsys-ai.showOutput', () => store.server.output.show()),

@@ -30,7 +30,7 @@ export class HeatDecorations implements vscode.Disposable {
     const buckets: vscode.DecorationOptions[][] = LEVELS.map(() => []);
     if (hit) for (const l of hit.index.lines(ed.document.uri.fsPath)) {
       if (l.line < 1 || l.line > ed.document.lineCount) continue;
-      buckets[hit.index.heat(l, LEVELS.length)]!.push({ range: new vscode.Range(l.line - 1, 0, l.line - 1, 0), hoverMessage: `${l.pctOfGpu.toFixed(1)}% of GPU time` });
+      buckets[hit.index.heat(l, LEVELS.length)]!.push({ range: new vscode.Range(l.line - 1, 0, l.line - 1, 0), hoverMessage: `${l.pctGpu.toFixed(1)}% of GPU kernel time` });
     }
     this.types.forEach((t, i) => ed.setDecorations(t, buckets[i]!));
   }

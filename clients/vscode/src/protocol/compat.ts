@@ -1,15 +1,31 @@
 /* Compile-time check: what the server's schemas promise (generated types) is
- * assignable to what the client reads (hand-written types). A schema change
- * that breaks the client fails `npm run typecheck`. Add a line per schema. */
+ * assignable to what the client reads (hand-written types), and what the
+ * client sends is assignable to the schemas' params. A schema change that
+ * breaks the client fails `npm run typecheck`. Add a line per schema. */
 import type * as P from './types';
 import type { InitializeResult } from './generated/initialize.result';
 import type { ProfileOpenResult } from './generated/profile.open.result';
 import type { ProgressParams } from './generated/notify.progress.params';
+import type { TimelineTracksResult } from './generated/timeline.tracks.result';
+import type { TimelineRangeResult } from './generated/timeline.range.result';
+import type { TimelineRangeParams } from './generated/timeline.range.params';
+import type { NvtxTreeResult } from './generated/nvtx.tree.result';
+import type { KernelExplainResult } from './generated/kernel.explain.result';
+import type { AnalysisRunResult } from './generated/analysis.run.result';
+import type { ReportGenerateResult } from './generated/report.generate.result';
 
 type Assignable<From, To> = [From] extends [To] ? true : false;
+type TopKernelsResult = Extract<AnalysisRunResult, { name: 'top_kernels' }>;
 
 export const schemaCompat: [
   Assignable<InitializeResult, P.InitializeResult>,
   Assignable<ProfileOpenResult, P.ProfileOpenResult>,
   Assignable<ProgressParams['value'], P.WorkDoneProgress>,
-] = [true, true, true];
+  Assignable<TimelineTracksResult, P.TimelineTracksResult>,
+  Assignable<TimelineRangeResult, P.RangeResult>,
+  Assignable<P.RangeParams, TimelineRangeParams>,
+  Assignable<NvtxTreeResult, P.NvtxTreeResult>,
+  Assignable<KernelExplainResult, P.KernelExplain>,
+  Assignable<TopKernelsResult, P.AnalysisResult>,
+  Assignable<ReportGenerateResult, P.ReportResult>,
+] = [true, true, true, true, true, true, true, true, true, true];

@@ -38,10 +38,14 @@ export interface Track {
   pid?: number;
   tid?: number;
   depth?: number;
-  [key: string]: unknown;
+  streamClass?: string;
+  busyNs?: Ns;
+  count?: number;
+  order?: number;
+  threadName?: string | null;
 }
 
-export interface TimelineTracksResult { tracks: Track[]; [key: string]: unknown }
+export interface TimelineTracksResult { tracks: Track[]; start?: Ns; end?: Ns }
 
 export interface RangeParams {
   profileId: string;
@@ -49,6 +53,8 @@ export interface RangeParams {
   end: Ns;
   width: number;
   tracks?: string[];
+  /** Events instead of buckets when at most this many items start in the range. */
+  maxEvents?: number;
 }
 
 export interface TimelineEvent {
@@ -65,7 +71,8 @@ export interface Bucket {
   end: Ns;
   count: number;
   busyNs: Ns;
-  longest: { id: number; name: string; dur: Ns };
+  /** Absent when no item starts in the bucket (it is only covered by earlier ones). */
+  longest?: { id: number; name: string; dur: Ns };
 }
 
 export type TrackRange = { id: string; events: TimelineEvent[] } | { id: string; buckets: Bucket[] };
@@ -81,11 +88,11 @@ export interface NvtxNode {
   gpuEnd?: Ns | null;
   opCount: number;
   kernelNs: Ns;
-  topKernels?: Array<{ name: string; totalNs?: Ns; count?: number; [k: string]: unknown }>;
+  topKernels?: Array<{ name: string; count?: number; ns?: Ns }>;
   children?: NvtxNode[];
 }
 
-export interface NvtxTreeResult { roots?: NvtxNode[]; nodes?: NvtxNode[]; [key: string]: unknown }
+export interface NvtxTreeResult { roots: NvtxNode[]; nodeCount?: number; rangeCount?: number; aggregated?: boolean }
 
 export interface KernelDetails { [key: string]: unknown }
 
@@ -95,7 +102,9 @@ export interface KernelExplain {
   origin: string;
   category: string;
   markdown: string;
-  [key: string]: unknown;
+  kernelId?: number;
+  stats?: { count: number; totalNs: Ns; longestKernelId?: number | null; medianKernelId?: number | null } | null;
+  description?: string | null;
 }
 
 export interface TopKernelRow {
@@ -109,45 +118,51 @@ export interface TopKernelRow {
 
 export interface AnalysisResult { rows?: TopKernelRow[]; [key: string]: unknown }
 
-export interface Finding { title?: string; severity?: string; message?: string; markdown?: string; [k: string]: unknown }
-export interface ReportResult { findings?: Finding[]; markdown?: string; [key: string]: unknown }
+export interface Finding {
+  id: string;
+  severity: 'critical' | 'warning' | 'info' | string;
+  title: string;
+  recommendation?: string;
+  impactNs?: Ns;
+  evidence?: Record<string, unknown>;
+}
+export interface ReportResult { findings?: Finding[]; rendered?: string; counts?: Record<string, number> }
 
+/** One kernel attributed to a source line (source/map, source/kernelsAt). */
 export interface LineKernel {
   name: string;
-  count?: number;
-  totalNs?: Ns;
-  pctOfGpu?: number;
-  explanation?: string;
   kernelId?: number;
-  [key: string]: unknown;
-}
-
-export interface KernelsAtResult {
-  kernels: LineKernel[];
-  [key: string]: unknown;
-}
-
-export interface SourceMapLine {
-  line: number;
   count: number;
   totalNs: Ns;
-  pctOfGpu: number;
-  kernels?: LineKernel[];
-  [key: string]: unknown;
+  avgNs?: Ns;
+  pctGpu: number;
+  strategy?: string;
+  confidence?: number;
+  evidence?: string;
+  explanation?: string;
 }
 
-export interface SourceMapFile { file: string; lines: SourceMapLine[]; [key: string]: unknown }
-export interface SourceMapResult { files: SourceMapFile[]; [key: string]: unknown }
+export interface KernelsAtResult { file: string; line: number; count: number; totalNs: Ns; pctGpu: number; kernels: LineKernel[] }
+
+/** Lines are 1-based. */
+export interface SourceMapLine { line: number; count: number; totalNs: Ns; pctGpu: number; kernels?: LineKernel[] }
+export interface SourceMapFile { file: string; totalNs?: Ns; pctGpu?: number; lines: SourceMapLine[] }
+export interface SourceMapResult { workspaceRoot?: string; gpuTimeNs?: Ns; kernels?: number; files: SourceMapFile[] }
 
 export interface Position { line: number; character: number }
 export interface TextEdit { range: { start: Position; end: Position }; newText: string }
 export interface AnnotateParams {
   file: string;
   workspaceRoot: string;
-  scope: { function: string } | { startLine: number; endLine: number } | 'file';
-  granularity: 'function' | 'statement';
+  /** startLine/endLine are 0-based and inclusive. */
+  scope?: { function: string } | { startLine: number; endLine: number } | 'file';
+  granularity?: 'function' | 'statement';
+  /** Annotate this (unsaved) buffer instead of the file on disk. */
+  text?: string;
 }
-export interface AnnotateResult { edits: TextEdit[] }
+export interface AnnotateResult { edits: TextEdit[]; added?: Array<{ line: number; tag: string }> }
+export interface UnannotateParams { file: string; workspaceRoot: string; text?: string }
+export interface UnannotateResult { edits: TextEdit[]; removed?: Array<{ line: number; text: string }> }
 
 /** Progress payloads carried by $/progress (LSP work-done progress). */
 export type WorkDoneProgress =

@@ -17,15 +17,17 @@ export class DetailsPanel {
   ) {}
 
   /** A kernel by name (from the top-kernels table): its explanation only. */
-  async showName(name: string): Promise<void> {
+  async showName(name: string): Promise<KernelExplain | undefined> {
     const token = ++this.token;
     const box = h('div', { class: 'explain' }, h('p', { class: 'muted' }, 'Explaining…'));
     this.el.replaceChildren(h('h2', {}, name), box);
     try {
       const e = await this.explainName(name);
       if (token === this.token) this.fillExplain(box, e);
+      return e;
     } catch (err) {
       if (token === this.token) box.replaceChildren(h('p', { class: 'error' }, `No explanation: ${(err as Error).message}`));
+      return undefined;
     }
   }
 
@@ -40,7 +42,7 @@ export class DetailsPanel {
   async show(hit: Hit): Promise<void> {
     const token = ++this.token;
     const head = h('h2', {}, hit.name);
-    const summary = h('p', {}, `${hit.kind} · ${formatNs(hit.end - hit.start)}${hit.count && hit.count > 1 ? ` · longest of ${hit.count} in this pixel` : ''}`);
+    const summary = h('p', {}, `${hit.kind} · ${formatNs(hit.dur)}${hit.count && hit.count > 1 ? ` · the longest of ${hit.count} starting in this pixel` : ''}`);
     this.el.replaceChildren(head, summary);
     this.el.dataset.kernelId = String(hit.id);
     if (!hit.gpu) return;

@@ -1,24 +1,20 @@
-/* Report findings: the report method's findings (or its markdown). */
+/* Report findings (report/generate): severity, title, time at stake and the
+ * recommendation, in the server's order (severity, then impact). */
+import { formatNs } from '../client/format';
 import type { ReportResult } from '../protocol/types';
 import { h } from './dom';
-import { renderMarkdown } from './markdown';
 
 export function renderFindings(el: HTMLElement, r: ReportResult): void {
-  el.replaceChildren();
   const findings = r.findings ?? [];
-  if (findings.length) {
-    const list = h('ul', { class: 'findings' });
-    for (const f of findings) {
-      const sev = String(f.severity ?? 'info');
-      list.append(h('li', { class: `finding sev-${sev}` },
-        h('span', { class: 'badge' }, sev), ' ',
-        h('strong', {}, String(f.title ?? f.id ?? 'finding')),
-        renderMarkdown(String(f.markdown ?? f.message ?? f.detail ?? ''))));
-    }
-    el.append(list);
-  } else if (typeof r.markdown === 'string') {
-    el.append(renderMarkdown(r.markdown));
-  } else {
-    el.append(h('p', { class: 'muted' }, 'No findings.'));
+  if (!findings.length) { el.replaceChildren(h('p', { class: 'muted' }, 'No findings: nothing in this profile trips a rule.')); return; }
+  const list = h('ul', { class: 'findings' });
+  for (const f of findings) {
+    const item = h('li', { class: `finding sev-${f.severity}`, tabindex: '0' },
+      h('span', { class: 'badge' }, f.severity), ' ',
+      h('strong', {}, f.title));
+    if (f.impactNs) item.append(h('span', { class: 'muted' }, ` · ${formatNs(f.impactNs)} at stake`));
+    if (f.recommendation) item.append(h('p', {}, f.recommendation));
+    list.append(item);
   }
+  el.replaceChildren(list);
 }

@@ -57,9 +57,17 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   timeline = new TimelineView(tracks.tracks, { start, end }, (p) => rpc<RangeResult>('timeline/range', p), details, (hit) => {
     activateTab('Details');
     void panel.show(hit);
-  });
+  }, () => loadPanels());
   const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(n.gpuStart ?? n.start, n.gpuEnd ?? n.end));
-  const top = new TopKernelsTable((r) => { activateTab('Details'); void panel.showName(r.name); });
+  const top = new TopKernelsTable((r) => {
+    activateTab('Details');
+    void panel.showName(r.name).then(async (x) => {
+      const id = x?.stats?.longestKernelId;
+      if (id === undefined || id === null) return;
+      const d = await details(id);
+      timeline!.reveal(Number(d.start), Number(d.end), id);
+    }).catch(() => { /* the panel shows the error */ });
+  });
   const findings = h('div', { class: 'findings-panel' }, h('p', { class: 'muted' }, 'Loading findings…'));
   const toolbar = h('div', { class: 'toolbar' },
     h('span', { class: 'title' }, title),
@@ -69,9 +77,12 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   app.replaceChildren(toolbar, timeline.el, tabs([['Details', panel.el], ['NVTX tree', tree.el], ['Top kernels', top.el], ['Findings', findings]]));
   timeline.start(openedAt);
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
-  rpc<NvtxTreeResult>('nvtx/tree', { maxDepth: 6 }).then((r) => tree.render(r.roots ?? r.nodes ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
-  rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
-  rpc<ReportResult>(reportMethod ?? 'report', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
+  /* the panels load after the first full frame, so they do not compete with it */
+  const loadPanels = () => {
+    rpc<NvtxTreeResult>('nvtx/tree', { maxDepth: 6 }).then((r) => tree.render(r.roots ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
+    rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
+    rpc<ReportResult>(reportMethod ?? 'report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
+  };
 }
 
 function applyReveal(m: Extract<HostToWebview, { type: 'reveal' }>): void {

@@ -5,12 +5,13 @@ import { h } from './dom';
 
 function inline(text: string): Node[] {
   const out: Node[] = [];
-  const re = /(`[^`]+`|\*\*[^*]+\*\*|\*[^*\s][^*]*\*|\[[^\]]+\]\([^)]+\))/g;
+  const re = /(\\[\\`*_{}[\]()#+\-.!|<>]|`[^`]+`|\*\*(?:\\.|[^*])+\*\*|\*[^*\s](?:\\.|[^*])*\*|\[[^\]]+\]\([^)]+\))/g;
   let last = 0;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
     const tok = m[0];
-    if (tok.startsWith('`')) out.push(h('code', {}, tok.slice(1, -1)));
+    if (tok.startsWith('\\')) out.push(document.createTextNode(tok.slice(1)));
+    else if (tok.startsWith('`')) out.push(h('code', {}, tok.slice(1, -1)));
     else if (tok.startsWith('**')) out.push(h('strong', {}, ...inline(tok.slice(2, -2))));
     else if (tok.startsWith('[')) out.push(document.createTextNode(tok.slice(1, tok.indexOf(']'))));
     else out.push(h('em', {}, ...inline(tok.slice(1, -1))));

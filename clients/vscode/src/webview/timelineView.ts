@@ -9,11 +9,12 @@ import { colorFor } from './colors';
 import { cssVar, h } from './dom';
 import { timelineRows, type Row } from './tracks';
 
-const GUTTER = 190;
+const GUTTER = 210;
 const ROW_H = 22;
 const AXIS_H = 22;
 
-export interface Hit { id: number; name: string; kind: string; start: number; end: number; trackId: string; gpu: boolean; count?: number }
+/** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
+export interface Hit { id: number; name: string; kind: string; start: number; end: number; dur: number; trackId: string; gpu: boolean; count?: number }
 
 export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[] }
 declare global { interface Window { __nsysPerf: Perf } }
@@ -36,9 +37,10 @@ export class TimelineView {
   constructor(
     tracks: Track[],
     private readonly bounds: { start: number; end: number },
-    fetch: (p: { start: number; end: number; width: number; tracks: string[] }) => Promise<RangeResult>,
+    fetch: (p: { start: number; end: number; width: number; maxEvents: number; tracks: string[] }) => Promise<RangeResult>,
     private readonly details: (kernelId: number) => Promise<Record<string, unknown>>,
     private readonly onSelect: (hit: Hit) => void,
+    private readonly onFirstFrame: () => void = () => {},
   ) {
     this.rows = timelineRows(tracks);
     const ids = this.rows.map((r) => r.track.id);
@@ -128,7 +130,7 @@ export class TimelineView {
           for (const e of tr.events as TimelineEvent[]) {
             if (e.end < v.start || e.start > v.end) continue;
             const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, Math.max(x(e.end), x0 + 1));
-            ctx.fillStyle = e.id === this.selected ? sel : colorFor(e.name, e.kind);
+            ctx.fillStyle = row.group === 'gpu' && e.id === this.selected ? sel : colorFor(e.name, e.kind);
             ctx.fillRect(x0, y + 2, x1 - x0, ROW_H - 5);
             if (x1 - x0 > 40) {
               ctx.fillStyle = '#fff';
@@ -136,26 +138,27 @@ export class TimelineView {
               ctx.fillText(e.name, x0 + 3, y + ROW_H / 2);
               ctx.restore();
             }
-            hits.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, trackId: row.track.id, gpu: row.group === 'gpu' });
+            hits.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu: row.group === 'gpu' });
           }
         } else {
           for (const b of tr.buckets as Bucket[]) {
-            if (b.end < v.start || b.start > v.end) continue;
+            if (b.end < v.start || b.start > v.end || b.busyNs <= 0) continue;
             const x0 = Math.max(GUTTER, x(b.start)), x1 = Math.min(W, Math.max(x(b.end), x0 + 1));
             const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
             ctx.globalAlpha = 0.35 + 0.65 * busy;
-            ctx.fillStyle = b.longest.id === this.selected ? sel : colorFor(b.longest.name, row.group);
+            const longest = b.longest;
+            ctx.fillStyle = row.group === 'gpu' && longest && longest.id === this.selected ? sel : colorFor(longest?.name ?? '', row.group);
             const bh = Math.max(3, (ROW_H - 5) * Math.max(0.25, busy));
             ctx.fillRect(x0, y + ROW_H - 3 - bh, x1 - x0, bh);
             ctx.globalAlpha = 1;
-            hits.push({ id: b.longest.id, name: b.longest.name, kind: row.group === 'gpu' ? 'kernel' : 'nvtx', start: b.start, end: b.end, trackId: row.track.id, gpu: row.group === 'gpu', count: b.count });
+            if (longest) hits.push({ id: longest.id, name: longest.name, kind: row.group === 'gpu' ? 'GPU op' : 'NVTX range', start: b.start, end: b.end, dur: longest.dur, trackId: row.track.id, gpu: row.group === 'gpu', count: b.count });
           }
         }
       }
       ctx.fillStyle = bg;
       ctx.fillRect(0, y, GUTTER - 2, ROW_H);
       ctx.fillStyle = fg;
-      ctx.fillText(row.label.length > 28 ? row.label.slice(0, 27) + '…' : row.label, 6, y + ROW_H / 2);
+      ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, y + ROW_H / 2);
     });
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
@@ -163,6 +166,7 @@ export class TimelineView {
       this.perf.firstFrameMs = performance.now() - this.t0;
       performance.measure('nsys-first-frame', 'nsys-open');
       this.el.dataset.rendered = 'true';
+      setTimeout(this.onFirstFrame, 0);
     }
     this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));
   }
@@ -182,6 +186,11 @@ export class TimelineView {
     }
     ctx.fillStyle = grid;
     ctx.fillRect(0, AXIS_H - 1, W, 1);
+  }
+
+  /** The row under a point in the label gutter (its full name goes in the tooltip). */
+  private rowAt(px: number, py: number): Row | undefined {
+    return px < GUTTER ? this.rows[Math.floor((py - AXIS_H) / ROW_H)] : undefined;
   }
 
   private hitAt(px: number, py: number): Hit | undefined {
@@ -227,7 +236,10 @@ export class TimelineView {
         }
         return;
       }
-      this.showTooltip(this.hitAt(ev.clientX - rect.left, ev.clientY - rect.top), ev.clientX - rect.left, ev.clientY - rect.top);
+      const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
+      const row = this.rowAt(px, py);
+      if (row) this.showLabel(row, px, py);
+      else this.showTooltip(this.hitAt(px, py), px, py);
     });
     c.addEventListener('mouseleave', () => this.showTooltip(undefined, 0, 0));
     c.addEventListener('keydown', (ev) => this.onKey(ev));
@@ -265,6 +277,16 @@ export class TimelineView {
     this.onSelect(hit);
   }
 
+  private showLabel(row: Row, px: number, py: number): void {
+    this.hover = undefined;
+    const t = row.track;
+    const extra = [t.streamClass ? String(t.streamClass) : '', typeof t.busyNs === 'number' ? `busy ${formatNs(t.busyNs)}` : '', typeof t.count === 'number' ? `${t.count} items` : ''].filter(Boolean).join(' · ');
+    this.tooltip.hidden = false;
+    this.tooltip.style.left = `${px + 12}px`;
+    this.tooltip.style.top = `${py + 14}px`;
+    this.tooltip.replaceChildren(h('div', { class: 'tip-name' }, row.label), h('div', {}, extra));
+  }
+
   private showTooltip(hit: Hit | undefined, px: number, py: number): void {
     this.hover = hit;
     const tip = this.tooltip;
@@ -275,7 +297,7 @@ export class TimelineView {
     tip.style.top = `${py + 14}px`;
     tip.replaceChildren(
       h('div', { class: 'tip-name' }, hit.name),
-      h('div', {}, hit.count && hit.count > 1 ? `${hit.count} ops here · longest shown` : `${formatNs(hit.end - hit.start)} · ${hit.kind}`),
+      h('div', {}, hit.count && hit.count > 1 ? `${hit.count} here · longest ${formatNs(hit.dur)}` : `${formatNs(hit.dur)} · ${hit.kind}`),
     );
     if (!hit.gpu) return;
     let p = this.detailsCache.get(hit.id);
@@ -296,4 +318,14 @@ export class TimelineView {
       if (fresh) this.perf.hovers.push(performance.now() - t0);
     }, () => { /* details are optional in the tooltip */ });
   }
+}
+
+function fit(ctx: CanvasRenderingContext2D, text: string, width: number): string {
+  if (ctx.measureText(text).width <= width) return text;
+  let lo = 0, hi = text.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (ctx.measureText(text.slice(0, mid) + '…').width <= width) lo = mid; else hi = mid - 1;
+  }
+  return text.slice(0, lo) + '…';
 }

@@ -17,6 +17,6 @@ export function timelineRows(tracks: Track[]): Row[] {
   const nvtx = tracks.filter(isNvtxTrack);
   return [
     ...gpu.map((t) => ({ track: t, group: 'gpu' as const, label: t.name || `GPU ${t.device} · stream ${t.stream}` })),
-    ...nvtx.map((t) => ({ track: t, group: 'nvtx' as const, label: t.name || `NVTX ${t.tid ?? ''} d${t.depth ?? 0}` })),
+    ...nvtx.map((t) => ({ track: t, group: 'nvtx' as const, label: (t.name || `NVTX ${t.tid ?? ''} depth ${t.depth ?? 0}`).replace(' (projected)', '').replace(/\(pid \d+, tid (\d+)\)/, 'tid $1') })),
   ];
 }

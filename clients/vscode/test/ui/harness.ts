@@ -24,7 +24,7 @@ export interface Harness {
   page: Page;
   client: NsysClient;
   opened: ProfileOpenResult;
-  requests: Array<{ method: string; params: Record<string, unknown>; at: number }>;
+  requests: Array<{ method: string; params: Record<string, unknown>; at: number; ms?: number }>;
   logs: string[];
   close(): Promise<void>;
 }
@@ -57,20 +57,29 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   });
   const page = context.pages()[0] ?? await context.newPage();
   const requests: Harness['requests'] = [];
-  const post = (m: HostToWebview) => { void page.evaluate((msg) => (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(msg, '*'), m).catch(() => {}); };
+  /* JSON text crosses the CDP boundary much faster than a structured object */
+  const post = (m: HostToWebview) => {
+    void page.evaluate((text) => (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(JSON.parse(text), '*'), JSON.stringify(m)).catch(() => {});
+  };
+  const timed = Object.create(client) as NsysClient;
+  timed.request = async <R>(method: string, params: unknown, token?: unknown): Promise<R> => {
+    const rec = requests.find((r) => r.params === params);
+    const t0 = performance.now();
+    try { return await client.request<R>(method, params, token as never); } finally { if (rec) rec.ms = performance.now() - t0; }
+  };
   const bridge = createBridge({
-    client: async () => client,
+    client: async () => timed,
     profile: () => ({ profileId: opened.profileId, title: path.basename(profilePath), info: opened.info }),
     post, logger,
     onRequest: (method, params) => requests.push({ method, params, at: Date.now() }),
   });
   page.on('console', (m) => logs.push(`console.${m.type()} ${m.text()}`));
   page.on('pageerror', (e) => logs.push(`pageerror ${e.message}`));
-  await page.exposeFunction('__nsysHostPost', (m: unknown) => bridge.handle(m));
+  await page.exposeFunction('__nsysHostPost', (text: string) => bridge.handle(JSON.parse(text)));
   await page.addInitScript(() => {
-    const w = globalThis as unknown as { acquireVsCodeApi: () => unknown; __nsysHostPost: (m: unknown) => void };
+    const w = globalThis as unknown as { acquireVsCodeApi: () => unknown; __nsysHostPost: (m: string) => void };
     let state: unknown;
-    w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => w.__nsysHostPost(m), getState: () => state, setState: (s: unknown) => { state = s; } });
+    w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => w.__nsysHostPost(JSON.stringify(m)), getState: () => state, setState: (s: unknown) => { state = s; } });
   });
   await page.goto(`http://127.0.0.1:${port}/`);
   return {

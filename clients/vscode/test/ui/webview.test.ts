@@ -31,7 +31,11 @@ before(async () => {
 
 after(async () => {
   if (hx) {
-    if (process.env.NSYS_AI_UI_LOG) console.log(hx.logs.join('\n'));
+    if (process.env.NSYS_AI_UI_LOG) {
+      console.log(hx.logs.join('\n'));
+      const t0 = hx.requests[0]?.at ?? 0;
+      for (const r of hx.requests.slice(0, 40)) console.log(`+${r.at - t0}ms ${r.method} ${r.ms?.toFixed(1)}ms ${JSON.stringify(r.params).slice(0, 120)}`);
+    }
     await hx.close();
   }
 });
@@ -107,6 +111,7 @@ test('clicking a kernel shows its details and explanation', async (t) => {
   const shown = await page.textContent('.details');
   assert.ok(shown!.includes(direct.displayName), `details show "${direct.displayName}"`);
   assert.ok(shown!.includes(direct.origin));
+  await page.screenshot({ path: path.join(RESULTS, 'details.png') });
 });
 
 test('a screenshot is non-blank and shows the expected text', async (t) => {

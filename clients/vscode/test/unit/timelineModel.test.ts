@@ -36,7 +36,7 @@ test('prefetch adds a tile on each side, visible tiles come first', () => {
 });
 
 function fakeFetch(log: Array<{ start: number; end: number; width: number }>) {
-  return async (p: { start: number; end: number; width: number }): Promise<RangeResult> => {
+  return async (p: { start: number; end: number; width: number; maxEvents: number }): Promise<RangeResult> => {
     log.push(p);
     return { resolution: (p.end - p.start) / p.width, start: p.start, end: p.end, tracks: [] };
   };
