@@ -442,8 +442,8 @@ static void nsys__rule_sync(nsys__findings *f, const cJSON *sync, int64_t span) 
                 "Each blocking synchronisation drains the GPU queue. Remove syncs from the steady-state loop "
                 "(.item(), .cpu(), print of tensors, cudaDeviceSynchronize), use events or non_blocking "
                 "copies, and sync once per step at most.",
-                "Synchronisation stalls: %.0f blocking calls take %s on the CPU while the GPU idles %s%s%s",
-                nsys__num(s, "calls"), nsys__dur(b1, sizeof b1, total), nsys__dur(b2, sizeof b2, idle),
+                "Synchronisation stalls: %.0f blocking call%s take%s %s on the CPU while the GPU idles %s%s%s",
+                nsys__num(s, "calls"), nsys__num(s, "calls") == 1 ? "" : "s", nsys__num(s, "calls") == 1 ? "s" : "", nsys__dur(b1, sizeof b1, total), nsys__dur(b2, sizeof b2, idle),
                 r ? "; mostly " : "", r ? nsys__str(r, "api") : "");
 }
 
