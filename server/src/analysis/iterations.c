@@ -240,9 +240,9 @@ static void nsys__iter_stats(nsys_actx *c, const nsys_iter *it, nsys__itstats *s
   nsys_ivls_init(&a);
   nsys_ivls_init(&b);
   nsys_ivls_init(&u);
-  nsys_actx_device_union(c, it->device, nsys_pred_compute, it->start, it->end, &a);
-  nsys_actx_device_union(c, it->device, nsys_pred_comm, it->start, it->end, &b);
-  nsys_actx_device_union(c, it->device, nsys_pred_any, it->start, it->end, &u);
+  const nsys_op_pred preds[3] = {nsys_pred_compute, nsys_pred_comm, nsys_pred_any};
+  nsys_ivls *const outs[3] = {&a, &b, &u};
+  nsys_actx_device_unions(c, it->device, it->start, it->end, preds, outs, 3);
   st->compute = nsys_ivls_total(&a);
   st->nccl = nsys_ivls_total(&b);
   st->overlap = nsys_ivls_intersect_len(&a, &b);
