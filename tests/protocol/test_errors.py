@@ -13,7 +13,8 @@ def assert_clean_stderr(s: Server) -> None:
     """Under a sanitizer build, any report fails the test that caused it."""
     time.sleep(0.05)
     err = s.stderr
-    for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "ThreadSanitizer"):
+    for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "ThreadSanitizer",
+                   "Invalid read", "Invalid write", "definitely lost", "possibly lost"):
         assert marker not in err, err[-4000:]
 
 
@@ -21,8 +22,9 @@ def assert_clean_stderr(s: Server) -> None:
 def tserver(cache_dir):
     s = Server("--test-methods", env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
     yield s
-    s.close()
+    rc = s.close()
     assert_clean_stderr(s)
+    assert rc == 0, f"server exit status {rc} after shutdown+exit"
 
 
 def raw_reply(s: Server, body: bytes, timeout: float = 10.0) -> dict:
@@ -177,7 +179,7 @@ def test_cancelled_32800(tserver):
     tserver.notify("$/cancelRequest", {"id": rid})
     reply = tserver.wait_reply(rid, timeout=10)
     assert reply["error"]["code"] == -32800
-    assert time.monotonic() - t0 < 2
+    assert time.monotonic() - t0 < 5
 
 
 def test_cancel_with_string_id(tserver):

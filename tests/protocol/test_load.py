@@ -16,7 +16,8 @@ def assert_clean_stderr(s: Server) -> None:
     """Under a sanitizer build, any report fails the test that caused it."""
     time.sleep(0.05)
     err = s.stderr
-    for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "ThreadSanitizer"):
+    for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "ThreadSanitizer",
+                   "Invalid read", "Invalid write", "definitely lost", "possibly lost"):
         assert marker not in err, err[-4000:]
 
 
@@ -24,8 +25,9 @@ def assert_clean_stderr(s: Server) -> None:
 def tserver(cache_dir):
     s = Server("--test-methods", env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
     yield s
-    s.close()
+    rc = s.close()
     assert_clean_stderr(s)
+    assert rc == 0, f"server exit status {rc} after shutdown+exit"
 
 
 def req(rid, method, params=None) -> bytes:
@@ -88,7 +90,7 @@ def test_cancel_running_request(tserver):
     tserver.notify("$/cancelRequest", {"id": rid})
     collect(tserver, [rid], timeout=10)
     assert tserver.replies[rid]["error"]["code"] == -32800
-    assert time.monotonic() - t0 < 1.0
+    assert time.monotonic() - t0 < 5  # vs 60 s uncancelled; generous for valgrind
     assert tserver.request("test/echo", {"still": "alive"}) == {"still": "alive"}
 
 
@@ -196,7 +198,7 @@ def test_cheap_requests_answered_while_pool_is_busy(tserver):
     time.sleep(0.1)
     t0 = time.monotonic()
     assert tserver.request("test/echo", {"q": 1}, timeout=10) == {"q": 1}
-    assert time.monotonic() - t0 < 2
+    assert time.monotonic() - t0 < 5
     for rid in longs:
         tserver.notify("$/cancelRequest", {"id": rid})
     collect(tserver, longs, timeout=10)

@@ -224,7 +224,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
     all_other += other;
   }
   nsys_ivls_free(&u);
-  qsort(gaps.v, gaps.n, sizeof *gaps.v, nsys__cmp_gap);
+  if (gaps.n > 1) qsort(gaps.v, gaps.n, sizeof *gaps.v, nsys__cmp_gap);
   size_t shown = (limit > 0 && (size_t)limit < gaps.n) ? (size_t)limit : gaps.n;
   for (size_t i = 0; i < shown; i++) {
     nsys__gap *g = &gaps.v[i];
@@ -362,7 +362,7 @@ bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
   uint32_t ng = 0;
   for (uint32_t k = 0; k <= ns; k++)
     if (g[k].count) g[ng++] = g[k];
-  qsort(g, ng, sizeof *g, nsys__cmp_sgroup);
+  if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_sgroup);
   for (uint32_t r = 0; r < ng; r++) {
     cJSON *o = cJSON_CreateObject();
     const char *nm = g[r].name < ns ? nsys_strtab_get(&ix->strings, g[r].name) : "";

@@ -140,7 +140,7 @@ bool nsys_an_nccl_breakdown(nsys_actx *c, cJSON *rows, cJSON *summary) {
     for (size_t k = 0; k < NSYS_ARRAY_LEN(nsys__colls); k++)
       if (!strcmp(parsed[nm].collective, nsys__colls[k])) trk_coll[t] |= 1u << k;
   }
-  qsort(g, ng, sizeof *g, nsys__cmp_ngroup);
+  if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_ngroup);
   for (uint32_t i = 0; i < ng; i++) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "collective", g[i].info.collective);

@@ -24,4 +24,7 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
                        struct nsys_profile *b, const nsys_index *ib);
 void nsys_diff_render(nsys_strbuf *b, const cJSON *diff, bool md);
 
+/* profile/openSet core: ps/ixs are the opened per-rank profiles. */
+cJSON *nsys_openset_build(nsys_call *call, struct nsys_profile **ps, const nsys_index **ixs, int n);
+
 #endif

@@ -78,7 +78,7 @@ uint32_t nsys__sidmap_get(nsys__sidmap *m, const nsys__strings *st, nsys_strtab 
 /* A series: intervals sorted by start, reached through idx[] (or contiguous
  * from `first` when idx == NULL). Blocks of NSYS__BLOCK items carry the union
  * prefix and max-end prefix before the block, and the longest item. */
-#define NSYS__BLOCK 32
+#define NSYS__BLOCK 16
 
 typedef struct nsys__series {
   const int64_t *start, *end; /* arrays of the underlying table */

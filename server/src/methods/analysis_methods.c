@@ -1,4 +1,5 @@
 /* JSON-RPC handlers for the analysis module: params -> core call -> JSON. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
@@ -68,10 +69,63 @@ static cJSON *nsys__profile_diff(nsys_call *call) {
   return res;
 }
 
+/* Opens each path through profile/open (same checks and caching), then aligns. */
+static cJSON *nsys__profile_open_set(nsys_call *call) {
+  const cJSON *paths = NULL;
+  if (!nsys_param_array(call, "paths", true, &paths)) return NULL;
+  int n = cJSON_GetArraySize(paths);
+  if (n < 1 || n > 64)
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.paths: expected 1 to 64 paths");
+  const nsys_method *open = nsys_method_find("profile/open");
+  nsys_profile **ps = calloc((size_t)n, sizeof *ps);
+  const nsys_index **ixs = calloc((size_t)n, sizeof *ixs);
+  cJSON *res = NULL;
+  int opened = 0;
+  for (int i = 0; i < n; i++) {
+    const cJSON *pth = cJSON_GetArrayItem(paths, i);
+    if (!cJSON_IsString(pth)) {
+      nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.paths[%d]: expected a string", i);
+      goto done;
+    }
+    cJSON *op = cJSON_CreateObject();
+    cJSON_AddStringToObject(op, "path", pth->valuestring);
+    nsys_call sub;
+    nsys_call_init(&sub, "profile/open", op, call->profiles);
+    cJSON *r = open ? open->fn(&sub) : NULL;
+    if (!r) {
+      nsys_call_fail(call, sub.err ? sub.err : NSYS_E_INTERNAL, "params.paths[%d]: %s", i, sub.err_msg);
+      nsys_call_dispose(&sub);
+      cJSON_Delete(op);
+      goto done;
+    }
+    nsys_call_dispose(&sub);
+    cJSON_Delete(op);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(r, "profileId");
+    ps[i] = cJSON_IsString(id) ? nsys_registry_get(call->profiles, id->valuestring) : NULL;
+    cJSON_Delete(r);
+    if (!ps[i]) {
+      nsys_call_fail(call, NSYS_E_INTERNAL, "params.paths[%d]: profile vanished after open", i);
+      goto done;
+    }
+    opened++;
+    ixs[i] = nsys_index_get(ps[i], call);
+    if (!ixs[i]) goto done;
+  }
+  res = nsys_openset_build(call, ps, ixs, n);
+done:
+  for (int i = 0; i < n; i++)
+    if (ps[i]) nsys_profile_release(ps[i]);
+  (void)opened;
+  free(ps);
+  free(ixs);
+  return res;
+}
+
 const nsys_method nsys_methods_analysis[] = {
     {"analysis/list", nsys__analysis_list, NSYS_METHOD_INLINE},
     {"analysis/run", nsys__analysis_run, 0},
     {"report/generate", nsys__report_generate, 0},
     {"profile/diff", nsys__profile_diff, 0},
+    {"profile/openSet", nsys__profile_open_set, 0},
     {NULL, NULL, 0},
 };

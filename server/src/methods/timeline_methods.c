@@ -51,24 +51,36 @@ static void nsys__js_str(nsys_strbuf *b, const char *s) {
 typedef struct {
   const nsys_strtab *tab;
   char **esc;
+  uint32_t *len;
 } nsys__names;
 
 static const char *nsys__name(nsys__names *n, uint32_t id) {
   if (id >= n->tab->count) return "\"\"";
-  if (!n->esc) n->esc = nsys_xcalloc(n->tab->count, sizeof(char *));
+  if (!n->esc) {
+    n->esc = nsys_xcalloc(n->tab->count, sizeof(char *));
+    n->len = nsys_xcalloc(n->tab->count, sizeof(uint32_t));
+  }
   if (!n->esc[id]) {
     nsys_strbuf b;
     nsys_strbuf_init(&b);
     nsys__js_str(&b, nsys_strtab_get(n->tab, id));
+    n->len[id] = (uint32_t)b.len;
     n->esc[id] = nsys_strbuf_steal(&b);
   }
   return n->esc[id];
+}
+
+/* appends the escaped, quoted name */
+static void nsys__put_name(nsys_strbuf *b, nsys__names *n, uint32_t id) {
+  const char *e = nsys__name(n, id);
+  nsys_strbuf_append(b, e, id < n->tab->count ? n->len[id] : 2);
 }
 
 static void nsys__names_free(nsys__names *n) {
   if (n->esc)
     for (uint32_t i = 0; i < n->tab->count; i++) free(n->esc[i]);
   free(n->esc);
+  free(n->len);
 }
 
 static cJSON *nsys__i64(int64_t v) {
@@ -190,32 +202,113 @@ static uint32_t nsys__row_id(const nsys_index *ix, const nsys_tl_track *t, uint3
   return t->kind == NSYS_TL_PROJ ? nsys_tl_proj_nvtx(ix, row) : row;
 }
 
+/* printf-free number formatting: a zoom answer holds ~100k numbers */
+static inline void nsys__put_i64(nsys_strbuf *b, int64_t v) {
+  char tmp[24];
+  int n = 0;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    tmp[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  nsys_strbuf_reserve(b, 24);
+  char *o = b->data + b->len;
+  if (v < 0) *o++ = '-';
+  while (n) *o++ = tmp[--n];
+  b->len = (size_t)(o - b->data);
+  b->data[b->len] = '\0';
+}
+
+static inline void nsys__put_lit(nsys_strbuf *b, const char *lit, size_t n) { nsys_strbuf_append(b, lit, n); }
+#define NSYS__LIT(b, s) nsys__put_lit((b), (s), sizeof(s) - 1)
+
 static void nsys__emit_event(void *ctx, uint32_t row) {
   nsys__emit *e = ctx;
   int64_t s, en;
   uint32_t name;
   nsys_tl_row(e->ix, e->t->kind, row, &s, &en, &name);
   int depth = e->t->depth < 0 ? 0 : e->t->depth;
-  nsys_strbuf_printf(e->b, "%s{\"id\":%u,\"start\":%lld,\"end\":%lld,\"name\":%s,\"kind\":\"%s\",\"depth\":%d}",
-                     e->first ? "" : ",", nsys__row_id(e->ix, e->t, row), (long long)s, (long long)en,
-                     nsys__name(e->names, name), nsys__event_kind(e->ix, e->t, row), depth);
+  nsys_strbuf *b = e->b;
+  if (!e->first) nsys_strbuf_putc(b, ',');
+  NSYS__LIT(b, "{\"id\":");
+  nsys__put_i64(b, nsys__row_id(e->ix, e->t, row));
+  NSYS__LIT(b, ",\"start\":");
+  nsys__put_i64(b, s);
+  NSYS__LIT(b, ",\"end\":");
+  nsys__put_i64(b, en);
+  NSYS__LIT(b, ",\"name\":");
+  nsys__put_name(b, e->names, name);
+  NSYS__LIT(b, ",\"kind\":\"");
+  nsys_strbuf_puts(b, nsys__event_kind(e->ix, e->t, row));
+  NSYS__LIT(b, "\",\"depth\":");
+  nsys__put_i64(b, depth);
+  nsys_strbuf_putc(b, '}');
   e->first = false;
 }
 
+/* Writes v at o; returns the new end. */
+static inline char *nsys__w_i64(char *o, int64_t v) {
+  static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                           "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                           "8081828384858687888990919293949596979899";
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  if (v < 0) *o++ = '-';
+  char tmp[24];
+  int n = 24;
+  while (u >= 100) {
+    unsigned r = (unsigned)(u % 100);
+    u /= 100;
+    tmp[--n] = d2[2 * r + 1];
+    tmp[--n] = d2[2 * r];
+  }
+  if (u >= 10) {
+    tmp[--n] = d2[2 * u + 1];
+    tmp[--n] = d2[2 * u];
+  } else {
+    tmp[--n] = (char)('0' + u);
+  }
+  memcpy(o, tmp + n, (size_t)(24 - n));
+  return o + (24 - n);
+}
+
+#define NSYS__W(o, lit) (memcpy((o), (lit), sizeof(lit) - 1), (o) + sizeof(lit) - 1)
+
 static void nsys__emit_bucket(void *ctx, const nsys_tl_bucket *bk) {
   nsys__emit *e = ctx;
-  nsys_strbuf_printf(e->b, "%s{\"start\":%lld,\"end\":%lld,\"count\":%u,\"busyNs\":%lld", e->first ? "" : ",",
-                     (long long)bk->start, (long long)bk->end, bk->count, (long long)bk->busy_ns);
+  nsys_strbuf *b = e->b;
+  const char *name = NULL;
+  size_t name_len = 0;
+  int64_t s, en;
+  uint32_t name_id = 0;
   if (bk->longest != UINT32_MAX) {
-    int64_t s, en;
-    uint32_t name;
-    nsys_tl_row(e->ix, e->t->kind, bk->longest, &s, &en, &name);
-    nsys_strbuf_printf(e->b, ",\"longest\":{\"id\":%u,\"name\":%s,\"dur\":%lld}}",
-                       nsys__row_id(e->ix, e->t, bk->longest), nsys__name(e->names, name),
-                       (long long)bk->longest_dur);
-  } else {
-    nsys_strbuf_putc(e->b, '}');
+    nsys_tl_row(e->ix, e->t->kind, bk->longest, &s, &en, &name_id);
+    name = nsys__name(e->names, name_id);
+    name_len = name_id < e->names->tab->count ? e->names->len[name_id] : 2;
   }
+  nsys_strbuf_reserve(b, 192 + name_len);
+  char *o = b->data + b->len;
+  if (!e->first) *o++ = ',';
+  o = NSYS__W(o, "{\"start\":");
+  o = nsys__w_i64(o, bk->start);
+  o = NSYS__W(o, ",\"end\":");
+  o = nsys__w_i64(o, bk->end);
+  o = NSYS__W(o, ",\"count\":");
+  o = nsys__w_i64(o, bk->count);
+  o = NSYS__W(o, ",\"busyNs\":");
+  o = nsys__w_i64(o, bk->busy_ns);
+  if (name) {
+    o = NSYS__W(o, ",\"longest\":{\"id\":");
+    o = nsys__w_i64(o, nsys__row_id(e->ix, e->t, bk->longest));
+    o = NSYS__W(o, ",\"name\":");
+    memcpy(o, name, name_len);
+    o += name_len;
+    o = NSYS__W(o, ",\"dur\":");
+    o = nsys__w_i64(o, bk->longest_dur);
+    *o++ = '}';
+  }
+  *o++ = '}';
+  *o = '\0';
+  b->len = (size_t)(o - b->data);
   e->first = false;
 }
 
@@ -273,9 +366,10 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
   } else {
     for (uint32_t i = 0; i < n_all; i++) sel[n_sel++] = i;
   }
-  nsys__names names = {&ix->strings, NULL};
+  nsys__names names = {&ix->strings, NULL, NULL};
   nsys_strbuf b;
   nsys_strbuf_init(&b);
+  nsys_strbuf_reserve(&b, (size_t)n_sel * NSYS_MIN((size_t)nb, (size_t)4096) * 48 + 4096);
   nsys_strbuf_putc(&b, '[');
   for (uint32_t k = 0; k < n_sel; k++) {
     if (nsys_call_cancelled(call)) {
@@ -326,33 +420,77 @@ typedef struct {
 static void nsys__tree_node(nsys__tree_out *o, uint32_t id, bool root) {
   const nsys_nvtx_node *n = &o->t->nodes[id];
   nsys_strbuf *b = o->b;
-  nsys_strbuf_printf(b, "{\"name\":%s,\"domain\":%s,\"start\":%lld,\"end\":%lld,", nsys__name(o->names, n->name),
-                     nsys__name(o->names, n->domain), (long long)n->start, (long long)n->end);
-  if (n->gpu_start != INT64_MAX)
-    nsys_strbuf_printf(b, "\"gpuStart\":%lld,\"gpuEnd\":%lld,", (long long)n->gpu_start, (long long)n->gpu_end);
-  else
-    nsys_strbuf_puts(b, "\"gpuStart\":null,\"gpuEnd\":null,");
-  nsys_strbuf_printf(b, "\"opCount\":%llu,\"kernelNs\":%lld,\"depth\":%u,", (unsigned long long)n->op_count,
-                     (long long)n->kernel_ns, (unsigned)n->depth);
-  if (o->aggregate)
-    nsys_strbuf_printf(b, "\"instances\":%u,\"cpuNs\":%lld,", n->instances, (long long)n->cpu_ns);
-  else
-    nsys_strbuf_printf(b, "\"id\":%u,", n->range);
-  if (root || !o->aggregate) {
-    const nsys_host_thread *th = &o->ix->threads[n->thread];
-    if (root) nsys_strbuf_printf(b, "\"pid\":%u,\"tid\":%u,", th->pid, th->tid);
+  nsys__name(o->names, n->name);
+  nsys__name(o->names, n->domain);
+  size_t need = 512 + o->names->len[n->name] + o->names->len[n->domain];
+  uint32_t top = n->n_kernels < (uint32_t)o->top ? n->n_kernels : (uint32_t)o->top;
+  for (uint32_t k = 0; k < top; k++) {
+    nsys__name(o->names, n->kernels[k].name);
+    need += 96 + o->names->len[n->kernels[k].name];
   }
-  nsys_strbuf_puts(b, "\"topKernels\":[");
-  for (uint32_t k = 0; k < n->n_kernels && k < (uint32_t)o->top; k++)
-    nsys_strbuf_printf(b, "%s{\"name\":%s,\"count\":%u,\"ns\":%lld}", k ? "," : "",
-                       nsys__name(o->names, n->kernels[k].name), n->kernels[k].count,
-                       (long long)n->kernels[k].ns);
-  nsys_strbuf_puts(b, "],\"children\":[");
+  nsys_strbuf_reserve(b, need);
+  char *w = b->data + b->len;
+  w = NSYS__W(w, "{\"name\":");
+  memcpy(w, o->names->esc[n->name], o->names->len[n->name]);
+  w += o->names->len[n->name];
+  w = NSYS__W(w, ",\"domain\":");
+  memcpy(w, o->names->esc[n->domain], o->names->len[n->domain]);
+  w += o->names->len[n->domain];
+  w = NSYS__W(w, ",\"start\":");
+  w = nsys__w_i64(w, n->start);
+  w = NSYS__W(w, ",\"end\":");
+  w = nsys__w_i64(w, n->end);
+  if (n->gpu_start != INT64_MAX) {
+    w = NSYS__W(w, ",\"gpuStart\":");
+    w = nsys__w_i64(w, n->gpu_start);
+    w = NSYS__W(w, ",\"gpuEnd\":");
+    w = nsys__w_i64(w, n->gpu_end);
+  } else {
+    w = NSYS__W(w, ",\"gpuStart\":null,\"gpuEnd\":null");
+  }
+  w = NSYS__W(w, ",\"opCount\":");
+  w = nsys__w_i64(w, (int64_t)n->op_count);
+  w = NSYS__W(w, ",\"kernelNs\":");
+  w = nsys__w_i64(w, n->kernel_ns);
+  w = NSYS__W(w, ",\"depth\":");
+  w = nsys__w_i64(w, n->depth);
+  if (o->aggregate) {
+    w = NSYS__W(w, ",\"instances\":");
+    w = nsys__w_i64(w, n->instances);
+    w = NSYS__W(w, ",\"cpuNs\":");
+    w = nsys__w_i64(w, n->cpu_ns);
+  } else {
+    w = NSYS__W(w, ",\"id\":");
+    w = nsys__w_i64(w, n->range);
+  }
+  if (root) {
+    const nsys_host_thread *th = &o->ix->threads[n->thread];
+    w = NSYS__W(w, ",\"pid\":");
+    w = nsys__w_i64(w, th->pid);
+    w = NSYS__W(w, ",\"tid\":");
+    w = nsys__w_i64(w, th->tid);
+  }
+  w = NSYS__W(w, ",\"topKernels\":[");
+  for (uint32_t k = 0; k < top; k++) {
+    if (k) *w++ = ',';
+    w = NSYS__W(w, "{\"name\":");
+    uint32_t nm = n->kernels[k].name;
+    memcpy(w, o->names->esc[nm], o->names->len[nm]);
+    w += o->names->len[nm];
+    w = NSYS__W(w, ",\"count\":");
+    w = nsys__w_i64(w, n->kernels[k].count);
+    w = NSYS__W(w, ",\"ns\":");
+    w = nsys__w_i64(w, n->kernels[k].ns);
+    *w++ = '}';
+  }
+  w = NSYS__W(w, "],\"children\":[");
+  *w = '\0';
+  b->len = (size_t)(w - b->data);
   for (uint32_t c = 0; c < n->n_children; c++) {
     if (c) nsys_strbuf_putc(b, ',');
     nsys__tree_node(o, n->children[c], false);
   }
-  nsys_strbuf_puts(b, "]}");
+  nsys_strbuf_append(b, "]}", 2);
 }
 
 /* "pid:tid" or a tid */
@@ -411,10 +549,11 @@ static cJSON *nsys__nvtx_tree(nsys_call *call) {
     nsys_profile_release(p);
     return NULL;
   }
-  nsys__names names = {&ix->strings, NULL};
+  nsys__names names = {&ix->strings, NULL, NULL};
   nsys_strbuf b;
   nsys_strbuf_init(&b);
   nsys__tree_out out = {ix, t, &names, &b, aggregate, (int)top};
+  nsys_strbuf_reserve(&b, (size_t)t->n_nodes * (200 + 90 * (size_t)(top < 5 ? top : 5)) + 64);
   nsys_strbuf_putc(&b, '[');
   for (uint32_t r = 0; r < t->n_roots; r++) {
     if (r) nsys_strbuf_putc(&b, ',');
@@ -651,7 +790,7 @@ static cJSON *nsys__search(nsys_call *call) {
     }
   }
 #undef NSYS__M
-  qsort(hits, nh, sizeof *hits, nsys__cmp_hit);
+  if (nh) qsort(hits, nh, sizeof *hits, nsys__cmp_hit);
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "query", q);
   cJSON_AddStringToObject(res, "mode", glob ? "glob" : "substring");
@@ -727,7 +866,7 @@ static cJSON *nsys__export_perfetto(nsys_call *call) {
     nsys_profile_release(p);
     return nsys_call_fail(call, NSYS_E_IO, "params.path: cannot write %s", path);
   }
-  nsys__names names = {&ix->strings, NULL};
+  nsys__names names = {&ix->strings, NULL, NULL};
   nsys__pf w = {f, true, ix->span_start, &names, 0, 0, 0, 0, 0};
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
   /* processes and threads */

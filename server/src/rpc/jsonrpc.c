@@ -33,10 +33,10 @@ bool nsys_rpc_id_valid(const cJSON *id) {
   return isfinite(d) && d == floor(d) && fabs(d) <= NSYS__MAX_SAFE_ID;
 }
 
-void nsys_rpc_id_key(const cJSON *id, char *buf, size_t cap) {
-  if (cJSON_IsString(id)) snprintf(buf, cap, "s:%s", id->valuestring);
-  else if (cJSON_IsNumber(id)) snprintf(buf, cap, "n:%lld", (long long)id->valuedouble);
-  else snprintf(buf, cap, "-");
+char *nsys_rpc_id_key(const cJSON *id) {
+  if (cJSON_IsString(id) && id->valuestring) return nsys_xasprintf("s:%s", id->valuestring);
+  if (cJSON_IsNumber(id)) return nsys_xasprintf("n:%lld", (long long)id->valuedouble);
+  return nsys_xstrdup("-");
 }
 
 /* Only ids we would accept are echoed back; anything else becomes null. */

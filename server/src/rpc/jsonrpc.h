@@ -43,8 +43,9 @@ void nsys_rpc_msg_free(nsys_rpc_msg *m);
 /* True for an id this server accepts: a string, or an integral number within 2^53. */
 bool nsys_rpc_id_valid(const cJSON *id);
 
-/* Writes a stable lookup key for an id ("s:abc", "n:42") into buf. */
-void nsys_rpc_id_key(const cJSON *id, char *buf, size_t cap);
+/* A stable lookup key for an id ("s:abc", "n:42"), malloc'd; the whole id,
+ * however long, so distinct ids never share a key. */
+char *nsys_rpc_id_key(const cJSON *id);
 
 /* {"jsonrpc":"2.0","id":id,"result":result}; consumes result (NULL -> null). */
 cJSON *nsys_rpc_result(const cJSON *id, cJSON *result);

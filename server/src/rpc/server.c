@@ -389,9 +389,7 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
   job->root = msg->root;
   msg->root = NULL; /* the job owns the request now; params stay valid */
   job->id = cJSON_Duplicate(id, 1);
-  char key[320];
-  nsys_rpc_id_key(id, key, sizeof key);
-  job->key = nsys_xstrdup(key);
+  job->key = nsys_rpc_id_key(id);
   nsys_call_init(&job->call, m->name, msg->params, s->profiles);
   if (token) {
     job->token = cJSON_Duplicate(token, 1);
@@ -426,10 +424,10 @@ static void nsys__on_notification(nsys__server *s, nsys_rpc_msg *msg) {
       nsys__log(NSYS_LOG_WARN, "$/cancelRequest without a valid params.id: ignored");
       return;
     }
-    char key[320];
-    nsys_rpc_id_key(id, key, sizeof key);
+    char *key = nsys_rpc_id_key(id);
     for (nsys__job *j = s->jobs; j; j = j->next)
       if (strcmp(j->key, key) == 0) nsys__cancel_job(j);
+    free(key);
     return;
   }
   if (s->life == NSYS__UNINIT && strcmp(method, "initialized") != 0)

@@ -140,11 +140,26 @@ static void test_echo_and_keys(void) {
   e = nsys_rpc_echo("a\xff", 10);
   CHECK(nsys_utf8_valid(e, strlen(e)));
   free(e);
-  char k1[64], k2[64];
   cJSON *a = cJSON_CreateNumber(5), *b = cJSON_CreateString("5");
-  nsys_rpc_id_key(a, k1, sizeof k1);
-  nsys_rpc_id_key(b, k2, sizeof k2);
+  char *k1 = nsys_rpc_id_key(a), *k2 = nsys_rpc_id_key(b);
   CHECK(strcmp(k1, k2) != 0); /* 5 and "5" are different ids */
+  free(k1);
+  free(k2);
+  cJSON_Delete(a);
+  cJSON_Delete(b);
+  /* long ids are keyed whole: two that differ only at the end differ */
+  char l1[2000], l2[2000];
+  memset(l1, 'a', sizeof l1 - 1);
+  l1[sizeof l1 - 1] = '\0';
+  memcpy(l2, l1, sizeof l1);
+  l2[sizeof l2 - 2] = 'b';
+  a = cJSON_CreateString(l1);
+  b = cJSON_CreateString(l2);
+  k1 = nsys_rpc_id_key(a);
+  k2 = nsys_rpc_id_key(b);
+  CHECK(strcmp(k1, k2) != 0);
+  free(k1);
+  free(k2);
   cJSON_Delete(a);
   cJSON_Delete(b);
 }
