@@ -2,13 +2,11 @@
  * TimelineModel's cached tiles. Wheel or +/- zoom, drag or arrows pan, Home
  * resets, n/p step through kernels, Enter selects. Frames are timed with
  * performance marks (window.__nsysPerf collects them for tests). */
-import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor } from '../client/timelineModel';
+import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor, type Tile } from '../client/timelineModel';
 import { formatNs } from '../client/format';
-import type { Bucket, RangeResult, TimelineEvent, Track, TrackRange } from '../protocol/types';
-
-/** Items carry their palette key once computed (tiles live across frames). */
-type Colored<T> = T & { _c?: number };
-import { alphaLevel, blend, colorKey, cssToRgb, pixelOf } from './colors';
+import type { RangeResult, Track, TrackRange } from '../protocol/types';
+import { cssToRgb } from './colors';
+import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h } from './dom';
 import { timelineRows, type Row } from './tracks';
 
@@ -30,9 +28,8 @@ export class TimelineView {
   private rows: Row[];
   private view: View;
   private frameData = new Map<string, TrackRange[]>();
-  private img: ImageData | undefined;
-  private pixels = new Map<number, number>();
-  private pixelsBg = '';
+  private bitmaps = new TileBitmaps(ROW_H, () => this.queueFrame());
+  private bitmapsComplete = false;
   private hover: Hit | undefined;
   private selected: number | undefined;
   private frameQueued = false;
@@ -103,7 +100,7 @@ export class TimelineView {
   }
 
   private complete(): boolean {
-    return tilesFor(this.view, 0, this.bounds).every((k) => this.model.has(k));
+    return this.bitmapsComplete && tilesFor(this.view, 0, this.bounds).every((k) => this.model.has(k));
   }
 
   draw(): void {
@@ -119,64 +116,67 @@ export class TimelineView {
     const v = this.view;
     const nsPerPx = (v.end - v.start) / v.width;
     const x = (ns: number) => GUTTER + (ns - v.start) / nsPerPx;
-    const data = byTrack(this.model.tilesToDraw(v));
+    const tiles = this.model.tilesToDraw(v);
+    const data = byTrack(tiles);
     this.frameData = data;
-    /* Rectangles go straight into a pixel buffer (one putImageData per frame):
-     * tens of thousands of 1-px buckets cost a few ms this way, far less than
-     * as canvas fillRect calls. Text is drawn on top afterwards. */
-    const Wd = this.canvas.width, Hd = this.canvas.height;
-    if (!this.img || this.img.width !== Wd || this.img.height !== Hd) this.img = ctx.createImageData(Wd, Hd);
-    const px = new Uint32Array(this.img.data.buffer);
-    const bgRgb = cssToRgb(ctx, bg);
-    const bgKey = bgRgb.join(',');
-    if (bgKey !== this.pixelsBg) { this.pixels.clear(); this.pixelsBg = bgKey; }
-    const pix = (key: number, lvl: number) => {
-      const id = key * 8 + lvl;
-      let p = this.pixels.get(id);
-      if (p === undefined) { p = pixelOf(key, lvl, bgRgb); this.pixels.set(id, p); }
-      return p;
-    };
-    const selPx = blend(cssToRgb(ctx, sel), 1, bgRgb);
-    const gridPx = blend(cssToRgb(ctx, grid), 1, bgRgb);
-    px.fill(blend(bgRgb, 1, bgRgb));
-    const fill = (x0: number, y0: number, w: number, hh: number, color: number) => {
-      const c0 = Math.max(0, Math.round(x0 * dpr)), c1 = Math.min(Wd, Math.max(c0 + 1, Math.round((x0 + w) * dpr)));
-      const r0 = Math.max(0, Math.round(y0 * dpr)), r1 = Math.min(Hd, Math.round((y0 + hh) * dpr));
-      if (c1 - c0 <= 4) {
-        for (let r = r0, o = r0 * Wd; r < r1; r++, o += Wd) for (let c = c0; c < c1; c++) px[o + c] = color;
-      } else {
-        for (let r = r0; r < r1; r++) px.fill(color, r * Wd + c0, r * Wd + c1);
-      }
-    };
-    fill(0, AXIS_H - 1, W, 1, gridPx);
+    const theme = { bg: cssToRgb(ctx, bg), grid: cssToRgb(ctx, grid) };
+    this.bitmaps.invalidate(`${theme.bg}|${theme.grid}|${dpr}|${this.rows.length}`);
+    ctx.fillStyle = bg;
+    ctx.fillRect(0, 0, W, this.canvas.height / dpr);
+    const rowsH = this.rows.length * ROW_H;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, rowsH); ctx.clip();
+    ctx.imageSmoothingEnabled = false;
+    const blit = (tile: { start: number; end: number }, bmp: HTMLCanvasElement) =>
+      ctx.drawImage(bmp, x(tile.start), AXIS_H, (tile.end - tile.start) / nsPerPx, rowsH);
+    /* until the first complete frame, bitmaps render synchronously; afterwards in
+     * idle time, with whatever bitmaps overlap (other resolutions) filling in */
+    const now = this.perf.firstFrameMs === undefined;
+    const exact = resolutionFor(v.end - v.start, v.width);
+    const ready: Array<[Tile, HTMLCanvasElement]> = [];
+    let missing = false;
+    for (const tile of tiles) {
+      const bmp = this.bitmaps.peek(tile) ?? this.bitmaps.request(tile, this.rows, theme, dpr, now);
+      if (bmp) ready.push([tile, bmp]); else missing = true;
+    }
+    if (missing || ready.some(([tl]) => tl.resolution !== exact)) {
+      const under = this.bitmaps.overlapping(v.start, v.end).filter((b) => b.tile.resolution !== exact)
+        .sort((p, q) => Math.abs(Math.log2(q.tile.resolution / exact)) - Math.abs(Math.log2(p.tile.resolution / exact)));
+      for (const b of under.slice(-12)) blit(b.tile, b.canvas);
+    }
+    for (const [tile, bmp] of ready) if (tile.resolution === exact) blit(tile, bmp);
+    this.bitmapsComplete = !missing;
+    /* the selection, outlined on top */
+    if (this.selected !== undefined) {
+      ctx.strokeStyle = sel;
+      ctx.lineWidth = 2;
+      this.rows.forEach((row, i) => {
+        if (row.group !== 'gpu') return;
+        const outline = (s0: number, e0: number) => {
+          const x0 = x(s0), x1 = Math.max(x(e0), x0 + 2);
+          ctx.strokeRect(x0 - 1, AXIS_H + i * ROW_H + 1, x1 - x0 + 2, ROW_H - 3);
+        };
+        for (const tr of data.get(row.track.id) ?? []) {
+          if ('events' in tr) { for (const e of tr.events) if (e.id === this.selected) outline(e.start, e.end); }
+          else for (const bk of tr.buckets) if (bk.longest?.id === this.selected) outline(bk.start, bk.end);
+        }
+      });
+    }
+    ctx.restore();
+    /* labels of events wide enough to read, in view coordinates */
     const labels: Array<[string, number, number, number]> = [];
     this.rows.forEach((row, i) => {
-      const y = AXIS_H + i * ROW_H;
-      const gpu = row.group === 'gpu';
-      fill(GUTTER, y + ROW_H - 1, W - GUTTER, 1, gridPx);
+      const seen = new Set<number>(); /* an event crossing tile edges comes in each tile */
       for (const tr of data.get(row.track.id) ?? []) {
-        if ('events' in tr) {
-          for (const e of tr.events as Colored<TimelineEvent>[]) {
-            if (e.end < v.start || e.start > v.end) continue;
-            const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, Math.max(x(e.end), x0 + 1));
-            e._c ??= colorKey(e.name, e.kind);
-            fill(x0, y + 2, x1 - x0, ROW_H - 5, gpu && e.id === this.selected ? selPx : pix(e._c, 3));
-            if (x1 - x0 > 40) labels.push([e.name, x0, x1, y]);
-          }
-        } else {
-          for (const b of tr.buckets as Colored<Bucket>[]) {
-            if (b.end < v.start || b.start > v.end || b.busyNs <= 0) continue;
-            const x0 = Math.max(GUTTER, x(b.start)), x1 = Math.min(W, Math.max(x(b.end), x0 + 1));
-            const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
-            const longest = b.longest;
-            b._c ??= colorKey(longest?.name ?? '', gpu ? 'kernel' : 'nvtx');
-            const bh = Math.max(3, (ROW_H - 5) * Math.max(0.25, busy));
-            fill(x0, y + ROW_H - 3 - bh, x1 - x0, bh, gpu && longest && longest.id === this.selected ? selPx : pix(b._c, alphaLevel(busy)));
-          }
+        if (!('events' in tr)) continue;
+        for (const e of tr.events) {
+          if (e.end < v.start || e.start > v.end || seen.has(e.id)) continue;
+          seen.add(e.id);
+          const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, x(e.end));
+          if (x1 - x0 > 40) labels.push([e.name, x0, x1, AXIS_H + i * ROW_H]);
         }
       }
     });
-    ctx.putImageData(this.img, 0, 0);
     ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
     ctx.textBaseline = 'middle';
     this.drawAxis(ctx, fg, grid, W);
