@@ -114,7 +114,9 @@ def have_strace() -> bool:
 
 @pytest.mark.skipif(not have_strace(), reason="strace is not installed or ptrace is not permitted")
 def test_no_network_socket_without_llm(tmp_path, small_profile):
-    env = dict(os.environ, **NO_LLM, NSYS_AI_CACHE_DIR=str(tmp_path), NSYS_AI_NO_PROGRESS="1")
+    # LeakSanitizer cannot run under ptrace: sanitizer builds skip leak checks here
+    asan = (os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
+    env = dict(os.environ, **NO_LLM, NSYS_AI_CACHE_DIR=str(tmp_path), NSYS_AI_NO_PROGRESS="1", ASAN_OPTIONS=asan)
     trace = tmp_path / "trace.txt"
     for args in (["explain", str(small_profile), "flash_fwd_kernel"],
                  ["ask", str(small_profile), "Which kernel is slow and is NCCL overlapped?"]):
@@ -130,7 +132,7 @@ def test_no_network_socket_without_llm(tmp_path, small_profile):
     old = os.environ.get("NSYS_AI_BIN")
     os.environ["NSYS_AI_BIN"] = str(wrapper)
     try:
-        s = Server(env={**NO_LLM, "NSYS_AI_CACHE_DIR": str(tmp_path)})
+        s = Server(env={**NO_LLM, "NSYS_AI_CACHE_DIR": str(tmp_path), "ASAN_OPTIONS": asan})
         pid = s.request("profile/open", {"path": str(small_profile)})["profileId"]
         s.request("kernel/explain", {"profileId": pid, "name": "flash_fwd_kernel"})
         s.request("agent/ask", {"profileId": pid, "question": "what is slow?"})
@@ -152,3 +154,20 @@ def test_cli_ask(tmp_path, small_profile):
     p = subprocess.run([server_binary(), "ask", str(small_profile), "what is slow?", "--llm"], capture_output=True,
                        text=True, env=env)
     assert p.returncode == 2 and "LLM" in p.stderr
+
+
+def test_runs_registered_analyses(plain, small_profile):
+    """Questions about sync/overlap also run the analysis module's analyses,
+    and the evidence carries exactly their analysis/run summaries."""
+    pid = plain.request("profile/open", {"path": str(small_profile)})["profileId"]
+    listed = {a["name"] for a in plain.request("analysis/list", {})["analyses"]}
+    if not {"overlap", "sync_cost"} <= listed:
+        pytest.skip("analysis module without overlap/sync_cost")
+    r = plain.request("agent/ask", {"profileId": pid, "question": "Is NCCL overlapped, and do syncs block the GPU?"})
+    check_schema("agent/ask", "result", r)
+    assert "analysis:overlap" in r["analyses"] and "analysis:sync_cost" in r["analyses"]
+    for name in ("overlap", "sync_cost"):
+        ev = next(e for e in r["evidence"] if e["id"] == f"analysis:{name}")
+        direct = plain.request("analysis/run", {"profileId": pid, "name": name})
+        assert ev["data"] == direct["summary"]
+        assert ev["facts"]

@@ -1,8 +1,7 @@
 """`Profile` methods against the real server, checked against independent SQL where it applies."""
 from __future__ import annotations
 
-import array
-import sys
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +9,6 @@ import pytest
 
 import nsys_ai
 from nsys_ai import NsysAIError
-from nsys_ai.widget import encode_range
 
 from conftest import SQL, need, need_real
 
@@ -72,31 +70,19 @@ def test_tracks_and_timeline_match_sql(prof: nsys_ai.Profile, small_profile: Pat
     assert isinstance(raw, dict) and {t["id"] for t in raw["tracks"]} >= set(df["track"])
 
 
-def test_widget_encoding_round_trips(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+def test_raw_results_equal_decoded(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
     need(methods, "timeline/range")
     s, e = prof.span()
-    raw = prof.request("timeline/range", {"start": s, "end": e, "width": 800})
-    msg, buffers = encode_range(raw)
-    assert len(buffers) == len(raw["tracks"]) == len(msg["tracks"])
-    kinds = set()
-    for t, wire in zip(raw["tracks"], msg["tracks"]):
-        col = array.array("d")
-        col.frombytes(buffers[wire["buffer"]])
-        if sys.byteorder != "little":
-            col.byteswap()
-        if "buckets" in t:
-            kinds.add("buckets")
-            assert wire["type"] == "buckets" and len(col) == 6 * len(t["buckets"]) == 6 * wire["n"]
-            for i, b in enumerate(t["buckets"]):
-                assert (col[6 * i], col[6 * i + 1], col[6 * i + 2], col[6 * i + 3]) == \
-                    (b["start"], b["end"], b["count"], b["busyNs"])
-        else:
-            kinds.add("events")
-            assert wire["type"] == "events" and len(col) == 4 * len(t["events"])
-            for i, ev in enumerate(t["events"]):
-                assert (col[4 * i], col[4 * i + 1]) == (ev["start"], ev["end"])
-                assert wire["names"][i] == ev["name"]
+    params = {"start": s, "end": e, "width": 800}
+    decoded = prof.request("timeline/range", params)
+    body = prof.request("timeline/range", params, raw=True)
+    assert isinstance(body, bytes) and json.loads(body) == decoded
+    kinds = {"buckets" if "buckets" in t else "events" for t in decoded["tracks"]}
     assert kinds == {"events", "buckets"}  # the whole small profile at 800 px mixes both
+    assert json.loads(prof.request("profile/info", None, raw=True)) == prof.info()
+    with pytest.raises(NsysAIError) as ei:  # errors are decoded and raised as usual
+        prof.request("timeline/range", {"start": e, "end": s, "width": 10}, raw=True)
+    assert ei.value.code == -32602
 
 
 def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
@@ -109,10 +95,16 @@ def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[
     w._on_msg(w, {"id": 8, "kind": "range", "start": "x", "end": e, "width": 500}, [])
     w._on_msg(w, {"id": 9, "kind": "range", "start": e, "end": s, "width": 500}, [])
     (ok, bufs), (bad, _), (inverted, _) = sent
-    assert ok["id"] == 7 and "error" not in ok and len(bufs) == len(ok["tracks"]) == len(w.tracks)
+    assert ok["id"] == 7 and "error" not in ok and ok["format"] == "json" and len(bufs) == 1
+    result = json.loads(bufs[0])
+    assert [t["id"] for t in result["tracks"]] == [t["id"] for t in w.tracks]
+    assert result["start"] <= s and result["end"] >= (s + e) // 2
+    w._on_msg(w, {"id": 10, "kind": "range", "start": s, "end": e, "width": 300,
+                  "tracks": [w.tracks[0]["id"]]}, [])
+    assert [t["id"] for t in json.loads(sent[-1][1][0])["tracks"]] == [w.tracks[0]["id"]]
     assert bad["id"] == 8 and "ValueError" in bad["error"]
     assert inverted["id"] == 9 and inverted["code"] == -32602  # the server's own validation
-    assert w.served == 1 and w.last_ms > 0
+    assert w.served == 2 and w.last_ms > 0
 
 
 def test_nvtx_tree_frame(prof: nsys_ai.Profile, small_profile: Path, sql: SQL, methods: frozenset[str]) -> None:
@@ -127,7 +119,41 @@ def test_nvtx_tree_frame(prof: nsys_ai.Profile, small_profile: Path, sql: SQL, m
     plain = nsys_ai.open(small_profile, frames=False).nvtx_tree()
     assert isinstance(plain, list) and plain[0]["name"] == roots[0]["name"]
     tree = prof.tree()
-    assert len(tree.roots) == len(roots)
+    assert tree.total == len(roots)
+
+
+def test_tree_widget_lazy_children(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+    need(methods, "nvtx/tree")
+    full = prof.request("nvtx/tree", {})["roots"]
+    w = prof.tree()
+    sent: list[dict] = []
+    w.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    w._on_msg(w, {"id": 1, "kind": "roots", "offset": 0, "limit": 3}, [])
+    page = sent[-1]
+    assert page["total"] == len(full) and [n["name"] for n in page["nodes"]] == [n["name"] for n in full[:3]]
+    # walk down the first deep path: each level's children equal the full tree's
+    i = next(k for k, n in enumerate(full) if any(c.get("children") for c in n["children"]))
+    w._on_msg(w, {"id": 2, "kind": "roots", "offset": i, "limit": 1}, [])
+    node, ref = sent[-1]["nodes"][0], full[i]
+    for level in range(3):
+        assert node["childCount"] in (None, len(ref["children"]))
+        w._on_msg(w, {"id": 10 + level, "kind": "children", "key": node["key"]}, [])
+        kids = sent[-1]["nodes"]
+        assert [(k["name"], k["start"], k["opCount"]) for k in kids] == \
+            [(c["name"], c["start"], c["opCount"]) for c in ref["children"]]
+        nxt = next((j for j, c in enumerate(ref["children"]) if c["children"]), None)
+        if nxt is None:
+            break
+        node, ref = kids[nxt], ref["children"][nxt]
+    assert level >= 1
+    w._on_msg(w, {"id": 99, "kind": "children", "key": {"path": [0], "depth": "x"}}, [])
+    assert "error" in sent[-1]
+    agg = prof.tree(aggregate=True)
+    agg.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    agg._on_msg(agg, {"id": 1, "kind": "roots"}, [])
+    first = sent[-1]["nodes"][0]
+    agg._on_msg(agg, {"id": 2, "kind": "children", "key": first["key"]}, [])
+    assert len(sent[-1]["nodes"]) == first["childCount"]
 
 
 def test_kernels_at(tagged_profile: Path, methods: frozenset[str]) -> None:
@@ -170,9 +196,10 @@ def test_diff(small_profile: Path, small_profile_b: Path, methods: frozenset[str
     need(methods, "profile/diff")
     a = nsys_ai.open(small_profile)
     d = a.diff(small_profile_b)
-    assert isinstance(d, dict) and d._repr_markdown_().strip()
+    assert isinstance(d, dict) and d["summary"]["text"] in d._repr_markdown_()
+    assert len(d.rows) == len(d["rows"])
     same = a.diff(a)
-    assert isinstance(same, dict)
+    assert same["summary"]["kernelNs"]["delta"] == 0 and same["summary"]["kernelChanges"]["faster"] == 0
 
 
 def test_real_profile(methods: frozenset[str]) -> None:

@@ -133,6 +133,15 @@ static const struct {
     {"Kernel2", "cutlass", "gemm"},
     {"void cutlass::Kernel2<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>(T1::Params)", "cutlass", "gemm"},
     {"[CUDA memcpy HtoD]", "cuda", "copy"},
+    /* names the Python peer's documentation and tests cite */
+    {"nvshmemi_init_array_kernel", "nvshmem", "communication"},
+    {"flash_fwd_splitkv_kernel", "flash-attention", "attention"},
+    {"volta_sgemm_128x64_nn", "cublas", "gemm"},
+    {"void cutlass::Kernel<cutlass::gemm::kernel::DefaultGemm<float>>(T1::Params)", "cutlass", "gemm"},
+    {"triton_poi_fused_add_0", "triton", "elementwise"},
+    {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", "nccl", "communication"},
+    {"ncclKernel_AllGather_RING_LL_Sum_int8_t", "nccl", "communication"},
+    {"fused_bias_gelu_kernel", "megatron", "elementwise"},
     {"[CUDA memset]", "cuda", "memset"},
 };
 

@@ -17,11 +17,3 @@ export interface RenderProps<T> {
   model: AnyModel<T>;
   el: HTMLElement;
 }
-
-/** A Float64Array view of a message buffer (copied when it is not 8-byte aligned). */
-export function float64(buf: Buffer): Float64Array {
-  if (buf instanceof ArrayBuffer) return new Float64Array(buf);
-  const { buffer, byteOffset, byteLength } = buf as ArrayBufferView;
-  if (byteOffset % 8 === 0) return new Float64Array(buffer, byteOffset, Math.floor(byteLength / 8));
-  return new Float64Array(buffer.slice(byteOffset, byteOffset + byteLength));
-}

@@ -1,6 +1,6 @@
 // Requests to the Python side over the widget's custom messages:
 // {id, kind, ...} out, {id, kind, ...} + buffers back, or {id, error}.
-import { AnyModel, Buffer, float64 } from "./anywidget";
+import { AnyModel, Buffer } from "./anywidget";
 
 export interface TrackData {
   id: string;
@@ -21,25 +21,72 @@ export interface RangeData {
   tracks: Map<string, TrackData>;
 }
 
-interface WireTrack {
-  id: string;
-  type: "events" | "buckets";
-  n: number;
-  names: (string | null)[];
-  kinds?: (string | null)[];
-  buffer: number;
+/** timeline/range as the server writes it (docs/protocol.md, timeline section). */
+interface RangeResult {
+  resolution: number;
+  start: number;
+  end: number;
+  tracks: {
+    id: string;
+    events?: { id: number; start: number; end: number; name: string | null; kind?: string; depth?: number }[];
+    buckets?: { start: number; end: number; count: number; busyNs: number; longest?: { id: number; name: string | null; dur: number } | null }[];
+  }[];
 }
 
 interface WireReply {
   id: number;
   kind: string;
+  format?: string;
   error?: string;
   code?: number | null;
-  start: number;
-  end: number;
-  resolution: number;
   serverMs?: number;
-  tracks: WireTrack[];
+}
+
+const decoder = new TextDecoder();
+
+function bytes(buf: Buffer): Uint8Array {
+  if (buf instanceof ArrayBuffer) return new Uint8Array(buf);
+  const v = buf as ArrayBufferView;
+  return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** Columns for drawing: events [start, end, depth, id]; buckets [start, end, count, busyNs, longestId, longestDur]. */
+export function toTracks(r: RangeResult): Map<string, TrackData> {
+  const out = new Map<string, TrackData>();
+  for (const t of r.tracks) {
+    if (t.buckets) {
+      const bs = t.buckets;
+      const cols = new Float64Array(bs.length * 6);
+      const names: (string | null)[] = new Array(bs.length);
+      for (let i = 0; i < bs.length; i++) {
+        const b = bs[i];
+        cols[i * 6] = b.start;
+        cols[i * 6 + 1] = b.end;
+        cols[i * 6 + 2] = b.count;
+        cols[i * 6 + 3] = b.busyNs;
+        cols[i * 6 + 4] = b.longest ? b.longest.id : -1;
+        cols[i * 6 + 5] = b.longest ? b.longest.dur : 0;
+        names[i] = b.longest ? b.longest.name : null;
+      }
+      out.set(t.id, { id: t.id, type: "buckets", n: bs.length, names, cols });
+    } else {
+      const es = t.events ?? [];
+      const cols = new Float64Array(es.length * 4);
+      const names: (string | null)[] = new Array(es.length);
+      const kinds: (string | null)[] = new Array(es.length);
+      for (let i = 0; i < es.length; i++) {
+        const e = es[i];
+        cols[i * 4] = e.start;
+        cols[i * 4 + 1] = e.end;
+        cols[i * 4 + 2] = e.depth ?? 0;
+        cols[i * 4 + 3] = e.id;
+        names[i] = e.name;
+        kinds[i] = e.kind ?? null;
+      }
+      out.set(t.id, { id: t.id, type: "events", n: es.length, names, kinds, cols });
+    }
+  }
+  return out;
 }
 
 interface Pending {
@@ -59,12 +106,14 @@ export class RangeClient {
     model.on("msg:custom", (msg: unknown, buffers: Buffer[]) => this.onMessage(msg, buffers));
   }
 
-  request(start: number, end: number, width: number): Promise<RangeData> {
+  request(start: number, end: number, width: number, tracks?: string[]): Promise<RangeData> {
     const id = this.nextId++;
     this.sent++;
     return new Promise<RangeData>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, t0: performance.now() });
-      this.model.send({ id, kind: "range", start: Math.floor(start), end: Math.ceil(end), width: Math.max(1, Math.round(width)) });
+      const msg: Record<string, unknown> = { id, kind: "range", start: Math.floor(start), end: Math.ceil(end), width: Math.max(1, Math.round(width)) };
+      if (tracks) msg.tracks = tracks;
+      this.model.send(msg);
     });
   }
 
@@ -88,18 +137,22 @@ export class RangeClient {
       p.reject(new Error(m.code != null ? `[${m.code}] ${m.error}` : m.error));
       return;
     }
-    const tracks = new Map<string, TrackData>();
-    for (const t of m.tracks) {
-      tracks.set(t.id, { id: t.id, type: t.type, n: t.n, names: t.names, kinds: t.kinds, cols: float64(buffers[t.buffer]) });
+    let r: RangeResult;
+    try {
+      r = JSON.parse(decoder.decode(bytes(buffers[0]))) as RangeResult;
+    } catch (e) {
+      this.failed++;
+      p.reject(new Error(`bad range reply: ${e}`));
+      return;
     }
     this.answered++;
     p.resolve({
-      start: m.start,
-      end: m.end,
-      resolution: m.resolution,
+      start: r.start,
+      end: r.end,
+      resolution: r.resolution,
       serverMs: m.serverMs ?? 0,
       roundTripMs: performance.now() - p.t0,
-      tracks,
+      tracks: toTracks(r),
     });
   }
 }

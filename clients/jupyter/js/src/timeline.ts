@@ -121,6 +121,7 @@ class Timeline {
     this.root.append(style, bar, this.scroll);
     host.append(this.root);
     this.bindPointer();
+    this.scroll.addEventListener("scroll", () => this.onScroll(), { passive: true });
     const served = () => (this.root.dataset.served = String(model.get("served") ?? 0));
     model.on("change:served", served);
     served();
@@ -170,7 +171,7 @@ class Timeline {
     this.dirty = false;
     const v = { ...this.view };
     this.client
-      .request(v.start, v.end, this.plotWidth())
+      .request(v.start, v.end, this.plotWidth(), this.visibleTracks())
       .then((d) => {
         this.data = d;
         this.status.classList.remove("nsys-tl-err");
@@ -185,11 +186,29 @@ class Timeline {
         this.root.dataset.requests = String(this.client.sent);
         this.root.dataset.answered = String(this.client.answered);
         this.root.dataset.failed = String(this.client.failed);
-        if (this.data) this.root.dataset.lastRoundTripMs = this.data.roundTripMs.toFixed(3);
+        if (this.data) {
+          this.root.dataset.lastRoundTripMs = this.data.roundTripMs.toFixed(3);
+          this.root.dataset.lastServerMs = this.data.serverMs.toFixed(3);
+        }
         this.queueDraw();
         if (this.dirty) this.fetch();
       });
     this.root.dataset.requests = String(this.client.sent);
+  }
+
+  /** Ids of the rows in (or near) the scrolled viewport; undefined when every row shows. */
+  private visibleTracks(): string[] | undefined {
+    const top = this.scroll.scrollTop;
+    const h = this.scroll.clientHeight || Number(this.scroll.style.maxHeight.replace("px", "")) || 420;
+    const first = Math.max(0, Math.floor((top - AXIS_H) / ROW_H) - 4);
+    const last = Math.min(this.tracks.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 4);
+    if (first === 0 && last >= this.tracks.length) return undefined;
+    return this.tracks.slice(first, last).map((t) => t.id);
+  }
+
+  private onScroll(): void {
+    const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
+    if (this.data && ids.some((id) => !this.data!.tracks.has(id))) this.fetch();
   }
 
   private onResize(): void {

@@ -1,8 +1,18 @@
-// The NVTX tree widget: collapsible rows (children rendered on first expand),
-// each with CPU time, projected GPU time, op count and kernel time, and a bar
-// showing the range's share of its root's CPU time.
-import { RenderProps } from "./anywidget";
+// The NVTX tree widget: rows loaded lazily from the Python side (pages of roots,
+// a node's children on first expand), each with CPU time, projected GPU time,
+// op count, kernel time and a bar of its share of the longest root shown.
+import { AnyModel, RenderProps } from "./anywidget";
 import { fmtDur } from "./format";
+
+interface Key {
+  path: number[];
+  id?: number;
+  pid?: number;
+  tid?: number;
+  depth?: number;
+  start?: number;
+  end?: number;
+}
 
 interface Node {
   name: string;
@@ -13,27 +23,44 @@ interface Node {
   gpuEnd?: number | null;
   opCount?: number;
   kernelNs?: number;
-  count?: number;
-  children?: Node[];
+  instances?: number;
+  cpuNs?: number;
+  childCount: number | null;
+  key: Key;
 }
 
 interface Model {
-  roots: Node[];
   title: string;
+  total: number;
+  aggregated: boolean;
 }
+
+interface Reply {
+  id: number;
+  kind: string;
+  error?: string;
+  code?: number | null;
+  nodes?: Node[];
+  total?: number;
+}
+
+const PAGE = 200;
 
 const CSS = `
 .nsys-tree { font: 12px system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--jp-ui-font-color1, #222);
-  border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; max-height: 480px; overflow: auto; padding: 4px 0; }
+  border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; max-height: 480px; overflow: auto; padding: 0 0 4px; }
 .nsys-tree-head, .nsys-tree-row { display: grid; grid-template-columns: minmax(240px, 1fr) 90px 90px 70px 90px 120px; gap: 6px;
   padding: 1px 8px; align-items: center; white-space: nowrap; }
-.nsys-tree-head { font-weight: 600; border-bottom: 1px solid var(--jp-border-color2, #ddd); position: sticky; top: -4px;
-  background: var(--jp-layout-color0, #fff); }
+.nsys-tree-head { font-weight: 600; border-bottom: 1px solid var(--jp-border-color2, #ddd); position: sticky; top: 0;
+  background: var(--jp-layout-color0, #fff); z-index: 1; }
 .nsys-tree-row:hover { background: rgba(128,128,128,.12); }
 .nsys-tree-name { overflow: hidden; text-overflow: ellipsis; cursor: default; }
 .nsys-tree-toggle { display: inline-block; width: 14px; cursor: pointer; user-select: none; color: var(--jp-ui-font-color2, #666); }
 .nsys-tree-num { text-align: right; font-variant-numeric: tabular-nums; }
 .nsys-tree-bar { height: 8px; background: hsl(265, 50%, 55%); border-radius: 2px; }
+.nsys-tree-more { padding: 2px 8px; color: var(--jp-content-link-color, #0969da); cursor: pointer; }
+.nsys-tree-note { padding: 2px 8px; color: var(--jp-ui-font-color2, #666); }
+.nsys-tree-err { padding: 2px 8px; color: #b00; }
 `;
 
 function div(cls: string, text?: string): HTMLDivElement {
@@ -43,76 +70,146 @@ function div(cls: string, text?: string): HTMLDivElement {
   return d;
 }
 
-function gpuDur(n: Node): number | null {
-  return n.gpuStart != null && n.gpuEnd != null && n.gpuEnd >= n.gpuStart ? n.gpuEnd - n.gpuStart : null;
+class Requests {
+  private pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
+  private next = 1;
+
+  constructor(private model: AnyModel<Model>) {
+    model.on("msg:custom", (msg: unknown) => {
+      const m = msg as Reply;
+      const p = m && typeof m.id === "number" ? this.pending.get(m.id) : undefined;
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.error !== undefined) p.reject(new Error(m.code != null ? `[${m.code}] ${m.error}` : m.error));
+      else p.resolve(m);
+    });
+  }
+
+  ask(content: Record<string, unknown>): Promise<Reply> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.model.send({ id, ...content });
+    });
+  }
+
+  dispose(): void {
+    for (const p of this.pending.values()) p.reject(new Error("widget closed"));
+    this.pending.clear();
+  }
 }
 
-function row(n: Node, depth: number, total: number): HTMLElement {
-  const r = div("nsys-tree-row");
-  r.dataset.depth = String(depth);
-  const name = div("nsys-tree-name");
-  name.style.paddingLeft = `${depth * 14}px`;
-  const kids = n.children ?? [];
-  const toggle = document.createElement("span");
-  toggle.className = "nsys-tree-toggle";
-  toggle.textContent = kids.length ? "▸" : "";
-  name.append(toggle, document.createTextNode(n.name + (n.count && n.count > 1 ? ` ×${n.count}` : "")));
-  name.title = `${n.name}${n.domain ? ` (domain ${n.domain})` : ""}`;
-  const cpu = n.end - n.start;
-  const gd = gpuDur(n);
-  const bar = div("nsys-tree-bar");
-  bar.style.width = `${Math.max(1, Math.min(100, (100 * cpu) / Math.max(1, total)))}%`;
-  const barCell = div("");
-  barCell.append(bar);
-  r.append(name, div("nsys-tree-num", fmtDur(cpu)), div("nsys-tree-num", gd == null ? "–" : fmtDur(gd)),
-    div("nsys-tree-num", String(n.opCount ?? 0)), div("nsys-tree-num", fmtDur(n.kernelNs ?? 0)), barCell);
-  let open = false;
-  let shown: HTMLElement[] = [];
-  const collapse = () => {
-    for (const e of shown) {
-      e.dispatchEvent(new CustomEvent("nsys-collapse"));
-      e.remove();
+class Tree {
+  private root = div("nsys-tree");
+  private longest = 1;
+
+  constructor(private req: Requests, model: AnyModel<Model>, host: HTMLElement) {
+    const style = document.createElement("style");
+    style.textContent = CSS;
+    const head = div("nsys-tree-head");
+    const title = model.get("title");
+    const first = `${model.get("aggregated") ? "NVTX path (merged)" : "NVTX range"}${title ? ` · ${title}` : ""}`;
+    for (const [h, cls] of [[first, ""], ["CPU", "nsys-tree-num"], ["GPU (proj.)", "nsys-tree-num"], ["ops", "nsys-tree-num"],
+      ["kernels", "nsys-tree-num"], ["share", ""]]) head.append(div(cls, h));
+    this.root.append(style, head);
+    this.root.dataset.total = String(model.get("total"));
+    host.append(this.root);
+    if (!model.get("total")) this.root.append(div("nsys-tree-note", "no NVTX ranges in this profile"));
+    else void this.loadRoots(0, null);
+  }
+
+  private async loadRoots(offset: number, more: HTMLElement | null): Promise<void> {
+    try {
+      const r = await this.req.ask({ kind: "roots", offset, limit: PAGE });
+      const nodes = r.nodes ?? [];
+      if (offset === 0) this.longest = nodes.reduce((m, n) => Math.max(m, n.end - n.start), 1);
+      const frag = document.createDocumentFragment();
+      for (const n of nodes) frag.append(this.row(n, 0));
+      const shown = offset + nodes.length;
+      const total = r.total ?? shown;
+      if (more) more.remove();
+      this.root.append(frag);
+      this.root.dataset.shown = String(shown);
+      if (shown < total) {
+        const m = div("nsys-tree-more", `show ${Math.min(PAGE, total - shown)} more of ${total - shown} remaining roots`);
+        m.onclick = () => void this.loadRoots(shown, m);
+        this.root.append(m);
+      }
+    } catch (e) {
+      this.root.append(div("nsys-tree-err", String(e)));
     }
-    shown = [];
-  };
-  r.addEventListener("nsys-collapse", collapse);
-  if (kids.length) {
-    toggle.addEventListener("click", () => {
+  }
+
+  private row(n: Node, depth: number): HTMLElement {
+    const r = div("nsys-tree-row");
+    r.dataset.depth = String(depth);
+    const name = div("nsys-tree-name");
+    name.style.paddingLeft = `${depth * 14}px`;
+    const toggle = document.createElement("span");
+    toggle.className = "nsys-tree-toggle";
+    const expandable = n.childCount === null || n.childCount > 0;
+    toggle.textContent = expandable ? "▸" : "";
+    const label = n.name + (n.instances && n.instances > 1 ? ` ×${n.instances}` : "");
+    name.append(toggle, document.createTextNode(label));
+    name.title = `${n.name}${n.domain ? ` (domain ${n.domain})` : ""}`;
+    const cpu = n.cpuNs ?? n.end - n.start;
+    const gd = n.gpuStart != null && n.gpuEnd != null && n.gpuEnd >= n.gpuStart ? n.gpuEnd - n.gpuStart : null;
+    const bar = div("nsys-tree-bar");
+    bar.style.width = `${Math.max(1, Math.min(100, (100 * cpu) / this.longest))}%`;
+    const barCell = div("");
+    barCell.append(bar);
+    r.append(name, div("nsys-tree-num", fmtDur(cpu)), div("nsys-tree-num", gd == null ? "–" : fmtDur(gd)),
+      div("nsys-tree-num", String(n.opCount ?? 0)), div("nsys-tree-num", fmtDur(n.kernelNs ?? 0)), barCell);
+    if (!expandable) return r;
+
+    let open = false;
+    let loading = false;
+    let shown: HTMLElement[] = [];
+    const collapse = () => {
+      for (const e of shown) {
+        e.dispatchEvent(new CustomEvent("nsys-collapse"));
+        e.remove();
+      }
+      shown = [];
+    };
+    r.addEventListener("nsys-collapse", collapse);
+    toggle.addEventListener("click", async () => {
+      if (loading) return;
       open = !open;
       toggle.textContent = open ? "▾" : "▸";
       if (!open) return collapse();
-      let anchor: Element = r;
-      for (const k of kids) {
-        const kr = row(k, depth + 1, total);
-        anchor.after(kr);
-        anchor = kr;
-        shown.push(kr);
+      loading = true;
+      try {
+        const reply = await this.req.ask({ kind: "children", key: n.key });
+        const kids = reply.nodes ?? [];
+        let anchor: Element = r;
+        const rows = kids.length ? kids.map((k) => this.row(k, depth + 1)) : [div("nsys-tree-note", "no nested ranges")];
+        for (const kr of rows) {
+          kr.style.paddingLeft = kr.classList.contains("nsys-tree-note") ? `${(depth + 1) * 14 + 22}px` : "";
+          anchor.after(kr);
+          anchor = kr;
+          shown.push(kr);
+        }
+      } catch (e) {
+        const err = div("nsys-tree-err", String(e));
+        r.after(err);
+        shown.push(err);
+      } finally {
+        loading = false;
+        this.root.dataset.rows = String(this.root.querySelectorAll(".nsys-tree-row").length);
       }
     });
+    return r;
   }
-  return r;
+
+  dispose(): void {
+    this.req.dispose();
+  }
 }
 
 export default {
-  render({ model, el }: RenderProps<Model>): void {
-    const style = document.createElement("style");
-    style.textContent = CSS;
-    const root = div("nsys-tree");
-    const head = div("nsys-tree-head");
-    for (const h of [model.get("title") ? `NVTX · ${model.get("title")}` : "NVTX range", "CPU", "GPU (proj.)", "ops", "kernels", "share"]) {
-      head.append(div(h === "CPU" || h === "GPU (proj.)" || h === "ops" || h === "kernels" ? "nsys-tree-num" : "", h));
-    }
-    root.append(style, head);
-    const roots = model.get("roots") ?? [];
-    if (!roots.length) root.append(div("nsys-tree-row", "no NVTX ranges in this profile"));
-    // bars: share of the longest root's CPU time
-    const longest = roots.reduce((m, n) => Math.max(m, n.end - n.start), 1);
-    for (const n of roots.slice(0, 5000)) {
-      const r = row(n, 0, longest);
-      root.append(r);
-    }
-    if (roots.length > 5000) root.append(div("nsys-tree-row", `… ${roots.length - 5000} more roots`));
-    root.dataset.roots = String(roots.length);
-    el.append(root);
+  render({ model, el }: RenderProps<Model>): () => void {
+    const t = new Tree(new Requests(model), model, el);
+    return () => t.dispose();
   },
 };

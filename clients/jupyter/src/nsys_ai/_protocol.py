@@ -42,13 +42,129 @@ ProgressParams = TypedDict("ProgressParams", {
     "value": Union[ProgressParamsValue0, ProgressParamsValue1, ProgressParamsValue2],
 })
 
-Ns = int
-
 ProfileId = str
+
+# agent/ask params
+AgentAskParams = TypedDict("AgentAskParams", {
+    "profileId": ProfileId,
+    "question": str,
+    "llm": NotRequired[bool],
+})
+
+AgentAskResultEvidenceItem = TypedDict("AgentAskResultEvidenceItem", {
+    "id": str,
+    "title": str,
+    "facts": List[str],
+    "data": Dict[str, Any],
+})
+
+AgentAskResultLlm1 = TypedDict("AgentAskResultLlm1", {
+    "model": str,
+    "provider": str,
+    "cached": bool,
+})
+
+# agent/ask result
+AgentAskResult = TypedDict("AgentAskResult", {
+    "question": str,
+    "mode": Literal["evidence", "llm"],
+    "answer": str,
+    "analyses": List[Literal["gpu_utilization", "top_kernels", "communication", "launch_overhead", "memory_copies", "precision"]],
+    "evidence": List[AgentAskResultEvidenceItem],
+    "llm": Union[None, AgentAskResultLlm1],
+})
+
+# agent/configure params
+AgentConfigureParams = TypedDict("AgentConfigureParams", {
+    "provider": NotRequired[Literal["openai", "anthropic"]],
+    "baseUrl": NotRequired[str],
+    "model": NotRequired[str],
+    "apiKeyEnv": NotRequired[str],
+    "timeoutMs": NotRequired[int],
+    "connectTimeoutMs": NotRequired[int],
+    "retries": NotRequired[int],
+    "backoffMs": NotRequired[int],
+    "enabled": NotRequired[bool],
+})
+
+# agent/configure result
+AgentConfigureResult = TypedDict("AgentConfigureResult", {
+    "configured": bool,
+    "provider": Literal["openai", "anthropic"],
+    "baseUrl": Union[str, None],
+    "model": Union[str, None],
+    "apiKeyEnv": str,
+    "apiKeySet": bool,
+    "timeoutMs": int,
+    "connectTimeoutMs": int,
+    "retries": int,
+    "source": Literal["none", "file", "env", "configure"],
+})
+
+AnalysisListParams = Union[Dict[str, Any], None]
+
+AnalysisListResultAnalysesItemParamsItem = TypedDict("AnalysisListResultAnalysesItemParamsItem", {
+    "name": str,
+    "type": Literal["integer", "number", "string", "boolean"],
+    "default": Any,
+    "description": str,
+})
+
+AnalysisListResultAnalysesItem = TypedDict("AnalysisListResultAnalysesItem", {
+    "name": str,
+    "description": str,
+    "params": List[AnalysisListResultAnalysesItemParamsItem],
+})
+
+# analysis/list result
+AnalysisListResult = TypedDict("AnalysisListResult", {
+    "analyses": List[AnalysisListResultAnalysesItem],
+})
+
+# analysis/run params
+AnalysisRunParams = TypedDict("AnalysisRunParams", {
+    "profileId": ProfileId,
+    "name": str,
+    "params": NotRequired[Dict[str, Any]],
+})
+
+Ns = int
 
 Window = TypedDict("Window", {
     "start": Ns,
     "end": Ns,
+})
+
+# analysis/run result
+AnalysisRunResult = TypedDict("AnalysisRunResult", {
+    "name": str,
+    "params": Dict[str, Any],
+    "window": Window,
+    "rows": List[Dict[str, Any]],
+    "summary": Dict[str, Any],
+})
+
+# export/perfetto params
+ExportPerfettoParams = TypedDict("ExportPerfettoParams", {
+    "profileId": ProfileId,
+    "path": str,
+    "start": NotRequired[Ns],
+    "end": NotRequired[Ns],
+})
+
+ExportPerfettoResultSlices = TypedDict("ExportPerfettoResultSlices", {
+    "gpu": int,
+    "nvtx": int,
+    "api": int,
+})
+
+# export/perfetto result
+ExportPerfettoResult = TypedDict("ExportPerfettoResult", {
+    "path": str,
+    "bytes": int,
+    "events": int,
+    "slices": ExportPerfettoResultSlices,
+    "flows": int,
 })
 
 InitializeParamsClientInfo = TypedDict("InitializeParamsClientInfo", {
@@ -83,6 +199,235 @@ InitializeResult = TypedDict("InitializeResult", {
     "capabilities": InitializeResultCapabilities,
 })
 
+# kernel/details params
+KernelDetailsParams = TypedDict("KernelDetailsParams", {
+    "profileId": ProfileId,
+    "kernelId": int,
+})
+
+KernelDetailsResultApi1 = TypedDict("KernelDetailsResultApi1", {
+    "id": int,
+    "name": str,
+    "pid": int,
+    "tid": int,
+    "threadName": NotRequired[str],
+    "start": Ns,
+    "end": Ns,
+    "queueDelayNs": int,
+    "correlationId": int,
+})
+
+KernelDetailsResultNvtxPathItem = TypedDict("KernelDetailsResultNvtxPathItem", {
+    "id": int,
+    "name": str,
+    "domain": str,
+    "start": Ns,
+    "end": Ns,
+})
+
+# kernel/details result
+KernelDetailsResult = TypedDict("KernelDetailsResult", {
+    "id": int,
+    "kind": Literal["kernel", "memcpy", "memset"],
+    "name": str,
+    "demangledName": str,
+    "start": Ns,
+    "end": Ns,
+    "durNs": int,
+    "device": int,
+    "stream": int,
+    "pid": NotRequired[int],
+    "track": NotRequired[str],
+    "streamClass": NotRequired[Literal["compute", "communication", "copy", "mixed"]],
+    "rowid": NotRequired[int],
+    "columns": Dict[str, Any],
+    "api": Union[None, KernelDetailsResultApi1],
+    "nvtxPath": List[KernelDetailsResultNvtxPathItem],
+})
+
+# kernel/explain params
+KernelExplainParams = TypedDict("KernelExplainParams", {
+    "profileId": NotRequired[ProfileId],
+    "name": NotRequired[str],
+    "kernelId": NotRequired[int],
+    "llm": NotRequired[bool],
+})
+
+KernelExplainResultPattern1 = TypedDict("KernelExplainResultPattern1", {
+    "id": str,
+    "family": str,
+    "title": NotRequired[Union[str, None]],
+})
+
+KernelExplainResultPrecision = TypedDict("KernelExplainResultPrecision", {
+    "dtype": Union[Literal["fp8", "bf16", "f16", "tf32", "fp32", "fp64", "int8"], None],
+    "tensorCores": Union[bool, None],
+    "mma": Union[str, None],
+    "tile": Union[str, None],
+    "smArch": Union[int, None],
+})
+
+KernelExplainResultNccl1 = TypedDict("KernelExplainResultNccl1", {
+    "collective": NotRequired[Union[str, None]],
+    "algorithm": NotRequired[Union[str, None]],
+    "protocol": NotRequired[Union[str, None]],
+    "op": NotRequired[Union[str, None]],
+    "dtype": NotRequired[Union[str, None]],
+})
+
+KernelExplainResultLaunch1 = TypedDict("KernelExplainResultLaunch1", {
+    "kernelId": int,
+    "grid": List[int],
+    "block": List[int],
+    "registersPerThread": int,
+    "staticSharedMemory": int,
+    "dynamicSharedMemory": int,
+    "localMemoryPerThread": NotRequired[int],
+    "sharedMemoryConfig": NotRequired[int],
+})
+
+KernelExplainResultOccupancy1BlocksPerSmBy = TypedDict("KernelExplainResultOccupancy1BlocksPerSmBy", {
+    "warps": NotRequired[int],
+    "registers": NotRequired[Union[int, None]],
+    "sharedMemory": NotRequired[Union[int, None]],
+    "blockSlots": NotRequired[int],
+})
+
+KernelExplainResultOccupancy1Gpu = TypedDict("KernelExplainResultOccupancy1Gpu", {
+    "name": NotRequired[Union[str, None]],
+    "spec": NotRequired[Union[str, None]],
+    "computeCapability": NotRequired[Union[str, None]],
+    "smCount": NotRequired[Union[int, None]],
+})
+
+KernelExplainResultOccupancy1 = TypedDict("KernelExplainResultOccupancy1", {
+    "theoretical": Union[float, None],
+    "note": NotRequired[str],
+    "activeWarpsPerSm": NotRequired[int],
+    "maxWarpsPerSm": NotRequired[int],
+    "blocksPerSm": NotRequired[int],
+    "limiter": NotRequired[Literal["warps", "registers", "sharedMemory", "blocks", "none"]],
+    "blocksPerSmBy": NotRequired[KernelExplainResultOccupancy1BlocksPerSmBy],
+    "totalBlocks": NotRequired[int],
+    "waves": NotRequired[Union[float, None]],
+    "gpu": KernelExplainResultOccupancy1Gpu,
+})
+
+KernelExplainResultStats1StreamsItem = TypedDict("KernelExplainResultStats1StreamsItem", {
+    "device": int,
+    "stream": int,
+})
+
+KernelExplainResultStats1NvtxPathsItem = TypedDict("KernelExplainResultStats1NvtxPathsItem", {
+    "path": str,
+    "count": int,
+})
+
+KernelExplainResultStats1Nvtx = TypedDict("KernelExplainResultStats1Nvtx", {
+    "sampled": int,
+    "attributed": int,
+    "paths": List[KernelExplainResultStats1NvtxPathsItem],
+})
+
+KernelExplainResultStats1 = TypedDict("KernelExplainResultStats1", {
+    "count": int,
+    "totalNs": int,
+    "avgNs": float,
+    "medianNs": int,
+    "p95Ns": int,
+    "minNs": int,
+    "maxNs": int,
+    "pctGpuTime": float,
+    "pctKernelTime": Union[float, None],
+    "rank": int,
+    "distinctNames": NotRequired[int],
+    "variants": NotRequired[int],
+    "streamCount": NotRequired[int],
+    "streams": List[KernelExplainResultStats1StreamsItem],
+    "longestKernelId": NotRequired[int],
+    "medianKernelId": NotRequired[int],
+    "nvtx": KernelExplainResultStats1Nvtx,
+})
+
+KernelExplainResultLlm = TypedDict("KernelExplainResultLlm", {
+    "model": str,
+    "provider": str,
+    "cached": bool,
+    "text": str,
+})
+
+# kernel/explain result
+KernelExplainResult = TypedDict("KernelExplainResult", {
+    "name": str,
+    "demangledName": str,
+    "displayName": str,
+    "kernelId": NotRequired[int],
+    "inProfile": bool,
+    "origin": str,
+    "category": str,
+    "known": bool,
+    "categoryGuessed": NotRequired[bool],
+    "pattern": Union[None, KernelExplainResultPattern1],
+    "description": str,
+    "precision": KernelExplainResultPrecision,
+    "nccl": Union[None, KernelExplainResultNccl1],
+    "bound": Literal["compute", "memory", "latency", "communication", "mixed", "unknown"],
+    "typicalBound": Literal["compute", "memory", "latency", "communication", "mixed", "unknown"],
+    "boundReasons": List[str],
+    "launch": Union[None, KernelExplainResultLaunch1],
+    "occupancy": Union[None, KernelExplainResultOccupancy1],
+    "stats": Union[None, KernelExplainResultStats1],
+    "nvtxPath": Union[str, None],
+    "suggestions": List[str],
+    "markdown": str,
+    "llm": NotRequired[KernelExplainResultLlm],
+})
+
+# nvtx/tree params
+NvtxTreeParams = TypedDict("NvtxTreeParams", {
+    "profileId": ProfileId,
+    "start": NotRequired[Ns],
+    "end": NotRequired[Ns],
+    "device": NotRequired[int],
+    "thread": NotRequired[Union[int, str]],
+    "maxDepth": NotRequired[int],
+    "aggregate": NotRequired[bool],
+    "topKernels": NotRequired[int],
+})
+
+NvtxTreeResultNodeTopKernelsItem = TypedDict("NvtxTreeResultNodeTopKernelsItem", {
+    "name": str,
+    "count": int,
+    "ns": int,
+})
+
+NvtxTreeResultNode = TypedDict("NvtxTreeResultNode", {
+    "name": str,
+    "domain": str,
+    "start": Ns,
+    "end": Ns,
+    "gpuStart": Union[int, None],
+    "gpuEnd": Union[int, None],
+    "opCount": int,
+    "kernelNs": int,
+    "depth": NotRequired[int],
+    "id": NotRequired[int],
+    "instances": NotRequired[int],
+    "cpuNs": NotRequired[int],
+    "pid": NotRequired[int],
+    "tid": NotRequired[int],
+    "topKernels": List[NvtxTreeResultNodeTopKernelsItem],
+    "children": List["NvtxTreeResultNode"],
+})
+
+# nvtx/tree result
+NvtxTreeResult = TypedDict("NvtxTreeResult", {
+    "roots": List[NvtxTreeResultNode],
+    "nodeCount": int,
+    "rangeCount": int,
+    "aggregated": bool,
+})
+
 # profile/close params
 ProfileCloseParams = TypedDict("ProfileCloseParams", {
     "profileId": ProfileId,
@@ -91,6 +436,113 @@ ProfileCloseParams = TypedDict("ProfileCloseParams", {
 # profile/close result
 ProfileCloseResult = TypedDict("ProfileCloseResult", {
     "closed": Literal[True],
+})
+
+# profile/diff params
+ProfileDiffParams = TypedDict("ProfileDiffParams", {
+    "base": ProfileId,
+    "compare": ProfileId,
+})
+
+ProfileDiffResultBase = TypedDict("ProfileDiffResultBase", {
+    "profileId": str,
+    "file": Union[str, None],
+    "window": Window,
+})
+
+ProfileDiffResultCompare = TypedDict("ProfileDiffResultCompare", {
+    "profileId": str,
+    "file": Union[str, None],
+    "window": Window,
+})
+
+ProfileDiffResultRowsItem = TypedDict("ProfileDiffResultRowsItem", {
+    "status": Literal["added", "removed", "faster", "slower", "same"],
+    "deltaPct": Union[float, None],
+})
+
+ProfileDiffResultSummaryKernelNs = TypedDict("ProfileDiffResultSummaryKernelNs", {
+    "base": float,
+    "compare": float,
+    "delta": float,
+    "deltaPct": float,
+})
+
+ProfileDiffResultSummaryKernels = TypedDict("ProfileDiffResultSummaryKernels", {
+    "base": float,
+    "compare": float,
+    "delta": float,
+    "deltaPct": float,
+})
+
+ProfileDiffResultSummarySpanNs = TypedDict("ProfileDiffResultSummarySpanNs", {
+    "base": float,
+    "compare": float,
+    "delta": float,
+    "deltaPct": float,
+})
+
+ProfileDiffResultSummaryIdleNs = TypedDict("ProfileDiffResultSummaryIdleNs", {
+    "base": float,
+    "compare": float,
+    "delta": float,
+    "deltaPct": float,
+})
+
+ProfileDiffResultSummaryOverlapNs = TypedDict("ProfileDiffResultSummaryOverlapNs", {
+    "base": float,
+    "compare": float,
+    "delta": float,
+    "deltaPct": float,
+})
+
+ProfileDiffResultSummaryCommOnlyNs = TypedDict("ProfileDiffResultSummaryCommOnlyNs", {
+    "base": float,
+    "compare": float,
+    "delta": float,
+    "deltaPct": float,
+})
+
+ProfileDiffResultSummaryComputeOnlyNs = TypedDict("ProfileDiffResultSummaryComputeOnlyNs", {
+    "base": float,
+    "compare": float,
+    "delta": float,
+    "deltaPct": float,
+})
+
+ProfileDiffResultSummaryIterationMedianNs = TypedDict("ProfileDiffResultSummaryIterationMedianNs", {
+    "base": float,
+    "compare": float,
+    "delta": float,
+    "deltaPct": float,
+})
+
+ProfileDiffResultSummaryIterations = TypedDict("ProfileDiffResultSummaryIterations", {
+    "base": float,
+    "compare": float,
+    "delta": float,
+    "deltaPct": float,
+})
+
+ProfileDiffResultSummary = TypedDict("ProfileDiffResultSummary", {
+    "kernelNs": ProfileDiffResultSummaryKernelNs,
+    "kernels": ProfileDiffResultSummaryKernels,
+    "spanNs": ProfileDiffResultSummarySpanNs,
+    "idleNs": ProfileDiffResultSummaryIdleNs,
+    "overlapNs": ProfileDiffResultSummaryOverlapNs,
+    "commOnlyNs": ProfileDiffResultSummaryCommOnlyNs,
+    "computeOnlyNs": ProfileDiffResultSummaryComputeOnlyNs,
+    "iterationMedianNs": ProfileDiffResultSummaryIterationMedianNs,
+    "iterations": ProfileDiffResultSummaryIterations,
+    "text": str,
+})
+
+# profile/diff result
+ProfileDiffResult = TypedDict("ProfileDiffResult", {
+    "base": ProfileDiffResultBase,
+    "compare": ProfileDiffResultCompare,
+    "rows": List[ProfileDiffResultRowsItem],
+    "summary": ProfileDiffResultSummary,
 })
 
 # profile/info params
@@ -196,18 +648,168 @@ ProfileOpenResult = TypedDict("ProfileOpenResult", {
     "info": ProfileInfoResult,
 })
 
+# report/generate params
+ReportGenerateParams = TypedDict("ReportGenerateParams", {
+    "profileId": ProfileId,
+    "format": NotRequired[Literal["json", "text", "markdown", "md"]],
+})
+
+ReportGenerateResultFindingsItemEvidence = TypedDict("ReportGenerateResultFindingsItemEvidence", {
+    "window": Window,
+})
+
+ReportGenerateResultFindingsItem = TypedDict("ReportGenerateResultFindingsItem", {
+    "id": Literal["gpu_bubbles", "cpu_bound_launch", "exposed_nccl", "pageable_h2d", "excessive_h2d", "small_kernel_storm", "hotspot_kernel", "missing_nvtx", "sync_stalls", "iteration_outliers", "profile_too_short"],
+    "severity": Literal["critical", "warning", "info"],
+    "title": str,
+    "recommendation": str,
+    "impactNs": NotRequired[float],
+    "evidence": ReportGenerateResultFindingsItemEvidence,
+})
+
+# report/generate result
+ReportGenerateResult = TypedDict("ReportGenerateResult", {
+    "file": Union[str, None],
+    "gpus": List[Dict[str, Any]],
+    "window": Window,
+    "totals": Dict[str, Any],
+    "counts": Dict[str, Any],
+    "findings": List[ReportGenerateResultFindingsItem],
+    "analyses": Dict[str, Dict[str, Any]],
+    "rendered": NotRequired[str],
+    "format": NotRequired[Literal["text", "markdown"]],
+})
+
+# search params
+SearchParams = TypedDict("SearchParams", {
+    "profileId": ProfileId,
+    "query": str,
+    "kinds": NotRequired[List[Literal["kernel", "nvtx"]]],
+    "limit": NotRequired[int],
+})
+
+SearchResultResultsItem = TypedDict("SearchResultResultsItem", {
+    "kind": Literal["kernel", "nvtx"],
+    "name": str,
+    "demangledName": NotRequired[str],
+    "count": int,
+    "totalNs": int,
+})
+
+# search result
+SearchResult = TypedDict("SearchResult", {
+    "query": str,
+    "mode": Literal["substring", "glob"],
+    "results": List[SearchResultResultsItem],
+    "distinct": int,
+    "matches": int,
+    "truncated": bool,
+})
+
 ShutdownParams = Union[Dict[str, Any], None]
 
 ShutdownResult = None
+
+# timeline/range params
+TimelineRangeParams = TypedDict("TimelineRangeParams", {
+    "profileId": ProfileId,
+    "start": Ns,
+    "end": Ns,
+    "width": int,
+    "tracks": NotRequired[List[str]],
+    "maxEvents": NotRequired[int],
+})
+
+TimelineRangeResultTracksItem0EventsItem = TypedDict("TimelineRangeResultTracksItem0EventsItem", {
+    "id": int,
+    "start": Ns,
+    "end": Ns,
+    "name": str,
+    "kind": Literal["kernel", "memcpy", "memset", "nvtx", "nvtxProjected", "api"],
+    "depth": int,
+})
+
+TimelineRangeResultTracksItem0 = TypedDict("TimelineRangeResultTracksItem0", {
+    "id": str,
+    "events": List[TimelineRangeResultTracksItem0EventsItem],
+})
+
+TimelineRangeResultTracksItem1BucketsItemLongest = TypedDict("TimelineRangeResultTracksItem1BucketsItemLongest", {
+    "id": int,
+    "name": str,
+    "dur": int,
+})
+
+TimelineRangeResultTracksItem1BucketsItem = TypedDict("TimelineRangeResultTracksItem1BucketsItem", {
+    "start": Ns,
+    "end": Ns,
+    "count": int,
+    "busyNs": int,
+    "longest": NotRequired[TimelineRangeResultTracksItem1BucketsItemLongest],
+})
+
+TimelineRangeResultTracksItem1 = TypedDict("TimelineRangeResultTracksItem1", {
+    "id": str,
+    "buckets": List[TimelineRangeResultTracksItem1BucketsItem],
+})
+
+# timeline/range result
+TimelineRangeResult = TypedDict("TimelineRangeResult", {
+    "resolution": int,
+    "start": Ns,
+    "end": Ns,
+    "tracks": List[Union[TimelineRangeResultTracksItem0, TimelineRangeResultTracksItem1]],
+})
+
+# timeline/tracks params
+TimelineTracksParams = TypedDict("TimelineTracksParams", {
+    "profileId": ProfileId,
+})
+
+TimelineTracksResultTracksItem = TypedDict("TimelineTracksResultTracksItem", {
+    "id": str,
+    "kind": Literal["gpu", "nvtxProjected", "nvtx", "api"],
+    "name": str,
+    "device": NotRequired[int],
+    "stream": NotRequired[int],
+    "pid": NotRequired[int],
+    "tid": NotRequired[int],
+    "depth": NotRequired[int],
+    "streamClass": NotRequired[Literal["compute", "communication", "copy", "mixed"]],
+    "busyNs": NotRequired[int],
+    "threadName": NotRequired[str],
+    "count": int,
+    "order": int,
+})
+
+# timeline/tracks result
+TimelineTracksResult = TypedDict("TimelineTracksResult", {
+    "tracks": List[TimelineTracksResultTracksItem],
+    "start": Ns,
+    "end": Ns,
+})
 
 # Every method with a schema, and the names of its params/result types.
 METHODS: Dict[str, Dict[str, str]] = {
     "$/cancelRequest": {"params": "CancelRequestParams"},
     "$/progress": {"params": "ProgressParams"},
+    "agent/ask": {"params": "AgentAskParams", "result": "AgentAskResult"},
+    "agent/configure": {"params": "AgentConfigureParams", "result": "AgentConfigureResult"},
+    "analysis/list": {"params": "AnalysisListParams", "result": "AnalysisListResult"},
+    "analysis/run": {"params": "AnalysisRunParams", "result": "AnalysisRunResult"},
+    "export/perfetto": {"params": "ExportPerfettoParams", "result": "ExportPerfettoResult"},
     "initialize": {"params": "InitializeParams", "result": "InitializeResult"},
+    "kernel/details": {"params": "KernelDetailsParams", "result": "KernelDetailsResult"},
+    "kernel/explain": {"params": "KernelExplainParams", "result": "KernelExplainResult"},
+    "nvtx/tree": {"params": "NvtxTreeParams", "result": "NvtxTreeResult"},
     "profile/close": {"params": "ProfileCloseParams", "result": "ProfileCloseResult"},
+    "profile/diff": {"params": "ProfileDiffParams", "result": "ProfileDiffResult"},
     "profile/info": {"params": "ProfileInfoParams", "result": "ProfileInfoResult"},
     "profile/list": {"params": "ProfileListParams", "result": "ProfileListResult"},
     "profile/open": {"params": "ProfileOpenParams", "result": "ProfileOpenResult"},
+    "report/generate": {"params": "ReportGenerateParams", "result": "ReportGenerateResult"},
+    "search": {"params": "SearchParams", "result": "SearchResult"},
     "shutdown": {"params": "ShutdownParams", "result": "ShutdownResult"},
+    "timeline/range": {"params": "TimelineRangeParams", "result": "TimelineRangeResult"},
+    "timeline/tracks": {"params": "TimelineTracksParams", "result": "TimelineTracksResult"},
 }

@@ -90,7 +90,7 @@ class RichResult(dict):  # type: ignore[type-arg]
     It is an ordinary dict (index it, serialize it); `.markdown` is the text shown.
     """
 
-    _markdown_keys = ("markdown", "rendered", "summaryMarkdown")
+    _markdown_keys: tuple[str, ...] = ("markdown", "rendered", "summaryMarkdown")
 
     @property
     def markdown(self) -> str:
@@ -108,6 +108,10 @@ class RichResult(dict):  # type: ignore[type-arg]
 
     def _repr_html_(self) -> str:
         return markdown_to_html(self.markdown)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """Plain-text front ends (a terminal IPython) show the markdown, not the dict."""
+        printer.text(self.markdown if not cycle else f"{type(self).__name__}(...)")
 
 
 def _short_json(obj: Any, limit: int = 4000) -> str:
@@ -138,13 +142,58 @@ class Report(RichResult):
         return frame(rows) if have_pandas() else rows
 
 
+def _ns(v: Any) -> str:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    a = abs(x)
+    if a >= 1e9:
+        return f"{x / 1e9:.3g} s"
+    if a >= 1e6:
+        return f"{x / 1e6:.3g} ms"
+    if a >= 1e3:
+        return f"{x / 1e3:.3g} us"
+    return f"{x:.0f} ns"
+
+
+def _count(v: Any) -> str:
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
 class Diff(RichResult):
-    """`profile/diff` result; displays its summary."""
+    """`profile/diff` result: the summary sentence, the headline deltas and the kernels
+    that changed most (`.rows` as a DataFrame)."""
+
+    _markdown_keys = ("markdown",)
 
     def _fallback_markdown(self) -> str:
         s = self.get("summary")
-        if isinstance(s, str):
-            return s
-        if isinstance(s, list):
-            return "\n".join(f"- {x}" for x in s)
-        return super()._fallback_markdown()
+        if not isinstance(s, dict):
+            return super()._fallback_markdown()
+        def name(side: str) -> str:
+            return str((self.get(side) or {}).get("file") or side)
+
+        lines = [f"### diff: `{name('base')}` → `{name('compare')}`", ""]
+        if s.get("text"):
+            lines += [str(s["text"]), ""]
+        lines += ["| metric | base | compare | delta | % |", "|---|---:|---:|---:|---:|"]
+        for key, v in s.items():
+            if isinstance(v, dict) and {"base", "compare", "delta"} <= set(v):
+                fmt = _ns if key.endswith("Ns") else _count
+                lines.append(f"| {key} | {fmt(v['base'])} | {fmt(v['compare'])} | {fmt(v['delta'])} | "
+                             f"{v.get('deltaPct', '')} |")
+        rows = sorted(self.get("rows") or [], key=lambda r: -abs(float(r.get("deltaNs") or 0)))[:15]
+        if rows:
+            lines += ["", "| kernel | status | count | total (base → compare) | delta |", "|---|---|---:|---:|---:|"]
+            for r in rows:
+                lines.append(f"| `{r.get('name')}` | {r.get('status')} | {r.get('baseCount')} → {r.get('compareCount')} | "
+                             f"{_ns(r.get('baseTotalNs'))} → {_ns(r.get('compareTotalNs'))} | "
+                             f"{_ns(r.get('deltaNs'))} ({r.get('deltaPct')}%) |")
+        return "\n".join(lines)
+
+    @property
+    def rows(self) -> Any:
+        from ._frames import frame, have_pandas
+        rows = list(self.get("rows") or [])
+        return frame(rows) if have_pandas() else rows

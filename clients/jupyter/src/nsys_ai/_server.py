@@ -12,6 +12,7 @@ import atexit
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -21,6 +22,9 @@ from typing import Any, Callable, Optional
 from .errors import NsysAIError, ServerDiedError, ServerNotFoundError
 
 ENV_SERVER = "NSYS_AI_SERVER"
+# The server writes replies as {"jsonrpc":"2.0","id":N,"result":...}: a raw request
+# takes the result's JSON text without decoding it (anything else is decoded normally).
+_RESULT_PREFIX = re.compile(rb'^\{"jsonrpc":"2\.0","id":(\d+),"result":')
 _STDERR_KEEP = 64  # last lines of server stderr kept for error messages
 
 
@@ -41,11 +45,13 @@ def find_server(binary: Optional[str] = None) -> str:
 
 
 class _Pending:
-    __slots__ = ("event", "reply")
+    __slots__ = ("event", "reply", "raw", "raw_result")
 
-    def __init__(self) -> None:
+    def __init__(self, raw: bool = False) -> None:
         self.event = threading.Event()
         self.reply: Optional[dict] = None
+        self.raw = raw                         # deliver the result undecoded
+        self.raw_result: Optional[bytes] = None
 
 
 class Server:
@@ -117,6 +123,18 @@ class Server:
                     buf += chunk
                 body = bytes(buf[:length])
                 del buf[:length]
+                m = _RESULT_PREFIX.match(body, 0, 64) if body.endswith(b"}") else None
+                if m is not None:
+                    with self._lock:
+                        pending = self._pending.get(int(m.group(1)))
+                        if pending is not None and pending.raw:
+                            del self._pending[int(m.group(1))]
+                        else:
+                            pending = None
+                    if pending is not None:
+                        pending.raw_result = body[m.end():-1]
+                        pending.event.set()
+                        continue
                 self._dispatch(json.loads(body))
         except Exception as e:  # a protocol violation: treat the server as dead
             self._stderr.append(f"[nsys_ai client] bad frame from server: {e}\n")
@@ -176,8 +194,19 @@ class Server:
 
         On timeout (or KeyboardInterrupt) the request is cancelled with $/cancelRequest.
         """
+        return self._request(method, params, timeout, raw=False)
+
+    def request_raw(self, method: str, params: Any = None, timeout: Optional[float] = None) -> bytes:
+        """Like `request`, but returns the result as UTF-8 JSON text, undecoded.
+
+        Used to forward large results (timeline ranges) to a notebook front end,
+        which parses them itself, without a decode/encode round in Python.
+        """
+        return self._request(method, params, timeout, raw=True)  # type: ignore[no-any-return]
+
+    def _request(self, method: str, params: Any, timeout: Optional[float], raw: bool) -> Any:
         rid = next(self._ids)
-        pending = _Pending()
+        pending = _Pending(raw)
         with self._lock:
             if self._dead is not None:
                 raise self._dead
@@ -199,6 +228,8 @@ class Server:
         except KeyboardInterrupt:
             self._cancel(rid)
             raise
+        if pending.raw_result is not None:
+            return pending.raw_result
         reply = pending.reply
         if reply is None:  # woken by the server's death
             assert self._dead is not None
@@ -206,7 +237,10 @@ class Server:
         if "error" in reply:
             e = reply["error"]
             raise NsysAIError(int(e.get("code", 0)), str(e.get("message", "")), e.get("data"))
-        return reply.get("result")
+        result = reply.get("result")
+        if raw:  # a reply in another layout: encode the decoded result
+            return json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return result
 
     def _cancel(self, rid: int) -> None:
         with self._lock:

@@ -75,14 +75,16 @@ class Profile:
         return self._open()[0]
 
     def request(self, method: str, params: Optional[dict] = None, *, id_key: str = "profileId",
-                timeout: Optional[float] = None) -> Any:
-        """Calls any server method with this profile's id added as `id_key`."""
+                timeout: Optional[float] = None, raw: bool = False) -> Any:
+        """Calls any server method with this profile's id added as `id_key`
+        (`raw=True`: the result's JSON text as bytes, undecoded)."""
         if self._closed:
             raise ValueError(f"profile {self.path} is closed")
         for attempt in (0, 1):
             srv, pid = self._open()
             try:
-                return srv.request(method, {id_key: pid, **(params or {})}, timeout=timeout)
+                call = srv.request_raw if raw else srv.request
+                return call(method, {id_key: pid, **(params or {})}, timeout=timeout)
             except NsysAIError as e:
                 if e.code != PROFILE_NOT_OPEN or attempt:
                     raise
@@ -207,11 +209,11 @@ class Profile:
         return TimelineWidget(self, start=start, end=end, height=height)
 
     def tree(self, **params: Any) -> "NvtxTreeWidget":
-        """An NVTX tree widget (collapsible; CPU and projected GPU times)."""
+        """An NVTX tree widget (collapsible, loaded level by level; CPU and projected GPU
+        times). Takes `nvtx/tree`'s params: start, end, device, thread, maxDepth,
+        aggregate=True (merge equal paths across iterations), topKernels."""
         from .widget import NvtxTreeWidget
-        res = self.request(M_TREE, params)
-        roots = res.get("roots", res.get("nodes", [])) if isinstance(res, dict) else res
-        return NvtxTreeWidget(roots=roots, title=os.path.basename(self.path))
+        return NvtxTreeWidget(self, params)
 
     def __repr__(self) -> str:
         return f"<nsys_ai.Profile {self.path!r} id={self._id!r}>"

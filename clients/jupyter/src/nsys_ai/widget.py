@@ -1,15 +1,14 @@
 """Notebook widgets (anywidget): the zoomable timeline and the NVTX tree.
 
 The timeline's front end asks for data with custom messages
-`{id, kind: "range", start, end, width}`; the Python side answers each with
-`timeline/range` as `{id, kind: "range", resolution, start, end, tracks: [...]}`
-plus one binary buffer per track (Float64 columns), or `{id, error, code}`.
+`{id, kind: "range", start, end, width, tracks?}`; the Python side answers each
+with `{id, kind: "range", serverMs}` plus one binary buffer: the `timeline/range`
+result's UTF-8 JSON exactly as the server wrote it (never decoded in Python, so
+a zoom costs the server's time plus a copy), or with `{id, kind, error, code}`.
 """
 from __future__ import annotations
 
-import array
 import pathlib
-import sys
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -30,45 +29,6 @@ def _bundle(name: str) -> pathlib.Path:
         raise RuntimeError(f"nsys_ai widget bundle {path} is missing: build it with "
                            "`npm ci && npm run build` in clients/jupyter/js (the wheel build does this)")
     return path
-
-
-def encode_range(result: dict) -> tuple[dict, list[bytes]]:
-    """A `timeline/range` result as a widget message plus one Float64 buffer per track.
-
-    events  -> buffer [start, end, depth, kernelId] per event; names, kinds as lists
-    buckets -> buffer [start, end, count, busyNs, longestId, longestDur] per bucket; longest names
-    """
-    tracks: list[dict] = []
-    buffers: list[bytes] = []
-    for t in result.get("tracks", []):
-        if "buckets" in t:
-            bs = t["buckets"]
-            col = array.array("d")
-            names: list[Any] = []
-            for b in bs:
-                lg = b.get("longest") or {}
-                col.extend((b["start"], b["end"], b.get("count", 0), b.get("busyNs", 0),
-                            lg.get("id", -1) if lg.get("id") is not None else -1, lg.get("dur", 0) or 0))
-                names.append(lg.get("name"))
-            tracks.append({"id": t["id"], "type": "buckets", "n": len(bs), "names": names, "buffer": len(buffers)})
-        else:
-            es = t.get("events") or []
-            col = array.array("d")
-            names = []
-            kinds: list[Any] = []
-            for e in es:
-                eid = e.get("id")
-                col.extend((e["start"], e["end"], e.get("depth", 0) or 0, eid if isinstance(eid, (int, float)) else -1))
-                names.append(e.get("name"))
-                kinds.append(e.get("kind"))
-            tracks.append({"id": t["id"], "type": "events", "n": len(es), "names": names, "kinds": kinds,
-                           "buffer": len(buffers)})
-        if sys.byteorder != "little":  # JS typed arrays are little-endian on every supported platform
-            col.byteswap()
-        buffers.append(col.tobytes())
-    msg = {"kind": "range", "resolution": result.get("resolution"), "start": result.get("start"),
-           "end": result.get("end"), "tracks": tracks}
-    return msg, buffers
 
 
 class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
@@ -116,18 +76,116 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         params: dict[str, Any] = {"start": int(content["start"]), "end": int(content["end"]),
                                   "width": max(1, int(content.get("width", 1000)))}
         if content.get("tracks"):
-            params["tracks"] = list(content["tracks"])
-        res = self._profile.request(M_RANGE, params)
-        msg, buffers = encode_range(res)
+            params["tracks"] = [str(t) for t in content["tracks"]]
+        body = self._profile.request(M_RANGE, params, raw=True)
         self.last_ms = (time.perf_counter() - t0) * 1e3
-        msg["serverMs"] = round(self.last_ms, 3)
         self.served += 1
-        return msg, buffers
+        return {"kind": "range", "format": "json", "serverMs": round(self.last_ms, 3)}, [body]
 
 
 class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]
-    """A collapsible NVTX tree: CPU time, projected GPU time, op count and kernel time per range."""
+    """A collapsible NVTX tree: CPU time, projected GPU time, op count and kernel time per range.
+
+    Loaded lazily, so it stays small on a 10M-kernel profile: the front end asks
+    for pages of roots `{id, kind: "roots", offset, limit}` and for a node's children
+    `{id, kind: "children", key}`; each answer is `{id, kind, nodes, total?}`.
+    Children come from `nvtx/tree` over the node's own window and thread, two levels
+    deep (so each child knows whether it has children). An aggregated tree
+    (`aggregate=True`, equal paths merged) is small and kept whole on the Python side.
+    """
 
     _esm = _bundle("tree.js")
-    roots: Any = traitlets.List().tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
+    total = traitlets.Int(0).tag(sync=True)       # number of roots
+    aggregated = traitlets.Bool(False).tag(sync=True)
+
+    def __init__(self, profile: "Profile", params: Optional[dict] = None, **kwargs: Any) -> None:
+        from .profile import M_TREE
+        self._profile = profile
+        self._params = dict(params or {})
+        self._max_depth: Optional[int] = self._params.pop("maxDepth", None)
+        agg = bool(self._params.get("aggregate"))
+        if agg:  # merged paths: small, kept whole
+            res = profile.request(M_TREE, {**self._params, **({"maxDepth": self._max_depth}
+                                                             if self._max_depth is not None else {})})
+            self._roots: list[dict] = res.get("roots", [])
+        else:    # roots with their children (to know which have any); deeper levels on demand
+            res = profile.request(M_TREE, {**self._params, "maxDepth": self._cap(1)})
+            self._roots = res.get("roots", [])
+            for r in self._roots:
+                for c in r.get("children") or []:
+                    c.setdefault("pid", r.get("pid"))
+                    c.setdefault("tid", r.get("tid"))
+        super().__init__(title=pathlib.Path(profile.path).name, total=len(self._roots), aggregated=agg, **kwargs)
+        self.on_msg(self._on_msg)
+
+    def _cap(self, depth: int) -> int:
+        return depth if self._max_depth is None else min(depth, int(self._max_depth))
+
+    @staticmethod
+    def _public(node: dict, path: list[int]) -> dict:
+        """A node for the front end: no children, but how many, and a key to ask for them."""
+        out = {k: v for k, v in node.items() if k != "children"}
+        kids = node.get("children")
+        out["childCount"] = len(kids) if kids is not None else None
+        out["key"] = {"path": path, "id": node.get("id"), "pid": node.get("pid"), "tid": node.get("tid"),
+                      "depth": node.get("depth"), "start": node.get("start"), "end": node.get("end")}
+        return out
+
+    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict) or content.get("kind") not in ("roots", "children"):
+            return
+        rid = content.get("id")
+        try:
+            if content["kind"] == "roots":
+                off = max(0, int(content.get("offset", 0)))
+                lim = max(1, min(2000, int(content.get("limit", 200))))
+                nodes = [self._public(n, [off + i]) for i, n in enumerate(self._roots[off:off + lim])]
+                self.send({"id": rid, "kind": "roots", "total": len(self._roots), "offset": off, "nodes": nodes})
+            else:
+                key = content.get("key") or {}
+                self.send({"id": rid, "kind": "children", "nodes": self.children(key)})
+        except NsysAIError as e:
+            self.send({"id": rid, "kind": content.get("kind"), "error": e.message, "code": e.code})
+        except Exception as e:
+            self.send({"id": rid, "kind": content.get("kind"), "error": f"{type(e).__name__}: {e}", "code": None})
+
+    def children(self, key: dict) -> list[dict]:
+        """The children of the node `key` names (front-end keys, see `_public`)."""
+        from .profile import M_TREE
+        path = [int(i) for i in key.get("path") or []]
+        if self.aggregated:  # kept whole: walk the path
+            if not path:
+                raise ValueError("key.path: expected a non-empty list")
+            node = self._roots[path[0]]
+            for i in path[1:]:
+                node = (node.get("children") or [])[i]
+            return [self._public(c, path + [i]) for i, c in enumerate(node.get("children") or [])]
+        depth = int(key["depth"])
+        if self._max_depth is not None and depth >= self._max_depth:
+            return []
+        params = {**self._params, "start": int(key["start"]), "end": int(key["end"]),
+                  "maxDepth": self._cap(depth + 2)}
+        if key.get("tid") is not None:
+            params["thread"] = f"{int(key['pid'])}:{int(key['tid'])}" if key.get("pid") is not None \
+                else int(key["tid"])
+        res = self._profile.request(M_TREE, params)
+        found = _find(res.get("roots", []), key.get("id"), depth)
+        if found is None:
+            raise LookupError(f"NVTX range {key.get('id')} not found in its own window")
+        kids = found.get("children") or []
+        for c in kids:
+            c["pid"], c["tid"] = key.get("pid"), key.get("tid")
+        return [self._public(c, path + [i]) for i, c in enumerate(kids)]
+
+
+def _find(nodes: list[dict], range_id: Any, depth: int) -> Optional[dict]:
+    """The node with `id` range_id (at `depth`) in a tree, depth-first."""
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        if n.get("id") == range_id and n.get("depth") == depth:
+            return n
+        if (n.get("depth") or 0) < depth:
+            stack.extend(n.get("children") or [])
+    return None

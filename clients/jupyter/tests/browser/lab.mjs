@@ -119,6 +119,24 @@ try {
   if (s2.colors < 8 || s2.nonWhiteFrac < 0.05) fail(`zoomed screenshot looks blank: ${JSON.stringify(s2)}`);
   if (shot1.equals(shot2)) fail("zoom did not change the picture");
 
+  // timed zoom steps: one wheel notch each, waiting for its answer
+  const trips = [];
+  for (let i = 0; i < 10; i++) {
+    const n = Number(await tl.evaluate((e) => e.dataset.answered));
+    await page.mouse.move(box.x + 210 + (box.width - 210) * (0.3 + 0.04 * i), box.y + 60);
+    await page.mouse.wheel(0, i % 3 === 2 ? 300 : -300);
+    await page.waitForFunction((k) => {
+      const d = document.querySelector(".nsys-tl").dataset;
+      return Number(d.answered) > k && d.answered === d.requests;
+    }, n, { timeout: 30000 });
+    const d = await tl.evaluate((e) => ({ rt: Number(e.dataset.lastRoundTripMs), py: Number(e.dataset.lastServerMs) }));
+    trips.push(d);
+  }
+  const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  result.zoomRoundTripMs = { p50: med(trips.map((t) => t.rt)), max: Math.max(...trips.map((t) => t.rt)),
+    pythonSideP50: med(trips.map((t) => t.py)), n: trips.length };
+  step("zoom round trips (browser -> kernel -> server -> browser)", result.zoomRoundTripMs);
+
   // drag to pan
   const answered1 = Number(after.answered);
   await page.mouse.move(box.x + 700, box.y + 80);
@@ -138,11 +156,22 @@ try {
   // -- the NVTX tree ----------------------------------------------------------------
   const tree = page.locator(".nsys-tree").first();
   await tree.waitFor({ state: "visible", timeout: 60000 });
+  await page.waitForFunction(() => document.querySelectorAll(".nsys-tree .nsys-tree-row").length > 0, null, { timeout: 60000 });
   const rows0 = await tree.locator(".nsys-tree-row").count();
+  // expand the first expandable root, then its first expandable child (each one request)
   await tree.locator(".nsys-tree-toggle", { hasText: "▸" }).first().click();
+  await page.waitForFunction((n) => document.querySelectorAll(".nsys-tree .nsys-tree-row").length > n, rows0, { timeout: 30000 });
   const rows1 = await tree.locator(".nsys-tree-row").count();
-  step("tree", { roots: await tree.evaluate((e) => e.dataset.roots), rowsBefore: rows0, rowsAfterExpand: rows1 });
-  if (!(rows0 > 0 && rows1 > rows0)) fail("tree did not render or expand");
+  const childToggle = tree.locator('.nsys-tree-row[data-depth="1"] .nsys-tree-toggle', { hasText: "▸" }).first();
+  let rows2 = rows1;
+  if (await childToggle.count()) {
+    await childToggle.click();
+    await page.waitForFunction((n) => document.querySelectorAll(".nsys-tree .nsys-tree-row").length > n, rows1, { timeout: 30000 });
+    rows2 = await tree.locator(".nsys-tree-row").count();
+  }
+  const errs = await tree.locator(".nsys-tree-err").count();
+  step("tree", { total: await tree.evaluate((e) => e.dataset.total), rowsBefore: rows0, afterExpand: rows1, afterSecondExpand: rows2 });
+  if (!(rows0 > 0 && rows1 > rows0) || errs) fail("tree did not render or expand");
   await tree.screenshot({ path: path.join(outDir, "tree.png") });
 
   // -- markdown outputs (report / explain) --------------------------------------------
