@@ -442,8 +442,8 @@ static void nsys__rule_sync(nsys__findings *f, const cJSON *sync, int64_t span) 
                 "Each blocking synchronisation drains the GPU queue. Remove syncs from the steady-state loop "
                 "(.item(), .cpu(), print of tensors, cudaDeviceSynchronize), use events or non_blocking "
                 "copies, and sync once per step at most.",
-                "Synchronisation stalls: %.0f blocking calls take %s on the CPU while the GPU idles %s%s%s",
-                nsys__num(s, "calls"), nsys__dur(b1, sizeof b1, total), nsys__dur(b2, sizeof b2, idle),
+                "Synchronisation stalls: %.0f blocking call%s take%s %s on the CPU while the GPU idles %s%s%s",
+                nsys__num(s, "calls"), nsys__num(s, "calls") == 1 ? "" : "s", nsys__num(s, "calls") == 1 ? "s" : "", nsys__dur(b1, sizeof b1, total), nsys__dur(b2, sizeof b2, idle),
                 r ? "; mostly " : "", r ? nsys__str(r, "api") : "");
 }
 
@@ -546,8 +546,13 @@ static void nsys__merge_devices(cJSON *arr) {
     cJSON_AddItemToObject(ev, "perDevice", per);
     cJSON_ReplaceItemInObject(m, "severity", cJSON_CreateString(sev));
     cJSON_ReplaceItemInObject(m, "impactNs", cJSON_CreateNumber(impact));
-    char title[700];
-    snprintf(title, sizeof title, "[%d GPUs, worst shown] %s", gn, nsys__str(m, "title"));
+    char title[700], list[128] = "";
+    const cJSON *dv2;
+    cJSON_ArrayForEach(dv2, devs) {
+      size_t len = strlen(list);
+      if (len < sizeof list - 12) snprintf(list + len, sizeof list - len, "%s%d", len ? "," : "", (int)dv2->valuedouble);
+    }
+    snprintf(title, sizeof title, "[GPUs %s; worst shown] %s", list, nsys__str(m, "title"));
     cJSON_ReplaceItemInObject(m, "title", cJSON_CreateString(title));
     cJSON_ReplaceItemInArray(arr, i, m);
     cJSON_Delete(group);
