@@ -648,6 +648,33 @@ ProfileOpenResult = TypedDict("ProfileOpenResult", {
     "info": ProfileInfoResult,
 })
 
+# profile/openSet params
+ProfileOpenSetParams = TypedDict("ProfileOpenSetParams", {
+    "paths": List[str],
+})
+
+ProfileOpenSetResultFilesItem = TypedDict("ProfileOpenSetResultFilesItem", {
+    "utcEpochNs": Union[int, None],
+    "offsetNs": Ns,
+})
+
+ProfileOpenSetResultStragglers = TypedDict("ProfileOpenSetResultStragglers", {
+    "straggler": Union[int, None],
+    "ranks": List[Dict[str, Any]],
+})
+
+# profile/openSet result
+ProfileOpenSetResult = TypedDict("ProfileOpenSetResult", {
+    "files": List[ProfileOpenSetResultFilesItem],
+    "ranks": List[Dict[str, Any]],
+    "aligned": bool,
+    "window": Window,
+    "overlap": List[Dict[str, Any]],
+    "nccl": List[Dict[str, Any]],
+    "iterations": List[Dict[str, Any]],
+    "stragglers": ProfileOpenSetResultStragglers,
+})
+
 # report/generate params
 ReportGenerateParams = TypedDict("ReportGenerateParams", {
     "profileId": ProfileId,
@@ -807,6 +834,7 @@ METHODS: Dict[str, Dict[str, str]] = {
     "profile/info": {"params": "ProfileInfoParams", "result": "ProfileInfoResult"},
     "profile/list": {"params": "ProfileListParams", "result": "ProfileListResult"},
     "profile/open": {"params": "ProfileOpenParams", "result": "ProfileOpenResult"},
+    "profile/openSet": {"params": "ProfileOpenSetParams", "result": "ProfileOpenSetResult"},
     "report/generate": {"params": "ReportGenerateParams", "result": "ReportGenerateResult"},
     "search": {"params": "SearchParams", "result": "SearchResult"},
     "shutdown": {"params": "ShutdownParams", "result": "ShutdownResult"},
