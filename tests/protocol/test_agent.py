@@ -154,3 +154,20 @@ def test_cli_ask(tmp_path, small_profile):
     p = subprocess.run([server_binary(), "ask", str(small_profile), "what is slow?", "--llm"], capture_output=True,
                        text=True, env=env)
     assert p.returncode == 2 and "LLM" in p.stderr
+
+
+def test_runs_registered_analyses(plain, small_profile):
+    """Questions about sync/overlap also run the analysis module's analyses,
+    and the evidence carries exactly their analysis/run summaries."""
+    pid = plain.request("profile/open", {"path": str(small_profile)})["profileId"]
+    listed = {a["name"] for a in plain.request("analysis/list", {})["analyses"]}
+    if not {"overlap", "sync_cost"} <= listed:
+        pytest.skip("analysis module without overlap/sync_cost")
+    r = plain.request("agent/ask", {"profileId": pid, "question": "Is NCCL overlapped, and do syncs block the GPU?"})
+    check_schema("agent/ask", "result", r)
+    assert "analysis:overlap" in r["analyses"] and "analysis:sync_cost" in r["analyses"]
+    for name in ("overlap", "sync_cost"):
+        ev = next(e for e in r["evidence"] if e["id"] == f"analysis:{name}")
+        direct = plain.request("analysis/run", {"profileId": pid, "name": name})
+        assert ev["data"] == direct["summary"]
+        assert ev["facts"]

@@ -65,3 +65,21 @@ def test_openset_errors(server):
     with pytest.raises(RpcError) as e:
         server.request("profile/openSet", {"paths": ["/no/such/file.sqlite"]})
     assert e.value.code == -32001
+
+
+def test_ranks_cli():
+    import json
+    import os
+    import subprocess
+
+    from nsys_rpc import server_binary
+    p = need_real("nsys2026_2gpu_nccl_before")
+    r = subprocess.run([server_binary(), "ranks", str(p), "--format", "json"], capture_output=True, timeout=120,
+                       env={**os.environ, "NSYS_AI_NO_PROGRESS": "1"})
+    assert r.returncode == 0, r.stderr.decode()
+    res = json.loads(r.stdout)
+    check_schema("profile/openSet", "result", res)
+    common, last = straggler_ref([(p, 0)])
+    assert [x["lastCount"] for x in res["stragglers"]["ranks"]] == last
+    t = subprocess.run([server_binary(), "ranks", str(p)], capture_output=True, timeout=120)
+    assert t.returncode == 0 and b"Stragglers" in t.stdout

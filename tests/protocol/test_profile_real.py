@@ -160,3 +160,33 @@ def test_real_profile_open_over_rpc(name, request):
     closed = server.request("profile/close", {"profileId": pid})
     check_schema("profile/close", "result", closed)
     assert closed == {"closed": True}
+
+
+@pytest.mark.xfail(strict=True, reason="index/index_source.c opens its own connection without "
+                   "immutable=1 (should use nsys_profile_open_db); remove this mark when fixed")
+def test_read_only_on_a_wal_mode_database(tmp_path):
+    """A WAL-mode database opened mode=ro alone would get -wal/-shm files
+    beside it; immutable=1 must prevent that."""
+    import sqlite3
+    dst = tmp_path / "wal.sqlite"
+    con = sqlite3.connect(dst)
+    con.executescript("""
+        PRAGMA journal_mode=WAL;
+        CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO StringIds VALUES(0,'x');
+        CREATE TABLE NVTX_EVENTS(start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+                                 text TEXT, globalTid INTEGER, domainId INTEGER);
+        INSERT INTO NVTX_EVENTS VALUES(1, 5, 59, 'r', 281479271677953, 0);
+    """)
+    con.commit()
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    for side in ("wal.sqlite-wal", "wal.sqlite-shm"):
+        (tmp_path / side).unlink(missing_ok=True)
+    assert dst.read_bytes()[18:20] == b"\x02\x02"  # header: WAL mode
+    assert sorted(os.listdir(tmp_path)) == ["wal.sqlite"]
+    before = _fingerprint(dst)
+    info = cli_info(dst)
+    assert info["counts"]["nvtx"] == 1
+    assert _fingerprint(dst) == before
+    assert sorted(os.listdir(tmp_path)) == ["wal.sqlite"]

@@ -40,6 +40,7 @@ typedef struct nsys_actx {
   uint8_t *name_nccl;     /* per strtab id: 1 when the name is an NCCL kernel */
   uint8_t *name_api;      /* per strtab id: nsys_api_class */
   int64_t **api_pmax;     /* per thread: running max of api end (for overlap search) */
+  uint8_t *op_class;      /* per op: 1 compute kernel, 2 NCCL kernel, 3 memcpy/memset */
 } nsys_actx;
 
 typedef bool (*nsys_analysis_fn)(nsys_actx *ctx, cJSON *rows, cJSON *summary);
@@ -88,6 +89,9 @@ bool nsys_pred_comm(nsys_actx *c, uint32_t op);    /* NCCL kernel */
 /* Union of the ops of `device` (all tracks) that satisfy pred, clipped to [a,b). */
 void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,
                             nsys_ivls *out);
+/* Up to 4 unions in one pass (preds[k] -> outs[k]), clipped to [a,b). */
+void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b, const nsys_op_pred *preds,
+                             nsys_ivls *const *outs, int n);
 /* Calls fn for every op of `device` overlapping [a,b), in start order. */
 void nsys_actx_device_each(nsys_actx *c, int32_t device, int64_t a, int64_t b,
                            void (*fn)(nsys_actx *c, uint32_t op, void *ud), void *ud);

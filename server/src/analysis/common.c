@@ -50,11 +50,23 @@ static void nsys__fill_name_caches(nsys_actx *c) {
   }
 }
 
-bool nsys_actx_is_nccl_op(nsys_actx *c, uint32_t op) {
+static void nsys__fill_op_class(nsys_actx *c) {
   nsys__fill_name_caches(c);
-  uint32_t nm = c->ix->ops.name[op];
-  return c->ix->ops.kind[op] == NSYS_OP_KERNEL && nm < c->ix->strings.count && c->name_nccl[nm];
+  const nsys_index *ix = c->ix;
+  uint8_t *cls = nsys_xmalloc((size_t)ix->ops.n + 1);
+  for (uint32_t i = 0; i < ix->ops.n; i++) {
+    uint32_t nm = ix->ops.name[i];
+    cls[i] = ix->ops.kind[i] != NSYS_OP_KERNEL ? 3 : (nm < ix->strings.count && c->name_nccl[nm]) ? 2 : 1;
+  }
+  c->op_class = cls;
 }
+
+static inline uint8_t nsys__op_class(nsys_actx *c, uint32_t op) {
+  if (!c->op_class) nsys__fill_op_class(c);
+  return c->op_class[op];
+}
+
+bool nsys_actx_is_nccl_op(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) == 2; }
 
 nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api) {
   nsys__fill_name_caches(c);
@@ -62,16 +74,14 @@ nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api) {
   return nm < c->ix->strings.count ? (nsys_api_class)c->name_api[nm] : NSYS_API_OTHER;
 }
 
-bool nsys_pred_kernel(nsys_actx *c, uint32_t op) { return c->ix->ops.kind[op] == NSYS_OP_KERNEL; }
+bool nsys_pred_kernel(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) != 3; }
 bool nsys_pred_any(nsys_actx *c, uint32_t op) {
   (void)c;
   (void)op;
   return true;
 }
-bool nsys_pred_compute(nsys_actx *c, uint32_t op) {
-  return c->ix->ops.kind[op] == NSYS_OP_KERNEL && !nsys_actx_is_nccl_op(c, op);
-}
-bool nsys_pred_comm(nsys_actx *c, uint32_t op) { return nsys_actx_is_nccl_op(c, op); }
+bool nsys_pred_compute(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) == 1; }
+bool nsys_pred_comm(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) == 2; }
 
 uint32_t nsys_actx_devices(nsys_actx *c, int32_t **out) {
   const nsys_index *ix = c->ix;
@@ -173,26 +183,73 @@ void nsys_actx_device_each(nsys_actx *c, int32_t device, int64_t a, int64_t b,
   free(cur);
 }
 
-typedef struct {
-  nsys_op_pred pred;
-  nsys_ivls *out;
-  int64_t a, b;
-} nsys__union_ud;
+/* First op of track t that may overlap [a, ...): ops of one stream are
+ * serialised, so only a few ops before the first one starting at >= a can
+ * still be running at a. */
+static uint32_t nsys__track_lower(const nsys_index *ix, const nsys_gpu_track *tr, int64_t a) {
+  uint32_t lo = tr->first, hi = tr->first + tr->count;
+  while (lo < hi) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (ix->ops.start[m] < a) lo = m + 1;
+    else hi = m;
+  }
+  uint32_t l = lo;
+  for (uint32_t back = lo, steps = 0; back > tr->first && steps < 64; steps++) {
+    back--;
+    if (ix->ops.end[back] > a) l = back;
+  }
+  return l;
+}
 
-static void nsys__union_cb(nsys_actx *c, uint32_t op, void *ud) {
-  nsys__union_ud *u = ud;
-  if (!u->pred(c, op)) return;
-  int64_t s = c->ix->ops.start[op], e = c->ix->ops.end[op];
-  if (s < u->a) s = u->a;
-  if (e > u->b) e = u->b;
-  nsys_ivls_add_sorted(u->out, s, e);
+void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b, const nsys_op_pred *preds,
+                             nsys_ivls *const *outs, int n) {
+  const nsys_index *ix = c->ix;
+  nsys_ivls tmp[4], scratch;
+  nsys_ivls_init(&scratch);
+  for (int k = 0; k < n; k++) {
+    nsys_ivls_init(&tmp[k]);
+    nsys_ivls_clear(outs[k]);
+  }
+  for (uint32_t t = 0; t < ix->n_tracks; t++) {
+    const nsys_gpu_track *tr = &ix->tracks[t];
+    if (tr->device != device || !tr->count) continue;
+    for (int k = 0; k < n; k++) nsys_ivls_clear(&tmp[k]);
+    for (uint32_t i = nsys__track_lower(ix, tr, a), end = tr->first + tr->count; i < end; i++) {
+      int64_t s = ix->ops.start[i];
+      if (s >= b) break;
+      int64_t e = ix->ops.end[i];
+      if (e <= a) continue;
+      if (s < a) s = a;
+      if (e > b) e = b;
+      for (int k = 0; k < n; k++)
+        if (preds[k](c, i)) {
+          /* a stream's ops are sorted by start; tolerate rare overlaps */
+          if (tmp[k].n && s < tmp[k].s[tmp[k].n - 1]) s = tmp[k].s[tmp[k].n - 1];
+          nsys_ivls_add_sorted(&tmp[k], s, e);
+        }
+    }
+    for (int k = 0; k < n; k++) {
+      if (!tmp[k].n) continue;
+      if (!outs[k]->n) {
+        nsys_ivls t2 = *outs[k];
+        *outs[k] = tmp[k];
+        tmp[k] = t2;
+        continue;
+      }
+      nsys_ivls_union(outs[k], &tmp[k], &scratch);
+      nsys_ivls t2 = *outs[k];
+      *outs[k] = scratch;
+      scratch = t2;
+    }
+  }
+  for (int k = 0; k < n; k++) nsys_ivls_free(&tmp[k]);
+  nsys_ivls_free(&scratch);
 }
 
 void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,
                             nsys_ivls *out) {
-  nsys_ivls_clear(out);
-  nsys__union_ud u = {pred, out, a, b};
-  nsys_actx_device_each(c, device, a, b, nsys__union_cb, &u);
+  nsys_ivls *outs[1] = {out};
+  nsys_actx_device_unions(c, device, a, b, &pred, outs, 1);
 }
 
 bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t *s,

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "analysis/analyses.h"
-#include "analysis/gpu_peaks.h"
+#include "explain/gpu_specs.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
@@ -240,9 +240,9 @@ static void nsys__iter_stats(nsys_actx *c, const nsys_iter *it, nsys__itstats *s
   nsys_ivls_init(&a);
   nsys_ivls_init(&b);
   nsys_ivls_init(&u);
-  nsys_actx_device_union(c, it->device, nsys_pred_compute, it->start, it->end, &a);
-  nsys_actx_device_union(c, it->device, nsys_pred_comm, it->start, it->end, &b);
-  nsys_actx_device_union(c, it->device, nsys_pred_any, it->start, it->end, &u);
+  const nsys_op_pred preds[3] = {nsys_pred_compute, nsys_pred_comm, nsys_pred_any};
+  nsys_ivls *const outs[3] = {&a, &b, &u};
+  nsys_actx_device_unions(c, it->device, it->start, it->end, preds, outs, 3);
   st->compute = nsys_ivls_total(&a);
   st->nccl = nsys_ivls_total(&b);
   st->overlap = nsys_ivls_intersect_len(&a, &b);
@@ -334,9 +334,15 @@ bool nsys_an_mfu(nsys_actx *c, cJSON *rows, cJSON *summary) {
     return false;
   }
   const char *gpu_name = NULL;
-  if (c->p && c->p->info.n_gpus > 0) gpu_name = c->p->info.gpus[0].name;
-  const nsys_gpu_peak *spec = gpu_name ? nsys_gpu_peak_find(gpu_name) : NULL;
-  if (peak <= 0 && spec) peak = nsys_gpu_peak_tflops(spec, dtype);
+  int ccma = -1, ccmi = -1;
+  if (c->p && c->p->info.n_gpus > 0) {
+    gpu_name = c->p->info.gpus[0].name;
+    ccma = c->p->info.gpus[0].cc_major;
+    ccmi = c->p->info.gpus[0].cc_minor;
+  }
+  /* the shared datasheet table of explain/ (dense tensor-core peaks) */
+  const nsys_gpu_spec *spec = gpu_name ? nsys_gpu_spec_match_or_cc(gpu_name, ccma, ccmi) : NULL;
+  if (peak <= 0 && spec) peak = nsys_gpu_spec_peak(spec, dtype ? dtype : "bf16");
   if (peak <= 0) {
     nsys_call_fail(c->call, NSYS_E_DATA_MISSING,
                    "GPU peak unknown (GPU '%s' is not in the spec table): pass params.peakTflops",

@@ -143,6 +143,7 @@ typedef struct {
 typedef struct {
   int64_t small_ns;
   int64_t min_run;
+  int64_t max_gap;
   /* per device sweep state */
   int64_t busy_end;
   bool have_busy;
@@ -183,6 +184,7 @@ static void nsys__launch_sweep(nsys_actx *c, uint32_t op, void *ud) {
   }
   if (!w->have_busy || e > w->busy_end) w->busy_end = e;
   w->have_busy = true;
+  if (w->run_n && s - w->run_e > w->max_gap) nsys__storm_close(w); /* a pause ends a burst */
   if (e - s < w->small_ns) {
     if (!w->run_n) w->run_s = s;
     w->run_n++;
@@ -257,6 +259,7 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys__sweep w = {0};
   w.small_ns = small;
   w.min_run = nsys_actx_int(c, "stormMinKernels");
+  w.max_gap = nsys_actx_int(c, "stormMaxGapNs");
   w.storms = cJSON_CreateArray();
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);

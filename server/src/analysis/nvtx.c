@@ -21,7 +21,7 @@ typedef struct {
   int64_t ns;
 } nsys__kmap;
 
-static int nsys__cmp_kmap(const void *a, const void *b) {
+static __attribute__((unused)) int nsys__cmp_kmap(const void *a, const void *b) {
   const nsys__kmap *x = a, *y = b;
   if (x->kernel != y->kernel) return x->kernel < y->kernel ? -1 : 1;
   return x->nvtx < y->nvtx ? -1 : x->nvtx > y->nvtx;
@@ -40,46 +40,134 @@ static int nsys__cmp_nv(const void *a, const void *b, void *ctx) {
   return i < j ? -1 : i > j;
 }
 
+/* Open-addressing map (kernel name, NVTX name) -> (count, ns). */
+typedef struct {
+  uint64_t *keys; /* (kernel << 32 | nvtx) + 1, 0 = empty */
+  uint32_t *count;
+  int64_t *ns;
+  size_t cap, n;
+} nsys__pairmap;
+
+static void nsys__pm_add(nsys__pairmap *m, uint32_t k, uint32_t v, int64_t ns) {
+  if ((m->n + 1) * 2 > m->cap) {
+    nsys__pairmap g = {0};
+    g.cap = m->cap ? m->cap * 2 : 1024;
+    g.keys = nsys_xcalloc(g.cap, sizeof *g.keys);
+    g.count = nsys_xcalloc(g.cap, sizeof *g.count);
+    g.ns = nsys_xcalloc(g.cap, sizeof *g.ns);
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->keys[i]) {
+        size_t h = (size_t)((m->keys[i] * 0x9E3779B97F4A7C15ULL) >> 20) & (g.cap - 1);
+        while (g.keys[h]) h = (h + 1) & (g.cap - 1);
+        g.keys[h] = m->keys[i];
+        g.count[h] = m->count[i];
+        g.ns[h] = m->ns[i];
+        g.n++;
+      }
+    free(m->keys);
+    free(m->count);
+    free(m->ns);
+    *m = g;
+  }
+  uint64_t key = (((uint64_t)k << 32) | v) + 1;
+  size_t h = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 20) & (m->cap - 1);
+  while (m->keys[h] && m->keys[h] != key) h = (h + 1) & (m->cap - 1);
+  if (!m->keys[h]) {
+    m->keys[h] = key;
+    m->n++;
+  }
+  m->count[h]++;
+  m->ns[h] += ns;
+}
+
 bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
   const nsys_index *ix = c->ix;
-  uint32_t ns = ix->strings.count;
+  uint32_t ns = ix->strings.count, nr = ix->nvtx.n;
   int64_t limit = nsys_actx_int(c, "limit");
-  nsys__nv *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
-  uint64_t ranges = 0;
+  /* per range: own GPU work (ops launched by calls whose innermost range it
+   * is), then propagated to the ancestors (deepest first) */
+  int64_t *kern = nsys_xcalloc((size_t)nr + 1, sizeof *kern);
+  int64_t *gmin = nsys_xmalloc(((size_t)nr + 1) * sizeof *gmin);
+  int64_t *gmax = nsys_xmalloc(((size_t)nr + 1) * sizeof *gmax);
+  for (uint32_t r = 0; r < nr; r++) {
+    gmin[r] = INT64_MAX;
+    gmax[r] = INT64_MIN;
+  }
+  nsys__pairmap pm = {0};
+  uint64_t kernels = 0, attributed = 0;
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
-    for (uint32_t r = th->nvtx_first; r < th->nvtx_first + th->nvtx_count; r++) {
-      int64_t s = ix->nvtx.start[r], e = ix->nvtx.end[r];
-      if (s < c->t0 || s >= c->t1) continue;
-      uint32_t nm = ix->nvtx.name[r] < ns ? ix->nvtx.name[r] : ns;
-      ranges++;
-      g[nm].count++;
-      g[nm].cpu += e - s;
-      uint32_t lo = 0, hi = th->api_count;
-      while (lo < hi) {
-        uint32_t m = lo + (hi - lo) / 2;
-        if (ix->api.start[th->api_first + m] < s) lo = m + 1;
-        else hi = m;
+    /* calls and ranges are both sorted by start: a cursor replaces the
+     * binary search of nsys_actx_innermost_nvtx */
+    uint32_t cur = th->nvtx_first, nend = th->nvtx_first + th->nvtx_count;
+    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
+      if (ix->api.first_op[k] < 0) continue;
+      int64_t as = ix->api.start[k], ae = ix->api.end[k];
+      while (cur < nend && ix->nvtx.start[cur] <= as) cur++;
+      int32_t r = cur > th->nvtx_first ? (int32_t)(cur - 1) : -1;
+      for (int guard = 0; r >= 0 && guard < 1024; guard++) {
+        if (ix->nvtx.start[r] <= as && ix->nvtx.end[r] >= ae) break;
+        r = ix->nvtx.parent[r];
       }
-      int64_t gs = 0, ge = 0;
-      uint32_t nops = 0;
-      for (uint32_t k = th->api_first + lo; k < th->api_first + th->api_count; k++) {
-        if (ix->api.start[k] > e) break;
-        if (ix->api.end[k] > e) continue;
-        for (int32_t op = ix->api.first_op[k]; op >= 0; op = ix->op_next[op]) {
-          if (!nsys_actx_device_selected(c, ix->tracks[ix->ops.track[op]].device)) continue;
-          if (!nops || ix->ops.start[op] < gs) gs = ix->ops.start[op];
-          if (!nops || ix->ops.end[op] > ge) ge = ix->ops.end[op];
-          if (ix->ops.kind[op] == NSYS_OP_KERNEL) g[nm].kern += nsys_op_dur(ix, (uint32_t)op);
-          nops++;
+      for (int32_t op = ix->api.first_op[k]; op >= 0; op = ix->op_next[op]) {
+        if (!nsys_actx_device_selected(c, ix->tracks[ix->ops.track[op]].device)) continue;
+        bool is_k = ix->ops.kind[op] == NSYS_OP_KERNEL;
+        bool in_win = ix->ops.start[op] >= c->t0 && ix->ops.start[op] < c->t1;
+        if (is_k && in_win) kernels++;
+        if (r < 0) continue;
+        if (ix->ops.start[op] < gmin[r]) gmin[r] = ix->ops.start[op];
+        if (ix->ops.end[op] > gmax[r]) gmax[r] = ix->ops.end[op];
+        if (is_k) {
+          kern[r] += nsys_op_dur(ix, (uint32_t)op);
+          if (in_win) {
+            attributed++;
+            nsys__pm_add(&pm, ix->ops.name[op], ix->nvtx.name[r], nsys_op_dur(ix, (uint32_t)op));
+          }
         }
-      }
-      if (nops) {
-        g[nm].with_gpu++;
-        g[nm].proj += ge - gs;
       }
     }
   }
+  /* unattributed kernels (no launching call) still count as kernels */
+  for (uint32_t i = 0; i < ix->ops.n; i++)
+    if (ix->ops.api[i] < 0 && ix->ops.kind[i] == NSYS_OP_KERNEL && ix->ops.start[i] >= c->t0 &&
+        ix->ops.start[i] < c->t1 && nsys_actx_device_selected(c, ix->tracks[ix->ops.track[i]].device))
+      kernels++;
+  /* propagate by depth, deepest first (counting sort on depth) */
+  uint32_t maxd = 0;
+  for (uint32_t r = 0; r < nr; r++) maxd = NSYS_MAX(maxd, ix->nvtx.depth[r]);
+  uint32_t *dcnt = nsys_xcalloc((size_t)maxd + 2, sizeof *dcnt);
+  for (uint32_t r = 0; r < nr; r++) dcnt[ix->nvtx.depth[r] + 1]++;
+  for (uint32_t d = 0; d <= maxd; d++) dcnt[d + 1] += dcnt[d];
+  uint32_t *byd = nsys_xmalloc(((size_t)nr + 1) * sizeof *byd);
+  for (uint32_t r = 0; r < nr; r++) byd[dcnt[ix->nvtx.depth[r]]++] = r;
+  for (uint32_t i = nr; i > 0; i--) {
+    uint32_t r = byd[i - 1];
+    int32_t p = ix->nvtx.parent[r];
+    if (p < 0) continue;
+    kern[p] += kern[r];
+    if (gmin[r] < gmin[p]) gmin[p] = gmin[r];
+    if (gmax[r] > gmax[p]) gmax[p] = gmax[r];
+  }
+  free(byd);
+  free(dcnt);
+  nsys__nv *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
+  uint64_t ranges = 0;
+  for (uint32_t r = 0; r < nr; r++) {
+    int64_t s = ix->nvtx.start[r], e = ix->nvtx.end[r];
+    if (s < c->t0 || s >= c->t1) continue;
+    uint32_t nm = ix->nvtx.name[r] < ns ? ix->nvtx.name[r] : ns;
+    ranges++;
+    g[nm].count++;
+    g[nm].cpu += e - s;
+    g[nm].kern += kern[r];
+    if (gmax[r] > gmin[r]) {
+      g[nm].with_gpu++;
+      g[nm].proj += gmax[r] - gmin[r];
+    }
+  }
+  free(kern);
+  free(gmin);
+  free(gmax);
   uint32_t *order = nsys_xmalloc(((size_t)ns + 1) * sizeof *order), no = 0;
   for (uint32_t k = 0; k <= ns; k++)
     if (g[k].count) order[no++] = k;
@@ -96,36 +184,14 @@ bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys_json_int(o, "rangesWithGpuWork", x->with_gpu);
     cJSON_AddItemToArray(rows, o);
   }
-  /* kernel -> innermost NVTX map */
-  nsys__kmap *km = NULL;
-  size_t nk = 0, cap = 0;
-  uint64_t kernels = 0, attributed = 0;
-  for (uint32_t i = 0; i < ix->ops.n; i++) {
-    if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
-    if (ix->ops.start[i] < c->t0 || ix->ops.start[i] >= c->t1) continue;
-    if (!nsys_actx_device_selected(c, ix->tracks[ix->ops.track[i]].device)) continue;
-    kernels++;
-    int32_t a = ix->ops.api[i];
-    if (a < 0) continue;
-    int32_t r = nsys_actx_innermost_nvtx(ix, ix->api.thread[a], ix->api.start[a], ix->api.end[a]);
-    if (r < 0) continue;
-    attributed++;
-    if (nk == cap) {
-      cap = cap ? cap * 2 : 256;
-      km = nsys_xrealloc(km, cap * sizeof *km);
-    }
-    km[nk++] = (nsys__kmap){ix->ops.name[i], ix->nvtx.name[r], 1, nsys_op_dur(ix, i)};
-  }
-  if (nk > 1) qsort(km, nk, sizeof *km, nsys__cmp_kmap);
+  /* kernel -> innermost NVTX map, top 50 by kernel time */
+  nsys__kmap *km = nsys_xmalloc((pm.n + 1) * sizeof *km);
   size_t m = 0;
-  for (size_t i = 0; i < nk; i++) {
-    if (m && km[m - 1].kernel == km[i].kernel && km[m - 1].nvtx == km[i].nvtx) {
-      km[m - 1].count++;
-      km[m - 1].ns += km[i].ns;
-    } else {
-      km[m++] = km[i];
+  for (size_t i = 0; i < pm.cap; i++)
+    if (pm.keys[i]) {
+      uint64_t key = pm.keys[i] - 1;
+      km[m++] = (nsys__kmap){(uint32_t)(key >> 32), (uint32_t)key, pm.count[i], pm.ns[i]};
     }
-  }
   if (m > 1) qsort(km, m, sizeof *km, nsys__cmp_kmap_ns);
   cJSON *map = cJSON_AddArrayToObject(summary, "kernelToNvtx");
   for (size_t i = 0; i < m && i < 50; i++) {
@@ -142,6 +208,9 @@ bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_json_int(summary, "kernelsInNvtx", (int64_t)attributed);
   nsys_json_num(summary, "kernelsInNvtxPct", kernels ? nsys_round2(100.0 * (double)attributed / (double)kernels) : 0);
   free(km);
+  free(pm.keys);
+  free(pm.count);
+  free(pm.ns);
   free(order);
   free(g);
   return true;

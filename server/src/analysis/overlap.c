@@ -15,8 +15,9 @@ static void nsys__overlap_in(nsys_actx *c, int32_t dev, int64_t a, int64_t b, ns
   nsys_ivls x, y;
   nsys_ivls_init(&x);
   nsys_ivls_init(&y);
-  nsys_actx_device_union(c, dev, nsys_pred_compute, a, b, &x);
-  nsys_actx_device_union(c, dev, nsys_pred_comm, a, b, &y);
+  const nsys_op_pred preds[2] = {nsys_pred_compute, nsys_pred_comm};
+  nsys_ivls *const outs[2] = {&x, &y};
+  nsys_actx_device_unions(c, dev, a, b, preds, outs, 2);
   o->compute = nsys_ivls_total(&x);
   o->comm = nsys_ivls_total(&y);
   o->overlap = nsys_ivls_intersect_len(&x, &y);
@@ -258,8 +259,9 @@ bool nsys_an_stage_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
         nst++;
       }
       nsys__stage *S = &st[si];
-      nsys_actx_device_union(c, dev, nsys_pred_compute, gs, ge, &comp);
-      nsys_actx_device_union(c, dev, nsys_pred_comm, gs, ge, &comm);
+      const nsys_op_pred preds[2] = {nsys_pred_compute, nsys_pred_comm};
+      nsys_ivls *const outs[2] = {&comp, &comm};
+      nsys_actx_device_unions(c, dev, gs, ge, preds, outs, 2);
       nsys_ivls_index(&comp);
       int64_t cm = nsys_ivls_total(&comm), ov = nsys_ivls_intersect_len(&comp, &comm);
       S->ranges++;

@@ -28,6 +28,14 @@ static const char *nsys__dur(char *buf, size_t cap, double ns) {
   return buf;
 }
 
+static const char *nsys__bytes(char *buf, size_t cap, double b) {
+  if (b >= 1024.0 * 1048576) snprintf(buf, cap, "%.1f GiB", b / (1024.0 * 1048576));
+  else if (b >= 1048576) snprintf(buf, cap, "%.1f MiB", b / 1048576);
+  else if (b >= 1024) snprintf(buf, cap, "%.1f KiB", b / 1024);
+  else snprintf(buf, cap, "%.0f B", b);
+  return buf;
+}
+
 typedef struct {
   cJSON *arr;
   int64_t t0, t1;
@@ -190,7 +198,9 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
                     "GPU %d idle for %s at +%.3f s (%.1f%% of its span)%s%s%s%s%s; %.0f gap%s >= 1 ms, %.1f%% idle "
                     "overall",
                     dev, nsys__dur(b1, sizeof b1, big_ns), (nsys__num(big, "start") - (double)f->t0) / 1e9,
-                    100.0 * big_ns / span, as ? ": the queue drained in " : "", as ? as : "",
+                    100.0 * big_ns / span,
+                    as ? ": the queue drained in " : nv ? "" : !strcmp(nsys__str(big, "cause") ? nsys__str(big, "cause") : "", "cpu_stall") ? ", no CUDA call in progress (CPU stall)" : ", cause: ",
+                    as ? as : nv ? "" : strcmp(nsys__str(big, "cause") ? nsys__str(big, "cause") : "", "cpu_stall") ? (nsys__str(big, "cause") ? nsys__str(big, "cause") : "unknown") : "",
                     nv ? (as ? ", then host-only work in NVTX '" : ": host in NVTX '") : "", nv ? nv : "",
                     nv ? "'" : "", gap_n, gap_n == 1 ? "" : "s", idle_pct);
     } else {
@@ -268,7 +278,7 @@ static void nsys__rule_h2d(nsys__findings *f, const cJSON *mem, int64_t span) {
   double pn = nsys__num(s, "pageableH2dCount"), pb = nsys__num(s, "pageableH2dBytes"),
          pns = nsys__num(s, "pageableH2dNs");
   double h2d_ns = nsys__num(s, "h2dNs"), h2d_b = nsys__num(s, "h2dBytes"), sync = nsys__num(s, "syncCopies");
-  char b1[32];
+  char b1[32], bb[32];
   if (pn > 0) {
     cJSON *ev = cJSON_CreateObject();
     nsys_json_num(ev, "pageableH2dCopies", pn);
@@ -282,22 +292,31 @@ static void nsys__rule_h2d(nsys__findings *f, const cJSON *mem, int64_t span) {
                   "PCIe/NVLink bandwidth and block the host: allocate host buffers pinned (cudaMallocHost, "
                   "DataLoader(pin_memory=True), tensor.pin_memory()) and copy with non_blocking=True / "
                   "cudaMemcpyAsync.",
-                  "%.0f host-to-device cop%s (%.1f MiB, %s at %.1f GB/s) read pageable host memory%s", pn,
-                  pn == 1 ? "y" : "ies", pb / 1048576.0, nsys__dur(b1, sizeof b1, pns), pns > 0 ? pb / pns : 0,
+                  "%.0f host-to-device cop%s (%s, %s at %.1f GB/s) read pageable host memory%s", pn,
+                  pn == 1 ? "y" : "ies", nsys__bytes(bb, sizeof bb, pb), nsys__dur(b1, sizeof b1, pns),
+                  pns > 0 ? pb / pns : 0,
                   sync > 0 ? "; blocking cudaMemcpy calls are used" : "");
   }
-  if (span > 0 && h2d_ns >= 0.05 * (double)span) {
-    double pct = 100.0 * h2d_ns / (double)span;
+  double dev_ns = nsys__num(s, "h2dBusiestDeviceNs");
+  if (span > 0 && dev_ns >= 0.05 * (double)span) {
+    double pct = 100.0 * dev_ns / (double)span;
     cJSON *ev = cJSON_CreateObject();
     nsys_json_num(ev, "h2dNs", h2d_ns);
     nsys_json_num(ev, "h2dBytes", h2d_b);
+    nsys_json_num(ev, "busiestDevice", nsys__num(s, "h2dBusiestDevice"));
+    nsys_json_num(ev, "busiestDeviceH2dNs", dev_ns);
     nsys_json_num(ev, "h2dPctOfWindow", nsys__num(s, "h2dPctOfWindow"));
-    nsys__finding(f, "excessive_h2d", pct >= 30 ? "critical" : pct >= 15 ? "warning" : "info", h2d_ns, ev,
+    nsys_json_num(ev, "gbPerSec", h2d_ns > 0 ? nsys_round2(h2d_b / h2d_ns) : 0);
+    char b2[32], b3[32];
+    nsys__finding(f, "excessive_h2d", pct >= 30 ? "critical" : pct >= 15 ? "warning" : "info", dev_ns, ev,
                   "Host-to-device traffic takes a large share of the run: keep data resident on the GPU, "
                   "move preprocessing to the GPU, copy once per batch rather than per tensor, and overlap "
                   "copies with compute on a separate stream.",
-                  "Host-to-device copies take %s (%.1f%% of the window, %.1f MiB)",
-                  nsys__dur(b1, sizeof b1, h2d_ns), pct, h2d_b / 1048576.0);
+                  "Host-to-device copies keep GPU %.0f's copy engine busy %.1f%% of the window (%s); %s in "
+                  "%.0f copies overall",
+                  nsys__num(s, "h2dBusiestDevice"), pct, nsys__dur(b1, sizeof b1, dev_ns),
+                  nsys__bytes(b2, sizeof b2, h2d_b), nsys__num(s, "count"));
+    (void)b3;
   }
 }
 
@@ -332,16 +351,22 @@ static void nsys__rule_small(nsys__findings *f, const cJSON *launch, const cJSON
     }
   }
   const cJSON *first = cJSON_GetArrayItem(names, 0);
+  char burst[96] = "";
+  if (big)
+    snprintf(burst, sizeof burst, "; largest burst %.0f back-to-back (%.0f per ms)", nsys__num(big, "kernels"),
+             nsys__num(big, "kernelsPerMs"));
   nsys__finding(f, "small_kernel_storm", storms >= 1 ? "warning" : "info", 0, ev,
                 "Thousands of kernels under 10 us are dominated by launch cost: fuse them (torch.compile, "
                 "fused optimizers such as foreach/fused Adam, apex/TE fused layers) or capture them in a CUDA graph.",
-                "Small-kernel storm: %.0f kernels (%.0f%%) shorter than 10 us%s%s%s%.0f%s",
-                small, pct, first ? ", e.g. " : "", first ? first->valuestring : "",
-                big ? "; largest burst " : "", big ? nsys__num(big, "kernels") : 0,
-                big ? " back-to-back" : "");
+                "Small-kernel storm: %.0f kernels (%.0f%%) shorter than 10 us%s%s%s",
+                small, pct, first ? ", e.g. " : "", first ? first->valuestring : "", burst);
 }
 
 static const char *nsys__hotspot_fix(const char *name) {
+  if (nsys_icontains(name, "sgemm") || nsys_icontains(name, "f32f32_f32f32") || nsys_icontains(name, "_ffma_"))
+    return "This GEMM runs in plain FP32 (sgemm/ffma in its name), without tensor cores: enable TF32 "
+           "(torch.backends.cuda.matmul.allow_tf32 = True) or run it in BF16/FP16 (autocast) for up to "
+           "8-16x the throughput.";
   if (nsys_icontains(name, "gemm") || nsys_icontains(name, "nvjet") || nsys_icontains(name, "cutlass") ||
       nsys_icontains(name, "xmma") || nsys_icontains(name, "matmul"))
     return "A GEMM dominates: check it runs on tensor cores in BF16/FP16/FP8 (not FP32), that M/N/K are "
@@ -373,7 +398,9 @@ static void nsys__rule_hotspot(nsys__findings *f, const cJSON *top) {
   nsys_json_num(ev, "avgNs", nsys__num(r, "avgNs"));
   nsys_json_num(ev, "p95Ns", nsys__num(r, "p95Ns"));
   char b1[32], b2[32];
-  nsys__finding(f, "hotspot_kernel", pct >= 40 ? "warning" : "info", nsys__num(r, "totalNs"), ev,
+  /* where time goes, not time wasted: impact 0 so that waste findings of the
+   * same severity come first */
+  nsys__finding(f, "hotspot_kernel", pct >= 40 ? "warning" : "info", 0, ev,
                 nsys__hotspot_fix(name), "Hotspot kernel %s: %.1f%% of GPU kernel time (%s over %.0f calls, avg %s)",
                 name, pct, nsys__dur(b1, sizeof b1, nsys__num(r, "totalNs")), nsys__num(r, "count"),
                 nsys__dur(b2, sizeof b2, nsys__num(r, "avgNs")));
@@ -415,8 +442,8 @@ static void nsys__rule_sync(nsys__findings *f, const cJSON *sync, int64_t span) 
                 "Each blocking synchronisation drains the GPU queue. Remove syncs from the steady-state loop "
                 "(.item(), .cpu(), print of tensors, cudaDeviceSynchronize), use events or non_blocking "
                 "copies, and sync once per step at most.",
-                "Synchronisation stalls: %.0f blocking calls take %s on the CPU while the GPU idles %s%s%s",
-                nsys__num(s, "calls"), nsys__dur(b1, sizeof b1, total), nsys__dur(b2, sizeof b2, idle),
+                "Synchronisation stalls: %.0f blocking call%s take%s %s on the CPU while the GPU idles %s%s%s",
+                nsys__num(s, "calls"), nsys__num(s, "calls") == 1 ? "" : "s", nsys__num(s, "calls") == 1 ? "s" : "", nsys__dur(b1, sizeof b1, total), nsys__dur(b2, sizeof b2, idle),
                 r ? "; mostly " : "", r ? nsys__str(r, "api") : "");
 }
 
@@ -428,7 +455,9 @@ static void nsys__rule_iters(nsys__findings *f, const cJSON *it) {
   if (ndev < 1) ndev = 1;
   double per_dev = n / ndev;
   if (out < 1 || per_dev < 3) return;
-  if (method && !strcmp(method, "gap") && per_dev < 5) return; /* gap-split windows are too coarse */
+  /* gap-split windows are a heuristic (the first "iteration" often holds the
+   * whole warm-up): outliers are only reported for marker-based iterations */
+  if (method && !strcmp(method, "gap")) return;
   cJSON *ev = cJSON_CreateObject();
   nsys_json_num(ev, "iterationsPerDevice", round(per_dev));
   nsys_json_num(ev, "outliers", out);

@@ -85,6 +85,26 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
     }
     sqlite3_finalize(st);
   }
+  /* the busiest device's HtoD time (copies of several GPUs run in parallel) */
+  int64_t h2d_max_dev = 0;
+  int32_t h2d_dev = -1;
+  if (tbl) {
+    char *sql = nsys_xasprintf("SELECT deviceId, SUM(\"end\"-start) FROM %s WHERE copyKind IN (1, 11) AND "
+                               "start >= ?1 AND start < ?2 %s GROUP BY deviceId",
+                               tbl, c->device >= 0 ? "AND deviceId = ?3" : "");
+    sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+    free(sql);
+    if (!st) return false;
+    sqlite3_bind_int64(st, 1, c->t0);
+    sqlite3_bind_int64(st, 2, c->t1);
+    if (c->device >= 0) sqlite3_bind_int64(st, 3, c->device);
+    while (sqlite3_step(st) == SQLITE_ROW)
+      if (sqlite3_column_int64(st, 1) > h2d_max_dev) {
+        h2d_max_dev = sqlite3_column_int64(st, 1);
+        h2d_dev = (int32_t)sqlite3_column_int64(st, 0);
+      }
+    sqlite3_finalize(st);
+  }
   /* synchronous (blocking) copies: GPU copies whose launching API is not *Async */
   const nsys_index *ix = c->ix;
   for (uint32_t i = 0; i < ix->ops.n; i++) {
@@ -106,7 +126,11 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_json_int(summary, "pageableH2dNs", ph2d_ns);
   nsys_json_int(summary, "syncCopies", sync_n);
   int64_t win = c->t1 - c->t0;
-  nsys_json_num(summary, "h2dPctOfWindow", win > 0 ? nsys_round2(100.0 * (double)h2d_ns / (double)win) : 0);
+  if (h2d_dev >= 0) nsys_json_int(summary, "h2dBusiestDevice", h2d_dev);
+  else cJSON_AddNullToObject(summary, "h2dBusiestDevice");
+  nsys_json_int(summary, "h2dBusiestDeviceNs", h2d_max_dev);
+  /* HtoD time of the busiest device as a share of the window */
+  nsys_json_num(summary, "h2dPctOfWindow", win > 0 ? nsys_round2(100.0 * (double)h2d_max_dev / (double)win) : 0);
   cJSON_AddBoolToObject(summary, "memcpyTable", tbl != NULL);
   return true;
 }

@@ -17,6 +17,7 @@ static const nsys_aparam nsys__p_gaps[] = {
 static const nsys_aparam nsys__p_launch[] = {
     {"smallKernelNs", NSYS_AP_INT, "10000", "kernels shorter than this are small"},
     {"stormMinKernels", NSYS_AP_INT, "100", "a storm is a run of at least this many consecutive small kernels"},
+    {"stormMaxGapNs", NSYS_AP_INT, "100000", "a GPU pause longer than this ends a storm"},
     {"limit", NSYS_AP_INT, "20", "rows to return (0: all)"},
     {NULL, 0, NULL, NULL},
 };

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "common/util.h"
 #include "explain/kb.h"
 #include "explain/kernel_name.h"
@@ -195,9 +196,11 @@ static void nsys__top(const nsys_profile *p, const nsys_index *ix, cJSON *list, 
     if (!nsys_kstats_get(p, ix, NSYS_KSTATS_BY_NAME, ids[i], &st, NULL, NULL, NULL)) continue;
     const char *sn = nsys_strtab_get(&ix->strings, ids[i]);
     const char *fn = nsys_strtab_get(&ix->strings, ix->ops.full_name[st.longest_op]);
-    const nsys_kb_pattern *pat = nsys_kb_match(nsys_kb_get(), sn, fn);
+    /* a short name shared by several instantiations is described by itself */
+    const char *idf = st.n_variants > 1 ? "" : fn;
+    const nsys_kb_pattern *pat = nsys_kb_match(nsys_kb_get(), sn, idf);
     char disp[NSYS_KNAME_DISPLAY_MAX + 8];
-    nsys_kname_display(fn, sn, disp, sizeof disp);
+    nsys_kname_display(idf, sn, disp, sizeof disp);
     cJSON *k = cJSON_CreateObject();
     cJSON_AddStringToObject(k, "name", sn);
     cJSON_AddStringToObject(k, "displayName", disp);
@@ -354,6 +357,83 @@ static void nsys__precision(const nsys_index *ix, nsys__classes *cls, cJSON *lis
     nsys__fact(facts, "Enable TF32 or BF16 autocast: FP32 FFMA GEMMs run far below the tensor-core peak.");
 }
 
+/* ---- the analysis module's analyses (analysis/run) ------------------------ */
+
+/* Integers exactly, other numbers with 4 significant decimals. */
+static void nsys__num_text(nsys_strbuf *b, double v) {
+  if (v == (double)(long long)v && v > -1e15 && v < 1e15) nsys_strbuf_printf(b, "%lld", (long long)v);
+  else nsys_strbuf_printf(b, "%.4g", v);
+}
+
+/* Scalars of an analysis summary as "key = value" facts; arrays of objects
+ * (per device, per stream) become one line per element (first few). */
+static void nsys__summary_facts(const cJSON *summary, cJSON *facts) {
+  nsys_strbuf line;
+  nsys_strbuf_init(&line);
+  const cJSON *it;
+  cJSON_ArrayForEach(it, summary) {
+    if (cJSON_IsNumber(it)) {
+      nsys_strbuf_printf(&line, "%s%s = ", line.len ? ", " : "", it->string);
+      nsys__num_text(&line, it->valuedouble);
+    }
+    else if (cJSON_IsString(it)) nsys_strbuf_printf(&line, "%s%s = %s", line.len ? ", " : "", it->string, it->valuestring);
+    else if (cJSON_IsBool(it)) nsys_strbuf_printf(&line, "%s%s = %s", line.len ? ", " : "", it->string, cJSON_IsTrue(it) ? "true" : "false");
+  }
+  if (line.len) cJSON_AddItemToArray(facts, cJSON_CreateString(line.data));
+  nsys_strbuf_free(&line);
+  cJSON_ArrayForEach(it, summary) {
+    if (!cJSON_IsArray(it)) continue;
+    int k = 0;
+    const cJSON *el;
+    cJSON_ArrayForEach(el, it) {
+      if (!cJSON_IsObject(el) || k++ >= 4) break;
+      nsys_strbuf l2;
+      nsys_strbuf_init(&l2);
+      nsys_strbuf_printf(&l2, "%s[%d]:", it->string, k - 1);
+      const cJSON *f;
+      cJSON_ArrayForEach(f, el) {
+        if (cJSON_IsNumber(f)) {
+          nsys_strbuf_printf(&l2, " %s = ", f->string);
+          nsys__num_text(&l2, f->valuedouble);
+        }
+        else if (cJSON_IsString(f)) nsys_strbuf_printf(&l2, " %s = %s", f->string, f->valuestring);
+      }
+      cJSON_AddItemToArray(facts, cJSON_CreateString(l2.data));
+      nsys_strbuf_free(&l2);
+    }
+  }
+}
+
+/* Runs one registered analysis; adds {id: "analysis:NAME", ...} to list.
+ * A failed analysis (data missing) is skipped; false only when cancelled. */
+static bool nsys__run_analysis(nsys_call *call, nsys_profile *p, const nsys_index *ix, const char *name, cJSON *list) {
+  const nsys_analysis *a = nsys_analysis_find(name);
+  if (!a) return true;
+  cJSON *r = nsys_analysis_run(call, p, ix, name, NULL);
+  if (!r) {
+    if (call->err == NSYS_E_CANCELLED || nsys_call_cancelled(call)) return false;
+    /* forget the sub-analysis error: the answer goes on without it */
+    call->err = NSYS_OK;
+    call->err_msg[0] = '\0';
+    cJSON_Delete(call->err_data);
+    call->err_data = NULL;
+    return true;
+  }
+  cJSON *o = cJSON_CreateObject();
+  char *id = nsys_xasprintf("analysis:%s", name);
+  cJSON_AddStringToObject(o, "id", id);
+  free(id);
+  cJSON_AddStringToObject(o, "title", a->description);
+  cJSON *facts = cJSON_AddArrayToObject(o, "facts");
+  cJSON *summary = cJSON_DetachItemFromObjectCaseSensitive(r, "summary");
+  if (!summary) summary = cJSON_CreateObject();
+  nsys__summary_facts(summary, facts);
+  cJSON_AddItemToObject(o, "data", summary);
+  cJSON_AddItemToArray(list, o);
+  cJSON_Delete(r);
+  return true;
+}
+
 /* ---- ask ---------------------------------------------------------------- */
 
 static bool nsys__wants(const char *lq, int ev) {
@@ -396,6 +476,25 @@ cJSON *nsys_agent_ask(nsys_call *call, nsys_profile *p, const nsys_index *ix, co
   if (ok && want[NSYS__EV_COPIES]) nsys__copies(p, ix, list);
   if (ok && want[NSYS__EV_PRECISION]) nsys__precision(ix, &cls, list);
   free(cls.cls);
+  /* the analysis module's deeper analyses for what the question is about */
+  nsys_call_progress(call, 60, "analyses");
+  {
+    char *lq2 = nsys_xstrdup(question);
+    for (char *c = lq2; *c; c++) *c = (char)tolower((unsigned char)*c);
+    const char *runs[8];
+    int nr = 0;
+    if (n_want == 0 || nsys__wants(lq2, NSYS__EV_OVERVIEW)) runs[nr++] = "gpu_idle_gaps";
+    if (n_want == 0 || nsys__wants(lq2, NSYS__EV_COMM)) {
+      runs[nr++] = "overlap";
+      runs[nr++] = "nccl_breakdown";
+    }
+    if (nsys__wants(lq2, NSYS__EV_LAUNCH)) runs[nr++] = "kernel_launch_overhead";
+    if (nsys__wants(lq2, NSYS__EV_COPIES)) runs[nr++] = "memory_transfers";
+    if (strstr(lq2, "sync") || strstr(lq2, "block")) runs[nr++] = "sync_cost";
+    if (strstr(lq2, "iteration") || strstr(lq2, "step") || strstr(lq2, "epoch")) runs[nr++] = "iterations";
+    free(lq2);
+    for (int i = 0; ok && i < nr; i++) ok = nsys__run_analysis(call, p, ix, runs[i], list);
+  }
   if (!ok || nsys_call_cancelled(call)) {
     cJSON_Delete(list);
     cJSON_Delete(res);

@@ -143,6 +143,7 @@ static bool nsys__read_launch(nsys_profile *p, int64_t rowid, nsys_launch *l) {
 
 typedef struct {
   const char *short_name, *full_name;
+  const char *id_full; /* full name used for identity; "" when a short-name group mixes variants */
   const nsys_kb_pattern *pat;
   nsys_kname_info info;
   char display[NSYS_KNAME_DISPLAY_MAX + 8];
@@ -442,6 +443,9 @@ static char *nsys__markdown(const nsys__ctx *c, const char *bound, const cJSON *
       nsys__fmt_ns(y, sizeof y, (double)s->median_ns);
       nsys__fmt_ns(z, sizeof z, (double)s->p95_ns);
       nsys_strbuf_printf(&b, "| Avg / median / p95 | %s / %s / %s |\n", x, y, z);
+      if (s->n_variants > 1)
+        nsys_strbuf_printf(&b, "| Variants | %u template instantiations share this name (explain a kernelId for one) |\n",
+                           s->n_variants);
       nsys_strbuf_puts(&b, "| Streams | ");
       for (uint32_t i = 0; i < NSYS_MIN(s->n_tracks, (uint32_t)NSYS_KSTATS_MAX_STREAMS); i++) {
         const nsys_gpu_track *t = &ix->tracks[s->tracks[i]];
@@ -516,10 +520,11 @@ static uint64_t nsys__hash2(const char *a, const char *b) {
 }
 
 static void nsys__identity(nsys__ctx *c) {
-  uint64_t h = nsys__hash2(c->short_name, c->full_name);
+  const char *idf = c->id_full ? c->id_full : c->full_name;
+  uint64_t h = nsys__hash2(c->short_name, idf);
   nsys__memo *m = &nsys__memo_tab[h % NSYS__MEMO_SLOTS];
   pthread_mutex_lock(&nsys__memo_mu);
-  if (m->short_name && strcmp(m->short_name, c->short_name) == 0 && strcmp(m->full_name, c->full_name) == 0) {
+  if (m->short_name && strcmp(m->short_name, c->short_name) == 0 && strcmp(m->full_name, idf) == 0) {
     c->pat = m->pat;
     c->info = m->info;
     memcpy(c->display, m->display, sizeof c->display);
@@ -527,15 +532,15 @@ static void nsys__identity(nsys__ctx *c) {
     return;
   }
   pthread_mutex_unlock(&nsys__memo_mu);
-  c->pat = nsys_kb_match(nsys_kb_get(), c->short_name, c->full_name);
-  nsys_kname_analyze(c->short_name, c->full_name, &c->info);
-  nsys_kname_display(c->full_name, c->short_name, c->display, sizeof c->display);
-  if (strlen(c->short_name) + strlen(c->full_name) > 16384) return; /* not worth keeping */
+  c->pat = nsys_kb_match(nsys_kb_get(), c->short_name, idf);
+  nsys_kname_analyze(c->short_name, idf, &c->info);
+  nsys_kname_display(idf, c->short_name, c->display, sizeof c->display);
+  if (strlen(c->short_name) + strlen(idf) > 16384) return; /* not worth keeping */
   pthread_mutex_lock(&nsys__memo_mu);
   free(m->short_name);
   free(m->full_name);
   m->short_name = nsys_xstrdup(c->short_name);
-  m->full_name = nsys_xstrdup(c->full_name);
+  m->full_name = nsys_xstrdup(idf);
   m->pat = c->pat;
   m->info = c->info;
   memcpy(m->display, c->display, sizeof m->display);
@@ -594,7 +599,12 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
     c.in_profile = c.have_stats;
     if (c.have_stats && c.op < 0) {
       c.op = c.st.longest_op;
-      if (key == NSYS_KSTATS_BY_NAME) c.full_name = nsys_strtab_get(&ix->strings, ix->ops.full_name[c.op]);
+      if (key == NSYS_KSTATS_BY_NAME) {
+        c.full_name = nsys_strtab_get(&ix->strings, ix->ops.full_name[c.op]);
+        /* several template instantiations share this short name: describe
+         * the name, not one instantiation (ask by kernelId for that) */
+        if (c.st.n_variants > 1) c.id_full = "";
+      }
       else c.short_name = nsys_strtab_get(&ix->strings, ix->ops.name[c.op]);
     }
   }

@@ -213,6 +213,24 @@ static bool nsys__stat_input(const char *path, struct stat *st, nsys_call *call)
   return true;
 }
 
+sqlite3 *nsys_profile_open_db(const nsys_profile *p, int flags, char *err, size_t errcap) {
+  const char *path = p->sqlite_path ? p->sqlite_path : p->path;
+  char *uri = nsys__file_uri(path);
+  sqlite3 *db = NULL;
+  int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | flags, NULL);
+  free(uri);
+  if (rc != SQLITE_OK) {
+    if (err && errcap) snprintf(err, errcap, "cannot open %s: %s", path,
+                                db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    sqlite3_close(db);
+    return NULL;
+  }
+  sqlite3_exec(db, "PRAGMA query_only=1; PRAGMA temp_store=MEMORY;", NULL, NULL, NULL);
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 256 * 1024 * 1024);
+  return db;
+}
+
 static bool nsys__open_db(nsys_profile *p, nsys_call *call) {
   int fd = open(p->sqlite_path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

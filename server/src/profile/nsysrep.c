@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,8 +162,10 @@ char *nsys_report_to_sqlite(const char *path, const struct stat *st, nsys_call *
     free(out);
     return NULL;
   }
-  char *tmp = nsys_xasprintf("%s/rep-%016llx.%d.tmp.sqlite", cache, (unsigned long long)h,
-                             (int)getpid());
+  /* unique per process and per conversion: two requests may convert at once */
+  static atomic_uint seq;
+  char *tmp = nsys_xasprintf("%s/rep-%016llx.%d.%u.tmp.sqlite", cache, (unsigned long long)h,
+                             (int)getpid(), atomic_fetch_add(&seq, 1));
   bool ok = nsys__run_export(nsys, path, tmp, call);
   free(nsys);
   free(cache);

@@ -188,6 +188,14 @@ bool nsys_profile_check_unchanged(const nsys_profile *p, struct nsys_call *call)
  * written into out; returns false (out = "") when the table is absent. */
 bool nsys_profile_table_sql(const nsys_profile *p, nsys_table t, char *out, size_t cap);
 
+/* Opens another connection to the profile's SQLite file with the same
+ * read-only guarantee as p->db (URI mode=ro&immutable=1: no write, no lock,
+ * no -journal/-wal/-shm beside the file), e.g. a private NOMUTEX handle for a
+ * worker thread. flags: extra SQLITE_OPEN_* (e.g. SQLITE_OPEN_NOMUTEX).
+ * Returns NULL and writes the reason into err on failure. Close with
+ * sqlite3_close(). Use this, never sqlite3_open_v2(path, ...), on profiles. */
+sqlite3 *nsys_profile_open_db(const nsys_profile *p, int flags, char *err, size_t errcap);
+
 /* Schema generation as a stable string: "META_DATA_EXPORT",
  * "EXPORT_META_DATA", "pre-2022" or "unknown". */
 const char *nsys_schema_gen_name(nsys_schema_gen g);

@@ -314,6 +314,46 @@ out:
   free(path);
 }
 
+/* A WAL-mode database: neither the loader's connection nor a second one
+ * from nsys_profile_open_db() may create -wal/-shm files beside it. */
+static void test_wal_read_only(void) {
+  char *path = tmp_path("wal.sqlite");
+  char *wal = tmp_path("wal.sqlite-wal"), *shm = tmp_path("wal.sqlite-shm");
+  nsys_strbuf sql;
+  nsys_strbuf_init(&sql);
+  nsys_strbuf_printf(&sql, "PRAGMA journal_mode=WAL; %s PRAGMA wal_checkpoint(TRUNCATE);",
+                     modern_sql);
+  make_db(path, sql.data);
+  nsys_strbuf_free(&sql);
+  unlink(wal);
+  unlink(shm);
+  struct stat before, after;
+  CHECK(stat(path, &before) == 0);
+  nsys_err err;
+  nsys_profile *p = open_profile(path, &err);
+  CHECK(p != NULL);
+  if (p) {
+    char msg[256];
+    sqlite3 *db2 = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, msg, sizeof msg);
+    CHECK(db2 != NULL);
+    sqlite3_stmt *st = NULL;
+    CHECK(sqlite3_prepare_v2(db2, "SELECT count(*) FROM NVTX_EVENTS", -1, &st, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 3);
+    sqlite3_finalize(st);
+    CHECK(sqlite3_exec(db2, "CREATE TABLE x(y)", NULL, NULL, NULL) != SQLITE_OK);
+    sqlite3_close(db2);
+    CHECK(p->info.n_nvtx == 3);
+    nsys_profile_release(p);
+  }
+  CHECK(access(wal, F_OK) != 0 && access(shm, F_OK) != 0);
+  CHECK(stat(path, &after) == 0 && after.st_size == before.st_size &&
+        after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+        after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+  free(path);
+  free(wal);
+  free(shm);
+}
+
 /* The real exports: generation, tables, and a truncated copy. */
 static void test_real(void) {
   const char *shared = getenv("NSYS_AI_SHARED");
@@ -395,6 +435,7 @@ int main(void) {
   test_hostile();
   test_errors();
   test_change_detection();
+  test_wal_read_only();
   test_real();
   char *cmd = nsys_xasprintf("rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
