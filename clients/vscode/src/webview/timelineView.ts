@@ -2,10 +2,11 @@
  * TimelineModel's cached tiles. Wheel or +/- zoom, drag or arrows pan, Home
  * resets, n/p step through kernels, Enter selects. Frames are timed with
  * performance marks (window.__nsysPerf collects them for tests). */
-import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor } from '../client/timelineModel';
+import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor, type Tile } from '../client/timelineModel';
 import { formatNs } from '../client/format';
-import type { Bucket, RangeResult, TimelineEvent, Track } from '../protocol/types';
-import { colorFor } from './colors';
+import type { RangeResult, Track, TrackRange } from '../protocol/types';
+import { cssToRgb } from './colors';
+import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h } from './dom';
 import { timelineRows, type Row } from './tracks';
 
@@ -16,7 +17,7 @@ const AXIS_H = 22;
 /** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
 export interface Hit { id: number; name: string; kind: string; start: number; end: number; dur: number; trackId: string; gpu: boolean; count?: number }
 
-export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[] }
+export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[]; redraw?: () => number }
 declare global { interface Window { __nsysPerf: Perf } }
 
 export class TimelineView {
@@ -26,7 +27,9 @@ export class TimelineView {
   private model: TimelineModel;
   private rows: Row[];
   private view: View;
-  private hits: Hit[][] = [];
+  private frameData = new Map<string, TrackRange[]>();
+  private bitmaps = new TileBitmaps(ROW_H, () => this.queueFrame());
+  private bitmapsComplete = false;
   private hover: Hit | undefined;
   private selected: number | undefined;
   private frameQueued = false;
@@ -54,6 +57,7 @@ export class TimelineView {
 
   /** Call once the element is in the document. */
   start(openedAt = performance.now()): void {
+    this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
     this.t0 = openedAt;
     performance.mark('nsys-open', { startTime: openedAt });
     new ResizeObserver(() => this.resize()).observe(this.el);
@@ -96,7 +100,7 @@ export class TimelineView {
   }
 
   private complete(): boolean {
-    return tilesFor(this.view, 0, this.bounds).every((k) => this.model.has(k));
+    return this.bitmapsComplete && tilesFor(this.view, 0, this.bounds).every((k) => this.model.has(k));
   }
 
   draw(): void {
@@ -104,62 +108,86 @@ export class TimelineView {
     const ctx = this.canvas.getContext('2d')!;
     const dpr = window.devicePixelRatio || 1;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const W = this.canvas.width / dpr, H = this.canvas.height / dpr;
+    const W = this.canvas.width / dpr;
     const fg = cssVar('--vscode-editor-foreground', '#ccc');
     const bg = cssVar('--vscode-editor-background', '#1e1e1e');
     const grid = cssVar('--vscode-editorWidget-border', '#444');
     const sel = cssVar('--vscode-focusBorder', '#007fd4');
-    ctx.fillStyle = bg;
-    ctx.fillRect(0, 0, W, H);
-    ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
-    ctx.textBaseline = 'middle';
     const v = this.view;
     const nsPerPx = (v.end - v.start) / v.width;
     const x = (ns: number) => GUTTER + (ns - v.start) / nsPerPx;
-    this.drawAxis(ctx, fg, grid, W);
-    const data = byTrack(this.model.tilesToDraw(v));
-    this.hits = [];
+    const tiles = this.model.tilesToDraw(v);
+    const data = byTrack(tiles);
+    this.frameData = data;
+    const theme = { bg: cssToRgb(ctx, bg), grid: cssToRgb(ctx, grid) };
+    this.bitmaps.invalidate(`${theme.bg}|${theme.grid}|${dpr}|${this.rows.length}`);
+    ctx.fillStyle = bg;
+    ctx.fillRect(0, 0, W, this.canvas.height / dpr);
+    const rowsH = this.rows.length * ROW_H;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, rowsH); ctx.clip();
+    ctx.imageSmoothingEnabled = false;
+    const blit = (tile: { start: number; end: number }, bmp: HTMLCanvasElement) =>
+      ctx.drawImage(bmp, x(tile.start), AXIS_H, (tile.end - tile.start) / nsPerPx, rowsH);
+    /* until the first complete frame, bitmaps render synchronously; afterwards in
+     * idle time, with whatever bitmaps overlap (other resolutions) filling in */
+    const now = this.perf.firstFrameMs === undefined;
+    const exact = resolutionFor(v.end - v.start, v.width);
+    const ready: Array<[Tile, HTMLCanvasElement]> = [];
+    let missing = false;
+    for (const tile of tiles) {
+      const bmp = this.bitmaps.peek(tile) ?? this.bitmaps.request(tile, this.rows, theme, dpr, now);
+      if (bmp) ready.push([tile, bmp]); else missing = true;
+    }
+    if (missing || ready.some(([tl]) => tl.resolution !== exact)) {
+      const under = this.bitmaps.overlapping(v.start, v.end).filter((b) => b.tile.resolution !== exact)
+        .sort((p, q) => Math.abs(Math.log2(q.tile.resolution / exact)) - Math.abs(Math.log2(p.tile.resolution / exact)));
+      for (const b of under.slice(-12)) blit(b.tile, b.canvas);
+    }
+    for (const [tile, bmp] of ready) if (tile.resolution === exact) blit(tile, bmp);
+    this.bitmapsComplete = !missing;
+    /* the selection, outlined on top */
+    if (this.selected !== undefined) {
+      ctx.strokeStyle = sel;
+      ctx.lineWidth = 2;
+      this.rows.forEach((row, i) => {
+        if (row.group !== 'gpu') return;
+        const outline = (s0: number, e0: number) => {
+          const x0 = x(s0), x1 = Math.max(x(e0), x0 + 2);
+          ctx.strokeRect(x0 - 1, AXIS_H + i * ROW_H + 1, x1 - x0 + 2, ROW_H - 3);
+        };
+        for (const tr of data.get(row.track.id) ?? []) {
+          if ('events' in tr) { for (const e of tr.events) if (e.id === this.selected) outline(e.start, e.end); }
+          else for (const bk of tr.buckets) if (bk.longest?.id === this.selected) outline(bk.start, bk.end);
+        }
+      });
+    }
+    ctx.restore();
+    /* labels of events wide enough to read, in view coordinates */
+    const labels: Array<[string, number, number, number]> = [];
     this.rows.forEach((row, i) => {
-      const y = AXIS_H + i * ROW_H;
-      const hits: Hit[] = [];
-      this.hits.push(hits);
-      ctx.fillStyle = grid;
-      ctx.fillRect(GUTTER, y + ROW_H - 1, W - GUTTER, 1);
+      const seen = new Set<number>(); /* an event crossing tile edges comes in each tile */
       for (const tr of data.get(row.track.id) ?? []) {
-        if ('events' in tr) {
-          for (const e of tr.events as TimelineEvent[]) {
-            if (e.end < v.start || e.start > v.end) continue;
-            const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, Math.max(x(e.end), x0 + 1));
-            ctx.fillStyle = row.group === 'gpu' && e.id === this.selected ? sel : colorFor(e.name, e.kind);
-            ctx.fillRect(x0, y + 2, x1 - x0, ROW_H - 5);
-            if (x1 - x0 > 40) {
-              ctx.fillStyle = '#fff';
-              ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0, ROW_H); ctx.clip();
-              ctx.fillText(e.name, x0 + 3, y + ROW_H / 2);
-              ctx.restore();
-            }
-            hits.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu: row.group === 'gpu' });
-          }
-        } else {
-          for (const b of tr.buckets as Bucket[]) {
-            if (b.end < v.start || b.start > v.end || b.busyNs <= 0) continue;
-            const x0 = Math.max(GUTTER, x(b.start)), x1 = Math.min(W, Math.max(x(b.end), x0 + 1));
-            const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
-            ctx.globalAlpha = 0.35 + 0.65 * busy;
-            const longest = b.longest;
-            ctx.fillStyle = row.group === 'gpu' && longest && longest.id === this.selected ? sel : colorFor(longest?.name ?? '', row.group);
-            const bh = Math.max(3, (ROW_H - 5) * Math.max(0.25, busy));
-            ctx.fillRect(x0, y + ROW_H - 3 - bh, x1 - x0, bh);
-            ctx.globalAlpha = 1;
-            if (longest) hits.push({ id: longest.id, name: longest.name, kind: row.group === 'gpu' ? 'GPU op' : 'NVTX range', start: b.start, end: b.end, dur: longest.dur, trackId: row.track.id, gpu: row.group === 'gpu', count: b.count });
-          }
+        if (!('events' in tr)) continue;
+        for (const e of tr.events) {
+          if (e.end < v.start || e.start > v.end || seen.has(e.id)) continue;
+          seen.add(e.id);
+          const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, x(e.end));
+          if (x1 - x0 > 40) labels.push([e.name, x0, x1, AXIS_H + i * ROW_H]);
         }
       }
-      ctx.fillStyle = bg;
-      ctx.fillRect(0, y, GUTTER - 2, ROW_H);
-      ctx.fillStyle = fg;
-      ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, y + ROW_H / 2);
     });
+    ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
+    ctx.textBaseline = 'middle';
+    this.drawAxis(ctx, fg, grid, W);
+    ctx.fillStyle = '#fff';
+    for (const [name, x0, x1, y] of labels) {
+      ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0, ROW_H); ctx.clip();
+      ctx.fillText(name, x0 + 3, y + ROW_H / 2);
+      ctx.restore();
+    }
+    ctx.fillStyle = fg;
+    this.rows.forEach((row, i) => ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, AXIS_H + i * ROW_H + ROW_H / 2));
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
     if (this.perf.firstFrameMs === undefined && this.complete()) {
@@ -194,15 +222,49 @@ export class TimelineView {
   }
 
   private hitAt(px: number, py: number): Hit | undefined {
-    const row = Math.floor((py - AXIS_H) / ROW_H);
-    const hits = this.hits[row];
-    if (!hits || px < GUTTER) return undefined;
+    const row = this.rows[Math.floor((py - AXIS_H) / ROW_H)];
+    if (!row || px < GUTTER) return undefined;
     const v = this.view;
     const ns = v.start + ((px - GUTTER) / v.width) * (v.end - v.start);
     const slop = ((v.end - v.start) / v.width) * 2;
+    return this.hitsNear(row, ns - slop, ns + slop);
+  }
+
+  /** The shortest item (event, or bucket's longest) on `row` touching [lo, hi]. */
+  private hitsNear(row: Row, lo: number, hi: number): Hit | undefined {
+    const gpu = row.group === 'gpu';
     let best: Hit | undefined;
-    for (const hit of hits) if (hit.start - slop <= ns && hit.end + slop >= ns && (!best || hit.end - hit.start < best.end - best.start)) best = hit;
+    for (const tr of this.frameData.get(row.track.id) ?? []) {
+      if ('events' in tr) {
+        for (const e of tr.events) {
+          if (e.start > hi || e.end < lo) continue;
+          if (!best || e.end - e.start < best.end - best.start) best = { id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu };
+        }
+      } else {
+        for (const b of tr.buckets) {
+          if (b.start > hi || b.end < lo || !b.longest) continue;
+          if (!best || b.end - b.start < best.end - best.start) best = { id: b.longest.id, name: b.longest.name, kind: gpu ? 'GPU op' : 'NVTX range', start: b.start, end: b.end, dur: b.longest.dur, trackId: row.track.id, gpu, count: b.count };
+        }
+      }
+    }
     return best;
+  }
+
+  /** Everything hit-testable in the view (keyboard stepping), GPU rows only. */
+  private gpuHitsInView(): Hit[] {
+    const out: Hit[] = [];
+    const v = this.view;
+    for (const row of this.rows) {
+      if (row.group !== 'gpu') continue;
+      for (const tr of this.frameData.get(row.track.id) ?? []) {
+        if ('events' in tr) for (const e of tr.events) {
+          if (e.end >= v.start && e.start <= v.end) out.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu: true });
+        } else for (const b of tr.buckets) {
+          if (b.longest && b.end >= v.start && b.start <= v.end) out.push({ id: b.longest.id, name: b.longest.name, kind: 'GPU op', start: b.start, end: b.end, dur: b.longest.dur, trackId: row.track.id, gpu: true, count: b.count });
+        }
+      }
+    }
+    return out;
   }
 
   private attach(): void {
@@ -261,7 +323,7 @@ export class TimelineView {
 
   /** Keyboard: move the hover to the next/previous kernel in the view. */
   private step(dir: number): void {
-    const all = this.hits.flat().filter((hh) => hh.gpu).sort((a, b) => a.start - b.start || a.id - b.id);
+    const all = this.gpuHitsInView().sort((a, b) => a.start - b.start || a.id - b.id);
     if (!all.length) return;
     const i = this.hover ? all.findIndex((hh) => hh.id === this.hover!.id) : -1;
     const next = all[(i + dir + all.length) % all.length]!;
