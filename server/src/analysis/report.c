@@ -546,8 +546,13 @@ static void nsys__merge_devices(cJSON *arr) {
     cJSON_AddItemToObject(ev, "perDevice", per);
     cJSON_ReplaceItemInObject(m, "severity", cJSON_CreateString(sev));
     cJSON_ReplaceItemInObject(m, "impactNs", cJSON_CreateNumber(impact));
-    char title[700];
-    snprintf(title, sizeof title, "[%d GPUs, worst shown] %s", gn, nsys__str(m, "title"));
+    char title[700], list[128] = "";
+    const cJSON *dv2;
+    cJSON_ArrayForEach(dv2, devs) {
+      size_t len = strlen(list);
+      if (len < sizeof list - 12) snprintf(list + len, sizeof list - len, "%s%d", len ? "," : "", (int)dv2->valuedouble);
+    }
+    snprintf(title, sizeof title, "[GPUs %s; worst shown] %s", list, nsys__str(m, "title"));
     cJSON_ReplaceItemInObject(m, "title", cJSON_CreateString(title));
     cJSON_ReplaceItemInArray(arr, i, m);
     cJSON_Delete(group);

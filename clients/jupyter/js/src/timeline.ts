@@ -189,6 +189,7 @@ class Timeline {
         if (this.data) {
           this.root.dataset.lastRoundTripMs = this.data.roundTripMs.toFixed(3);
           this.root.dataset.lastServerMs = this.data.serverMs.toFixed(3);
+          this.root.dataset.lastDecodeMs = this.data.decodeMs.toFixed(3);
         }
         this.queueDraw();
         if (this.dirty) this.fetch();

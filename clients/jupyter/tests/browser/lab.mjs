@@ -63,7 +63,11 @@ try {
   page.on("console", (m) => {
     if (m.type() === "error" || m.text().includes("nsys-ai")) console.log(`[browser ${m.type()}] ${m.text()}`);
   });
-  page.on("pageerror", (e) => console.log(`[browser pageerror] ${e.message}`));
+  const widgetErrors = [];
+  page.on("pageerror", (e) => {
+    console.log(`[browser pageerror] ${e.message}`);
+    if (/anywidget|nsys/i.test(`${e.message} ${e.stack ?? ""}`)) widgetErrors.push(e.message);
+  });
   await page.goto(url, { waitUntil: "domcontentloaded", timeout: 120000 });
   await page.waitForFunction(() => window.jupyterapp && document.querySelector(".jp-Notebook"), null, { timeout: 120000 });
   step("lab loaded");
@@ -129,12 +133,13 @@ try {
       const d = document.querySelector(".nsys-tl").dataset;
       return Number(d.answered) > k && d.answered === d.requests;
     }, n, { timeout: 30000 });
-    const d = await tl.evaluate((e) => ({ rt: Number(e.dataset.lastRoundTripMs), py: Number(e.dataset.lastServerMs) }));
+    const d = await tl.evaluate((e) => ({ rt: Number(e.dataset.lastRoundTripMs), py: Number(e.dataset.lastServerMs),
+      dec: Number(e.dataset.lastDecodeMs) }));
     trips.push(d);
   }
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   result.zoomRoundTripMs = { p50: med(trips.map((t) => t.rt)), max: Math.max(...trips.map((t) => t.rt)),
-    pythonSideP50: med(trips.map((t) => t.py)), n: trips.length };
+    pythonSideP50: med(trips.map((t) => t.py)), browserDecodeP50: med(trips.map((t) => t.dec)), n: trips.length };
   step("zoom round trips (browser -> kernel -> server -> browser)", result.zoomRoundTripMs);
 
   // drag to pan
@@ -174,8 +179,8 @@ try {
   if (!(rows0 > 0 && rows1 > rows0) || errs) fail("tree did not render or expand");
   await tree.screenshot({ path: path.join(outDir, "tree.png") });
 
-  // -- markdown outputs (report / explain) --------------------------------------------
   await page.screenshot({ path: path.join(outDir, "lab.png"), fullPage: false });
+  if (widgetErrors.length) fail(`widget errors in the page: ${widgetErrors.join(" | ")}`);
   result.ok = true;
 } catch (e) {
   result.error = String(e && e.stack ? e.stack : e);

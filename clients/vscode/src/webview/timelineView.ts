@@ -4,8 +4,11 @@
  * performance marks (window.__nsysPerf collects them for tests). */
 import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor } from '../client/timelineModel';
 import { formatNs } from '../client/format';
-import type { Bucket, RangeResult, TimelineEvent, Track } from '../protocol/types';
-import { colorFor } from './colors';
+import type { Bucket, RangeResult, TimelineEvent, Track, TrackRange } from '../protocol/types';
+
+/** Items carry their palette key once computed (tiles live across frames). */
+type Colored<T> = T & { _c?: number };
+import { alphaLevel, blend, colorKey, cssToRgb, pixelOf } from './colors';
 import { cssVar, h } from './dom';
 import { timelineRows, type Row } from './tracks';
 
@@ -16,7 +19,7 @@ const AXIS_H = 22;
 /** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
 export interface Hit { id: number; name: string; kind: string; start: number; end: number; dur: number; trackId: string; gpu: boolean; count?: number }
 
-export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[] }
+export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[]; redraw?: () => number }
 declare global { interface Window { __nsysPerf: Perf } }
 
 export class TimelineView {
@@ -26,7 +29,10 @@ export class TimelineView {
   private model: TimelineModel;
   private rows: Row[];
   private view: View;
-  private hits: Hit[][] = [];
+  private frameData = new Map<string, TrackRange[]>();
+  private img: ImageData | undefined;
+  private pixels = new Map<number, number>();
+  private pixelsBg = '';
   private hover: Hit | undefined;
   private selected: number | undefined;
   private frameQueued = false;
@@ -54,6 +60,7 @@ export class TimelineView {
 
   /** Call once the element is in the document. */
   start(openedAt = performance.now()): void {
+    this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
     this.t0 = openedAt;
     performance.mark('nsys-open', { startTime: openedAt });
     new ResizeObserver(() => this.resize()).observe(this.el);
@@ -104,62 +111,83 @@ export class TimelineView {
     const ctx = this.canvas.getContext('2d')!;
     const dpr = window.devicePixelRatio || 1;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const W = this.canvas.width / dpr, H = this.canvas.height / dpr;
+    const W = this.canvas.width / dpr;
     const fg = cssVar('--vscode-editor-foreground', '#ccc');
     const bg = cssVar('--vscode-editor-background', '#1e1e1e');
     const grid = cssVar('--vscode-editorWidget-border', '#444');
     const sel = cssVar('--vscode-focusBorder', '#007fd4');
-    ctx.fillStyle = bg;
-    ctx.fillRect(0, 0, W, H);
-    ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
-    ctx.textBaseline = 'middle';
     const v = this.view;
     const nsPerPx = (v.end - v.start) / v.width;
     const x = (ns: number) => GUTTER + (ns - v.start) / nsPerPx;
-    this.drawAxis(ctx, fg, grid, W);
     const data = byTrack(this.model.tilesToDraw(v));
-    this.hits = [];
+    this.frameData = data;
+    /* Rectangles go straight into a pixel buffer (one putImageData per frame):
+     * tens of thousands of 1-px buckets cost a few ms this way, far less than
+     * as canvas fillRect calls. Text is drawn on top afterwards. */
+    const Wd = this.canvas.width, Hd = this.canvas.height;
+    if (!this.img || this.img.width !== Wd || this.img.height !== Hd) this.img = ctx.createImageData(Wd, Hd);
+    const px = new Uint32Array(this.img.data.buffer);
+    const bgRgb = cssToRgb(ctx, bg);
+    const bgKey = bgRgb.join(',');
+    if (bgKey !== this.pixelsBg) { this.pixels.clear(); this.pixelsBg = bgKey; }
+    const pix = (key: number, lvl: number) => {
+      const id = key * 8 + lvl;
+      let p = this.pixels.get(id);
+      if (p === undefined) { p = pixelOf(key, lvl, bgRgb); this.pixels.set(id, p); }
+      return p;
+    };
+    const selPx = blend(cssToRgb(ctx, sel), 1, bgRgb);
+    const gridPx = blend(cssToRgb(ctx, grid), 1, bgRgb);
+    px.fill(blend(bgRgb, 1, bgRgb));
+    const fill = (x0: number, y0: number, w: number, hh: number, color: number) => {
+      const c0 = Math.max(0, Math.round(x0 * dpr)), c1 = Math.min(Wd, Math.max(c0 + 1, Math.round((x0 + w) * dpr)));
+      const r0 = Math.max(0, Math.round(y0 * dpr)), r1 = Math.min(Hd, Math.round((y0 + hh) * dpr));
+      if (c1 - c0 <= 4) {
+        for (let r = r0, o = r0 * Wd; r < r1; r++, o += Wd) for (let c = c0; c < c1; c++) px[o + c] = color;
+      } else {
+        for (let r = r0; r < r1; r++) px.fill(color, r * Wd + c0, r * Wd + c1);
+      }
+    };
+    fill(0, AXIS_H - 1, W, 1, gridPx);
+    const labels: Array<[string, number, number, number]> = [];
     this.rows.forEach((row, i) => {
       const y = AXIS_H + i * ROW_H;
-      const hits: Hit[] = [];
-      this.hits.push(hits);
-      ctx.fillStyle = grid;
-      ctx.fillRect(GUTTER, y + ROW_H - 1, W - GUTTER, 1);
+      const gpu = row.group === 'gpu';
+      fill(GUTTER, y + ROW_H - 1, W - GUTTER, 1, gridPx);
       for (const tr of data.get(row.track.id) ?? []) {
         if ('events' in tr) {
-          for (const e of tr.events as TimelineEvent[]) {
+          for (const e of tr.events as Colored<TimelineEvent>[]) {
             if (e.end < v.start || e.start > v.end) continue;
             const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, Math.max(x(e.end), x0 + 1));
-            ctx.fillStyle = row.group === 'gpu' && e.id === this.selected ? sel : colorFor(e.name, e.kind);
-            ctx.fillRect(x0, y + 2, x1 - x0, ROW_H - 5);
-            if (x1 - x0 > 40) {
-              ctx.fillStyle = '#fff';
-              ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0, ROW_H); ctx.clip();
-              ctx.fillText(e.name, x0 + 3, y + ROW_H / 2);
-              ctx.restore();
-            }
-            hits.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu: row.group === 'gpu' });
+            e._c ??= colorKey(e.name, e.kind);
+            fill(x0, y + 2, x1 - x0, ROW_H - 5, gpu && e.id === this.selected ? selPx : pix(e._c, 3));
+            if (x1 - x0 > 40) labels.push([e.name, x0, x1, y]);
           }
         } else {
-          for (const b of tr.buckets as Bucket[]) {
+          for (const b of tr.buckets as Colored<Bucket>[]) {
             if (b.end < v.start || b.start > v.end || b.busyNs <= 0) continue;
             const x0 = Math.max(GUTTER, x(b.start)), x1 = Math.min(W, Math.max(x(b.end), x0 + 1));
             const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
-            ctx.globalAlpha = 0.35 + 0.65 * busy;
             const longest = b.longest;
-            ctx.fillStyle = row.group === 'gpu' && longest && longest.id === this.selected ? sel : colorFor(longest?.name ?? '', row.group);
+            b._c ??= colorKey(longest?.name ?? '', gpu ? 'kernel' : 'nvtx');
             const bh = Math.max(3, (ROW_H - 5) * Math.max(0.25, busy));
-            ctx.fillRect(x0, y + ROW_H - 3 - bh, x1 - x0, bh);
-            ctx.globalAlpha = 1;
-            if (longest) hits.push({ id: longest.id, name: longest.name, kind: row.group === 'gpu' ? 'GPU op' : 'NVTX range', start: b.start, end: b.end, dur: longest.dur, trackId: row.track.id, gpu: row.group === 'gpu', count: b.count });
+            fill(x0, y + ROW_H - 3 - bh, x1 - x0, bh, gpu && longest && longest.id === this.selected ? selPx : pix(b._c, alphaLevel(busy)));
           }
         }
       }
-      ctx.fillStyle = bg;
-      ctx.fillRect(0, y, GUTTER - 2, ROW_H);
-      ctx.fillStyle = fg;
-      ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, y + ROW_H / 2);
     });
+    ctx.putImageData(this.img, 0, 0);
+    ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
+    ctx.textBaseline = 'middle';
+    this.drawAxis(ctx, fg, grid, W);
+    ctx.fillStyle = '#fff';
+    for (const [name, x0, x1, y] of labels) {
+      ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0, ROW_H); ctx.clip();
+      ctx.fillText(name, x0 + 3, y + ROW_H / 2);
+      ctx.restore();
+    }
+    ctx.fillStyle = fg;
+    this.rows.forEach((row, i) => ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, AXIS_H + i * ROW_H + ROW_H / 2));
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
     if (this.perf.firstFrameMs === undefined && this.complete()) {
@@ -194,15 +222,49 @@ export class TimelineView {
   }
 
   private hitAt(px: number, py: number): Hit | undefined {
-    const row = Math.floor((py - AXIS_H) / ROW_H);
-    const hits = this.hits[row];
-    if (!hits || px < GUTTER) return undefined;
+    const row = this.rows[Math.floor((py - AXIS_H) / ROW_H)];
+    if (!row || px < GUTTER) return undefined;
     const v = this.view;
     const ns = v.start + ((px - GUTTER) / v.width) * (v.end - v.start);
     const slop = ((v.end - v.start) / v.width) * 2;
+    return this.hitsNear(row, ns - slop, ns + slop);
+  }
+
+  /** The shortest item (event, or bucket's longest) on `row` touching [lo, hi]. */
+  private hitsNear(row: Row, lo: number, hi: number): Hit | undefined {
+    const gpu = row.group === 'gpu';
     let best: Hit | undefined;
-    for (const hit of hits) if (hit.start - slop <= ns && hit.end + slop >= ns && (!best || hit.end - hit.start < best.end - best.start)) best = hit;
+    for (const tr of this.frameData.get(row.track.id) ?? []) {
+      if ('events' in tr) {
+        for (const e of tr.events) {
+          if (e.start > hi || e.end < lo) continue;
+          if (!best || e.end - e.start < best.end - best.start) best = { id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu };
+        }
+      } else {
+        for (const b of tr.buckets) {
+          if (b.start > hi || b.end < lo || !b.longest) continue;
+          if (!best || b.end - b.start < best.end - best.start) best = { id: b.longest.id, name: b.longest.name, kind: gpu ? 'GPU op' : 'NVTX range', start: b.start, end: b.end, dur: b.longest.dur, trackId: row.track.id, gpu, count: b.count };
+        }
+      }
+    }
     return best;
+  }
+
+  /** Everything hit-testable in the view (keyboard stepping), GPU rows only. */
+  private gpuHitsInView(): Hit[] {
+    const out: Hit[] = [];
+    const v = this.view;
+    for (const row of this.rows) {
+      if (row.group !== 'gpu') continue;
+      for (const tr of this.frameData.get(row.track.id) ?? []) {
+        if ('events' in tr) for (const e of tr.events) {
+          if (e.end >= v.start && e.start <= v.end) out.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu: true });
+        } else for (const b of tr.buckets) {
+          if (b.longest && b.end >= v.start && b.start <= v.end) out.push({ id: b.longest.id, name: b.longest.name, kind: 'GPU op', start: b.start, end: b.end, dur: b.longest.dur, trackId: row.track.id, gpu: true, count: b.count });
+        }
+      }
+    }
+    return out;
   }
 
   private attach(): void {
@@ -261,7 +323,7 @@ export class TimelineView {
 
   /** Keyboard: move the hover to the next/previous kernel in the view. */
   private step(dir: number): void {
-    const all = this.hits.flat().filter((hh) => hh.gpu).sort((a, b) => a.start - b.start || a.id - b.id);
+    const all = this.gpuHitsInView().sort((a, b) => a.start - b.start || a.id - b.id);
     if (!all.length) return;
     const i = this.hover ? all.findIndex((hh) => hh.id === this.hover!.id) : -1;
     const next = all[(i + dir + all.length) % all.length]!;
