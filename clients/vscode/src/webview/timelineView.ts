@@ -12,6 +12,7 @@ import { timelineRows, type Row } from './tracks';
 
 const GUTTER = 210;
 const ROW_H = 22;
+const BLOCK = 16;
 const AXIS_H = 22;
 
 /** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
@@ -24,11 +25,12 @@ export class TimelineView {
   readonly el: HTMLElement;
   private canvas: HTMLCanvasElement;
   private tooltip: HTMLElement;
-  private model: TimelineModel;
   private rows: Row[];
+  /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
+   * tracks and only while it is scrolled into view, with its own tile cache. */
+  private blocks: Array<{ first: number; rows: Row[]; model: TimelineModel; bitmaps: TileBitmaps }>;
   private view: View;
   private frameData = new Map<string, TrackRange[]>();
-  private bitmaps = new TileBitmaps(ROW_H, () => this.queueFrame());
   private bitmapsComplete = false;
   private hover: Hit | undefined;
   private selected: number | undefined;
@@ -46,9 +48,17 @@ export class TimelineView {
     private readonly onFirstFrame: () => void = () => {},
   ) {
     this.rows = timelineRows(tracks);
-    const ids = this.rows.map((r) => r.track.id);
-    this.model = new TimelineModel((p) => fetch({ ...p, tracks: ids }), () => this.queueFrame(), 256, bounds);
-    this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Home resets, n and p step through kernels, Enter selects.' });
+    this.blocks = [];
+    for (let first = 0; first < this.rows.length; first += BLOCK) {
+      const rows = this.rows.slice(first, first + BLOCK);
+      const ids = rows.map((r) => r.track.id);
+      this.blocks.push({
+        first, rows,
+        model: new TimelineModel((p) => fetch({ ...p, tracks: ids }), () => this.queueFrame(), 128, bounds),
+        bitmaps: new TileBitmaps(ROW_H, () => this.queueFrame(), 32),
+      });
+    }
+    this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Page Up and Page Down scroll the rows, Home resets, n and p step through kernels, Enter selects.' });
     this.tooltip = h('div', { class: 'tooltip', role: 'tooltip', hidden: '' });
     this.el = h('div', { class: 'timeline' }, this.canvas, this.tooltip);
     this.view = { start: bounds.start, end: bounds.end, width: 1000 };
@@ -80,7 +90,7 @@ export class TimelineView {
   setView(v: View): void {
     this.view = v;
     this.queueFrame();
-    this.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
+    for (const b of this.visibleBlocks()) b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
   }
 
   reveal(start: number, end: number, kernelId?: number): void {
@@ -99,8 +109,15 @@ export class TimelineView {
     requestAnimationFrame(() => { this.frameQueued = false; this.draw(); });
   }
 
+  /** Blocks with a row inside the scrolled viewport of the timeline. */
+  private visibleBlocks(): TimelineView['blocks'] {
+    const top = this.el.scrollTop - AXIS_H, bottom = top + Math.max(this.el.clientHeight, ROW_H * BLOCK);
+    return this.blocks.filter((b) => (b.first + b.rows.length) * ROW_H > top && b.first * ROW_H < bottom);
+  }
+
   private complete(): boolean {
-    return this.bitmapsComplete && tilesFor(this.view, 0, this.bounds).every((k) => this.model.has(k));
+    const keys = tilesFor(this.view, 0, this.bounds);
+    return this.bitmapsComplete && this.visibleBlocks().every((b) => keys.every((k) => b.model.has(k)));
   }
 
   draw(): void {
@@ -116,35 +133,40 @@ export class TimelineView {
     const v = this.view;
     const nsPerPx = (v.end - v.start) / v.width;
     const x = (ns: number) => GUTTER + (ns - v.start) / nsPerPx;
-    const tiles = this.model.tilesToDraw(v);
-    const data = byTrack(tiles);
-    this.frameData = data;
     const theme = { bg: cssToRgb(ctx, bg), grid: cssToRgb(ctx, grid) };
-    this.bitmaps.invalidate(`${theme.bg}|${theme.grid}|${dpr}|${this.rows.length}`);
     ctx.fillStyle = bg;
     ctx.fillRect(0, 0, W, this.canvas.height / dpr);
-    const rowsH = this.rows.length * ROW_H;
     ctx.save();
-    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, rowsH); ctx.clip();
+    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, this.rows.length * ROW_H); ctx.clip();
     ctx.imageSmoothingEnabled = false;
-    const blit = (tile: { start: number; end: number }, bmp: HTMLCanvasElement) =>
-      ctx.drawImage(bmp, x(tile.start), AXIS_H, (tile.end - tile.start) / nsPerPx, rowsH);
     /* until the first complete frame, bitmaps render synchronously; afterwards in
      * idle time, with whatever bitmaps overlap (other resolutions) filling in */
     const now = this.perf.firstFrameMs === undefined;
     const exact = resolutionFor(v.end - v.start, v.width);
-    const ready: Array<[Tile, HTMLCanvasElement]> = [];
+    const data = new Map<string, TrackRange[]>();
     let missing = false;
-    for (const tile of tiles) {
-      const bmp = this.bitmaps.peek(tile) ?? this.bitmaps.request(tile, this.rows, theme, dpr, now);
-      if (bmp) ready.push([tile, bmp]); else missing = true;
+    for (const block of this.visibleBlocks()) {
+      const tiles = block.model.tilesToDraw(v);
+      for (const [id, l] of byTrack(tiles)) data.set(id, l);
+      block.bitmaps.invalidate(`${theme.bg}|${theme.grid}|${dpr}`);
+      const y0 = AXIS_H + block.first * ROW_H, hh = block.rows.length * ROW_H;
+      const blit = (tile: { start: number; end: number }, bmp: HTMLCanvasElement) =>
+        ctx.drawImage(bmp, x(tile.start), y0, (tile.end - tile.start) / nsPerPx, hh);
+      const ready: Array<[Tile, HTMLCanvasElement]> = [];
+      let blockMissing = false;
+      for (const tile of tiles) {
+        const bmp = block.bitmaps.peek(tile) ?? block.bitmaps.request(tile, block.rows, theme, dpr, now);
+        if (bmp) ready.push([tile, bmp]); else blockMissing = true;
+      }
+      if (blockMissing || ready.some(([tl]) => tl.resolution !== exact)) {
+        const under = block.bitmaps.overlapping(v.start, v.end).filter((bm) => bm.tile.resolution !== exact)
+          .sort((p, q) => Math.abs(Math.log2(q.tile.resolution / exact)) - Math.abs(Math.log2(p.tile.resolution / exact)));
+        for (const bm of under.slice(-12)) blit(bm.tile, bm.canvas);
+      }
+      for (const [tile, bmp] of ready) if (tile.resolution === exact) blit(tile, bmp);
+      missing ||= blockMissing;
     }
-    if (missing || ready.some(([tl]) => tl.resolution !== exact)) {
-      const under = this.bitmaps.overlapping(v.start, v.end).filter((b) => b.tile.resolution !== exact)
-        .sort((p, q) => Math.abs(Math.log2(q.tile.resolution / exact)) - Math.abs(Math.log2(p.tile.resolution / exact)));
-      for (const b of under.slice(-12)) blit(b.tile, b.canvas);
-    }
-    for (const [tile, bmp] of ready) if (tile.resolution === exact) blit(tile, bmp);
+    this.frameData = data;
     this.bitmapsComplete = !missing;
     /* the selection, outlined on top */
     if (this.selected !== undefined) {
@@ -205,7 +227,8 @@ export class TimelineView {
     const step = 10 ** Math.floor(Math.log10(span / 6));
     const nice = [1, 2, 5, 10].map((m) => m * step).find((s) => span / s <= 10) ?? step * 10;
     ctx.fillStyle = fg;
-    for (let tk = Math.ceil(v.start / nice) * nice; tk <= v.end; tk += nice) {
+    const b0 = this.bounds.start; /* ticks at round times since the profile's start */
+    for (let tk = b0 + Math.ceil((v.start - b0) / nice) * nice; tk <= v.end; tk += nice) {
       const px = GUTTER + ((tk - v.start) / span) * v.width;
       ctx.fillStyle = grid;
       ctx.fillRect(px, AXIS_H - 6, 1, 6);
@@ -271,8 +294,8 @@ export class TimelineView {
     const c = this.canvas;
     let drag: { x: number; view: View; moved: boolean } | undefined;
     c.addEventListener('wheel', (ev) => {
-      if (ev.shiftKey) return; /* let the page scroll vertically */
       ev.preventDefault();
+      if (ev.shiftKey) { this.el.scrollTop += ev.deltaY || ev.deltaX; return; } /* shift+wheel scrolls the rows */
       const rect = c.getBoundingClientRect();
       const px = ev.clientX - rect.left - GUTTER;
       const anchor = this.view.start + (px / this.view.width) * (this.view.end - this.view.start);
@@ -305,6 +328,7 @@ export class TimelineView {
     });
     c.addEventListener('mouseleave', () => this.showTooltip(undefined, 0, 0));
     c.addEventListener('keydown', (ev) => this.onKey(ev));
+    this.el.addEventListener('scroll', () => this.setView(this.view)); /* newly visible row blocks fetch their tiles */
   }
 
   private onKey(ev: KeyboardEvent): void {
@@ -314,6 +338,7 @@ export class TimelineView {
     else if (k === '-' || k === '_' || k === 's') this.zoom(1.5);
     else if (k === 'ArrowLeft' || k === 'a') this.setView(panView(this.view, -span * 0.1, this.bounds));
     else if (k === 'ArrowRight' || k === 'd') this.setView(panView(this.view, span * 0.1, this.bounds));
+    else if (k === 'PageDown' || k === 'PageUp') this.el.scrollTop += (k === 'PageDown' ? 1 : -1) * this.el.clientHeight * 0.8;
     else if (k === 'Home' || k === '0') this.setView({ start: this.bounds.start, end: this.bounds.end, width: this.view.width });
     else if (k === 'n' || k === 'p') this.step(k === 'n' ? 1 : -1);
     else if (k === 'Enter' && this.hover) this.select(this.hover);
