@@ -252,3 +252,29 @@ def test_protocol_doc_examples_match_the_schemas():
 def test_shutdown_schemas():
     check_schema("shutdown", "result", None)
     check_schema("shutdown", "params", None)
+
+
+def test_exit_does_not_hang_on_a_client_that_never_reads():
+    """Replies pile up in a pipe nobody reads; after shutdown+exit the server
+    waits a bounded grace period for stdout to drain, then exits anyway."""
+    def msg(d):
+        return frame(json.dumps(d).encode())
+    proc = subprocess.Popen([server_binary(), "serve", "--test-methods"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        data = [msg({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})]
+        data += [msg({"jsonrpc": "2.0", "id": 10 + i, "method": "test/echo",
+                      "params": {"pad": "x" * 2000}}) for i in range(400)]  # ~800 KB of replies
+        data += [msg({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+                 msg({"jsonrpc": "2.0", "method": "exit"})]
+        proc.stdin.write(b"".join(data))
+        proc.stdin.flush()
+        t0 = time.monotonic()
+        rc = proc.wait(timeout=30)
+        took = time.monotonic() - t0
+        assert rc == 0
+        assert took < 15, f"exit took {took:.1f}s"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
