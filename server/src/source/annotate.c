@@ -247,6 +247,7 @@ static int nsys__marker_target(const nsys_py_file *f, int m) {
 
 static void nsys__wrap_body(nsys__blocks *bs, int d) {
   const nsys_py_file *f = bs->f;
+  if (!f->stmts[d].name[0]) return; /* not a valid def */
   int c = nsys__body_start(f, d, true);
   if (c < 0) return;
   int end = f->stmts[d].block_end;
