@@ -349,3 +349,46 @@ def test_mfu_needs_flops():
     path = need_real(NVTX)
     r = subprocess.run([server_binary(), "analyze", "mfu", str(path), "--format", "json"], capture_output=True)
     assert r.returncode == 1 and b"modelFlops" in r.stderr
+
+
+@pytest.mark.parametrize("prof,pattern", [(NCCL, "ncclGroupEnd"), ("nsys2026_h100_2gpu_1s", "aten::add")])
+def test_stage_overlap_independent(prof, pattern):
+    """Per (device, stage): comm and exposed comm over each range's projected GPU window."""
+    path = need_real(prof)
+    db = ref.connect(path)
+    ks = ref.kernels(db)
+    rt = db.execute("SELECT r.start, r.end, r.globalTid, k.start, k.end, k.deviceId FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                    "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId "
+                    "AND k.globalPid = (r.globalTid & ~0xFFFFFF)").fetchall()
+    for tbl in ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+        rt += db.execute(f"SELECT r.start, r.end, r.globalTid, k.start, k.end, k.deviceId FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                         f"JOIN {tbl} k ON k.correlationId = r.correlationId "
+                         f"AND k.globalPid = (r.globalTid & ~0xFFFFFF)").fetchall()
+    by_tid = {}
+    for row in rt:
+        by_tid.setdefault(row[2], []).append(row)
+    cols = {r[1] for r in db.execute("PRAGMA table_info(NVTX_EVENTS)")}
+    txt = "COALESCE(n.text, s.value)" if "textId" in cols else "n.text"
+    nv = db.execute(f"SELECT {txt}, n.start, n.end, n.globalTid FROM NVTX_EVENTS n LEFT JOIN StringIds s "
+                    f"ON s.id = n.textId WHERE n.eventType IN (59, 60) AND n.end >= n.start").fetchall()
+    want = {}
+    for name, s, e, g in nv:
+        if not name or pattern.lower() not in name.lower():
+            continue
+        inside = sorted((r for r in by_tid.get(g, []) if r[0] >= s and r[1] <= e), key=lambda r: (r[0], r[3]))
+        if not inside:
+            continue
+        gs, ge = min(r[3] for r in inside), max(r[4] for r in inside)
+        dev = inside[0][5]
+        clip = lambda iv: [(max(a, gs), min(b, ge)) for a, b in iv if b > gs and a < ge]
+        comp = ref.union(clip([(a, b) for a, b, d, _st, n in ks if d == dev and not ref.is_nccl(n)]))
+        comm = ref.union(clip([(a, b) for a, b, d, _st, n in ks if d == dev and ref.is_nccl(n)]))
+        ov = ref.intersect_len(comp, comm)
+        w = want.setdefault((dev, name), [0, 0, 0])
+        w[0] += 1
+        w[1] += ref.total(comm)
+        w[2] += ref.total(comm) - ov
+    res = analyze("stage_overlap", path, stagePattern=pattern)
+    got = {(r["device"], r["stage"]): [r["ranges"], r["commNs"], r["exposedCommNs"]] for r in res["rows"]}
+    assert got == want
+    assert any(v[1] > 0 for v in want.values()) or prof != NCCL

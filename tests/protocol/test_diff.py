@@ -41,6 +41,12 @@ def test_diff_before_after():
             assert r["status"] == "slower"
         else:
             assert r["status"] == "same"
+        if n in ka and n in kb:
+            aa, ab = ka[n]["totalNs"] / ka[n]["count"], kb[n]["totalNs"] / kb[n]["count"]
+            assert abs(r["avgDeltaPct"] - 100 * (ab - aa) / aa) < 0.05
+            assert r["perCall"] == ("faster" if ab < aa * 0.95 else "slower" if ab > aa * 1.05 else "same")
+    # the documented before/after story: flash_fwd_kernel only ran fewer times, SendRecv got slower per call
+    assert rows["flash_fwd_kernel"]["perCall"] == "same" and rows["ncclDevKernel_SendRecv"]["perCall"] == "slower"
     deltas = [abs(r["deltaNs"]) for r in d["rows"]]
     assert deltas == sorted(deltas, reverse=True)
     s = d["summary"]

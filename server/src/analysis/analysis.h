@@ -40,6 +40,7 @@ typedef struct nsys_actx {
   uint8_t *name_nccl;     /* per strtab id: 1 when the name is an NCCL kernel */
   uint8_t *name_api;      /* per strtab id: nsys_api_class */
   int64_t **api_pmax;     /* per thread: running max of api end (for overlap search) */
+  uint8_t *op_class;      /* per op: 1 compute kernel, 2 NCCL kernel, 3 memcpy/memset */
 } nsys_actx;
 
 typedef bool (*nsys_analysis_fn)(nsys_actx *ctx, cJSON *rows, cJSON *summary);

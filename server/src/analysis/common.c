@@ -50,11 +50,23 @@ static void nsys__fill_name_caches(nsys_actx *c) {
   }
 }
 
-bool nsys_actx_is_nccl_op(nsys_actx *c, uint32_t op) {
+static void nsys__fill_op_class(nsys_actx *c) {
   nsys__fill_name_caches(c);
-  uint32_t nm = c->ix->ops.name[op];
-  return c->ix->ops.kind[op] == NSYS_OP_KERNEL && nm < c->ix->strings.count && c->name_nccl[nm];
+  const nsys_index *ix = c->ix;
+  uint8_t *cls = nsys_xmalloc((size_t)ix->ops.n + 1);
+  for (uint32_t i = 0; i < ix->ops.n; i++) {
+    uint32_t nm = ix->ops.name[i];
+    cls[i] = ix->ops.kind[i] != NSYS_OP_KERNEL ? 3 : (nm < ix->strings.count && c->name_nccl[nm]) ? 2 : 1;
+  }
+  c->op_class = cls;
 }
+
+static inline uint8_t nsys__op_class(nsys_actx *c, uint32_t op) {
+  if (!c->op_class) nsys__fill_op_class(c);
+  return c->op_class[op];
+}
+
+bool nsys_actx_is_nccl_op(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) == 2; }
 
 nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api) {
   nsys__fill_name_caches(c);
@@ -62,16 +74,14 @@ nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api) {
   return nm < c->ix->strings.count ? (nsys_api_class)c->name_api[nm] : NSYS_API_OTHER;
 }
 
-bool nsys_pred_kernel(nsys_actx *c, uint32_t op) { return c->ix->ops.kind[op] == NSYS_OP_KERNEL; }
+bool nsys_pred_kernel(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) != 3; }
 bool nsys_pred_any(nsys_actx *c, uint32_t op) {
   (void)c;
   (void)op;
   return true;
 }
-bool nsys_pred_compute(nsys_actx *c, uint32_t op) {
-  return c->ix->ops.kind[op] == NSYS_OP_KERNEL && !nsys_actx_is_nccl_op(c, op);
-}
-bool nsys_pred_comm(nsys_actx *c, uint32_t op) { return nsys_actx_is_nccl_op(c, op); }
+bool nsys_pred_compute(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) == 1; }
+bool nsys_pred_comm(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) == 2; }
 
 uint32_t nsys_actx_devices(nsys_actx *c, int32_t **out) {
   const nsys_index *ix = c->ix;

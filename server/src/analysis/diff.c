@@ -123,6 +123,17 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
     nsys_json_num(o, "deltaPct", ta_ns > 0 ? nsys_round2(100.0 * (tb_ns - ta_ns) / ta_ns) : 0);
     nsys_json_num(o, "baseAvgNs", nsys__dn(r, "avgNs"));
     nsys_json_num(o, "compareAvgNs", m ? nsys__dn(m, "avgNs") : 0);
+    /* per-call change, independent of how many calls fell in each window */
+    double aa = nsys__dn(r, "avgNs"), ab = m ? nsys__dn(m, "avgNs") : 0;
+    if (m && aa > 0) {
+      nsys_json_num(o, "avgDeltaPct", nsys_round2(100.0 * (ab - aa) / aa));
+      cJSON_AddStringToObject(o, "perCall", ab < aa * (1 - min_delta_pct / 100)   ? "faster"
+                                            : ab > aa * (1 + min_delta_pct / 100) ? "slower"
+                                                                                  : "same");
+    } else {
+      cJSON_AddNullToObject(o, "avgDeltaPct");
+      cJSON_AddNullToObject(o, "perCall");
+    }
     cJSON_AddItemToArray(rows, o);
   }
   cJSON_ArrayForEach(r, nsys__dg(kb, "rows")) {
@@ -146,6 +157,8 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
     cJSON_AddNullToObject(o, "deltaPct");
     nsys_json_num(o, "baseAvgNs", 0);
     nsys_json_num(o, "compareAvgNs", nsys__dn(r, "avgNs"));
+    cJSON_AddNullToObject(o, "avgDeltaPct");
+    cJSON_AddNullToObject(o, "perCall");
     cJSON_AddItemToArray(rows, o);
   }
   /* sort by |delta| */
@@ -198,8 +211,14 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
   const cJSON *top = cJSON_GetArrayItem(rows, 0);
   if (top) {
     nsys_fmt_duration(d1, sizeof d1, (int64_t)fabs(nsys__dn(top, "deltaNs")));
-    nsys_strbuf_printf(&t, "Biggest change: %s %s (%s%s). ", cJSON_GetStringValue(nsys__dg(top, "name")),
-                       cJSON_GetStringValue(nsys__dg(top, "status")), nsys__dn(top, "deltaNs") < 0 ? "-" : "+", d1);
+    nsys_strbuf_printf(&t, "Biggest change: %s %s%s (%.0f -> %.0f calls", cJSON_GetStringValue(nsys__dg(top, "name")),
+                       nsys__dn(top, "deltaNs") < 0 ? "-" : "+", d1, nsys__dn(top, "baseCount"),
+                       nsys__dn(top, "compareCount"));
+    const cJSON *ad = nsys__dg(top, "avgDeltaPct");
+    if (cJSON_IsNumber(ad))
+      nsys_strbuf_printf(&t, ", %+.1f%% per call%s", ad->valuedouble,
+                         fabs(ad->valuedouble) < min_delta_pct ? ": the change is in the number of calls" : "");
+    nsys_strbuf_puts(&t, "). ");
   }
   nsys_strbuf_printf(&t, "%d kernel names added, %d removed, %d faster, %d slower (>= 5%% change). ", n_add,
                      n_rem, n_fast, n_slow);
@@ -269,7 +288,7 @@ void nsys_diff_render(nsys_strbuf *b, const cJSON *d, bool md) {
     if (n++ >= 15) break;
     cJSON *o = cJSON_CreateObject();
     static const char *const kc[] = {"name", "status", "baseCount", "compareCount", "baseTotalNs", "compareTotalNs",
-                                     "deltaNs", "deltaPct"};
+                                     "deltaNs", "deltaPct", "avgDeltaPct"};
     for (size_t i = 0; i < sizeof kc / sizeof *kc; i++)
       cJSON_AddItemToObject(o, kc[i], cJSON_Duplicate(nsys__dg(r, kc[i]), true));
     cJSON_AddItemToArray(k, o);

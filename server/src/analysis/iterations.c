@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "analysis/analyses.h"
-#include "analysis/gpu_peaks.h"
+#include "explain/gpu_specs.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
@@ -334,9 +334,15 @@ bool nsys_an_mfu(nsys_actx *c, cJSON *rows, cJSON *summary) {
     return false;
   }
   const char *gpu_name = NULL;
-  if (c->p && c->p->info.n_gpus > 0) gpu_name = c->p->info.gpus[0].name;
-  const nsys_gpu_peak *spec = gpu_name ? nsys_gpu_peak_find(gpu_name) : NULL;
-  if (peak <= 0 && spec) peak = nsys_gpu_peak_tflops(spec, dtype);
+  int ccma = -1, ccmi = -1;
+  if (c->p && c->p->info.n_gpus > 0) {
+    gpu_name = c->p->info.gpus[0].name;
+    ccma = c->p->info.gpus[0].cc_major;
+    ccmi = c->p->info.gpus[0].cc_minor;
+  }
+  /* the shared datasheet table of explain/ (dense tensor-core peaks) */
+  const nsys_gpu_spec *spec = gpu_name ? nsys_gpu_spec_match_or_cc(gpu_name, ccma, ccmi) : NULL;
+  if (peak <= 0 && spec) peak = nsys_gpu_spec_peak(spec, dtype ? dtype : "bf16");
   if (peak <= 0) {
     nsys_call_fail(c->call, NSYS_E_DATA_MISSING,
                    "GPU peak unknown (GPU '%s' is not in the spec table): pass params.peakTflops",

@@ -134,6 +134,7 @@ static bool nsys__resolve_list(nsys_call *call, const nsys_aparam *list, const c
 void nsys_actx_dispose(nsys_actx *c) {
   free(c->name_nccl);
   free(c->name_api);
+  free(c->op_class);
   if (c->api_pmax) {
     for (uint32_t i = 0; i < c->ix->n_threads; i++) free(c->api_pmax[i]);
     free(c->api_pmax);

@@ -286,6 +286,8 @@ static void nsys__rule_h2d(nsys__findings *f, const cJSON *mem, int64_t span) {
     nsys_json_num(ev, "pageableH2dNs", pns);
     nsys_json_num(ev, "gbPerSec", pns > 0 ? nsys_round2(pb / pns) : 0);
     nsys_json_num(ev, "syncCopies", sync);
+    const cJSON *pw = nsys__get(s, "pageableH2dWindow");
+    if (cJSON_IsObject(pw)) cJSON_AddItemToObject(ev, "window", cJSON_Duplicate(pw, true));
     nsys__finding(f, "pageable_h2d", pb >= 16.0 * 1048576 || pns >= 0.01 * (double)span ? "warning" : "info", pns,
                   ev,
                   "Copies from pageable host memory are staged through a driver buffer, run at a fraction of "
@@ -546,8 +548,13 @@ static void nsys__merge_devices(cJSON *arr) {
     cJSON_AddItemToObject(ev, "perDevice", per);
     cJSON_ReplaceItemInObject(m, "severity", cJSON_CreateString(sev));
     cJSON_ReplaceItemInObject(m, "impactNs", cJSON_CreateNumber(impact));
-    char title[700];
-    snprintf(title, sizeof title, "[%d GPUs, worst shown] %s", gn, nsys__str(m, "title"));
+    char title[700], list[128] = "";
+    const cJSON *dv2;
+    cJSON_ArrayForEach(dv2, devs) {
+      size_t len = strlen(list);
+      if (len < sizeof list - 12) snprintf(list + len, sizeof list - len, "%s%d", len ? "," : "", (int)dv2->valuedouble);
+    }
+    snprintf(title, sizeof title, "[GPUs %s; worst shown] %s", list, nsys__str(m, "title"));
     cJSON_ReplaceItemInObject(m, "title", cJSON_CreateString(title));
     cJSON_ReplaceItemInArray(arr, i, m);
     cJSON_Delete(group);

@@ -80,13 +80,14 @@ void nsys_report_render(nsys_strbuf *b, const cJSON *rep, bool md) {
   nsys_fmt_duration(d3, sizeof d3, (int64_t)nsys__n(tot, "gpuBusyNs"));
   nsys_strbuf_printf(b, md ? "- **Window**: %s (%lld .. %lld ns)\n" : "Window:  %s (%lld .. %lld ns)\n", d1,
                      (long long)t0, (long long)t1);
+  int ndev = (int)nsys__n(tot, "devices");
   nsys_strbuf_printf(b,
-                     md ? "- **Totals**: %.0f kernels (%s kernel time, %s GPU busy), %.0f memcpy, %.0f NVTX "
-                          "ranges, %.0f iterations\n"
-                        : "Totals:  %.0f kernels (%s kernel time, %s GPU busy), %.0f memcpy, %.0f NVTX ranges, "
-                          "%.0f iterations\n",
-                     nsys__n(tot, "kernels"), d2, d3, nsys__n(tot, "memcpys"), nsys__n(tot, "nvtxRanges"),
-                     nsys__n(tot, "iterations"));
+                     md ? "- **Totals**: %.0f kernels (%s kernel time, %s GPU busy over %d GPU%s), %.0f memcpy, "
+                          "%.0f NVTX ranges\n"
+                        : "Totals:  %.0f kernels (%s kernel time, %s GPU busy over %d GPU%s), %.0f memcpy, %.0f NVTX "
+                          "ranges\n",
+                     nsys__n(tot, "kernels"), d2, d3, ndev, ndev == 1 ? "" : "s", nsys__n(tot, "memcpys"),
+                     nsys__n(tot, "nvtxRanges"));
   /* findings */
   const cJSON *cnt = nsys__g(rep, "counts");
   char title[128];
@@ -137,38 +138,57 @@ void nsys_report_render(nsys_strbuf *b, const cJSON *rep, bool md) {
     nsys_render_table(b, t, md, 0, 0);
     cJSON_Delete(t);
   }
-  /* iterations */
+  /* iterations: the first GPU's rows (ranks of a data-parallel job agree) */
   const cJSON *its = nsys__g(an, "iterations");
   const cJSON *is = nsys__g(its, "summary");
   if (nsys__n(is, "count") > 0) {
-    char h[128];
-    snprintf(h, sizeof h, "Iterations (%.0f, by %s)", nsys__n(is, "count"),
-             cJSON_GetStringValue(nsys__g(is, "method")) ? cJSON_GetStringValue(nsys__g(is, "method")) : "?");
+    const cJSON *devs = nsys__g(is, "devices");
+    int nd = cJSON_GetArraySize(devs);
+    const cJSON *d0 = cJSON_GetArrayItem(devs, 0);
+    char h[256];
+    snprintf(h, sizeof h, "Iterations (%.0f%s by %s; median %s%s)", nsys__n(is, "count") / (nd ? nd : 1),
+             nd > 1 ? " per GPU," : ",",
+             cJSON_GetStringValue(nsys__g(is, "method")) ? cJSON_GetStringValue(nsys__g(is, "method")) : "?",
+             (nsys_fmt_duration(d1, sizeof d1, (int64_t)nsys__n(d0, "medianNs")), d1),
+             nd > 1 ? " on the first GPU shown" : "");
     nsys__section(b, md, h);
-    static const char *const icols[] = {"index", "device", "durationNs", "computeNs", "ncclNs", "idleNs",
+    static const char *const icols[] = {"index", "name", "durationNs", "computeNs", "ncclNs", "idleNs",
                                         "vsMedian", "outlier", NULL};
-    t = nsys__pick(nsys__g(its, "rows"), icols, 12);
-    nsys_render_table(b, t, md, 0, 0);
-    if (cJSON_GetArraySize(nsys__g(its, "rows")) > 12)
-      nsys_strbuf_printf(b, md ? "\n_... %d more_\n" : "  ... %d more\n", cJSON_GetArraySize(nsys__g(its, "rows")) - 12);
+    cJSON *first = cJSON_CreateArray();
+    const cJSON *r;
+    int shown = 0, more = 0;
+    cJSON_ArrayForEach(r, nsys__g(its, "rows")) {
+      if (nsys__n(r, "device") != nsys__n(d0, "device")) continue;
+      if (shown++ < 12) cJSON_AddItemToArray(first, cJSON_Duplicate(r, true));
+      else more++;
+    }
+    t = nsys__pick(first, icols, 0);
+    nsys_render_table(b, t, md, 0, 24);
+    if (more) nsys_strbuf_printf(b, md ? "\n_... %d more_\n" : "  ... %d more\n", more);
     cJSON_Delete(t);
+    cJSON_Delete(first);
   }
-  /* largest gaps */
-  const cJSON *gaps = nsys__g(nsys__g(an, "gpu_idle_gaps"), "rows");
-  if (cJSON_GetArraySize(gaps)) {
-    nsys__section(b, md, "Largest GPU idle gaps");
-    static const char *const gcols[] = {"device", "stream", "start", "durationNs", "cause", "topApi", NULL};
-    t = nsys__pick(gaps, gcols, 6);
-    /* relative start for humans */
+  /* largest device-level gaps (all streams idle) */
+  cJSON *dg = cJSON_CreateArray();
+  const cJSON *g2;
+  cJSON_ArrayForEach(g2, nsys__g(nsys__g(an, "gpu_idle_gaps"), "rows")) {
+    if (!cJSON_IsNull(nsys__g(g2, "stream")) || cJSON_GetArraySize(dg) >= 6) continue;
+    cJSON_AddItemToArray(dg, cJSON_Duplicate(g2, true));
+  }
+  if (cJSON_GetArraySize(dg)) {
+    nsys__section(b, md, "Largest GPU idle gaps (all streams idle)");
+    static const char *const gcols[] = {"device", "start", "durationNs", "cause", "afterSync", "cpuNvtx", NULL};
+    t = nsys__pick(dg, gcols, 0);
     cJSON *r;
     cJSON_ArrayForEach(r, t) {
-      double s = nsys__n(r, "start");
+      double st = nsys__n(r, "start");
       char rel[32];
-      snprintf(rel, sizeof rel, "+%.3f s", (s - (double)t0) / 1e9);
+      snprintf(rel, sizeof rel, "+%.3f s", (st - (double)t0) / 1e9);
       cJSON_ReplaceItemInObject(r, "start", cJSON_CreateString(rel));
     }
     nsys_render_table(b, t, md, 0, 40);
     cJSON_Delete(t);
   }
+  cJSON_Delete(dg);
   if (!md) nsys_strbuf_puts(b, "\nDetails: nsys-ai analyze NAME FILE (nsys-ai analyze list); JSON: --format json\n");
 }

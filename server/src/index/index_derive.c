@@ -140,7 +140,7 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
     free(used);
   }
   free(devs);
-  qsort(tmp, n_tmp, sizeof *tmp, nsys__cmp_proj);
+  if (n_tmp) qsort(tmp, n_tmp, sizeof *tmp, nsys__cmp_proj);
   pv->n_proj = (uint32_t)n_tmp;
   pv->proj_nvtx = nsys_xmalloc((n_tmp ? n_tmp : 1) * sizeof(uint32_t));
   pv->proj_start = nsys_xmalloc((n_tmp ? n_tmp : 1) * sizeof(int64_t));

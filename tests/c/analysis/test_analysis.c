@@ -8,7 +8,6 @@
 #include "analysis/analysis.h"
 #include "analysis/intervals.h"
 #include "analysis/nccl.h"
-#include "analysis/gpu_peaks.h"
 #include "analysis/report.h"
 #include "common/util.h"
 #include "rpc/call.h"
@@ -192,17 +191,6 @@ static void test_api_classify(void) {
   CHECK(nsys_api_classify("cudaMemcpyAsync") == NSYS_API_MEMCPY);
   CHECK(nsys_api_classify("cudaMemcpy") == NSYS_API_MEMCPY_SYNC);
   CHECK(nsys_api_classify("cudaMalloc") == NSYS_API_OTHER);
-}
-
-static void test_gpu_peaks(void) {
-  const nsys_gpu_peak *g = nsys_gpu_peak_find("NVIDIA H100 80GB HBM3");
-  CHECK(g && g->bf16 == 989);
-  g = nsys_gpu_peak_find("NVIDIA A100-SXM4-80GB");
-  CHECK(g && !strcmp(g->name, "A100 SXM4 80GB"));
-  g = nsys_gpu_peak_find("NVIDIA A10");
-  CHECK(g && !strcmp(g->name, "A10"));
-  CHECK(nsys_gpu_peak_find("Tesla T4") != NULL);
-  CHECK(nsys_gpu_peak_find("Some Unknown GPU") == NULL);
 }
 
 /* One device, compute stream 7 and comm stream 12:
@@ -524,7 +512,6 @@ int main(void) {
   test_intervals();
   test_nccl_parse();
   test_api_classify();
-  test_gpu_peaks();
   test_overlap();
   test_top_kernels();
   test_gaps();

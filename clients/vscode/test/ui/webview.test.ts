@@ -162,6 +162,11 @@ test('performance marks: first frame, pan/zoom frames, hover round trip', async 
     firstFullRangeFrameMs: perf.firstFrameMs,
     panZoomFrameMs: { n: perf.frames.length, p50: pct(perf.frames, 0.5), p95: pct(perf.frames, 0.95), max: Math.max(...perf.frames) },
     hoverRoundTripMs: { n: perf.hovers.length, p50: pct(perf.hovers, 0.5), p95: pct(perf.hovers, 0.95), max: perf.hovers.length ? Math.max(...perf.hovers) : NaN },
+    /* the same requests timed on the host side (server + stdio, no browser bridge) */
+    hostSide: {
+      timelineRangeMs: summarize(hx!.requests.filter((r) => r.method === 'timeline/range' && r.ms !== undefined).map((r) => r.ms!), pct),
+      kernelDetailsMs: summarize(hx!.requests.filter((r) => r.method === 'kernel/details' && r.ms !== undefined).map((r) => r.ms!), pct),
+    },
     profile: process.env.NSYS_AI_UI_PROFILE ?? 'generated small preset',
   };
   fs.writeFileSync(path.join(RESULTS, 'ui-perf.json'), JSON.stringify(report, null, 2));
@@ -169,3 +174,7 @@ test('performance marks: first frame, pan/zoom frames, hover round trip', async 
   assert.ok(perf.firstFrameMs !== undefined && perf.firstFrameMs > 0);
   assert.ok(perf.frames.length > 5, 'frames were drawn while panning');
 });
+
+function summarize(a: number[], pct: (a: number[], p: number) => number) {
+  return { n: a.length, p50: pct(a, 0.5), p95: pct(a, 0.95), max: a.length ? Math.max(...a) : NaN };
+}
