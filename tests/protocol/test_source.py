@@ -513,12 +513,15 @@ def _isolation_works() -> bool:
 
 
 def _nsys_profile(nsys: str, ws: Path, env: dict) -> subprocess.CompletedProcess:
-    """nsys profile -t nvtx,osrt of prog.py. nsys 2022.4 keeps session state in
+    """nsys profile -t nvtx,osrt -s none --cpuctxsw=none of prog.py. nsys 2022.4 keeps session state in
     /dev/shm/NSys-<version> and /tmp/nvidia, and its agents outlive it (spinning
     a CPU); once stale agents exist, later sessions hang at shutdown. Where
     possible run it in private mount + PID namespaces, so that it starts from a
     clean state and everything it spawned dies with it."""
-    cmd = [nsys, "profile", "-t", "nvtx,osrt", "-o", "rep", "--force-overwrite", "true", sys.executable, "prog.py"]
+    # -s none --cpuctxsw=none: with CPU sampling (the default) nsys 2022.4 often hangs at shutdown in
+    # a container ("No transition in ...Shutdown for ...Interrupt"); NVTX and OS runtime are what we need.
+    cmd = [nsys, "profile", "-t", "nvtx,osrt", "-s", "none", "--cpuctxsw=none", "-o", "rep", "--force-overwrite",
+           "true", sys.executable, "prog.py"]
     if _isolation_works():
         script = ("set -e; mount -t tmpfs tmpfs /dev/shm; mkdir -p /tmp/nvidia; "
                   "mount -t tmpfs tmpfs /tmp/nvidia; \"$@\"")  # not exec: nsys must not run as PID 1
