@@ -459,6 +459,8 @@ ProfileDiffResultCompare = TypedDict("ProfileDiffResultCompare", {
 ProfileDiffResultRowsItem = TypedDict("ProfileDiffResultRowsItem", {
     "status": Literal["added", "removed", "faster", "slower", "same"],
     "deltaPct": Union[float, None],
+    "avgDeltaPct": Union[float, None],
+    "perCall": Union[Literal["faster", "slower", "same"], None],
 })
 
 ProfileDiffResultSummaryKernelNs = TypedDict("ProfileDiffResultSummaryKernelNs", {

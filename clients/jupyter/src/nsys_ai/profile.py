@@ -29,6 +29,8 @@ M_TRACKS = "timeline/tracks"
 M_RANGE = "timeline/range"
 M_EXPLAIN = "kernel/explain"
 M_KERNELS_AT = "source/kernelsAt"
+M_SEARCH = "search"
+M_DETAILS = "kernel/details"
 
 TOP_KERNEL_COLUMNS = ("name", "count", "totalNs", "avgNs", "minNs", "maxNs", "medianNs", "pctOfGpu")
 
@@ -174,6 +176,23 @@ class Profile:
         """`kernel/explain` by name (str) or kernelId (int); displays its markdown."""
         key = "kernelId" if isinstance(kernel, int) else "name"
         return Explanation(self.request(M_EXPLAIN, {key: kernel}))
+
+    def search(self, query: str, kinds: Optional[list[str]] = None, limit: Optional[int] = None) -> Any:
+        """`search`: kernel and NVTX names matching a substring or glob, with counts and total time."""
+        params: dict[str, Any] = {"query": query}
+        if kinds is not None:
+            params["kinds"] = list(kinds)
+        if limit is not None:
+            params["limit"] = int(limit)
+        res = self.request(M_SEARCH, params)
+        if not self.frames:
+            return res
+        return frame(res.get("results") or [], {k: v for k, v in res.items() if k != "results"},
+                     ("kind", "name", "count", "totalNs"))
+
+    def kernel(self, kernel_id: int) -> dict:
+        """`kernel/details`: every column of one GPU op, its launching API call and NVTX path."""
+        return cast(dict, self.request(M_DETAILS, {"kernelId": int(kernel_id)}))
 
     def kernels_at(self, file: Union[str, "os.PathLike[str]"], line: int,
                    workspace_root: Optional[Union[str, "os.PathLike[str]"]] = None) -> Any:

@@ -158,6 +158,23 @@ try {
   );
   step("pan answered", await tl.evaluate((e) => ({ ...e.dataset })));
 
+  // click a kernel on the first GPU row: kernel/details + kernel/explain in the panel
+  const cbox = await canvas.boundingBox();
+  let clicked = false;
+  for (let k = 0; k < 24 && !clicked; k++) {
+    await page.mouse.click(cbox.x + 215 + ((cbox.width - 220) * k) / 24, cbox.y + 22 + 8);
+    clicked = await tl.evaluate((e) => e.dataset.detailsFor !== undefined);
+  }
+  if (!clicked) fail("no kernel found to click on the first GPU row");
+  await page.waitForFunction(() => {
+    const d = document.querySelector(".nsys-tl").dataset;
+    return d.detailsShown !== undefined && d.detailsShown === d.detailsFor;
+  }, null, { timeout: 30000 });
+  const panel = await tl.locator(".nsys-tl-details").innerText();
+  step("clicked kernel details", { opId: await tl.evaluate((e) => e.dataset.detailsShown), text: panel.slice(0, 160) });
+  if (!/launched by/.test(panel)) fail(`details panel incomplete: ${panel.slice(0, 300)}`);
+  await tl.screenshot({ path: path.join(outDir, "timeline-details.png") });
+
   // -- the NVTX tree ----------------------------------------------------------------
   const tree = page.locator(".nsys-tree").first();
   await tree.waitFor({ state: "visible", timeout: 60000 });
