@@ -36,66 +36,71 @@ bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
   int64_t limit = nsys_actx_int(c, "limit");
   const uint32_t *nm = demangled ? ix->ops.full_name : ix->ops.name;
   uint32_t ns = ix->strings.count;
+  /* pass 1: count and total per name */
   uint32_t *cnt = nsys_xcalloc((size_t)ns + 1, sizeof *cnt);
+  int64_t *tot = nsys_xcalloc((size_t)ns + 1, sizeof *tot);
   uint64_t n = 0;
   int64_t total = 0;
   for (uint32_t i = 0; i < ix->ops.n; i++) {
     if (!nsys__kernel_in(c, i)) continue;
-    cnt[nm[i] < ns ? nm[i] : ns]++;
-    n++;
-    total += nsys_op_dur(ix, i);
-  }
-  /* offsets per name, then fill durations and tracks grouped by name */
-  uint64_t *off = nsys_xmalloc(((size_t)ns + 2) * sizeof *off);
-  off[0] = 0;
-  for (uint32_t k = 0; k <= ns; k++) off[k + 1] = off[k] + cnt[k];
-  int64_t *dur = nsys_xmalloc((n + 1) * sizeof *dur);
-  uint32_t *trk = nsys_xmalloc((n + 1) * sizeof *trk);
-  uint64_t *pos = nsys_xmalloc(((size_t)ns + 1) * sizeof *pos);
-  memcpy(pos, off, ((size_t)ns + 1) * sizeof *pos);
-  for (uint32_t i = 0; i < ix->ops.n; i++) {
-    if (!nsys__kernel_in(c, i)) continue;
     uint32_t k = nm[i] < ns ? nm[i] : ns;
-    dur[pos[k]] = nsys_op_dur(ix, i);
-    trk[pos[k]++] = ix->ops.track[i];
+    int64_t d = nsys_op_dur(ix, i);
+    cnt[k]++;
+    tot[k] += d;
+    n++;
+    total += d;
   }
-  free(pos);
   uint32_t ng = 0;
   nsys__kgroup *g = nsys_xmalloc(((size_t)ns + 1) * sizeof *g);
-  for (uint32_t k = 0; k <= ns; k++) {
-    if (!cnt[k]) continue;
-    int64_t t = 0;
-    for (uint64_t j = off[k]; j < off[k + 1]; j++) t += dur[j];
-    g[ng].name = k;
-    g[ng].count = cnt[k];
-    g[ng].total = t;
-    ng++;
-  }
+  for (uint32_t k = 0; k <= ns; k++)
+    if (cnt[k]) g[ng++] = (nsys__kgroup){k, cnt[k], tot[k]};
   if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_group_total);
+  uint32_t shown = (limit > 0 && (uint64_t)limit < ng) ? (uint32_t)limit : ng;
+  /* pass 2: durations and tracks of the shown names only */
+  uint32_t *slot = nsys_xmalloc(((size_t)ns + 1) * sizeof *slot);
+  for (uint32_t k = 0; k <= ns; k++) slot[k] = UINT32_MAX;
+  uint64_t *off = nsys_xmalloc(((size_t)shown + 1) * sizeof *off), m = 0;
+  for (uint32_t r = 0; r < shown; r++) {
+    slot[g[r].name] = r;
+    off[r] = m;
+    m += g[r].count;
+  }
+  off[shown] = m;
+  int64_t *dur = nsys_xmalloc((m + 1) * sizeof *dur);
+  uint32_t *trk = nsys_xmalloc((m + 1) * sizeof *trk);
+  uint64_t *pos = nsys_xmalloc(((size_t)shown + 1) * sizeof *pos);
+  memcpy(pos, off, ((size_t)shown + 1) * sizeof *pos);
+  for (uint32_t i = 0; i < ix->ops.n; i++) {
+    uint32_t k = nm[i] < ns ? nm[i] : ns;
+    if (slot[k] == UINT32_MAX || !nsys__kernel_in(c, i)) continue;
+    uint64_t p = pos[slot[k]]++;
+    dur[p] = nsys_op_dur(ix, i);
+    trk[p] = ix->ops.track[i];
+  }
+  free(pos);
   uint32_t *mark = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *mark);
   for (uint32_t t = 0; t <= ix->n_tracks; t++) mark[t] = UINT32_MAX;
-  uint32_t shown = (limit > 0 && (uint64_t)limit < ng) ? (uint32_t)limit : ng;
   for (uint32_t r = 0; r < shown; r++) {
     uint32_t k = g[r].name;
-    int64_t *d = dur + off[k];
-    uint32_t m = cnt[k];
-    nsys_sort_i64(d, m);
-    double mean = (double)g[r].total / m, var = 0;
-    for (uint32_t j = 0; j < m; j++) var += ((double)d[j] - mean) * ((double)d[j] - mean);
+    int64_t *d = dur + off[r];
+    uint32_t cn = g[r].count;
+    nsys_sort_i64(d, cn);
+    double mean = (double)g[r].total / cn, var = 0;
+    for (uint32_t j = 0; j < cn; j++) var += ((double)d[j] - mean) * ((double)d[j] - mean);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", k < ns ? nsys_strtab_get(&ix->strings, k) : "");
-    nsys_json_int(o, "count", m);
+    nsys_json_int(o, "count", cn);
     nsys_json_int(o, "totalNs", g[r].total);
     nsys_json_num(o, "avgNs", round(mean));
     nsys_json_int(o, "minNs", d[0]);
-    nsys_json_int(o, "maxNs", d[m - 1]);
-    nsys_json_num(o, "medianNs", round(nsys_percentile_sorted(d, m, 0.5)));
-    nsys_json_num(o, "p95Ns", round(nsys_percentile_sorted(d, m, 0.95)));
-    nsys_json_num(o, "stddevNs", round(sqrt(var / m)));
+    nsys_json_int(o, "maxNs", d[cn - 1]);
+    nsys_json_num(o, "medianNs", round(nsys_percentile_sorted(d, cn, 0.5)));
+    nsys_json_num(o, "p95Ns", round(nsys_percentile_sorted(d, cn, 0.95)));
+    nsys_json_num(o, "stddevNs", round(sqrt(var / cn)));
     nsys_json_num(o, "pctOfGpu", total ? nsys_round2(100.0 * (double)g[r].total / (double)total) : 0);
     cJSON_AddBoolToObject(o, "nccl", k < ns && nsys_name_is_nccl(nsys_strtab_get(&ix->strings, k)));
     cJSON *st = cJSON_AddArrayToObject(o, "streams");
-    for (uint64_t j = off[k]; j < off[k + 1]; j++) {
+    for (uint64_t j = off[r]; j < off[r + 1]; j++) {
       uint32_t t = trk[j];
       if (mark[t] == r) continue;
       mark[t] = r;
@@ -129,6 +134,8 @@ bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
   free(dur);
   free(trk);
   free(off);
+  free(slot);
+  free(tot);
   free(cnt);
   return true;
 }

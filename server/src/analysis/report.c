@@ -286,6 +286,8 @@ static void nsys__rule_h2d(nsys__findings *f, const cJSON *mem, int64_t span) {
     nsys_json_num(ev, "pageableH2dNs", pns);
     nsys_json_num(ev, "gbPerSec", pns > 0 ? nsys_round2(pb / pns) : 0);
     nsys_json_num(ev, "syncCopies", sync);
+    const cJSON *pw = nsys__get(s, "pageableH2dWindow");
+    if (cJSON_IsObject(pw)) cJSON_AddItemToObject(ev, "window", cJSON_Duplicate(pw, true));
     nsys__finding(f, "pageable_h2d", pb >= 16.0 * 1048576 || pns >= 0.01 * (double)span ? "warning" : "info", pns,
                   ev,
                   "Copies from pageable host memory are staged through a driver buffer, run at a fraction of "

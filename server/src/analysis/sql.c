@@ -35,12 +35,12 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_profile *p = c->p;
   const char *tbl = p->schema.table[NSYS_TBL_MEMCPY];
   int64_t n_all = 0, bytes_all = 0, ns_all = 0, pageable_n = 0, pageable_bytes = 0, sync_n = 0;
-  int64_t ph2d_n = 0, ph2d_bytes = 0, ph2d_ns = 0;
+  int64_t ph2d_n = 0, ph2d_bytes = 0, ph2d_ns = 0, ph2d_s = 0, ph2d_e = 0;
   int64_t h2d_bytes = 0, h2d_ns = 0;
   if (tbl) {
     bool has_kinds = nsys_schema_has_column(p, NSYS_TBL_MEMCPY, "srcKind");
     char *sql = nsys_xasprintf(
-        "SELECT copyKind, %s, %s, COUNT(*), SUM(bytes), SUM(\"end\"-start) FROM %s "
+        "SELECT copyKind, %s, %s, COUNT(*), SUM(bytes), SUM(\"end\"-start), MIN(start), MAX(\"end\") FROM %s "
         "WHERE start >= ?1 AND start < ?2 %s GROUP BY 1,2,3 ORDER BY 6 DESC",
         has_kinds ? "srcKind" : "-1", has_kinds ? "dstKind" : "-1", tbl,
         c->device >= 0 ? "AND deviceId = ?3" : "");
@@ -74,6 +74,8 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
         pageable_bytes += by;
       }
       if (ck == 1 && sk == 0) {
+        if (!ph2d_n || sqlite3_column_int64(st, 6) < ph2d_s) ph2d_s = sqlite3_column_int64(st, 6);
+        if (!ph2d_n || sqlite3_column_int64(st, 7) > ph2d_e) ph2d_e = sqlite3_column_int64(st, 7);
         ph2d_n += n;
         ph2d_bytes += by;
         ph2d_ns += ns;
@@ -124,6 +126,13 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_json_int(summary, "pageableH2dCount", ph2d_n);
   nsys_json_int(summary, "pageableH2dBytes", ph2d_bytes);
   nsys_json_int(summary, "pageableH2dNs", ph2d_ns);
+  if (ph2d_n) {
+    cJSON *w = cJSON_AddObjectToObject(summary, "pageableH2dWindow");
+    nsys_json_int(w, "start", ph2d_s);
+    nsys_json_int(w, "end", ph2d_e);
+  } else {
+    cJSON_AddNullToObject(summary, "pageableH2dWindow");
+  }
   nsys_json_int(summary, "syncCopies", sync_n);
   int64_t win = c->t1 - c->t0;
   if (h2d_dev >= 0) nsys_json_int(summary, "h2dBusiestDevice", h2d_dev);

@@ -2,18 +2,17 @@
  * TimelineModel's cached tiles. Wheel or +/- zoom, drag or arrows pan, Home
  * resets, n/p step through kernels, Enter selects. Frames are timed with
  * performance marks (window.__nsysPerf collects them for tests). */
-import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor } from '../client/timelineModel';
+import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor, type Tile } from '../client/timelineModel';
 import { formatNs } from '../client/format';
-import type { Bucket, RangeResult, TimelineEvent, Track, TrackRange } from '../protocol/types';
-
-/** Items carry their palette key once computed (tiles live across frames). */
-type Colored<T> = T & { _c?: number };
-import { alphaLevel, blend, colorKey, cssToRgb, pixelOf } from './colors';
+import type { RangeResult, Track, TrackRange } from '../protocol/types';
+import { cssToRgb } from './colors';
+import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h } from './dom';
 import { timelineRows, type Row } from './tracks';
 
 const GUTTER = 210;
 const ROW_H = 22;
+const BLOCK = 16;
 const AXIS_H = 22;
 
 /** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
@@ -26,13 +25,13 @@ export class TimelineView {
   readonly el: HTMLElement;
   private canvas: HTMLCanvasElement;
   private tooltip: HTMLElement;
-  private model: TimelineModel;
   private rows: Row[];
+  /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
+   * tracks and only while it is scrolled into view, with its own tile cache. */
+  private blocks: Array<{ first: number; rows: Row[]; model: TimelineModel; bitmaps: TileBitmaps }>;
   private view: View;
   private frameData = new Map<string, TrackRange[]>();
-  private img: ImageData | undefined;
-  private pixels = new Map<number, number>();
-  private pixelsBg = '';
+  private bitmapsComplete = false;
   private hover: Hit | undefined;
   private selected: number | undefined;
   private frameQueued = false;
@@ -49,9 +48,17 @@ export class TimelineView {
     private readonly onFirstFrame: () => void = () => {},
   ) {
     this.rows = timelineRows(tracks);
-    const ids = this.rows.map((r) => r.track.id);
-    this.model = new TimelineModel((p) => fetch({ ...p, tracks: ids }), () => this.queueFrame(), 256, bounds);
-    this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Home resets, n and p step through kernels, Enter selects.' });
+    this.blocks = [];
+    for (let first = 0; first < this.rows.length; first += BLOCK) {
+      const rows = this.rows.slice(first, first + BLOCK);
+      const ids = rows.map((r) => r.track.id);
+      this.blocks.push({
+        first, rows,
+        model: new TimelineModel((p) => fetch({ ...p, tracks: ids }), () => this.queueFrame(), 128, bounds),
+        bitmaps: new TileBitmaps(ROW_H, () => this.queueFrame(), 32),
+      });
+    }
+    this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Page Up and Page Down scroll the rows, Home resets, n and p step through kernels, Enter selects.' });
     this.tooltip = h('div', { class: 'tooltip', role: 'tooltip', hidden: '' });
     this.el = h('div', { class: 'timeline' }, this.canvas, this.tooltip);
     this.view = { start: bounds.start, end: bounds.end, width: 1000 };
@@ -83,7 +90,7 @@ export class TimelineView {
   setView(v: View): void {
     this.view = v;
     this.queueFrame();
-    this.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
+    for (const b of this.visibleBlocks()) b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
   }
 
   reveal(start: number, end: number, kernelId?: number): void {
@@ -102,8 +109,15 @@ export class TimelineView {
     requestAnimationFrame(() => { this.frameQueued = false; this.draw(); });
   }
 
+  /** Blocks with a row inside the scrolled viewport of the timeline. */
+  private visibleBlocks(): TimelineView['blocks'] {
+    const top = this.el.scrollTop - AXIS_H, bottom = top + Math.max(this.el.clientHeight, ROW_H * BLOCK);
+    return this.blocks.filter((b) => (b.first + b.rows.length) * ROW_H > top && b.first * ROW_H < bottom);
+  }
+
   private complete(): boolean {
-    return tilesFor(this.view, 0, this.bounds).every((k) => this.model.has(k));
+    const keys = tilesFor(this.view, 0, this.bounds);
+    return this.bitmapsComplete && this.visibleBlocks().every((b) => keys.every((k) => b.model.has(k)));
   }
 
   draw(): void {
@@ -119,64 +133,72 @@ export class TimelineView {
     const v = this.view;
     const nsPerPx = (v.end - v.start) / v.width;
     const x = (ns: number) => GUTTER + (ns - v.start) / nsPerPx;
-    const data = byTrack(this.model.tilesToDraw(v));
-    this.frameData = data;
-    /* Rectangles go straight into a pixel buffer (one putImageData per frame):
-     * tens of thousands of 1-px buckets cost a few ms this way, far less than
-     * as canvas fillRect calls. Text is drawn on top afterwards. */
-    const Wd = this.canvas.width, Hd = this.canvas.height;
-    if (!this.img || this.img.width !== Wd || this.img.height !== Hd) this.img = ctx.createImageData(Wd, Hd);
-    const px = new Uint32Array(this.img.data.buffer);
-    const bgRgb = cssToRgb(ctx, bg);
-    const bgKey = bgRgb.join(',');
-    if (bgKey !== this.pixelsBg) { this.pixels.clear(); this.pixelsBg = bgKey; }
-    const pix = (key: number, lvl: number) => {
-      const id = key * 8 + lvl;
-      let p = this.pixels.get(id);
-      if (p === undefined) { p = pixelOf(key, lvl, bgRgb); this.pixels.set(id, p); }
-      return p;
-    };
-    const selPx = blend(cssToRgb(ctx, sel), 1, bgRgb);
-    const gridPx = blend(cssToRgb(ctx, grid), 1, bgRgb);
-    px.fill(blend(bgRgb, 1, bgRgb));
-    const fill = (x0: number, y0: number, w: number, hh: number, color: number) => {
-      const c0 = Math.max(0, Math.round(x0 * dpr)), c1 = Math.min(Wd, Math.max(c0 + 1, Math.round((x0 + w) * dpr)));
-      const r0 = Math.max(0, Math.round(y0 * dpr)), r1 = Math.min(Hd, Math.round((y0 + hh) * dpr));
-      if (c1 - c0 <= 4) {
-        for (let r = r0, o = r0 * Wd; r < r1; r++, o += Wd) for (let c = c0; c < c1; c++) px[o + c] = color;
-      } else {
-        for (let r = r0; r < r1; r++) px.fill(color, r * Wd + c0, r * Wd + c1);
+    const theme = { bg: cssToRgb(ctx, bg), grid: cssToRgb(ctx, grid) };
+    ctx.fillStyle = bg;
+    ctx.fillRect(0, 0, W, this.canvas.height / dpr);
+    ctx.save();
+    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, this.rows.length * ROW_H); ctx.clip();
+    ctx.imageSmoothingEnabled = false;
+    /* until the first complete frame, bitmaps render synchronously; afterwards in
+     * idle time, with whatever bitmaps overlap (other resolutions) filling in */
+    const now = this.perf.firstFrameMs === undefined;
+    const exact = resolutionFor(v.end - v.start, v.width);
+    const data = new Map<string, TrackRange[]>();
+    let missing = false;
+    for (const block of this.visibleBlocks()) {
+      const tiles = block.model.tilesToDraw(v);
+      for (const [id, l] of byTrack(tiles)) data.set(id, l);
+      block.bitmaps.invalidate(`${theme.bg}|${theme.grid}|${dpr}`);
+      const y0 = AXIS_H + block.first * ROW_H, hh = block.rows.length * ROW_H;
+      const blit = (tile: { start: number; end: number }, bmp: HTMLCanvasElement) =>
+        ctx.drawImage(bmp, x(tile.start), y0, (tile.end - tile.start) / nsPerPx, hh);
+      const ready: Array<[Tile, HTMLCanvasElement]> = [];
+      let blockMissing = false;
+      for (const tile of tiles) {
+        const bmp = block.bitmaps.peek(tile) ?? block.bitmaps.request(tile, block.rows, theme, dpr, now);
+        if (bmp) ready.push([tile, bmp]); else blockMissing = true;
       }
-    };
-    fill(0, AXIS_H - 1, W, 1, gridPx);
+      if (blockMissing || ready.some(([tl]) => tl.resolution !== exact)) {
+        const under = block.bitmaps.overlapping(v.start, v.end).filter((bm) => bm.tile.resolution !== exact)
+          .sort((p, q) => Math.abs(Math.log2(q.tile.resolution / exact)) - Math.abs(Math.log2(p.tile.resolution / exact)));
+        for (const bm of under.slice(-12)) blit(bm.tile, bm.canvas);
+      }
+      for (const [tile, bmp] of ready) if (tile.resolution === exact) blit(tile, bmp);
+      missing ||= blockMissing;
+    }
+    this.frameData = data;
+    this.bitmapsComplete = !missing;
+    /* the selection, outlined on top */
+    if (this.selected !== undefined) {
+      ctx.strokeStyle = sel;
+      ctx.lineWidth = 2;
+      this.rows.forEach((row, i) => {
+        if (row.group !== 'gpu') return;
+        const outline = (s0: number, e0: number) => {
+          const x0 = x(s0), x1 = Math.max(x(e0), x0 + 2);
+          ctx.strokeRect(x0 - 1, AXIS_H + i * ROW_H + 1, x1 - x0 + 2, ROW_H - 3);
+        };
+        for (const tr of data.get(row.track.id) ?? []) {
+          if ('events' in tr) { for (const e of tr.events) if (e.id === this.selected) outline(e.start, e.end); }
+          else for (const bk of tr.buckets) if (bk.longest?.id === this.selected) outline(bk.start, bk.end);
+        }
+      });
+    }
+    ctx.restore();
+    /* labels of events wide enough to read, in view coordinates */
     const labels: Array<[string, number, number, number]> = [];
     this.rows.forEach((row, i) => {
-      const y = AXIS_H + i * ROW_H;
-      const gpu = row.group === 'gpu';
-      fill(GUTTER, y + ROW_H - 1, W - GUTTER, 1, gridPx);
+      const seen = new Set<number>(); /* an event crossing tile edges comes in each tile */
       for (const tr of data.get(row.track.id) ?? []) {
-        if ('events' in tr) {
-          for (const e of tr.events as Colored<TimelineEvent>[]) {
-            if (e.end < v.start || e.start > v.end) continue;
-            const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, Math.max(x(e.end), x0 + 1));
-            e._c ??= colorKey(e.name, e.kind);
-            fill(x0, y + 2, x1 - x0, ROW_H - 5, gpu && e.id === this.selected ? selPx : pix(e._c, 3));
-            if (x1 - x0 > 40) labels.push([e.name, x0, x1, y]);
-          }
-        } else {
-          for (const b of tr.buckets as Colored<Bucket>[]) {
-            if (b.end < v.start || b.start > v.end || b.busyNs <= 0) continue;
-            const x0 = Math.max(GUTTER, x(b.start)), x1 = Math.min(W, Math.max(x(b.end), x0 + 1));
-            const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
-            const longest = b.longest;
-            b._c ??= colorKey(longest?.name ?? '', gpu ? 'kernel' : 'nvtx');
-            const bh = Math.max(3, (ROW_H - 5) * Math.max(0.25, busy));
-            fill(x0, y + ROW_H - 3 - bh, x1 - x0, bh, gpu && longest && longest.id === this.selected ? selPx : pix(b._c, alphaLevel(busy)));
-          }
+        if (!('events' in tr)) continue;
+        for (const e of tr.events) {
+          if (e.end < v.start || e.start > v.end || seen.has(e.id)) continue;
+          seen.add(e.id);
+          const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, x(e.end));
+          if (x1 - x0 > 40) labels.push([e.name, x0, x1, AXIS_H + i * ROW_H]);
         }
       }
     });
-    ctx.putImageData(this.img, 0, 0);
     ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
     ctx.textBaseline = 'middle';
     this.drawAxis(ctx, fg, grid, W);
@@ -205,7 +227,8 @@ export class TimelineView {
     const step = 10 ** Math.floor(Math.log10(span / 6));
     const nice = [1, 2, 5, 10].map((m) => m * step).find((s) => span / s <= 10) ?? step * 10;
     ctx.fillStyle = fg;
-    for (let tk = Math.ceil(v.start / nice) * nice; tk <= v.end; tk += nice) {
+    const b0 = this.bounds.start; /* ticks at round times since the profile's start */
+    for (let tk = b0 + Math.ceil((v.start - b0) / nice) * nice; tk <= v.end; tk += nice) {
       const px = GUTTER + ((tk - v.start) / span) * v.width;
       ctx.fillStyle = grid;
       ctx.fillRect(px, AXIS_H - 6, 1, 6);
@@ -271,8 +294,8 @@ export class TimelineView {
     const c = this.canvas;
     let drag: { x: number; view: View; moved: boolean } | undefined;
     c.addEventListener('wheel', (ev) => {
-      if (ev.shiftKey) return; /* let the page scroll vertically */
       ev.preventDefault();
+      if (ev.shiftKey) { this.el.scrollTop += ev.deltaY || ev.deltaX; return; } /* shift+wheel scrolls the rows */
       const rect = c.getBoundingClientRect();
       const px = ev.clientX - rect.left - GUTTER;
       const anchor = this.view.start + (px / this.view.width) * (this.view.end - this.view.start);
@@ -305,6 +328,7 @@ export class TimelineView {
     });
     c.addEventListener('mouseleave', () => this.showTooltip(undefined, 0, 0));
     c.addEventListener('keydown', (ev) => this.onKey(ev));
+    this.el.addEventListener('scroll', () => this.setView(this.view)); /* newly visible row blocks fetch their tiles */
   }
 
   private onKey(ev: KeyboardEvent): void {
@@ -314,6 +338,7 @@ export class TimelineView {
     else if (k === '-' || k === '_' || k === 's') this.zoom(1.5);
     else if (k === 'ArrowLeft' || k === 'a') this.setView(panView(this.view, -span * 0.1, this.bounds));
     else if (k === 'ArrowRight' || k === 'd') this.setView(panView(this.view, span * 0.1, this.bounds));
+    else if (k === 'PageDown' || k === 'PageUp') this.el.scrollTop += (k === 'PageDown' ? 1 : -1) * this.el.clientHeight * 0.8;
     else if (k === 'Home' || k === '0') this.setView({ start: this.bounds.start, end: this.bounds.end, width: this.view.width });
     else if (k === 'n' || k === 'p') this.step(k === 'n' ? 1 : -1);
     else if (k === 'Enter' && this.hover) this.select(this.hover);
