@@ -134,6 +134,12 @@ class Timeline {
     const served = () => (this.root.dataset.served = String(model.get("served") ?? 0));
     model.on("change:served", served);
     served();
+    // for tests: one empty request/reply through the widget's messages, in ms
+    (this.root as unknown as { __nsysPing: () => Promise<number> }).__nsysPing = async () => {
+      const t0 = performance.now();
+      await this.client.ask("ping", {});
+      return performance.now() - t0;
+    };
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
     this.onResize();
