@@ -177,6 +177,7 @@ def test_annotate_valid_idempotent_reversible(ws, scope, gran):
     new = apply_edits(orig.decode(), res["edits"])
     assert new == res["text"]
     ast.parse(new)  # still valid Python
+    _assert_tags_current(new)
     assert "import torch  # nsys-ai" in new
     for m in res["added"]:
         line = new.splitlines()[m["line"]]
@@ -461,6 +462,36 @@ def test_map_and_refine_on_generated_tags(tmp_path, generated_dir):
     res = call("source/annotate", ap)
     ast.parse(res["text"])
     assert len(res["added"]) == 3
+    _assert_tags_current(res["text"])
+
+
+def _assert_tags_current(text: str) -> None:
+    """Every `# nsys-ai` range names the def it instruments or the statement it wraps."""
+    import re
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        m = re.search(r'\("[^"]*:(\d+) ([^"]*)"\):  # nsys-ai$', ln)
+        if not m:
+            continue
+        target = lines[int(m.group(1)) - 1].strip()
+        assert target == lines[i + 1].strip() or target.startswith(("def ", "async def ")), (i, ln, target)
+
+
+def test_second_pass_renumbers_tags(ws):
+    f = ws / "pkg" / "tricky.py"
+    r1 = call("source/annotate", {"file": "pkg/tricky.py", "workspaceRoot": str(ws), "includeText": True})
+    f.write_text(r1["text"])
+    _assert_tags_current(r1["text"])
+    r2 = call("source/annotate", {"file": "pkg/tricky.py", "workspaceRoot": str(ws), "scope": {"function": "forward"},
+                                  "granularity": "statement", "includeText": True})
+    assert r2["added"] and r2["renumbered"] > 0
+    _assert_tags_current(r2["text"])
+    ast.parse(r2["text"])
+    f.write_text(r2["text"])
+    assert call("source/annotate", {"file": "pkg/tricky.py", "workspaceRoot": str(ws), "scope": {"function": "forward"},
+                                    "granularity": "statement"})["edits"] == []
+    un = call("source/unannotate", {"file": "pkg/tricky.py", "workspaceRoot": str(ws), "includeText": True})
+    assert un["text"] == TRICKY
 
 
 # ---------------------------------------------------------------- end to end with a real nsys
