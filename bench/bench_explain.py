@@ -12,6 +12,7 @@ usage: bench/bench_explain.py [--profile PATH] [--requests N] [--seed S]
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sqlite3
 import statistics
@@ -82,6 +83,12 @@ def main() -> int:
             s.request("kernel/explain", params)
             bucket.append((time.perf_counter() - t0) * 1e3)
     both = lat_name + lat_id
+    try:
+        load = open("/proc/loadavg").read().split()[0]
+        cores = len(os.sched_getaffinity(0))
+        print(f"machine: {cores} cores, load average {load} (p99 on a loaded machine measures the scheduler)")
+    except OSError:
+        pass
     print(f"profile: {prof} ({n_kernels} kernels, {len(names)} distinct names)")
     print(f"open+index: {t_open * 1e3:.0f} ms; first explain by name (groups all ops once): {t_first * 1e3:.1f} ms; "
           f"first by kernelId (groups by demangled name once): {t_first_id * 1e3:.1f} ms; "

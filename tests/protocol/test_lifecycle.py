@@ -201,3 +201,80 @@ def test_client_that_stops_reading_stdout_makes_the_server_exit():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _doc_transcript() -> list[tuple[str, dict]]:
+    """The --> / <-- messages of docs/protocol.md's transport section."""
+    from conftest import REPO
+
+    text = (REPO / "docs" / "protocol.md").read_text()
+    start = text.index("## Transport and lifecycle")
+    section = text[start:text.index("\n## ", start + 10)]
+    msgs: list[tuple[str, dict]] = []
+    for block in section.split("```json")[1:]:
+        body = block.split("```")[0]
+        cur: list[str] = []
+        for line in body.splitlines():
+            if line.startswith(("-->", "<--")):
+                if cur:
+                    msgs.append((cur[0][:3], json.loads(cur[0][4:] + "".join(cur[1:]))))
+                cur = [line]
+            elif line.strip() and cur:
+                cur.append(line.strip())
+        if cur:
+            msgs.append((cur[0][:3], json.loads(cur[0][4:] + "".join(cur[1:]))))
+    return msgs
+
+
+def test_protocol_doc_examples_match_the_schemas():
+    """docs/protocol.md's transport examples are valid JSON-RPC and agree with
+    protocol/schemas (so the page cannot drift from the protocol)."""
+    msgs = _doc_transcript()
+    assert len(msgs) >= 8
+    checked = set()
+    for direction, m in msgs:
+        assert m["jsonrpc"] == "2.0"
+        if direction == "-->" and m.get("method") == "initialize":
+            check_schema("initialize", "params", m["params"])
+            checked.add("initialize.params")
+        if direction == "<--" and m.get("id") == 1 and "result" in m:
+            check_schema("initialize", "result", m["result"])
+            checked.add("initialize.result")
+        if m.get("method") == "$/progress":
+            check_schema("$/progress", "params", m["params"])
+            checked.add("progress")
+        if m.get("method") == "$/cancelRequest":
+            check_schema("$/cancelRequest", "params", m["params"])
+            checked.add("cancel")
+    assert checked == {"initialize.params", "initialize.result", "progress", "cancel"}
+
+
+def test_shutdown_schemas():
+    check_schema("shutdown", "result", None)
+    check_schema("shutdown", "params", None)
+
+
+def test_exit_does_not_hang_on_a_client_that_never_reads():
+    """Replies pile up in a pipe nobody reads; after shutdown+exit the server
+    waits a bounded grace period for stdout to drain, then exits anyway."""
+    def msg(d):
+        return frame(json.dumps(d).encode())
+    proc = subprocess.Popen([server_binary(), "serve", "--test-methods"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        data = [msg({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})]
+        data += [msg({"jsonrpc": "2.0", "id": 10 + i, "method": "test/echo",
+                      "params": {"pad": "x" * 2000}}) for i in range(400)]  # ~800 KB of replies
+        data += [msg({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+                 msg({"jsonrpc": "2.0", "method": "exit"})]
+        proc.stdin.write(b"".join(data))
+        proc.stdin.flush()
+        t0 = time.monotonic()
+        rc = proc.wait(timeout=30)
+        took = time.monotonic() - t0
+        assert rc == 0
+        assert took < 15, f"exit took {took:.1f}s"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

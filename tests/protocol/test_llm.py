@@ -245,6 +245,12 @@ def test_configure_at_runtime(fake, tmp_path, cache_dir):
     with pytest.raises(RpcError) as e:
         s.request("agent/configure", {"provider": "gemini"})
     assert e.value.code == -32602 and "provider" in e.value.message
+    with pytest.raises(RpcError) as e:
+        s.request("agent/configure", {"apiKey": KEY})  # the key itself is never accepted
+    assert e.value.code == -32602 and "apiKey" in e.value.message and KEY not in e.value.message
+    with pytest.raises(RpcError) as e:
+        s.request("agent/configure", {"timeoutMs": 5})
+    assert e.value.code == -32602 and "timeoutMs" in e.value.message
     cfg = s.request("agent/configure", {"baseUrl": f"http://127.0.0.1:{fake.port}/v1", "model": "m2",
                                         "apiKeyEnv": "MY_KEY"})
     assert cfg["configured"] and cfg["model"] == "m2" and cfg["source"] == "configure" and cfg["apiKeySet"]

@@ -115,7 +115,7 @@ def test_cancel_before_start_never_runs(cache_dir):
 
 
 def test_progress_with_work_done_token(tserver):
-    for token in ["tok-1", 42]:
+    for token in ["tok-1", 42, 2**53 - 1]:
         rid = tserver.start("test/sleep", {"ms": 200, "workDoneToken": token})
         collect(tserver, [rid])
         prog = [n for n in tserver.notifications
@@ -202,3 +202,21 @@ def test_cheap_requests_answered_while_pool_is_busy(tserver):
     for rid in longs:
         tserver.notify("$/cancelRequest", {"id": rid})
     collect(tserver, longs, timeout=10)
+
+
+def test_flow_control_pauses_and_resumes_input(cache_dir):
+    """With at most 64 requests in flight, 3,000 pipelined requests pause the
+    reading of stdin and resume it; every request is still answered once."""
+    s = Server("--test-methods", "--log-level", "debug",
+               env={"NSYS_AI_CACHE_DIR": str(cache_dir), "NSYS_AI_MAX_QUEUED": "64"})
+    try:
+        ids = list(range(50_000, 53_000))
+        s.send_raw(b"".join(req(i, "test/sleep" if i % 50 == 0 else "test/echo",
+                                {"ms": 2} if i % 50 == 0 else {"i": i}) for i in ids))
+        collect(s, ids, timeout=120)
+        assert all("result" in s.replies[i] for i in ids)
+        assert "input paused" in s.stderr and "input resumed" in s.stderr
+    finally:
+        rc = s.close()
+    assert rc == 0
+    assert_clean_stderr(s)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Jupyter client's whole test: venv, widget bundle, wheel, clean-venv install,
-# pytest against the real server, the example notebook, and the browser test.
+# pytest against the real server, the example notebook, and the browser test
+# (JupyterLab 4 and Notebook 7 in headless Chromium).
 #
 #   NSYS_AI_BIN=/path/to/nsys-ai clients/jupyter/scripts/test.sh
 #
@@ -34,7 +35,7 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 
 # -- 1. development venv (only re-installed when the requirement list changes) -------------
 step "venv $VENV"
-REQS="jupyterlab>=4,<5 anywidget>=0.9 pandas nbclient nbformat ipykernel build hatchling pytest jsonschema mypy"
+REQS="jupyterlab>=4,<5 notebook>=7,<8 anywidget>=0.9 pandas nbclient nbformat ipykernel build hatchling pytest jsonschema mypy"
 if [ ! -x "$VENV/bin/python" ]; then "$PY" -m venv "$VENV" || { echo "cannot create venv"; exit 1; }; fi
 if [ "$(cat "$VENV/.nsys-ai-reqs" 2>/dev/null)" != "$REQS" ]; then
   "$VENV/bin/pip" install -q --upgrade pip >/dev/null
@@ -103,14 +104,16 @@ step "pytest"
 "$VENV/bin/pip" install -q --no-deps -e . >/dev/null 2>&1 || fail "editable install"
 "$VPY" -m pytest -q -p no:cacheprovider tests "$@" || fail "pytest"
 
-# -- 7. the widget in JupyterLab + headless Chromium ----------------------------------------
-step "browser (JupyterLab 4 + headless Chromium)"
+# -- 7. the widget in JupyterLab 4 and Notebook 7, in headless Chromium ---------------------
 "$PY" "$REPO/tools/gen_profile.py" --preset small -o "$OUT/browser.sqlite" >/dev/null
-"$VPY" tests/browser/run.py "$OUT/browser.sqlite" "$OUT/browser"
-rc=$?
-if [ $rc -eq 77 ]; then echo "browser test SKIPPED (see above)";
-elif [ $rc -ne 0 ]; then fail "browser test (screenshots and logs in $OUT/browser)";
-else echo "browser test passed (screenshots in $OUT/browser)"; fi
+for app in lab notebook; do
+  step "browser: jupyter $app + headless Chromium"
+  "$VPY" tests/browser/run.py "$OUT/browser.sqlite" "$OUT/browser-$app" "$app"
+  rc=$?
+  if [ $rc -eq 77 ]; then echo "browser test ($app) SKIPPED (see above)"; break
+  elif [ $rc -ne 0 ]; then fail "browser test $app (screenshots and logs in $OUT/browser-$app)"
+  else echo "browser test ($app) passed (screenshots in $OUT/browser-$app)"; fi
+done
 
 echo
 if [ ${#FAILED[@]} -gt 0 ]; then

@@ -49,7 +49,8 @@ def test_markdown_rendering_escapes() -> None:
     html = markdown_to_html("# Title <x>\n\n- **bold** `code<>`\n\n| a | b |\n|---|---|\n| 1 | <2> |\n")
     assert "<h1>Title &lt;x&gt;</h1>" in html
     assert "<li><strong>bold</strong> <code>code&lt;&gt;</code></li>" in html
-    assert "<td>&lt;2&gt;</td>" in html and "<script" not in markdown_to_html("<script>alert(1)</script>")
+    assert "<td>&lt;2&gt;</td>" in html
+    assert markdown_to_html(r"a\_b\<T\> _em_ \*x\*") == '<div class="nsys-ai"><p>a_b&lt;T&gt; <em>em</em> *x*</p></div>' and "<script" not in markdown_to_html("<script>alert(1)</script>")
     rep = Report({"findings": [{"severity": "high", "title": "GPU idle", "recommendation": "overlap"}]})
     assert "**high** GPU idle: overlap" in rep._repr_markdown_()
     assert Report({"rendered": "# R"})._repr_markdown_() == "# R"

@@ -10,7 +10,7 @@ import pytest
 import nsys_ai
 from nsys_ai import NsysAIError
 
-from conftest import SQL, need, need_real
+from conftest import PROFILES, SQL, need, need_real
 
 
 @pytest.fixture()
@@ -104,6 +104,17 @@ def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[
     assert [t["id"] for t in json.loads(sent[-1][1][0])["tracks"]] == [w.tracks[0]["id"]]
     assert bad["id"] == 8 and "ValueError" in bad["error"]
     assert inverted["id"] == 9 and inverted["code"] == -32602  # the server's own validation
+    if {"kernel/details", "kernel/explain"} <= methods:
+        ev = json.loads(bufs[0])["tracks"]
+        kid = next(e["id"] for t in ev for e in t.get("events", []) if e.get("kind") == "kernel")
+        w._on_msg(w, {"id": 11, "kind": "details", "opId": kid}, [])
+        det = sent[-1][0]
+        name = prof.kernel(kid)["name"]
+        assert det["id"] == 11 and det["kind"] == "details" and "launched by" in det["html"]
+        assert name.replace("_", "")[:20] in det["html"].replace("_", "") and "<table>" in det["html"]
+        w._on_msg(w, {"id": 12, "kind": "details", "opId": 10**8}, [])
+        assert sent[-1][0]["id"] == 12 and "error" in sent[-1][0]
+        del sent[-2:]
     assert w.served == 2 and w.last_ms > 0
 
 
@@ -216,3 +227,45 @@ def test_real_profile(methods: frozenset[str]) -> None:
         ref = SQL().top_kernels(path)
         top = df.iloc[0]
         assert (top["count"], top["totalNs"]) == ref[top["name"]][:2]
+
+
+def test_search_and_kernel_details(prof: nsys_ai.Profile, small_profile: Path, sql: SQL,
+                                   methods: frozenset[str]) -> None:
+    need(methods, "search", "kernel/details", "timeline/range")
+    ref = sql.top_kernels(small_profile)
+    name = next(n for n in ref if n.startswith("nccl"))
+    df = prof.search(name)
+    hit = df[(df["kind"] == "kernel") & (df["name"] == name)]
+    assert len(hit) == 1 and int(hit.iloc[0]["count"]) == ref[name][0] and int(hit.iloc[0]["totalNs"]) == ref[name][1]
+    assert df.attrs["query"] == name
+    # an event id from the timeline names the same op in kernel/details
+    s, _ = prof.span()
+    tl = prof.timeline(s + 20_000_000, s + 21_000_000, width=4000)
+    ev = tl[(tl["type"] == "event") & (tl["kind"] == "kernel")].iloc[0]
+    d = prof.kernel(int(ev["id"]))
+    assert (d["name"], d["start"], d["end"]) == (ev["name"], ev["start"], ev["end"])
+    with pytest.raises(NsysAIError):
+        prof.kernel(10**8)
+
+
+@pytest.mark.parametrize("path", sorted(PROFILES.glob("*.sqlite")) if PROFILES.is_dir() else [],
+                         ids=lambda p: p.stem)
+def test_every_real_profile_displays(path: Path, methods: frozenset[str]) -> None:
+    """Every real export (old schemas, no kernels, no metadata, non-UTF-8) gives a timeline
+    range, a tree page, top kernels and a report without an error."""
+    need(methods, "timeline/range", "nvtx/tree", "analysis/run", "report/generate")
+    p = nsys_ai.open(path)
+    s, e = p.span()
+    w = p.show()
+    msg, bufs = w.answer_range({"start": s, "end": e, "width": 1000})
+    res = json.loads(bufs[0])
+    assert [t["id"] for t in res["tracks"]] == [t["id"] for t in w.tracks]
+    sent: list[dict] = []
+    tree = p.tree()
+    tree.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    tree._on_msg(tree, {"id": 1, "kind": "roots"}, [])
+    assert sent[0]["total"] == tree.total and "error" not in sent[0]
+    top = p.top_kernels()
+    kernels = SQL().kernel_count(path)
+    assert (len(top) == 0) == (kernels == 0) and top["count"].sum() <= kernels
+    assert p.report().markdown.strip()

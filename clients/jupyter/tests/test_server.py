@@ -179,3 +179,15 @@ def test_module_configure(tmp_path: Path, fresh_shared_server: None) -> None:
         assert srv.binary == str(link)
     finally:
         nsys_ai.configure(None)
+
+
+def test_progress_reported_to_caller_thread() -> None:
+    seen: list[tuple[str, int]] = []
+    with Server(BIN, args=("--test-methods",)) as s:
+        res = s.request("test/sleep", {"ms": 300},
+                        progress=lambda v: seen.append((v.get("kind", ""), threading.get_ident())))
+        assert res == {"sleptMs": 300}
+        kinds = [k for k, _ in seen]
+        assert kinds[0] == "begin" and kinds[-1] == "end" and len(kinds) >= 2
+        assert {t for _, t in seen} == {threading.get_ident()}  # delivered on the caller's thread
+        assert s.request("test/sleep", {"ms": 1}) == {"sleptMs": 1}  # no token, no callback

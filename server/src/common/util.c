@@ -80,13 +80,21 @@ void nsys_strbuf_puts(nsys_strbuf *b, const char *s) { nsys_strbuf_append(b, s, 
 void nsys_strbuf_putc(nsys_strbuf *b, char c) { nsys_strbuf_append(b, &c, 1); }
 
 void nsys_strbuf_vprintf(nsys_strbuf *b, const char *fmt, va_list ap) {
+  /* Try the spare capacity first; grow and format again only when it is short. */
+  nsys_strbuf_reserve(b, 64);
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
+  size_t room = b->cap - b->len;
+  int n = vsnprintf(b->data + b->len, room, fmt, ap2);
   va_end(ap2);
-  if (n < 0) return;
-  nsys_strbuf_reserve(b, (size_t)n);
-  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  if (n < 0) {
+    b->data[b->len] = '\0';
+    return;
+  }
+  if ((size_t)n >= room) {
+    nsys_strbuf_reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+  }
   b->len += (size_t)n;
 }
 

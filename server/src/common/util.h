@@ -33,7 +33,8 @@ void nsys_strbuf_append(nsys_strbuf *b, const char *s, size_t n);
 void nsys_strbuf_puts(nsys_strbuf *b, const char *s);
 void nsys_strbuf_putc(nsys_strbuf *b, char c);
 void nsys_strbuf_printf(nsys_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void nsys_strbuf_vprintf(nsys_strbuf *b, const char *fmt, va_list ap);
+void nsys_strbuf_vprintf(nsys_strbuf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 char *nsys_strbuf_steal(nsys_strbuf *b); /* caller frees; buffer is reset */
 
 /* Monotonic clock in nanoseconds. */

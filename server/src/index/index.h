@@ -8,7 +8,17 @@
  * Layout: structure of arrays. GPU ops are grouped by track (device, stream)
  * and sorted by (start, end) inside each track; host API calls and NVTX ranges
  * are grouped by thread and sorted the same way. An op's index in `ops` is its
- * kernelId/opId: deterministic for a given file, so stable across reopenings. */
+ * kernelId/opId: deterministic for a given file, so stable across reopenings.
+ *
+ * Companion headers (read-only queries over a built index, no cJSON):
+ *   index/index_query.h  timeline tracks, zoom buckets/events, the NVTX
+ *                        projection sweep (nvtx_gpu_proj_trace semantics)
+ *   index/nvtx_tree.h    the nvtx/tree computation and nsys_nvtx_innermost()
+ * Details of this build: tracks are keyed by (device, stream, process) and
+ * sorted by (device, stream, pid); ops inside a track by (start, end, kind,
+ * rowid); an op with end < start is stored with end = start; NVTX ranges are
+ * closed push/pop and start/end ranges (eventType 59, 60, 70, 71) that end on
+ * their own thread, sorted by (start asc, end desc, rowid) per thread. */
 #ifndef NSYS_INDEX_H
 #define NSYS_INDEX_H
 

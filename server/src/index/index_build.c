@@ -99,6 +99,7 @@ static void nsys__raw_nvtx_free(nsys__raw_nvtx *r) {
 typedef struct {
   nsys_profile *p;
   nsys_call *call;
+  nsys_index *ix;            /* the worker fills tracks and ops, the caller the rest */
   nsys__strings strings;
   atomic_llong rows_done;
   int64_t rows_total;
@@ -229,6 +230,8 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
   return atomic_load(&b->stop) == 0;
 }
 
+static void nsys__assemble_ops(nsys__build *b, nsys_index *ix);
+
 static void *nsys__gpu_reader(void *arg) {
   nsys__build *b = arg;
   nsys__src src;
@@ -254,6 +257,16 @@ static void *nsys__gpu_reader(void *arg) {
   }
   nsys__sidmap_free(&sm[0]);
   nsys__src_close(&src);
+  /* group, sort and scatter the ops here, overlapping the host reader; names
+   * stay in worker-local string ids until the caller remaps them */
+  if (atomic_load(&b->stop) == 0 && !b->op_failed) {
+    nsys__assemble_ops(b, b->ix);
+    nsys__raw_ops *r = &b->ops;
+    free(r->start); free(r->end); free(r->rowid); free(r->stream); free(r->device);
+    free(r->name); free(r->full); free(r->kind);
+    r->start = r->end = r->rowid = r->stream = NULL;
+    r->device = NULL; r->name = r->full = NULL; r->kind = NULL;
+  }
   atomic_store(&b->op_done, 1);
   return NULL;
 }
@@ -543,10 +556,6 @@ static bool nsys__name_is_nccl(const char *s) {
 static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   nsys__raw_ops *r = &b->ops;
   uint32_t n = r->n;
-  /* remap worker-local string ids into ix->strings */
-  uint32_t *remap = nsys_xmalloc(((size_t)b->op_strings.count + 1) * sizeof(uint32_t));
-  for (uint32_t i = 0; i < b->op_strings.count; i++)
-    remap[i] = nsys_strtab_intern(&ix->strings, b->op_strings.strs[i], b->op_strings.lens[i]);
   /* distinct tracks: hash (device, stream, gpid) -> tmp id */
   uint32_t hcap = 64, ntk = 0, captk = 16;
   uint32_t *hv = nsys_xcalloc(hcap, sizeof(uint32_t));
@@ -634,8 +643,8 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
     uint32_t s = perm[i];
     o->start[i] = r->start[s];
     o->end[i] = r->end[s];
-    o->name[i] = remap[r->name[s]];
-    o->full_name[i] = remap[r->full[s]];
+    o->name[i] = r->name[s]; /* worker-local ids: see nsys__remap_op_names */
+    o->full_name[i] = r->full[s];
     o->track[i] = tgroup[s];
     o->rowid[i] = r->rowid[s];
     o->kind[i] = r->kind[s];
@@ -658,7 +667,6 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   free(sorted);
   free(keys);
   free(tgroup);
-  free(remap);
   /* per track: busy union and class */
   for (uint32_t t = 0; t < ntk; t++) {
     nsys_gpu_track *tr = &ix->tracks[t];
@@ -676,7 +684,7 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
         cur_e = e;
       }
       if (o->kind[i] == NSYS_OP_KERNEL) {
-        if (nsys__name_is_nccl(nsys_strtab_get(&ix->strings, o->name[i]))) nccl++;
+        if (nsys__name_is_nccl(nsys_strtab_get(&b->op_strings, o->name[i]))) nccl++;
         else other++;
       }
     }
@@ -687,6 +695,18 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
               : other       ? NSYS_STREAM_COMPUTE
                             : NSYS_STREAM_COPY;
   }
+}
+
+/* Worker-local string ids of op names -> ix->strings. */
+static void nsys__remap_op_names(nsys__build *b, nsys_index *ix) {
+  uint32_t *remap = nsys_xmalloc(((size_t)b->op_strings.count + 1) * sizeof(uint32_t));
+  for (uint32_t i = 0; i < b->op_strings.count; i++)
+    remap[i] = nsys_strtab_intern(&ix->strings, b->op_strings.strs[i], b->op_strings.lens[i]);
+  for (uint32_t i = 0; i < ix->ops.n; i++) {
+    ix->ops.name[i] = remap[ix->ops.name[i]];
+    ix->ops.full_name[i] = remap[ix->ops.full_name[i]];
+  }
+  free(remap);
 }
 
 /* Threads: sorted by (pid, tid); names from ThreadNames (highest priority). */
@@ -1024,13 +1044,14 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
                   nsys__src_max_rowid(&src, NSYS__SRC_RUNTIME) +
                   nsys__src_max_rowid(&src, NSYS__SRC_NVTX);
   nsys_call_progress_begin(call, "Indexing profile");
+  nsys_index *ix = nsys_xcalloc(1, sizeof *ix);
+  nsys_strtab_init(&ix->strings);
+  nsys_strtab_intern(&ix->strings, "", 0); /* id 0 = "" */
+  b->ix = ix;
   pthread_t worker;
   bool threaded = pthread_create(&worker, NULL, nsys__gpu_reader, b) == 0;
   if (!threaded) nsys__gpu_reader(b);
 
-  nsys_index *ix = nsys_xcalloc(1, sizeof *ix);
-  nsys_strtab_init(&ix->strings);
-  nsys_strtab_intern(&ix->strings, "", 0); /* id 0 = "" */
   nsys__sidmap sm;
   memset(&sm, 0, sizeof sm);
   bool host_ok = nsys__read_runtime(b, &src, &ix->strings, &sm) &&
@@ -1055,8 +1076,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     nsys__src_close(&src);
     nsys__build_free(b);
     free(b);
-    nsys_strtab_free(&ix->strings);
-    free(ix);
+    nsys_index_free(ix);
     return NULL;
   }
   nsys_call_progress(call, 86, "joining API calls and GPU operations");
@@ -1066,14 +1086,8 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys__sidmap_free(&sm);
   nsys__src_close(&src);
   nsys__phase("threads");
-  nsys__assemble_ops(b, ix);
-  nsys__phase("ops: tracks, sort, scatter");
-  nsys__raw_ops *r = &b->ops;
-  /* free what is no longer needed before the next allocations */
-  free(r->start); free(r->end); free(r->rowid); free(r->stream); free(r->device);
-  free(r->name); free(r->full); free(r->kind);
-  r->start = r->end = r->rowid = r->stream = NULL;
-  r->device = NULL; r->name = r->full = NULL; r->kind = NULL;
+  nsys__remap_op_names(b, ix);
+  nsys__phase("ops: names");
   nsys_call_progress(call, 90, "joining API calls and GPU operations");
   nsys__assemble_api(b, ix, tmp2final);
   nsys__raw_api_free(&b->api);

@@ -158,8 +158,10 @@ static uint32_t nsys__agg_level(nsys__agg *a, const uint32_t *members, uint32_t 
       acc.op_count += s->op_count;
       acc.kernel_ns += s->kernel_ns;
       nsys_kernel_stat *sorted = nsys_xmalloc((s->n_kernels + 1) * sizeof *sorted);
-      memcpy(sorted, s->kernels, s->n_kernels * sizeof *sorted);
-      qsort(sorted, s->n_kernels, sizeof *sorted, nsys__cmp_stat_name);
+      if (s->n_kernels) {
+        memcpy(sorted, s->kernels, s->n_kernels * sizeof *sorted);
+        qsort(sorted, s->n_kernels, sizeof *sorted, nsys__cmp_stat_name);
+      }
       kl = nsys__kmerge(kl, (nsys__klist){sorted, s->n_kernels});
       free(sorted);
       n_child += s->n_children;
@@ -172,7 +174,7 @@ static uint32_t nsys__agg_level(nsys__agg *a, const uint32_t *members, uint32_t 
       memcpy(child_members + k, s->children, s->n_children * sizeof(uint32_t));
       k += s->n_children;
     }
-    qsort(kl.v, kl.n, sizeof *kl.v, nsys__cmp_stat_ns);
+    if (kl.n) qsort(kl.v, kl.n, sizeof *kl.v, nsys__cmp_stat_ns);
     acc.kernels = kl.v;
     acc.n_kernels = kl.n;
     uint32_t *kids = NULL;
@@ -306,7 +308,7 @@ nsys_nvtx_tree *nsys_nvtx_tree_build(const nsys_index *ix, const nsys_nvtx_tree_
     nd->kernels = lists[r].v;
     nd->n_kernels = lists[r].n;
     lists[r].v = NULL;
-    qsort(nd->kernels, nd->n_kernels, sizeof *nd->kernels, nsys__cmp_stat_ns);
+    if (nd->n_kernels) qsort(nd->kernels, nd->n_kernels, sizeof *nd->kernels, nsys__cmp_stat_ns);
     int32_t pa = ix->nvtx.parent[r];
     if (pa >= 0 && node_of[pa] != UINT32_MAX) n_kids[node_of[pa]]++;
     else n_roots++;

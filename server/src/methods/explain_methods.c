@@ -98,6 +98,14 @@ static cJSON *nsys__agent_ask(nsys_call *call) {
 static cJSON *nsys__agent_configure(nsys_call *call) {
   if (call->params && !cJSON_IsObject(call->params))
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params: expected an object");
+  static const char *const known[] = {"provider", "baseUrl", "model", "apiKeyEnv", "timeoutMs",
+                                      "connectTimeoutMs", "retries", "backoffMs", "enabled"};
+  const cJSON *it;
+  cJSON_ArrayForEach(it, call->params) {
+    bool ok = false;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok |= strcmp(it->string, known[i]) == 0;
+    if (!ok) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.%s: unknown setting", it->string);
+  }
   if (call->params && cJSON_GetArraySize(call->params) > 0) {
     char err[256];
     if (!nsys_llm_configure(call->params, err, sizeof err))

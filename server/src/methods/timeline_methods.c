@@ -790,7 +790,7 @@ static cJSON *nsys__search(nsys_call *call) {
     }
   }
 #undef NSYS__M
-  qsort(hits, nh, sizeof *hits, nsys__cmp_hit);
+  if (nh) qsort(hits, nh, sizeof *hits, nsys__cmp_hit);
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "query", q);
   cJSON_AddStringToObject(res, "mode", glob ? "glob" : "substring");

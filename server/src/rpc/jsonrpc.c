@@ -126,19 +126,20 @@ void nsys_rpc_msg_free(nsys_rpc_msg *m) {
   memset(m, 0, sizeof *m);
 }
 
-static cJSON *nsys__envelope(const cJSON *id) {
-  cJSON *msg = cJSON_CreateObject();
-  cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
+cJSON *nsys_rpc_id_copy(const cJSON *id) {
   if (cJSON_IsNumber(id) && nsys_rpc_id_valid(id)) {
     /* cJSON prints large doubles with 15 digits: print integers exactly. */
     char digits[32];
     snprintf(digits, sizeof digits, "%lld", (long long)id->valuedouble);
-    cJSON_AddItemToObject(msg, "id", cJSON_CreateRaw(digits));
-  } else if (id) {
-    cJSON_AddItemToObject(msg, "id", cJSON_Duplicate(id, 1));
-  } else {
-    cJSON_AddNullToObject(msg, "id");
+    return cJSON_CreateRaw(digits);
   }
+  return id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull();
+}
+
+static cJSON *nsys__envelope(const cJSON *id) {
+  cJSON *msg = cJSON_CreateObject();
+  cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
+  cJSON_AddItemToObject(msg, "id", nsys_rpc_id_copy(id));
   return msg;
 }
 

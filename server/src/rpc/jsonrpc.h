@@ -47,6 +47,10 @@ bool nsys_rpc_id_valid(const cJSON *id);
  * however long, so distinct ids never share a key. */
 char *nsys_rpc_id_key(const cJSON *id);
 
+/* A copy of an id (or a workDoneToken) that prints exactly: integers up to
+ * 2^53 as all their digits (cJSON alone prints 15). NULL gives null. */
+cJSON *nsys_rpc_id_copy(const cJSON *id);
+
 /* {"jsonrpc":"2.0","id":id,"result":result}; consumes result (NULL -> null). */
 cJSON *nsys_rpc_result(const cJSON *id, cJSON *result);
 

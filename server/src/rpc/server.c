@@ -16,6 +16,7 @@
 
 #define NSYS__READ_CHUNK 65536
 #define NSYS__EXIT_GRACE_MS 5000 /* then pending writes are dropped */
+#define NSYS__MAX_QUEUED 16384    /* jobs in flight before stdin is paused */
 
 typedef enum { NSYS__UNINIT, NSYS__READY, NSYS__SHUTDOWN } nsys__life;
 
@@ -84,6 +85,8 @@ struct nsys__server {
   int exit_code;
   nsys__job *jobs;
   size_t n_jobs;
+  size_t max_queued; /* flow control: stop reading above this many jobs */
+  bool paused;
   size_t n_requests, n_replies;
 };
 
@@ -213,7 +216,7 @@ static void nsys__progress(nsys_call *call, int kind, const char *title, const c
   nsys__server *s = job->srv;
   static const char *const kinds[] = {"begin", "report", "end"};
   cJSON *params = cJSON_CreateObject();
-  cJSON_AddItemToObject(params, "token", cJSON_Duplicate(job->token, 1));
+  cJSON_AddItemToObject(params, "token", nsys_rpc_id_copy(job->token));
   cJSON *value = cJSON_AddObjectToObject(params, "value");
   cJSON_AddStringToObject(value, "kind", kinds[kind < 0 || kind > 2 ? 1 : kind]);
   if (kind == 0 && title) {
@@ -270,6 +273,27 @@ static void nsys__job_free(nsys__job *job) {
   free(job);
 }
 
+static void nsys__alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void nsys__on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+static void nsys__on_idle_read(uv_idle_t *h);
+
+/* Flow control: a client that pipelines faster than the pool answers is not
+ * read from while max_queued jobs are in flight; reading resumes at half. */
+static void nsys__flow(nsys__server *s) {
+  if (s->exiting) return;
+  if (!s->paused && s->n_jobs >= s->max_queued) {
+    s->paused = true;
+    if (s->in_open) uv_read_stop(&s->in.stream);
+    if (s->in_idle_open) uv_idle_stop(&s->in_idle);
+    nsys__log(NSYS_LOG_DEBUG, "input paused: %zu requests in flight", s->n_jobs);
+  } else if (s->paused && s->n_jobs <= s->max_queued / 2) {
+    s->paused = false;
+    if (s->in_open) uv_read_start(&s->in.stream, nsys__alloc, nsys__on_read);
+    if (s->in_idle_open) uv_idle_start(&s->in_idle, nsys__on_idle_read);
+    nsys__log(NSYS_LOG_DEBUG, "input resumed: %zu requests in flight", s->n_jobs);
+  }
+}
+
 static void nsys__after_work(uv_work_t *w, int status) {
   nsys__job *job = w->data;
   nsys__server *s = job->srv;
@@ -284,6 +308,7 @@ static void nsys__after_work(uv_work_t *w, int status) {
   if (job->next) job->next->prev = job->prev;
   s->n_jobs--;
   nsys__job_free(job);
+  nsys__flow(s);
   nsys__maybe_finish(s);
 }
 
@@ -401,6 +426,7 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
   if (s->jobs) s->jobs->prev = job;
   s->jobs = job;
   s->n_jobs++;
+  nsys__flow(s);
   int rc = uv_queue_work(&s->loop, &job->work, nsys__work, nsys__after_work);
   if (rc < 0) { /* cannot happen with valid arguments; still answer exactly once */
     nsys_call_fail(&job->call, NSYS_E_INTERNAL, "internal error: cannot queue work: %s",
@@ -634,6 +660,8 @@ int nsys_serve(const nsys_serve_options *opt) {
     s->opt.test_methods = e && strcmp(e, "1") == 0;
   }
   nsys_frame_reader_init(&s->reader, opt->max_frame_bytes);
+  const char *mq = getenv("NSYS_AI_MAX_QUEUED"); /* tuning and tests */
+  s->max_queued = mq && atol(mq) >= 2 ? (size_t)atol(mq) : NSYS__MAX_QUEUED;
   s->exit_code = 1;
   uv_loop_init(&s->loop);
   uv_mutex_init(&s->qlock);

@@ -380,10 +380,26 @@ static int nsys__block_cmp(const void *x, const void *y) {
   return 0;
 }
 
-static const char *nsys__default_term(const nsys_py_file *f) {
+static const char *nsys__default_term(const nsys_py_file *f, size_t *len) {
   for (int i = 0; i < f->n_lines; i++)
-    if (f->lines[i].term) return f->src + f->lines[i].off + f->lines[i].len;
+    if (f->lines[i].term) {
+      *len = f->lines[i].term;
+      return f->src + f->lines[i].off + f->lines[i].len;
+    }
+  *len = 1;
   return "\n";
+}
+
+static bool nsys__is_future_or_doc(const nsys_py_file *f, int s) {
+  const nsys_py_stmt *st = &f->stmts[s];
+  if (st->parent != -1) return false;
+  if (s == 0 && st->kind == NSYS_PY_STRING) return true;
+  if (st->kind != NSYS_PY_FROM) return false;
+  const nsys_py_line *l = &f->lines[st->first_line];
+  const char *p = f->src + l->off + st->indent_len + 4;
+  const char *e = f->src + l->off + l->len;
+  while (p < e && (*p == ' ' || *p == '\t')) p++;
+  return e - p >= 10 && memcmp(p, "__future__", 10) == 0;
 }
 
 int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_annotate_result *r) {
@@ -392,7 +408,22 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
   nsys_py_scan(&f, src, n);
   nsys__blocks bs = {.f = &f};
   const char *fn = o->function ? o->function : "";
-  switch (o->scope) {
+  /* Indentation that Python would reject ("unexpected indent", a dedent to no
+   * outer level) makes the block structure ambiguous: annotate nothing. */
+  bool valid = true;
+  {
+    int *first = nsys_xmalloc(sizeof *first * ((size_t)f.n_stmts + 1));
+    for (int j = 0; j <= f.n_stmts; j++) first[j] = -1;
+    for (int j = 0; j < f.n_stmts && valid; j++) {
+      int k = f.stmts[j].parent + 1;
+      if (first[k] < 0) first[k] = f.stmts[j].indent_cols;
+      else if (first[k] != f.stmts[j].indent_cols) valid = false;
+    }
+    free(first);
+  }
+  switch (valid ? o->scope : (nsys_annot_scope)-1) {
+  default:
+    break;
   case NSYS_ANNOT_FILE:
     if (o->statement) {
       int c = 0;
@@ -443,7 +474,11 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
       if (!top || s >= f.n_stmts) continue;
       const nsys_py_stmt *st = &f.stmts[s];
       int e = nsys_py_unit_end(&f, s);
-      if (nsys_py_is_clause(st->kind)) { run_last = e; continue; }
+      if (nsys_py_is_clause(st->kind) || nsys__is_future_or_doc(&f, s) ||
+          (st->marker && st->kind == NSYS_PY_IMPORT)) {
+        run_last = e;
+        continue;
+      }
       if (run0 < 0) {
         run0 = s;
         prev_parent = st->parent;
@@ -455,11 +490,17 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
   }
 
   int rc = (o->scope == NSYS_ANNOT_FUNCTION && r->functions_matched == 0) ? -1 : 0;
-  qsort(bs.v, (size_t)bs.n, sizeof *bs.v, nsys__block_cmp);
-  for (int i = 0; i < bs.n; i++) {
-    bs.v[i].depth = 0;
-    for (int j = 0; j < i; j++)
-      if (bs.v[j].l0 <= bs.v[i].l0 && bs.v[j].l1 >= bs.v[i].l1) bs.v[i].depth++;
+  if (bs.n > 0) qsort(bs.v, (size_t)bs.n, sizeof *bs.v, nsys__block_cmp);
+  {
+    /* blocks nest (they come from the statement tree): depth by a stack */
+    int *stack = nsys_xmalloc(sizeof *stack * ((size_t)bs.n + 1));
+    int top = 0;
+    for (int i = 0; i < bs.n; i++) {
+      while (top > 0 && bs.v[stack[top - 1]].l1 < bs.v[i].l0) top--;
+      bs.v[i].depth = top;
+      stack[top++] = i;
+    }
+    free(stack);
   }
 
   /* which API, and the import line */
@@ -475,14 +516,7 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
     if (bs.n > 0) {
       for (int s = 0; s < f.n_stmts; s++) {
         const nsys_py_stmt *st = &f.stmts[s];
-        if (st->parent != -1) continue;
-        if (s == 0 && st->kind == NSYS_PY_STRING) continue;
-        if (st->kind == NSYS_PY_FROM) {
-          const char *p = f.src + f.lines[st->first_line].off + st->indent_len + 4;
-          const char *e = f.src + f.lines[st->first_line].off + f.lines[st->first_line].len;
-          while (p < e && (*p == ' ' || *p == '\t')) p++;
-          if (e - p >= 10 && memcmp(p, "__future__", 10) == 0) continue;
-        }
+        if (st->parent != -1 || nsys__is_future_or_doc(&f, s)) continue;
         import_line = st->first_line;
         break;
       }
@@ -511,7 +545,8 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
       final_of[l] = l + shift;
     }
   }
-  const char *dterm = nsys__default_term(&f);
+  size_t dterm_len;
+  const char *dterm = nsys__default_term(&f, &dterm_len);
   nsys__olines out = {0};
   int bi = 0;
   for (int l = 0; l < f.n_lines; l++) {
@@ -519,7 +554,7 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
     if (l == import_line) {
       char *t = nsys_xasprintf("import torch  # nsys-ai");
       nsys__out(&out, t, strlen(t), ln->term ? f.src + ln->off + ln->len : dterm,
-                ln->term ? ln->term : strlen(dterm), -1);
+                ln->term ? ln->term : dterm_len, -1);
     }
     for (; bi < bs.n && bs.v[bi].l0 == l; bi++) {
       nsys__block *b = &bs.v[bi];
@@ -539,7 +574,7 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
       r->markers[r->n_markers++] = (nsys_annot_marker){out.n, nsys_strbuf_steal(&tag)};
       size_t tl = t.len;
       nsys__out(&out, nsys_strbuf_steal(&t), tl, ln->term ? f.src + ln->off + ln->len : dterm,
-                ln->term ? ln->term : strlen(dterm), -1);
+                ln->term ? ln->term : dterm_len, -1);
     }
     int k = (ln->blank || ln->in_string) ? 0 : pcount[l];
     size_t skip = (l == 0) ? f.bom : 0;

@@ -409,7 +409,12 @@ void nsys_symbol_base_name(const char *sym, char *out, size_t cap) {
     }
     if (tdepth > 0) continue;
     if (c == '(') {
-      if (last_id && !(last_len == 9 && memcmp(last_id, "anonymous", 9) == 0)) {
+      if (strncmp(p + 1, "anonymous namespace)", 20) == 0) {
+        p += 20;
+        last_id = NULL;
+        continue;
+      }
+      if (last_id) {
         best = last_id;
         best_len = last_len;
         break;

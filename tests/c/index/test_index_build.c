@@ -295,12 +295,54 @@ static void test_real_profiles(void) {
   free(dir);
 }
 
+/* progress is reported (monotonic percentages) and cancellation stops the build */
+static int prog_calls, prog_last = -1, prog_bad;
+static void record_progress(nsys_call *call, int kind, const char *title, const char *message, int percent) {
+  (void)call;
+  (void)title;
+  (void)message;
+  if (kind == 1) {
+    if (percent < prog_last || percent > 100) prog_bad++;
+    prog_last = percent;
+    prog_calls++;
+  }
+}
+
+static void test_progress_and_cancel(void) {
+  const char *shared = getenv("NSYS_AI_SHARED");
+  char *path = nsys_xasprintf("%s/profiles/nsys2023_rtx3060_23k.sqlite", shared ? shared : "../shared");
+  if (access(path, R_OK) != 0) {
+    printf("SKIP progress/cancel: %s absent\n", path);
+    free(path);
+    return;
+  }
+  t_profile tp = t_open(path);
+  nsys_call call;
+  nsys_call_init(&call, "profile/open", NULL, NULL);
+  call.progress_fn = record_progress;
+  nsys_call_progress_begin(&call, "open");
+  nsys_index *ix = nsys_index_build(tp.p, &call);
+  CHECK(ix != NULL);
+  CHECK(prog_calls > 0 && prog_bad == 0);
+  nsys_index_free(ix);
+  nsys_call_dispose(&call);
+  nsys_call_init(&call, "profile/open", NULL, NULL);
+  atomic_store(&call.cancelled, 1);
+  ix = nsys_index_build(tp.p, &call);
+  CHECK(ix == NULL);
+  CHECK_EQ_I(call.err, NSYS_E_CANCELLED);
+  nsys_call_dispose(&call);
+  t_close(&tp);
+  free(path);
+}
+
 int main(int argc, char **argv) {
   setenv("NSYS_AI_NO_INDEX_CACHE", "1", 0);
   if (argc > 1) {
     for (int i = 1; i < argc; i++) check_real(argv[i]);
   } else {
     test_small();
+    test_progress_and_cancel();
     test_real_profiles();
   }
   if (t_failures) {

@@ -11,9 +11,12 @@
 static nsys_profile_registry *reg;
 
 static const char *add_profile(t_profile *tp) {
+  static char id[16];
   nsys_profile_retain(tp->p); /* the registry's reference; ours stays for t_close */
   nsys_profile *got = nsys_registry_add(reg, tp->p);
-  return got->id;
+  snprintf(id, sizeof id, "%s", got->id);
+  nsys_profile_release(got);
+  return id;
 }
 
 static cJSON *call_method(const char *method, cJSON *params, nsys_err *err) {

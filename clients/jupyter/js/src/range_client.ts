@@ -18,6 +18,8 @@ export interface RangeData {
   resolution: number;
   serverMs: number;
   roundTripMs: number;
+  /** of roundTripMs: decoding the reply in the browser (JSON.parse + columns) */
+  decodeMs: number;
   tracks: Map<string, TrackData>;
 }
 
@@ -117,15 +119,35 @@ export class RangeClient {
     });
   }
 
+  private asks = new Map<number, { resolve: (m: Record<string, unknown>) => void; reject: (e: Error) => void }>();
+
+  /** Any other request ({kind, ...} -> the reply's fields), e.g. details of a clicked op. */
+  ask(kind: string, fields: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.asks.set(id, { resolve, reject });
+      this.model.send({ id, kind, ...fields });
+    });
+  }
+
   /** Fails every request still waiting (the view was removed). */
   dispose(): void {
     for (const p of this.pending.values()) p.reject(new Error("widget closed"));
+    for (const p of this.asks.values()) p.reject(new Error("widget closed"));
     this.pending.clear();
+    this.asks.clear();
   }
 
   private onMessage(msg: unknown, buffers: Buffer[]): void {
     const m = msg as WireReply;
     if (!m || typeof m !== "object" || typeof m.id !== "number") return;
+    const a = this.asks.get(m.id);
+    if (a) {
+      this.asks.delete(m.id);
+      if (m.error !== undefined) a.reject(new Error(m.code != null ? `[${m.code}] ${m.error}` : m.error));
+      else a.resolve(m as unknown as Record<string, unknown>);
+      return;
+    }
     const p = this.pending.get(m.id);
     if (!p) {
       console.warn("nsys-ai: reply for an unknown request", m.id);
@@ -137,6 +159,7 @@ export class RangeClient {
       p.reject(new Error(m.code != null ? `[${m.code}] ${m.error}` : m.error));
       return;
     }
+    const tArrived = performance.now();
     let r: RangeResult;
     try {
       r = JSON.parse(decoder.decode(bytes(buffers[0]))) as RangeResult;
@@ -146,13 +169,16 @@ export class RangeClient {
       return;
     }
     this.answered++;
+    const tracks = toTracks(r);
+    const now = performance.now();
     p.resolve({
       start: r.start,
       end: r.end,
       resolution: r.resolution,
       serverMs: m.serverMs ?? 0,
-      roundTripMs: performance.now() - p.t0,
-      tracks: toTracks(r),
+      roundTripMs: now - p.t0,
+      decodeMs: now - tArrived,
+      tracks,
     });
   }
 }

@@ -68,6 +68,13 @@ const CSS = `
 .nsys-tl-tip { position: absolute; pointer-events: none; background: rgba(20,20,20,.9); color: #fff; padding: 3px 6px;
   border-radius: 3px; white-space: pre; font-size: 11px; display: none; z-index: 2; max-width: 520px; overflow: hidden; }
 .nsys-tl-err { color: #b00; }
+.nsys-tl-details { border-top: 1px solid var(--jp-border-color2, #ddd); padding: 4px 10px; max-height: 260px; overflow: auto;
+  position: relative; font-size: 12px; }
+.nsys-tl-details table { border-collapse: collapse; margin: 4px 0; }
+.nsys-tl-details td, .nsys-tl-details th { border: 1px solid var(--jp-border-color2, #ddd); padding: 1px 6px; text-align: left; }
+.nsys-tl-details p { margin: 4px 0; }
+.nsys-tl-details h1, .nsys-tl-details h2, .nsys-tl-details h3 { font-size: 13px; margin: 6px 0 2px; }
+.nsys-tl-close { position: absolute; right: 6px; top: 2px; cursor: pointer; }
 `;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -83,6 +90,7 @@ class Timeline {
   private scroll = el("div", "nsys-tl-scroll");
   private status = el("span", "nsys-tl-status", "loading…");
   private tip = el("div", "nsys-tl-tip");
+  private details = el("div", "nsys-tl-details");
   private client: RangeClient;
   private tracks: Track[];
   private span: Window;
@@ -118,13 +126,20 @@ class Timeline {
     bar.append(this.status, zoomOut, zoomIn, reset);
     this.scroll.style.maxHeight = `${model.get("height") || 420}px`;
     this.scroll.append(this.canvas, this.tip);
-    this.root.append(style, bar, this.scroll);
+    this.details.style.display = "none";
+    this.root.append(style, bar, this.scroll, this.details);
     host.append(this.root);
     this.bindPointer();
     this.scroll.addEventListener("scroll", () => this.onScroll(), { passive: true });
     const served = () => (this.root.dataset.served = String(model.get("served") ?? 0));
     model.on("change:served", served);
     served();
+    // for tests: one empty request/reply through the widget's messages, in ms
+    (this.root as unknown as { __nsysPing: () => Promise<number> }).__nsysPing = async () => {
+      const t0 = performance.now();
+      await this.client.ask("ping", {});
+      return performance.now() - t0;
+    };
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
     this.onResize();
@@ -189,6 +204,7 @@ class Timeline {
         if (this.data) {
           this.root.dataset.lastRoundTripMs = this.data.roundTripMs.toFixed(3);
           this.root.dataset.lastServerMs = this.data.serverMs.toFixed(3);
+          this.root.dataset.lastDecodeMs = this.data.decodeMs.toFixed(3);
         }
         this.queueDraw();
         if (this.dirty) this.fetch();
@@ -253,6 +269,7 @@ class Timeline {
       this.hover(ev.offsetX, ev.offsetY);
     });
     const end = (ev: PointerEvent) => {
+      if (dragX !== null && Math.abs(ev.clientX - dragX) < 3 && ev.type === "pointerup") this.click(ev.offsetX, ev.offsetY);
       dragX = null;
       dragView = null;
       if (c.hasPointerCapture(ev.pointerId)) c.releasePointerCapture(ev.pointerId);
@@ -262,6 +279,38 @@ class Timeline {
     c.addEventListener("pointercancel", end);
     c.addEventListener("pointerleave", () => (this.tip.style.display = "none"));
     c.addEventListener("dblclick", () => this.setView({ ...this.span }));
+  }
+
+  /** A click on a GPU op (or a bucket's longest op) shows kernel/details + kernel/explain. */
+  private click(x: number, y: number): void {
+    const row = Math.floor((y - AXIS_H) / ROW_H);
+    const track = this.tracks[row];
+    const d = track && this.data?.tracks.get(track.id);
+    if (!track || !d || track.kind !== "gpu" || x < LABEL_W) return;
+    const t = this.view.start + ((x - LABEL_W) / this.plotWidth()) * (this.view.end - this.view.start);
+    const slop = (2 * (this.view.end - this.view.start)) / this.plotWidth();
+    const i = indexAt(d, t, slop);
+    if (i < 0) return;
+    const opId = d.type === "events" ? d.cols[i * 4 + 3] : d.cols[i * 6 + 4];
+    if (!(opId >= 0)) return;
+    this.details.style.display = "block";
+    this.details.textContent = "loading…";
+    this.root.dataset.detailsFor = String(opId);
+    this.client
+      .ask("details", { opId })
+      .then((m) => {
+        this.details.innerHTML = String(m.html ?? ""); // escaped HTML rendered by the Python side
+        this.root.dataset.detailsShown = String(opId);
+      })
+      .catch((e: Error) => {
+        this.details.textContent = e.message;
+      })
+      .finally(() => {
+        const close = el("span", "nsys-tl-close", "×");
+        close.title = "close";
+        close.onclick = () => (this.details.style.display = "none");
+        this.details.prepend(close);
+      });
   }
 
   private hover(x: number, y: number): void {
@@ -422,7 +471,8 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
   }
 }
 
-function describeAt(d: TrackData, t: number, slop: number): string | null {
+/** The event or bucket at time t (within slop), preferring one that contains t; -1 if none. */
+function indexAt(d: TrackData, t: number, slop: number): number {
   const c = d.cols;
   const stride = d.type === "events" ? 4 : 6;
   let best = -1;
@@ -432,10 +482,17 @@ function describeAt(d: TrackData, t: number, slop: number): string | null {
       if (c[i * stride] <= t && t <= c[i * stride + 1]) break;
     }
   }
+  return best;
+}
+
+function describeAt(d: TrackData, t: number, slop: number): string | null {
+  const c = d.cols;
+  const stride = d.type === "events" ? 4 : 6;
+  const best = indexAt(d, t, slop);
   if (best < 0) return null;
   const s = c[best * stride];
   const e = c[best * stride + 1];
-  if (d.type === "events") return `${d.names[best] ?? "?"}\n${fmtDur(e - s)}`;
+  if (d.type === "events") return `${d.names[best] ?? "?"}\n${fmtDur(e - s)}${d.kinds?.[best] === "kernel" ? "\n(click: details and explanation)" : ""}`;
   return `${c[best * 6 + 2]} ops, ${fmtDur(c[best * 6 + 3])} busy in ${fmtDur(e - s)}\nlongest: ${d.names[best] ?? "?"} (${fmtDur(c[best * 6 + 5])})`;
 }
 

@@ -69,7 +69,7 @@ AgentAskResult = TypedDict("AgentAskResult", {
     "question": str,
     "mode": Literal["evidence", "llm"],
     "answer": str,
-    "analyses": List[Literal["gpu_utilization", "top_kernels", "communication", "launch_overhead", "memory_copies", "precision"]],
+    "analyses": List[str],
     "evidence": List[AgentAskResultEvidenceItem],
     "llm": Union[None, AgentAskResultLlm1],
 })
@@ -459,6 +459,8 @@ ProfileDiffResultCompare = TypedDict("ProfileDiffResultCompare", {
 ProfileDiffResultRowsItem = TypedDict("ProfileDiffResultRowsItem", {
     "status": Literal["added", "removed", "faster", "slower", "same"],
     "deltaPct": Union[float, None],
+    "avgDeltaPct": Union[float, None],
+    "perCall": Union[Literal["faster", "slower", "same"], None],
 })
 
 ProfileDiffResultSummaryKernelNs = TypedDict("ProfileDiffResultSummaryKernelNs", {
@@ -648,6 +650,33 @@ ProfileOpenResult = TypedDict("ProfileOpenResult", {
     "info": ProfileInfoResult,
 })
 
+# profile/openSet params
+ProfileOpenSetParams = TypedDict("ProfileOpenSetParams", {
+    "paths": List[str],
+})
+
+ProfileOpenSetResultFilesItem = TypedDict("ProfileOpenSetResultFilesItem", {
+    "utcEpochNs": Union[int, None],
+    "offsetNs": Ns,
+})
+
+ProfileOpenSetResultStragglers = TypedDict("ProfileOpenSetResultStragglers", {
+    "straggler": Union[int, None],
+    "ranks": List[Dict[str, Any]],
+})
+
+# profile/openSet result
+ProfileOpenSetResult = TypedDict("ProfileOpenSetResult", {
+    "files": List[ProfileOpenSetResultFilesItem],
+    "ranks": List[Dict[str, Any]],
+    "aligned": bool,
+    "window": Window,
+    "overlap": List[Dict[str, Any]],
+    "nccl": List[Dict[str, Any]],
+    "iterations": List[Dict[str, Any]],
+    "stragglers": ProfileOpenSetResultStragglers,
+})
+
 # report/generate params
 ReportGenerateParams = TypedDict("ReportGenerateParams", {
     "profileId": ProfileId,
@@ -709,6 +738,272 @@ SearchResult = TypedDict("SearchResult", {
 ShutdownParams = Union[Dict[str, Any], None]
 
 ShutdownResult = None
+
+SourceAnnotateParamsScope1 = TypedDict("SourceAnnotateParamsScope1", {
+    "function": str,
+})
+
+# 0-based, inclusive
+SourceAnnotateParamsScope2 = TypedDict("SourceAnnotateParamsScope2", {
+    "startLine": int,
+    "endLine": int,
+})
+
+# source/annotate params
+SourceAnnotateParams = TypedDict("SourceAnnotateParams", {
+    "file": str,
+    "workspaceRoot": str,
+    "text": NotRequired[str],
+    "includeText": NotRequired[bool],
+    "scope": NotRequired[Union[Literal["file"], SourceAnnotateParamsScope1, SourceAnnotateParamsScope2]],
+    "granularity": NotRequired[Literal["function", "statement"]],
+})
+
+SourceAnnotateResultEditsItemRangeStart = TypedDict("SourceAnnotateResultEditsItemRangeStart", {
+    "line": int,
+    "character": int,
+})
+
+SourceAnnotateResultEditsItemRangeEnd = TypedDict("SourceAnnotateResultEditsItemRangeEnd", {
+    "line": int,
+    "character": int,
+})
+
+SourceAnnotateResultEditsItemRange = TypedDict("SourceAnnotateResultEditsItemRange", {
+    "start": SourceAnnotateResultEditsItemRangeStart,
+    "end": SourceAnnotateResultEditsItemRangeEnd,
+})
+
+SourceAnnotateResultEditsItem = TypedDict("SourceAnnotateResultEditsItem", {
+    "range": SourceAnnotateResultEditsItemRange,
+    "newText": str,
+})
+
+SourceAnnotateResultAddedItem = TypedDict("SourceAnnotateResultAddedItem", {
+    "line": int,
+    "tag": str,
+})
+
+# source/annotate result
+SourceAnnotateResult = TypedDict("SourceAnnotateResult", {
+    "edits": List[SourceAnnotateResultEditsItem],
+    "file": str,
+    "text": NotRequired[str],
+    "added": List[SourceAnnotateResultAddedItem],
+    "api": str,
+    "importAdded": bool,
+})
+
+# source/kernelsAt params
+SourceKernelsAtParams = TypedDict("SourceKernelsAtParams", {
+    "profileId": ProfileId,
+    "file": str,
+    "line": int,
+    "workspaceRoot": NotRequired[str],
+})
+
+SourceKernelsAtResultKernelsItem = TypedDict("SourceKernelsAtResultKernelsItem", {
+    "name": str,
+    "kernelId": int,
+    "count": int,
+    "totalNs": int,
+    "avgNs": int,
+    "pctGpu": float,
+    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "confidence": float,
+    "evidence": str,
+    "explanation": NotRequired[str],
+})
+
+# source/kernelsAt result
+SourceKernelsAtResult = TypedDict("SourceKernelsAtResult", {
+    "file": str,
+    "line": int,
+    "count": int,
+    "totalNs": int,
+    "pctGpu": float,
+    "kernels": List[SourceKernelsAtResultKernelsItem],
+})
+
+# source/locate params
+SourceLocateParams = TypedDict("SourceLocateParams", {
+    "profileId": ProfileId,
+    "kernelId": NotRequired[int],
+    "name": NotRequired[str],
+    "workspaceRoot": NotRequired[str],
+})
+
+SourceLocateResultCandidatesItem = TypedDict("SourceLocateResultCandidatesItem", {
+    "file": str,
+    "line": int,
+    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "confidence": float,
+    "evidence": str,
+    "count": int,
+    "totalNs": int,
+})
+
+# source/locate result
+SourceLocateResult = TypedDict("SourceLocateResult", {
+    "name": str,
+    "kernelId": NotRequired[int],
+    "candidates": List[SourceLocateResultCandidatesItem],
+})
+
+# source/map params
+SourceMapParams = TypedDict("SourceMapParams", {
+    "profileId": ProfileId,
+    "workspaceRoot": str,
+    "kernelsPerLine": NotRequired[int],
+})
+
+SourceMapResultStrategiesValue = TypedDict("SourceMapResultStrategiesValue", {
+    "totalNs": int,
+    "pctGpu": float,
+})
+
+SourceMapResultFilesItemLinesItemKernelsItem = TypedDict("SourceMapResultFilesItemLinesItemKernelsItem", {
+    "name": str,
+    "kernelId": int,
+    "count": int,
+    "totalNs": int,
+    "avgNs": int,
+    "pctGpu": float,
+    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "confidence": float,
+    "evidence": str,
+    "explanation": NotRequired[str],
+})
+
+SourceMapResultFilesItemLinesItem = TypedDict("SourceMapResultFilesItemLinesItem", {
+    "line": int,
+    "count": int,
+    "totalNs": int,
+    "pctGpu": float,
+    "kernels": List[SourceMapResultFilesItemLinesItemKernelsItem],
+})
+
+SourceMapResultFilesItem = TypedDict("SourceMapResultFilesItem", {
+    "file": str,
+    "totalNs": int,
+    "pctGpu": float,
+    "lines": List[SourceMapResultFilesItemLinesItem],
+})
+
+SourceMapResultTagsItem = TypedDict("SourceMapResultTagsItem", {
+    "file": str,
+    "line": int,
+    "text": str,
+    "ranges": int,
+    "cpuNs": int,
+})
+
+# source/map result
+SourceMapResult = TypedDict("SourceMapResult", {
+    "workspaceRoot": str,
+    "gpuTimeNs": int,
+    "kernels": int,
+    "strategies": Dict[str, SourceMapResultStrategiesValue],
+    "files": List[SourceMapResultFilesItem],
+    "tags": List[SourceMapResultTagsItem],
+})
+
+# source/refine params
+SourceRefineParams = TypedDict("SourceRefineParams", {
+    "profileId": ProfileId,
+    "workspaceRoot": str,
+    "limit": NotRequired[int],
+})
+
+SourceRefineResultStrategiesValue = TypedDict("SourceRefineResultStrategiesValue", {
+    "totalNs": int,
+    "pctGpu": float,
+})
+
+SourceRefineResultCandidatesItemTopKernelsItem = TypedDict("SourceRefineResultCandidatesItemTopKernelsItem", {
+    "name": str,
+    "kernelId": int,
+    "count": int,
+    "totalNs": int,
+    "avgNs": int,
+    "pctGpu": float,
+    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "confidence": float,
+    "evidence": str,
+    "explanation": NotRequired[str],
+})
+
+SourceRefineResultCandidatesItemStatementsItem = TypedDict("SourceRefineResultCandidatesItemStatementsItem", {
+    "line": int,
+    "text": str,
+})
+
+SourceRefineResultCandidatesItem = TypedDict("SourceRefineResultCandidatesItem", {
+    "file": str,
+    "line": int,
+    "tag": str,
+    "totalNs": int,
+    "pctGpu": float,
+    "distinctKernels": int,
+    "topKernels": List[SourceRefineResultCandidatesItemTopKernelsItem],
+    "statements": List[SourceRefineResultCandidatesItemStatementsItem],
+    "annotate": NotRequired[SourceAnnotateParams],
+    "note": NotRequired[str],
+    "calls": NotRequired[str],
+})
+
+# source/refine result
+SourceRefineResult = TypedDict("SourceRefineResult", {
+    "workspaceRoot": str,
+    "gpuTimeNs": int,
+    "kernels": int,
+    "strategies": Dict[str, SourceRefineResultStrategiesValue],
+    "coverage": float,
+    "taggedPct": float,
+    "taggedRanges": int,
+    "candidates": List[SourceRefineResultCandidatesItem],
+})
+
+# source/unannotate params
+SourceUnannotateParams = TypedDict("SourceUnannotateParams", {
+    "file": str,
+    "workspaceRoot": str,
+    "text": NotRequired[str],
+    "includeText": NotRequired[bool],
+})
+
+SourceUnannotateResultEditsItemRangeStart = TypedDict("SourceUnannotateResultEditsItemRangeStart", {
+    "line": int,
+    "character": int,
+})
+
+SourceUnannotateResultEditsItemRangeEnd = TypedDict("SourceUnannotateResultEditsItemRangeEnd", {
+    "line": int,
+    "character": int,
+})
+
+SourceUnannotateResultEditsItemRange = TypedDict("SourceUnannotateResultEditsItemRange", {
+    "start": SourceUnannotateResultEditsItemRangeStart,
+    "end": SourceUnannotateResultEditsItemRangeEnd,
+})
+
+SourceUnannotateResultEditsItem = TypedDict("SourceUnannotateResultEditsItem", {
+    "range": SourceUnannotateResultEditsItemRange,
+    "newText": str,
+})
+
+SourceUnannotateResultRemovedItem = TypedDict("SourceUnannotateResultRemovedItem", {
+    "line": int,
+    "text": str,
+})
+
+# source/unannotate result
+SourceUnannotateResult = TypedDict("SourceUnannotateResult", {
+    "edits": List[SourceUnannotateResultEditsItem],
+    "file": str,
+    "text": NotRequired[str],
+    "removed": List[SourceUnannotateResultRemovedItem],
+})
 
 # timeline/range params
 TimelineRangeParams = TypedDict("TimelineRangeParams", {
@@ -807,9 +1102,16 @@ METHODS: Dict[str, Dict[str, str]] = {
     "profile/info": {"params": "ProfileInfoParams", "result": "ProfileInfoResult"},
     "profile/list": {"params": "ProfileListParams", "result": "ProfileListResult"},
     "profile/open": {"params": "ProfileOpenParams", "result": "ProfileOpenResult"},
+    "profile/openSet": {"params": "ProfileOpenSetParams", "result": "ProfileOpenSetResult"},
     "report/generate": {"params": "ReportGenerateParams", "result": "ReportGenerateResult"},
     "search": {"params": "SearchParams", "result": "SearchResult"},
     "shutdown": {"params": "ShutdownParams", "result": "ShutdownResult"},
+    "source/annotate": {"params": "SourceAnnotateParams", "result": "SourceAnnotateResult"},
+    "source/kernelsAt": {"params": "SourceKernelsAtParams", "result": "SourceKernelsAtResult"},
+    "source/locate": {"params": "SourceLocateParams", "result": "SourceLocateResult"},
+    "source/map": {"params": "SourceMapParams", "result": "SourceMapResult"},
+    "source/refine": {"params": "SourceRefineParams", "result": "SourceRefineResult"},
+    "source/unannotate": {"params": "SourceUnannotateParams", "result": "SourceUnannotateResult"},
     "timeline/range": {"params": "TimelineRangeParams", "result": "TimelineRangeResult"},
     "timeline/tracks": {"params": "TimelineTracksParams", "result": "TimelineTracksResult"},
 }

@@ -7,12 +7,21 @@ from typing import Any
 
 
 def _inline(text: str) -> str:
-    """Escapes text and renders `code`, **bold** and *em* spans."""
-    s = html.escape(text, quote=False)
-    s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
-    s = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
-    s = re.sub(r"(?<![*\w])\*([^*\s][^*]*)\*(?!\w)", r"<em>\1</em>", s)
-    return s
+    """Escapes text and renders `code`, **bold**, *em*/_em_ spans and backslash escapes."""
+    out: list[str] = []
+    for part in re.split(r"(`[^`]+`)", text):
+        if len(part) > 1 and part.startswith("`") and part.endswith("`"):
+            out.append("<code>" + html.escape(part[1:-1], quote=False) + "</code>")
+            continue
+        # protect backslash-escaped punctuation from the emphasis rules
+        s = re.sub(r"\\([!-/:-@\[-`{-~])", lambda m: f"\x00{ord(m.group(1))}\x00", part)  # ASCII punctuation
+        s = html.escape(s, quote=False)
+        s = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
+        s = re.sub(r"(?<![*\w])\*([^*\s][^*]*)\*(?!\w)", r"<em>\1</em>", s)
+        s = re.sub(r"(?<![\w])_([^_\s][^_]*)_(?![\w])", r"<em>\1</em>", s)
+        s = re.sub("\x00(\\d+)\x00", lambda m: html.escape(chr(int(m.group(1))), quote=False), s)
+        out.append(s)
+    return "".join(out)
 
 
 def markdown_to_html(md: str) -> str:

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from collections import deque
 from typing import Any, Callable, Optional
 
@@ -45,13 +46,14 @@ def find_server(binary: Optional[str] = None) -> str:
 
 
 class _Pending:
-    __slots__ = ("event", "reply", "raw", "raw_result")
+    __slots__ = ("event", "reply", "raw", "raw_result", "progress")
 
     def __init__(self, raw: bool = False) -> None:
         self.event = threading.Event()
         self.reply: Optional[dict] = None
         self.raw = raw                         # deliver the result undecoded
         self.raw_result: Optional[bytes] = None
+        self.progress: list[dict] = []         # $/progress values not yet handed to the caller
 
 
 class Server:
@@ -129,12 +131,9 @@ class Server:
                         pending = self._pending.get(int(m.group(1)))
                         if pending is not None and pending.raw:
                             del self._pending[int(m.group(1))]
-                        else:
-                            pending = None
-                    if pending is not None:
-                        pending.raw_result = body[m.end():-1]
-                        pending.event.set()
-                        continue
+                            pending.raw_result = body[m.end():-1]
+                            pending.event.set()
+                            continue
                 self._dispatch(json.loads(body))
         except Exception as e:  # a protocol violation: treat the server as dead
             self._stderr.append(f"[nsys_ai client] bad frame from server: {e}\n")
@@ -142,6 +141,16 @@ class Server:
             self._on_exit()
 
     def _dispatch(self, msg: dict) -> None:
+        if msg.get("method") == "$/progress":
+            params = msg.get("params") or {}
+            token = params.get("token")
+            if isinstance(token, str) and token.startswith("nsys_ai-") and token[8:].isdigit():
+                with self._lock:
+                    pending = self._pending.get(int(token[len("nsys_ai-"):]))
+                    if pending is not None:
+                        pending.progress.append(params.get("value") or {})
+                        pending.event.set()
+                return
         if "method" in msg:
             cb = self.on_notification
             if cb is not None and "id" not in msg:
@@ -150,11 +159,11 @@ class Server:
                 except Exception:  # a callback's bug must not kill the reader
                     pass
             return
-        with self._lock:
+        with self._lock:  # reply and wake-up under the lock: see the wait loop in _request
             pending = self._pending.pop(msg.get("id"), None)  # type: ignore[arg-type]
-        if pending is not None:
-            pending.reply = msg
-            pending.event.set()
+            if pending is not None:
+                pending.reply = msg
+                pending.event.set()
 
     def _stderr_loop(self) -> None:
         err = self._proc.stderr
@@ -176,8 +185,8 @@ class Server:
         with self._lock:
             self._dead = err
             pending, self._pending = self._pending, {}
-        for p in pending.values():
-            p.event.set()
+            for p in pending.values():
+                p.event.set()
 
     def _send(self, msg: dict) -> None:
         body = json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
@@ -189,12 +198,16 @@ class Server:
             stdin.flush()
 
     # -- API -----------------------------------------------------------------------
-    def request(self, method: str, params: Any = None, timeout: Optional[float] = None) -> Any:
+    def request(self, method: str, params: Any = None, timeout: Optional[float] = None,
+                progress: Optional[Callable[[dict], None]] = None) -> Any:
         """Sends a request and waits for its reply; raises NsysAIError for an error reply.
 
         On timeout (or KeyboardInterrupt) the request is cancelled with $/cancelRequest.
+        With `progress`, the request carries a workDoneToken and each `$/progress` value
+        ({kind: begin|report|end, message?, percentage?}) is passed to it, on the calling
+        thread, while waiting.
         """
-        return self._request(method, params, timeout, raw=False)
+        return self._request(method, params, timeout, raw=False, progress=progress)
 
     def request_raw(self, method: str, params: Any = None, timeout: Optional[float] = None) -> bytes:
         """Like `request`, but returns the result as UTF-8 JSON text, undecoded.
@@ -204,9 +217,12 @@ class Server:
         """
         return self._request(method, params, timeout, raw=True)  # type: ignore[no-any-return]
 
-    def _request(self, method: str, params: Any, timeout: Optional[float], raw: bool) -> Any:
+    def _request(self, method: str, params: Any, timeout: Optional[float], raw: bool,
+                 progress: Optional[Callable[[dict], None]] = None) -> Any:
         rid = next(self._ids)
         pending = _Pending(raw)
+        if progress is not None:
+            params = {**(params or {}), "workDoneToken": f"nsys_ai-{rid}"}
         with self._lock:
             if self._dead is not None:
                 raise self._dead
@@ -222,9 +238,27 @@ class Server:
                 self._pending.pop(rid, None)
                 raise self._dead or ServerDiedError("nsys-ai serve closed its input", None, self.stderr_tail())
         try:
-            if not pending.event.wait(timeout):
-                self._cancel(rid)
-                raise TimeoutError(f"{method}: no reply within {timeout} s (request cancelled)")
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while True:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not pending.event.wait(left):
+                    self._cancel(rid)
+                    raise TimeoutError(f"{method}: no reply within {timeout} s (request cancelled)")
+                with self._lock:
+                    values, pending.progress = pending.progress, []
+                    if pending.reply is None and pending.raw_result is None and self._dead is None:
+                        pending.event.clear()  # woken by progress only: wait again
+                        done = False
+                    else:
+                        done = True
+                if progress is not None:
+                    for v in values:
+                        try:
+                            progress(v)
+                        except Exception:  # a display bug must not lose the reply
+                            pass
+                if done:
+                    break
         except KeyboardInterrupt:
             self._cancel(rid)
             raise

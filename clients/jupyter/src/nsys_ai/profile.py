@@ -4,7 +4,8 @@ from __future__ import annotations
 import html
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Optional, Union, cast
+import time
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
 
 from . import _server
 from ._frames import flatten_tree, frame, have_pandas, timeline_rows
@@ -28,6 +29,8 @@ M_TRACKS = "timeline/tracks"
 M_RANGE = "timeline/range"
 M_EXPLAIN = "kernel/explain"
 M_KERNELS_AT = "source/kernelsAt"
+M_SEARCH = "search"
+M_DETAILS = "kernel/details"
 
 TOP_KERNEL_COLUMNS = ("name", "count", "totalNs", "avgNs", "minNs", "maxNs", "medianNs", "pctOfGpu")
 
@@ -58,7 +61,7 @@ class Profile:
         with self._lock:
             srv, gen = _server.shared_server(self._server_arg)
             if gen != self._generation:  # first use, or the server was restarted
-                res = srv.request(M_OPEN, {"path": self.path})
+                res = srv.request(M_OPEN, {"path": self.path}, progress=_notebook_progress(self.path))
                 self._id = res["profileId"]
                 self._info = res.get("info")
                 self._generation = gen
@@ -174,6 +177,23 @@ class Profile:
         key = "kernelId" if isinstance(kernel, int) else "name"
         return Explanation(self.request(M_EXPLAIN, {key: kernel}))
 
+    def search(self, query: str, kinds: Optional[list[str]] = None, limit: Optional[int] = None) -> Any:
+        """`search`: kernel and NVTX names matching a substring or glob, with counts and total time."""
+        params: dict[str, Any] = {"query": query}
+        if kinds is not None:
+            params["kinds"] = list(kinds)
+        if limit is not None:
+            params["limit"] = int(limit)
+        res = self.request(M_SEARCH, params)
+        if not self.frames:
+            return res
+        return frame(res.get("results") or [], {k: v for k, v in res.items() if k != "results"},
+                     ("kind", "name", "count", "totalNs"))
+
+    def kernel(self, kernel_id: int) -> dict:
+        """`kernel/details`: every column of one GPU op, its launching API call and NVTX path."""
+        return cast(dict, self.request(M_DETAILS, {"kernelId": int(kernel_id)}))
+
     def kernels_at(self, file: Union[str, "os.PathLike[str]"], line: int,
                    workspace_root: Optional[Union[str, "os.PathLike[str]"]] = None) -> Any:
         """`source/kernelsAt`: the kernels attributed to FILE:LINE (count, totalNs, pctGpu in
@@ -197,10 +217,11 @@ class Profile:
 
     # -- display ---------------------------------------------------------------------
     def span(self) -> tuple[int, int]:
-        """(start, end) ns of the profile's activity."""
+        """(start, end) ns of the profile's activity (end > start)."""
         info = self._info or self.info()
         s = info.get("span") or {"start": 0, "end": 0}
-        return int(s["start"]), int(s["end"])
+        start, end = int(s["start"]), int(s["end"])
+        return start, max(end, start + 1)  # never empty (a capture with no timed row has no span)
 
     def show(self, start: Optional[int] = None, end: Optional[int] = None,
              height: int = 420) -> "TimelineWidget":
@@ -231,6 +252,40 @@ class Profile:
         body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
                        f"{html.escape(str(v))}</td></tr>" for k, v in rows)
         return f"<table class='nsys-ai-profile'>{body}</table>"
+
+
+def _notebook_progress(path: str, after_s: float = 0.5) -> Optional[Callable[[dict], None]]:
+    """In a notebook kernel, a `$/progress` handler that shows a progress bar for opens
+    that take longer than `after_s` (index builds) and clears it at the end."""
+    try:
+        from IPython import get_ipython
+        ip = get_ipython()
+        if ip is None or not hasattr(ip, "kernel"):
+            return None
+        from IPython.display import HTML, display
+    except ImportError:
+        return None
+    t0 = time.monotonic()
+    handle: Any = None
+    name = html.escape(os.path.basename(path))
+
+    def show(value: dict) -> None:
+        nonlocal handle
+        if value.get("kind") == "end":
+            if handle is not None:
+                handle.update(HTML(""))
+            return
+        if handle is None and time.monotonic() - t0 < after_s:
+            return
+        pct = value.get("percentage")
+        what = html.escape(str(value.get("message") or value.get("title") or ""))
+        bar = HTML(f"<progress max='100' value='{int(pct or 0)}'></progress> opening {name} {what}")
+        if handle is None:
+            handle = display(bar, display_id=True)
+        else:
+            handle.update(bar)
+
+    return show
 
 
 def open(path: Union[str, "os.PathLike[str]"], *, server: Optional[str] = None,  # noqa: A001

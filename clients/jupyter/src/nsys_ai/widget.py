@@ -57,17 +57,44 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self.on_msg(self._on_msg)
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict) or content.get("kind") != "range":
+        kind = content.get("kind") if isinstance(content, dict) else None
+        if kind not in ("range", "details", "ping"):
             return
         rid = content.get("id")
+        if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
+            self.send({"id": rid, "kind": "ping"})
+            return
         try:
-            msg, buffers = self.answer_range(content)
+            if kind == "range":
+                msg, buffers = self.answer_range(content)
+            else:
+                msg, buffers = {"kind": "details", "html": self.details_html(int(content["opId"]))}, []
             msg["id"] = rid
             self.send(msg, buffers)
         except NsysAIError as e:
-            self.send({"id": rid, "kind": "range", "error": e.message, "code": e.code})
+            self.send({"id": rid, "kind": kind, "error": e.message, "code": e.code})
         except Exception as e:  # report every failure to the front end, never leave it waiting
-            self.send({"id": rid, "kind": "range", "error": f"{type(e).__name__}: {e}", "code": None})
+            self.send({"id": rid, "kind": kind, "error": f"{type(e).__name__}: {e}", "code": None})
+
+    def details_html(self, op_id: int) -> str:
+        """The panel shown when a GPU op is clicked: `kernel/details`, plus `kernel/explain`
+        for kernels (escaped HTML rendered from the server's markdown)."""
+        from ._rich import _ns, markdown_to_html
+        from .profile import M_EXPLAIN
+        d = self._profile.kernel(op_id)
+        api = d.get("api") or {}
+        path = " > ".join(str(n.get("name")) for n in d.get("nvtxPath") or [])
+        lines = [f"**{d.get('name')}** · {d.get('kind')} · {_ns(d.get('durNs'))} · "
+                 f"GPU {d.get('device')} stream {d.get('stream')}"]
+        if api:
+            lines.append(f"launched by `{api.get('name')}` on thread {api.get('threadName') or api.get('tid')}")
+        if path:
+            lines.append(f"NVTX: {path}")
+        md = "\n\n".join(lines)
+        if d.get("kind") == "kernel" and M_EXPLAIN in self._profile.server.methods:
+            ex = self._profile.explain(str(d.get("name")))
+            md += "\n\n" + ex.markdown
+        return markdown_to_html(md)
 
     def answer_range(self, content: dict) -> tuple[dict, list[bytes]]:
         """Serves one front-end range request (also callable directly, e.g. by the bench)."""

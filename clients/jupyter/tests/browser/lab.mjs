@@ -63,7 +63,11 @@ try {
   page.on("console", (m) => {
     if (m.type() === "error" || m.text().includes("nsys-ai")) console.log(`[browser ${m.type()}] ${m.text()}`);
   });
-  page.on("pageerror", (e) => console.log(`[browser pageerror] ${e.message}`));
+  const widgetErrors = [];
+  page.on("pageerror", (e) => {
+    console.log(`[browser pageerror] ${e.message}`);
+    if (/anywidget|nsys/i.test(`${e.message} ${e.stack ?? ""}`)) widgetErrors.push(e.message);
+  });
   await page.goto(url, { waitUntil: "domcontentloaded", timeout: 120000 });
   await page.waitForFunction(() => window.jupyterapp && document.querySelector(".jp-Notebook"), null, { timeout: 120000 });
   step("lab loaded");
@@ -129,12 +133,20 @@ try {
       const d = document.querySelector(".nsys-tl").dataset;
       return Number(d.answered) > k && d.answered === d.requests;
     }, n, { timeout: 30000 });
-    const d = await tl.evaluate((e) => ({ rt: Number(e.dataset.lastRoundTripMs), py: Number(e.dataset.lastServerMs) }));
+    const d = await tl.evaluate((e) => ({ rt: Number(e.dataset.lastRoundTripMs), py: Number(e.dataset.lastServerMs),
+      dec: Number(e.dataset.lastDecodeMs) }));
     trips.push(d);
   }
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  // the same trip with no work on the Python side: the notebook's own messaging cost
+  const pings = await tl.evaluate(async (e) => {
+    const out = [];
+    for (let i = 0; i < 10; i++) out.push(await e.__nsysPing());
+    return out;
+  });
   result.zoomRoundTripMs = { p50: med(trips.map((t) => t.rt)), max: Math.max(...trips.map((t) => t.rt)),
-    pythonSideP50: med(trips.map((t) => t.py)), n: trips.length };
+    pythonSideP50: med(trips.map((t) => t.py)), browserDecodeP50: med(trips.map((t) => t.dec)), n: trips.length,
+    emptyMessageRoundTripP50: med(pings) };
   step("zoom round trips (browser -> kernel -> server -> browser)", result.zoomRoundTripMs);
 
   // drag to pan
@@ -152,6 +164,23 @@ try {
     { timeout: 30000 },
   );
   step("pan answered", await tl.evaluate((e) => ({ ...e.dataset })));
+
+  // click a kernel on the first GPU row: kernel/details + kernel/explain in the panel
+  const cbox = await canvas.boundingBox();
+  let clicked = false;
+  for (let k = 0; k < 24 && !clicked; k++) {
+    await page.mouse.click(cbox.x + 215 + ((cbox.width - 220) * k) / 24, cbox.y + 22 + 8);
+    clicked = await tl.evaluate((e) => e.dataset.detailsFor !== undefined);
+  }
+  if (!clicked) fail("no kernel found to click on the first GPU row");
+  await page.waitForFunction(() => {
+    const d = document.querySelector(".nsys-tl").dataset;
+    return d.detailsShown !== undefined && d.detailsShown === d.detailsFor;
+  }, null, { timeout: 30000 });
+  const panel = await tl.locator(".nsys-tl-details").innerText();
+  step("clicked kernel details", { opId: await tl.evaluate((e) => e.dataset.detailsShown), text: panel.slice(0, 160) });
+  if (!/launched by/.test(panel)) fail(`details panel incomplete: ${panel.slice(0, 300)}`);
+  await tl.screenshot({ path: path.join(outDir, "timeline-details.png") });
 
   // -- the NVTX tree ----------------------------------------------------------------
   const tree = page.locator(".nsys-tree").first();
@@ -174,8 +203,8 @@ try {
   if (!(rows0 > 0 && rows1 > rows0) || errs) fail("tree did not render or expand");
   await tree.screenshot({ path: path.join(outDir, "tree.png") });
 
-  // -- markdown outputs (report / explain) --------------------------------------------
   await page.screenshot({ path: path.join(outDir, "lab.png"), fullPage: false });
+  if (widgetErrors.length) fail(`widget errors in the page: ${widgetErrors.join(" | ")}`);
   result.ok = true;
 } catch (e) {
   result.error = String(e && e.stack ? e.stack : e);

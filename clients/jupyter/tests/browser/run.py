@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The widget front-end test: a real JupyterLab 4 in headless Chromium.
+"""The widget front-end test: a real JupyterLab 4 (or Notebook 7) in headless Chromium.
 
 Writes a notebook that opens PROFILE and shows `p.show()` and `p.tree()`, starts
-`jupyter lab` on 127.0.0.1 (isolated config/runtime dirs, random token), and runs
-lab.mjs (playwright-core + Debian's chromium). Exit status 0 on success, 1 on failure,
-77 when chromium or node modules are absent (the caller reports the skip).
+`jupyter lab` (or `jupyter notebook`) on 127.0.0.1 (isolated config/runtime dirs,
+random token), and runs lab.mjs (playwright-core + Debian's chromium). Exit status 0
+on success, 1 on failure, 77 when chromium or node modules are absent (the caller
+reports the skip).
 
-    python tests/browser/run.py PROFILE OUT_DIR
+    python tests/browser/run.py PROFILE OUT_DIR [lab|notebook]
 """
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ def notebook(profile: Path) -> dict:
 def main() -> int:
     profile = Path(sys.argv[1]).resolve()
     out = Path(sys.argv[2]).resolve()
+    app = sys.argv[3] if len(sys.argv) > 3 else "lab"
     chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
     if not Path(chromium).exists():
         print(f"SKIP browser test: {chromium} not found (apt-get install chromium)")
@@ -69,13 +71,18 @@ def main() -> int:
     env = {**os.environ,
            "JUPYTER_CONFIG_DIR": str(work / "config"), "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
            "JUPYTERLAB_WORKSPACES_DIR": str(work / "workspaces"), "IPYTHONDIR": str(work / "ipython")}
-    log = open(out / "jupyter-lab.log", "w")
-    lab = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={work}", "--LabApp.expose_app_in_browser=True",
-         "--allow-root", "--LabApp.extension_manager=readonly", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    log = open(out / f"jupyter-{app}.log", "w")
+    common = ["--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+              "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}"]
+    if app == "notebook":
+        cmd = ["notebook", *common, "--JupyterNotebookApp.expose_app_in_browser=True"]
+        page = "notebooks/widget_test.ipynb"
+    else:
+        cmd = ["lab", *common, "--LabApp.expose_app_in_browser=True", "--LabApp.extension_manager=readonly",
+               "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+        page = "lab/tree/widget_test.ipynb"
+    lab = subprocess.Popen([sys.executable, "-m", "jupyter", *cmd],
+                           stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.time() + 120
@@ -85,10 +92,10 @@ def main() -> int:
                 break
             except OSError:
                 if lab.poll() is not None or time.time() > deadline:
-                    print(f"jupyter lab did not start; see {out / 'jupyter-lab.log'}")
+                    print(f"jupyter {app} did not start; see {out / f'jupyter-{app}.log'}")
                     return 1
                 time.sleep(0.5)
-        url = f"{base}/lab/tree/widget_test.ipynb?token={token}"
+        url = f"{base}/{page}?token={token}"
         rc = subprocess.run(["node", str(HERE / "lab.mjs"), url, str(out)],
                             env={**env, "CHROMIUM": chromium, "NODE_MODULES_DIR": str(NODE_MODULES)}, timeout=420).returncode
         return 0 if rc == 0 else 1

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import type { AnnotateParams, TextEdit } from '../protocol/types';
 import type { ServerManager } from './serverManager';
+import { enclosingFunction as pyEnclosingFunction } from '../client/pyScope';
 
 export class AnnotateActionProvider implements vscode.CodeActionProvider {
   static readonly kinds = [vscode.CodeActionKind.RefactorRewrite];
@@ -26,18 +27,9 @@ export class AnnotateActionProvider implements vscode.CodeActionProvider {
   }
 }
 
-/** The nearest enclosing `def NAME(` above `line` (Python indentation rules). */
-export function enclosingFunction(doc: vscode.TextDocument, line: number): { function: string } | undefined {
-  let minIndent = Infinity;
-  for (let i = line; i >= 0; i--) {
-    const text = doc.lineAt(i).text;
-    if (!text.trim()) continue;
-    const indent = text.length - text.trimStart().length;
-    const m = /^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(/.exec(text);
-    if (m && (i === line || indent < minIndent)) return { function: m[1]! };
-    minIndent = Math.min(minIndent, indent);
-  }
-  return undefined;
+function enclosingFunction(doc: vscode.TextDocument, line: number): { function: string } | undefined {
+  const name = pyEnclosingFunction((i) => doc.lineAt(i).text, line);
+  return name ? { function: name } : undefined;
 }
 
 function toWorkspaceEdit(uri: vscode.Uri, edits: TextEdit[]): vscode.WorkspaceEdit {

@@ -62,7 +62,7 @@ export class ProfilesTreeProvider implements vscode.TreeDataProvider<Node> {
             .map((t) => ({ kind: 'stream', p: n.p, label: `stream ${t.stream}`, description: String(t.streamClass ?? t.kind) }));
         case 'nvtx': {
           const client = await this.store.server.get();
-          const r = await client.nvtxTree(n.p.profileId, { maxDepth: 1 });
+          const r = await client.nvtxTree(n.p.profileId, { maxDepth: 0, aggregate: true });
           const roots = (r.roots ?? []).slice(0, 200);
           if (!roots.length) return [{ kind: 'message', label: 'no NVTX ranges' }];
           return roots.map((x) => ({ kind: 'range', p: n.p, label: x.name, description: `${formatNs(x.kernelNs)} GPU · ${x.opCount} ops`, start: x.gpuStart ?? x.start, end: x.gpuEnd ?? x.end }));

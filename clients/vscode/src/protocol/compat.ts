@@ -13,6 +13,11 @@ import type { NvtxTreeResult } from './generated/nvtx.tree.result';
 import type { KernelExplainResult } from './generated/kernel.explain.result';
 import type { AnalysisRunResult } from './generated/analysis.run.result';
 import type { ReportGenerateResult } from './generated/report.generate.result';
+import type { SourceMapResult } from './generated/source.map.result';
+import type { SourceKernelsAtResult } from './generated/source.kernelsAt.result';
+import type { SourceAnnotateParams } from './generated/source.annotate.params';
+import type { SourceAnnotateResult } from './generated/source.annotate.result';
+import type { SourceUnannotateResult } from './generated/source.unannotate.result';
 
 type Assignable<From, To> = [From] extends [To] ? true : false;
 type TopKernelsResult = Extract<AnalysisRunResult, { name: 'top_kernels' }>;
@@ -28,4 +33,9 @@ export const schemaCompat: [
   Assignable<KernelExplainResult, P.KernelExplain>,
   Assignable<TopKernelsResult, P.AnalysisResult>,
   Assignable<ReportGenerateResult, P.ReportResult>,
-] = [true, true, true, true, true, true, true, true, true, true];
+  Assignable<SourceMapResult, P.SourceMapResult>,
+  Assignable<SourceKernelsAtResult, P.KernelsAtResult>,
+  Assignable<P.AnnotateParams, SourceAnnotateParams>,
+  Assignable<SourceAnnotateResult, P.AnnotateResult>,
+  Assignable<SourceUnannotateResult, P.UnannotateResult>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

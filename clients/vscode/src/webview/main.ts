@@ -58,7 +58,14 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
     activateTab('Details');
     void panel.show(hit);
   }, () => loadPanels());
-  const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(n.gpuStart ?? n.start, n.gpuEnd ?? n.end));
+  /* aggregated (equal paths merged across iterations and threads), one level at a time */
+  const TREE_DEPTH = 1;
+  const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(n.gpuStart ?? n.start, n.gpuEnd ?? n.end), async (path, n) => {
+    const r = await rpc<NvtxTreeResult>('nvtx/tree', { aggregate: true, start: n.start, end: n.end, maxDepth: path.length });
+    let level: NvtxNode[] = r.roots;
+    for (const name of path) level = level.find((x) => x.name === name)?.children ?? [];
+    return level;
+  }, TREE_DEPTH + 1);
   const top = new TopKernelsTable((r) => {
     activateTab('Details');
     void panel.showName(r.name).then(async (x) => {
@@ -79,7 +86,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
   /* the panels load after the first full frame, so they do not compete with it */
   const loadPanels = () => {
-    rpc<NvtxTreeResult>('nvtx/tree', { maxDepth: 6 }).then((r) => tree.render(r.roots ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
+    rpc<NvtxTreeResult>('nvtx/tree', { aggregate: true, maxDepth: TREE_DEPTH }).then((r) => tree.render(r.roots ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
     rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
     rpc<ReportResult>(reportMethod ?? 'report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
   };

@@ -2,31 +2,36 @@
  * TimelineModel's cached tiles. Wheel or +/- zoom, drag or arrows pan, Home
  * resets, n/p step through kernels, Enter selects. Frames are timed with
  * performance marks (window.__nsysPerf collects them for tests). */
-import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor } from '../client/timelineModel';
+import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor, type Tile } from '../client/timelineModel';
 import { formatNs } from '../client/format';
-import type { Bucket, RangeResult, TimelineEvent, Track } from '../protocol/types';
-import { colorFor } from './colors';
+import type { RangeResult, Track, TrackRange } from '../protocol/types';
+import { cssToRgb } from './colors';
+import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h } from './dom';
 import { timelineRows, type Row } from './tracks';
 
 const GUTTER = 210;
 const ROW_H = 22;
+const BLOCK = 16;
 const AXIS_H = 22;
 
 /** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
 export interface Hit { id: number; name: string; kind: string; start: number; end: number; dur: number; trackId: string; gpu: boolean; count?: number }
 
-export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[] }
+export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[]; redraw?: () => number }
 declare global { interface Window { __nsysPerf: Perf } }
 
 export class TimelineView {
   readonly el: HTMLElement;
   private canvas: HTMLCanvasElement;
   private tooltip: HTMLElement;
-  private model: TimelineModel;
   private rows: Row[];
+  /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
+   * tracks and only while it is scrolled into view, with its own tile cache. */
+  private blocks: Array<{ first: number; rows: Row[]; model: TimelineModel; bitmaps: TileBitmaps }>;
   private view: View;
-  private hits: Hit[][] = [];
+  private frameData = new Map<string, TrackRange[]>();
+  private bitmapsComplete = false;
   private hover: Hit | undefined;
   private selected: number | undefined;
   private frameQueued = false;
@@ -43,9 +48,17 @@ export class TimelineView {
     private readonly onFirstFrame: () => void = () => {},
   ) {
     this.rows = timelineRows(tracks);
-    const ids = this.rows.map((r) => r.track.id);
-    this.model = new TimelineModel((p) => fetch({ ...p, tracks: ids }), () => this.queueFrame(), 256, bounds);
-    this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Home resets, n and p step through kernels, Enter selects.' });
+    this.blocks = [];
+    for (let first = 0; first < this.rows.length; first += BLOCK) {
+      const rows = this.rows.slice(first, first + BLOCK);
+      const ids = rows.map((r) => r.track.id);
+      this.blocks.push({
+        first, rows,
+        model: new TimelineModel((p) => fetch({ ...p, tracks: ids }), () => this.queueFrame(), 128, bounds),
+        bitmaps: new TileBitmaps(ROW_H, () => this.queueFrame(), 32),
+      });
+    }
+    this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Page Up and Page Down scroll the rows, Home resets, n and p step through kernels, Enter selects.' });
     this.tooltip = h('div', { class: 'tooltip', role: 'tooltip', hidden: '' });
     this.el = h('div', { class: 'timeline' }, this.canvas, this.tooltip);
     this.view = { start: bounds.start, end: bounds.end, width: 1000 };
@@ -54,6 +67,7 @@ export class TimelineView {
 
   /** Call once the element is in the document. */
   start(openedAt = performance.now()): void {
+    this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
     this.t0 = openedAt;
     performance.mark('nsys-open', { startTime: openedAt });
     new ResizeObserver(() => this.resize()).observe(this.el);
@@ -76,7 +90,7 @@ export class TimelineView {
   setView(v: View): void {
     this.view = v;
     this.queueFrame();
-    this.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
+    for (const b of this.visibleBlocks()) b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
   }
 
   reveal(start: number, end: number, kernelId?: number): void {
@@ -95,8 +109,15 @@ export class TimelineView {
     requestAnimationFrame(() => { this.frameQueued = false; this.draw(); });
   }
 
+  /** Blocks with a row inside the scrolled viewport of the timeline. */
+  private visibleBlocks(): TimelineView['blocks'] {
+    const top = this.el.scrollTop - AXIS_H, bottom = top + Math.max(this.el.clientHeight, ROW_H * BLOCK);
+    return this.blocks.filter((b) => (b.first + b.rows.length) * ROW_H > top && b.first * ROW_H < bottom);
+  }
+
   private complete(): boolean {
-    return tilesFor(this.view, 0, this.bounds).every((k) => this.model.has(k));
+    const keys = tilesFor(this.view, 0, this.bounds);
+    return this.bitmapsComplete && this.visibleBlocks().every((b) => keys.every((k) => b.model.has(k)));
   }
 
   draw(): void {
@@ -104,62 +125,91 @@ export class TimelineView {
     const ctx = this.canvas.getContext('2d')!;
     const dpr = window.devicePixelRatio || 1;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const W = this.canvas.width / dpr, H = this.canvas.height / dpr;
+    const W = this.canvas.width / dpr;
     const fg = cssVar('--vscode-editor-foreground', '#ccc');
     const bg = cssVar('--vscode-editor-background', '#1e1e1e');
     const grid = cssVar('--vscode-editorWidget-border', '#444');
     const sel = cssVar('--vscode-focusBorder', '#007fd4');
-    ctx.fillStyle = bg;
-    ctx.fillRect(0, 0, W, H);
-    ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
-    ctx.textBaseline = 'middle';
     const v = this.view;
     const nsPerPx = (v.end - v.start) / v.width;
     const x = (ns: number) => GUTTER + (ns - v.start) / nsPerPx;
-    this.drawAxis(ctx, fg, grid, W);
-    const data = byTrack(this.model.tilesToDraw(v));
-    this.hits = [];
+    const theme = { bg: cssToRgb(ctx, bg), grid: cssToRgb(ctx, grid) };
+    ctx.fillStyle = bg;
+    ctx.fillRect(0, 0, W, this.canvas.height / dpr);
+    ctx.save();
+    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, this.rows.length * ROW_H); ctx.clip();
+    ctx.imageSmoothingEnabled = false;
+    /* until the first complete frame, bitmaps render synchronously; afterwards in
+     * idle time, with whatever bitmaps overlap (other resolutions) filling in */
+    const now = this.perf.firstFrameMs === undefined;
+    const exact = resolutionFor(v.end - v.start, v.width);
+    const data = new Map<string, TrackRange[]>();
+    let missing = false;
+    for (const block of this.visibleBlocks()) {
+      const tiles = block.model.tilesToDraw(v);
+      for (const [id, l] of byTrack(tiles)) data.set(id, l);
+      block.bitmaps.invalidate(`${theme.bg}|${theme.grid}|${dpr}`);
+      const y0 = AXIS_H + block.first * ROW_H, hh = block.rows.length * ROW_H;
+      const blit = (tile: { start: number; end: number }, bmp: HTMLCanvasElement) =>
+        ctx.drawImage(bmp, x(tile.start), y0, (tile.end - tile.start) / nsPerPx, hh);
+      const ready: Array<[Tile, HTMLCanvasElement]> = [];
+      let blockMissing = false;
+      for (const tile of tiles) {
+        const bmp = block.bitmaps.peek(tile) ?? block.bitmaps.request(tile, block.rows, theme, dpr, now);
+        if (bmp) ready.push([tile, bmp]); else blockMissing = true;
+      }
+      if (blockMissing || ready.some(([tl]) => tl.resolution !== exact)) {
+        const under = block.bitmaps.overlapping(v.start, v.end).filter((bm) => bm.tile.resolution !== exact)
+          .sort((p, q) => Math.abs(Math.log2(q.tile.resolution / exact)) - Math.abs(Math.log2(p.tile.resolution / exact)));
+        for (const bm of under.slice(-12)) blit(bm.tile, bm.canvas);
+      }
+      for (const [tile, bmp] of ready) if (tile.resolution === exact) blit(tile, bmp);
+      missing ||= blockMissing;
+    }
+    this.frameData = data;
+    this.bitmapsComplete = !missing;
+    /* the selection, outlined on top */
+    if (this.selected !== undefined) {
+      ctx.strokeStyle = sel;
+      ctx.lineWidth = 2;
+      this.rows.forEach((row, i) => {
+        if (row.group !== 'gpu') return;
+        const outline = (s0: number, e0: number) => {
+          const x0 = x(s0), x1 = Math.max(x(e0), x0 + 2);
+          ctx.strokeRect(x0 - 1, AXIS_H + i * ROW_H + 1, x1 - x0 + 2, ROW_H - 3);
+        };
+        for (const tr of data.get(row.track.id) ?? []) {
+          if ('events' in tr) { for (const e of tr.events) if (e.id === this.selected) outline(e.start, e.end); }
+          else for (const bk of tr.buckets) if (bk.longest?.id === this.selected) outline(bk.start, bk.end);
+        }
+      });
+    }
+    ctx.restore();
+    /* labels of events wide enough to read, in view coordinates */
+    const labels: Array<[string, number, number, number]> = [];
     this.rows.forEach((row, i) => {
-      const y = AXIS_H + i * ROW_H;
-      const hits: Hit[] = [];
-      this.hits.push(hits);
-      ctx.fillStyle = grid;
-      ctx.fillRect(GUTTER, y + ROW_H - 1, W - GUTTER, 1);
+      const seen = new Set<number>(); /* an event crossing tile edges comes in each tile */
       for (const tr of data.get(row.track.id) ?? []) {
-        if ('events' in tr) {
-          for (const e of tr.events as TimelineEvent[]) {
-            if (e.end < v.start || e.start > v.end) continue;
-            const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, Math.max(x(e.end), x0 + 1));
-            ctx.fillStyle = row.group === 'gpu' && e.id === this.selected ? sel : colorFor(e.name, e.kind);
-            ctx.fillRect(x0, y + 2, x1 - x0, ROW_H - 5);
-            if (x1 - x0 > 40) {
-              ctx.fillStyle = '#fff';
-              ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0, ROW_H); ctx.clip();
-              ctx.fillText(e.name, x0 + 3, y + ROW_H / 2);
-              ctx.restore();
-            }
-            hits.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu: row.group === 'gpu' });
-          }
-        } else {
-          for (const b of tr.buckets as Bucket[]) {
-            if (b.end < v.start || b.start > v.end || b.busyNs <= 0) continue;
-            const x0 = Math.max(GUTTER, x(b.start)), x1 = Math.min(W, Math.max(x(b.end), x0 + 1));
-            const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
-            ctx.globalAlpha = 0.35 + 0.65 * busy;
-            const longest = b.longest;
-            ctx.fillStyle = row.group === 'gpu' && longest && longest.id === this.selected ? sel : colorFor(longest?.name ?? '', row.group);
-            const bh = Math.max(3, (ROW_H - 5) * Math.max(0.25, busy));
-            ctx.fillRect(x0, y + ROW_H - 3 - bh, x1 - x0, bh);
-            ctx.globalAlpha = 1;
-            if (longest) hits.push({ id: longest.id, name: longest.name, kind: row.group === 'gpu' ? 'GPU op' : 'NVTX range', start: b.start, end: b.end, dur: longest.dur, trackId: row.track.id, gpu: row.group === 'gpu', count: b.count });
-          }
+        if (!('events' in tr)) continue;
+        for (const e of tr.events) {
+          if (e.end < v.start || e.start > v.end || seen.has(e.id)) continue;
+          seen.add(e.id);
+          const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, x(e.end));
+          if (x1 - x0 > 40) labels.push([e.name, x0, x1, AXIS_H + i * ROW_H]);
         }
       }
-      ctx.fillStyle = bg;
-      ctx.fillRect(0, y, GUTTER - 2, ROW_H);
-      ctx.fillStyle = fg;
-      ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, y + ROW_H / 2);
     });
+    ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
+    ctx.textBaseline = 'middle';
+    this.drawAxis(ctx, fg, grid, W);
+    ctx.fillStyle = '#fff';
+    for (const [name, x0, x1, y] of labels) {
+      ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0, ROW_H); ctx.clip();
+      ctx.fillText(name, x0 + 3, y + ROW_H / 2);
+      ctx.restore();
+    }
+    ctx.fillStyle = fg;
+    this.rows.forEach((row, i) => ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, AXIS_H + i * ROW_H + ROW_H / 2));
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
     if (this.perf.firstFrameMs === undefined && this.complete()) {
@@ -177,7 +227,8 @@ export class TimelineView {
     const step = 10 ** Math.floor(Math.log10(span / 6));
     const nice = [1, 2, 5, 10].map((m) => m * step).find((s) => span / s <= 10) ?? step * 10;
     ctx.fillStyle = fg;
-    for (let tk = Math.ceil(v.start / nice) * nice; tk <= v.end; tk += nice) {
+    const b0 = this.bounds.start; /* ticks at round times since the profile's start */
+    for (let tk = b0 + Math.ceil((v.start - b0) / nice) * nice; tk <= v.end; tk += nice) {
       const px = GUTTER + ((tk - v.start) / span) * v.width;
       ctx.fillStyle = grid;
       ctx.fillRect(px, AXIS_H - 6, 1, 6);
@@ -194,23 +245,57 @@ export class TimelineView {
   }
 
   private hitAt(px: number, py: number): Hit | undefined {
-    const row = Math.floor((py - AXIS_H) / ROW_H);
-    const hits = this.hits[row];
-    if (!hits || px < GUTTER) return undefined;
+    const row = this.rows[Math.floor((py - AXIS_H) / ROW_H)];
+    if (!row || px < GUTTER) return undefined;
     const v = this.view;
     const ns = v.start + ((px - GUTTER) / v.width) * (v.end - v.start);
     const slop = ((v.end - v.start) / v.width) * 2;
+    return this.hitsNear(row, ns - slop, ns + slop);
+  }
+
+  /** The shortest item (event, or bucket's longest) on `row` touching [lo, hi]. */
+  private hitsNear(row: Row, lo: number, hi: number): Hit | undefined {
+    const gpu = row.group === 'gpu';
     let best: Hit | undefined;
-    for (const hit of hits) if (hit.start - slop <= ns && hit.end + slop >= ns && (!best || hit.end - hit.start < best.end - best.start)) best = hit;
+    for (const tr of this.frameData.get(row.track.id) ?? []) {
+      if ('events' in tr) {
+        for (const e of tr.events) {
+          if (e.start > hi || e.end < lo) continue;
+          if (!best || e.end - e.start < best.end - best.start) best = { id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu };
+        }
+      } else {
+        for (const b of tr.buckets) {
+          if (b.start > hi || b.end < lo || !b.longest) continue;
+          if (!best || b.end - b.start < best.end - best.start) best = { id: b.longest.id, name: b.longest.name, kind: gpu ? 'GPU op' : 'NVTX range', start: b.start, end: b.end, dur: b.longest.dur, trackId: row.track.id, gpu, count: b.count };
+        }
+      }
+    }
     return best;
+  }
+
+  /** Everything hit-testable in the view (keyboard stepping), GPU rows only. */
+  private gpuHitsInView(): Hit[] {
+    const out: Hit[] = [];
+    const v = this.view;
+    for (const row of this.rows) {
+      if (row.group !== 'gpu') continue;
+      for (const tr of this.frameData.get(row.track.id) ?? []) {
+        if ('events' in tr) for (const e of tr.events) {
+          if (e.end >= v.start && e.start <= v.end) out.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu: true });
+        } else for (const b of tr.buckets) {
+          if (b.longest && b.end >= v.start && b.start <= v.end) out.push({ id: b.longest.id, name: b.longest.name, kind: 'GPU op', start: b.start, end: b.end, dur: b.longest.dur, trackId: row.track.id, gpu: true, count: b.count });
+        }
+      }
+    }
+    return out;
   }
 
   private attach(): void {
     const c = this.canvas;
     let drag: { x: number; view: View; moved: boolean } | undefined;
     c.addEventListener('wheel', (ev) => {
-      if (ev.shiftKey) return; /* let the page scroll vertically */
       ev.preventDefault();
+      if (ev.shiftKey) { this.el.scrollTop += ev.deltaY || ev.deltaX; return; } /* shift+wheel scrolls the rows */
       const rect = c.getBoundingClientRect();
       const px = ev.clientX - rect.left - GUTTER;
       const anchor = this.view.start + (px / this.view.width) * (this.view.end - this.view.start);
@@ -242,7 +327,9 @@ export class TimelineView {
       else this.showTooltip(this.hitAt(px, py), px, py);
     });
     c.addEventListener('mouseleave', () => this.showTooltip(undefined, 0, 0));
+    c.addEventListener('blur', () => this.showTooltip(undefined, 0, 0));
     c.addEventListener('keydown', (ev) => this.onKey(ev));
+    this.el.addEventListener('scroll', () => this.setView(this.view)); /* newly visible row blocks fetch their tiles */
   }
 
   private onKey(ev: KeyboardEvent): void {
@@ -252,6 +339,7 @@ export class TimelineView {
     else if (k === '-' || k === '_' || k === 's') this.zoom(1.5);
     else if (k === 'ArrowLeft' || k === 'a') this.setView(panView(this.view, -span * 0.1, this.bounds));
     else if (k === 'ArrowRight' || k === 'd') this.setView(panView(this.view, span * 0.1, this.bounds));
+    else if (k === 'PageDown' || k === 'PageUp') this.el.scrollTop += (k === 'PageDown' ? 1 : -1) * this.el.clientHeight * 0.8;
     else if (k === 'Home' || k === '0') this.setView({ start: this.bounds.start, end: this.bounds.end, width: this.view.width });
     else if (k === 'n' || k === 'p') this.step(k === 'n' ? 1 : -1);
     else if (k === 'Enter' && this.hover) this.select(this.hover);
@@ -261,7 +349,7 @@ export class TimelineView {
 
   /** Keyboard: move the hover to the next/previous kernel in the view. */
   private step(dir: number): void {
-    const all = this.hits.flat().filter((hh) => hh.gpu).sort((a, b) => a.start - b.start || a.id - b.id);
+    const all = this.gpuHitsInView().sort((a, b) => a.start - b.start || a.id - b.id);
     if (!all.length) return;
     const i = this.hover ? all.findIndex((hh) => hh.id === this.hover!.id) : -1;
     const next = all[(i + dir + all.length) % all.length]!;

@@ -3,7 +3,10 @@ export interface AgentAskResult {
 question: string
 mode: ("evidence" | "llm")
 answer: string
-analyses: ("gpu_utilization" | "top_kernels" | "communication" | "launch_overhead" | "memory_copies" | "precision")[]
+/**
+ * Items: built-in evidence ids (gpu_utilization, top_kernels, communication, launch_overhead, memory_copies, precision) and analysis:NAME for analysis/run analyses
+ */
+analyses: string[]
 evidence: {
 id: string
 title: string

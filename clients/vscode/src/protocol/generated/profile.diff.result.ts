@@ -13,6 +13,11 @@ window: Window
 rows: {
 status: ("added" | "removed" | "faster" | "slower" | "same")
 deltaPct: (number | null)
+/**
+ * change of the average duration per call (null when a side has no call)
+ */
+avgDeltaPct: (number | null)
+perCall: ("faster" | "slower" | "same" | null)
 }[]
 summary: {
 kernelNs: {

@@ -1,0 +1,132 @@
+/* Each timeline tile rendered once (in idle time after the first frame), at its own resolution, into a bitmap of
+ * all rows; frames then blit bitmaps (scaled by resolution / ns-per-pixel),
+ * so a pan or zoom frame costs a few drawImage calls whatever the number of
+ * kernels. Rectangles are written straight into pixels (tens of thousands of
+ * 1-px buckets cost milliseconds this way, not canvas calls). */
+import type { Tile } from '../client/timelineModel';
+import { TILE_PX } from '../client/timelineModel';
+import type { Bucket, TimelineEvent } from '../protocol/types';
+import { alphaLevel, blend, colorKey, pixelOf } from './colors';
+import type { Row } from './tracks';
+
+type Colored<T> = T & { _c?: number };
+
+export interface Theme { bg: [number, number, number]; grid: [number, number, number] }
+
+export class TileBitmaps {
+  private cache = new Map<string, { tile: Tile; canvas: HTMLCanvasElement }>();
+  private pixels = new Map<number, number>();
+  private stamp = '';
+  private queue = new Map<string, Tile>();
+  private scheduled = false;
+
+  /** `onReady` is called after bitmaps were rendered in idle time. */
+  constructor(private readonly rowH: number, private readonly onReady: () => void, private readonly maxTiles = 48) {}
+
+  /** Drops every bitmap when what they depend on changes (theme, rows, dpr). */
+  invalidate(stamp: string): void {
+    if (stamp === this.stamp) return;
+    this.stamp = stamp;
+    this.cache.clear();
+    this.pixels.clear();
+    this.queue.clear();
+  }
+
+  peek(tile: Tile): HTMLCanvasElement | undefined {
+    const hit = this.cache.get(tile.key);
+    if (!hit) return undefined;
+    this.cache.delete(tile.key);
+    this.cache.set(tile.key, hit);
+    return hit.canvas;
+  }
+
+  /** Bitmaps of any resolution overlapping [start, end) (to fill gaps while exact ones render). */
+  overlapping(start: number, end: number): Array<{ tile: Tile; canvas: HTMLCanvasElement }> {
+    return [...this.cache.values()].filter((b) => b.tile.end > start && b.tile.start < end);
+  }
+
+  /** Renders the tile now (first frame) or in idle time (pans and zooms stay cheap). */
+  request(tile: Tile, rows: Row[], theme: Theme, dpr: number, now: boolean): HTMLCanvasElement | undefined {
+    if (now) return this.store(tile, this.render(tile, rows, theme, dpr));
+    this.queue.set(tile.key, tile);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      const run = () => {
+        const t0 = performance.now();
+        for (const [key, t] of this.queue) {
+          this.queue.delete(key);
+          if (!this.cache.has(key)) this.store(t, this.render(t, rows, theme, dpr));
+          if (performance.now() - t0 > 8) break; /* yield to input */
+        }
+        if (this.queue.size) setTimeout(run, 0);
+        else this.scheduled = false;
+        this.onReady();
+      };
+      setTimeout(run, 0);
+    }
+    return undefined;
+  }
+
+  private store(tile: Tile, canvas: HTMLCanvasElement): HTMLCanvasElement {
+    this.cache.set(tile.key, { tile, canvas });
+    while (this.cache.size > this.maxTiles) this.cache.delete(this.cache.keys().next().value as string);
+    return canvas;
+  }
+
+  private pix(key: number, lvl: number, bg: Theme['bg']): number {
+    const id = key * 8 + lvl;
+    let p = this.pixels.get(id);
+    if (p === undefined) { p = pixelOf(key, lvl, bg); this.pixels.set(id, p); }
+    return p;
+  }
+
+  private render(tile: Tile, rows: Row[], theme: Theme, dpr: number): HTMLCanvasElement {
+    const W = Math.round(TILE_PX * dpr), H = Math.max(1, Math.round(rows.length * this.rowH * dpr));
+    const canvas = document.createElement('canvas');
+    canvas.width = W; canvas.height = H;
+    const ctx = canvas.getContext('2d')!;
+    const img = ctx.createImageData(W, H);
+    const px = new Uint32Array(img.data.buffer);
+    px.fill(blend(theme.bg, 1, theme.bg));
+    const gridPx = blend(theme.grid, 1, theme.bg);
+    const fill = (x0: number, y0: number, w: number, hh: number, color: number) => {
+      const c0 = Math.max(0, Math.round(x0 * dpr)), c1 = Math.min(W, Math.max(c0 + 1, Math.round((x0 + w) * dpr)));
+      const r0 = Math.max(0, Math.round(y0 * dpr)), r1 = Math.min(H, Math.round((y0 + hh) * dpr));
+      if (c1 <= c0) return;
+      if (c1 - c0 <= 4) {
+        for (let r = r0, o = r0 * W; r < r1; r++, o += W) for (let c = c0; c < c1; c++) px[o + c] = color;
+      } else {
+        for (let r = r0; r < r1; r++) px.fill(color, r * W + c0, r * W + c1);
+      }
+    };
+    const res = tile.resolution, t0 = tile.start, RH = this.rowH;
+    const x = (ns: number) => (ns - t0) / res;
+    const byId = new Map(tile.result.tracks.map((tr) => [tr.id, tr]));
+    rows.forEach((row, i) => {
+      const y = i * RH;
+      const gpu = row.group === 'gpu';
+      fill(0, y + RH - 1, TILE_PX, 1, gridPx);
+      const tr = byId.get(row.track.id);
+      if (!tr) return;
+      if ('events' in tr) {
+        for (const e of tr.events as Colored<TimelineEvent>[]) {
+          const x0 = Math.max(0, x(e.start)), x1 = Math.min(TILE_PX, Math.max(x(e.end), x0 + 1));
+          if (x1 <= 0 || x0 >= TILE_PX) continue;
+          e._c ??= colorKey(e.name, e.kind);
+          fill(x0, y + 2, x1 - x0, RH - 5, this.pix(e._c, 3, theme.bg));
+        }
+      } else {
+        for (const b of tr.buckets as Colored<Bucket>[]) {
+          if (b.busyNs <= 0) continue;
+          const x0 = Math.max(0, x(b.start)), x1 = Math.min(TILE_PX, Math.max(x(b.end), x0 + 1));
+          const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
+          b._c ??= colorKey(b.longest?.name ?? '', gpu ? 'kernel' : 'nvtx');
+          const bh = Math.max(3, (RH - 5) * Math.max(0.25, busy));
+          fill(x0, y + RH - 3 - bh, x1 - x0, bh, this.pix(b._c, alphaLevel(busy), theme.bg));
+        }
+      }
+    });
+    ctx.putImageData(img, 0, 0);
+    return canvas;
+  }
+}
