@@ -327,6 +327,7 @@ export class TimelineView {
       else this.showTooltip(this.hitAt(px, py), px, py);
     });
     c.addEventListener('mouseleave', () => this.showTooltip(undefined, 0, 0));
+    c.addEventListener('blur', () => this.showTooltip(undefined, 0, 0));
     c.addEventListener('keydown', (ev) => this.onKey(ev));
     this.el.addEventListener('scroll', () => this.setView(this.view)); /* newly visible row blocks fetch their tiles */
   }

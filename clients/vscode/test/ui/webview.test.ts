@@ -140,6 +140,46 @@ test('a screenshot is non-blank and shows the expected text', async (t) => {
   t.diagnostic(`screenshot: ${file}`);
 });
 
+test('panels: keyboard selection, lazy NVTX tree, sortable top kernels, findings', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  /* keyboard: n moves to a kernel, Enter selects it */
+  await page.click('[role=tab]:has-text("Details")');
+  await page.evaluate(() => document.querySelector('.details')!.removeAttribute('data-kernel-id'));
+  await page.locator('canvas').focus();
+  await page.keyboard.press('n');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.details[data-kernel-id]', { timeout: 15_000 });
+  /* NVTX tree: expanding a root shows its children (fetched on demand below the first level) */
+  await page.click('[role=tab]:has-text("NVTX tree")');
+  await page.waitForSelector('.nvtx-tree [role=treeitem]', { timeout: 30_000 });
+  const root = page.locator('.nvtx-tree [role=treeitem][aria-expanded]').first();
+  await root.locator('.row').first().click();
+  await page.waitForFunction(() => document.querySelectorAll('.nvtx-tree [role=treeitem][aria-level="2"]').length > 0, undefined, { timeout: 30_000 });
+  const deeper = page.locator('.nvtx-tree [role=treeitem][aria-level="2"][aria-expanded]').first();
+  if (await deeper.count()) {
+    await deeper.focus();
+    await page.keyboard.press('ArrowRight');
+    await page.waitForFunction(() => document.querySelectorAll('.nvtx-tree [role=treeitem][aria-level="3"]').length > 0
+      || !document.querySelector('.nvtx-tree [role=treeitem][aria-level="2"][aria-expanded="true"]'), undefined, { timeout: 30_000 });
+  }
+  /* top kernels: sorting by count changes the order to non-increasing counts */
+  await page.click('[role=tab]:has-text("Top kernels")');
+  await page.waitForSelector('.top-kernels tbody tr');
+  await page.click('.top-kernels button[data-key="count"]');
+  const counts = (await page.locator('.top-kernels tbody tr td:nth-child(2)').allTextContents()).map(Number);
+  assert.ok(counts.length > 1);
+  for (let i = 1; i < counts.length; i++) assert.ok(counts[i - 1]! >= counts[i]!, `sorted by count: ${counts.join(',')}`);
+  assert.equal(await page.getAttribute('.top-kernels th:nth-child(2)', 'aria-sort'), 'descending');
+  /* findings: the report's findings (or its explicit absence) */
+  await page.click('[role=tab]:has-text("Findings")');
+  await page.waitForFunction(() => !document.querySelector('.findings-panel')!.textContent!.includes('Loading'), undefined, { timeout: 60_000 });
+  const text = (await page.textContent('.findings-panel'))!;
+  assert.ok(/warning|critical|info|No findings/.test(text), text.slice(0, 200));
+  assert.ok(!text.includes('unavailable'), text.slice(0, 200));
+  await page.screenshot({ path: path.join(RESULTS, 'findings.png') });
+});
+
 test('performance marks: first frame, pan/zoom frames, hover round trip', async (t) => {
   if (skip) return t.skip(skip);
   const { page } = hx!;
