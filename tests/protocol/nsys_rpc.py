@@ -53,6 +53,7 @@ class Server:
         self.messages: "queue.Queue[dict | None]" = queue.Queue()
         self.notifications: list[dict] = []
         self.replies: dict[Any, dict] = {}
+        self.null_id_errors: list[dict] = []
         self._next_id = 1
         self._stderr_chunks: list[bytes] = []
         threading.Thread(target=self._read_loop, daemon=True).start()
@@ -113,6 +114,11 @@ class Server:
         if msg is None:
             return None
         if "id" in msg and ("result" in msg or "error" in msg) and "method" not in msg:
+            if msg["id"] is None:
+                # Errors about unreadable messages (parse errors, oversized frames) carry
+                # id null and may legitimately repeat.
+                self.null_id_errors.append(msg)
+                return msg
             if msg["id"] in self.replies:
                 raise AssertionError(f"second reply for id {msg['id']!r}: {msg}")
             self.replies[msg["id"]] = msg
@@ -158,6 +164,9 @@ class Server:
         if self.proc.poll() is None:
             try:
                 self.request("shutdown", None, timeout=timeout)
+            except Exception:
+                pass  # e.g. -32002/-32017: still say exit below
+            try:
                 self.notify("exit")
             except Exception:
                 pass

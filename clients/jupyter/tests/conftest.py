@@ -99,6 +99,8 @@ class SQL:
 
     def kernel_count(self, path: Path) -> int:
         with self.connect(path) as con:
+            if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'").fetchone():
+                return 0
             return int(con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0])
 
     def top_kernels(self, path: Path) -> dict[str, tuple[int, int, int, int]]:

@@ -10,7 +10,7 @@ import pytest
 import nsys_ai
 from nsys_ai import NsysAIError
 
-from conftest import SQL, need, need_real
+from conftest import PROFILES, SQL, need, need_real
 
 
 @pytest.fixture()
@@ -246,3 +246,26 @@ def test_search_and_kernel_details(prof: nsys_ai.Profile, small_profile: Path, s
     assert (d["name"], d["start"], d["end"]) == (ev["name"], ev["start"], ev["end"])
     with pytest.raises(NsysAIError):
         prof.kernel(10**8)
+
+
+@pytest.mark.parametrize("path", sorted(PROFILES.glob("*.sqlite")) if PROFILES.is_dir() else [],
+                         ids=lambda p: p.stem)
+def test_every_real_profile_displays(path: Path, methods: frozenset[str]) -> None:
+    """Every real export (old schemas, no kernels, no metadata, non-UTF-8) gives a timeline
+    range, a tree page, top kernels and a report without an error."""
+    need(methods, "timeline/range", "nvtx/tree", "analysis/run", "report/generate")
+    p = nsys_ai.open(path)
+    s, e = p.span()
+    w = p.show()
+    msg, bufs = w.answer_range({"start": s, "end": e, "width": 1000})
+    res = json.loads(bufs[0])
+    assert [t["id"] for t in res["tracks"]] == [t["id"] for t in w.tracks]
+    sent: list[dict] = []
+    tree = p.tree()
+    tree.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    tree._on_msg(tree, {"id": 1, "kind": "roots"}, [])
+    assert sent[0]["total"] == tree.total and "error" not in sent[0]
+    top = p.top_kernels()
+    kernels = SQL().kernel_count(path)
+    assert (len(top) == 0) == (kernels == 0) and top["count"].sum() <= kernels
+    assert p.report().markdown.strip()

@@ -263,6 +263,7 @@ void nsys__index_derive(nsys_index *ix) {
     nsys__series_init(&pv->proj_series[r], pv->proj_start, pv->proj_end, NULL,
                       pv->proj_rows[r].first, pv->proj_rows[r].count);
   nsys__derive_tracks(ix, pv);
+  if (!getenv("NSYS_AI_NO_COARSE")) nsys__coarse_init(ix);
   if (getenv("NSYS_AI_INDEX_TIMING"))
     nsys_log("index derive: projection %.1f ms, summaries %.1f ms", (double)(t1 - t0) / 1e6,
              (double)(nsys_now_ns() - t1) / 1e6);
@@ -271,6 +272,7 @@ void nsys__index_derive(nsys_index *ix) {
 void nsys__index_free_derived(nsys_index *ix) {
   nsys__index_priv *pv = nsys__priv(ix);
   if (!pv) return;
+  nsys__coarse_free(ix);
   for (uint32_t t = 0; pv->gpu_series && t < ix->n_tracks; t++) nsys__series_free(&pv->gpu_series[t]);
   for (uint32_t t = 0; pv->api_series && t < ix->n_threads; t++) nsys__series_free(&pv->api_series[t]);
   for (uint32_t r = 0; pv->nvtx_series && r < pv->n_depth_rows; r++)
@@ -332,7 +334,10 @@ uint32_t nsys_tl_events(const nsys_index *ix, uint32_t track, int64_t qs, int64_
 
 uint32_t nsys_tl_buckets(const nsys_index *ix, uint32_t track, int64_t base, int64_t res,
                          uint32_t nb, nsys_tl_bucket_fn fn, void *ctx) {
-  return nsys__series_buckets(nsys__track_series(ix, track), base, res, nb, fn, ctx);
+  const nsys__series *s = nsys__track_series(ix, track);
+  uint32_t emitted = 0;
+  if (nsys__coarse_buckets(ix, track, s, base, res, nb, fn, ctx, &emitted)) return emitted;
+  return nsys__series_buckets(s, base, res, nb, fn, ctx);
 }
 
 void nsys_tl_row(const nsys_index *ix, nsys_tl_kind kind, uint32_t row, int64_t *start,

@@ -3,7 +3,9 @@
 #ifndef NSYS_INDEX_INTERNAL_H
 #define NSYS_INDEX_INTERNAL_H
 
+#include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -123,6 +125,11 @@ typedef struct nsys__index_priv {
   nsys__series *nvtx_series;     /* per depth row */
   nsys__series *proj_series;     /* per projected row */
   nsys_tl_track *tl; uint32_t n_tl; /* timeline tracks in display order */
+  /* coarse zoom levels, built on first use: per (track, log2 resolution) the
+   * whole track's non-empty buckets (index_coarse.c) */
+  pthread_mutex_t coarse_mu;
+  struct nsys__coarse *_Atomic *coarse; /* n_tl * 64 slots */
+  atomic_llong coarse_buckets;           /* cached buckets, capped */
   uint64_t cache_key;            /* identity hash, for diagnostics */
   bool from_cache;
 } nsys__index_priv;
@@ -148,6 +155,13 @@ uint32_t nsys__series_buckets(const nsys__series *s, int64_t base, int64_t res, 
                               nsys_tl_bucket_fn fn, void *ctx);
 uint32_t nsys__series_events(const nsys__series *s, int64_t qs, int64_t qe, nsys_tl_event_fn fn,
                              void *ctx);
+
+/* index_coarse.c */
+void nsys__coarse_init(nsys_index *ix);
+void nsys__coarse_free(nsys_index *ix);
+/* Answers from a coarse level when res qualifies; false: compute directly. */
+bool nsys__coarse_buckets(const nsys_index *ix, uint32_t track, const nsys__series *s, int64_t base,
+                          int64_t res, uint32_t nb, nsys_tl_bucket_fn fn, void *ctx, uint32_t *emitted);
 
 /* index_cache.c: returns NULL when there is no valid cache entry. */
 nsys_index *nsys__cache_load(struct nsys_profile *p);

@@ -84,6 +84,7 @@ static cJSON *nsys__annot_result(const nsys__src *s, const nsys_annotate_result 
   if (annotate) {
     cJSON_AddStringToObject(res, "api", r->api);
     cJSON_AddBoolToObject(res, "importAdded", r->import_added);
+    cJSON_AddNumberToObject(res, "renumbered", r->n_renumbered);
   }
   if (s->include_text) {
     char *t = nsys_xstrndup(r->new_text, r->new_len);

@@ -226,8 +226,28 @@ static int nsys__body_start(const nsys_py_file *f, int h, bool skip_doc) {
   return c <= f->stmts[h].block_end ? c : -1;
 }
 
+/* The tag line an existing marker should carry, as an old line index: the
+ * def line for a function-level marker (the sole body statement of a def,
+ * after its docstring), else the first line of the statement it wraps. */
+static int nsys__marker_target(const nsys_py_file *f, int m) {
+  int p = f->stmts[m].parent;
+  if (p >= 0 && f->stmts[p].kind == NSYS_PY_DEF) {
+    int c = nsys__body_start(f, p, true);
+    if (c == m && nsys_py_unit_end(f, m) == f->stmts[p].block_end) {
+      /* ... and labelled with the function's name */
+      char want[128];
+      snprintf(want, sizeof want, " %.100s\")", f->stmts[p].name);
+      const nsys_py_line *l = &f->lines[f->stmts[m].first_line];
+      if (memmem(f->src + l->off, l->len, want, strlen(want))) return f->stmts[p].first_line;
+    }
+  }
+  if (m + 1 <= f->stmts[m].block_end) return f->stmts[m + 1].first_line;
+  return -1;
+}
+
 static void nsys__wrap_body(nsys__blocks *bs, int d) {
   const nsys_py_file *f = bs->f;
+  if (!f->stmts[d].name[0]) return; /* not a valid def */
   int c = nsys__body_start(f, d, true);
   if (c < 0) return;
   int end = f->stmts[d].block_end;
@@ -254,7 +274,11 @@ static void nsys__stmts_in(nsys__blocks *bs, int a, int b, bool descend_defs, bo
     while (d < e && f->stmts[d].kind == NSYS_PY_DECORATOR) d++;
     const nsys_py_stmt *s = &f->stmts[d];
     if (nsys__is_marker(f, u)) {
-      /* already annotated: leave it and what it wraps */
+      /* already annotated: leave it, except that a function-level range is
+       * refined by annotating the statements inside it */
+      int p = f->stmts[u].parent;
+      if (p >= 0 && nsys__marker_target(f, u) == f->stmts[p].first_line && u + 1 <= f->stmts[u].block_end)
+        nsys__stmts_in(bs, u + 1, f->stmts[u].block_end, descend_defs, false);
     } else if (s->kind == NSYS_PY_DEF || s->kind == NSYS_PY_CLASS) {
       if (descend_defs) nsys__descend(bs, d, descend_defs);
     } else if (only_defs) {
@@ -388,6 +412,31 @@ static const char *nsys__default_term(const nsys_py_file *f, size_t *len) {
     }
   *len = 1;
   return "\n";
+}
+
+/* Rewrites the LINE of a marker's tag "PATH:LINE label" (PATH == rel) to
+ * `line` (1-based). Returns a new line content or NULL when unchanged. */
+static char *nsys__renumber(const char *p, size_t n, const char *rel, int line) {
+  nsys_strbuf q;
+  nsys_strbuf_init(&q);
+  nsys__py_quote(&q, rel);
+  q.data[q.len - 1] = ':'; /* the escaped path, opening quote included, then ':' */
+  char *hit = q.len <= n ? memmem(p, n, q.data, q.len) : NULL;
+  size_t ql = q.len;
+  nsys_strbuf_free(&q);
+  if (!hit) return NULL;
+  const char *d0 = hit + ql, *d1 = d0;
+  while (d1 < p + n && *d1 >= '0' && *d1 <= '9') d1++;
+  if (d1 == d0 || d1 - d0 > 9) return NULL;
+  char num[16];
+  snprintf(num, sizeof num, "%d", line);
+  if ((size_t)(d1 - d0) == strlen(num) && memcmp(d0, num, strlen(num)) == 0) return NULL;
+  nsys_strbuf out;
+  nsys_strbuf_init(&out);
+  nsys_strbuf_append(&out, p, (size_t)(d0 - p));
+  nsys_strbuf_puts(&out, num);
+  nsys_strbuf_append(&out, d1, (size_t)(p + n - d1));
+  return nsys_strbuf_steal(&out);
 }
 
 static bool nsys__is_future_or_doc(const nsys_py_file *f, int s) {
@@ -545,6 +594,17 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
       final_of[l] = l + shift;
     }
   }
+  /* existing markers whose tag LINE is stale: renumber (keeps tags current
+   * when a later pass inserts lines above them) */
+  char **rewrite = nsys_xcalloc((size_t)f.n_lines + 1, sizeof *rewrite);
+  for (int m = 0; m < f.n_stmts && bs.n >= 0; m++) {
+    if (!nsys__is_marker(&f, m) || f.stmts[m].first_line != f.stmts[m].last_line) continue;
+    int target = nsys__marker_target(&f, m);
+    if (target < 0 || !o->rel_path) continue;
+    const nsys_py_line *ml = &f.lines[f.stmts[m].first_line];
+    rewrite[f.stmts[m].first_line] =
+        nsys__renumber(f.src + ml->off, ml->len, o->rel_path, final_of[target] + 1);
+  }
   size_t dterm_len;
   const char *dterm = nsys__default_term(&f, &dterm_len);
   nsys__olines out = {0};
@@ -578,12 +638,17 @@ int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_a
     }
     int k = (ln->blank || ln->in_string) ? 0 : pcount[l];
     size_t skip = (l == 0) ? f.bom : 0;
-    char *t = nsys_xmalloc(ln->len + (size_t)k * PL + 1);
-    memcpy(t, f.src + ln->off, skip);
+    const char *body = rewrite[l] ? rewrite[l] : f.src + ln->off;
+    size_t blen = rewrite[l] ? strlen(rewrite[l]) : ln->len;
+    char *t = nsys_xmalloc(blen + (size_t)k * PL + 1);
+    memcpy(t, body, skip);
     for (int j = 0; j < k; j++) memcpy(t + skip + (size_t)j * PL, P, PL);
-    memcpy(t + skip + (size_t)k * PL, f.src + ln->off + skip, ln->len - skip);
-    nsys__out(&out, t, ln->len + (size_t)k * PL, f.src + ln->off + ln->len, ln->term, l);
+    memcpy(t + skip + (size_t)k * PL, body + skip, blen - skip);
+    nsys__out(&out, t, blen + (size_t)k * PL, f.src + ln->off + ln->len, ln->term, l);
+    if (rewrite[l]) r->n_renumbered++;
+    free(rewrite[l]);
   }
+  free(rewrite);
   nsys__fix_bom(&f, &out);
   nsys__finish(&f, &out, r);
   nsys__olines_free(&out);

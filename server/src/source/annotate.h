@@ -37,6 +37,7 @@ typedef struct nsys_annotate_result {
   const char *api;        /* "torch.cuda.nvtx.range", "nvtx.annotate", ... (static or owned below) */
   char api_buf[96];
   bool import_added;
+  int n_renumbered;       /* existing markers whose stale tag LINE was updated */
   int functions_matched;  /* NSYS_ANNOT_FUNCTION: how many defs matched */
   char *new_text; size_t new_len; /* the whole resulting file */
 } nsys_annotate_result;

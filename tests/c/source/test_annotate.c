@@ -233,7 +233,33 @@ static void test_tags_and_names(void) {
   CHECK(!nsys_triton_strip_suffix("triton_poi_fused_add_0", s, sizeof s), "inductor names keep _0");
 }
 
+/* A second pass that inserts lines above earlier markers renumbers their tags. */
+static void test_renumber(void) {
+  const char *src = "import torch\n\ndef f(x):\n    a = g(x)\n    b = h(a)\n    return b\n\ndef k():\n    z()\n";
+  nsys_annotate_opts o = {.rel_path = "t.py", .scope = NSYS_ANNOT_FILE};
+  nsys_annotate_result r1, r2, r3;
+  nsys_annotate(src, strlen(src), &o, &r1);
+  CHECK(strstr(r1.new_text, "\"t.py:9 k\"") != NULL, "pass 1: %s", r1.new_text);
+  nsys_annotate_opts o2 = {.rel_path = "t.py", .scope = NSYS_ANNOT_FUNCTION, .function = "f", .statement = true};
+  nsys_annotate(r1.new_text, r1.new_len, &o2, &r2);
+  /* two statement markers inside f (return b computes nothing): k moved from line 9 to 11 */
+  CHECK(r2.n_markers == 2 && r2.n_renumbered == 1, "pass 2: %d markers, %d renumbered", r2.n_markers,
+        r2.n_renumbered);
+  CHECK(strstr(r2.new_text, "\"t.py:11 k\"") != NULL && strstr(r2.new_text, "\"t.py:3 f\"") != NULL,
+        "pass 2: %s", r2.new_text);
+  /* fixpoint, and unannotate still restores the original */
+  nsys_annotate(r2.new_text, r2.new_len, &o2, &r3);
+  CHECK(r3.n_edits == 0, "pass 3 changed %d", r3.n_edits);
+  nsys_annotate_result_free(&r3);
+  nsys_unannotate(r2.new_text, r2.new_len, &r3);
+  CHECK(r3.new_len == strlen(src) && memcmp(r3.new_text, src, r3.new_len) == 0, "unannotate: %s", r3.new_text);
+  nsys_annotate_result_free(&r3);
+  nsys_annotate_result_free(&r2);
+  nsys_annotate_result_free(&r1);
+}
+
 int main(void) {
+  test_renumber();
   test_scan();
   test_structure();
   test_annotate();

@@ -134,6 +134,12 @@ class Timeline {
     const served = () => (this.root.dataset.served = String(model.get("served") ?? 0));
     model.on("change:served", served);
     served();
+    // for tests: one empty request/reply through the widget's messages, in ms
+    (this.root as unknown as { __nsysPing: () => Promise<number> }).__nsysPing = async () => {
+      const t0 = performance.now();
+      await this.client.ask("ping", {});
+      return performance.now() - t0;
+    };
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
     this.onResize();
@@ -428,6 +434,7 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
   const c = d.cols;
   if (d.type === "events") {
     let lastColor = "";
+    const labels: number[] = [];
     for (let i = 0; i < d.n; i++) {
       const s = c[i * 4];
       const e = c[i * 4 + 1];
@@ -440,15 +447,16 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
         lastColor = color;
       }
       g.fillRect(x, y, wpx, h);
-      if (wpx > 40 && d.names[i]) {
-        g.save();
-        g.fillStyle = "#fff";
-        g.textBaseline = "middle";
-        g.font = "10px system-ui, sans-serif";
-        g.fillText(clip(g, d.names[i] as string, wpx - 4), x + 2, y + h / 2);
-        g.restore();
-        lastColor = "";
-      }
+      if (wpx > 40 && d.names[i]) labels.push(i);
+    }
+    // names on top, once every rectangle is drawn
+    g.fillStyle = "#fff";
+    g.textBaseline = "middle";
+    g.font = "10px system-ui, sans-serif";
+    for (const i of labels) {
+      const x = Math.max(x0, x0 + (c[i * 4] - v0) * scale);
+      const right = x0 + (c[i * 4 + 1] - v0) * scale;
+      if (right - x > 30) g.fillText(clip(g, d.names[i] as string, right - x - 4), x + 2, y + h / 2);
     }
   } else {
     for (let i = 0; i < d.n; i++) {

@@ -217,10 +217,11 @@ class Profile:
 
     # -- display ---------------------------------------------------------------------
     def span(self) -> tuple[int, int]:
-        """(start, end) ns of the profile's activity."""
+        """(start, end) ns of the profile's activity (end > start)."""
         info = self._info or self.info()
         s = info.get("span") or {"start": 0, "end": 0}
-        return int(s["start"]), int(s["end"])
+        start, end = int(s["start"]), int(s["end"])
+        return start, max(end, start + 1)  # never empty (a capture with no timed row has no span)
 
     def show(self, start: Optional[int] = None, end: Optional[int] = None,
              height: int = 420) -> "TimelineWidget":

@@ -58,9 +58,12 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
-        if kind not in ("range", "details"):
+        if kind not in ("range", "details", "ping"):
             return
         rid = content.get("id")
+        if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
+            self.send({"id": rid, "kind": "ping"})
+            return
         try:
             if kind == "range":
                 msg, buffers = self.answer_range(content)

@@ -138,8 +138,15 @@ try {
     trips.push(d);
   }
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  // the same trip with no work on the Python side: the notebook's own messaging cost
+  const pings = await tl.evaluate(async (e) => {
+    const out = [];
+    for (let i = 0; i < 10; i++) out.push(await e.__nsysPing());
+    return out;
+  });
   result.zoomRoundTripMs = { p50: med(trips.map((t) => t.rt)), max: Math.max(...trips.map((t) => t.rt)),
-    pythonSideP50: med(trips.map((t) => t.py)), browserDecodeP50: med(trips.map((t) => t.dec)), n: trips.length };
+    pythonSideP50: med(trips.map((t) => t.py)), browserDecodeP50: med(trips.map((t) => t.dec)), n: trips.length,
+    emptyMessageRoundTripP50: med(pings) };
   step("zoom round trips (browser -> kernel -> server -> browser)", result.zoomRoundTripMs);
 
   // drag to pan
