@@ -33,4 +33,8 @@ tag: string
  */
 api: string
 importAdded: boolean
+/**
+ * existing # nsys-ai ranges whose tag LINE was stale and was updated
+ */
+renumbered?: number
 }
