@@ -513,12 +513,15 @@ def _isolation_works() -> bool:
 
 
 def _nsys_profile(nsys: str, ws: Path, env: dict) -> subprocess.CompletedProcess:
-    """nsys profile -t nvtx,osrt of prog.py. nsys 2022.4 keeps session state in
+    """nsys profile -t nvtx,osrt -s none --cpuctxsw=none of prog.py. nsys 2022.4 keeps session state in
     /dev/shm/NSys-<version> and /tmp/nvidia, and its agents outlive it (spinning
     a CPU); once stale agents exist, later sessions hang at shutdown. Where
     possible run it in private mount + PID namespaces, so that it starts from a
     clean state and everything it spawned dies with it."""
-    cmd = [nsys, "profile", "-t", "nvtx,osrt", "-o", "rep", "--force-overwrite", "true", sys.executable, "prog.py"]
+    # -s none --cpuctxsw=none: with CPU sampling (the default) nsys 2022.4 often hangs at shutdown in
+    # a container ("No transition in ...Shutdown for ...Interrupt"); NVTX and OS runtime are what we need.
+    cmd = [nsys, "profile", "-t", "nvtx,osrt", "-s", "none", "--cpuctxsw=none", "-o", "rep", "--force-overwrite",
+           "true", sys.executable, "prog.py"]
     if _isolation_works():
         script = ("set -e; mount -t tmpfs tmpfs /dev/shm; mkdir -p /tmp/nvidia; "
                   "mount -t tmpfs tmpfs /tmp/nvidia; \"$@\"")  # not exec: nsys must not run as PID 1
@@ -599,13 +602,10 @@ def test_end_to_end_real_nsys(tmp_path):
         assert seen[(path, line)]["ranges"] == 3
         assert new.splitlines()[line - 1].strip() and "nsys-ai" not in new.splitlines()[line - 1]
     assert m["kernels"] == 0  # CPU only
-    # nvtx/tree (index helper) sees them too, when that method exists
-    try:
-        tree = subprocess.run([server_binary(), "tree", str(db), "--format", "json"], capture_output=True,
-                              timeout=120)
-        if tree.returncode == 0:
-            blob = tree.stdout.decode()
-            for t in tags:
-                assert t in blob
-    except FileNotFoundError:
-        pass
+    # nvtx/tree (the index module's `tree` command) sees them too
+    tree = subprocess.run([server_binary(), "tree", str(db), "--format", "json"], capture_output=True, timeout=120)
+    if b"unknown command" not in tree.stderr:
+        assert tree.returncode == 0, tree.stderr
+        blob = tree.stdout.decode()
+        for t in tags:
+            assert t in blob

@@ -18,7 +18,7 @@
 
 const char *nsys_def_kind_name(nsys_def_kind k) {
   static const char *names[] = {"cuda-global", "triton", "inductor", "c-function",
-                                "python-def",  "python-class", "python-attribute"};
+                                "python-def",  "python-class", "python-attribute", "python-module"};
   return (unsigned)k < NSYS_DEF__COUNT ? names[k] : "unknown";
 }
 
@@ -179,8 +179,19 @@ static void nsys__scan_py(nsys__walk *w, uint32_t file, const char *text, size_t
       while (q < e && nsys__id_char(*q)) q++;
       const char *t = q;
       while (t < e && *t == ' ') t++;
-      if (q > b && t < e && *t == '=' && (t + 1 >= e || t[1] != '='))
+      if (q > b && t < e && *t == '=' && (t + 1 >= e || t[1] != '=')) {
         nsys__add(w, b, (size_t)(q - b), file, line, NSYS_DEF_PY_ATTR);
+        /* self.x = nn.Linear(...): remember the module class */
+        const char *c = t + 1;
+        while (c < e && *c == ' ') c++;
+        const char *last = NULL, *cq = c;
+        while (cq < e && (nsys__id_char(*cq) || *cq == '.')) {
+          if (cq == c || cq[-1] == '.') last = cq;
+          cq++;
+        }
+        if (last && cq < e && *cq == '(' && *last >= 'A' && *last <= 'Z')
+          nsys__add(w, last, (size_t)(cq - last), file, line, NSYS_DEF_PY_MODULE);
+      }
     }
     /* inductor: async_compile.triton('NAME', ...) */
     const char *ac = memmem(s, len, "async_compile.triton(", 21);

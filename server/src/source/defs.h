@@ -18,6 +18,7 @@ typedef enum {
   NSYS_DEF_PY_DEF,          /* Python def */
   NSYS_DEF_PY_CLASS,        /* Python class */
   NSYS_DEF_PY_ATTR,         /* self.NAME = ... (nn.Module attributes) */
+  NSYS_DEF_PY_MODULE,       /* self.x = nn.CLASS(...): name is CLASS (e.g. "Linear") */
   NSYS_DEF__COUNT
 } nsys_def_kind;
 

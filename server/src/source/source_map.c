@@ -112,6 +112,26 @@ static bool nsys__module_attr(const char *text, char *out, size_t cap) {
   return false;
 }
 
+/* A PyTorch op range "aten::linear, seq = 12, ..." -> the nn.Module class
+ * that usually issues it ("Linear"), or NULL. */
+static const char *nsys__aten_module(const char *text) {
+  static const struct { const char *op, *cls; } map[] = {
+      {"linear", "Linear"},       {"addmm", "Linear"},          {"conv1d", "Conv1d"},
+      {"conv2d", "Conv2d"},       {"conv3d", "Conv3d"},         {"cudnn_convolution", "Conv2d"},
+      {"layer_norm", "LayerNorm"}, {"native_layer_norm", "LayerNorm"}, {"group_norm", "GroupNorm"},
+      {"batch_norm", "BatchNorm2d"}, {"embedding", "Embedding"}, {"gelu", "GELU"},
+      {"relu", "ReLU"},           {"silu", "SiLU"},             {"dropout", "Dropout"},
+      {"_softmax", "Softmax"},    {"softmax", "Softmax"},       {"lstm", "LSTM"},
+      {"scaled_dot_product_attention", "MultiheadAttention"},
+  };
+  if (strncmp(text, "aten::", 6) != 0) return NULL;
+  const char *op = text + 6;
+  size_t n = strcspn(op, ", ");
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(map); i++)
+    if (strlen(map[i].op) == n && strncmp(op, map[i].op, n) == 0) return map[i].cls;
+  return NULL;
+}
+
 /* ---- callchains ---- */
 
 typedef struct {
@@ -389,6 +409,22 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
         char ev[600];
         snprintf(ev, sizeof ev, "launched inside the NVTX source tag range \"%.500s\"", text);
         name_site[nm] = nsys__site(&b, nsys__rel(m->root, path), line, NSYS_SRC_TAG, 0.95f, ev, text);
+      } else if (defs && nsys__aten_module(text)) {
+        const char *cls = nsys__aten_module(text);
+        uint32_t n, d0 = nsys_defs_find(defs, cls, &n), nk = 0;
+        const nsys_def *best = NULL;
+        for (uint32_t k = d0; k < d0 + n; k++)
+          if (defs->v[k].kind == NSYS_DEF_PY_MODULE) {
+            if (!best) best = &defs->v[k];
+            nk++;
+          }
+        if (best) {
+          char ev[600];
+          snprintf(ev, sizeof ev, "PyTorch op range \"%.200s\" -> an nn.%s attribute%s", text, cls,
+                   nk > 1 ? " (one of several candidates)" : "");
+          name_site[nm] = nsys__site(&b, nsys_strtab_get(&defs->strs, best->file), best->line,
+                                     NSYS_SRC_MODULE, 0.2f / (float)nk, ev, text);
+        }
       } else if (defs && nsys__module_attr(text, attr, sizeof attr)) {
         uint32_t n, d0 = nsys_defs_find(defs, attr, &n), nk = 0;
         const nsys_def *best = NULL;
@@ -460,7 +496,8 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
               site = rsite[q];
               break;
             }
-            if (module_site < 0) module_site = rsite[q];
+            if (module_site < 0 || m->sites[rsite[q]].confidence > m->sites[module_site].confidence)
+              module_site = rsite[q];
           }
           q = ix->nvtx.parent[q];
         }

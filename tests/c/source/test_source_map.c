@@ -35,7 +35,7 @@ int main(void) {
   fputs("// kernels\n__global__ void mykernel(int x) {\n}\n", f);
   fclose(f);
   f = fopen(pyfile, "w");
-  fputs("class M:\n    def __init__(self):\n        self.mlp = Mlp()\n", f);
+  fputs("class M:\n    def __init__(self):\n        self.mlp = Mlp()\n        self.fc = nn.Linear(4, 4)\n", f);
   fclose(f);
 
   nsys_index ix;
@@ -114,6 +114,15 @@ int main(void) {
     CHECK(m->op_launch[2] >= 0 && m->sites[m->op_launch[2]].strategy == NSYS_SRC_MODULE &&
               m->sites[m->op_launch[2]].line == 3,
           "k2 -> module model.py:3");
+    nsys_src_map_free(m);
+  }
+  /* without any tag, the aten::linear range maps k0 to the nn.Linear attribute */
+  nname[1] = S(&ix, "fwd");
+  m = nsys_src_map_build(NULL, &ix, defs, NULL);
+  if (m) {
+    CHECK(m->op_launch[0] >= 0 && m->sites[m->op_launch[0]].strategy == NSYS_SRC_MODULE &&
+              m->sites[m->op_launch[0]].line == 4 && m->sites[m->op_launch[0]].confidence < 0.3f,
+          "k0 -> nn.Linear at model.py:4");
     nsys_src_map_free(m);
   }
   nsys_defs_free(defs);

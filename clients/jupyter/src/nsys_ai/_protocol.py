@@ -792,6 +792,7 @@ SourceAnnotateResult = TypedDict("SourceAnnotateResult", {
     "added": List[SourceAnnotateResultAddedItem],
     "api": str,
     "importAdded": bool,
+    "renumbered": NotRequired[int],
 })
 
 # source/kernelsAt params
