@@ -162,8 +162,6 @@ def test_real_profile_open_over_rpc(name, request):
     assert closed == {"closed": True}
 
 
-@pytest.mark.xfail(strict=True, reason="index/index_source.c opens its own connection without "
-                   "immutable=1 (should use nsys_profile_open_db); remove this mark when fixed")
 def test_read_only_on_a_wal_mode_database(tmp_path):
     """A WAL-mode database opened mode=ro alone would get -wal/-shm files
     beside it; immutable=1 must prevent that."""

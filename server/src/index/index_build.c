@@ -376,14 +376,20 @@ static bool nsys__read_runtime(nsys__build *b, nsys__src *src, nsys_strtab *tab,
 static bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sidmap *sm) {
   if (!nsys__src_has(src, NSYS__SRC_NVTX)) return true;
   const char *tbl = src->table[NSYS__SRC_NVTX];
+  /* An altered or partial export may lack the columns ranges need: no ranges, not an error. */
+  if (!nsys__src_has_column(src, NSYS__SRC_NVTX, "eventType") ||
+      !nsys__src_has_column(src, NSYS__SRC_NVTX, "globalTid") ||
+      !nsys__src_has_column(src, NSYS__SRC_NVTX, "end"))
+    return true;
+  bool has_text = nsys__src_has_column(src, NSYS__SRC_NVTX, "text");
   bool has_textid = nsys__src_has_column(src, NSYS__SRC_NVTX, "textId");
   bool has_dom = nsys__src_has_column(src, NSYS__SRC_NVTX, "domainId");
   bool has_egt = nsys__src_has_column(src, NSYS__SRC_NVTX, "endGlobalTid");
   char sql[2048];
   snprintf(sql, sizeof sql,
-           "SELECT rowid, start, end, eventType, globalTid, text, %s, %s, %s FROM %s "
+           "SELECT rowid, start, end, eventType, globalTid, %s, %s, %s, %s FROM %s "
            "WHERE eventType IN (59, 60, 70, 71, 75)",
-           has_textid ? "textId" : "NULL", has_dom ? "domainId" : "0",
+           has_text ? "text" : "NULL", has_textid ? "textId" : "NULL", has_dom ? "domainId" : "0",
            has_egt ? "endGlobalTid" : "NULL", tbl);
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(src->db, sql, -1, &st, NULL) != SQLITE_OK)

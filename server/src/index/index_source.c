@@ -12,15 +12,14 @@
 
 static const struct {
   nsys_table logical;
-  const char *base; /* name for the fallback resolution */
 } nsys__src_tables[NSYS__SRC__COUNT] = {
-    [NSYS__SRC_KERNEL] = {NSYS_TBL_KERNEL, "CUPTI_ACTIVITY_KIND_KERNEL"},
-    [NSYS__SRC_MEMCPY] = {NSYS_TBL_MEMCPY, "CUPTI_ACTIVITY_KIND_MEMCPY"},
-    [NSYS__SRC_MEMSET] = {NSYS_TBL_MEMSET, "CUPTI_ACTIVITY_KIND_MEMSET"},
-    [NSYS__SRC_RUNTIME] = {NSYS_TBL_RUNTIME, "CUPTI_ACTIVITY_KIND_RUNTIME"},
-    [NSYS__SRC_NVTX] = {NSYS_TBL_NVTX, "NVTX_EVENTS"},
-    [NSYS__SRC_THREAD_NAMES] = {NSYS_TBL_THREAD_NAMES, "ThreadNames"},
-    [NSYS__SRC_STRING_IDS] = {NSYS_TBL_STRING_IDS, "StringIds"},
+    [NSYS__SRC_KERNEL] = {NSYS_TBL_KERNEL},
+    [NSYS__SRC_MEMCPY] = {NSYS_TBL_MEMCPY},
+    [NSYS__SRC_MEMSET] = {NSYS_TBL_MEMSET},
+    [NSYS__SRC_RUNTIME] = {NSYS_TBL_RUNTIME},
+    [NSYS__SRC_NVTX] = {NSYS_TBL_NVTX},
+    [NSYS__SRC_THREAD_NAMES] = {NSYS_TBL_THREAD_NAMES},
+    [NSYS__SRC_STRING_IDS] = {NSYS_TBL_STRING_IDS},
 };
 
 static void nsys__quote(const char *name, char *out, size_t cap) {
@@ -34,57 +33,16 @@ static void nsys__quote(const char *name, char *out, size_t cap) {
   out[j] = '\0';
 }
 
-/* FALLBACK (until/unless the loader resolved p->schema): exact name wins,
- * else the highest "_V<n>" variant. */
-static bool nsys__fallback_resolve(sqlite3 *db, const char *base, char *out, size_t cap) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type='table'", -1, &st, NULL) !=
-      SQLITE_OK)
-    return false;
-  size_t bl = strlen(base);
-  long best_v = -1;
-  bool found = false;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    const char *n = (const char *)sqlite3_column_text(st, 0);
-    if (!n || strncmp(n, base, bl) != 0) continue;
-    if (n[bl] == '\0') {
-      nsys__quote(n, out, cap);
-      found = true;
-      best_v = 1L << 30;
-      continue;
-    }
-    if (n[bl] == '_' && (n[bl + 1] == 'V' || n[bl + 1] == 'v')) {
-      char *e = NULL;
-      long v = strtol(n + bl + 2, &e, 10);
-      if (e && *e == '\0' && v > best_v) {
-        best_v = v;
-        nsys__quote(n, out, cap);
-        found = true;
-      }
-    }
-  }
-  sqlite3_finalize(st);
-  return found;
-}
-
 bool nsys__src_open(nsys__src *s, nsys_profile *p, char *err, size_t errcap) {
   memset(s, 0, sizeof *s);
   s->p = p;
-  const char *path = p->sqlite_path ? p->sqlite_path : p->path;
-  int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-  if (rc != SQLITE_OK) {
-    snprintf(err, errcap, "cannot open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "no memory");
-    sqlite3_close(s->db);
-    s->db = NULL;
-    return false;
-  }
+  /* Same read-only, immutable URI as the loader: never a journal/WAL beside the file. */
+  s->db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, err, errcap);
+  if (!s->db) return false;
   sqlite3_busy_timeout(s->db, 2000);
-  bool resolved = p->schema.n_all_tables > 0;
   for (int t = 0; t < NSYS__SRC__COUNT; t++) {
-    const char *real = resolved ? p->schema.table[nsys__src_tables[t].logical] : NULL;
+    const char *real = p->schema.table[nsys__src_tables[t].logical];
     if (real) nsys__quote(real, s->table[t], sizeof s->table[t]);
-    else if (!resolved) nsys__fallback_resolve(s->db, nsys__src_tables[t].base, s->table[t],
-                                               sizeof s->table[t]);
   }
   return true;
 }
