@@ -72,7 +72,7 @@ def main() -> int:
         srv.close()
     # server side: handler + JSON serialisation, in process (no transport, no scheduling of the
     # server's threads; on a loaded machine the client-side tail is scheduler noise)
-    inproc = REPO / "build" / "tests" / "c" / "source" / "nsys-ai-bench-source"
+    inproc = REPO / "build" / "bench" / "nsys-ai-bench-source"
     if inproc.exists():
         import json
         import subprocess

@@ -4,7 +4,7 @@ ratio or percentile measured in this run.
 
     python3 bench/run.py [--scale 100k|1m|10m] [--windows N] [--out FILE]
 
-Needs build/nsys-ai and build/tests/c/index/nsys-ai-bench (meson setup build &&
+Needs build/nsys-ai and build/bench/nsys-ai-bench (meson setup build &&
 ninja -C build). Generated profiles (tools/gen_profile.py) and caches go to
 $NSYS_AI_BENCH_DIR (default: a private directory under /tmp). Each figure runs
 in its own process so RSS and caches are measured cleanly:
@@ -104,7 +104,7 @@ def main() -> int:
     ap.add_argument("--skip-concurrency", action="store_true")
     a = ap.parse_args()
     nsys_ai = str(REPO / "build" / "nsys-ai")
-    bench = str(REPO / "build" / "tests" / "c" / "index" / "nsys-ai-bench")
+    bench = str(REPO / "build" / "bench" / "nsys-ai-bench")
     for b in (nsys_ai, bench):
         if not Path(b).exists():
             raise SystemExit(f"{b} missing: meson setup build && ninja -C build")

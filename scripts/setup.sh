@@ -36,12 +36,13 @@ if [ $all -eq 1 ]; then
   # A real nsys (CPU-side traces only without a GPU) for end-to-end tests. It lives in
   # Debian's non-free component; tests that need it skip when it is absent.
   if ! command -v nsys >/dev/null; then
+    # nsight-systems is in non-free; its libcuda1 dependency needs nvidia-support from contrib.
     src=/etc/apt/sources.list.d/debian.sources
     if [ -f $src ] && ! grep -q "non-free" $src; then
-      $SUDO sed -i 's/^Components: main$/Components: main non-free/' $src
+      $SUDO sed -i 's/^Components: main$/Components: main contrib non-free/' $src
     fi
     $SUDO apt-get update -q || true
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q nsight-systems libnvtoolsext1 \
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nsight-systems libnvtoolsext1 \
       || echo "setup: nsight-systems unavailable; nsys end-to-end tests will skip"
   fi
   python3 -m pip install -q --disable-pip-version-check pytest jsonschema
