@@ -17,10 +17,12 @@ let timeline: TimelineView | undefined;
 let pendingReveal: Extract<HostToWebview, { type: 'reveal' }> | undefined;
 const app = document.getElementById('app')!;
 
-function tabs(panels: Array<[string, HTMLElement]>): HTMLElement {
+/** Tabs; a panel's `load` runs the first time its tab is shown (heavy requests wait until wanted). */
+function tabs(panels: Array<[string, HTMLElement, (() => void)?]>): HTMLElement {
   const bar = h('div', { class: 'tabs', role: 'tablist' });
   const box = h('div', { class: 'panels' });
-  panels.forEach(([name, panel], i) => {
+  const loaded = new Set<HTMLElement>();
+  panels.forEach(([name, panel, load], i) => {
     const id = `tab-${name.toLowerCase().replace(/\W+/g, '-')}`;
     const tab = h('button', { role: 'tab', id, 'aria-selected': String(i === 0), tabindex: i === 0 ? '0' : '-1' }, name);
     panel.setAttribute('role', 'tabpanel');
@@ -30,6 +32,7 @@ function tabs(panels: Array<[string, HTMLElement]>): HTMLElement {
       bar.querySelectorAll('[role=tab]').forEach((t) => { t.setAttribute('aria-selected', 'false'); (t as HTMLElement).tabIndex = -1; });
       tab.setAttribute('aria-selected', 'true'); tab.tabIndex = 0; tab.focus();
       panels.forEach(([, p]) => (p.hidden = p !== panel));
+      if (load && !loaded.has(panel)) { loaded.add(panel); load(); }
     };
     tab.addEventListener('click', activate);
     tab.addEventListener('keydown', (ev) => {
@@ -57,7 +60,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   timeline = new TimelineView(tracks.tracks, { start, end }, (p) => rpc<RangeResult>('timeline/range', p), details, (hit) => {
     activateTab('Details');
     void panel.show(hit);
-  }, () => loadPanels());
+  });
   /* aggregated (equal paths merged across iterations and threads), one level at a time */
   const TREE_DEPTH = 1;
   const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(n.gpuStart ?? n.start, n.gpuEnd ?? n.end), async (path, n) => {
@@ -81,15 +84,17 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
     button('Zoom in', '+', () => timeline!.zoom(1 / 1.5)),
     button('Zoom out', '−', () => timeline!.zoom(1.5)),
     button('Reset zoom', 'Fit', () => timeline!.setView({ start, end, width: timeline!.currentView.width })));
-  app.replaceChildren(toolbar, timeline.el, tabs([['Details', panel.el], ['NVTX tree', tree.el], ['Top kernels', top.el], ['Findings', findings]]));
+  /* each panel asks the server the first time its tab opens: on large profiles the
+   * report and the NVTX tree take seconds and should not compete with the timeline */
+  const loadTree = () => rpc<NvtxTreeResult>('nvtx/tree', { aggregate: true, maxDepth: TREE_DEPTH }).then((r) => tree.render(r.roots ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
+  const loadTop = () => rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
+  const loadFindings = () => rpc<ReportResult>(reportMethod ?? 'report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
+  tree.el.append(h('p', { class: 'muted' }, 'Loading NVTX ranges…'));
+  top.el.append(h('p', { class: 'muted' }, 'Loading top kernels…'));
+  app.replaceChildren(toolbar, timeline.el, tabs([['Details', panel.el], ['NVTX tree', tree.el, loadTree], ['Top kernels', top.el, loadTop], ['Findings', findings, loadFindings]]));
   timeline.start(openedAt);
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
-  /* the panels load after the first full frame, so they do not compete with it */
-  const loadPanels = () => {
-    rpc<NvtxTreeResult>('nvtx/tree', { aggregate: true, maxDepth: TREE_DEPTH }).then((r) => tree.render(r.roots ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
-    rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
-    rpc<ReportResult>(reportMethod ?? 'report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
-  };
+
 }
 
 function applyReveal(m: Extract<HostToWebview, { type: 'reveal' }>): void {

@@ -45,7 +45,6 @@ export class TimelineView {
     fetch: (p: { start: number; end: number; width: number; maxEvents: number; tracks: string[] }) => Promise<RangeResult>,
     private readonly details: (kernelId: number) => Promise<Record<string, unknown>>,
     private readonly onSelect: (hit: Hit) => void,
-    private readonly onFirstFrame: () => void = () => {},
   ) {
     this.rows = timelineRows(tracks);
     this.blocks = [];
@@ -216,7 +215,6 @@ export class TimelineView {
       this.perf.firstFrameMs = performance.now() - this.t0;
       performance.measure('nsys-first-frame', 'nsys-open');
       this.el.dataset.rendered = 'true';
-      setTimeout(this.onFirstFrame, 0);
     }
     this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));
   }
