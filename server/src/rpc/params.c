@@ -2,6 +2,7 @@
 
 #include <math.h>
 
+#include "index/index.h"
 #include "profile/profile.h"
 
 static const cJSON *nsys__field(nsys_call *c, const char *field, bool required, bool *ok) {
@@ -102,4 +103,17 @@ struct nsys_profile *nsys_param_profile(nsys_call *c, const char *field) {
     return NULL;
   }
   return p;
+}
+
+const struct nsys_index *nsys_param_profile_index(nsys_call *c, const char *field,
+                                                  struct nsys_profile **pp) {
+  nsys_profile *p = nsys_param_profile(c, field);
+  if (!p) return NULL;
+  const nsys_index *ix = nsys_index_get(p, c);
+  if (!ix) {
+    nsys_profile_release(p);
+    return NULL;
+  }
+  *pp = p;
+  return ix;
 }
