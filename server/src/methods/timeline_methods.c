@@ -89,6 +89,17 @@ static cJSON *nsys__i64(int64_t v) {
   return cJSON_CreateRaw(buf);
 }
 
+/* The written JSON text becomes the Raw item's text without a copy (a whole
+ * profile's tree is ~150 MB): cJSON's hooks are the default malloc/free (no
+ * cJSON_InitHooks anywhere), which is what nsys_strbuf allocates with. */
+static cJSON *nsys__raw_take(nsys_strbuf *b) {
+  cJSON *r = cJSON_CreateRaw("");
+  if (!r) return NULL;
+  cJSON_free(r->valuestring);
+  r->valuestring = nsys_strbuf_steal(b);
+  return r;
+}
+
 static void nsys__add_i64(cJSON *o, const char *key, int64_t v) {
   cJSON_AddItemToObject(o, key, nsys__i64(v));
 }
@@ -398,7 +409,7 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
   nsys__add_i64(out, "resolution", res);
   nsys__add_i64(out, "start", base);
   nsys__add_i64(out, "end", gend);
-  cJSON_AddItemToObject(out, "tracks", cJSON_CreateRaw(b.data));
+  cJSON_AddItemToObject(out, "tracks", nsys__raw_take(&b));
   nsys_strbuf_free(&b);
   nsys__names_free(&names);
   free(sel);
@@ -561,7 +572,7 @@ static cJSON *nsys__nvtx_tree(nsys_call *call) {
   }
   nsys_strbuf_putc(&b, ']');
   cJSON *res = cJSON_CreateObject();
-  cJSON_AddItemToObject(res, "roots", cJSON_CreateRaw(b.data));
+  cJSON_AddItemToObject(res, "roots", nsys__raw_take(&b));
   cJSON_AddNumberToObject(res, "nodeCount", t->n_nodes);
   cJSON_AddNumberToObject(res, "rangeCount", t->n_ranges_considered);
   cJSON_AddBoolToObject(res, "aggregated", aggregate);
