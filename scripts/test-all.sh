@@ -12,6 +12,7 @@ root=$PWD
 export NSYS_AI_BIN="$root/build/nsys-ai"
 export NSYS_AI_NO_PROGRESS=1
 export NSYS_AI_CACHE_DIR="${NSYS_AI_CACHE_DIR:-$(mktemp -d /tmp/nsys-ai-test-cache.XXXXXX)}"
+export NSYS_AI_STATS_DIR="${NSYS_AI_STATS_DIR:-$(mktemp -d /tmp/nsys-ai-stats.XXXXXX)}"
 fuzz_seconds=${FUZZ_SECONDS:-30}
 all_suites="c c-asan protocol leaks fuzz vscode jupyter"
 suites=${SUITES:-$all_suites}
@@ -86,6 +87,9 @@ run_suite vscode vscode
 run_suite jupyter jupyter
 
 echo
+# What the robustness suites tried, on one line (fuzz + corrupt profiles + load).
+robust=$(cat "$NSYS_AI_STATS_DIR"/fuzz.txt "$NSYS_AI_STATS_DIR"/protocol.txt 2>/dev/null | paste -sd ';' | sed 's/;/; /g')
+[ -n "$robust" ] && echo "robustness: $robust"
 echo "passed: ${passed[*]:-none}"
 [ ${#skipped[@]} -gt 0 ] && echo "skipped: ${skipped[*]}"
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"

@@ -59,7 +59,12 @@ def main() -> int:
             if not ok:
                 crashes += 1
                 print(r.stderr[-4000:], file=sys.stderr)
-    print(f"fuzz: {total_execs} execs, {len(targets)} targets, {crashes} crashes")
+    line = f"fuzz: {total_execs} execs, {len(targets)} targets, {crashes} crashes"
+    print(line)
+    stats = os.environ.get("NSYS_AI_STATS_DIR")
+    if stats:
+        Path(stats).mkdir(parents=True, exist_ok=True)
+        (Path(stats) / "fuzz.txt").write_text(line + "\n")
     return 1 if crashes else 0
 
 

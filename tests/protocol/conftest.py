@@ -20,6 +20,27 @@ PROFILES = SHARED / "profiles"
 SCHEMAS = REPO / "protocol" / "schemas"
 
 
+_SUMMARY: dict[str, str] = {}
+
+
+def record_summary(key: str, text: str) -> None:
+    """Keeps one line of what a robustness test tried (e.g. "load: 10000
+    requests, 0 lost"); printed at the end of the run and, when
+    NSYS_AI_STATS_DIR is set, written there for scripts/test-all.sh."""
+    _SUMMARY[key] = text
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not _SUMMARY:
+        return
+    line = "; ".join(_SUMMARY[k] for k in sorted(_SUMMARY))
+    terminalreporter.write_line(f"robustness: {line}")
+    stats = os.environ.get("NSYS_AI_STATS_DIR")
+    if stats:
+        Path(stats).mkdir(parents=True, exist_ok=True)
+        (Path(stats) / "protocol.txt").write_text(line + "\n")
+
+
 def real_profiles() -> list[Path]:
     """The real exports in ../shared/profiles (empty when absent)."""
     return sorted(PROFILES.glob("*.sqlite")) if PROFILES.is_dir() else []

@@ -275,3 +275,22 @@ def test_config_file(fake, tmp_path):
     r = s.request("kernel/explain", {"name": "reduce_kernel", "llm": True})
     assert r["llm"]["text"] == "file config works" and r["llm"]["model"] == "from-file"
     assert_no_key(s, cfg, r)
+
+
+def test_configure_through_initialize_options(fake, tmp_path):
+    fake.script = [("ok", "from initialize")]
+    env = {"NSYS_AI_CACHE_DIR": str(tmp_path / "c"), "NSYS_AI_CONFIG": "/nonexistent/config.json",
+           "NSYS_AI_LLM_BASE_URL": "", "NSYS_AI_LLM_MODEL": "", "NSYS_AI_LLM_PROVIDER": "", "MY_KEY": KEY}
+    bad = Server(env=env, initialize=False)
+    with pytest.raises(RpcError) as e:
+        bad.request("initialize", {"initializationOptions": {"llm": {"provider": "gemini"}}})
+    assert e.value.code == -32602 and "initializationOptions.llm" in e.value.message
+    bad.close()
+    s = Server(env=env, initialize=False)
+    s.request("initialize", {"initializationOptions": {"llm": {
+        "baseUrl": f"http://127.0.0.1:{fake.port}/v1", "model": "m3", "apiKeyEnv": "MY_KEY"}}})
+    s.notify("initialized", {})
+    r = s.request("kernel/explain", {"name": "flash_fwd_kernel", "llm": True})
+    assert r["llm"]["text"] == "from initialize"
+    assert fake.requests[0]["body"]["model"] == "m3"
+    assert_no_key(s, r)

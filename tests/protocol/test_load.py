@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import check_schema
+from conftest import check_schema, record_summary
 from nsys_rpc import Server, frame
 
 
@@ -189,6 +189,7 @@ def test_10000_pipelined_requests_with_random_cancels(tserver):
     assert took < 60, f"10,000 requests took {took:.1f}s"
     print(f"load: 10000 requests, {n_cancels} cancels sent, {cancelled} answered -32800, "
           f"{lost} lost, {took:.2f} s")
+    record_summary("load", f"load: 10000 requests, {lost} lost")
     assert tserver.request("test/echo", {"after": True}) == {"after": True}
 
 

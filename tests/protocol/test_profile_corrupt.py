@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROFILES, check_schema
+from conftest import PROFILES, check_schema, record_summary
 from nsys_rpc import server_binary
 
 SOURCES = ["nsys2023_rtx3060_23k.sqlite", "nsys2026_2gpu_nccl_before.sqlite",
@@ -62,6 +62,7 @@ def test_corrupt_real_profiles_never_crash(tmp_path):
                 crashes += 1
                 print(f"{name} trial {trial}: exit {r.returncode}: {err[-400:]}")
     print(f"corrupt profiles: {tried} tried, {crashes} crashes ({partial} partial, {errors} errors)")
+    record_summary("corrupt", f"corrupt profiles: {tried} tried, {crashes} crashes")
     assert crashes == 0
 
 

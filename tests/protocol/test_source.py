@@ -1,7 +1,7 @@
 """source/*: the NVTX annotator (annotate/unannotate) and kernel <-> source mapping.
 
 Methods run through `nsys-ai serve` when it is available, else through the CLI's
-`nsys-ai source-call METHOD PARAMS --profile PATH` (the same handlers)."""
+`nsys-ai call METHOD PARAMS --profile PATH` (the same handlers)."""
 from __future__ import annotations
 
 import ast
@@ -30,7 +30,7 @@ class CallError(Exception):
 
 def call(method: str, params: dict, profile: Path | None = None) -> dict:
     """Runs a source/* method through the CLI (same handlers as the server)."""
-    cmd = [server_binary(), "source-call", method, json.dumps(params)]
+    cmd = [server_binary(), "call", method, json.dumps(params)]
     if profile is not None:
         cmd += ["--profile", str(profile)]
     r = subprocess.run(cmd, capture_output=True, timeout=300,

@@ -58,7 +58,47 @@ static int nsys__cli_serve(int argc, char **argv) {
   return nsys_serve(&opt);
 }
 
+/* call METHOD PARAMS_JSON [--profile PATH]: runs any method once, in
+ * process (PATH is opened first and its id put in params.profileId), and
+ * prints its JSON result: exactly what the server would answer. */
+static int nsys__cli_call(int argc, char **argv) {
+  nsys_cli_args a;
+  if (!nsys_cli_parse_args(argc, argv, 2, &a)) return nsys_cli_usage(argv[0]);
+  if (a.n_pos != 2) {
+    cJSON_Delete(a.opts);
+    return nsys_cli_usage(argv[0]);
+  }
+  cJSON *params = cJSON_Parse(a.pos[1]);
+  if (!cJSON_IsObject(params)) {
+    cJSON_Delete(params);
+    cJSON_Delete(a.opts);
+    return nsys_cli_error(NSYS_EXIT_USAGE, "call: PARAMS must be a JSON object");
+  }
+  int code = 0;
+  nsys_cli_session s;
+  nsys_cli_session_init(&s);
+  const char *prof = nsys_cli_opt(&a, "profile");
+  const char *pid = prof ? nsys_cli_open(&s, prof, &code) : NULL;
+  if (prof && !pid) {
+    cJSON_Delete(params);
+  } else {
+    if (pid) {
+      cJSON_DeleteItemFromObjectCaseSensitive(params, "profileId");
+      cJSON_AddStringToObject(params, "profileId", pid);
+    }
+    cJSON *res = nsys_cli_call(&s, a.pos[0], params, &code);
+    if (res) nsys_cli_print_json(res);
+    cJSON_Delete(res);
+  }
+  nsys_cli_session_dispose(&s);
+  cJSON_Delete(a.opts);
+  return code;
+}
+
 const nsys_cli_command nsys_cli_server[] = {
+    {"call", "METHOD PARAMS_JSON [--profile PATH]",
+     "run one server method in process and print its JSON result (scripting and debugging)",
+     nsys__cli_call},
     {"serve", "[--max-frame-bytes N] [--log-level error|warn|info|debug] [--test-methods]",
      "JSON-RPC 2.0 server on stdin/stdout (LSP framing); logs go to stderr",
      nsys__cli_serve},

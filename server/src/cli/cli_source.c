@@ -184,46 +184,7 @@ static int nsys__cli_refine(int argc, char **argv) {
   return nsys__cli_profile_method(argc, argv, "source/refine");
 }
 
-/* source-call METHOD PARAMS_JSON [--profile PATH]: runs one source method
- * (PATH is opened first and its id put in params.profileId); prints the JSON
- * result. A debugging aid and the test path when no server is running. */
-static int nsys__cli_source_call(int argc, char **argv) {
-  nsys_cli_args a;
-  if (!nsys_cli_parse_args(argc, argv, 2, &a)) return nsys_cli_usage(argv[0]);
-  if (a.n_pos != 2 || strncmp(a.pos[0], "source/", 7) != 0) {
-    cJSON_Delete(a.opts);
-    return nsys_cli_usage(argv[0]);
-  }
-  cJSON *params = cJSON_Parse(a.pos[1]);
-  if (!cJSON_IsObject(params)) {
-    cJSON_Delete(params);
-    cJSON_Delete(a.opts);
-    return nsys_cli_error(NSYS_EXIT_USAGE, "source-call: PARAMS must be a JSON object");
-  }
-  int code = 0;
-  nsys_cli_session s;
-  nsys_cli_session_init(&s);
-  const char *prof = nsys_cli_opt(&a, "profile");
-  const char *pid = prof ? nsys_cli_open(&s, prof, &code) : NULL;
-  if (prof && !pid) {
-    cJSON_Delete(params);
-  } else {
-    if (pid) {
-      cJSON_DeleteItemFromObjectCaseSensitive(params, "profileId");
-      cJSON_AddStringToObject(params, "profileId", pid);
-    }
-    cJSON *res = nsys_cli_call(&s, a.pos[0], params, &code);
-    if (res) nsys_cli_print_json(res);
-    cJSON_Delete(res);
-  }
-  nsys_cli_session_dispose(&s);
-  cJSON_Delete(a.opts);
-  return code;
-}
-
 const nsys_cli_command nsys_cli_source[] = {
-    {"source-call", "source/METHOD PARAMS_JSON [--profile PATH]",
-     "run one source/* method and print its JSON result (debugging aid)", nsys__cli_source_call},
     {"annotate", "FILE [--function F | --lines A-B] [--statement] [--root DIR] [--dry-run] [--remove] [--format json]",
      "wrap Python functions/statements in NVTX ranges tagged FILE:LINE (edits FILE unless --dry-run)",
      nsys__cli_annotate},

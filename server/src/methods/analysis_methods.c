@@ -26,11 +26,10 @@ static cJSON *nsys__analysis_run(nsys_call *call) {
   if (!nsys_analysis_find(name))
     return nsys_call_fail(call, NSYS_E_UNKNOWN_ANALYSIS,
                           "params.name: unknown analysis '%s' (see analysis/list)", name);
-  nsys_profile *p = nsys_param_profile(call, "profileId");
-  if (!p) return NULL;
-  cJSON *res = NULL;
-  const nsys_index *ix = nsys_index_get(p, call);
-  if (ix) res = nsys_analysis_run(call, p, ix, name, params);
+  nsys_profile *p = NULL;
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
+  if (!ix) return NULL;
+  cJSON *res = nsys_analysis_run(call, p, ix, name, params);
   nsys_profile_release(p);
   return res;
 }
@@ -42,11 +41,10 @@ static cJSON *nsys__report_generate(nsys_call *call) {
   bool text = strcmp(format, "text") == 0;
   if (!md && !text && strcmp(format, "json") != 0)
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.format: expected json, text or markdown");
-  nsys_profile *p = nsys_param_profile(call, "profileId");
-  if (!p) return NULL;
-  cJSON *res = NULL;
-  const nsys_index *ix = nsys_index_get(p, call);
-  if (ix) res = nsys_report_build(call, p, ix);
+  nsys_profile *p = NULL;
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
+  if (!ix) return NULL;
+  cJSON *res = nsys_report_build(call, p, ix);
   if (res && (md || text)) nsys_report_attach_rendering(res, md);
   nsys_profile_release(p);
   return res;

@@ -72,13 +72,9 @@ static cJSON *nsys__agent_ask(nsys_call *call) {
     if (!nsys_param_bool(call, "llm", false, &llm_param)) return NULL;
     llm_given = true;
   }
-  nsys_profile *p = nsys_param_profile(call, "profileId");
-  if (!p) return NULL;
-  const nsys_index *ix = nsys_index_get(p, call);
-  if (!ix) {
-    nsys_profile_release(p);
-    return NULL;
-  }
+  nsys_profile *p = NULL;
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
+  if (!ix) return NULL;
   nsys_llm_config cfg;
   nsys_llm_config_get(&cfg);
   /* default: use the LLM when one is configured; llm:true without one is an error */

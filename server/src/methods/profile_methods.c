@@ -12,23 +12,12 @@
 #include "common/utf8.h"
 #include "index/index.h"
 #include "profile/profile.h"
+#include "rpc/jsonrpc.h"
 #include "rpc/method_table.h"
 #include "rpc/params.h"
 
-/* int64 as an exact JSON integer: cJSON numbers are doubles, which would
- * round nanosecond timestamps above 2^53 (utcEpochNs is ~1.7e18). */
-static cJSON *nsys__i64(int64_t v) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%lld", (long long)v);
-  return cJSON_CreateRaw(buf);
-}
-
-static void nsys__add_i64(cJSON *o, const char *key, int64_t v) {
-  cJSON_AddItemToObject(o, key, nsys__i64(v));
-}
-
 static void nsys__add_int_or_null(cJSON *o, const char *key, bool known, int64_t v) {
-  if (known) nsys__add_i64(o, key, v);
+  if (known) nsys_json_add_i64(o, key, v);
   else cJSON_AddNullToObject(o, key);
 }
 
@@ -46,7 +35,7 @@ static void nsys__add_path(cJSON *o, const char *key, const char *path) {
 
 static cJSON *nsys__gpu_json(const nsys_gpu_info *g) {
   cJSON *o = cJSON_CreateObject();
-  nsys__add_i64(o, "id", g->id);
+  nsys_json_add_i64(o, "id", g->id);
   nsys__add_str_or_null(o, "name", g->name);
   nsys__add_int_or_null(o, "smCount", g->sm_count > 0, g->sm_count);
   nsys__add_int_or_null(o, "memoryBytes", g->memory_bytes > 0, g->memory_bytes);
@@ -74,8 +63,8 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   cJSON_AddStringToObject(o, "schemaGeneration", nsys_schema_gen_name(p->schema.gen));
   if (in->has_span) {
     cJSON *span = cJSON_AddObjectToObject(o, "span");
-    nsys__add_i64(span, "start", in->span_start);
-    nsys__add_i64(span, "end", in->span_end);
+    nsys_json_add_i64(span, "start", in->span_start);
+    nsys_json_add_i64(span, "end", in->span_end);
   } else {
     cJSON_AddNullToObject(o, "span");
   }
@@ -83,16 +72,16 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   nsys__add_int_or_null(o, "durationNs", in->duration_ns >= 0, in->duration_ns);
 
   cJSON *counts = cJSON_AddObjectToObject(o, "counts");
-  nsys__add_i64(counts, "kernels", in->n_kernels);
-  nsys__add_i64(counts, "memcpy", in->n_memcpy);
-  nsys__add_i64(counts, "memset", in->n_memset);
-  nsys__add_i64(counts, "runtime", in->n_runtime);
-  nsys__add_i64(counts, "nvtx", in->n_nvtx);
-  nsys__add_i64(counts, "syncs", in->n_syncs);
-  nsys__add_i64(counts, "osrt", in->n_osrt);
-  nsys__add_i64(counts, "cpuSamples", in->n_cpu_samples);
-  nsys__add_i64(counts, "graphLaunches", in->n_graph_launches);
-  nsys__add_i64(counts, "cudaEvents", in->n_cuda_events);
+  nsys_json_add_i64(counts, "kernels", in->n_kernels);
+  nsys_json_add_i64(counts, "memcpy", in->n_memcpy);
+  nsys_json_add_i64(counts, "memset", in->n_memset);
+  nsys_json_add_i64(counts, "runtime", in->n_runtime);
+  nsys_json_add_i64(counts, "nvtx", in->n_nvtx);
+  nsys_json_add_i64(counts, "syncs", in->n_syncs);
+  nsys_json_add_i64(counts, "osrt", in->n_osrt);
+  nsys_json_add_i64(counts, "cpuSamples", in->n_cpu_samples);
+  nsys_json_add_i64(counts, "graphLaunches", in->n_graph_launches);
+  nsys_json_add_i64(counts, "cudaEvents", in->n_cuda_events);
 
   cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
   for (int i = 0; i < in->n_gpus; i++) cJSON_AddItemToArray(gpus, nsys__gpu_json(&in->gpus[i]));
@@ -100,10 +89,10 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   cJSON *devices = cJSON_AddArrayToObject(o, "devices");
   for (int i = 0; i < in->n_devices; i++) {
     cJSON *d = cJSON_CreateObject();
-    nsys__add_i64(d, "id", in->devices[i].id);
+    nsys_json_add_i64(d, "id", in->devices[i].id);
     cJSON *streams = cJSON_AddArrayToObject(d, "streams");
     for (int k = 0; k < in->devices[i].n_streams; k++)
-      cJSON_AddItemToArray(streams, nsys__i64(in->devices[i].streams[k]));
+      cJSON_AddItemToArray(streams, nsys_json_i64(in->devices[i].streams[k]));
     cJSON_AddItemToArray(devices, d);
   }
 
@@ -111,12 +100,12 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   for (int i = 0; i < in->n_processes; i++) {
     const nsys_process_info *pr = &in->processes[i];
     cJSON *po = cJSON_CreateObject();
-    nsys__add_i64(po, "pid", pr->pid);
+    nsys_json_add_i64(po, "pid", pr->pid);
     nsys__add_str_or_null(po, "name", pr->name);
     cJSON *threads = cJSON_AddArrayToObject(po, "threads");
     for (int k = 0; k < pr->n_threads; k++) {
       cJSON *t = cJSON_CreateObject();
-      nsys__add_i64(t, "tid", pr->threads[k].tid);
+      nsys_json_add_i64(t, "tid", pr->threads[k].tid);
       nsys__add_str_or_null(t, "name", pr->threads[k].name);
       cJSON_AddItemToArray(threads, t);
     }
@@ -138,7 +127,7 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   for (int i = 0; i < in->n_tables; i++) {
     cJSON *t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "name", in->tables[i].name);
-    nsys__add_i64(t, "rows", in->tables[i].rows);
+    nsys_json_add_i64(t, "rows", in->tables[i].rows);
     cJSON_AddItemToArray(tables, t);
   }
   return o;
@@ -170,8 +159,7 @@ static cJSON *nsys__profile_open(nsys_call *call) {
 static cJSON *nsys__profile_info(nsys_call *call) {
   nsys_profile *p = nsys_param_profile(call, "profileId");
   if (!p) return NULL;
-  cJSON *res = NULL;
-  if (nsys_profile_check_unchanged(p, call)) res = nsys__info_json(p);
+  cJSON *res = nsys__info_json(p); /* nsys_param_profile checked the file is unchanged */
   nsys_profile_release(p);
   return res;
 }

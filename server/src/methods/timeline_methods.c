@@ -21,6 +21,7 @@
 #include "index/index_query.h"
 #include "index/nvtx_tree.h"
 #include "profile/profile.h"
+#include "rpc/jsonrpc.h"
 #include "rpc/method_table.h"
 #include "rpc/params.h"
 
@@ -83,12 +84,6 @@ static void nsys__names_free(nsys__names *n) {
   free(n->len);
 }
 
-static cJSON *nsys__i64(int64_t v) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%lld", (long long)v);
-  return cJSON_CreateRaw(buf);
-}
-
 /* The written JSON text becomes the Raw item's text without a copy (a whole
  * profile's tree is ~150 MB): cJSON's hooks are the default malloc/free (no
  * cJSON_InitHooks anywhere), which is what nsys_strbuf allocates with. */
@@ -100,24 +95,7 @@ static cJSON *nsys__raw_take(nsys_strbuf *b) {
   return r;
 }
 
-static void nsys__add_i64(cJSON *o, const char *key, int64_t v) {
-  cJSON_AddItemToObject(o, key, nsys__i64(v));
-}
-
 static const char *nsys__s(const nsys_index *ix, uint32_t id) { return nsys_strtab_get(&ix->strings, id); }
-
-/* Opens the profile and its index; on success the caller releases *pp. */
-static const nsys_index *nsys__open(nsys_call *call, nsys_profile **pp) {
-  nsys_profile *p = nsys_param_profile(call, "profileId");
-  if (!p) return NULL;
-  const nsys_index *ix = nsys_index_get(p, call);
-  if (!ix) {
-    nsys_profile_release(p);
-    return NULL;
-  }
-  *pp = p;
-  return ix;
-}
 
 /* ---- timeline/tracks ---------------------------------------------------- */
 
@@ -141,10 +119,10 @@ static cJSON *nsys__track_json(const nsys_index *ix, const nsys_tl_track *t) {
     snprintf(name, sizeof name, "GPU %d · Stream %lld (%s)", t->device, (long long)t->stream,
              nsys_stream_class_name(g->cls));
     cJSON_AddNumberToObject(o, "device", t->device);
-    nsys__add_i64(o, "stream", t->stream);
+    nsys_json_add_i64(o, "stream", t->stream);
     cJSON_AddNumberToObject(o, "pid", t->pid);
     cJSON_AddStringToObject(o, "streamClass", nsys_stream_class_name(g->cls));
-    nsys__add_i64(o, "busyNs", g->busy_ns);
+    nsys_json_add_i64(o, "busyNs", g->busy_ns);
     break;
   }
   case NSYS_TL_PROJ:
@@ -176,14 +154,14 @@ static cJSON *nsys__track_json(const nsys_index *ix, const nsys_tl_track *t) {
 
 static cJSON *nsys__timeline_tracks(nsys_call *call) {
   nsys_profile *p = NULL;
-  const nsys_index *ix = nsys__open(call, &p);
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
   cJSON *res = cJSON_CreateObject();
   cJSON *arr = cJSON_AddArrayToObject(res, "tracks");
   for (uint32_t i = 0; i < nsys_tl_track_count(ix); i++)
     cJSON_AddItemToArray(arr, nsys__track_json(ix, nsys_tl_track_at(ix, i)));
-  nsys__add_i64(res, "start", ix->span_start);
-  nsys__add_i64(res, "end", ix->span_end);
+  nsys_json_add_i64(res, "start", ix->span_start);
+  nsys_json_add_i64(res, "end", ix->span_end);
   nsys_profile_release(p);
   return res;
 }
@@ -340,7 +318,7 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
   if (end <= start)
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must be greater than params.start");
   nsys_profile *p = NULL;
-  const nsys_index *ix = nsys__open(call, &p);
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
   /* resolution: ns per pixel rounded up to a power of two; grid aligned to it */
   int64_t span = end - start;
@@ -406,9 +384,9 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
   }
   nsys_strbuf_putc(&b, ']');
   cJSON *out = cJSON_CreateObject();
-  nsys__add_i64(out, "resolution", res);
-  nsys__add_i64(out, "start", base);
-  nsys__add_i64(out, "end", gend);
+  nsys_json_add_i64(out, "resolution", res);
+  nsys_json_add_i64(out, "start", base);
+  nsys_json_add_i64(out, "end", gend);
   cJSON_AddItemToObject(out, "tracks", nsys__raw_take(&b));
   nsys_strbuf_free(&b);
   nsys__names_free(&names);
@@ -553,7 +531,7 @@ static cJSON *nsys__nvtx_tree(nsys_call *call) {
   o.max_depth = (int)max_depth;
   o.aggregate = aggregate;
   nsys_profile *p = NULL;
-  const nsys_index *ix = nsys__open(call, &p);
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
   nsys_nvtx_tree *t = nsys_nvtx_tree_build(ix, &o, call);
   if (!t) {
@@ -613,7 +591,7 @@ static cJSON *nsys__source_row(nsys_profile *p, uint8_t kind, int64_t rowid) {
         int64_t v = sqlite3_column_int64(st, i);
         const char *s = nsys__is_string_column(nsys__op_tables[kind], name) ? nsys_profile_string(p, v) : NULL;
         if (s) cJSON_AddStringToObject(cols, name, s);
-        else nsys__add_i64(cols, name, v);
+        else nsys_json_add_i64(cols, name, v);
         break;
       }
       case SQLITE_FLOAT: cJSON_AddNumberToObject(cols, name, sqlite3_column_double(st, i)); break;
@@ -637,7 +615,7 @@ static cJSON *nsys__kernel_details(nsys_call *call) {
   int64_t id = -1;
   if (!nsys_param_int64(call, "kernelId", true, 0, UINT32_MAX, &id)) return NULL;
   nsys_profile *p = NULL;
-  const nsys_index *ix = nsys__open(call, &p);
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
   if ((uint64_t)id >= ix->ops.n) {
     nsys_profile_release(p);
@@ -651,11 +629,11 @@ static cJSON *nsys__kernel_details(nsys_call *call) {
   cJSON_AddStringToObject(res, "kind", nsys_op_kind_name(ix->ops.kind[i]));
   cJSON_AddStringToObject(res, "name", nsys__s(ix, ix->ops.name[i]));
   cJSON_AddStringToObject(res, "demangledName", nsys__s(ix, ix->ops.full_name[i]));
-  nsys__add_i64(res, "start", ix->ops.start[i]);
-  nsys__add_i64(res, "end", ix->ops.end[i]);
-  nsys__add_i64(res, "durNs", nsys_op_dur(ix, i));
+  nsys_json_add_i64(res, "start", ix->ops.start[i]);
+  nsys_json_add_i64(res, "end", ix->ops.end[i]);
+  nsys_json_add_i64(res, "durNs", nsys_op_dur(ix, i));
   cJSON_AddNumberToObject(res, "device", tr->device);
-  nsys__add_i64(res, "stream", tr->stream);
+  nsys_json_add_i64(res, "stream", tr->stream);
   cJSON_AddNumberToObject(res, "pid", tr->pid);
   uint32_t tl_index = 0;
   for (uint32_t k = 0; k < nsys_tl_track_count(ix); k++) {
@@ -668,7 +646,7 @@ static cJSON *nsys__kernel_details(nsys_call *call) {
   }
   (void)tl_index;
   cJSON_AddStringToObject(res, "streamClass", nsys_stream_class_name(tr->cls));
-  nsys__add_i64(res, "rowid", ix->ops.rowid[i]);
+  nsys_json_add_i64(res, "rowid", ix->ops.rowid[i]);
   cJSON *cols = nsys__source_row(p, ix->ops.kind[i], ix->ops.rowid[i]);
   cJSON_AddItemToObject(res, "columns", cols ? cols : cJSON_CreateObject());
   int32_t a = ix->ops.api[i];
@@ -680,10 +658,10 @@ static cJSON *nsys__kernel_details(nsys_call *call) {
     cJSON_AddNumberToObject(api, "pid", th->pid);
     cJSON_AddNumberToObject(api, "tid", th->tid);
     cJSON_AddStringToObject(api, "threadName", nsys__s(ix, th->name));
-    nsys__add_i64(api, "start", ix->api.start[a]);
-    nsys__add_i64(api, "end", ix->api.end[a]);
-    nsys__add_i64(api, "correlationId", ix->api.correlation[a]);
-    nsys__add_i64(api, "queueDelayNs", ix->ops.start[i] - ix->api.end[a]);
+    nsys_json_add_i64(api, "start", ix->api.start[a]);
+    nsys_json_add_i64(api, "end", ix->api.end[a]);
+    nsys_json_add_i64(api, "correlationId", ix->api.correlation[a]);
+    nsys_json_add_i64(api, "queueDelayNs", ix->ops.start[i] - ix->api.end[a]);
     cJSON *path = cJSON_AddArrayToObject(res, "nvtxPath");
     int32_t r = nsys_nvtx_innermost(ix, (uint32_t)a);
     /* outermost first */
@@ -695,8 +673,8 @@ static cJSON *nsys__kernel_details(nsys_call *call) {
       cJSON_AddNumberToObject(nd, "id", chain[k]);
       cJSON_AddStringToObject(nd, "name", nsys__s(ix, ix->nvtx.name[chain[k]]));
       cJSON_AddStringToObject(nd, "domain", nsys__s(ix, ix->nvtx.domain[chain[k]]));
-      nsys__add_i64(nd, "start", ix->nvtx.start[chain[k]]);
-      nsys__add_i64(nd, "end", ix->nvtx.end[chain[k]]);
+      nsys_json_add_i64(nd, "start", ix->nvtx.start[chain[k]]);
+      nsys_json_add_i64(nd, "end", ix->nvtx.end[chain[k]]);
       cJSON_AddItemToArray(path, nd);
     }
   } else {
@@ -750,7 +728,7 @@ static cJSON *nsys__search(nsys_call *call) {
   }
   bool glob = strpbrk(q, "*?[") != NULL;
   nsys_profile *p = NULL;
-  const nsys_index *ix = nsys__open(call, &p);
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
   uint32_t ns = ix->strings.count;
   /* per string id: 0 unknown, 1 match, 2 no match */
@@ -812,7 +790,7 @@ static cJSON *nsys__search(nsys_call *call) {
     cJSON_AddStringToObject(o, "name", nsys__s(ix, hits[k].name));
     if (!hits[k].is_nvtx) cJSON_AddStringToObject(o, "demangledName", nsys__s(ix, hits[k].example));
     cJSON_AddNumberToObject(o, "count", hits[k].count);
-    nsys__add_i64(o, "totalNs", hits[k].ns);
+    nsys_json_add_i64(o, "totalNs", hits[k].ns);
     cJSON_AddItemToArray(arr, o);
   }
   cJSON_AddNumberToObject(res, "distinct", nh);
@@ -868,7 +846,7 @@ static cJSON *nsys__export_perfetto(nsys_call *call) {
   if (!path[0]) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.path: must not be empty");
   if (end < start) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must not be before params.start");
   nsys_profile *p = NULL;
-  const nsys_index *ix = nsys__open(call, &p);
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
   char *tmp = nsys_xasprintf("%s.tmp", path);
   FILE *f = fopen(tmp, "w");

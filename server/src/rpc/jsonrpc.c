@@ -126,13 +126,18 @@ void nsys_rpc_msg_free(nsys_rpc_msg *m) {
   memset(m, 0, sizeof *m);
 }
 
+cJSON *nsys_json_i64(int64_t v) {
+  char digits[32];
+  snprintf(digits, sizeof digits, "%lld", (long long)v);
+  return cJSON_CreateRaw(digits);
+}
+
+void nsys_json_add_i64(cJSON *obj, const char *key, int64_t v) {
+  cJSON_AddItemToObject(obj, key, nsys_json_i64(v));
+}
+
 cJSON *nsys_rpc_id_copy(const cJSON *id) {
-  if (cJSON_IsNumber(id) && nsys_rpc_id_valid(id)) {
-    /* cJSON prints large doubles with 15 digits: print integers exactly. */
-    char digits[32];
-    snprintf(digits, sizeof digits, "%lld", (long long)id->valuedouble);
-    return cJSON_CreateRaw(digits);
-  }
+  if (cJSON_IsNumber(id) && nsys_rpc_id_valid(id)) return nsys_json_i64((int64_t)id->valuedouble);
   return id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull();
 }
 

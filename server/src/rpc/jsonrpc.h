@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "common/errors.h"
@@ -49,6 +50,12 @@ char *nsys_rpc_id_key(const cJSON *id);
 
 /* A copy of an id (or a workDoneToken) that prints exactly: integers up to
  * 2^53 as all their digits (cJSON alone prints 15). NULL gives null. */
+/* An int64 as an exact JSON integer. cJSON numbers are doubles and print
+ * 15 significant digits, which would round nanosecond timestamps such as
+ * utcEpochNs (~1.7e18); this emits the digits as a raw value. */
+cJSON *nsys_json_i64(int64_t v);
+void nsys_json_add_i64(cJSON *obj, const char *key, int64_t v);
+
 cJSON *nsys_rpc_id_copy(const cJSON *id);
 
 /* {"jsonrpc":"2.0","id":id,"result":result}; consumes result (NULL -> null). */

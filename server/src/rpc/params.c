@@ -2,6 +2,7 @@
 
 #include <math.h>
 
+#include "index/index.h"
 #include "profile/profile.h"
 
 static const cJSON *nsys__field(nsys_call *c, const char *field, bool required, bool *ok) {
@@ -91,6 +92,28 @@ struct nsys_profile *nsys_param_profile(nsys_call *c, const char *field) {
   if (!field) field = "profileId";
   if (!nsys_param_string(c, field, true, &id)) return NULL;
   struct nsys_profile *p = nsys_registry_get(c->profiles, id);
-  if (!p) nsys_call_fail(c, NSYS_E_PROFILE_NOT_OPEN, "no open profile with id '%s'", id);
+  if (!p) {
+    nsys_call_fail(c, NSYS_E_PROFILE_NOT_OPEN, "no open profile with id '%s'", id);
+    return NULL;
+  }
+  /* Every method answers for the file that was opened: if it was deleted or
+   * replaced since, say so (-32013) rather than mix old and new data. */
+  if (!nsys_profile_check_unchanged(p, c)) {
+    nsys_profile_release(p);
+    return NULL;
+  }
   return p;
+}
+
+const struct nsys_index *nsys_param_profile_index(nsys_call *c, const char *field,
+                                                  struct nsys_profile **pp) {
+  nsys_profile *p = nsys_param_profile(c, field);
+  if (!p) return NULL;
+  const nsys_index *ix = nsys_index_get(p, c);
+  if (!ix) {
+    nsys_profile_release(p);
+    return NULL;
+  }
+  *pp = p;
+  return ix;
 }

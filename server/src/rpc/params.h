@@ -24,7 +24,15 @@ bool nsys_param_array(nsys_call *c, const char *field, bool required, const cJSO
 
 /* Looks up params.profileId (or `field`) in the registry and returns a
  * retained profile: release it with nsys_profile_release(). Fails with
- * -32602 when missing/ill-typed and -32005 when no such profile is open. */
+ * -32602 when missing/ill-typed, -32005 when no such profile is open and
+ * -32013 when its file was deleted or replaced since it was opened. */
 struct nsys_profile *nsys_param_profile(nsys_call *c, const char *field);
+
+/* nsys_param_profile, then the profile's index (built on first use). On
+ * success *pp holds a retained profile the caller releases; on failure
+ * returns NULL with the error recorded and nothing to release. */
+struct nsys_index;
+const struct nsys_index *nsys_param_profile_index(nsys_call *c, const char *field,
+                                                  struct nsys_profile **pp);
 
 #endif

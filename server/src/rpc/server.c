@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "common/util.h"
+#include "explain/llm.h"
 #include "profile/profile.h"
 #include "rpc/framing.h"
 #include "rpc/jsonrpc.h"
@@ -344,6 +345,21 @@ static const nsys_method *nsys__find(nsys__server *s, const char *name) {
   return NULL;
 }
 
+/* initialize's initializationOptions.llm configures the optional LLM (the
+ * same object agent/configure takes). Replies -32602 and returns false when
+ * it is malformed. */
+static bool nsys__apply_init_options(nsys__server *s, const cJSON *id, const cJSON *params) {
+  const cJSON *opts = params ? cJSON_GetObjectItemCaseSensitive(params, "initializationOptions") : NULL;
+  const cJSON *llm = cJSON_IsObject(opts) ? cJSON_GetObjectItemCaseSensitive(opts, "llm") : NULL;
+  if (!llm || cJSON_IsNull(llm)) return true;
+  char err[256] = "";
+  if (cJSON_IsObject(llm) && nsys_llm_configure(llm, err, sizeof err)) return true;
+  char msg[320];
+  snprintf(msg, sizeof msg, "params.initializationOptions.llm: %s", err[0] ? err : "expected an object");
+  nsys__reply_error(s, id, NSYS_E_INVALID_PARAMS, msg);
+  return false;
+}
+
 /* Takes ownership of msg->root. */
 static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
   const char *method = msg->method;
@@ -356,6 +372,8 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
       nsys__reply_error(s, id, NSYS_E_INVALID_REQUEST, "invalid request: initialize was already called");
     } else if (msg->params && !cJSON_IsObject(msg->params)) {
       nsys__reply_error(s, id, NSYS_E_INVALID_PARAMS, "params: expected an object");
+    } else if (!nsys__apply_init_options(s, id, msg->params)) {
+      /* replied with the bad field */
     } else {
       s->life = NSYS__READY;
       s->n_replies++;

@@ -53,10 +53,14 @@ static nsys_src_map *nsys__map_lookup(const char *key, const char *root) {
   return best;
 }
 
-static nsys_src_map *nsys__map_get(nsys_call *call, nsys_profile *p, const char *root,
+/* The map of params.profileId for `root`, built once and cached. *pp is set
+ * to the retained profile (release it, even when the map is NULL) or stays
+ * NULL when the profile itself could not be had. */
+static nsys_src_map *nsys__map_get(nsys_call *call, const char *root, nsys_profile **pp,
                                    const nsys_index **ix_out) {
-  const nsys_index *ix = nsys_index_get(p, call);
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", pp);
   if (!ix) return NULL;
+  nsys_profile *p = *pp;
   *ix_out = ix;
   char key[96];
   nsys__profile_key(p, key, sizeof key);
@@ -148,13 +152,9 @@ cJSON *nsys_source_map_method(nsys_call *call) {
     free(root);
     return NULL;
   }
-  nsys_profile *p = nsys_param_profile(call, "profileId");
-  if (!p) {
-    free(root);
-    return NULL;
-  }
+  nsys_profile *p = NULL;
   const nsys_index *ix = NULL;
-  nsys_src_map *m = nsys__map_get(call, p, root, &ix);
+  nsys_src_map *m = nsys__map_get(call, root, &p, &ix);
   cJSON *res = NULL;
   if (m) {
     res = cJSON_CreateObject();
@@ -207,7 +207,7 @@ cJSON *nsys_source_map_method(nsys_call *call) {
     }
     nsys__map_release(m);
   }
-  nsys_profile_release(p);
+  if (p) nsys_profile_release(p);
   free(root);
   return res;
 }
@@ -222,13 +222,9 @@ cJSON *nsys_source_kernels_at_method(nsys_call *call) {
     free(root);
     return NULL;
   }
-  nsys_profile *p = nsys_param_profile(call, "profileId");
-  if (!p) {
-    free(root);
-    return NULL;
-  }
+  nsys_profile *p = NULL;
   const nsys_index *ix = NULL;
-  nsys_src_map *m = nsys__map_get(call, p, root, &ix);
+  nsys_src_map *m = nsys__map_get(call, root, &p, &ix);
   cJSON *res = NULL;
   if (m) {
     res = cJSON_CreateObject();
@@ -243,7 +239,7 @@ cJSON *nsys_source_kernels_at_method(nsys_call *call) {
       cJSON_AddItemToArray(ks, nsys__row_json(m, ix, &m->rows[l->first + k], true));
     nsys__map_release(m);
   }
-  nsys_profile_release(p);
+  if (p) nsys_profile_release(p);
   free(root);
   return res;
 }
@@ -270,13 +266,9 @@ cJSON *nsys_source_locate_method(nsys_call *call) {
     free(root);
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params: give kernelId or name");
   }
-  nsys_profile *p = nsys_param_profile(call, "profileId");
-  if (!p) {
-    free(root);
-    return NULL;
-  }
+  nsys_profile *p = NULL;
   const nsys_index *ix = NULL;
-  nsys_src_map *m = nsys__map_get(call, p, root, &ix);
+  nsys_src_map *m = nsys__map_get(call, root, &p, &ix);
   cJSON *res = NULL;
   if (m) {
     nsys__cand *c = nsys_xcalloc(m->n_sites + 1, sizeof *c);
@@ -334,7 +326,7 @@ cJSON *nsys_source_locate_method(nsys_call *call) {
     free(c);
     nsys__map_release(m);
   }
-  nsys_profile_release(p);
+  if (p) nsys_profile_release(p);
   free(root);
   return res;
 }
@@ -430,13 +422,9 @@ cJSON *nsys_source_refine_method(nsys_call *call) {
     free(root);
     return NULL;
   }
-  nsys_profile *p = nsys_param_profile(call, "profileId");
-  if (!p) {
-    free(root);
-    return NULL;
-  }
+  nsys_profile *p = NULL;
   const nsys_index *ix = NULL;
-  nsys_src_map *m = nsys__map_get(call, p, root, &ix);
+  nsys_src_map *m = nsys__map_get(call, root, &p, &ix);
   cJSON *res = NULL;
   if (m) {
     /* aggregate rows of tag sites */
@@ -488,7 +476,7 @@ cJSON *nsys_source_refine_method(nsys_call *call) {
     free(ag);
     nsys__map_release(m);
   }
-  nsys_profile_release(p);
+  if (p) nsys_profile_release(p);
   free(root);
   return res;
 }
