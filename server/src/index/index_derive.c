@@ -152,7 +152,11 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
     if (!pv->n_proj_rows || pv->proj_rows[pv->n_proj_rows - 1].device != tmp[i].device ||
         pv->proj_rows[pv->n_proj_rows - 1].depth != tmp[i].depth) {
       pv->proj_rows = nsys_xrealloc(pv->proj_rows, (pv->n_proj_rows + 1) * sizeof *pv->proj_rows);
-      pv->proj_rows[pv->n_proj_rows++] = (nsys__proj_row){tmp[i].device, tmp[i].depth, (uint32_t)i, 0};
+      nsys__proj_row *row = &pv->proj_rows[pv->n_proj_rows++];
+      memset(row, 0, sizeof *row); /* the cache writes it raw: no stale padding bytes */
+      row->device = tmp[i].device;
+      row->depth = tmp[i].depth;
+      row->first = (uint32_t)i;
     }
     pv->proj_rows[pv->n_proj_rows - 1].count++;
   }
