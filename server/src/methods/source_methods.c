@@ -85,6 +85,10 @@ static cJSON *nsys__annot_result(const nsys__src *s, const nsys_annotate_result 
     cJSON_AddStringToObject(res, "api", r->api);
     cJSON_AddBoolToObject(res, "importAdded", r->import_added);
     cJSON_AddNumberToObject(res, "renumbered", r->n_renumbered);
+    if (r->refused)
+      cJSON_AddStringToObject(res, "refused",
+                              "the file does not scan as valid Python (or its edits would not "
+                              "round-trip), so it was left untouched");
   }
   if (s->include_text) {
     char *t = nsys_xstrndup(r->new_text, r->new_len);

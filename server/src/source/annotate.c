@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/util.h"
 #include "source/pyscan.h"
 
@@ -131,11 +132,12 @@ static void nsys__fix_bom(const nsys_py_file *f, nsys__olines *o) {
   first->len += 3;
 }
 
-/* When the old first line lost its BOM to a deleted line, give it back. */
+/* When the first line, which carries the file's BOM, was deleted, give the
+ * BOM to the new first line. (That line may itself start with BOM bytes as
+ * content, e.g. a doubled BOM: it still gets the file's own.) */
 static void nsys__restore_bom(const nsys_py_file *f, nsys__olines *o, bool first_deleted) {
   if (!f->bom || !first_deleted || o->n == 0) return;
   nsys__oline *first = &o->v[0];
-  if (first->len >= 3 && memcmp(first->text, "\xEF\xBB\xBF", 3) == 0) return;
   char *t = nsys_xmalloc(first->len + 4);
   memcpy(t, "\xEF\xBB\xBF", 3);
   memcpy(t + 3, first->text, first->len);
@@ -451,16 +453,19 @@ static bool nsys__is_future_or_doc(const nsys_py_file *f, int s) {
   return e - p >= 10 && memcmp(p, "__future__", 10) == 0;
 }
 
-int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_annotate_result *r) {
+static int nsys__annotate_once(const char *src, size_t n, const nsys_annotate_opts *o,
+                               nsys_annotate_result *r) {
   memset(r, 0, sizeof *r);
   nsys_py_file f;
   nsys_py_scan(&f, src, n);
   nsys__blocks bs = {.f = &f};
   const char *fn = o->function ? o->function : "";
   /* Indentation that Python would reject ("unexpected indent", a dedent to no
-   * outer level) makes the block structure ambiguous: annotate nothing. */
-  bool valid = true;
-  {
+   * outer level) makes the block structure ambiguous: annotate nothing. So
+   * does text Python would not read as source at all: invalid UTF-8 (PEP 3120)
+   * or NUL bytes, or text that ends inside brackets or a string. */
+  bool valid = nsys_utf8_valid(src, n) && memchr(src, '\0', n) == NULL && !f.incomplete;
+  if (valid) {
     int *first = nsys_xmalloc(sizeof *first * ((size_t)f.n_stmts + 1));
     for (int j = 0; j <= f.n_stmts; j++) first[j] = -1;
     for (int j = 0; j < f.n_stmts && valid; j++) {
@@ -754,4 +759,44 @@ bool nsys_parse_source_tag(const char *text, char *path, size_t cap, int *line) 
     return true;
   }
   return false;
+}
+
+/* The promises of annotate, checked on every result before it is returned:
+ * unannotate gives back the unannotated input byte for byte, and (outside line ranges,
+ * whose numbers move) annotating the result again adds nothing. Text the
+ * scanner misreads (garbage, syntax errors it does not model) fails the check
+ * and is left untouched rather than edited wrongly. */
+int nsys_annotate(const char *src, size_t n, const nsys_annotate_opts *o, nsys_annotate_result *r) {
+  int rc = nsys__annotate_once(src, n, o, r);
+  if (r->n_edits == 0) return rc;
+  /* Removing every marker from the result must give what removing every
+   * marker from the input gives (the input itself when it had none). */
+  nsys_annotate_result u, base;
+  nsys_unannotate(r->new_text, r->new_len, &u);
+  nsys_unannotate(src, n, &base);
+  bool ok = u.new_len == base.new_len && memcmp(u.new_text, base.new_text, base.new_len) == 0;
+  nsys_annotate_result_free(&u);
+  nsys_annotate_result_free(&base);
+  if (ok && o->scope != NSYS_ANNOT_LINES) {
+    nsys_annotate_result again;
+    nsys__annotate_once(r->new_text, r->new_len, o, &again);
+    ok = again.n_edits == 0;
+    nsys_annotate_result_free(&again);
+  }
+  if (!ok) { /* keep api/functions_matched; drop every edit */
+    for (int i = 0; i < r->n_edits; i++) free(r->edits[i].text);
+    free(r->edits);
+    for (int i = 0; i < r->n_markers; i++) free(r->markers[i].tag);
+    free(r->markers);
+    r->edits = NULL;
+    r->markers = NULL;
+    r->n_edits = r->n_markers = r->n_renumbered = 0;
+    r->import_added = false;
+    r->new_text = nsys_xrealloc(r->new_text, n + 1);
+    memcpy(r->new_text, src, n);
+    r->new_text[n] = '\0';
+    r->new_len = n;
+    r->refused = true;
+  }
+  return rc;
 }

@@ -40,6 +40,9 @@ typedef struct nsys_annotate_result {
   int n_renumbered;       /* existing markers whose stale tag LINE was updated */
   int functions_matched;  /* NSYS_ANNOT_FUNCTION: how many defs matched */
   char *new_text; size_t new_len; /* the whole resulting file */
+  bool refused;           /* annotate: the edits failed their own round-trip or
+                             idempotence check (text the scanner cannot model),
+                             so none are returned */
 } nsys_annotate_result;
 
 /* Both return 0 on success; annotate returns -1 when the function was not

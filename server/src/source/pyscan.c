@@ -432,6 +432,7 @@ void nsys_py_scan(nsys_py_file *f, const char *src, size_t n) {
   sc.nctx = 1;
   sc.cur = -1;
   for (int l = 0; l < f->n_lines; l++) nsys__scan_line(&sc, l);
+  f->incomplete = sc.nctx > 1 || sc.ctx[0].depth > 0 || sc.backslash;
   if (sc.cur >= 0) nsys__end_stmt(&sc, f->n_lines - 1);
   nsys__structure(f);
 }

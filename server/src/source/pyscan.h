@@ -52,6 +52,8 @@ typedef struct nsys_py_file {
   nsys_py_line *lines; int n_lines;
   nsys_py_stmt *stmts; int n_stmts;
   bool uses_tabs;            /* some statement is indented with a tab */
+  bool incomplete;           /* the text ends inside brackets, a string or a
+                                backslash continuation: not valid Python */
 } nsys_py_file;
 
 void nsys_py_scan(nsys_py_file *f, const char *src, size_t n);

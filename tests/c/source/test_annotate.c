@@ -141,6 +141,11 @@ static const annot_case annot_cases[] = {
      0, true, 1, "    x = f()\n"},
     {"bom moves to first line", "\xEF\xBB\xBF" "g()\n", NSYS_ANNOT_FILE, NULL, 0, 0, true, 1,
      "\xEF\xBB\xBF" "import torch  # nsys-ai\n"},
+    /* fuzz_annotate regression: a doubled BOM lost one BOM on the way back */
+    {"doubled bom", "\xEF\xBB\xBF" "\xEF\xBB\xBF" "[[", NSYS_ANNOT_FILE, NULL, 0, 0, true, -1, NULL},
+    /* fuzz_annotate regressions: text Python would not accept is left untouched */
+    {"unclosed bracket", "def f(x):\n  g([\ndef k(x", NSYS_ANNOT_FILE, NULL, 0, 0, true, 0, NULL},
+    {"invalid utf-8", "def f(x\x8c):\n    g()\n", NSYS_ANNOT_FILE, NULL, 0, 0, true, 0, NULL},
     {"quote in path label", "def f():\n    g()\n", NSYS_ANNOT_FUNCTION, "f", 0, 0, false, 1, NULL},
     {"missing function", "def f():\n    g()\n", NSYS_ANNOT_FUNCTION, "nope", 0, 0, false, 0, NULL},
 };

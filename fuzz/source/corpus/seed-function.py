@@ -1,0 +1,5 @@
+import torch
+
+def f(x):
+    y = g(x)
+    return y
