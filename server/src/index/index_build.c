@@ -1062,6 +1062,23 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   memset(&sm, 0, sizeof sm);
   bool host_ok = nsys__read_runtime(b, &src, &ix->strings, &sm) &&
                  nsys__read_nvtx(b, &src, &ix->strings, &sm);
+  nsys__phase("read host tables");
+  /* The host side (threads, API calls, NVTX ranges) needs nothing from the GPU
+   * reader: assemble it while the worker still reads or sorts the ops. Thread
+   * names are interned before the op names, in the same order as before. */
+  uint32_t *tmp2final = NULL;
+  int64_t *thread_gpid = NULL;
+  if (host_ok && atomic_load(&b->stop) == 0) {
+    tmp2final = nsys__assemble_threads(b, ix, &src, &sm);
+    thread_gpid = nsys_xmalloc((size_t)(b->n_tmp ? b->n_tmp : 1) * sizeof(int64_t));
+    for (uint32_t i = 0; i < b->n_tmp; i++) thread_gpid[tmp2final[i]] = nsys_gtid_gpid(b->tmp_gtid[i]);
+    nsys__assemble_api(b, ix, tmp2final);
+    nsys__raw_api_free(&b->api);
+    nsys__assemble_nvtx(b, ix, tmp2final);
+    nsys__phase("host: threads, api, nvtx");
+  }
+  nsys__sidmap_free(&sm);
+  nsys__src_close(&src);
   if (threaded) {
     for (unsigned spins = 0; !atomic_load(&b->op_done); spins++) {
       if (nsys_call_cancelled(call)) atomic_store(&b->stop, 1);
@@ -1071,42 +1088,32 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     }
     pthread_join(worker, NULL);
   }
-  nsys__phase("read (parallel)");
+  nsys__phase("wait for the GPU reader");
   bool failed = !host_ok || b->op_failed || atomic_load(&b->stop);
   if (failed) {
     if (nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
     else if (b->host_failed) nsys_call_fail(call, NSYS_E_CORRUPT, "%s", b->host_err);
     else if (b->op_failed) nsys_call_fail(call, NSYS_E_CORRUPT, "%s", b->op_err);
     else nsys_call_fail_cancelled(call);
-    nsys__sidmap_free(&sm);
-    nsys__src_close(&src);
+    free(tmp2final);
+    free(thread_gpid);
     nsys__build_free(b);
     free(b);
     nsys_index_free(ix);
     return NULL;
   }
   nsys_call_progress(call, 86, "joining API calls and GPU operations");
-  uint32_t *tmp2final = nsys__assemble_threads(b, ix, &src, &sm);
-  int64_t *thread_gpid = nsys_xmalloc((size_t)(b->n_tmp ? b->n_tmp : 1) * sizeof(int64_t));
-  for (uint32_t i = 0; i < b->n_tmp; i++) thread_gpid[tmp2final[i]] = nsys_gtid_gpid(b->tmp_gtid[i]);
-  nsys__sidmap_free(&sm);
-  nsys__src_close(&src);
-  nsys__phase("threads");
   nsys__remap_op_names(b, ix);
   nsys__phase("ops: names");
   nsys_call_progress(call, 90, "joining API calls and GPU operations");
-  nsys__assemble_api(b, ix, tmp2final);
-  nsys__raw_api_free(&b->api);
-  nsys__phase("api: sort, scatter");
   nsys__join(b, ix, thread_gpid);
   nsys__phase("join");
   nsys_call_progress(call, 94, "nesting NVTX ranges");
-  nsys__assemble_nvtx(b, ix, tmp2final);
   free(tmp2final);
   free(thread_gpid);
   nsys__build_free(b);
   free(b);
   nsys__span(ix);
-  nsys__phase("nvtx + span");
+  nsys__phase("span");
   return ix;
 }

@@ -153,7 +153,7 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
         pv->proj_rows[pv->n_proj_rows - 1].depth != tmp[i].depth) {
       pv->proj_rows = nsys_xrealloc(pv->proj_rows, (pv->n_proj_rows + 1) * sizeof *pv->proj_rows);
       nsys__proj_row *row = &pv->proj_rows[pv->n_proj_rows++];
-      memset(row, 0, sizeof *row); /* padding too: rows are written to the cache file as bytes */
+      memset(row, 0, sizeof *row); /* the cache writes it raw: no stale padding bytes */
       row->device = tmp[i].device;
       row->depth = tmp[i].depth;
       row->first = (uint32_t)i;

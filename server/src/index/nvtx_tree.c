@@ -95,6 +95,32 @@ static int nsys__cmp_stat_name(const void *a, const void *b) {
   return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* qsort for the many tiny lists (one per range / node): an insertion sort
+ * below 16 elements skips qsort's per-call setup. Stable, like glibc's merge
+ * sort, and the comparators here are total orders or feed sums, so the
+ * result is the same. */
+static void nsys__sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  if (n > 16) {
+    qsort(base, n, size, cmp);
+    return;
+  }
+  unsigned char *a = base, tmp[64];
+  if (size > sizeof tmp) {
+    qsort(base, n, size, cmp);
+    return;
+  }
+  for (size_t i = 1; i < n; i++) {
+    size_t j = i;
+    if (cmp(a + (j - 1) * size, a + j * size) <= 0) continue;
+    memcpy(tmp, a + i * size, size);
+    while (j > 0 && cmp(a + (j - 1) * size, tmp) > 0) {
+      memcpy(a + j * size, a + (j - 1) * size, size);
+      j--;
+    }
+    memcpy(a + j * size, tmp, size);
+  }
+}
+
 /* ---- aggregation -------------------------------------------------------- */
 
 typedef struct {
@@ -160,7 +186,7 @@ static uint32_t nsys__agg_level(nsys__agg *a, const uint32_t *members, uint32_t 
       nsys_kernel_stat *sorted = nsys_xmalloc((s->n_kernels + 1) * sizeof *sorted);
       if (s->n_kernels) {
         memcpy(sorted, s->kernels, s->n_kernels * sizeof *sorted);
-        qsort(sorted, s->n_kernels, sizeof *sorted, nsys__cmp_stat_name);
+        nsys__sort(sorted, s->n_kernels, sizeof *sorted, nsys__cmp_stat_name);
       }
       kl = nsys__kmerge(kl, (nsys__klist){sorted, s->n_kernels});
       free(sorted);
@@ -174,7 +200,7 @@ static uint32_t nsys__agg_level(nsys__agg *a, const uint32_t *members, uint32_t 
       memcpy(child_members + k, s->children, s->n_children * sizeof(uint32_t));
       k += s->n_children;
     }
-    if (kl.n) qsort(kl.v, kl.n, sizeof *kl.v, nsys__cmp_stat_ns);
+    if (kl.n) nsys__sort(kl.v, kl.n, sizeof *kl.v, nsys__cmp_stat_ns);
     acc.kernels = kl.v;
     acc.n_kernels = kl.n;
     uint32_t *kids = NULL;
@@ -236,7 +262,7 @@ nsys_nvtx_tree *nsys_nvtx_tree_build(const nsys_index *ix, const nsys_nvtx_tree_
     memcpy(pos, cnt_r, (nn + 1) * sizeof(uint32_t));
     for (size_t k = 0; k < acc.n_kt; k++) sorted[pos[acc.kt[k].range]++] = acc.kt[k];
     for (uint32_t r = 0; r < n; r++)
-      if (cnt_r[r + 1] - cnt_r[r] > 1) qsort(sorted + cnt_r[r], cnt_r[r + 1] - cnt_r[r], sizeof *sorted, nsys__cmp_kt);
+      if (cnt_r[r + 1] - cnt_r[r] > 1) nsys__sort(sorted + cnt_r[r], cnt_r[r + 1] - cnt_r[r], sizeof *sorted, nsys__cmp_kt);
     free(acc.kt);
     acc.kt = sorted;
     free(pos);
@@ -308,7 +334,7 @@ nsys_nvtx_tree *nsys_nvtx_tree_build(const nsys_index *ix, const nsys_nvtx_tree_
     nd->kernels = lists[r].v;
     nd->n_kernels = lists[r].n;
     lists[r].v = NULL;
-    if (nd->n_kernels) qsort(nd->kernels, nd->n_kernels, sizeof *nd->kernels, nsys__cmp_stat_ns);
+    if (nd->n_kernels) nsys__sort(nd->kernels, nd->n_kernels, sizeof *nd->kernels, nsys__cmp_stat_ns);
     int32_t pa = ix->nvtx.parent[r];
     if (pa >= 0 && node_of[pa] != UINT32_MAX) n_kids[node_of[pa]]++;
     else n_roots++;

@@ -71,17 +71,22 @@ static const char *nsys__name(nsys__names *n, uint32_t id) {
   return n->esc[id];
 }
 
-/* appends the escaped, quoted name */
-static void nsys__put_name(nsys_strbuf *b, nsys__names *n, uint32_t id) {
-  const char *e = nsys__name(n, id);
-  nsys_strbuf_append(b, e, id < n->tab->count ? n->len[id] : 2);
-}
-
 static void nsys__names_free(nsys__names *n) {
   if (n->esc)
     for (uint32_t i = 0; i < n->tab->count; i++) free(n->esc[i]);
   free(n->esc);
   free(n->len);
+}
+
+/* The written JSON text becomes the Raw item's text without a copy (a whole
+ * profile's tree is ~150 MB): cJSON's hooks are the default malloc/free (no
+ * cJSON_InitHooks anywhere), which is what nsys_strbuf allocates with. */
+static cJSON *nsys__raw_take(nsys_strbuf *b) {
+  cJSON *r = cJSON_CreateRaw("");
+  if (!r) return NULL;
+  cJSON_free(r->valuestring);
+  r->valuestring = nsys_strbuf_steal(b);
+  return r;
 }
 
 static const char *nsys__s(const nsys_index *ix, uint32_t id) { return nsys_strtab_get(&ix->strings, id); }
@@ -180,51 +185,7 @@ static uint32_t nsys__row_id(const nsys_index *ix, const nsys_tl_track *t, uint3
   return t->kind == NSYS_TL_PROJ ? nsys_tl_proj_nvtx(ix, row) : row;
 }
 
-/* printf-free number formatting: a zoom answer holds ~100k numbers */
-static inline void nsys__put_i64(nsys_strbuf *b, int64_t v) {
-  char tmp[24];
-  int n = 0;
-  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  do {
-    tmp[n++] = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  nsys_strbuf_reserve(b, 24);
-  char *o = b->data + b->len;
-  if (v < 0) *o++ = '-';
-  while (n) *o++ = tmp[--n];
-  b->len = (size_t)(o - b->data);
-  b->data[b->len] = '\0';
-}
-
-static inline void nsys__put_lit(nsys_strbuf *b, const char *lit, size_t n) { nsys_strbuf_append(b, lit, n); }
-#define NSYS__LIT(b, s) nsys__put_lit((b), (s), sizeof(s) - 1)
-
-static void nsys__emit_event(void *ctx, uint32_t row) {
-  nsys__emit *e = ctx;
-  int64_t s, en;
-  uint32_t name;
-  nsys_tl_row(e->ix, e->t->kind, row, &s, &en, &name);
-  int depth = e->t->depth < 0 ? 0 : e->t->depth;
-  nsys_strbuf *b = e->b;
-  if (!e->first) nsys_strbuf_putc(b, ',');
-  NSYS__LIT(b, "{\"id\":");
-  nsys__put_i64(b, nsys__row_id(e->ix, e->t, row));
-  NSYS__LIT(b, ",\"start\":");
-  nsys__put_i64(b, s);
-  NSYS__LIT(b, ",\"end\":");
-  nsys__put_i64(b, en);
-  NSYS__LIT(b, ",\"name\":");
-  nsys__put_name(b, e->names, name);
-  NSYS__LIT(b, ",\"kind\":\"");
-  nsys_strbuf_puts(b, nsys__event_kind(e->ix, e->t, row));
-  NSYS__LIT(b, "\",\"depth\":");
-  nsys__put_i64(b, depth);
-  nsys_strbuf_putc(b, '}');
-  e->first = false;
-}
-
-/* Writes v at o; returns the new end. */
+/* Writes v at o; returns the new end. printf-free: a zoom answer holds ~100k numbers. */
 static inline char *nsys__w_i64(char *o, int64_t v) {
   static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                            "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
@@ -250,6 +211,40 @@ static inline char *nsys__w_i64(char *o, int64_t v) {
 }
 
 #define NSYS__W(o, lit) (memcpy((o), (lit), sizeof(lit) - 1), (o) + sizeof(lit) - 1)
+
+static void nsys__emit_event(void *ctx, uint32_t row) {
+  nsys__emit *e = ctx;
+  int64_t s, en;
+  uint32_t name_id;
+  nsys_tl_row(e->ix, e->t->kind, row, &s, &en, &name_id);
+  int depth = e->t->depth < 0 ? 0 : e->t->depth;
+  const char *name = nsys__name(e->names, name_id);
+  size_t name_len = name_id < e->names->tab->count ? e->names->len[name_id] : 2;
+  const char *kind = nsys__event_kind(e->ix, e->t, row);
+  size_t kind_len = strlen(kind);
+  nsys_strbuf *b = e->b;
+  nsys_strbuf_reserve(b, 192 + name_len + kind_len);
+  char *o = b->data + b->len;
+  if (!e->first) *o++ = ',';
+  o = NSYS__W(o, "{\"id\":");
+  o = nsys__w_i64(o, nsys__row_id(e->ix, e->t, row));
+  o = NSYS__W(o, ",\"start\":");
+  o = nsys__w_i64(o, s);
+  o = NSYS__W(o, ",\"end\":");
+  o = nsys__w_i64(o, en);
+  o = NSYS__W(o, ",\"name\":");
+  memcpy(o, name, name_len);
+  o += name_len;
+  o = NSYS__W(o, ",\"kind\":\"");
+  memcpy(o, kind, kind_len);
+  o += kind_len;
+  o = NSYS__W(o, "\",\"depth\":");
+  o = nsys__w_i64(o, depth);
+  *o++ = '}';
+  *o = '\0';
+  b->len = (size_t)(o - b->data);
+  e->first = false;
+}
 
 static void nsys__emit_bucket(void *ctx, const nsys_tl_bucket *bk) {
   nsys__emit *e = ctx;
@@ -376,7 +371,7 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
   nsys_json_add_i64(out, "resolution", res);
   nsys_json_add_i64(out, "start", base);
   nsys_json_add_i64(out, "end", gend);
-  cJSON_AddItemToObject(out, "tracks", cJSON_CreateRaw(b.data));
+  cJSON_AddItemToObject(out, "tracks", nsys__raw_take(&b));
   nsys_strbuf_free(&b);
   nsys__names_free(&names);
   free(sel);
@@ -539,7 +534,7 @@ static cJSON *nsys__nvtx_tree(nsys_call *call) {
   }
   nsys_strbuf_putc(&b, ']');
   cJSON *res = cJSON_CreateObject();
-  cJSON_AddItemToObject(res, "roots", cJSON_CreateRaw(b.data));
+  cJSON_AddItemToObject(res, "roots", nsys__raw_take(&b));
   cJSON_AddNumberToObject(res, "nodeCount", t->n_nodes);
   cJSON_AddNumberToObject(res, "rangeCount", t->n_ranges_considered);
   cJSON_AddBoolToObject(res, "aggregated", aggregate);
