@@ -37,4 +37,8 @@ importAdded: boolean
  * existing # nsys-ai ranges whose tag LINE was stale and was updated
  */
 renumbered?: number
+/**
+ * Present when no edits were made because the file does not scan as valid Python or its edits would not round-trip; says why.
+ */
+refused?: string
 }
