@@ -172,12 +172,17 @@ InitializeParamsClientInfo = TypedDict("InitializeParamsClientInfo", {
     "version": NotRequired[str],
 })
 
+InitializeParamsInitializationOptions = TypedDict("InitializeParamsInitializationOptions", {
+    "llm": NotRequired[AgentConfigureParams],
+})
+
 # initialize params
 InitializeParams = TypedDict("InitializeParams", {
     "processId": NotRequired[Union[int, None]],
     "clientInfo": NotRequired[InitializeParamsClientInfo],
     "capabilities": NotRequired[Dict[str, Any]],
     "workDoneToken": NotRequired[WorkDoneToken],
+    "initializationOptions": NotRequired[InitializeParamsInitializationOptions],
 })
 
 InitializeResultServerInfo = TypedDict("InitializeResultServerInfo", {
@@ -793,6 +798,7 @@ SourceAnnotateResult = TypedDict("SourceAnnotateResult", {
     "api": str,
     "importAdded": bool,
     "renumbered": NotRequired[int],
+    "refused": NotRequired[str],
 })
 
 # source/kernelsAt params
