@@ -8,9 +8,20 @@
 #include "analysis/report.h"
 #include "cli/cli.h"
 
-static void nsys__print_strbuf(nsys_strbuf *b) {
-  if (b->data) fputs(b->data, stdout);
-  nsys_strbuf_free(b);
+/* Prints a method result (JSON as is, else rendered as text or markdown) and frees it. */
+static void nsys__emit(cJSON *res, nsys_cli_format fmt,
+                       void (*render)(nsys_strbuf *, const cJSON *, bool markdown)) {
+  if (!res) return;
+  if (fmt == NSYS_FMT_JSON) {
+    nsys_cli_print_json(res);
+  } else {
+    nsys_strbuf b;
+    nsys_strbuf_init(&b);
+    render(&b, res, fmt == NSYS_FMT_MD);
+    if (b.data) fputs(b.data, stdout);
+    nsys_strbuf_free(&b);
+  }
+  cJSON_Delete(res);
 }
 
 static int nsys__cmd_analyze(int argc, char **argv) {
@@ -63,18 +74,7 @@ static int nsys__cmd_analyze(int argc, char **argv) {
     cJSON_AddStringToObject(params, "name", a.pos[0]);
     cJSON *pp = cJSON_DetachItemFromObjectCaseSensitive(a.opts, "param");
     if (pp) cJSON_AddItemToObject(params, "params", pp);
-    cJSON *res = nsys_cli_call(&s, "analysis/run", params, &rc);
-    if (res) {
-      if (a.format == NSYS_FMT_JSON) {
-        nsys_cli_print_json(res);
-      } else {
-        nsys_strbuf b;
-        nsys_strbuf_init(&b);
-        nsys_render_result(&b, res, a.format == NSYS_FMT_MD);
-        nsys__print_strbuf(&b);
-      }
-      cJSON_Delete(res);
-    }
+    nsys__emit(nsys_cli_call(&s, "analysis/run", params, &rc), a.format, nsys_render_result);
   }
   nsys_cli_session_dispose(&s);
   cJSON_Delete(a.opts);
@@ -95,18 +95,7 @@ static int nsys__cmd_report(int argc, char **argv) {
   if (id) {
     cJSON *params = cJSON_CreateObject();
     cJSON_AddStringToObject(params, "profileId", id);
-    cJSON *res = nsys_cli_call(&s, "report/generate", params, &rc);
-    if (res) {
-      if (a.format == NSYS_FMT_JSON) {
-        nsys_cli_print_json(res);
-      } else {
-        nsys_strbuf b;
-        nsys_strbuf_init(&b);
-        nsys_report_render(&b, res, a.format == NSYS_FMT_MD);
-        nsys__print_strbuf(&b);
-      }
-      cJSON_Delete(res);
-    }
+    nsys__emit(nsys_cli_call(&s, "report/generate", params, &rc), a.format, nsys_report_render);
   }
   nsys_cli_session_dispose(&s);
   cJSON_Delete(a.opts);
@@ -129,22 +118,33 @@ static int nsys__cmd_diff(int argc, char **argv) {
     cJSON *params = cJSON_CreateObject();
     cJSON_AddStringToObject(params, "base", ida);
     cJSON_AddStringToObject(params, "compare", idb);
-    cJSON *res = nsys_cli_call(&s, "profile/diff", params, &rc);
-    if (res) {
-      if (a.format == NSYS_FMT_JSON) {
-        nsys_cli_print_json(res);
-      } else {
-        nsys_strbuf b;
-        nsys_strbuf_init(&b);
-        nsys_diff_render(&b, res, a.format == NSYS_FMT_MD);
-        nsys__print_strbuf(&b);
-      }
-      cJSON_Delete(res);
-    }
+    nsys__emit(nsys_cli_call(&s, "profile/diff", params, &rc), a.format, nsys_diff_render);
   }
   nsys_cli_session_dispose(&s);
   cJSON_Delete(a.opts);
   return rc;
+}
+
+/* Text/markdown for profile/openSet: the per-rank tables and the straggler verdict. */
+static void nsys__render_ranks(nsys_strbuf *b, const cJSON *res, bool md) {
+  static const char *const sections[][2] = {{"ranks", "Ranks (file, device) aligned on session start"},
+                                            {"overlap", "Compute vs NCCL per rank"},
+                                            {"nccl", "NCCL per rank"},
+                                            {"iterations", "Iterations per rank"}};
+  for (size_t i = 0; i < sizeof sections / sizeof *sections; i++) {
+    nsys_strbuf_printf(b, md ? "\n## %s\n\n" : "\n%s\n", sections[i][1]);
+    nsys_render_table(b, cJSON_GetObjectItem(res, sections[i][0]), md, 0, 40);
+  }
+  const cJSON *st = cJSON_GetObjectItem(res, "stragglers");
+  nsys_strbuf_printf(b, md ? "\n## Stragglers\n\n" : "\nStragglers (%s)\n",
+                     md ? "" : cJSON_GetStringValue(cJSON_GetObjectItem(st, "rule")));
+  nsys_render_table(b, cJSON_GetObjectItem(st, "ranks"), md, 0, 0);
+  const cJSON *w = cJSON_GetObjectItem(st, "straggler");
+  if (cJSON_IsNumber(w))
+    nsys_strbuf_printf(b, "straggler: rank %d (last to start most of %d matched collectives)\n",
+                       (int)w->valuedouble, (int)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "matchedCollectives")));
+  else
+    nsys_strbuf_puts(b, "no straggler: no rank is last in more than half of the matched collectives\n");
 }
 
 static int nsys__cmd_ranks(int argc, char **argv) {
@@ -160,36 +160,7 @@ static int nsys__cmd_ranks(int argc, char **argv) {
   cJSON *params = cJSON_CreateObject();
   cJSON *paths = cJSON_AddArrayToObject(params, "paths");
   for (int i = 0; i < a.n_pos; i++) cJSON_AddItemToArray(paths, cJSON_CreateString(a.pos[i]));
-  cJSON *res = nsys_cli_call(&s, "profile/openSet", params, &rc);
-  if (res) {
-    if (a.format == NSYS_FMT_JSON) {
-      nsys_cli_print_json(res);
-    } else {
-      bool md = a.format == NSYS_FMT_MD;
-      nsys_strbuf b;
-      nsys_strbuf_init(&b);
-      static const char *const sections[][2] = {{"ranks", "Ranks (file, device) aligned on session start"},
-                                                {"overlap", "Compute vs NCCL per rank"},
-                                                {"nccl", "NCCL per rank"},
-                                                {"iterations", "Iterations per rank"}};
-      for (size_t i = 0; i < sizeof sections / sizeof *sections; i++) {
-        nsys_strbuf_printf(&b, md ? "\n## %s\n\n" : "\n%s\n", sections[i][1]);
-        nsys_render_table(&b, cJSON_GetObjectItem(res, sections[i][0]), md, 0, 40);
-      }
-      const cJSON *st = cJSON_GetObjectItem(res, "stragglers");
-      nsys_strbuf_printf(&b, md ? "\n## Stragglers\n\n" : "\nStragglers (%s)\n",
-                         md ? "" : cJSON_GetStringValue(cJSON_GetObjectItem(st, "rule")));
-      nsys_render_table(&b, cJSON_GetObjectItem(st, "ranks"), md, 0, 0);
-      const cJSON *w = cJSON_GetObjectItem(st, "straggler");
-      if (cJSON_IsNumber(w))
-        nsys_strbuf_printf(&b, "straggler: rank %d (last to start most of %d matched collectives)\n",
-                           (int)w->valuedouble, (int)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "matchedCollectives")));
-      else
-        nsys_strbuf_puts(&b, "no straggler: no rank is last in more than half of the matched collectives\n");
-      nsys__print_strbuf(&b);
-    }
-    cJSON_Delete(res);
-  }
+  nsys__emit(nsys_cli_call(&s, "profile/openSet", params, &rc), a.format, nsys__render_ranks);
   nsys_cli_session_dispose(&s);
   cJSON_Delete(a.opts);
   return rc;
