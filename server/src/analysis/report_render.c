@@ -67,12 +67,28 @@ void nsys_report_render(nsys_strbuf *b, const cJSON *rep, bool md) {
   else nsys_strbuf_printf(b, "nsys-ai report: %s\n", cJSON_IsString(file) ? file->valuestring : "?");
   /* GPUs */
   nsys_strbuf_puts(b, md ? "- **GPUs**: " : "GPUs:    ");
-  const cJSON *g;
+  /* runs of GPUs with the same name collapse: "4 x NVIDIA H100 80GB HBM3 (ids 0-3)" */
+  const cJSON *g = nsys__g(rep, "gpus") ? nsys__g(rep, "gpus")->child : NULL;
   int ng = 0;
-  cJSON_ArrayForEach(g, nsys__g(rep, "gpus")) {
+  while (g) {
     const cJSON *nm = nsys__g(g, "name");
-    nsys_strbuf_printf(b, "%s%.0f %s", ng++ ? ", " : "", nsys__n(g, "id"),
-                       cJSON_IsString(nm) ? nm->valuestring : "?");
+    const char *name = cJSON_IsString(nm) ? nm->valuestring : "?";
+    const cJSON *last = g;
+    int run = 1;
+    bool consecutive = true;
+    for (const cJSON *h = g->next; h; h = h->next, run++) {
+      const cJSON *hn = nsys__g(h, "name");
+      if (!cJSON_IsString(hn) || strcmp(hn->valuestring, name) != 0) break;
+      consecutive = consecutive && nsys__n(h, "id") == nsys__n(last, "id") + 1;
+      last = h;
+    }
+    if (run == 1) nsys_strbuf_printf(b, "%s%.0f %s", ng ? ", " : "", nsys__n(g, "id"), name);
+    else if (consecutive)
+      nsys_strbuf_printf(b, "%s%d x %s (ids %.0f-%.0f)", ng ? ", " : "", run, name, nsys__n(g, "id"),
+                         nsys__n(last, "id"));
+    else nsys_strbuf_printf(b, "%s%d x %s", ng ? ", " : "", run, name);
+    ng += run;
+    g = last->next;
   }
   if (!ng) nsys_strbuf_printf(b, "%.0f device(s), names not recorded", nsys__n(tot, "devices"));
   nsys_strbuf_putc(b, '\n');
