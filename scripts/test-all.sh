@@ -88,7 +88,7 @@ run_suite jupyter jupyter
 
 echo
 # What the robustness suites tried, on one line (fuzz + corrupt profiles + load).
-robust=$(cat "$NSYS_AI_STATS_DIR"/fuzz.txt "$NSYS_AI_STATS_DIR"/protocol.txt 2>/dev/null | paste -sd ';' | sed 's/;/; /g')
+robust=$(cat "$NSYS_AI_STATS_DIR"/fuzz.txt "$NSYS_AI_STATS_DIR"/protocol.txt 2>/dev/null | paste -sd ';' | sed 's/; */; /g')
 [ -n "$robust" ] && echo "robustness: $robust"
 echo "passed: ${passed[*]:-none}"
 [ ${#skipped[@]} -gt 0 ] && echo "skipped: ${skipped[*]}"
