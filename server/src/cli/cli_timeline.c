@@ -47,6 +47,15 @@ static cJSON *nsys__reparse(cJSON *res) {
   return back;
 }
 
+/* "a,b,c" -> params[key] = ["a","b","c"]; nothing when csv is NULL. */
+static void nsys__add_csv(cJSON *params, const char *key, const char *csv) {
+  if (!csv) return;
+  cJSON *arr = cJSON_AddArrayToObject(params, key);
+  char *copy = nsys_xstrdup(csv);
+  for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) cJSON_AddItemToArray(arr, cJSON_CreateString(tok));
+  free(copy);
+}
+
 static int nsys__finish_json(nsys_cli_args *a, cJSON *res) {
   cJSON *clean = nsys__reparse(res);
   nsys_cli_print_json(clean);
@@ -91,13 +100,7 @@ static int nsys__cmd_timeline(int argc, char **argv) {
   cJSON_AddNumberToObject(p, "start", (double)start);
   cJSON_AddNumberToObject(p, "end", (double)end);
   cJSON_AddNumberToObject(p, "width", (double)width);
-  const char *tl = nsys_cli_opt(&a, "tracks");
-  if (tl) {
-    cJSON *arr = cJSON_AddArrayToObject(p, "tracks");
-    char *copy = nsys_xstrdup(tl);
-    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) cJSON_AddItemToArray(arr, cJSON_CreateString(tok));
-    free(copy);
-  }
+  nsys__add_csv(p, "tracks", nsys_cli_opt(&a, "tracks"));
   res = nsys_cli_call(&s, "timeline/range", p, &code);
   if (!res) goto out;
   if (a.format == NSYS_FMT_JSON) {
@@ -262,13 +265,7 @@ static int nsys__cmd_search(int argc, char **argv) {
   cJSON_AddStringToObject(p, "profileId", id);
   cJSON_AddStringToObject(p, "query", a.pos[1]);
   if (has_limit) cJSON_AddNumberToObject(p, "limit", (double)limit);
-  const char *kinds = nsys_cli_opt(&a, "kinds");
-  if (kinds) {
-    cJSON *arr = cJSON_AddArrayToObject(p, "kinds");
-    char *copy = nsys_xstrdup(kinds);
-    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) cJSON_AddItemToArray(arr, cJSON_CreateString(tok));
-    free(copy);
-  }
+  nsys__add_csv(p, "kinds", nsys_cli_opt(&a, "kinds"));
   res = nsys_cli_call(&s, "search", p, &code);
   if (!res) goto out;
   if (a.format == NSYS_FMT_JSON) {
