@@ -92,6 +92,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   tree.el.append(h('p', { class: 'muted' }, 'Loading NVTX ranges…'));
   top.el.append(h('p', { class: 'muted' }, 'Loading top kernels…'));
   app.replaceChildren(toolbar, timeline.el, tabs([['Details', panel.el], ['NVTX tree', tree.el, loadTree], ['Top kernels', top.el, loadTop], ['Findings', findings, loadFindings]]));
+  timeline.perf.rpc = (method, params) => bridge.request(method, params);
   timeline.start(openedAt);
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
 

@@ -14,11 +14,22 @@ const GUTTER = 210;
 const ROW_H = 22;
 const BLOCK = 16;
 const AXIS_H = 22;
+const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', '-', '_', 's', 'ArrowLeft', 'a', 'ArrowRight', 'd', 'Home', '0']);
 
 /** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
 export interface Hit { id: number; name: string; kind: string; start: number; end: number; dur: number; trackId: string; gpu: boolean; count?: number }
 
-export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[]; redraw?: () => number }
+/** Performance marks for tests and the bench: the first complete frame after
+ * open, every frame's draw() time, input-to-frame latency of pan/zoom input,
+ * hover-to-details latency (from the mousemove event), and probes. */
+export interface Perf {
+  firstFrameMs?: number; frames: number[]; inputToFrame: number[]; hovers: number[];
+  redraw?: () => number;
+  /** The kernel id a hover at canvas point (px, py) would show (bench and tests pick targets with it). */
+  probe?: (px: number, py: number) => number | undefined;
+  /** A raw bridge request (bench: empty round trips). */
+  rpc?: (method: string, params: Record<string, unknown>) => Promise<unknown>;
+}
 declare global { interface Window { __nsysPerf: Perf } }
 
 export class TimelineView {
@@ -37,7 +48,9 @@ export class TimelineView {
   private frameQueued = false;
   private t0 = performance.now();
   private detailsCache = new Map<number, Promise<Record<string, unknown>>>();
-  readonly perf: Perf = (window.__nsysPerf = { frames: [], hovers: [] });
+  readonly perf: Perf = (window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], hovers: [], firstFrameMs: undefined });
+  /** performance.now() of the oldest pan/zoom input not yet drawn. */
+  private inputAt: number | undefined;
 
   constructor(
     tracks: Track[],
@@ -67,6 +80,7 @@ export class TimelineView {
   /** Call once the element is in the document. */
   start(openedAt = performance.now()): void {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
+    this.perf.probe = (px, py) => this.hitAt(px, py)?.id;
     this.t0 = openedAt;
     performance.mark('nsys-open', { startTime: openedAt });
     new ResizeObserver(() => this.resize()).observe(this.el);
@@ -211,6 +225,7 @@ export class TimelineView {
     this.rows.forEach((row, i) => ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, AXIS_H + i * ROW_H + ROW_H / 2));
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
+    if (this.inputAt !== undefined) { this.perf.inputToFrame.push(performance.now() - this.inputAt); this.inputAt = undefined; }
     if (this.perf.firstFrameMs === undefined && this.complete()) {
       this.perf.firstFrameMs = performance.now() - this.t0;
       performance.measure('nsys-first-frame', 'nsys-open');
@@ -293,6 +308,7 @@ export class TimelineView {
     let drag: { x: number; view: View; moved: boolean } | undefined;
     c.addEventListener('wheel', (ev) => {
       ev.preventDefault();
+      this.inputAt ??= ev.timeStamp;
       if (ev.shiftKey) { this.el.scrollTop += ev.deltaY || ev.deltaX; return; } /* shift+wheel scrolls the rows */
       const rect = c.getBoundingClientRect();
       const px = ev.clientX - rect.left - GUTTER;
@@ -314,6 +330,7 @@ export class TimelineView {
         const dx = ev.clientX - drag.x;
         if (Math.abs(dx) > 2) drag.moved = true;
         if (drag.moved) {
+          this.inputAt ??= ev.timeStamp;
           const nsPerPx = (drag.view.end - drag.view.start) / drag.view.width;
           this.setView(panView(drag.view, -dx * nsPerPx, this.bounds));
         }
@@ -322,7 +339,7 @@ export class TimelineView {
       const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
       const row = this.rowAt(px, py);
       if (row) this.showLabel(row, px, py);
-      else this.showTooltip(this.hitAt(px, py), px, py);
+      else this.showTooltip(this.hitAt(px, py), px, py, ev.timeStamp);
     });
     c.addEventListener('mouseleave', () => this.showTooltip(undefined, 0, 0));
     c.addEventListener('blur', () => this.showTooltip(undefined, 0, 0));
@@ -333,6 +350,7 @@ export class TimelineView {
   private onKey(ev: KeyboardEvent): void {
     const span = this.view.end - this.view.start;
     const k = ev.key;
+    if (PAN_ZOOM_KEYS.has(k)) this.inputAt ??= ev.timeStamp;
     if (k === '+' || k === '=' || k === 'w') this.zoom(1 / 1.5);
     else if (k === '-' || k === '_' || k === 's') this.zoom(1.5);
     else if (k === 'ArrowLeft' || k === 'a') this.setView(panView(this.view, -span * 0.1, this.bounds));
@@ -373,11 +391,16 @@ export class TimelineView {
     this.tooltip.replaceChildren(h('div', { class: 'tip-name' }, row.label), h('div', {}, extra));
   }
 
-  private showTooltip(hit: Hit | undefined, px: number, py: number): void {
+  private showTooltip(hit: Hit | undefined, px: number, py: number, t0 = performance.now()): void {
+    if (hit && this.hover && hit.id === this.hover.id && !this.tooltip.hidden) { /* same item: the tooltip follows, no new request */
+      this.tooltip.style.left = `${Math.min(px + 12, this.el.clientWidth - 320)}px`;
+      this.tooltip.style.top = `${py + 14}px`;
+      return;
+    }
     this.hover = hit;
     const tip = this.tooltip;
+    delete tip.dataset.details;
     if (!hit) { tip.hidden = true; return; }
-    const t0 = performance.now();
     tip.hidden = false;
     tip.style.left = `${Math.min(px + 12, this.el.clientWidth - 320)}px`;
     tip.style.top = `${py + 14}px`;
@@ -387,7 +410,6 @@ export class TimelineView {
     );
     if (!hit.gpu) return;
     let p = this.detailsCache.get(hit.id);
-    const fresh = !p;
     if (!p) { p = this.details(hit.id); this.detailsCache.set(hit.id, p); }
     p.then((d) => {
       if (this.hover !== hit) return;
@@ -401,7 +423,7 @@ export class TimelineView {
       if (d.nvtxPath && Array.isArray(d.nvtxPath) && d.nvtxPath.length) extra.push(`NVTX ${d.nvtxPath.map((x) => (typeof x === 'string' ? x : (x as { name?: string }).name)).join(' › ')}`);
       tip.append(h('div', { class: 'tip-extra' }, extra.join(' · ') || 'details loaded'));
       tip.dataset.details = 'true';
-      if (fresh) this.perf.hovers.push(performance.now() - t0);
+      this.perf.hovers.push(performance.now() - t0);
     }, () => { /* details are optional in the tooltip */ });
   }
 }
