@@ -27,7 +27,7 @@ export const schemaCompat: [
   Assignable<ProfileOpenResult, P.ProfileOpenResult>,
   Assignable<ProgressParams['value'], P.WorkDoneProgress>,
   Assignable<TimelineTracksResult, P.TimelineTracksResult>,
-  Assignable<TimelineRangeResult, P.RangeResult>,
+  Assignable<Exclude<TimelineRangeResult, { format: 'columns' }>, P.RangeResult>,
   Assignable<P.RangeParams, TimelineRangeParams>,
   Assignable<NvtxTreeResult, P.NvtxTreeResult>,
   Assignable<KernelExplainResult, P.KernelExplain>,
