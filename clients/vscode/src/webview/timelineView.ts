@@ -2,9 +2,9 @@
  * TimelineModel's cached tiles. Wheel or +/- zoom, drag or arrows pan, Home
  * resets, n/p step through kernels, Enter selects. Frames are timed with
  * performance marks (window.__nsysPerf collects them for tests). */
-import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor, type Tile } from '../client/timelineModel';
+import { TimelineModel, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams } from '../client/timelineModel';
 import { formatNs } from '../client/format';
-import type { RangeResult, Track, TrackRange } from '../protocol/types';
+import type { RangeColumns, RangeResult, Track } from '../protocol/types';
 import { cssToRgb } from './colors';
 import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h } from './dom';
@@ -12,7 +12,7 @@ import { timelineRows, type Row } from './tracks';
 
 const GUTTER = 210;
 const ROW_H = 22;
-const BLOCK = 16;
+const BLOCK = 8;
 const AXIS_H = 22;
 const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', '-', '_', 's', 'ArrowLeft', 'a', 'ArrowRight', 'd', 'Home', '0']);
 
@@ -38,10 +38,11 @@ export class TimelineView {
   private tooltip: HTMLElement;
   private rows: Row[];
   /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
-   * tracks and only while it is scrolled into view, with its own tile cache. */
+   * tracks and only while it is scrolled into view, with its own tile cache;
+   * the requests of the visible blocks for one tile are merged into one. */
   private blocks: Array<{ first: number; rows: Row[]; model: TimelineModel; bitmaps: TileBitmaps }>;
   private view: View;
-  private frameData = new Map<string, TrackRange[]>();
+  private frameData = new Map<string, TrackPart[]>();
   private bitmapsComplete = false;
   private hover: Hit | undefined;
   private selected: number | undefined;
@@ -55,12 +56,13 @@ export class TimelineView {
   constructor(
     tracks: Track[],
     private readonly bounds: { start: number; end: number },
-    fetch: (p: { start: number; end: number; width: number; maxEvents: number; tracks: string[] }) => Promise<RangeResult>,
+    fetchRange: (p: TrackRangeParams) => Promise<RangeResult | RangeColumns>,
     private readonly details: (kernelId: number) => Promise<Record<string, unknown>>,
     private readonly onSelect: (hit: Hit) => void,
   ) {
     this.rows = timelineRows(tracks);
     this.blocks = [];
+    const fetch = coalescingFetch(fetchRange); /* the visible blocks' requests for a tile go as one */
     for (let first = 0; first < this.rows.length; first += BLOCK) {
       const rows = this.rows.slice(first, first + BLOCK);
       const ids = rows.map((r) => r.track.id);
@@ -156,7 +158,7 @@ export class TimelineView {
      * idle time, with whatever bitmaps overlap (other resolutions) filling in */
     const now = this.perf.firstFrameMs === undefined;
     const exact = resolutionFor(v.end - v.start, v.width);
-    const data = new Map<string, TrackRange[]>();
+    const data = new Map<string, TrackPart[]>();
     let missing = false;
     for (const block of this.visibleBlocks()) {
       const tiles = block.model.tilesToDraw(v);
@@ -191,10 +193,7 @@ export class TimelineView {
           const x0 = x(s0), x1 = Math.max(x(e0), x0 + 2);
           ctx.strokeRect(x0 - 1, AXIS_H + i * ROW_H + 1, x1 - x0 + 2, ROW_H - 3);
         };
-        for (const tr of data.get(row.track.id) ?? []) {
-          if ('events' in tr) { for (const e of tr.events) if (e.id === this.selected) outline(e.start, e.end); }
-          else for (const bk of tr.buckets) if (bk.longest?.id === this.selected) outline(bk.start, bk.end);
-        }
+        forEachItem(data.get(row.track.id) ?? [], v.start, v.end, 'GPU op', (it) => { if (it.id === this.selected) outline(it.start, it.end); });
       });
     }
     ctx.restore();
@@ -202,13 +201,15 @@ export class TimelineView {
     const labels: Array<[string, number, number, number]> = [];
     this.rows.forEach((row, i) => {
       const seen = new Set<number>(); /* an event crossing tile edges comes in each tile */
-      for (const tr of data.get(row.track.id) ?? []) {
+      for (const { tile, tr } of data.get(row.track.id) ?? []) {
         if (!('events' in tr)) continue;
-        for (const e of tr.events) {
-          if (e.end < v.start || e.start > v.end || seen.has(e.id)) continue;
-          seen.add(e.id);
-          const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, x(e.end));
-          if (x1 - x0 > 40) labels.push([e.name, x0, x1, AXIS_H + i * ROW_H]);
+        const e = tr.events;
+        for (let j = 0; j < e.id.length; j++) {
+          if (e.end[j]! < v.start || e.start[j]! > v.end || seen.has(e.id[j]!)) continue;
+          const x0 = Math.max(GUTTER, x(e.start[j]!)), x1 = Math.min(W, x(e.end[j]!));
+          if (x1 - x0 <= 40) continue;
+          seen.add(e.id[j]!);
+          labels.push([tile.result.names[e.name[j]!] ?? '', x0, x1, AXIS_H + i * ROW_H]);
         }
       }
     });
@@ -269,21 +270,8 @@ export class TimelineView {
   /** The shortest item (event, or bucket's longest) on `row` touching [lo, hi]. */
   private hitsNear(row: Row, lo: number, hi: number): Hit | undefined {
     const gpu = row.group === 'gpu';
-    let best: Hit | undefined;
-    for (const tr of this.frameData.get(row.track.id) ?? []) {
-      if ('events' in tr) {
-        for (const e of tr.events) {
-          if (e.start > hi || e.end < lo) continue;
-          if (!best || e.end - e.start < best.end - best.start) best = { id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu };
-        }
-      } else {
-        for (const b of tr.buckets) {
-          if (b.start > hi || b.end < lo || !b.longest) continue;
-          if (!best || b.end - b.start < best.end - best.start) best = { id: b.longest.id, name: b.longest.name, kind: gpu ? 'GPU op' : 'NVTX range', start: b.start, end: b.end, dur: b.longest.dur, trackId: row.track.id, gpu, count: b.count };
-        }
-      }
-    }
-    return best;
+    const it = shortestItem(this.frameData.get(row.track.id) ?? [], lo, hi, gpu ? 'GPU op' : 'NVTX range');
+    return it && { ...it, trackId: row.track.id, gpu };
   }
 
   /** Everything hit-testable in the view (keyboard stepping), GPU rows only. */
@@ -292,13 +280,7 @@ export class TimelineView {
     const v = this.view;
     for (const row of this.rows) {
       if (row.group !== 'gpu') continue;
-      for (const tr of this.frameData.get(row.track.id) ?? []) {
-        if ('events' in tr) for (const e of tr.events) {
-          if (e.end >= v.start && e.start <= v.end) out.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu: true });
-        } else for (const b of tr.buckets) {
-          if (b.longest && b.end >= v.start && b.start <= v.end) out.push({ id: b.longest.id, name: b.longest.name, kind: 'GPU op', start: b.start, end: b.end, dur: b.longest.dur, trackId: row.track.id, gpu: true, count: b.count });
-        }
-      }
+      forEachItem(this.frameData.get(row.track.id) ?? [], v.start, v.end, 'GPU op', (it) => { out.push({ ...it, trackId: row.track.id, gpu: true }); });
     }
     return out;
   }
