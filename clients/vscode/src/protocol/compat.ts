@@ -28,6 +28,7 @@ export const schemaCompat: [
   Assignable<ProgressParams['value'], P.WorkDoneProgress>,
   Assignable<TimelineTracksResult, P.TimelineTracksResult>,
   Assignable<Exclude<TimelineRangeResult, { format: 'columns' }>, P.RangeResult>,
+  Assignable<Extract<TimelineRangeResult, { format: 'columns' }>, P.RangeColumns>,
   Assignable<P.RangeParams, TimelineRangeParams>,
   Assignable<NvtxTreeResult, P.NvtxTreeResult>,
   Assignable<KernelExplainResult, P.KernelExplain>,
@@ -38,4 +39,4 @@ export const schemaCompat: [
   Assignable<P.AnnotateParams, SourceAnnotateParams>,
   Assignable<SourceAnnotateResult, P.AnnotateResult>,
   Assignable<SourceUnannotateResult, P.UnannotateResult>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

@@ -2,7 +2,7 @@
  * on `type`; unknown types are logged). All data comes through the host bridge. */
 import type { HostToWebview } from '../protocol/messages';
 import { profileSpan } from '../protocol/types';
-import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeResult, ReportResult, TimelineTracksResult, AnalysisResult } from '../protocol/types';
+import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeColumns, ReportResult, TimelineTracksResult, AnalysisResult } from '../protocol/types';
 import { HostBridge } from './rpc';
 import { h } from './dom';
 import { TimelineView } from './timelineView';
@@ -57,7 +57,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   const details = (kernelId: number) => rpc<Record<string, unknown>>('kernel/details', { kernelId });
   const explain = (kernelId: number) => rpc<KernelExplain>('kernel/explain', { kernelId });
   const panel = new DetailsPanel(details, explain, (name) => rpc<KernelExplain>('kernel/explain', { name }));
-  timeline = new TimelineView(tracks.tracks, { start, end }, (p) => rpc<RangeResult>('timeline/range', p), details, (hit) => {
+  timeline = new TimelineView(tracks.tracks, { start, end }, (p) => rpc<RangeColumns>('timeline/range', p), details, (hit) => {
     activateTab('Details');
     void panel.show(hit);
   });
@@ -92,6 +92,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   tree.el.append(h('p', { class: 'muted' }, 'Loading NVTX ranges…'));
   top.el.append(h('p', { class: 'muted' }, 'Loading top kernels…'));
   app.replaceChildren(toolbar, timeline.el, tabs([['Details', panel.el], ['NVTX tree', tree.el, loadTree], ['Top kernels', top.el, loadTop], ['Findings', findings, loadFindings]]));
+  timeline.perf.rpc = (method, params) => bridge.request(method, params);
   timeline.start(openedAt);
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
 

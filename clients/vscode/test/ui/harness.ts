@@ -24,7 +24,8 @@ export interface Harness {
   page: Page;
   client: NsysClient;
   opened: ProfileOpenResult;
-  requests: Array<{ method: string; params: Record<string, unknown>; at: number; ms?: number }>;
+  /** Every forwarded request: when, server + stdio time (ms), then the post of its answer to the page (postMs: JSON text over CDP), its size. */
+  requests: Array<{ method: string; params: Record<string, unknown>; at: number; ms?: number; postMs?: number; bytes?: number }>;
   logs: string[];
   close(): Promise<void>;
 }
@@ -58,14 +59,23 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   const page = context.pages()[0] ?? await context.newPage();
   const requests: Harness['requests'] = [];
   /* JSON text crosses the CDP boundary much faster than a structured object */
+  const answered = new WeakMap<object, Harness['requests'][number]>();
   const post = (m: HostToWebview) => {
-    void page.evaluate((text) => (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(JSON.parse(text), '*'), JSON.stringify(m)).catch(() => {});
+    const t0 = performance.now();
+    const text = JSON.stringify(m);
+    const rec = m.type === 'rpcResult' && typeof m.result === 'object' && m.result ? answered.get(m.result) : undefined;
+    void page.evaluate((tx) => (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(JSON.parse(tx), '*'), text)
+      .then(() => { if (rec) { rec.postMs = performance.now() - t0; rec.bytes = text.length; } }, () => {});
   };
   const timed = Object.create(client) as NsysClient;
   timed.request = async <R>(method: string, params: unknown, token?: unknown): Promise<R> => {
     const rec = requests.find((r) => r.params === params);
     const t0 = performance.now();
-    try { return await client.request<R>(method, params, token as never); } finally { if (rec) rec.ms = performance.now() - t0; }
+    try {
+      const r = await client.request<R>(method, params, token as never);
+      if (rec && typeof r === 'object' && r) answered.set(r, rec);
+      return r;
+    } finally { if (rec) rec.ms = performance.now() - t0; }
   };
   const bridge = createBridge({
     client: async () => timed,
