@@ -20,6 +20,10 @@ export interface RangeData {
   roundTripMs: number;
   /** of roundTripMs: decoding the reply in the browser (JSON.parse + columns) */
   decodeMs: number;
+  /** reply size on the wire (buffers) */
+  bytes: number;
+  /** events + buckets in the reply */
+  items: number;
   tracks: Map<string, TrackData>;
 }
 
@@ -171,6 +175,8 @@ export class RangeClient {
     this.answered++;
     const tracks = toTracks(r);
     const now = performance.now();
+    let items = 0;
+    for (const t of tracks.values()) items += t.n;
     p.resolve({
       start: r.start,
       end: r.end,
@@ -178,6 +184,8 @@ export class RangeClient {
       serverMs: m.serverMs ?? 0,
       roundTripMs: now - p.t0,
       decodeMs: now - tArrived,
+      bytes: buffers.reduce((a, b) => a + (b as ArrayBufferView | ArrayBuffer).byteLength, 0),
+      items,
       tracks,
     });
   }

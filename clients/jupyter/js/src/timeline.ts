@@ -36,6 +36,20 @@ function label(t: Track): string {
   }
 }
 
+/** One view change: from the input (wheel, drag, button) to the end of the frame drawn with its data. */
+interface Sample {
+  seq: number;
+  inputToDrawMs: number;
+  /** request sent -> reply decoded */
+  roundTripMs: number;
+  /** the Python side's time (timeline/range + forwarding) */
+  pythonMs: number;
+  decodeMs: number;
+  drawMs: number;
+  bytes: number;
+  items: number;
+}
+
 interface Window {
   start: number;
   end: number;
@@ -101,6 +115,14 @@ class Timeline {
   private width = 600;
   private drawQueued = false;
   private resize: ResizeObserver;
+  // latency bookkeeping: each view change (zoom, pan, reset) gets a sequence number and its
+  // input time; the frame that first draws data answered for that view (or a later one) ends it
+  private viewSeq = 0;
+  private inputAt = new Map<number, number>();
+  private drawnSeq = 0;
+  private dataSeq = 0;
+  /** measured view changes, newest last (at most 1000): for the benchmark and tests */
+  readonly samples: Sample[] = [];
 
   constructor({ model, el: host }: RenderProps<Model>) {
     this.client = new RangeClient(model as never);
@@ -135,11 +157,13 @@ class Timeline {
     model.on("change:served", served);
     served();
     // for tests: one empty request/reply through the widget's messages, in ms
-    (this.root as unknown as { __nsysPing: () => Promise<number> }).__nsysPing = async () => {
+    const hook = this.root as unknown as { __nsysPing: () => Promise<number>; __nsysSamples: Sample[] };
+    hook.__nsysPing = async () => {
       const t0 = performance.now();
       await this.client.ask("ping", {});
       return performance.now() - t0;
     };
+    hook.__nsysSamples = this.samples;
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
     this.onResize();
@@ -165,6 +189,8 @@ class Timeline {
     if (start + len > hi) start = Math.max(lo, hi - len);
     len = Math.min(len, hi - lo);
     this.view = { start, end: start + len };
+    this.viewSeq++;
+    this.inputAt.set(this.viewSeq, performance.now());
     this.queueDraw();
     this.fetch();
   }
@@ -185,10 +211,12 @@ class Timeline {
     this.inflight = true;
     this.dirty = false;
     const v = { ...this.view };
+    const seq = this.viewSeq;
     this.client
       .request(v.start, v.end, this.plotWidth(), this.visibleTracks())
       .then((d) => {
         this.data = d;
+        this.dataSeq = seq;
         this.status.classList.remove("nsys-tl-err");
         this.status.textContent = `${fmtDur(v.end - v.start)} · ${fmtDur(d.resolution)}/px · ${d.roundTripMs.toFixed(1)} ms`;
       })
@@ -206,10 +234,12 @@ class Timeline {
           this.root.dataset.lastServerMs = this.data.serverMs.toFixed(3);
           this.root.dataset.lastDecodeMs = this.data.decodeMs.toFixed(3);
         }
+        this.root.dataset.viewSeq = String(this.viewSeq);
         this.queueDraw();
         if (this.dirty) this.fetch();
       });
     this.root.dataset.requests = String(this.client.sent);
+    this.root.dataset.viewSeq = String(this.viewSeq);
   }
 
   /** Ids of the rows in (or near) the scrolled viewport; undefined when every row shows. */
@@ -352,6 +382,28 @@ class Timeline {
   }
 
   private draw(): void {
+    const t0 = performance.now();
+    this.paint();
+    if (this.data && this.dataSeq > this.drawnSeq) this.measured(this.dataSeq, t0, performance.now());
+  }
+
+  /** Records the latency of every view change up to `seq`, now drawn with answered data. */
+  private measured(seq: number, drawStart: number, now: number): void {
+    const d = this.data as RangeData;
+    const tIn = this.inputAt.get(seq);
+    if (tIn !== undefined) {
+      const s: Sample = { seq, inputToDrawMs: now - tIn, roundTripMs: d.roundTripMs, pythonMs: d.serverMs,
+        decodeMs: d.decodeMs, drawMs: now - drawStart, bytes: d.bytes, items: d.items };
+      this.samples.push(s);
+      if (this.samples.length > 1000) this.samples.shift();
+      this.root.dataset.lastInputToDrawMs = s.inputToDrawMs.toFixed(3);
+    }
+    for (const k of this.inputAt.keys()) if (k <= seq) this.inputAt.delete(k);
+    this.drawnSeq = seq;
+    this.root.dataset.drawnSeq = String(seq);
+  }
+
+  private paint(): void {
     const dpr = window.devicePixelRatio || 1;
     const w = this.width;
     const h = AXIS_H + Math.max(1, this.tracks.length) * ROW_H + 4;
