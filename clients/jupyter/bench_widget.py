@@ -63,9 +63,11 @@ def notebook(profile: Path) -> dict:
                        "source": src}]}
 
 
-def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int) -> dict:
+def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire: str) -> dict:
     out.mkdir(parents=True, exist_ok=True)
-    env_extra = {"PYTHONPATH": os.pathsep.join(filter(None, [str(HERE / "src"), os.environ.get("PYTHONPATH")]))}
+    env_extra = {"PYTHONPATH": os.pathsep.join(filter(None, [str(HERE / "src"), os.environ.get("PYTHONPATH")])),
+                 "NSYS_AI_WIDGET_WIRE": wire.split("-")[0],
+                 "NSYS_AI_WIDGET_THREADS": "0" if wire.endswith("-inline") else "1"}
     load0 = os.getloadavg()
     cpu0 = os.times()
     t0 = time.time()
@@ -85,13 +87,18 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int) -> di
         "python_ms": summary([x["pythonMs"] for x in s]),
         "decode_ms": summary([x["decodeMs"] for x in s]),
         "draw_ms": summary([x["drawMs"] for x in s]),
-        "empty_message_ms": summary(res["pings"]),
+        "  up_ms": summary([x["upMs"] for x in s]),
+        "  kernel_ms": summary([x["kernelMs"] for x in s]),
+        "  down_ms": summary([x["downMs"] for x in s]),
+        "empty_message_ms": summary([x["ms"] for x in res["pings"]]),
+        "  empty_up_ms": summary([x["upMs"] for x in res["pings"]]),
+        "  empty_down_ms": summary([x["downMs"] for x in res["pings"]]),
         "burst_last_input_to_draw_ms": summary([b["lastInputToDrawMs"] for b in res["bursts"]]),
     }
     p50 = figs["input_to_draw_ms"]["p50"]
     ping = figs["empty_message_ms"]["p50"]
     return {
-        "profile": str(profile), "app": app, "figures": figs,
+        "profile": str(profile), "app": app, "wire": wire, "figures": figs,
         "reply_bytes_p50": statistics.median([x["bytes"] for x in s]),
         "reply_items_p50": statistics.median([x["items"] for x in s]),
         "requests_per_burst_of_5": statistics.median([b["requests"] for b in res["bursts"]]),
@@ -109,8 +116,15 @@ def main() -> int:
     ap.add_argument("--zooms", type=int, default=60)
     ap.add_argument("--bursts", type=int, default=10)
     ap.add_argument("--out", type=Path, default=HERE / "test-output" / "bench-widget")
+    ap.add_argument("--wire", default="bin",
+                    help="comma-separated reply layouts to compare in one run: bin (typed columns, default), "
+                         "json (the server's columns JSON forwarded); "
+                         "a suffix -inline serves in the kernel's message handler instead of a worker thread")
+    ap.add_argument("--server", help="nsys-ai binary (default $NSYS_AI_SERVER, else <repo>/build/nsys-ai)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    if args.server:
+        os.environ["NSYS_AI_SERVER"] = os.path.abspath(args.server)
     why = browser.prerequisites()
     if why:
         print(f"cannot run the widget bench: {why}")
@@ -128,17 +142,19 @@ def main() -> int:
         profiles = [gen]
     results = []
     for prof in profiles:
-        print(f"== {prof} ({args.app}, {args.zooms} zoom steps)", flush=True)
-        results.append(bench_one(prof.resolve(), args.app, args.out / prof.stem, args.zooms, args.bursts))
+        for wire in args.wire.split(","):
+            print(f"== {prof} ({args.app}, wire {wire}, {args.zooms} zoom steps)", flush=True)
+            results.append(bench_one(prof.resolve(), args.app, args.out / f"{prof.stem}-{wire}", args.zooms,
+                                     args.bursts, wire))
 
     print(f"\nwidget zoom in the browser (JupyterLab {args.app}), ms; target input->draw <= 30 ms")
-    print(f"{'profile':16} {'figure':30} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
+    print(f"{'profile':21} {'figure':30} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
     for r in results:
-        name = Path(r["profile"]).name
+        name = f"{Path(r['profile']).name} {r['wire']}"
         for k, v in r["figures"].items():
             if v.get("n"):
-                print(f"{name:16} {k:30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
-        print(f"{name:16} input->draw / empty message p50: {r['input_to_draw_over_empty_message_p50']}x; "
+                print(f"{name:21} {k:30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
+        print(f"{name:21} input->draw / empty message p50: {r['input_to_draw_over_empty_message_p50']}x; "
               f"reply {r['reply_bytes_p50']:.0f} B, {r['reply_items_p50']:.0f} items (p50); "
               f"{r['requests_per_burst_of_5']:.0f} requests per burst of 5; "
               f"load {r['loadavg_before']} -> {r['loadavg_after']}")
