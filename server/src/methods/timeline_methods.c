@@ -761,6 +761,7 @@ static cJSON *nsys__kernel_details(nsys_call *call) {
   cJSON_AddStringToObject(res, "kind", nsys_op_kind_name(ix->ops.kind[i]));
   cJSON_AddStringToObject(res, "name", nsys__s(ix, ix->ops.name[i]));
   cJSON_AddStringToObject(res, "demangledName", nsys__s(ix, ix->ops.full_name[i]));
+  cJSON_AddStringToObject(res, "displayName", nsys__s(ix, nsys_op_display_name(ix, i)));
   nsys_json_add_i64(res, "start", ix->ops.start[i]);
   nsys_json_add_i64(res, "end", ix->ops.end[i]);
   nsys_json_add_i64(res, "durNs", nsys_op_dur(ix, i));
@@ -877,7 +878,7 @@ static cJSON *nsys__search(nsys_call *call) {
     for (uint32_t i = 0; i < ix->ops.n; i++) {
       if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
       uint32_t sn = ix->ops.name[i], fn = ix->ops.full_name[i];
-      if (!NSYS__M(sn) && !NSYS__M(fn)) continue;
+      if (!NSYS__M(sn) && !NSYS__M(fn) && !NSYS__M(nsys_display_name(ix, fn))) continue;
       if (!kidx[sn]) {
         if (nh == caph) {
           caph = caph ? caph * 2 : 64;
@@ -920,7 +921,10 @@ static cJSON *nsys__search(nsys_call *call) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", hits[k].is_nvtx ? "nvtx" : "kernel");
     cJSON_AddStringToObject(o, "name", nsys__s(ix, hits[k].name));
-    if (!hits[k].is_nvtx) cJSON_AddStringToObject(o, "demangledName", nsys__s(ix, hits[k].example));
+    if (!hits[k].is_nvtx) {
+      cJSON_AddStringToObject(o, "demangledName", nsys__s(ix, hits[k].example));
+      cJSON_AddStringToObject(o, "displayName", nsys__s(ix, nsys_display_name(ix, hits[k].example)));
+    }
     cJSON_AddNumberToObject(o, "count", hits[k].count);
     nsys_json_add_i64(o, "totalNs", hits[k].ns);
     cJSON_AddItemToArray(arr, o);
@@ -1023,12 +1027,19 @@ static cJSON *nsys__export_perfetto(nsys_call *call) {
     if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
     const nsys_gpu_track *g = &ix->tracks[ix->ops.track[i]];
     nsys__pf_sep(&w);
+    /* slice name: the display name; the names CUPTI recorded go in args */
+    uint32_t disp = nsys_op_display_name(ix, i);
     fprintf(f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":%s,\"pid\":%d,\"tid\":%lld,", nsys_op_kind_name(ix->ops.kind[i]),
-            nsys__name(&names, ix->ops.name[i]), NSYS__GPU_PID_BASE + g->device, (long long)g->stream);
+            nsys__name(&names, disp), NSYS__GPU_PID_BASE + g->device, (long long)g->stream);
     nsys__pf_ts(&w, "ts", ix->ops.start[i]);
     fputc(',', f);
     int64_t d = nsys_op_dur(ix, i);
-    fprintf(f, "\"dur\":%lld.%03lld,\"args\":{\"kernelId\":%u}}", (long long)(d / 1000), (long long)(d % 1000), i);
+    fprintf(f, "\"dur\":%lld.%03lld,\"args\":{\"kernelId\":%u", (long long)(d / 1000), (long long)(d % 1000), i);
+    if (ix->ops.kind[i] == NSYS_OP_KERNEL) {
+      fprintf(f, ",\"shortName\":%s", nsys__name(&names, ix->ops.name[i]));
+      fprintf(f, ",\"demangledName\":%s", nsys__name(&names, ix->ops.full_name[i]));
+    }
+    fputs("}}", f);
     w.slices_gpu++;
     int32_t a = ix->ops.api[i];
     if (a >= 0 && ix->api.start[a] <= end && ix->api.end[a] >= start) {

@@ -236,6 +236,7 @@ KernelDetailsResult = TypedDict("KernelDetailsResult", {
     "kind": Literal["kernel", "memcpy", "memset"],
     "name": str,
     "demangledName": str,
+    "displayName": str,
     "start": Ns,
     "end": Ns,
     "durNs": int,
@@ -726,6 +727,7 @@ SearchResultResultsItem = TypedDict("SearchResultResultsItem", {
     "kind": Literal["kernel", "nvtx"],
     "name": str,
     "demangledName": NotRequired[str],
+    "displayName": NotRequired[str],
     "count": int,
     "totalNs": int,
 })
