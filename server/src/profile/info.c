@@ -15,7 +15,9 @@
  *     distinct streamIds.
  *   - processes: pids of PROCESSES plus those of ThreadNames threads; pid/tid
  *     come from the globalPid/globalTid bits (schema ref §1.3); the thread name
- *     is the last ThreadNames row of that globalTid. */
+ *     is the last ThreadNames row of that globalTid.
+ * The result is cached per file (info_cache.c): bump NSYS__INFO_CACHE_VERSION
+ * there when any definition here changes, or users keep the old answers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -536,12 +538,29 @@ static uint8_t *nsys__nccl_flags(const nsys_profile *p) {
   return f;
 }
 
+static bool nsys__info_build(nsys_profile *p, nsys_call *call);
+
+/* The scans run on a private NOMUTEX connection: the profile's own handle is
+ * FULLMUTEX, which takes a lock in every sqlite3_column_*() call (a tenth of
+ * the scan's CPU). The profile is not published yet, so nothing else reads
+ * p->db meanwhile. */
 bool nsys_info_build(nsys_profile *p, nsys_call *call) {
+  sqlite3 *shared = p->db;
+  sqlite3 *own = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, NULL, 0);
+  if (own) p->db = own;
+  bool ok = nsys__info_build(p, call); /* error messages are copied out of `own` */
+  p->db = shared;
+  if (own) sqlite3_close(own);
+  return ok;
+}
+
+static bool nsys__info_build(nsys_profile *p, nsys_call *call) {
   nsys_info *in = &p->info;
   in->duration_ns = -1;
   if (!nsys__read_scalars(p, call)) return false;
   if (!nsys__read_gpus(p, call)) return false;
   nsys_call_progress(call, 10, "GPU activity");
+  int64_t t_gpu = nsys_now_ns();
 
   nsys__pairset pairs = {0};
   uint8_t *nccl = p->schema.table[NSYS_TBL_KERNEL] ? nsys__nccl_flags(p) : NULL;
@@ -555,6 +574,7 @@ bool nsys_info_build(nsys_profile *p, nsys_call *call) {
   if (!ok) return false;
 
   nsys_call_progress(call, 45, "API calls");
+  int64_t t_host = nsys_now_ns();
   if (!nsys__aggregate(p, call, NSYS_TBL_RUNTIME, true, &in->n_runtime)) return false;
   if (!nsys__aggregate(p, call, NSYS_TBL_SYNC, true, &in->n_syncs)) return false;
   if (!nsys__aggregate(p, call, NSYS_TBL_GRAPH_TRACE, true, &in->n_graph_launches)) return false;
@@ -579,7 +599,12 @@ bool nsys_info_build(nsys_profile *p, nsys_call *call) {
   if (in->n_graph_launches > 0 || graph_events || node_events) in->f_cuda_graphs = true;
 
   nsys_call_progress(call, 85, "processes");
+  int64_t t_proc = nsys_now_ns();
   if (!nsys__read_processes(p, call)) return false;
+  if (getenv("NSYS_AI_VERBOSE"))
+    nsys_log("info: GPU tables %.1f ms, host tables %.1f ms, processes %.1f ms",
+             (double)(t_host - t_gpu) / 1e6, (double)(t_proc - t_host) / 1e6,
+             (double)(nsys_now_ns() - t_proc) / 1e6);
   if (!in->has_span) in->span_start = in->span_end = 0;
   return true;
 }
