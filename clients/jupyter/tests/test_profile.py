@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import nsys_ai
+from nsys_ai._wire import unpack_range
 from nsys_ai import NsysAIError
 
 from conftest import PROFILES, SQL, need, need_real
@@ -85,6 +86,44 @@ def test_raw_results_equal_decoded(prof: nsys_ai.Profile, methods: frozenset[str
     assert ei.value.code == -32602
 
 
+def assert_same_range(cols: dict, objects: dict, tol: float) -> None:
+    """A widget reply (unpacked columns) holds exactly the items of the "objects" result."""
+    names = cols["names"]
+    nm = lambda k: None if k < 0 else names[k]  # noqa: E731
+    assert [t["id"] for t in cols["tracks"]] == [t["id"] for t in objects["tracks"]]
+    assert cols["resolution"] == objects["resolution"] and cols["start"] == objects["start"]
+    for c, o in zip(cols["tracks"], objects["tracks"]):
+        if "events" in o:
+            ev = c["events"]
+            assert len(ev["id"]) == len(o["events"])
+            for i, e in enumerate(o["events"]):
+                assert ev["id"][i] == e["id"] and nm(ev["name"][i]) == e.get("name")
+                assert nm(ev["kind"][i]) == e.get("kind") and ev["depth"][i] == e.get("depth", 0)
+                assert abs(ev["start"][i] - e["start"]) <= tol and abs(ev["end"][i] - e["end"]) <= tol, (i, e)
+        else:
+            b = c["buckets"]
+            assert len(b["index"]) == len(o["buckets"])
+            for i, ob in enumerate(o["buckets"]):
+                lg = ob.get("longest") or {}
+                assert objects["start"] + b["index"][i] * objects["resolution"] == ob["start"]
+                assert b["count"][i] == ob["count"] and b["longestId"][i] == lg.get("id", -1)
+                assert nm(b["longestName"][i]) == lg.get("name")
+                assert abs(b["busyNs"][i] - ob["busyNs"]) <= max(1.0, ob["busyNs"] * 1e-7)
+                assert abs(b["longestDur"][i] - lg.get("dur", 0)) <= max(1.0, lg.get("dur", 0) * 1e-7)
+
+
+def test_widget_columns_from_objects(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+    """Against a server without the "columns" format, the widget converts "objects" itself."""
+    need(methods, "timeline/tracks", "timeline/range")
+    s, e = prof.span()
+    w = prof.show()
+    w._columns = False
+    msg, bufs = w.answer_range({"start": s, "end": e, "width": 700})
+    assert msg["format"] == "bin"
+    assert_same_range(unpack_range(msg, bufs[0]), prof.request("timeline/range", {"start": s, "end": e, "width": 700}),
+                      tol=max(1.0, (e - s) * 2e-7))
+
+
 def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
     need(methods, "timeline/tracks", "timeline/range")
     w = prof.show()
@@ -95,18 +134,20 @@ def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[
     w._on_msg(w, {"id": 8, "kind": "range", "start": "x", "end": e, "width": 500}, [])
     w._on_msg(w, {"id": 9, "kind": "range", "start": e, "end": s, "width": 500}, [])
     (ok, bufs), (bad, _), (inverted, _) = sent
-    assert ok["id"] == 7 and "error" not in ok and ok["format"] == "json" and len(bufs) == 1
-    result = json.loads(bufs[0])
+    assert ok["id"] == 7 and "error" not in ok and ok["format"] == "bin" and len(bufs) == 1
+    result = unpack_range(ok, bufs[0])
     assert [t["id"] for t in result["tracks"]] == [t["id"] for t in w.tracks]
     assert result["start"] <= s and result["end"] >= (s + e) // 2
+    # the packed columns say what the server's "objects" answer says (times to float32 of the window)
+    objects = prof.request("timeline/range", {"start": s, "end": (s + e) // 2, "width": 500})
+    assert_same_range(result, objects, tol=max(1.0, ((s + e) // 2 - s) * 2e-7))
     w._on_msg(w, {"id": 10, "kind": "range", "start": s, "end": e, "width": 300,
                   "tracks": [w.tracks[0]["id"]]}, [])
-    assert [t["id"] for t in json.loads(sent[-1][1][0])["tracks"]] == [w.tracks[0]["id"]]
+    assert [t["id"] for t in unpack_range(sent[-1][0], sent[-1][1][0])["tracks"]] == [w.tracks[0]["id"]]
     assert bad["id"] == 8 and "ValueError" in bad["error"]
     assert inverted["id"] == 9 and inverted["code"] == -32602  # the server's own validation
     if {"kernel/details", "kernel/explain"} <= methods:
-        ev = json.loads(bufs[0])["tracks"]
-        kid = next(e["id"] for t in ev for e in t.get("events", []) if e.get("kind") == "kernel")
+        kid = next(e["id"] for t in objects["tracks"] for e in t.get("events", []) if e.get("kind") == "kernel")
         w._on_msg(w, {"id": 11, "kind": "details", "opId": kid}, [])
         det = sent[-1][0]
         name = prof.kernel(kid)["name"]
@@ -258,8 +299,10 @@ def test_every_real_profile_displays(path: Path, methods: frozenset[str]) -> Non
     s, e = p.span()
     w = p.show()
     msg, bufs = w.answer_range({"start": s, "end": e, "width": 1000})
-    res = json.loads(bufs[0])
+    res = unpack_range(msg, bufs[0])
     assert [t["id"] for t in res["tracks"]] == [t["id"] for t in w.tracks]
+    assert_same_range(res, p.request("timeline/range", {"start": s, "end": e, "width": 1000}),
+                      tol=max(1.0, (e - s) * 2e-7))
     sent: list[dict] = []
     tree = p.tree()
     tree.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]

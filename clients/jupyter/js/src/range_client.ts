@@ -1,15 +1,44 @@
 // Requests to the Python side over the widget's custom messages:
 // {id, kind, ...} out, {id, kind, ...} + buffers back, or {id, error}.
+// Range replies carry timeline/range's "columns" format packed into one binary buffer
+// of typed columns (src/nsys_ai/_wire.py); they are viewed in place, never re-encoded.
 import { AnyModel, Buffer } from "./anywidget";
+
+type IntCol = Uint8Array | Uint16Array | Int32Array | Uint32Array | Float64Array;
+
+export interface EventCols {
+  /** ns from TrackData.base */
+  start: Float32Array;
+  end: Float32Array;
+  id: Int32Array | Float64Array;
+  /** indexes into names (65535 in a Uint16Array, or -1: none) */
+  name: IntCol;
+  kind: IntCol;
+  depth: Uint8Array;
+}
+
+export interface BucketCols {
+  /** bucket j covers [start + index*resolution, + resolution) */
+  index: IntCol;
+  count: IntCol;
+  busy: Float32Array;
+  longestId: Int32Array | Float64Array;
+  longestName: IntCol;
+  longestDur: Float32Array;
+}
 
 export interface TrackData {
   id: string;
   type: "events" | "buckets";
   n: number;
+  /** event times are offsets from base (the request's start) */
+  base: number;
+  /** the reply's start and resolution (bucket geometry) */
+  start: number;
+  resolution: number;
   names: (string | null)[];
-  kinds?: (string | null)[];
-  /** events: [start, end, depth, id] per event; buckets: [start, end, count, busyNs, longestId, longestDur] */
-  cols: Float64Array;
+  ev?: EventCols;
+  bk?: BucketCols;
 }
 
 export interface RangeData {
@@ -18,22 +47,22 @@ export interface RangeData {
   resolution: number;
   serverMs: number;
   roundTripMs: number;
-  /** of roundTripMs: decoding the reply in the browser (JSON.parse + columns) */
+  /** of roundTripMs: decoding the reply in the browser (typed-array views) */
   decodeMs: number;
+  /** reply size on the wire (buffers) */
+  bytes: number;
+  /** events + buckets in the reply */
+  items: number;
+  /** wall-clock breakdown of roundTripMs: browser -> kernel handler, kernel, kernel -> browser */
+  upMs: number;
+  kernelMs: number;
+  downMs: number;
+  /** range requests the Python side has answered so far */
+  served: number;
   tracks: Map<string, TrackData>;
 }
 
-/** timeline/range as the server writes it (docs/protocol.md, timeline section). */
-interface RangeResult {
-  resolution: number;
-  start: number;
-  end: number;
-  tracks: {
-    id: string;
-    events?: { id: number; start: number; end: number; name: string | null; kind?: string; depth?: number }[];
-    buckets?: { start: number; end: number; count: number; busyNs: number; longest?: { id: number; name: string | null; dur: number } | null }[];
-  }[];
-}
+type ColDesc = [number, string];
 
 interface WireReply {
   id: number;
@@ -42,60 +71,102 @@ interface WireReply {
   error?: string;
   code?: number | null;
   serverMs?: number;
+  served?: number;
+  recvAt?: number;
+  sentAt?: number;
+  start?: number;
+  end?: number;
+  resolution?: number;
+  base?: number;
+  names?: (string | null)[];
+  tracks?: { id: string; type: "events" | "buckets"; n: number; cols: Record<string, ColDesc> }[];
+}
+
+const ARRAYS: Record<string, { new (b: ArrayBuffer, off: number, n: number): IntCol | Float32Array; BYTES_PER_ELEMENT: number }> = {
+  u8: Uint8Array, u16: Uint16Array, i32: Int32Array, u32: Uint32Array, f32: Float32Array, f64: Float64Array,
+};
+
+/** The buffer as an ArrayBuffer and the offset of its first byte (copied once when its
+ *  offset would misalign 8-byte columns). */
+function region(buf: Buffer): [ArrayBuffer, number, number] {
+  if (buf instanceof ArrayBuffer) return [buf, 0, buf.byteLength];
+  const v = buf as ArrayBufferView;
+  if (v.byteOffset % 8 === 0) return [v.buffer as ArrayBuffer, v.byteOffset, v.byteLength];
+  const copy = new Uint8Array(v.byteLength);
+  copy.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+  return [copy.buffer, 0, v.byteLength];
+}
+
+/** Typed-array views of a "bin" range reply's columns (no copy, no per-item work). */
+export function decodeColumns(m: WireReply, buf: Buffer): Map<string, TrackData> {
+  const [ab, off0, len] = region(buf);
+  const out = new Map<string, TrackData>();
+  const names = m.names ?? [];
+  for (const t of m.tracks ?? []) {
+    const cols: Record<string, IntCol | Float32Array> = {};
+    for (const [field, [off, dtype]] of Object.entries(t.cols)) {
+      const A = ARRAYS[dtype];
+      if (!A) throw new Error(`unknown column type ${dtype}`);
+      if (off + t.n * A.BYTES_PER_ELEMENT > len) throw new Error(`column ${t.id}.${field} out of the buffer`);
+      cols[field] = new A(ab, off0 + off, t.n);
+    }
+    const d: TrackData = { id: t.id, type: t.type, n: t.n, base: m.base ?? 0, start: m.start ?? 0,
+      resolution: m.resolution ?? 1, names };
+    if (t.type === "events") d.ev = cols as unknown as EventCols;
+    else d.bk = cols as unknown as BucketCols;
+    out.set(t.id, d);
+  }
+  return out;
+}
+
+/** timeline/range's "columns" JSON (forwarded as is, format "json") -> the same typed columns. */
+export function decodeJsonColumns(buf: Buffer): [WireReply, Map<string, TrackData>] {
+  const v = buf instanceof ArrayBuffer ? new Uint8Array(buf) : new Uint8Array((buf as ArrayBufferView).buffer,
+    (buf as ArrayBufferView).byteOffset, (buf as ArrayBufferView).byteLength);
+  const r = JSON.parse(decoder.decode(v)) as {
+    start: number; end: number; resolution: number; names: (string | null)[];
+    tracks: { id: string; events?: Record<string, number[]>; buckets?: Record<string, number[]> }[];
+  };
+  const base = r.start;
+  const out = new Map<string, TrackData>();
+  for (const t of r.tracks) {
+    const d: TrackData = { id: t.id, type: t.events ? "events" : "buckets", n: 0, base, start: r.start,
+      resolution: r.resolution, names: r.names };
+    if (t.events) {
+      const e = t.events;
+      d.n = e.start.length;
+      d.ev = { start: Float32Array.from(e.start, (x) => x - base), end: Float32Array.from(e.end, (x) => x - base),
+        id: Float64Array.from(e.id), name: Int32Array.from(e.name), kind: Int32Array.from(e.kind),
+        depth: Uint8Array.from(e.depth ?? []) };
+    } else {
+      const b = t.buckets ?? {};
+      d.n = (b.index ?? []).length;
+      d.bk = { index: Int32Array.from(b.index ?? []), count: Float64Array.from(b.count ?? []),
+        busy: Float32Array.from(b.busyNs ?? []), longestId: Float64Array.from(b.longestId ?? []),
+        longestName: Int32Array.from(b.longestName ?? []), longestDur: Float32Array.from(b.longestDur ?? []) };
+    }
+    out.set(t.id, d);
+  }
+  return [{ id: 0, kind: "range", start: r.start, end: r.end, resolution: r.resolution }, out];
 }
 
 const decoder = new TextDecoder();
 
-function bytes(buf: Buffer): Uint8Array {
-  if (buf instanceof ArrayBuffer) return new Uint8Array(buf);
-  const v = buf as ArrayBufferView;
-  return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-}
-
-/** Columns for drawing: events [start, end, depth, id]; buckets [start, end, count, busyNs, longestId, longestDur]. */
-export function toTracks(r: RangeResult): Map<string, TrackData> {
-  const out = new Map<string, TrackData>();
-  for (const t of r.tracks) {
-    if (t.buckets) {
-      const bs = t.buckets;
-      const cols = new Float64Array(bs.length * 6);
-      const names: (string | null)[] = new Array(bs.length);
-      for (let i = 0; i < bs.length; i++) {
-        const b = bs[i];
-        cols[i * 6] = b.start;
-        cols[i * 6 + 1] = b.end;
-        cols[i * 6 + 2] = b.count;
-        cols[i * 6 + 3] = b.busyNs;
-        cols[i * 6 + 4] = b.longest ? b.longest.id : -1;
-        cols[i * 6 + 5] = b.longest ? b.longest.dur : 0;
-        names[i] = b.longest ? b.longest.name : null;
-      }
-      out.set(t.id, { id: t.id, type: "buckets", n: bs.length, names, cols });
-    } else {
-      const es = t.events ?? [];
-      const cols = new Float64Array(es.length * 4);
-      const names: (string | null)[] = new Array(es.length);
-      const kinds: (string | null)[] = new Array(es.length);
-      for (let i = 0; i < es.length; i++) {
-        const e = es[i];
-        cols[i * 4] = e.start;
-        cols[i * 4 + 1] = e.end;
-        cols[i * 4 + 2] = e.depth ?? 0;
-        cols[i * 4 + 3] = e.id;
-        names[i] = e.name;
-        kinds[i] = e.kind ?? null;
-      }
-      out.set(t.id, { id: t.id, type: "events", n: es.length, names, kinds, cols });
-    }
-  }
-  return out;
+/** A name index -> the name (null for none). */
+export function nameAt(d: TrackData, col: IntCol, i: number): string | null {
+  const k = col[i];
+  if (k < 0 || (k === 65535 && col instanceof Uint16Array)) return null;
+  return d.names[k] ?? null;
 }
 
 interface Pending {
   resolve: (d: RangeData) => void;
   reject: (e: Error) => void;
   t0: number;
+  wall0: number;
 }
+
+const wallNow = () => performance.timeOrigin + performance.now();
 
 export class RangeClient {
   private pending = new Map<number, Pending>();
@@ -112,7 +183,7 @@ export class RangeClient {
     const id = this.nextId++;
     this.sent++;
     return new Promise<RangeData>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, t0: performance.now() });
+      this.pending.set(id, { resolve, reject, t0: performance.now(), wall0: wallNow() });
       const msg: Record<string, unknown> = { id, kind: "range", start: Math.floor(start), end: Math.ceil(end), width: Math.max(1, Math.round(width)) };
       if (tracks) msg.tracks = tracks;
       this.model.send(msg);
@@ -160,24 +231,38 @@ export class RangeClient {
       return;
     }
     const tArrived = performance.now();
-    let r: RangeResult;
+    const wallArrived = wallNow();
+    let tracks: Map<string, TrackData>;
     try {
-      r = JSON.parse(decoder.decode(bytes(buffers[0]))) as RangeResult;
+      if (!buffers?.length) throw new Error(`format ${m.format} without a buffer`);
+      if (m.format === "bin") tracks = decodeColumns(m, buffers[0]);
+      else if (m.format === "json") {
+        const [head, t] = decodeJsonColumns(buffers[0]);
+        Object.assign(m, { start: head.start, end: head.end, resolution: head.resolution });
+        tracks = t;
+      } else throw new Error(`unknown format ${m.format}`);
     } catch (e) {
       this.failed++;
       p.reject(new Error(`bad range reply: ${e}`));
       return;
     }
     this.answered++;
-    const tracks = toTracks(r);
     const now = performance.now();
+    let items = 0;
+    for (const t of tracks.values()) items += t.n;
     p.resolve({
-      start: r.start,
-      end: r.end,
-      resolution: r.resolution,
+      start: m.start ?? 0,
+      end: m.end ?? 0,
+      resolution: m.resolution ?? 1,
       serverMs: m.serverMs ?? 0,
       roundTripMs: now - p.t0,
       decodeMs: now - tArrived,
+      bytes: buffers.reduce((s, b) => s + (b as ArrayBufferView | ArrayBuffer).byteLength, 0),
+      items,
+      served: m.served ?? this.answered,
+      upMs: (m.recvAt ?? NaN) - p.wall0,
+      kernelMs: (m.sentAt ?? NaN) - (m.recvAt ?? NaN),
+      downMs: wallArrived - (m.sentAt ?? NaN),
       tracks,
     });
   }

@@ -4,7 +4,7 @@
 // the latest view wins). Counters sit on the root element as data-* attributes.
 import { RenderProps } from "./anywidget";
 import { eventColor, fmtDur, tickStep, trackHue } from "./format";
-import { RangeClient, RangeData, TrackData } from "./range_client";
+import { RangeClient, RangeData, TrackData, nameAt } from "./range_client";
 
 interface Track {
   id: string;
@@ -36,6 +36,23 @@ function label(t: Track): string {
   }
 }
 
+/** One view change: from the input (wheel, drag, button) to the end of the frame drawn with its data. */
+interface Sample {
+  seq: number;
+  inputToDrawMs: number;
+  /** request sent -> reply decoded */
+  roundTripMs: number;
+  /** the Python side's time (timeline/range + forwarding) */
+  pythonMs: number;
+  decodeMs: number;
+  drawMs: number;
+  bytes: number;
+  items: number;
+  upMs: number;
+  kernelMs: number;
+  downMs: number;
+}
+
 interface Window {
   start: number;
   end: number;
@@ -47,7 +64,6 @@ interface Model {
   view: Window;
   height: number;
   title: string;
-  served: number;
 }
 
 const LABEL_W = 210;
@@ -100,7 +116,17 @@ class Timeline {
   private dirty = false;
   private width = 600;
   private drawQueued = false;
+  /** row labels clipped to the label column */
+  private labels = new Map<string, string>();
   private resize: ResizeObserver;
+  // latency bookkeeping: each view change (zoom, pan, reset) gets a sequence number and its
+  // input time; the frame that first draws data answered for that view (or a later one) ends it
+  private viewSeq = 0;
+  private inputAt = new Map<number, number>();
+  private drawnSeq = 0;
+  private dataSeq = 0;
+  /** measured view changes, newest last (at most 1000): for the benchmark and tests */
+  readonly samples: Sample[] = [];
 
   constructor({ model, el: host }: RenderProps<Model>) {
     this.client = new RangeClient(model as never);
@@ -131,15 +157,17 @@ class Timeline {
     host.append(this.root);
     this.bindPointer();
     this.scroll.addEventListener("scroll", () => this.onScroll(), { passive: true });
-    const served = () => (this.root.dataset.served = String(model.get("served") ?? 0));
-    model.on("change:served", served);
-    served();
+    this.root.dataset.served = "0";
     // for tests: one empty request/reply through the widget's messages, in ms
-    (this.root as unknown as { __nsysPing: () => Promise<number> }).__nsysPing = async () => {
+    const hook = this.root as unknown as { __nsysPing: () => Promise<{ ms: number; upMs: number; downMs: number }>; __nsysSamples: Sample[] };
+    hook.__nsysPing = async () => {
       const t0 = performance.now();
-      await this.client.ask("ping", {});
-      return performance.now() - t0;
+      const w0 = performance.timeOrigin + t0;
+      const m = await this.client.ask("ping", {});
+      const t1 = performance.now();
+      return { ms: t1 - t0, upMs: Number(m.recvAt) - w0, downMs: performance.timeOrigin + t1 - Number(m.sentAt) };
     };
+    hook.__nsysSamples = this.samples;
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
     this.onResize();
@@ -165,6 +193,8 @@ class Timeline {
     if (start + len > hi) start = Math.max(lo, hi - len);
     len = Math.min(len, hi - lo);
     this.view = { start, end: start + len };
+    this.viewSeq++;
+    this.inputAt.set(this.viewSeq, performance.now());
     this.queueDraw();
     this.fetch();
   }
@@ -185,10 +215,13 @@ class Timeline {
     this.inflight = true;
     this.dirty = false;
     const v = { ...this.view };
+    const seq = this.viewSeq;
     this.client
       .request(v.start, v.end, this.plotWidth(), this.visibleTracks())
       .then((d) => {
         this.data = d;
+        this.dataSeq = seq;
+        this.root.dataset.served = String(d.served);
         this.status.classList.remove("nsys-tl-err");
         this.status.textContent = `${fmtDur(v.end - v.start)} · ${fmtDur(d.resolution)}/px · ${d.roundTripMs.toFixed(1)} ms`;
       })
@@ -206,10 +239,12 @@ class Timeline {
           this.root.dataset.lastServerMs = this.data.serverMs.toFixed(3);
           this.root.dataset.lastDecodeMs = this.data.decodeMs.toFixed(3);
         }
+        this.root.dataset.viewSeq = String(this.viewSeq);
         this.queueDraw();
         if (this.dirty) this.fetch();
       });
     this.root.dataset.requests = String(this.client.sent);
+    this.root.dataset.viewSeq = String(this.viewSeq);
   }
 
   /** Ids of the rows in (or near) the scrolled viewport; undefined when every row shows. */
@@ -223,6 +258,7 @@ class Timeline {
   }
 
   private onScroll(): void {
+    this.queueDraw();
     const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
     if (this.data && ids.some((id) => !this.data!.tracks.has(id))) this.fetch();
   }
@@ -291,7 +327,7 @@ class Timeline {
     const slop = (2 * (this.view.end - this.view.start)) / this.plotWidth();
     const i = indexAt(d, t, slop);
     if (i < 0) return;
-    const opId = d.type === "events" ? d.cols[i * 4 + 3] : d.cols[i * 6 + 4];
+    const opId = d.ev ? d.ev.id[i] : d.bk ? d.bk.longestId[i] : -1;
     if (!(opId >= 0)) return;
     this.details.style.display = "block";
     this.details.textContent = "loading…";
@@ -352,6 +388,29 @@ class Timeline {
   }
 
   private draw(): void {
+    const t0 = performance.now();
+    this.paint();
+    if (this.data && this.dataSeq > this.drawnSeq) this.measured(this.dataSeq, t0, performance.now());
+  }
+
+  /** Records the latency of every view change up to `seq`, now drawn with answered data. */
+  private measured(seq: number, drawStart: number, now: number): void {
+    const d = this.data as RangeData;
+    const tIn = this.inputAt.get(seq);
+    if (tIn !== undefined) {
+      const s: Sample = { seq, inputToDrawMs: now - tIn, roundTripMs: d.roundTripMs, pythonMs: d.serverMs,
+        decodeMs: d.decodeMs, drawMs: now - drawStart, bytes: d.bytes, items: d.items, upMs: d.upMs,
+        kernelMs: d.kernelMs, downMs: d.downMs };
+      this.samples.push(s);
+      if (this.samples.length > 1000) this.samples.shift();
+      this.root.dataset.lastInputToDrawMs = s.inputToDrawMs.toFixed(3);
+    }
+    for (const k of this.inputAt.keys()) if (k <= seq) this.inputAt.delete(k);
+    this.drawnSeq = seq;
+    this.root.dataset.drawnSeq = String(seq);
+  }
+
+  private paint(): void {
     const dpr = window.devicePixelRatio || 1;
     const w = this.width;
     const h = AXIS_H + Math.max(1, this.tracks.length) * ROW_H + 4;
@@ -374,7 +433,13 @@ class Timeline {
     // rows: zebra background, labels, content
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "middle";
-    this.tracks.forEach((tr, i) => {
+    // only the rows scrolled into view (a scroll redraws)
+    const top = this.scroll.scrollTop;
+    const viewH = this.scroll.clientHeight || h;
+    const first = Math.max(0, Math.floor((top - AXIS_H) / ROW_H) - 1);
+    const last = Math.min(this.tracks.length, Math.ceil((top + viewH - AXIS_H) / ROW_H) + 1);
+    for (let i = first; i < last; i++) {
+      const tr = this.tracks[i];
       const y = AXIS_H + i * ROW_H;
       if (i % 2 === 0) {
         g.fillStyle = "rgba(128,128,128,0.07)";
@@ -383,16 +448,18 @@ class Timeline {
       g.fillStyle = `hsl(${trackHue(tr.streamClass ?? tr.kind)}, 45%, 45%)`;
       g.fillRect(2, y + 3, 3, ROW_H - 6);
       g.fillStyle = fg;
-      g.fillText(clip(g, label(tr), LABEL_W - 12), 8, y + ROW_H / 2);
+      let text = this.labels.get(tr.id);
+      if (text === undefined) this.labels.set(tr.id, (text = clip(g, label(tr), LABEL_W - 12)));
+      g.fillText(text, 8, y + ROW_H / 2);
       const d = this.data?.tracks.get(tr.id);
-      if (!d) return;
+      if (!d) continue;
       g.save();
       g.beginPath();
       g.rect(LABEL_W, y, pw, ROW_H);
       g.clip();
-      drawTrack(g, d, tr.streamClass ?? tr.kind, v.start, scale, LABEL_W, y + 2, ROW_H - 4);
+      drawTrack(g, d, tr.streamClass ?? tr.kind, v.start, scale, LABEL_W, pw, y + 2, ROW_H - 4);
       g.restore();
-    });
+    }
 
     // axis: ticks relative to the profile's start
     g.fillStyle = styles.backgroundColor && styles.backgroundColor !== "rgba(0, 0, 0, 0)" ? styles.backgroundColor : "#fff";
@@ -429,73 +496,137 @@ function clip(g: CanvasRenderingContext2D, s: string, max: number): string {
   return s.slice(0, lo) + "…";
 }
 
+/** Colour strings of a reply's track, cached by key (kinds and names are table indexes). */
+function colorCache(d: TrackData): Map<number, string> {
+  const c = d as TrackData & { colors?: Map<number, string> };
+  if (!c.colors) c.colors = new Map();
+  return c.colors;
+}
+
+/** Draws one row straight from the reply's typed columns. Rectangles of one colour that
+ *  touch (within half a pixel) are merged into one fillRect, so a row costs at most about
+ *  one call per pixel column whatever the number of events. */
 function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: number, scale: number,
-                   x0: number, y: number, h: number): void {
-  const c = d.cols;
-  if (d.type === "events") {
-    let lastColor = "";
+                   x0: number, pw: number, y: number, h: number): void {
+  const colors = colorCache(d);
+  const xMax = x0 + pw + 1;
+  let run = "";
+  let rx0 = 0;
+  let rx1 = -Infinity;
+  let ry = 0;
+  let rh = 0;
+  const flush = () => {
+    if (run) {
+      g.fillStyle = run;
+      g.fillRect(rx0, ry, rx1 - rx0, rh);
+    }
+  };
+  if (d.ev) {
+    const { start, end, name, kind: ekind } = d.ev;
+    const shift = x0 + (d.base - v0) * scale;
     const labels: number[] = [];
     for (let i = 0; i < d.n; i++) {
-      const s = c[i * 4];
-      const e = c[i * 4 + 1];
-      const x = x0 + (s - v0) * scale;
-      const wpx = Math.max(1, (e - s) * scale);
-      const ek = d.kinds?.[i];
-      const color = eventColor(ek === "memcpy" || ek === "memset" ? ek : kind, d.names[i]);
-      if (color !== lastColor) {
-        g.fillStyle = color;
-        lastColor = color;
+      const xa = shift + start[i] * scale;
+      const xb = shift + end[i] * scale;
+      if (xb < x0 - 1 || xa > xMax) continue;
+      const key = ekind[i] * 65536 + name[i];
+      let color = colors.get(key);
+      if (color === undefined) {
+        const ek = nameAt(d, ekind, i);
+        color = eventColor(ek === "memcpy" || ek === "memset" ? ek : kind, nameAt(d, name, i));
+        colors.set(key, color);
       }
-      g.fillRect(x, y, wpx, h);
-      if (wpx > 40 && d.names[i]) labels.push(i);
+      const a = Math.max(xa, x0 - 1);
+      const b = Math.max(Math.min(xb, xMax), a + 1);
+      if (color === run && a <= rx1 + 0.5) {
+        if (b > rx1) rx1 = b;
+      } else {
+        flush();
+        run = color;
+        rx0 = a;
+        rx1 = b;
+        ry = y;
+        rh = h;
+      }
+      if (b - a > 40) labels.push(i);
     }
+    flush();
     // names on top, once every rectangle is drawn
     g.fillStyle = "#fff";
     g.textBaseline = "middle";
     g.font = "10px system-ui, sans-serif";
     for (const i of labels) {
-      const x = Math.max(x0, x0 + (c[i * 4] - v0) * scale);
-      const right = x0 + (c[i * 4 + 1] - v0) * scale;
-      if (right - x > 30) g.fillText(clip(g, d.names[i] as string, right - x - 4), x + 2, y + h / 2);
+      const nm = nameAt(d, name, i);
+      if (!nm) continue;
+      const x = Math.max(x0, shift + start[i] * scale);
+      const right = Math.min(xMax, shift + end[i] * scale);
+      if (right - x > 30) g.fillText(clip(g, nm, right - x - 4), x + 2, y + h / 2);
     }
-  } else {
+  } else if (d.bk) {
+    const { index, busy, longestName } = d.bk;
+    const R = d.resolution;
+    const bw = R * scale;
+    const shift = x0 + (d.start - v0) * scale;
     for (let i = 0; i < d.n; i++) {
-      const s = c[i * 6];
-      const e = c[i * 6 + 1];
-      const busy = c[i * 6 + 3];
-      const frac = Math.max(0.12, Math.min(1, busy / Math.max(1, e - s)));
-      g.fillStyle = eventColor(kind, d.names[i], 0.25 + 0.75 * frac);
-      const x = x0 + (s - v0) * scale;
-      const wpx = Math.max(1, (e - s) * scale);
-      const bh = Math.max(2, h * frac);
-      g.fillRect(x, y + h - bh, wpx, bh);
+      const xa = shift + index[i] * bw;
+      if (xa + bw < x0 - 1 || xa > xMax) continue;
+      // busy fraction in 8 steps: height and opacity
+      const level = Math.max(0, Math.min(7, Math.floor((busy[i] / R) * 8)));
+      const key = longestName[i] * 8 + level;
+      let color = colors.get(key);
+      if (color === undefined) {
+        const frac = Math.max(0.12, (level + 1) / 8);
+        color = eventColor(kind, nameAt(d, longestName, i), 0.25 + 0.75 * frac);
+        colors.set(key, color);
+      }
+      const a = Math.max(xa, x0 - 1);
+      const b = Math.max(Math.min(xa + bw, xMax), a + 1);
+      if (color === run && a <= rx1 + 0.5) {
+        if (b > rx1) rx1 = b;
+      } else {
+        flush();
+        const bh = Math.max(2, h * Math.max(0.12, (level + 1) / 8));
+        run = color;
+        rx0 = a;
+        rx1 = b;
+        ry = y + h - bh;
+        rh = bh;
+      }
     }
+    flush();
   }
+}
+
+/** [start, end] in ns of item i (an event, or a bucket's window). */
+function itemSpan(d: TrackData, i: number): [number, number] {
+  if (d.ev) return [d.base + d.ev.start[i], d.base + d.ev.end[i]];
+  const s = d.start + (d.bk as NonNullable<TrackData["bk"]>).index[i] * d.resolution;
+  return [s, s + d.resolution];
 }
 
 /** The event or bucket at time t (within slop), preferring one that contains t; -1 if none. */
 function indexAt(d: TrackData, t: number, slop: number): number {
-  const c = d.cols;
-  const stride = d.type === "events" ? 4 : 6;
   let best = -1;
   for (let i = 0; i < d.n; i++) {
-    if (c[i * stride] - slop <= t && t <= c[i * stride + 1] + slop) {
+    const [s, e] = itemSpan(d, i);
+    if (s - slop <= t && t <= e + slop) {
       best = i;
-      if (c[i * stride] <= t && t <= c[i * stride + 1]) break;
+      if (s <= t && t <= e) break;
     }
   }
   return best;
 }
 
 function describeAt(d: TrackData, t: number, slop: number): string | null {
-  const c = d.cols;
-  const stride = d.type === "events" ? 4 : 6;
   const best = indexAt(d, t, slop);
   if (best < 0) return null;
-  const s = c[best * stride];
-  const e = c[best * stride + 1];
-  if (d.type === "events") return `${d.names[best] ?? "?"}\n${fmtDur(e - s)}${d.kinds?.[best] === "kernel" ? "\n(click: details and explanation)" : ""}`;
-  return `${c[best * 6 + 2]} ops, ${fmtDur(c[best * 6 + 3])} busy in ${fmtDur(e - s)}\nlongest: ${d.names[best] ?? "?"} (${fmtDur(c[best * 6 + 5])})`;
+  const [s, e] = itemSpan(d, best);
+  if (d.ev) {
+    const k = nameAt(d, d.ev.kind, best);
+    return `${nameAt(d, d.ev.name, best) ?? "?"}\n${fmtDur(e - s)}${k === "kernel" ? "\n(click: details and explanation)" : ""}`;
+  }
+  const b = d.bk as NonNullable<TrackData["bk"]>;
+  return `${b.count[best]} ops, ${fmtDur(b.busy[best])} busy in ${fmtDur(e - s)}\nlongest: ${nameAt(d, b.longestName, best) ?? "?"} (${fmtDur(b.longestDur[best])})`;
 }
 
 export default {

@@ -1,20 +1,27 @@
 """Notebook widgets (anywidget): the zoomable timeline and the NVTX tree.
 
 The timeline's front end asks for data with custom messages
-`{id, kind: "range", start, end, width, tracks?}`; the Python side answers each
-with `{id, kind: "range", serverMs}` plus one binary buffer: the `timeline/range`
-result's UTF-8 JSON exactly as the server wrote it (never decoded in Python, so
-a zoom costs the server's time plus a copy), or with `{id, kind, error, code}`.
+`{id, kind: "range", start, end, width, tracks?}`; the Python side answers each with
+`timeline/range` in the server's compact "columns" format, packed into one binary
+buffer of typed columns (see `_wire.py`: the browser draws straight from typed arrays,
+nothing is encoded or decoded per item), or with `{id, kind, error, code}`. In a kernel,
+requests are served on worker threads (ranges on one, kernel details on another), so a
+slow explanation never holds up a zoom and the kernel's message loop never waits on
+the server. `{id, kind: "ping"}` is answered at once (the bench's empty round trip).
 """
 from __future__ import annotations
 
+import os
 import pathlib
+import queue
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
 import anywidget
 import traitlets
 
+from ._wire import columns_from_objects, pack_range
 from .errors import NsysAIError
 
 if TYPE_CHECKING:
@@ -41,11 +48,15 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
     view = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
-    served = traitlets.Int(0).tag(sync=True)  # range requests answered (for tests and the status line)
 
     def __init__(self, profile: "Profile", start: Optional[int] = None, end: Optional[int] = None,
-                 height: int = 420, **kwargs: Any) -> None:
+                 height: int = 420, wire: Optional[str] = None, **kwargs: Any) -> None:
         from .profile import M_TRACKS
+        # "bin": typed columns packed here (default); "json": the server's "columns" JSON
+        # forwarded undecoded, parsed by the browser (for comparison: bench_widget.py --wire)
+        self.wire = wire or os.environ.get("NSYS_AI_WIDGET_WIRE") or "bin"
+        if self.wire not in ("bin", "json"):
+            raise ValueError(f"wire: expected 'bin' or 'json', not {self.wire!r}")
         s0, s1 = profile.span()
         tracks_res = profile.request(M_TRACKS)
         tracks = tracks_res.get("tracks", []) if isinstance(tracks_res, dict) else tracks_res
@@ -53,23 +64,55 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                          view={"start": s0 if start is None else int(start), "end": s1 if end is None else int(end)},
                          height=height, title=pathlib.Path(profile.path).name, **kwargs)
         self._profile = profile
-        self.last_ms = 0.0  # server + encoding time of the last range request
+        self.served = 0     # range requests answered (each reply carries it: no extra state message)
+        self.last_ms = 0.0  # server + packing time of the last range request
+        self._columns: Optional[bool] = None  # whether the server knows timeline/range format "columns"
+        # in a kernel: serve on worker threads (None: inline, e.g. in tests and benches)
+        self._queues: Optional[dict[str, "queue.SimpleQueue[Any]"]] = None
+        if _in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
+            self._queues = {"range": queue.SimpleQueue(), "details": queue.SimpleQueue()}
+            for name, q in self._queues.items():
+                threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}", daemon=True).start()
         self.on_msg(self._on_msg)
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
         if kind not in ("range", "details", "ping"):
             return
-        rid = content.get("id")
+        content["recvAt"] = time.time() * 1e3  # wall clock ms, for the bench's breakdown
         if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
-            self.send({"id": rid, "kind": "ping"})
-            return
+            self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3})
+        elif self._queues is not None:
+            self._queues[kind].put(content)
+        else:
+            self._serve(content)
+
+    def _worker(self, q: "queue.SimpleQueue[Any]") -> None:
+        while True:
+            content = q.get()
+            if content is None:
+                return
+            self._serve(content)
+
+    def close(self) -> None:
+        if self._queues is not None:
+            for q in self._queues.values():
+                q.put(None)
+            self._queues = None
+        super().close()
+
+    def _serve(self, content: dict) -> None:
+        kind = content.get("kind")
+        rid = content.get("id")
         try:
             if kind == "range":
                 msg, buffers = self.answer_range(content)
             else:
                 msg, buffers = {"kind": "details", "html": self.details_html(int(content["opId"]))}, []
             msg["id"] = rid
+            if "recvAt" in content:
+                msg["recvAt"] = content["recvAt"]
+                msg["sentAt"] = time.time() * 1e3
             self.send(msg, buffers)
         except NsysAIError as e:
             self.send({"id": rid, "kind": kind, "error": e.message, "code": e.code})
@@ -97,17 +140,47 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         return markdown_to_html(md)
 
     def answer_range(self, content: dict) -> tuple[dict, list[bytes]]:
-        """Serves one front-end range request (also callable directly, e.g. by the bench)."""
+        """Serves one front-end range request (also callable directly, e.g. by the bench):
+        the message fields and the one buffer of typed columns (`_wire.pack_range`)."""
         from .profile import M_RANGE
         t0 = time.perf_counter()
         params: dict[str, Any] = {"start": int(content["start"]), "end": int(content["end"]),
                                   "width": max(1, int(content.get("width", 1000)))}
         if content.get("tracks"):
             params["tracks"] = [str(t) for t in content["tracks"]]
-        body = self._profile.request(M_RANGE, params, raw=True)
+        if self.wire == "json" and self._columns:
+            body = self._profile.request(M_RANGE, {**params, "format": "columns"}, raw=True)
+            self.last_ms = (time.perf_counter() - t0) * 1e3
+            self.served += 1
+            return {"kind": "range", "format": "json", "serverMs": round(self.last_ms, 3), "served": self.served}, [body]
+        res = None
+        if self._columns is not False:
+            try:
+                res = self._profile.request(M_RANGE, {**params, "format": "columns"})
+            except NsysAIError as e:  # a server without the option refuses it by name
+                if self._columns or e.code != -32602 or "format" not in e.message:
+                    raise
+            self._columns = isinstance(res, dict) and res.get("format") == "columns"
+        if res is None:
+            res = self._profile.request(M_RANGE, params)
+        if not (isinstance(res, dict) and res.get("format") == "columns"):
+            res = columns_from_objects(res)
+        msg, buf = pack_range(res, params["start"])
         self.last_ms = (time.perf_counter() - t0) * 1e3
         self.served += 1
-        return {"kind": "range", "format": "json", "serverMs": round(self.last_ms, 3)}, [body]
+        msg["serverMs"] = round(self.last_ms, 3)
+        msg["served"] = self.served
+        return msg, [buf]
+
+
+def _in_kernel() -> bool:
+    """Whether this process is an IPython kernel (widgets then talk to a front end)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    ip = get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
 
 
 class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]

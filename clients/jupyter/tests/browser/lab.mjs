@@ -141,7 +141,7 @@ try {
   // the same trip with no work on the Python side: the notebook's own messaging cost
   const pings = await tl.evaluate(async (e) => {
     const out = [];
-    for (let i = 0; i < 10; i++) out.push(await e.__nsysPing());
+    for (let i = 0; i < 10; i++) out.push((await e.__nsysPing()).ms);
     return out;
   });
   result.zoomRoundTripMs = { p50: med(trips.map((t) => t.rt)), max: Math.max(...trips.map((t) => t.rt)),

@@ -11,6 +11,7 @@ reports the skip).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -23,6 +24,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Iterator, Optional
 
 HERE = Path(__file__).resolve().parent
 PKG = HERE.parents[1]
@@ -53,22 +55,15 @@ def notebook(profile: Path) -> dict:
     }
 
 
-def main() -> int:
-    profile = Path(sys.argv[1]).resolve()
-    out = Path(sys.argv[2]).resolve()
-    app = sys.argv[3] if len(sys.argv) > 3 else "lab"
-    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    if not Path(chromium).exists():
-        print(f"SKIP browser test: {chromium} not found (apt-get install chromium)")
-        return 77
-    if not (NODE_MODULES / "playwright-core").is_dir():
-        print(f"SKIP browser test: {NODE_MODULES}/playwright-core missing (npm ci in clients/jupyter/js)")
-        return 77
-    out.mkdir(parents=True, exist_ok=True)
+@contextlib.contextmanager
+def jupyter(app: str, nb: dict, out: Path, env_extra: Optional[dict] = None) -> Iterator[tuple[str, dict]]:
+    """A `jupyter lab` (or `jupyter notebook`) on 127.0.0.1 serving the notebook `nb` as
+    widget_test.ipynb (isolated config/runtime dirs, random token); yields (url of the
+    notebook page, environment for node). Stops the server and its kernels on exit."""
     work = Path(tempfile.mkdtemp(prefix="nsys-ai-lab-"))
-    (work / "widget_test.ipynb").write_text(json.dumps(notebook(profile), indent=1))
+    (work / "widget_test.ipynb").write_text(json.dumps(nb, indent=1))
     port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ,
+    env = {**os.environ, **(env_extra or {}),
            "JUPYTER_CONFIG_DIR": str(work / "config"), "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
            "JUPYTERLAB_WORKSPACES_DIR": str(work / "workspaces"), "IPYTHONDIR": str(work / "ipython")}
     log = open(out / f"jupyter-{app}.log", "w")
@@ -92,13 +87,9 @@ def main() -> int:
                 break
             except OSError:
                 if lab.poll() is not None or time.time() > deadline:
-                    print(f"jupyter {app} did not start; see {out / f'jupyter-{app}.log'}")
-                    return 1
+                    raise RuntimeError(f"jupyter {app} did not start; see {out / f'jupyter-{app}.log'}")
                 time.sleep(0.5)
-        url = f"{base}/{page}?token={token}"
-        rc = subprocess.run(["node", str(HERE / "lab.mjs"), url, str(out)],
-                            env={**env, "CHROMIUM": chromium, "NODE_MODULES_DIR": str(NODE_MODULES)}, timeout=420).returncode
-        return 0 if rc == 0 else 1
+        yield f"{base}/{page}?token={token}", env
     finally:
         if lab.poll() is None:
             os.killpg(lab.pid, signal.SIGTERM)  # the lab server and the kernels it started
@@ -109,6 +100,36 @@ def main() -> int:
                 lab.wait()
         log.close()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def prerequisites() -> Optional[str]:
+    """Why the browser tests cannot run here (None when they can)."""
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        return f"{chromium} not found (apt-get install chromium)"
+    if not (NODE_MODULES / "playwright-core").is_dir():
+        return f"{NODE_MODULES}/playwright-core missing (npm ci in clients/jupyter/js)"
+    return None
+
+
+def main() -> int:
+    profile = Path(sys.argv[1]).resolve()
+    out = Path(sys.argv[2]).resolve()
+    app = sys.argv[3] if len(sys.argv) > 3 else "lab"
+    why = prerequisites()
+    if why:
+        print(f"SKIP browser test: {why}")
+        return 77
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with jupyter(app, notebook(profile), out) as (url, env):
+            rc = subprocess.run(["node", str(HERE / "lab.mjs"), url, str(out)],
+                                env={**env, "CHROMIUM": os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                     "NODE_MODULES_DIR": str(NODE_MODULES)}, timeout=420).returncode
+    except RuntimeError as e:
+        print(e)
+        return 1
+    return 0 if rc == 0 else 1
 
 
 if __name__ == "__main__":

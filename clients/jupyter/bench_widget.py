@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""The timeline widget's zoom round trip, measured in the browser in a real JupyterLab 4.
+
+    python bench_widget.py [--profile PATH ...] [--app lab|notebook] [--zooms N] [--bursts N] [--json OUT]
+
+For each profile: starts `jupyter lab` (this Python's environment; the nsys_ai package
+from ./src), runs a notebook showing `p.show()` in headless Chromium, and zooms with the
+mouse wheel, one notch at a time (11 notches in, 11 out, around random points). The
+widget measures each step itself (performance.now()):
+
+  input->draw    the wheel event -> the end of the frame drawn with the data answered
+                 for that view (the issue-8 figure; target <= 30 ms)
+  round trip     the range message sent -> its reply decoded in the browser
+  python         the kernel's time for it (timeline/range + forwarding)
+  decode, draw   the browser's decoding of the reply, the frame's drawing
+  empty message  an empty custom message's round trip (ping), sent after every zoom step:
+                 the notebook's own messaging cost under the same load
+  burst last     5 notches 8 ms apart: the last notch -> its view drawn (coalescing)
+
+Prints a table and one JSON line (p50/p99 per figure, load averages before/after).
+Default profiles: /tmp/vs-1m.sqlite and /tmp/vs-10m.sqlite when present, else a generated
+1M-kernel profile. Needs what the browser test needs (scripts/test.sh sets it up):
+jupyterlab, anywidget, Chromium, js/node_modules (playwright-core), a built widget bundle.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE / "tests" / "browser"))
+
+import run as browser  # noqa: E402  (tests/browser/run.py: the jupyter server helper)
+
+
+def pct(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, int(round(q / 100 * (len(s) - 1)))))]
+
+
+def summary(xs: list[float]) -> dict[str, float]:
+    if not xs:
+        return {"n": 0}
+    return {"n": len(xs), "p50": round(statistics.median(xs), 2), "p90": round(pct(xs, 90), 2),
+            "p99": round(pct(xs, 99), 2), "max": round(max(xs), 2)}
+
+
+def notebook(profile: Path) -> dict:
+    src = ("import nsys_ai\n"
+           f"p = nsys_ai.open({str(profile)!r})\n"
+           "w = p.show(height=420)\n"
+           "w")
+    return {"nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            "cells": [{"cell_type": "code", "id": "c0", "metadata": {}, "execution_count": None, "outputs": [],
+                       "source": src}]}
+
+
+def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire: str) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    env_extra = {"PYTHONPATH": os.pathsep.join(filter(None, [str(HERE / "src"), os.environ.get("PYTHONPATH")])),
+                 "NSYS_AI_WIDGET_WIRE": wire.split("-")[0],
+                 "NSYS_AI_WIDGET_THREADS": "0" if wire.endswith("-inline") else "1"}
+    load0 = os.getloadavg()
+    cpu0 = os.times()
+    t0 = time.time()
+    with browser.jupyter(app, notebook(profile), out, env_extra) as (url, env):
+        rc = subprocess.run(["node", str(HERE / "tests" / "browser" / "bench.mjs"), url, str(out), str(zooms),
+                             str(bursts)],
+                            env={**env, "CHROMIUM": os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                 "NODE_MODULES_DIR": str(browser.NODE_MODULES)}, timeout=1800).returncode
+    res = json.loads((out / "bench-result.json").read_text())
+    if rc != 0 or not res.get("ok"):
+        raise RuntimeError(f"{profile.name}: browser bench failed: {res.get('error')}")
+    cpu1 = os.times()
+    s = res["samples"]
+    figs = {
+        "input_to_draw_ms": summary([x["inputToDrawMs"] for x in s]),
+        "round_trip_ms": summary([x["roundTripMs"] for x in s]),
+        "python_ms": summary([x["pythonMs"] for x in s]),
+        "decode_ms": summary([x["decodeMs"] for x in s]),
+        "draw_ms": summary([x["drawMs"] for x in s]),
+        "  up_ms": summary([x["upMs"] for x in s]),
+        "  kernel_ms": summary([x["kernelMs"] for x in s]),
+        "  down_ms": summary([x["downMs"] for x in s]),
+        "empty_message_ms": summary([x["ms"] for x in res["pings"]]),
+        "  empty_up_ms": summary([x["upMs"] for x in res["pings"]]),
+        "  empty_down_ms": summary([x["downMs"] for x in res["pings"]]),
+        "burst_last_input_to_draw_ms": summary([b["lastInputToDrawMs"] for b in res["bursts"]]),
+    }
+    p50 = figs["input_to_draw_ms"]["p50"]
+    ping = figs["empty_message_ms"]["p50"]
+    return {
+        "profile": str(profile), "app": app, "wire": wire, "figures": figs,
+        "reply_bytes_p50": statistics.median([x["bytes"] for x in s]),
+        "reply_items_p50": statistics.median([x["items"] for x in s]),
+        "requests_per_burst_of_5": statistics.median([b["requests"] for b in res["bursts"]]),
+        "input_to_draw_over_empty_message_p50": round(p50 / ping, 2) if ping else None,
+        "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        "children_cpu_s": round((cpu1.children_user + cpu1.children_system) - (cpu0.children_user + cpu0.children_system), 1),
+        "wall_s": round(time.time() - t0, 1),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--profile", type=Path, action="append")
+    ap.add_argument("--app", choices=("lab", "notebook"), default="lab")
+    ap.add_argument("--zooms", type=int, default=60)
+    ap.add_argument("--bursts", type=int, default=10)
+    ap.add_argument("--out", type=Path, default=HERE / "test-output" / "bench-widget")
+    ap.add_argument("--wire", default="bin",
+                    help="comma-separated reply layouts to compare in one run: bin (typed columns, default), "
+                         "json (the server's columns JSON forwarded); "
+                         "a suffix -inline serves in the kernel's message handler instead of a worker thread")
+    ap.add_argument("--server", help="nsys-ai binary (default $NSYS_AI_SERVER, else <repo>/build/nsys-ai)")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    if args.server:
+        os.environ["NSYS_AI_SERVER"] = os.path.abspath(args.server)
+    why = browser.prerequisites()
+    if why:
+        print(f"cannot run the widget bench: {why}")
+        return 2
+    if not os.environ.get("NSYS_AI_SERVER") and (REPO / "build" / "nsys-ai").exists():
+        os.environ["NSYS_AI_SERVER"] = str(REPO / "build" / "nsys-ai")
+    profiles = args.profile or [p for p in (Path("/tmp/vs-1m.sqlite"), Path("/tmp/vs-10m.sqlite")) if p.exists()]
+    if not profiles:
+        d = Path(os.environ.get("NSYS_AI_BENCH_DIR", "/tmp/nsys-ai-bench"))
+        d.mkdir(parents=True, exist_ok=True)
+        gen = d / "1m.sqlite"
+        if not gen.exists():
+            subprocess.run([sys.executable, str(REPO / "tools" / "gen_profile.py"), "--preset", "1m", "-o", str(gen)],
+                           check=True)
+        profiles = [gen]
+    results = []
+    for prof in profiles:
+        for wire in args.wire.split(","):
+            print(f"== {prof} ({args.app}, wire {wire}, {args.zooms} zoom steps)", flush=True)
+            results.append(bench_one(prof.resolve(), args.app, args.out / f"{prof.stem}-{wire}", args.zooms,
+                                     args.bursts, wire))
+
+    print(f"\nwidget zoom in the browser (JupyterLab {args.app}), ms; target input->draw <= 30 ms")
+    print(f"{'profile':21} {'figure':30} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
+    for r in results:
+        name = f"{Path(r['profile']).name} {r['wire']}"
+        for k, v in r["figures"].items():
+            if v.get("n"):
+                print(f"{name:21} {k:30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
+        print(f"{name:21} input->draw / empty message p50: {r['input_to_draw_over_empty_message_p50']}x; "
+              f"reply {r['reply_bytes_p50']:.0f} B, {r['reply_items_p50']:.0f} items (p50); "
+              f"{r['requests_per_burst_of_5']:.0f} requests per burst of 5; "
+              f"load {r['loadavg_before']} -> {r['loadavg_after']}")
+    line = json.dumps({"bench": "widget_zoom", "results": results})
+    print(line)
+    if args.json:
+        args.json.write_text(json.dumps({"bench": "widget_zoom", "results": results}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

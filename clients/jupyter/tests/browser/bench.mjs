@@ -1,0 +1,127 @@
+// The widget zoom benchmark's browser half (driven by ../../bench_widget.py): a real
+// JupyterLab (or Notebook 7) page in headless Chromium, the timeline of one profile.
+// Each zoom step is one wheel notch over the plot; the widget itself measures, with
+// performance.now(), from the wheel event to the end of the frame drawn with the data
+// answered for that view (its `samples`). An empty custom-message round trip (ping)
+// follows every zoom step, so both share the same load. Writes bench-result.json.
+//
+//   node bench.mjs URL OUT_DIR ZOOMS BURSTS
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
+const { chromium } = require("playwright-core");
+
+const [url, outDir, zoomsArg, burstsArg] = process.argv.slice(2);
+const ZOOMS = Number(zoomsArg || 60);
+const BURSTS = Number(burstsArg || 10);
+fs.mkdirSync(outDir, { recursive: true });
+const userDataDir = fs.mkdtempSync(path.join(outDir, "chromium-profile-"));
+const result = { ok: false };
+const log = (s, d = {}) => console.log(`[bench] ${s} ${JSON.stringify(d)}`);
+
+// a fixed pseudo-random sequence (mulberry32), so every run zooms the same way
+let seed = 12345;
+const rnd = () => {
+  seed |= 0;
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+
+const browser = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  viewport: { width: 1600, height: 1000 },
+});
+try {
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.text().includes("nsys-ai")) console.log(`[browser ${m.type()}] ${m.text()}`);
+  });
+  page.on("pageerror", (e) => console.log(`[browser pageerror] ${e.message}`));
+  await page.goto(url, { waitUntil: "domcontentloaded", timeout: 120000 });
+  await page.waitForFunction(() => window.jupyterapp && document.querySelector(".jp-Notebook"), null, { timeout: 120000 });
+  await page.waitForFunction(() => {
+    const w = window.jupyterapp.shell.currentWidget;
+    return w?.sessionContext?.session?.kernel?.status === "idle";
+  }, null, { timeout: 120000 });
+  await page.evaluate(() => window.jupyterapp.commands.execute("notebook:run-all-cells"));
+  const tl = page.locator(".nsys-tl").first();
+  await tl.waitFor({ state: "visible", timeout: 900000 }); // a 10M profile's first open builds its index
+  await page.waitForFunction(() => Number(document.querySelector(".nsys-tl")?.dataset.answered || 0) >= 1, null,
+    { timeout: 300000 });
+  const first = await tl.evaluate((e) => ({ ...e.dataset }));
+  log("timeline shown", first);
+  if (Number(first.failed || 0) > 0) throw new Error("first range request failed");
+  const box = await tl.locator("canvas").boundingBox();
+  const plotX = (f) => box.x + 210 + (box.width - 210) * f;
+
+  const settled = (seq) =>
+    page.waitForFunction((s) => {
+      const d = document.querySelector(".nsys-tl").dataset;
+      return Number(d.drawnSeq || 0) >= s && d.answered === d.requests;
+    }, seq, { timeout: 60000, polling: "raf" });
+  const viewSeq = () => tl.evaluate((e) => Number(e.dataset.viewSeq || 0));
+  const ping = () => tl.evaluate((e) => e.__nsysPing());
+
+  // zoom in 11 notches (about 700x), out 11, and so on, around random points
+  let depth = 0;
+  let dir = -1;
+  async function notch() {
+    if (depth >= 11) dir = 1;
+    if (depth <= 0) dir = -1;
+    depth -= dir;
+    await page.mouse.move(plotX(0.1 + 0.8 * rnd()), box.y + 40 + 30 * rnd());
+    await page.mouse.wheel(0, dir * 300);
+  }
+
+  for (let i = 0; i < 6; i++) { // warm-up: code paths, caches
+    await notch();
+    await settled(await viewSeq());
+    await ping();
+  }
+  const nWarm = await tl.evaluate((e) => e.__nsysSamples.length);
+  const pings = [];
+  for (let i = 0; i < ZOOMS; i++) {
+    await notch();
+    await settled(await viewSeq());
+    pings.push(await ping());
+  }
+  const samples = await tl.evaluate((e, n) => e.__nsysSamples.slice(n), nWarm);
+
+  // bursts: 5 notches 8 ms apart (a fast wheel), then wait; the last notch's view must be drawn
+  const bursts = [];
+  for (let b = 0; b < BURSTS; b++) {
+    const before = await tl.evaluate((e) => ({ n: e.__nsysSamples.length, req: Number(e.dataset.requests) }));
+    for (let k = 0; k < 5; k++) {
+      await notch();
+      await page.waitForTimeout(8);
+    }
+    const last = await viewSeq();
+    await settled(last);
+    const after = await tl.evaluate((e, n) => ({ s: e.__nsysSamples.slice(n), req: Number(e.dataset.requests) }), before.n);
+    const lastSample = after.s.find((s) => s.seq === last);
+    if (!lastSample) throw new Error(`burst ${b}: the last view (${last}) was never drawn with its data`);
+    bursts.push({ lastInputToDrawMs: lastSample.inputToDrawMs, requests: after.req - before.req });
+  }
+  const end = await tl.evaluate((e) => ({ ...e.dataset }));
+  if (Number(end.failed || 0) > 0) throw new Error(`${end.failed} range request(s) failed`);
+  await tl.screenshot({ path: path.join(outDir, "bench-timeline.png") });
+  Object.assign(result, { ok: true, samples, pings, bursts, final: end });
+} catch (e) {
+  result.error = String(e && e.stack ? e.stack : e);
+  console.error(`[bench] FAILED: ${result.error}`);
+  try {
+    await browser.pages()[0]?.screenshot({ path: path.join(outDir, "bench-failure.png") });
+  } catch {}
+} finally {
+  await browser.close();
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+  fs.writeFileSync(path.join(outDir, "bench-result.json"), JSON.stringify(result, null, 1));
+}
+process.exit(result.ok ? 0 : 1);
