@@ -86,6 +86,7 @@ function hops(hx: Harness, from: number, method: string) {
     });
 
     /* bridge costs: empty round trip (refused by the host, no server), trivial server round trip */
+    const fromBridge = hx.requests.length;
     const bridge = await page.evaluate(async () => {
       const rpc = window.__nsysPerf.rpc!;
       await new Promise((r) => setTimeout(r, 300));
@@ -100,7 +101,7 @@ function hops(hx: Harness, from: number, method: string) {
       for (let i = 0; i < 10; i++) { const t = performance.now(); await rpc('timeline/range', tile); big.push(performance.now() - t); }
       return { empty: await time('bench/none'), info: await time('profile/info'), big };
     });
-    const bigHops = hops(hx, hx.requests.length - 10, 'timeline/range');
+    const bigHops = hops(hx, fromBridge, 'timeline/range');
 
     /* pan/zoom: scripted wheel, drag and key steps at ~60 Hz input */
     const box = (await page.locator('canvas').boundingBox())!;
