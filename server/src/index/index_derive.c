@@ -410,7 +410,9 @@ uint32_t nsys_tl_proj_nvtx(const nsys_index *ix, uint32_t proj_row) {
 }
 
 const char *nsys_op_kind_name(uint8_t kind) {
-  return kind == NSYS_OP_MEMCPY ? "memcpy" : kind == NSYS_OP_MEMSET ? "memset" : "kernel";
+  return kind == NSYS_OP_MEMCPY ? "memcpy" : kind == NSYS_OP_MEMSET ? "memset"
+         : kind == NSYS_OP_GRAPH  ? "graph"
+                                  : "kernel";
 }
 
 const char *nsys_stream_class_name(uint8_t cls) {

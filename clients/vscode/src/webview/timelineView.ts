@@ -7,7 +7,7 @@ import { formatNs } from '../client/format';
 import type { RangeColumns, RangeResult, Track } from '../protocol/types';
 import { cssToRgb } from './colors';
 import { TileBitmaps } from './tileBitmaps';
-import { cssVar, h } from './dom';
+import { cssVar, h, onThemeChange } from './dom';
 import { timelineRows, type Row } from './tracks';
 
 const GUTTER = 210;
@@ -60,6 +60,8 @@ export class TimelineView {
   private frameQueued = false;
   private t0 = performance.now();
   private detailsCache = new Map<number, Promise<Record<string, unknown>>>();
+  /** Row labels fitted to the gutter (measureText per row per frame adds up). */
+  private fitted = new Map<string, string>();
   readonly perf: Perf = (window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], hovers: [], hoverHandler: [], firstFrameMs: undefined });
   /** performance.now() of the oldest pan/zoom input not yet drawn. */
   private inputAt: number | undefined;
@@ -88,6 +90,7 @@ export class TimelineView {
     this.el = h('div', { class: 'timeline' }, this.canvas, this.tooltip);
     this.view = { start: bounds.start, end: bounds.end, width: 1000 };
     this.attach();
+    onThemeChange(() => { this.fitted.clear(); this.queueFrame(); });
   }
 
   /** Call once the element is in the document. */
@@ -237,7 +240,11 @@ export class TimelineView {
       ctx.restore();
     }
     ctx.fillStyle = fg;
-    this.rows.forEach((row, i) => ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, AXIS_H + i * ROW_H + ROW_H / 2));
+    this.rows.forEach((row, i) => {
+      let label = this.fitted.get(row.label);
+      if (label === undefined) { label = fit(ctx, row.label, GUTTER - 10); this.fitted.set(row.label, label); }
+      ctx.fillText(label, 6, AXIS_H + i * ROW_H + ROW_H / 2);
+    });
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
     if (this.inputAt !== undefined) { this.perf.inputToFrame.push(performance.now() - this.inputAt); this.inputAt = undefined; }

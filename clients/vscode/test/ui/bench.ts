@@ -1,7 +1,7 @@
 /* The timeline's speed bench (not a test): the real webview bundle in headless
  * Chromium behind the UI-test harness, a real `nsys-ai serve` behind it.
  *
- *   npm run bench -- PROFILE.sqlite [--loads N] [--hovers N] [--bridge cdp|http] [--json FILE]
+ *   npm run bench -- PROFILE.sqlite [--loads N] [--hovers N] [--bridge cdp|http|mixed] [--json FILE]
  *
  * The harness opens the profile first (index built or loaded from its cache,
  * then held by the server), and the page is loaded once to warm everything;
@@ -57,13 +57,13 @@ function hops(hx: Harness, from: number, method: string) {
 (async () => {
   const profile = process.argv[2];
   const bin = serverBinary();
-  if (!profile || !fs.existsSync(profile)) { console.error('usage: npm run bench -- PROFILE.sqlite [--loads N] [--hovers N] [--bridge cdp|http] [--json FILE]'); process.exit(2); }
+  if (!profile || !fs.existsSync(profile)) { console.error('usage: npm run bench -- PROFILE.sqlite [--loads N] [--hovers N] [--bridge cdp|http|mixed] [--json FILE]'); process.exit(2); }
   if (!bin) { console.error(NO_SERVER); process.exit(2); }
   const loads = Number(arg('--loads', '3'));
   const nHovers = Number(arg('--hovers', '50'));
   const load0 = os.loadavg();
   const t0 = Date.now();
-  const bridgeKind = arg('--bridge', 'cdp') === 'http' ? 'http' : 'cdp';
+  const bridgeKind = (['cdp', 'http', 'mixed'] as const).find((k) => k === arg('--bridge', 'cdp')) ?? 'cdp';
   const hx = await startHarness(bin, profile, { width: 1280, height: 800 }, bridgeKind);
   const openMs = Date.now() - t0;
   const page = hx.page;
@@ -186,7 +186,7 @@ function hops(hx: Harness, from: number, method: string) {
     console.log(line('CDP evaluate round trip (for reference)', report.cdpEvaluateRoundTripMs, ''));
     console.log(line('bridge profile/info round trip', report.bridgeProfileInfoRoundTripMs, ''));
     console.log(line('first frame: timeline/range host side', loadHops.serverMs, ''));
-    console.log(line(`first frame: post to page (${bridgeKind === 'http' ? 'stringify+write' : 'stringify+CDP+parse'})`, loadHops.postMs, ''));
+    console.log(line(`first frame: post to page (${bridgeKind === 'cdp' ? 'stringify+CDP+parse' : 'stringify+write'})`, loadHops.postMs, ''));
     console.log(`first frame (ms after init): ${loadTimeline.requests.map((x) => `${x.method} ${x.sent}→${x.settled}`).join(', ')}, complete frame ${loadTimeline.firstFrame} (its draw() ${loadTimeline.firstFrameDraw})`);
     console.log(`first frame: ${loadHops.requests} timeline/range requests, ${(loadHops.bytes / 1e6).toFixed(2)} MB JSON; warm-up load ${report.warmupFirstFrameMs} ms; harness open ${openMs} ms`);
     const out = arg('--json', path.join(CLIENT_ROOT, 'test-results', 'bench.json'));

@@ -37,7 +37,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(bin: string, profilePath: string, size = { width: 1280, height: 800 }, bridgeKind: 'http' | 'cdp' = 'cdp'): Promise<Harness> {
+/** How the bridge stand-in reaches the page: see the file's comment. */
+export type BridgeKind = 'cdp' | 'http' | 'mixed';
+
+export async function startHarness(bin: string, profilePath: string, size = { width: 1280, height: 800 }, bridgeKind: BridgeKind = 'cdp'): Promise<Harness> {
+  const sseIn = bridgeKind !== 'cdp', bindingOut = bridgeKind !== 'http';
   const logs: string[] = [];
   const logger = collectingLogger(logs);
   const client = new NsysClient({ command: bin, logger, maxRestarts: 0 });
@@ -89,7 +93,7 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
     const text = JSON.stringify(m);
     const rec = m.type === 'rpcResult' && typeof m.result === 'object' && m.result ? answered.get(m.result) : undefined;
     if (rec) rec.bytes = text.length;
-    if (bridgeKind === 'http') {
+    if (sseIn) {
       if (stream) stream.write(`data: ${text}\n\n`); else queued.push(text);
       if (rec) rec.postMs = performance.now() - t0;
       return;
@@ -116,28 +120,20 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   page.on('console', (m) => logs.push(`console.${m.type()} ${m.text()}`));
   page.on('pageerror', (e) => logs.push(`pageerror ${e.message}`));
   handle = bridge.handle;
-  if (bridgeKind === 'cdp') {
+  if (bindingOut) {
     /* a raw one-way binding (exposeFunction would add a CDP round trip per message to return a value) */
     const cdp = await context.newCDPSession(page);
     await cdp.send('Runtime.enable');
     await cdp.send('Runtime.addBinding', { name: '__nsysHostPost' });
     cdp.on('Runtime.bindingCalled', (ev) => { if (ev.name === '__nsysHostPost') void bridge.handle(JSON.parse(ev.payload)); });
-    await page.addInitScript(() => {
-      const w = globalThis as unknown as { acquireVsCodeApi: () => unknown; __nsysHostPost: (m: string) => void };
-      let state: unknown;
-      w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => w.__nsysHostPost(JSON.stringify(m)), getState: () => state, setState: (s: unknown) => { state = s; } });
-    });
-  } else {
-    await page.addInitScript(() => {
-      const w = globalThis as unknown as { acquireVsCodeApi: () => unknown; postMessage(m: unknown, o: string): void };
-      let state: unknown;
-      new EventSource('/events').onmessage = (ev: MessageEvent<string>) => w.postMessage(JSON.parse(ev.data), '*');
-      w.acquireVsCodeApi = () => ({
-        postMessage: (m: unknown) => { void fetch('/post', { method: 'POST', body: JSON.stringify(m), keepalive: true }); },
-        getState: () => state, setState: (s: unknown) => { state = s; },
-      });
-    });
   }
+  await page.addInitScript((kind: { sseIn: boolean; bindingOut: boolean }) => {
+    const w = globalThis as unknown as { acquireVsCodeApi: () => unknown; __nsysHostPost: (m: string) => void; postMessage(m: unknown, o: string): void };
+    let state: unknown;
+    if (kind.sseIn) new EventSource('/events').onmessage = (ev: MessageEvent<string>) => w.postMessage(JSON.parse(ev.data), '*');
+    const out = kind.bindingOut ? (text: string) => w.__nsysHostPost(text) : (text: string) => { void fetch('/post', { method: 'POST', body: text, keepalive: true }); };
+    w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => out(JSON.stringify(m)), getState: () => state, setState: (s: unknown) => { state = s; } });
+  }, { sseIn, bindingOut });
   await page.goto(`http://127.0.0.1:${port}/`);
   return {
     page, client, opened, requests, logs,
