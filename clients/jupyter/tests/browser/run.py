@@ -105,7 +105,7 @@ def jupyter(app: str, nb: dict, out: Path, env_extra: Optional[dict] = None) -> 
         shutil.rmtree(work, ignore_errors=True)
 
 
-HOST_BUNDLE = PKG / "js" / "build" / "html-manager-host.js"
+HOST_BUNDLE = PKG / "build" / "html-manager-host.js"
 
 
 def html_manager_prerequisites() -> Optional[str]:
@@ -146,7 +146,7 @@ def main() -> int:
     profile = Path(sys.argv[1]).resolve()
     out = Path(sys.argv[2]).resolve()
     app = sys.argv[3] if len(sys.argv) > 3 else "lab"
-    why = prerequisites()
+    why = prerequisites() or (html_manager_prerequisites() if app == "html-manager" else None)
     if why:
         print(f"SKIP browser test: {why}")
         return 77
@@ -157,10 +157,6 @@ def main() -> int:
     try:
         with jupyter("lab" if app == "html-manager" else app, notebook(profile), out) as (url, env):
             if app == "html-manager":
-                why = html_manager_prerequisites()
-                if why:
-                    print(f"SKIP html-manager test: {why}")
-                    return 77
                 import anywidget
                 amd = Path(sys.prefix) / "share" / "jupyter" / "nbextensions" / "anywidget" / "index.js"
                 if not amd.exists():  # the same file, inside the package

@@ -71,10 +71,15 @@ interface Settings {
     wsUrl: `ws://${location.host}/`, token: s.token });
   const kernel = await new KernelManager({ serverSettings: settings }).startNew({ name: "python3" });
   say(`kernel ${kernel.id} started`);
-  const loader = async (name: string, version: string): Promise<unknown> => {
-    say(`load widget module ${name}@${version}`);
-    if (name === "anywidget") return amdModule(s.anywidgetUrl);
-    throw new Error(`widget module ${name} not available offline`);
+  const modules = new Map<string, Promise<unknown>>(); // one instance per module, like requirejs
+  const loader = (name: string, version: string): Promise<unknown> => {
+    let m = modules.get(name);
+    if (!m) {
+      say(`load widget module ${name}@${version}`);
+      m = name === "anywidget" ? amdModule(s.anywidgetUrl) : Promise.reject(new Error(`widget module ${name} not available offline`));
+      modules.set(name, m);
+    }
+    return m;
   };
   const manager = new KernelHTMLManager(kernel, loader);
   const out = document.getElementById("out") as HTMLElement;

@@ -25,7 +25,9 @@ const step = (name, data = {}) => {
 const browser = await chromium.launchPersistentContext(userDataDir, {
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   headless: true,
+  // the page is answered by playwright (no address space): let it reach the local server
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+    "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests",
     "--disable-component-update", "--disable-sync"],
   viewport: { width: 1280, height: 900 },
 });
