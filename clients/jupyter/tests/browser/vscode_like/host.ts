@@ -1,7 +1,7 @@
 // A notebook front end that is not JupyterLab: @jupyter-widgets/html-manager's HTMLManager
-// (the manager of ipywidgets' "web3" example, on which VS Code's notebook widget renderer
-// is built) connected to a real kernel with @jupyterlab/services, third-party widget code
-// loaded the way VS Code loads it: the package's classic-notebook AMD module
+// (as in ipywidgets' "web3" embedding example, from which VS Code's widget renderer derives)
+// connected to a real kernel with @jupyterlab/services; third-party widget code loaded as
+// VS Code loads it, as an AMD module: anywidget's classic-notebook module
 // (share/jupyter/nbextensions/anywidget/index.js) evaluated with a `define` for
 // @jupyter-widgets/base. Runs CODE in a fresh kernel and renders every widget it displays.
 //
