@@ -35,6 +35,8 @@ typedef enum {
   NSYS_OP_KERNEL = 0,
   NSYS_OP_MEMCPY = 1,
   NSYS_OP_MEMSET = 2,
+  NSYS_OP_GRAPH = 3,     /* a whole CUDA graph launch (graph-level tracing:
+                            CUPTI_ACTIVITY_KIND_GRAPH_TRACE), its kernels not reported */
 } nsys_op_kind;
 
 typedef enum {
@@ -56,7 +58,8 @@ typedef struct nsys_gpu_track {
 typedef struct nsys_ops {
   uint32_t n;
   int64_t *start, *end;  /* GPU ns */
-  uint32_t *name;        /* strtab: kernel shortName; "[CUDA memcpy HtoD]", "[CUDA memset]" */
+  uint32_t *name;        /* strtab: kernel shortName; "[CUDA memcpy HtoD]", "[CUDA memset]",
+                            "[CUDA graph 4]" (graphId) */
   uint32_t *full_name;   /* strtab: kernel demangledName (== name for copies/sets) */
   uint32_t *track;       /* index into tracks[] */
   int32_t *api;          /* index into api[] of the launching call, -1 if unattributed */

@@ -1,7 +1,7 @@
 /* Cold build of the index from the SQLite export.
  *
  * Two readers run at once, each on its own read-only connection: a worker
- * thread reads the GPU op tables (kernels, memcpy, memset) while the calling
+ * thread reads the GPU op tables (kernels, memcpy, memset, graph launches) while the calling
  * thread reads CUDA API calls, NVTX ranges and thread names and reports
  * progress. Rows reach C through an aggregate SQL function called once per
  * row (no sqlite3_step round trip and no API call per column); names are
@@ -111,6 +111,7 @@ typedef struct {
   char op_err[256];
   bool op_failed;
   atomic_int op_done;
+  int32_t *op_next_buf;      /* a spare buffer of >= ops.n elements for op_next */
   /* host reader (calling thread) */
   nsys__raw_api api;
   nsys__raw_nvtx nvtx;
@@ -179,10 +180,27 @@ typedef struct {
   bool too_many;
   uint32_t memset_name, memcpy_other;
   uint32_t memcpy_names[NSYS_ARRAY_LEN(nsys__memcpy_names)];
+  int64_t last_graph;   /* graph launches: graphId of last_graph_name */
+  uint32_t last_graph_name;
+  bool any_graph;
 } nsys__gpu_rows;
 
+/* "[CUDA graph <graphId>]", "[CUDA graph]" without one */
+static uint32_t nsys__graph_name(nsys__gpu_rows *g, sqlite3_value *id) {
+  bool has = sqlite3_value_type(id) != SQLITE_NULL;
+  int64_t gid = has ? sqlite3_value_int64(id) : INT64_MIN;
+  if (g->any_graph && gid == g->last_graph) return g->last_graph_name;
+  char buf[64];
+  int n = has ? snprintf(buf, sizeof buf, "[CUDA graph %lld]", (long long)gid)
+              : snprintf(buf, sizeof buf, "[CUDA graph]");
+  g->last_graph = gid;
+  g->last_graph_name = nsys_strtab_intern(&g->b->op_strings, buf, (size_t)n);
+  g->any_graph = true;
+  return g->last_graph_name;
+}
+
 /* args: rowid, start, end, deviceId, streamId, correlationId, globalPid, then
- * shortName, demangledName (kernels) or copyKind (memcpy) */
+ * shortName, demangledName (kernels), copyKind (memcpy) or graphId (graphs) */
 static void nsys__gpu_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   nsys__gpu_rows *g = sqlite3_user_data(ctx);
   nsys__build *b = g->b;
@@ -203,6 +221,8 @@ static void nsys__gpu_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
                                   NSYS__NAME_PLAIN);
     r->full[i] = nsys__sidmap_get(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[8]),
                                   NSYS__NAME_PLAIN);
+  } else if (g->kind == NSYS_OP_GRAPH && argc >= 8) {
+    r->name[i] = r->full[i] = nsys__graph_name(g, v[7]);
   } else if (g->kind == NSYS_OP_MEMCPY && argc >= 8) {
     int64_t ck = sqlite3_value_int64(v[7]);
     r->name[i] = r->full[i] =
@@ -239,6 +259,11 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
     snprintf(sql, sizeof sql,
              "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s) FROM %s",
              corr, gpid, ck, tbl);
+  } else if (t == NSYS__SRC_GRAPH) {
+    const char *gid = nsys__src_has_column(src, t, "graphId") ? "graphId" : "NULL";
+    snprintf(sql, sizeof sql,
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s) FROM %s",
+             corr, gpid, gid, tbl);
   } else {
     snprintf(sql, sizeof sql,
              "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s) FROM %s", corr,
@@ -248,7 +273,10 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
   memset(&g, 0, sizeof g);
   g.b = b;
   g.sm = sm;
-  g.kind = t == NSYS__SRC_KERNEL ? NSYS_OP_KERNEL : t == NSYS__SRC_MEMCPY ? NSYS_OP_MEMCPY : NSYS_OP_MEMSET;
+  g.kind = t == NSYS__SRC_KERNEL   ? NSYS_OP_KERNEL
+           : t == NSYS__SRC_MEMCPY ? NSYS_OP_MEMCPY
+           : t == NSYS__SRC_GRAPH  ? NSYS_OP_GRAPH
+                                   : NSYS_OP_MEMSET;
   g.memset_name = nsys_strtab_intern(&b->op_strings, "[CUDA memset]", 13);
   for (size_t i = 0; i < NSYS_ARRAY_LEN(nsys__memcpy_names); i++)
     g.memcpy_names[i] = nsys_strtab_intern(&b->op_strings, nsys__memcpy_names[i],
@@ -282,9 +310,11 @@ static void *nsys__gpu_reader(void *arg) {
   }
   int64_t est = nsys__src_max_rowid(&src, NSYS__SRC_KERNEL) +
                 nsys__src_max_rowid(&src, NSYS__SRC_MEMCPY) +
-                nsys__src_max_rowid(&src, NSYS__SRC_MEMSET);
+                nsys__src_max_rowid(&src, NSYS__SRC_MEMSET) +
+                nsys__src_max_rowid(&src, NSYS__SRC_GRAPH);
   nsys__raw_ops_reserve(&b->ops, (uint32_t)NSYS_MIN(est + 16, (int64_t)UINT32_MAX - 2));
-  static const nsys__src_table tabs[] = {NSYS__SRC_KERNEL, NSYS__SRC_MEMCPY, NSYS__SRC_MEMSET};
+  static const nsys__src_table tabs[] = {NSYS__SRC_KERNEL, NSYS__SRC_MEMCPY, NSYS__SRC_MEMSET,
+                                         NSYS__SRC_GRAPH};
   for (size_t i = 0; i < NSYS_ARRAY_LEN(tabs); i++) {
     if (!nsys__read_gpu_table(b, &src, tabs[i], sm)) {
       if (atomic_load(&b->stop) == 0 || b->op_err[0]) b->op_failed = b->op_err[0] != '\0';
@@ -615,6 +645,17 @@ static bool nsys__name_is_nccl(const char *s) {
          (s[2] == 'c' || s[2] == 'C') && (s[3] == 'l' || s[3] == 'L');
 }
 
+/* dst[i] = src[perm[i]] into `spare` (a buffer of at least n elements); src's
+ * buffer becomes the next spare: one new buffer for a chain of gathers of one
+ * element size, instead of one per array (fewer page faults). */
+#define NSYS__GATHER(dst, src, spare, perm, n)                  \
+  do {                                                         \
+    for (uint32_t i_ = 0; i_ < (n); i_++) (spare)[i_] = (src)[(perm)[i_]]; \
+    void *freed_ = (src);                                      \
+    (dst) = (spare);                                           \
+    (spare) = freed_;                                          \
+  } while (0)
+
 /* Builds tracks and the ops arrays from b->ops (merging the worker's strings). */
 static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   nsys__raw_ops *r = &b->ops;
@@ -690,46 +731,37 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
     tr->first = first[t];
     tr->count = first[t + 1] - first[t];
   }
-  /* scatter */
+  /* scatter into final order; corr/gpid too (for the join). Each gather
+   * writes into the buffer the previous one freed (see NSYS__GATHER). */
   nsys_ops *o = &ix->ops;
   o->n = n;
   size_t nn = n ? n : 1;
-  o->start = nsys_xmalloc(nn * sizeof(int64_t));
-  o->end = nsys_xmalloc(nn * sizeof(int64_t));
-  o->name = nsys_xmalloc(nn * sizeof(uint32_t));
-  o->full_name = nsys_xmalloc(nn * sizeof(uint32_t));
-  o->track = nsys_xmalloc(nn * sizeof(uint32_t));
-  o->api = nsys_xmalloc(nn * sizeof(int32_t));
-  o->rowid = nsys_xmalloc(nn * sizeof(int64_t));
+  int64_t *spare8 = nsys_xmalloc(nn * sizeof(int64_t));
+  uint32_t *spare4 = nsys_xmalloc(nn * sizeof(uint32_t));
+  NSYS__GATHER(o->start, r->start, spare8, perm, n);
+  NSYS__GATHER(o->end, r->end, spare8, perm, n);
+  NSYS__GATHER(o->rowid, r->rowid, spare8, perm, n);
+  NSYS__GATHER(r->corr, r->corr, spare8, perm, n); /* now in final op order */
+  NSYS__GATHER(r->gpid, r->gpid, spare8, perm, n);
+  NSYS__GATHER(o->name, r->name, spare4, perm, n); /* worker-local ids: see nsys__remap_op_names */
+  NSYS__GATHER(o->full_name, r->full, spare4, perm, n);
+  NSYS__GATHER(o->track, tgroup, spare4, perm, n);
+  o->api = (int32_t *)spare4; /* tgroup's buffer */
+  spare4 = NULL;
+  for (uint32_t i = 0; i < n; i++) o->api[i] = -1;
   o->kind = nsys_xmalloc(nn);
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t s = perm[i];
-    o->start[i] = r->start[s];
-    o->end[i] = r->end[s];
-    o->name[i] = r->name[s]; /* worker-local ids: see nsys__remap_op_names */
-    o->full_name[i] = r->full[s];
-    o->track[i] = tgroup[s];
-    o->rowid[i] = r->rowid[s];
-    o->kind[i] = r->kind[s];
-    o->api[i] = -1;
-  }
-  /* reuse raw arrays for the join: corr/gpid in final order */
-  int64_t *corr = nsys_xmalloc(nn * sizeof(int64_t));
-  int64_t *gpid = nsys_xmalloc(nn * sizeof(int64_t));
-  for (uint32_t i = 0; i < n; i++) {
-    corr[i] = r->corr[perm[i]];
-    gpid[i] = r->gpid[perm[i]];
-  }
-  free(r->corr);
-  free(r->gpid);
-  r->corr = corr; /* now in final op order */
-  r->gpid = gpid;
+  for (uint32_t i = 0; i < n; i++) o->kind[i] = r->kind[perm[i]];
+  free(spare8);
+  r->start = r->end = r->rowid = NULL; /* their buffers now hold final arrays */
+  r->name = r->full = NULL;
+  tgroup = NULL;
+  b->op_next_buf = r->device; /* the join's op_next (same size) */
+  r->device = NULL;
   free(perm);
   free(first);
   free(tmp2final);
   free(sorted);
   free(keys);
-  free(tgroup);
   /* per track: busy union and class */
   for (uint32_t t = 0; t < ntk; t++) {
     nsys_gpu_track *tr = &ix->tracks[t];
@@ -749,6 +781,8 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
       if (o->kind[i] == NSYS_OP_KERNEL) {
         if (nsys__name_is_nccl(nsys_strtab_get(&b->op_strings, o->name[i]))) nccl++;
         else other++;
+      } else if (o->kind[i] == NSYS_OP_GRAPH) {
+        other++; /* a graph launch runs kernels: compute */
       }
     }
     if (open) busy += cur_e - cur_s;
@@ -835,23 +869,19 @@ static void nsys__assemble_api(nsys__build *b, nsys_index *ix, const uint32_t *t
   nsys_api_calls *a = &ix->api;
   size_t nn = n ? n : 1;
   a->n = n;
-  a->start = nsys_xmalloc(nn * sizeof(int64_t));
-  a->end = nsys_xmalloc(nn * sizeof(int64_t));
-  a->name = nsys_xmalloc(nn * sizeof(uint32_t));
-  a->thread = nsys_xmalloc(nn * sizeof(uint32_t));
-  a->first_op = nsys_xmalloc(nn * sizeof(int32_t));
-  a->correlation = nsys_xmalloc(nn * sizeof(int64_t));
-  a->rowid = nsys_xmalloc(nn * sizeof(int64_t));
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t s = perm[i];
-    a->start[i] = r->start[s];
-    a->end[i] = r->end[s];
-    a->name[i] = r->name[s];
-    a->thread[i] = r->thread[s];
-    a->first_op[i] = -1;
-    a->correlation[i] = r->corr[s];
-    a->rowid[i] = r->rowid[s];
-  }
+  int64_t *spare8 = nsys_xmalloc(nn * sizeof(int64_t));
+  uint32_t *spare4 = nsys_xmalloc(nn * sizeof(uint32_t));
+  NSYS__GATHER(a->start, r->start, spare8, perm, n);
+  NSYS__GATHER(a->end, r->end, spare8, perm, n);
+  NSYS__GATHER(a->correlation, r->corr, spare8, perm, n);
+  NSYS__GATHER(a->rowid, r->rowid, spare8, perm, n);
+  NSYS__GATHER(a->name, r->name, spare4, perm, n);
+  NSYS__GATHER(a->thread, r->thread, spare4, perm, n);
+  a->first_op = (int32_t *)spare4; /* the raw thread buffer */
+  for (uint32_t i = 0; i < n; i++) a->first_op[i] = -1;
+  free(spare8);
+  r->start = r->end = r->corr = r->rowid = NULL; /* their buffers now hold final arrays */
+  r->name = r->thread = NULL;
   free(perm);
   free(first);
 }
@@ -861,7 +891,8 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
   nsys_api_calls *a = &ix->api;
   nsys_ops *o = &ix->ops;
   uint32_t n_ops = o->n;
-  ix->op_next = nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
+  ix->op_next = b->op_next_buf ? b->op_next_buf : nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
+  b->op_next_buf = NULL;
   for (uint32_t i = 0; i < n_ops; i++) ix->op_next[i] = -1;
   if (!a->n || !n_ops) return;
   /* Fast path: per process, correlation ids are a dense counter (the usual
@@ -1038,6 +1069,7 @@ static void nsys__assemble_nvtx(nsys__build *b, nsys_index *ix, const uint32_t *
 }
 
 static void nsys__build_free(nsys__build *b) {
+  free(b->op_next_buf);
   nsys__raw_ops_free(&b->ops);
   nsys__raw_api_free(&b->api);
   nsys__raw_nvtx_free(&b->nvtx);
@@ -1104,6 +1136,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   b->rows_total = nsys__src_max_rowid(&src, NSYS__SRC_KERNEL) +
                   nsys__src_max_rowid(&src, NSYS__SRC_MEMCPY) +
                   nsys__src_max_rowid(&src, NSYS__SRC_MEMSET) +
+                  nsys__src_max_rowid(&src, NSYS__SRC_GRAPH) +
                   nsys__src_max_rowid(&src, NSYS__SRC_RUNTIME) +
                   nsys__src_max_rowid(&src, NSYS__SRC_NVTX);
   nsys_call_progress_begin(call, "Indexing profile");

@@ -695,7 +695,7 @@ static cJSON *nsys__nvtx_tree(nsys_call *call) {
 
 /* ---- kernel/details ----------------------------------------------------- */
 
-static const char *const nsys__op_tables[] = {"kernel", "memcpy", "memset"};
+static const char *const nsys__op_tables[] = {"kernel", "memcpy", "memset", "graph"};
 
 static bool nsys__is_string_column(const char *table_kind, const char *col) {
   (void)table_kind;
@@ -704,11 +704,15 @@ static bool nsys__is_string_column(const char *table_kind, const char *col) {
 }
 
 static cJSON *nsys__source_row(nsys_profile *p, uint8_t kind, int64_t rowid) {
-  nsys_table t = kind == NSYS_OP_MEMCPY ? NSYS_TBL_MEMCPY : kind == NSYS_OP_MEMSET ? NSYS_TBL_MEMSET : NSYS_TBL_KERNEL;
+  if (kind > NSYS_OP_GRAPH) return NULL;
+  nsys_table t = kind == NSYS_OP_MEMCPY   ? NSYS_TBL_MEMCPY
+                 : kind == NSYS_OP_MEMSET ? NSYS_TBL_MEMSET
+                 : kind == NSYS_OP_GRAPH  ? NSYS_TBL_GRAPH_TRACE
+                                          : NSYS_TBL_KERNEL;
   const char *real = p->schema.table[t];
   static const char *const fallback[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-                                         "CUPTI_ACTIVITY_KIND_MEMSET"};
-  if (!real && p->schema.n_all_tables == 0) real = fallback[kind < 3 ? kind : 0];
+                                         "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"};
+  if (!real && p->schema.n_all_tables == 0) real = fallback[kind];
   if (!real) return NULL;
   char *sql = sqlite3_mprintf("SELECT * FROM \"%w\" WHERE rowid = %lld", real, (long long)rowid);
   sqlite3_stmt *st = NULL;

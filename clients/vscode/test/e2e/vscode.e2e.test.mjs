@@ -204,13 +204,22 @@ test('"nsys-ai: Open Profile" opens the .sqlite in the profile editor and the ti
     await step('the extension is registered', 60_000, () =>
       page.locator('.activitybar [aria-label*="nsys-ai"]').first().waitFor({ timeout: 55_000 }));
     await step('run "nsys-ai: Open Profile" from the command palette', 30_000, () => commandPalette('nsys-ai: Open Profile'));
-    await step('pick the .sqlite in the open dialog', 30_000, async () => {
-      /* code-server's open dialog is VS Code's simple (quick input) file dialog */
+    await step('pick the .sqlite in the open dialog', 45_000, async () => {
+      /* code-server's open dialog is VS Code's simple (quick input) file dialog; it sets its
+       * own value when its listing arrives, so wait for the listing before typing the path */
       const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ state: 'visible', timeout: 15_000 });
-      await input.fill(path.join(ws, 'tagged.sqlite'));
-      await page.waitForTimeout(300);
-      await page.keyboard.press('Enter');
+      const target = path.join(ws, 'tagged.sqlite');
+      await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'tagged.sqlite' }).first().waitFor({ timeout: 20_000 });
+      for (let i = 0; ; i++) {
+        await input.fill(target);
+        await page.waitForTimeout(300);
+        if (await input.inputValue() === target) {
+          await page.keyboard.press('Enter');
+          try { await input.waitFor({ state: 'hidden', timeout: 5_000 }); return; } catch (e) { if (i >= 4) throw e; }
+        } else if (i >= 4) {
+          throw new Error(`the open dialog shows ${await input.inputValue()}, not ${target}`);
+        }
+      }
     });
     const frame = await step('the webview renders the timeline', 90_000, () => timelineFrame(85_000));
     const colours = await frame.evaluate(() => {
