@@ -27,7 +27,7 @@ export interface Perf {
   /** hover: mousemove event (its timestamp) → tooltip with details. */
   hovers: number[];
   redraw?: () => number;
-  /** The kernel id a hover at canvas point (px, py) would show (bench and tests pick targets with it). */
+  /** The kernel (GPU op) id whose details a hover at canvas point (px, py) would show (bench and tests pick targets with it). */
   probe?: (px: number, py: number) => number | undefined;
   /** A raw bridge request (bench: empty round trips). */
   rpc?: (method: string, params: Record<string, unknown>) => Promise<unknown>;
@@ -101,7 +101,7 @@ export class TimelineView {
   /** Call once the element is in the document. */
   start(openedAt = performance.now()): void {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
-    this.perf.probe = (px, py) => this.hitAt(px, py)?.id;
+    this.perf.probe = (px, py) => { const hit = this.hitAt(px, py); return hit?.gpu ? hit.id : undefined; };
     this.perf.rowIds = () => this.rows.map((r) => r.track.id);
     this.perf.visibleRowIds = () => this.visibleBlocks().flatMap((b) => b.rows.map((r) => r.track.id));
     this.t0 = openedAt;
