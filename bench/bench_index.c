@@ -44,6 +44,19 @@ static double proc_cpu(void) {
          (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+/* process system CPU seconds (page faults, reads) */
+static double proc_sys(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static long proc_minflt(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_minflt;
+}
+
 static nsys_profile *open_profile(const char *path) {
   nsys_call c;
   nsys_call_init(&c, "profile/open", NULL, NULL);
@@ -59,7 +72,7 @@ static nsys_profile *open_profile(const char *path) {
 static int cmd_scan(const char *path) {
   sqlite3 *db = NULL;
   if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return 2;
-  double c0 = proc_cpu();
+  double c0 = proc_cpu(), s0 = proc_sys();
   int64_t t0 = nsys_now_ns();
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db, "SELECT start, end, streamId, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL", -1, &st,
@@ -73,10 +86,10 @@ static int cmd_scan(const char *path) {
   }
   sqlite3_finalize(st);
   int64_t t1 = nsys_now_ns();
-  double c1 = proc_cpu();
+  double c1 = proc_cpu(), s1 = proc_sys();
   sqlite3_close(db);
-  printf("{\"rows\":%lld,\"seconds\":%.6f,\"cpuSeconds\":%.6f,\"checksum\":%lld}\n", (long long)rows,
-         (double)(t1 - t0) / 1e9, c1 - c0, (long long)acc);
+  printf("{\"rows\":%lld,\"seconds\":%.6f,\"cpuSeconds\":%.6f,\"sysSeconds\":%.6f,\"checksum\":%lld}\n",
+         (long long)rows, (double)(t1 - t0) / 1e9, c1 - c0, s1 - s0, (long long)acc);
   return 0;
 }
 
@@ -87,11 +100,13 @@ static int cmd_cold(const char *path) {
   int64_t rss0 = rss_bytes();
   nsys_call c;
   nsys_call_init(&c, "bench", NULL, NULL);
-  double c0 = proc_cpu();
+  long f0 = proc_minflt();
+  double c0 = proc_cpu(), s0 = proc_sys();
   int64_t t0 = nsys_now_ns();
   const nsys_index *ix = nsys_index_get(p, &c);
   int64_t t1 = nsys_now_ns();
-  double c1 = proc_cpu();
+  double c1 = proc_cpu(), s1 = proc_sys();
+  long f1 = proc_minflt();
   if (!ix) {
     fprintf(stderr, "build: %s\n", c.err_msg);
     return 2;
@@ -119,10 +134,10 @@ static int cmd_cold(const char *path) {
   int64_t t2 = nsys_now_ns();
   nsys__cache_save(ix, p);
   int64_t t3 = nsys_now_ns();
-  printf("{\"seconds\":%.6f,\"cpuSeconds\":%.6f,\"cacheWriteSeconds\":%.6f,\"ops\":%u,\"api\":%u,\"nvtx\":%u,\"tracks\":%u,"
+  printf("{\"seconds\":%.6f,\"cpuSeconds\":%.6f,\"sysSeconds\":%.6f,\"minorFaults\":%ld,\"cacheWriteSeconds\":%.6f,\"ops\":%u,\"api\":%u,\"nvtx\":%u,\"tracks\":%u,"
          "\"threads\":%u,\"rssDeltaBytes\":%lld,\"bytesPerOp\":%.2f,\"bytesPerNvtx\":%.2f,\"bytesPerApi\":%.2f,"
          "\"rssBytesPerOp\":%.2f,\"strings\":%u}\n",
-         (double)(t1 - t0) / 1e9, c1 - c0, (double)(t3 - t2) / 1e9, ix->ops.n, ix->api.n, ix->nvtx.n, ix->n_tracks,
+         (double)(t1 - t0) / 1e9, c1 - c0, s1 - s0, f1 - f0, (double)(t3 - t2) / 1e9, ix->ops.n, ix->api.n, ix->nvtx.n, ix->n_tracks,
          ix->n_threads, (long long)(rss1 - rss0), per_op_contract + gpu_summary / n_ops,
          nvtx_contract + nvtx_derived / n_nvtx, ix->api.n ? api_bytes / ix->api.n : 0,
          (double)(rss1 - rss0) / n_ops, ix->strings.count);

@@ -135,6 +135,9 @@ def main() -> int:
     res["scan_cpu_seconds"] = min(r["cpuSeconds"] for r in scan_runs)
     res["cold_cpu_seconds"] = cold["cpuSeconds"]
     res["cold_cpu_over_scan_cpu"] = cold["cpuSeconds"] / res["scan_cpu_seconds"]
+    res["scan_sys_seconds"] = min(r.get("sysSeconds", 0.0) for r in scan_runs)
+    res["cold_sys_seconds"] = cold.get("sysSeconds", 0.0)
+    res["cold_minor_faults"] = cold.get("minorFaults", 0)
     res["warm_over_cold"] = warm / cold["seconds"]
     res["cache_write_seconds"] = cold["cacheWriteSeconds"]
     res["counts"] = {k: cold[k] for k in ("ops", "api", "nvtx", "tracks", "threads", "strings")}
@@ -164,6 +167,8 @@ def main() -> int:
          f"({res['cold_seconds']:.2f} s / {res['scan_seconds']:.2f} s)", "cold_over_scan"),
         ("  same, CPU seconds (all threads) / scan CPU", f"{res['cold_cpu_over_scan_cpu']:.2f}x",
          f"({res['cold_cpu_seconds']:.2f} s / {res['scan_cpu_seconds']:.2f} s)", None),
+        ("  of which system CPU (page faults, reads)", f"{res['cold_sys_seconds']:.2f} s",
+         f"({res['cold_minor_faults']} minor faults; scan {res['scan_sys_seconds']:.2f} s)", None),
         ("warm open (cache) / cold", f"{res['warm_over_cold'] * 100:.1f}%", f"({res['warm_seconds'] * 1e3:.0f} ms)",
          "warm_over_cold"),
         (f"timeline/range p99, 2000 px, {rg['tracks']} GPU tracks", f"{rg['p99ms']:.2f} ms",

@@ -24,10 +24,10 @@ def kernels(db):
 
 
 def gpu_ops(db):
-    """kernels + memcpy + memset as (start, end, device, stream)."""
+    """kernels + memcpy + memset + graph launches (graph-level tracing) as (start, end, device, stream)."""
     out = [(s, e, d, st) for s, e, d, st, _ in kernels(db)]
     t = tables(db)
-    for tbl in ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+    for tbl in ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
         if tbl in t:
             out += db.execute(f"SELECT start, end, deviceId, streamId FROM {tbl}").fetchall()
     return out

@@ -49,7 +49,8 @@ def test_perfetto_export_counts(server, name, tmp_path):
         ops = gpu_ops(db)
         calls = runtime_calls(db)
         ranges = nvtx_ranges(db)
-    assert cats["kernel"] + cats["memcpy"] + cats["memset"] == len(ops) == res["slices"]["gpu"]
+    assert cats["kernel"] + cats["memcpy"] + cats["memset"] + cats["graph"] == len(ops) == res["slices"]["gpu"]
+    assert cats["graph"] == sum(1 for o in ops if o[0] == "graph")
     assert cats["kernel"] == sum(1 for o in ops if o[0] == "kernel")
     assert cats["nvtx"] == len(ranges) == res["slices"]["nvtx"]
     assert cats["cuda_api"] == len(calls) == res["slices"]["api"]

@@ -27,14 +27,15 @@ def columns(db, table: str) -> set[str]:
 
 
 def gpu_ops(db) -> list[tuple]:
-    """(kind, deviceId, streamId, pid, start, end, correlationId, globalPid, nameId-or-copyKind)"""
+    """(kind, deviceId, streamId, pid, start, end, correlationId, globalPid, nameId-or-copyKind-or-graphId);
+    kind "graph": a whole CUDA graph launch (graph-level tracing, CUPTI_ACTIVITY_KIND_GRAPH_TRACE)"""
     out = []
     t = tables(db)
     for kind, table in (("kernel", "CUPTI_ACTIVITY_KIND_KERNEL"), ("memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY"),
-                        ("memset", "CUPTI_ACTIVITY_KIND_MEMSET")):
+                        ("memset", "CUPTI_ACTIVITY_KIND_MEMSET"), ("graph", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE")):
         if table not in t:
             continue
-        extra = "shortName" if kind == "kernel" else ("copyKind" if kind == "memcpy" else "0")
+        extra = {"kernel": "shortName", "memcpy": "copyKind", "graph": "graphId"}.get(kind, "0")
         for dev, stream, gpid, s, e, corr, name in db.execute(
                 f'SELECT deviceId, streamId, globalPid, start, "end", correlationId, {extra} FROM {table}'):
             gpid = gpid or 0

@@ -12,6 +12,8 @@ await esbuild.build({ ...common, entryPoints: ['src/webview/main.ts'], outfile: 
 copyFileSync('src/webview/webview.css', 'dist/webview.css');
 
 if (!prod) {
+  /* the speed bench (npm run bench -- PROFILE), not under out/test/ui, so node --test skips it */
+  await esbuild.build({ ...common, entryPoints: ['test/ui/bench.ts'], outfile: 'out/test/bench/bench.js', platform: 'node', format: 'cjs', target: 'node18', external: ['vscode', 'playwright-core', 'esbuild'] });
   for (const dir of ['unit', 'ui']) {
     const src = join('test', dir);
     const entries = readdirSync(src).filter((f) => f.endsWith('.test.ts')).map((f) => join(src, f));

@@ -108,7 +108,7 @@ bool nsys_an_stream_classification(nsys_actx *c, cJSON *rows, cJSON *summary) {
       if (ix->ops.start[i] < c->t0 || ix->ops.start[i] >= c->t1) continue;
       busy += nsys_op_dur(ix, i);
       if (ix->ops.kind[i] != NSYS_OP_KERNEL) {
-        copies++;
+        if (ix->ops.kind[i] != NSYS_OP_GRAPH) copies++; /* a graph launch is no copy */
         continue;
       }
       kern++;

@@ -13,16 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define NSYS_KNAME_DISPLAY_MAX 160
-
-/* Writes the simplified display name of `full` (demangled; may be NULL or
- * "") into out (cap bytes, always NUL-terminated). Falls back to `short_name`
- * when full is empty. Template arguments that carry no meaning (numbers,
- * std::array, offset calculators, policies, pointers) are dropped, wrapper
- * templates (gpu_kernel_impl, ReduceOp, BinaryFunctor, cutlass::Kernel2, ...)
- * are replaced by what they wrap, lambdas by their enclosing function, and
- * namespaces folded. The result is at most NSYS_KNAME_DISPLAY_MAX bytes. */
-void nsys_kname_display(const char *full, const char *short_name, char *out, size_t cap);
+/* nsys_kname_display() and NSYS_KNAME_DISPLAY_MAX (moved to common/ so the
+ * index can derive display names without depending on explain/). */
+#include "common/kname_display.h"
 
 typedef struct nsys_kname_info {
   char precision[12];   /* "fp8", "bf16", "f16", "tf32", "fp32", "fp64", "int8", "" unknown */

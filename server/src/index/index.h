@@ -35,6 +35,8 @@ typedef enum {
   NSYS_OP_KERNEL = 0,
   NSYS_OP_MEMCPY = 1,
   NSYS_OP_MEMSET = 2,
+  NSYS_OP_GRAPH = 3,     /* a whole CUDA graph launch (graph-level tracing:
+                            CUPTI_ACTIVITY_KIND_GRAPH_TRACE), its kernels not reported */
 } nsys_op_kind;
 
 typedef enum {
@@ -56,7 +58,8 @@ typedef struct nsys_gpu_track {
 typedef struct nsys_ops {
   uint32_t n;
   int64_t *start, *end;  /* GPU ns */
-  uint32_t *name;        /* strtab: kernel shortName; "[CUDA memcpy HtoD]", "[CUDA memset]" */
+  uint32_t *name;        /* strtab: kernel shortName; "[CUDA memcpy HtoD]", "[CUDA memset]",
+                            "[CUDA graph 4]" (graphId) */
   uint32_t *full_name;   /* strtab: kernel demangledName (== name for copies/sets) */
   uint32_t *track;       /* index into tracks[] */
   int32_t *api;          /* index into api[] of the launching call, -1 if unattributed */
@@ -103,6 +106,12 @@ typedef struct nsys_index {
   nsys_nvtx_ranges nvtx;
   int64_t span_start, span_end;  /* over everything indexed */
   void *priv;              /* index-internal data (mipmaps, mapping) */
+  /* Display names, derived at every build and cache load (index_derive.c),
+   * one per distinct kernel name, not per op: display[k] is the strtab id of
+   * the simplified form (common/kname_display.h) of kernel name k
+   * (ops.full_name, with ops.name as fallback). Ids >= n_display, and names
+   * that are not kernel names, map to themselves. Use the accessors below. */
+  uint32_t *display; uint32_t n_display;
 } nsys_index;
 
 /* Builds (or loads from the cache directory) the index of p. Reports progress
@@ -116,6 +125,17 @@ const nsys_index *nsys_index_get(struct nsys_profile *p, struct nsys_call *call)
 
 static inline int64_t nsys_op_dur(const nsys_index *ix, uint32_t i) {
   return ix->ops.end[i] - ix->ops.start[i];
+}
+
+/* strtab id of the display name of name id `full` (itself when it has none). */
+static inline uint32_t nsys_display_name(const nsys_index *ix, uint32_t full) {
+  return ix->display && full < ix->n_display ? ix->display[full] : full;
+}
+
+/* strtab id of op i's display name: "vectorized_elementwise_kernel<FillFunctor<float>>"
+ * for a kernel, the name itself ("[CUDA memcpy HtoD]") for copies and sets. */
+static inline uint32_t nsys_op_display_name(const nsys_index *ix, uint32_t i) {
+  return nsys_display_name(ix, ix->ops.full_name[i]);
 }
 
 #endif

@@ -1,10 +1,11 @@
 /* Cold build of the index from the SQLite export.
  *
  * Two readers run at once, each on its own read-only connection: a worker
- * thread reads the GPU op tables (kernels, memcpy, memset) while the calling
+ * thread reads the GPU op tables (kernels, memcpy, memset, graph launches) while the calling
  * thread reads CUDA API calls, NVTX ranges and thread names and reports
- * progress. Rows are read with prepared statements and sqlite3_column_int64;
- * names are interned through a StringIds-id -> strtab-id array. Then:
+ * progress. Rows reach C through an aggregate SQL function called once per
+ * row (no sqlite3_step round trip and no API call per column); names are
+ * interned through a StringIds-id -> strtab-id array. Then:
  *   - ops are grouped by track (device, stream, process) with a counting sort
  *     and sorted by (start, end, kind, rowid) inside each track, so an op's
  *     index is a deterministic kernelId;
@@ -110,6 +111,7 @@ typedef struct {
   char op_err[256];
   bool op_failed;
   atomic_int op_done;
+  int32_t *op_next_buf;      /* a spare buffer of >= ops.n elements for op_next */
   /* host reader (calling thread) */
   nsys__raw_api api;
   nsys__raw_nvtx nvtx;
@@ -148,6 +150,95 @@ static const char *const nsys__memcpy_names[] = {
     "[CUDA memcpy Unified HtoD]", "[CUDA memcpy Unified DtoH]", "[CUDA memcpy Unified DtoD]",
 };
 
+/* Rows are read through an aggregate SQL function: SQLite calls it once per
+ * row with the selected columns (the same values sqlite3_column_* would give),
+ * which avoids a sqlite3_step() round trip and one API call per column. A
+ * callback stops the scan by raising an error (cancel, row limit). */
+static void nsys__rows_final(sqlite3_context *ctx) { sqlite3_result_null(ctx); }
+
+/* Runs `SELECT fn(cols) FROM ...` with fn = step on the private connection.
+ * Returns the final sqlite3_step code (SQLITE_DONE on success). */
+static int nsys__read_rows(sqlite3 *db, const char *fn, const char *sql,
+                           void (*step)(sqlite3_context *, int, sqlite3_value **), void *ctx) {
+  if (sqlite3_create_function_v2(db, fn, -1, SQLITE_UTF8, ctx, NULL, step, nsys__rows_final, NULL) !=
+      SQLITE_OK)
+    return SQLITE_ERROR;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+typedef struct {
+  nsys__build *b;
+  nsys__sidmap *sm;
+  uint8_t kind;
+  uint32_t since;
+  bool too_many;
+  uint32_t memset_name, memcpy_other;
+  uint32_t memcpy_names[NSYS_ARRAY_LEN(nsys__memcpy_names)];
+  int64_t last_graph;   /* graph launches: graphId of last_graph_name */
+  uint32_t last_graph_name;
+  bool any_graph;
+} nsys__gpu_rows;
+
+/* "[CUDA graph <graphId>]", "[CUDA graph]" without one */
+static uint32_t nsys__graph_name(nsys__gpu_rows *g, sqlite3_value *id) {
+  bool has = sqlite3_value_type(id) != SQLITE_NULL;
+  int64_t gid = has ? sqlite3_value_int64(id) : INT64_MIN;
+  if (g->any_graph && gid == g->last_graph) return g->last_graph_name;
+  char buf[64];
+  int n = has ? snprintf(buf, sizeof buf, "[CUDA graph %lld]", (long long)gid)
+              : snprintf(buf, sizeof buf, "[CUDA graph]");
+  g->last_graph = gid;
+  g->last_graph_name = nsys_strtab_intern(&g->b->op_strings, buf, (size_t)n);
+  g->any_graph = true;
+  return g->last_graph_name;
+}
+
+/* args: rowid, start, end, deviceId, streamId, correlationId, globalPid, then
+ * shortName, demangledName (kernels), copyKind (memcpy) or graphId (graphs) */
+static void nsys__gpu_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  nsys__gpu_rows *g = sqlite3_user_data(ctx);
+  nsys__build *b = g->b;
+  nsys__raw_ops *r = &b->ops;
+  if (r->n == r->cap) nsys__raw_ops_reserve(r, r->n + 1);
+  uint32_t i = r->n;
+  r->rowid[i] = sqlite3_value_int64(v[0]);
+  int64_t s = sqlite3_value_int64(v[1]), e = sqlite3_value_int64(v[2]);
+  r->start[i] = s;
+  r->end[i] = e < s ? s : e;
+  r->device[i] = (int32_t)sqlite3_value_int64(v[3]);
+  r->stream[i] = sqlite3_value_int64(v[4]);
+  r->corr[i] = sqlite3_value_int64(v[5]);
+  r->gpid[i] = sqlite3_value_int64(v[6]);
+  r->kind[i] = g->kind;
+  if (g->kind == NSYS_OP_KERNEL && argc >= 9) {
+    r->name[i] = nsys__sidmap_get(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[7]),
+                                  NSYS__NAME_PLAIN);
+    r->full[i] = nsys__sidmap_get(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[8]),
+                                  NSYS__NAME_PLAIN);
+  } else if (g->kind == NSYS_OP_GRAPH && argc >= 8) {
+    r->name[i] = r->full[i] = nsys__graph_name(g, v[7]);
+  } else if (g->kind == NSYS_OP_MEMCPY && argc >= 8) {
+    int64_t ck = sqlite3_value_int64(v[7]);
+    r->name[i] = r->full[i] =
+        ck >= 0 && ck < (int64_t)NSYS_ARRAY_LEN(g->memcpy_names) ? g->memcpy_names[ck] : g->memcpy_other;
+  } else {
+    r->name[i] = r->full[i] = g->memset_name;
+  }
+  r->n++;
+  if (r->n == UINT32_MAX - 1) {
+    g->too_many = true;
+    sqlite3_result_error(ctx, "more than 4 billion GPU operations", -1);
+    return;
+  }
+  if (!nsys__tick(b, &g->since)) sqlite3_result_error(ctx, "stopped", -1);
+}
+
 static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table t,
                                  nsys__sidmap *sm) {
   if (!nsys__src_has(src, t)) return true;
@@ -161,72 +252,46 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
     const char *sn = has_short ? "shortName" : has_dem ? "demangledName" : "-1";
     const char *dn = has_dem ? "demangledName" : sn;
     snprintf(sql, sizeof sql,
-             "SELECT rowid, start, end, deviceId, streamId, %s, %s, %s, %s FROM %s", corr, gpid, sn,
-             dn, tbl);
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s, %s) FROM %s",
+             corr, gpid, sn, dn, tbl);
   } else if (t == NSYS__SRC_MEMCPY) {
     const char *ck = nsys__src_has_column(src, t, "copyKind") ? "copyKind" : "0";
-    snprintf(sql, sizeof sql, "SELECT rowid, start, end, deviceId, streamId, %s, %s, %s FROM %s",
+    snprintf(sql, sizeof sql,
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s) FROM %s",
              corr, gpid, ck, tbl);
+  } else if (t == NSYS__SRC_GRAPH) {
+    const char *gid = nsys__src_has_column(src, t, "graphId") ? "graphId" : "NULL";
+    snprintf(sql, sizeof sql,
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s) FROM %s",
+             corr, gpid, gid, tbl);
   } else {
-    snprintf(sql, sizeof sql, "SELECT rowid, start, end, deviceId, streamId, %s, %s FROM %s", corr,
+    snprintf(sql, sizeof sql,
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s) FROM %s", corr,
              gpid, tbl);
   }
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(src->db, sql, -1, &st, NULL) != SQLITE_OK) {
+  nsys__gpu_rows g;
+  memset(&g, 0, sizeof g);
+  g.b = b;
+  g.sm = sm;
+  g.kind = t == NSYS__SRC_KERNEL   ? NSYS_OP_KERNEL
+           : t == NSYS__SRC_MEMCPY ? NSYS_OP_MEMCPY
+           : t == NSYS__SRC_GRAPH  ? NSYS_OP_GRAPH
+                                   : NSYS_OP_MEMSET;
+  g.memset_name = nsys_strtab_intern(&b->op_strings, "[CUDA memset]", 13);
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(nsys__memcpy_names); i++)
+    g.memcpy_names[i] = nsys_strtab_intern(&b->op_strings, nsys__memcpy_names[i],
+                                           strlen(nsys__memcpy_names[i]));
+  g.memcpy_other = nsys_strtab_intern(&b->op_strings, "[CUDA memcpy]", 13);
+  int rc = nsys__read_rows(src->db, "nsys_ai_gpu_rows", sql, nsys__gpu_row, &g);
+  atomic_fetch_add(&b->rows_done, g.since);
+  if (g.too_many) {
+    snprintf(b->op_err, sizeof b->op_err, "more than 4 billion GPU operations");
+    return false;
+  }
+  if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) {
     snprintf(b->op_err, sizeof b->op_err, "reading %s: %s", tbl, sqlite3_errmsg(src->db));
     return false;
   }
-  uint32_t memset_name = nsys_strtab_intern(&b->op_strings, "[CUDA memset]", 13);
-  uint32_t memcpy_names[NSYS_ARRAY_LEN(nsys__memcpy_names)];
-  for (size_t i = 0; i < NSYS_ARRAY_LEN(nsys__memcpy_names); i++)
-    memcpy_names[i] = nsys_strtab_intern(&b->op_strings, nsys__memcpy_names[i],
-                                         strlen(nsys__memcpy_names[i]));
-  uint32_t memcpy_other = nsys_strtab_intern(&b->op_strings, "[CUDA memcpy]", 13);
-  nsys__raw_ops *r = &b->ops;
-  uint32_t since = 0;
-  int rc;
-  uint8_t kind = t == NSYS__SRC_KERNEL ? NSYS_OP_KERNEL
-                 : t == NSYS__SRC_MEMCPY ? NSYS_OP_MEMCPY : NSYS_OP_MEMSET;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (r->n == r->cap) nsys__raw_ops_reserve(r, r->n + 1);
-    uint32_t i = r->n;
-    r->rowid[i] = sqlite3_column_int64(st, 0);
-    int64_t s = sqlite3_column_int64(st, 1), e = sqlite3_column_int64(st, 2);
-    r->start[i] = s;
-    r->end[i] = e < s ? s : e;
-    r->device[i] = (int32_t)sqlite3_column_int64(st, 3);
-    r->stream[i] = sqlite3_column_int64(st, 4);
-    r->corr[i] = sqlite3_column_int64(st, 5);
-    r->gpid[i] = sqlite3_column_int64(st, 6);
-    r->kind[i] = kind;
-    if (kind == NSYS_OP_KERNEL) {
-      r->name[i] = nsys__sidmap_get(&sm[0], &b->strings, &b->op_strings, sqlite3_column_int64(st, 7),
-                                    NSYS__NAME_PLAIN);
-      r->full[i] = nsys__sidmap_get(&sm[0], &b->strings, &b->op_strings,
-                                    sqlite3_column_int64(st, 8), NSYS__NAME_PLAIN);
-    } else if (kind == NSYS_OP_MEMCPY) {
-      int64_t ck = sqlite3_column_int64(st, 7);
-      r->name[i] = r->full[i] =
-          ck >= 0 && ck < (int64_t)NSYS_ARRAY_LEN(memcpy_names) ? memcpy_names[ck] : memcpy_other;
-    } else {
-      r->name[i] = r->full[i] = memset_name;
-    }
-    r->n++;
-    if (r->n == UINT32_MAX - 1) {
-      snprintf(b->op_err, sizeof b->op_err, "more than 4 billion GPU operations");
-      rc = SQLITE_ERROR;
-      break;
-    }
-    if (!nsys__tick(b, &since)) break;
-  }
-  atomic_fetch_add(&b->rows_done, since);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW && atomic_load(&b->stop) == 0) {
-    if (!b->op_err[0])
-      snprintf(b->op_err, sizeof b->op_err, "reading %s: %s", tbl, sqlite3_errmsg(src->db));
-    sqlite3_finalize(st);
-    return false;
-  }
-  sqlite3_finalize(st);
   return atomic_load(&b->stop) == 0;
 }
 
@@ -245,9 +310,11 @@ static void *nsys__gpu_reader(void *arg) {
   }
   int64_t est = nsys__src_max_rowid(&src, NSYS__SRC_KERNEL) +
                 nsys__src_max_rowid(&src, NSYS__SRC_MEMCPY) +
-                nsys__src_max_rowid(&src, NSYS__SRC_MEMSET);
+                nsys__src_max_rowid(&src, NSYS__SRC_MEMSET) +
+                nsys__src_max_rowid(&src, NSYS__SRC_GRAPH);
   nsys__raw_ops_reserve(&b->ops, (uint32_t)NSYS_MIN(est + 16, (int64_t)UINT32_MAX - 2));
-  static const nsys__src_table tabs[] = {NSYS__SRC_KERNEL, NSYS__SRC_MEMCPY, NSYS__SRC_MEMSET};
+  static const nsys__src_table tabs[] = {NSYS__SRC_KERNEL, NSYS__SRC_MEMCPY, NSYS__SRC_MEMSET,
+                                         NSYS__SRC_GRAPH};
   for (size_t i = 0; i < NSYS_ARRAY_LEN(tabs); i++) {
     if (!nsys__read_gpu_table(b, &src, tabs[i], sm)) {
       if (atomic_load(&b->stop) == 0 || b->op_err[0]) b->op_failed = b->op_err[0] != '\0';
@@ -329,48 +396,122 @@ static bool nsys__host_fail(nsys__build *b, nsys__src *src, const char *what) {
   return false;
 }
 
+typedef struct {
+  nsys__build *b;
+  nsys_strtab *tab;
+  nsys__sidmap *sm;
+  uint32_t since;
+  int64_t last_gtid;
+  uint32_t last_tmp;
+} nsys__host_rows;
+
+/* args: rowid, start, end, globalTid, correlationId, nameId */
+static void nsys__api_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  (void)argc;
+  nsys__host_rows *h = sqlite3_user_data(ctx);
+  nsys__build *b = h->b;
+  nsys__raw_api *r = &b->api;
+  if (r->n == r->cap) nsys__raw_api_reserve(r, r->n + 1);
+  uint32_t i = r->n;
+  r->rowid[i] = sqlite3_value_int64(v[0]);
+  int64_t s = sqlite3_value_int64(v[1]), e = sqlite3_value_int64(v[2]);
+  r->start[i] = s;
+  r->end[i] = e < s ? s : e;
+  int64_t g = sqlite3_value_int64(v[3]);
+  if (g != h->last_gtid) {
+    h->last_tmp = nsys__thread_tmp(b, g);
+    h->last_gtid = g;
+  }
+  r->thread[i] = h->last_tmp;
+  r->corr[i] = sqlite3_value_int64(v[4]);
+  r->name[i] = nsys__sidmap_get(h->sm, &b->strings, h->tab, sqlite3_value_int64(v[5]),
+                                NSYS__NAME_STRIP_VERSION);
+  r->n++;
+  if (!nsys__tick(b, &h->since)) {
+    sqlite3_result_error(ctx, "stopped", -1);
+    return;
+  }
+  if ((r->n & 0xFFFF) == 0) nsys__report(b, 0, 85, "reading CUDA API calls");
+}
+
 static bool nsys__read_runtime(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sidmap *sm) {
   if (!nsys__src_has(src, NSYS__SRC_RUNTIME)) return true;
   const char *tbl = src->table[NSYS__SRC_RUNTIME];
   const char *corr =
       nsys__src_has_column(src, NSYS__SRC_RUNTIME, "correlationId") ? "correlationId" : "0";
   char sql[2048];
-  snprintf(sql, sizeof sql, "SELECT rowid, start, end, globalTid, %s, nameId FROM %s", corr, tbl);
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(src->db, sql, -1, &st, NULL) != SQLITE_OK)
-    return nsys__host_fail(b, src, tbl);
+  snprintf(sql, sizeof sql,
+           "SELECT nsys_ai_api_rows(rowid, start, end, globalTid, %s, nameId) FROM %s", corr, tbl);
   nsys__raw_api *r = &b->api;
   nsys__raw_api_reserve(r, (uint32_t)NSYS_MIN(nsys__src_max_rowid(src, NSYS__SRC_RUNTIME) + 16,
                                               (int64_t)UINT32_MAX - 2));
-  uint32_t since = 0;
-  int64_t last_gtid = INT64_MIN;
-  uint32_t last_tmp = 0;
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (r->n == r->cap) nsys__raw_api_reserve(r, r->n + 1);
-    uint32_t i = r->n;
-    r->rowid[i] = sqlite3_column_int64(st, 0);
-    int64_t s = sqlite3_column_int64(st, 1), e = sqlite3_column_int64(st, 2);
-    r->start[i] = s;
-    r->end[i] = e < s ? s : e;
-    int64_t g = sqlite3_column_int64(st, 3);
-    if (g != last_gtid) {
-      last_tmp = nsys__thread_tmp(b, g);
-      last_gtid = g;
-    }
-    r->thread[i] = last_tmp;
-    r->corr[i] = sqlite3_column_int64(st, 4);
-    r->name[i] = nsys__sidmap_get(sm, &b->strings, tab, sqlite3_column_int64(st, 5),
-                                  NSYS__NAME_STRIP_VERSION);
-    r->n++;
-    if (!nsys__tick(b, &since)) break;
-    if ((r->n & 0xFFFF) == 0) nsys__report(b, 0, 85, "reading CUDA API calls");
-  }
-  atomic_fetch_add(&b->rows_done, since);
-  bool ok = rc == SQLITE_DONE || atomic_load(&b->stop) != 0;
-  sqlite3_finalize(st);
-  if (!ok) return nsys__host_fail(b, src, tbl);
+  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0};
+  int rc = nsys__read_rows(src->db, "nsys_ai_api_rows", sql, nsys__api_row, &h);
+  atomic_fetch_add(&b->rows_done, h.since);
+  if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) return nsys__host_fail(b, src, tbl);
   return atomic_load(&b->stop) == 0;
+}
+
+/* args: rowid, start, end, eventType, globalTid, text, textId, domainId, endGlobalTid */
+static void nsys__nvtx_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  (void)argc;
+  nsys__host_rows *h = sqlite3_user_data(ctx);
+  nsys__build *b = h->b;
+  nsys_strtab *tab = h->tab;
+  if (!nsys__tick(b, &h->since)) {
+    sqlite3_result_error(ctx, "stopped", -1);
+    return;
+  }
+  /* the SQL keeps 59..75; the types read here: push/pop (59), start/end (60),
+   * their payload variants (70, 71) and domain create (75) */
+  int64_t type = sqlite3_value_int64(v[3]);
+  if (type != 59 && type != 60 && type != 70 && type != 71 && type != 75) return;
+  if (sqlite3_value_type(v[3]) != SQLITE_INTEGER && sqlite3_value_double(v[3]) != (double)type)
+    return; /* 59.5 is none of them */
+  int64_t g = sqlite3_value_int64(v[4]);
+  int64_t dom = sqlite3_value_int64(v[7]);
+  /* name: text, else StringIds[textId] */
+  uint32_t name;
+  const unsigned char *text = sqlite3_value_text(v[5]);
+  if (text) {
+    size_t len = (size_t)sqlite3_value_bytes(v[5]);
+    if (nsys_utf8_valid((const char *)text, len) && !memchr(text, 0, len)) {
+      name = nsys_strtab_intern(tab, (const char *)text, len);
+    } else {
+      char *clean = nsys_utf8_sanitize((const char *)text, len);
+      name = nsys_strtab_intern(tab, clean, strlen(clean));
+      free(clean);
+    }
+  } else if (sqlite3_value_type(v[6]) != SQLITE_NULL) {
+    name = nsys__sidmap_get(h->sm, &b->strings, tab, sqlite3_value_int64(v[6]), NSYS__NAME_PLAIN);
+  } else {
+    name = nsys_strtab_intern(tab, "", 0);
+  }
+  if (type == 75) { /* domain create: its text names the domain in this process */
+    uint32_t k = nsys__domain_key(b, nsys_gtid_gpid(g), dom);
+    b->dom_name[k] = name;
+    return;
+  }
+  if (sqlite3_value_type(v[2]) == SQLITE_NULL) return; /* not a closed range */
+  if (sqlite3_value_type(v[8]) != SQLITE_NULL && sqlite3_value_int64(v[8]) != g)
+    return; /* start/end range ended on another thread: not a range of this thread */
+  int64_t s = sqlite3_value_int64(v[1]), e = sqlite3_value_int64(v[2]);
+  if (e < s) return;
+  nsys__raw_nvtx *r = &b->nvtx;
+  if (r->n == r->cap) nsys__raw_nvtx_reserve(r, r->n + 1);
+  uint32_t i = r->n;
+  r->rowid[i] = sqlite3_value_int64(v[0]);
+  r->start[i] = s;
+  r->end[i] = e;
+  if (g != h->last_gtid) {
+    h->last_tmp = nsys__thread_tmp(b, g);
+    h->last_gtid = g;
+  }
+  r->thread[i] = h->last_tmp;
+  r->name[i] = name;
+  r->dom[i] = dom == 0 ? UINT32_MAX : nsys__domain_key(b, nsys_gtid_gpid(g), dom);
+  r->n++;
+  if ((r->n & 0xFFFF) == 0) nsys__report(b, 0, 85, "reading NVTX ranges");
 }
 
 static bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sidmap *sm) {
@@ -385,71 +526,17 @@ static bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, ns
   bool has_textid = nsys__src_has_column(src, NSYS__SRC_NVTX, "textId");
   bool has_dom = nsys__src_has_column(src, NSYS__SRC_NVTX, "domainId");
   bool has_egt = nsys__src_has_column(src, NSYS__SRC_NVTX, "endGlobalTid");
+  /* a range test, not IN (...): IN probes a temporary index per row */
   char sql[2048];
   snprintf(sql, sizeof sql,
-           "SELECT rowid, start, end, eventType, globalTid, %s, %s, %s, %s FROM %s "
-           "WHERE eventType IN (59, 60, 70, 71, 75)",
+           "SELECT nsys_ai_nvtx_rows(rowid, start, end, eventType, globalTid, %s, %s, %s, %s) "
+           "FROM %s WHERE eventType BETWEEN 59 AND 75",
            has_text ? "text" : "NULL", has_textid ? "textId" : "NULL", has_dom ? "domainId" : "0",
            has_egt ? "endGlobalTid" : "NULL", tbl);
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(src->db, sql, -1, &st, NULL) != SQLITE_OK)
-    return nsys__host_fail(b, src, tbl);
-  nsys__raw_nvtx *r = &b->nvtx;
-  uint32_t since = 0;
-  int rc;
-  int64_t last_gtid = INT64_MIN;
-  uint32_t last_tmp = 0;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (!nsys__tick(b, &since)) break;
-    int type = sqlite3_column_int(st, 3);
-    int64_t g = sqlite3_column_int64(st, 4);
-    int64_t dom = sqlite3_column_int64(st, 7);
-    /* name: text, else StringIds[textId] */
-    uint32_t name;
-    const unsigned char *text = sqlite3_column_text(st, 5);
-    if (text) {
-      size_t len = (size_t)sqlite3_column_bytes(st, 5);
-      if (nsys_utf8_valid((const char *)text, len) && !memchr(text, 0, len)) {
-        name = nsys_strtab_intern(tab, (const char *)text, len);
-      } else {
-        char *clean = nsys_utf8_sanitize((const char *)text, len);
-        name = nsys_strtab_intern(tab, clean, strlen(clean));
-        free(clean);
-      }
-    } else if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
-      name = nsys__sidmap_get(sm, &b->strings, tab, sqlite3_column_int64(st, 6), NSYS__NAME_PLAIN);
-    } else {
-      name = nsys_strtab_intern(tab, "", 0);
-    }
-    if (type == 75) { /* domain create: its text names the domain in this process */
-      uint32_t k = nsys__domain_key(b, nsys_gtid_gpid(g), dom);
-      b->dom_name[k] = name;
-      continue;
-    }
-    if (sqlite3_column_type(st, 2) == SQLITE_NULL) continue; /* not a closed range */
-    if (sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) != g)
-      continue; /* start/end range ended on another thread: not a range of this thread */
-    int64_t s = sqlite3_column_int64(st, 1), e = sqlite3_column_int64(st, 2);
-    if (e < s) continue;
-    if (r->n == r->cap) nsys__raw_nvtx_reserve(r, r->n + 1);
-    uint32_t i = r->n;
-    r->rowid[i] = sqlite3_column_int64(st, 0);
-    r->start[i] = s;
-    r->end[i] = e;
-    if (g != last_gtid) {
-      last_tmp = nsys__thread_tmp(b, g);
-      last_gtid = g;
-    }
-    r->thread[i] = last_tmp;
-    r->name[i] = name;
-    r->dom[i] = dom == 0 ? UINT32_MAX : nsys__domain_key(b, nsys_gtid_gpid(g), dom);
-    r->n++;
-    if ((r->n & 0xFFFF) == 0) nsys__report(b, 0, 85, "reading NVTX ranges");
-  }
-  atomic_fetch_add(&b->rows_done, since);
-  bool ok = rc == SQLITE_DONE || atomic_load(&b->stop) != 0;
-  sqlite3_finalize(st);
-  if (!ok) return nsys__host_fail(b, src, tbl);
+  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0};
+  int rc = nsys__read_rows(src->db, "nsys_ai_nvtx_rows", sql, nsys__nvtx_row, &h);
+  atomic_fetch_add(&b->rows_done, h.since);
+  if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) return nsys__host_fail(b, src, tbl);
   return atomic_load(&b->stop) == 0;
 }
 
@@ -558,6 +645,17 @@ static bool nsys__name_is_nccl(const char *s) {
          (s[2] == 'c' || s[2] == 'C') && (s[3] == 'l' || s[3] == 'L');
 }
 
+/* dst[i] = src[perm[i]] into `spare` (a buffer of at least n elements); src's
+ * buffer becomes the next spare: one new buffer for a chain of gathers of one
+ * element size, instead of one per array (fewer page faults). */
+#define NSYS__GATHER(dst, src, spare, perm, n)                  \
+  do {                                                         \
+    for (uint32_t i_ = 0; i_ < (n); i_++) (spare)[i_] = (src)[(perm)[i_]]; \
+    void *freed_ = (src);                                      \
+    (dst) = (spare);                                           \
+    (spare) = freed_;                                          \
+  } while (0)
+
 /* Builds tracks and the ops arrays from b->ops (merging the worker's strings). */
 static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   nsys__raw_ops *r = &b->ops;
@@ -633,46 +731,37 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
     tr->first = first[t];
     tr->count = first[t + 1] - first[t];
   }
-  /* scatter */
+  /* scatter into final order; corr/gpid too (for the join). Each gather
+   * writes into the buffer the previous one freed (see NSYS__GATHER). */
   nsys_ops *o = &ix->ops;
   o->n = n;
   size_t nn = n ? n : 1;
-  o->start = nsys_xmalloc(nn * sizeof(int64_t));
-  o->end = nsys_xmalloc(nn * sizeof(int64_t));
-  o->name = nsys_xmalloc(nn * sizeof(uint32_t));
-  o->full_name = nsys_xmalloc(nn * sizeof(uint32_t));
-  o->track = nsys_xmalloc(nn * sizeof(uint32_t));
-  o->api = nsys_xmalloc(nn * sizeof(int32_t));
-  o->rowid = nsys_xmalloc(nn * sizeof(int64_t));
+  int64_t *spare8 = nsys_xmalloc(nn * sizeof(int64_t));
+  uint32_t *spare4 = nsys_xmalloc(nn * sizeof(uint32_t));
+  NSYS__GATHER(o->start, r->start, spare8, perm, n);
+  NSYS__GATHER(o->end, r->end, spare8, perm, n);
+  NSYS__GATHER(o->rowid, r->rowid, spare8, perm, n);
+  NSYS__GATHER(r->corr, r->corr, spare8, perm, n); /* now in final op order */
+  NSYS__GATHER(r->gpid, r->gpid, spare8, perm, n);
+  NSYS__GATHER(o->name, r->name, spare4, perm, n); /* worker-local ids: see nsys__remap_op_names */
+  NSYS__GATHER(o->full_name, r->full, spare4, perm, n);
+  NSYS__GATHER(o->track, tgroup, spare4, perm, n);
+  o->api = (int32_t *)spare4; /* tgroup's buffer */
+  spare4 = NULL;
+  for (uint32_t i = 0; i < n; i++) o->api[i] = -1;
   o->kind = nsys_xmalloc(nn);
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t s = perm[i];
-    o->start[i] = r->start[s];
-    o->end[i] = r->end[s];
-    o->name[i] = r->name[s]; /* worker-local ids: see nsys__remap_op_names */
-    o->full_name[i] = r->full[s];
-    o->track[i] = tgroup[s];
-    o->rowid[i] = r->rowid[s];
-    o->kind[i] = r->kind[s];
-    o->api[i] = -1;
-  }
-  /* reuse raw arrays for the join: corr/gpid in final order */
-  int64_t *corr = nsys_xmalloc(nn * sizeof(int64_t));
-  int64_t *gpid = nsys_xmalloc(nn * sizeof(int64_t));
-  for (uint32_t i = 0; i < n; i++) {
-    corr[i] = r->corr[perm[i]];
-    gpid[i] = r->gpid[perm[i]];
-  }
-  free(r->corr);
-  free(r->gpid);
-  r->corr = corr; /* now in final op order */
-  r->gpid = gpid;
+  for (uint32_t i = 0; i < n; i++) o->kind[i] = r->kind[perm[i]];
+  free(spare8);
+  r->start = r->end = r->rowid = NULL; /* their buffers now hold final arrays */
+  r->name = r->full = NULL;
+  tgroup = NULL;
+  b->op_next_buf = r->device; /* the join's op_next (same size) */
+  r->device = NULL;
   free(perm);
   free(first);
   free(tmp2final);
   free(sorted);
   free(keys);
-  free(tgroup);
   /* per track: busy union and class */
   for (uint32_t t = 0; t < ntk; t++) {
     nsys_gpu_track *tr = &ix->tracks[t];
@@ -692,6 +781,8 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
       if (o->kind[i] == NSYS_OP_KERNEL) {
         if (nsys__name_is_nccl(nsys_strtab_get(&b->op_strings, o->name[i]))) nccl++;
         else other++;
+      } else if (o->kind[i] == NSYS_OP_GRAPH) {
+        other++; /* a graph launch runs kernels: compute */
       }
     }
     if (open) busy += cur_e - cur_s;
@@ -778,23 +869,19 @@ static void nsys__assemble_api(nsys__build *b, nsys_index *ix, const uint32_t *t
   nsys_api_calls *a = &ix->api;
   size_t nn = n ? n : 1;
   a->n = n;
-  a->start = nsys_xmalloc(nn * sizeof(int64_t));
-  a->end = nsys_xmalloc(nn * sizeof(int64_t));
-  a->name = nsys_xmalloc(nn * sizeof(uint32_t));
-  a->thread = nsys_xmalloc(nn * sizeof(uint32_t));
-  a->first_op = nsys_xmalloc(nn * sizeof(int32_t));
-  a->correlation = nsys_xmalloc(nn * sizeof(int64_t));
-  a->rowid = nsys_xmalloc(nn * sizeof(int64_t));
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t s = perm[i];
-    a->start[i] = r->start[s];
-    a->end[i] = r->end[s];
-    a->name[i] = r->name[s];
-    a->thread[i] = r->thread[s];
-    a->first_op[i] = -1;
-    a->correlation[i] = r->corr[s];
-    a->rowid[i] = r->rowid[s];
-  }
+  int64_t *spare8 = nsys_xmalloc(nn * sizeof(int64_t));
+  uint32_t *spare4 = nsys_xmalloc(nn * sizeof(uint32_t));
+  NSYS__GATHER(a->start, r->start, spare8, perm, n);
+  NSYS__GATHER(a->end, r->end, spare8, perm, n);
+  NSYS__GATHER(a->correlation, r->corr, spare8, perm, n);
+  NSYS__GATHER(a->rowid, r->rowid, spare8, perm, n);
+  NSYS__GATHER(a->name, r->name, spare4, perm, n);
+  NSYS__GATHER(a->thread, r->thread, spare4, perm, n);
+  a->first_op = (int32_t *)spare4; /* the raw thread buffer */
+  for (uint32_t i = 0; i < n; i++) a->first_op[i] = -1;
+  free(spare8);
+  r->start = r->end = r->corr = r->rowid = NULL; /* their buffers now hold final arrays */
+  r->name = r->thread = NULL;
   free(perm);
   free(first);
 }
@@ -804,7 +891,8 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
   nsys_api_calls *a = &ix->api;
   nsys_ops *o = &ix->ops;
   uint32_t n_ops = o->n;
-  ix->op_next = nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
+  ix->op_next = b->op_next_buf ? b->op_next_buf : nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
+  b->op_next_buf = NULL;
   for (uint32_t i = 0; i < n_ops; i++) ix->op_next[i] = -1;
   if (!a->n || !n_ops) return;
   /* Fast path: per process, correlation ids are a dense counter (the usual
@@ -981,6 +1069,7 @@ static void nsys__assemble_nvtx(nsys__build *b, nsys_index *ix, const uint32_t *
 }
 
 static void nsys__build_free(nsys__build *b) {
+  free(b->op_next_buf);
   nsys__raw_ops_free(&b->ops);
   nsys__raw_api_free(&b->api);
   nsys__raw_nvtx_free(&b->nvtx);
@@ -1047,6 +1136,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   b->rows_total = nsys__src_max_rowid(&src, NSYS__SRC_KERNEL) +
                   nsys__src_max_rowid(&src, NSYS__SRC_MEMCPY) +
                   nsys__src_max_rowid(&src, NSYS__SRC_MEMSET) +
+                  nsys__src_max_rowid(&src, NSYS__SRC_GRAPH) +
                   nsys__src_max_rowid(&src, NSYS__SRC_RUNTIME) +
                   nsys__src_max_rowid(&src, NSYS__SRC_NVTX);
   nsys_call_progress_begin(call, "Indexing profile");

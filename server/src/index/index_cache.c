@@ -21,7 +21,7 @@
 #include "profile/profile.h"
 
 #define NSYS__CACHE_MAGIC "NSYSAIX"
-#define NSYS__CACHE_VERSION 2u
+#define NSYS__CACHE_VERSION 3u /* 3: graph launches (NSYS_OP_GRAPH) */
 
 typedef struct {
   char magic[8];

@@ -1,11 +1,12 @@
 /* Everything derived from the contract arrays, recomputed after a build and
- * after a cache load: NVTX rows per (thread, depth), NVTX ranges projected on
- * each GPU (nvtx_gpu_proj_trace semantics), a summary series per timeline
- * track, and the track list in display order. */
+ * after a cache load: display names of kernels, NVTX rows per (thread,
+ * depth), NVTX ranges projected on each GPU (nvtx_gpu_proj_trace semantics),
+ * a summary series per timeline track, and the track list in display order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kname_display.h"
 #include "common/util.h"
 #include "index/index_internal.h"
 
@@ -163,6 +164,33 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
   free(tmp);
 }
 
+/* ---- display names -------------------------------------------------------- */
+
+/* One simplified name per distinct kernel name (ops.full_name), interned in
+ * ix->strings: a cache load finds the strings saved by the build, so ids are
+ * the same on every open of a file. */
+static void nsys__derive_display_names(nsys_index *ix) {
+  uint32_t n = ix->strings.count;
+  uint32_t *disp = nsys_xmalloc(((size_t)n + 1) * sizeof *disp);
+  for (uint32_t i = 0; i < n; i++) disp[i] = NSYS_STR_NONE;
+  uint32_t last = NSYS_STR_NONE;
+  char buf[NSYS_KNAME_DISPLAY_MAX + 8];
+  for (uint32_t op = 0; op < ix->ops.n; op++) {
+    uint32_t k = ix->ops.full_name[op];
+    if (k == last || ix->ops.kind[op] != NSYS_OP_KERNEL || k >= n) continue;
+    last = k;
+    if (disp[k] != NSYS_STR_NONE) continue;
+    nsys_kname_display(nsys_strtab_get(&ix->strings, k),
+                       nsys_strtab_get(&ix->strings, ix->ops.name[op]), buf, sizeof buf);
+    disp[k] = buf[0] ? nsys_strtab_intern(&ix->strings, buf, strlen(buf)) : k;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    if (disp[i] == NSYS_STR_NONE) disp[i] = i;
+  free(ix->display);
+  ix->display = disp;
+  ix->n_display = n;
+}
+
 /* ---- NVTX rows per (thread, depth) --------------------------------------- */
 
 static void nsys__derive_depth_rows(nsys_index *ix, nsys__index_priv *pv) {
@@ -246,6 +274,8 @@ static void nsys__derive_tracks(nsys_index *ix, nsys__index_priv *pv) {
 void nsys__index_derive(nsys_index *ix) {
   if (!ix->priv) ix->priv = nsys_xcalloc(1, sizeof(nsys__index_priv));
   nsys__index_priv *pv = nsys__priv(ix);
+  int64_t td = nsys_now_ns();
+  nsys__derive_display_names(ix);
   int64_t t0 = nsys_now_ns();
   nsys__derive_depth_rows(ix, pv);
   if (!pv->proj_cached) nsys__derive_projection(ix, pv); /* else mapped from the cache */
@@ -269,11 +299,14 @@ void nsys__index_derive(nsys_index *ix) {
   nsys__derive_tracks(ix, pv);
   if (!getenv("NSYS_AI_NO_COARSE")) nsys__coarse_init(ix);
   if (getenv("NSYS_AI_INDEX_TIMING"))
-    nsys_log("index derive: projection %.1f ms, summaries %.1f ms", (double)(t1 - t0) / 1e6,
-             (double)(nsys_now_ns() - t1) / 1e6);
+    nsys_log("index derive: display names %.1f ms, projection %.1f ms, summaries %.1f ms",
+             (double)(t0 - td) / 1e6, (double)(t1 - t0) / 1e6, (double)(nsys_now_ns() - t1) / 1e6);
 }
 
 void nsys__index_free_derived(nsys_index *ix) {
+  free(ix->display);
+  ix->display = NULL;
+  ix->n_display = 0;
   nsys__index_priv *pv = nsys__priv(ix);
   if (!pv) return;
   nsys__coarse_free(ix);
@@ -377,7 +410,9 @@ uint32_t nsys_tl_proj_nvtx(const nsys_index *ix, uint32_t proj_row) {
 }
 
 const char *nsys_op_kind_name(uint8_t kind) {
-  return kind == NSYS_OP_MEMCPY ? "memcpy" : kind == NSYS_OP_MEMSET ? "memset" : "kernel";
+  return kind == NSYS_OP_MEMCPY ? "memcpy" : kind == NSYS_OP_MEMSET ? "memset"
+         : kind == NSYS_OP_GRAPH  ? "graph"
+                                  : "kernel";
 }
 
 const char *nsys_stream_class_name(uint8_t cls) {

@@ -1,6 +1,7 @@
 /* JSON-RPC handlers for the timeline module: params -> index query -> JSON.
  *   timeline/tracks  {profileId}                            -> {tracks, start, end}
- *   timeline/range   {profileId, start, end, width, tracks?} -> {resolution, start, end, tracks}
+ *   timeline/range   {profileId, start, end, width, tracks?, maxEvents?, format?}
+ *                                                          -> {resolution, start, end, tracks}
  *   nvtx/tree        {profileId, start?, end?, device?, thread?, maxDepth?, aggregate?}
  *   kernel/details   {profileId, kernelId}
  *   search           {profileId, query, kinds?, limit?}
@@ -285,6 +286,118 @@ static void nsys__emit_bucket(void *ctx, const nsys_tl_bucket *bk) {
   e->first = false;
 }
 
+/* ---- timeline/range, format "columns" -----------------------------------
+ * One array per field instead of one object per item, and every string once
+ * in the response's "names" table: a full-range answer over millions of ops is
+ * about a third of the "objects" text, and clients decode it into typed arrays. */
+
+typedef struct {
+  nsys__names *esc;      /* escaped text per strtab id */
+  uint32_t *slot;        /* strtab id -> index in "names" + 1 (0: not listed yet) */
+  const char *kinds[16]; /* event kind strings listed so far, and their indexes */
+  uint32_t kind_slot[16];
+  uint32_t n_kinds;
+  nsys_strbuf list; /* the "names" array's elements */
+  uint32_t n;
+} nsys__col_names;
+
+static uint32_t nsys__col_name(nsys__col_names *c, uint32_t id) {
+  const nsys_strtab *tab = c->esc->tab;
+  if (id >= tab->count) id = 0;
+  if (!c->slot) c->slot = nsys_xcalloc(tab->count ? tab->count : 1, sizeof(uint32_t));
+  if (tab->count && c->slot[id]) return c->slot[id] - 1;
+  const char *text = tab->count ? nsys__name(c->esc, id) : "\"\"";
+  if (c->n) nsys_strbuf_putc(&c->list, ',');
+  nsys_strbuf_puts(&c->list, text);
+  if (tab->count) c->slot[id] = c->n + 1;
+  return c->n++;
+}
+
+static uint32_t nsys__col_kind(nsys__col_names *c, const char *kind) {
+  for (uint32_t i = 0; i < c->n_kinds; i++)
+    if (c->kinds[i] == kind || strcmp(c->kinds[i], kind) == 0) return c->kind_slot[i];
+  if (c->n) nsys_strbuf_putc(&c->list, ',');
+  nsys__js_str(&c->list, kind);
+  if (c->n_kinds < 16) {
+    c->kinds[c->n_kinds] = kind;
+    c->kind_slot[c->n_kinds++] = c->n;
+  }
+  return c->n++;
+}
+
+enum { NSYS__COLS = 6 };
+
+typedef struct {
+  const nsys_index *ix;
+  const nsys_tl_track *t;
+  nsys__col_names *names;
+  nsys_strbuf col[NSYS__COLS];
+  int64_t base, res;
+  uint32_t n;
+} nsys__col_emit;
+
+static void nsys__col_put(nsys__col_emit *e, int k, int64_t v) {
+  nsys_strbuf *b = &e->col[k];
+  nsys_strbuf_reserve(b, 24);
+  char *o = b->data + b->len;
+  if (e->n) *o++ = ',';
+  o = nsys__w_i64(o, v);
+  *o = '\0';
+  b->len = (size_t)(o - b->data);
+}
+
+static void nsys__col_event(void *ctx, uint32_t row) {
+  nsys__col_emit *e = ctx;
+  int64_t s, en;
+  uint32_t name_id;
+  nsys_tl_row(e->ix, e->t->kind, row, &s, &en, &name_id);
+  nsys__col_put(e, 0, nsys__row_id(e->ix, e->t, row));
+  nsys__col_put(e, 1, s);
+  nsys__col_put(e, 2, en);
+  nsys__col_put(e, 3, nsys__col_name(e->names, name_id));
+  nsys__col_put(e, 4, nsys__col_kind(e->names, nsys__event_kind(e->ix, e->t, row)));
+  nsys__col_put(e, 5, e->t->depth < 0 ? 0 : e->t->depth);
+  e->n++;
+}
+
+static void nsys__col_bucket(void *ctx, const nsys_tl_bucket *bk) {
+  nsys__col_emit *e = ctx;
+  int64_t id = -1, name = -1, dur = 0;
+  if (bk->longest != UINT32_MAX) {
+    int64_t s, en;
+    uint32_t name_id;
+    nsys_tl_row(e->ix, e->t->kind, bk->longest, &s, &en, &name_id);
+    id = nsys__row_id(e->ix, e->t, bk->longest);
+    name = nsys__col_name(e->names, name_id);
+    dur = bk->longest_dur;
+  }
+  nsys__col_put(e, 0, (bk->start - e->base) / e->res);
+  nsys__col_put(e, 1, bk->count);
+  nsys__col_put(e, 2, bk->busy_ns);
+  nsys__col_put(e, 3, id);
+  nsys__col_put(e, 4, name);
+  nsys__col_put(e, 5, dur);
+  e->n++;
+}
+
+static const char *const nsys__event_cols[NSYS__COLS] = {"id", "start", "end", "name", "kind", "depth"};
+static const char *const nsys__bucket_cols[NSYS__COLS] = {"index",       "count",       "busyNs",
+                                                          "longestId",   "longestName", "longestDur"};
+
+/* Writes `"events":{...}` or `"buckets":{...}` for one track into b. */
+static void nsys__col_track(nsys_strbuf *b, nsys__col_emit *e, bool events) {
+  const char *const *keys = events ? nsys__event_cols : nsys__bucket_cols;
+  nsys_strbuf_puts(b, events ? ",\"events\":{" : ",\"buckets\":{");
+  for (int k = 0; k < NSYS__COLS; k++) {
+    nsys_strbuf_printf(b, "%s\"%s\":[", k ? "," : "", keys[k]);
+    nsys_strbuf_append(b, e->col[k].data ? e->col[k].data : "", e->col[k].len);
+    nsys_strbuf_putc(b, ']');
+    e->col[k].len = 0;
+  }
+  nsys_strbuf_putc(b, '}');
+  e->n = 0;
+}
+
 static int64_t nsys__floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -299,6 +412,11 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
       !nsys_param_int64(call, "maxEvents", false, 0, 1000000, &max_events) ||
       !nsys_param_array(call, "tracks", false, &tracks))
     return NULL;
+  const char *format = "objects";
+  if (!nsys_param_string(call, "format", false, &format)) return NULL;
+  bool columns = strcmp(format, "columns") == 0;
+  if (!columns && strcmp(format, "objects") != 0)
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.format: expected \"objects\" or \"columns\"");
   if (end <= start)
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must be greater than params.start");
   nsys_profile *p = NULL;
@@ -340,24 +458,37 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
     for (uint32_t i = 0; i < n_all; i++) sel[n_sel++] = i;
   }
   nsys__names names = {&ix->strings, NULL, NULL};
+  nsys__col_names cnames = {.esc = &names};
+  nsys__col_emit ce = {.ix = ix, .names = &cnames, .base = base, .res = res};
+  nsys_strbuf_init(&cnames.list);
+  for (int k = 0; k < NSYS__COLS; k++) nsys_strbuf_init(&ce.col[k]);
   nsys_strbuf b;
   nsys_strbuf_init(&b);
-  nsys_strbuf_reserve(&b, (size_t)n_sel * NSYS_MIN((size_t)nb, (size_t)4096) * 48 + 4096);
+  nsys_strbuf_reserve(&b, (size_t)n_sel * NSYS_MIN((size_t)nb, (size_t)4096) * (columns ? 24 : 48) + 4096);
   nsys_strbuf_putc(&b, '[');
-  for (uint32_t k = 0; k < n_sel; k++) {
+  bool cancelled = false;
+  for (uint32_t k = 0; k < n_sel && !cancelled; k++) {
     if (nsys_call_cancelled(call)) {
-      nsys_strbuf_free(&b);
-      nsys__names_free(&names);
-      free(sel);
-      nsys_profile_release(p);
-      return nsys_call_fail_cancelled(call);
+      cancelled = true;
+      break;
     }
     const nsys_tl_track *t = nsys_tl_track_at(ix, sel[k]);
     nsys_strbuf_printf(&b, "%s{\"id\":", k ? "," : "");
     nsys__js_str(&b, t->id);
-    nsys__emit e = {ix, t, &b, &names, true};
     uint32_t n = nsys_tl_count(ix, sel[k], base, gend);
-    if (max_events > 0 && n <= (uint64_t)max_events) {
+    bool events = max_events > 0 && n <= (uint64_t)max_events;
+    if (columns) {
+      ce.t = t;
+      if (events)
+        nsys_tl_events(ix, sel[k], start, end, nsys__col_event, &ce);
+      else
+        nsys_tl_buckets(ix, sel[k], base, res, nb, nsys__col_bucket, &ce);
+      nsys__col_track(&b, &ce, events);
+      nsys_strbuf_putc(&b, '}');
+      continue;
+    }
+    nsys__emit e = {ix, t, &b, &names, true};
+    if (events) {
       nsys_strbuf_puts(&b, ",\"events\":[");
       nsys_tl_events(ix, sel[k], start, end, nsys__emit_event, &e);
     } else {
@@ -367,16 +498,33 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
     nsys_strbuf_puts(&b, "]}");
   }
   nsys_strbuf_putc(&b, ']');
-  cJSON *out = cJSON_CreateObject();
-  nsys_json_add_i64(out, "resolution", res);
-  nsys_json_add_i64(out, "start", base);
-  nsys_json_add_i64(out, "end", gend);
-  cJSON_AddItemToObject(out, "tracks", nsys__raw_take(&b));
+  cJSON *out = NULL;
+  if (!cancelled) {
+    out = cJSON_CreateObject();
+    nsys_json_add_i64(out, "resolution", res);
+    nsys_json_add_i64(out, "start", base);
+    nsys_json_add_i64(out, "end", gend);
+    if (columns) {
+      cJSON_AddStringToObject(out, "format", "columns");
+      nsys_strbuf names_text;
+      nsys_strbuf_init(&names_text);
+      nsys_strbuf_reserve(&names_text, cnames.list.len + 2);
+      nsys_strbuf_putc(&names_text, '[');
+      nsys_strbuf_append(&names_text, cnames.list.data ? cnames.list.data : "", cnames.list.len);
+      nsys_strbuf_putc(&names_text, ']');
+      cJSON_AddItemToObject(out, "names", nsys__raw_take(&names_text));
+      nsys_strbuf_free(&names_text);
+    }
+    cJSON_AddItemToObject(out, "tracks", nsys__raw_take(&b));
+  }
   nsys_strbuf_free(&b);
+  for (int k = 0; k < NSYS__COLS; k++) nsys_strbuf_free(&ce.col[k]);
+  nsys_strbuf_free(&cnames.list);
+  free(cnames.slot);
   nsys__names_free(&names);
   free(sel);
   nsys_profile_release(p);
-  return out;
+  return cancelled ? nsys_call_fail_cancelled(call) : out;
 }
 
 /* ---- nvtx/tree ---------------------------------------------------------- */
@@ -547,7 +695,7 @@ static cJSON *nsys__nvtx_tree(nsys_call *call) {
 
 /* ---- kernel/details ----------------------------------------------------- */
 
-static const char *const nsys__op_tables[] = {"kernel", "memcpy", "memset"};
+static const char *const nsys__op_tables[] = {"kernel", "memcpy", "memset", "graph"};
 
 static bool nsys__is_string_column(const char *table_kind, const char *col) {
   (void)table_kind;
@@ -556,11 +704,15 @@ static bool nsys__is_string_column(const char *table_kind, const char *col) {
 }
 
 static cJSON *nsys__source_row(nsys_profile *p, uint8_t kind, int64_t rowid) {
-  nsys_table t = kind == NSYS_OP_MEMCPY ? NSYS_TBL_MEMCPY : kind == NSYS_OP_MEMSET ? NSYS_TBL_MEMSET : NSYS_TBL_KERNEL;
+  if (kind > NSYS_OP_GRAPH) return NULL;
+  nsys_table t = kind == NSYS_OP_MEMCPY   ? NSYS_TBL_MEMCPY
+                 : kind == NSYS_OP_MEMSET ? NSYS_TBL_MEMSET
+                 : kind == NSYS_OP_GRAPH  ? NSYS_TBL_GRAPH_TRACE
+                                          : NSYS_TBL_KERNEL;
   const char *real = p->schema.table[t];
   static const char *const fallback[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-                                         "CUPTI_ACTIVITY_KIND_MEMSET"};
-  if (!real && p->schema.n_all_tables == 0) real = fallback[kind < 3 ? kind : 0];
+                                         "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"};
+  if (!real && p->schema.n_all_tables == 0) real = fallback[kind];
   if (!real) return NULL;
   char *sql = sqlite3_mprintf("SELECT * FROM \"%w\" WHERE rowid = %lld", real, (long long)rowid);
   sqlite3_stmt *st = NULL;
@@ -613,6 +765,7 @@ static cJSON *nsys__kernel_details(nsys_call *call) {
   cJSON_AddStringToObject(res, "kind", nsys_op_kind_name(ix->ops.kind[i]));
   cJSON_AddStringToObject(res, "name", nsys__s(ix, ix->ops.name[i]));
   cJSON_AddStringToObject(res, "demangledName", nsys__s(ix, ix->ops.full_name[i]));
+  cJSON_AddStringToObject(res, "displayName", nsys__s(ix, nsys_op_display_name(ix, i)));
   nsys_json_add_i64(res, "start", ix->ops.start[i]);
   nsys_json_add_i64(res, "end", ix->ops.end[i]);
   nsys_json_add_i64(res, "durNs", nsys_op_dur(ix, i));
@@ -729,7 +882,7 @@ static cJSON *nsys__search(nsys_call *call) {
     for (uint32_t i = 0; i < ix->ops.n; i++) {
       if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
       uint32_t sn = ix->ops.name[i], fn = ix->ops.full_name[i];
-      if (!NSYS__M(sn) && !NSYS__M(fn)) continue;
+      if (!NSYS__M(sn) && !NSYS__M(fn) && !NSYS__M(nsys_display_name(ix, fn))) continue;
       if (!kidx[sn]) {
         if (nh == caph) {
           caph = caph ? caph * 2 : 64;
@@ -772,7 +925,10 @@ static cJSON *nsys__search(nsys_call *call) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", hits[k].is_nvtx ? "nvtx" : "kernel");
     cJSON_AddStringToObject(o, "name", nsys__s(ix, hits[k].name));
-    if (!hits[k].is_nvtx) cJSON_AddStringToObject(o, "demangledName", nsys__s(ix, hits[k].example));
+    if (!hits[k].is_nvtx) {
+      cJSON_AddStringToObject(o, "demangledName", nsys__s(ix, hits[k].example));
+      cJSON_AddStringToObject(o, "displayName", nsys__s(ix, nsys_display_name(ix, hits[k].example)));
+    }
     cJSON_AddNumberToObject(o, "count", hits[k].count);
     nsys_json_add_i64(o, "totalNs", hits[k].ns);
     cJSON_AddItemToArray(arr, o);
@@ -875,12 +1031,19 @@ static cJSON *nsys__export_perfetto(nsys_call *call) {
     if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
     const nsys_gpu_track *g = &ix->tracks[ix->ops.track[i]];
     nsys__pf_sep(&w);
+    /* slice name: the display name; the names CUPTI recorded go in args */
+    uint32_t disp = nsys_op_display_name(ix, i);
     fprintf(f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":%s,\"pid\":%d,\"tid\":%lld,", nsys_op_kind_name(ix->ops.kind[i]),
-            nsys__name(&names, ix->ops.name[i]), NSYS__GPU_PID_BASE + g->device, (long long)g->stream);
+            nsys__name(&names, disp), NSYS__GPU_PID_BASE + g->device, (long long)g->stream);
     nsys__pf_ts(&w, "ts", ix->ops.start[i]);
     fputc(',', f);
     int64_t d = nsys_op_dur(ix, i);
-    fprintf(f, "\"dur\":%lld.%03lld,\"args\":{\"kernelId\":%u}}", (long long)(d / 1000), (long long)(d % 1000), i);
+    fprintf(f, "\"dur\":%lld.%03lld,\"args\":{\"kernelId\":%u", (long long)(d / 1000), (long long)(d % 1000), i);
+    if (ix->ops.kind[i] == NSYS_OP_KERNEL) {
+      fprintf(f, ",\"shortName\":%s", nsys__name(&names, ix->ops.name[i]));
+      fprintf(f, ",\"demangledName\":%s", nsys__name(&names, ix->ops.full_name[i]));
+    }
+    fputs("}}", f);
     w.slices_gpu++;
     int32_t a = ix->ops.api[i];
     if (a >= 0 && ix->api.start[a] <= end && ix->api.end[a] >= start) {

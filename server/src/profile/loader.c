@@ -306,10 +306,14 @@ nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call) {
     goto fail;
   }
   int64_t t1 = nsys_now_ns();
-  if (!nsys_info_build(p, call)) goto fail;
+  bool cached = nsys_info_cache_load(p);
+  if (!cached) {
+    if (!nsys_info_build(p, call)) goto fail;
+    nsys_info_cache_save(p);
+  }
   if (getenv("NSYS_AI_VERBOSE"))
-    nsys_log("opened %s: schema+strings %.1f ms, info %.1f ms", p->path, (double)(t1 - t0) / 1e6,
-             (double)(nsys_now_ns() - t1) / 1e6);
+    nsys_log("opened %s: schema+strings %.1f ms, info %.1f ms%s", p->path, (double)(t1 - t0) / 1e6,
+             (double)(nsys_now_ns() - t1) / 1e6, cached ? " (cached)" : "");
   return p;
 fail:
   nsys__sanitize_err(call);

@@ -24,6 +24,13 @@ void nsys_strings_free(nsys_profile *p);
 bool nsys_info_build(nsys_profile *p, struct nsys_call *call);
 void nsys_info_free(nsys_info *info);
 
+/* info_cache.c: the summary saved in the cache directory, keyed by the file
+ * identity (path, dev, inode, size, mtime). load: true when a valid entry
+ * replaced p->info; false (p->info untouched) when absent, stale or corrupt.
+ * NSYS_AI_NO_INFO_CACHE disables both. */
+bool nsys_info_cache_load(nsys_profile *p);
+void nsys_info_cache_save(const nsys_profile *p);
+
 /* nsysrep.c: true for *.nsys-rep / *.qdrep paths. */
 bool nsys_path_is_report(const char *path);
 /* Converts a report into the cache (reused when already converted) and

@@ -177,7 +177,8 @@ static void check_real(const char *path) {
     sqlite3_free(att);
   }
   static const char *gpu[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-                              "CUPTI_ACTIVITY_KIND_MEMSET"};
+                              "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"};
+  int64_t per_kind[4] = {0};
   int64_t n_ops = 0, n_joined = 0;
   bool rt = has_table(db, "CUPTI_ACTIVITY_KIND_RUNTIME");
   if (rt) {
@@ -193,11 +194,12 @@ static void check_real(const char *path) {
     }
     sqlite3_free(err);
   }
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 4; i++) {
     if (!has_table(db, gpu[i])) continue;
     char sql[1024];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", gpu[i]);
-    n_ops += sql_int(db, sql);
+    per_kind[i] = sql_int(db, sql);
+    n_ops += per_kind[i];
     if (rt) {
       snprintf(sql, sizeof sql,
                "SELECT count(*) FROM %s x WHERE EXISTS (SELECT 1 FROM main.rk"
@@ -207,6 +209,15 @@ static void check_real(const char *path) {
     }
   }
   CHECK_EQ_I(ix->ops.n, n_ops);
+  {
+    int64_t got[4] = {0};
+    for (uint32_t i = 0; i < ix->ops.n; i++)
+      if (ix->ops.kind[i] < 4) got[ix->ops.kind[i]]++;
+    CHECK_EQ_I(got[NSYS_OP_KERNEL], per_kind[0]);
+    CHECK_EQ_I(got[NSYS_OP_MEMCPY], per_kind[1]);
+    CHECK_EQ_I(got[NSYS_OP_MEMSET], per_kind[2]);
+    CHECK_EQ_I(got[NSYS_OP_GRAPH], per_kind[3]);
+  }
   int64_t joined = 0;
   for (uint32_t i = 0; i < ix->ops.n; i++) joined += ix->ops.api[i] >= 0;
   CHECK_EQ_I(joined, n_joined);

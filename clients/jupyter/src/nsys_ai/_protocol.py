@@ -236,6 +236,7 @@ KernelDetailsResult = TypedDict("KernelDetailsResult", {
     "kind": Literal["kernel", "memcpy", "memset"],
     "name": str,
     "demangledName": str,
+    "displayName": str,
     "start": Ns,
     "end": Ns,
     "durNs": int,
@@ -726,6 +727,7 @@ SearchResultResultsItem = TypedDict("SearchResultResultsItem", {
     "kind": Literal["kernel", "nvtx"],
     "name": str,
     "demangledName": NotRequired[str],
+    "displayName": NotRequired[str],
     "count": int,
     "totalNs": int,
 })
@@ -1020,48 +1022,89 @@ TimelineRangeParams = TypedDict("TimelineRangeParams", {
     "width": int,
     "tracks": NotRequired[List[str]],
     "maxEvents": NotRequired[int],
+    "format": NotRequired[Literal["objects", "columns"]],
 })
 
-TimelineRangeResultTracksItem0EventsItem = TypedDict("TimelineRangeResultTracksItem0EventsItem", {
+TimelineRangeResult0TracksItem0EventsItem = TypedDict("TimelineRangeResult0TracksItem0EventsItem", {
     "id": int,
     "start": Ns,
     "end": Ns,
     "name": str,
-    "kind": Literal["kernel", "memcpy", "memset", "nvtx", "nvtxProjected", "api"],
+    "kind": Literal["kernel", "memcpy", "memset", "graph", "nvtx", "nvtxProjected", "api"],
     "depth": int,
 })
 
-TimelineRangeResultTracksItem0 = TypedDict("TimelineRangeResultTracksItem0", {
+TimelineRangeResult0TracksItem0 = TypedDict("TimelineRangeResult0TracksItem0", {
     "id": str,
-    "events": List[TimelineRangeResultTracksItem0EventsItem],
+    "events": List[TimelineRangeResult0TracksItem0EventsItem],
 })
 
-TimelineRangeResultTracksItem1BucketsItemLongest = TypedDict("TimelineRangeResultTracksItem1BucketsItemLongest", {
+TimelineRangeResult0TracksItem1BucketsItemLongest = TypedDict("TimelineRangeResult0TracksItem1BucketsItemLongest", {
     "id": int,
     "name": str,
     "dur": int,
 })
 
-TimelineRangeResultTracksItem1BucketsItem = TypedDict("TimelineRangeResultTracksItem1BucketsItem", {
+TimelineRangeResult0TracksItem1BucketsItem = TypedDict("TimelineRangeResult0TracksItem1BucketsItem", {
     "start": Ns,
     "end": Ns,
     "count": int,
     "busyNs": int,
-    "longest": NotRequired[TimelineRangeResultTracksItem1BucketsItemLongest],
+    "longest": NotRequired[TimelineRangeResult0TracksItem1BucketsItemLongest],
 })
 
-TimelineRangeResultTracksItem1 = TypedDict("TimelineRangeResultTracksItem1", {
+TimelineRangeResult0TracksItem1 = TypedDict("TimelineRangeResult0TracksItem1", {
     "id": str,
-    "buckets": List[TimelineRangeResultTracksItem1BucketsItem],
+    "buckets": List[TimelineRangeResult0TracksItem1BucketsItem],
 })
 
-# timeline/range result
-TimelineRangeResult = TypedDict("TimelineRangeResult", {
+# objects format (default)
+TimelineRangeResult0 = TypedDict("TimelineRangeResult0", {
     "resolution": int,
     "start": Ns,
     "end": Ns,
-    "tracks": List[Union[TimelineRangeResultTracksItem0, TimelineRangeResultTracksItem1]],
+    "tracks": List[Union[TimelineRangeResult0TracksItem0, TimelineRangeResult0TracksItem1]],
 })
+
+TimelineRangeResult1TracksItem0Events = TypedDict("TimelineRangeResult1TracksItem0Events", {
+    "id": List[int],
+    "start": List[int],
+    "end": List[int],
+    "name": List[int],
+    "kind": List[int],
+    "depth": List[int],
+})
+
+TimelineRangeResult1TracksItem0 = TypedDict("TimelineRangeResult1TracksItem0", {
+    "id": str,
+    "events": TimelineRangeResult1TracksItem0Events,
+})
+
+TimelineRangeResult1TracksItem1Buckets = TypedDict("TimelineRangeResult1TracksItem1Buckets", {
+    "index": List[int],
+    "count": List[int],
+    "busyNs": List[int],
+    "longestId": List[int],
+    "longestName": List[int],
+    "longestDur": List[int],
+})
+
+TimelineRangeResult1TracksItem1 = TypedDict("TimelineRangeResult1TracksItem1", {
+    "id": str,
+    "buckets": TimelineRangeResult1TracksItem1Buckets,
+})
+
+# columns format
+TimelineRangeResult1 = TypedDict("TimelineRangeResult1", {
+    "resolution": int,
+    "start": Ns,
+    "end": Ns,
+    "format": Literal["columns"],
+    "names": List[str],
+    "tracks": List[Union[TimelineRangeResult1TracksItem0, TimelineRangeResult1TracksItem1]],
+})
+
+TimelineRangeResult = Union[TimelineRangeResult0, TimelineRangeResult1]
 
 # timeline/tracks params
 TimelineTracksParams = TypedDict("TimelineTracksParams", {

@@ -125,7 +125,9 @@ export class NsysClient {
   tracks(profileId: string): Promise<P.TimelineTracksResult> {
     return this.request('timeline/tracks', { profileId });
   }
-  range(params: P.RangeParams, token?: CancellationToken): Promise<P.RangeResult> {
+  range(params: P.RangeParams & { format: 'columns' }, token?: CancellationToken): Promise<P.RangeColumns>;
+  range(params: P.RangeParams, token?: CancellationToken): Promise<P.RangeResult>;
+  range(params: P.RangeParams, token?: CancellationToken): Promise<P.RangeResult | P.RangeColumns> {
     return this.request('timeline/range', params, token);
   }
   nvtxTree(profileId: string, extra: Record<string, unknown> = {}): Promise<P.NvtxTreeResult> {

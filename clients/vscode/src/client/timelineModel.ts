@@ -4,15 +4,17 @@
  * aligned to multiples of their span, so bucket edges stay stable across pans
  * and a tile fetched once is reused for every view that touches it.
  * Free of DOM and vscode imports: the webview and the unit tests use it. */
-import type { RangeResult, TrackRange } from '../protocol/types';
+import type { RangeColumns, RangeResult, TrackColumns } from '../protocol/types';
 
 export const TILE_PX = 512;
 
 export interface View { start: number; end: number; width: number }
 export interface TileKey { resolution: number; start: number; end: number }
-export interface Tile extends TileKey { key: string; result: RangeResult }
+/** A cached tile: its answer in the columns format (objects answers are converted). */
+export interface Tile extends TileKey { key: string; result: RangeColumns }
 
-export type FetchRange = (p: { start: number; end: number; width: number; maxEvents: number }) => Promise<RangeResult>;
+export type RangeRequest = { start: number; end: number; width: number; maxEvents: number; format: 'columns' };
+export type FetchRange = (p: RangeRequest) => Promise<RangeResult | RangeColumns>;
 
 /** Per tile, individual events up to this many (else buckets): about one per 2 px. */
 export const MAX_EVENTS = TILE_PX / 2;
@@ -80,11 +82,11 @@ export class TimelineModel {
     if (pending) return pending;
     const gen = this.generation;
     this.requests++;
-    const p = this.fetch({ start: k.start, end: k.end, width: TILE_PX, maxEvents: MAX_EVENTS })
-      .then((result) => {
+    const p = this.fetch({ start: k.start, end: k.end, width: TILE_PX, maxEvents: MAX_EVENTS, format: 'columns' })
+      .then((answer) => {
         this.inflight.delete(key);
         if (gen !== this.generation) return undefined;
-        const tile: Tile = { ...k, key, result };
+        const tile: Tile = { ...k, key, result: toColumns(answer) };
         this.cache.set(key, tile);
         while (this.cache.size > this.maxTiles) this.cache.delete(this.cache.keys().next().value as string);
         this.onTile(tile);
@@ -127,14 +129,71 @@ export class TimelineModel {
   get size(): number { return this.cache.size; }
 }
 
-/** Per track id, the ranges of every tile (drawing order). */
-export function byTrack(tiles: Tile[]): Map<string, TrackRange[]> {
-  const m = new Map<string, TrackRange[]>();
-  for (const t of tiles) for (const tr of t.result.tracks) {
+/** One track's part of one tile. */
+export interface TrackPart { tile: Tile; tr: TrackColumns }
+
+/** Per track id, its part in every tile (drawing order). */
+export function byTrack(tiles: Tile[]): Map<string, TrackPart[]> {
+  const m = new Map<string, TrackPart[]>();
+  for (const tile of tiles) for (const tr of tile.result.tracks) {
     const l = m.get(tr.id);
-    if (l) l.push(tr); else m.set(tr.id, [tr]);
+    if (l) l.push({ tile, tr }); else m.set(tr.id, [{ tile, tr }]);
   }
   return m;
+}
+
+/** The columns format of an answer in either format (an objects answer comes from
+ * a server without `format`, or a test's fake). */
+export function toColumns(r: RangeResult | RangeColumns): RangeColumns {
+  if ('format' in r && r.format === 'columns') return r;
+  const o = r as RangeResult;
+  const names: string[] = [], ix = new Map<string, number>();
+  const name = (x: string) => { let k = ix.get(x); if (k === undefined) { k = names.length; names.push(x); ix.set(x, k); } return k; };
+  const tracks: TrackColumns[] = o.tracks.map((tr) => {
+    if ('events' in tr) {
+      const ev = tr.events;
+      return { id: tr.id, events: { id: ev.map((e) => e.id), start: ev.map((e) => e.start), end: ev.map((e) => e.end), name: ev.map((e) => name(e.name)), kind: ev.map((e) => name(e.kind)), depth: ev.map((e) => e.depth ?? 0) } };
+    }
+    const bs = tr.buckets;
+    return { id: tr.id, buckets: {
+      index: bs.map((b) => Math.round((b.start - o.start) / o.resolution)), count: bs.map((b) => b.count), busyNs: bs.map((b) => b.busyNs),
+      longestId: bs.map((b) => b.longest?.id ?? -1), longestName: bs.map((b) => (b.longest ? name(b.longest.name) : -1)), longestDur: bs.map((b) => b.longest?.dur ?? 0),
+    } };
+  });
+  return { resolution: o.resolution, start: o.start, end: o.end, format: 'columns', names, tracks };
+}
+
+/** Something drawn: an event, or a bucket's longest item (start/end are the
+ * bucket's, dur the item's own duration; count the bucket's items). */
+export interface Item { id: number; name: string; kind: string; start: number; end: number; dur: number; count?: number }
+
+/** Calls `fn` with every item of `parts` touching [lo, hi] (bucket items only when
+ * the bucket has a longest item). Returns early when `fn` returns true. */
+export function forEachItem(parts: TrackPart[], lo: number, hi: number, bucketKind: string, fn: (it: Item) => boolean | void): void {
+  for (const { tile, tr } of parts) {
+    const names = tile.result.names;
+    if ('events' in tr) {
+      const e = tr.events;
+      for (let i = 0; i < e.id.length; i++) {
+        if (e.start[i]! > hi || e.end[i]! < lo) continue;
+        if (fn({ id: e.id[i]!, name: names[e.name[i]!] ?? '', kind: names[e.kind[i]!] ?? '', start: e.start[i]!, end: e.end[i]!, dur: e.end[i]! - e.start[i]! })) return;
+      }
+    } else {
+      const b = tr.buckets, S = tile.result.start, R = tile.result.resolution;
+      for (let i = 0; i < b.index.length; i++) {
+        const start = S + b.index[i]! * R, end = start + R;
+        if (start > hi || end < lo || b.longestId[i]! < 0) continue;
+        if (fn({ id: b.longestId[i]!, name: names[b.longestName[i]!] ?? '', kind: bucketKind, start, end, dur: b.longestDur[i]!, count: b.count[i]! })) return;
+      }
+    }
+  }
+}
+
+/** The shortest item touching [lo, hi] (what a pointer there points at). */
+export function shortestItem(parts: TrackPart[], lo: number, hi: number, bucketKind: string): Item | undefined {
+  let best: Item | undefined;
+  forEachItem(parts, lo, hi, bucketKind, (it) => { if (!best || it.end - it.start < best.end - best.start) best = it; });
+  return best;
 }
 
 /** Zoom the view by `factor` (< 1 zooms in) around `anchorNs`, clamped to bounds. */
@@ -155,4 +214,34 @@ function clampView(v: View, bounds?: { start: number; end: number }): View {
   const span = v.end - v.start;
   let start = Math.max(bounds.start, Math.min(v.start, bounds.end - span));
   return { start, end: start + span, width: v.width };
+}
+
+export type TrackRangeParams = RangeRequest & { tracks: string[] };
+
+/** Merges the range requests for one tile that the row blocks make in the same
+ * tick into a single request for all their tracks (one server call, one bridge
+ * crossing, one names table), and hands each block the tracks it asked for. */
+export function coalescingFetch<R extends { tracks: Array<{ id: string }> }>(fetch: (p: TrackRangeParams) => Promise<R>): (p: TrackRangeParams) => Promise<R> {
+  type Waiter = { ids: string[]; resolve: (r: R) => void; reject: (e: unknown) => void };
+  const groups = new Map<string, { p: TrackRangeParams; tracks: Set<string>; waiters: Waiter[] }>();
+  return (p) => new Promise<R>((resolve, reject) => {
+    const key = `${p.start}:${p.end}:${p.width}:${p.maxEvents}`;
+    let g = groups.get(key);
+    if (!g) {
+      const group = { p, tracks: new Set<string>(), waiters: [] as Waiter[] };
+      groups.set(key, (g = group));
+      queueMicrotask(() => {
+        groups.delete(key);
+        fetch({ ...group.p, tracks: [...group.tracks] }).then((r) => {
+          if (group.waiters.length === 1) { group.waiters[0]!.resolve(r); return; }
+          for (const w of group.waiters) {
+            const want = new Set(w.ids);
+            w.resolve({ ...r, tracks: r.tracks.filter((t) => want.has(t.id)) });
+          }
+        }, (e) => { for (const w of group.waiters) w.reject(e); });
+      });
+    }
+    for (const id of p.tracks) g.tracks.add(id);
+    g.waiters.push({ ids: p.tracks, resolve, reject });
+  });
 }

@@ -27,7 +27,8 @@ export const schemaCompat: [
   Assignable<ProfileOpenResult, P.ProfileOpenResult>,
   Assignable<ProgressParams['value'], P.WorkDoneProgress>,
   Assignable<TimelineTracksResult, P.TimelineTracksResult>,
-  Assignable<TimelineRangeResult, P.RangeResult>,
+  Assignable<Exclude<TimelineRangeResult, { format: 'columns' }>, P.RangeResult>,
+  Assignable<Extract<TimelineRangeResult, { format: 'columns' }>, P.RangeColumns>,
   Assignable<P.RangeParams, TimelineRangeParams>,
   Assignable<NvtxTreeResult, P.NvtxTreeResult>,
   Assignable<KernelExplainResult, P.KernelExplain>,
@@ -38,4 +39,4 @@ export const schemaCompat: [
   Assignable<P.AnnotateParams, SourceAnnotateParams>,
   Assignable<SourceAnnotateResult, P.AnnotateResult>,
   Assignable<SourceUnannotateResult, P.UnannotateResult>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

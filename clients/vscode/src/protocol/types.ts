@@ -55,6 +55,7 @@ export interface RangeParams {
   tracks?: string[];
   /** Events instead of buckets when at most this many items start in the range. */
   maxEvents?: number;
+  format?: 'objects' | 'columns';
 }
 
 export interface TimelineEvent {
@@ -78,6 +79,13 @@ export interface Bucket {
 export type TrackRange = { id: string; events: TimelineEvent[] } | { id: string; buckets: Bucket[] };
 
 export interface RangeResult { resolution: number; start: Ns; end: Ns; tracks: TrackRange[] }
+
+/** timeline/range with `format: "columns"`: one array per field, every name and
+ * kind an index into `names`; bucket j covers [start + index[j]*resolution, +resolution). */
+export interface EventColumns { id: number[]; start: Ns[]; end: Ns[]; name: number[]; kind: number[]; depth: number[] }
+export interface BucketColumns { index: number[]; count: number[]; busyNs: Ns[]; longestId: number[]; longestName: number[]; longestDur: Ns[] }
+export type TrackColumns = { id: string; events: EventColumns } | { id: string; buckets: BucketColumns };
+export interface RangeColumns { resolution: number; start: Ns; end: Ns; format: 'columns'; names: string[]; tracks: TrackColumns[] }
 
 export interface NvtxNode {
   name: string;

@@ -5,11 +5,8 @@
  * 1-px buckets cost milliseconds this way, not canvas calls). */
 import type { Tile } from '../client/timelineModel';
 import { TILE_PX } from '../client/timelineModel';
-import type { Bucket, TimelineEvent } from '../protocol/types';
 import { alphaLevel, blend, colorKey, pixelOf } from './colors';
 import type { Row } from './tracks';
-
-type Colored<T> = T & { _c?: number };
 
 export interface Theme { bg: [number, number, number]; grid: [number, number, number] }
 
@@ -56,7 +53,7 @@ export class TileBitmaps {
         for (const [key, t] of this.queue) {
           this.queue.delete(key);
           if (!this.cache.has(key)) this.store(t, this.render(t, rows, theme, dpr));
-          if (performance.now() - t0 > 8) break; /* yield to input */
+          if (performance.now() - t0 > 4) break; /* yield to input */
         }
         if (this.queue.size) setTimeout(run, 0);
         else this.scheduled = false;
@@ -101,7 +98,16 @@ export class TileBitmaps {
     };
     const res = tile.resolution, t0 = tile.start, RH = this.rowH;
     const x = (ns: number) => (ns - t0) / res;
-    const byId = new Map(tile.result.tracks.map((tr) => [tr.id, tr]));
+    const r = tile.result, names = r.names;
+    const byId = new Map(r.tracks.map((tr) => [tr.id, tr]));
+    /* palette keys per (name, kind) index pair of this tile's names table */
+    const keys = new Map<number, number>();
+    const keyOf = (ni: number, kind: string, ki = -1) => { /* ki < 0: the kind is `kind` (kernel or nvtx) */
+      const id = ni * (names.length + 3) + (ki >= 0 ? ki + 2 : kind === 'nvtx' ? 1 : 0);
+      let k = keys.get(id);
+      if (k === undefined) { k = colorKey(names[ni] ?? '', ki >= 0 ? names[ki] ?? '' : kind); keys.set(id, k); }
+      return k;
+    };
     rows.forEach((row, i) => {
       const y = i * RH;
       const gpu = row.group === 'gpu';
@@ -109,20 +115,25 @@ export class TileBitmaps {
       const tr = byId.get(row.track.id);
       if (!tr) return;
       if ('events' in tr) {
-        for (const e of tr.events as Colored<TimelineEvent>[]) {
-          const x0 = Math.max(0, x(e.start)), x1 = Math.min(TILE_PX, Math.max(x(e.end), x0 + 1));
+        const e = tr.events;
+        for (let j = 0; j < e.id.length; j++) {
+          const x0 = Math.max(0, x(e.start[j]!)), x1 = Math.min(TILE_PX, Math.max(x(e.end[j]!), x0 + 1));
           if (x1 <= 0 || x0 >= TILE_PX) continue;
-          e._c ??= colorKey(e.name, e.kind);
-          fill(x0, y + 2, x1 - x0, RH - 5, this.pix(e._c, 3, theme.bg));
+          fill(x0, y + 2, x1 - x0, RH - 5, this.pix(keyOf(e.name[j]!, '', e.kind[j]!), 3, theme.bg));
         }
       } else {
-        for (const b of tr.buckets as Colored<Bucket>[]) {
-          if (b.busyNs <= 0) continue;
-          const x0 = Math.max(0, x(b.start)), x1 = Math.min(TILE_PX, Math.max(x(b.end), x0 + 1));
-          const busy = Math.min(1, b.busyNs / Math.max(1, b.end - b.start));
-          b._c ??= colorKey(b.longest?.name ?? '', gpu ? 'kernel' : 'nvtx');
+        const b = tr.buckets, bucketKind = gpu ? 'kernel' : 'nvtx';
+        /* bucket j covers [r.start + index*R, +R); R is this tile's resolution */
+        const bx = (r.start - t0) / res, bw = r.resolution / res;
+        for (let j = 0; j < b.index.length; j++) {
+          const busyNs = b.busyNs[j]!;
+          if (busyNs <= 0) continue;
+          const x0 = Math.max(0, bx + b.index[j]! * bw), x1 = Math.min(TILE_PX, Math.max(x0 + bw, x0 + 1));
+          const busy = Math.min(1, busyNs / Math.max(1, r.resolution));
+          const ni = b.longestName[j]!;
+          const key = ni >= 0 ? keyOf(ni, bucketKind) : colorKey('', bucketKind);
           const bh = Math.max(3, (RH - 5) * Math.max(0.25, busy));
-          fill(x0, y + RH - 3 - bh, x1 - x0, bh, this.pix(b._c, alphaLevel(busy), theme.bg));
+          fill(x0, y + RH - 3 - bh, x1 - x0, bh, this.pix(key, alphaLevel(busy), theme.bg));
         }
       }
     });

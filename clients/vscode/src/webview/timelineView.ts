@@ -2,52 +2,84 @@
  * TimelineModel's cached tiles. Wheel or +/- zoom, drag or arrows pan, Home
  * resets, n/p step through kernels, Enter selects. Frames are timed with
  * performance marks (window.__nsysPerf collects them for tests). */
-import { TimelineModel, byTrack, panView, zoomView, type View, resolutionFor, tilesFor, type Tile } from '../client/timelineModel';
+import { TimelineModel, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams } from '../client/timelineModel';
 import { formatNs } from '../client/format';
-import type { RangeResult, Track, TrackRange } from '../protocol/types';
+import type { RangeColumns, RangeResult, Track } from '../protocol/types';
 import { cssToRgb } from './colors';
 import { TileBitmaps } from './tileBitmaps';
-import { cssVar, h } from './dom';
+import { cssVar, h, onThemeChange } from './dom';
 import { timelineRows, type Row } from './tracks';
 
 const GUTTER = 210;
 const ROW_H = 22;
-const BLOCK = 16;
+const BLOCK = 4;
 const AXIS_H = 22;
+const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', '-', '_', 's', 'ArrowLeft', 'a', 'ArrowRight', 'd', 'Home', '0']);
 
 /** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
 export interface Hit { id: number; name: string; kind: string; start: number; end: number; dur: number; trackId: string; gpu: boolean; count?: number }
 
-export interface Perf { firstFrameMs?: number; frames: number[]; hovers: number[]; redraw?: () => number }
+/** Performance marks for tests and the bench: the first complete frame after
+ * open, every frame's draw() time, input-to-frame latency of pan/zoom input,
+ * hover-to-details latency (from the mousemove event), and probes. */
+export interface Perf {
+  firstFrameMs?: number; frames: number[]; inputToFrame: number[];
+  /** hover: mousemove event (its timestamp) → tooltip with details. */
+  hovers: number[];
+  redraw?: () => number;
+  /** The kernel id a hover at canvas point (px, py) would show (bench and tests pick targets with it). */
+  probe?: (px: number, py: number) => number | undefined;
+  /** A raw bridge request (bench: empty round trips). */
+  rpc?: (method: string, params: Record<string, unknown>) => Promise<unknown>;
+  /** Recent bridge requests: sent and settled (performance.now()). */
+  rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number }>;
+  /** Track ids of every row, and of the rows in the blocks scrolled into view. */
+  rowIds?: () => string[];
+  visibleRowIds?: () => string[];
+  /** draw() time of the first complete frame (its bitmaps rendered synchronously). */
+  firstFrameDrawMs?: number;
+  /** performance.now() when the view opened (the clock of firstFrameMs). */
+  openedAt?: number;
+}
 declare global { interface Window { __nsysPerf: Perf } }
 
 export class TimelineView {
   readonly el: HTMLElement;
+  /** As tall as the timeline's viewport (sticky at its top): a frame rasterizes
+   * and composites only the rows in view, and the time axis stays on screen. */
   private canvas: HTMLCanvasElement;
+  /** Below the canvas: the rest of the rows' height, so the element scrolls. */
+  private spacer: HTMLElement;
   private tooltip: HTMLElement;
   private rows: Row[];
   /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
-   * tracks and only while it is scrolled into view, with its own tile cache. */
+   * tracks and only while it is scrolled into view, with its own tile cache;
+   * the requests of the visible blocks for one tile are merged into one. */
   private blocks: Array<{ first: number; rows: Row[]; model: TimelineModel; bitmaps: TileBitmaps }>;
   private view: View;
-  private frameData = new Map<string, TrackRange[]>();
+  private frameData = new Map<string, TrackPart[]>();
   private bitmapsComplete = false;
   private hover: Hit | undefined;
   private selected: number | undefined;
   private frameQueued = false;
   private t0 = performance.now();
   private detailsCache = new Map<number, Promise<Record<string, unknown>>>();
-  readonly perf: Perf = (window.__nsysPerf = { frames: [], hovers: [] });
+  /** Row labels fitted to the gutter (measureText per row per frame adds up). */
+  private fitted = new Map<string, string>();
+  readonly perf: Perf = (window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], hovers: [], firstFrameMs: undefined });
+  /** performance.now() of the oldest pan/zoom input not yet drawn. */
+  private inputAt: number | undefined;
 
   constructor(
     tracks: Track[],
     private readonly bounds: { start: number; end: number },
-    fetch: (p: { start: number; end: number; width: number; maxEvents: number; tracks: string[] }) => Promise<RangeResult>,
+    fetchRange: (p: TrackRangeParams) => Promise<RangeResult | RangeColumns>,
     private readonly details: (kernelId: number) => Promise<Record<string, unknown>>,
     private readonly onSelect: (hit: Hit) => void,
   ) {
     this.rows = timelineRows(tracks);
     this.blocks = [];
+    const fetch = coalescingFetch(fetchRange); /* the visible blocks' requests for a tile go as one */
     for (let first = 0; first < this.rows.length; first += BLOCK) {
       const rows = this.rows.slice(first, first + BLOCK);
       const ids = rows.map((r) => r.track.id);
@@ -59,15 +91,21 @@ export class TimelineView {
     }
     this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Page Up and Page Down scroll the rows, Home resets, n and p step through kernels, Enter selects.' });
     this.tooltip = h('div', { class: 'tooltip', role: 'tooltip', hidden: '' });
-    this.el = h('div', { class: 'timeline' }, this.canvas, this.tooltip);
+    this.spacer = h('div', { class: 'timeline-spacer' });
+    this.el = h('div', { class: 'timeline' }, this.canvas, this.spacer, this.tooltip);
     this.view = { start: bounds.start, end: bounds.end, width: 1000 };
     this.attach();
+    onThemeChange(() => { this.fitted.clear(); this.queueFrame(); });
   }
 
   /** Call once the element is in the document. */
   start(openedAt = performance.now()): void {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
+    this.perf.probe = (px, py) => this.hitAt(px, py)?.id;
+    this.perf.rowIds = () => this.rows.map((r) => r.track.id);
+    this.perf.visibleRowIds = () => this.visibleBlocks().flatMap((b) => b.rows.map((r) => r.track.id));
     this.t0 = openedAt;
+    this.perf.openedAt = openedAt;
     performance.mark('nsys-open', { startTime: openedAt });
     new ResizeObserver(() => this.resize()).observe(this.el);
     this.resize();
@@ -75,7 +113,12 @@ export class TimelineView {
 
   private resize(): void {
     const w = Math.max(200, this.el.clientWidth);
-    const hgt = AXIS_H + this.rows.length * ROW_H + 4;
+    const total = AXIS_H + this.rows.length * ROW_H + 4;
+    /* the element is min(content, its max-height) tall: measure it with the spacer alone */
+    this.canvas.style.height = '0px';
+    this.spacer.style.height = `${total}px`;
+    const hgt = Math.max(AXIS_H + ROW_H, Math.min(total, this.el.clientHeight || total));
+    this.spacer.style.height = `${total - hgt}px`;
     const dpr = window.devicePixelRatio || 1;
     this.canvas.width = Math.floor(w * dpr);
     this.canvas.height = Math.floor(hgt * dpr);
@@ -110,7 +153,7 @@ export class TimelineView {
 
   /** Blocks with a row inside the scrolled viewport of the timeline. */
   private visibleBlocks(): TimelineView['blocks'] {
-    const top = this.el.scrollTop - AXIS_H, bottom = top + Math.max(this.el.clientHeight, ROW_H * BLOCK);
+    const top = this.el.scrollTop, bottom = top + Math.max(this.el.clientHeight - AXIS_H, ROW_H);
     return this.blocks.filter((b) => (b.first + b.rows.length) * ROW_H > top && b.first * ROW_H < bottom);
   }
 
@@ -124,7 +167,10 @@ export class TimelineView {
     const ctx = this.canvas.getContext('2d')!;
     const dpr = window.devicePixelRatio || 1;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const W = this.canvas.width / dpr;
+    const W = this.canvas.width / dpr, H = this.canvas.height / dpr;
+    const sy = this.el.scrollTop; /* rows are drawn scrolled by this much under the fixed axis */
+    const rowY = (i: number) => AXIS_H + i * ROW_H - sy;
+    const first = Math.max(0, Math.floor(sy / ROW_H)), last = Math.min(this.rows.length, Math.ceil((sy + H - AXIS_H) / ROW_H));
     const fg = cssVar('--vscode-editor-foreground', '#ccc');
     const bg = cssVar('--vscode-editor-background', '#1e1e1e');
     const grid = cssVar('--vscode-editorWidget-border', '#444');
@@ -134,21 +180,21 @@ export class TimelineView {
     const x = (ns: number) => GUTTER + (ns - v.start) / nsPerPx;
     const theme = { bg: cssToRgb(ctx, bg), grid: cssToRgb(ctx, grid) };
     ctx.fillStyle = bg;
-    ctx.fillRect(0, 0, W, this.canvas.height / dpr);
+    ctx.fillRect(0, 0, W, H);
     ctx.save();
-    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, this.rows.length * ROW_H); ctx.clip();
+    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, H - AXIS_H); ctx.clip();
     ctx.imageSmoothingEnabled = false;
     /* until the first complete frame, bitmaps render synchronously; afterwards in
      * idle time, with whatever bitmaps overlap (other resolutions) filling in */
     const now = this.perf.firstFrameMs === undefined;
     const exact = resolutionFor(v.end - v.start, v.width);
-    const data = new Map<string, TrackRange[]>();
+    const data = new Map<string, TrackPart[]>();
     let missing = false;
     for (const block of this.visibleBlocks()) {
       const tiles = block.model.tilesToDraw(v);
       for (const [id, l] of byTrack(tiles)) data.set(id, l);
       block.bitmaps.invalidate(`${theme.bg}|${theme.grid}|${dpr}`);
-      const y0 = AXIS_H + block.first * ROW_H, hh = block.rows.length * ROW_H;
+      const y0 = rowY(block.first), hh = block.rows.length * ROW_H;
       const blit = (tile: { start: number; end: number }, bmp: HTMLCanvasElement) =>
         ctx.drawImage(bmp, x(tile.start), y0, (tile.end - tile.start) / nsPerPx, hh);
       const ready: Array<[Tile, HTMLCanvasElement]> = [];
@@ -171,36 +217,38 @@ export class TimelineView {
     if (this.selected !== undefined) {
       ctx.strokeStyle = sel;
       ctx.lineWidth = 2;
-      this.rows.forEach((row, i) => {
-        if (row.group !== 'gpu') return;
+      for (let i = first; i < last; i++) {
+        const row = this.rows[i]!;
+        if (row.group !== 'gpu') continue;
         const outline = (s0: number, e0: number) => {
           const x0 = x(s0), x1 = Math.max(x(e0), x0 + 2);
-          ctx.strokeRect(x0 - 1, AXIS_H + i * ROW_H + 1, x1 - x0 + 2, ROW_H - 3);
+          ctx.strokeRect(x0 - 1, rowY(i) + 1, x1 - x0 + 2, ROW_H - 3);
         };
-        for (const tr of data.get(row.track.id) ?? []) {
-          if ('events' in tr) { for (const e of tr.events) if (e.id === this.selected) outline(e.start, e.end); }
-          else for (const bk of tr.buckets) if (bk.longest?.id === this.selected) outline(bk.start, bk.end);
-        }
-      });
+        forEachItem(data.get(row.track.id) ?? [], v.start, v.end, 'GPU op', (it) => { if (it.id === this.selected) outline(it.start, it.end); });
+      }
     }
     ctx.restore();
     /* labels of events wide enough to read, in view coordinates */
     const labels: Array<[string, number, number, number]> = [];
-    this.rows.forEach((row, i) => {
+    for (let i = first; i < last; i++) {
+      const row = this.rows[i]!;
       const seen = new Set<number>(); /* an event crossing tile edges comes in each tile */
-      for (const tr of data.get(row.track.id) ?? []) {
+      for (const { tile, tr } of data.get(row.track.id) ?? []) {
         if (!('events' in tr)) continue;
-        for (const e of tr.events) {
-          if (e.end < v.start || e.start > v.end || seen.has(e.id)) continue;
-          seen.add(e.id);
-          const x0 = Math.max(GUTTER, x(e.start)), x1 = Math.min(W, x(e.end));
-          if (x1 - x0 > 40) labels.push([e.name, x0, x1, AXIS_H + i * ROW_H]);
+        const e = tr.events;
+        for (let j = 0; j < e.id.length; j++) {
+          if (e.end[j]! < v.start || e.start[j]! > v.end || seen.has(e.id[j]!)) continue;
+          const x0 = Math.max(GUTTER, x(e.start[j]!)), x1 = Math.min(W, x(e.end[j]!));
+          if (x1 - x0 <= 40) continue;
+          seen.add(e.id[j]!);
+          labels.push([tile.result.names[e.name[j]!] ?? '', x0, x1, rowY(i)]);
         }
       }
-    });
+    }
     ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
     ctx.textBaseline = 'middle';
-    this.drawAxis(ctx, fg, grid, W);
+    ctx.save();
+    ctx.beginPath(); ctx.rect(0, AXIS_H, W, H - AXIS_H); ctx.clip();
     ctx.fillStyle = '#fff';
     for (const [name, x0, x1, y] of labels) {
       ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0, ROW_H); ctx.clip();
@@ -208,11 +256,20 @@ export class TimelineView {
       ctx.restore();
     }
     ctx.fillStyle = fg;
-    this.rows.forEach((row, i) => ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, AXIS_H + i * ROW_H + ROW_H / 2));
+    for (let i = first; i < last; i++) {
+      const row = this.rows[i]!;
+      let label = this.fitted.get(row.label);
+      if (label === undefined) { label = fit(ctx, row.label, GUTTER - 10); this.fitted.set(row.label, label); }
+      ctx.fillText(label, 6, rowY(i) + ROW_H / 2);
+    }
+    ctx.restore();
+    this.drawAxis(ctx, fg, grid, W);
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
+    if (this.inputAt !== undefined) { this.perf.inputToFrame.push(performance.now() - this.inputAt); this.inputAt = undefined; }
     if (this.perf.firstFrameMs === undefined && this.complete()) {
       this.perf.firstFrameMs = performance.now() - this.t0;
+      this.perf.firstFrameDrawMs = performance.now() - t;
       performance.measure('nsys-first-frame', 'nsys-open');
       this.el.dataset.rendered = 'true';
     }
@@ -237,13 +294,18 @@ export class TimelineView {
     ctx.fillRect(0, AXIS_H - 1, W, 1);
   }
 
+  /** The row at canvas y `py` (none over the axis). */
+  private rowIndexAt(py: number): Row | undefined {
+    return py < AXIS_H ? undefined : this.rows[Math.floor((py - AXIS_H + this.el.scrollTop) / ROW_H)];
+  }
+
   /** The row under a point in the label gutter (its full name goes in the tooltip). */
   private rowAt(px: number, py: number): Row | undefined {
-    return px < GUTTER ? this.rows[Math.floor((py - AXIS_H) / ROW_H)] : undefined;
+    return px < GUTTER ? this.rowIndexAt(py) : undefined;
   }
 
   private hitAt(px: number, py: number): Hit | undefined {
-    const row = this.rows[Math.floor((py - AXIS_H) / ROW_H)];
+    const row = this.rowIndexAt(py);
     if (!row || px < GUTTER) return undefined;
     const v = this.view;
     const ns = v.start + ((px - GUTTER) / v.width) * (v.end - v.start);
@@ -254,21 +316,8 @@ export class TimelineView {
   /** The shortest item (event, or bucket's longest) on `row` touching [lo, hi]. */
   private hitsNear(row: Row, lo: number, hi: number): Hit | undefined {
     const gpu = row.group === 'gpu';
-    let best: Hit | undefined;
-    for (const tr of this.frameData.get(row.track.id) ?? []) {
-      if ('events' in tr) {
-        for (const e of tr.events) {
-          if (e.start > hi || e.end < lo) continue;
-          if (!best || e.end - e.start < best.end - best.start) best = { id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu };
-        }
-      } else {
-        for (const b of tr.buckets) {
-          if (b.start > hi || b.end < lo || !b.longest) continue;
-          if (!best || b.end - b.start < best.end - best.start) best = { id: b.longest.id, name: b.longest.name, kind: gpu ? 'GPU op' : 'NVTX range', start: b.start, end: b.end, dur: b.longest.dur, trackId: row.track.id, gpu, count: b.count };
-        }
-      }
-    }
-    return best;
+    const it = shortestItem(this.frameData.get(row.track.id) ?? [], lo, hi, gpu ? 'GPU op' : 'NVTX range');
+    return it && { ...it, trackId: row.track.id, gpu };
   }
 
   /** Everything hit-testable in the view (keyboard stepping), GPU rows only. */
@@ -277,13 +326,7 @@ export class TimelineView {
     const v = this.view;
     for (const row of this.rows) {
       if (row.group !== 'gpu') continue;
-      for (const tr of this.frameData.get(row.track.id) ?? []) {
-        if ('events' in tr) for (const e of tr.events) {
-          if (e.end >= v.start && e.start <= v.end) out.push({ id: e.id, name: e.name, kind: e.kind, start: e.start, end: e.end, dur: e.end - e.start, trackId: row.track.id, gpu: true });
-        } else for (const b of tr.buckets) {
-          if (b.longest && b.end >= v.start && b.start <= v.end) out.push({ id: b.longest.id, name: b.longest.name, kind: 'GPU op', start: b.start, end: b.end, dur: b.longest.dur, trackId: row.track.id, gpu: true, count: b.count });
-        }
-      }
+      forEachItem(this.frameData.get(row.track.id) ?? [], v.start, v.end, 'GPU op', (it) => { out.push({ ...it, trackId: row.track.id, gpu: true }); });
     }
     return out;
   }
@@ -293,6 +336,7 @@ export class TimelineView {
     let drag: { x: number; view: View; moved: boolean } | undefined;
     c.addEventListener('wheel', (ev) => {
       ev.preventDefault();
+      this.inputAt ??= ev.timeStamp;
       if (ev.shiftKey) { this.el.scrollTop += ev.deltaY || ev.deltaX; return; } /* shift+wheel scrolls the rows */
       const rect = c.getBoundingClientRect();
       const px = ev.clientX - rect.left - GUTTER;
@@ -308,12 +352,26 @@ export class TimelineView {
       }
       drag = undefined;
     });
+    /* pointerrawupdate comes with each pointer sample, before the frame-aligned
+     * mousemove: the hovered kernel's details are asked from there (one request
+     * at a time), so the tooltip's answer is often on its way when mousemove runs */
+    let early: Promise<unknown> | undefined;
+    c.addEventListener('pointerrawupdate' as 'pointermove', (ev: PointerEvent) => {
+      if (drag || early) return;
+      const rect = c.getBoundingClientRect();
+      const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
+      if (this.rowAt(px, py)) return;
+      const hit = this.hitAt(px, py);
+      if (!hit?.gpu || this.detailsCache.has(hit.id)) return;
+      early = this.detailsFor(hit.id).catch(() => {}).finally(() => { early = undefined; });
+    });
     c.addEventListener('mousemove', (ev) => {
       const rect = c.getBoundingClientRect();
       if (drag) {
         const dx = ev.clientX - drag.x;
         if (Math.abs(dx) > 2) drag.moved = true;
         if (drag.moved) {
+          this.inputAt ??= ev.timeStamp;
           const nsPerPx = (drag.view.end - drag.view.start) / drag.view.width;
           this.setView(panView(drag.view, -dx * nsPerPx, this.bounds));
         }
@@ -322,7 +380,7 @@ export class TimelineView {
       const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
       const row = this.rowAt(px, py);
       if (row) this.showLabel(row, px, py);
-      else this.showTooltip(this.hitAt(px, py), px, py);
+      else this.showTooltip(this.hitAt(px, py), px, py, ev.timeStamp);
     });
     c.addEventListener('mouseleave', () => this.showTooltip(undefined, 0, 0));
     c.addEventListener('blur', () => this.showTooltip(undefined, 0, 0));
@@ -333,6 +391,7 @@ export class TimelineView {
   private onKey(ev: KeyboardEvent): void {
     const span = this.view.end - this.view.start;
     const k = ev.key;
+    if (PAN_ZOOM_KEYS.has(k)) this.inputAt ??= ev.timeStamp;
     if (k === '+' || k === '=' || k === 'w') this.zoom(1 / 1.5);
     else if (k === '-' || k === '_' || k === 's') this.zoom(1.5);
     else if (k === 'ArrowLeft' || k === 'a') this.setView(panView(this.view, -span * 0.1, this.bounds));
@@ -354,7 +413,7 @@ export class TimelineView {
     const row = this.rows.findIndex((r) => r.track.id === next.trackId);
     const v = this.view;
     const px = GUTTER + ((Math.max(next.start, v.start) - v.start) / (v.end - v.start)) * v.width;
-    this.showTooltip(next, px, AXIS_H + row * ROW_H + ROW_H);
+    this.showTooltip(next, px, AXIS_H + row * ROW_H + ROW_H - this.el.scrollTop);
   }
 
   select(hit: Hit): void {
@@ -369,27 +428,40 @@ export class TimelineView {
     const extra = [t.streamClass ? String(t.streamClass) : '', typeof t.busyNs === 'number' ? `busy ${formatNs(t.busyNs)}` : '', typeof t.count === 'number' ? `${t.count} items` : ''].filter(Boolean).join(' · ');
     this.tooltip.hidden = false;
     this.tooltip.style.left = `${px + 12}px`;
-    this.tooltip.style.top = `${py + 14}px`;
+    this.tooltip.style.top = `${py + this.el.scrollTop + 14}px`; /* in the scrolled element's coordinates */
     this.tooltip.replaceChildren(h('div', { class: 'tip-name' }, row.label), h('div', {}, extra));
   }
 
-  private showTooltip(hit: Hit | undefined, px: number, py: number): void {
+  /** kernel/details, cached (the most recent 2000). */
+  private detailsFor(id: number): Promise<Record<string, unknown>> {
+    let p = this.detailsCache.get(id);
+    if (p) return p;
+    p = this.details(id);
+    this.detailsCache.set(id, p);
+    p.catch(() => this.detailsCache.delete(id));
+    if (this.detailsCache.size > 2000) this.detailsCache.delete(this.detailsCache.keys().next().value as number);
+    return p;
+  }
+
+  private showTooltip(hit: Hit | undefined, px: number, py: number, t0 = performance.now()): void {
+    if (hit && this.hover && hit.id === this.hover.id && !this.tooltip.hidden) { /* same item: the tooltip follows, no new request */
+      this.tooltip.style.left = `${Math.min(px + 12, this.el.clientWidth - 320)}px`;
+      this.tooltip.style.top = `${py + this.el.scrollTop + 14}px`; /* in the scrolled element's coordinates */
+      return;
+    }
     this.hover = hit;
     const tip = this.tooltip;
+    delete tip.dataset.details;
     if (!hit) { tip.hidden = true; return; }
-    const t0 = performance.now();
     tip.hidden = false;
     tip.style.left = `${Math.min(px + 12, this.el.clientWidth - 320)}px`;
-    tip.style.top = `${py + 14}px`;
+    tip.style.top = `${py + this.el.scrollTop + 14}px`;
     tip.replaceChildren(
       h('div', { class: 'tip-name' }, hit.name),
       h('div', {}, hit.count && hit.count > 1 ? `${hit.count} here · longest ${formatNs(hit.dur)}` : `${formatNs(hit.dur)} · ${hit.kind}`),
     );
     if (!hit.gpu) return;
-    let p = this.detailsCache.get(hit.id);
-    const fresh = !p;
-    if (!p) { p = this.details(hit.id); this.detailsCache.set(hit.id, p); }
-    p.then((d) => {
+    this.detailsFor(hit.id).then((d) => {
       if (this.hover !== hit) return;
       const api = (d.api ?? d.launch ?? d.apiCall) as Record<string, unknown> | undefined;
       const extra: string[] = [];
@@ -401,7 +473,7 @@ export class TimelineView {
       if (d.nvtxPath && Array.isArray(d.nvtxPath) && d.nvtxPath.length) extra.push(`NVTX ${d.nvtxPath.map((x) => (typeof x === 'string' ? x : (x as { name?: string }).name)).join(' › ')}`);
       tip.append(h('div', { class: 'tip-extra' }, extra.join(' · ') || 'details loaded'));
       tip.dataset.details = 'true';
-      if (fresh) this.perf.hovers.push(performance.now() - t0);
+      this.perf.hovers.push(performance.now() - t0);
     }, () => { /* details are optional in the tooltip */ });
   }
 }

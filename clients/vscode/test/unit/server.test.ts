@@ -3,8 +3,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { NsysClient, CancellationTokenSource, ResponseError } from '../../src/client/nsysClient';
 import { collectingLogger } from '../../src/client/logger';
-import { TimelineModel, resolutionFor, TILE_PX } from '../../src/client/timelineModel';
-import { profileSpan, type WorkDoneProgress, type Bucket, type TimelineEvent } from '../../src/protocol/types';
+import { TimelineModel, resolutionFor, toColumns, TILE_PX, MAX_EVENTS } from '../../src/client/timelineModel';
+import { profileSpan, type WorkDoneProgress, type RangeColumns } from '../../src/protocol/types';
 import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE, REPO_ROOT } from '../helpers';
 import { SourceIndex } from '../../src/client/sourceModel';
 import { hoverMarkdown } from '../../src/client/hoverText';
@@ -118,18 +118,32 @@ test('timeline tiles cover their range, at the asked resolution, with sound buck
   for (const tile of tiles) {
     assert.equal(tile.result.resolution, want, 'server resolution = client resolution');
     assert.ok(tile.result.start <= tile.start && tile.result.end >= tile.end, 'response covers the tile');
-    for (const tr of tile.result.tracks) {
-      if ('buckets' in tr) for (const b of tr.buckets as Bucket[]) {
-        buckets++;
-        assert.ok(b.busyNs <= b.end - b.start, 'busy ≤ bucket width');
-        assert.ok(b.count >= 0 && b.busyNs >= 0);
-        if (b.count > 0) assert.ok(b.longest && b.longest.dur >= 0, 'a bucket with items names its longest');
-        assert.equal((b.start - tile.start) % want, 0, 'bucket edges on the resolution grid');
-      } else for (const e of tr.events as TimelineEvent[]) {
-        events++;
-        assert.ok(e.end >= e.start && e.end >= tile.start && e.start < tile.end);
+    const r = tile.result, R = r.resolution;
+    assert.equal(r.format, 'columns');
+    for (const tr of r.tracks) {
+      if ('buckets' in tr) {
+        const b = tr.buckets;
+        const n = b.index.length;
+        for (const col of [b.count, b.busyNs, b.longestId, b.longestName, b.longestDur]) assert.equal(col.length, n, 'columns of equal length');
+        for (let j = 0; j < n; j++) {
+          buckets++;
+          assert.ok(b.busyNs[j]! <= R, 'busy ≤ bucket width');
+          assert.ok(b.count[j]! >= 0 && b.busyNs[j]! >= 0);
+          if (b.count[j]! > 0) assert.ok(b.longestId[j]! >= 0 && b.longestDur[j]! >= 0 && typeof r.names[b.longestName[j]!] === 'string', 'a bucket with items names its longest');
+          assert.equal((r.start + b.index[j]! * R - tile.start) % want, 0, 'bucket edges on the resolution grid');
+        }
+      } else {
+        const e = tr.events;
+        for (let j = 0; j < e.id.length; j++) {
+          events++;
+          assert.ok(e.end[j]! >= e.start[j]! && e.end[j]! >= tile.start && e.start[j]! < tile.end);
+          assert.equal(typeof r.names[e.name[j]!], 'string');
+        }
       }
     }
+    /* the same tile in the objects format, converted by the client, says the same */
+    const objects = await client.range({ profileId, start: tile.start, end: tile.end, width: TILE_PX, maxEvents: MAX_EVENTS });
+    assert.deepEqual(resolved(toColumns(objects)), resolved(r), 'columns decode like objects');
   }
   assert.ok(events + buckets > 0, 'something to draw');
   /* a zoomed-in tile at a finer resolution */
@@ -220,4 +234,12 @@ function applyEdits(text: string, edits: Array<{ range: { start: { line: number;
   const off = (p: { line: number; character: number }) => (p.line < starts.length ? starts[p.line]! + p.character : text.length);
   return [...edits].sort((a, b) => off(b.range.start) - off(a.range.start))
     .reduce((s, e) => s.slice(0, off(e.range.start)) + e.newText + s.slice(off(e.range.end)), text);
+}
+
+/** A range answer with every name index replaced by its string (tables may order names differently). */
+function resolved(r: RangeColumns) {
+  const nm = (k: number) => (k < 0 ? null : r.names[k]);
+  return { resolution: r.resolution, start: r.start, end: r.end, tracks: r.tracks.map((tr) => ('events' in tr
+    ? { id: tr.id, events: { ...tr.events, name: tr.events.name.map(nm), kind: tr.events.kind.map(nm) } }
+    : { id: tr.id, buckets: { ...tr.buckets, longestName: tr.buckets.longestName.map(nm) } })) };
 }

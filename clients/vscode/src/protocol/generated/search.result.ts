@@ -5,7 +5,14 @@ mode: ("substring" | "glob")
 results: {
 kind: ("kernel" | "nvtx")
 name: string
+/**
+ * Kernels only: one demangled name of the group.
+ */
 demangledName?: string
+/**
+ * Kernels only: the display name (simplified demangled name) of demangledName.
+ */
+displayName?: string
 count: number
 totalNs: number
 }[]

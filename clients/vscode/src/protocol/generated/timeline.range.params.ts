@@ -24,4 +24,8 @@ tracks?: string[]
  * a track with at most this many events starting in the window returns events (default max(width/4, 64))
  */
 maxEvents?: number
+/**
+ * objects: one object per event/bucket; columns: one array per field, strings once in `names` (about a third of the text)
+ */
+format?: ("objects" | "columns")
 }

@@ -1,0 +1,115 @@
+"""timeline/range with format "columns": the same events and buckets as the
+default "objects" format, one array per field and every string once in
+`names`; it validates against the schema, and it is smaller. Checked on the
+generated profile at several zoom levels and on every real profile."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from conftest import PROFILES, check_schema, real_profiles
+
+NAMES = [p.name for p in real_profiles()] or ["<absent>"]
+
+
+def from_columns(res: dict) -> list[dict]:
+    """Rebuilds the objects-format tracks from a columns answer."""
+    names = res["names"]
+    out = []
+    for tr in res["tracks"]:
+        if "events" in tr:
+            c = tr["events"]
+            n = len(c["id"])
+            assert all(len(c[k]) == n for k in c), tr["id"]
+            events = [{"id": c["id"][i], "start": c["start"][i], "end": c["end"][i], "name": names[c["name"][i]],
+                       "kind": names[c["kind"][i]], "depth": c["depth"][i]} for i in range(n)]
+            out.append({"id": tr["id"], "events": events})
+        else:
+            c = tr["buckets"]
+            n = len(c["index"])
+            assert all(len(c[k]) == n for k in c), tr["id"]
+            buckets = []
+            for i in range(n):
+                s = res["start"] + c["index"][i] * res["resolution"]
+                b = {"start": s, "end": s + res["resolution"], "count": c["count"][i], "busyNs": c["busyNs"][i]}
+                if c["longestId"][i] >= 0:
+                    b["longest"] = {"id": c["longestId"][i], "name": names[c["longestName"][i]],
+                                    "dur": c["longestDur"][i]}
+                else:
+                    assert c["longestName"][i] == -1 and c["longestDur"][i] == 0 and c["count"][i] == 0
+                buckets.append(b)
+            out.append({"id": tr["id"], "buckets": buckets})
+    return out
+
+
+def compare(server, pid: str, params: dict) -> tuple[int, int]:
+    objs = server.request("timeline/range", {"profileId": pid, **params})
+    cols = server.request("timeline/range", {"profileId": pid, **params, "format": "columns"})
+    check_schema("timeline/range", "result", objs)
+    check_schema("timeline/range", "result", cols)
+    assert "format" not in objs and "names" not in objs
+    assert cols["format"] == "columns"
+    assert {k: cols[k] for k in ("resolution", "start", "end")} == {k: objs[k] for k in ("resolution", "start", "end")}
+    assert len(set(cols["names"])) == len(cols["names"]), "a string is listed twice"
+    assert from_columns(cols) == objs["tracks"]
+    return len(json.dumps(objs, separators=(",", ":"))), len(json.dumps(cols, separators=(",", ":")))
+
+
+def test_columns_equal_objects_at_every_zoom(server, small_profile):
+    pid = server.request("profile/open", {"path": str(small_profile)})["profileId"]
+    info = server.request("profile/info", {"profileId": pid})
+    s0, e0 = info["span"]["start"], info["span"]["end"]
+    rng = random.Random(7)
+    saw_events = saw_buckets = False
+    for width in (1, 50, 1000, 4000):
+        for _ in range(6):
+            span = max(1, int((e0 - s0) * rng.choice([1.0, 0.3, 0.01, 0.0001])))
+            start = rng.randint(s0 - span // 4, max(s0, e0 - span))
+            objs_len, cols_len = compare(server, pid, {"start": start, "end": start + span, "width": width})
+            res = server.request("timeline/range", {"profileId": pid, "start": start, "end": start + span,
+                                                    "width": width, "format": "columns"})
+            saw_events |= any("events" in t and t["events"]["id"] for t in res["tracks"])
+            saw_buckets |= any("buckets" in t and t["buckets"]["index"] for t in res["tracks"])
+    assert saw_events and saw_buckets
+
+
+def test_columns_is_smaller_on_a_full_range_view(server, small_profile):
+    pid = server.request("profile/open", {"path": str(small_profile)})["profileId"]
+    info = server.request("profile/info", {"profileId": pid})
+    objs_len, cols_len = compare(server, pid, {"start": info["span"]["start"], "end": info["span"]["end"],
+                                               "width": 2000, "maxEvents": 0})
+    assert cols_len < 0.6 * objs_len, (objs_len, cols_len)
+
+
+def test_columns_with_track_subset_and_forced_events(server, small_profile):
+    pid = server.request("profile/open", {"path": str(small_profile)})["profileId"]
+    info = server.request("profile/info", {"profileId": pid})
+    tracks = [t["id"] for t in server.request("timeline/tracks", {"profileId": pid})["tracks"]][:3]
+    compare(server, pid, {"start": info["span"]["start"], "end": info["span"]["end"], "width": 100,
+                          "tracks": tracks, "maxEvents": 1000000})
+
+
+@pytest.mark.parametrize("bad", ["json", "", 3, ["columns"]])
+def test_bad_format_is_invalid_params(server, small_profile, bad):
+    pid = server.request("profile/open", {"path": str(small_profile)})["profileId"]
+    rid = server.start("timeline/range", {"profileId": pid, "start": 0, "end": 10, "width": 10, "format": bad})
+    reply = server.wait_reply(rid)
+    assert reply["error"]["code"] == -32602 and "params.format" in reply["error"]["message"]
+    assert server.request("timeline/range", {"profileId": pid, "start": 0, "end": 10, "width": 10,
+                                             "format": "columns"})["format"] == "columns"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_columns_equal_objects_on_real_profiles(server, name):
+    if name == "<absent>":
+        pytest.skip(f"real profiles not available: {PROFILES} is absent")
+    pid = server.request("profile/open", {"path": str(PROFILES / name)}, timeout=300)["profileId"]
+    info = server.request("profile/info", {"profileId": pid})
+    if not info.get("span"):
+        pytest.skip(f"{name} has no timed rows")
+    s0, e0 = info["span"]["start"], info["span"]["end"]
+    compare(server, pid, {"start": s0, "end": e0, "width": 1500})
+    mid = (s0 + e0) // 2
+    compare(server, pid, {"start": mid, "end": mid + max(1, (e0 - s0) // 200), "width": 800})
