@@ -8,10 +8,12 @@ as it opens (the same as `WebSocketHandler.set_nodelay(True)` in tornado's docs)
 nothing else changes.
 
 Enabled by `pip install nsys-ai` (etc/jupyter/jupyter_server_config.d/nsys_ai.json);
-`jupyter server extension disable nsys_ai` turns it off.
+`jupyter server extension disable nsys_ai` (or NSYS_AI_NODELAY=0 in the server's
+environment) turns it off.
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 _MARK = "_nsys_ai_nodelay"
@@ -41,5 +43,8 @@ def install_nodelay() -> bool:
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
+    if os.environ.get("NSYS_AI_NODELAY") == "0":  # for side-by-side measurements
+        serverapp.log.info("nsys_ai: TCP_NODELAY on kernel websockets off (NSYS_AI_NODELAY=0)")
+        return
     ok = install_nodelay()
     serverapp.log.info("nsys_ai: TCP_NODELAY on kernel websockets %s", "on" if ok else "unavailable")
