@@ -2,7 +2,7 @@
 """Index benchmark of issue 3: one command, a table plus JSON, every figure a
 ratio or percentile measured in this run.
 
-    python3 bench/run.py [--scale 100k|1m|10m] [--windows N] [--out FILE]
+    python3 bench/run.py [--scale 100k|1m|10m] [--windows N] [--out FILE] [--profile EXPORT]
 
 Needs build/nsys-ai and build/bench/nsys-ai-bench (meson setup build &&
 ninja -C build). Generated profiles (tools/gen_profile.py) and caches go to
@@ -102,6 +102,8 @@ def main() -> int:
     ap.add_argument("--windows", type=int, default=None, help="random windows per zoom level (default 1000, 200 at 10m)")
     ap.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     ap.add_argument("--skip-concurrency", action="store_true")
+    ap.add_argument("--profile", type=Path, default=None,
+                    help="an existing export of that scale to measure instead of generating one (read only)")
     a = ap.parse_args()
     nsys_ai = str(REPO / "build" / "nsys-ai")
     bench = str(REPO / "build" / "bench" / "nsys-ai-bench")
@@ -110,7 +112,9 @@ def main() -> int:
             raise SystemExit(f"{b} missing: meson setup build && ninja -C build")
     data = Path(os.environ.get("NSYS_AI_BENCH_DIR", Path(tempfile.gettempdir()) / f"nsys-ai-bench-{os.getuid()}"))
     data.mkdir(parents=True, exist_ok=True)
-    big = ensure_profile(data, a.scale)
+    big = a.profile.resolve() if a.profile else ensure_profile(data, a.scale)
+    if not big.exists():
+        raise SystemExit(f"{big}: no such profile")
     small = ensure_profile(data, "small")
     windows = a.windows or (200 if a.scale == "10m" else 1000)
     load0 = loadavg()
