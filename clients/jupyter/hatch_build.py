@@ -38,7 +38,8 @@ class WidgetBuildHook(BuildHookInterface):  # type: ignore[misc]
                                "or build src/nsys_ai/static/*.js first")
         if not (js / "node_modules").is_dir():
             subprocess.run([npm, "ci" if (js / "package-lock.json").exists() else "install"], cwd=js, check=True)
-        subprocess.run([npm, "run", "build"], cwd=js, check=True)
+        # the widget bundles only (not the html-manager test host)
+        subprocess.run([npm, "run", "build"], cwd=js, check=True, env={**os.environ, "NSYS_AI_HOST": "0"})
         for o in outs:
             if not o.exists():
                 raise RuntimeError(f"npm run build did not produce {o}")

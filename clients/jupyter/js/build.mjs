@@ -1,6 +1,7 @@
 // Bundles the widget front ends (anywidget ESM modules) into ../src/nsys_ai/static.
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
+import fs from "node:fs";
 import path from "node:path";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -15,3 +16,25 @@ await build({
   legalComments: "none",
   logLevel: "info",
 });
+
+// The test host that renders the widget outside JupyterLab (tests/browser/vscode_like):
+// @jupyter-widgets/html-manager + @jupyterlab/services, bundled for the browser test only.
+const hostDeps = path.join(here, "node_modules", "@jupyter-widgets", "html-manager");
+if (process.env.NSYS_AI_HOST !== "0" && fs.existsSync(hostDeps)) {
+  await build({
+    entryPoints: [path.join(here, "..", "tests", "browser", "vscode_like", "host.ts")],
+    outfile: path.join(here, "..", "build", "html-manager-host.js"),
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    target: "es2020",
+    minify: false,
+    sourcemap: false,
+    legalComments: "none",
+    logLevel: "warning",
+    nodePaths: [path.join(here, "node_modules")],
+    banner: { js: "var __webpack_public_path__ = \"/\";" },
+    loader: { ".css": "empty", ".woff": "empty", ".woff2": "empty", ".ttf": "empty", ".eot": "empty", ".svg": "empty" },
+    define: { "process.env.NODE_ENV": '"production"', global: "window" },
+  });
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Jupyter client's whole test: venv, widget bundle, wheel, clean-venv install,
 # pytest against the real server, the example notebook, and the browser test
-# (JupyterLab 4 and Notebook 7 in headless Chromium).
+# (JupyterLab 4, Notebook 7 and a VS Code-like html-manager host in headless Chromium).
 #
 #   NSYS_AI_BIN=/path/to/nsys-ai clients/jupyter/scripts/test.sh
 #
@@ -106,8 +106,10 @@ step "pytest"
 
 # -- 7. the widget in JupyterLab 4 and Notebook 7, in headless Chromium ---------------------
 "$PY" "$REPO/tools/gen_profile.py" --preset small -o "$OUT/browser.sqlite" >/dev/null
-for app in lab notebook; do
-  step "browser: jupyter $app + headless Chromium"
+# html-manager: the widget outside JupyterLab, rendered the way VS Code notebooks render widgets
+# (@jupyter-widgets/html-manager + a real kernel + anywidget's AMD module; tests/browser/vscode_like)
+for app in lab notebook html-manager; do
+  step "browser: $app + headless Chromium"
   "$VPY" tests/browser/run.py "$OUT/browser.sqlite" "$OUT/browser-$app" "$app"
   rc=$?
   if [ $rc -eq 77 ]; then echo "browser test ($app) SKIPPED (see above)"; break

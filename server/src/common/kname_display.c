@@ -231,7 +231,11 @@ static bool nsys__builtin(const nsys__node *n) {
   static const char *const b[] = {"float", "double", "int", "long", "short", "char", "bool",
                                   "unsigned int", "unsigned long", "unsigned long long", "long long",
                                   "unsigned char", "signed char", "unsigned short", "unsigned",
-                                  "int64_t", "int32_t", "uint32_t", "uint64_t", "size_t"};
+                                  "int64_t", "int32_t", "uint32_t", "uint64_t", "size_t",
+                                  /* element types: BinaryFunctor<BFloat16, BFloat16, BFloat16, MulFunctor<float>>
+                                   * is about MulFunctor */
+                                  "BFloat16", "Half", "bfloat16_t", "half_t", "__half", "__nv_bfloat16",
+                                  "Float8_e4m3fn", "Float8_e5m2", "complex"};
   for (size_t i = 0; i < NSYS_ARRAY_LEN(b); i++)
     if (nsys__name_is(n, b[i])) return true;
   return false;
@@ -292,14 +296,19 @@ static void nsys__render(const nsys__parser *p, int id, int level, nsys_strbuf *
   for (int k = 0; k < n->nargs; k++)
     if (!nsys__noise(p, n->args[k])) kept[nk++] = n->args[k];
   if (nk == 0) return;
-  /* <float, float, float> -> <float> */
-  bool same = true;
-  for (int k = 1; k < nk; k++) {
-    const nsys__node *x = &p->nodes[kept[0]], *y = &p->nodes[kept[k]];
-    if (x->nargs || y->nargs || x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) != 0)
-      same = false;
+  /* runs of the same plain type fold: <float, float, float> -> <float>,
+   * <int, float, float, float> -> <int, float> */
+  int w = 0;
+  for (int k = 0; k < nk; k++) {
+    const nsys__node *y = &p->nodes[kept[k]];
+    if (w > 0) {
+      const nsys__node *x = &p->nodes[kept[w - 1]];
+      if (!x->nargs && !y->nargs && x->name_len == y->name_len && memcmp(x->name, y->name, x->name_len) == 0)
+        continue;
+    }
+    kept[w++] = kept[k];
   }
-  if (same) nk = 1;
+  nk = w;
   if (level >= 2) {
     nsys_strbuf_puts(out, "<\xE2\x80\xA6>");
     return;

@@ -15,7 +15,10 @@
  *     distinct streamIds.
  *   - processes: pids of PROCESSES plus those of ThreadNames threads; pid/tid
  *     come from the globalPid/globalTid bits (schema ref §1.3); the thread name
- *     is the last ThreadNames row of that globalTid. */
+ *     is the last ThreadNames row of that globalTid.
+ * The result is cached per file (info_cache.c): bump NSYS__INFO_CACHE_VERSION
+ * there when any definition here changes, or users keep the old answers. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -536,12 +539,121 @@ static uint8_t *nsys__nccl_flags(const nsys_profile *p) {
   return f;
 }
 
+/* ---- host tables: counts and span, on a second connection ---------------- */
+
+/* The host-side aggregates (runtime, sync, graph launches, CUDA events, NVTX,
+ * OS runtime, CPU samples) are independent of the GPU-table scan, so they run
+ * beside it on a worker thread, each side on its own read-only NOMUTEX
+ * connection. The worker reads a shadow copy of the profile (same schema,
+ * its own db and info) and records errors on a private call; the caller
+ * merges counts, span and table rows in the fixed order afterwards. */
+typedef struct {
+  nsys_profile shadow;
+  nsys_call wc;
+  nsys_call *parent;
+  bool ok;
+  int64_t ns;
+} nsys__host_job;
+
+static bool nsys__read_host_tables(nsys_profile *p, nsys_call *call) {
+  nsys_info *in = &p->info;
+  return nsys__aggregate(p, call, NSYS_TBL_RUNTIME, true, &in->n_runtime) &&
+         nsys__aggregate(p, call, NSYS_TBL_SYNC, true, &in->n_syncs) &&
+         nsys__aggregate(p, call, NSYS_TBL_GRAPH_TRACE, true, &in->n_graph_launches) &&
+         nsys__aggregate(p, call, NSYS_TBL_CUDA_EVENT, false, &in->n_cuda_events) &&
+         nsys__aggregate(p, call, NSYS_TBL_NVTX, true, &in->n_nvtx) &&
+         nsys__aggregate(p, call, NSYS_TBL_OSRT, true, &in->n_osrt) &&
+         nsys__aggregate(p, call, NSYS_TBL_SAMPLING, true, &in->n_cpu_samples);
+}
+
+/* sqlite progress handler: interrupts a worker's aggregate when the request
+ * is cancelled (an aggregate is one long step, which the row loop cannot poll). */
+static int nsys__host_interrupt(void *parent) { return nsys_call_cancelled(parent); }
+
+static void *nsys__host_worker(void *arg) {
+  nsys__host_job *j = arg;
+  int64_t t0 = nsys_now_ns();
+  j->ok = nsys__read_host_tables(&j->shadow, &j->wc);
+  j->ns = nsys_now_ns() - t0;
+  return NULL;
+}
+
+static bool nsys__host_start(nsys_profile *p, nsys_call *call, nsys__host_job *j, pthread_t *th) {
+  memset(j, 0, sizeof *j);
+  sqlite3 *db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, NULL, 0);
+  if (!db) return false;
+  memcpy(&j->shadow, p, sizeof *p); /* schema and strings shared read-only */
+  j->shadow.db = db;
+  memset(&j->shadow.info, 0, sizeof j->shadow.info);
+  nsys_call_init(&j->wc, "info", NULL, NULL);
+  j->parent = call;
+  sqlite3_progress_handler(db, 100000, nsys__host_interrupt, call);
+  if (pthread_create(th, NULL, nsys__host_worker, j) != 0) {
+    sqlite3_close(db);
+    nsys_call_dispose(&j->wc);
+    return false;
+  }
+  return true;
+}
+
+/* Joins the worker and merges its part into p->info; on failure records the
+ * error on call unless `ok` is already false (the caller's error wins). */
+static bool nsys__host_finish(nsys_profile *p, nsys_call *call, nsys__host_job *j, pthread_t th,
+                              bool ok) {
+  pthread_join(th, NULL);
+  sqlite3_close(j->shadow.db);
+  nsys_info *in = &p->info, *h = &j->shadow.info;
+  if (ok && !j->ok) {
+    if (nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
+    else nsys_call_fail(call, j->wc.err, "%s", j->wc.err_msg);
+    ok = false;
+  }
+  if (ok) {
+    in->n_runtime = h->n_runtime;
+    in->n_syncs = h->n_syncs;
+    in->n_graph_launches = h->n_graph_launches;
+    in->n_cuda_events = h->n_cuda_events;
+    in->n_nvtx = h->n_nvtx;
+    in->n_osrt = h->n_osrt;
+    in->n_cpu_samples = h->n_cpu_samples;
+    if (h->has_span) nsys__span_add(in, h->span_start, h->span_end);
+    for (int i = 0; i < h->n_tables; i++) {
+      nsys__table_count(in, h->tables[i].name, h->tables[i].rows);
+    }
+  }
+  nsys_info_free(h);
+  nsys_call_dispose(&j->wc);
+  return ok;
+}
+
+static bool nsys__info_build(nsys_profile *p, nsys_call *call);
+
+/* The scans run on private NOMUTEX connections: the profile's own handle is
+ * FULLMUTEX, which takes a lock in every sqlite3_column_*() call (a third of
+ * the scan's CPU). The profile is not published yet, so nothing else reads
+ * p->db meanwhile. */
 bool nsys_info_build(nsys_profile *p, nsys_call *call) {
+  sqlite3 *shared = p->db;
+  sqlite3 *own = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, NULL, 0);
+  if (own) p->db = own;
+  bool ok = nsys__info_build(p, call); /* error messages are copied out of `own` */
+  p->db = shared;
+  if (own) sqlite3_close(own);
+  return ok;
+}
+
+static bool nsys__info_build(nsys_profile *p, nsys_call *call) {
   nsys_info *in = &p->info;
   in->duration_ns = -1;
   if (!nsys__read_scalars(p, call)) return false;
   if (!nsys__read_gpus(p, call)) return false;
   nsys_call_progress(call, 10, "GPU activity");
+  int64_t t_gpu = nsys_now_ns();
+
+  /* host tables beside the GPU scan (inline when no thread or connection) */
+  nsys__host_job job;
+  pthread_t th;
+  bool threaded = !getenv("NSYS_AI_INFO_SERIAL") && nsys__host_start(p, call, &job, &th);
 
   nsys__pairset pairs = {0};
   uint8_t *nccl = p->schema.table[NSYS_TBL_KERNEL] ? nsys__nccl_flags(p) : NULL;
@@ -552,18 +664,13 @@ bool nsys_info_build(nsys_profile *p, nsys_call *call) {
   free(nccl);
   if (ok) nsys__build_devices(in, &pairs);
   free(pairs.slots);
-  if (!ok) return false;
 
-  nsys_call_progress(call, 45, "API calls");
-  if (!nsys__aggregate(p, call, NSYS_TBL_RUNTIME, true, &in->n_runtime)) return false;
-  if (!nsys__aggregate(p, call, NSYS_TBL_SYNC, true, &in->n_syncs)) return false;
-  if (!nsys__aggregate(p, call, NSYS_TBL_GRAPH_TRACE, true, &in->n_graph_launches)) return false;
-  if (!nsys__aggregate(p, call, NSYS_TBL_CUDA_EVENT, false, &in->n_cuda_events)) return false;
-  nsys_call_progress(call, 60, "NVTX");
-  if (!nsys__aggregate(p, call, NSYS_TBL_NVTX, true, &in->n_nvtx)) return false;
-  nsys_call_progress(call, 75, "OS runtime and samples");
-  if (!nsys__aggregate(p, call, NSYS_TBL_OSRT, true, &in->n_osrt)) return false;
-  if (!nsys__aggregate(p, call, NSYS_TBL_SAMPLING, true, &in->n_cpu_samples)) return false;
+  nsys_call_progress(call, 45, "API calls and NVTX");
+  int64_t t_host = nsys_now_ns();
+  if (threaded) ok = nsys__host_finish(p, call, &job, th, ok);
+  else ok = ok && nsys__read_host_tables(p, call);
+  if (!ok) return false;
+  int64_t t_rest = nsys_now_ns();
 
   bool graph_events = false, node_events = false;
   if (!nsys__not_empty(p, call, NSYS_TBL_CUDA_GRAPH_EVENTS, &graph_events)) return false;
@@ -580,6 +687,11 @@ bool nsys_info_build(nsys_profile *p, nsys_call *call) {
 
   nsys_call_progress(call, 85, "processes");
   if (!nsys__read_processes(p, call)) return false;
+  if (getenv("NSYS_AI_VERBOSE"))
+    nsys_log("info: GPU tables %.1f ms, host tables %.1f ms (%s, %.1f ms after the GPU tables), rest %.1f ms",
+             (double)(t_host - t_gpu) / 1e6, threaded ? (double)job.ns / 1e6 : (double)(t_rest - t_host) / 1e6,
+             threaded ? "beside them" : "after them", (double)(t_rest - t_host) / 1e6,
+             (double)(nsys_now_ns() - t_rest) / 1e6);
   if (!in->has_span) in->span_start = in->span_end = 0;
   return true;
 }

@@ -6,7 +6,8 @@
  * read back on every later open of the same file.
  *
  * Key: the file identity the index cache uses (path, dev, inode, size,
- * mtime_ns). The header repeats it with a format version, sizeof(nsys_info),
+ * mtime_ns). The header repeats it with a format version (mixed with the
+ * release), sizeof(nsys_info),
  * the payload size and a checksum of the payload; any mismatch (another file,
  * a modified file, a truncated or corrupt cache file, another version) makes
  * the load fail and the caller silently recomputes and rewrites it. Files are
@@ -22,7 +23,8 @@
 #include "common/util.h"
 #include "profile/loader_internal.h"
 
-/* Bump when nsys_info's fields or their definitions (info.c) change. */
+/* Bump when nsys_info's fields or their definitions (info.c) change; a new
+ * release (NSYS_AI_VERSION) invalidates the entries too. */
 #define NSYS__INFO_CACHE_VERSION 1u
 #define NSYS__INFO_MAGIC "NSYSAII"
 #define NSYS__INFO_MAX_FILE (64u << 20)
@@ -59,7 +61,9 @@ static char *nsys__info_cache_path(const nsys_profile *p, uint64_t *path_hash) {
 static void nsys__fill_header(nsys__info_header *h, const nsys_profile *p, uint64_t path_hash) {
   memset(h, 0, sizeof *h);
   memcpy(h->magic, NSYS__INFO_MAGIC, sizeof h->magic);
-  h->version = NSYS__INFO_CACHE_VERSION;
+  /* the format version and the release: a new release recomputes */
+  h->version = NSYS__INFO_CACHE_VERSION ^
+               (uint32_t)nsys__fnv(NSYS_AI_VERSION, strlen(NSYS_AI_VERSION), 1469598103934665603ULL) << 8;
   h->sizeof_info = (uint32_t)sizeof(nsys_info);
   h->dev = (uint64_t)p->st_dev;
   h->ino = (uint64_t)p->st_ino;

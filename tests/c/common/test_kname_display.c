@@ -49,7 +49,13 @@ static void test_table(void) {
        "multi_tensor_apply_kernel", "multi_tensor_apply_kernel<TernaryOpScalarFunctor<float>, LerpFunctor<float>, float>"},
       {"void at::native::<unnamed>::cunn_SoftMaxForwardSmem<(int)4, float, float, float, "
        "at::native::<unnamed>::LogSoftMaxForwardEpilogue, long>(T4 *, const T2 *, T6)",
-       "cunn_SoftMaxForwardSmem", "cunn_SoftMaxForwardSmem<float, float, float, LogSoftMaxForwardEpilogue, long>"},
+       "cunn_SoftMaxForwardSmem", "cunn_SoftMaxForwardSmem<float, LogSoftMaxForwardEpilogue, long>"},
+      /* element types give way to the functor: MulFunctor, not BFloat16 */
+      {"void at::native::elementwise_kernel<(int)128, (int)4, void at::native::gpu_kernel_impl_nocast<"
+       "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+       "at::native::binary_internal::MulFunctor<float>>>(at::TensorIteratorBase &, const T1 &)::[lambda(int) "
+       "(instance 1)]>(int, T3)",
+       "elementwise_kernel", "elementwise_kernel<MulFunctor<float>>"},
       /* cub / thrust: policies and identity decomposers dropped */
       {"void at_cuda_detail::cub::DeviceRadixSortSingleTileKernel<at_cuda_detail::cub::DeviceRadixSortPolicy<long, "
        "at::cuda::cub::detail::OpaqueType<(int)8>, unsigned long long>::Policy900, (bool)0, long, "
@@ -59,6 +65,12 @@ static void test_table(void) {
       {"void cub::DeviceScanKernel<cub::DeviceScanPolicy<float>::Policy600, float *, float *, "
        "cub::ScanTileState<float, (bool)1>, cub::Sum, cub::NullType, int, float>(T2, T3, T4, int, T5, T6, T7)",
        "DeviceScanKernel", "DeviceScanKernel<Sum, int, float>"},
+      /* cuBLASLt: constants dropped, runs of one type folded */
+      {"void cublasLt::splitKreduce_kernel<(int)32, (int)16, int, float, float, float, float, (bool)0, float, "
+       "float, float, (bool)1, (bool)0, (bool)0>(cublasLt::cublasSplitKParams<T6>, const T4 *, const T10 *, T9 *, "
+       "T5 *, const T6 *, const T6 *, const T11 *, const T4 *, T11 *, void *, long long, T6 *, int *, T6 *, T6 *, "
+       "const T6 *, const T6 *, const T6 *, const T6 *, const T6 *)",
+       "splitKreduce_kernel", "splitKreduce_kernel<int, float>"},
       /* cutlass: the Kernel2 wrapper gives way to the kernel it runs */
       {"void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>(T1::Params)", "Kernel2",
        "cutlass_80_simt_sgemm_128x256_8x4_nt_align1"},

@@ -4,14 +4,14 @@
 // of typed columns (src/nsys_ai/_wire.py); they are viewed in place, never re-encoded.
 import { AnyModel, Buffer } from "./anywidget";
 
-type IntCol = Uint8Array | Uint16Array | Int32Array | Uint32Array | Float64Array;
+type IntCol = Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float64Array;
 
 export interface EventCols {
   /** ns from TrackData.base */
   start: Float32Array;
   end: Float32Array;
   id: Int32Array | Float64Array;
-  /** indexes into names (65535 in a Uint16Array, or -1: none) */
+  /** indexes into names (-1: none) */
   name: IntCol;
   kind: IntCol;
   depth: Uint8Array;
@@ -59,6 +59,8 @@ export interface RangeData {
   downMs: number;
   /** range requests the Python side has answered so far */
   served: number;
+  /** the reply's layout / the server's format: "bin/columns", "json/columns", "bin/objects" */
+  format: string;
   tracks: Map<string, TrackData>;
 }
 
@@ -72,6 +74,7 @@ interface WireReply {
   code?: number | null;
   serverMs?: number;
   served?: number;
+  source?: string;
   recvAt?: number;
   sentAt?: number;
   start?: number;
@@ -83,7 +86,7 @@ interface WireReply {
 }
 
 const ARRAYS: Record<string, { new (b: ArrayBuffer, off: number, n: number): IntCol | Float32Array; BYTES_PER_ELEMENT: number }> = {
-  u8: Uint8Array, u16: Uint16Array, i32: Int32Array, u32: Uint32Array, f32: Float32Array, f64: Float64Array,
+  u8: Uint8Array, i16: Int16Array, u16: Uint16Array, i32: Int32Array, u32: Uint32Array, f32: Float32Array, f64: Float64Array,
 };
 
 /** The buffer as an ArrayBuffer and the offset of its first byte (copied once when its
@@ -155,7 +158,7 @@ const decoder = new TextDecoder();
 /** A name index -> the name (null for none). */
 export function nameAt(d: TrackData, col: IntCol, i: number): string | null {
   const k = col[i];
-  if (k < 0 || (k === 65535 && col instanceof Uint16Array)) return null;
+  if (k < 0) return null;
   return d.names[k] ?? null;
 }
 
@@ -260,6 +263,7 @@ export class RangeClient {
       bytes: buffers.reduce((s, b) => s + (b as ArrayBufferView | ArrayBuffer).byteLength, 0),
       items,
       served: m.served ?? this.answered,
+      format: `${m.format}/${m.source ?? "?"}`,
       upMs: (m.recvAt ?? NaN) - p.wall0,
       kernelMs: (m.sentAt ?? NaN) - (m.recvAt ?? NaN),
       downMs: wallArrived - (m.sentAt ?? NaN),

@@ -222,6 +222,7 @@ class Timeline {
         this.data = d;
         this.dataSeq = seq;
         this.root.dataset.served = String(d.served);
+        this.root.dataset.lastFormat = d.format;
         this.status.classList.remove("nsys-tl-err");
         this.status.textContent = `${fmtDur(v.end - v.start)} · ${fmtDur(d.resolution)}/px · ${d.roundTripMs.toFixed(1)} ms`;
       })
@@ -529,7 +530,7 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
       const xa = shift + start[i] * scale;
       const xb = shift + end[i] * scale;
       if (xb < x0 - 1 || xa > xMax) continue;
-      const key = ekind[i] * 65536 + name[i];
+      const key = ekind[i] * 4294967296 + name[i];
       let color = colors.get(key);
       if (color === undefined) {
         const ek = nameAt(d, ekind, i);

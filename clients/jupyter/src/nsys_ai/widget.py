@@ -152,7 +152,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             body = self._profile.request(M_RANGE, {**params, "format": "columns"}, raw=True)
             self.last_ms = (time.perf_counter() - t0) * 1e3
             self.served += 1
-            return {"kind": "range", "format": "json", "serverMs": round(self.last_ms, 3), "served": self.served}, [body]
+            return {"kind": "range", "format": "json", "source": "columns", "serverMs": round(self.last_ms, 3),
+                    "served": self.served}, [body]
         res = None
         if self._columns is not False:
             try:
@@ -163,9 +164,11 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self._columns = isinstance(res, dict) and res.get("format") == "columns"
         if res is None:
             res = self._profile.request(M_RANGE, params)
+        source = "columns"
         if not (isinstance(res, dict) and res.get("format") == "columns"):
-            res = columns_from_objects(res)
+            res, source = columns_from_objects(res), "objects"
         msg, buf = pack_range(res, params["start"])
+        msg["source"] = source  # the server's format (tests check that zooms use "columns")
         self.last_ms = (time.perf_counter() - t0) * 1e3
         self.served += 1
         msg["serverMs"] = round(self.last_ms, 3)

@@ -106,7 +106,8 @@ try {
   await page.waitForFunction(
     (n) => {
       const d = document.querySelector(".nsys-tl").dataset;
-      return Number(d.answered) > n && d.answered === d.requests && Number(d.served) >= Number(d.answered);
+      return Number(d.answered) > n && d.answered === d.requests && Number(d.served) >= Number(d.answered) &&
+        d.drawnSeq === d.viewSeq;
     },
     answered0,
     { timeout: 30000 },
@@ -115,6 +116,12 @@ try {
   const after = await tl.evaluate((e) => ({ ...e.dataset, status: e.querySelector(".nsys-tl-status").textContent }));
   step("zoom answered", after);
   if (Number(after.failed || 0) > 0) fail(`zoom request failed: ${after.status}`);
+  // the zoom's range request went out in timeline/range's "columns" format, came back as typed
+  // binary columns, and the last zoomed view was drawn from that reply
+  const wantFormat = process.env.NSYS_AI_REQUIRE_COLUMNS === "1" ? /^bin\/columns$/ : /^bin\/(columns|objects)$/;
+  if (!wantFormat.test(after.lastFormat || "")) fail(`zoom reply format ${after.lastFormat}, expected ${wantFormat}`);
+  if (after.drawnSeq !== after.viewSeq || Number(after.viewSeq) < 3) fail(`zoomed view not drawn with its data: ${JSON.stringify(after)}`);
+  if (!(Number(after.lastInputToDrawMs) > 0)) fail("no input-to-draw measurement for the zoom");
   const res = (s) => /·\s*([\d.]+\s*\S+)\/px/.exec(s)?.[1];
   if (res(after.status) === res(before.status)) fail(`resolution did not change on zoom: ${before.status} -> ${after.status}`);
   const shot2 = await tl.screenshot({ path: path.join(outDir, "timeline-zoomed.png") });

@@ -7,7 +7,10 @@ random token), and runs lab.mjs (playwright-core + Debian's chromium). Exit stat
 on success, 1 on failure, 77 when chromium or node modules are absent (the caller
 reports the skip).
 
-    python tests/browser/run.py PROFILE OUT_DIR [lab|notebook]
+    python tests/browser/run.py PROFILE OUT_DIR [lab|notebook|html-manager]
+
+html-manager: the widget outside JupyterLab, the way VS Code notebooks render widgets
+(vscode_like/host.ts: @jupyter-widgets/html-manager + a real kernel + anywidget's AMD module).
 """
 from __future__ import annotations
 
@@ -102,6 +105,17 @@ def jupyter(app: str, nb: dict, out: Path, env_extra: Optional[dict] = None) -> 
         shutil.rmtree(work, ignore_errors=True)
 
 
+HOST_BUNDLE = PKG / "build" / "html-manager-host.js"
+
+
+def html_manager_prerequisites() -> Optional[str]:
+    if not (NODE_MODULES / "@jupyter-widgets" / "html-manager").is_dir():
+        return f"{NODE_MODULES}/@jupyter-widgets/html-manager missing (npm ci in clients/jupyter/js)"
+    if not HOST_BUNDLE.exists():
+        return f"{HOST_BUNDLE} missing (npm run build in clients/jupyter/js)"
+    return None
+
+
 def prerequisites() -> Optional[str]:
     """Why the browser tests cannot run here (None when they can)."""
     chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -112,20 +126,46 @@ def prerequisites() -> Optional[str]:
     return None
 
 
+def server_has_columns(profile: Path) -> bool:
+    """Whether the server answers timeline/range in the "columns" format (then the browser
+    tests require the widget to use it)."""
+    sys.path.insert(0, str(PKG / "src"))
+    import nsys_ai
+    try:
+        p = nsys_ai.open(profile)
+        s, e = p.span()
+        res = p.request("timeline/range", {"start": s, "end": e, "width": 10, "format": "columns"})
+        return isinstance(res, dict) and res.get("format") == "columns"
+    except nsys_ai.NsysAIError:
+        return False
+    finally:
+        nsys_ai.shutdown()
+
+
 def main() -> int:
     profile = Path(sys.argv[1]).resolve()
     out = Path(sys.argv[2]).resolve()
     app = sys.argv[3] if len(sys.argv) > 3 else "lab"
-    why = prerequisites()
+    why = prerequisites() or (html_manager_prerequisites() if app == "html-manager" else None)
     if why:
         print(f"SKIP browser test: {why}")
         return 77
     out.mkdir(parents=True, exist_ok=True)
+    node_env = {"CHROMIUM": os.environ.get("CHROMIUM", "/usr/bin/chromium"), "NODE_MODULES_DIR": str(NODE_MODULES),
+                "NSYS_AI_REQUIRE_COLUMNS": "1" if server_has_columns(profile) else "0"}
+    print(f"server answers timeline/range format columns: {node_env['NSYS_AI_REQUIRE_COLUMNS'] == '1'}")
     try:
-        with jupyter(app, notebook(profile), out) as (url, env):
-            rc = subprocess.run(["node", str(HERE / "lab.mjs"), url, str(out)],
-                                env={**env, "CHROMIUM": os.environ.get("CHROMIUM", "/usr/bin/chromium"),
-                                     "NODE_MODULES_DIR": str(NODE_MODULES)}, timeout=420).returncode
+        with jupyter("lab" if app == "html-manager" else app, notebook(profile), out) as (url, env):
+            if app == "html-manager":
+                import anywidget
+                amd = Path(sys.prefix) / "share" / "jupyter" / "nbextensions" / "anywidget" / "index.js"
+                if not amd.exists():  # the same file, inside the package
+                    amd = Path(anywidget.__file__).parent / "nbextension" / "index.js"
+                cmd = ["node", str(HERE / "vscode_like" / "run.mjs"), url, str(out), str(HOST_BUNDLE), str(amd),
+                       str(profile)]
+            else:
+                cmd = ["node", str(HERE / "lab.mjs"), url, str(out)]
+            rc = subprocess.run(cmd, env={**env, **node_env}, timeout=420).returncode
     except RuntimeError as e:
         print(e)
         return 1

@@ -3,7 +3,7 @@
  * Read-only methods are forwarded to the server; everything else is refused. */
 import type { HostToWebview, WebviewToHost } from '../protocol/messages';
 import { isWebviewToHost } from '../protocol/messages';
-import type { ProfileInfo } from '../protocol/types';
+import type { ProfileInfo, TimelineTracksResult } from '../protocol/types';
 import type { Logger } from './logger';
 import { CancellationTokenSource, ResponseError, WEBVIEW_METHODS, type NsysClient } from './nsysClient';
 
@@ -20,6 +20,19 @@ export interface BridgeContext {
 
 export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Promise<void> } {
   const inflight = new Map<number, CancellationTokenSource>();
+  /* the timeline's first request, asked as soon as the bridge exists (while the
+   * webview's page loads) and handed over with init; per profile id (restarts change it) */
+  const tracks = new Map<string, Promise<TimelineTracksResult | undefined>>();
+  const tracksOf = (profileId: string) => {
+    let t = tracks.get(profileId);
+    if (!t) {
+      t = ctx.client().then((c) => c.request<TimelineTracksResult>('timeline/tracks', { profileId })).catch(() => undefined);
+      tracks.clear();
+      tracks.set(profileId, t);
+    }
+    return t;
+  };
+  void tracksOf(ctx.profile().profileId);
   const handle = async (raw: unknown): Promise<void> => {
     if (!isWebviewToHost(raw)) { ctx.logger.warn('webview sent a malformed message'); return; }
     const m: WebviewToHost = raw;
@@ -27,7 +40,7 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
       case 'ready': {
         const client = await ctx.client();
         const p = ctx.profile();
-        ctx.post({ type: 'init', profileId: p.profileId, title: p.title, info: p.info, reportMethod: client.reportMethod() });
+        ctx.post({ type: 'init', profileId: p.profileId, title: p.title, info: p.info, reportMethod: client.reportMethod(), tracks: await tracksOf(p.profileId) });
         const pending = ctx.takePending?.();
         if (pending) ctx.post(pending);
         return;

@@ -1,9 +1,10 @@
 /* Messages between the extension host and the profile webview: one union per
  * direction, keyed on `type`. Both sides log a warning on an unknown type. */
-import type { ProfileInfo } from './types';
+import type { ProfileInfo, TimelineTracksResult } from './types';
 
 export type HostToWebview =
-  | { type: 'init'; profileId: string; title: string; info: ProfileInfo; reportMethod?: string }
+  /** `tracks`: timeline/tracks, asked by the host while the webview loads (absent if that failed). */
+  | { type: 'init'; profileId: string; title: string; info: ProfileInfo; reportMethod?: string; tracks?: TimelineTracksResult }
   | { type: 'rpcResult'; id: number; result: unknown }
   | { type: 'rpcError'; id: number; error: { code: number; message: string } }
   | { type: 'reveal'; kernelId?: number; start?: number; end?: number }

@@ -13,7 +13,23 @@ export function clear(el: Element): void {
   while (el.firstChild) el.removeChild(el.firstChild);
 }
 
+/* Theme variables, read once (getComputedStyle forces a style recalculation:
+ * milliseconds per frame under load) and again after VS Code changes the theme
+ * (it rewrites the style and class attributes of <html> and <body>). */
+const vars = new Map<string, string>();
+const themeListeners: Array<() => void> = [];
+let watching = false;
+
 export function cssVar(name: string, fallback: string): string {
-  const v = getComputedStyle(document.body).getPropertyValue(name).trim();
+  if (!watching) {
+    watching = true;
+    const mo = new MutationObserver(() => { vars.clear(); for (const fn of themeListeners) fn(); });
+    for (const el of [document.documentElement, document.body]) mo.observe(el, { attributes: true, attributeFilter: ['style', 'class'] });
+  }
+  let v = vars.get(name);
+  if (v === undefined) { v = getComputedStyle(document.body).getPropertyValue(name).trim(); vars.set(name, v); }
   return v || fallback;
 }
+
+/** Calls `fn` after the theme's variables changed. */
+export function onThemeChange(fn: () => void): void { themeListeners.push(fn); }

@@ -46,11 +46,11 @@ function tabs(panels: Array<[string, HTMLElement, (() => void)?]>): HTMLElement 
   return h('div', { class: 'bottom' }, bar, box);
 }
 
-async function init(id: string, title: string, info: ProfileInfo, reportMethod: string | undefined): Promise<void> {
+async function init(id: string, title: string, info: ProfileInfo, reportMethod: string | undefined, initTracks: TimelineTracksResult | undefined): Promise<void> {
   const openedAt = performance.now();
   profileId = id;
   const rpc = <R>(method: string, params: Record<string, unknown>) => bridge.request<R>(method, { profileId, ...params });
-  const tracks = await rpc<TimelineTracksResult>('timeline/tracks', {});
+  const tracks = initTracks ?? await rpc<TimelineTracksResult>('timeline/tracks', {});
   const span = profileSpan(info);
   if (!span) { app.replaceChildren(h('p', { class: 'muted' }, 'This profile has no timed activity.')); return; }
   const { start, end } = span;
@@ -93,6 +93,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   top.el.append(h('p', { class: 'muted' }, 'Loading top kernels…'));
   app.replaceChildren(toolbar, timeline.el, tabs([['Details', panel.el], ['NVTX tree', tree.el, loadTree], ['Top kernels', top.el, loadTop], ['Findings', findings, loadFindings]]));
   timeline.perf.rpc = (method, params) => bridge.request(method, params);
+  timeline.perf.rpcTimings = bridge.timings;
   timeline.start(openedAt);
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
 
@@ -126,7 +127,7 @@ window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
   if (bridge.settle(m)) return;
   switch (m.type) {
     case 'init':
-      init(m.profileId, m.title, m.info, m.reportMethod).catch((e) => app.replaceChildren(errorText('Profile', e)));
+      init(m.profileId, m.title, m.info, m.reportMethod, m.tracks).catch((e) => app.replaceChildren(errorText('Profile', e)));
       break;
     case 'reveal':
       if (timeline) applyReveal(m); else pendingReveal = m;

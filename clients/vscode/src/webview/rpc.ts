@@ -14,14 +14,21 @@ export class HostBridge {
   private next = 1;
   private pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   sent: Array<{ method: string; params: Record<string, unknown> }> = [];
+  /** When each recent request was sent and settled (performance.now(); perf marks for the bench). */
+  readonly timings: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number }> = [];
 
   post(m: WebviewToHost): void { this.api.postMessage(m); }
 
   request<R>(method: string, params: Record<string, unknown>): Promise<R> {
     const id = this.next++;
     this.sent.push({ method, params });
+    if (this.sent.length > 500) this.sent.splice(0, 250);
+    const timing: { method: string; params: Record<string, unknown>; sent: number; settled?: number } = { method, params, sent: performance.now() };
+    this.timings.push(timing);
+    if (this.timings.length > 500) this.timings.splice(0, 250);
     return new Promise<R>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      const done = () => { timing.settled = performance.now(); };
+      this.pending.set(id, { resolve: (v) => { done(); resolve(v as R); }, reject: (e) => { done(); reject(e); } });
       this.post({ type: 'rpc', id, method, params });
     });
   }

@@ -7,12 +7,12 @@ import { formatNs } from '../client/format';
 import type { RangeColumns, RangeResult, Track } from '../protocol/types';
 import { cssToRgb } from './colors';
 import { TileBitmaps } from './tileBitmaps';
-import { cssVar, h } from './dom';
+import { cssVar, h, onThemeChange } from './dom';
 import { timelineRows, type Row } from './tracks';
 
 const GUTTER = 210;
 const ROW_H = 22;
-const BLOCK = 8;
+const BLOCK = 4;
 const AXIS_H = 22;
 const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', '-', '_', 's', 'ArrowLeft', 'a', 'ArrowRight', 'd', 'Home', '0']);
 
@@ -23,12 +23,23 @@ export interface Hit { id: number; name: string; kind: string; start: number; en
  * open, every frame's draw() time, input-to-frame latency of pan/zoom input,
  * hover-to-details latency (from the mousemove event), and probes. */
 export interface Perf {
-  firstFrameMs?: number; frames: number[]; inputToFrame: number[]; hovers: number[];
+  firstFrameMs?: number; frames: number[]; inputToFrame: number[];
+  /** hover: mousemove event → tooltip with details; hoverHandler: from the handler's start (without input delivery). */
+  hovers: number[]; hoverHandler: number[];
   redraw?: () => number;
   /** The kernel id a hover at canvas point (px, py) would show (bench and tests pick targets with it). */
   probe?: (px: number, py: number) => number | undefined;
   /** A raw bridge request (bench: empty round trips). */
   rpc?: (method: string, params: Record<string, unknown>) => Promise<unknown>;
+  /** Recent bridge requests: sent and settled (performance.now()). */
+  rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number }>;
+  /** Track ids of every row, and of the rows in the blocks scrolled into view. */
+  rowIds?: () => string[];
+  visibleRowIds?: () => string[];
+  /** draw() time of the first complete frame (its bitmaps rendered synchronously). */
+  firstFrameDrawMs?: number;
+  /** performance.now() when the view opened (the clock of firstFrameMs). */
+  openedAt?: number;
 }
 declare global { interface Window { __nsysPerf: Perf } }
 
@@ -49,7 +60,9 @@ export class TimelineView {
   private frameQueued = false;
   private t0 = performance.now();
   private detailsCache = new Map<number, Promise<Record<string, unknown>>>();
-  readonly perf: Perf = (window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], hovers: [], firstFrameMs: undefined });
+  /** Row labels fitted to the gutter (measureText per row per frame adds up). */
+  private fitted = new Map<string, string>();
+  readonly perf: Perf = (window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], hovers: [], hoverHandler: [], firstFrameMs: undefined });
   /** performance.now() of the oldest pan/zoom input not yet drawn. */
   private inputAt: number | undefined;
 
@@ -77,13 +90,17 @@ export class TimelineView {
     this.el = h('div', { class: 'timeline' }, this.canvas, this.tooltip);
     this.view = { start: bounds.start, end: bounds.end, width: 1000 };
     this.attach();
+    onThemeChange(() => { this.fitted.clear(); this.queueFrame(); });
   }
 
   /** Call once the element is in the document. */
   start(openedAt = performance.now()): void {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
     this.perf.probe = (px, py) => this.hitAt(px, py)?.id;
+    this.perf.rowIds = () => this.rows.map((r) => r.track.id);
+    this.perf.visibleRowIds = () => this.visibleBlocks().flatMap((b) => b.rows.map((r) => r.track.id));
     this.t0 = openedAt;
+    this.perf.openedAt = openedAt;
     performance.mark('nsys-open', { startTime: openedAt });
     new ResizeObserver(() => this.resize()).observe(this.el);
     this.resize();
@@ -223,12 +240,17 @@ export class TimelineView {
       ctx.restore();
     }
     ctx.fillStyle = fg;
-    this.rows.forEach((row, i) => ctx.fillText(fit(ctx, row.label, GUTTER - 10), 6, AXIS_H + i * ROW_H + ROW_H / 2));
+    this.rows.forEach((row, i) => {
+      let label = this.fitted.get(row.label);
+      if (label === undefined) { label = fit(ctx, row.label, GUTTER - 10); this.fitted.set(row.label, label); }
+      ctx.fillText(label, 6, AXIS_H + i * ROW_H + ROW_H / 2);
+    });
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
     if (this.inputAt !== undefined) { this.perf.inputToFrame.push(performance.now() - this.inputAt); this.inputAt = undefined; }
     if (this.perf.firstFrameMs === undefined && this.complete()) {
       this.perf.firstFrameMs = performance.now() - this.t0;
+      this.perf.firstFrameDrawMs = performance.now() - t;
       performance.measure('nsys-first-frame', 'nsys-open');
       this.el.dataset.rendered = 'true';
     }
@@ -306,6 +328,19 @@ export class TimelineView {
       }
       drag = undefined;
     });
+    /* pointerrawupdate comes with each pointer sample, before the frame-aligned
+     * mousemove: the hovered kernel's details are asked from there (one request
+     * at a time), so the tooltip's answer is often on its way when mousemove runs */
+    let early: Promise<unknown> | undefined;
+    c.addEventListener('pointerrawupdate' as 'pointermove', (ev: PointerEvent) => {
+      if (drag || early) return;
+      const rect = c.getBoundingClientRect();
+      const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
+      if (this.rowAt(px, py)) return;
+      const hit = this.hitAt(px, py);
+      if (!hit?.gpu || this.detailsCache.has(hit.id)) return;
+      early = this.detailsFor(hit.id).catch(() => {}).finally(() => { early = undefined; });
+    });
     c.addEventListener('mousemove', (ev) => {
       const rect = c.getBoundingClientRect();
       if (drag) {
@@ -373,6 +408,17 @@ export class TimelineView {
     this.tooltip.replaceChildren(h('div', { class: 'tip-name' }, row.label), h('div', {}, extra));
   }
 
+  /** kernel/details, cached (the most recent 2000). */
+  private detailsFor(id: number): Promise<Record<string, unknown>> {
+    let p = this.detailsCache.get(id);
+    if (p) return p;
+    p = this.details(id);
+    this.detailsCache.set(id, p);
+    p.catch(() => this.detailsCache.delete(id));
+    if (this.detailsCache.size > 2000) this.detailsCache.delete(this.detailsCache.keys().next().value as number);
+    return p;
+  }
+
   private showTooltip(hit: Hit | undefined, px: number, py: number, t0 = performance.now()): void {
     if (hit && this.hover && hit.id === this.hover.id && !this.tooltip.hidden) { /* same item: the tooltip follows, no new request */
       this.tooltip.style.left = `${Math.min(px + 12, this.el.clientWidth - 320)}px`;
@@ -383,6 +429,7 @@ export class TimelineView {
     const tip = this.tooltip;
     delete tip.dataset.details;
     if (!hit) { tip.hidden = true; return; }
+    const h0 = performance.now();
     tip.hidden = false;
     tip.style.left = `${Math.min(px + 12, this.el.clientWidth - 320)}px`;
     tip.style.top = `${py + 14}px`;
@@ -391,9 +438,7 @@ export class TimelineView {
       h('div', {}, hit.count && hit.count > 1 ? `${hit.count} here · longest ${formatNs(hit.dur)}` : `${formatNs(hit.dur)} · ${hit.kind}`),
     );
     if (!hit.gpu) return;
-    let p = this.detailsCache.get(hit.id);
-    if (!p) { p = this.details(hit.id); this.detailsCache.set(hit.id, p); }
-    p.then((d) => {
+    this.detailsFor(hit.id).then((d) => {
       if (this.hover !== hit) return;
       const api = (d.api ?? d.launch ?? d.apiCall) as Record<string, unknown> | undefined;
       const extra: string[] = [];
@@ -405,7 +450,9 @@ export class TimelineView {
       if (d.nvtxPath && Array.isArray(d.nvtxPath) && d.nvtxPath.length) extra.push(`NVTX ${d.nvtxPath.map((x) => (typeof x === 'string' ? x : (x as { name?: string }).name)).join(' › ')}`);
       tip.append(h('div', { class: 'tip-extra' }, extra.join(' · ') || 'details loaded'));
       tip.dataset.details = 'true';
-      this.perf.hovers.push(performance.now() - t0);
+      const t1 = performance.now();
+      this.perf.hovers.push(t1 - t0);
+      this.perf.hoverHandler.push(t1 - h0);
     }, () => { /* details are optional in the tooltip */ });
   }
 }

@@ -1,7 +1,7 @@
 /* The timeline's speed bench (not a test): the real webview bundle in headless
  * Chromium behind the UI-test harness, a real `nsys-ai serve` behind it.
  *
- *   npm run bench -- PROFILE.sqlite [--loads N] [--hovers N] [--json FILE]
+ *   npm run bench -- PROFILE.sqlite [--loads N] [--hovers N] [--bridge cdp|http|mixed] [--json FILE]
  *
  * The harness opens the profile first (index built or loaded from its cache,
  * then held by the server), and the page is loaded once to warm everything;
@@ -57,13 +57,14 @@ function hops(hx: Harness, from: number, method: string) {
 (async () => {
   const profile = process.argv[2];
   const bin = serverBinary();
-  if (!profile || !fs.existsSync(profile)) { console.error('usage: npm run bench -- PROFILE.sqlite [--loads N] [--hovers N] [--json FILE]'); process.exit(2); }
+  if (!profile || !fs.existsSync(profile)) { console.error('usage: npm run bench -- PROFILE.sqlite [--loads N] [--hovers N] [--bridge cdp|http|mixed] [--json FILE]'); process.exit(2); }
   if (!bin) { console.error(NO_SERVER); process.exit(2); }
   const loads = Number(arg('--loads', '3'));
   const nHovers = Number(arg('--hovers', '50'));
   const load0 = os.loadavg();
   const t0 = Date.now();
-  const hx = await startHarness(bin, profile, { width: 1280, height: 800 });
+  const bridgeKind = (['cdp', 'http', 'mixed'] as const).find((k) => k === arg('--bridge', 'cdp')) ?? 'cdp';
+  const hx = await startHarness(bin, profile, { width: 1280, height: 800 }, bridgeKind);
   const openMs = Date.now() - t0;
   const page = hx.page;
   try {
@@ -78,6 +79,11 @@ function hops(hx: Harness, from: number, method: string) {
       await sleep(300); /* prefetch settles */
       if (i === loads - 1) loadHops = hops(hx, from, 'timeline/range');
     }
+    /* the last load's requests as the webview saw them, ms after it received init */
+    const loadTimeline = await page.evaluate(() => {
+      const p = window.__nsysPerf, t0 = p.openedAt ?? 0, r = (x?: number) => (x === undefined ? null : Math.round((x - t0) * 10) / 10);
+      return { requests: (p.rpcTimings ?? []).filter((x) => x.sent <= t0 + p.firstFrameMs!).map((x) => ({ method: x.method, sent: r(x.sent), settled: r(x.settled) })), firstFrame: Math.round(p.firstFrameMs! * 10) / 10, firstFrameDraw: Math.round((p.firstFrameDrawMs ?? NaN) * 10) / 10 };
+    });
 
     /* bridge costs: empty round trip (refused by the host, no server), trivial server round trip */
     const bridge = await page.evaluate(async () => {
@@ -140,6 +146,10 @@ function hops(hx: Harness, from: number, method: string) {
     await sleep(2000);
     await hoverAll(await pickTargets());
     const hovers = await page.evaluate(() => [...window.__nsysPerf.hovers]);
+    const hoverHandler = await page.evaluate(() => [...window.__nsysPerf.hoverHandler]);
+    /* for reference: a Chrome DevTools Protocol round trip (the other way a harness can reach a page) */
+    const cdp: number[] = [];
+    for (let i = 0; i < 40; i++) { const t = performance.now(); await page.evaluate(() => 0); cdp.push(performance.now() - t); }
     const detailsHops = hops(hx, hoverFrom, 'kernel/details');
 
     const load1 = os.loadavg();
@@ -149,15 +159,19 @@ function hops(hx: Harness, from: number, method: string) {
       loadAverage: { before: load0.map((x) => +x.toFixed(2)), after: load1.map((x) => +x.toFixed(2)) },
       cpus: os.cpus().length,
       harnessOpenMs: openMs,
+      bridge: bridgeKind,
       warmupFirstFrameMs: Math.round(warmMs),
       firstFrameMs: { runs: first.map((x) => Math.round(x)), ...stats(first) },
       firstFrameRange: loadHops,
+      firstFrameTimeline: loadTimeline,
       panZoomDrawMs: stats(panZoom.frames),
       panZoomInputToFrameMs: stats(panZoom.inputToFrame),
       hoverMs: stats(hovers),
+      hoverFromHandlerMs: stats(hoverHandler),
       hoverDetailsHostSide: detailsHops,
       bridgeEmptyRoundTripMs: stats(bridge.empty),
       bridgeProfileInfoRoundTripMs: stats(bridge.info),
+      cdpEvaluateRoundTripMs: stats(cdp),
     };
     const line = (name: string, s: Stats, target: string) => `${name.padEnd(42)} ${String(s.p50).padStart(9)} ${String(s.p99).padStart(9)} ${String(s.n).padStart(5)}   ${target}`;
     console.log(`profile ${report.profile}   load average ${report.loadAverage.before.join(' ')} → ${report.loadAverage.after.join(' ')} (${report.cpus} cpus)`);
@@ -165,12 +179,15 @@ function hops(hx: Harness, from: number, method: string) {
     console.log(line('first full-range frame (index warm)', report.firstFrameMs, '≤ 150'));
     console.log(line('pan/zoom frame: draw()', report.panZoomDrawMs, '≤ 16'));
     console.log(line('pan/zoom frame: input event → frame drawn', report.panZoomInputToFrameMs, ''));
-    console.log(line('hover → tooltip with details', report.hoverMs, '≤ 20'));
+    console.log(line('hover: mousemove event → tooltip w/ details', report.hoverMs, '≤ 20'));
+    console.log(line('hover: from the handler (no input delivery)', report.hoverFromHandlerMs, ''));
     console.log(line('  kernel/details host side (server+stdio)', report.hoverDetailsHostSide.serverMs, ''));
-    console.log(line('bridge empty round trip (harness CDP)', report.bridgeEmptyRoundTripMs, ''));
+    console.log(line(`bridge empty round trip (harness ${bridgeKind})`, report.bridgeEmptyRoundTripMs, ''));
+    console.log(line('CDP evaluate round trip (for reference)', report.cdpEvaluateRoundTripMs, ''));
     console.log(line('bridge profile/info round trip', report.bridgeProfileInfoRoundTripMs, ''));
     console.log(line('first frame: timeline/range host side', loadHops.serverMs, ''));
-    console.log(line('first frame: post to page (stringify+CDP)', loadHops.postMs, ''));
+    console.log(line(`first frame: post to page (${bridgeKind === 'cdp' ? 'stringify+CDP+parse' : 'stringify+write'})`, loadHops.postMs, ''));
+    console.log(`first frame (ms after init): ${loadTimeline.requests.map((x) => `${x.method} ${x.sent}→${x.settled}`).join(', ')}, complete frame ${loadTimeline.firstFrame} (its draw() ${loadTimeline.firstFrameDraw})`);
     console.log(`first frame: ${loadHops.requests} timeline/range requests, ${(loadHops.bytes / 1e6).toFixed(2)} MB JSON; warm-up load ${report.warmupFirstFrameMs} ms; harness open ${openMs} ms`);
     const out = arg('--json', path.join(CLIENT_ROOT, 'test-results', 'bench.json'));
     fs.mkdirSync(path.dirname(out), { recursive: true });

@@ -1,7 +1,14 @@
 /* The UI-test harness: serves the real webview bundle on 127.0.0.1, stands in
- * for VS Code's postMessage bridge (acquireVsCodeApi → exposeFunction), and
- * forwards to a real `nsys-ai serve` through the same bridge logic the
- * extension uses (client/bridgeCore). */
+ * for VS Code's postMessage bridge, and forwards to a real `nsys-ai serve`
+ * through the same bridge logic the extension uses (client/bridgeCore).
+ * The stand-in carries JSON text as VS Code does (its webview messages are
+ * JSON-serialized between the extension host and the renderer). By default
+ * (`bridgeKind: 'cdp'`) it goes over the Chrome DevTools Protocol: the page's
+ * acquireVsCodeApi().postMessage calls a one-way CDP binding, and the host's
+ * messages are parsed in the page (playwright evaluate) and delivered with
+ * window.postMessage. `bridgeKind: 'http'` instead POSTs to this server and
+ * streams back over Server-Sent Events (slower per message: Chromium's
+ * network process is in the path). */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -30,19 +37,40 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(bin: string, profilePath: string, size = { width: 1280, height: 800 }): Promise<Harness> {
+/** How the bridge stand-in reaches the page: see the file's comment. */
+export type BridgeKind = 'cdp' | 'http' | 'mixed';
+
+export async function startHarness(bin: string, profilePath: string, size = { width: 1280, height: 800 }, bridgeKind: BridgeKind = 'cdp'): Promise<Harness> {
+  const sseIn = bridgeKind !== 'cdp', bindingOut = bridgeKind !== 'http';
   const logs: string[] = [];
   const logger = collectingLogger(logs);
   const client = new NsysClient({ command: bin, logger, maxRestarts: 0 });
   await client.start();
   const opened = await client.openProfile(profilePath);
   const dist = path.join(CLIENT_ROOT, 'dist');
+  let handle: (m: unknown) => Promise<void> = async () => {};
+  /* host → page: one event stream (the latest page's), messages queued until it is open */
+  let stream: http.ServerResponse | undefined;
+  const queued: string[] = [];
   const server = http.createServer((req, res) => {
     const url = req.url ?? '/';
     if (url === '/') {
       const port = (server.address() as AddressInfo).port;
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(renderWebviewHtml({ nonce: makeNonce(), cspSource: `http://127.0.0.1:${port}`, scriptUri: '/webview.js', styleUri: '/webview.css', title: path.basename(profilePath) }));
+      /* the bridge stand-in's own connection; VS Code's postMessage is not subject to the page's CSP */
+      res.end(renderWebviewHtml({ nonce: makeNonce(), cspSource: `http://127.0.0.1:${port}`, scriptUri: '/webview.js', styleUri: '/webview.css', title: path.basename(profilePath) })
+        .replace("default-src 'none'", `default-src 'none'; connect-src http://127.0.0.1:${port}`));
+    } else if (url === '/events') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+      res.flushHeaders();
+      stream?.end();
+      stream = res;
+      req.on('close', () => { if (stream === res) stream = undefined; });
+      for (const text of queued.splice(0)) res.write(`data: ${text}\n\n`);
+    } else if (url === '/post' && req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => { res.writeHead(204); res.end(); void handle(JSON.parse(Buffer.concat(chunks).toString('utf8'))); });
     } else if (url === '/webview.js' || url === '/webview.css') {
       res.writeHead(200, { 'content-type': url.endsWith('.js') ? 'text/javascript' : 'text/css' });
       res.end(fs.readFileSync(path.join(dist, url.slice(1))));
@@ -64,8 +92,14 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
     const t0 = performance.now();
     const text = JSON.stringify(m);
     const rec = m.type === 'rpcResult' && typeof m.result === 'object' && m.result ? answered.get(m.result) : undefined;
+    if (rec) rec.bytes = text.length;
+    if (sseIn) {
+      if (stream) stream.write(`data: ${text}\n\n`); else queued.push(text);
+      if (rec) rec.postMs = performance.now() - t0;
+      return;
+    }
     void page.evaluate((tx) => (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(JSON.parse(tx), '*'), text)
-      .then(() => { if (rec) { rec.postMs = performance.now() - t0; rec.bytes = text.length; } }, () => {});
+      .then(() => { if (rec) rec.postMs = performance.now() - t0; }, () => {});
   };
   const timed = Object.create(client) as NsysClient;
   timed.request = async <R>(method: string, params: unknown, token?: unknown): Promise<R> => {
@@ -85,16 +119,26 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   });
   page.on('console', (m) => logs.push(`console.${m.type()} ${m.text()}`));
   page.on('pageerror', (e) => logs.push(`pageerror ${e.message}`));
-  await page.exposeFunction('__nsysHostPost', (text: string) => bridge.handle(JSON.parse(text)));
-  await page.addInitScript(() => {
-    const w = globalThis as unknown as { acquireVsCodeApi: () => unknown; __nsysHostPost: (m: string) => void };
+  handle = bridge.handle;
+  if (bindingOut) {
+    /* a raw one-way binding (exposeFunction would add a CDP round trip per message to return a value) */
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Runtime.enable');
+    await cdp.send('Runtime.addBinding', { name: '__nsysHostPost' });
+    cdp.on('Runtime.bindingCalled', (ev) => { if (ev.name === '__nsysHostPost') void bridge.handle(JSON.parse(ev.payload)); });
+  }
+  await page.addInitScript((kind: { sseIn: boolean; bindingOut: boolean }) => {
+    const w = globalThis as unknown as { acquireVsCodeApi: () => unknown; __nsysHostPost: (m: string) => void; postMessage(m: unknown, o: string): void };
     let state: unknown;
-    w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => w.__nsysHostPost(JSON.stringify(m)), getState: () => state, setState: (s: unknown) => { state = s; } });
-  });
+    if (kind.sseIn) new EventSource('/events').onmessage = (ev: MessageEvent<string>) => w.postMessage(JSON.parse(ev.data), '*');
+    const out = kind.bindingOut ? (text: string) => w.__nsysHostPost(text) : (text: string) => { void fetch('/post', { method: 'POST', body: text, keepalive: true }); };
+    w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => out(JSON.stringify(m)), getState: () => state, setState: (s: unknown) => { state = s; } });
+  }, { sseIn, bindingOut });
   await page.goto(`http://127.0.0.1:${port}/`);
   return {
     page, client, opened, requests, logs,
     async close() {
+      stream?.end();
       await context.close();
       server.close();
       fs.rmSync(userDataDir, { recursive: true, force: true });

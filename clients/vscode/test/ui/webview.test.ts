@@ -61,6 +61,42 @@ test('the profile renders: tracks drawn, tabs shown, no page errors', async (t) 
   assert.deepEqual(hx!.logs.filter((l) => l.startsWith('pageerror')), []);
 });
 
+test('first frame: one columns-format request per visible tile, only the rows in view; hover names decode', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page, client, opened } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  const first = await page.evaluate(() => {
+    const p = window.__nsysPerf, end = p.openedAt! + p.firstFrameMs!;
+    return {
+      ranges: p.rpcTimings!.filter((x) => x.method === 'timeline/range' && x.sent <= end).map((x) => x.params),
+      rows: p.rowIds!(), visible: p.visibleRowIds!(),
+      rowsInViewport: Math.ceil((document.querySelector('.timeline')!.clientHeight - 22) / 22),
+    };
+  });
+  assert.ok(first.ranges.length > 0);
+  const tiles = first.ranges.map((r) => `${r.start}:${r.end}`);
+  assert.equal(new Set(tiles).size, tiles.length, `one request per tile (row blocks coalesced): ${tiles.join(' ')}`);
+  const asked = new Set(first.ranges.flatMap((r) => r.tracks as string[]));
+  for (const r of first.ranges) assert.equal(r.format, 'columns');
+  assert.deepEqual([...asked].sort(), [...first.visible].sort(), 'the first frame asks for the rows in view');
+  assert.ok(first.visible.length <= Math.max(first.rowsInViewport, 4) + 3, `${first.visible.length} rows asked, ${first.rowsInViewport} fit`);
+  /* a hovered kernel's tooltip names what kernel/details names (names decoded from the columns' table) */
+  const spot = await page.evaluate(() => {
+    for (let py = 33; py < 22 * 8; py += 22) for (let px = 215; px < 1200; px += 7) {
+      const id = window.__nsysPerf.probe!(px, py);
+      if (id !== undefined) return { px, py, id };
+    }
+    return undefined;
+  });
+  assert.ok(spot, 'a kernel under the pointer somewhere');
+  const box = (await page.locator('canvas').boundingBox())!;
+  await page.mouse.move(box.x + spot.px, box.y + spot.py);
+  await page.waitForSelector('.tooltip[data-details="true"]', { timeout: 15_000 });
+  const details = await client.kernelDetails(opened.profileId, spot.id);
+  assert.equal(await page.textContent('.tooltip .tip-name'), details.name);
+  await page.mouse.move(box.x + 5, box.y + 5);
+});
+
 test('wheel zoom sends a new timeline/range at a finer resolution', async (t) => {
   if (skip) return t.skip(skip);
   const { page } = hx!;

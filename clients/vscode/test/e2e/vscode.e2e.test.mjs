@@ -1,0 +1,307 @@
+/* The nsys-ai extension inside a real VS Code: code-server (Node 24) with the
+ * built .vsix installed, driven headless through Playwright + Chromium.
+ * Opens a generated profile with the nsys-ai profile editor, checks the
+ * timeline canvas paints, hovers a mapped Python line and checks the hover
+ * lists the kernels and time the server attributes to it, and screenshots.
+ * Run through ./run.sh (it installs Node 24 and code-server first).
+ * Screenshots: $E2E_OUT (default test-results/): e2e-timeline.png, e2e-hover.png,
+ * e2e-failure-*.png on failure. E2E_KEEP=1 keeps the temp dir (user data, logs). */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '../../../..');
+const BIN = process.env.NSYS_AI_BIN ?? path.join(REPO, 'build', 'nsys-ai');
+const VSIX = process.env.NSYS_AI_VSIX ?? path.join(REPO, 'clients', 'vscode', 'nsys-ai.vsix');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const CODE_SERVER = path.join(HERE, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+const OUT = process.env.E2E_OUT ?? path.join(HERE, 'test-results');
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+/* the Python file and line the hover is checked on: --source-tags tags the mlp ranges model.py:74 */
+const PY_FILE = 'model.py';
+const PY_LINE = 74;
+const PY_DEFS = { 61: 'def attention(x):', 74: 'def mlp(x):', 88: 'def layer(x):' };
+
+const missing = [[BIN, 'the server (ninja -C build)'], [VSIX, 'the .vsix (cd clients/vscode && npm run package)'],
+  [CHROMIUM, 'chromium (apt-get install -y chromium)'], [CODE_SERVER, 'code-server (./run.sh installs it)']]
+  .filter(([p]) => !fs.existsSync(p)).map(([p, what]) => `${p} is missing: ${what}`);
+const skip = missing.length ? missing.join('; ') : false;
+
+let tmp, ws, userDir, codeServer, codeServerLog = '', context, page;
+const pageLog = [];
+
+function step(what, ms, fn) {
+  let timer;
+  return Promise.race([
+    fn().finally(() => clearTimeout(timer)),
+    new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`step timed out after ${ms / 1000} s: ${what}`)), ms); }),
+  ]);
+}
+
+async function freePort() {
+  const srv = net.createServer();
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+function writeWorkspace() {
+  fs.mkdirSync(ws, { recursive: true });
+  execFileSync('python3', [path.join(REPO, 'tools', 'gen_profile.py'), '--preset', 'small', '--source-tags',
+    '-o', path.join(ws, 'tagged.sqlite')], { stdio: 'pipe', timeout: 60_000 });
+  const lines = ['import torch', ''];
+  while (lines.length < 98) {
+    const def = PY_DEFS[lines.length + 1];
+    if (def) lines.push(def, '    a = proj(x)', '    b = torch.relu(a)', '    return out(a + b)');
+    else lines.push('');
+  }
+  fs.writeFileSync(path.join(ws, PY_FILE), lines.join('\n') + '\n');
+}
+
+function writeSettings() {
+  const settings = {
+    'nsys-ai.serverPath': BIN,
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'update.mode': 'none',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'extensions.ignoreRecommendations': true,
+    'editor.hover.delay': 150,
+    'editor.hover.sticky': true,
+    'chat.disableAIFeatures': true,
+    'git.enabled': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  };
+  fs.mkdirSync(path.join(userDir, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(userDir, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+}
+
+function codeServerArgs(extDir) {
+  return [CODE_SERVER, '--user-data-dir', userDir, '--extensions-dir', extDir, '--config', path.join(tmp, 'config.yaml'),
+    '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+    '--disable-getting-started-override'];
+}
+
+function codeServerEnv() {
+  return { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'), XDG_DATA_HOME: path.join(tmp, 'xdg-data'),
+    XDG_CACHE_HOME: path.join(tmp, 'xdg-cache'), NSYS_AI_CACHE_DIR: path.join(tmp, 'nsys-ai-cache') };
+}
+
+before(async () => {
+  if (skip) return;
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nsys-ai-e2e-'));
+  ws = path.join(tmp, 'ws');
+  userDir = path.join(tmp, 'user');
+  const extDir = path.join(tmp, 'extensions');
+  fs.mkdirSync(OUT, { recursive: true });
+  writeWorkspace();
+  writeSettings();
+  const installed = execFileSync(process.execPath, [...codeServerArgs(extDir), '--install-extension', VSIX],
+    { encoding: 'utf8', env: codeServerEnv(), timeout: 120_000 });
+  assert.match(installed, /nsys-ai/, `install-extension said: ${installed}`);
+
+  const port = await freePort();
+  codeServer = spawn(process.execPath, [...codeServerArgs(extDir), '--bind-addr', `127.0.0.1:${port}`,
+    '--ignore-last-opened', ws], { env: codeServerEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  await step('code-server starts listening', 60_000, () => new Promise((resolve, reject) => {
+    const onData = (d) => {
+      codeServerLog += d.toString();
+      if (/HTTP server listening on/.test(codeServerLog)) resolve();
+    };
+    codeServer.stdout.on('data', onData);
+    codeServer.stderr.on('data', onData);
+    codeServer.on('exit', (code) => reject(new Error(`code-server exited with ${code}:\n${codeServerLog}`)));
+  }));
+
+  /* a fresh Chromium profile in tmp (Playwright passes it as --user-data-dir) */
+  context = await chromium.launchPersistentContext(path.join(tmp, 'chromium'), {
+    executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1400, height: 900 } });
+  page = context.pages()[0] ?? await context.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') pageLog.push(`console.error ${m.text()}`); });
+  page.on('pageerror', (e) => pageLog.push(`pageerror ${e.message}`));
+  await step('the workbench loads', 90_000, async () => {
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { timeout: 60_000 });
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.locator('.explorer-folders-view').getByText('tagged.sqlite').waitFor({ timeout: 60_000 });
+  });
+});
+
+after(async () => {
+  await context?.close().catch(() => {});
+  codeServer?.kill('SIGTERM');
+  if (tmp && !process.env.E2E_KEEP) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+/** The failure's context: page errors, the extension host log and the nsys-ai output channel. */
+function diagnostics() {
+  const logs = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/exthost|nsys-ai|remoteagent/i.test(p)) logs.push(`--- ${p}\n${fs.readFileSync(p, 'utf8').slice(-3000)}`);
+    }
+  };
+  try { walk(path.join(userDir, 'logs')); } catch { /* no logs yet */ }
+  return [...pageLog.slice(-20), codeServerLog.slice(-2000), ...logs].join('\n');
+}
+
+async function withDiagnostics(name, fn) {
+  try { await fn(); } catch (e) {
+    const shot = path.join(OUT, `e2e-failure-${name}.png`);
+    await page?.screenshot({ path: shot }).catch(() => {});
+    console.log(`# failure screenshot: ${shot}\n${diagnostics().replace(/^/gm, '# ')}`);
+    throw e;
+  }
+}
+
+async function commandPalette(text) {
+  const input = page.locator('.quick-input-widget input');
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: text }).first();
+  for (let i = 0; ; i++) {
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill(`>${text}`);
+    try { await row.waitFor({ timeout: 5_000 }); break; } catch (e) {
+      if (i >= 2) throw e;
+      await page.keyboard.press('Escape');
+    }
+  }
+  await page.keyboard.press('Enter');
+}
+
+/** The webview frame holding the nsys-ai timeline (code-server nests it: iframe.webview > iframe#active-frame). */
+async function timelineFrame(timeoutMs) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    for (const f of page.frames()) {
+      const hit = await f.$('.timeline[data-rendered="true"]').catch(() => null);
+      if (hit) return f;
+    }
+    await page.waitForTimeout(250);
+  }
+  throw new Error('no webview frame with a rendered .timeline');
+}
+
+test('"nsys-ai: Open Profile" opens the .sqlite in the profile editor and the timeline canvas paints', async (t) => {
+  if (skip) return t.skip(skip);
+  await withDiagnostics('open-profile', async () => {
+    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
+    /* the remote extension host has registered the extension: its activity-bar view container shows */
+    await step('the extension is registered', 60_000, () =>
+      page.locator('.activitybar [aria-label*="nsys-ai"]').first().waitFor({ timeout: 55_000 }));
+    await step('run "nsys-ai: Open Profile" from the command palette', 30_000, () => commandPalette('nsys-ai: Open Profile'));
+    await step('pick the .sqlite in the open dialog', 45_000, async () => {
+      /* code-server's open dialog is VS Code's simple (quick input) file dialog; it sets its
+       * own value when its listing arrives, so wait for the listing before typing the path */
+      const input = page.locator('.quick-input-widget input');
+      const target = path.join(ws, 'tagged.sqlite');
+      await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'tagged.sqlite' }).first().waitFor({ timeout: 20_000 });
+      for (let i = 0; ; i++) {
+        await input.fill(target);
+        await page.waitForTimeout(300);
+        if (await input.inputValue() === target) {
+          await page.keyboard.press('Enter');
+          try { await input.waitFor({ state: 'hidden', timeout: 5_000 }); return; } catch (e) { if (i >= 4) throw e; }
+        } else if (i >= 4) {
+          throw new Error(`the open dialog shows ${await input.inputValue()}, not ${target}`);
+        }
+      }
+    });
+    const frame = await step('the webview renders the timeline', 90_000, () => timelineFrame(85_000));
+    const colours = await frame.evaluate(() => {
+      const c = document.querySelector('.timeline canvas');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const seen = new Set();
+      for (let i = 0; i < d.length; i += 16) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+      return seen.size;
+    });
+    assert.ok(colours > 5, `the timeline canvas has ${colours} colours`);
+    const text = await frame.textContent('body');
+    for (const want of ['NVTX tree', 'Top kernels']) assert.ok(text.includes(want), `webview shows "${want}"`);
+    const tab = page.locator('.tabs-container .tab').filter({ hasText: 'tagged.sqlite' });
+    assert.equal(await tab.count(), 1, 'one editor tab for the profile');
+    await page.screenshot({ path: path.join(OUT, 'e2e-timeline.png') });
+  });
+});
+
+test(`hovering ${PY_FILE}:${PY_LINE} shows the kernels the server maps to it, with their time`, async (t) => {
+  if (skip) return t.skip(skip);
+  const expected = JSON.parse(execFileSync(BIN, ['call', 'source/kernelsAt',
+    JSON.stringify({ file: PY_FILE, line: PY_LINE, workspaceRoot: ws }), '--profile', path.join(ws, 'tagged.sqlite')],
+    { encoding: 'utf8', env: codeServerEnv() }));
+  assert.ok(expected.count > 0 && expected.kernels.length > 0, `the generated profile maps kernels to ${PY_FILE}:${PY_LINE}`);
+  await withDiagnostics('hover', async () => {
+    await step(`open ${PY_FILE}:${PY_LINE} with Quick Open`, 45_000, async () => {
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ state: 'hidden', timeout: 10_000 });
+      await page.keyboard.press('Control+P');
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      await input.fill(`${PY_FILE}:${PY_LINE}`);
+      await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: PY_FILE }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      await page.locator('.tabs-container .tab.active').filter({ hasText: PY_FILE }).waitFor({ timeout: 15_000 });
+    });
+    const word = page.locator('.monaco-editor .view-line').filter({ hasText: PY_DEFS[PY_LINE] }).getByText('mlp', { exact: true });
+    await step(`${PY_FILE} shows line ${PY_LINE}`, 30_000, () => word.waitFor({ timeout: 25_000 }));
+    const hover = page.locator('.monaco-hover:not(.hidden)').filter({ hasText: 'nsys-ai' });
+    await step('the hover appears', 60_000, async () => {
+      /* the extension activates on the Python file and asks the server; hover again until it answers */
+      for (let i = 0; ; i++) {
+        await page.mouse.move(5, 5);
+        await word.hover();
+        try { await hover.first().waitFor({ state: 'visible', timeout: 5_000 }); return; } catch (e) { if (i >= 9) throw e; }
+      }
+    });
+    const text = (await hover.first().innerText()).replace(/\s+/g, ' ');
+    assert.match(text, new RegExp(`${expected.count} launch(es)? of ${expected.kernels.length} kernels?`), text);
+    for (const k of expected.kernels.slice(0, 3)) {
+      assert.ok(text.includes(k.name.slice(0, 40)), `hover names ${k.name}: ${text}`);
+    }
+    const time = /launch(?:es)? of \d+ kernels? · ([\d.]+) (s|ms|µs|ns) ·/.exec(text);
+    assert.ok(time, `hover shows the total time: ${text}`);
+    const ns = Number(time[1]) * { s: 1e9, ms: 1e6, 'µs': 1e3, ns: 1 }[time[2]];
+    assert.ok(Math.abs(ns - expected.totalNs) <= 0.01 * expected.totalNs, `hover time ${time[0]} vs server ${expected.totalNs} ns`);
+    assert.match(text, /Show in timeline/);
+    /* the CodeLens and gutter heat of the same source map are there too */
+    const lenses = await page.locator('.monaco-editor .codelens-decoration').allInnerTexts();
+    assert.ok(lenses.some((l) => /^\d+ kernels? · .+ · .+% GPU$/.test(l.trim())), `CodeLens: ${JSON.stringify(lenses)}`);
+  });
+});
+
+test('screenshot of the workbench with the hover: written, not blank', async (t) => {
+  if (skip) return t.skip(skip);
+  await withDiagnostics('screenshot', async () => {
+    const file = path.join(OUT, 'e2e-hover.png');
+    const png = await page.screenshot({ path: file });
+    assert.ok(png.length > 20_000, `screenshot is ${png.length} bytes`);
+    const colours = await page.evaluate(async (b64) => {
+      const img = new Image();
+      img.src = `data:image/png;base64,${b64}`;
+      await img.decode();
+      const c = document.createElement('canvas');
+      c.width = img.width; c.height = img.height;
+      const ctx = c.getContext('2d');
+      ctx.drawImage(img, 0, 0);
+      const d = ctx.getImageData(0, 0, c.width, c.height).data;
+      const seen = new Set();
+      for (let i = 0; i < d.length; i += 16) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+      return seen.size;
+    }, png.toString('base64'));
+    assert.ok(colours > 50, `screenshot has ${colours} colours`);
+    console.log(`# screenshot: ${file}`);
+  });
+});
