@@ -610,14 +610,16 @@ typedef struct {
   bool end_desc;
 } nsys__sort_ctx;
 
-static int nsys__cmp_idx(const void *a, const void *b, void *ctx_) {
-  const nsys__sort_ctx *c = ctx_;
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+static inline int nsys__cmp_rows(const nsys__sort_ctx *c, uint32_t x, uint32_t y) {
   if (c->start[x] != c->start[y]) return c->start[x] < c->start[y] ? -1 : 1;
   if (c->end[x] != c->end[y]) return (c->end[x] < c->end[y]) != c->end_desc ? -1 : 1;
   if (c->kind && c->kind[x] != c->kind[y]) return c->kind[x] < c->kind[y] ? -1 : 1;
   if (c->rowid[x] != c->rowid[y]) return c->rowid[x] < c->rowid[y] ? -1 : 1;
   return 0;
+}
+
+static int nsys__cmp_idx(const void *a, const void *b, void *ctx_) {
+  return nsys__cmp_rows(ctx_, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
 /* Sorts perm[0..n) by the context's key: a natural merge sort, so the usual
@@ -626,7 +628,7 @@ static int nsys__cmp_idx(const void *a, const void *b, void *ctx_) {
 static void nsys__sort_segment(uint32_t *perm, uint32_t n, nsys__sort_ctx *c) {
   uint32_t runs = 1;
   for (uint32_t i = 1; i < n; i++)
-    if (nsys__cmp_idx(&perm[i - 1], &perm[i], c) > 0) runs++;
+    if (nsys__cmp_rows(c, perm[i - 1], perm[i]) > 0) runs++;
   if (runs == 1) return;
   if (runs > 64) {
     qsort_r(perm, n, sizeof *perm, nsys__cmp_idx, c);
@@ -639,10 +641,10 @@ static void nsys__sort_segment(uint32_t *perm, uint32_t n, nsys__sort_ctx *c) {
     runs = 0;
     while (i < n) {
       uint32_t a = i, a_end = i + 1;
-      while (a_end < n && nsys__cmp_idx(&src[a_end - 1], &src[a_end], c) <= 0) a_end++;
+      while (a_end < n && nsys__cmp_rows(c, src[a_end - 1], src[a_end]) <= 0) a_end++;
       uint32_t b = a_end, b_end = b < n ? b + 1 : b;
-      while (b_end < n && nsys__cmp_idx(&src[b_end - 1], &src[b_end], c) <= 0) b_end++;
-      while (a < a_end && b < b_end) dst[out++] = nsys__cmp_idx(&src[b], &src[a], c) < 0 ? src[b++] : src[a++];
+      while (b_end < n && nsys__cmp_rows(c, src[b_end - 1], src[b_end]) <= 0) b_end++;
+      while (a < a_end && b < b_end) dst[out++] = nsys__cmp_rows(c, src[b], src[a]) < 0 ? src[b++] : src[a++];
       while (a < a_end) dst[out++] = src[a++];
       while (b < b_end) dst[out++] = src[b++];
       i = b_end;
