@@ -67,7 +67,8 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
     out.mkdir(parents=True, exist_ok=True)
     env_extra = {"PYTHONPATH": os.pathsep.join(filter(None, [str(HERE / "src"), os.environ.get("PYTHONPATH")])),
                  "NSYS_AI_WIDGET_WIRE": wire.split("-")[0],
-                 "NSYS_AI_WIDGET_THREADS": "0" if wire.endswith("-inline") else "1"}
+                 "NSYS_AI_NODELAY": "0" if "nagle" in wire else "1",
+                 "NSYS_AI_WIDGET_THREADS": "0" if "-inline" in wire else "1"}
     load0 = os.getloadavg()
     cpu0 = os.times()
     t0 = time.time()
@@ -85,6 +86,9 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
         "input_to_draw_ms": summary([x["inputToDrawMs"] for x in s]),
         "round_trip_ms": summary([x["roundTripMs"] for x in s]),
         "python_ms": summary([x["pythonMs"] for x in s]),
+        "  rpc_ms": summary([x["rpcMs"] for x in s if x.get("rpcMs") is not None]),
+        "  py_decode_ms": summary([x["pyDecodeMs"] for x in s if x.get("pyDecodeMs") is not None]),
+        "  pack_ms": summary([x["packMs"] for x in s if x.get("packMs") is not None]),
         "decode_ms": summary([x["decodeMs"] for x in s]),
         "draw_ms": summary([x["drawMs"] for x in s]),
         "  up_ms": summary([x["upMs"] for x in s]),
@@ -119,7 +123,8 @@ def main() -> int:
     ap.add_argument("--wire", default="bin",
                     help="comma-separated reply layouts to compare in one run: bin (typed columns, default), "
                          "json (the server's columns JSON forwarded); "
-                         "a suffix -inline serves in the kernel's message handler instead of a worker thread")
+                         "a suffix -inline serves in the kernel's message handler instead of a worker thread, "
+                         "-nagle leaves the server extension (TCP_NODELAY on kernel websockets) off")
     ap.add_argument("--server", help="nsys-ai binary (default $NSYS_AI_SERVER, else <repo>/build/nsys-ai)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()

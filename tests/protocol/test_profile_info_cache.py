@@ -18,6 +18,13 @@ from profile_ref import reference_info
 from test_profile_real import compare
 
 
+@pytest.fixture(autouse=True)
+def _info_cache_enabled(monkeypatch):
+    """These tests are about the cache: run them with it even when the suite is
+    run with NSYS_AI_NO_INFO_CACHE=1 (to exercise the computing path elsewhere)."""
+    monkeypatch.delenv("NSYS_AI_NO_INFO_CACHE", raising=False)
+
+
 def open_info(path: Path, cache: Path) -> tuple[dict, str]:
     """profile/open in a fresh server; returns (info, server stderr)."""
     s = Server(env={"NSYS_AI_CACHE_DIR": str(cache), "NSYS_AI_VERBOSE": "1"})
@@ -118,3 +125,22 @@ def test_corrupt_cache_entry_is_recomputed(tmp_path, damage):
     # rewritten: the next open is cached again
     third, err = open_info(src, cache)
     assert cached(err) and third == base
+
+
+def test_non_integer_times_fall_back_to_sql(tmp_path):
+    """info's one-pass span aggregate reads integer columns; a REAL time (a
+    hand-edited or foreign export) makes it fall back to SQL count/min/max, so
+    the answer still equals the independent SQL."""
+    import sqlite3
+
+    src = need_real("nsys2024_a100_lm_nvtx")
+    dst = tmp_path / "real_times.sqlite"
+    shutil.copyfile(src, dst)
+    with sqlite3.connect(dst) as db:
+        for t in ("CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+            n = db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            db.execute(f"UPDATE {t} SET start = start + 0.5 WHERE rowid = "
+                       f"(SELECT rowid FROM {t} ORDER BY rowid LIMIT 1 OFFSET ?)", (n // 2,))
+            assert db.execute(f"SELECT count(*) FROM {t} WHERE typeof(start) = 'real'").fetchone()[0] == 1
+    info, _ = open_info(dst, tmp_path / "cache")
+    compare(info, reference_info(dst), dst.name)

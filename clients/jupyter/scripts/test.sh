@@ -68,7 +68,8 @@ if [ -n "$WHEEL" ]; then
 import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 need = {"nsys_ai/__init__.py", "nsys_ai/py.typed", "nsys_ai/_protocol.py", "nsys_ai/static/timeline.js",
-        "nsys_ai/static/tree.js"}
+        "nsys_ai/static/tree.js", "nsys_ai/_wire.py", "nsys_ai/_jupyter_server.py",
+        "nsys_ai-0.1.0.data/data/etc/jupyter/jupyter_server_config.d/nsys_ai.json"}
 missing = need - names
 print("wheel:", sys.argv[1], len(names), "files", "missing: %s" % sorted(missing) if missing else "(complete)")
 sys.exit(1 if missing else 0)

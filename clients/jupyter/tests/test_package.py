@@ -68,3 +68,35 @@ def test_without_pandas(small_profile: Path, tmp_path: Path) -> None:
             "print('OK', type(p.info()).__name__)\n") % (str(tmp_path), str(small_profile))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "OK dict" in out.stdout, out.stderr
+
+
+def test_server_extension_turns_nagle_off() -> None:
+    """The Jupyter server extension wraps the kernel websocket's open with set_nodelay(True),
+    once, and is what the wheel's jupyter_server_config.d file enables."""
+    import asyncio
+    import json
+    pytest.importorskip("jupyter_server")
+    from jupyter_server.services.kernels.websocket import KernelWebsocketHandler
+
+    from nsys_ai import _jupyter_server as ext
+    assert nsys_ai._jupyter_server_extension_points() == [{"module": "nsys_ai._jupyter_server"}]
+    conf = json.loads((PKG / "jupyter-config" / "jupyter_server_config.d" / "nsys_ai.json").read_text())
+    assert conf == {"ServerApp": {"jpserver_extensions": {"nsys_ai": True}}}
+    calls: list = []
+
+    async def fake_open(self: object, kernel_id: str) -> str:
+        calls.append(("open", kernel_id))
+        return "opened"
+
+    class Handler:
+        def set_nodelay(self, value: bool) -> None:
+            calls.append(("nodelay", value))
+
+    real = KernelWebsocketHandler.open
+    KernelWebsocketHandler.open = fake_open  # type: ignore[method-assign]
+    try:
+        assert ext.install_nodelay() and ext.install_nodelay()
+        assert asyncio.run(KernelWebsocketHandler.open(Handler(), "k1")) == "opened"  # type: ignore[arg-type]
+        assert calls == [("nodelay", True), ("open", "k1")]  # once: the second install kept the first wrapper
+    finally:
+        KernelWebsocketHandler.open = real  # type: ignore[method-assign]

@@ -53,6 +53,8 @@ export interface RangeData {
   bytes: number;
   /** events + buckets in the reply */
   items: number;
+  /** of serverMs: the RPC (server + pipe), its JSON decoding and the packing, in Python */
+  timing?: { rpc: number; decode: number; pack: number };
   /** wall-clock breakdown of roundTripMs: browser -> kernel handler, kernel, kernel -> browser */
   upMs: number;
   kernelMs: number;
@@ -75,6 +77,7 @@ interface WireReply {
   serverMs?: number;
   served?: number;
   source?: string;
+  timing?: { rpc: number; decode: number; pack: number };
   recvAt?: number;
   sentAt?: number;
   start?: number;
@@ -264,6 +267,7 @@ export class RangeClient {
       items,
       served: m.served ?? this.answered,
       format: `${m.format}/${m.source ?? "?"}`,
+      timing: m.timing,
       upMs: (m.recvAt ?? NaN) - p.wall0,
       kernelMs: (m.sentAt ?? NaN) - (m.recvAt ?? NaN),
       downMs: wallArrived - (m.sentAt ?? NaN),

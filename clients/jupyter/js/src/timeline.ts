@@ -51,6 +51,9 @@ interface Sample {
   upMs: number;
   kernelMs: number;
   downMs: number;
+  rpcMs: number;
+  pyDecodeMs: number;
+  packMs: number;
 }
 
 interface Window {
@@ -401,7 +404,8 @@ class Timeline {
     if (tIn !== undefined) {
       const s: Sample = { seq, inputToDrawMs: now - tIn, roundTripMs: d.roundTripMs, pythonMs: d.serverMs,
         decodeMs: d.decodeMs, drawMs: now - drawStart, bytes: d.bytes, items: d.items, upMs: d.upMs,
-        kernelMs: d.kernelMs, downMs: d.downMs };
+        kernelMs: d.kernelMs, downMs: d.downMs, rpcMs: d.timing?.rpc ?? NaN, pyDecodeMs: d.timing?.decode ?? NaN,
+        packMs: d.timing?.pack ?? NaN };
       this.samples.push(s);
       if (this.samples.length > 1000) this.samples.shift();
       this.root.dataset.lastInputToDrawMs = s.inputToDrawMs.toFixed(3);

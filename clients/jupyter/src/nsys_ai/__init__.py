@@ -18,6 +18,12 @@ from .profile import Profile, open
 
 __version__ = "0.1.0"
 
+
+def _jupyter_server_extension_points() -> list[dict]:
+    """The Jupyter server extension (TCP_NODELAY on kernel websockets: `_jupyter_server.py`)."""
+    return [{"module": "nsys_ai._jupyter_server"}]
+
+
 __all__ = [
     "Diff", "Explanation", "NsysAIError", "Profile", "Report", "RichResult", "Server",
     "ServerDiedError", "ServerNotFoundError", "configure", "find_server", "load_ipython_extension",

@@ -65,6 +65,10 @@ def jupyter(app: str, nb: dict, out: Path, env_extra: Optional[dict] = None) -> 
     notebook page, environment for node). Stops the server and its kernels on exit."""
     work = Path(tempfile.mkdtemp(prefix="nsys-ai-lab-"))
     (work / "widget_test.ipynb").write_text(json.dumps(nb, indent=1))
+    if (env_extra or {}).get("NSYS_AI_NODELAY", os.environ.get("NSYS_AI_NODELAY", "1")) != "0":  # as `pip install` does
+        d = work / "config" / "jupyter_server_config.d"
+        d.mkdir(parents=True)
+        shutil.copy(PKG / "jupyter-config" / "jupyter_server_config.d" / "nsys_ai.json", d / "nsys_ai.json")
     port, token = free_port(), secrets.token_hex(16)
     env = {**os.environ, **(env_extra or {}),
            "JUPYTER_CONFIG_DIR": str(work / "config"), "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
@@ -166,6 +170,11 @@ def main() -> int:
             else:
                 cmd = ["node", str(HERE / "lab.mjs"), url, str(out)]
             rc = subprocess.run(cmd, env={**env, **node_env}, timeout=420).returncode
+        if rc == 0 and os.environ.get("NSYS_AI_NODELAY", "1") != "0":
+            log = (out / f"jupyter-{'lab' if app == 'html-manager' else app}.log").read_text(errors="replace")
+            if "nsys_ai: TCP_NODELAY on kernel websockets on" not in log:
+                print("FAILED: the nsys_ai server extension did not turn Nagle off (see the jupyter log)")
+                return 1
     except RuntimeError as e:
         print(e)
         return 1

@@ -53,7 +53,7 @@ export class TileBitmaps {
         for (const [key, t] of this.queue) {
           this.queue.delete(key);
           if (!this.cache.has(key)) this.store(t, this.render(t, rows, theme, dpr));
-          if (performance.now() - t0 > 8) break; /* yield to input */
+          if (performance.now() - t0 > 4) break; /* yield to input */
         }
         if (this.queue.size) setTimeout(run, 0);
         else this.scheduled = false;

@@ -24,10 +24,10 @@ export interface Hit { id: number; name: string; kind: string; start: number; en
  * hover-to-details latency (from the mousemove event), and probes. */
 export interface Perf {
   firstFrameMs?: number; frames: number[]; inputToFrame: number[];
-  /** hover: mousemove event → tooltip with details; hoverHandler: from the handler's start (without input delivery). */
-  hovers: number[]; hoverHandler: number[];
+  /** hover: mousemove event (its timestamp) → tooltip with details. */
+  hovers: number[];
   redraw?: () => number;
-  /** The kernel id a hover at canvas point (px, py) would show (bench and tests pick targets with it). */
+  /** The kernel (GPU op) id whose details a hover at canvas point (px, py) would show (bench and tests pick targets with it). */
   probe?: (px: number, py: number) => number | undefined;
   /** A raw bridge request (bench: empty round trips). */
   rpc?: (method: string, params: Record<string, unknown>) => Promise<unknown>;
@@ -45,7 +45,11 @@ declare global { interface Window { __nsysPerf: Perf } }
 
 export class TimelineView {
   readonly el: HTMLElement;
+  /** As tall as the timeline's viewport (sticky at its top): a frame rasterizes
+   * and composites only the rows in view, and the time axis stays on screen. */
   private canvas: HTMLCanvasElement;
+  /** Below the canvas: the rest of the rows' height, so the element scrolls. */
+  private spacer: HTMLElement;
   private tooltip: HTMLElement;
   private rows: Row[];
   /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
@@ -62,7 +66,7 @@ export class TimelineView {
   private detailsCache = new Map<number, Promise<Record<string, unknown>>>();
   /** Row labels fitted to the gutter (measureText per row per frame adds up). */
   private fitted = new Map<string, string>();
-  readonly perf: Perf = (window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], hovers: [], hoverHandler: [], firstFrameMs: undefined });
+  readonly perf: Perf = (window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], hovers: [], firstFrameMs: undefined });
   /** performance.now() of the oldest pan/zoom input not yet drawn. */
   private inputAt: number | undefined;
 
@@ -87,7 +91,8 @@ export class TimelineView {
     }
     this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Page Up and Page Down scroll the rows, Home resets, n and p step through kernels, Enter selects.' });
     this.tooltip = h('div', { class: 'tooltip', role: 'tooltip', hidden: '' });
-    this.el = h('div', { class: 'timeline' }, this.canvas, this.tooltip);
+    this.spacer = h('div', { class: 'timeline-spacer' });
+    this.el = h('div', { class: 'timeline' }, this.canvas, this.spacer, this.tooltip);
     this.view = { start: bounds.start, end: bounds.end, width: 1000 };
     this.attach();
     onThemeChange(() => { this.fitted.clear(); this.queueFrame(); });
@@ -96,7 +101,7 @@ export class TimelineView {
   /** Call once the element is in the document. */
   start(openedAt = performance.now()): void {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
-    this.perf.probe = (px, py) => this.hitAt(px, py)?.id;
+    this.perf.probe = (px, py) => { const hit = this.hitAt(px, py); return hit?.gpu ? hit.id : undefined; };
     this.perf.rowIds = () => this.rows.map((r) => r.track.id);
     this.perf.visibleRowIds = () => this.visibleBlocks().flatMap((b) => b.rows.map((r) => r.track.id));
     this.t0 = openedAt;
@@ -108,7 +113,12 @@ export class TimelineView {
 
   private resize(): void {
     const w = Math.max(200, this.el.clientWidth);
-    const hgt = AXIS_H + this.rows.length * ROW_H + 4;
+    const total = AXIS_H + this.rows.length * ROW_H + 4;
+    /* the element is min(content, its max-height) tall: measure it with the spacer alone */
+    this.canvas.style.height = '0px';
+    this.spacer.style.height = `${total}px`;
+    const hgt = Math.max(AXIS_H + ROW_H, Math.min(total, this.el.clientHeight || total));
+    this.spacer.style.height = `${Math.max(0, total - hgt)}px`;
     const dpr = window.devicePixelRatio || 1;
     this.canvas.width = Math.floor(w * dpr);
     this.canvas.height = Math.floor(hgt * dpr);
@@ -143,7 +153,7 @@ export class TimelineView {
 
   /** Blocks with a row inside the scrolled viewport of the timeline. */
   private visibleBlocks(): TimelineView['blocks'] {
-    const top = this.el.scrollTop - AXIS_H, bottom = top + Math.max(this.el.clientHeight, ROW_H * BLOCK);
+    const top = this.el.scrollTop, bottom = top + Math.max(this.el.clientHeight - AXIS_H, ROW_H);
     return this.blocks.filter((b) => (b.first + b.rows.length) * ROW_H > top && b.first * ROW_H < bottom);
   }
 
@@ -157,7 +167,10 @@ export class TimelineView {
     const ctx = this.canvas.getContext('2d')!;
     const dpr = window.devicePixelRatio || 1;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const W = this.canvas.width / dpr;
+    const W = this.canvas.width / dpr, H = this.canvas.height / dpr;
+    const sy = this.el.scrollTop; /* rows are drawn scrolled by this much under the fixed axis */
+    const rowY = (i: number) => AXIS_H + i * ROW_H - sy;
+    const first = Math.max(0, Math.floor(sy / ROW_H)), last = Math.min(this.rows.length, Math.ceil((sy + H - AXIS_H) / ROW_H));
     const fg = cssVar('--vscode-editor-foreground', '#ccc');
     const bg = cssVar('--vscode-editor-background', '#1e1e1e');
     const grid = cssVar('--vscode-editorWidget-border', '#444');
@@ -167,9 +180,9 @@ export class TimelineView {
     const x = (ns: number) => GUTTER + (ns - v.start) / nsPerPx;
     const theme = { bg: cssToRgb(ctx, bg), grid: cssToRgb(ctx, grid) };
     ctx.fillStyle = bg;
-    ctx.fillRect(0, 0, W, this.canvas.height / dpr);
+    ctx.fillRect(0, 0, W, H);
     ctx.save();
-    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, this.rows.length * ROW_H); ctx.clip();
+    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, H - AXIS_H); ctx.clip();
     ctx.imageSmoothingEnabled = false;
     /* until the first complete frame, bitmaps render synchronously; afterwards in
      * idle time, with whatever bitmaps overlap (other resolutions) filling in */
@@ -181,7 +194,7 @@ export class TimelineView {
       const tiles = block.model.tilesToDraw(v);
       for (const [id, l] of byTrack(tiles)) data.set(id, l);
       block.bitmaps.invalidate(`${theme.bg}|${theme.grid}|${dpr}`);
-      const y0 = AXIS_H + block.first * ROW_H, hh = block.rows.length * ROW_H;
+      const y0 = rowY(block.first), hh = block.rows.length * ROW_H;
       const blit = (tile: { start: number; end: number }, bmp: HTMLCanvasElement) =>
         ctx.drawImage(bmp, x(tile.start), y0, (tile.end - tile.start) / nsPerPx, hh);
       const ready: Array<[Tile, HTMLCanvasElement]> = [];
@@ -204,19 +217,21 @@ export class TimelineView {
     if (this.selected !== undefined) {
       ctx.strokeStyle = sel;
       ctx.lineWidth = 2;
-      this.rows.forEach((row, i) => {
-        if (row.group !== 'gpu') return;
+      for (let i = first; i < last; i++) {
+        const row = this.rows[i]!;
+        if (row.group !== 'gpu') continue;
         const outline = (s0: number, e0: number) => {
           const x0 = x(s0), x1 = Math.max(x(e0), x0 + 2);
-          ctx.strokeRect(x0 - 1, AXIS_H + i * ROW_H + 1, x1 - x0 + 2, ROW_H - 3);
+          ctx.strokeRect(x0 - 1, rowY(i) + 1, x1 - x0 + 2, ROW_H - 3);
         };
         forEachItem(data.get(row.track.id) ?? [], v.start, v.end, 'GPU op', (it) => { if (it.id === this.selected) outline(it.start, it.end); });
-      });
+      }
     }
     ctx.restore();
     /* labels of events wide enough to read, in view coordinates */
     const labels: Array<[string, number, number, number]> = [];
-    this.rows.forEach((row, i) => {
+    for (let i = first; i < last; i++) {
+      const row = this.rows[i]!;
       const seen = new Set<number>(); /* an event crossing tile edges comes in each tile */
       for (const { tile, tr } of data.get(row.track.id) ?? []) {
         if (!('events' in tr)) continue;
@@ -226,13 +241,14 @@ export class TimelineView {
           const x0 = Math.max(GUTTER, x(e.start[j]!)), x1 = Math.min(W, x(e.end[j]!));
           if (x1 - x0 <= 40) continue;
           seen.add(e.id[j]!);
-          labels.push([tile.result.names[e.name[j]!] ?? '', x0, x1, AXIS_H + i * ROW_H]);
+          labels.push([tile.result.names[e.name[j]!] ?? '', x0, x1, rowY(i)]);
         }
       }
-    });
+    }
     ctx.font = `12px ${cssVar('--vscode-font-family', 'sans-serif')}`;
     ctx.textBaseline = 'middle';
-    this.drawAxis(ctx, fg, grid, W);
+    ctx.save();
+    ctx.beginPath(); ctx.rect(0, AXIS_H, W, H - AXIS_H); ctx.clip();
     ctx.fillStyle = '#fff';
     for (const [name, x0, x1, y] of labels) {
       ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0, ROW_H); ctx.clip();
@@ -240,11 +256,14 @@ export class TimelineView {
       ctx.restore();
     }
     ctx.fillStyle = fg;
-    this.rows.forEach((row, i) => {
+    for (let i = first; i < last; i++) {
+      const row = this.rows[i]!;
       let label = this.fitted.get(row.label);
       if (label === undefined) { label = fit(ctx, row.label, GUTTER - 10); this.fitted.set(row.label, label); }
-      ctx.fillText(label, 6, AXIS_H + i * ROW_H + ROW_H / 2);
-    });
+      ctx.fillText(label, 6, rowY(i) + ROW_H / 2);
+    }
+    ctx.restore();
+    this.drawAxis(ctx, fg, grid, W);
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
     if (this.inputAt !== undefined) { this.perf.inputToFrame.push(performance.now() - this.inputAt); this.inputAt = undefined; }
@@ -275,13 +294,18 @@ export class TimelineView {
     ctx.fillRect(0, AXIS_H - 1, W, 1);
   }
 
+  /** The row at canvas y `py` (none over the axis). */
+  private rowIndexAt(py: number): Row | undefined {
+    return py < AXIS_H ? undefined : this.rows[Math.floor((py - AXIS_H + this.el.scrollTop) / ROW_H)];
+  }
+
   /** The row under a point in the label gutter (its full name goes in the tooltip). */
   private rowAt(px: number, py: number): Row | undefined {
-    return px < GUTTER ? this.rows[Math.floor((py - AXIS_H) / ROW_H)] : undefined;
+    return px < GUTTER ? this.rowIndexAt(py) : undefined;
   }
 
   private hitAt(px: number, py: number): Hit | undefined {
-    const row = this.rows[Math.floor((py - AXIS_H) / ROW_H)];
+    const row = this.rowIndexAt(py);
     if (!row || px < GUTTER) return undefined;
     const v = this.view;
     const ns = v.start + ((px - GUTTER) / v.width) * (v.end - v.start);
@@ -389,7 +413,7 @@ export class TimelineView {
     const row = this.rows.findIndex((r) => r.track.id === next.trackId);
     const v = this.view;
     const px = GUTTER + ((Math.max(next.start, v.start) - v.start) / (v.end - v.start)) * v.width;
-    this.showTooltip(next, px, AXIS_H + row * ROW_H + ROW_H);
+    this.showTooltip(next, px, AXIS_H + row * ROW_H + ROW_H - this.el.scrollTop);
   }
 
   select(hit: Hit): void {
@@ -404,7 +428,7 @@ export class TimelineView {
     const extra = [t.streamClass ? String(t.streamClass) : '', typeof t.busyNs === 'number' ? `busy ${formatNs(t.busyNs)}` : '', typeof t.count === 'number' ? `${t.count} items` : ''].filter(Boolean).join(' · ');
     this.tooltip.hidden = false;
     this.tooltip.style.left = `${px + 12}px`;
-    this.tooltip.style.top = `${py + 14}px`;
+    this.tooltip.style.top = `${py + this.el.scrollTop + 14}px`; /* in the scrolled element's coordinates */
     this.tooltip.replaceChildren(h('div', { class: 'tip-name' }, row.label), h('div', {}, extra));
   }
 
@@ -422,17 +446,16 @@ export class TimelineView {
   private showTooltip(hit: Hit | undefined, px: number, py: number, t0 = performance.now()): void {
     if (hit && this.hover && hit.id === this.hover.id && !this.tooltip.hidden) { /* same item: the tooltip follows, no new request */
       this.tooltip.style.left = `${Math.min(px + 12, this.el.clientWidth - 320)}px`;
-      this.tooltip.style.top = `${py + 14}px`;
+      this.tooltip.style.top = `${py + this.el.scrollTop + 14}px`; /* in the scrolled element's coordinates */
       return;
     }
     this.hover = hit;
     const tip = this.tooltip;
     delete tip.dataset.details;
     if (!hit) { tip.hidden = true; return; }
-    const h0 = performance.now();
     tip.hidden = false;
     tip.style.left = `${Math.min(px + 12, this.el.clientWidth - 320)}px`;
-    tip.style.top = `${py + 14}px`;
+    tip.style.top = `${py + this.el.scrollTop + 14}px`;
     tip.replaceChildren(
       h('div', { class: 'tip-name' }, hit.name),
       h('div', {}, hit.count && hit.count > 1 ? `${hit.count} here · longest ${formatNs(hit.dur)}` : `${formatNs(hit.dur)} · ${hit.kind}`),
@@ -450,9 +473,7 @@ export class TimelineView {
       if (d.nvtxPath && Array.isArray(d.nvtxPath) && d.nvtxPath.length) extra.push(`NVTX ${d.nvtxPath.map((x) => (typeof x === 'string' ? x : (x as { name?: string }).name)).join(' › ')}`);
       tip.append(h('div', { class: 'tip-extra' }, extra.join(' · ') || 'details loaded'));
       tip.dataset.details = 'true';
-      const t1 = performance.now();
-      this.perf.hovers.push(t1 - t0);
-      this.perf.hoverHandler.push(t1 - h0);
+      this.perf.hovers.push(performance.now() - t0);
     }, () => { /* details are optional in the tooltip */ });
   }
 }

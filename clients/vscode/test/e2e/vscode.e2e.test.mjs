@@ -30,6 +30,28 @@ const PY_FILE = 'model.py';
 const PY_LINE = 74;
 const PY_DEFS = { 61: 'def attention(x):', 74: 'def mlp(x):', 88: 'def layer(x):' };
 
+/* (count, total ns, names) of the kernels launched innermost inside NVTX ranges tagged FILE:LINE */
+const INDEPENDENT_TAG_TOTAL = `
+import json, sqlite3, sys
+con = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+ranges = {}
+for s, e, tid, text in con.execute("SELECT start, end, globalTid, text FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NOT NULL AND text IS NOT NULL"):
+    ranges.setdefault(tid, []).append((s, e, text.split(" ", 1)[0]))
+rt = {(tid & ~0xFFFFFF, corr): (start, tid) for start, tid, corr in con.execute("SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+count, total, names = 0, 0, set()
+for start, end, pid, corr, name in con.execute("SELECT k.start, k.end, k.globalPid, k.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName"):
+    r = rt.get((pid, corr))
+    if not r:
+        continue
+    best = None
+    for s, e, tag in ranges.get(r[1], ()):
+        if s <= r[0] <= e and (best is None or s >= best[0]):
+            best = (s, tag)
+    if best and best[1] == sys.argv[2]:
+        count += 1; total += end - start; names.add(name)
+print(json.dumps({"count": count, "totalNs": total, "names": sorted(names)}))
+`;
+
 const missing = [[BIN, 'the server (ninja -C build)'], [VSIX, 'the .vsix (cd clients/vscode && npm run package)'],
   [CHROMIUM, 'chromium (apt-get install -y chromium)'], [CODE_SERVER, 'code-server (./run.sh installs it)']]
   .filter(([p]) => !fs.existsSync(p)).map(([p, what]) => `${p} is missing: ${what}`);
@@ -244,6 +266,11 @@ test(`hovering ${PY_FILE}:${PY_LINE} shows the kernels the server maps to it, wi
     JSON.stringify({ file: PY_FILE, line: PY_LINE, workspaceRoot: ws }), '--profile', path.join(ws, 'tagged.sqlite')],
     { encoding: 'utf8', env: codeServerEnv() }));
   assert.ok(expected.count > 0 && expected.kernels.length > 0, `the generated profile maps kernels to ${PY_FILE}:${PY_LINE}`);
+  /* independently, by brute force over the export: kernels whose launch lies innermost in a "model.py:74 ..." range */
+  const sql = JSON.parse(execFileSync('python3', ['-c', INDEPENDENT_TAG_TOTAL, path.join(ws, 'tagged.sqlite'), `${PY_FILE}:${PY_LINE}`],
+    { encoding: 'utf8', timeout: 60_000 }));
+  assert.deepEqual({ count: expected.count, totalNs: expected.totalNs, names: expected.kernels.map((k) => k.name).sort() },
+    { count: sql.count, totalNs: sql.totalNs, names: sql.names }, 'server source/kernelsAt vs brute-force SQL');
   await withDiagnostics('hover', async () => {
     await step(`open ${PY_FILE}:${PY_LINE} with Quick Open`, 45_000, async () => {
       const input = page.locator('.quick-input-widget input');

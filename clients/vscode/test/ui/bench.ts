@@ -10,8 +10,8 @@
  * (every visible row drawn from exact-resolution tiles). Then a scripted
  * pan/zoom sequence (wheel, drag, keys) times each frame's draw() and the
  * latency from the input event to the end of the frame that shows it, and
- * ~50 hovers on different kernels time the mousemove event to the tooltip
- * showing kernel/details (server round trip included). An empty bridge round
+ * ~50 hovers on different kernels time the mousemove event (its timestamp) to
+ * the tooltip showing kernel/details (server round trip included). An empty bridge round
  * trip (a method the host refuses without asking the server) and a trivial
  * server round trip (profile/info) are timed in the same run: the harness's
  * bridge is JSON text over the Chrome DevTools Protocol, a stand-in for VS
@@ -86,22 +86,29 @@ function hops(hx: Harness, from: number, method: string) {
     });
 
     /* bridge costs: empty round trip (refused by the host, no server), trivial server round trip */
+    const fromBridge = hx.requests.length;
     const bridge = await page.evaluate(async () => {
       const rpc = window.__nsysPerf.rpc!;
+      await new Promise((r) => setTimeout(r, 300));
       const time = async (m: string) => {
         const out: number[] = [];
         for (let i = 0; i < 40; i++) { const t = performance.now(); await rpc(m, {}).catch(() => {}); out.push(performance.now() - t); }
         return out;
       };
-      return { empty: await time('bench/none'), info: await time('profile/info') };
+      /* the first frame's first tile again (the same bytes), ten times */
+      const tile = window.__nsysPerf.rpcTimings!.find((x) => x.method === 'timeline/range')!.params;
+      const big: number[] = [];
+      for (let i = 0; i < 10; i++) { const t = performance.now(); await rpc('timeline/range', tile); big.push(performance.now() - t); }
+      return { empty: await time('bench/none'), info: await time('profile/info'), big };
     });
+    const bigHops = hops(hx, fromBridge, 'timeline/range');
 
     /* pan/zoom: scripted wheel, drag and key steps at ~60 Hz input */
     const box = (await page.locator('canvas').boundingBox())!;
     const GUTTER = 210;
     await page.locator('canvas').focus();
     await page.evaluate(() => { window.__nsysPerf.frames.length = 0; window.__nsysPerf.inputToFrame.length = 0; });
-    const cx = box.x + GUTTER + (box.width - GUTTER) * 0.4, cy = box.y + 22 + 11 * 22;
+    const cx = box.x + GUTTER + (box.width - GUTTER) * 0.4, cy = box.y + Math.min(22 + 11 * 22, (box.height + 22) / 2); /* inside the canvas, also with few rows */
     await page.mouse.move(cx, cy);
     for (let i = 0; i < 12; i++) { await page.mouse.wheel(0, -240); await sleep(16); }
     await page.mouse.down();
@@ -146,7 +153,6 @@ function hops(hx: Harness, from: number, method: string) {
     await sleep(2000);
     await hoverAll(await pickTargets());
     const hovers = await page.evaluate(() => [...window.__nsysPerf.hovers]);
-    const hoverHandler = await page.evaluate(() => [...window.__nsysPerf.hoverHandler]);
     /* for reference: a Chrome DevTools Protocol round trip (the other way a harness can reach a page) */
     const cdp: number[] = [];
     for (let i = 0; i < 40; i++) { const t = performance.now(); await page.evaluate(() => 0); cdp.push(performance.now() - t); }
@@ -167,11 +173,12 @@ function hops(hx: Harness, from: number, method: string) {
       panZoomDrawMs: stats(panZoom.frames),
       panZoomInputToFrameMs: stats(panZoom.inputToFrame),
       hoverMs: stats(hovers),
-      hoverFromHandlerMs: stats(hoverHandler),
       hoverDetailsHostSide: detailsHops,
       bridgeEmptyRoundTripMs: stats(bridge.empty),
       bridgeProfileInfoRoundTripMs: stats(bridge.info),
       cdpEvaluateRoundTripMs: stats(cdp),
+      bridgeTileRoundTripMs: stats(bridge.big),
+      bridgeTileHostSide: bigHops,
     };
     const line = (name: string, s: Stats, target: string) => `${name.padEnd(42)} ${String(s.p50).padStart(9)} ${String(s.p99).padStart(9)} ${String(s.n).padStart(5)}   ${target}`;
     console.log(`profile ${report.profile}   load average ${report.loadAverage.before.join(' ')} → ${report.loadAverage.after.join(' ')} (${report.cpus} cpus)`);
@@ -180,11 +187,12 @@ function hops(hx: Harness, from: number, method: string) {
     console.log(line('pan/zoom frame: draw()', report.panZoomDrawMs, '≤ 16'));
     console.log(line('pan/zoom frame: input event → frame drawn', report.panZoomInputToFrameMs, ''));
     console.log(line('hover: mousemove event → tooltip w/ details', report.hoverMs, '≤ 20'));
-    console.log(line('hover: from the handler (no input delivery)', report.hoverFromHandlerMs, ''));
     console.log(line('  kernel/details host side (server+stdio)', report.hoverDetailsHostSide.serverMs, ''));
     console.log(line(`bridge empty round trip (harness ${bridgeKind})`, report.bridgeEmptyRoundTripMs, ''));
     console.log(line('CDP evaluate round trip (for reference)', report.cdpEvaluateRoundTripMs, ''));
     console.log(line('bridge profile/info round trip', report.bridgeProfileInfoRoundTripMs, ''));
+    console.log(line(`bridge round trip of a first-frame tile (${(bigHops.bytes / bigHops.requests / 1e6).toFixed(2)} MB)`, report.bridgeTileRoundTripMs, ''));
+    console.log(line('  of which host side (server+stdio+parse)', bigHops.serverMs, ''));
     console.log(line('first frame: timeline/range host side', loadHops.serverMs, ''));
     console.log(line(`first frame: post to page (${bridgeKind === 'cdp' ? 'stringify+CDP+parse' : 'stringify+write'})`, loadHops.postMs, ''));
     console.log(`first frame (ms after init): ${loadTimeline.requests.map((x) => `${x.method} ${x.sent}→${x.settled}`).join(', ')}, complete frame ${loadTimeline.firstFrame} (its draw() ${loadTimeline.firstFrameDraw})`);

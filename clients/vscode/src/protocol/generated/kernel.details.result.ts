@@ -5,7 +5,7 @@ kind: ("kernel" | "memcpy" | "memset")
 name: string
 demangledName: string
 /**
- * Simplified name for display: the demangled name without return type, argument list, namespaces and meaningless template arguments ("vectorized_elementwise_kernel<FillFunctor<float>>"); never longer than demangledName; the name itself for memcpy/memset.
+ * Simplified name for display: the demangled name without return type, argument list, namespaces and meaningless template arguments ("vectorized_elementwise_kernel<FillFunctor<float>>"); non-empty whenever the profile recorded a name, never longer than demangledName; the name itself for memcpy/memset.
  */
 displayName: string
 /**
