@@ -82,7 +82,8 @@ const CSS = `
 .nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; }
 .nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; }
 .nsys-tl-scroll { overflow-y: auto; overflow-x: hidden; position: relative; }
-.nsys-tl canvas { display: block; cursor: grab; }
+.nsys-tl-sizer { position: relative; }
+.nsys-tl canvas { display: block; cursor: grab; position: sticky; top: 0; }
 .nsys-tl canvas.dragging { cursor: grabbing; }
 .nsys-tl-tip { position: absolute; pointer-events: none; background: rgba(20,20,20,.9); color: #fff; padding: 3px 6px;
   border-radius: 3px; white-space: pre; font-size: 11px; display: none; z-index: 2; max-width: 520px; overflow: hidden; }
@@ -107,6 +108,9 @@ class Timeline {
   private root = el("div", "nsys-tl");
   private canvas = el("canvas");
   private scroll = el("div", "nsys-tl-scroll");
+  /** as tall as every row: gives the scroll range; the canvas (sticky) only covers the view */
+  private sizer = el("div", "nsys-tl-sizer");
+  private maxH = 420;
   private status = el("span", "nsys-tl-status", "loading…");
   private tip = el("div", "nsys-tl-tip");
   private details = el("div", "nsys-tl-details");
@@ -153,8 +157,10 @@ class Timeline {
     zoomOut.onclick = () => this.zoom(2, 0.5);
     reset.onclick = () => this.setView({ ...this.span });
     bar.append(this.status, zoomOut, zoomIn, reset);
-    this.scroll.style.maxHeight = `${model.get("height") || 420}px`;
-    this.scroll.append(this.canvas, this.tip);
+    this.maxH = model.get("height") || 420;
+    this.scroll.style.maxHeight = `${this.maxH}px`;
+    this.sizer.append(this.canvas, this.tip);
+    this.scroll.append(this.sizer);
     this.details.style.display = "none";
     this.root.append(style, bar, this.scroll, this.details);
     host.append(this.root);
@@ -322,8 +328,13 @@ class Timeline {
   }
 
   /** A click on a GPU op (or a bucket's longest op) shows kernel/details + kernel/explain. */
+  /** The row under canvas y (the canvas stays at the top of the scrolled view); -1 on the axis. */
+  private rowAt(y: number): number {
+    return y < AXIS_H ? -1 : Math.floor((y + this.scroll.scrollTop - AXIS_H) / ROW_H);
+  }
+
   private click(x: number, y: number): void {
-    const row = Math.floor((y - AXIS_H) / ROW_H);
+    const row = this.rowAt(y);
     const track = this.tracks[row];
     const d = track && this.data?.tracks.get(track.id);
     if (!track || !d || track.kind !== "gpu" || x < LABEL_W) return;
@@ -354,14 +365,14 @@ class Timeline {
   }
 
   private hover(x: number, y: number): void {
-    const row = Math.floor((y - AXIS_H) / ROW_H);
+    const row = this.rowAt(y);
     const track = this.tracks[row];
     const d = track && this.data?.tracks.get(track.id);
     if (track && x < LABEL_W) {
       this.tip.textContent = `${track.name}\n${track.id}`;
       this.tip.style.display = "block";
       this.tip.style.left = `${x + 12}px`;
-      this.tip.style.top = `${y + 14}px`;
+      this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
       return;
     }
     if (!track || !d) {
@@ -378,7 +389,7 @@ class Timeline {
     this.tip.textContent = `${track.name}\n${text}`;
     this.tip.style.display = "block";
     this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
-    this.tip.style.top = `${y + 14}px`;
+    this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
   }
 
   // -- drawing -----------------------------------------------------------------------
@@ -418,7 +429,10 @@ class Timeline {
   private paint(): void {
     const dpr = window.devicePixelRatio || 1;
     const w = this.width;
-    const h = AXIS_H + Math.max(1, this.tracks.length) * ROW_H + 4;
+    // the canvas covers the visible rows only (less to clear, raster and composite)
+    const totalH = AXIS_H + Math.max(1, this.tracks.length) * ROW_H + 4;
+    const h = Math.min(totalH, this.maxH);
+    if (this.sizer.style.height !== `${totalH}px`) this.sizer.style.height = `${totalH}px`;
     if (this.canvas.width !== Math.round(w * dpr) || this.canvas.height !== Math.round(h * dpr)) {
       this.canvas.width = Math.round(w * dpr);
       this.canvas.height = Math.round(h * dpr);
@@ -440,12 +454,11 @@ class Timeline {
     g.textBaseline = "middle";
     // only the rows scrolled into view (a scroll redraws)
     const top = this.scroll.scrollTop;
-    const viewH = this.scroll.clientHeight || h;
-    const first = Math.max(0, Math.floor((top - AXIS_H) / ROW_H) - 1);
-    const last = Math.min(this.tracks.length, Math.ceil((top + viewH - AXIS_H) / ROW_H) + 1);
+    const first = Math.max(0, Math.floor(top / ROW_H) - 1);
+    const last = Math.min(this.tracks.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 1);
     for (let i = first; i < last; i++) {
       const tr = this.tracks[i];
-      const y = AXIS_H + i * ROW_H;
+      const y = AXIS_H + i * ROW_H - top;
       if (i % 2 === 0) {
         g.fillStyle = "rgba(128,128,128,0.07)";
         g.fillRect(0, y, w, ROW_H);
