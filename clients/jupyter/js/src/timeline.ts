@@ -54,6 +54,8 @@ interface Sample {
   rpcMs: number;
   pyDecodeMs: number;
   packMs: number;
+  /** reply layout / server format, e.g. "bin/columns" */
+  format: string;
 }
 
 interface Window {
@@ -123,6 +125,7 @@ class Timeline {
   private dirty = false;
   private width = 600;
   private drawQueued = false;
+  private previewQueued = false;
   /** row labels clipped to the label column */
   private labels = new Map<string, string>();
   private resize: ResizeObserver;
@@ -168,7 +171,8 @@ class Timeline {
     this.scroll.addEventListener("scroll", () => this.onScroll(), { passive: true });
     this.root.dataset.served = "0";
     // for tests: one empty request/reply through the widget's messages, in ms
-    const hook = this.root as unknown as { __nsysPing: () => Promise<{ ms: number; upMs: number; downMs: number }>; __nsysSamples: Sample[] };
+    const hook = this.root as unknown as { __nsysPing: () => Promise<{ ms: number; upMs: number; downMs: number }>; __nsysSamples: Sample[];
+      __nsysSetWire: (w?: string) => void };
     hook.__nsysPing = async () => {
       const t0 = performance.now();
       const w0 = performance.timeOrigin + t0;
@@ -177,6 +181,7 @@ class Timeline {
       return { ms: t1 - t0, upMs: Number(m.recvAt) - w0, downMs: performance.timeOrigin + t1 - Number(m.sentAt) };
     };
     hook.__nsysSamples = this.samples;
+    hook.__nsysSetWire = (w?: string) => (this.client.wire = w);
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
     this.onResize();
@@ -192,7 +197,8 @@ class Timeline {
     return Math.max(50, this.width - LABEL_W);
   }
 
-  private setView(v: Window): void {
+  /** A new view; previewNow: draw the old data at it in the next frame (drag), else later (zoom). */
+  private setView(v: Window, previewNow = false): void {
     const fullSpan = this.span.end - this.span.start;
     let len = Math.max(MIN_SPAN_NS, Math.min(v.end - v.start, fullSpan * 1.5));
     let start = v.start;
@@ -204,8 +210,21 @@ class Timeline {
     this.view = { start, end: start + len };
     this.viewSeq++;
     this.inputAt.set(this.viewSeq, performance.now());
-    this.queueDraw();
     this.fetch();
+    if (previewNow) this.queueDraw();
+    else this.queuePreview();
+  }
+
+  /** The old data at the new view (immediate feedback), two frames after a zoom: the request
+   *  leaves before the browser spends CPU on a frame, and the preview is skipped when the
+   *  answer came first. */
+  private queuePreview(): void {
+    if (this.previewQueued) return;
+    this.previewQueued = true;
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      this.previewQueued = false;
+      if (this.drawnSeq < this.viewSeq && !this.drawQueued) this.draw();
+    }));
   }
 
   /** Zooms by `factor` (< 1 zooms in) keeping the point at fraction `at` of the plot fixed. */
@@ -308,7 +327,7 @@ class Timeline {
       if (dragX !== null && dragView) {
         const nsPerPx = (dragView.end - dragView.start) / this.plotWidth();
         const d = (dragX - ev.clientX) * nsPerPx;
-        this.setView({ start: dragView.start + d, end: dragView.end + d });
+        this.setView({ start: dragView.start + d, end: dragView.end + d }, true);
         this.tip.style.display = "none";
         return;
       }
@@ -416,7 +435,7 @@ class Timeline {
       const s: Sample = { seq, inputToDrawMs: now - tIn, roundTripMs: d.roundTripMs, pythonMs: d.serverMs,
         decodeMs: d.decodeMs, drawMs: now - drawStart, bytes: d.bytes, items: d.items, upMs: d.upMs,
         kernelMs: d.kernelMs, downMs: d.downMs, rpcMs: d.timing?.rpc ?? NaN, pyDecodeMs: d.timing?.decode ?? NaN,
-        packMs: d.timing?.pack ?? NaN };
+        packMs: d.timing?.pack ?? NaN, format: d.format };
       this.samples.push(s);
       if (this.samples.length > 1000) this.samples.shift();
       this.root.dataset.lastInputToDrawMs = s.inputToDrawMs.toFixed(3);
