@@ -165,7 +165,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                     raise
             # a server that ignores the option answers "objects" (no "format" member)
             self._columns = body is not None and b'"format":"columns"' in body[:512]
-            if self._columns and wire == "json":  # forwarded as the server wrote it
+            if body is not None and self._columns and wire == "json":  # forwarded as the server wrote it
                 self.last_ms = (time.perf_counter() - t0) * 1e3
                 self.served += 1
                 return {"kind": "range", "format": "json", "source": "columns", "serverMs": round(self.last_ms, 3),
