@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The timeline widget's zoom round trip, measured in the browser in a real JupyterLab 4.
 
-    python bench_widget.py [--profile PATH ...] [--app lab|notebook] [--zooms N] [--bursts N] [--json OUT]
+    python bench_widget.py [--profile PATH ...] [--app lab|notebook] [--zooms N] [--bursts N]
+                           [--wire json,bin,...] [--ab bin,json] [--json OUT]
 
 For each profile: starts `jupyter lab` (this Python's environment; the nsys_ai package
 from ./src), runs a notebook showing `p.show()` in headless Chromium, and zooms with the
@@ -126,9 +127,9 @@ def main() -> int:
     ap.add_argument("--zooms", type=int, default=60)
     ap.add_argument("--bursts", type=int, default=10)
     ap.add_argument("--out", type=Path, default=HERE / "test-output" / "bench-widget")
-    ap.add_argument("--wire", default="bin",
-                    help="comma-separated reply layouts to compare in one run: bin (typed columns, default), "
-                         "json (the server's columns JSON forwarded); "
+    ap.add_argument("--wire", default="json",
+                    help="comma-separated variants, one session each: json (the server's columns JSON "
+                         "forwarded, default), bin (typed columns packed in Python); "
                          "a suffix -inline serves in the kernel's message handler instead of a worker thread, "
                          "-nagle leaves the server extension (TCP_NODELAY on kernel websockets) off")
     ap.add_argument("--ab", default="",
