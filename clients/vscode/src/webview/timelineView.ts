@@ -118,7 +118,7 @@ export class TimelineView {
     this.canvas.style.height = '0px';
     this.spacer.style.height = `${total}px`;
     const hgt = Math.max(AXIS_H + ROW_H, Math.min(total, this.el.clientHeight || total));
-    this.spacer.style.height = `${total - hgt}px`;
+    this.spacer.style.height = `${Math.max(0, total - hgt)}px`;
     const dpr = window.devicePixelRatio || 1;
     this.canvas.width = Math.floor(w * dpr);
     this.canvas.height = Math.floor(hgt * dpr);
