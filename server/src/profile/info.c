@@ -17,7 +17,13 @@
  *     come from the globalPid/globalTid bits (schema ref §1.3); the thread name
  *     is the last ThreadNames row of that globalTid.
  * The result is cached per file (info_cache.c): bump NSYS__INFO_CACHE_VERSION
- * there when any definition here changes, or users keep the old answers. */
+ * there when any definition here changes, or users keep the old answers.
+ *
+ * Speed (a first open scans every activity table): rows reach C as the step
+ * of an aggregate SQL function (no result row per row), on private NOMUTEX
+ * connections; the host tables are aggregated on a worker thread beside the
+ * GPU-table scan; and profile/open runs the whole summary on a worker thread
+ * beside the index build (nsys_info_job_*, nsys_profile_open_begin). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
