@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The timeline widget's zoom round trip, measured in the browser in a real JupyterLab 4.
 
-    python bench_widget.py [--profile PATH ...] [--app lab|notebook] [--zooms N] [--bursts N] [--json OUT]
+    python bench_widget.py [--profile PATH ...] [--app lab|notebook] [--zooms N] [--bursts N]
+                           [--wire json,bin,...] [--ab bin,json] [--json OUT]
 
 For each profile: starts `jupyter lab` (this Python's environment; the nsys_ai package
 from ./src), runs a notebook showing `p.show()` in headless Chromium, and zooms with the
@@ -63,12 +64,32 @@ def notebook(profile: Path) -> dict:
                        "source": src}]}
 
 
-def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire: str) -> dict:
+def figures(s: list[dict], pings: list[dict], bursts: list[dict]) -> dict:
+    return {
+        "input_to_draw_ms": summary([x["inputToDrawMs"] for x in s]),
+        "round_trip_ms": summary([x["roundTripMs"] for x in s]),
+        "python_ms": summary([x["pythonMs"] for x in s]),
+        "  rpc_ms": summary([x["rpcMs"] for x in s if x.get("rpcMs") is not None]),
+        "  py_decode_ms": summary([x["pyDecodeMs"] for x in s if x.get("pyDecodeMs") is not None]),
+        "  pack_ms": summary([x["packMs"] for x in s if x.get("packMs") is not None]),
+        "decode_ms": summary([x["decodeMs"] for x in s]),
+        "draw_ms": summary([x["drawMs"] for x in s]),
+        "  up_ms": summary([x["upMs"] for x in s]),
+        "  kernel_ms": summary([x["kernelMs"] for x in s]),
+        "  down_ms": summary([x["downMs"] for x in s]),
+        "empty_message_ms": summary([x["ms"] for x in pings]),
+        "  empty_up_ms": summary([x["upMs"] for x in pings]),
+        "  empty_down_ms": summary([x["downMs"] for x in pings]),
+        "burst_last_input_to_draw_ms": summary([b["lastInputToDrawMs"] for b in bursts]),
+    }
+
+
+def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire: str, ab: str = "") -> dict:
     out.mkdir(parents=True, exist_ok=True)
     env_extra = {"PYTHONPATH": os.pathsep.join(filter(None, [str(HERE / "src"), os.environ.get("PYTHONPATH")])),
                  "NSYS_AI_WIDGET_WIRE": wire.split("-")[0],
                  "NSYS_AI_NODELAY": "0" if "nagle" in wire else "1",
-                 "NSYS_AI_WIDGET_THREADS": "0" if "-inline" in wire else "1"}
+                 "NSYS_AI_WIDGET_THREADS": "0" if "-inline" in wire else "1", "AB": ab}
     load0 = os.getloadavg()
     cpu0 = os.times()
     t0 = time.time()
@@ -82,23 +103,7 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
         raise RuntimeError(f"{profile.name}: browser bench failed: {res.get('error')}")
     cpu1 = os.times()
     s = res["samples"]
-    figs = {
-        "input_to_draw_ms": summary([x["inputToDrawMs"] for x in s]),
-        "round_trip_ms": summary([x["roundTripMs"] for x in s]),
-        "python_ms": summary([x["pythonMs"] for x in s]),
-        "  rpc_ms": summary([x["rpcMs"] for x in s if x.get("rpcMs") is not None]),
-        "  py_decode_ms": summary([x["pyDecodeMs"] for x in s if x.get("pyDecodeMs") is not None]),
-        "  pack_ms": summary([x["packMs"] for x in s if x.get("packMs") is not None]),
-        "decode_ms": summary([x["decodeMs"] for x in s]),
-        "draw_ms": summary([x["drawMs"] for x in s]),
-        "  up_ms": summary([x["upMs"] for x in s]),
-        "  kernel_ms": summary([x["kernelMs"] for x in s]),
-        "  down_ms": summary([x["downMs"] for x in s]),
-        "empty_message_ms": summary([x["ms"] for x in res["pings"]]),
-        "  empty_up_ms": summary([x["upMs"] for x in res["pings"]]),
-        "  empty_down_ms": summary([x["downMs"] for x in res["pings"]]),
-        "burst_last_input_to_draw_ms": summary([b["lastInputToDrawMs"] for b in res["bursts"]]),
-    }
+    figs = figures(s, res["pings"], res["bursts"])
     p50 = figs["input_to_draw_ms"]["p50"]
     ping = figs["empty_message_ms"]["p50"]
     return {
@@ -110,6 +115,8 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
         "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "children_cpu_s": round((cpu1.children_user + cpu1.children_system) - (cpu0.children_user + cpu0.children_system), 1),
         "wall_s": round(time.time() - t0, 1),
+        **({"ab": {w: figures([x for x in s if str(x.get("format", "")).startswith(w + "/")], [], [])
+                   for w in ab.split(",")}} if ab else {}),
     }
 
 
@@ -120,11 +127,14 @@ def main() -> int:
     ap.add_argument("--zooms", type=int, default=60)
     ap.add_argument("--bursts", type=int, default=10)
     ap.add_argument("--out", type=Path, default=HERE / "test-output" / "bench-widget")
-    ap.add_argument("--wire", default="bin",
-                    help="comma-separated reply layouts to compare in one run: bin (typed columns, default), "
-                         "json (the server's columns JSON forwarded); "
+    ap.add_argument("--wire", default="json",
+                    help="comma-separated variants, one session each: json (the server's columns JSON "
+                         "forwarded, default), bin (typed columns packed in Python); "
                          "a suffix -inline serves in the kernel's message handler instead of a worker thread, "
                          "-nagle leaves the server extension (TCP_NODELAY on kernel websockets) off")
+    ap.add_argument("--ab", default="",
+                    help="e.g. bin,json: alternate reply layouts within one page, a 22-step zoom cycle each "
+                         "(the fairest comparison: same page, kernel and time); figures per layout")
     ap.add_argument("--server", help="nsys-ai binary (default $NSYS_AI_SERVER, else <repo>/build/nsys-ai)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -150,7 +160,7 @@ def main() -> int:
         for wire in args.wire.split(","):
             print(f"== {prof} ({args.app}, wire {wire}, {args.zooms} zoom steps)", flush=True)
             results.append(bench_one(prof.resolve(), args.app, args.out / f"{prof.stem}-{wire}", args.zooms,
-                                     args.bursts, wire))
+                                     args.bursts, wire, args.ab))
 
     print(f"\nwidget zoom in the browser (JupyterLab {args.app}), ms; target input->draw <= 30 ms")
     print(f"{'profile':21} {'figure':30} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
@@ -159,6 +169,11 @@ def main() -> int:
         for k, v in r["figures"].items():
             if v.get("n"):
                 print(f"{name:21} {k:30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
+        for w, f in (r.get("ab") or {}).items():
+            for k in ("input_to_draw_ms", "round_trip_ms", "python_ms", "decode_ms", "  up_ms", "  kernel_ms", "  down_ms"):
+                v = f[k]
+                if v.get("n"):
+                    print(f"{name:21} {'[' + w + '] ' + k.strip():30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
         print(f"{name:21} input->draw / empty message p50: {r['input_to_draw_over_empty_message_p50']}x; "
               f"reply {r['reply_bytes_p50']:.0f} B, {r['reply_items_p50']:.0f} items (p50); "
               f"{r['requests_per_burst_of_5']:.0f} requests per burst of 5; "

@@ -124,9 +124,20 @@ def test_widget_columns_from_objects(prof: nsys_ai.Profile, methods: frozenset[s
                       tol=max(1.0, (e - s) * 2e-7))
 
 
-def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+def decode_reply(msg: dict, buf: bytes) -> dict:
+    """A widget range reply as a "columns" result: the server's JSON as is, or unpacked."""
+    if msg["format"] == "json":
+        res = json.loads(buf)
+        assert res["format"] == "columns" and msg["source"] == "columns"
+        return dict(res)
+    assert msg["format"] == "bin"
+    return unpack_range(msg, buf)
+
+
+@pytest.mark.parametrize("wire", ["json", "bin"])
+def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[str], wire: str) -> None:
     need(methods, "timeline/tracks", "timeline/range")
-    w = prof.show()
+    w = prof.show(wire=wire)
     sent: list[tuple[dict, list[bytes]]] = []
     w.send = lambda content, buffers=None: sent.append((content, buffers or []))  # type: ignore[method-assign]
     s, e = prof.span()
@@ -134,8 +145,8 @@ def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[
     w._on_msg(w, {"id": 8, "kind": "range", "start": "x", "end": e, "width": 500}, [])
     w._on_msg(w, {"id": 9, "kind": "range", "start": e, "end": s, "width": 500}, [])
     (ok, bufs), (bad, _), (inverted, _) = sent
-    assert ok["id"] == 7 and "error" not in ok and ok["format"] == "bin" and len(bufs) == 1
-    result = unpack_range(ok, bufs[0])
+    assert ok["id"] == 7 and "error" not in ok and ok["format"] == wire and len(bufs) == 1
+    result = decode_reply(ok, bufs[0])
     assert [t["id"] for t in result["tracks"]] == [t["id"] for t in w.tracks]
     assert result["start"] <= s and result["end"] >= (s + e) // 2
     # the packed columns say what the server's "objects" answer says (times to float32 of the window)
@@ -143,7 +154,7 @@ def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[
     assert_same_range(result, objects, tol=max(1.0, ((s + e) // 2 - s) * 2e-7))
     w._on_msg(w, {"id": 10, "kind": "range", "start": s, "end": e, "width": 300,
                   "tracks": [w.tracks[0]["id"]]}, [])
-    assert [t["id"] for t in unpack_range(sent[-1][0], sent[-1][1][0])["tracks"]] == [w.tracks[0]["id"]]
+    assert [t["id"] for t in decode_reply(sent[-1][0], sent[-1][1][0])["tracks"]] == [w.tracks[0]["id"]]
     assert bad["id"] == 8 and "ValueError" in bad["error"]
     assert inverted["id"] == 9 and inverted["code"] == -32602  # the server's own validation
     if {"kernel/details", "kernel/explain"} <= methods:
@@ -299,7 +310,7 @@ def test_every_real_profile_displays(path: Path, methods: frozenset[str]) -> Non
     s, e = p.span()
     w = p.show()
     msg, bufs = w.answer_range({"start": s, "end": e, "width": 1000})
-    res = unpack_range(msg, bufs[0])
+    res = decode_reply(msg, bufs[0])
     assert [t["id"] for t in res["tracks"]] == [t["id"] for t in w.tracks]
     assert_same_range(res, p.request("timeline/range", {"start": s, "end": e, "width": 1000}),
                       tol=max(1.0, (e - s) * 2e-7))

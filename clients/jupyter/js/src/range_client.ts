@@ -179,6 +179,8 @@ export class RangeClient {
   private nextId = 1;
   sent = 0;
   answered = 0;
+  /** reply layout to ask for ("bin" | "json"); unset: the Python side's choice (the bench's A/B) */
+  wire?: string;
   failed = 0;
 
   constructor(private model: AnyModel<unknown>) {
@@ -192,6 +194,7 @@ export class RangeClient {
       this.pending.set(id, { resolve, reject, t0: performance.now(), wall0: wallNow() });
       const msg: Record<string, unknown> = { id, kind: "range", start: Math.floor(start), end: Math.ceil(end), width: Math.max(1, Math.round(width)) };
       if (tracks) msg.tracks = tracks;
+      if (this.wire) msg.wire = this.wire;
       this.model.send(msg);
     });
   }

@@ -54,6 +54,8 @@ interface Sample {
   rpcMs: number;
   pyDecodeMs: number;
   packMs: number;
+  /** reply layout / server format, e.g. "bin/columns" */
+  format: string;
 }
 
 interface Window {
@@ -82,7 +84,8 @@ const CSS = `
 .nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; }
 .nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; }
 .nsys-tl-scroll { overflow-y: auto; overflow-x: hidden; position: relative; }
-.nsys-tl canvas { display: block; cursor: grab; }
+.nsys-tl-sizer { position: relative; }
+.nsys-tl canvas { display: block; cursor: grab; position: sticky; top: 0; }
 .nsys-tl canvas.dragging { cursor: grabbing; }
 .nsys-tl-tip { position: absolute; pointer-events: none; background: rgba(20,20,20,.9); color: #fff; padding: 3px 6px;
   border-radius: 3px; white-space: pre; font-size: 11px; display: none; z-index: 2; max-width: 520px; overflow: hidden; }
@@ -107,6 +110,9 @@ class Timeline {
   private root = el("div", "nsys-tl");
   private canvas = el("canvas");
   private scroll = el("div", "nsys-tl-scroll");
+  /** as tall as every row: gives the scroll range; the canvas (sticky) only covers the view */
+  private sizer = el("div", "nsys-tl-sizer");
+  private maxH = 420;
   private status = el("span", "nsys-tl-status", "loading…");
   private tip = el("div", "nsys-tl-tip");
   private details = el("div", "nsys-tl-details");
@@ -119,6 +125,7 @@ class Timeline {
   private dirty = false;
   private width = 600;
   private drawQueued = false;
+  private previewQueued = false;
   /** row labels clipped to the label column */
   private labels = new Map<string, string>();
   private resize: ResizeObserver;
@@ -153,8 +160,10 @@ class Timeline {
     zoomOut.onclick = () => this.zoom(2, 0.5);
     reset.onclick = () => this.setView({ ...this.span });
     bar.append(this.status, zoomOut, zoomIn, reset);
-    this.scroll.style.maxHeight = `${model.get("height") || 420}px`;
-    this.scroll.append(this.canvas, this.tip);
+    this.maxH = model.get("height") || 420;
+    this.scroll.style.maxHeight = `${this.maxH}px`;
+    this.sizer.append(this.canvas, this.tip);
+    this.scroll.append(this.sizer);
     this.details.style.display = "none";
     this.root.append(style, bar, this.scroll, this.details);
     host.append(this.root);
@@ -162,7 +171,8 @@ class Timeline {
     this.scroll.addEventListener("scroll", () => this.onScroll(), { passive: true });
     this.root.dataset.served = "0";
     // for tests: one empty request/reply through the widget's messages, in ms
-    const hook = this.root as unknown as { __nsysPing: () => Promise<{ ms: number; upMs: number; downMs: number }>; __nsysSamples: Sample[] };
+    const hook = this.root as unknown as { __nsysPing: () => Promise<{ ms: number; upMs: number; downMs: number }>; __nsysSamples: Sample[];
+      __nsysSetWire: (w?: string) => void };
     hook.__nsysPing = async () => {
       const t0 = performance.now();
       const w0 = performance.timeOrigin + t0;
@@ -171,6 +181,7 @@ class Timeline {
       return { ms: t1 - t0, upMs: Number(m.recvAt) - w0, downMs: performance.timeOrigin + t1 - Number(m.sentAt) };
     };
     hook.__nsysSamples = this.samples;
+    hook.__nsysSetWire = (w?: string) => (this.client.wire = w);
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
     this.onResize();
@@ -186,7 +197,8 @@ class Timeline {
     return Math.max(50, this.width - LABEL_W);
   }
 
-  private setView(v: Window): void {
+  /** A new view; previewNow: draw the old data at it in the next frame (drag), else later (zoom). */
+  private setView(v: Window, previewNow = false): void {
     const fullSpan = this.span.end - this.span.start;
     let len = Math.max(MIN_SPAN_NS, Math.min(v.end - v.start, fullSpan * 1.5));
     let start = v.start;
@@ -198,8 +210,21 @@ class Timeline {
     this.view = { start, end: start + len };
     this.viewSeq++;
     this.inputAt.set(this.viewSeq, performance.now());
-    this.queueDraw();
     this.fetch();
+    if (previewNow) this.queueDraw();
+    else this.queuePreview();
+  }
+
+  /** The old data at the new view (immediate feedback), two frames after a zoom: the request
+   *  leaves before the browser spends CPU on a frame, and the preview is skipped when the
+   *  answer came first. */
+  private queuePreview(): void {
+    if (this.previewQueued) return;
+    this.previewQueued = true;
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      this.previewQueued = false;
+      if (this.drawnSeq < this.viewSeq && !this.drawQueued) this.draw();
+    }));
   }
 
   /** Zooms by `factor` (< 1 zooms in) keeping the point at fraction `at` of the plot fixed. */
@@ -302,7 +327,7 @@ class Timeline {
       if (dragX !== null && dragView) {
         const nsPerPx = (dragView.end - dragView.start) / this.plotWidth();
         const d = (dragX - ev.clientX) * nsPerPx;
-        this.setView({ start: dragView.start + d, end: dragView.end + d });
+        this.setView({ start: dragView.start + d, end: dragView.end + d }, true);
         this.tip.style.display = "none";
         return;
       }
@@ -322,8 +347,13 @@ class Timeline {
   }
 
   /** A click on a GPU op (or a bucket's longest op) shows kernel/details + kernel/explain. */
+  /** The row under canvas y (the canvas stays at the top of the scrolled view); -1 on the axis. */
+  private rowAt(y: number): number {
+    return y < AXIS_H ? -1 : Math.floor((y + this.scroll.scrollTop - AXIS_H) / ROW_H);
+  }
+
   private click(x: number, y: number): void {
-    const row = Math.floor((y - AXIS_H) / ROW_H);
+    const row = this.rowAt(y);
     const track = this.tracks[row];
     const d = track && this.data?.tracks.get(track.id);
     if (!track || !d || track.kind !== "gpu" || x < LABEL_W) return;
@@ -354,14 +384,14 @@ class Timeline {
   }
 
   private hover(x: number, y: number): void {
-    const row = Math.floor((y - AXIS_H) / ROW_H);
+    const row = this.rowAt(y);
     const track = this.tracks[row];
     const d = track && this.data?.tracks.get(track.id);
     if (track && x < LABEL_W) {
       this.tip.textContent = `${track.name}\n${track.id}`;
       this.tip.style.display = "block";
       this.tip.style.left = `${x + 12}px`;
-      this.tip.style.top = `${y + 14}px`;
+      this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
       return;
     }
     if (!track || !d) {
@@ -378,7 +408,7 @@ class Timeline {
     this.tip.textContent = `${track.name}\n${text}`;
     this.tip.style.display = "block";
     this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
-    this.tip.style.top = `${y + 14}px`;
+    this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
   }
 
   // -- drawing -----------------------------------------------------------------------
@@ -405,7 +435,7 @@ class Timeline {
       const s: Sample = { seq, inputToDrawMs: now - tIn, roundTripMs: d.roundTripMs, pythonMs: d.serverMs,
         decodeMs: d.decodeMs, drawMs: now - drawStart, bytes: d.bytes, items: d.items, upMs: d.upMs,
         kernelMs: d.kernelMs, downMs: d.downMs, rpcMs: d.timing?.rpc ?? NaN, pyDecodeMs: d.timing?.decode ?? NaN,
-        packMs: d.timing?.pack ?? NaN };
+        packMs: d.timing?.pack ?? NaN, format: d.format };
       this.samples.push(s);
       if (this.samples.length > 1000) this.samples.shift();
       this.root.dataset.lastInputToDrawMs = s.inputToDrawMs.toFixed(3);
@@ -418,7 +448,10 @@ class Timeline {
   private paint(): void {
     const dpr = window.devicePixelRatio || 1;
     const w = this.width;
-    const h = AXIS_H + Math.max(1, this.tracks.length) * ROW_H + 4;
+    // the canvas covers the visible rows only (less to clear, raster and composite)
+    const totalH = AXIS_H + Math.max(1, this.tracks.length) * ROW_H + 4;
+    const h = Math.min(totalH, this.maxH);
+    if (this.sizer.style.height !== `${totalH}px`) this.sizer.style.height = `${totalH}px`;
     if (this.canvas.width !== Math.round(w * dpr) || this.canvas.height !== Math.round(h * dpr)) {
       this.canvas.width = Math.round(w * dpr);
       this.canvas.height = Math.round(h * dpr);
@@ -440,12 +473,11 @@ class Timeline {
     g.textBaseline = "middle";
     // only the rows scrolled into view (a scroll redraws)
     const top = this.scroll.scrollTop;
-    const viewH = this.scroll.clientHeight || h;
-    const first = Math.max(0, Math.floor((top - AXIS_H) / ROW_H) - 1);
-    const last = Math.min(this.tracks.length, Math.ceil((top + viewH - AXIS_H) / ROW_H) + 1);
+    const first = Math.max(0, Math.floor(top / ROW_H) - 1);
+    const last = Math.min(this.tracks.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 1);
     for (let i = first; i < last; i++) {
       const tr = this.tracks[i];
-      const y = AXIS_H + i * ROW_H;
+      const y = AXIS_H + i * ROW_H - top;
       if (i % 2 === 0) {
         g.fillStyle = "rgba(128,128,128,0.07)";
         g.fillRect(0, y, w, ROW_H);

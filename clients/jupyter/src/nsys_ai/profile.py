@@ -224,10 +224,11 @@ class Profile:
         return start, max(end, start + 1)  # never empty (a capture with no timed row has no span)
 
     def show(self, start: Optional[int] = None, end: Optional[int] = None,
-             height: int = 420) -> "TimelineWidget":
-        """An interactive timeline (wheel to zoom, drag to pan) served by `timeline/range`."""
+             height: int = 420, wire: Optional[str] = None) -> "TimelineWidget":
+        """An interactive timeline (wheel to zoom, drag to pan) served by `timeline/range`
+        (`wire`: the reply layout, "json" by default or "bin"; see the README)."""
         from .widget import TimelineWidget
-        return TimelineWidget(self, start=start, end=end, height=height)
+        return TimelineWidget(self, start=start, end=end, height=height, wire=wire)
 
     def tree(self, **params: Any) -> "NvtxTreeWidget":
         """An NVTX tree widget (collapsible, loaded level by level; CPU and projected GPU

@@ -5,6 +5,9 @@
 // answered for that view (its `samples`). An empty custom-message round trip (ping)
 // follows every zoom step, so both share the same load. Writes bench-result.json.
 //
+// AB="bin,json": the zoom steps alternate between reply layouts (same page, same kernel),
+// one whole 22-step in-and-out cycle at a time.
+//
 //   node bench.mjs URL OUT_DIR ZOOMS BURSTS
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -87,12 +90,16 @@ try {
   }
   const nWarm = await tl.evaluate((e) => e.__nsysSamples.length);
   const pings = [];
+  const ab = (process.env.AB || "").split(",").filter(Boolean);
   for (let i = 0; i < ZOOMS; i++) {
+    // blocks of one whole in-and-out cycle (22 steps) per layout: each sees every zoom level
+    if (ab.length) await tl.evaluate((e, w) => e.__nsysSetWire(w), ab[Math.floor(i / 22) % ab.length]);
     await notch();
     await settled(await viewSeq());
     pings.push(await ping());
   }
   const samples = await tl.evaluate((e, n) => e.__nsysSamples.slice(n), nWarm);
+  if (ab.length) await tl.evaluate((e) => e.__nsysSetWire(undefined));
 
   // bursts: 5 notches 8 ms apart (a fast wheel), then wait; the last notch's view must be drawn
   const bursts = [];

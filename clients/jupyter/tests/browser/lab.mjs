@@ -116,12 +116,28 @@ try {
   const after = await tl.evaluate((e) => ({ ...e.dataset, status: e.querySelector(".nsys-tl-status").textContent }));
   step("zoom answered", after);
   if (Number(after.failed || 0) > 0) fail(`zoom request failed: ${after.status}`);
-  // the zoom's range request went out in timeline/range's "columns" format, came back as typed
-  // binary columns, and the last zoomed view was drawn from that reply
-  const wantFormat = process.env.NSYS_AI_REQUIRE_COLUMNS === "1" ? /^bin\/columns$/ : /^bin\/(columns|objects)$/;
+  // the zoom's range request went out in timeline/range's "columns" format, came back as the
+  // server's JSON ("json", the default) or packed typed columns ("bin"), and the last zoomed
+  // view was drawn from that reply
+  const wantFormat = process.env.NSYS_AI_REQUIRE_COLUMNS === "1" ? /^(json|bin)\/columns$/ : /^((json|bin)\/columns|bin\/objects)$/;
   if (!wantFormat.test(after.lastFormat || "")) fail(`zoom reply format ${after.lastFormat}, expected ${wantFormat}`);
   if (after.drawnSeq !== after.viewSeq || Number(after.viewSeq) < 3) fail(`zoomed view not drawn with its data: ${JSON.stringify(after)}`);
   if (!(Number(after.lastInputToDrawMs) > 0)) fail("no input-to-draw measurement for the zoom");
+  // the other reply layout ("bin": typed columns packed by the Python side): one zoom step
+  {
+    const other = after.lastFormat.startsWith("json") ? "bin" : "json";
+    await tl.evaluate((e, w) => e.__nsysSetWire(w), other);
+    const seq0 = Number(after.viewSeq);
+    await page.mouse.wheel(0, -300);
+    await page.waitForFunction((s0) => {
+      const d = document.querySelector(".nsys-tl").dataset;
+      return Number(d.viewSeq) > s0 && d.drawnSeq === d.viewSeq && d.answered === d.requests;
+    }, seq0, { timeout: 30000 });
+    const o = await tl.evaluate((e) => ({ ...e.dataset }));
+    await tl.evaluate((e) => e.__nsysSetWire(undefined));
+    step(`zoom with the ${other} layout`, { lastFormat: o.lastFormat, failed: o.failed });
+    if (Number(o.failed || 0) > 0 || !o.lastFormat.startsWith(other + "/")) fail(`${other} reply: ${JSON.stringify(o)}`);
+  }
   const res = (s) => /·\s*([\d.]+\s*\S+)\/px/.exec(s)?.[1];
   if (res(after.status) === res(before.status)) fail(`resolution did not change on zoom: ${before.status} -> ${after.status}`);
   const shot2 = await tl.screenshot({ path: path.join(outDir, "timeline-zoomed.png") });

@@ -72,8 +72,8 @@ try {
   step("zoomed", after);
   if (Number(after.failed || 0) > 0) throw new Error(`zoom failed: ${JSON.stringify(after)}`);
   if (!(Number(after.answered) >= Number(before.answered) + 8)) throw new Error("zoom requests not answered");
-  if (!/^bin\//.test(after.lastFormat || "")) throw new Error(`reply format ${after.lastFormat}`);
-  if (process.env.NSYS_AI_REQUIRE_COLUMNS === "1" && after.lastFormat !== "bin/columns") {
+  if (!/^(json|bin)\//.test(after.lastFormat || "")) throw new Error(`reply format ${after.lastFormat}`);
+  if (process.env.NSYS_AI_REQUIRE_COLUMNS === "1" && !/\/columns$/.test(after.lastFormat)) {
     throw new Error(`the server did not answer in the columns format: ${after.lastFormat}`);
   }
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
