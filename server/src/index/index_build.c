@@ -278,9 +278,9 @@ static void nsys__gpu_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   r->corr[i] = sqlite3_value_int64(v[5]);
   r->kind[i] = g->kind;
   if (g->kind == NSYS_OP_KERNEL && argc >= 9) {
-    r->name[i] = nsys__sidmap_get(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[7]),
+    r->name[i] = nsys__sidmap_lookup(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[7]),
                                   NSYS__NAME_PLAIN);
-    r->full[i] = nsys__sidmap_get(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[8]),
+    r->full[i] = nsys__sidmap_lookup(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[8]),
                                   NSYS__NAME_PLAIN);
   } else if (g->kind == NSYS_OP_GRAPH && argc >= 8) {
     r->name[i] = r->full[i] = nsys__graph_name(g, v[7]);
@@ -486,7 +486,7 @@ static void nsys__api_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   }
   r->thread[i] = h->last_tmp;
   r->corr[i] = sqlite3_value_int64(v[4]);
-  r->name[i] = nsys__sidmap_get(h->sm, &b->strings, h->tab, sqlite3_value_int64(v[5]),
+  r->name[i] = nsys__sidmap_lookup(h->sm, &b->strings, h->tab, sqlite3_value_int64(v[5]),
                                 NSYS__NAME_STRIP_VERSION);
   r->n++;
   if (!nsys__tick(b, &h->since)) {
@@ -545,7 +545,7 @@ static void nsys__nvtx_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
       free(clean);
     }
   } else if (sqlite3_value_type(v[6]) != SQLITE_NULL) {
-    name = nsys__sidmap_get(h->sm, &b->strings, tab, sqlite3_value_int64(v[6]), NSYS__NAME_PLAIN);
+    name = nsys__sidmap_lookup(h->sm, &b->strings, tab, sqlite3_value_int64(v[6]), NSYS__NAME_PLAIN);
   } else {
     name = nsys_strtab_intern(tab, "", 0);
   }

@@ -468,7 +468,11 @@ export class TimelineView {
       if (d.durNs !== undefined || d.dur !== undefined) extra.push(`duration ${formatNs(Number(d.durNs ?? d.dur))}`);
       if (api && typeof api === 'object') {
         if (api.name) extra.push(`launched by ${String(api.name)}`);
-        if (api.queueDelayNs !== undefined || d.queueDelayNs !== undefined) extra.push(`queue delay ${formatNs(Number(api.queueDelayNs ?? d.queueDelayNs))}`);
+        if (api.queueDelayNs !== undefined || d.queueDelayNs !== undefined) {
+          /* negative: the op started before its API call returned (a blocking call such as cudaMemcpy) */
+          const q = Number(api.queueDelayNs ?? d.queueDelayNs);
+          extra.push(q >= 0 ? `queue delay ${formatNs(q)}` : `started ${formatNs(-q)} before the call returned`);
+        }
       }
       if (d.nvtxPath && Array.isArray(d.nvtxPath) && d.nvtxPath.length) extra.push(`NVTX ${d.nvtxPath.map((x) => (typeof x === 'string' ? x : (x as { name?: string }).name)).join(' › ')}`);
       tip.append(h('div', { class: 'tip-extra' }, extra.join(' · ') || 'details loaded'));
