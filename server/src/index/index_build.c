@@ -389,6 +389,9 @@ static void *nsys__gpu_reader(void *arg) {
    * stay in worker-local string ids until the caller remaps them */
   if (atomic_load(&b->stop) == 0 && !b->op_failed) {
     nsys__assemble_ops(b, b->ix);
+    /* the GPU track series need nothing else: make them here, off the
+     * calling thread's path (derive skips them) */
+    nsys__derive_gpu_series(b->ix);
     nsys__raw_ops *r = &b->ops;
     free(r->start); free(r->end); free(r->rowid); free(r->tgroup);
     free(r->name); free(r->full); free(r->kind);
@@ -1158,6 +1161,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys_index *ix = nsys_xcalloc(1, sizeof *ix);
   nsys_strtab_init(&ix->strings);
   nsys_strtab_intern(&ix->strings, "", 0); /* id 0 = "" */
+  ix->priv = nsys_xcalloc(1, sizeof(nsys__index_priv)); /* the GPU reader fills gpu_series */
   b->ix = ix;
   pthread_t worker;
   bool threaded = pthread_create(&worker, NULL, nsys__gpu_reader, b) == 0;
