@@ -49,32 +49,6 @@ void nsys_nvtx_sweep(const nsys_index *ix, uint32_t thread, nsys_nvtx_sweep_fn f
 /* ---- projected rows ------------------------------------------------------ */
 
 typedef struct {
-  const nsys_index *ix;
-  int32_t device;
-  int64_t *ps, *pe; /* per range of the thread (offset nvtx_first) */
-  uint32_t base;
-  bool any;
-} nsys__proj_ctx;
-
-static void nsys__proj_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t n) {
-  nsys__proj_ctx *c = c_;
-  const nsys_index *ix = c->ix;
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (int32_t o = ix->api.first_op[api]; o >= 0; o = ix->op_next[o]) {
-    if (ix->tracks[ix->ops.track[o]].device != c->device) continue;
-    if (ix->ops.start[o] < lo) lo = ix->ops.start[o];
-    if (ix->ops.end[o] > hi) hi = ix->ops.end[o];
-  }
-  if (lo == INT64_MAX) return;
-  c->any = true;
-  for (uint32_t k = 0; k < n; k++) {
-    uint32_t q = enc[k] - c->base;
-    if (lo < c->ps[q]) c->ps[q] = lo;
-    if (hi > c->pe[q]) c->pe[q] = hi;
-  }
-}
-
-typedef struct {
   int32_t device;
   uint16_t depth;
   int64_t start;
@@ -122,6 +96,96 @@ static void nsys__proj_sort_row(nsys__proj_tmp *a, uint32_t n, nsys__proj_tmp *t
   if (src != a) memcpy(a, src, (size_t)n * sizeof *a);
 }
 
+/* The projection sweep of one thread for all its GPUs at once (slots u <
+ * nu, local[] maps a device index to its slot): the sweep of
+ * nsys_nvtx_sweep with the callback inlined, each enclosing range taking the
+ * span of the call's ops on each GPU. ps/pe: nu rows of the thread's ranges. */
+typedef struct {
+  uint32_t *stack; int64_t *stack_end; uint32_t cap;
+  int64_t *lo, *hi; uint32_t nlo; /* per slot */
+} nsys__proj_acc;
+
+static void nsys__proj_sweep(const nsys_index *ix, uint32_t t, const uint32_t *track_dev,
+                             const uint32_t *local, uint32_t nu, int64_t *ps, int64_t *pe,
+                             nsys__proj_acc *acc) {
+  const nsys_host_thread *th = &ix->threads[t];
+  const nsys_nvtx_ranges *v = &ix->nvtx;
+  if (!acc->cap) {
+    acc->cap = 64;
+    acc->stack = nsys_xmalloc(acc->cap * sizeof *acc->stack);
+    acc->stack_end = nsys_xmalloc(acc->cap * sizeof *acc->stack_end);
+  }
+  if (acc->nlo < nu) {
+    acc->nlo = nu;
+    acc->lo = nsys_xrealloc(acc->lo, nu * sizeof *acc->lo);
+    acc->hi = nsys_xrealloc(acc->hi, nu * sizeof *acc->hi);
+  }
+  uint32_t *stack = acc->stack, sp = 0;
+  int64_t *stack_end = acc->stack_end;
+  int64_t *lo = acc->lo, *hi = acc->hi;
+  uint32_t base = th->nvtx_first, r = th->nvtx_first, r_end = th->nvtx_first + th->nvtx_count;
+  size_t row = th->nvtx_count;
+  for (uint32_t a = th->api_first; a < th->api_first + th->api_count; a++) {
+    int32_t o = ix->api.first_op[a];
+    if (o < 0) continue;
+    int64_t as = ix->api.start[a], ae = ix->api.end[a];
+    while (r < r_end && v->start[r] <= as) {
+      /* drop ranges that ended before this one starts (they contain nothing later) */
+      while (sp && stack_end[sp - 1] < v->start[r]) sp--;
+      if (sp == acc->cap) {
+        acc->cap *= 2;
+        acc->stack = stack = nsys_xrealloc(stack, acc->cap * sizeof *stack);
+        acc->stack_end = stack_end = nsys_xrealloc(stack_end, acc->cap * sizeof *stack_end);
+      }
+      stack_end[sp] = v->end[r];
+      stack[sp++] = r++;
+    }
+    while (sp && stack_end[sp - 1] < as) sp--;
+    if (!sp) continue;
+    /* the call's ops: one GPU (the usual case) or several */
+    uint32_t u0 = local[track_dev[ix->ops.track[o]]];
+    int64_t l0 = ix->ops.start[o], h0 = ix->ops.end[o];
+    bool multi = false;
+    for (int32_t x = ix->op_next[o]; x >= 0; x = ix->op_next[x]) {
+      if (local[track_dev[ix->ops.track[x]]] != u0) {
+        multi = true;
+        break;
+      }
+      if (ix->ops.start[x] < l0) l0 = ix->ops.start[x];
+      if (ix->ops.end[x] > h0) h0 = ix->ops.end[x];
+    }
+    if (!multi) {
+      int64_t *ps0 = ps + u0 * row - base, *pe0 = pe + u0 * row - base;
+      for (uint32_t k = 0; k < sp; k++) {
+        if (stack_end[k] < ae) continue;
+        uint32_t q = stack[k];
+        if (l0 < ps0[q]) ps0[q] = l0;
+        if (h0 > pe0[q]) pe0[q] = h0;
+      }
+      continue;
+    }
+    for (uint32_t u = 0; u < nu; u++) {
+      lo[u] = INT64_MAX;
+      hi[u] = INT64_MIN;
+    }
+    for (int32_t x = o; x >= 0; x = ix->op_next[x]) {
+      uint32_t u = local[track_dev[ix->ops.track[x]]];
+      if (ix->ops.start[x] < lo[u]) lo[u] = ix->ops.start[x];
+      if (ix->ops.end[x] > hi[u]) hi[u] = ix->ops.end[x];
+    }
+    for (uint32_t k = 0; k < sp; k++) {
+      if (stack_end[k] < ae) continue;
+      uint32_t q = stack[k] - base;
+      for (uint32_t u = 0; u < nu; u++) {
+        if (lo[u] == INT64_MAX) continue;
+        size_t c = u * row + q;
+        if (lo[u] < ps[c]) ps[c] = lo[u];
+        if (hi[u] > pe[c]) pe[c] = hi[u];
+      }
+    }
+  }
+}
+
 static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
   /* devices present */
   int32_t *devs = NULL;
@@ -143,38 +207,53 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
       maxd = ix->threads[t].nvtx_max_depth;
   nsys__proj_tmp *tmp = NULL;
   size_t n_tmp = 0, cap_tmp = 0;
-  bool *used = nsys_xmalloc(nd + 1);
+  uint32_t *local = nsys_xmalloc(((size_t)nd + 1) * sizeof *local); /* device -> slot, UINT32_MAX */
+  uint32_t *used = nsys_xmalloc(((size_t)nd + 1) * sizeof *used);   /* slot -> device */
+  nsys__proj_acc acc = {0};
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
     if (!th->nvtx_count || !th->api_count) continue;
-    /* only the GPUs this thread launched work on */
-    memset(used, 0, nd + 1);
+    /* only the GPUs this thread launched work on, each a slot of ps/pe */
+    for (uint32_t d = 0; d < nd; d++) local[d] = UINT32_MAX;
+    uint32_t nu = 0;
     for (uint32_t a = th->api_first; a < th->api_first + th->api_count; a++)
-      for (int32_t o = ix->api.first_op[a]; o >= 0; o = ix->op_next[o]) used[track_dev[ix->ops.track[o]]] = true;
-    int64_t *ps = nsys_xmalloc(th->nvtx_count * sizeof(int64_t));
-    int64_t *pe = nsys_xmalloc(th->nvtx_count * sizeof(int64_t));
-    for (uint32_t d = 0; d < nd; d++) {
-      if (!used[d]) continue;
-      for (uint32_t k = 0; k < th->nvtx_count; k++) {
-        ps[k] = INT64_MAX;
-        pe[k] = INT64_MIN;
+      for (int32_t o = ix->api.first_op[a]; o >= 0; o = ix->op_next[o]) {
+        uint32_t d = track_dev[ix->ops.track[o]];
+        if (local[d] == UINT32_MAX) local[d] = UINT32_MAX - 1;
       }
-      nsys__proj_ctx c = {ix, devs[d], ps, pe, th->nvtx_first, false};
-      nsys_nvtx_sweep(ix, t, nsys__proj_cb, &c);
-      if (!c.any) continue;
-      if (n_tmp + th->nvtx_count > cap_tmp) {
-        cap_tmp = NSYS_MAX(cap_tmp * 2, n_tmp + th->nvtx_count);
-        tmp = nsys_xrealloc(tmp, cap_tmp * sizeof *tmp);
+    for (uint32_t d = 0; d < nd; d++)
+      if (local[d] != UINT32_MAX) {
+        local[d] = nu;
+        used[nu++] = d;
       }
-      for (uint32_t k = 0; k < th->nvtx_count; k++) {
-        if (ps[k] == INT64_MAX) continue;
-        uint32_t q = th->nvtx_first + k;
-        tmp[n_tmp++] = (nsys__proj_tmp){(int32_t)d, ix->nvtx.depth[q], ps[k], q, pe[k]};
-      }
+    if (!nu) continue;
+    size_t cells = (size_t)nu * th->nvtx_count;
+    int64_t *ps = nsys_xmalloc(cells * sizeof(int64_t));
+    int64_t *pe = nsys_xmalloc(cells * sizeof(int64_t));
+    for (size_t k = 0; k < cells; k++) {
+      ps[k] = INT64_MAX;
+      pe[k] = INT64_MIN;
     }
+    nsys__proj_sweep(ix, t, track_dev, local, nu, ps, pe, &acc);
+    if (n_tmp + cells > cap_tmp) {
+      cap_tmp = NSYS_MAX(cap_tmp * 2, n_tmp + cells);
+      tmp = nsys_xrealloc(tmp, cap_tmp * sizeof *tmp);
+    }
+    for (uint32_t u = 0; u < nu; u++)
+      for (uint32_t k = 0; k < th->nvtx_count; k++) {
+        size_t c = (size_t)u * th->nvtx_count + k;
+        if (ps[c] == INT64_MAX) continue;
+        uint32_t q = th->nvtx_first + k;
+        tmp[n_tmp++] = (nsys__proj_tmp){(int32_t)used[u], ix->nvtx.depth[q], ps[c], q, pe[c]};
+      }
     free(ps);
     free(pe);
   }
+  free(acc.stack);
+  free(acc.stack_end);
+  free(acc.lo);
+  free(acc.hi);
+  free(local);
   free(used);
   free(track_dev);
   /* group by (device, depth) with a counting sort (stable: each row keeps one
