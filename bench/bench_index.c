@@ -51,6 +51,14 @@ static double proc_sys(void) {
   return (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+/* this thread's CPU seconds: the index build's critical path runs here (the
+ * GPU reader thread finishes first), so on an idle machine wall ~ this */
+static double thread_cpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static long proc_minflt(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -101,11 +109,11 @@ static int cmd_cold(const char *path) {
   nsys_call c;
   nsys_call_init(&c, "bench", NULL, NULL);
   long f0 = proc_minflt();
-  double c0 = proc_cpu(), s0 = proc_sys();
+  double c0 = proc_cpu(), s0 = proc_sys(), m0 = thread_cpu();
   int64_t t0 = nsys_now_ns();
   const nsys_index *ix = nsys_index_get(p, &c);
   int64_t t1 = nsys_now_ns();
-  double c1 = proc_cpu(), s1 = proc_sys();
+  double c1 = proc_cpu(), s1 = proc_sys(), m1 = thread_cpu();
   long f1 = proc_minflt();
   if (!ix) {
     fprintf(stderr, "build: %s\n", c.err_msg);
@@ -134,10 +142,10 @@ static int cmd_cold(const char *path) {
   int64_t t2 = nsys_now_ns();
   nsys__cache_save(ix, p);
   int64_t t3 = nsys_now_ns();
-  printf("{\"seconds\":%.6f,\"cpuSeconds\":%.6f,\"sysSeconds\":%.6f,\"minorFaults\":%ld,\"cacheWriteSeconds\":%.6f,\"ops\":%u,\"api\":%u,\"nvtx\":%u,\"tracks\":%u,"
+  printf("{\"seconds\":%.6f,\"cpuSeconds\":%.6f,\"sysSeconds\":%.6f,\"threadCpuSeconds\":%.6f,\"minorFaults\":%ld,\"cacheWriteSeconds\":%.6f,\"ops\":%u,\"api\":%u,\"nvtx\":%u,\"tracks\":%u,"
          "\"threads\":%u,\"rssDeltaBytes\":%lld,\"bytesPerOp\":%.2f,\"bytesPerNvtx\":%.2f,\"bytesPerApi\":%.2f,"
          "\"rssBytesPerOp\":%.2f,\"strings\":%u}\n",
-         (double)(t1 - t0) / 1e9, c1 - c0, s1 - s0, f1 - f0, (double)(t3 - t2) / 1e9, ix->ops.n, ix->api.n, ix->nvtx.n, ix->n_tracks,
+         (double)(t1 - t0) / 1e9, c1 - c0, s1 - s0, m1 - m0, f1 - f0, (double)(t3 - t2) / 1e9, ix->ops.n, ix->api.n, ix->nvtx.n, ix->n_tracks,
          ix->n_threads, (long long)(rss1 - rss0), per_op_contract + gpu_summary / n_ops,
          nvtx_contract + nvtx_derived / n_nvtx, ix->api.n ? api_bytes / ix->api.n : 0,
          (double)(rss1 - rss0) / n_ops, ix->strings.count);

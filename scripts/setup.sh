@@ -13,7 +13,8 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 build_pkgs=(meson ninja-build pkg-config gcc libsqlite3-dev libcjson-dev libuv1-dev libcurl4-openssl-dev python3)
-test_pkgs=(clang libclang-rt-14-dev llvm valgrind strace sqlite3 chromium python3-venv nodejs npm)
+# make, g++ and libkrb5-dev: native modules of code-server (the VS Code end-to-end suite)
+test_pkgs=(clang libclang-rt-14-dev llvm valgrind strace sqlite3 chromium python3-venv nodejs npm make g++ libkrb5-dev)
 
 missing=()
 want=("${build_pkgs[@]}")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite: C (normal and ASan/UBSan), protocol, generator,
-# leak check, fuzz smoke, VS Code and Jupyter clients (browser tests included).
+# leak check, fuzz smoke, VS Code and Jupyter clients (browser tests included),
+# and the VS Code extension inside code-server.
 #   scripts/test-all.sh                 everything
 #   SUITES="c protocol" scripts/test-all.sh   a subset
 #   FUZZ_SECONDS=60 (default 30)        time per fuzz target
@@ -14,7 +15,7 @@ export NSYS_AI_NO_PROGRESS=1
 export NSYS_AI_CACHE_DIR="${NSYS_AI_CACHE_DIR:-$(mktemp -d /tmp/nsys-ai-test-cache.XXXXXX)}"
 export NSYS_AI_STATS_DIR="${NSYS_AI_STATS_DIR:-$(mktemp -d /tmp/nsys-ai-stats.XXXXXX)}"
 fuzz_seconds=${FUZZ_SECONDS:-30}
-all_suites="c c-asan protocol leaks fuzz vscode jupyter"
+all_suites="c c-asan protocol leaks fuzz vscode vscode-e2e jupyter"
 suites=${SUITES:-$all_suites}
 
 passed=(); failed=(); skipped=()
@@ -76,6 +77,11 @@ fuzz() {
 }
 
 vscode() { bash clients/vscode/scripts/test.sh; }
+# The packaged extension inside a real VS Code (code-server on Node 24, both from npm).
+vscode_e2e() {
+  [ -f clients/vscode/nsys-ai.vsix ] || (cd clients/vscode && npm run -s package) || return 1
+  bash clients/vscode/test/e2e/run.sh
+}
 jupyter() { bash clients/jupyter/scripts/test.sh; }
 
 run_suite c c_normal
@@ -84,6 +90,7 @@ run_suite protocol protocol
 run_suite leaks leaks
 run_suite fuzz fuzz
 run_suite vscode vscode
+run_suite vscode-e2e vscode_e2e
 run_suite jupyter jupyter
 
 echo

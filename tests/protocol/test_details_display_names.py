@@ -118,3 +118,29 @@ def test_perfetto_slices_use_display_names(tmp_path):
             assert e["args"]["shortName"] == d["name"]
         checked += 1
     assert checked == len(details)
+
+
+def test_search_group_names_the_heaviest_instance(tmp_path):
+    """A short name covers many template instances: the group's demangledName
+    (and so its displayName) is the instance with the most matched GPU time."""
+    p = need_real(PROFILE)
+    with Server(env={"NSYS_AI_CACHE_DIR": str(tmp_path)}) as s:
+        pid = open_profile(s, p)
+        res = s.request("search", {"profileId": pid, "query": "elementwise", "kinds": ["kernel"], "limit": 1000})
+        check_schema("search", "result", res)
+    with sqlite3.connect(f"file:{p}?mode=ro", uri=True) as db:
+        strings = dict(db.execute("SELECT id, value FROM StringIds"))
+        per = {}
+        for sn, dn, st, en in db.execute('SELECT shortName, demangledName, start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL'):
+            short, full = strings[sn], strings[dn]
+            if "elementwise" in short.lower() or "elementwise" in full.lower():
+                g = per.setdefault(short, {})
+                g[full] = g.get(full, 0) + max(en - st, 0)
+    got = {r["name"]: r["demangledName"] for r in res["results"]}
+    assert set(got) == set(per)
+    multi = 0
+    for short, fulls in per.items():
+        top = max(fulls.values())
+        assert fulls[got[short]] == top, short
+        multi += len(fulls) > 1
+    assert multi > 0  # the profile has short names with several instances

@@ -144,3 +144,37 @@ def test_non_integer_times_fall_back_to_sql(tmp_path):
             assert db.execute(f"SELECT count(*) FROM {t} WHERE typeof(start) = 'real'").fetchone()[0] == 1
     info, _ = open_info(dst, tmp_path / "cache")
     compare(info, reference_info(dst), dst.name)
+
+
+def test_cancelled_first_open_leaves_no_partial_cache(tmp_path, generated_dir):
+    """The summary of a first open is computed beside the index build; a
+    cancel at any moment answers -32800 (or the open had finished), leaves
+    nothing open, and never leaves a partial summary in the cache: the next
+    open equals the independent SQL."""
+    from conftest import generate
+
+    path = generate(generated_dir / "100k.sqlite", "--preset", "100k")
+    ref = reference_info(path)
+    outcomes = set()
+    for k, delay in enumerate([0.0, 0.01, 0.03, 0.06, 0.1, 0.2, 0.4]):
+        cache = tmp_path / f"c{k}"
+        s = Server(env={"NSYS_AI_CACHE_DIR": str(cache)})
+        try:
+            rid = s.start("profile/open", {"path": str(path)})
+            time.sleep(delay)
+            s.notify("$/cancelRequest", {"id": rid})
+            reply = s.wait_reply(rid, timeout=120)
+            listed = [p["path"] for p in s.request("profile/list", {})["profiles"]]
+            if "error" in reply:
+                assert reply["error"]["code"] == -32800, reply
+                assert str(path) not in listed
+                outcomes.add("cancelled")
+            else:
+                assert str(path) in listed
+                compare(reply["result"]["info"], ref, path.name)
+                outcomes.add("finished")
+        finally:
+            s.close()
+        info, _ = open_info(path, cache)
+        compare(info, ref, path.name)
+    assert "cancelled" in outcomes

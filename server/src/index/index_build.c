@@ -30,11 +30,19 @@
 
 typedef struct {
   uint32_t n, cap;
-  int64_t *start, *end, *rowid, *gpid, *corr, *stream;
-  int32_t *device;
+  int64_t *start, *end, *rowid, *corr;
+  uint32_t *tgroup;        /* temporary track id (see nsys__track_tmp) */
   uint32_t *name, *full;
   uint8_t *kind;
 } nsys__raw_ops;
+
+/* a GPU track: (deviceId, streamId, globalPid) */
+typedef struct {
+  int32_t device;
+  int64_t stream;
+  int64_t gpid;
+  uint32_t tmp;
+} nsys__track_key;
 
 typedef struct {
   uint32_t n, cap;
@@ -55,15 +63,15 @@ static void nsys__raw_ops_reserve(nsys__raw_ops *r, uint32_t want) {
   uint32_t cap = r->cap ? r->cap : 1024;
   while (cap < want) cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
   NSYS__GROW(r->start, cap); NSYS__GROW(r->end, cap); NSYS__GROW(r->rowid, cap);
-  NSYS__GROW(r->gpid, cap); NSYS__GROW(r->corr, cap); NSYS__GROW(r->stream, cap);
-  NSYS__GROW(r->device, cap); NSYS__GROW(r->name, cap); NSYS__GROW(r->full, cap);
+  NSYS__GROW(r->corr, cap); NSYS__GROW(r->tgroup, cap); NSYS__GROW(r->name, cap);
+  NSYS__GROW(r->full, cap);
   NSYS__GROW(r->kind, cap);
   r->cap = cap;
 }
 
 static void nsys__raw_ops_free(nsys__raw_ops *r) {
-  free(r->start); free(r->end); free(r->rowid); free(r->gpid); free(r->corr); free(r->stream);
-  free(r->device); free(r->name); free(r->full); free(r->kind);
+  free(r->start); free(r->end); free(r->rowid); free(r->corr); free(r->tgroup);
+  free(r->name); free(r->full); free(r->kind);
   memset(r, 0, sizeof *r);
 }
 
@@ -111,7 +119,12 @@ typedef struct {
   char op_err[256];
   bool op_failed;
   atomic_int op_done;
-  int32_t *op_next_buf;      /* a spare buffer of >= ops.n elements for op_next */
+  /* GPU tracks seen by the reader: (device, stream, gpid) -> temporary id */
+  nsys__track_key *tk_keys; uint32_t n_tk, cap_tk;
+  uint32_t *tk_hv; uint32_t tk_hcap; /* open addressing: temporary id + 1 */
+  uint32_t tk_last;                  /* last id returned, UINT32_MAX at first */
+  int64_t *track_gpid;       /* per final track: its globalPid (for the join) */
+  int64_t worker_cpu_ns;     /* the GPU reader thread's CPU time (timing log) */
   /* host reader (calling thread) */
   nsys__raw_api api;
   nsys__raw_nvtx nvtx;
@@ -125,6 +138,12 @@ typedef struct {
 } nsys__build;
 
 #define NSYS__TICK 4096
+
+static int64_t nsys__thread_cpu_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static bool nsys__tick(nsys__build *b, uint32_t *since) {
   if (++*since < NSYS__TICK) return true;
@@ -172,6 +191,49 @@ static int nsys__read_rows(sqlite3 *db, const char *fn, const char *sql,
   return rc;
 }
 
+static uint32_t nsys__track_hash(int32_t device, int64_t stream, int64_t gpid) {
+  uint64_t h = ((uint64_t)(uint32_t)device * 0x9E3779B97F4A7C15ULL) ^
+               ((uint64_t)stream * 0xC2B2AE3D27D4EB4FULL) ^ ((uint64_t)gpid >> 24);
+  h *= 0x165667B19E3779F9ULL;
+  return (uint32_t)(h >> 32);
+}
+
+/* Temporary id of the track (device, stream, gpid), in order of first appearance. */
+static uint32_t nsys__track_tmp(nsys__build *b, int32_t device, int64_t stream, int64_t gpid) {
+  if (b->tk_last != UINT32_MAX) {
+    const nsys__track_key *k = &b->tk_keys[b->tk_last];
+    if (k->device == device && k->stream == stream && k->gpid == gpid) return b->tk_last;
+  }
+  if ((b->n_tk + 1) * 2 > b->tk_hcap) { /* (re)hash */
+    uint32_t ncap = b->tk_hcap ? b->tk_hcap * 2 : 64;
+    uint32_t *nv = nsys_xcalloc(ncap, sizeof(uint32_t));
+    for (uint32_t t = 0; t < b->n_tk; t++) {
+      const nsys__track_key *k = &b->tk_keys[t];
+      uint32_t q = nsys__track_hash(k->device, k->stream, k->gpid) & (ncap - 1);
+      while (nv[q]) q = (q + 1) & (ncap - 1);
+      nv[q] = t + 1;
+    }
+    free(b->tk_hv);
+    b->tk_hv = nv;
+    b->tk_hcap = ncap;
+  }
+  uint32_t mask = b->tk_hcap - 1;
+  uint32_t j = nsys__track_hash(device, stream, gpid) & mask;
+  while (b->tk_hv[j]) {
+    const nsys__track_key *k = &b->tk_keys[b->tk_hv[j] - 1];
+    if (k->device == device && k->stream == stream && k->gpid == gpid) return b->tk_last = b->tk_hv[j] - 1;
+    j = (j + 1) & mask;
+  }
+  if (b->n_tk == b->cap_tk) {
+    b->cap_tk = b->cap_tk ? b->cap_tk * 2 : 16;
+    NSYS__GROW(b->tk_keys, b->cap_tk);
+  }
+  uint32_t id = b->n_tk++;
+  b->tk_keys[id] = (nsys__track_key){device, stream, gpid, id};
+  b->tk_hv[j] = id + 1;
+  return b->tk_last = id;
+}
+
 typedef struct {
   nsys__build *b;
   nsys__sidmap *sm;
@@ -211,15 +273,14 @@ static void nsys__gpu_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   int64_t s = sqlite3_value_int64(v[1]), e = sqlite3_value_int64(v[2]);
   r->start[i] = s;
   r->end[i] = e < s ? s : e;
-  r->device[i] = (int32_t)sqlite3_value_int64(v[3]);
-  r->stream[i] = sqlite3_value_int64(v[4]);
+  r->tgroup[i] = nsys__track_tmp(b, (int32_t)sqlite3_value_int64(v[3]), sqlite3_value_int64(v[4]),
+                                 sqlite3_value_int64(v[6]));
   r->corr[i] = sqlite3_value_int64(v[5]);
-  r->gpid[i] = sqlite3_value_int64(v[6]);
   r->kind[i] = g->kind;
   if (g->kind == NSYS_OP_KERNEL && argc >= 9) {
-    r->name[i] = nsys__sidmap_get(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[7]),
+    r->name[i] = nsys__sidmap_lookup(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[7]),
                                   NSYS__NAME_PLAIN);
-    r->full[i] = nsys__sidmap_get(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[8]),
+    r->full[i] = nsys__sidmap_lookup(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[8]),
                                   NSYS__NAME_PLAIN);
   } else if (g->kind == NSYS_OP_GRAPH && argc >= 8) {
     r->name[i] = r->full[i] = nsys__graph_name(g, v[7]);
@@ -329,11 +390,12 @@ static void *nsys__gpu_reader(void *arg) {
   if (atomic_load(&b->stop) == 0 && !b->op_failed) {
     nsys__assemble_ops(b, b->ix);
     nsys__raw_ops *r = &b->ops;
-    free(r->start); free(r->end); free(r->rowid); free(r->stream); free(r->device);
+    free(r->start); free(r->end); free(r->rowid); free(r->tgroup);
     free(r->name); free(r->full); free(r->kind);
-    r->start = r->end = r->rowid = r->stream = NULL;
-    r->device = NULL; r->name = r->full = NULL; r->kind = NULL;
+    r->start = r->end = r->rowid = NULL;
+    r->tgroup = r->name = r->full = NULL; r->kind = NULL;
   }
+  b->worker_cpu_ns = nsys__thread_cpu_ns();
   atomic_store(&b->op_done, 1);
   return NULL;
 }
@@ -424,7 +486,7 @@ static void nsys__api_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   }
   r->thread[i] = h->last_tmp;
   r->corr[i] = sqlite3_value_int64(v[4]);
-  r->name[i] = nsys__sidmap_get(h->sm, &b->strings, h->tab, sqlite3_value_int64(v[5]),
+  r->name[i] = nsys__sidmap_lookup(h->sm, &b->strings, h->tab, sqlite3_value_int64(v[5]),
                                 NSYS__NAME_STRIP_VERSION);
   r->n++;
   if (!nsys__tick(b, &h->since)) {
@@ -483,7 +545,7 @@ static void nsys__nvtx_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
       free(clean);
     }
   } else if (sqlite3_value_type(v[6]) != SQLITE_NULL) {
-    name = nsys__sidmap_get(h->sm, &b->strings, tab, sqlite3_value_int64(v[6]), NSYS__NAME_PLAIN);
+    name = nsys__sidmap_lookup(h->sm, &b->strings, tab, sqlite3_value_int64(v[6]), NSYS__NAME_PLAIN);
   } else {
     name = nsys_strtab_intern(tab, "", 0);
   }
@@ -548,14 +610,16 @@ typedef struct {
   bool end_desc;
 } nsys__sort_ctx;
 
-static int nsys__cmp_idx(const void *a, const void *b, void *ctx_) {
-  const nsys__sort_ctx *c = ctx_;
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+static inline int nsys__cmp_rows(const nsys__sort_ctx *c, uint32_t x, uint32_t y) {
   if (c->start[x] != c->start[y]) return c->start[x] < c->start[y] ? -1 : 1;
   if (c->end[x] != c->end[y]) return (c->end[x] < c->end[y]) != c->end_desc ? -1 : 1;
   if (c->kind && c->kind[x] != c->kind[y]) return c->kind[x] < c->kind[y] ? -1 : 1;
   if (c->rowid[x] != c->rowid[y]) return c->rowid[x] < c->rowid[y] ? -1 : 1;
   return 0;
+}
+
+static int nsys__cmp_idx(const void *a, const void *b, void *ctx_) {
+  return nsys__cmp_rows(ctx_, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
 /* Sorts perm[0..n) by the context's key: a natural merge sort, so the usual
@@ -564,7 +628,7 @@ static int nsys__cmp_idx(const void *a, const void *b, void *ctx_) {
 static void nsys__sort_segment(uint32_t *perm, uint32_t n, nsys__sort_ctx *c) {
   uint32_t runs = 1;
   for (uint32_t i = 1; i < n; i++)
-    if (nsys__cmp_idx(&perm[i - 1], &perm[i], c) > 0) runs++;
+    if (nsys__cmp_rows(c, perm[i - 1], perm[i]) > 0) runs++;
   if (runs == 1) return;
   if (runs > 64) {
     qsort_r(perm, n, sizeof *perm, nsys__cmp_idx, c);
@@ -577,10 +641,10 @@ static void nsys__sort_segment(uint32_t *perm, uint32_t n, nsys__sort_ctx *c) {
     runs = 0;
     while (i < n) {
       uint32_t a = i, a_end = i + 1;
-      while (a_end < n && nsys__cmp_idx(&src[a_end - 1], &src[a_end], c) <= 0) a_end++;
+      while (a_end < n && nsys__cmp_rows(c, src[a_end - 1], src[a_end]) <= 0) a_end++;
       uint32_t b = a_end, b_end = b < n ? b + 1 : b;
-      while (b_end < n && nsys__cmp_idx(&src[b_end - 1], &src[b_end], c) <= 0) b_end++;
-      while (a < a_end && b < b_end) dst[out++] = nsys__cmp_idx(&src[b], &src[a], c) < 0 ? src[b++] : src[a++];
+      while (b_end < n && nsys__cmp_rows(c, src[b_end - 1], src[b_end]) <= 0) b_end++;
+      while (a < a_end && b < b_end) dst[out++] = nsys__cmp_rows(c, src[b], src[a]) < 0 ? src[b++] : src[a++];
       while (a < a_end) dst[out++] = src[a++];
       while (b < b_end) dst[out++] = src[b++];
       i = b_end;
@@ -610,13 +674,6 @@ static uint32_t *nsys__group(const uint32_t *group, uint32_t n, uint32_t ngroups
 }
 
 /* ---- assembling the index ---------------------------------------------- */
-
-typedef struct {
-  int32_t device;
-  int64_t stream;
-  int64_t gpid;
-  uint32_t tmp;
-} nsys__track_key;
 
 static int nsys__cmp_track_key(const void *a, const void *b) {
   const nsys__track_key *x = a, *y = b;
@@ -660,62 +717,19 @@ static bool nsys__name_is_nccl(const char *s) {
 static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   nsys__raw_ops *r = &b->ops;
   uint32_t n = r->n;
-  /* distinct tracks: hash (device, stream, gpid) -> tmp id */
-  uint32_t hcap = 64, ntk = 0, captk = 16;
-  uint32_t *hv = nsys_xcalloc(hcap, sizeof(uint32_t));
-  nsys__track_key *keys = nsys_xmalloc(captk * sizeof *keys);
-  uint32_t *tgroup = nsys_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
-  uint32_t last = UINT32_MAX;
-  for (uint32_t i = 0; i < n; i++) {
-    if (last != UINT32_MAX && keys[last].device == r->device[i] && keys[last].stream == r->stream[i] &&
-        keys[last].gpid == r->gpid[i]) {
-      tgroup[i] = last;
-      continue;
-    }
-    uint64_t h = ((uint64_t)(uint32_t)r->device[i] * 0x9E3779B97F4A7C15ULL) ^
-                 ((uint64_t)r->stream[i] * 0xC2B2AE3D27D4EB4FULL) ^ ((uint64_t)r->gpid[i] >> 24);
-    h *= 0x165667B19E3779F9ULL;
-    uint32_t j = (uint32_t)(h >> 32) & (hcap - 1);
-    while (hv[j]) {
-      nsys__track_key *k = &keys[hv[j] - 1];
-      if (k->device == r->device[i] && k->stream == r->stream[i] && k->gpid == r->gpid[i]) break;
-      j = (j + 1) & (hcap - 1);
-    }
-    if (!hv[j]) {
-      if (ntk == captk) {
-        captk *= 2;
-        NSYS__GROW(keys, captk);
-      }
-      keys[ntk] = (nsys__track_key){r->device[i], r->stream[i], r->gpid[i], ntk};
-      hv[j] = ++ntk;
-      if (ntk * 2 > hcap) { /* rehash */
-        uint32_t ncap = hcap * 2;
-        uint32_t *nv = nsys_xcalloc(ncap, sizeof(uint32_t));
-        for (uint32_t t = 0; t < ntk; t++) {
-          uint64_t hh = ((uint64_t)(uint32_t)keys[t].device * 0x9E3779B97F4A7C15ULL) ^
-                        ((uint64_t)keys[t].stream * 0xC2B2AE3D27D4EB4FULL) ^
-                        ((uint64_t)keys[t].gpid >> 24);
-          hh *= 0x165667B19E3779F9ULL;
-          uint32_t q = (uint32_t)(hh >> 32) & (ncap - 1);
-          while (nv[q]) q = (q + 1) & (ncap - 1);
-          nv[q] = t + 1;
-        }
-        free(hv);
-        hv = nv;
-        hcap = ncap;
-        j = UINT32_MAX;
-      }
-    }
-    last = j == UINT32_MAX ? ntk - 1 : hv[j] - 1;
-    tgroup[i] = last;
-  }
-  free(hv);
+  /* distinct tracks: temporary ids given by the reader (nsys__track_tmp) */
+  uint32_t ntk = b->n_tk;
+  nsys__track_key *keys = b->tk_keys;
+  uint32_t *tgroup = r->tgroup;
+  r->tgroup = NULL;
   /* final track order */
   nsys__track_key *sorted = nsys_xmalloc((size_t)(ntk ? ntk : 1) * sizeof *sorted);
   memcpy(sorted, keys, (size_t)ntk * sizeof *sorted);
   qsort(sorted, ntk, sizeof *sorted, nsys__cmp_track_key);
   uint32_t *tmp2final = nsys_xmalloc((size_t)(ntk ? ntk : 1) * sizeof(uint32_t));
   for (uint32_t t = 0; t < ntk; t++) tmp2final[sorted[t].tmp] = t;
+  b->track_gpid = nsys_xmalloc((size_t)(ntk ? ntk : 1) * sizeof(int64_t));
+  for (uint32_t t = 0; t < ntk; t++) b->track_gpid[t] = sorted[t].gpid;
   for (uint32_t i = 0; i < n; i++) tgroup[i] = tmp2final[tgroup[i]];
   uint32_t *first = NULL;
   uint32_t *perm = nsys__group(tgroup, n, ntk, &first);
@@ -731,7 +745,7 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
     tr->first = first[t];
     tr->count = first[t + 1] - first[t];
   }
-  /* scatter into final order; corr/gpid too (for the join). Each gather
+  /* scatter into final order; corr too (for the join). Each gather
    * writes into the buffer the previous one freed (see NSYS__GATHER). */
   nsys_ops *o = &ix->ops;
   o->n = n;
@@ -742,7 +756,6 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   NSYS__GATHER(o->end, r->end, spare8, perm, n);
   NSYS__GATHER(o->rowid, r->rowid, spare8, perm, n);
   NSYS__GATHER(r->corr, r->corr, spare8, perm, n); /* now in final op order */
-  NSYS__GATHER(r->gpid, r->gpid, spare8, perm, n);
   NSYS__GATHER(o->name, r->name, spare4, perm, n); /* worker-local ids: see nsys__remap_op_names */
   NSYS__GATHER(o->full_name, r->full, spare4, perm, n);
   NSYS__GATHER(o->track, tgroup, spare4, perm, n);
@@ -755,13 +768,10 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   r->start = r->end = r->rowid = NULL; /* their buffers now hold final arrays */
   r->name = r->full = NULL;
   tgroup = NULL;
-  b->op_next_buf = r->device; /* the join's op_next (same size) */
-  r->device = NULL;
   free(perm);
   free(first);
   free(tmp2final);
   free(sorted);
-  free(keys);
   /* per track: busy union and class */
   for (uint32_t t = 0; t < ntk; t++) {
     nsys_gpu_track *tr = &ix->tracks[t];
@@ -891,8 +901,7 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
   nsys_api_calls *a = &ix->api;
   nsys_ops *o = &ix->ops;
   uint32_t n_ops = o->n;
-  ix->op_next = b->op_next_buf ? b->op_next_buf : nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
-  b->op_next_buf = NULL;
+  ix->op_next = nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
   for (uint32_t i = 0; i < n_ops; i++) ix->op_next[i] = -1;
   if (!a->n || !n_ops) return;
   /* Fast path: per process, correlation ids are a dense counter (the usual
@@ -955,14 +964,15 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
         int32_t *slot = &direct[off[last_p] + (size_t)(a->correlation[i] - plo[last_p])];
         if (*slot < 0) *slot = (int32_t)i; /* an id repeated within a process: the first call wins */
       }
-      const int64_t *corr = b->ops.corr, *gpid = b->ops.gpid;
+      const int64_t *corr = b->ops.corr, *tg = b->track_gpid;
       int64_t last_g = INT64_MIN;
       int32_t kp = -1;
       for (uint32_t i = 0; i < n_ops; i++) {
         int64_t cv = corr[i];
         if (cv == 0) continue;
-        if (gpid[i] != last_g) {
-          last_g = gpid[i];
+        int64_t g = tg[o->track[i]];
+        if (g != last_g) {
+          last_g = g;
           kp = -1;
           for (uint32_t k = 0; k < np; k++)
             if (pg[k] == last_g) kp = (int32_t)k;
@@ -987,14 +997,15 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
     while (slot[j]) j = (j + 1) & mask;
     slot[j] = i + 1;
   }
-  const int64_t *corr = b->ops.corr, *gpid = b->ops.gpid;
+  const int64_t *corr = b->ops.corr, *tg = b->track_gpid;
   for (uint32_t i = 0; i < n_ops; i++) {
     if (corr[i] == 0) continue;
-    uint32_t j = NSYS__JH(gpid[i], corr[i]) & mask;
+    int64_t g = tg[o->track[i]];
+    uint32_t j = NSYS__JH(g, corr[i]) & mask;
     uint32_t v;
     while ((v = slot[j]) != 0) {
       uint32_t ai = v - 1;
-      if (a->correlation[ai] == corr[i] && thread_gpid[a->thread[ai]] == gpid[i]) {
+      if (a->correlation[ai] == corr[i] && thread_gpid[a->thread[ai]] == g) {
         o->api[i] = (int32_t)ai;
         break;
       }
@@ -1069,7 +1080,9 @@ static void nsys__assemble_nvtx(nsys__build *b, nsys_index *ix, const uint32_t *
 }
 
 static void nsys__build_free(nsys__build *b) {
-  free(b->op_next_buf);
+  free(b->tk_keys);
+  free(b->tk_hv);
+  free(b->track_gpid);
   nsys__raw_ops_free(&b->ops);
   nsys__raw_api_free(&b->api);
   nsys__raw_nvtx_free(&b->nvtx);
@@ -1121,9 +1134,11 @@ static void nsys__phase(const char *what) {
 nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys__timing_on = getenv("NSYS_AI_INDEX_TIMING") != NULL;
   nsys__t_last = nsys_now_ns();
+  int64_t cpu0 = nsys__thread_cpu_ns();
   nsys__build *b = nsys_xcalloc(1, sizeof *b);
   b->p = p;
   b->call = call;
+  b->tk_last = UINT32_MAX;
   nsys_strtab_init(&b->op_strings);
   nsys__src src;
   char err[256];
@@ -1179,6 +1194,9 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     pthread_join(worker, NULL);
   }
   nsys__phase("wait for the GPU reader");
+  if (nsys__timing_on)
+    nsys_log("index build: GPU reader thread CPU %.1f ms (this thread so far %.1f ms)",
+             (double)b->worker_cpu_ns / 1e6, (double)(nsys__thread_cpu_ns() - cpu0) / 1e6);
   bool failed = !host_ok || b->op_failed || atomic_load(&b->stop);
   if (failed) {
     if (nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);

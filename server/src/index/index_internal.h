@@ -75,6 +75,12 @@ typedef enum { NSYS__NAME_PLAIN, NSYS__NAME_STRIP_VERSION } nsys__name_mode;
 void nsys__sidmap_free(nsys__sidmap *m);
 uint32_t nsys__sidmap_get(nsys__sidmap *m, const nsys__strings *st, nsys_strtab *tab, int64_t sid,
                           nsys__name_mode mode);
+/* The same, with the common case (an id already mapped) inline: the per-row path. */
+static inline uint32_t nsys__sidmap_lookup(nsys__sidmap *m, const nsys__strings *st, nsys_strtab *tab,
+                                           int64_t sid, nsys__name_mode mode) {
+  if (sid >= 0 && sid < m->cap && m->map[sid]) return m->map[sid] - 1;
+  return nsys__sidmap_get(m, st, tab, sid, mode);
+}
 
 /* ---- summaries for zoom queries (index_mipmap.c) ------------------------ */
 

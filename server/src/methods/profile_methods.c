@@ -12,6 +12,7 @@
 #include "common/utf8.h"
 #include "index/index.h"
 #include "profile/profile.h"
+#include "rpc/call.h"
 #include "rpc/jsonrpc.h"
 #include "rpc/method_table.h"
 #include "rpc/params.h"
@@ -133,14 +134,39 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
   return o;
 }
 
+/* A first open of a file: its summary is being computed on a worker thread
+ * (nsys_profile_open_begin); build the index meanwhile, then wait for the
+ * summary. The profile is registered only afterwards. Errors keep the order
+ * of a serial open: a failed summary (say, corruption found by its scan)
+ * wins over the index's error. */
+static bool nsys__index_beside_info(nsys_profile *p, nsys_call *call) {
+  if (nsys_index_get(p, call)) return nsys_profile_open_finish(p, call);
+  nsys_call sub;
+  nsys_call_init(&sub, "profile/open", NULL, NULL);
+  if (!nsys_profile_open_finish(p, &sub) && sub.err != NSYS_E_CANCELLED && sub.err != NSYS_OK &&
+      !nsys_call_cancelled(call)) {
+    cJSON_Delete(call->err_data);
+    call->err_data = NULL;
+    call->err = NSYS_OK;
+    nsys_call_fail(call, sub.err, "%s", sub.err_msg);
+  }
+  nsys_call_dispose(&sub);
+  if (call->err == NSYS_OK) nsys_call_fail(call, NSYS_E_INTERNAL, "building the index failed");
+  return false;
+}
+
 static cJSON *nsys__profile_open(nsys_call *call) {
   const char *path = NULL;
   if (!nsys_param_string(call, "path", true, &path)) return NULL;
   const cJSON *token = NULL;
   if (!nsys_param_any(call, "workDoneToken", false, &token)) return NULL;
   if (!*path) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.path: must not be empty");
-  nsys_profile *p = nsys_profile_open(path, call);
+  nsys_profile *p = nsys_profile_open_begin(path, call);
   if (!p) return NULL;
+  if (p->info_job && !nsys__index_beside_info(p, call)) {
+    nsys_profile_release(p);
+    return NULL;
+  }
   p = nsys_registry_add(call->profiles, p); /* same file already open: that one */
   if (!nsys_index_get(p, call)) {
     /* the index failed or was cancelled: do not leave a half-open profile */

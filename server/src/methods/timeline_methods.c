@@ -828,7 +828,7 @@ typedef struct {
   uint32_t name;   /* display name (kernel short name or NVTX text) */
   uint32_t count;
   int64_t ns;
-  uint32_t example; /* one demangled name for kernels */
+  uint32_t example; /* kernels: the demangled name with the most matched GPU time */
   bool is_nvtx;
 } nsys__hit;
 
@@ -878,6 +878,7 @@ static cJSON *nsys__search(nsys_call *call) {
   nsys__hit *hits = NULL;
   uint32_t nh = 0, caph = 0;
   int64_t total_count = 0;
+  int64_t *full_ns = want_k ? nsys_xcalloc(ns + 1, sizeof(int64_t)) : NULL; /* matched GPU time per name */
   if (want_k) {
     for (uint32_t i = 0; i < ix->ops.n; i++) {
       if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
@@ -894,6 +895,9 @@ static cJSON *nsys__search(nsys_call *call) {
       nsys__hit *h = &hits[kidx[sn] - 1];
       h->count++;
       h->ns += nsys_op_dur(ix, i);
+      full_ns[fn] += nsys_op_dur(ix, i);
+      if (full_ns[fn] > full_ns[h->example] || (full_ns[fn] == full_ns[h->example] && fn < h->example))
+        h->example = fn; /* the group's demangled name with the most GPU time */
       total_count++;
     }
   }
@@ -940,6 +944,7 @@ static cJSON *nsys__search(nsys_call *call) {
   free(kidx);
   free(nidx);
   free(m);
+  free(full_ns);
   nsys_profile_release(p);
   return res;
 }

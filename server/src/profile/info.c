@@ -17,8 +17,15 @@
  *     come from the globalPid/globalTid bits (schema ref §1.3); the thread name
  *     is the last ThreadNames row of that globalTid.
  * The result is cached per file (info_cache.c): bump NSYS__INFO_CACHE_VERSION
- * there when any definition here changes, or users keep the old answers. */
+ * there when any definition here changes, or users keep the old answers.
+ *
+ * Speed (a first open scans every activity table): rows reach C as the step
+ * of an aggregate SQL function (no result row per row), on private NOMUTEX
+ * connections; the host tables are aggregated on a worker thread beside the
+ * GPU-table scan; and profile/open runs the whole summary on a worker thread
+ * beside the index build (nsys_info_job_*, nsys_profile_open_begin). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -680,9 +687,20 @@ static bool nsys__read_host_tables(nsys_profile *p, nsys_call *call) {
          nsys__aggregate(p, call, NSYS_TBL_SAMPLING, true, &in->n_cpu_samples);
 }
 
-/* sqlite progress handler: interrupts a worker's aggregate when the request
- * is cancelled (an aggregate is one long step, which the row loop cannot poll). */
-static int nsys__host_interrupt(void *parent) { return nsys_call_cancelled(parent); }
+/* sqlite progress handler of the scan connections: interrupts a long
+ * aggregate step when the request is cancelled. `parent` is the request's
+ * call when the summary is computed on a private call (nsys_info_job): its
+ * cancellation is carried over to `call`, which every loop polls. */
+typedef struct {
+  nsys_call *call, *parent;
+} nsys__cancel_src;
+
+static int nsys__interrupt(void *arg) {
+  nsys__cancel_src *c = arg;
+  if (c->parent && nsys_call_cancelled(c->parent) && c->call)
+    atomic_store_explicit(&c->call->cancelled, 1, memory_order_relaxed);
+  return nsys_call_cancelled(c->call);
+}
 
 static void *nsys__host_worker(void *arg) {
   nsys__host_job *j = arg;
@@ -692,7 +710,8 @@ static void *nsys__host_worker(void *arg) {
   return NULL;
 }
 
-static bool nsys__host_start(nsys_profile *p, nsys_call *call, nsys__host_job *j, pthread_t *th) {
+static bool nsys__host_start(nsys_profile *p, nsys_call *call, nsys__cancel_src *cs, nsys__host_job *j,
+                             pthread_t *th) {
   memset(j, 0, sizeof *j);
   sqlite3 *db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, NULL, 0);
   if (!db) return false;
@@ -701,7 +720,7 @@ static bool nsys__host_start(nsys_profile *p, nsys_call *call, nsys__host_job *j
   memset(&j->shadow.info, 0, sizeof j->shadow.info);
   nsys_call_init(&j->wc, "info", NULL, NULL);
   j->parent = call;
-  sqlite3_progress_handler(db, 100000, nsys__host_interrupt, call);
+  sqlite3_progress_handler(db, 100000, nsys__interrupt, cs);
   if (pthread_create(th, NULL, nsys__host_worker, j) != 0) {
     sqlite3_close(db);
     nsys_call_dispose(&j->wc);
@@ -740,23 +759,92 @@ static bool nsys__host_finish(nsys_profile *p, nsys_call *call, nsys__host_job *
   return ok;
 }
 
-static bool nsys__info_build(nsys_profile *p, nsys_call *call);
+static bool nsys__info_build(nsys_profile *p, nsys_call *call, nsys__cancel_src *cs);
 
 /* The scans run on private NOMUTEX connections: the profile's own handle is
  * FULLMUTEX, which takes a lock in every sqlite3_column_*() call (a third of
- * the scan's CPU). The profile is not published yet, so nothing else reads
- * p->db meanwhile. */
-bool nsys_info_build(nsys_profile *p, nsys_call *call) {
+ * the scan's CPU). `p` is not published yet (or is a job's shadow copy), so
+ * nothing else reads p->db meanwhile. */
+static bool nsys__info_build_on(nsys_profile *p, nsys_call *call, nsys_call *parent) {
+  nsys__cancel_src cs = {call, parent};
   sqlite3 *shared = p->db;
   sqlite3 *own = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, NULL, 0);
-  if (own) p->db = own;
-  bool ok = nsys__info_build(p, call); /* error messages are copied out of `own` */
+  if (own) {
+    p->db = own;
+    sqlite3_progress_handler(own, 100000, nsys__interrupt, &cs);
+  }
+  bool ok = nsys__info_build(p, call, &cs); /* error messages are copied out of `own` */
   p->db = shared;
   if (own) sqlite3_close(own);
   return ok;
 }
 
-static bool nsys__info_build(nsys_profile *p, nsys_call *call) {
+bool nsys_info_build(nsys_profile *p, nsys_call *call) { return nsys__info_build_on(p, call, NULL); }
+
+/* ---- the summary beside the index build (nsys_profile_open_begin) -------- */
+
+struct nsys_info_job {
+  pthread_t th;
+  nsys_profile shadow; /* p's schema, strings and paths (read-only), own info */
+  nsys_call wc;        /* private: progress goes nowhere, errors stay here */
+  nsys_call *parent;   /* the request: its cancellation stops the job */
+  bool ok;
+  int64_t ns;
+};
+
+static void *nsys__info_job_main(void *arg) {
+  nsys_info_job *j = arg;
+  int64_t t0 = nsys_now_ns();
+  j->ok = nsys__info_build_on(&j->shadow, &j->wc, j->parent);
+  j->ns = nsys_now_ns() - t0;
+  return NULL;
+}
+
+nsys_info_job *nsys_info_job_start(nsys_profile *p, nsys_call *call) {
+  nsys_info_job *j = nsys_xcalloc(1, sizeof *j);
+  memcpy(&j->shadow, p, sizeof *p);
+  memset(&j->shadow.info, 0, sizeof j->shadow.info);
+  j->shadow.info_job = NULL;
+  nsys_call_init(&j->wc, "info", NULL, NULL);
+  j->parent = call;
+  if (pthread_create(&j->th, NULL, nsys__info_job_main, j) != 0) {
+    nsys_call_dispose(&j->wc);
+    free(j);
+    return NULL;
+  }
+  return j;
+}
+
+static void nsys__info_job_join(nsys_info_job *j) {
+  pthread_join(j->th, NULL);
+  nsys_call_dispose(&j->wc);
+}
+
+bool nsys_info_job_finish(nsys_info_job *j, nsys_profile *p, nsys_call *call, int64_t *ns) {
+  pthread_join(j->th, NULL);
+  bool ok = j->ok;
+  if (ns) *ns = j->ns;
+  if (ok) {
+    nsys_info_free(&p->info);
+    p->info = j->shadow.info;
+  } else {
+    if (nsys_call_cancelled(j->parent) || nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
+    else nsys_call_fail(call, j->wc.err, "%s", j->wc.err_msg);
+    nsys_info_free(&j->shadow.info);
+  }
+  nsys_call_dispose(&j->wc);
+  free(j);
+  return ok;
+}
+
+void nsys_info_job_discard(nsys_info_job *j) {
+  if (!j) return;
+  nsys__info_job_join(j);
+  nsys_info_free(&j->shadow.info);
+  free(j);
+}
+
+static bool nsys__info_build(nsys_profile *p, nsys_call *call, nsys__cancel_src *cs) {
   nsys_info *in = &p->info;
   in->duration_ns = -1;
   if (!nsys__read_scalars(p, call)) return false;
@@ -767,7 +855,7 @@ static bool nsys__info_build(nsys_profile *p, nsys_call *call) {
   /* host tables beside the GPU scan (inline when no thread or connection) */
   nsys__host_job job;
   pthread_t th;
-  bool threaded = !getenv("NSYS_AI_INFO_SERIAL") && nsys__host_start(p, call, &job, &th);
+  bool threaded = !getenv("NSYS_AI_INFO_SERIAL") && nsys__host_start(p, call, cs, &job, &th);
 
   nsys__pairset pairs = {0};
   uint8_t *nccl = p->schema.table[NSYS_TBL_KERNEL] ? nsys__nccl_flags(p) : NULL;

@@ -161,6 +161,8 @@ bool nsys_profile_check_unchanged(const nsys_profile *p, struct nsys_call *call)
 }
 
 static void nsys__profile_free(nsys_profile *p) {
+  nsys_info_job_discard(p->info_job); /* first: it reads p's schema, strings and paths */
+  p->info_job = NULL;
   nsys_index_free(atomic_load(&p->index));
   if (p->db) sqlite3_close_v2(p->db);
   nsys_strings_free(p);
@@ -270,6 +272,31 @@ static bool nsys__open_db(nsys_profile *p, nsys_call *call) {
 }
 
 nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call) {
+  nsys_profile *p = nsys_profile_open_begin(path, call);
+  if (p && !nsys_profile_open_finish(p, call)) {
+    nsys_profile_release(p);
+    return NULL;
+  }
+  return p;
+}
+
+bool nsys_profile_open_finish(nsys_profile *p, struct nsys_call *call) {
+  if (!p->info_job) return true;
+  nsys_info_job *j = p->info_job;
+  p->info_job = NULL;
+  int64_t t0 = nsys_now_ns(), ns = 0;
+  if (!nsys_info_job_finish(j, p, call, &ns)) {
+    nsys__sanitize_err(call);
+    return false;
+  }
+  nsys_info_cache_save(p);
+  if (getenv("NSYS_AI_VERBOSE"))
+    nsys_log("opened %s: info %.1f ms beside the index (waited %.1f ms)", p->path, (double)ns / 1e6,
+             (double)(nsys_now_ns() - t0) / 1e6);
+  return true;
+}
+
+nsys_profile *nsys_profile_open_begin(const char *path, struct nsys_call *call) {
   if (!path || !*path) {
     nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.path: expected a non-empty path");
     return NULL;
@@ -307,13 +334,15 @@ nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call) {
   }
   int64_t t1 = nsys_now_ns();
   bool cached = nsys_info_cache_load(p);
-  if (!cached) {
+  if (!cached && !getenv("NSYS_AI_INFO_SYNC")) p->info_job = nsys_info_job_start(p, call);
+  if (!cached && !p->info_job) {
     if (!nsys_info_build(p, call)) goto fail;
     nsys_info_cache_save(p);
   }
   if (getenv("NSYS_AI_VERBOSE"))
     nsys_log("opened %s: schema+strings %.1f ms, info %.1f ms%s", p->path, (double)(t1 - t0) / 1e6,
-             (double)(nsys_now_ns() - t1) / 1e6, cached ? " (cached)" : "");
+             (double)(nsys_now_ns() - t1) / 1e6,
+             cached ? " (cached)" : p->info_job ? " (computing beside the index)" : "");
   return p;
 fail:
   nsys__sanitize_err(call);

@@ -24,6 +24,15 @@ void nsys_strings_free(nsys_profile *p);
 bool nsys_info_build(nsys_profile *p, struct nsys_call *call);
 void nsys_info_free(nsys_info *info);
 
+/* info.c: the summary computed on a worker thread beside the index build
+ * (nsys_profile_open_begin). start: NULL when no thread could be started.
+ * finish: joins, moves the result into p->info (true) or records the error on
+ * call (false; cancellation of the start call counts), frees the job, and
+ * gives the job's time in *ns. discard: joins and drops it. */
+nsys_info_job *nsys_info_job_start(nsys_profile *p, struct nsys_call *call);
+bool nsys_info_job_finish(nsys_info_job *j, nsys_profile *p, struct nsys_call *call, int64_t *ns);
+void nsys_info_job_discard(nsys_info_job *j);
+
 /* info_cache.c: the summary saved in the cache directory, keyed by the file
  * identity (path, dev, inode, size, mtime). load: true when a valid entry
  * replaced p->info; false (p->info untouched) when absent, stale or corrupt.

@@ -19,6 +19,7 @@
 
 struct nsys_call;
 struct nsys_index;
+typedef struct nsys_info_job nsys_info_job;
 
 /* Schema generation, by which metadata table the export carries. */
 typedef enum {
@@ -153,6 +154,7 @@ typedef struct nsys_profile {
   char **sparse_strings;
   int64_t n_sparse;
   nsys_info info;
+  nsys_info_job *info_job;  /* summary still computing (open_begin .. open_finish) */
   _Atomic(struct nsys_index *) index; /* NULL until built; owned */
   atomic_int refcount;
 } nsys_profile;
@@ -161,6 +163,17 @@ typedef struct nsys_profile {
  * the cache dir). Never modifies the file. On failure returns NULL after
  * nsys_call_fail() with a specific application error. Does not build the index. */
 nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call);
+/* nsys_profile_open() in two halves, so that the summary (`info`, a scan of
+ * every activity table when it is not cached) is computed on a worker thread
+ * while the caller builds the index. begin: like nsys_profile_open(), but
+ * p->info_job may be non-NULL: p->info is then not ready, and p must not be
+ * published (registry) or its info read before nsys_profile_open_finish()
+ * returned true. finish: waits for the summary; false after nsys_call_fail()
+ * (the caller releases p). Releasing p without finish is allowed (the worker
+ * is joined and its result dropped); the call given to begin must outlive
+ * that. NSYS_AI_INFO_SYNC=1 computes the summary inside begin. */
+nsys_profile *nsys_profile_open_begin(const char *path, struct nsys_call *call);
+bool nsys_profile_open_finish(nsys_profile *p, struct nsys_call *call);
 void nsys_profile_retain(nsys_profile *p);
 void nsys_profile_release(nsys_profile *p); /* frees at zero, index included */
 

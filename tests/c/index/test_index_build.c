@@ -141,6 +141,63 @@ out:
   free(path);
 }
 
+/* Graph-level CUDA graph tracing: one CUPTI_ACTIVITY_KIND_GRAPH_TRACE row per
+ * launch, an op of kind graph on its stream, joined to cudaGraphLaunch. */
+static void test_graph_trace(void) {
+  char *path = make_small_db();
+  sqlite3 *db = NULL;
+  if (sqlite3_open(path, &db) != SQLITE_OK) exit(2);
+  char sql[4096];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+           " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER,"
+           " streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,"
+           " graphId INTEGER NOT NULL, graphExecId INTEGER NOT NULL);"
+           "INSERT INTO StringIds VALUES (20,'cudaGraphLaunch_v10000');"
+           "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start,end,eventClass,globalTid,correlationId,nameId)"
+           " VALUES (160,165,0,%lld,9,20);"
+           /* same start as the kernel at 200 on stream 7: sorts after it (kind) */
+           "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (200,300,0,1,NULL,7,9,%lld,4,5),"
+           " (900,950,0,1,NULL,21,77,%lld,6,8);",
+           GTID_A, GPID_A, GPID_A);
+  t_exec(db, sql);
+  sqlite3_close(db);
+  t_profile tp = t_open(path);
+  const nsys_index *ix = t_index(&tp);
+  CHECK(ix != NULL);
+  if (!ix) goto out;
+  CHECK_EQ_I(ix->ops.n, 8);
+  CHECK_EQ_I(ix->n_tracks, 5);
+  /* track 0 = (device 0, stream 7, pid 100): kernel 200-300, graph 200-300, kernel 250-400 */
+  CHECK_EQ_I(ix->tracks[0].count, 3);
+  CHECK_EQ_I(ix->ops.kind[0], NSYS_OP_KERNEL);
+  CHECK_EQ_I(ix->ops.kind[1], NSYS_OP_GRAPH);
+  CHECK_EQ_I(ix->ops.rowid[1], 1);
+  CHECK(strcmp(S(ix, ix->ops.name[1]), "[CUDA graph 4]") == 0);
+  CHECK(strcmp(S(ix, ix->ops.full_name[1]), "[CUDA graph 4]") == 0);
+  CHECK_EQ_I(ix->tracks[0].busy_ns, 200);
+  int32_t a = ix->ops.api[1];
+  CHECK(a >= 0 && strcmp(S(ix, ix->api.name[a]), "cudaGraphLaunch") == 0);
+  if (a >= 0) CHECK_EQ_I(ix->api.first_op[a], 1);
+  /* a stream with graph launches only runs kernels: compute; no launching call: unattributed */
+  uint32_t t21 = UINT32_MAX;
+  for (uint32_t t = 0; t < ix->n_tracks; t++)
+    if (ix->tracks[t].stream == 21) t21 = t;
+  CHECK(t21 != UINT32_MAX);
+  if (t21 != UINT32_MAX) {
+    CHECK_EQ_I(ix->tracks[t21].cls, NSYS_STREAM_COMPUTE);
+    CHECK_EQ_I(ix->tracks[t21].count, 1);
+    uint32_t o = ix->tracks[t21].first;
+    CHECK_EQ_I(ix->ops.kind[o], NSYS_OP_GRAPH);
+    CHECK_EQ_I(ix->ops.api[o], -1);
+    CHECK(strcmp(S(ix, ix->ops.name[o]), "[CUDA graph 6]") == 0);
+  }
+out:
+  t_close(&tp);
+  unlink(path);
+  free(path);
+}
+
 /* ---- real profiles ------------------------------------------------------ */
 
 static int64_t sql_int(sqlite3 *db, const char *sql) {
@@ -353,6 +410,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) check_real(argv[i]);
   } else {
     test_small();
+    test_graph_trace();
     test_progress_and_cancel();
     test_real_profiles();
   }

@@ -27,7 +27,7 @@ export interface Perf {
   /** hover: mousemove event (its timestamp) → tooltip with details. */
   hovers: number[];
   redraw?: () => number;
-  /** The kernel id a hover at canvas point (px, py) would show (bench and tests pick targets with it). */
+  /** The kernel (GPU op) id whose details a hover at canvas point (px, py) would show (bench and tests pick targets with it). */
   probe?: (px: number, py: number) => number | undefined;
   /** A raw bridge request (bench: empty round trips). */
   rpc?: (method: string, params: Record<string, unknown>) => Promise<unknown>;
@@ -101,7 +101,7 @@ export class TimelineView {
   /** Call once the element is in the document. */
   start(openedAt = performance.now()): void {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
-    this.perf.probe = (px, py) => this.hitAt(px, py)?.id;
+    this.perf.probe = (px, py) => { const hit = this.hitAt(px, py); return hit?.gpu ? hit.id : undefined; };
     this.perf.rowIds = () => this.rows.map((r) => r.track.id);
     this.perf.visibleRowIds = () => this.visibleBlocks().flatMap((b) => b.rows.map((r) => r.track.id));
     this.t0 = openedAt;
@@ -118,7 +118,7 @@ export class TimelineView {
     this.canvas.style.height = '0px';
     this.spacer.style.height = `${total}px`;
     const hgt = Math.max(AXIS_H + ROW_H, Math.min(total, this.el.clientHeight || total));
-    this.spacer.style.height = `${total - hgt}px`;
+    this.spacer.style.height = `${Math.max(0, total - hgt)}px`;
     const dpr = window.devicePixelRatio || 1;
     this.canvas.width = Math.floor(w * dpr);
     this.canvas.height = Math.floor(hgt * dpr);
@@ -468,7 +468,11 @@ export class TimelineView {
       if (d.durNs !== undefined || d.dur !== undefined) extra.push(`duration ${formatNs(Number(d.durNs ?? d.dur))}`);
       if (api && typeof api === 'object') {
         if (api.name) extra.push(`launched by ${String(api.name)}`);
-        if (api.queueDelayNs !== undefined || d.queueDelayNs !== undefined) extra.push(`queue delay ${formatNs(Number(api.queueDelayNs ?? d.queueDelayNs))}`);
+        if (api.queueDelayNs !== undefined || d.queueDelayNs !== undefined) {
+          /* negative: the op started before its API call returned (a blocking call such as cudaMemcpy) */
+          const q = Number(api.queueDelayNs ?? d.queueDelayNs);
+          extra.push(q >= 0 ? `queue delay ${formatNs(q)}` : `started ${formatNs(-q)} before the call returned`);
+        }
       }
       if (d.nvtxPath && Array.isArray(d.nvtxPath) && d.nvtxPath.length) extra.push(`NVTX ${d.nvtxPath.map((x) => (typeof x === 'string' ? x : (x as { name?: string }).name)).join(' › ')}`);
       tip.append(h('div', { class: 'tip-extra' }, extra.join(' · ') || 'details loaded'));

@@ -108,7 +108,7 @@ function hops(hx: Harness, from: number, method: string) {
     const GUTTER = 210;
     await page.locator('canvas').focus();
     await page.evaluate(() => { window.__nsysPerf.frames.length = 0; window.__nsysPerf.inputToFrame.length = 0; });
-    const cx = box.x + GUTTER + (box.width - GUTTER) * 0.4, cy = box.y + 22 + 11 * 22;
+    const cx = box.x + GUTTER + (box.width - GUTTER) * 0.4, cy = box.y + Math.min(22 + 11 * 22, (box.height + 22) / 2); /* inside the canvas, also with few rows */
     await page.mouse.move(cx, cy);
     for (let i = 0; i < 12; i++) { await page.mouse.wheel(0, -240); await sleep(16); }
     await page.mouse.down();

@@ -97,6 +97,33 @@ test('first frame: one columns-format request per visible tile, only the rows in
   await page.mouse.move(box.x + 5, box.y + 5);
 });
 
+test('rows scroll under a fixed axis: the canvas is the viewport\'s height, hits follow the scroll', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  const dims = await page.evaluate(() => {
+    const el = document.querySelector('.timeline') as HTMLElement, c = el.querySelector('canvas')!;
+    return { client: el.clientHeight, scroll: el.scrollHeight, canvas: c.getBoundingClientRect().height, rows: window.__nsysPerf.rowIds!().length };
+  });
+  assert.ok(dims.canvas <= dims.client + 1, `canvas ${dims.canvas}px within the ${dims.client}px viewport`);
+  assert.ok(Math.abs(dims.scroll - (22 + dims.rows * 22 + 4)) <= 1, `scroll height ${dims.scroll} covers ${dims.rows} rows`);
+  if (dims.scroll - dims.client < 44) return t.skip('too few rows to scroll two');
+  const box = (await page.locator('canvas').boundingBox())!;
+  const label = async (y: number) => {
+    await page.mouse.move(box.x + 50, box.y + y);
+    await page.waitForFunction(() => !(document.querySelector('.tooltip') as HTMLElement).hidden);
+    return page.textContent('.tooltip .tip-name');
+  };
+  const third = await label(22 + 2 * 22 + 11);
+  await page.mouse.move(box.x + 5, box.y + 5);
+  await page.evaluate(() => { document.querySelector('.timeline')!.scrollTop = 44; });
+  await page.waitForTimeout(100);
+  assert.equal(await label(22 + 11), third, 'after scrolling two rows, the top row is the former third');
+  const axisHit = await page.evaluate(() => window.__nsysPerf.probe!(700, 10));
+  assert.equal(axisHit, undefined, 'the axis is not a row');
+  await page.evaluate(() => { document.querySelector('.timeline')!.scrollTop = 0; });
+  await page.mouse.move(box.x + 5, box.y + 5);
+});
+
 test('wheel zoom sends a new timeline/range at a finer resolution', async (t) => {
   if (skip) return t.skip(skip);
   const { page } = hx!;

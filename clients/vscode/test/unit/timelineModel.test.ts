@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolutionFor, tilesFor, TimelineModel, TILE_PX, zoomView, panView, tileKey } from '../../src/client/timelineModel';
+import { resolutionFor, tilesFor, TimelineModel, TILE_PX, zoomView, panView, tileKey, coalescingFetch, toColumns, byTrack, forEachItem, shortestItem, type Item, type TrackRangeParams } from '../../src/client/timelineModel';
 import type { RangeResult } from '../../src/protocol/types';
 
 test('resolution is the smallest power of two covering ns per pixel', () => {
@@ -95,4 +95,56 @@ test('zoom keeps the anchor under the cursor and respects bounds', () => {
   assert.deepEqual([out.start, out.end], [0, 1_000_000]);
   const p = panView(z, -1e9, b);
   assert.equal(p.start, 0);
+});
+
+test('row blocks asking one tile in the same tick make one request; each gets its own tracks', async () => {
+  const log: TrackRangeParams[] = [];
+  const fetch = coalescingFetch(async (p: TrackRangeParams): Promise<RangeResult> => {
+    log.push(p);
+    if (p.start < 0) throw new Error('bad range');
+    return { resolution: 1, start: p.start, end: p.end, tracks: p.tracks.map((id) => ({ id, events: [] })) };
+  });
+  const tile = { start: 0, end: 512, width: 512, maxEvents: 256, format: 'columns' as const };
+  const [a, b, c] = await Promise.all([
+    fetch({ ...tile, tracks: ['t1', 't2'] }), fetch({ ...tile, tracks: ['t3'] }), fetch({ ...tile, start: 512, end: 1024, tracks: ['t1'] }),
+  ]);
+  assert.equal(log.length, 2, 'one request per tile');
+  assert.deepEqual(log[0]!.tracks, ['t1', 't2', 't3']);
+  assert.deepEqual(a.tracks.map((t) => t.id), ['t1', 't2']);
+  assert.deepEqual(b.tracks.map((t) => t.id), ['t3']);
+  assert.deepEqual(c.tracks.map((t) => t.id), ['t1']);
+  const bad = { ...tile, start: -512, end: 0 };
+  const errs = await Promise.allSettled([fetch({ ...bad, tracks: ['t1'] }), fetch({ ...bad, tracks: ['t2'] })]);
+  assert.deepEqual(errs.map((e) => e.status), ['rejected', 'rejected'], 'a failure reaches every block');
+  await fetch({ ...tile, tracks: ['t9'] });
+  assert.equal(log.length, 4, 'a later tick asks again');
+});
+
+test('objects answers convert to columns; items and the shortest hit read from columns', () => {
+  const r: RangeResult = {
+    resolution: 10, start: 1000, end: 1100,
+    tracks: [
+      { id: 'g', buckets: [
+        { start: 1020, end: 1030, count: 3, busyNs: 8, longest: { id: 7, name: 'gemm', dur: 6 } },
+        { start: 1030, end: 1040, count: 0, busyNs: 10 },
+      ] },
+      { id: 'n', events: [{ id: 1, start: 1000, end: 1090, name: 'step', kind: 'nvtx', depth: 0 }, { id: 2, start: 1010, end: 1015, name: 'fwd', kind: 'nvtx', depth: 1 }] },
+    ],
+  };
+  const c = toColumns(r);
+  assert.equal(c.format, 'columns');
+  assert.equal(toColumns(c), c, 'columns pass through');
+  const g = c.tracks[0]!;
+  assert.ok('buckets' in g);
+  assert.deepEqual(g.buckets.index, [2, 3]);
+  assert.deepEqual(g.buckets.longestId, [7, -1]);
+  assert.deepEqual(g.buckets.longestName.map((k) => (k < 0 ? null : c.names[k])), ['gemm', null]);
+  const tile = { resolution: 10, start: 1000, end: 1100, key: 'k', result: c };
+  const parts = byTrack([tile]);
+  const items: Item[] = [];
+  forEachItem(parts.get('g')!, 0, 5000, 'GPU op', (it) => { items.push(it); });
+  assert.deepEqual(items, [{ id: 7, name: 'gemm', kind: 'GPU op', start: 1020, end: 1030, dur: 6, count: 3 }], 'a bucket without a longest item is not an item');
+  assert.equal(shortestItem(parts.get('n')!, 1012, 1013, 'NVTX range')?.name, 'fwd');
+  assert.equal(shortestItem(parts.get('n')!, 1050, 1060, 'NVTX range')?.id, 1);
+  assert.equal(shortestItem(parts.get('n')!, 2000, 2001, 'NVTX range'), undefined);
 });

@@ -6,7 +6,7 @@ results: {
 kind: ("kernel" | "nvtx")
 name: string
 /**
- * Kernels only: one demangled name of the group.
+ * Kernels only: the group's demangled name with the most matched GPU time.
  */
 demangledName?: string
 /**
