@@ -8,6 +8,8 @@
  *                        level, all tracks; per-request server-side time
  *                        (handler + JSON serialisation)
  *   range-gpu FILE N SEED  the same over the GPU stream tracks only
+ *                        (either: a 5th argument `columns` asks for the
+ *                        "columns" format, the one the VS Code client uses)
  *   tree FILE            nvtx/tree over the whole profile (handler + serialisation)
  * Driven by bench/run.py. */
 #include <malloc.h>
@@ -219,7 +221,7 @@ static double timed_call(nsys_profile_registry *reg, const char *method, cJSON *
   return (double)(t1 - t0) / 1e9;
 }
 
-static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_only) {
+static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_only, bool columns) {
   rng_state ^= seed * 0x2545F4914F6CDD1DULL;
   nsys_profile_registry *reg = nsys_registry_new();
   nsys_profile *p = nsys_registry_add(reg, open_profile(path));
@@ -247,6 +249,7 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
       cJSON_AddNumberToObject(pp, "start", (double)a);
       cJSON_AddNumberToObject(pp, "end", (double)(a + w));
       cJSON_AddNumberToObject(pp, "width", 2000);
+      if (columns) cJSON_AddStringToObject(pp, "format", "columns");
       if (gpu_only) {
         cJSON *arr = cJSON_AddArrayToObject(pp, "tracks");
         for (uint32_t t = 0; t < nsys_tl_track_count(ix); t++)
@@ -276,9 +279,9 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
   uint32_t n_req_tracks = 0;
   for (uint32_t t = 0; t < nsys_tl_track_count(ix); t++)
     n_req_tracks += !gpu_only || nsys_tl_track_at(ix, t)->kind == NSYS_TL_GPU;
-  printf("],\"requests\":%zu,\"tracks\":%u,\"p50ms\":%.3f,\"p99ms\":%.3f,\"maxms\":%.3f,\"cpuP50ms\":%.3f,"
+  printf("],\"format\":\"%s\",\"requests\":%zu,\"tracks\":%u,\"p50ms\":%.3f,\"p99ms\":%.3f,\"maxms\":%.3f,\"cpuP50ms\":%.3f,"
          "\"cpuP99ms\":%.3f,\"avgBytes\":%zu}\n",
-         k, n_req_tracks, pct(all, k, 0.5) * 1e3, pct(all, k, 0.99) * 1e3, k ? all[k - 1] * 1e3 : 0,
+         columns ? "columns" : "objects", k, n_req_tracks, pct(all, k, 0.5) * 1e3, pct(all, k, 0.99) * 1e3, k ? all[k - 1] * 1e3 : 0,
          pct(all_cpu, k, 0.5) * 1e3, pct(all_cpu, k, 0.99) * 1e3, k ? total_bytes / k : 0);
   free(all);
   free(all_cpu);
@@ -331,7 +334,7 @@ static int cmd_tree(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: nsys-ai-bench scan|cold|warm|range|tree FILE [N SEED]\n");
+    fprintf(stderr, "usage: nsys-ai-bench scan|cold|warm|range|range-gpu|tree FILE [N SEED [columns]]\n");
     return 1;
   }
   const char *m = argv[1], *f = argv[2];
@@ -340,7 +343,7 @@ int main(int argc, char **argv) {
   if (strcmp(m, "warm") == 0) return cmd_warm(f);
   if (strcmp(m, "range") == 0 || strcmp(m, "range-gpu") == 0)
     return cmd_range(f, argc > 3 ? atoi(argv[3]) : 1000, argc > 4 ? strtoull(argv[4], NULL, 10) : 1,
-                     strcmp(m, "range-gpu") == 0);
+                     strcmp(m, "range-gpu") == 0, argc > 5 && strcmp(argv[5], "columns") == 0);
   if (strcmp(m, "tree") == 0) return cmd_tree(f);
   fprintf(stderr, "unknown mode %s\n", m);
   return 1;
