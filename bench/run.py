@@ -16,7 +16,8 @@ in its own process so RSS and caches are measured cleanly:
   range p99    timeline/range, 2000 px, --windows random windows at every zoom
                level (window = span / 2^k down to 20 us), GPU stream tracks;
                server side = handler + JSON serialisation, wall and thread-CPU;
-               format "objects" (the target) and, same windows, "columns"
+               format "objects" (the target) and, same windows, "columns"; and
+               the index's share alone (same grid, callbacks that do nothing)
   tree         nvtx/tree over the whole profile (handler + serialisation)
   bytes/op     index bytes per GPU op (ops arrays + summaries) and per NVTX
                range (arrays + depth rows + projection + summaries); RSS delta
@@ -188,6 +189,8 @@ def main() -> int:
          "warm_over_cold"),
         (f"timeline/range p99, 2000 px, {rg['tracks']} GPU tracks", f"{rg['p99ms']:.2f} ms",
          f"(CPU p99 {rg['cpuP99ms']:.2f} ms, p50 {rg['p50ms']:.2f} ms, {rg['requests']} requests)", "range_p99_ms"),
+        ("  of which the index (summaries, no JSON), CPU", f"{rg['indexCpuP99ms']:.2f} ms",
+         f"(p50 {rg['indexCpuP50ms']:.3f} ms; the rest is writing the JSON)", None),
         ("  same windows, format \"columns\" (VS Code client)", f"{rc['p99ms']:.2f} ms",
          f"(CPU p99 {rc['cpuP99ms']:.2f} ms, p50 {rc['p50ms']:.2f} ms; {rc['avgBytes'] / 1e3:.0f} kB avg vs "
          f"{rg['avgBytes'] / 1e3:.0f} kB)", None),
