@@ -8,6 +8,8 @@
  *                        level, all tracks; per-request server-side time
  *                        (handler + JSON serialisation)
  *   range-gpu FILE N SEED  the same over the GPU stream tracks only
+ *                        (either: a 5th argument `columns` asks for the
+ *                        "columns" format, the one the VS Code client uses)
  *   tree FILE            nvtx/tree over the whole profile (handler + serialisation)
  * Driven by bench/run.py. */
 #include <malloc.h>
@@ -219,7 +221,40 @@ static double timed_call(nsys_profile_registry *reg, const char *method, cJSON *
   return (double)(t1 - t0) / 1e9;
 }
 
-static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_only) {
+/* The index's share of one timeline/range request: the same grid as the
+ * handler (ns per pixel rounded up to a power of two, aligned) and the same
+ * events-or-buckets choice (default maxEvents = width / 4), with callbacks
+ * that do nothing, so (request - this) is the JSON writing. Thread CPU
+ * seconds. */
+static void noop_bucket(void *ctx, const nsys_tl_bucket *b) {
+  (void)b;
+  ++*(uint64_t *)ctx;
+}
+static void noop_event(void *ctx, uint32_t row) {
+  (void)row;
+  ++*(uint64_t *)ctx;
+}
+static double index_share(const nsys_index *ix, int64_t start, int64_t end, int64_t width, bool gpu_only,
+                          uint64_t *items) {
+  double c0 = cpu_now();
+  int64_t per_px = (end - start + width - 1) / width, res = 1;
+  while (res < per_px) res <<= 1;
+  int64_t base = start / res * res;
+  if (base > start) base -= res;
+  int64_t gend = (end + res - 1) / res * res;
+  if (gend - res >= end) gend -= res;
+  uint32_t nb = (uint32_t)((gend - base) / res);
+  int64_t max_events = width / 4 > 64 ? width / 4 : 64;
+  for (uint32_t t = 0; t < nsys_tl_track_count(ix); t++) {
+    if (gpu_only && nsys_tl_track_at(ix, t)->kind != NSYS_TL_GPU) continue;
+    uint32_t n = nsys_tl_count(ix, t, base, gend);
+    if (n <= (uint64_t)max_events) nsys_tl_events(ix, t, start, end, noop_event, items);
+    else nsys_tl_buckets(ix, t, base, res, nb, noop_bucket, items);
+  }
+  return cpu_now() - c0;
+}
+
+static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_only, bool columns) {
   rng_state ^= seed * 0x2545F4914F6CDD1DULL;
   nsys_profile_registry *reg = nsys_registry_new();
   nsys_profile *p = nsys_registry_add(reg, open_profile(path));
@@ -233,6 +268,8 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
   size_t n = (size_t)levels * (size_t)per_level;
   double *all = nsys_xmalloc((n + 1) * sizeof(double));
   double *all_cpu = nsys_xmalloc((n + 1) * sizeof(double));
+  double *all_ix = nsys_xmalloc((n + 1) * sizeof(double));
+  uint64_t ix_items = 0;
   size_t k = 0, total_bytes = 0;
   printf("{\"levels\":[");
   for (int lv = 0; lv < levels; lv++) {
@@ -247,6 +284,7 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
       cJSON_AddNumberToObject(pp, "start", (double)a);
       cJSON_AddNumberToObject(pp, "end", (double)(a + w));
       cJSON_AddNumberToObject(pp, "width", 2000);
+      if (columns) cJSON_AddStringToObject(pp, "format", "columns");
       if (gpu_only) {
         cJSON *arr = cJSON_AddArrayToObject(pp, "tracks");
         for (uint32_t t = 0; t < nsys_tl_track_count(ix); t++)
@@ -258,6 +296,7 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
       vc[i] = last_cpu;
       bytes_lv += b;
       all_cpu[k] = last_cpu;
+      all_ix[k] = index_share(ix, a, a + w, 2000, gpu_only, &ix_items);
       all[k++] = v[i];
     }
     qsort(v, (size_t)per_level, sizeof *v, cmp_double);
@@ -273,15 +312,18 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
   }
   qsort(all, k, sizeof *all, cmp_double);
   qsort(all_cpu, k, sizeof *all_cpu, cmp_double);
+  qsort(all_ix, k, sizeof *all_ix, cmp_double);
   uint32_t n_req_tracks = 0;
   for (uint32_t t = 0; t < nsys_tl_track_count(ix); t++)
     n_req_tracks += !gpu_only || nsys_tl_track_at(ix, t)->kind == NSYS_TL_GPU;
-  printf("],\"requests\":%zu,\"tracks\":%u,\"p50ms\":%.3f,\"p99ms\":%.3f,\"maxms\":%.3f,\"cpuP50ms\":%.3f,"
-         "\"cpuP99ms\":%.3f,\"avgBytes\":%zu}\n",
-         k, n_req_tracks, pct(all, k, 0.5) * 1e3, pct(all, k, 0.99) * 1e3, k ? all[k - 1] * 1e3 : 0,
-         pct(all_cpu, k, 0.5) * 1e3, pct(all_cpu, k, 0.99) * 1e3, k ? total_bytes / k : 0);
+  printf("],\"format\":\"%s\",\"requests\":%zu,\"tracks\":%u,\"p50ms\":%.3f,\"p99ms\":%.3f,\"maxms\":%.3f,\"cpuP50ms\":%.3f,"
+         "\"cpuP99ms\":%.3f,\"avgBytes\":%zu,\"indexCpuP50ms\":%.3f,\"indexCpuP99ms\":%.3f,\"indexCpuMaxms\":%.3f}\n",
+         columns ? "columns" : "objects", k, n_req_tracks, pct(all, k, 0.5) * 1e3, pct(all, k, 0.99) * 1e3, k ? all[k - 1] * 1e3 : 0,
+         pct(all_cpu, k, 0.5) * 1e3, pct(all_cpu, k, 0.99) * 1e3, k ? total_bytes / k : 0,
+         pct(all_ix, k, 0.5) * 1e3, pct(all_ix, k, 0.99) * 1e3, k ? all_ix[k - 1] * 1e3 : 0);
   free(all);
   free(all_cpu);
+  free(all_ix);
   nsys_call_dispose(&c);
   nsys_profile_release(p);
   nsys_registry_free(reg);
@@ -331,7 +373,7 @@ static int cmd_tree(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: nsys-ai-bench scan|cold|warm|range|tree FILE [N SEED]\n");
+    fprintf(stderr, "usage: nsys-ai-bench scan|cold|warm|range|range-gpu|tree FILE [N SEED [columns]]\n");
     return 1;
   }
   const char *m = argv[1], *f = argv[2];
@@ -340,7 +382,7 @@ int main(int argc, char **argv) {
   if (strcmp(m, "warm") == 0) return cmd_warm(f);
   if (strcmp(m, "range") == 0 || strcmp(m, "range-gpu") == 0)
     return cmd_range(f, argc > 3 ? atoi(argv[3]) : 1000, argc > 4 ? strtoull(argv[4], NULL, 10) : 1,
-                     strcmp(m, "range-gpu") == 0);
+                     strcmp(m, "range-gpu") == 0, argc > 5 && strcmp(argv[5], "columns") == 0);
   if (strcmp(m, "tree") == 0) return cmd_tree(f);
   fprintf(stderr, "unknown mode %s\n", m);
   return 1;

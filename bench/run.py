@@ -15,7 +15,9 @@ in its own process so RSS and caches are measured cleanly:
   warm/cold    reopen from the index cache / cold build
   range p99    timeline/range, 2000 px, --windows random windows at every zoom
                level (window = span / 2^k down to 20 us), GPU stream tracks;
-               server side = handler + JSON serialisation, wall and thread-CPU
+               server side = handler + JSON serialisation, wall and thread-CPU;
+               format "objects" (the target) and, same windows, "columns"; and
+               the index's share alone (same grid, callbacks that do nothing)
   tree         nvtx/tree over the whole profile (handler + serialisation)
   bytes/op     index bytes per GPU op (ops arrays + summaries) and per NVTX
                range (arrays + depth rows + projection + summaries); RSS delta
@@ -159,6 +161,10 @@ def main() -> int:
     res["range_gpu_tracks"] = rg
     res["range_p99_ms"] = rg["p99ms"]
     res["range_cpu_p99_ms"] = rg["cpuP99ms"]
+    rc = run_json([bench, "range-gpu", str(big), str(windows), "1", "columns"], env={"NSYS_AI_CACHE_DIR": str(cache)})
+    res["range_gpu_tracks_columns"] = rc
+    res["range_columns_p99_ms"] = rc["p99ms"]
+    res["range_columns_cpu_p99_ms"] = rc["cpuP99ms"]
     ra = run_json([bench, "range", str(big), str(max(10, windows // 10)), "2"], env={"NSYS_AI_CACHE_DIR": str(cache)})
     res["range_all_tracks"] = ra
     tr = run_json([bench, "tree", str(big)], env={"NSYS_AI_CACHE_DIR": str(cache)})
@@ -183,6 +189,11 @@ def main() -> int:
          "warm_over_cold"),
         (f"timeline/range p99, 2000 px, {rg['tracks']} GPU tracks", f"{rg['p99ms']:.2f} ms",
          f"(CPU p99 {rg['cpuP99ms']:.2f} ms, p50 {rg['p50ms']:.2f} ms, {rg['requests']} requests)", "range_p99_ms"),
+        ("  of which the index (summaries, no JSON), CPU", f"{rg['indexCpuP99ms']:.2f} ms",
+         f"(p50 {rg['indexCpuP50ms']:.3f} ms; the rest is writing the JSON)", None),
+        ("  same windows, format \"columns\" (VS Code client)", f"{rc['p99ms']:.2f} ms",
+         f"(CPU p99 {rc['cpuP99ms']:.2f} ms, p50 {rc['p50ms']:.2f} ms; {rc['avgBytes'] / 1e3:.0f} kB avg vs "
+         f"{rg['avgBytes'] / 1e3:.0f} kB)", None),
         (f"timeline/range p99, all {ra['tracks']} tracks", f"{ra['p99ms']:.2f} ms", f"(CPU p99 {ra['cpuP99ms']:.2f} ms)",
          None),
         ("nvtx/tree, whole profile", f"{res['tree_ms']:.0f} ms",

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -121,6 +122,7 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
 
 
 def main() -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop jupyter on `timeout` too
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", type=Path, action="append")
     ap.add_argument("--app", choices=("lab", "notebook"), default="lab")

@@ -91,9 +91,13 @@ def top_kernels(db):
 
 
 def overlap(db):
+    """Compute vs NCCL on unions; a CUDA graph launch (graph-level tracing) counts as compute."""
     by_dev = {}
     for s, e, d, _st, n in kernels(db):
         by_dev.setdefault(d, []).append((s, e, is_nccl(n)))
+    if "CUPTI_ACTIVITY_KIND_GRAPH_TRACE" in tables(db):
+        for s, e, d in db.execute("SELECT start, end, deviceId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
+            by_dev.setdefault(d, []).append((s, e, False))
     out = {}
     for d, ks in by_dev.items():
         comp = union([(s, e) for s, e, c in ks if not c])

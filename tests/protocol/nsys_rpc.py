@@ -57,7 +57,8 @@ class Server:
         self._next_id = 1
         self._stderr_chunks: list[bytes] = []
         threading.Thread(target=self._read_loop, daemon=True).start()
-        threading.Thread(target=self._stderr_loop, daemon=True).start()
+        self._stderr_thread = threading.Thread(target=self._stderr_loop, daemon=True)
+        self._stderr_thread.start()
         if initialize:
             self.request("initialize", {"processId": os.getpid(), "capabilities": {}})
             self.notify("initialized", {})
@@ -175,6 +176,9 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        # the process has exited: let the reader take the rest of its stderr,
+        # so `stderr` is complete once close() returns
+        self._stderr_thread.join(timeout=timeout)
         return self.proc.returncode
 
     def __enter__(self) -> "Server":

@@ -62,7 +62,7 @@ def test_top_kernels_demangled():
     assert len(res["rows"]) == n
 
 
-@pytest.mark.parametrize("prof", THREE)
+@pytest.mark.parametrize("prof", THREE + ["nsys2024_a100_cudagraph"])
 def test_overlap(prof):
     path = need_real(prof)
     want = ref.overlap(ref.connect(path))

@@ -121,7 +121,10 @@ def test_real_cudagraph_kernel_ids_stable(server, tmp_path):
     assert sum(t["count"] for t in tracks["tracks"] if t["kind"] == "gpu") == n_kernels + n_graph
     kinds = defaultdict(int)
     for kid in range(n_kernels + n_graph):
-        kinds[server.request("kernel/details", {"profileId": pid, "kernelId": kid})["kind"]] += 1
+        d = server.request("kernel/details", {"profileId": pid, "kernelId": kid})
+        kinds[d["kind"]] += 1
+        if d["kind"] == "graph":
+            check_schema("kernel/details", "result", d)
     assert kinds == {"kernel": n_kernels, "graph": n_graph}
 
 

@@ -83,8 +83,9 @@ bool nsys_actx_device_selected(const nsys_actx *c, int32_t device);
 /* Ops filter used to build unions: returns true to include op i. */
 typedef bool (*nsys_op_pred)(nsys_actx *c, uint32_t op);
 bool nsys_pred_kernel(nsys_actx *c, uint32_t op);
+bool nsys_pred_kernel_or_graph(nsys_actx *c, uint32_t op); /* kernel or CUDA graph launch */
 bool nsys_pred_any(nsys_actx *c, uint32_t op);
-bool nsys_pred_compute(nsys_actx *c, uint32_t op); /* kernel, not NCCL */
+bool nsys_pred_compute(nsys_actx *c, uint32_t op); /* kernel, not NCCL, or a CUDA graph launch */
 bool nsys_pred_comm(nsys_actx *c, uint32_t op);    /* NCCL kernel */
 /* Union of the ops of `device` (all tracks) that satisfy pred, clipped to [a,b). */
 void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,

@@ -56,7 +56,12 @@ static void nsys__fill_op_class(nsys_actx *c) {
   uint8_t *cls = nsys_xmalloc((size_t)ix->ops.n + 1);
   for (uint32_t i = 0; i < ix->ops.n; i++) {
     uint32_t nm = ix->ops.name[i];
-    cls[i] = ix->ops.kind[i] != NSYS_OP_KERNEL ? 3 : (nm < ix->strings.count && c->name_nccl[nm]) ? 2 : 1;
+    /* 1 compute kernel, 2 NCCL kernel, 3 copy or set, 4 CUDA graph launch
+     * (graph-level tracing: its kernels are not recorded one by one) */
+    cls[i] = ix->ops.kind[i] == NSYS_OP_GRAPH    ? 4
+             : ix->ops.kind[i] != NSYS_OP_KERNEL ? 3
+             : (nm < ix->strings.count && c->name_nccl[nm]) ? 2
+                                                             : 1;
   }
   c->op_class = cls;
 }
@@ -74,13 +79,20 @@ nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api) {
   return nm < c->ix->strings.count ? (nsys_api_class)c->name_api[nm] : NSYS_API_OTHER;
 }
 
-bool nsys_pred_kernel(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) != 3; }
+bool nsys_pred_kernel(nsys_actx *c, uint32_t op) {
+  uint8_t k = nsys__op_class(c, op);
+  return k == 1 || k == 2;
+}
+bool nsys_pred_kernel_or_graph(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) != 3; }
 bool nsys_pred_any(nsys_actx *c, uint32_t op) {
   (void)c;
   (void)op;
   return true;
 }
-bool nsys_pred_compute(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) == 1; }
+bool nsys_pred_compute(nsys_actx *c, uint32_t op) {
+  uint8_t k = nsys__op_class(c, op);
+  return k == 1 || k == 4;
+}
 bool nsys_pred_comm(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) == 2; }
 
 uint32_t nsys_actx_devices(nsys_actx *c, int32_t **out) {

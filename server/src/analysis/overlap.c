@@ -52,7 +52,7 @@ bool nsys_an_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys__ov tot = {0};
   for (uint32_t d = 0; d < nd; d++) {
     int64_t a, b;
-    if (!nsys_actx_device_span(c, devs[d], nsys_pred_kernel, &a, &b)) continue;
+    if (!nsys_actx_device_span(c, devs[d], nsys_pred_kernel_or_graph, &a, &b)) continue;
     nsys__ov o;
     nsys__overlap_in(c, devs[d], a, b, &o);
     cJSON_AddItemToArray(rows, nsys__ov_json(devs[d], a, b, &o));

@@ -171,3 +171,12 @@ void nsys_log(const char *fmt, ...) {
   fputc('\n', stderr);
   va_end(ap);
 }
+
+uint64_t nsys_fnv1a(const void *data, size_t n, uint64_t h) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}

@@ -44,6 +44,9 @@ int64_t nsys_now_ns(void);
  * ~/.cache/nsys-ai. Created with mode 0700 (parents as needed). Returns a
  * malloc'd path or NULL when it cannot be created. */
 char *nsys_cache_dir(void);
+/* FNV-1a over n bytes, continuing from h (start with NSYS_FNV_SEED). */
+#define NSYS_FNV_SEED 1469598103934665603ULL
+uint64_t nsys_fnv1a(const void *data, size_t n, uint64_t h);
 
 /* Format a nanosecond duration for humans: "12.3 ms", "840 ns", "1.25 s". */
 void nsys_fmt_duration(char *out, size_t cap, int64_t ns);

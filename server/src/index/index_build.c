@@ -731,7 +731,7 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   r->tgroup = NULL;
   /* final track order */
   nsys__track_key *sorted = nsys_xmalloc((size_t)(ntk ? ntk : 1) * sizeof *sorted);
-  memcpy(sorted, keys, (size_t)ntk * sizeof *sorted);
+  if (ntk) memcpy(sorted, keys, (size_t)ntk * sizeof *sorted);
   qsort(sorted, ntk, sizeof *sorted, nsys__cmp_track_key);
   uint32_t *tmp2final = nsys_xmalloc((size_t)(ntk ? ntk : 1) * sizeof(uint32_t));
   for (uint32_t t = 0; t < ntk; t++) tmp2final[sorted[t].tmp] = t;

@@ -35,15 +35,6 @@ typedef struct {
   uint32_t n_proj, n_proj_rows; /* derived: NVTX projected on GPUs */
 } nsys__cache_header;
 
-static uint64_t nsys__fnv(const void *data, size_t n, uint64_t h) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 /* Checksum over 8-byte words: two running sums (Fletcher-style), ~1 word per cycle. */
 typedef struct {
   uint64_t a, b;
@@ -60,19 +51,6 @@ static void nsys__sum_words(nsys__sum *s, const uint64_t *w, size_t n) {
 }
 
 static uint64_t nsys__sum_final(const nsys__sum *s) { return s->a ^ (s->b * 0xC2B2AE3D27D4EB4FULL); }
-
-static char *nsys__cache_path(const nsys_profile *p, uint64_t *path_hash) {
-  char *dir = nsys_cache_dir();
-  if (!dir) return NULL;
-  uint64_t h = nsys__fnv(p->path, strlen(p->path), 1469598103934665603ULL);
-  *path_hash = h;
-  uint64_t id[4] = {(uint64_t)p->st_dev, (uint64_t)p->st_ino, (uint64_t)p->st_size,
-                    (uint64_t)p->st_mtime_ns};
-  h = nsys__fnv(id, sizeof id, h);
-  char *path = nsys_xasprintf("%s/index-%016llx.bin", dir, (unsigned long long)h);
-  free(dir);
-  return path;
-}
 
 /* ---- writing ------------------------------------------------------------ */
 
@@ -111,7 +89,7 @@ static void nsys__put(nsys__writer *w, const void *data, size_t n) {
 
 void nsys__cache_save(const nsys_index *ix, nsys_profile *p) {
   uint64_t path_hash = 0;
-  char *path = nsys__cache_path(p, &path_hash);
+  char *path = nsys_profile_cache_file(p, "index", &path_hash);
   if (!path) return;
   char *tmp = nsys_xasprintf("%s.tmp.%d.%lld", path, (int)getpid(), (long long)nsys_now_ns());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -240,7 +218,7 @@ void nsys__cache_unmap(void *base, size_t size) {
 
 nsys_index *nsys__cache_load(nsys_profile *p) {
   uint64_t path_hash = 0;
-  char *path = nsys__cache_path(p, &path_hash);
+  char *path = nsys_profile_cache_file(p, "index", &path_hash);
   if (!path) return NULL;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

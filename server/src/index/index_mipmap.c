@@ -2,12 +2,16 @@
  *
  * Per block of NSYS__BLOCK items: the union length and the max end of all
  * items before the block, and the longest item of the block; per super block
- * (NSYS__BLOCK blocks) the longest item. That is about 0.7 bytes per item and
+ * (NSYS__BLOCK blocks) the longest item. That is about 1.3 bytes per item and
  * answers, for any bucket grid:
- *   U(t)    = |union of items ∩ (-inf, t]|   in O(log n + BLOCK)
+ *   U(t)    = |union of items ∩ (-inf, t]|   from the block table + a scan of
+ *             at most BLOCK - 1 items
  *   longest = argmax dur over items [i, j)  in O(BLOCK * 3 + (j-i)/BLOCK^2)
- * so a zoom query costs O(buckets * (log n + BLOCK)), independent of how many
- * items each bucket summarises. busyNs of a bucket [a, b) is U(b) - U(a). */
+ * busyNs of a bucket [a, b) is U(b) - U(a). A zoom query walks each track's
+ * buckets in one monotone pass (nsys__buckets_walk): the bucket edges are
+ * found by galloping from the previous edge and each U is computed once, so
+ * a query costs O(log n) + O(BLOCK + log(items per bucket)) per bucket,
+ * independent of how many items each bucket summarises. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,25 +99,6 @@ uint32_t nsys__series_lower(const nsys__series *s, int64_t t) {
   return lo;
 }
 
-/* First item >= from with start >= t, galloping from `from`. */
-static uint32_t nsys__gallop(const nsys__series *s, uint32_t from, int64_t t) {
-  if (from >= s->n || nsys__st(s, from) >= t) return from;
-  uint32_t step = 1, lo = from, hi = from + 1;
-  while (hi < s->n && nsys__st(s, hi) < t) {
-    lo = hi;
-    step *= 2;
-    hi = (s->n - hi > step) ? hi + step : s->n;
-  }
-  /* start(lo) < t, answer in (lo, hi] */
-  uint32_t a = lo + 1, b = hi;
-  while (a < b) {
-    uint32_t mid = a + (b - a) / 2;
-    if (nsys__st(s, mid) < t) a = mid + 1;
-    else b = mid;
-  }
-  return a;
-}
-
 /* Union length P and max end M of items [0, m). */
 static void nsys__prefix(const nsys__series *s, uint32_t m, int64_t *P_out, int64_t *M_out) {
   uint32_t b = m / NSYS__BLOCK;
@@ -139,44 +124,46 @@ static inline int64_t nsys__U(int64_t P, int64_t M, int64_t t) {
   return M != INT64_MIN && M > t ? P - (M - t) : P;
 }
 
-static void nsys__consider(const nsys__series *s, uint32_t c, uint32_t *best, int64_t *best_d) {
-  int64_t d = nsys__en(s, c) - nsys__st(s, c);
-  if (d > *best_d) {
-    *best_d = d;
-    *best = c;
-  }
-}
-
-/* Longest item in [i, j), j > i. */
-static uint32_t nsys__longest(const nsys__series *s, uint32_t i, uint32_t j, int64_t *dur) {
-  uint32_t best = i;
-  int64_t best_d = -1;
-  uint32_t bi = (i + NSYS__BLOCK - 1) / NSYS__BLOCK, bj = j / NSYS__BLOCK; /* full blocks [bi, bj) */
-  if (bi >= bj) {
-    for (uint32_t k = i; k < j; k++) nsys__consider(s, k, &best, &best_d);
-  } else {
-    for (uint32_t k = i; k < bi * NSYS__BLOCK; k++) nsys__consider(s, k, &best, &best_d);
-    uint32_t gi = (bi + NSYS__BLOCK - 1) / NSYS__BLOCK, gj = bj / NSYS__BLOCK;
-    if (gi >= gj) {
-      for (uint32_t b = bi; b < bj; b++) nsys__consider(s, s->blk_longest[b], &best, &best_d);
-    } else {
-      for (uint32_t b = bi; b < gi * NSYS__BLOCK; b++) nsys__consider(s, s->blk_longest[b], &best, &best_d);
-      for (uint32_t g = gi; g < gj; g++) nsys__consider(s, s->sup_longest[g], &best, &best_d);
-      for (uint32_t b = gj * NSYS__BLOCK; b < bj; b++) nsys__consider(s, s->blk_longest[b], &best, &best_d);
-    }
-    for (uint32_t k = bj * NSYS__BLOCK; k < j; k++) nsys__consider(s, k, &best, &best_d);
-  }
-  *dur = best_d;
-  return best;
-}
-
 static inline int64_t nsys__floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-uint32_t nsys__series_buckets(const nsys__series *s, int64_t base, int64_t res, uint32_t nb,
-                              nsys_tl_bucket_fn fn, void *ctx) {
+/* The bucket walk, specialised by the compiler for contiguous series
+ * (idx == NULL, the GPU tracks: start/end read directly) and indexed ones.
+ * One monotone pass per track: each bucket's first item is where the
+ * previous bucket's gallop stopped, and the union prefix (P, M) carried from
+ * one bucket to the next is both the previous bucket's U(end) and this one's
+ * U(start). Per non-empty bucket [bs, be) with items [i, j):
+ *   - j by galloping from i (O(log(j - i)) reads);
+ *   - when [i, j) lies inside one block: one scan of [i, j) updates P, M and
+ *     finds the longest item;
+ *   - otherwise the head [i, next block) is scanned for the longest only, the
+ *     whole blocks between give their longest through blk/sup maxima, P and M
+ *     restart from the block table at j's block, and one scan of the tail
+ *     [j's block, j) updates P, M and the longest together.
+ * The longest is the first item of maximal duration in index order, as the
+ * per-block and per-super-block maxima are, so results match a plain scan. */
+#define NSYS__ST(k) (idx ? S[idx[k]] : S[k])
+#define NSYS__EN(k) (idx ? E[idx[k]] : E[k])
+#define NSYS__ACC(st, en)        \
+  do {                           \
+    if (M == INT64_MIN || (st) > M) { \
+      P += (en) - (st);          \
+      M = (en);                  \
+    } else if ((en) > M) {       \
+      P += (en) - M;             \
+      M = (en);                  \
+    }                            \
+  } while (0)
+
+static inline __attribute__((always_inline)) uint32_t
+nsys__buckets_walk(const nsys__series *s, const uint32_t *idx, int64_t base, int64_t res, uint32_t nb,
+                   nsys_tl_bucket_fn fn, void *ctx) {
+  const int64_t *S = idx ? s->start : s->start + s->first;
+  const int64_t *E = idx ? s->end : s->end + s->first;
+  const uint32_t row0 = idx ? 0 : s->first;
+  const uint32_t n = s->n;
   int64_t gend = base + res * (int64_t)nb;
   uint32_t i = nsys__series_lower(s, base);
   uint32_t hi = nsys__series_lower(s, gend);
@@ -186,7 +173,12 @@ uint32_t nsys__series_buckets(const nsys__series *s, int64_t base, int64_t res, 
   int64_t k_next = 0; /* first bucket not yet emitted */
   for (;;) {
     /* bucket of the next item that starts in the grid, nb when none */
-    int64_t k_item = i < hi ? nsys__floor_div(nsys__st(s, i) - base, res) : (int64_t)nb;
+    int64_t k_item = (int64_t)nb;
+    if (i < hi) {
+      int64_t off = NSYS__ST(i) - base;
+      int64_t next_s = k_next * res; /* offset of bucket k_next; off >= it after the first bucket */
+      k_item = off >= next_s && off - next_s < res ? k_next : nsys__floor_div(off, res);
+    }
     /* buckets before it are only covered by items that started earlier */
     while (k_next < k_item && M != INT64_MIN && M > base + k_next * res) {
       int64_t bs = base + k_next * res, be = bs + res;
@@ -197,19 +189,84 @@ uint32_t nsys__series_buckets(const nsys__series *s, int64_t base, int64_t res, 
     }
     if (i >= hi) break;
     int64_t bs = base + k_item * res, be = bs + res;
-    uint32_t j = nsys__gallop(s, i, be);
+    /* j: first item with start >= be, galloping from i (start(i) < be) */
+    uint32_t j;
+    {
+      uint32_t step = 1, lo = i, up = i + 1;
+      while (up < n && NSYS__ST(up) < be) {
+        lo = up;
+        step *= 2;
+        up = (n - up > step) ? up + step : n;
+      }
+      uint32_t a = lo + 1, b = up;
+      while (a < b) {
+        uint32_t mid = a + (b - a) / 2;
+        if (NSYS__ST(mid) < be) a = mid + 1;
+        else b = mid;
+      }
+      j = a;
+    }
     int64_t u0 = nsys__U(P, M, bs);
-    nsys__prefix(s, j, &P, &M);
+    uint32_t best = i;
+    int64_t best_d = -1;
+    uint32_t tail = (j / NSYS__BLOCK) * NSYS__BLOCK;
+    if (tail > i) {
+      uint32_t bi = (i + NSYS__BLOCK - 1) / NSYS__BLOCK, bj = j / NSYS__BLOCK; /* whole blocks [bi, bj) */
+      for (uint32_t k = i; k < bi * NSYS__BLOCK; k++) {
+        int64_t d = NSYS__EN(k) - NSYS__ST(k);
+        if (d > best_d) {
+          best_d = d;
+          best = k;
+        }
+      }
+#define NSYS__BLK(c)                                \
+  do {                                              \
+    uint32_t c_ = (c);                              \
+    int64_t d_ = NSYS__EN(c_) - NSYS__ST(c_);       \
+    if (d_ > best_d) {                              \
+      best_d = d_;                                  \
+      best = c_;                                    \
+    }                                               \
+  } while (0)
+      uint32_t gi = (bi + NSYS__BLOCK - 1) / NSYS__BLOCK, gj = bj / NSYS__BLOCK;
+      if (gi >= gj) {
+        for (uint32_t b = bi; b < bj; b++) NSYS__BLK(s->blk_longest[b]);
+      } else {
+        for (uint32_t b = bi; b < gi * NSYS__BLOCK; b++) NSYS__BLK(s->blk_longest[b]);
+        for (uint32_t g = gi; g < gj; g++) NSYS__BLK(s->sup_longest[g]);
+        for (uint32_t b = gj * NSYS__BLOCK; b < bj; b++) NSYS__BLK(s->blk_longest[b]);
+      }
+#undef NSYS__BLK
+      P = s->blk_union[bj];
+      M = s->blk_maxend[bj];
+    } else {
+      tail = i;
+    }
+    for (uint32_t k = tail; k < j; k++) {
+      int64_t st = NSYS__ST(k), en = NSYS__EN(k);
+      if (en - st > best_d) {
+        best_d = en - st;
+        best = k;
+      }
+      NSYS__ACC(st, en);
+    }
     int64_t u1 = nsys__U(P, M, be);
-    int64_t ld;
-    uint32_t li = nsys__longest(s, i, j, &ld);
-    nsys_tl_bucket bk = {bs, be, j - i, u1 - u0, nsys__row(s, li), ld};
+    nsys_tl_bucket bk = {bs, be, j - i, u1 - u0, idx ? idx[best] : row0 + best, best_d};
     fn(ctx, &bk);
     emitted++;
     k_next = k_item + 1;
     i = j;
   }
   return emitted;
+}
+#undef NSYS__ST
+#undef NSYS__EN
+#undef NSYS__ACC
+
+uint32_t nsys__series_buckets(const nsys__series *s, int64_t base, int64_t res, uint32_t nb,
+                              nsys_tl_bucket_fn fn, void *ctx) {
+  if (s->idx) return nsys__buckets_walk(s, s->idx, base, res, nb, fn, ctx);
+  return nsys__buckets_walk(s, NULL, base, res, nb, fn, ctx);
 }
 
 uint32_t nsys__series_events(const nsys__series *s, int64_t qs, int64_t qe, nsys_tl_event_fn fn,

@@ -36,34 +36,12 @@ typedef struct {
   uint64_t payload_size, checksum;
 } nsys__info_header;
 
-static uint64_t nsys__fnv(const void *data, size_t n, uint64_t h) {
-  const unsigned char *s = data;
-  for (size_t i = 0; i < n; i++) {
-    h ^= s[i];
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-static char *nsys__info_cache_path(const nsys_profile *p, uint64_t *path_hash) {
-  char *dir = nsys_cache_dir();
-  if (!dir) return NULL;
-  uint64_t h = nsys__fnv(p->path, strlen(p->path), 1469598103934665603ULL);
-  *path_hash = h;
-  uint64_t id[4] = {(uint64_t)p->st_dev, (uint64_t)p->st_ino, (uint64_t)p->st_size,
-                    (uint64_t)p->st_mtime_ns};
-  h = nsys__fnv(id, sizeof id, h);
-  char *path = nsys_xasprintf("%s/info-%016llx.bin", dir, (unsigned long long)h);
-  free(dir);
-  return path;
-}
-
 static void nsys__fill_header(nsys__info_header *h, const nsys_profile *p, uint64_t path_hash) {
   memset(h, 0, sizeof *h);
   memcpy(h->magic, NSYS__INFO_MAGIC, sizeof h->magic);
   /* the format version and the release: a new release recomputes */
   h->version = NSYS__INFO_CACHE_VERSION ^
-               (uint32_t)nsys__fnv(NSYS_AI_VERSION, strlen(NSYS_AI_VERSION), 1469598103934665603ULL) << 8;
+               (uint32_t)nsys_fnv1a(NSYS_AI_VERSION, strlen(NSYS_AI_VERSION), NSYS_FNV_SEED) << 8;
   h->sizeof_info = (uint32_t)sizeof(nsys_info);
   h->dev = (uint64_t)p->st_dev;
   h->ino = (uint64_t)p->st_ino;
@@ -138,7 +116,7 @@ static void nsys__serialize(const nsys_info *in, nsys_strbuf *b) {
 void nsys_info_cache_save(const nsys_profile *p) {
   if (getenv("NSYS_AI_NO_INFO_CACHE")) return;
   uint64_t path_hash = 0;
-  char *path = nsys__info_cache_path(p, &path_hash);
+  char *path = nsys_profile_cache_file(p, "info", &path_hash);
   if (!path) return;
   nsys_strbuf payload;
   nsys_strbuf_init(&payload);
@@ -146,7 +124,7 @@ void nsys_info_cache_save(const nsys_profile *p) {
   nsys__info_header h;
   nsys__fill_header(&h, p, path_hash);
   h.payload_size = payload.len;
-  h.checksum = nsys__fnv(payload.data, payload.len, 1469598103934665603ULL);
+  h.checksum = nsys_fnv1a(payload.data, payload.len, NSYS_FNV_SEED);
   char *tmp = nsys_xasprintf("%s.tmp.%d.%lld", path, (int)getpid(), (long long)nsys_now_ns());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   bool ok = fd >= 0 && payload.len < NSYS__INFO_MAX_FILE;
@@ -272,7 +250,7 @@ static bool nsys__deserialize(nsys__reader *r, nsys_info *in) {
 bool nsys_info_cache_load(nsys_profile *p) {
   if (getenv("NSYS_AI_NO_INFO_CACHE")) return false;
   uint64_t path_hash = 0;
-  char *path = nsys__info_cache_path(p, &path_hash);
+  char *path = nsys_profile_cache_file(p, "info", &path_hash);
   if (!path) return false;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   free(path);
@@ -296,7 +274,7 @@ bool nsys_info_cache_load(nsys_profile *p) {
       got += (size_t)k;
     }
     ok = got == h.payload_size &&
-         nsys__fnv(data, h.payload_size, 1469598103934665603ULL) == h.checksum;
+         nsys_fnv1a(data, h.payload_size, NSYS_FNV_SEED) == h.checksum;
   }
   close(fd);
   if (!ok) {

@@ -349,3 +349,15 @@ fail:
   nsys_profile_release(p);
   return NULL;
 }
+
+char *nsys_profile_cache_file(const nsys_profile *p, const char *prefix, uint64_t *path_hash) {
+  char *dir = nsys_cache_dir();
+  if (!dir) return NULL;
+  uint64_t h = nsys_fnv1a(p->path, strlen(p->path), NSYS_FNV_SEED);
+  *path_hash = h;
+  uint64_t id[4] = {(uint64_t)p->st_dev, (uint64_t)p->st_ino, (uint64_t)p->st_size, (uint64_t)p->st_mtime_ns};
+  h = nsys_fnv1a(id, sizeof id, h);
+  char *path = nsys_xasprintf("%s/%s-%016llx.bin", dir, prefix, (unsigned long long)h);
+  free(dir);
+  return path;
+}

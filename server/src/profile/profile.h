@@ -236,4 +236,10 @@ bool nsys_registry_remove(nsys_profile_registry *r, const char *id);
  * releasing each. */
 nsys_profile **nsys_registry_list(nsys_profile_registry *r, int *n);
 
+/* The cache file for this profile's derived data: nsys_cache_dir()/PREFIX-HASH.bin,
+ * HASH over the path and the file identity (device, inode, size, mtime), so a
+ * changed file gets a new name. *path_hash is the hash of the path alone (cache
+ * headers repeat it). NULL when there is no cache directory. Caller frees. */
+char *nsys_profile_cache_file(const nsys_profile *p, const char *prefix, uint64_t *path_hash);
+
 #endif

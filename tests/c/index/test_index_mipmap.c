@@ -96,6 +96,9 @@ static int64_t floor_div(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+/* d holds the items in series order; item i is table row s->idx[i] (or
+ * s->first + i). The longest of a bucket is its first item of maximal
+ * duration in series order. */
 static void check_grid(const series_data *d, const nsys__series *s, int64_t base, int64_t res,
                        uint32_t nb) {
   static bucket_list l;
@@ -108,10 +111,14 @@ static void check_grid(const series_data *d, const nsys__series *s, int64_t base
     int64_t bs = base + res * q, be = bs + res;
     uint32_t cnt = 0;
     int64_t longest = -1;
+    uint32_t longest_row = UINT32_MAX;
     for (uint32_t i = 0; i < d->n; i++)
       if (d->start[i] >= bs && d->start[i] < be) {
         cnt++;
-        if (d->end[i] - d->start[i] > longest) longest = d->end[i] - d->start[i];
+        if (d->end[i] - d->start[i] > longest) {
+          longest = d->end[i] - d->start[i];
+          longest_row = s->idx ? s->idx[i] : s->first + i;
+        }
       }
     int64_t busy = brute_union(d, bs, be);
     bool reported = k < l.n && l.b[k].start == bs;
@@ -126,8 +133,9 @@ static void check_grid(const series_data *d, const nsys__series *s, int64_t base
     CHECK(b->busy_ns >= 0 && b->busy_ns <= res);
     if (cnt) {
       CHECK(b->longest_dur == longest);
-      CHECK(d->end[b->longest] - d->start[b->longest] == longest);
-      CHECK(d->start[b->longest] >= bs && d->start[b->longest] < be);
+      CHECK(b->longest == longest_row);
+      CHECK(s->end[b->longest] - s->start[b->longest] == longest);
+      CHECK(s->start[b->longest] >= bs && s->start[b->longest] < be);
     } else {
       CHECK(b->longest == UINT32_MAX);
     }
@@ -199,16 +207,42 @@ int main(void) {
       free(d.end);
     }
   }
-  /* an indexed series (items reached through idx[]) */
+  /* an indexed series (items reached through idx[], rows stored in reverse)
+   * and a contiguous one that starts at row `first` of a larger table */
   {
-    series_data d = make(777, 2);
-    uint32_t *idx = nsys_xmalloc(777 * sizeof(uint32_t));
-    for (uint32_t i = 0; i < 777; i++) idx[i] = i;
-    nsys__series s;
-    nsys__series_init(&s, d.start, d.end, idx, 0, 777);
-    check_grid(&d, &s, floor_div(d.start[0], 64) * 64, 64, 500);
-    nsys__series_free(&s);
+    series_data d = make(5000, 2);
+    uint32_t n = d.n, pad = 13;
+    int64_t *st = nsys_xmalloc((n + pad) * sizeof(int64_t)), *en = nsys_xmalloc((n + pad) * sizeof(int64_t));
+    uint32_t *idx = nsys_xmalloc(n * sizeof(uint32_t));
+    for (uint32_t i = 0; i < n; i++) {
+      idx[i] = n - 1 - i;
+      st[idx[i]] = d.start[i];
+      en[idx[i]] = d.end[i];
+    }
+    for (int pass = 0; pass < 2; pass++) {
+      nsys__series s;
+      if (pass == 0) {
+        nsys__series_init(&s, st, en, idx, 0, n);
+      } else {
+        for (uint32_t i = 0; i < pad; i++) st[i] = en[i] = -999999; /* rows before the series */
+        for (uint32_t i = 0; i < n; i++) {
+          st[pad + i] = d.start[i];
+          en[pad + i] = d.end[i];
+        }
+        nsys__series_init(&s, st, en, NULL, pad, n);
+      }
+      int64_t lo = d.start[0] - 500, hi = d.end[n - 1] + 500;
+      for (int it = 0; it < 40; it++) {
+        int64_t res = (int64_t)1 << (rnd() % 14);
+        int64_t qs = lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+        check_grid(&d, &s, floor_div(qs, res) * res, res, 1 + (uint32_t)(rnd() % 300));
+      }
+      check_grid(&d, &s, floor_div(lo, 1 << 20) * (1 << 20), (int64_t)1 << 20, 2);
+      nsys__series_free(&s);
+    }
     free(idx);
+    free(st);
+    free(en);
     free(d.start);
     free(d.end);
   }

@@ -280,8 +280,8 @@ class Timeline {
   private visibleTracks(): string[] | undefined {
     const top = this.scroll.scrollTop;
     const h = this.scroll.clientHeight || Number(this.scroll.style.maxHeight.replace("px", "")) || 420;
-    const first = Math.max(0, Math.floor((top - AXIS_H) / ROW_H) - 4);
-    const last = Math.min(this.tracks.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 4);
+    const first = Math.max(0, Math.floor(top / ROW_H) - 2); // two rows of margin each side
+    const last = Math.min(this.tracks.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 2);
     if (first === 0 && last >= this.tracks.length) return undefined;
     return this.tracks.slice(first, last).map((t) => t.id);
   }

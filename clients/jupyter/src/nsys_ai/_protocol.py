@@ -233,7 +233,7 @@ KernelDetailsResultNvtxPathItem = TypedDict("KernelDetailsResultNvtxPathItem", {
 # kernel/details result
 KernelDetailsResult = TypedDict("KernelDetailsResult", {
     "id": int,
-    "kind": Literal["kernel", "memcpy", "memset"],
+    "kind": Literal["kernel", "memcpy", "memset", "graph"],
     "name": str,
     "demangledName": str,
     "displayName": str,

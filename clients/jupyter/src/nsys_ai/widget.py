@@ -95,7 +95,10 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             content = q.get()
             if content is None:
                 return
-            self._serve(content)
+            try:
+                self._serve(content)
+            except Exception:  # e.g. the widget closed while a reply was being sent: keep serving
+                pass
 
     def close(self) -> None:
         if self._queues is not None:

@@ -147,6 +147,9 @@ def server_has_columns(profile: Path) -> bool:
 
 
 def main() -> int:
+    # a SIGTERM (e.g. from `timeout`) unwinds like an exception, so the jupyter server and
+    # its kernels are stopped by jupyter()'s cleanup
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     profile = Path(sys.argv[1]).resolve()
     out = Path(sys.argv[2]).resolve()
     app = sys.argv[3] if len(sys.argv) > 3 else "lab"
