@@ -99,48 +99,79 @@ static void nsys__proj_sort_row(nsys__proj_tmp *a, uint32_t n, nsys__proj_tmp *t
 /* The projection sweep of one thread for all its GPUs at once (slots u <
  * nu, local[] maps a device index to its slot): the sweep of
  * nsys_nvtx_sweep with the callback inlined, each enclosing range taking the
- * span of the call's ops on each GPU. ps/pe: nu rows of the thread's ranges. */
+ * span of the call's ops on each GPU. ps/pe: nu rows of the thread's ranges.
+ *
+ * With one GPU and properly nested ranges on the stack (ends non-increasing
+ * from the bottom, counted by `crossed`), the ranges enclosing a call are a
+ * prefix of the stack: its span is kept pending on the prefix's top level and
+ * passed down when that level is popped, instead of being written to every
+ * enclosing range. Min and max do not depend on the order, so the result is
+ * the direct one. */
 typedef struct {
-  uint32_t *stack; int64_t *stack_end; uint32_t cap;
+  uint32_t *stack; int64_t *stack_end, *pend_lo, *pend_hi; uint32_t cap;
   int64_t *lo, *hi; uint32_t nlo; /* per slot */
 } nsys__proj_acc;
+
+static void nsys__proj_grow(nsys__proj_acc *acc) {
+  acc->cap = acc->cap ? acc->cap * 2 : 64;
+  acc->stack = nsys_xrealloc(acc->stack, acc->cap * sizeof *acc->stack);
+  acc->stack_end = nsys_xrealloc(acc->stack_end, acc->cap * sizeof *acc->stack_end);
+  acc->pend_lo = nsys_xrealloc(acc->pend_lo, acc->cap * sizeof *acc->pend_lo);
+  acc->pend_hi = nsys_xrealloc(acc->pend_hi, acc->cap * sizeof *acc->pend_hi);
+}
 
 static void nsys__proj_sweep(const nsys_index *ix, uint32_t t, const uint32_t *track_dev,
                              const uint32_t *local, uint32_t nu, int64_t *ps, int64_t *pe,
                              nsys__proj_acc *acc) {
   const nsys_host_thread *th = &ix->threads[t];
   const nsys_nvtx_ranges *v = &ix->nvtx;
-  if (!acc->cap) {
-    acc->cap = 64;
-    acc->stack = nsys_xmalloc(acc->cap * sizeof *acc->stack);
-    acc->stack_end = nsys_xmalloc(acc->cap * sizeof *acc->stack_end);
-  }
+  if (!acc->cap) nsys__proj_grow(acc);
   if (acc->nlo < nu) {
     acc->nlo = nu;
     acc->lo = nsys_xrealloc(acc->lo, nu * sizeof *acc->lo);
     acc->hi = nsys_xrealloc(acc->hi, nu * sizeof *acc->hi);
   }
-  uint32_t *stack = acc->stack, sp = 0;
-  int64_t *stack_end = acc->stack_end;
+  uint32_t *stack = acc->stack, sp = 0, crossed = 0;
+  int64_t *stack_end = acc->stack_end, *pend_lo = acc->pend_lo, *pend_hi = acc->pend_hi;
   int64_t *lo = acc->lo, *hi = acc->hi;
   uint32_t base = th->nvtx_first, r = th->nvtx_first, r_end = th->nvtx_first + th->nvtx_count;
   size_t row = th->nvtx_count;
+  /* pops the top level: its pending span goes to its range and the level below */
+#define NSYS__POP()                                                           \
+  do {                                                                        \
+    sp--;                                                                     \
+    if (pend_lo[sp] != INT64_MAX) {                                           \
+      uint32_t q_ = stack[sp] - base;                                         \
+      if (pend_lo[sp] < ps[q_]) ps[q_] = pend_lo[sp];                         \
+      if (pend_hi[sp] > pe[q_]) pe[q_] = pend_hi[sp];                         \
+      if (sp) {                                                               \
+        if (pend_lo[sp] < pend_lo[sp - 1]) pend_lo[sp - 1] = pend_lo[sp];     \
+        if (pend_hi[sp] > pend_hi[sp - 1]) pend_hi[sp - 1] = pend_hi[sp];     \
+      }                                                                       \
+    }                                                                         \
+    if (sp && stack_end[sp] > stack_end[sp - 1]) crossed--;                   \
+  } while (0)
   for (uint32_t a = th->api_first; a < th->api_first + th->api_count; a++) {
     int32_t o = ix->api.first_op[a];
     if (o < 0) continue;
     int64_t as = ix->api.start[a], ae = ix->api.end[a];
     while (r < r_end && v->start[r] <= as) {
       /* drop ranges that ended before this one starts (they contain nothing later) */
-      while (sp && stack_end[sp - 1] < v->start[r]) sp--;
+      while (sp && stack_end[sp - 1] < v->start[r]) NSYS__POP();
       if (sp == acc->cap) {
-        acc->cap *= 2;
-        acc->stack = stack = nsys_xrealloc(stack, acc->cap * sizeof *stack);
-        acc->stack_end = stack_end = nsys_xrealloc(stack_end, acc->cap * sizeof *stack_end);
+        nsys__proj_grow(acc);
+        stack = acc->stack;
+        stack_end = acc->stack_end;
+        pend_lo = acc->pend_lo;
+        pend_hi = acc->pend_hi;
       }
       stack_end[sp] = v->end[r];
+      pend_lo[sp] = INT64_MAX;
+      pend_hi[sp] = INT64_MIN;
+      if (sp && stack_end[sp] > stack_end[sp - 1]) crossed++;
       stack[sp++] = r++;
     }
-    while (sp && stack_end[sp - 1] < as) sp--;
+    while (sp && stack_end[sp - 1] < as) NSYS__POP();
     if (!sp) continue;
     /* the call's ops: one GPU (the usual case) or several */
     uint32_t u0 = local[track_dev[ix->ops.track[o]]];
@@ -153,6 +184,15 @@ static void nsys__proj_sweep(const nsys_index *ix, uint32_t t, const uint32_t *t
       }
       if (ix->ops.start[x] < l0) l0 = ix->ops.start[x];
       if (ix->ops.end[x] > h0) h0 = ix->ops.end[x];
+    }
+    if (!multi && nu == 1 && !crossed) {
+      uint32_t m = sp;
+      while (m && stack_end[m - 1] < ae) m--;
+      if (m) {
+        if (l0 < pend_lo[m - 1]) pend_lo[m - 1] = l0;
+        if (h0 > pend_hi[m - 1]) pend_hi[m - 1] = h0;
+      }
+      continue;
     }
     if (!multi) {
       int64_t *ps0 = ps + u0 * row - base, *pe0 = pe + u0 * row - base;
@@ -184,6 +224,8 @@ static void nsys__proj_sweep(const nsys_index *ix, uint32_t t, const uint32_t *t
       }
     }
   }
+  while (sp) NSYS__POP();
+#undef NSYS__POP
 }
 
 static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
@@ -251,6 +293,8 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
   }
   free(acc.stack);
   free(acc.stack_end);
+  free(acc.pend_lo);
+  free(acc.pend_hi);
   free(acc.lo);
   free(acc.hi);
   free(local);
