@@ -3,6 +3,7 @@
  * depth), NVTX ranges projected on each GPU (nvtx_gpu_proj_trace semantics),
  * a summary series per timeline track, and the track list in display order. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,31 +229,53 @@ static void nsys__proj_sweep(const nsys_index *ix, uint32_t t, const uint32_t *t
 #undef NSYS__POP
 }
 
-static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
-  /* devices present */
-  int32_t *devs = NULL;
-  uint32_t nd = 0;
+/* The projection is shared by the two derive threads: each takes the next
+ * host thread (an atomic counter) and sweeps it into its own list; the lists
+ * are then concatenated, grouped and sorted by a total key, so which thread
+ * swept what does not change the result. */
+typedef struct {
+  const nsys_index *ix;
+  int32_t *devs;        /* devices present, ascending */
+  uint32_t nd, maxd;    /* maxd: deepest NVTX depth */
+  uint32_t *track_dev;  /* track -> index in devs (tracks are sorted by device) */
+  atomic_uint next;     /* next host thread to sweep */
+} nsys__proj_pool;
+
+typedef struct {
+  nsys__proj_tmp *tmp;
+  size_t n, cap;
+} nsys__proj_out;
+
+static void nsys__proj_pool_init(nsys__proj_pool *pool, const nsys_index *ix) {
+  memset(pool, 0, sizeof *pool);
+  pool->ix = ix;
   for (uint32_t t = 0; t < ix->n_tracks; t++)
-    if (!nd || devs[nd - 1] != ix->tracks[t].device) {
-      devs = nsys_xrealloc(devs, (nd + 1) * sizeof *devs);
-      devs[nd++] = ix->tracks[t].device;
+    if (!pool->nd || pool->devs[pool->nd - 1] != ix->tracks[t].device) {
+      pool->devs = nsys_xrealloc(pool->devs, (pool->nd + 1) * sizeof *pool->devs);
+      pool->devs[pool->nd++] = ix->tracks[t].device;
     }
-  /* per track: its device's index in devs (tracks are sorted by device) */
-  uint32_t *track_dev = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *track_dev);
+  pool->track_dev = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *pool->track_dev);
   for (uint32_t t = 0, d = 0; t < ix->n_tracks; t++) {
-    while (devs[d] != ix->tracks[t].device) d++;
-    track_dev[t] = d;
+    while (pool->devs[d] != ix->tracks[t].device) d++;
+    pool->track_dev[t] = d;
   }
-  uint32_t maxd = 0;
   for (uint32_t t = 0; t < ix->n_threads; t++)
-    if (ix->threads[t].nvtx_count && ix->threads[t].nvtx_max_depth > maxd)
-      maxd = ix->threads[t].nvtx_max_depth;
-  nsys__proj_tmp *tmp = NULL;
-  size_t n_tmp = 0, cap_tmp = 0;
+    if (ix->threads[t].nvtx_count && ix->threads[t].nvtx_max_depth > pool->maxd)
+      pool->maxd = ix->threads[t].nvtx_max_depth;
+  atomic_init(&pool->next, 0);
+}
+
+/* Sweeps host threads taken from the pool until none is left. */
+static void nsys__proj_work(nsys__proj_pool *pool, nsys__proj_out *out) {
+  const nsys_index *ix = pool->ix;
+  uint32_t nd = pool->nd;
+  const uint32_t *track_dev = pool->track_dev;
   uint32_t *local = nsys_xmalloc(((size_t)nd + 1) * sizeof *local); /* device -> slot, UINT32_MAX */
   uint32_t *used = nsys_xmalloc(((size_t)nd + 1) * sizeof *used);   /* slot -> device */
   nsys__proj_acc acc = {0};
-  for (uint32_t t = 0; t < ix->n_threads; t++) {
+  for (;;) {
+    uint32_t t = atomic_fetch_add(&pool->next, 1);
+    if (t >= ix->n_threads) break;
     const nsys_host_thread *th = &ix->threads[t];
     if (!th->nvtx_count || !th->api_count) continue;
     /* only the GPUs this thread launched work on, each a slot of ps/pe */
@@ -277,16 +300,16 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
       pe[k] = INT64_MIN;
     }
     nsys__proj_sweep(ix, t, track_dev, local, nu, ps, pe, &acc);
-    if (n_tmp + cells > cap_tmp) {
-      cap_tmp = NSYS_MAX(cap_tmp * 2, n_tmp + cells);
-      tmp = nsys_xrealloc(tmp, cap_tmp * sizeof *tmp);
+    if (out->n + cells > out->cap) {
+      out->cap = NSYS_MAX(out->cap * 2, out->n + cells);
+      out->tmp = nsys_xrealloc(out->tmp, out->cap * sizeof *out->tmp);
     }
     for (uint32_t u = 0; u < nu; u++)
       for (uint32_t k = 0; k < th->nvtx_count; k++) {
         size_t c = (size_t)u * th->nvtx_count + k;
         if (ps[c] == INT64_MAX) continue;
         uint32_t q = th->nvtx_first + k;
-        tmp[n_tmp++] = (nsys__proj_tmp){(int32_t)used[u], ix->nvtx.depth[q], ps[c], q, pe[c]};
+        out->tmp[out->n++] = (nsys__proj_tmp){(int32_t)used[u], ix->nvtx.depth[q], ps[c], q, pe[c]};
       }
     free(ps);
     free(pe);
@@ -299,26 +322,42 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
   free(acc.hi);
   free(local);
   free(used);
-  free(track_dev);
-  /* group by (device, depth) with a counting sort (stable: each row keeps one
-   * run per thread), then sort each row by (start, end, range) */
-  size_t nrows = (size_t)nd * (maxd + 1);
+}
+
+/* Groups both threads' lists by (device, depth) with a counting sort, sorts
+ * each row by (start, end, range) and fills the projection arrays. */
+static void nsys__proj_finish(nsys__proj_pool *pool, nsys__proj_out *outs, uint32_t n_outs,
+                              nsys__index_priv *pv) {
+  uint32_t maxd = pool->maxd;
+  size_t n_tmp = 0;
+  for (uint32_t k = 0; k < n_outs; k++) n_tmp += outs[k].n;
+  size_t nrows = (size_t)pool->nd * (maxd + 1);
   uint32_t *row_first = nsys_xcalloc(nrows + 1, sizeof(uint32_t));
-  for (size_t i = 0; i < n_tmp; i++) row_first[(size_t)tmp[i].device * (maxd + 1) + tmp[i].depth + 1]++;
+  for (uint32_t k = 0; k < n_outs; k++)
+    for (size_t i = 0; i < outs[k].n; i++)
+      row_first[(size_t)outs[k].tmp[i].device * (maxd + 1) + outs[k].tmp[i].depth + 1]++;
   for (size_t r = 0; r < nrows; r++) row_first[r + 1] += row_first[r];
   uint32_t *fill = nsys_xmalloc((nrows + 1) * sizeof(uint32_t));
   memcpy(fill, row_first, (nrows + 1) * sizeof(uint32_t));
   nsys__proj_tmp *grouped = nsys_xmalloc((n_tmp ? n_tmp : 1) * sizeof *grouped);
-  for (size_t i = 0; i < n_tmp; i++) grouped[fill[(size_t)tmp[i].device * (maxd + 1) + tmp[i].depth]++] = tmp[i];
+  for (uint32_t k = 0; k < n_outs; k++) {
+    for (size_t i = 0; i < outs[k].n; i++) {
+      const nsys__proj_tmp *x = &outs[k].tmp[i];
+      grouped[fill[(size_t)x->device * (maxd + 1) + x->depth]++] = *x;
+    }
+    free(outs[k].tmp);
+    outs[k].tmp = NULL;
+  }
   free(fill);
+  nsys__proj_tmp *scratch = nsys_xmalloc((n_tmp ? n_tmp : 1) * sizeof *scratch);
   uint32_t n_rows = 0;
   for (size_t r = 0; r < nrows; r++) {
     uint32_t cnt = row_first[r + 1] - row_first[r];
     if (!cnt) continue;
     n_rows++;
-    nsys__proj_sort_row(grouped + row_first[r], cnt, tmp);
+    nsys__proj_sort_row(grouped + row_first[r], cnt, scratch);
   }
-  free(tmp);
+  free(scratch);
   pv->n_proj = (uint32_t)n_tmp;
   pv->proj_nvtx = nsys_xmalloc((n_tmp ? n_tmp : 1) * sizeof(uint32_t));
   pv->proj_start = nsys_xmalloc((n_tmp ? n_tmp : 1) * sizeof(int64_t));
@@ -330,7 +369,7 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
     uint32_t lo = row_first[r], hi = row_first[r + 1];
     if (lo == hi) continue;
     nsys__proj_row *row = &pv->proj_rows[pv->n_proj_rows++];
-    row->device = devs[r / (maxd + 1)];
+    row->device = pool->devs[r / (maxd + 1)];
     row->depth = (uint16_t)(r % (maxd + 1));
     row->first = lo;
     row->count = hi - lo;
@@ -342,7 +381,8 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
   }
   free(grouped);
   free(row_first);
-  free(devs);
+  free(pool->devs);
+  free(pool->track_dev);
 }
 
 /* ---- display names -------------------------------------------------------- */
@@ -467,14 +507,24 @@ static void nsys__derive_api_series(nsys_index *ix, nsys__index_priv *pv) {
                       ix->threads[t].api_first, ix->threads[t].api_count);
 }
 
+static void nsys__derive_proj_series(nsys__index_priv *pv) {
+  pv->proj_series = nsys_xcalloc(pv->n_proj_rows + 1, sizeof(nsys__series));
+  for (uint32_t r = 0; r < pv->n_proj_rows; r++)
+    nsys__series_init(&pv->proj_series[r], pv->proj_start, pv->proj_end, NULL,
+                      pv->proj_rows[r].first, pv->proj_rows[r].count);
+}
+
 /* The second thread's share of the derivation: display names (the only part
  * that touches ix->strings and ix->display), the GPU series unless the build
- * made them already, and the API series when `api` is set. It writes nothing
- * the calling thread reads or writes before the join, so the result does not
- * depend on the timing. */
+ * made them already, the API series when `api` is set, then its share of the
+ * projection when `pool` is set, else the series of the cached projection.
+ * It writes nothing the calling thread reads or writes before the join, so
+ * the result does not depend on the timing. */
 typedef struct {
   nsys_index *ix;
   bool gpu, api;
+  nsys__proj_pool *pool;
+  nsys__proj_out out;
   int64_t names_ns, ns;
 } nsys__derive_side;
 
@@ -485,6 +535,8 @@ static void *nsys__derive_side_run(void *arg) {
   d->names_ns = nsys_now_ns() - t0;
   if (d->gpu) nsys__derive_gpu_series(d->ix);
   if (d->api) nsys__derive_api_series(d->ix, nsys__priv(d->ix));
+  if (d->pool) nsys__proj_work(d->pool, &d->out);
+  else nsys__derive_proj_series(nsys__priv(d->ix)); /* mapped from the cache */
   d->ns = nsys_now_ns() - t0;
   return NULL;
 }
@@ -493,35 +545,43 @@ void nsys__index_derive(nsys_index *ix) {
   if (!ix->priv) ix->priv = nsys_xcalloc(1, sizeof(nsys__index_priv));
   nsys__index_priv *pv = nsys__priv(ix);
   int64_t t0 = nsys_now_ns();
-  /* Two threads: the projection (a fresh build) is the largest part and stays
-   * here with the NVTX series; the other thread takes the display names and
-   * the GPU and API series (the API series stay here when the projection came
-   * from the cache, which balances a warm open). */
-  nsys__derive_side side = {ix, pv->gpu_series == NULL, !pv->proj_cached, 0, 0};
+  /* Two threads. A fresh build: this one makes the NVTX rows and series,
+   * the other the display names and API series (and the GPU series unless the
+   * build made them), then both sweep the projection. A cache load (the
+   * projection is mapped): the API series stay here to balance, the other
+   * thread makes the projection's series. */
+  bool fresh_proj = !pv->proj_cached;
+  nsys__proj_pool pool;
+  if (fresh_proj) nsys__proj_pool_init(&pool, ix);
+  nsys__derive_side side = {ix, pv->gpu_series == NULL, fresh_proj, fresh_proj ? &pool : NULL,
+                            {NULL, 0, 0}, 0, 0};
   pthread_t th;
   bool threaded = !getenv("NSYS_AI_DERIVE_SERIAL") &&
                   pthread_create(&th, NULL, nsys__derive_side_run, &side) == 0;
   if (!threaded) nsys__derive_side_run(&side);
   nsys__derive_depth_rows(ix, pv);
-  if (!pv->proj_cached) nsys__derive_projection(ix, pv); /* else mapped from the cache */
-  int64_t t1 = nsys_now_ns();
   if (!side.api) nsys__derive_api_series(ix, pv);
   pv->nvtx_series = nsys_xcalloc(pv->n_depth_rows + 1, sizeof(nsys__series));
   for (uint32_t r = 0; r < pv->n_depth_rows; r++)
     nsys__series_init(&pv->nvtx_series[r], ix->nvtx.start, ix->nvtx.end,
                       pv->nvtx_by_depth + pv->depth_row_first[r], 0, pv->depth_row_count[r]);
-  pv->proj_series = nsys_xcalloc(pv->n_proj_rows + 1, sizeof(nsys__series));
-  for (uint32_t r = 0; r < pv->n_proj_rows; r++)
-    nsys__series_init(&pv->proj_series[r], pv->proj_start, pv->proj_end, NULL,
-                      pv->proj_rows[r].first, pv->proj_rows[r].count);
+  int64_t t1 = nsys_now_ns();
+  nsys__proj_out mine = {NULL, 0, 0};
+  if (fresh_proj) nsys__proj_work(&pool, &mine);
   int64_t t2 = nsys_now_ns();
   if (threaded) pthread_join(th, NULL);
   int64_t t3 = nsys_now_ns();
+  if (fresh_proj) {
+    nsys__proj_out outs[2] = {mine, side.out};
+    nsys__proj_finish(&pool, outs, 2, pv); /* else mapped from the cache */
+  }
+  if (fresh_proj) nsys__derive_proj_series(pv);
   nsys__derive_tracks(ix, pv);
   if (!getenv("NSYS_AI_NO_COARSE")) nsys__coarse_init(ix);
   if (getenv("NSYS_AI_INDEX_TIMING"))
-    nsys_log("index derive: this thread: rows + projection %.1f ms, series %.1f ms; other thread: "
-             "display names %.1f ms, total %.1f ms; waited %.1f ms, tracks %.1f ms",
+    nsys_log("index derive: this thread: NVTX rows + series %.1f ms, projection sweep %.1f ms; other "
+             "thread: display names %.1f ms, total %.1f ms; waited %.1f ms; projection rows, "
+             "series, tracks %.1f ms",
              (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)side.names_ns / 1e6,
              (double)side.ns / 1e6, (double)(t3 - t2) / 1e6, (double)(nsys_now_ns() - t3) / 1e6);
 }
