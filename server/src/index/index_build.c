@@ -125,6 +125,7 @@ typedef struct {
   uint32_t tk_last;                  /* last id returned, UINT32_MAX at first */
   int64_t *track_gpid;       /* per final track: its globalPid (for the join) */
   int64_t worker_cpu_ns;     /* the GPU reader thread's CPU time (timing log) */
+  int64_t ops_max_end;       /* max end of the ops, INT64_MIN when none */
   /* host reader (calling thread) */
   nsys__raw_api api;
   nsys__raw_nvtx nvtx;
@@ -389,6 +390,12 @@ static void *nsys__gpu_reader(void *arg) {
    * stay in worker-local string ids until the caller remaps them */
   if (atomic_load(&b->stop) == 0 && !b->op_failed) {
     nsys__assemble_ops(b, b->ix);
+    /* the GPU track series need nothing else: make them here, off the
+     * calling thread's path (derive skips them) */
+    nsys__derive_gpu_series(b->ix);
+    /* the ops' part of the span (nsys__span) */
+    for (uint32_t i = 0; i < b->ix->ops.n; i++)
+      if (b->ix->ops.end[i] > b->ops_max_end) b->ops_max_end = b->ix->ops.end[i];
     nsys__raw_ops *r = &b->ops;
     free(r->start); free(r->end); free(r->rowid); free(r->tgroup);
     free(r->name); free(r->full); free(r->kind);
@@ -1096,7 +1103,7 @@ static void nsys__build_free(nsys__build *b) {
   free(b->dom_name);
 }
 
-static void nsys__span(nsys_index *ix) {
+static void nsys__span(nsys_index *ix, int64_t ops_max_end) {
   bool any = false;
   int64_t lo = 0, hi = 0;
 #define NSYS__SPAN(S, E, N)                          \
@@ -1113,8 +1120,7 @@ static void nsys__span(nsys_index *ix) {
     if (!any || ix->ops.start[tr->first] > hi) hi = ix->ops.start[tr->first];
     any = true;
   }
-  for (uint32_t i = 0; i < ix->ops.n; i++)
-    if (ix->ops.end[i] > hi) hi = ix->ops.end[i];
+  if (ix->ops.n && ops_max_end > hi) hi = ops_max_end; /* computed by the GPU reader */
   NSYS__SPAN(ix->api.start, ix->api.end, ix->api.n)
   NSYS__SPAN(ix->nvtx.start, ix->nvtx.end, ix->nvtx.n)
 #undef NSYS__SPAN
@@ -1139,6 +1145,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   b->p = p;
   b->call = call;
   b->tk_last = UINT32_MAX;
+  b->ops_max_end = INT64_MIN;
   nsys_strtab_init(&b->op_strings);
   nsys__src src;
   char err[256];
@@ -1158,6 +1165,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys_index *ix = nsys_xcalloc(1, sizeof *ix);
   nsys_strtab_init(&ix->strings);
   nsys_strtab_intern(&ix->strings, "", 0); /* id 0 = "" */
+  ix->priv = nsys_xcalloc(1, sizeof(nsys__index_priv)); /* the GPU reader fills gpu_series */
   b->ix = ix;
   pthread_t worker;
   bool threaded = pthread_create(&worker, NULL, nsys__gpu_reader, b) == 0;
@@ -1219,9 +1227,10 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys_call_progress(call, 94, "nesting NVTX ranges");
   free(tmp2final);
   free(thread_gpid);
+  int64_t ops_max_end = b->ops_max_end;
   nsys__build_free(b);
   free(b);
-  nsys__span(ix);
+  nsys__span(ix, ops_max_end);
   nsys__phase("span");
   return ix;
 }

@@ -2,6 +2,7 @@
  * after a cache load: display names of kernels, NVTX rows per (thread,
  * depth), NVTX ranges projected on each GPU (nvtx_gpu_proj_trace semantics),
  * a summary series per timeline track, and the track list in display order. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,32 +49,6 @@ void nsys_nvtx_sweep(const nsys_index *ix, uint32_t thread, nsys_nvtx_sweep_fn f
 /* ---- projected rows ------------------------------------------------------ */
 
 typedef struct {
-  const nsys_index *ix;
-  int32_t device;
-  int64_t *ps, *pe; /* per range of the thread (offset nvtx_first) */
-  uint32_t base;
-  bool any;
-} nsys__proj_ctx;
-
-static void nsys__proj_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t n) {
-  nsys__proj_ctx *c = c_;
-  const nsys_index *ix = c->ix;
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (int32_t o = ix->api.first_op[api]; o >= 0; o = ix->op_next[o]) {
-    if (ix->tracks[ix->ops.track[o]].device != c->device) continue;
-    if (ix->ops.start[o] < lo) lo = ix->ops.start[o];
-    if (ix->ops.end[o] > hi) hi = ix->ops.end[o];
-  }
-  if (lo == INT64_MAX) return;
-  c->any = true;
-  for (uint32_t k = 0; k < n; k++) {
-    uint32_t q = enc[k] - c->base;
-    if (lo < c->ps[q]) c->ps[q] = lo;
-    if (hi > c->pe[q]) c->pe[q] = hi;
-  }
-}
-
-typedef struct {
   int32_t device;
   uint16_t depth;
   int64_t start;
@@ -81,13 +56,176 @@ typedef struct {
   int64_t end;
 } nsys__proj_tmp;
 
-static int nsys__cmp_proj(const void *a, const void *b) {
-  const nsys__proj_tmp *x = a, *y = b;
-  if (x->device != y->device) return x->device < y->device ? -1 : 1;
-  if (x->depth != y->depth) return x->depth < y->depth ? -1 : 1;
-  if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  if (x->end != y->end) return x->end < y->end ? -1 : 1;
-  return x->nvtx < y->nvtx ? -1 : x->nvtx > y->nvtx;
+/* the order inside one (device, depth) row: start, end, range index */
+static inline bool nsys__proj_before(const nsys__proj_tmp *x, const nsys__proj_tmp *y) {
+  if (x->start != y->start) return x->start < y->start;
+  if (x->end != y->end) return x->end < y->end;
+  return x->nvtx < y->nvtx;
+}
+
+/* Sorts a[0..n) with a natural merge sort: the entries of one row come as one
+ * run per thread, nearly sorted already (ranges at one depth follow each other
+ * on the CPU), so this costs a pass or two instead of qsort's n log n
+ * comparisons through a function pointer. The key is total (a range appears
+ * once per device), so the result is the one any correct sort gives. */
+static void nsys__proj_sort_row(nsys__proj_tmp *a, uint32_t n, nsys__proj_tmp *tmp) {
+  if (n < 2) return;
+  bool sorted = true;
+  for (uint32_t i = 1; i < n && sorted; i++) sorted = !nsys__proj_before(&a[i], &a[i - 1]);
+  if (sorted) return;
+  nsys__proj_tmp *src = a, *dst = tmp;
+  for (;;) {
+    uint32_t i = 0, out = 0, runs = 0;
+    while (i < n) {
+      uint32_t x = i, x_end = i + 1;
+      while (x_end < n && !nsys__proj_before(&src[x_end], &src[x_end - 1])) x_end++;
+      uint32_t y = x_end, y_end = y < n ? y + 1 : y;
+      while (y_end < n && !nsys__proj_before(&src[y_end], &src[y_end - 1])) y_end++;
+      while (x < x_end && y < y_end)
+        dst[out++] = nsys__proj_before(&src[y], &src[x]) ? src[y++] : src[x++];
+      while (x < x_end) dst[out++] = src[x++];
+      while (y < y_end) dst[out++] = src[y++];
+      i = y_end;
+      runs++;
+    }
+    nsys__proj_tmp *t = src;
+    src = dst;
+    dst = t;
+    if (runs == 1) break;
+  }
+  if (src != a) memcpy(a, src, (size_t)n * sizeof *a);
+}
+
+/* The projection sweep of one thread for all its GPUs at once (slots u <
+ * nu, local[] maps a device index to its slot): the sweep of
+ * nsys_nvtx_sweep with the callback inlined, each enclosing range taking the
+ * span of the call's ops on each GPU. ps/pe: nu rows of the thread's ranges.
+ *
+ * With one GPU and properly nested ranges on the stack (ends non-increasing
+ * from the bottom, counted by `crossed`), the ranges enclosing a call are a
+ * prefix of the stack: its span is kept pending on the prefix's top level and
+ * passed down when that level is popped, instead of being written to every
+ * enclosing range. Min and max do not depend on the order, so the result is
+ * the direct one. */
+typedef struct {
+  uint32_t *stack; int64_t *stack_end, *pend_lo, *pend_hi; uint32_t cap;
+  int64_t *lo, *hi; uint32_t nlo; /* per slot */
+} nsys__proj_acc;
+
+static void nsys__proj_grow(nsys__proj_acc *acc) {
+  acc->cap = acc->cap ? acc->cap * 2 : 64;
+  acc->stack = nsys_xrealloc(acc->stack, acc->cap * sizeof *acc->stack);
+  acc->stack_end = nsys_xrealloc(acc->stack_end, acc->cap * sizeof *acc->stack_end);
+  acc->pend_lo = nsys_xrealloc(acc->pend_lo, acc->cap * sizeof *acc->pend_lo);
+  acc->pend_hi = nsys_xrealloc(acc->pend_hi, acc->cap * sizeof *acc->pend_hi);
+}
+
+static void nsys__proj_sweep(const nsys_index *ix, uint32_t t, const uint32_t *track_dev,
+                             const uint32_t *local, uint32_t nu, int64_t *ps, int64_t *pe,
+                             nsys__proj_acc *acc) {
+  const nsys_host_thread *th = &ix->threads[t];
+  const nsys_nvtx_ranges *v = &ix->nvtx;
+  if (!acc->cap) nsys__proj_grow(acc);
+  if (acc->nlo < nu) {
+    acc->nlo = nu;
+    acc->lo = nsys_xrealloc(acc->lo, nu * sizeof *acc->lo);
+    acc->hi = nsys_xrealloc(acc->hi, nu * sizeof *acc->hi);
+  }
+  uint32_t *stack = acc->stack, sp = 0, crossed = 0;
+  int64_t *stack_end = acc->stack_end, *pend_lo = acc->pend_lo, *pend_hi = acc->pend_hi;
+  int64_t *lo = acc->lo, *hi = acc->hi;
+  uint32_t base = th->nvtx_first, r = th->nvtx_first, r_end = th->nvtx_first + th->nvtx_count;
+  size_t row = th->nvtx_count;
+  /* pops the top level: its pending span goes to its range and the level below */
+#define NSYS__POP()                                                           \
+  do {                                                                        \
+    sp--;                                                                     \
+    if (pend_lo[sp] != INT64_MAX) {                                           \
+      uint32_t q_ = stack[sp] - base;                                         \
+      if (pend_lo[sp] < ps[q_]) ps[q_] = pend_lo[sp];                         \
+      if (pend_hi[sp] > pe[q_]) pe[q_] = pend_hi[sp];                         \
+      if (sp) {                                                               \
+        if (pend_lo[sp] < pend_lo[sp - 1]) pend_lo[sp - 1] = pend_lo[sp];     \
+        if (pend_hi[sp] > pend_hi[sp - 1]) pend_hi[sp - 1] = pend_hi[sp];     \
+      }                                                                       \
+    }                                                                         \
+    if (sp && stack_end[sp] > stack_end[sp - 1]) crossed--;                   \
+  } while (0)
+  for (uint32_t a = th->api_first; a < th->api_first + th->api_count; a++) {
+    int32_t o = ix->api.first_op[a];
+    if (o < 0) continue;
+    int64_t as = ix->api.start[a], ae = ix->api.end[a];
+    while (r < r_end && v->start[r] <= as) {
+      /* drop ranges that ended before this one starts (they contain nothing later) */
+      while (sp && stack_end[sp - 1] < v->start[r]) NSYS__POP();
+      if (sp == acc->cap) {
+        nsys__proj_grow(acc);
+        stack = acc->stack;
+        stack_end = acc->stack_end;
+        pend_lo = acc->pend_lo;
+        pend_hi = acc->pend_hi;
+      }
+      stack_end[sp] = v->end[r];
+      pend_lo[sp] = INT64_MAX;
+      pend_hi[sp] = INT64_MIN;
+      if (sp && stack_end[sp] > stack_end[sp - 1]) crossed++;
+      stack[sp++] = r++;
+    }
+    while (sp && stack_end[sp - 1] < as) NSYS__POP();
+    if (!sp) continue;
+    /* the call's ops: one GPU (the usual case) or several */
+    uint32_t u0 = local[track_dev[ix->ops.track[o]]];
+    int64_t l0 = ix->ops.start[o], h0 = ix->ops.end[o];
+    bool multi = false;
+    for (int32_t x = ix->op_next[o]; x >= 0; x = ix->op_next[x]) {
+      if (local[track_dev[ix->ops.track[x]]] != u0) {
+        multi = true;
+        break;
+      }
+      if (ix->ops.start[x] < l0) l0 = ix->ops.start[x];
+      if (ix->ops.end[x] > h0) h0 = ix->ops.end[x];
+    }
+    if (!multi && nu == 1 && !crossed) {
+      uint32_t m = sp;
+      while (m && stack_end[m - 1] < ae) m--;
+      if (m) {
+        if (l0 < pend_lo[m - 1]) pend_lo[m - 1] = l0;
+        if (h0 > pend_hi[m - 1]) pend_hi[m - 1] = h0;
+      }
+      continue;
+    }
+    if (!multi) {
+      int64_t *ps0 = ps + u0 * row - base, *pe0 = pe + u0 * row - base;
+      for (uint32_t k = 0; k < sp; k++) {
+        if (stack_end[k] < ae) continue;
+        uint32_t q = stack[k];
+        if (l0 < ps0[q]) ps0[q] = l0;
+        if (h0 > pe0[q]) pe0[q] = h0;
+      }
+      continue;
+    }
+    for (uint32_t u = 0; u < nu; u++) {
+      lo[u] = INT64_MAX;
+      hi[u] = INT64_MIN;
+    }
+    for (int32_t x = o; x >= 0; x = ix->op_next[x]) {
+      uint32_t u = local[track_dev[ix->ops.track[x]]];
+      if (ix->ops.start[x] < lo[u]) lo[u] = ix->ops.start[x];
+      if (ix->ops.end[x] > hi[u]) hi[u] = ix->ops.end[x];
+    }
+    for (uint32_t k = 0; k < sp; k++) {
+      if (stack_end[k] < ae) continue;
+      uint32_t q = stack[k] - base;
+      for (uint32_t u = 0; u < nu; u++) {
+        if (lo[u] == INT64_MAX) continue;
+        size_t c = u * row + q;
+        if (lo[u] < ps[c]) ps[c] = lo[u];
+        if (hi[u] > pe[c]) pe[c] = hi[u];
+      }
+    }
+  }
+  while (sp) NSYS__POP();
+#undef NSYS__POP
 }
 
 static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
@@ -99,69 +237,112 @@ static void nsys__derive_projection(nsys_index *ix, nsys__index_priv *pv) {
       devs = nsys_xrealloc(devs, (nd + 1) * sizeof *devs);
       devs[nd++] = ix->tracks[t].device;
     }
+  /* per track: its device's index in devs (tracks are sorted by device) */
+  uint32_t *track_dev = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *track_dev);
+  for (uint32_t t = 0, d = 0; t < ix->n_tracks; t++) {
+    while (devs[d] != ix->tracks[t].device) d++;
+    track_dev[t] = d;
+  }
+  uint32_t maxd = 0;
+  for (uint32_t t = 0; t < ix->n_threads; t++)
+    if (ix->threads[t].nvtx_count && ix->threads[t].nvtx_max_depth > maxd)
+      maxd = ix->threads[t].nvtx_max_depth;
   nsys__proj_tmp *tmp = NULL;
   size_t n_tmp = 0, cap_tmp = 0;
+  uint32_t *local = nsys_xmalloc(((size_t)nd + 1) * sizeof *local); /* device -> slot, UINT32_MAX */
+  uint32_t *used = nsys_xmalloc(((size_t)nd + 1) * sizeof *used);   /* slot -> device */
+  nsys__proj_acc acc = {0};
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
     if (!th->nvtx_count || !th->api_count) continue;
-    /* only the GPUs this thread launched work on */
-    bool *used = nsys_xcalloc(nd + 1, sizeof(bool));
-    int32_t last_dev = INT32_MIN;
+    /* only the GPUs this thread launched work on, each a slot of ps/pe */
+    for (uint32_t d = 0; d < nd; d++) local[d] = UINT32_MAX;
+    uint32_t nu = 0;
     for (uint32_t a = th->api_first; a < th->api_first + th->api_count; a++)
       for (int32_t o = ix->api.first_op[a]; o >= 0; o = ix->op_next[o]) {
-        int32_t dv = ix->tracks[ix->ops.track[o]].device;
-        if (dv == last_dev) continue;
-        last_dev = dv;
-        for (uint32_t d = 0; d < nd; d++)
-          if (devs[d] == dv) used[d] = true;
+        uint32_t d = track_dev[ix->ops.track[o]];
+        if (local[d] == UINT32_MAX) local[d] = UINT32_MAX - 1;
       }
-    int64_t *ps = nsys_xmalloc(th->nvtx_count * sizeof(int64_t));
-    int64_t *pe = nsys_xmalloc(th->nvtx_count * sizeof(int64_t));
-    for (uint32_t d = 0; d < nd; d++) {
-      if (!used[d]) continue;
-      for (uint32_t k = 0; k < th->nvtx_count; k++) {
-        ps[k] = INT64_MAX;
-        pe[k] = INT64_MIN;
+    for (uint32_t d = 0; d < nd; d++)
+      if (local[d] != UINT32_MAX) {
+        local[d] = nu;
+        used[nu++] = d;
       }
-      nsys__proj_ctx c = {ix, devs[d], ps, pe, th->nvtx_first, false};
-      nsys_nvtx_sweep(ix, t, nsys__proj_cb, &c);
-      if (!c.any) continue;
-      for (uint32_t k = 0; k < th->nvtx_count; k++) {
-        if (ps[k] == INT64_MAX) continue;
-        if (n_tmp == cap_tmp) {
-          cap_tmp = cap_tmp ? cap_tmp * 2 : 1024;
-          tmp = nsys_xrealloc(tmp, cap_tmp * sizeof *tmp);
-        }
-        uint32_t q = th->nvtx_first + k;
-        tmp[n_tmp++] = (nsys__proj_tmp){devs[d], ix->nvtx.depth[q], ps[k], q, pe[k]};
-      }
+    if (!nu) continue;
+    size_t cells = (size_t)nu * th->nvtx_count;
+    int64_t *ps = nsys_xmalloc(cells * sizeof(int64_t));
+    int64_t *pe = nsys_xmalloc(cells * sizeof(int64_t));
+    for (size_t k = 0; k < cells; k++) {
+      ps[k] = INT64_MAX;
+      pe[k] = INT64_MIN;
     }
+    nsys__proj_sweep(ix, t, track_dev, local, nu, ps, pe, &acc);
+    if (n_tmp + cells > cap_tmp) {
+      cap_tmp = NSYS_MAX(cap_tmp * 2, n_tmp + cells);
+      tmp = nsys_xrealloc(tmp, cap_tmp * sizeof *tmp);
+    }
+    for (uint32_t u = 0; u < nu; u++)
+      for (uint32_t k = 0; k < th->nvtx_count; k++) {
+        size_t c = (size_t)u * th->nvtx_count + k;
+        if (ps[c] == INT64_MAX) continue;
+        uint32_t q = th->nvtx_first + k;
+        tmp[n_tmp++] = (nsys__proj_tmp){(int32_t)used[u], ix->nvtx.depth[q], ps[c], q, pe[c]};
+      }
     free(ps);
     free(pe);
-    free(used);
   }
-  free(devs);
-  if (n_tmp) qsort(tmp, n_tmp, sizeof *tmp, nsys__cmp_proj);
+  free(acc.stack);
+  free(acc.stack_end);
+  free(acc.pend_lo);
+  free(acc.pend_hi);
+  free(acc.lo);
+  free(acc.hi);
+  free(local);
+  free(used);
+  free(track_dev);
+  /* group by (device, depth) with a counting sort (stable: each row keeps one
+   * run per thread), then sort each row by (start, end, range) */
+  size_t nrows = (size_t)nd * (maxd + 1);
+  uint32_t *row_first = nsys_xcalloc(nrows + 1, sizeof(uint32_t));
+  for (size_t i = 0; i < n_tmp; i++) row_first[(size_t)tmp[i].device * (maxd + 1) + tmp[i].depth + 1]++;
+  for (size_t r = 0; r < nrows; r++) row_first[r + 1] += row_first[r];
+  uint32_t *fill = nsys_xmalloc((nrows + 1) * sizeof(uint32_t));
+  memcpy(fill, row_first, (nrows + 1) * sizeof(uint32_t));
+  nsys__proj_tmp *grouped = nsys_xmalloc((n_tmp ? n_tmp : 1) * sizeof *grouped);
+  for (size_t i = 0; i < n_tmp; i++) grouped[fill[(size_t)tmp[i].device * (maxd + 1) + tmp[i].depth]++] = tmp[i];
+  free(fill);
+  uint32_t n_rows = 0;
+  for (size_t r = 0; r < nrows; r++) {
+    uint32_t cnt = row_first[r + 1] - row_first[r];
+    if (!cnt) continue;
+    n_rows++;
+    nsys__proj_sort_row(grouped + row_first[r], cnt, tmp);
+  }
+  free(tmp);
   pv->n_proj = (uint32_t)n_tmp;
   pv->proj_nvtx = nsys_xmalloc((n_tmp ? n_tmp : 1) * sizeof(uint32_t));
   pv->proj_start = nsys_xmalloc((n_tmp ? n_tmp : 1) * sizeof(int64_t));
   pv->proj_end = nsys_xmalloc((n_tmp ? n_tmp : 1) * sizeof(int64_t));
-  for (size_t i = 0; i < n_tmp; i++) {
-    pv->proj_nvtx[i] = tmp[i].nvtx;
-    pv->proj_start[i] = tmp[i].start;
-    pv->proj_end[i] = tmp[i].end;
-    if (!pv->n_proj_rows || pv->proj_rows[pv->n_proj_rows - 1].device != tmp[i].device ||
-        pv->proj_rows[pv->n_proj_rows - 1].depth != tmp[i].depth) {
-      pv->proj_rows = nsys_xrealloc(pv->proj_rows, (pv->n_proj_rows + 1) * sizeof *pv->proj_rows);
-      nsys__proj_row *row = &pv->proj_rows[pv->n_proj_rows++];
-      memset(row, 0, sizeof *row); /* the cache writes it raw: no stale padding bytes */
-      row->device = tmp[i].device;
-      row->depth = tmp[i].depth;
-      row->first = (uint32_t)i;
+  /* calloc: the cache writes the rows raw, so no stale padding bytes */
+  pv->proj_rows = n_rows ? nsys_xcalloc(n_rows, sizeof *pv->proj_rows) : NULL;
+  pv->n_proj_rows = 0;
+  for (size_t r = 0; r < nrows; r++) {
+    uint32_t lo = row_first[r], hi = row_first[r + 1];
+    if (lo == hi) continue;
+    nsys__proj_row *row = &pv->proj_rows[pv->n_proj_rows++];
+    row->device = devs[r / (maxd + 1)];
+    row->depth = (uint16_t)(r % (maxd + 1));
+    row->first = lo;
+    row->count = hi - lo;
+    for (uint32_t i = lo; i < hi; i++) {
+      pv->proj_nvtx[i] = grouped[i].nvtx;
+      pv->proj_start[i] = grouped[i].start;
+      pv->proj_end[i] = grouped[i].end;
     }
-    pv->proj_rows[pv->n_proj_rows - 1].count++;
   }
-  free(tmp);
+  free(grouped);
+  free(row_first);
+  free(devs);
 }
 
 /* ---- display names -------------------------------------------------------- */
@@ -271,23 +452,60 @@ static void nsys__derive_tracks(nsys_index *ix, nsys__index_priv *pv) {
   }
 }
 
-void nsys__index_derive(nsys_index *ix) {
-  if (!ix->priv) ix->priv = nsys_xcalloc(1, sizeof(nsys__index_priv));
+void nsys__derive_gpu_series(nsys_index *ix) {
   nsys__index_priv *pv = nsys__priv(ix);
-  int64_t td = nsys_now_ns();
-  nsys__derive_display_names(ix);
-  int64_t t0 = nsys_now_ns();
-  nsys__derive_depth_rows(ix, pv);
-  if (!pv->proj_cached) nsys__derive_projection(ix, pv); /* else mapped from the cache */
-  int64_t t1 = nsys_now_ns();
   pv->gpu_series = nsys_xcalloc(ix->n_tracks + 1, sizeof(nsys__series));
   for (uint32_t t = 0; t < ix->n_tracks; t++)
     nsys__series_init(&pv->gpu_series[t], ix->ops.start, ix->ops.end, NULL, ix->tracks[t].first,
                       ix->tracks[t].count);
+}
+
+static void nsys__derive_api_series(nsys_index *ix, nsys__index_priv *pv) {
   pv->api_series = nsys_xcalloc(ix->n_threads + 1, sizeof(nsys__series));
   for (uint32_t t = 0; t < ix->n_threads; t++)
     nsys__series_init(&pv->api_series[t], ix->api.start, ix->api.end, NULL,
                       ix->threads[t].api_first, ix->threads[t].api_count);
+}
+
+/* The second thread's share of the derivation: display names (the only part
+ * that touches ix->strings and ix->display), the GPU series unless the build
+ * made them already, and the API series when `api` is set. It writes nothing
+ * the calling thread reads or writes before the join, so the result does not
+ * depend on the timing. */
+typedef struct {
+  nsys_index *ix;
+  bool gpu, api;
+  int64_t names_ns, ns;
+} nsys__derive_side;
+
+static void *nsys__derive_side_run(void *arg) {
+  nsys__derive_side *d = arg;
+  int64_t t0 = nsys_now_ns();
+  nsys__derive_display_names(d->ix);
+  d->names_ns = nsys_now_ns() - t0;
+  if (d->gpu) nsys__derive_gpu_series(d->ix);
+  if (d->api) nsys__derive_api_series(d->ix, nsys__priv(d->ix));
+  d->ns = nsys_now_ns() - t0;
+  return NULL;
+}
+
+void nsys__index_derive(nsys_index *ix) {
+  if (!ix->priv) ix->priv = nsys_xcalloc(1, sizeof(nsys__index_priv));
+  nsys__index_priv *pv = nsys__priv(ix);
+  int64_t t0 = nsys_now_ns();
+  /* Two threads: the projection (a fresh build) is the largest part and stays
+   * here with the NVTX series; the other thread takes the display names and
+   * the GPU and API series (the API series stay here when the projection came
+   * from the cache, which balances a warm open). */
+  nsys__derive_side side = {ix, pv->gpu_series == NULL, !pv->proj_cached, 0, 0};
+  pthread_t th;
+  bool threaded = !getenv("NSYS_AI_DERIVE_SERIAL") &&
+                  pthread_create(&th, NULL, nsys__derive_side_run, &side) == 0;
+  if (!threaded) nsys__derive_side_run(&side);
+  nsys__derive_depth_rows(ix, pv);
+  if (!pv->proj_cached) nsys__derive_projection(ix, pv); /* else mapped from the cache */
+  int64_t t1 = nsys_now_ns();
+  if (!side.api) nsys__derive_api_series(ix, pv);
   pv->nvtx_series = nsys_xcalloc(pv->n_depth_rows + 1, sizeof(nsys__series));
   for (uint32_t r = 0; r < pv->n_depth_rows; r++)
     nsys__series_init(&pv->nvtx_series[r], ix->nvtx.start, ix->nvtx.end,
@@ -296,11 +514,16 @@ void nsys__index_derive(nsys_index *ix) {
   for (uint32_t r = 0; r < pv->n_proj_rows; r++)
     nsys__series_init(&pv->proj_series[r], pv->proj_start, pv->proj_end, NULL,
                       pv->proj_rows[r].first, pv->proj_rows[r].count);
+  int64_t t2 = nsys_now_ns();
+  if (threaded) pthread_join(th, NULL);
+  int64_t t3 = nsys_now_ns();
   nsys__derive_tracks(ix, pv);
   if (!getenv("NSYS_AI_NO_COARSE")) nsys__coarse_init(ix);
   if (getenv("NSYS_AI_INDEX_TIMING"))
-    nsys_log("index derive: display names %.1f ms, projection %.1f ms, summaries %.1f ms",
-             (double)(t0 - td) / 1e6, (double)(t1 - t0) / 1e6, (double)(nsys_now_ns() - t1) / 1e6);
+    nsys_log("index derive: this thread: rows + projection %.1f ms, series %.1f ms; other thread: "
+             "display names %.1f ms, total %.1f ms; waited %.1f ms, tracks %.1f ms",
+             (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)side.names_ns / 1e6,
+             (double)side.ns / 1e6, (double)(t3 - t2) / 1e6, (double)(nsys_now_ns() - t3) / 1e6);
 }
 
 void nsys__index_free_derived(nsys_index *ix) {

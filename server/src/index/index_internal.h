@@ -150,6 +150,9 @@ nsys_index *nsys__index_build_fresh(struct nsys_profile *p, struct nsys_call *ca
 /* index_derive.c: computes everything derived from the contract arrays
  * (per-depth rows, projection, series). Used after a build and a cache load. */
 void nsys__index_derive(nsys_index *ix);
+/* The GPU track series alone (ix->priv allocated): the build's GPU reader
+ * makes them as soon as the ops are in place; derive skips them then. */
+void nsys__derive_gpu_series(nsys_index *ix);
 void nsys__index_free_derived(nsys_index *ix);
 
 /* index_mipmap.c (callback types in index_query.h) */
