@@ -10,6 +10,7 @@
  *   range-gpu FILE N SEED  the same over the GPU stream tracks only
  *                        (either: a 5th argument `columns` asks for the
  *                        "columns" format, the one the VS Code client uses)
+ *                        env NSYS_AI_BENCH_LEVELS=A-B: only zoom levels A..B
  *   tree FILE            nvtx/tree over the whole profile (handler + serialisation)
  * Driven by bench/run.py. */
 #include <malloc.h>
@@ -194,7 +195,8 @@ static double pct(double *v, size_t n, double q) {
 }
 
 /* runs `method` on a registered profile; returns seconds (handler + print) */
-static double last_cpu;
+static double last_cpu, last_print_cpu;
+static long last_minflt;
 static double cpu_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -202,16 +204,29 @@ static double cpu_now(void) {
 }
 
 /* wall seconds; the thread's CPU seconds go to last_cpu (the box is shared) */
+static long minflt_now(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_minflt;
+}
+
+/* wall seconds; the thread's CPU seconds go to last_cpu (the box is shared),
+ * the part spent in cJSON_PrintUnformatted to last_print_cpu, minor page
+ * faults to last_minflt */
 static double timed_call(nsys_profile_registry *reg, const char *method, cJSON *params, size_t *bytes) {
   const nsys_method *m = nsys_method_find(method);
   nsys_call c;
   nsys_call_init(&c, method, params, reg);
+  long f0 = minflt_now();
   double c0 = cpu_now();
   int64_t t0 = nsys_now_ns();
   cJSON *res = m->fn(&c);
+  double c1 = cpu_now();
   char *s = res ? cJSON_PrintUnformatted(res) : NULL;
   int64_t t1 = nsys_now_ns();
   last_cpu = cpu_now() - c0;
+  last_print_cpu = cpu_now() - c1;
+  last_minflt = minflt_now() - f0;
   if (!res) fprintf(stderr, "%s: %s\n", method, c.err_msg);
   if (bytes) *bytes = s ? strlen(s) : 0;
   free(s);
@@ -272,7 +287,20 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
   uint64_t ix_items = 0;
   size_t k = 0, total_bytes = 0;
   printf("{\"levels\":[");
-  for (int lv = 0; lv < levels; lv++) {
+  /* NSYS_AI_BENCH_LEVELS=A-B: only zoom levels A..B (0 = whole span) */
+  int lv_lo = 0, lv_hi = levels - 1;
+  const char *lv_env = getenv("NSYS_AI_BENCH_LEVELS");
+  if (lv_env && sscanf(lv_env, "%d-%d", &lv_lo, &lv_hi) == 2) {
+    if (lv_lo < 0) lv_lo = 0;
+    if (lv_hi > levels - 1) lv_hi = levels - 1;
+    n = lv_hi >= lv_lo ? (size_t)(lv_hi - lv_lo + 1) * (size_t)per_level : 0;
+  } else {
+    lv_lo = 0;
+    lv_hi = levels - 1;
+  }
+  double *all_print = nsys_xmalloc((n + 1) * sizeof(double));
+  long total_minflt = 0;
+  for (int lv = lv_lo; lv <= lv_hi; lv++) {
     int64_t w = (e - s) >> lv;
     double *v = nsys_xmalloc((size_t)per_level * sizeof(double));
     double *vc = nsys_xmalloc((size_t)per_level * sizeof(double));
@@ -296,6 +324,8 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
       vc[i] = last_cpu;
       bytes_lv += b;
       all_cpu[k] = last_cpu;
+      all_print[k] = last_print_cpu;
+      total_minflt += last_minflt;
       all_ix[k] = index_share(ix, a, a + w, 2000, gpu_only, &ix_items);
       all[k++] = v[i];
     }
@@ -303,7 +333,7 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
     qsort(vc, (size_t)per_level, sizeof *vc, cmp_double);
     printf("%s{\"windowNs\":%lld,\"p50ms\":%.3f,\"p99ms\":%.3f,\"maxms\":%.3f,\"cpuP50ms\":%.3f,"
            "\"cpuP99ms\":%.3f,\"avgBytes\":%zu}",
-           lv ? "," : "", (long long)w, pct(v, (size_t)per_level, 0.5) * 1e3, pct(v, (size_t)per_level, 0.99) * 1e3,
+           lv > lv_lo ? "," : "", (long long)w, pct(v, (size_t)per_level, 0.5) * 1e3, pct(v, (size_t)per_level, 0.99) * 1e3,
            v[per_level - 1] * 1e3, pct(vc, (size_t)per_level, 0.5) * 1e3, pct(vc, (size_t)per_level, 0.99) * 1e3,
            bytes_lv / (size_t)per_level);
     total_bytes += bytes_lv;
@@ -313,17 +343,20 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
   qsort(all, k, sizeof *all, cmp_double);
   qsort(all_cpu, k, sizeof *all_cpu, cmp_double);
   qsort(all_ix, k, sizeof *all_ix, cmp_double);
+  qsort(all_print, k, sizeof *all_print, cmp_double);
   uint32_t n_req_tracks = 0;
   for (uint32_t t = 0; t < nsys_tl_track_count(ix); t++)
     n_req_tracks += !gpu_only || nsys_tl_track_at(ix, t)->kind == NSYS_TL_GPU;
   printf("],\"format\":\"%s\",\"requests\":%zu,\"tracks\":%u,\"p50ms\":%.3f,\"p99ms\":%.3f,\"maxms\":%.3f,\"cpuP50ms\":%.3f,"
-         "\"cpuP99ms\":%.3f,\"avgBytes\":%zu,\"indexCpuP50ms\":%.3f,\"indexCpuP99ms\":%.3f,\"indexCpuMaxms\":%.3f}\n",
+         "\"cpuP99ms\":%.3f,\"avgBytes\":%zu,\"indexCpuP50ms\":%.3f,\"indexCpuP99ms\":%.3f,\"indexCpuMaxms\":%.3f,\"printCpuP50ms\":%.3f,\"printCpuP99ms\":%.3f,\"minorFaultsPerRequest\":%.1f}\n",
          columns ? "columns" : "objects", k, n_req_tracks, pct(all, k, 0.5) * 1e3, pct(all, k, 0.99) * 1e3, k ? all[k - 1] * 1e3 : 0,
          pct(all_cpu, k, 0.5) * 1e3, pct(all_cpu, k, 0.99) * 1e3, k ? total_bytes / k : 0,
-         pct(all_ix, k, 0.5) * 1e3, pct(all_ix, k, 0.99) * 1e3, k ? all_ix[k - 1] * 1e3 : 0);
+         pct(all_ix, k, 0.5) * 1e3, pct(all_ix, k, 0.99) * 1e3, k ? all_ix[k - 1] * 1e3 : 0,
+         pct(all_print, k, 0.5) * 1e3, pct(all_print, k, 0.99) * 1e3, k ? (double)total_minflt / (double)k : 0.0);
   free(all);
   free(all_cpu);
   free(all_ix);
+  free(all_print);
   nsys_call_dispose(&c);
   nsys_profile_release(p);
   nsys_registry_free(reg);
