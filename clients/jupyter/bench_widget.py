@@ -85,9 +85,46 @@ def figures(s: list[dict], pings: list[dict], bursts: list[dict]) -> dict:
     }
 
 
-def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire: str, ab: str = "") -> dict:
+def hop_figures(trace_dir: Path, ws_log: list) -> dict:
+    """Joins the hop trace (tests/browser/hop_trace) with the browser's websocket arrivals, by
+    each message's "sentAt": where a reply's kernel -> browser time goes, for replies over
+    64 KB and for small messages (the pings)."""
+    k: dict[str, list[float]] = {}
+    srv: dict[str, list[float]] = {}
+    for f in trace_dir.glob("hops-*.txt"):
+        for line in f.read_text().splitlines():
+            p = line.split()
+            if p and p[0] == "K":
+                k[p[1]] = [float(x) for x in p[2:6]]
+            elif p and p[0] == "S":
+                srv[p[1]] = [float(x) for x in p[2:5]]
+    rows: dict[str, dict[str, list[float]]] = {"over_64k": {}, "small": {}}
+    for sent, arrived, nbytes in ws_log:
+        if sent not in k or sent not in srv:
+            continue
+        t = float(sent)
+        queued, io0, io1, _ = k[sent]
+        s_in, s_out, _ = srv[sent]
+        r = rows["over_64k" if nbytes > 65536 else "small"]
+        for name, v in (("serialize_ms", queued - t), ("iopub_thread_wait_ms", io0 - queued),
+                        ("zmq_send_ms", io1 - io0), ("zmq_to_server_ms", s_in - io1),
+                        ("server_ws_write_ms", s_out - s_in), ("server_to_browser_event_ms", arrived - s_in),
+                        ("sent_to_browser_event_ms", arrived - t), ("bytes", nbytes)):
+            r.setdefault(name, []).append(v)
+    return {kind: {name: summary(v) for name, v in r.items()} for kind, r in rows.items() if r}
+
+
+def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire: str, ab: str = "",
+              hops: bool = False) -> dict:
     out.mkdir(parents=True, exist_ok=True)
-    env_extra = {"PYTHONPATH": os.pathsep.join(filter(None, [str(HERE / "src"), os.environ.get("PYTHONPATH")])),
+    trace_dir = out / "hops"
+    if hops:
+        trace_dir.mkdir(exist_ok=True)
+        for f in trace_dir.glob("hops-*.txt"):
+            f.unlink()
+    env_extra = {"PYTHONPATH": os.pathsep.join(filter(None, [str(HERE / "src"), os.environ.get("PYTHONPATH")]
+                                                      + ([str(HERE / "tests" / "browser" / "hop_trace")] if hops else []))),
+                 **({"NSYS_AI_HOP_TRACE": str(trace_dir)} if hops else {}),
                  "NSYS_AI_WIDGET_WIRE": wire.split("-")[0],
                  "NSYS_AI_NODELAY": "0" if "nagle" in wire else "1",
                  "NSYS_AI_WIDGET_THREADS": "0" if "-inline" in wire else "1", "AB": ab}
@@ -98,7 +135,8 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
         rc = subprocess.run(["node", str(HERE / "tests" / "browser" / "bench.mjs"), url, str(out), str(zooms),
                              str(bursts)],
                             env={**env, "CHROMIUM": os.environ.get("CHROMIUM", "/usr/bin/chromium"),
-                                 "NODE_MODULES_DIR": str(browser.NODE_MODULES)}, timeout=1800).returncode
+                                 "NODE_MODULES_DIR": str(browser.NODE_MODULES),
+                                 **({"NSYS_AI_WS_TRACE": "1"} if hops else {})}, timeout=1800).returncode
     res = json.loads((out / "bench-result.json").read_text())
     if rc != 0 or not res.get("ok"):
         raise RuntimeError(f"{profile.name}: browser bench failed: {res.get('error')}")
@@ -116,6 +154,7 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
         "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "children_cpu_s": round((cpu1.children_user + cpu1.children_system) - (cpu0.children_user + cpu0.children_system), 1),
         "wall_s": round(time.time() - t0, 1),
+        **({"hops": hop_figures(trace_dir, res.get("wsLog") or [])} if hops else {}),
         **({"ab": {w: figures([x for x in s if str(x.get("format", "")).startswith(w + "/")], [], [])
                    for w in ab.split(",")}} if ab else {}),
     }
@@ -137,6 +176,9 @@ def main() -> int:
     ap.add_argument("--ab", default="",
                     help="e.g. bin,json: alternate reply layouts within one page, a 22-step zoom cycle each "
                          "(the fairest comparison: same page, kernel and time); figures per layout")
+    ap.add_argument("--hops", action="store_true",
+                    help="also time each hop of the kernel -> browser leg (IOPub thread, zmq, jupyter_server, "
+                         "websocket to the page) with tests/browser/hop_trace; adds a little overhead")
     ap.add_argument("--server", help="nsys-ai binary (default $NSYS_AI_SERVER, else <repo>/build/nsys-ai)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -162,7 +204,7 @@ def main() -> int:
         for wire in args.wire.split(","):
             print(f"== {prof} ({args.app}, wire {wire}, {args.zooms} zoom steps)", flush=True)
             results.append(bench_one(prof.resolve(), args.app, args.out / f"{prof.stem}-{wire}", args.zooms,
-                                     args.bursts, wire, args.ab))
+                                     args.bursts, wire, args.ab, args.hops))
 
     print(f"\nwidget zoom in the browser (JupyterLab {args.app}), ms; target input->draw <= 30 ms")
     print(f"{'profile':21} {'figure':30} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
@@ -176,6 +218,10 @@ def main() -> int:
                 v = f[k]
                 if v.get("n"):
                     print(f"{name:21} {'[' + w + '] ' + k.strip():30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
+        for kind, f in (r.get("hops") or {}).items():
+            for k, v in f.items():
+                if v.get("n") and k != "bytes":
+                    print(f"{name:21} {'<' + kind + '> ' + k:30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
         print(f"{name:21} input->draw / empty message p50: {r['input_to_draw_over_empty_message_p50']}x; "
               f"reply {r['reply_bytes_p50']:.0f} B, {r['reply_items_p50']:.0f} items (p50); "
               f"{r['requests_per_burst_of_5']:.0f} requests per burst of 5; "

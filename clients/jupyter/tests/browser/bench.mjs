@@ -43,6 +43,25 @@ const browser = await chromium.launchPersistentContext(userDataDir, {
 });
 try {
   const page = browser.pages()[0] ?? (await browser.newPage());
+  // bench_widget.py --hops: the page's websocket message events, [sentAt, wall ms, bytes] per widget
+  // message (its "sentAt" read from the v1 frame's header parts), joined with the kernel/server trace
+  if (process.env.NSYS_AI_WS_TRACE) await page.addInitScript(() => {
+    const W = window.WebSocket;
+    window.__wsLog = [];
+    window.WebSocket = function (...args) {
+      const ws = new W(...args);
+      ws.addEventListener("message", (e) => {
+        const t = performance.timeOrigin + performance.now();
+        if (!(e.data instanceof ArrayBuffer)) return;
+        const head = new TextDecoder("latin1").decode(new Uint8Array(e.data, 0, Math.min(8192, e.data.byteLength)));
+        const m = /"sentAt":\s*([0-9.]+)/.exec(head);
+        if (m) window.__wsLog.push([m[1], t, e.data.byteLength]);
+      });
+      return ws;
+    };
+    window.WebSocket.prototype = W.prototype;
+    Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+  });
   page.on("console", (m) => {
     if (m.type() === "error" || m.text().includes("nsys-ai")) console.log(`[browser ${m.type()}] ${m.text()}`);
   });
@@ -119,6 +138,7 @@ try {
   const end = await tl.evaluate((e) => ({ ...e.dataset }));
   if (Number(end.failed || 0) > 0) throw new Error(`${end.failed} range request(s) failed`);
   await tl.screenshot({ path: path.join(outDir, "bench-timeline.png") });
+  if (process.env.NSYS_AI_WS_TRACE) result.wsLog = await page.evaluate(() => window.__wsLog);
   Object.assign(result, { ok: true, samples, pings, bursts, final: end });
 } catch (e) {
   result.error = String(e && e.stack ? e.stack : e);
