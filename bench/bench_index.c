@@ -413,9 +413,11 @@ int main(int argc, char **argv) {
   if (strcmp(m, "scan") == 0) return cmd_scan(f);
   if (strcmp(m, "cold") == 0) return cmd_cold(f);
   if (strcmp(m, "warm") == 0) return cmd_warm(f);
-  if (strcmp(m, "range") == 0 || strcmp(m, "range-gpu") == 0)
+  if (strcmp(m, "range") == 0 || strcmp(m, "range-gpu") == 0) {
+    nsys_tune_malloc(); /* as nsys_serve does */
     return cmd_range(f, argc > 3 ? atoi(argv[3]) : 1000, argc > 4 ? strtoull(argv[4], NULL, 10) : 1,
                      strcmp(m, "range-gpu") == 0, argc > 5 && strcmp(argv[5], "columns") == 0);
+  }
   if (strcmp(m, "tree") == 0) return cmd_tree(f);
   fprintf(stderr, "unknown mode %s\n", m);
   return 1;

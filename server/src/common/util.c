@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 static void nsys__oom(size_t n) {
   fprintf(stderr, "nsys-ai: out of memory allocating %zu bytes\n", n);
@@ -179,4 +182,11 @@ uint64_t nsys_fnv1a(const void *data, size_t n, uint64_t h) {
     h *= 1099511628211ULL;
   }
   return h;
+}
+
+void nsys_tune_malloc(void) {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#endif
 }

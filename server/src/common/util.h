@@ -44,6 +44,10 @@ int64_t nsys_now_ns(void);
  * ~/.cache/nsys-ai. Created with mode 0700 (parents as needed). Returns a
  * malloc'd path or NULL when it cannot be created. */
 char *nsys_cache_dir(void);
+/* Keeps per-request buffers of up to 64 MB (zoom answers are a few MB, built
+ * and freed per request) in the heap instead of fresh mmaps, which cost one
+ * page fault per 4 KiB every time. Called once at start by the server. */
+void nsys_tune_malloc(void);
 /* FNV-1a over n bytes, continuing from h (start with NSYS_FNV_SEED). */
 #define NSYS_FNV_SEED 1469598103934665603ULL
 uint64_t nsys_fnv1a(const void *data, size_t n, uint64_t h);

@@ -666,6 +666,7 @@ static int nsys__setup(nsys__server *s) {
 }
 
 int nsys_serve(const nsys_serve_options *opt) {
+  nsys_tune_malloc();
   signal(SIGPIPE, SIG_IGN);
   /* Enough pool threads that cheap requests are answered while a big index
    * builds; must be set before the first uv_queue_work. */
