@@ -392,3 +392,22 @@ def test_stage_overlap_independent(prof, pattern):
     got = {(r["device"], r["stage"]): [r["ranges"], r["commNs"], r["exposedCommNs"]] for r in res["rows"]}
     assert got == want
     assert any(v[1] > 0 for v in want.values()) or prof != NCCL
+
+
+def test_stream_of_graph_launches_is_compute(tmp_path):
+    """Under graph-level tracing a stream may hold only CUDA graph launches: it is a
+    compute stream in stream_classification, as its time is compute in overlap."""
+    import shutil
+    import sqlite3
+    src = need_real("nsys2024_a100_cudagraph")
+    path = tmp_path / "graphs_on_own_stream.sqlite"
+    shutil.copyfile(src, path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE CUPTI_ACTIVITY_KIND_GRAPH_TRACE SET streamId = 9")
+        n_graph, graph_ns = db.execute("SELECT COUNT(*), SUM(end - start) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE").fetchone()
+    rows = {(r["device"], r["stream"]): r for r in analyze("stream_classification", path)["rows"]}
+    assert (0, 9) in rows, rows
+    assert rows[(0, 9)]["class"] == "compute"
+    assert rows[(0, 9)]["busyNs"] == graph_ns
+    assert ref.overlap(ref.connect(path))[0]["computeOnlyNs"] == \
+        analyze("overlap", path)["summary"]["devices"][0]["computeOnlyNs"]

@@ -146,11 +146,13 @@ def test_non_integer_times_fall_back_to_sql(tmp_path):
     compare(info, reference_info(dst), dst.name)
 
 
-def test_cancelled_first_open_leaves_no_partial_cache(tmp_path, generated_dir):
-    """The summary of a first open is computed beside the index build; a
-    cancel at any moment answers -32800 (or the open had finished), leaves
-    nothing open, and never leaves a partial summary in the cache: the next
-    open equals the independent SQL."""
+@pytest.mark.parametrize("mode", ["beside the index", "synchronous"])
+def test_cancelled_first_open_leaves_no_partial_cache(tmp_path, generated_dir, mode):
+    """The summary of a first open is computed beside the index build (or, with
+    NSYS_AI_INFO_SYNC, before it); a cancel at any moment answers -32800 (or
+    the open had finished) — never a read error from an interrupted statement —,
+    leaves nothing open, and never leaves a partial summary in the cache: the
+    next open equals the independent SQL."""
     from conftest import generate
 
     path = generate(generated_dir / "100k.sqlite", "--preset", "100k")
@@ -158,7 +160,7 @@ def test_cancelled_first_open_leaves_no_partial_cache(tmp_path, generated_dir):
     outcomes = set()
     for k, delay in enumerate([0.0, 0.01, 0.03, 0.06, 0.1, 0.2, 0.4]):
         cache = tmp_path / f"c{k}"
-        s = Server(env={"NSYS_AI_CACHE_DIR": str(cache)})
+        s = Server(env={"NSYS_AI_CACHE_DIR": str(cache), **({"NSYS_AI_INFO_SYNC": "1"} if mode == "synchronous" else {})})
         try:
             rid = s.start("profile/open", {"path": str(path)})
             time.sleep(delay)

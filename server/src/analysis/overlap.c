@@ -107,8 +107,12 @@ bool nsys_an_stream_classification(nsys_actx *c, cJSON *rows, cJSON *summary) {
     for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
       if (ix->ops.start[i] < c->t0 || ix->ops.start[i] >= c->t1) continue;
       busy += nsys_op_dur(ix, i);
+      if (ix->ops.kind[i] == NSYS_OP_GRAPH) { /* a graph launch: compute work, as in overlap */
+        kern++;
+        continue;
+      }
       if (ix->ops.kind[i] != NSYS_OP_KERNEL) {
-        if (ix->ops.kind[i] != NSYS_OP_GRAPH) copies++; /* a graph launch is no copy */
+        copies++;
         continue;
       }
       kern++;
