@@ -524,6 +524,7 @@ typedef struct {
   bool gpu, api;
   nsys__proj_pool *pool;
   nsys__proj_out out;
+  atomic_int proj_claim; /* cached projection: its series go to the first thread done */
   int64_t names_ns, ns;
 } nsys__derive_side;
 
@@ -535,6 +536,7 @@ static void *nsys__derive_side_run(void *arg) {
   if (d->gpu) nsys__derive_gpu_series(d->ix);
   if (d->api) nsys__derive_api_series(d->ix, nsys__priv(d->ix));
   if (d->pool) nsys__proj_work(d->pool, &d->out);
+  else if (atomic_exchange(&d->proj_claim, 1) == 0) nsys__derive_proj_series(nsys__priv(d->ix));
   d->ns = nsys_now_ns() - t0;
   return NULL;
 }
@@ -546,13 +548,15 @@ void nsys__index_derive(nsys_index *ix) {
   /* Two threads. A fresh build: this one makes the NVTX rows and series,
    * the other the display names and API series (and the GPU series unless the
    * build made them), then both sweep the projection. A cache load (the
-   * projection is mapped): the API series stay here to balance (callgrind,
-   * 1M kernels: 44M instructions here, 47M there). */
+   * projection is mapped): the API series stay here, and the thread done
+   * first makes the projection's series (which one is faster depends on the
+   * profile's shape and the machine's load; the series are the same). */
   bool fresh_proj = !pv->proj_cached;
   nsys__proj_pool pool;
   if (fresh_proj) nsys__proj_pool_init(&pool, ix);
   nsys__derive_side side = {ix, pv->gpu_series == NULL, fresh_proj, fresh_proj ? &pool : NULL,
-                            {NULL, 0, 0}, 0, 0};
+                            {NULL, 0, 0}, 0, 0, 0};
+  atomic_init(&side.proj_claim, 0);
   pthread_t th;
   bool threaded = !getenv("NSYS_AI_DERIVE_SERIAL") &&
                   pthread_create(&th, NULL, nsys__derive_side_run, &side) == 0;
@@ -566,18 +570,19 @@ void nsys__index_derive(nsys_index *ix) {
   int64_t t1 = nsys_now_ns();
   nsys__proj_out mine = {NULL, 0, 0};
   if (fresh_proj) nsys__proj_work(&pool, &mine);
+  else if (atomic_exchange(&side.proj_claim, 1) == 0) nsys__derive_proj_series(pv);
   int64_t t2 = nsys_now_ns();
   if (threaded) pthread_join(th, NULL);
   int64_t t3 = nsys_now_ns();
   if (fresh_proj) {
     nsys__proj_out outs[2] = {mine, side.out};
-    nsys__proj_finish(&pool, outs, 2, pv); /* else mapped from the cache */
+    nsys__proj_finish(&pool, outs, 2, pv);
+    nsys__derive_proj_series(pv);
   }
-  nsys__derive_proj_series(pv);
   nsys__derive_tracks(ix, pv);
   if (!getenv("NSYS_AI_NO_COARSE")) nsys__coarse_init(ix);
   if (getenv("NSYS_AI_INDEX_TIMING"))
-    nsys_log("index derive: this thread: NVTX rows + series %.1f ms, projection sweep %.1f ms; other "
+    nsys_log("index derive: this thread: NVTX rows + series %.1f ms, projection sweep or series %.1f ms; other "
              "thread: display names %.1f ms, total %.1f ms; waited %.1f ms; projection rows, "
              "series, tracks %.1f ms",
              (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)side.names_ns / 1e6,
