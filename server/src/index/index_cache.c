@@ -21,7 +21,7 @@
 #include "profile/profile.h"
 
 #define NSYS__CACHE_MAGIC "NSYSAIX"
-#define NSYS__CACHE_VERSION 3u /* 3: graph launches (NSYS_OP_GRAPH) */
+#define NSYS__CACHE_VERSION 4u /* 3: graph launches (NSYS_OP_GRAPH); 4: four-lane checksum */
 
 typedef struct {
   char magic[8];
@@ -35,22 +35,47 @@ typedef struct {
   uint32_t n_proj, n_proj_rows; /* derived: NVTX projected on GPUs */
 } nsys__cache_header;
 
-/* Checksum over 8-byte words: two running sums (Fletcher-style), ~1 word per cycle. */
+/* Checksum over 8-byte words: two running sums (Fletcher-style) in each of
+ * four lanes (word i goes to lane i % 4), so the loop runs four independent
+ * chains; a reopen checks the whole mapping, so this is most of its cost. */
 typedef struct {
-  uint64_t a, b;
+  uint64_t a[4], b[4];
+  uint64_t n; /* words summed so far */
 } nsys__sum;
 
 static void nsys__sum_words(nsys__sum *s, const uint64_t *w, size_t n) {
-  uint64_t a = s->a, b = s->b;
-  for (size_t i = 0; i < n; i++) {
-    a += w[i] ^ 0x9E3779B97F4A7C15ULL;
-    b += a;
+  const uint64_t k = 0x9E3779B97F4A7C15ULL;
+  size_t i = 0;
+  for (; i < n && (s->n & 3); i++, s->n++) { /* continue to lane 0 */
+    s->a[s->n & 3] += w[i] ^ k;
+    s->b[s->n & 3] += s->a[s->n & 3];
   }
-  s->a = a;
-  s->b = b;
+  uint64_t a0 = s->a[0], a1 = s->a[1], a2 = s->a[2], a3 = s->a[3];
+  uint64_t b0 = s->b[0], b1 = s->b[1], b2 = s->b[2], b3 = s->b[3];
+  for (; i + 4 <= n; i += 4) {
+    a0 += w[i] ^ k;
+    b0 += a0;
+    a1 += w[i + 1] ^ k;
+    b1 += a1;
+    a2 += w[i + 2] ^ k;
+    b2 += a2;
+    a3 += w[i + 3] ^ k;
+    b3 += a3;
+    s->n += 4;
+  }
+  s->a[0] = a0, s->a[1] = a1, s->a[2] = a2, s->a[3] = a3;
+  s->b[0] = b0, s->b[1] = b1, s->b[2] = b2, s->b[3] = b3;
+  for (; i < n; i++, s->n++) {
+    s->a[s->n & 3] += w[i] ^ k;
+    s->b[s->n & 3] += s->a[s->n & 3];
+  }
 }
 
-static uint64_t nsys__sum_final(const nsys__sum *s) { return s->a ^ (s->b * 0xC2B2AE3D27D4EB4FULL); }
+static uint64_t nsys__sum_final(const nsys__sum *s) {
+  uint64_t h = s->n;
+  for (int l = 0; l < 4; l++) h = (h ^ s->a[l] ^ (s->b[l] * 0xC2B2AE3D27D4EB4FULL)) * 0x100000001B3ULL;
+  return h;
+}
 
 /* ---- writing ------------------------------------------------------------ */
 
@@ -98,7 +123,7 @@ void nsys__cache_save(const nsys_index *ix, nsys_profile *p) {
     free(path);
     return;
   }
-  nsys__writer w = {fdopen(fd, "wb"), {0, 0}, 0, true};
+  nsys__writer w = {fdopen(fd, "wb"), {{0}, {0}, 0}, 0, true};
   if (!w.f) {
     close(fd);
     unlink(tmp);
@@ -247,7 +272,7 @@ nsys_index *nsys__cache_load(nsys_profile *p) {
     free(path);
     return NULL;
   }
-  nsys__sum sum = {0, 0};
+  nsys__sum sum = {{0}, {0}, 0};
   nsys__sum_words(&sum, (const uint64_t *)((const char *)map + sizeof h), h.payload_size / 8);
   if (nsys__sum_final(&sum) != h.checksum) {
     nsys_log("index cache: %s is corrupt; rebuilding", path);
