@@ -326,6 +326,18 @@ static void nsys__gpu_scan_step(sqlite3_context *ctx, int argc, sqlite3_value **
 
 static void nsys__gpu_scan_final(sqlite3_context *ctx) { sqlite3_result_null(ctx); }
 
+/* The scan functions hold a pointer to the caller's stack frame: callable only
+ * from top-level SQL (SQLITE_DIRECTONLY), and unregistered after each scan. */
+static int nsys__register_scan(sqlite3 *db, const char *name, int nargs, void *ctx,
+                               void (*step)(sqlite3_context *, int, sqlite3_value **),
+                               void (*final)(sqlite3_context *)) {
+  return sqlite3_create_function_v2(db, name, nargs, SQLITE_UTF8 | SQLITE_DIRECTONLY, ctx, NULL, step, final, NULL);
+}
+
+static void nsys__unregister_scan(sqlite3 *db, const char *name, int nargs) {
+  sqlite3_create_function_v2(db, name, nargs, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, NULL, NULL, NULL, NULL);
+}
+
 static bool nsys__scan_gpu_table(nsys_profile *p, nsys_call *call, nsys_table t,
                                  nsys__pairset *pairs, const uint8_t *nccl_dense,
                                  int64_t *count) {
@@ -337,26 +349,20 @@ static bool nsys__scan_gpu_table(nsys_profile *p, nsys_call *call, nsys_table t,
            nsys__col(p, t, "end"), kernel ? nsys__col(p, t, "shortName") : "NULL",
            nsys__col(p, t, "graphNodeId"), kernel ? nsys__col(p, t, "graphId") : "NULL", tbl);
   nsys__gpu_scan sc = {.p = p, .call = call, .pairs = pairs, .nccl_dense = nccl_dense, .check_nccl = kernel};
-  if (sqlite3_create_function_v2(p->db, "nsys_ai_info_gpu", 7, SQLITE_UTF8, &sc, NULL, nsys__gpu_scan_step,
-                                 nsys__gpu_scan_final, NULL) != SQLITE_OK) {
+  if (nsys__register_scan(p->db, "nsys_ai_info_gpu", 7, &sc, nsys__gpu_scan_step, nsys__gpu_scan_final) !=
+      SQLITE_OK) {
     nsys_call_fail(call, NSYS_E_INTERNAL, "cannot register the scan function: %s", sqlite3_errmsg(p->db));
     return false;
   }
   sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
-  if (!st) return false;
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
-  if (sc.cancelled) {
-    sqlite3_finalize(st);
-    nsys_call_fail_cancelled(call);
-    return false;
-  }
-  if (rc != SQLITE_DONE) {
-    nsys_profile_sql_fail(p, call, rc, p->schema.table[t]);
-    sqlite3_finalize(st);
-    return false;
-  }
+  int rc = SQLITE_ERROR;
+  if (st)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
+  if (st && !sc.cancelled && rc != SQLITE_DONE) nsys_profile_sql_fail(p, call, rc, p->schema.table[t]);
   sqlite3_finalize(st);
+  nsys__unregister_scan(p->db, "nsys_ai_info_gpu", 7);
+  if (sc.cancelled) nsys_call_fail_cancelled(call);
+  if (!st || sc.cancelled || rc != SQLITE_DONE) return false;
   *count = sc.rows;
   if (sc.any_time) nsys__span_add(&p->info, sc.min_start, sc.max_end);
   if (kernel && sc.nccl) p->info.f_nccl = true;
@@ -457,11 +463,11 @@ static bool nsys__aggregate_fast(nsys_profile *p, nsys_call *call, const char *t
   char sql[1024];
   snprintf(sql, sizeof sql, "SELECT nsys_ai_info_span(start, %s) FROM %s", has_end ? "\"end\"" : "NULL", tbl);
   nsys__span_scan sc = {.call = call};
-  if (sqlite3_create_function_v2(p->db, "nsys_ai_info_span", 2, SQLITE_UTF8, &sc, NULL, nsys__span_step,
-                                 nsys__span_final, NULL) != SQLITE_OK)
+  if (nsys__register_scan(p->db, "nsys_ai_info_span", 2, &sc, nsys__span_step, nsys__span_final) != SQLITE_OK)
     return false;
   sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
   if (!st) {
+    nsys__unregister_scan(p->db, "nsys_ai_info_span", 2);
     *ok = false;
     return true;
   }
@@ -476,6 +482,7 @@ static bool nsys__aggregate_fast(nsys_profile *p, nsys_call *call, const char *t
     *ok = false;
   }
   sqlite3_finalize(st);
+  nsys__unregister_scan(p->db, "nsys_ai_info_span", 2);
   if (!*ok) return true;
   if (sc.other) return false;
   *count = sc.rows;
