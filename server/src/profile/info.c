@@ -783,12 +783,6 @@ static bool nsys__info_build_on(nsys_profile *p, nsys_call *call, nsys_call *par
   bool ok = nsys__info_build(p, call, &cs); /* error messages are copied out of `own` */
   p->db = shared;
   if (own) sqlite3_close(own);
-  /* a statement interrupted by the progress handler fails as "interrupted"
-   * before the scan's own cancel check: a cancelled request says so */
-  if (!ok && (nsys_call_cancelled(call) || (parent && nsys_call_cancelled(parent)))) {
-    call->err = NSYS_OK;
-    nsys_call_fail_cancelled(call);
-  }
   return ok;
 }
 

@@ -119,6 +119,11 @@ bool nsys_profile_sql_fail(nsys_profile *p, struct nsys_call *call, int rc, cons
 static bool nsys__sql_fail_raw(nsys_profile *p, struct nsys_call *call, int prim, const char *msg,
                                const char *what) {
   (void)p;
+  /* a statement stopped by a cancelled request's progress handler */
+  if (prim == SQLITE_INTERRUPT && nsys_call_cancelled(call)) {
+    nsys_call_fail_cancelled(call);
+    return false;
+  }
   if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB || prim == SQLITE_IOERR ||
       prim == SQLITE_FORMAT || prim == SQLITE_RANGE || prim == SQLITE_MISMATCH ||
       prim == SQLITE_TOOBIG)
