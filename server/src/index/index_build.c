@@ -944,21 +944,32 @@ static void nsys__assemble_api(nsys__build *b, nsys_index *ix, const uint32_t *t
   free(first);
 }
 
-/* API <-> op join on (globalPid, correlationId). */
-static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpid) {
-  nsys_api_calls *a = &ix->api;
-  nsys_ops *o = &ix->ops;
-  uint32_t n_ops = o->n;
-  ix->op_next = nsys__big_alloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
-  for (uint32_t i = 0; i < n_ops; i++) ix->op_next[i] = -1;
-  if (!a->n || !n_ops) return;
-  /* Fast path: per process, correlation ids are a dense counter (the usual
-   * case): a direct corr -> call table per process, read in nearly
-   * sequential order. Sparse ids fall back to the hash below. */
+/* API <-> op join on (globalPid, correlationId), in two halves: the lookup
+ * table from the API calls alone (built by the host reader while the GPU
+ * reader may still run), then one probe per op. */
+enum { NSYS__JOIN_MAXP = 256 };
+
+typedef struct {
+  /* direct: per process, correlation ids are a dense counter (the usual
+   * case): a corr -> call table per process, read in nearly sequential order */
+  int32_t *direct;
+  uint32_t np;
+  int64_t pg[NSYS__JOIN_MAXP], plo[NSYS__JOIN_MAXP], phi[NSYS__JOIN_MAXP];
+  size_t off[NSYS__JOIN_MAXP];
+  /* else: open addressing on (gpid, corr), value = call index + 1 */
+  uint32_t *slot;
+  uint32_t mask;
+} nsys__join_table;
+
+#define NSYS__JH(g, c) \
+  ((uint32_t)((((uint64_t)(c) * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)(g) >> 24) * 0xC2B2AE3D27D4EB4FULL) >> 29))
+
+static void nsys__join_prepare(const nsys_index *ix, const int64_t *thread_gpid, nsys__join_table *jt) {
+  const nsys_api_calls *a = &ix->api;
+  memset(jt, 0, sizeof *jt);
+  if (!a->n) return;
   {
-    enum { MAXP = 256 };
-    int64_t pg[MAXP], plo[MAXP], phi[MAXP];
-    uint32_t pn[MAXP];
+    uint32_t pn[NSYS__JOIN_MAXP];
     uint32_t np = 0;
     bool ok = true;
     uint32_t last_t = UINT32_MAX, last_p = 0;
@@ -967,38 +978,39 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
       if (a->thread[i] != last_t) {
         int64_t g = thread_gpid[a->thread[i]];
         uint32_t k = 0;
-        while (k < np && pg[k] != g) k++;
+        while (k < np && jt->pg[k] != g) k++;
         if (k == np) {
-          if (np == MAXP) {
+          if (np == NSYS__JOIN_MAXP) {
             ok = false;
             break;
           }
-          pg[np] = g;
-          plo[np] = INT64_MAX;
-          phi[np] = INT64_MIN;
+          jt->pg[np] = g;
+          jt->plo[np] = INT64_MAX;
+          jt->phi[np] = INT64_MIN;
           pn[np++] = 0;
         }
         last_t = a->thread[i];
         last_p = k;
       }
       int64_t cv = a->correlation[i];
-      if (cv < plo[last_p]) plo[last_p] = cv;
-      if (cv > phi[last_p]) phi[last_p] = cv;
+      if (cv < jt->plo[last_p]) jt->plo[last_p] = cv;
+      if (cv > jt->phi[last_p]) jt->phi[last_p] = cv;
       pn[last_p]++;
     }
     size_t total = 0;
     for (uint32_t k = 0; k < np && ok; k++) {
-      if (plo[k] < 0 || phi[k] - plo[k] >= (int64_t)pn[k] * 4 + 4096) ok = false;
-      else total += (size_t)(phi[k] - plo[k] + 1);
+      if (jt->plo[k] < 0 || jt->phi[k] - jt->plo[k] >= (int64_t)pn[k] * 4 + 4096) ok = false;
+      else total += (size_t)(jt->phi[k] - jt->plo[k] + 1);
     }
-    if (ok && np) {
-      int32_t *direct = nsys__big_alloc(total * sizeof(int32_t));
-      memset(direct, 0xFF, total * sizeof(int32_t));
-      size_t off[MAXP];
+    if (!np) return; /* no correlation ids: nothing joins */
+    if (ok) {
+      jt->np = np;
+      jt->direct = nsys__big_alloc(total * sizeof(int32_t));
+      memset(jt->direct, 0xFF, total * sizeof(int32_t));
       size_t acc_off = 0;
       for (uint32_t k = 0; k < np; k++) {
-        off[k] = acc_off;
-        acc_off += (size_t)(phi[k] - plo[k] + 1);
+        jt->off[k] = acc_off;
+        acc_off += (size_t)(jt->phi[k] - jt->plo[k] + 1);
       }
       last_t = UINT32_MAX;
       for (uint32_t i = 0; i < a->n; i++) {
@@ -1006,63 +1018,72 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
         if (a->thread[i] != last_t) {
           int64_t g = thread_gpid[a->thread[i]];
           last_p = 0;
-          while (pg[last_p] != g) last_p++;
+          while (jt->pg[last_p] != g) last_p++;
           last_t = a->thread[i];
         }
-        int32_t *slot = &direct[off[last_p] + (size_t)(a->correlation[i] - plo[last_p])];
+        int32_t *slot = &jt->direct[jt->off[last_p] + (size_t)(a->correlation[i] - jt->plo[last_p])];
         if (*slot < 0) *slot = (int32_t)i; /* an id repeated within a process: the first call wins */
       }
-      const int64_t *corr = b->ops.corr, *tg = b->track_gpid;
-      int64_t last_g = INT64_MIN;
-      int32_t kp = -1;
-      for (uint32_t i = 0; i < n_ops; i++) {
-        int64_t cv = corr[i];
-        if (cv == 0) continue;
-        int64_t g = tg[o->track[i]];
-        if (g != last_g) {
-          last_g = g;
-          kp = -1;
-          for (uint32_t k = 0; k < np; k++)
-            if (pg[k] == last_g) kp = (int32_t)k;
-        }
-        if (kp < 0 || cv < plo[kp] || cv > phi[kp]) continue;
-        o->api[i] = direct[off[kp] + (size_t)(cv - plo[kp])];
-      }
-      free(direct);
-      goto link;
+      return;
     }
   }
   uint64_t cap = 1024;
   while (cap < (uint64_t)a->n * 2) cap *= 2;
-  uint32_t mask = (uint32_t)(cap - 1);
-  uint32_t *slot = nsys_xcalloc(cap, sizeof(uint32_t));
-#define NSYS__JH(g, c) \
-  ((uint32_t)((((uint64_t)(c) * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)(g) >> 24) * 0xC2B2AE3D27D4EB4FULL) >> 29))
+  jt->mask = (uint32_t)(cap - 1);
+  jt->slot = nsys_xcalloc(cap, sizeof(uint32_t));
   for (uint32_t i = 0; i < a->n; i++) {
     if (a->correlation[i] == 0) continue;
     int64_t g = thread_gpid[a->thread[i]];
-    uint32_t j = NSYS__JH(g, a->correlation[i]) & mask;
-    while (slot[j]) j = (j + 1) & mask;
-    slot[j] = i + 1;
+    uint32_t j = NSYS__JH(g, a->correlation[i]) & jt->mask;
+    while (jt->slot[j]) j = (j + 1) & jt->mask;
+    jt->slot[j] = i + 1; /* probing finds the first call of a repeated id first */
   }
+}
+
+static void nsys__join_finish(nsys__build *b, nsys_index *ix, const int64_t *thread_gpid,
+                              nsys__join_table *jt) {
+  nsys_api_calls *a = &ix->api;
+  nsys_ops *o = &ix->ops;
+  uint32_t n_ops = o->n;
+  ix->op_next = nsys__big_alloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
+  for (uint32_t i = 0; i < n_ops; i++) ix->op_next[i] = -1;
   const int64_t *corr = b->ops.corr, *tg = b->track_gpid;
-  for (uint32_t i = 0; i < n_ops; i++) {
-    if (corr[i] == 0) continue;
-    int64_t g = tg[o->track[i]];
-    uint32_t j = NSYS__JH(g, corr[i]) & mask;
-    uint32_t v;
-    while ((v = slot[j]) != 0) {
-      uint32_t ai = v - 1;
-      if (a->correlation[ai] == corr[i] && thread_gpid[a->thread[ai]] == g) {
-        o->api[i] = (int32_t)ai;
-        break;
+  if (jt->direct) {
+    int64_t last_g = INT64_MIN;
+    int32_t kp = -1;
+    for (uint32_t i = 0; i < n_ops; i++) {
+      int64_t cv = corr[i];
+      if (cv == 0) continue;
+      int64_t g = tg[o->track[i]];
+      if (g != last_g) {
+        last_g = g;
+        kp = -1;
+        for (uint32_t k = 0; k < jt->np; k++)
+          if (jt->pg[k] == last_g) kp = (int32_t)k;
       }
-      j = (j + 1) & mask;
+      if (kp < 0 || cv < jt->plo[kp] || cv > jt->phi[kp]) continue;
+      o->api[i] = jt->direct[jt->off[kp] + (size_t)(cv - jt->plo[kp])];
+    }
+  } else if (jt->slot) {
+    for (uint32_t i = 0; i < n_ops; i++) {
+      if (corr[i] == 0) continue;
+      int64_t g = tg[o->track[i]];
+      uint32_t j = NSYS__JH(g, corr[i]) & jt->mask;
+      uint32_t v;
+      while ((v = jt->slot[j]) != 0) {
+        uint32_t ai = v - 1;
+        if (a->correlation[ai] == corr[i] && thread_gpid[a->thread[ai]] == g) {
+          o->api[i] = (int32_t)ai;
+          break;
+        }
+        j = (j + 1) & jt->mask;
+      }
     }
   }
-#undef NSYS__JH
-  free(slot);
-link:
+  free(jt->direct);
+  free(jt->slot);
+  jt->direct = NULL;
+  jt->slot = NULL;
   for (uint32_t i = n_ops; i-- > 0;) {
     int32_t ai = o->api[i];
     if (ai < 0) continue;
@@ -1070,6 +1091,7 @@ link:
     a->first_op[ai] = (int32_t)i;
   }
 }
+#undef NSYS__JH
 
 static void nsys__assemble_nvtx(nsys__build *b, nsys_index *ix, const uint32_t *tmp2final) {
   nsys__raw_nvtx *r = &b->nvtx;
@@ -1144,29 +1166,35 @@ static void nsys__build_free(nsys__build *b) {
   free(b->dom_name);
 }
 
-static void nsys__span(nsys_index *ix, int64_t ops_max_end) {
-  bool any = false;
-  int64_t lo = 0, hi = 0;
-#define NSYS__SPAN(S, E, N)                          \
-  for (uint32_t i = 0; i < (N); i++) {               \
-    if (!any || (S)[i] < lo) lo = (S)[i];            \
-    if (!any || (E)[i] > hi) hi = (E)[i];            \
-    any = true;                                      \
+/* The profile's span: min start and max end over everything. The host side
+ * (API calls, NVTX ranges) is folded in before the wait for the GPU reader. */
+typedef struct {
+  bool any;
+  int64_t lo, hi;
+} nsys__span_acc;
+
+static void nsys__span_add(nsys__span_acc *s, const int64_t *start, const int64_t *end, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (!s->any || start[i] < s->lo) s->lo = start[i];
+    if (!s->any || end[i] > s->hi) s->hi = end[i];
+    s->any = true;
   }
+}
+
+static void nsys__span(nsys_index *ix, nsys__span_acc host, int64_t ops_max_end) {
+  nsys__span_acc s = host;
   /* ops are sorted per track, so only each track's first start matters */
   for (uint32_t t = 0; t < ix->n_tracks; t++) {
     const nsys_gpu_track *tr = &ix->tracks[t];
     if (!tr->count) continue;
-    if (!any || ix->ops.start[tr->first] < lo) lo = ix->ops.start[tr->first];
-    if (!any || ix->ops.start[tr->first] > hi) hi = ix->ops.start[tr->first];
-    any = true;
+    int64_t st = ix->ops.start[tr->first];
+    if (!s.any || st < s.lo) s.lo = st;
+    if (!s.any || st > s.hi) s.hi = st;
+    s.any = true;
   }
-  if (ix->ops.n && ops_max_end > hi) hi = ops_max_end; /* computed by the GPU reader */
-  NSYS__SPAN(ix->api.start, ix->api.end, ix->api.n)
-  NSYS__SPAN(ix->nvtx.start, ix->nvtx.end, ix->nvtx.n)
-#undef NSYS__SPAN
-  ix->span_start = lo;
-  ix->span_end = hi;
+  if (ix->ops.n && ops_max_end > s.hi) s.hi = ops_max_end; /* computed by the GPU reader */
+  ix->span_start = s.any ? s.lo : 0;
+  ix->span_end = s.any ? s.hi : 0;
 }
 
 static bool nsys__timing_on;
@@ -1227,6 +1255,9 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
    * names are interned before the op names, in the same order as before. */
   uint32_t *tmp2final = NULL;
   int64_t *thread_gpid = NULL;
+  nsys__join_table jt;
+  memset(&jt, 0, sizeof jt);
+  nsys__span_acc span = {false, 0, 0};
   if (host_ok && atomic_load(&b->stop) == 0) {
     tmp2final = nsys__assemble_threads(b, ix, &src, &sm);
     thread_gpid = nsys_xmalloc((size_t)(b->n_tmp ? b->n_tmp : 1) * sizeof(int64_t));
@@ -1235,6 +1266,11 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     nsys__raw_api_free(&b->api);
     nsys__assemble_nvtx(b, ix, tmp2final);
     nsys__phase("host: threads, api, nvtx");
+    /* the API calls' half of the join and of the span need nothing from the GPU reader */
+    nsys__join_prepare(ix, thread_gpid, &jt);
+    nsys__span_add(&span, ix->api.start, ix->api.end, ix->api.n);
+    nsys__span_add(&span, ix->nvtx.start, ix->nvtx.end, ix->nvtx.n);
+    nsys__phase("host: join table, span");
   }
   nsys__sidmap_free(&sm);
   nsys__src_close(&src);
@@ -1260,6 +1296,8 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     else nsys_call_fail_cancelled(call);
     free(tmp2final);
     free(thread_gpid);
+    free(jt.direct);
+    free(jt.slot);
     nsys__build_free(b);
     free(b);
     nsys_index_free(ix);
@@ -1269,7 +1307,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys__remap_op_names(b, ix);
   nsys__phase("ops: names");
   nsys_call_progress(call, 90, "joining API calls and GPU operations");
-  nsys__join(b, ix, thread_gpid);
+  nsys__join_finish(b, ix, thread_gpid, &jt);
   nsys__phase("join");
   nsys_call_progress(call, 94, "nesting NVTX ranges");
   free(tmp2final);
@@ -1277,7 +1315,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   int64_t ops_max_end = b->ops_max_end;
   nsys__build_free(b);
   free(b);
-  nsys__span(ix, ops_max_end);
+  nsys__span(ix, span, ops_max_end);
   nsys__phase("span");
   return ix;
 }
