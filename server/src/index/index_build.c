@@ -670,6 +670,34 @@ static int nsys__cmp_idx(const void *a, const void *b, void *ctx_) {
   return nsys__cmp_rows(ctx_, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
+/* Merges a short sorted run into a long one: each short item's place by
+ * binary search, the long run copied in blocks between them (a table of a
+ * few memcpy rows merged into a stream of kernels costs a memcpy, not a
+ * comparison per kernel). `small_first`: the short run came first, so it
+ * wins ties, as in the plain merge. Returns the items written. */
+static uint32_t nsys__merge_small(const nsys__sort_ctx *c, const uint32_t *big, uint32_t nbig,
+                                  const uint32_t *small, uint32_t nsmall, bool small_first,
+                                  uint32_t *dst) {
+  uint32_t j = 0, out = 0;
+  for (uint32_t i = 0; i < nsmall; i++) {
+    uint32_t y = small[i];
+    /* first k in [j, nbig) where y goes before big[k] */
+    uint32_t lo = j, hi = nbig;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      int r = nsys__cmp_rows(c, big[mid], y);
+      if (small_first ? r < 0 : r <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    memcpy(dst + out, big + j, (size_t)(lo - j) * sizeof *dst);
+    out += lo - j;
+    j = lo;
+    dst[out++] = y;
+  }
+  memcpy(dst + out, big + j, (size_t)(nbig - j) * sizeof *dst);
+  return out + (nbig - j);
+}
+
 /* Sorts perm[0..n) by the context's key: a natural merge sort, so the usual
  * input (a few sorted runs: one per source table, or rows written per
  * thread buffer) costs one or two linear passes. Many runs fall back to qsort. */
@@ -692,9 +720,16 @@ static void nsys__sort_segment(uint32_t *perm, uint32_t n, nsys__sort_ctx *c) {
       while (a_end < n && nsys__cmp_rows(c, src[a_end - 1], src[a_end]) <= 0) a_end++;
       uint32_t b = a_end, b_end = b < n ? b + 1 : b;
       while (b_end < n && nsys__cmp_rows(c, src[b_end - 1], src[b_end]) <= 0) b_end++;
-      while (a < a_end && b < b_end) dst[out++] = nsys__cmp_rows(c, src[b], src[a]) < 0 ? src[b++] : src[a++];
-      while (a < a_end) dst[out++] = src[a++];
-      while (b < b_end) dst[out++] = src[b++];
+      uint32_t na = a_end - a, nb = b_end - b;
+      if (nb && (uint64_t)nb * 32 < na) {
+        out = nsys__merge_small(c, src + a, na, src + b, nb, false, dst + out) + out;
+      } else if (nb && (uint64_t)na * 32 < nb) {
+        out = nsys__merge_small(c, src + b, nb, src + a, na, true, dst + out) + out;
+      } else {
+        while (a < a_end && b < b_end) dst[out++] = nsys__cmp_rows(c, src[b], src[a]) < 0 ? src[b++] : src[a++];
+        while (a < a_end) dst[out++] = src[a++];
+        while (b < b_end) dst[out++] = src[b++];
+      }
       i = b_end;
       runs++;
     }
