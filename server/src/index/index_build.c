@@ -182,12 +182,16 @@ static int64_t nsys__thread_cpu_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static bool nsys__tick(nsys__build *b, uint32_t *since) {
-  if (++*since < NSYS__TICK) return true;
+static bool nsys__tick_slow(nsys__build *b, uint32_t *since) {
   atomic_fetch_add(&b->rows_done, *since);
   *since = 0;
   if (nsys_call_cancelled(b->call)) atomic_store(&b->stop, 1);
   return atomic_load(&b->stop) == 0;
+}
+
+/* per row: a counter; every NSYS__TICK rows, progress and the cancel check */
+static inline bool nsys__tick(nsys__build *b, uint32_t *since) {
+  return ++*since < NSYS__TICK || nsys__tick_slow(b, since);
 }
 
 static void nsys__report(nsys__build *b, int lo, int hi, const char *msg) {
@@ -558,6 +562,22 @@ static bool nsys__read_runtime(nsys__build *b, nsys__src *src, nsys_strtab *tab,
   return atomic_load(&b->stop) == 0;
 }
 
+/* ASCII without NUL (the usual NVTX text): valid UTF-8 that needs no
+ * sanitizing. Eight bytes at a time. */
+static bool nsys__plain_ascii(const unsigned char *s, size_t n) {
+  const uint64_t lo7 = 0x7F7F7F7F7F7F7F7FULL, hi = 0x8080808080808080ULL;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    /* a byte >= 0x80, or a zero byte ((b & 0x7F) + 0x7F sets bit 7 unless b == 0) */
+    if ((w & hi) || (~((w & lo7) + lo7) & hi)) return false;
+  }
+  for (; i < n; i++)
+    if (s[i] == 0 || s[i] >= 0x80) return false;
+  return true;
+}
+
 /* args: rowid, start, end, eventType, globalTid, text, textId, domainId, endGlobalTid */
 static void nsys__nvtx_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   (void)argc;
@@ -581,7 +601,7 @@ static void nsys__nvtx_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   const unsigned char *text = sqlite3_value_text(v[5]);
   if (text) {
     size_t len = (size_t)sqlite3_value_bytes(v[5]);
-    if (nsys_utf8_valid((const char *)text, len) && !memchr(text, 0, len)) {
+    if (nsys__plain_ascii(text, len) || (nsys_utf8_valid((const char *)text, len) && !memchr(text, 0, len))) {
       name = nsys_strtab_intern(tab, (const char *)text, len);
     } else {
       char *clean = nsys_utf8_sanitize((const char *)text, len);
