@@ -139,6 +139,10 @@ typedef struct nsys__index_priv {
   atomic_llong coarse_buckets;           /* cached buckets, capped */
   uint64_t cache_key;            /* identity hash, for diagnostics */
   bool from_cache;
+  /* loaded from the cache with everything derived (display names, NVTX rows,
+   * projection rows, every series): those arrays point into the mapping and
+   * are never freed; nsys__index_derive then only lists the tracks */
+  bool derived_cached;
 } nsys__index_priv;
 
 static inline nsys__index_priv *nsys__priv(const nsys_index *ix) {
