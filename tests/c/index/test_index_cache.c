@@ -52,7 +52,8 @@ static void same_derived(const nsys_index *a, const nsys_index *b) {
   CHECK_EQ_I(pa->n_depth_rows, pb->n_depth_rows);
   CHECK_EQ_I(pa->n_proj, pb->n_proj);
   CHECK_EQ_I(pa->n_proj_rows, pb->n_proj_rows);
-  if (pa->n_depth_rows == pb->n_depth_rows && a->nvtx.n == b->nvtx.n && a->n_threads == b->n_threads) {
+  if (pa->n_depth_rows == pb->n_depth_rows && a->nvtx.n == b->nvtx.n && a->n_threads == b->n_threads &&
+      pa->n_depth_rows) {
     CHECK(memcmp(pa->nvtx_by_depth, pb->nvtx_by_depth, a->nvtx.n * 4) == 0);
     CHECK(memcmp(pa->thread_depth_first, pb->thread_depth_first, (a->n_threads + 1) * 4) == 0);
     CHECK(memcmp(pa->depth_row_first, pb->depth_row_first, pa->n_depth_rows * 4) == 0);
@@ -62,7 +63,8 @@ static void same_derived(const nsys_index *a, const nsys_index *b) {
     CHECK(memcmp(pa->proj_start, pb->proj_start, pa->n_proj * 8) == 0);
     CHECK(memcmp(pa->proj_end, pb->proj_end, pa->n_proj * 8) == 0);
     CHECK(memcmp(pa->proj_nvtx, pb->proj_nvtx, pa->n_proj * 4) == 0);
-    CHECK(memcmp(pa->proj_rows, pb->proj_rows, pa->n_proj_rows * sizeof *pa->proj_rows) == 0);
+    if (pa->n_proj_rows)
+      CHECK(memcmp(pa->proj_rows, pb->proj_rows, pa->n_proj_rows * sizeof *pa->proj_rows) == 0);
   }
   /* every series, with b's table pointers mapped onto a's arrays */
   uint32_t nt = nsys_tl_track_count(a);
