@@ -271,43 +271,81 @@ static void nsys__emit_event(void *ctx, uint32_t row) {
   e->first = false;
 }
 
-static void nsys__emit_bucket(void *ctx, const nsys_tl_bucket *bk) {
-  nsys__emit *e = ctx;
+/* Buckets of one track are collected first and the longest item's name and
+ * public id are then looked up in one tight loop: those rows are scattered
+ * over arrays of millions of entries, and loads issued back to back overlap
+ * their cache misses, where loads between two buckets' writing did not (the
+ * lookups were ~45% of a full-range answer over 10M kernels). */
+typedef struct {
+  nsys_tl_bucket *v;
+  uint32_t *name, *id; /* per bucket: longest's name (strtab id) and public id */
+  size_t n, cap;
+} nsys__bucket_batch;
+
+static void nsys__batch_add(void *ctx, const nsys_tl_bucket *bk) {
+  nsys__bucket_batch *bb = ctx;
+  if (bb->n == bb->cap) {
+    bb->cap = bb->cap ? bb->cap * 2 : 1024;
+    bb->v = nsys_xrealloc(bb->v, bb->cap * sizeof *bb->v);
+    bb->name = nsys_xrealloc(bb->name, bb->cap * sizeof *bb->name);
+    bb->id = nsys_xrealloc(bb->id, bb->cap * sizeof *bb->id);
+  }
+  bb->v[bb->n++] = *bk;
+}
+
+static void nsys__batch_resolve(const nsys_index *ix, const nsys_tl_track *t, nsys__bucket_batch *bb) {
+  const uint32_t *names = t->kind == NSYS_TL_GPU ? ix->ops.name : t->kind == NSYS_TL_API ? ix->api.name : ix->nvtx.name;
+  for (size_t i = 0; i < bb->n; i++) {
+    uint32_t row = bb->v[i].longest;
+    if (row == UINT32_MAX) continue;
+    uint32_t id = nsys__row_id(ix, t, row); /* projected rows: their NVTX range */
+    bb->id[i] = id;
+    bb->name[i] = names[t->kind == NSYS_TL_PROJ ? id : row];
+  }
+}
+
+static void nsys__batch_free(nsys__bucket_batch *bb) {
+  free(bb->v);
+  free(bb->name);
+  free(bb->id);
+}
+
+static void nsys__emit_buckets(nsys__emit *e, const nsys__bucket_batch *bb) {
   nsys_strbuf *b = e->b;
-  const char *name = NULL;
-  size_t name_len = 0;
-  int64_t s, en;
-  uint32_t name_id = 0;
-  if (bk->longest != UINT32_MAX) {
-    nsys_tl_row(e->ix, e->t->kind, bk->longest, &s, &en, &name_id);
-    name = nsys__name(e->names, name_id);
-    name_len = name_id < e->names->tab->count ? e->names->len[name_id] : 2;
-  }
-  nsys_strbuf_reserve(b, 192 + name_len);
-  char *o = b->data + b->len;
-  if (!e->first) *o++ = ',';
-  o = NSYS__W(o, "{\"start\":");
-  o = nsys__w_i64(o, bk->start);
-  o = NSYS__W(o, ",\"end\":");
-  o = nsys__w_i64(o, bk->end);
-  o = NSYS__W(o, ",\"count\":");
-  o = nsys__w_i64(o, bk->count);
-  o = NSYS__W(o, ",\"busyNs\":");
-  o = nsys__w_i64(o, bk->busy_ns);
-  if (name) {
-    o = NSYS__W(o, ",\"longest\":{\"id\":");
-    o = nsys__w_i64(o, nsys__row_id(e->ix, e->t, bk->longest));
-    o = NSYS__W(o, ",\"name\":");
-    memcpy(o, name, name_len);
-    o += name_len;
-    o = NSYS__W(o, ",\"dur\":");
-    o = nsys__w_i64(o, bk->longest_dur);
+  for (size_t i = 0; i < bb->n; i++) {
+    const nsys_tl_bucket *bk = &bb->v[i];
+    const char *name = NULL;
+    size_t name_len = 0;
+    if (bk->longest != UINT32_MAX) {
+      uint32_t name_id = bb->name[i];
+      name = nsys__name(e->names, name_id);
+      name_len = name_id < e->names->tab->count ? e->names->len[name_id] : 2;
+    }
+    nsys_strbuf_reserve(b, 192 + name_len);
+    char *o = b->data + b->len;
+    if (i) *o++ = ',';
+    o = NSYS__W(o, "{\"start\":");
+    o = nsys__w_i64(o, bk->start);
+    o = NSYS__W(o, ",\"end\":");
+    o = nsys__w_i64(o, bk->end);
+    o = NSYS__W(o, ",\"count\":");
+    o = nsys__w_i64(o, bk->count);
+    o = NSYS__W(o, ",\"busyNs\":");
+    o = nsys__w_i64(o, bk->busy_ns);
+    if (name) {
+      o = NSYS__W(o, ",\"longest\":{\"id\":");
+      o = nsys__w_i64(o, bb->id[i]);
+      o = NSYS__W(o, ",\"name\":");
+      memcpy(o, name, name_len);
+      o += name_len;
+      o = NSYS__W(o, ",\"dur\":");
+      o = nsys__w_i64(o, bk->longest_dur);
+      *o++ = '}';
+    }
     *o++ = '}';
+    *o = '\0';
+    b->len = (size_t)(o - b->data);
   }
-  *o++ = '}';
-  *o = '\0';
-  b->len = (size_t)(o - b->data);
-  e->first = false;
 }
 
 /* ---- timeline/range, format "columns" -----------------------------------
@@ -358,9 +396,12 @@ typedef struct {
   nsys_strbuf col[NSYS__COLS];
   int64_t base, res;
   uint32_t n;
+  unsigned ev_mask, bk_mask; /* columns asked for (params.fields), bit k = column k */
+  unsigned mask;             /* the current track's: ev_mask or bk_mask */
 } nsys__col_emit;
 
 static void nsys__col_put(nsys__col_emit *e, int k, int64_t v) {
+  if (!(e->mask & (1u << k))) return;
   nsys_strbuf *b = &e->col[k];
   nsys_strbuf_reserve(b, 24);
   char *o = b->data + b->len;
@@ -378,30 +419,29 @@ static void nsys__col_event(void *ctx, uint32_t row) {
   nsys__col_put(e, 0, nsys__row_id(e->ix, e->t, row));
   nsys__col_put(e, 1, s);
   nsys__col_put(e, 2, en);
-  nsys__col_put(e, 3, nsys__col_name(e->names, name_id));
-  nsys__col_put(e, 4, nsys__col_kind(e->names, nsys__event_kind(e->ix, e->t, row)));
+  if (e->mask & (1u << 3)) nsys__col_put(e, 3, nsys__col_name(e->names, name_id));
+  if (e->mask & (1u << 4)) nsys__col_put(e, 4, nsys__col_kind(e->names, nsys__event_kind(e->ix, e->t, row)));
   nsys__col_put(e, 5, e->t->depth < 0 ? 0 : e->t->depth);
   e->n++;
 }
 
-static void nsys__col_bucket(void *ctx, const nsys_tl_bucket *bk) {
-  nsys__col_emit *e = ctx;
-  int64_t id = -1, name = -1, dur = 0;
-  if (bk->longest != UINT32_MAX) {
-    int64_t s, en;
-    uint32_t name_id;
-    nsys_tl_row(e->ix, e->t->kind, bk->longest, &s, &en, &name_id);
-    id = nsys__row_id(e->ix, e->t, bk->longest);
-    name = nsys__col_name(e->names, name_id);
-    dur = bk->longest_dur;
+static void nsys__col_buckets(nsys__col_emit *e, const nsys__bucket_batch *bb) {
+  for (size_t i = 0; i < bb->n; i++) {
+    const nsys_tl_bucket *bk = &bb->v[i];
+    int64_t id = -1, name = -1, dur = 0;
+    if (bk->longest != UINT32_MAX) { /* id and name are resolved only when asked for */
+      if (e->mask & (1u << 3)) id = bb->id[i];
+      if (e->mask & (1u << 4)) name = nsys__col_name(e->names, bb->name[i]);
+      dur = bk->longest_dur;
+    }
+    nsys__col_put(e, 0, (bk->start - e->base) / e->res);
+    nsys__col_put(e, 1, bk->count);
+    nsys__col_put(e, 2, bk->busy_ns);
+    nsys__col_put(e, 3, id);
+    nsys__col_put(e, 4, name);
+    nsys__col_put(e, 5, dur);
+    e->n++;
   }
-  nsys__col_put(e, 0, (bk->start - e->base) / e->res);
-  nsys__col_put(e, 1, bk->count);
-  nsys__col_put(e, 2, bk->busy_ns);
-  nsys__col_put(e, 3, id);
-  nsys__col_put(e, 4, name);
-  nsys__col_put(e, 5, dur);
-  e->n++;
 }
 
 static const char *const nsys__event_cols[NSYS__COLS] = {"id", "start", "end", "name", "kind", "depth"};
@@ -412,14 +452,45 @@ static const char *const nsys__bucket_cols[NSYS__COLS] = {"index",       "count"
 static void nsys__col_track(nsys_strbuf *b, nsys__col_emit *e, bool events) {
   const char *const *keys = events ? nsys__event_cols : nsys__bucket_cols;
   nsys_strbuf_puts(b, events ? ",\"events\":{" : ",\"buckets\":{");
+  bool first = true;
   for (int k = 0; k < NSYS__COLS; k++) {
-    nsys_strbuf_printf(b, "%s\"%s\":[", k ? "," : "", keys[k]);
+    if (!(e->mask & (1u << k))) continue;
+    nsys_strbuf_printf(b, "%s\"%s\":[", first ? "" : ",", keys[k]);
+    first = false;
     nsys_strbuf_append(b, e->col[k].data ? e->col[k].data : "", e->col[k].len);
     nsys_strbuf_putc(b, ']');
     e->col[k].len = 0;
   }
   nsys_strbuf_putc(b, '}');
   e->n = 0;
+}
+
+/* params.fields -> the event and bucket column masks (absent: all columns). */
+static bool nsys__parse_fields(nsys_call *call, const cJSON *fields, bool columns, unsigned *ev, unsigned *bk) {
+  *ev = *bk = (1u << NSYS__COLS) - 1;
+  if (!fields) return true;
+  if (!columns) {
+    nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.fields: only with format \"columns\"");
+    return false;
+  }
+  *ev = *bk = 0;
+  int i = 0;
+  const cJSON *f;
+  cJSON_ArrayForEach(f, fields) {
+    bool known = false;
+    for (int k = 0; cJSON_IsString(f) && k < NSYS__COLS; k++) {
+      if (strcmp(f->valuestring, nsys__event_cols[k]) == 0) *ev |= 1u << k, known = true;
+      if (strcmp(f->valuestring, nsys__bucket_cols[k]) == 0) *bk |= 1u << k, known = true;
+    }
+    if (!known) {
+      nsys_call_fail(call, NSYS_E_INVALID_PARAMS,
+                     "params.fields[%d]: expected a column name (events: id, start, end, name, kind, depth; "
+                     "buckets: index, count, busyNs, longestId, longestName, longestDur)", i);
+      return false;
+    }
+    i++;
+  }
+  return true;
 }
 
 static int64_t nsys__floor_div(int64_t a, int64_t b) {
@@ -429,18 +500,20 @@ static int64_t nsys__floor_div(int64_t a, int64_t b) {
 
 static cJSON *nsys__timeline_range(nsys_call *call) {
   int64_t start = 0, end = 0, width = 0, max_events = -1;
-  const cJSON *tracks = NULL;
+  const cJSON *tracks = NULL, *fields = NULL;
   if (!nsys_param_int64(call, "start", true, INT64_MIN / 4, INT64_MAX / 4, &start) ||
       !nsys_param_int64(call, "end", true, INT64_MIN / 4, INT64_MAX / 4, &end) ||
       !nsys_param_int64(call, "width", true, 1, 100000, &width) ||
       !nsys_param_int64(call, "maxEvents", false, 0, 1000000, &max_events) ||
-      !nsys_param_array(call, "tracks", false, &tracks))
+      !nsys_param_array(call, "tracks", false, &tracks) || !nsys_param_array(call, "fields", false, &fields))
     return NULL;
   const char *format = "objects";
   if (!nsys_param_string(call, "format", false, &format)) return NULL;
   bool columns = strcmp(format, "columns") == 0;
   if (!columns && strcmp(format, "objects") != 0)
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.format: expected \"objects\" or \"columns\"");
+  unsigned ev_mask, bk_mask;
+  if (!nsys__parse_fields(call, fields, columns, &ev_mask, &bk_mask)) return NULL;
   if (end <= start)
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must be greater than params.start");
   nsys_profile *p = NULL;
@@ -483,13 +556,14 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
   }
   nsys__names names = {&ix->strings, NULL, NULL};
   nsys__col_names cnames = {.esc = &names};
-  nsys__col_emit ce = {.ix = ix, .names = &cnames, .base = base, .res = res};
+  nsys__col_emit ce = {.ix = ix, .names = &cnames, .base = base, .res = res, .ev_mask = ev_mask, .bk_mask = bk_mask};
   nsys_strbuf_init(&cnames.list);
   for (int k = 0; k < NSYS__COLS; k++) nsys_strbuf_init(&ce.col[k]);
   nsys_strbuf b;
   nsys_strbuf_init(&b);
   nsys_strbuf_reserve(&b, (size_t)n_sel * NSYS_MIN((size_t)nb, (size_t)4096) * (columns ? 24 : 48) + 4096);
   nsys_strbuf_putc(&b, '[');
+  nsys__bucket_batch batch = {0};
   bool cancelled = false;
   for (uint32_t k = 0; k < n_sel && !cancelled; k++) {
     if (nsys_call_cancelled(call)) {
@@ -503,10 +577,15 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
     bool events = max_events > 0 && n <= (uint64_t)max_events;
     if (columns) {
       ce.t = t;
-      if (events)
+      ce.mask = events ? ev_mask : bk_mask;
+      if (events) {
         nsys_tl_events(ix, sel[k], start, end, nsys__col_event, &ce);
-      else
-        nsys_tl_buckets(ix, sel[k], base, res, nb, nsys__col_bucket, &ce);
+      } else {
+        batch.n = 0;
+        nsys_tl_buckets(ix, sel[k], base, res, nb, nsys__batch_add, &batch);
+        if (bk_mask & (3u << 3)) nsys__batch_resolve(ix, t, &batch); /* longestId, longestName */
+        nsys__col_buckets(&ce, &batch);
+      }
       nsys__col_track(&b, &ce, events);
       nsys_strbuf_putc(&b, '}');
       continue;
@@ -517,7 +596,10 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
       nsys_tl_events(ix, sel[k], start, end, nsys__emit_event, &e);
     } else {
       nsys_strbuf_puts(&b, ",\"buckets\":[");
-      nsys_tl_buckets(ix, sel[k], base, res, nb, nsys__emit_bucket, &e);
+      batch.n = 0;
+      nsys_tl_buckets(ix, sel[k], base, res, nb, nsys__batch_add, &batch);
+      nsys__batch_resolve(ix, t, &batch);
+      nsys__emit_buckets(&e, &batch);
     }
     nsys_strbuf_puts(&b, "]}");
   }
@@ -542,6 +624,7 @@ static cJSON *nsys__timeline_range(nsys_call *call) {
     cJSON_AddItemToObject(out, "tracks", nsys__raw_take(&b));
   }
   nsys_strbuf_free(&b);
+  nsys__batch_free(&batch);
   for (int k = 0; k < NSYS__COLS; k++) nsys_strbuf_free(&ce.col[k]);
   nsys_strbuf_free(&cnames.list);
   free(cnames.slot);

@@ -1,4 +1,5 @@
 #include "rpc/jsonrpc.h"
+#include "rpc/json_write.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -190,11 +191,28 @@ cJSON *nsys_rpc_notification(const char *method, cJSON *params) {
 }
 
 char *nsys_rpc_print(const cJSON *msg, size_t *len) {
-  char *s = cJSON_PrintUnformatted(msg);
-  if (!s) { /* only on OOM or a broken tree: say so rather than send nothing */
-    s = nsys_xstrdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
-                     "\"message\":\"internal error: could not serialize the reply\"}}");
-  }
-  *len = strlen(s);
-  return s;
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys_json_write(&b, msg);
+  *len = b.len;
+  return nsys_strbuf_steal(&b);
+}
+
+/* Room kept in front of the body for "Content-Length: N\r\n\r\n". */
+enum { NSYS__FRAME_HEAD = 40 };
+
+char *nsys_rpc_frame(const cJSON *msg, size_t *off, size_t *len) {
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys_strbuf_reserve(&b, NSYS__FRAME_HEAD + 256);
+  memset(b.data, ' ', NSYS__FRAME_HEAD);
+  b.len = NSYS__FRAME_HEAD;
+  nsys_json_write(&b, msg);
+  size_t body = b.len - NSYS__FRAME_HEAD;
+  char head[NSYS__FRAME_HEAD];
+  int h = snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", body);
+  *off = NSYS__FRAME_HEAD - (size_t)h;
+  memcpy(b.data + *off, head, (size_t)h);
+  *len = (size_t)h + body;
+  return nsys_strbuf_steal(&b);
 }

@@ -72,7 +72,13 @@ cJSON *nsys_rpc_notification(const char *method, cJSON *params);
  * clipped); malloc'd. For echoing client input back in messages. */
 char *nsys_rpc_echo(const char *s, size_t max);
 
-/* Serializes msg compactly; malloc'd (caller frees); *len set. */
+/* Serializes msg compactly (nsys_json_write: raw items appended once);
+ * malloc'd (caller frees); *len set. */
 char *nsys_rpc_print(const cJSON *msg, size_t *len);
+
+/* The whole LSP frame of msg, header and body, written in one buffer with no
+ * copy of the body: returns the allocation (caller frees it); the frame is
+ * the *len bytes at (returned + *off). */
+char *nsys_rpc_frame(const cJSON *msg, size_t *off, size_t *len);
 
 #endif

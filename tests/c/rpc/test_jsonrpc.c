@@ -5,6 +5,7 @@
 #include "../common/nsys_check.h"
 #include "common/utf8.h"
 #include "common/util.h"
+#include "rpc/json_write.h"
 #include "rpc/jsonrpc.h"
 
 typedef struct {
@@ -127,6 +128,63 @@ static void test_builders(void) {
   cJSON_Delete(msg);
 }
 
+/* nsys_json_write writes the same text as cJSON_PrintUnformatted (which
+ * prints raw items verbatim too), for trees with and without raw items, and
+ * nsys_rpc_frame puts the right header in front of that text. */
+static void check_same_as_cjson(const cJSON *item) {
+  char *want = cJSON_PrintUnformatted(item);
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys_strbuf_puts(&b, "prefix:");
+  nsys_json_write(&b, item);
+  CHECK(b.len == strlen(b.data));
+  CHECK_STR(b.data + 7, want);
+  nsys_strbuf_free(&b);
+  size_t off = 0, len = 0;
+  char *f = nsys_rpc_frame(item, &off, &len);
+  char head[64];
+  int h = snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", strlen(want));
+  CHECK(len == (size_t)h + strlen(want));
+  CHECK(memcmp(f + off, head, (size_t)h) == 0);
+  CHECK(memcmp(f + off + h, want, strlen(want)) == 0);
+  free(f);
+  cJSON_free(want);
+}
+
+static void test_json_write(void) {
+  const char *docs[] = {
+      "null", "true", "-0.5", "12345678901", "\"a\\\"b\\u0001\\b\\f\\n\\r\\t\\u001f\u00fc\"", "[]", "{}",
+      "{\"a\":[1,2,{\"b\":null}],\"c\\n\":\"x\",\"d\":1e300,\"e\":[[],{}]}",
+  };
+  for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+    cJSON *d = cJSON_Parse(docs[i]);
+    CHECK(d != NULL);
+    check_same_as_cjson(d);
+    /* the same value beside raw items, nested at several depths */
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "raw", cJSON_CreateRaw("[1,2,{\"x\":\"y\"}]"));
+    cJSON_AddItemToObject(o, "v", d);
+    cJSON *arr = cJSON_AddArrayToObject(o, "list");
+    cJSON_AddItemToArray(arr, cJSON_CreateString("k\x01\"q"));
+    cJSON_AddItemToArray(arr, cJSON_CreateRaw("{\"deep\":true}"));
+    cJSON *in = cJSON_CreateObject();
+    cJSON_AddItemToObject(in, "key \"quoted\"\t", cJSON_CreateRaw("7"));
+    cJSON_AddItemToObject(in, "n", cJSON_CreateNumber(3.25));
+    cJSON_AddItemToObject(in, "\b\f\x01\\/\xc3\xbc", cJSON_CreateRaw("[]")); /* keys are escaped by nsys_json_write */
+    cJSON_AddItemToArray(arr, in);
+    check_same_as_cjson(o);
+    check_same_as_cjson(arr);
+    cJSON *msg = nsys_rpc_result(NULL, o);
+    check_same_as_cjson(msg);
+    cJSON_Delete(msg);
+  }
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys_json_write(&b, NULL);
+  CHECK_STR(b.data, "null");
+  nsys_strbuf_free(&b);
+}
+
 static void test_echo_and_keys(void) {
   char *e = nsys_rpc_echo("abc", 10);
   CHECK_STR(e, "abc");
@@ -168,6 +226,7 @@ int main(void) {
   test_classify();
   test_params_shapes();
   test_builders();
+  test_json_write();
   test_echo_and_keys();
   return nsys_check_done("test_jsonrpc");
 }

@@ -1,0 +1,73 @@
+/* Compact JSON writer over cJSON trees; see json_write.h. */
+#include "rpc/json_write.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* cJSON_IsRaw anywhere below (or at) item. Trees are small around raw items;
+ * a large tree without any is walked once here and then printed by cJSON. */
+static bool nsys__has_raw(const cJSON *item) {
+  if (cJSON_IsRaw(item)) return true;
+  if (!cJSON_IsObject(item) && !cJSON_IsArray(item)) return false;
+  for (const cJSON *c = item->child; c; c = c->next)
+    if (nsys__has_raw(c)) return true;
+  return false;
+}
+
+/* A JSON string, escaped as cJSON escapes it (\" \\ \b \f \n \r \t and
+ * \u00XX for the other control characters). */
+static void nsys__string(nsys_strbuf *b, const char *s) {
+  nsys_strbuf_putc(b, '"');
+  const char *run = s;
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*c >= 0x20 && *c != '"' && *c != '\\') continue;
+    nsys_strbuf_append(b, run, (size_t)((const char *)c - run));
+    switch (*c) {
+    case '"': nsys_strbuf_puts(b, "\\\""); break;
+    case '\\': nsys_strbuf_puts(b, "\\\\"); break;
+    case '\b': nsys_strbuf_puts(b, "\\b"); break;
+    case '\f': nsys_strbuf_puts(b, "\\f"); break;
+    case '\n': nsys_strbuf_puts(b, "\\n"); break;
+    case '\r': nsys_strbuf_puts(b, "\\r"); break;
+    case '\t': nsys_strbuf_puts(b, "\\t"); break;
+    default: nsys_strbuf_printf(b, "\\u%04x", *c); break;
+    }
+    run = (const char *)c + 1;
+  }
+  nsys_strbuf_puts(b, run);
+  nsys_strbuf_putc(b, '"');
+}
+
+static void nsys__value(nsys_strbuf *b, const cJSON *item) {
+  if (cJSON_IsRaw(item)) {
+    nsys_strbuf_puts(b, item->valuestring ? item->valuestring : "null");
+    return;
+  }
+  if (!nsys__has_raw(item)) {
+    /* printed by cJSON itself: numbers and strings exactly as before */
+    char *s = cJSON_PrintUnformatted(item);
+    nsys_strbuf_puts(b, s ? s : "null");
+    cJSON_free(s);
+    return;
+  }
+  bool object = cJSON_IsObject(item);
+  nsys_strbuf_putc(b, object ? '{' : '[');
+  for (const cJSON *c = item->child; c; c = c->next) {
+    if (c != item->child) nsys_strbuf_putc(b, ',');
+    if (object) {
+      nsys__string(b, c->string ? c->string : "");
+      nsys_strbuf_putc(b, ':');
+    }
+    nsys__value(b, c);
+  }
+  nsys_strbuf_putc(b, object ? '}' : ']');
+}
+
+void nsys_json_write(nsys_strbuf *b, const cJSON *item) {
+  if (!item) {
+    nsys_strbuf_puts(b, "null");
+    return;
+  }
+  nsys__value(b, item);
+}
