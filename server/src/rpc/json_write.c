@@ -16,9 +16,8 @@ static bool nsys__has_raw(const cJSON *item) {
   return false;
 }
 
-/* A JSON string, escaped as cJSON escapes it (\" \\ \b \f \n \r \t and
- * \u00XX for the other control characters). */
-static void nsys__string(nsys_strbuf *b, const char *s) {
+void nsys_json_escape(nsys_strbuf *b, const char *s) {
+  nsys_strbuf_reserve(b, strlen(s) + 2);
   nsys_strbuf_putc(b, '"');
   const char *run = s;
   for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
@@ -86,7 +85,7 @@ static void nsys__value(nsys__writer *w, const cJSON *item) {
   for (const cJSON *c = item->child; c; c = c->next) {
     if (c != item->child) nsys_strbuf_putc(b, ',');
     if (object) {
-      nsys__string(b, c->string ? c->string : "");
+      nsys_json_escape(b, c->string ? c->string : "");
       nsys_strbuf_putc(b, ':');
     }
     nsys__value(w, c);

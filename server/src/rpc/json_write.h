@@ -14,6 +14,10 @@
 
 #include "common/util.h"
 
+/* Appends s as a JSON string, quoted and escaped as cJSON escapes it
+ * (\" \\ \b \f \n \r \t, \u00XX for the other control characters). */
+void nsys_json_escape(nsys_strbuf *b, const char *s);
+
 /* Appends item's compact JSON text to b (NULL item: null). */
 void nsys_json_write(nsys_strbuf *b, const cJSON *item);
 
