@@ -2,7 +2,7 @@
 """The timeline widget's zoom round trip, measured in the browser in a real JupyterLab 4.
 
     python bench_widget.py [--profile PATH ...] [--app lab|notebook] [--zooms N] [--bursts N]
-                           [--wire json,bin,...] [--ab bin,json] [--json OUT]
+                           [--wire jsonz,json,bin,...] [--ab jsonz,json+all] [--json OUT]
 
 For each profile: starts `jupyter lab` (this Python's environment; the nsys_ai package
 from ./src), runs a notebook showing `p.show()` in headless Chromium, and zooms with the
@@ -16,6 +16,7 @@ widget measures each step itself (performance.now()):
   decode, draw   the browser's decoding of the reply, the frame's drawing
   empty message  an empty custom message's round trip (ping), sent after every zoom step:
                  the notebook's own messaging cost under the same load
+  padded message (--pad N) a ping answered with N bytes and no work: the messaging cost per byte
   burst last     5 notches 8 ms apart: the last notch -> its view drawn (coalescing)
 
 Prints a table and one JSON line (p50/p99 per figure, load averages before/after).
@@ -65,7 +66,8 @@ def notebook(profile: Path) -> dict:
                        "source": src}]}
 
 
-def figures(s: list[dict], pings: list[dict], bursts: list[dict]) -> dict:
+def figures(s: list[dict], pings: list[dict], bursts: list[dict], padded: list[dict] = [],
+            concurrent: list[dict] = []) -> dict:
     return {
         "input_to_draw_ms": summary([x["inputToDrawMs"] for x in s]),
         "round_trip_ms": summary([x["roundTripMs"] for x in s]),
@@ -81,6 +83,10 @@ def figures(s: list[dict], pings: list[dict], bursts: list[dict]) -> dict:
         "empty_message_ms": summary([x["ms"] for x in pings]),
         "  empty_up_ms": summary([x["upMs"] for x in pings]),
         "  empty_down_ms": summary([x["downMs"] for x in pings]),
+        "padded_message_ms": summary([x["ms"] for x in padded]),
+        "concurrent_message_ms": summary([x["ms"] for x in concurrent]),
+        "  concurrent_up_ms": summary([x["upMs"] for x in concurrent]),
+        "  concurrent_down_ms": summary([x["downMs"] for x in concurrent]),
         "burst_last_input_to_draw_ms": summary([b["lastInputToDrawMs"] for b in bursts]),
     }
 
@@ -115,7 +121,7 @@ def hop_figures(trace_dir: Path, ws_log: list) -> dict:
 
 
 def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire: str, ab: str = "",
-              hops: bool = False) -> dict:
+              hops: bool = False, pad: int = 0, concurrent: bool = False) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     trace_dir = out / "hops"
     if hops:
@@ -127,7 +133,8 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
                  **({"NSYS_AI_HOP_TRACE": str(trace_dir)} if hops else {}),
                  "NSYS_AI_WIDGET_WIRE": wire.split("-")[0],
                  "NSYS_AI_NODELAY": "0" if "nagle" in wire else "1",
-                 "NSYS_AI_WIDGET_THREADS": "0" if "-inline" in wire else "1", "AB": ab}
+                 "NSYS_AI_WIDGET_THREADS": "0" if "-inline" in wire else "1", "AB": ab,
+                 "PAD_BYTES": str(pad), **({"CONCURRENT_PING": "1"} if concurrent else {})}
     load0 = os.getloadavg()
     cpu0 = os.times()
     t0 = time.time()
@@ -142,20 +149,24 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
         raise RuntimeError(f"{profile.name}: browser bench failed: {res.get('error')}")
     cpu1 = os.times()
     s = res["samples"]
-    figs = figures(s, res["pings"], res["bursts"])
+    figs = figures(s, res["pings"], res["bursts"], res.get("padded") or [], res.get("concurrent") or [])
     p50 = figs["input_to_draw_ms"]["p50"]
     ping = figs["empty_message_ms"]["p50"]
     return {
         "profile": str(profile), "app": app, "wire": wire, "figures": figs,
         "reply_bytes_p50": statistics.median([x["bytes"] for x in s]),
         "reply_items_p50": statistics.median([x["items"] for x in s]),
+        "reply_json_bytes_p50": statistics.median([x.get("rawBytes", x["bytes"]) for x in s]),
         "requests_per_burst_of_5": statistics.median([b["requests"] for b in res["bursts"]]),
         "input_to_draw_over_empty_message_p50": round(p50 / ping, 2) if ping else None,
         "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "children_cpu_s": round((cpu1.children_user + cpu1.children_system) - (cpu0.children_user + cpu0.children_system), 1),
         "wall_s": round(time.time() - t0, 1),
         **({"hops": hop_figures(trace_dir, res.get("wsLog") or [])} if hops else {}),
-        **({"ab": {w: figures([x for x in s if str(x.get("format", "")).startswith(w + "/")], [], [])
+        **({"ab": {w: {**figures([x for x in s if str(x.get("format", "")).startswith(w + "/")], [], []),
+                       "bytes": summary([x["bytes"] for x in s if str(x.get("format", "")).startswith(w + "/")]),
+                       "json_bytes": summary([x.get("rawBytes", x["bytes"]) for x in s
+                                              if str(x.get("format", "")).startswith(w + "/")])}
                    for w in ab.split(",")}} if ab else {}),
     }
 
@@ -169,16 +180,24 @@ def main() -> int:
     ap.add_argument("--bursts", type=int, default=10)
     ap.add_argument("--out", type=Path, default=HERE / "test-output" / "bench-widget")
     ap.add_argument("--wire", default="json",
-                    help="comma-separated variants, one session each: json (the server's columns JSON "
-                         "forwarded, default), bin (typed columns packed in Python); "
+                    help="comma-separated variants, one session each: json (the server's columns JSON forwarded as is; default), jsonz ("
+                         "deflated in Python, inflated in the browser), "
+                         "bin (typed columns packed in Python); "
                          "a suffix -inline serves in the kernel's message handler instead of a worker thread, "
                          "-nagle leaves the server extension (TCP_NODELAY on kernel websockets) off")
     ap.add_argument("--ab", default="",
-                    help="e.g. bin,json: alternate reply layouts within one page, a 22-step zoom cycle each "
-                         "(the fairest comparison: same page, kernel and time); figures per layout")
+                    help="e.g. jsonz,json: alternate reply layouts within one page, a 22-step zoom cycle each "
+                         "(the fairest comparison: same page, kernel and time); figures per layout. A suffix "
+                         "+all asks for every column instead of the ones drawing needs (e.g. jsonz,json+all)")
     ap.add_argument("--hops", action="store_true",
                     help="also time each hop of the kernel -> browser leg (IOPub thread, zmq, jupyter_server, "
                          "websocket to the page) with tests/browser/hop_trace; adds a little overhead")
+    ap.add_argument("--pad", type=int, default=0,
+                    help="also time, after every zoom step, a ping answered with PAD bytes (no work): what the "
+                         "notebook's messaging costs per byte, apart from the zoom's own work")
+    ap.add_argument("--concurrent", action="store_true",
+                    help="also send an empty ping right after each wheel notch, while the zoom is under way: "
+                         "the messaging cost at that moment, apart from the reply's size")
     ap.add_argument("--server", help="nsys-ai binary (default $NSYS_AI_SERVER, else <repo>/build/nsys-ai)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -204,7 +223,7 @@ def main() -> int:
         for wire in args.wire.split(","):
             print(f"== {prof} ({args.app}, wire {wire}, {args.zooms} zoom steps)", flush=True)
             results.append(bench_one(prof.resolve(), args.app, args.out / f"{prof.stem}-{wire}", args.zooms,
-                                     args.bursts, wire, args.ab, args.hops))
+                                     args.bursts, wire, args.ab, args.hops, args.pad, args.concurrent))
 
     print(f"\nwidget zoom in the browser (JupyterLab {args.app}), ms; target input->draw <= 30 ms")
     print(f"{'profile':21} {'figure':30} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
@@ -214,7 +233,8 @@ def main() -> int:
             if v.get("n"):
                 print(f"{name:21} {k:30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
         for w, f in (r.get("ab") or {}).items():
-            for k in ("input_to_draw_ms", "round_trip_ms", "python_ms", "decode_ms", "  up_ms", "  kernel_ms", "  down_ms"):
+            for k in ("input_to_draw_ms", "round_trip_ms", "python_ms", "  pack_ms", "decode_ms", "draw_ms", "  up_ms",
+                      "  kernel_ms", "  down_ms", "bytes", "json_bytes"):
                 v = f[k]
                 if v.get("n"):
                     print(f"{name:21} {'[' + w + '] ' + k.strip():30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
@@ -223,7 +243,8 @@ def main() -> int:
                 if v.get("n") and k != "bytes":
                     print(f"{name:21} {'<' + kind + '> ' + k:30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
         print(f"{name:21} input->draw / empty message p50: {r['input_to_draw_over_empty_message_p50']}x; "
-              f"reply {r['reply_bytes_p50']:.0f} B, {r['reply_items_p50']:.0f} items (p50); "
+              f"reply {r['reply_bytes_p50']:.0f} B ({r['reply_json_bytes_p50']:.0f} B of JSON), "
+              f"{r['reply_items_p50']:.0f} items (p50); "
               f"{r['requests_per_burst_of_5']:.0f} requests per burst of 5; "
               f"load {r['loadavg_before']} -> {r['loadavg_after']}")
     line = json.dumps({"bench": "widget_zoom", "results": results})

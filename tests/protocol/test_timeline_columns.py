@@ -113,3 +113,62 @@ def test_columns_equal_objects_on_real_profiles(server, name):
     compare(server, pid, {"start": s0, "end": e0, "width": 1500})
     mid = (s0 + e0) // 2
     compare(server, pid, {"start": mid, "end": mid + max(1, (e0 - s0) // 200), "width": 800})
+
+
+EVENT_COLS = ["id", "start", "end", "name", "kind", "depth"]
+BUCKET_COLS = ["index", "count", "busyNs", "longestId", "longestName", "longestDur"]
+
+
+@pytest.mark.parametrize("fields", [
+    ["index", "count", "busyNs"],
+    ["index", "count", "busyNs", "id", "start", "end", "name", "kind", "depth"],
+    ["longestName", "index", "kind"],
+    ["longestId"],
+    [],
+])
+def test_fields_keep_only_the_listed_columns(server, small_profile, fields):
+    """Each listed column equals the full answer's; the others are absent, and
+    `names` holds only the strings the listed columns refer to (in the order
+    they are first met)."""
+    pid = server.request("profile/open", {"path": str(small_profile)})["profileId"]
+    info = server.request("profile/info", {"profileId": pid})
+    s0, e0 = info["span"]["start"], info["span"]["end"]
+    saw = set()
+    for start, end, width in ((s0, e0, 1000), (s0 + (e0 - s0) // 3, s0 + (e0 - s0) // 3 + (e0 - s0) // 500, 2000)):
+        params = {"profileId": pid, "start": start, "end": end, "width": width, "format": "columns"}
+        full = server.request("timeline/range", params)
+        part = server.request("timeline/range", {**params, "fields": fields})
+        check_schema("timeline/range", "result", part)
+        assert {k: part[k] for k in ("resolution", "start", "end")} == {k: full[k] for k in ("resolution", "start", "end")}
+        for tf, tp in zip(full["tracks"], part["tracks"], strict=True):
+            assert tf["id"] == tp["id"]
+            key = "events" if "events" in tf else "buckets"
+            assert key in tp, tp["id"]
+            saw.add(key)
+            want = [c for c in (EVENT_COLS if key == "events" else BUCKET_COLS) if c in fields]
+            assert list(tp[key]) == want
+            for c in want:
+                if c in ("name", "kind", "longestName"):  # indexes into each answer's own names
+                    assert [part["names"][i] if i >= 0 else None for i in tp[key][c]] == \
+                           [full["names"][i] if i >= 0 else None for i in tf[key][c]], (tp["id"], c)
+                else:
+                    assert tp[key][c] == tf[key][c], (tp["id"], c)
+        used = {part["names"][i] for t in part["tracks"] for k in ("events", "buckets") if k in t
+                for c in ("name", "kind", "longestName") if c in t[k] for i in t[k][c] if i >= 0}
+        assert set(part["names"]) == used
+        assert len(json.dumps(part)) <= len(json.dumps(full))
+    assert saw == {"events", "buckets"}
+
+
+@pytest.mark.parametrize("params,word", [
+    ({"format": "columns", "fields": ["index", "nope"]}, "params.fields[1]"),
+    ({"format": "columns", "fields": [3]}, "params.fields[0]"),
+    ({"format": "columns", "fields": "index"}, "params.fields"),
+    ({"fields": ["index"]}, "only with format"),
+    ({"format": "objects", "fields": ["index"]}, "only with format"),
+])
+def test_bad_fields_are_invalid_params(server, small_profile, params, word):
+    pid = server.request("profile/open", {"path": str(small_profile)})["profileId"]
+    rid = server.start("timeline/range", {"profileId": pid, "start": 0, "end": 10, "width": 10, **params})
+    reply = server.wait_reply(rid)
+    assert reply["error"]["code"] == -32602 and word in reply["error"]["message"], reply

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -11,7 +12,7 @@ import nsys_ai
 from nsys_ai._wire import unpack_range
 from nsys_ai import NsysAIError
 
-from conftest import PROFILES, SQL, need, need_real
+from conftest import PROFILES, REPO, SQL, need, need_real
 
 
 @pytest.fixture()
@@ -125,23 +126,23 @@ def test_widget_columns_from_objects(prof: nsys_ai.Profile, methods: frozenset[s
 
 
 def decode_reply(msg: dict, buf: bytes) -> dict:
-    """A widget range reply as a "columns" result: the server's JSON as is, or unpacked."""
-    if msg["format"] == "json":
-        res = json.loads(buf)
+    """A widget range reply as a "columns" result: the server's JSON as is or deflated, or unpacked."""
+    if msg["format"] in ("json", "jsonz"):
+        res = json.loads(zlib.decompress(buf) if msg["format"] == "jsonz" else buf)
         assert res["format"] == "columns" and msg["source"] == "columns"
         return dict(res)
     assert msg["format"] == "bin"
     return unpack_range(msg, buf)
 
 
-@pytest.mark.parametrize("wire", ["json", "bin"])
+@pytest.mark.parametrize("wire", ["json", "bin", "jsonz"])
 def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[str], wire: str) -> None:
     need(methods, "timeline/tracks", "timeline/range")
     w = prof.show(wire=wire)
     sent: list[tuple[dict, list[bytes]]] = []
     w.send = lambda content, buffers=None: sent.append((content, buffers or []))  # type: ignore[method-assign]
     s, e = prof.span()
-    w._on_msg(w, {"id": 7, "kind": "range", "start": s, "end": (s + e) // 2, "width": 500}, [])
+    w._on_msg(w, {"id": 7, "kind": "range", "start": s, "end": (s + e) // 2, "width": 500, "inflate": True}, [])
     w._on_msg(w, {"id": 8, "kind": "range", "start": "x", "end": e, "width": 500}, [])
     w._on_msg(w, {"id": 9, "kind": "range", "start": e, "end": s, "width": 500}, [])
     (ok, bufs), (bad, _), (inverted, _) = sent
@@ -168,6 +169,68 @@ def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[
         assert sent[-1][0]["id"] == 12 and "error" in sent[-1][0]
         del sent[-2:]
     assert w.served == 2 and w.last_ms > 0
+
+
+def test_widget_jsonz_needs_inflate(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+    """"jsonz" only for a front end that says it can inflate; else the JSON as is."""
+    need(methods, "timeline/tracks", "timeline/range")
+    w = prof.show(wire="jsonz")
+    s, e = prof.span()
+    msg, bufs = w.answer_range({"start": s, "end": e, "width": 300})
+    assert msg["format"] == "json" and json.loads(bufs[0])["format"] == "columns"
+    msg, bufs = w.answer_range({"start": s, "end": e, "width": 300, "inflate": True})
+    assert msg["format"] == "jsonz" and json.loads(zlib.decompress(bufs[0]))["format"] == "columns"
+
+
+DRAW_FIELDS = ["id", "start", "end", "name", "kind", "index", "busyNs"]  # js/src/range_client.ts FIELDS
+
+
+def test_widget_fields_and_buckets(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+    """A zoom asks for the columns drawing needs; each bucket's count and longest op come from a
+    "bucket" request, and equal what the full reply says."""
+    need(methods, "timeline/tracks", "timeline/range")
+    w = prof.show()
+    s, e = prof.span()
+    full = prof.request("timeline/range", {"start": s, "end": e, "width": 400, "format": "columns"})
+    msg, bufs = w.answer_range({"start": s, "end": e, "width": 400, "fields": DRAW_FIELDS})
+    slim = json.loads(bufs[0])
+    assert [t["id"] for t in slim["tracks"]] == [t["id"] for t in full["tracks"]]
+    with_fields = "fields" in json.dumps(json.loads(
+        (REPO / "protocol" / "schemas" / "timeline.range.params.json").read_text()))
+    for ts, tf in zip(slim["tracks"], full["tracks"]):
+        kind = "events" if "events" in tf else "buckets"
+        got = ts[kind]
+        want = [f for f in tf[kind] if f in DRAW_FIELDS]
+        assert set(want) <= set(got)
+        if with_fields:  # a server that knows `fields` leaves the others out
+            assert set(got) == set(want), (ts["id"], sorted(got))
+        for f in want:  # equal values (name and kind: the same strings, the tables may differ)
+            if f in ("name", "kind"):
+                assert [slim["names"][k] if k >= 0 else None for k in got[f]] == \
+                    [full["names"][k] if k >= 0 else None for k in tf[kind][f]], (ts["id"], f)
+            else:
+                assert got[f] == tf[kind][f], (ts["id"], f)
+    sent: list[dict] = []
+    w.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    checked = 0
+    for t in full["tracks"]:
+        b = t.get("buckets")
+        if not b:
+            continue
+        for j in range(0, len(b["index"]), max(1, len(b["index"]) // 4)):
+            start = full["start"] + b["index"][j] * full["resolution"]
+            w._on_msg(w, {"id": 100 + checked, "kind": "bucket", "track": t["id"], "start": start,
+                          "resolution": full["resolution"]}, [])
+            got = sent[-1]
+            nm = b["longestName"][j]
+            assert got["id"] == 100 + checked and "error" not in got, got
+            assert (got["count"], got["busyNs"], got["longestId"], got["longestDur"]) == \
+                (b["count"][j], b["busyNs"][j], b["longestId"][j], b["longestDur"][j])
+            assert got["longestName"] == (full["names"][nm] if nm >= 0 else None)
+            checked += 1
+    assert checked > 0
+    w._on_msg(w, {"id": 1, "kind": "bucket", "track": full["tracks"][0]["id"], "start": s, "resolution": 3}, [])
+    assert "error" in sent[-1] and "resolution" in sent[-1]["error"]
 
 
 def test_nvtx_tree_frame(prof: nsys_ai.Profile, small_profile: Path, sql: SQL, methods: frozenset[str]) -> None:

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "common/errors.h"
+#include "rpc/json_write.h"
 
 typedef enum {
   NSYS_MSG_INVALID,      /* err/err_msg say why; id may be set */
@@ -72,7 +73,23 @@ cJSON *nsys_rpc_notification(const char *method, cJSON *params);
  * clipped); malloc'd. For echoing client input back in messages. */
 char *nsys_rpc_echo(const char *s, size_t max);
 
-/* Serializes msg compactly; malloc'd (caller frees); *len set. */
+/* Serializes msg compactly (nsys_json_write: raw items appended once);
+ * malloc'd (caller frees); *len set. */
 char *nsys_rpc_print(const cJSON *msg, size_t *len);
+
+/* The whole LSP frame of a message, header and body, with no copy of its
+ * large raw texts: pieces in order, written with writev / uv_write, that
+ * point into the frame's own text and into the message it keeps. */
+typedef struct {
+  nsys_json_pieces pieces;
+  cJSON *msg;
+  size_t len; /* bytes of all pieces */
+} nsys_rpc_frame;
+
+/* Frames msg, which the frame now owns. */
+nsys_rpc_frame *nsys_rpc_frame_new(cJSON *msg);
+/* Piece i (< f->pieces.n): its bytes and *len. */
+const char *nsys_rpc_frame_piece(const nsys_rpc_frame *f, size_t i, size_t *len);
+void nsys_rpc_frame_free(nsys_rpc_frame *f);
 
 #endif

@@ -5,6 +5,7 @@
 #include "../common/nsys_check.h"
 #include "common/utf8.h"
 #include "common/util.h"
+#include "rpc/json_write.h"
 #include "rpc/jsonrpc.h"
 
 typedef struct {
@@ -127,6 +128,124 @@ static void test_builders(void) {
   cJSON_Delete(msg);
 }
 
+/* nsys_json_write writes the same text as cJSON_PrintUnformatted (which
+ * prints raw items verbatim too), for trees with and without raw items, and
+ * nsys_rpc_frame puts the right header in front of that text. */
+static void check_same_as_cjson(const cJSON *item) {
+  char *want = cJSON_PrintUnformatted(item);
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys_strbuf_puts(&b, "prefix:");
+  nsys_json_write(&b, item);
+  CHECK(b.len == strlen(b.data));
+  CHECK_STR(b.data + 7, want);
+  nsys_strbuf_free(&b);
+  char head[64];
+  int h = snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", strlen(want));
+  /* a frame, with raw texts of 1+ bytes left in place and with none */
+  const size_t min_externals[] = {1, SIZE_MAX};
+  for (size_t m = 0; m < 2; m++) {
+    size_t min_external = min_externals[m];
+    nsys_json_pieces pc = {0};
+    nsys_strbuf_init(&pc.text);
+    nsys_strbuf_puts(&pc.text, "hdr");
+    pc.mark = pc.text.len;
+    nsys_json_write_pieces(&pc, item, min_external);
+    nsys_strbuf all;
+    nsys_strbuf_init(&all);
+    for (size_t i = 0; i < pc.n; i++) {
+      CHECK(pc.piece[i].len > 0);
+      nsys_strbuf_append(&all, pc.piece[i].ext ? pc.piece[i].ext + pc.piece[i].off : pc.text.data + pc.piece[i].off,
+                         pc.piece[i].len);
+    }
+    CHECK_STR(all.data ? all.data : "", want);
+    nsys_strbuf_free(&all);
+    nsys_json_pieces_free(&pc);
+  }
+  nsys_rpc_frame *f = nsys_rpc_frame_new(cJSON_Duplicate(item, true));
+  nsys_strbuf all;
+  nsys_strbuf_init(&all);
+  for (size_t i = 0; i < f->pieces.n; i++) {
+    size_t n;
+    const char *p = nsys_rpc_frame_piece(f, i, &n);
+    nsys_strbuf_append(&all, p, n);
+  }
+  CHECK(f->len == all.len && all.len == (size_t)h + strlen(want));
+  CHECK(memcmp(all.data, head, (size_t)h) == 0);
+  CHECK(memcmp(all.data + h, want, strlen(want)) == 0);
+  nsys_strbuf_free(&all);
+  nsys_rpc_frame_free(f);
+  cJSON_free(want);
+}
+
+/* A reply with a large raw text is sent as pieces that point into it. */
+static void test_frame_pieces(void) {
+  size_t big = 200 * 1024;
+  char *text = nsys_xmalloc(big + 1);
+  memset(text, '7', big);
+  text[big] = '\0';
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddItemToObject(res, "a", cJSON_CreateRaw(text));
+  cJSON_AddItemToObject(res, "b", cJSON_CreateRaw("[1]"));
+  cJSON_AddItemToObject(res, "c", cJSON_CreateRaw(text));
+  cJSON *id = cJSON_CreateNumber(5);
+  cJSON *msg = nsys_rpc_result(id, res);
+  char *want = cJSON_PrintUnformatted(msg);
+  nsys_rpc_frame *f = nsys_rpc_frame_new(msg);
+  CHECK(f->pieces.n == 5); /* header+envelope, a, between, c, the closing braces */
+  const cJSON *a = cJSON_GetObjectItem(cJSON_GetObjectItem(msg, "result"), "a");
+  size_t n;
+  CHECK(nsys_rpc_frame_piece(f, 1, &n) == a->valuestring && n == big);
+  nsys_strbuf all;
+  nsys_strbuf_init(&all);
+  for (size_t i = 0; i < f->pieces.n; i++) {
+    const char *p = nsys_rpc_frame_piece(f, i, &n);
+    nsys_strbuf_append(&all, p, n);
+  }
+  const char *body = strstr(all.data, "\r\n\r\n");
+  CHECK(body && strcmp(body + 4, want) == 0);
+  CHECK(strtoul(all.data + strlen("Content-Length: "), NULL, 10) == strlen(want));
+  nsys_strbuf_free(&all);
+  nsys_rpc_frame_free(f);
+  cJSON_free(want);
+  cJSON_Delete(id);
+  free(text);
+}
+
+static void test_json_write(void) {
+  const char *docs[] = {
+      "null", "true", "-0.5", "12345678901", "\"a\\\"b\\u0001\\b\\f\\n\\r\\t\\u001f\u00fc\"", "[]", "{}",
+      "{\"a\":[1,2,{\"b\":null}],\"c\\n\":\"x\",\"d\":1e300,\"e\":[[],{}]}",
+  };
+  for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+    cJSON *d = cJSON_Parse(docs[i]);
+    CHECK(d != NULL);
+    check_same_as_cjson(d);
+    /* the same value beside raw items, nested at several depths */
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "raw", cJSON_CreateRaw("[1,2,{\"x\":\"y\"}]"));
+    cJSON_AddItemToObject(o, "v", d);
+    cJSON *arr = cJSON_AddArrayToObject(o, "list");
+    cJSON_AddItemToArray(arr, cJSON_CreateString("k\x01\"q"));
+    cJSON_AddItemToArray(arr, cJSON_CreateRaw("{\"deep\":true}"));
+    cJSON *in = cJSON_CreateObject();
+    cJSON_AddItemToObject(in, "key \"quoted\"\t", cJSON_CreateRaw("7"));
+    cJSON_AddItemToObject(in, "n", cJSON_CreateNumber(3.25));
+    cJSON_AddItemToObject(in, "\b\f\x01\\/\xc3\xbc", cJSON_CreateRaw("[]")); /* keys are escaped by nsys_json_write */
+    cJSON_AddItemToArray(arr, in);
+    check_same_as_cjson(o);
+    check_same_as_cjson(arr);
+    cJSON *msg = nsys_rpc_result(NULL, o);
+    check_same_as_cjson(msg);
+    cJSON_Delete(msg);
+  }
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys_json_write(&b, NULL);
+  CHECK_STR(b.data, "null");
+  nsys_strbuf_free(&b);
+}
+
 static void test_echo_and_keys(void) {
   char *e = nsys_rpc_echo("abc", 10);
   CHECK_STR(e, "abc");
@@ -168,6 +287,8 @@ int main(void) {
   test_classify();
   test_params_shapes();
   test_builders();
+  test_json_write();
+  test_frame_pieces();
   test_echo_and_keys();
   return nsys_check_done("test_jsonrpc");
 }

@@ -1,7 +1,10 @@
 // Requests to the Python side over the widget's custom messages:
 // {id, kind, ...} out, {id, kind, ...} + buffers back, or {id, error}.
-// Range replies carry timeline/range's "columns" format packed into one binary buffer
-// of typed columns (src/nsys_ai/_wire.py); they are viewed in place, never re-encoded.
+// Range replies carry timeline/range's "columns" format in one binary buffer: the
+// server's JSON ("json"), deflated ("jsonz", inflated here with DecompressionStream), or
+// typed columns packed by the Python side ("bin", src/nsys_ai/_wire.py, viewed in place).
+// Zoom requests ask only for the columns drawing needs (FIELDS); what a tooltip or a click
+// needs beyond them is asked for when it is shown (Timeline: kind "bucket").
 import { AnyModel, Buffer } from "./anywidget";
 
 type IntCol = Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float64Array;
@@ -20,11 +23,50 @@ export interface EventCols {
 export interface BucketCols {
   /** bucket j covers [start + index*resolution, + resolution) */
   index: IntCol;
-  count: IntCol;
   busy: Float32Array;
-  longestId: Int32Array | Float64Array;
   longestName: IntCol;
-  longestDur: Float32Array;
+  /** absent when the request left them out (FIELDS): ask for the bucket ("bucket" messages) */
+  count?: IntCol;
+  longestId?: Int32Array | Float64Array;
+  longestDur?: Float32Array;
+}
+
+/** The columns a zoom step asks for (timeline/range `fields`): what drawing, the event
+ *  tooltip and a click on an event need. A bucket is drawn from its busy time alone (height
+ *  and opacity, the track's colour); its count and longest op (name, id, duration) are
+ *  fetched when it is hovered or clicked. Colouring buckets by their longest op's name
+ *  ("+names", the bench's comparison) costs ~20% more bytes, the server's name lookups,
+ *  and twice the drawing time (neighbouring buckets rarely share a colour). */
+export const FIELDS = ["id", "start", "end", "name", "kind", "index", "busyNs"];
+
+/** Whether this browser can inflate "jsonz" replies. */
+export const CAN_INFLATE = typeof DecompressionStream === "function";
+
+async function inflate(buf: Buffer): Promise<Uint8Array> {
+  const bytes = buf instanceof ArrayBuffer ? new Uint8Array(buf)
+    : new Uint8Array((buf as ArrayBufferView).buffer, (buf as ArrayBufferView).byteOffset, (buf as ArrayBufferView).byteLength);
+  // straight into the stream's writer (a Blob's stream would go through the blob registry)
+  const ds = new DecompressionStream("deflate");
+  const w = ds.writable.getWriter();
+  w.write(bytes as Uint8Array<ArrayBuffer>).catch(() => undefined);
+  w.close().catch(() => undefined);
+  const r = ds.readable.getReader();
+  const parts: Uint8Array[] = [];
+  let n = 0;
+  for (;;) {
+    const { done, value } = await r.read();
+    if (done) break;
+    parts.push(value);
+    n += value.byteLength;
+  }
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(n);
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.byteLength;
+  }
+  return out;
 }
 
 export interface TrackData {
@@ -51,6 +93,8 @@ export interface RangeData {
   decodeMs: number;
   /** reply size on the wire (buffers) */
   bytes: number;
+  /** the reply's JSON size after inflating ("jsonz"; else bytes) */
+  rawBytes: number;
   /** events + buckets in the reply */
   items: number;
   /** of serverMs: the RPC (server + pipe), its JSON decoding and the packing, in Python */
@@ -61,7 +105,8 @@ export interface RangeData {
   downMs: number;
   /** range requests the Python side has answered so far */
   served: number;
-  /** the reply's layout / the server's format: "bin/columns", "json/columns", "bin/objects" */
+  /** the reply's layout / the server's format: "jsonz/columns", "json/columns", "bin/columns", "bin/objects"
+   *  ("jsonz+all/columns": every column asked for, the bench's comparison) */
   format: string;
   tracks: Map<string, TrackData>;
 }
@@ -125,7 +170,8 @@ export function decodeColumns(m: WireReply, buf: Buffer): Map<string, TrackData>
   return out;
 }
 
-/** timeline/range's "columns" JSON (forwarded as is, format "json") -> the same typed columns. */
+/** timeline/range's "columns" JSON (forwarded as is, format "json") -> the same typed columns.
+ *  Columns the request left out are absent (bucket details) or filled (event depth 0). */
 export function decodeJsonColumns(buf: Buffer): [WireReply, Map<string, TrackData>] {
   const v = buf instanceof ArrayBuffer ? new Uint8Array(buf) : new Uint8Array((buf as ArrayBufferView).buffer,
     (buf as ArrayBufferView).byteOffset, (buf as ArrayBufferView).byteLength);
@@ -140,16 +186,20 @@ export function decodeJsonColumns(buf: Buffer): [WireReply, Map<string, TrackDat
       resolution: r.resolution, names: r.names };
     if (t.events) {
       const e = t.events;
-      d.n = e.start.length;
-      d.ev = { start: Float32Array.from(e.start, (x) => x - base), end: Float32Array.from(e.end, (x) => x - base),
-        id: Float64Array.from(e.id), name: Int32Array.from(e.name), kind: Int32Array.from(e.kind),
-        depth: Uint8Array.from(e.depth ?? []) };
+      const n = (d.n = (e.start ?? []).length);
+      d.ev = { start: Float32Array.from(e.start ?? [], (x) => x - base), end: Float32Array.from(e.end ?? [], (x) => x - base),
+        id: e.id ? Float64Array.from(e.id) : new Float64Array(n).fill(-1),
+        name: e.name ? Int32Array.from(e.name) : new Int32Array(n).fill(-1),
+        kind: e.kind ? Int32Array.from(e.kind) : new Int32Array(n).fill(-1),
+        depth: e.depth ? Uint8Array.from(e.depth) : new Uint8Array(n) };
     } else {
       const b = t.buckets ?? {};
-      d.n = (b.index ?? []).length;
-      d.bk = { index: Int32Array.from(b.index ?? []), count: Float64Array.from(b.count ?? []),
-        busy: Float32Array.from(b.busyNs ?? []), longestId: Float64Array.from(b.longestId ?? []),
-        longestName: Int32Array.from(b.longestName ?? []), longestDur: Float32Array.from(b.longestDur ?? []) };
+      const n = (d.n = (b.index ?? []).length);
+      d.bk = { index: Int32Array.from(b.index ?? []), busy: Float32Array.from(b.busyNs ?? []),
+        longestName: b.longestName ? Int32Array.from(b.longestName) : new Int32Array(n).fill(-1) };
+      if (b.count) d.bk.count = Float64Array.from(b.count);
+      if (b.longestId) d.bk.longestId = Float64Array.from(b.longestId);
+      if (b.longestDur) d.bk.longestDur = Float32Array.from(b.longestDur);
     }
     out.set(t.id, d);
   }
@@ -179,7 +229,9 @@ export class RangeClient {
   private nextId = 1;
   sent = 0;
   answered = 0;
-  /** reply layout to ask for ("bin" | "json"); unset: the Python side's choice (the bench's A/B) */
+  /** reply layout to ask for ("jsonz" | "json" | "bin"; "+all": every column, "+names": buckets'
+   *  longest names too); unset: the
+   *  Python side's choice and FIELDS (the bench's A/B sets it) */
   wire?: string;
   failed = 0;
 
@@ -194,7 +246,15 @@ export class RangeClient {
       this.pending.set(id, { resolve, reject, t0: performance.now(), wall0: wallNow() });
       const msg: Record<string, unknown> = { id, kind: "range", start: Math.floor(start), end: Math.ceil(end), width: Math.max(1, Math.round(width)) };
       if (tracks) msg.tracks = tracks;
-      if (this.wire) msg.wire = this.wire;
+      // the bench's variants: a layout, then modifiers ("+all": every column; "~...": front-end
+      // options, see Timeline), echoed in the reply's format label
+      const wire = this.wire ?? "";
+      const base = /^[a-z]*/.exec(wire)?.[0] ?? "";
+      const mods = wire.slice(base.length);
+      if (base) msg.wire = base;
+      if (!mods.includes("+all")) msg.fields = mods.includes("+names") ? [...FIELDS, "longestName"] : FIELDS;
+      if (mods) this.mods.set(id, mods);
+      if (CAN_INFLATE) msg.inflate = true;
       this.model.send(msg);
     });
   }
@@ -235,18 +295,33 @@ export class RangeClient {
     }
     this.pending.delete(m.id);
     if (m.error !== undefined) {
+      this.mods.delete(m.id);
       this.failed++;
       p.reject(new Error(m.code != null ? `[${m.code}] ${m.error}` : m.error));
       return;
     }
     const tArrived = performance.now();
     const wallArrived = wallNow();
+    const mods = this.mods.get(m.id) ?? "";
+    this.mods.delete(m.id);
+    if (m.format === "jsonz" && buffers?.length) {
+      inflate(buffers[0]).then(
+        (raw) => this.decoded(m, p, buffers, raw, tArrived, wallArrived, mods),
+        (e) => { this.failed++; p.reject(new Error(`bad range reply: ${e}`)); });
+    } else this.decoded(m, p, buffers ?? [], undefined, tArrived, wallArrived, mods);
+  }
+
+  /** the bench variant's modifiers per request id */
+  private mods = new Map<number, string>();
+
+  private decoded(m: WireReply, p: Pending, buffers: Buffer[], raw: Uint8Array | undefined, tArrived: number,
+                  wallArrived: number, mods: string): void {
     let tracks: Map<string, TrackData>;
     try {
-      if (!buffers?.length) throw new Error(`format ${m.format} without a buffer`);
+      if (!buffers.length) throw new Error(`format ${m.format} without a buffer`);
       if (m.format === "bin") tracks = decodeColumns(m, buffers[0]);
-      else if (m.format === "json") {
-        const [head, t] = decodeJsonColumns(buffers[0]);
+      else if (m.format === "json" || m.format === "jsonz") {
+        const [head, t] = decodeJsonColumns(raw ?? buffers[0]);
         Object.assign(m, { start: head.start, end: head.end, resolution: head.resolution });
         tracks = t;
       } else throw new Error(`unknown format ${m.format}`);
@@ -267,9 +342,10 @@ export class RangeClient {
       roundTripMs: now - p.t0,
       decodeMs: now - tArrived,
       bytes: buffers.reduce((s, b) => s + (b as ArrayBufferView | ArrayBuffer).byteLength, 0),
+      rawBytes: raw ? raw.byteLength : buffers.reduce((s, b) => s + (b as ArrayBufferView | ArrayBuffer).byteLength, 0),
       items,
       served: m.served ?? this.answered,
-      format: `${m.format}/${m.source ?? "?"}`,
+      format: `${m.format}${mods}/${m.source ?? "?"}`,
       timing: m.timing,
       upMs: (m.recvAt ?? NaN) - p.wall0,
       kernelMs: (m.sentAt ?? NaN) - (m.recvAt ?? NaN),

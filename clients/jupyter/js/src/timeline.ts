@@ -47,6 +47,8 @@ interface Sample {
   decodeMs: number;
   drawMs: number;
   bytes: number;
+  /** the reply's JSON size (inflated) */
+  rawBytes: number;
   items: number;
   upMs: number;
   kernelMs: number;
@@ -171,12 +173,12 @@ class Timeline {
     this.scroll.addEventListener("scroll", () => this.onScroll(), { passive: true });
     this.root.dataset.served = "0";
     // for tests: one empty request/reply through the widget's messages, in ms
-    const hook = this.root as unknown as { __nsysPing: () => Promise<{ ms: number; upMs: number; downMs: number }>; __nsysSamples: Sample[];
+    const hook = this.root as unknown as { __nsysPing: (pad?: number) => Promise<{ ms: number; upMs: number; downMs: number }>; __nsysSamples: Sample[];
       __nsysSetWire: (w?: string) => void };
-    hook.__nsysPing = async () => {
+    hook.__nsysPing = async (pad?: number) => {
       const t0 = performance.now();
       const w0 = performance.timeOrigin + t0;
-      const m = await this.client.ask("ping", {});
+      const m = await this.client.ask("ping", pad ? { pad } : {});
       const t1 = performance.now();
       return { ms: t1 - t0, upMs: Number(m.recvAt) - w0, downMs: performance.timeOrigin + t1 - Number(m.sentAt) };
     };
@@ -215,16 +217,65 @@ class Timeline {
     else this.queuePreview();
   }
 
-  /** The old data at the new view (immediate feedback), two frames after a zoom: the request
-   *  leaves before the browser spends CPU on a frame, and the preview is skipped when the
-   *  answer came first. */
+  /** The picture already drawn, stretched to the new view (immediate feedback), two frames
+   *  after a zoom: the request leaves before the browser spends CPU on a frame, the preview
+   *  is skipped when the answer came first, and it costs one image copy, not a redraw (the
+   *  main thread stays free for the reply). */
   private queuePreview(): void {
     if (this.previewQueued) return;
     this.previewQueued = true;
     requestAnimationFrame(() => requestAnimationFrame(() => {
       this.previewQueued = false;
-      if (this.drawnSeq < this.viewSeq && !this.drawQueued) this.draw();
+      if (this.drawnSeq < this.viewSeq && !this.drawQueued) {
+        if (this.client.wire?.includes("~redraw")) this.paint(); // the bench's comparison: a full redraw
+        else this.preview();
+      }
     }));
+  }
+
+  /** the view, scroll offset and size the canvas's plot area shows now (null: nothing to reuse) */
+  private shown: { view: Window; top: number; w: number; h: number; dpr: number } | null = null;
+
+  private preview(): void {
+    const s = this.shown;
+    const dpr = window.devicePixelRatio || 1;
+    const g = this.canvas.getContext("2d");
+    if (!s || !g || s.top !== this.scroll.scrollTop || s.w !== this.width || s.dpr !== dpr ||
+        this.canvas.width !== Math.round(s.w * dpr)) {
+      this.paint();
+      return;
+    }
+    const pw = this.plotWidth();
+    const v = this.view;
+    const scale = pw / (v.end - v.start);
+    // the old plot [s.view] lands at [dx, dx + dw) in the new view
+    const dx = LABEL_W + (s.view.start - v.start) * scale;
+    const dw = (s.view.end - s.view.start) * scale;
+    const y0 = AXIS_H;
+    const h = s.h - AXIS_H;
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.save();
+    g.beginPath();
+    g.rect(LABEL_W * dpr, y0 * dpr, pw * dpr, h * dpr);
+    g.clip();
+    g.imageSmoothingEnabled = false;
+    g.drawImage(this.canvas, LABEL_W * dpr, y0 * dpr, pw * dpr, h * dpr, dx * dpr, y0 * dpr, dw * dpr, h * dpr);
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    // what the old plot does not cover (a zoom out): the rows' background only
+    for (const [a, b] of [[LABEL_W, dx], [dx + dw, LABEL_W + pw]]) {
+      if (b <= a) continue;
+      g.clearRect(a, y0, b - a, h);
+      const first = Math.floor(s.top / ROW_H);
+      for (let i = first; AXIS_H + i * ROW_H - s.top < s.h; i++) {
+        if (i % 2 === 0 && i < this.tracks.length) {
+          g.fillStyle = "rgba(128,128,128,0.07)";
+          g.fillRect(a, AXIS_H + i * ROW_H - s.top, b - a, ROW_H);
+        }
+      }
+    }
+    g.restore();
+    this.paintAxis(g, this.width, s.h);
+    this.shown = { ...s, view: { ...v } };
   }
 
   /** Zooms by `factor` (< 1 zooms in) keeping the point at fraction `at` of the plot fixed. */
@@ -361,8 +412,20 @@ class Timeline {
     const slop = (2 * (this.view.end - this.view.start)) / this.plotWidth();
     const i = indexAt(d, t, slop);
     if (i < 0) return;
-    const opId = d.ev ? d.ev.id[i] : d.bk ? d.bk.longestId[i] : -1;
-    if (!(opId >= 0)) return;
+    let opId: Promise<number>;
+    if (d.ev) opId = Promise.resolve(d.ev.id[i]);
+    else if (d.bk?.longestId) opId = Promise.resolve(d.bk.longestId[i]);
+    else opId = this.bucketInfo(d, i).then((b) => b.longestId);
+    opId.then((id) => {
+      if (id >= 0) this.showDetails(id);
+    }).catch((e: Error) => {
+      this.status.classList.add("nsys-tl-err");
+      this.status.textContent = e.message;
+    });
+  }
+
+  /** kernel/details + kernel/explain of one op in the panel under the plot. */
+  private showDetails(opId: number): void {
     this.details.style.display = "block";
     this.details.textContent = "loading…";
     this.root.dataset.detailsFor = String(opId);
@@ -383,11 +446,32 @@ class Timeline {
       });
   }
 
+  /** What a zoom reply leaves out of bucket i (count, longest op's id and duration): asked for
+   *  once per (track, resolution, bucket) and kept (bucket edges do not move). */
+  private bucketCache = new Map<string, Promise<BucketInfo>>();
+
+  private bucketInfo(d: TrackData, i: number): Promise<BucketInfo> {
+    const start = d.start + (d.bk as NonNullable<TrackData["bk"]>).index[i] * d.resolution;
+    const key = `${d.id}|${d.resolution}|${start}`;
+    let p = this.bucketCache.get(key);
+    if (!p) {
+      if (this.bucketCache.size > 4096) this.bucketCache.clear();
+      p = this.client.ask("bucket", { track: d.id, start, resolution: d.resolution }) as unknown as Promise<BucketInfo>;
+      this.bucketCache.set(key, p);
+      p.catch(() => this.bucketCache.delete(key));
+    }
+    return p;
+  }
+
+  /** what the tooltip shows now (hover replies for another item are dropped) */
+  private tipKey = "";
+
   private hover(x: number, y: number): void {
     const row = this.rowAt(y);
     const track = this.tracks[row];
     const d = track && this.data?.tracks.get(track.id);
     if (track && x < LABEL_W) {
+      this.tipKey = "";
       this.tip.textContent = `${track.name}\n${track.id}`;
       this.tip.style.display = "block";
       this.tip.style.left = `${x + 12}px`;
@@ -395,20 +479,32 @@ class Timeline {
       return;
     }
     if (!track || !d) {
+      this.tipKey = "";
       this.tip.style.display = "none";
       return;
     }
     const t = this.view.start + ((x - LABEL_W) / this.plotWidth()) * (this.view.end - this.view.start);
     const slop = (2 * (this.view.end - this.view.start)) / this.plotWidth();
-    const text = describeAt(d, t, slop);
-    if (!text) {
+    const i = indexAt(d, t, slop);
+    if (i < 0) {
+      this.tipKey = "";
       this.tip.style.display = "none";
       return;
     }
-    this.tip.textContent = `${track.name}\n${text}`;
+    const key = `${d.id}|${d.resolution}|${d.start}|${i}|${d.type}`;
+    this.tipKey = key;
+    this.tip.textContent = `${track.name}\n${describeAt(d, i)}`;
     this.tip.style.display = "block";
     this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
     this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
+    if (d.bk && !d.bk.count) {
+      this.bucketInfo(d, i).then((b) => {
+        if (this.tipKey === key) {
+          this.tip.textContent = `${track.name}\n${describeAt(d, i, b)}`;
+          this.root.dataset.tipBucket = key;
+        }
+      }).catch(() => undefined);
+    }
   }
 
   // -- drawing -----------------------------------------------------------------------
@@ -433,7 +529,7 @@ class Timeline {
     const tIn = this.inputAt.get(seq);
     if (tIn !== undefined) {
       const s: Sample = { seq, inputToDrawMs: now - tIn, roundTripMs: d.roundTripMs, pythonMs: d.serverMs,
-        decodeMs: d.decodeMs, drawMs: now - drawStart, bytes: d.bytes, items: d.items, upMs: d.upMs,
+        decodeMs: d.decodeMs, drawMs: now - drawStart, bytes: d.bytes, rawBytes: d.rawBytes, items: d.items, upMs: d.upMs,
         kernelMs: d.kernelMs, downMs: d.downMs, rpcMs: d.timing?.rpc ?? NaN, pyDecodeMs: d.timing?.decode ?? NaN,
         packMs: d.timing?.pack ?? NaN, format: d.format };
       this.samples.push(s);
@@ -461,8 +557,7 @@ class Timeline {
     const g = this.canvas.getContext("2d");
     if (!g) return;
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const styles = getComputedStyle(this.root);
-    const fg = styles.color || "#222";
+    const { fg } = this.colors();
     g.clearRect(0, 0, w, h);
     const pw = this.plotWidth();
     const v = this.view;
@@ -475,6 +570,7 @@ class Timeline {
     const top = this.scroll.scrollTop;
     const first = Math.max(0, Math.floor(top / ROW_H) - 1);
     const last = Math.min(this.tracks.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 1);
+    const batch = new Batch();
     for (let i = first; i < last; i++) {
       const tr = this.tracks[i];
       const y = AXIS_H + i * ROW_H - top;
@@ -489,17 +585,35 @@ class Timeline {
       if (text === undefined) this.labels.set(tr.id, (text = clip(g, label(tr), LABEL_W - 12)));
       g.fillText(text, 8, y + ROW_H / 2);
       const d = this.data?.tracks.get(tr.id);
-      if (!d) continue;
-      g.save();
-      g.beginPath();
-      g.rect(LABEL_W, y, pw, ROW_H);
-      g.clip();
-      drawTrack(g, d, tr.streamClass ?? tr.kind, v.start, scale, LABEL_W, pw, y + 2, ROW_H - 4);
-      g.restore();
+      if (d) drawTrack(batch, d, tr.streamClass ?? tr.kind, v.start, scale, LABEL_W, pw, y + 2, ROW_H - 4);
     }
+    batch.flush(g);
 
-    // axis: ticks relative to the profile's start
-    g.fillStyle = styles.backgroundColor && styles.backgroundColor !== "rgba(0, 0, 0, 0)" ? styles.backgroundColor : "#fff";
+    this.paintAxis(g, w, h);
+    this.shown = { view: { ...v }, top, w, h, dpr };
+  }
+
+  /** the theme's text and background colours, read at most once a second (a forced style
+   *  recalculation of the notebook per frame otherwise) */
+  private themeColors = { fg: "#222", bg: "#fff", at: -Infinity };
+
+  private colors(): { fg: string; bg: string } {
+    const now = performance.now();
+    if (now - this.themeColors.at > 1000) {
+      const st = getComputedStyle(this.root);
+      this.themeColors = { fg: st.color || "#222",
+        bg: st.backgroundColor && st.backgroundColor !== "rgba(0, 0, 0, 0)" ? st.backgroundColor : "#fff", at: now };
+    }
+    return this.themeColors;
+  }
+
+  /** The time axis (ticks relative to the profile's start) and the label column's edge. */
+  private paintAxis(g: CanvasRenderingContext2D, w: number, h: number): void {
+    const { fg, bg } = this.colors();
+    const pw = this.plotWidth();
+    const v = this.view;
+    const scale = pw / (v.end - v.start);
+    g.fillStyle = bg;
     g.fillRect(0, 0, w, AXIS_H);
     g.strokeStyle = "rgba(128,128,128,0.5)";
     g.beginPath();
@@ -509,6 +623,7 @@ class Timeline {
     const step = tickStep(v.end - v.start, Math.max(2, Math.floor(pw / 110)));
     const origin = this.span.start;
     g.fillStyle = fg;
+    g.font = "11px system-ui, sans-serif";
     g.textBaseline = "alphabetic";
     for (let t = Math.ceil((v.start - origin) / step) * step + origin; t <= v.end; t += step) {
       const x = LABEL_W + (t - v.start) * scale;
@@ -540,32 +655,61 @@ function colorCache(d: TrackData): Map<number, string> {
   return c.colors;
 }
 
-/** Draws one row straight from the reply's typed columns. Rectangles of one colour that
- *  touch (within half a pixel) are merged into one fillRect, so a row costs at most about
- *  one call per pixel column whatever the number of events. */
-function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: number, scale: number,
+/** The rectangles of a frame grouped by colour, drawn at the end with one fillStyle per
+ *  colour (parsing a colour string costs more than the rectangle), then the event names. */
+class Batch {
+  private rects = new Map<string, number[]>();
+  private labels: [string, number, number, number][] = [];
+
+  rect(color: string, x: number, y: number, w: number, h: number): void {
+    let r = this.rects.get(color);
+    if (!r) this.rects.set(color, (r = []));
+    r.push(x, y, w, h);
+  }
+
+  label(text: string, x: number, y: number, maxW: number): void {
+    this.labels.push([text, x, y, maxW]);
+  }
+
+  flush(g: CanvasRenderingContext2D): void {
+    for (const [color, r] of this.rects) {
+      g.fillStyle = color;
+      for (let k = 0; k < r.length; k += 4) g.fillRect(r[k], r[k + 1], r[k + 2], r[k + 3]);
+    }
+    if (this.labels.length) {
+      g.fillStyle = "#fff";
+      g.textBaseline = "middle";
+      g.font = "10px system-ui, sans-serif";
+      for (const [text, x, y, maxW] of this.labels) g.fillText(clip(g, text, maxW), x, y);
+    }
+    this.rects.clear();
+    this.labels = [];
+  }
+}
+
+/** One row straight from the reply's typed columns, into the frame's batch. Rectangles of one
+ *  colour that touch (within half a pixel) are merged, so a row costs at most about one
+ *  rectangle per pixel column whatever the number of events; all stay inside the row and
+ *  the plot [x0, x0 + pw] (no clipping needed). */
+function drawTrack(batch: Batch, d: TrackData, kind: string, v0: number, scale: number,
                    x0: number, pw: number, y: number, h: number): void {
   const colors = colorCache(d);
-  const xMax = x0 + pw + 1;
+  const xMax = x0 + pw;
   let run = "";
   let rx0 = 0;
   let rx1 = -Infinity;
   let ry = 0;
   let rh = 0;
   const flush = () => {
-    if (run) {
-      g.fillStyle = run;
-      g.fillRect(rx0, ry, rx1 - rx0, rh);
-    }
+    if (run && rx1 > rx0) batch.rect(run, rx0, ry, rx1 - rx0, rh);
   };
   if (d.ev) {
     const { start, end, name, kind: ekind } = d.ev;
     const shift = x0 + (d.base - v0) * scale;
-    const labels: number[] = [];
     for (let i = 0; i < d.n; i++) {
       const xa = shift + start[i] * scale;
       const xb = shift + end[i] * scale;
-      if (xb < x0 - 1 || xa > xMax) continue;
+      if (xb < x0 || xa > xMax) continue;
       const key = ekind[i] * 4294967296 + name[i];
       let color = colors.get(key);
       if (color === undefined) {
@@ -573,8 +717,8 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
         color = eventColor(ek === "memcpy" || ek === "memset" ? ek : kind, nameAt(d, name, i));
         colors.set(key, color);
       }
-      const a = Math.max(xa, x0 - 1);
-      const b = Math.max(Math.min(xb, xMax), a + 1);
+      const a = Math.max(xa, x0);
+      const b = Math.min(Math.max(xb, a + 1), xMax);
       if (color === run && a <= rx1 + 0.5) {
         if (b > rx1) rx1 = b;
       } else {
@@ -585,20 +729,13 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
         ry = y;
         rh = h;
       }
-      if (b - a > 40) labels.push(i);
+      // names on top, once every rectangle is drawn
+      if (b - a > 40) {
+        const nm = nameAt(d, name, i);
+        if (nm) batch.label(nm, a + 2, y + h / 2, b - a - 4);
+      }
     }
     flush();
-    // names on top, once every rectangle is drawn
-    g.fillStyle = "#fff";
-    g.textBaseline = "middle";
-    g.font = "10px system-ui, sans-serif";
-    for (const i of labels) {
-      const nm = nameAt(d, name, i);
-      if (!nm) continue;
-      const x = Math.max(x0, shift + start[i] * scale);
-      const right = Math.min(xMax, shift + end[i] * scale);
-      if (right - x > 30) g.fillText(clip(g, nm, right - x - 4), x + 2, y + h / 2);
-    }
   } else if (d.bk) {
     const { index, busy, longestName } = d.bk;
     const R = d.resolution;
@@ -606,7 +743,7 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
     const shift = x0 + (d.start - v0) * scale;
     for (let i = 0; i < d.n; i++) {
       const xa = shift + index[i] * bw;
-      if (xa + bw < x0 - 1 || xa > xMax) continue;
+      if (xa + bw < x0 || xa > xMax) continue;
       // busy fraction in 8 steps: height and opacity
       const level = Math.max(0, Math.min(7, Math.floor((busy[i] / R) * 8)));
       const key = longestName[i] * 8 + level;
@@ -616,8 +753,8 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
         color = eventColor(kind, nameAt(d, longestName, i), 0.25 + 0.75 * frac);
         colors.set(key, color);
       }
-      const a = Math.max(xa, x0 - 1);
-      const b = Math.max(Math.min(xa + bw, xMax), a + 1);
+      const a = Math.max(xa, x0);
+      const b = Math.min(Math.max(xa + bw, a + 1), xMax);
       if (color === run && a <= rx1 + 0.5) {
         if (b > rx1) rx1 = b;
       } else {
@@ -654,16 +791,28 @@ function indexAt(d: TrackData, t: number, slop: number): number {
   return best;
 }
 
-function describeAt(d: TrackData, t: number, slop: number): string | null {
-  const best = indexAt(d, t, slop);
-  if (best < 0) return null;
-  const [s, e] = itemSpan(d, best);
+/** The tooltip's text for item i; a bucket's count and longest op come from its columns or,
+ *  when the zoom reply left them out, from `info` (a "bucket" request; "…" until it comes). */
+function describeAt(d: TrackData, i: number, info?: BucketInfo): string {
+  const [s, e] = itemSpan(d, i);
   if (d.ev) {
-    const k = nameAt(d, d.ev.kind, best);
-    return `${nameAt(d, d.ev.name, best) ?? "?"}\n${fmtDur(e - s)}${k === "kernel" ? "\n(click: details and explanation)" : ""}`;
+    const k = nameAt(d, d.ev.kind, i);
+    return `${nameAt(d, d.ev.name, i) ?? "?"}\n${fmtDur(e - s)}${k === "kernel" ? "\n(click: details and explanation)" : ""}`;
   }
   const b = d.bk as NonNullable<TrackData["bk"]>;
-  return `${b.count[best]} ops, ${fmtDur(b.busy[best])} busy in ${fmtDur(e - s)}\nlongest: ${nameAt(d, b.longestName, best) ?? "?"} (${fmtDur(b.longestDur[best])})`;
+  const count = info ? String(info.count) : b.count ? String(b.count[i]) : "…";
+  const dur = info ? fmtDur(info.longestDur) : b.longestDur ? fmtDur(b.longestDur[i]) : "…";
+  const name = info ? info.longestName : nameAt(d, b.longestName, i);
+  return `${count} ops, ${fmtDur(b.busy[i])} busy in ${fmtDur(e - s)}\nlongest: ${name ?? "?"} (${dur})`;
+}
+
+/** A "bucket" reply: what a zoom reply's buckets leave out. */
+interface BucketInfo {
+  count: number;
+  busyNs: number;
+  longestId: number;
+  longestName: string | null;
+  longestDur: number;
 }
 
 export default {

@@ -1023,6 +1023,7 @@ TimelineRangeParams = TypedDict("TimelineRangeParams", {
     "tracks": NotRequired[List[str]],
     "maxEvents": NotRequired[int],
     "format": NotRequired[Literal["objects", "columns"]],
+    "fields": NotRequired[List[Literal["id", "start", "end", "name", "kind", "depth", "index", "count", "busyNs", "longestId", "longestName", "longestDur"]]],
 })
 
 TimelineRangeResult0TracksItem0EventsItem = TypedDict("TimelineRangeResult0TracksItem0EventsItem", {
@@ -1066,13 +1067,14 @@ TimelineRangeResult0 = TypedDict("TimelineRangeResult0", {
     "tracks": List[Union[TimelineRangeResult0TracksItem0, TimelineRangeResult0TracksItem1]],
 })
 
+# every column unless params.fields lists a subset; all listed columns have one entry per event
 TimelineRangeResult1TracksItem0Events = TypedDict("TimelineRangeResult1TracksItem0Events", {
-    "id": List[int],
-    "start": List[int],
-    "end": List[int],
-    "name": List[int],
-    "kind": List[int],
-    "depth": List[int],
+    "id": NotRequired[List[int]],
+    "start": NotRequired[List[int]],
+    "end": NotRequired[List[int]],
+    "name": NotRequired[List[int]],
+    "kind": NotRequired[List[int]],
+    "depth": NotRequired[List[int]],
 })
 
 TimelineRangeResult1TracksItem0 = TypedDict("TimelineRangeResult1TracksItem0", {
@@ -1080,13 +1082,14 @@ TimelineRangeResult1TracksItem0 = TypedDict("TimelineRangeResult1TracksItem0", {
     "events": TimelineRangeResult1TracksItem0Events,
 })
 
+# every column unless params.fields lists a subset; all listed columns have one entry per bucket
 TimelineRangeResult1TracksItem1Buckets = TypedDict("TimelineRangeResult1TracksItem1Buckets", {
-    "index": List[int],
-    "count": List[int],
-    "busyNs": List[int],
-    "longestId": List[int],
-    "longestName": List[int],
-    "longestDur": List[int],
+    "index": NotRequired[List[int]],
+    "count": NotRequired[List[int]],
+    "busyNs": NotRequired[List[int]],
+    "longestId": NotRequired[List[int]],
+    "longestName": NotRequired[List[int]],
+    "longestDur": NotRequired[List[int]],
 })
 
 TimelineRangeResult1TracksItem1 = TypedDict("TimelineRangeResult1TracksItem1", {

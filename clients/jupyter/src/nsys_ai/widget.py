@@ -1,13 +1,18 @@
 """Notebook widgets (anywidget): the zoomable timeline and the NVTX tree.
 
 The timeline's front end asks for data with custom messages
-`{id, kind: "range", start, end, width, tracks?}`; the Python side answers each with
-`timeline/range` in the server's compact "columns" format, packed into one binary
-buffer of typed columns (see `_wire.py`: the browser draws straight from typed arrays,
-nothing is encoded or decoded per item), or with `{id, kind, error, code}`. In a kernel,
-requests are served on worker threads (ranges on one, kernel details on another), so a
-slow explanation never holds up a zoom and the kernel's message loop never waits on
-the server. `{id, kind: "ping"}` is answered at once (the bench's empty round trip).
+`{id, kind: "range", start, end, width, tracks?, fields?, inflate?}`; the Python side
+answers each with `timeline/range` in the server's compact "columns" format, restricted
+to `fields` (the columns drawing needs), as one binary buffer: the server's JSON as is
+("json"), deflated ("jsonz", when the browser can inflate: a zoom step's bytes are what
+the notebook's messaging pays for), or typed columns packed here ("bin", `_wire.py`);
+or with `{id, kind, error, code}`. What drawing does not need is asked for when it is
+shown: `{id, kind: "bucket", track, start, resolution}` answers one bucket's count and
+longest op (the tooltip, a click), `{id, kind: "details", opId}` the details panel.
+In a kernel, requests are served on worker threads (ranges, buckets and details each on
+their own), so a slow explanation never holds up a zoom and the kernel's message loop
+never waits on the server. `{id, kind: "ping"}` is answered at once (the bench's empty
+round trip).
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import pathlib
 import queue
 import threading
 import time
+import zlib
 from typing import TYPE_CHECKING, Any, Optional
 
 import anywidget
@@ -29,6 +35,8 @@ if TYPE_CHECKING:
     from .profile import Profile
 
 STATIC = pathlib.Path(__file__).parent / "static"
+# range reply layouts (TimelineWidget.answer_range)
+WIRES = ("jsonz", "json", "bin")
 
 
 def _bundle(name: str) -> pathlib.Path:
@@ -54,12 +62,15 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                  height: int = 420, wire: Optional[str] = None, **kwargs: Any) -> None:
         from .profile import M_TRACKS
         # "json" (default): the server's "columns" JSON forwarded undecoded, turned into typed
-        # arrays by the browser; "bin": decoded here and packed as typed columns (_wire.py).
-        # Measured side by side (bench_widget.py --ab bin,json), "json" is faster: Python's
-        # decoding and packing cost more than the browser's JSON.parse and the extra bytes.
+        # arrays by the browser; "jsonz": deflated here (zlib level 1) and inflated by the
+        # browser (DecompressionStream; "json" for a browser without it); "bin": decoded here
+        # and packed as typed columns (_wire.py). Measured side by side (bench_widget.py --ab):
+        # "json" beats "bin" (Python's decoding costs more than the browser's JSON.parse) and
+        # "jsonz" (a third of the bytes saves ~3 ms on the way to the browser at 10M kernels,
+        # but deflating costs ~3 ms of the kernel's CPU and inflating ~3-4 ms in the browser).
         self.wire = wire or os.environ.get("NSYS_AI_WIDGET_WIRE") or "json"
-        if self.wire not in ("bin", "json"):
-            raise ValueError(f"wire: expected 'bin' or 'json', not {self.wire!r}")
+        if self.wire not in WIRES:
+            raise ValueError(f"wire: expected one of {', '.join(WIRES)}, not {self.wire!r}")
         s0, s1 = profile.span()
         tracks_res = profile.request(M_TRACKS)
         tracks = tracks_res.get("tracks", []) if isinstance(tracks_res, dict) else tracks_res
@@ -73,18 +84,21 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         # in a kernel: serve on worker threads (None: inline, e.g. in tests and benches)
         self._queues: Optional[dict[str, "queue.SimpleQueue[Any]"]] = None
         if _in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
-            self._queues = {"range": queue.SimpleQueue(), "details": queue.SimpleQueue()}
+            self._queues = {k: queue.SimpleQueue() for k in ("range", "bucket", "details")}
             for name, q in self._queues.items():
                 threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}", daemon=True).start()
         self.on_msg(self._on_msg)
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
-        if kind not in ("range", "details", "ping"):
+        if kind not in ("range", "bucket", "details", "ping"):
             return
         content["recvAt"] = time.time() * 1e3  # wall clock ms, for the bench's breakdown
         if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
-            self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3})
+            pad = content.get("pad")  # the bench's padded ping: a reply of that many bytes, no work
+            bufs = [bytes(min(int(pad), 1 << 24))] if isinstance(pad, int) and pad > 0 else []
+            self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3},
+                      bufs)
         elif self._queues is not None:
             self._queues[kind].put(content)
         else:
@@ -113,6 +127,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         try:
             if kind == "range":
                 msg, buffers = self.answer_range(content)
+            elif kind == "bucket":
+                msg, buffers = {"kind": "bucket", **self.bucket(content)}, []
             else:
                 msg, buffers = {"kind": "details", "html": self.details_html(int(content["opId"]))}, []
             msg["id"] = rid
@@ -145,35 +161,79 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             md += "\n\n" + ex.markdown
         return markdown_to_html(md)
 
+    def bucket(self, content: dict) -> dict:
+        """One bucket of a track at a resolution (`start` on its grid): what the zoom replies
+        leave out (count, longest op's id and duration), for the tooltip and a click. A
+        one-pixel `timeline/range` on the bucket's own grid cell, always as buckets:
+        `{count, busyNs, longestId, longestName, longestDur}` (longestId -1: no op starts in it)."""
+        from .profile import M_RANGE
+        start, res = int(content["start"]), int(content["resolution"])
+        if res <= 0 or res & (res - 1):
+            raise ValueError("resolution: expected a power of two")
+        r = self._profile.request(M_RANGE, {"start": start, "end": start + res, "width": 1, "maxEvents": 0,
+                                            "tracks": [str(content["track"])], "format": "columns"})
+        out = {"count": 0, "busyNs": 0, "longestId": -1, "longestName": None, "longestDur": 0}
+        if isinstance(r, dict) and r.get("format") == "columns":
+            names = r.get("names") or []
+            for t in r.get("tracks") or []:
+                b = t.get("buckets") or {}
+                for j, ix in enumerate(b.get("index") or []):
+                    if int(r["start"]) + ix * int(r["resolution"]) != start:
+                        continue
+                    nm = b["longestName"][j]
+                    out = {"count": b["count"][j], "busyNs": b["busyNs"][j], "longestId": b["longestId"][j],
+                           "longestName": names[nm] if 0 <= nm < len(names) else None,
+                           "longestDur": b["longestDur"][j]}
+        else:  # a server without the "columns" format
+            for t in (r or {}).get("tracks") or []:
+                for b in t.get("buckets") or []:
+                    if int(b["start"]) == start:
+                        lg = b.get("longest") or {}
+                        out = {"count": b.get("count", 0), "busyNs": b.get("busyNs", 0), "longestId": lg.get("id", -1),
+                               "longestName": lg.get("name"), "longestDur": lg.get("dur", 0)}
+        return out
+
     def answer_range(self, content: dict) -> tuple[dict, list[bytes]]:
         """Serves one front-end range request (also callable directly, e.g. by the bench):
         the message fields and the one buffer: the server's "columns" JSON (format "json"),
-        or typed columns (format "bin", `_wire.pack_range`; also for servers without the
-        "columns" format, whose "objects" result is converted)."""
+        deflated (format "jsonz", when the request says `inflate`), or typed columns (format
+        "bin", `_wire.pack_range`; also for servers without the "columns" format, whose
+        "objects" result is converted). `fields` (a list of column names) asks the server
+        for those columns only; a server that ignores it answers them all."""
         from .profile import M_RANGE
         t0 = time.perf_counter()
         params: dict[str, Any] = {"start": int(content["start"]), "end": int(content["end"]),
                                   "width": max(1, int(content.get("width", 1000)))}
         if content.get("tracks"):
             params["tracks"] = [str(t) for t in content["tracks"]]
-        wire = content.get("wire") if content.get("wire") in ("bin", "json") else self.wire  # bench A/B
+        fields = content.get("fields")
+        wire = content.get("wire") if content.get("wire") in WIRES else self.wire  # bench A/B
+        if wire == "jsonz" and not content.get("inflate"):
+            wire = "json"
         res = None
         t_dec = 0.0
         if self._columns is not False:
             body = None
+            cparams = {**params, "format": "columns"}
+            if isinstance(fields, list) and fields and wire != "bin":
+                cparams["fields"] = [str(f) for f in fields]
             try:
-                body = self._profile.request(M_RANGE, {**params, "format": "columns"}, raw=True)
+                body = self._profile.request(M_RANGE, cparams, raw=True)
             except NsysAIError as e:  # a server without the option refuses it by name
                 if self._columns or e.code != -32602 or "format" not in e.message:
                     raise
             # a server that ignores the option answers "objects" (no "format" member)
             self._columns = body is not None and b'"format":"columns"' in body[:512]
-            if body is not None and self._columns and wire == "json":  # forwarded as the server wrote it
-                self.last_ms = (time.perf_counter() - t0) * 1e3
+            if body is not None and self._columns and wire in ("json", "jsonz"):  # as the server wrote it
+                t1 = time.perf_counter()
+                if wire == "jsonz":
+                    body = zlib.compress(body, 1)
+                t2 = time.perf_counter()
+                self.last_ms = (t2 - t0) * 1e3
                 self.served += 1
-                return {"kind": "range", "format": "json", "source": "columns", "serverMs": round(self.last_ms, 3),
-                        "served": self.served, "timing": {"rpc": round(self.last_ms, 3), "decode": 0, "pack": 0}}, \
-                    [body]
+                return {"kind": "range", "format": wire, "source": "columns", "serverMs": round(self.last_ms, 3),
+                        "served": self.served, "timing": {"rpc": round((t1 - t0) * 1e3, 3), "decode": 0,
+                                                          "pack": round((t2 - t1) * 1e3, 3)}}, [body]
             if body is not None:
                 t1 = time.perf_counter()
                 res = json.loads(body)

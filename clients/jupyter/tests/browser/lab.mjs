@@ -94,6 +94,31 @@ try {
   step("timeline screenshot", s1);
   if (s1.colors < 8 || s1.nonWhiteFrac < 0.05) fail(`timeline screenshot looks blank: ${JSON.stringify(s1)}`);
 
+  // hover a bucket of the first row (a GPU stream, buckets in the whole-profile view): the zoom
+  // replies carry only what drawing needs, the tooltip's count and longest op come from a
+  // "bucket" request when hovered ("…" until then)
+  {
+    const cb = await tl.locator("canvas").boundingBox();
+    let tip = "";
+    for (let k = 0; k < 40 && !/ ops, /.test(tip); k++) {
+      await page.mouse.move(cb.x + 215 + ((cb.width - 220) * k) / 40, cb.y + 22 + 8);
+      await page.waitForTimeout(30);
+      tip = await tl.locator(".nsys-tl-tip").innerText().catch(() => "");
+    }
+    if (/ ops, /.test(tip)) {
+      // (a server that ignores `fields` sends every column: nothing to ask for)
+      const asked = tip.includes("…");
+      await page.waitForFunction(() => !(document.querySelector(".nsys-tl-tip")?.textContent ?? "…").includes("…"), null,
+        { timeout: 30000 });
+      tip = await tl.locator(".nsys-tl-tip").innerText();
+      const tipBucket = await tl.evaluate((e) => e.dataset.tipBucket);
+      step("bucket tooltip", { tip, asked, tipBucket });
+      if (asked && tipBucket === undefined) fail("bucket tooltip completed without its bucket request");
+      if (!/^\d+ ops, .* busy in .*\nlongest: .+ \(\d/m.test(tip)) fail(`bucket tooltip incomplete: ${tip}`);
+    } else step("bucket tooltip: the first row has no buckets in this view (skipped)", { tip });
+    await page.mouse.move(cb.x + 5, cb.y - 40);
+  }
+
   // zoom in with the wheel over the middle of the plot
   const canvas = tl.locator("canvas");
   const box = await canvas.boundingBox();
@@ -119,15 +144,15 @@ try {
   // the zoom's range request went out in timeline/range's "columns" format, came back as the
   // server's JSON ("json", the default) or packed typed columns ("bin"), and the last zoomed
   // view was drawn from that reply
-  const wantFormat = process.env.NSYS_AI_REQUIRE_COLUMNS === "1" ? /^(json|bin)\/columns$/ : /^((json|bin)\/columns|bin\/objects)$/;
+  const wantFormat = process.env.NSYS_AI_REQUIRE_COLUMNS === "1" ? /^(jsonz?|bin)\/columns$/ : /^((jsonz?|bin)\/columns|bin\/objects)$/;
   if (!wantFormat.test(after.lastFormat || "")) fail(`zoom reply format ${after.lastFormat}, expected ${wantFormat}`);
   if (after.drawnSeq !== after.viewSeq || Number(after.viewSeq) < 3) fail(`zoomed view not drawn with its data: ${JSON.stringify(after)}`);
   if (!(Number(after.lastInputToDrawMs) > 0)) fail("no input-to-draw measurement for the zoom");
-  // the other reply layout ("bin": typed columns packed by the Python side): one zoom step
-  {
-    const other = after.lastFormat.startsWith("json") ? "bin" : "json";
+  // the other reply layouts ("bin": typed columns packed by the Python side; "jsonz": deflated,
+  // inflated by the browser): one zoom step each
+  for (const other of ["json", "jsonz", "bin"].filter((w) => !after.lastFormat.startsWith(w + "/"))) {
     await tl.evaluate((e, w) => e.__nsysSetWire(w), other);
-    const seq0 = Number(after.viewSeq);
+    const seq0 = Number(await tl.evaluate((e) => e.dataset.viewSeq));
     await page.mouse.wheel(0, -300);
     await page.waitForFunction((s0) => {
       const d = document.querySelector(".nsys-tl").dataset;

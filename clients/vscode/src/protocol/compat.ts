@@ -20,6 +20,11 @@ import type { SourceAnnotateResult } from './generated/source.annotate.result';
 import type { SourceUnannotateResult } from './generated/source.unannotate.result';
 
 type Assignable<From, To> = [From] extends [To] ? true : false;
+/* The client never sends timeline/range `fields`, so every column is present:
+ * the columns answer with its column objects' keys required. */
+type EveryColumn<T> = T extends { events: infer E } ? Omit<T, 'events'> & { events: Required<E> }
+  : T extends { buckets: infer B } ? Omit<T, 'buckets'> & { buckets: Required<B> } : T;
+type ColumnsAnswer<R> = R extends { tracks: (infer T)[] } ? Omit<R, 'tracks'> & { tracks: EveryColumn<T>[] } : R;
 type TopKernelsResult = Extract<AnalysisRunResult, { name: 'top_kernels' }>;
 
 export const schemaCompat: [
@@ -28,7 +33,7 @@ export const schemaCompat: [
   Assignable<ProgressParams['value'], P.WorkDoneProgress>,
   Assignable<TimelineTracksResult, P.TimelineTracksResult>,
   Assignable<Exclude<TimelineRangeResult, { format: 'columns' }>, P.RangeResult>,
-  Assignable<Extract<TimelineRangeResult, { format: 'columns' }>, P.RangeColumns>,
+  Assignable<ColumnsAnswer<Extract<TimelineRangeResult, { format: 'columns' }>>, P.RangeColumns>,
   Assignable<P.RangeParams, TimelineRangeParams>,
   Assignable<NvtxTreeResult, P.NvtxTreeResult>,
   Assignable<KernelExplainResult, P.KernelExplain>,

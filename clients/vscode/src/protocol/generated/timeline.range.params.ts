@@ -28,4 +28,8 @@ maxEvents?: number
  * objects: one object per event/bucket; columns: one array per field, strings once in `names` (about a third of the text)
  */
 format?: ("objects" | "columns")
+/**
+ * format "columns" only: the columns to include (default: all). Tracks answered with events carry the listed event columns (id, start, end, name, kind, depth), tracks answered with buckets the listed bucket columns (index, count, busyNs, longestId, longestName, longestDur). A client that draws from index, count and busyNs and looks up the longest item on hover receives about half the bytes.
+ */
+fields?: ("id" | "start" | "end" | "name" | "kind" | "depth" | "index" | "count" | "busyNs" | "longestId" | "longestName" | "longestDur")[]
 }

@@ -80,59 +80,65 @@ format: "columns"
 names: string[]
 tracks: ({
 id: string
+/**
+ * every column unless params.fields lists a subset; all listed columns have one entry per event
+ */
 events: {
 /**
  * op id (kernelId) on GPU tracks, NVTX id on nvtx/nvtxProjected tracks, API id on api tracks
  */
-id: number[]
+id?: number[]
 /**
  * ns
  */
-start: number[]
+start?: number[]
 /**
  * ns
  */
-end: number[]
+end?: number[]
 /**
  * index into names
  */
-name: number[]
+name?: number[]
 /**
  * index into names: kernel, memcpy, memset, graph, nvtx, nvtxProjected or api
  */
-kind: number[]
+kind?: number[]
 /**
  * nesting depth
  */
-depth: number[]
+depth?: number[]
 }
 } | {
 id: string
+/**
+ * every column unless params.fields lists a subset; all listed columns have one entry per bucket
+ */
 buckets: {
 /**
  * bucket j covers [start + index[j]*resolution, start + (index[j]+1)*resolution)
  */
-index: number[]
+index?: number[]
 /**
  * events that start in the bucket
  */
-count: number[]
+count?: number[]
 /**
  * time of the bucket covered by any event (<= resolution)
  */
-busyNs: number[]
+busyNs?: number[]
 /**
  * id of the longest event starting in the bucket; -1 when count is 0
  */
-longestId: number[]
+longestId?: number[]
 /**
  * index into names of that event's name; -1 when count is 0
  */
-longestName: number[]
+longestName?: number[]
 /**
  * its duration; 0 when count is 0
  */
-longestDur: number[]
+longestDur?: number[]
 }
 })[]
 }
