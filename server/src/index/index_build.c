@@ -154,6 +154,10 @@ typedef struct {
   char op_err[256];
   bool op_failed;
   atomic_int op_done;
+  /* the host reader's connection, handed to the GPU reader to close when that
+   * one is still busy (closing unmaps the file: milliseconds off the longer
+   * thread); NSYS__HANDOFF_SHUT once the GPU reader no longer takes one */
+  _Atomic(sqlite3 *) host_db;
   /* GPU tracks seen by the reader: (device, stream, gpid) -> temporary id */
   nsys__track_key *tk_keys; uint32_t n_tk, cap_tk;
   uint32_t *tk_hv; uint32_t tk_hcap; /* open addressing: temporary id + 1 */
@@ -175,6 +179,8 @@ typedef struct {
 } nsys__build;
 
 #define NSYS__TICK 4096
+#define NSYS__HANDOFF_SHUT ((sqlite3 *)&nsys__handoff_shut)
+static const char nsys__handoff_shut;
 
 static int64_t nsys__thread_cpu_ns(void) {
   struct timespec ts;
@@ -399,6 +405,15 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
 
 static void nsys__assemble_ops(nsys__build *b, nsys_index *ix);
 
+/* The GPU reader's last act: close the host reader's connection if it was
+ * handed over, take no more, and say it is done. */
+static void nsys__gpu_reader_done(nsys__build *b) {
+  sqlite3 *host_db = atomic_exchange(&b->host_db, NSYS__HANDOFF_SHUT);
+  if (host_db) sqlite3_close(host_db);
+  b->worker_cpu_ns = nsys__thread_cpu_ns();
+  atomic_store(&b->op_done, 1);
+}
+
 static void *nsys__gpu_reader(void *arg) {
   nsys__build *b = arg;
   nsys__src src;
@@ -407,7 +422,7 @@ static void *nsys__gpu_reader(void *arg) {
   if (!nsys__src_open(&src, b->p, b->op_err, sizeof b->op_err)) {
     b->op_failed = true;
     atomic_store(&b->stop, 1);
-    atomic_store(&b->op_done, 1);
+    nsys__gpu_reader_done(b);
     return NULL;
   }
   int64_t est = nsys__src_max_rowid(&src, NSYS__SRC_KERNEL) +
@@ -443,8 +458,7 @@ static void *nsys__gpu_reader(void *arg) {
     r->start = r->end = r->rowid = NULL;
     r->tgroup = r->name = r->full = NULL; r->kind = NULL;
   }
-  b->worker_cpu_ns = nsys__thread_cpu_ns();
-  atomic_store(&b->op_done, 1);
+  nsys__gpu_reader_done(b);
   return NULL;
 }
 
@@ -1328,7 +1342,11 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     nsys__phase("host: join table, span");
   }
   nsys__sidmap_free(&sm);
+  sqlite3 *expected = NULL;
+  if (threaded && atomic_compare_exchange_strong(&b->host_db, &expected, src.db))
+    src.db = NULL; /* the GPU reader closes it */
   nsys__src_close(&src);
+  nsys__phase("close the connection");
   if (threaded) {
     for (unsigned spins = 0; !atomic_load(&b->op_done); spins++) {
       if (nsys_call_cancelled(call)) atomic_store(&b->stop, 1);
