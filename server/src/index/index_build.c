@@ -154,10 +154,12 @@ typedef struct {
   char op_err[256];
   bool op_failed;
   atomic_int op_done;
-  /* the host reader's connection, handed to the GPU reader to close when that
-   * one is still busy (closing unmaps the file: milliseconds off the longer
-   * thread); NSYS__HANDOFF_SHUT once the GPU reader no longer takes one */
-  _Atomic(sqlite3 *) host_db;
+  /* The host reader's connection, handed to the GPU reader to close once that
+   * one is done (closing unmaps the file: milliseconds that then overlap the
+   * host's join and derivation); NSYS__HANDOFF_NONE: nothing to close. */
+  pthread_mutex_t handoff_mu;
+  pthread_cond_t handoff_cv;
+  sqlite3 *host_db;
   /* GPU tracks seen by the reader: (device, stream, gpid) -> temporary id */
   nsys__track_key *tk_keys; uint32_t n_tk, cap_tk;
   uint32_t *tk_hv; uint32_t tk_hcap; /* open addressing: temporary id + 1 */
@@ -179,8 +181,8 @@ typedef struct {
 } nsys__build;
 
 #define NSYS__TICK 4096
-#define NSYS__HANDOFF_SHUT ((sqlite3 *)&nsys__handoff_shut)
-static const char nsys__handoff_shut;
+#define NSYS__HANDOFF_NONE ((sqlite3 *)&nsys__handoff_none)
+static const char nsys__handoff_none;
 
 static int64_t nsys__thread_cpu_ns(void) {
   struct timespec ts;
@@ -405,13 +407,17 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
 
 static void nsys__assemble_ops(nsys__build *b, nsys_index *ix);
 
-/* The GPU reader's last act: close the host reader's connection if it was
- * handed over, take no more, and say it is done. */
+/* The GPU reader's last acts: say its data is ready, then wait for the host
+ * reader's connection and close it (the host reader joins this thread only
+ * at the end of the build). */
 static void nsys__gpu_reader_done(nsys__build *b) {
-  sqlite3 *host_db = atomic_exchange(&b->host_db, NSYS__HANDOFF_SHUT);
-  if (host_db) sqlite3_close(host_db);
   b->worker_cpu_ns = nsys__thread_cpu_ns();
   atomic_store(&b->op_done, 1);
+  pthread_mutex_lock(&b->handoff_mu);
+  while (!b->host_db) pthread_cond_wait(&b->handoff_cv, &b->handoff_mu);
+  sqlite3 *db = b->host_db;
+  pthread_mutex_unlock(&b->handoff_mu);
+  if (db != NSYS__HANDOFF_NONE) sqlite3_close(db);
 }
 
 static void *nsys__gpu_reader(void *arg) {
@@ -1219,6 +1225,8 @@ static void nsys__assemble_nvtx(nsys__build *b, nsys_index *ix, const uint32_t *
 }
 
 static void nsys__build_free(nsys__build *b) {
+  pthread_mutex_destroy(&b->handoff_mu);
+  pthread_cond_destroy(&b->handoff_cv);
   free(b->tk_keys);
   free(b->tk_hv);
   free(b->track_gpid);
@@ -1288,10 +1296,14 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   b->call = call;
   b->tk_last = UINT32_MAX;
   b->ops_max_end = INT64_MIN;
+  pthread_mutex_init(&b->handoff_mu, NULL);
+  pthread_cond_init(&b->handoff_cv, NULL);
   nsys_strtab_init(&b->op_strings);
   nsys__src src;
   char err[256];
   if (!nsys__src_open(&src, p, err, sizeof err)) {
+    pthread_mutex_destroy(&b->handoff_mu);
+    pthread_cond_destroy(&b->handoff_cv);
     free(b);
     nsys_call_fail(call, NSYS_E_IO, "%s", err);
     return NULL;
@@ -1342,11 +1354,14 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     nsys__phase("host: join table, span");
   }
   nsys__sidmap_free(&sm);
-  sqlite3 *expected = NULL;
-  if (threaded && atomic_compare_exchange_strong(&b->host_db, &expected, src.db))
-    src.db = NULL; /* the GPU reader closes it */
+  if (threaded) { /* the GPU reader closes it once done (always handed: it waits for it) */
+    pthread_mutex_lock(&b->handoff_mu);
+    b->host_db = src.db ? src.db : NSYS__HANDOFF_NONE;
+    pthread_cond_signal(&b->handoff_cv);
+    pthread_mutex_unlock(&b->handoff_mu);
+    src.db = NULL;
+  }
   nsys__src_close(&src);
-  nsys__phase("close the connection");
   if (threaded) {
     for (unsigned spins = 0; !atomic_load(&b->op_done); spins++) {
       if (nsys_call_cancelled(call)) atomic_store(&b->stop, 1);
@@ -1354,7 +1369,6 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
       struct timespec ts = {0, 1000 * 1000};
       nanosleep(&ts, NULL);
     }
-    pthread_join(worker, NULL);
   }
   nsys__phase("wait for the GPU reader");
   if (nsys__timing_on)
@@ -1371,6 +1385,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     free(thread_gpid);
     free(jt.direct);
     free(jt.slot);
+    if (threaded) pthread_join(worker, NULL);
     nsys__build_free(b);
     free(b);
     nsys_index_free(ix);
@@ -1386,6 +1401,8 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   free(tmp2final);
   free(thread_gpid);
   int64_t ops_max_end = b->ops_max_end;
+  if (threaded) pthread_join(worker, NULL); /* it has closed the host reader's connection */
+  nsys__phase("join the GPU reader");
   nsys__build_free(b);
   free(b);
   nsys__span(ix, span, ops_max_end);
