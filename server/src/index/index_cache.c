@@ -8,15 +8,18 @@
  * series), so a reopen maps the file, checks it and points the arrays into
  * the mapping: no recomputation, no copy.
  *
- * The check is one pass over the payload (nsys__verify_section): each 32 KiB
- * chunk is summed into the checksum and, while it is in L1, its index
- * entries are range-checked (op -> track, name -> string, call -> op, ...).
+ * The check is one pass over the payload (nsys__verify): each 32 KiB chunk
+ * is summed into the checksum and, while it is in L1, its index entries are
+ * range-checked (op -> track, name -> string, call -> op, ...); a large
+ * payload is split in two halves checked by two threads, the two partial
+ * checksums concatenated (nsys__sum_concat), so the result is the same.
  * After the pass the small structures (tracks, threads, rows, series block
  * tables) are checked against each other, so a file whose checksum matches
  * but whose content is inconsistent (a crafted file) still cannot make a
  * query read out of bounds. Any mismatch (stale, truncated, corrupt, other
  * version, inconsistent) makes the load return NULL and the caller silently
- * rebuilds. Files are 0600, written to a unique temporary name, then renamed.
+ * rebuilds. Files are 0600, written to a unique temporary name (in 2 MiB
+ * writes, see nsys__writer), then renamed.
  *
  * Payload (every section padded to 8 bytes, in this order; n_series =
  * n_tracks + n_threads + n_depth_rows + n_proj_rows, the series in that order):
