@@ -314,6 +314,10 @@ typedef enum {
   NSYS__CHK_U32_LT,  /* u32 x < lim */
   NSYS__CHK_I32_REF, /* i32 x in [-1, lim): an index or -1 */
   NSYS__CHK_U16_LE,  /* u16 x <= lim */
+  /* links between the elements of one array, so that walking them always
+   * ends (element i, a valid build guarantees it): */
+  NSYS__CHK_I32_BEFORE, /* -1 or 0 <= x < i: nvtx.parent (the enclosing range sorts first) */
+  NSYS__CHK_I32_AFTER,  /* -1 or i < x < lim: op_next (a call's ops are linked upwards) */
 } nsys__check;
 
 /* A section of the payload: n elements of `size` bytes at byte offset `off`
@@ -397,6 +401,41 @@ static bool nsys__check_elems(const unsigned char *x, size_t n, nsys__check chk,
   return !bad;
 }
 
+/* The link checks on i32 elements [0, n) that are elements [i0, i0 + n) of
+ * their array. Unsigned comparisons as in nsys__check_elems. */
+static bool nsys__check_links(const unsigned char *x, size_t n, uint64_t i0, nsys__check chk, uint32_t lim) {
+  const uint32_t *v = (const uint32_t *)(const void *)x;
+  uint32_t bad = 0;
+  size_t k = 0;
+  if (i0 + n > UINT32_MAX) return false;
+  uint32_t i = (uint32_t)i0;
+#ifdef __SSE2__
+  const __m128i flip = _mm_set1_epi32((int)0x80000000u), one = _mm_set1_epi32(1), four = _mm_set1_epi32(4);
+  const __m128i none = _mm_set1_epi32(-1), limv = _mm_set1_epi32((int)lim);
+  __m128i iv = _mm_setr_epi32((int)i, (int)(i + 1), (int)(i + 2), (int)(i + 3)), acc = _mm_setzero_si128();
+  for (; k + 4 <= n; k += 4, i += 4) {
+    __m128i xv = _mm_loadu_si128((const __m128i *)(const void *)(v + k));
+    if (chk == NSYS__CHK_I32_BEFORE) {
+      /* bad: x + 1 > i */
+      acc = _mm_or_si128(acc, _mm_cmpgt_epi32(_mm_xor_si128(_mm_add_epi32(xv, one), flip), _mm_xor_si128(iv, flip)));
+    } else {
+      /* ok: x == -1, or x - (i + 1) < lim - (i + 1) */
+      __m128i i1 = _mm_add_epi32(iv, one);
+      __m128i d = _mm_xor_si128(_mm_sub_epi32(xv, i1), flip), m = _mm_xor_si128(_mm_sub_epi32(limv, i1), flip);
+      __m128i ok = _mm_or_si128(_mm_cmpgt_epi32(m, d), _mm_cmpeq_epi32(xv, none));
+      acc = _mm_or_si128(acc, _mm_andnot_si128(ok, none));
+    }
+    iv = _mm_add_epi32(iv, four);
+  }
+  bad |= (uint32_t)_mm_movemask_epi8(acc);
+#endif
+  for (; k < n; k++, i++) {
+    if (chk == NSYS__CHK_I32_BEFORE) bad |= v[k] + 1u > i;
+    else bad |= v[k] != UINT32_MAX && (v[k] - (i + 1u)) >= lim - (i + 1u);
+  }
+  return !bad;
+}
+
 /* One verifier's share: payload bytes [lo, hi) (multiples of NSYS__CHUNK, or
  * the end), summed from a fresh state and range-checked chunk by chunk, so
  * the bytes are read from memory once. Chunk edges never split an element
@@ -423,7 +462,9 @@ static void *nsys__verify_run(void *arg) {
       if (x_end <= off && x->off < off) continue; /* wholly before this chunk */
       if (x->off >= end) break;
       uint64_t a = NSYS_MAX(off, x->off), b = NSYS_MIN(end, x_end);
-      if (a < b && !nsys__check_elems(l->base + a, (b - a) / x->size, x->chk, x->lim)) {
+      bool links = x->chk == NSYS__CHK_I32_BEFORE || x->chk == NSYS__CHK_I32_AFTER;
+      if (a < b && !(links ? nsys__check_links(l->base + a, (b - a) / x->size, (a - x->off) / x->size, x->chk, x->lim)
+                           : nsys__check_elems(l->base + a, (b - a) / x->size, x->chk, x->lim))) {
         v->ok = false;
         break;
       }
@@ -590,7 +631,7 @@ static void nsys__lay_out(nsys__layout *r, const nsys__cache_header *h, nsys_ind
   NSYS__TAKE("ops.full_name", ix->ops.full_name, no, 4, NSYS__CHK_U32_LT, ns);
   NSYS__TAKE("ops.track", ix->ops.track, no, 4, NSYS__CHK_U32_LT, h->n_tracks);
   NSYS__TAKE("ops.api", ix->ops.api, no, 4, NSYS__CHK_I32_REF, na);
-  NSYS__TAKE("op_next", ix->op_next, no, 4, NSYS__CHK_I32_REF, no);
+  NSYS__TAKE("op_next", ix->op_next, no, 4, NSYS__CHK_I32_AFTER, no);
   NSYS__TAKE("ops.kind", ix->ops.kind, no, 1, NSYS__CHK_NONE, 0);
   NSYS__TAKE("threads", raw->threads, nt, sizeof(nsys_host_thread), NSYS__CHK_NONE, 0);
   uint32_t max_depth = 0; /* the deepest NVTX row any thread declares */
@@ -608,7 +649,7 @@ static void nsys__lay_out(nsys__layout *r, const nsys__cache_header *h, nsys_ind
   NSYS__TAKE("nvtx.name", ix->nvtx.name, nv, 4, NSYS__CHK_U32_LT, ns);
   NSYS__TAKE("nvtx.domain", ix->nvtx.domain, nv, 4, NSYS__CHK_U32_LT, ns);
   NSYS__TAKE("nvtx.thread", ix->nvtx.thread, nv, 4, NSYS__CHK_U32_LT, nt);
-  NSYS__TAKE("nvtx.parent", ix->nvtx.parent, nv, 4, NSYS__CHK_I32_REF, nv);
+  NSYS__TAKE("nvtx.parent", ix->nvtx.parent, nv, 4, NSYS__CHK_I32_BEFORE, nv);
   NSYS__TAKE("nvtx.depth", ix->nvtx.depth, nv, 2, NSYS__CHK_U16_LE, max_depth);
   NSYS__TAKE("proj.rows", pv->proj_rows, h->n_proj_rows, sizeof(nsys__proj_row), NSYS__CHK_NONE, 0);
   NSYS__TAKE("proj.start", pv->proj_start, h->n_proj, 8, NSYS__CHK_NONE, 0);
