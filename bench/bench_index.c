@@ -250,16 +250,14 @@ static double timed_call(nsys_profile_registry *reg, const char *method, cJSON *
   bool ok = res != NULL;
   cJSON *id = cJSON_CreateNumber(1);
   cJSON *msg = ok ? nsys_rpc_result(id, res) : NULL; /* consumes res */
-  size_t off = 0, len = 0;
-  char *s = msg ? nsys_rpc_frame(msg, &off, &len) : NULL;
+  nsys_rpc_frame *f = msg ? nsys_rpc_frame_new(msg) : NULL; /* owns msg */
   int64_t t1 = nsys_now_ns();
   last_cpu = cpu_now() - c0;
   last_print_cpu = cpu_now() - c1;
   last_minflt = minflt_now() - f0;
   if (!ok) fprintf(stderr, "%s: %s\n", method, c.err_msg);
-  if (bytes) *bytes = len;
-  free(s);
-  cJSON_Delete(msg);
+  if (bytes) *bytes = f ? f->len : 0;
+  nsys_rpc_frame_free(f);
   cJSON_Delete(id);
   nsys_call_dispose(&c);
   cJSON_Delete(params);
