@@ -66,7 +66,8 @@ def notebook(profile: Path) -> dict:
                        "source": src}]}
 
 
-def figures(s: list[dict], pings: list[dict], bursts: list[dict], padded: list[dict] = []) -> dict:
+def figures(s: list[dict], pings: list[dict], bursts: list[dict], padded: list[dict] = [],
+            concurrent: list[dict] = []) -> dict:
     return {
         "input_to_draw_ms": summary([x["inputToDrawMs"] for x in s]),
         "round_trip_ms": summary([x["roundTripMs"] for x in s]),
@@ -83,6 +84,9 @@ def figures(s: list[dict], pings: list[dict], bursts: list[dict], padded: list[d
         "  empty_up_ms": summary([x["upMs"] for x in pings]),
         "  empty_down_ms": summary([x["downMs"] for x in pings]),
         "padded_message_ms": summary([x["ms"] for x in padded]),
+        "concurrent_message_ms": summary([x["ms"] for x in concurrent]),
+        "  concurrent_up_ms": summary([x["upMs"] for x in concurrent]),
+        "  concurrent_down_ms": summary([x["downMs"] for x in concurrent]),
         "burst_last_input_to_draw_ms": summary([b["lastInputToDrawMs"] for b in bursts]),
     }
 
@@ -117,7 +121,7 @@ def hop_figures(trace_dir: Path, ws_log: list) -> dict:
 
 
 def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire: str, ab: str = "",
-              hops: bool = False, pad: int = 0) -> dict:
+              hops: bool = False, pad: int = 0, concurrent: bool = False) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     trace_dir = out / "hops"
     if hops:
@@ -130,7 +134,7 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
                  "NSYS_AI_WIDGET_WIRE": wire.split("-")[0],
                  "NSYS_AI_NODELAY": "0" if "nagle" in wire else "1",
                  "NSYS_AI_WIDGET_THREADS": "0" if "-inline" in wire else "1", "AB": ab,
-                 "PAD_BYTES": str(pad)}
+                 "PAD_BYTES": str(pad), **({"CONCURRENT_PING": "1"} if concurrent else {})}
     load0 = os.getloadavg()
     cpu0 = os.times()
     t0 = time.time()
@@ -145,7 +149,7 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
         raise RuntimeError(f"{profile.name}: browser bench failed: {res.get('error')}")
     cpu1 = os.times()
     s = res["samples"]
-    figs = figures(s, res["pings"], res["bursts"], res.get("padded") or [])
+    figs = figures(s, res["pings"], res["bursts"], res.get("padded") or [], res.get("concurrent") or [])
     p50 = figs["input_to_draw_ms"]["p50"]
     ping = figs["empty_message_ms"]["p50"]
     return {
@@ -191,6 +195,9 @@ def main() -> int:
     ap.add_argument("--pad", type=int, default=0,
                     help="also time, after every zoom step, a ping answered with PAD bytes (no work): what the "
                          "notebook's messaging costs per byte, apart from the zoom's own work")
+    ap.add_argument("--concurrent", action="store_true",
+                    help="also send an empty ping right after each wheel notch, while the zoom is under way: "
+                         "the messaging cost at that moment, apart from the reply's size")
     ap.add_argument("--server", help="nsys-ai binary (default $NSYS_AI_SERVER, else <repo>/build/nsys-ai)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -216,7 +223,7 @@ def main() -> int:
         for wire in args.wire.split(","):
             print(f"== {prof} ({args.app}, wire {wire}, {args.zooms} zoom steps)", flush=True)
             results.append(bench_one(prof.resolve(), args.app, args.out / f"{prof.stem}-{wire}", args.zooms,
-                                     args.bursts, wire, args.ab, args.hops, args.pad))
+                                     args.bursts, wire, args.ab, args.hops, args.pad, args.concurrent))
 
     print(f"\nwidget zoom in the browser (JupyterLab {args.app}), ms; target input->draw <= 30 ms")
     print(f"{'profile':21} {'figure':30} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")

@@ -1,13 +1,37 @@
 /* The on-disk index cache: nsys_cache_dir()/index-<key>.bin.
  *
  * Key: file identity (path, dev, ino, size, mtime_ns); the header repeats it
- * with a format version, the struct sizes, the payload size and a checksum of
- * the payload. Loading maps the file and points the contract arrays into the
- * mapping (read-only; the index is immutable), so a reopen costs a checksum
- * pass instead of a build. Any mismatch (stale, truncated, corrupt, other
- * version) makes the load return NULL and the caller silently rebuilds.
- * Files are 0600, written to a unique temporary name, then renamed. */
+ * with a format version, the struct sizes, the element counts, the payload
+ * size and a checksum of the payload. The payload holds the contract arrays
+ * AND everything nsys__index_derive computes from them (display names, NVTX
+ * rows per (thread, depth), the NVTX projection, every track's zoom summary
+ * series), so a reopen maps the file, checks it and points the arrays into
+ * the mapping: no recomputation, no copy.
+ *
+ * The check is one pass over the payload (nsys__verify_section): each 32 KiB
+ * chunk is summed into the checksum and, while it is in L1, its index
+ * entries are range-checked (op -> track, name -> string, call -> op, ...).
+ * After the pass the small structures (tracks, threads, rows, series block
+ * tables) are checked against each other, so a file whose checksum matches
+ * but whose content is inconsistent (a crafted file) still cannot make a
+ * query read out of bounds. Any mismatch (stale, truncated, corrupt, other
+ * version, inconsistent) makes the load return NULL and the caller silently
+ * rebuilds. Files are 0600, written to a unique temporary name, then renamed.
+ *
+ * Payload (every section padded to 8 bytes, in this order; n_series =
+ * n_tracks + n_threads + n_depth_rows + n_proj_rows, the series in that order):
+ *   string lengths u32[n_strings], string bytes (NUL-terminated), tracks,
+ *   ops: start end rowid (i64) name full_name track api op_next (u32) kind (u8),
+ *   threads, api: start end correlation rowid (i64) name thread first_op (u32),
+ *   nvtx: start end (i64) name domain thread parent (u32) depth (u16),
+ *   proj rows, proj start end (i64) nvtx (u32), display u32[n_display],
+ *   thread_depth_first u32[n_threads + 1], depth_row_first u32[n_depth_rows],
+ *   depth_row_count u32[n_depth_rows], nvtx_by_depth u32[n_nvtx],
+ *   series blk_union i64[n_blocks + n_series], blk_maxend i64[same],
+ *   blk_longest u32[n_blocks], sup_longest u32[n_super] (each concatenated
+ *   over the series). */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +39,18 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "common/util.h"
 #include "index/index_internal.h"
 #include "profile/profile.h"
 
 #define NSYS__CACHE_MAGIC "NSYSAIX"
-#define NSYS__CACHE_VERSION 4u /* 3: graph launches (NSYS_OP_GRAPH); 4: four-lane checksum */
+/* 3: graph launches (NSYS_OP_GRAPH); 4: four-lane checksum; 5: derived data
+ * stored (display names, NVTX rows, series), checked in one fused pass */
+#define NSYS__CACHE_VERSION 5u
 
 typedef struct {
   char magic[8];
@@ -32,12 +61,15 @@ typedef struct {
   uint32_t n_strings, n_tracks, n_ops, n_threads, n_api, n_nvtx;
   int64_t span_start, span_end;
   uint64_t string_bytes;
-  uint32_t n_proj, n_proj_rows; /* derived: NVTX projected on GPUs */
+  uint32_t n_proj, n_proj_rows;   /* NVTX projected on GPUs */
+  uint32_t n_display, n_depth_rows;
+  uint64_t n_blocks, n_super;     /* summed over all series */
+  uint32_t sizeof_proj_row, block; /* sizeof(nsys__proj_row), NSYS__BLOCK */
 } nsys__cache_header;
 
 /* Checksum over 8-byte words: two running sums (Fletcher-style) in each of
  * four lanes (word i goes to lane i % 4), so the loop runs four independent
- * chains; a reopen checks the whole mapping, so this is most of its cost. */
+ * chains. It runs at memory speed; the reopen reads every byte once. */
 typedef struct {
   uint64_t a[4], b[4];
   uint64_t n; /* words summed so far */
@@ -77,42 +109,81 @@ static uint64_t nsys__sum_final(const nsys__sum *s) {
   return h;
 }
 
+/* The series of an index in payload order: GPU tracks, API threads, NVTX
+ * depth rows, projected rows. */
+static uint32_t nsys__n_series(const nsys_index *ix) {
+  const nsys__index_priv *pv = nsys__priv(ix);
+  return ix->n_tracks + ix->n_threads + pv->n_depth_rows + pv->n_proj_rows;
+}
+
+static nsys__series *nsys__series_at(const nsys_index *ix, uint32_t i) {
+  nsys__index_priv *pv = nsys__priv(ix);
+  if (i < ix->n_tracks) return &pv->gpu_series[i];
+  i -= ix->n_tracks;
+  if (i < ix->n_threads) return &pv->api_series[i];
+  i -= ix->n_threads;
+  if (i < pv->n_depth_rows) return &pv->nvtx_series[i];
+  return &pv->proj_series[i - pv->n_depth_rows];
+}
+
 /* ---- writing ------------------------------------------------------------ */
 
+/* Written in 2 MiB writes at 2 MiB-aligned offsets (the header is the start
+ * of the first): the page cache then holds the file in 2 MiB folios where the
+ * file system allows it, which a mapping maps with one PMD each instead of
+ * 512 page table entries; a reopen's page faults nearly vanish. */
+#define NSYS__WBUF_WORDS (2u << 20) / 8
+
 typedef struct {
-  FILE *f;
+  int fd;
   nsys__sum sum;
-  uint64_t size;
+  uint64_t *buf;
+  size_t len;    /* bytes in buf */
+  size_t skip;   /* leading bytes of buf that are not payload (the header) */
+  uint64_t size; /* payload bytes written */
   bool ok;
 } nsys__writer;
 
+static void nsys__flush(nsys__writer *w) {
+  /* len is a multiple of 8: the buffer fills in whole words, the end is padded */
+  nsys__sum_words(&w->sum, w->buf + w->skip / 8, (w->len - w->skip) / 8);
+  const char *c = (const char *)w->buf;
+  size_t left = w->len;
+  while (w->ok && left) {
+    ssize_t k = write(w->fd, c, left);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) w->ok = false;
+    else c += k, left -= (size_t)k;
+  }
+  w->size += w->len - w->skip;
+  w->len = w->skip = 0;
+}
+
+static void nsys__put_raw(nsys__writer *w, const void *data, size_t n) {
+  const unsigned char *c = data;
+  while (n) {
+    size_t k = NSYS_MIN(n, NSYS__WBUF_WORDS * 8 - w->len);
+    memcpy((unsigned char *)w->buf + w->len, c, k);
+    w->len += k, c += k, n -= k;
+    if (w->len == NSYS__WBUF_WORDS * 8) nsys__flush(w);
+  }
+}
+
+static void nsys__pad(nsys__writer *w) {
+  static const unsigned char zeros[8] = {0};
+  if (w->len % 8) nsys__put_raw(w, zeros, 8 - w->len % 8);
+}
+
 static void nsys__put(nsys__writer *w, const void *data, size_t n) {
-  if (!w->ok) return;
-  if (n && fwrite(data, 1, n, w->f) != n) w->ok = false;
-  size_t full = n / 8;
-  if (full) {
-    /* data may be unaligned (strings): copy through a word buffer */
-    uint64_t buf[512];
-    const unsigned char *c = data;
-    for (size_t done = 0; done < full;) {
-      size_t k = NSYS_MIN(full - done, (size_t)512);
-      memcpy(buf, c + done * 8, k * 8);
-      nsys__sum_words(&w->sum, buf, k);
-      done += k;
-    }
-  }
-  size_t rest = n % 8;
-  if (rest) {
-    uint64_t last = 0;
-    memcpy(&last, (const unsigned char *)data + full * 8, rest);
-    nsys__sum_words(&w->sum, &last, 1);
-    static const char zeros[8] = {0};
-    if (fwrite(zeros, 1, 8 - rest, w->f) != 8 - rest) w->ok = false;
-  }
-  w->size += (n + 7) / 8 * 8;
+  nsys__put_raw(w, data, n);
+  nsys__pad(w);
 }
 
 void nsys__cache_save(const nsys_index *ix, nsys_profile *p) {
+  const nsys__index_priv *pv = nsys__priv(ix);
+  if (!pv || !pv->gpu_series || !pv->api_series || !pv->nvtx_series || !pv->proj_series ||
+      !pv->thread_depth_first)
+    return; /* not derived: nothing consistent to save */
   uint64_t path_hash = 0;
   char *path = nsys_profile_cache_file(p, "index", &path_hash);
   if (!path) return;
@@ -123,34 +194,16 @@ void nsys__cache_save(const nsys_index *ix, nsys_profile *p) {
     free(path);
     return;
   }
-  nsys__writer w = {fdopen(fd, "wb"), {{0}, {0}, 0}, 0, true};
-  if (!w.f) {
-    close(fd);
-    unlink(tmp);
-    free(tmp);
-    free(path);
-    return;
-  }
-  static char iobuf[1 << 16];
-  setvbuf(w.f, iobuf, _IOFBF, sizeof iobuf);
   nsys__cache_header h;
   memset(&h, 0, sizeof h);
-  if (fwrite(&h, sizeof h, 1, w.f) != 1) w.ok = false;
+  /* the header's place is zeros until the end */
+  nsys__writer w = {fd, {{0}, {0}, 0}, nsys_xcalloc(NSYS__WBUF_WORDS, 8), sizeof h, sizeof h, 0, true};
   const nsys_strtab *st = &ix->strings;
   uint64_t sbytes = 0;
   for (uint32_t i = 0; i < st->count; i++) sbytes += st->lens[i] + 1;
   nsys__put(&w, st->lens, st->count * sizeof(uint32_t));
-  {
-    /* strings, NUL-terminated, as one padded section */
-    char *blob = nsys_xmalloc(sbytes ? sbytes : 1);
-    uint64_t off = 0;
-    for (uint32_t i = 0; i < st->count; i++) {
-      memcpy(blob + off, st->strs[i], st->lens[i] + 1);
-      off += st->lens[i] + 1;
-    }
-    nsys__put(&w, blob, sbytes);
-    free(blob);
-  }
+  for (uint32_t i = 0; i < st->count; i++) nsys__put_raw(&w, st->strs[i], st->lens[i] + 1);
+  nsys__pad(&w);
   size_t no = ix->ops.n, na = ix->api.n, nv = ix->nvtx.n;
   nsys__put(&w, ix->tracks, ix->n_tracks * sizeof *ix->tracks);
   nsys__put(&w, ix->ops.start, no * 8);
@@ -177,16 +230,40 @@ void nsys__cache_save(const nsys_index *ix, nsys_profile *p) {
   nsys__put(&w, ix->nvtx.thread, nv * 4);
   nsys__put(&w, ix->nvtx.parent, nv * 4);
   nsys__put(&w, ix->nvtx.depth, nv * 2);
-  const nsys__index_priv *pv = nsys__priv(ix);
-  uint32_t n_proj = pv ? pv->n_proj : 0, n_proj_rows = pv ? pv->n_proj_rows : 0;
-  if (n_proj) {
-    nsys__put(&w, pv->proj_rows, n_proj_rows * sizeof *pv->proj_rows);
-    nsys__put(&w, pv->proj_start, (size_t)n_proj * 8);
-    nsys__put(&w, pv->proj_end, (size_t)n_proj * 8);
-    nsys__put(&w, pv->proj_nvtx, (size_t)n_proj * 4);
+  size_t np = pv->n_proj;
+  nsys__put(&w, pv->proj_rows, pv->n_proj_rows * sizeof *pv->proj_rows);
+  nsys__put(&w, pv->proj_start, np * 8);
+  nsys__put(&w, pv->proj_end, np * 8);
+  nsys__put(&w, pv->proj_nvtx, np * 4);
+  nsys__put(&w, ix->display, (size_t)ix->n_display * 4);
+  nsys__put(&w, pv->thread_depth_first, ((size_t)ix->n_threads + 1) * 4);
+  nsys__put(&w, pv->depth_row_first, (size_t)pv->n_depth_rows * 4);
+  nsys__put(&w, pv->depth_row_count, (size_t)pv->n_depth_rows * 4);
+  nsys__put(&w, pv->nvtx_by_depth, nv * 4);
+  uint32_t ns = nsys__n_series(ix);
+  uint64_t n_blocks = 0, n_super = 0;
+  for (uint32_t i = 0; i < ns; i++) {
+    const nsys__series *s = nsys__series_at(ix, i);
+    n_blocks += s->n_blocks;
+    n_super += s->n_super;
+    nsys__put_raw(&w, s->blk_union, ((size_t)s->n_blocks + 1) * 8);
   }
-  h.n_proj = n_proj;
-  h.n_proj_rows = n_proj ? n_proj_rows : 0;
+  for (uint32_t i = 0; i < ns; i++) {
+    const nsys__series *s = nsys__series_at(ix, i);
+    nsys__put_raw(&w, s->blk_maxend, ((size_t)s->n_blocks + 1) * 8);
+  }
+  for (uint32_t i = 0; i < ns; i++) {
+    const nsys__series *s = nsys__series_at(ix, i);
+    nsys__put_raw(&w, s->blk_longest, (size_t)s->n_blocks * 4);
+  }
+  nsys__pad(&w);
+  for (uint32_t i = 0; i < ns; i++) {
+    const nsys__series *s = nsys__series_at(ix, i);
+    nsys__put_raw(&w, s->sup_longest, (size_t)s->n_super * 4);
+  }
+  nsys__pad(&w);
+  if (w.len) nsys__flush(&w);
+  free(w.buf);
   memcpy(h.magic, NSYS__CACHE_MAGIC, 8);
   h.version = NSYS__CACHE_VERSION;
   h.header_size = sizeof h;
@@ -208,8 +285,16 @@ void nsys__cache_save(const nsys_index *ix, nsys_profile *p) {
   h.span_start = ix->span_start;
   h.span_end = ix->span_end;
   h.string_bytes = sbytes;
-  if (w.ok && (fseek(w.f, 0, SEEK_SET) != 0 || fwrite(&h, sizeof h, 1, w.f) != 1)) w.ok = false;
-  if (fclose(w.f) != 0) w.ok = false;
+  h.n_proj = pv->n_proj;
+  h.n_proj_rows = pv->n_proj_rows;
+  h.n_display = ix->n_display;
+  h.n_depth_rows = pv->n_depth_rows;
+  h.n_blocks = n_blocks;
+  h.n_super = n_super;
+  h.sizeof_proj_row = sizeof(nsys__proj_row);
+  h.block = NSYS__BLOCK;
+  if (w.ok && pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) w.ok = false;
+  if (close(fd) != 0) w.ok = false;
   if (!w.ok || rename(tmp, path) != 0) {
     nsys_log("index cache: cannot write %s: %s", path, strerror(errno));
     unlink(tmp);
@@ -220,25 +305,337 @@ void nsys__cache_save(const nsys_index *ix, nsys_profile *p) {
 
 /* ---- loading ------------------------------------------------------------ */
 
+/* What the fused pass checks in a section's elements. */
+typedef enum {
+  NSYS__CHK_NONE,
+  NSYS__CHK_U32_LT,  /* u32 x < lim */
+  NSYS__CHK_I32_REF, /* i32 x in [-1, lim): an index or -1 */
+  NSYS__CHK_U16_LE,  /* u16 x <= lim */
+} nsys__check;
+
+/* A section of the payload: n elements of `size` bytes at byte offset `off`
+ * (8-aligned), each checked with `chk` against `lim`. */
+typedef struct {
+  uint64_t off, n;
+  uint32_t size, lim;
+  nsys__check chk;
+  const char *name; /* "ops.track": for diagnostics and tests */
+} nsys__section;
+
+#define NSYS__MAX_SECTIONS 64
+
+/* Lays the sections out from the header's counts (no data is read). */
 typedef struct {
   const unsigned char *base;
   uint64_t off, size;
+  nsys__section sec[NSYS__MAX_SECTIONS];
+  uint32_t n_sec;
   bool ok;
-} nsys__reader;
+} nsys__layout;
 
-static const void *nsys__take(nsys__reader *r, uint64_t n) {
-  uint64_t padded = (n + 7) / 8 * 8;
-  if (!r->ok || padded > r->size - r->off) {
-    r->ok = false;
+/* The next section of n elements of `size` bytes (padded to 8 in the file);
+ * NULL once anything does not fit (l->ok false). An empty section gives a
+ * valid pointer. */
+static const void *nsys__take(nsys__layout *l, const char *name, uint64_t n, unsigned size, nsys__check chk,
+                              uint32_t lim) {
+  if (!l->ok || l->n_sec == NSYS__MAX_SECTIONS || n > (l->size - l->off) / size ||
+      (n * size + 7) / 8 * 8 > l->size - l->off) {
+    l->ok = false;
     return NULL;
   }
-  const void *p = r->base + r->off;
-  r->off += padded;
+  l->sec[l->n_sec++] = (nsys__section){l->off, n, size, lim, chk, name};
+  const void *p = l->base + l->off;
+  l->off += (n * size + 7) / 8 * 8;
   return p;
+}
+
+#define NSYS__CHUNK 32768 /* bytes summed and checked together (L1-sized) */
+
+/* Elements [0, n) of x checked against lim; true when all pass. Unsigned
+ * comparisons as signed ones on values with the top bit flipped, 16 bytes at
+ * a time with SSE2 where there is SSE2 (every x86-64), else one by one. */
+static bool nsys__check_elems(const unsigned char *x, size_t n, nsys__check chk, uint32_t lim) {
+  if (chk == NSYS__CHK_NONE || !n) return true;
+  /* every check is "v + add > max" in unsigned arithmetic */
+  uint32_t add = chk == NSYS__CHK_I32_REF ? 1u : 0u;
+  uint32_t max = chk == NSYS__CHK_U32_LT ? lim - 1 : lim; /* U32_LT, lim 0: nothing passes */
+  if (chk == NSYS__CHK_U32_LT && lim == 0) return false;
+  size_t i = 0;
+  uint32_t bad = 0;
+  if (chk == NSYS__CHK_U16_LE) {
+    const uint16_t *v = (const uint16_t *)(const void *)x;
+    if (lim >= UINT16_MAX) return true;
+#ifdef __SSE2__
+    const __m128i flip = _mm_set1_epi16((short)0x8000), mx = _mm_set1_epi16((short)(max ^ 0x8000u));
+    __m128i acc = _mm_setzero_si128();
+    for (; i + 8 <= n; i += 8)
+      acc = _mm_or_si128(
+          acc, _mm_cmpgt_epi16(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(v + i)), flip), mx));
+    bad |= (uint32_t)_mm_movemask_epi8(acc);
+#endif
+    for (; i < n; i++) bad |= v[i] > max;
+    return !bad;
+  }
+  const uint32_t *v = (const uint32_t *)(const void *)x;
+#ifdef __SSE2__
+  const __m128i flip = _mm_set1_epi32((int)0x80000000u), mx = _mm_set1_epi32((int)(max ^ 0x80000000u));
+  const __m128i ad = _mm_set1_epi32((int)add);
+  __m128i acc = _mm_setzero_si128();
+  for (; i + 8 <= n; i += 8) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(v + i));
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(v + i + 4));
+    a = _mm_xor_si128(_mm_add_epi32(a, ad), flip);
+    b = _mm_xor_si128(_mm_add_epi32(b, ad), flip);
+    acc = _mm_or_si128(acc, _mm_or_si128(_mm_cmpgt_epi32(a, mx), _mm_cmpgt_epi32(b, mx)));
+  }
+  bad |= (uint32_t)_mm_movemask_epi8(acc);
+#endif
+  for (; i < n; i++) bad |= (uint32_t)(v[i] + add) > max;
+  return !bad;
+}
+
+/* One verifier's share: payload bytes [lo, hi) (multiples of NSYS__CHUNK, or
+ * the end), summed from a fresh state and range-checked chunk by chunk, so
+ * the bytes are read from memory once. Chunk edges never split an element
+ * (sections are 8-aligned, elements 1, 2, 4 or 8 bytes). */
+typedef struct {
+  const nsys__layout *l;
+  uint64_t lo, hi;
+  nsys__sum sum;
+  bool ok;
+} nsys__verifier;
+
+static void *nsys__verify_run(void *arg) {
+  nsys__verifier *v = arg;
+  const nsys__layout *l = v->l;
+  memset(&v->sum, 0, sizeof v->sum);
+  v->ok = true;
+  uint32_t s = 0;
+  for (uint64_t off = v->lo; off < v->hi && v->ok; off += NSYS__CHUNK) {
+    uint64_t end = NSYS_MIN(off + NSYS__CHUNK, v->hi);
+    nsys__sum_words(&v->sum, (const uint64_t *)(const void *)(l->base + off), (end - off) / 8);
+    for (; s < l->n_sec; s++) {
+      const nsys__section *x = &l->sec[s];
+      uint64_t x_end = x->off + x->n * x->size;
+      if (x_end <= off && x->off < off) continue; /* wholly before this chunk */
+      if (x->off >= end) break;
+      uint64_t a = NSYS_MAX(off, x->off), b = NSYS_MIN(end, x_end);
+      if (a < b && !nsys__check_elems(l->base + a, (b - a) / x->size, x->chk, x->lim)) {
+        v->ok = false;
+        break;
+      }
+      if (x_end > end) break; /* continues in the next chunk */
+    }
+  }
+  return NULL;
+}
+
+/* s1 followed by s2, when s1 covers a multiple of four words (s2's word 0 is
+ * in lane 0): per lane, a adds up and b gains s1's a once per s2 word. */
+static void nsys__sum_concat(nsys__sum *s1, const nsys__sum *s2) {
+  for (uint64_t lane = 0; lane < 4; lane++) {
+    uint64_t q = (s2->n + 3 - lane) / 4; /* s2's words in this lane */
+    s1->b[lane] += q * s1->a[lane] + s2->b[lane];
+    s1->a[lane] += s2->a[lane];
+  }
+  s1->n += s2->n;
+}
+
+/* Checksum and range checks of the whole payload; two threads for a large
+ * one (each half summed from a fresh state, then concatenated). */
+static bool nsys__verify(const nsys__layout *l, uint64_t checksum, bool *range_ok) {
+  uint64_t half = l->size / 2 / NSYS__CHUNK * NSYS__CHUNK;
+  nsys__verifier a = {l, 0, l->size, {{0}, {0}, 0}, true}, b = {l, l->size, l->size, {{0}, {0}, 0}, true};
+  pthread_t th;
+  bool threaded = false;
+  /* NSYS_AI_CACHE_SPLIT_ANY (tests): split any payload of two chunks or more */
+  uint64_t min_half = getenv("NSYS_AI_CACHE_SPLIT_ANY") ? NSYS__CHUNK : (uint64_t)4 << 20;
+  if (half >= min_half && !getenv("NSYS_AI_DERIVE_SERIAL")) {
+    a.hi = b.lo = half;
+    threaded = pthread_create(&th, NULL, nsys__verify_run, &b) == 0;
+    if (!threaded) a.hi = b.lo = l->size;
+  }
+  nsys__verify_run(&a);
+  if (threaded) pthread_join(th, NULL);
+  else nsys__verify_run(&b); /* empty */
+  nsys__sum_concat(&a.sum, &b.sum);
+  *range_ok = a.ok && b.ok;
+  return nsys__sum_final(&a.sum) == checksum;
 }
 
 void nsys__cache_unmap(void *base, size_t size) {
   if (base) munmap(base, size);
+}
+
+/* The checks after the pass: the small structures against each other. */
+static bool nsys__structure_ok(const nsys_index *ix, const nsys__cache_header *h) {
+  const nsys__index_priv *pv = nsys__priv(ix);
+  for (uint32_t t = 0; t < ix->n_tracks; t++)
+    if ((uint64_t)ix->tracks[t].first + ix->tracks[t].count > h->n_ops) return false;
+  uint32_t rows = 0;
+  for (uint32_t t = 0; t < ix->n_threads; t++) {
+    const nsys_host_thread *th = &ix->threads[t];
+    if ((uint64_t)th->api_first + th->api_count > h->n_api ||
+        (uint64_t)th->nvtx_first + th->nvtx_count > h->n_nvtx || pv->thread_depth_first[t] != rows)
+      return false;
+    if (th->nvtx_count) {
+      rows += (uint32_t)th->nvtx_max_depth + 1;
+      if (rows > h->n_depth_rows) return false;
+    }
+  }
+  if (pv->thread_depth_first[ix->n_threads] != rows || rows != h->n_depth_rows) return false;
+  uint64_t covered = 0;
+  for (uint32_t r = 0; r < h->n_depth_rows; r++) {
+    if (pv->depth_row_first[r] != covered) return false;
+    covered += pv->depth_row_count[r];
+  }
+  if (covered != h->n_nvtx) return false;
+  covered = 0;
+  for (uint32_t q = 0; q < h->n_proj_rows; q++) {
+    if (pv->proj_rows[q].first != covered) return false;
+    covered += pv->proj_rows[q].count;
+  }
+  return covered == h->n_proj;
+}
+
+/* Points every series into the mapping (u, m, l, g: the four concatenated
+ * tables) and checks that the block tables fit the series and that every
+ * "longest item" is an item of its block or super block. */
+static bool nsys__series_map(nsys_index *ix, const nsys__cache_header *h, const int64_t *u,
+                             const int64_t *m, const uint32_t *l, const uint32_t *g) {
+  nsys__index_priv *pv = nsys__priv(ix);
+  pv->gpu_series = nsys_xcalloc((size_t)ix->n_tracks + 1, sizeof(nsys__series));
+  pv->api_series = nsys_xcalloc((size_t)ix->n_threads + 1, sizeof(nsys__series));
+  pv->nvtx_series = nsys_xcalloc((size_t)pv->n_depth_rows + 1, sizeof(nsys__series));
+  pv->proj_series = nsys_xcalloc((size_t)pv->n_proj_rows + 1, sizeof(nsys__series));
+  uint32_t ns = nsys__n_series(ix);
+  uint64_t bu = 0, bl = 0, bs = 0; /* cursors into u/m, l, g */
+  for (uint32_t i = 0; i < ns; i++) {
+    nsys__series *s = nsys__series_at(ix, i);
+    if (i < ix->n_tracks) {
+      s->start = ix->ops.start;
+      s->end = ix->ops.end;
+      s->first = ix->tracks[i].first;
+      s->n = ix->tracks[i].count;
+    } else if (i < ix->n_tracks + ix->n_threads) {
+      const nsys_host_thread *th = &ix->threads[i - ix->n_tracks];
+      s->start = ix->api.start;
+      s->end = ix->api.end;
+      s->first = th->api_first;
+      s->n = th->api_count;
+    } else if (i < ix->n_tracks + ix->n_threads + pv->n_depth_rows) {
+      uint32_t r = i - ix->n_tracks - ix->n_threads;
+      s->start = ix->nvtx.start;
+      s->end = ix->nvtx.end;
+      s->idx = pv->nvtx_by_depth + pv->depth_row_first[r];
+      s->n = pv->depth_row_count[r];
+    } else {
+      const nsys__proj_row *pr = &pv->proj_rows[i - ix->n_tracks - ix->n_threads - pv->n_depth_rows];
+      s->start = pv->proj_start;
+      s->end = pv->proj_end;
+      s->first = pr->first;
+      s->n = pr->count;
+    }
+    s->n_blocks = (s->n + NSYS__BLOCK - 1) / NSYS__BLOCK;
+    s->n_super = (s->n_blocks + NSYS__BLOCK - 1) / NSYS__BLOCK;
+    if (bl + s->n_blocks > h->n_blocks || bs + s->n_super > h->n_super) return false;
+    s->blk_union = (int64_t *)(uintptr_t)(u + bu);
+    s->blk_maxend = (int64_t *)(uintptr_t)(m + bu);
+    s->blk_longest = (uint32_t *)(uintptr_t)(l + bl);
+    s->sup_longest = (uint32_t *)(uintptr_t)(g + bs);
+    bu += s->n_blocks + 1;
+    bl += s->n_blocks;
+    bs += s->n_super;
+    for (uint32_t b = 0; b < s->n_blocks; b++)
+      if (s->blk_longest[b] / NSYS__BLOCK != b || s->blk_longest[b] >= s->n) return false;
+    for (uint32_t q = 0; q < s->n_super; q++)
+      if (s->sup_longest[q] / (NSYS__BLOCK * NSYS__BLOCK) != q || s->sup_longest[q] >= s->n) return false;
+  }
+  return bl == h->n_blocks && bs == h->n_super;
+}
+
+/* Sections outside the index structs (read once at load). */
+typedef struct {
+  const uint32_t *lens;
+  const char *blob;
+  const nsys_gpu_track *tracks;
+  const nsys_host_thread *threads;
+  const int64_t *u, *m;      /* series blk_union, blk_maxend */
+  const uint32_t *l, *g;     /* series blk_longest, sup_longest */
+} nsys__raw;
+
+/* The payload's sections, in file order, from the header's counts: points
+ * ix's arrays (and raw's) at them. Reads only the (small) threads section,
+ * for the deepest NVTX level. r->ok false when the sizes do not add up. */
+static void nsys__lay_out(nsys__layout *r, const nsys__cache_header *h, nsys_index *ix, nsys__raw *raw) {
+  nsys__index_priv *pv = nsys__priv(ix);
+  const uint32_t ns = h->n_strings, no = h->n_ops, na = h->n_api, nv = h->n_nvtx, nt = h->n_threads;
+#define NSYS__TAKE(name, dst, n, size, chk, lim) \
+  (dst) = (void *)(uintptr_t)nsys__take(r, (name), (n), (size), (chk), (lim))
+  NSYS__TAKE("strings.lens", raw->lens, ns, 4, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("strings.bytes", raw->blob, h->string_bytes, 1, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("tracks", raw->tracks, h->n_tracks, sizeof(nsys_gpu_track), NSYS__CHK_NONE, 0);
+  NSYS__TAKE("ops.start", ix->ops.start, no, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("ops.end", ix->ops.end, no, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("ops.rowid", ix->ops.rowid, no, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("ops.name", ix->ops.name, no, 4, NSYS__CHK_U32_LT, ns);
+  NSYS__TAKE("ops.full_name", ix->ops.full_name, no, 4, NSYS__CHK_U32_LT, ns);
+  NSYS__TAKE("ops.track", ix->ops.track, no, 4, NSYS__CHK_U32_LT, h->n_tracks);
+  NSYS__TAKE("ops.api", ix->ops.api, no, 4, NSYS__CHK_I32_REF, na);
+  NSYS__TAKE("op_next", ix->op_next, no, 4, NSYS__CHK_I32_REF, no);
+  NSYS__TAKE("ops.kind", ix->ops.kind, no, 1, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("threads", raw->threads, nt, sizeof(nsys_host_thread), NSYS__CHK_NONE, 0);
+  uint32_t max_depth = 0; /* the deepest NVTX row any thread declares */
+  for (uint32_t t = 0; r->ok && t < nt; t++)
+    if (raw->threads[t].nvtx_max_depth > max_depth) max_depth = raw->threads[t].nvtx_max_depth;
+  NSYS__TAKE("api.start", ix->api.start, na, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("api.end", ix->api.end, na, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("api.correlation", ix->api.correlation, na, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("api.rowid", ix->api.rowid, na, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("api.name", ix->api.name, na, 4, NSYS__CHK_U32_LT, ns);
+  NSYS__TAKE("api.thread", ix->api.thread, na, 4, NSYS__CHK_U32_LT, nt);
+  NSYS__TAKE("api.first_op", ix->api.first_op, na, 4, NSYS__CHK_I32_REF, no);
+  NSYS__TAKE("nvtx.start", ix->nvtx.start, nv, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("nvtx.end", ix->nvtx.end, nv, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("nvtx.name", ix->nvtx.name, nv, 4, NSYS__CHK_U32_LT, ns);
+  NSYS__TAKE("nvtx.domain", ix->nvtx.domain, nv, 4, NSYS__CHK_U32_LT, ns);
+  NSYS__TAKE("nvtx.thread", ix->nvtx.thread, nv, 4, NSYS__CHK_U32_LT, nt);
+  NSYS__TAKE("nvtx.parent", ix->nvtx.parent, nv, 4, NSYS__CHK_I32_REF, nv);
+  NSYS__TAKE("nvtx.depth", ix->nvtx.depth, nv, 2, NSYS__CHK_U16_LE, max_depth);
+  NSYS__TAKE("proj.rows", pv->proj_rows, h->n_proj_rows, sizeof(nsys__proj_row), NSYS__CHK_NONE, 0);
+  NSYS__TAKE("proj.start", pv->proj_start, h->n_proj, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("proj.end", pv->proj_end, h->n_proj, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("proj.nvtx", pv->proj_nvtx, h->n_proj, 4, NSYS__CHK_U32_LT, nv);
+  NSYS__TAKE("display", ix->display, h->n_display, 4, NSYS__CHK_U32_LT, ns);
+  NSYS__TAKE("nvtx_rows.thread_first", pv->thread_depth_first, (uint64_t)nt + 1, 4, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("nvtx_rows.first", pv->depth_row_first, h->n_depth_rows, 4, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("nvtx_rows.count", pv->depth_row_count, h->n_depth_rows, 4, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("nvtx_rows.ranges", pv->nvtx_by_depth, nv, 4, NSYS__CHK_U32_LT, nv);
+  uint64_t n_series = (uint64_t)h->n_tracks + nt + h->n_depth_rows + h->n_proj_rows;
+  NSYS__TAKE("series.union", raw->u, h->n_blocks + n_series, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("series.maxend", raw->m, h->n_blocks + n_series, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("series.longest", raw->l, h->n_blocks, 4, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("series.super_longest", raw->g, h->n_super, 4, NSYS__CHK_NONE, 0);
+#undef NSYS__TAKE
+  if (r->off != r->size) r->ok = false;
+}
+
+/* The header's own consistency (not the identity of the profile). */
+static bool nsys__header_ok(const nsys__cache_header *h, uint64_t file_size) {
+  return memcmp(h->magic, NSYS__CACHE_MAGIC, 8) == 0 && h->version == NSYS__CACHE_VERSION &&
+         h->header_size == sizeof *h && h->sizeof_track == sizeof(nsys_gpu_track) &&
+         h->sizeof_thread == sizeof(nsys_host_thread) && h->sizeof_proj_row == sizeof(nsys__proj_row) &&
+         h->block == NSYS__BLOCK && h->payload_size % 8 == 0 && file_size == sizeof *h + h->payload_size &&
+         h->n_display <= h->n_strings && h->n_threads < UINT32_MAX && h->n_blocks < UINT32_MAX &&
+         h->n_super < UINT32_MAX;
+}
+
+static void nsys__layout_init(nsys__layout *l, const void *file, const nsys__cache_header *h) {
+  l->base = (const unsigned char *)file + sizeof *h;
+  l->off = 0;
+  l->size = h->payload_size;
+  l->n_sec = 0;
+  l->ok = true;
 }
 
 nsys_index *nsys__cache_load(nsys_profile *p) {
@@ -253,142 +650,151 @@ nsys_index *nsys__cache_load(nsys_profile *p) {
   struct stat st;
   nsys__cache_header h;
   bool ok = fstat(fd, &st) == 0 && (uint64_t)st.st_size >= sizeof h &&
-            pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
-            memcmp(h.magic, NSYS__CACHE_MAGIC, 8) == 0 && h.version == NSYS__CACHE_VERSION &&
-            h.header_size == sizeof h && h.sizeof_track == sizeof(nsys_gpu_track) &&
-            h.sizeof_thread == sizeof(nsys_host_thread) && h.dev == (uint64_t)p->st_dev &&
-            h.ino == (uint64_t)p->st_ino && h.size == (uint64_t)p->st_size &&
-            h.mtime_ns == (uint64_t)p->st_mtime_ns && h.path_hash == path_hash &&
-            h.payload_size % 8 == 0 && (uint64_t)st.st_size == sizeof h + h.payload_size;
+            pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && nsys__header_ok(&h, (uint64_t)st.st_size) &&
+            h.dev == (uint64_t)p->st_dev && h.ino == (uint64_t)p->st_ino &&
+            h.size == (uint64_t)p->st_size && h.mtime_ns == (uint64_t)p->st_mtime_ns &&
+            h.path_hash == path_hash;
   if (!ok) {
     close(fd);
     free(path);
     return NULL;
   }
+  /* No MAP_POPULATE: the checking pass touches every page in order anyway
+   * (with the file in 2 MiB folios, one fault maps 2 MiB). */
   size_t map_size = (size_t)st.st_size;
-  void *map = mmap(NULL, map_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  void *map = mmap(NULL, map_size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
   if (map == MAP_FAILED) {
     free(path);
     return NULL;
   }
-  nsys__sum sum = {{0}, {0}, 0};
-  nsys__sum_words(&sum, (const uint64_t *)((const char *)map + sizeof h), h.payload_size / 8);
-  if (nsys__sum_final(&sum) != h.checksum) {
-    nsys_log("index cache: %s is corrupt; rebuilding", path);
-    munmap(map, map_size);
-    unlink(path);
-    free(path);
-    return NULL;
-  }
-  free(path);
-  nsys__reader r = {(const unsigned char *)map + sizeof h, 0, h.payload_size, true};
+#ifdef MADV_HUGEPAGE
+  /* pages read back from disk come in 2 MiB folios too (when THP allows) */
+  if (map_size >= (2u << 20)) madvise(map, map_size, MADV_HUGEPAGE);
+#endif
   nsys_index *ix = nsys_xcalloc(1, sizeof *ix);
   nsys__index_priv *pv = nsys_xcalloc(1, sizeof *pv);
   ix->priv = pv;
   pv->map_base = map;
   pv->map_size = map_size;
   pv->from_cache = true;
+  pv->derived_cached = true;
+  pv->proj_cached = true;
   nsys_strtab_init(&ix->strings);
-  const uint32_t *lens = nsys__take(&r, (uint64_t)h.n_strings * 4);
-  const char *blob = nsys__take(&r, h.string_bytes);
-  if (r.ok) {
-    uint64_t off = 0;
-    for (uint32_t i = 0; i < h.n_strings && r.ok; i++) {
-      if (off + lens[i] + 1 > h.string_bytes || blob[off + lens[i]] != '\0') {
-        r.ok = false;
-        break;
-      }
-      if (nsys_strtab_intern(&ix->strings, blob + off, lens[i]) != i) r.ok = false;
-      off += lens[i] + 1;
-    }
-  }
-  size_t no = h.n_ops, na = h.n_api, nv = h.n_nvtx;
-  const void *tracks = nsys__take(&r, (uint64_t)h.n_tracks * sizeof(nsys_gpu_track));
-#define NSYS__TAKE(dst, n, sz) (dst) = (void *)nsys__take(&r, (uint64_t)(n) * (sz))
-  NSYS__TAKE(ix->ops.start, no, 8);
-  NSYS__TAKE(ix->ops.end, no, 8);
-  NSYS__TAKE(ix->ops.rowid, no, 8);
-  NSYS__TAKE(ix->ops.name, no, 4);
-  NSYS__TAKE(ix->ops.full_name, no, 4);
-  NSYS__TAKE(ix->ops.track, no, 4);
-  NSYS__TAKE(ix->ops.api, no, 4);
-  NSYS__TAKE(ix->op_next, no, 4);
-  NSYS__TAKE(ix->ops.kind, no, 1);
-  const void *threads = nsys__take(&r, (uint64_t)h.n_threads * sizeof(nsys_host_thread));
-  NSYS__TAKE(ix->api.start, na, 8);
-  NSYS__TAKE(ix->api.end, na, 8);
-  NSYS__TAKE(ix->api.correlation, na, 8);
-  NSYS__TAKE(ix->api.rowid, na, 8);
-  NSYS__TAKE(ix->api.name, na, 4);
-  NSYS__TAKE(ix->api.thread, na, 4);
-  NSYS__TAKE(ix->api.first_op, na, 4);
-  NSYS__TAKE(ix->nvtx.start, nv, 8);
-  NSYS__TAKE(ix->nvtx.end, nv, 8);
-  NSYS__TAKE(ix->nvtx.name, nv, 4);
-  NSYS__TAKE(ix->nvtx.domain, nv, 4);
-  NSYS__TAKE(ix->nvtx.thread, nv, 4);
-  NSYS__TAKE(ix->nvtx.parent, nv, 4);
-  NSYS__TAKE(ix->nvtx.depth, nv, 2);
-  const nsys__proj_row *proj_rows = NULL;
-  if (h.n_proj) {
-    proj_rows = nsys__take(&r, (uint64_t)h.n_proj_rows * sizeof(nsys__proj_row));
-    NSYS__TAKE(pv->proj_start, h.n_proj, 8);
-    NSYS__TAKE(pv->proj_end, h.n_proj, 8);
-    NSYS__TAKE(pv->proj_nvtx, h.n_proj, 4);
-    pv->proj_cached = true; /* mapped: never freed */
-  }
-#undef NSYS__TAKE
-  if (!r.ok || r.off != r.size) {
+  nsys__layout *lay = nsys_xmalloc(sizeof *lay);
+  nsys__layout_init(lay, map, &h);
+  nsys__raw raw;
+  memset(&raw, 0, sizeof raw);
+  nsys__lay_out(lay, &h, ix, &raw);
+  bool range_ok = false;
+  bool sum_ok = lay->ok && nsys__verify(lay, h.checksum, &range_ok);
+  free(lay);
+  if (!sum_ok) {
+    /* the sizes do not add up, or the bytes are not those written */
+    nsys_log("index cache: %s is corrupt; rebuilding", path);
     nsys_index_free(ix);
+    unlink(path);
+    free(path);
     return NULL;
   }
+  /* the string table: lengths and NUL terminators must agree with the blob */
+  const uint32_t ns = h.n_strings, nt = h.n_threads;
+  bool sane = range_ok;
+  uint64_t off = 0;
+  for (uint32_t i = 0; i < ns && sane; i++) {
+    if (raw.lens[i] >= h.string_bytes - off || raw.blob[off + raw.lens[i]] != '\0' ||
+        nsys_strtab_intern(&ix->strings, raw.blob + off, raw.lens[i]) != i)
+      sane = false;
+    off += (uint64_t)raw.lens[i] + 1;
+  }
+  sane = sane && off == h.string_bytes;
   ix->n_tracks = h.n_tracks;
   ix->tracks = nsys_xmalloc(((size_t)h.n_tracks + 1) * sizeof(nsys_gpu_track));
-  memcpy(ix->tracks, tracks, (size_t)h.n_tracks * sizeof(nsys_gpu_track));
-  ix->n_threads = h.n_threads;
-  ix->threads = nsys_xmalloc(((size_t)h.n_threads + 1) * sizeof(nsys_host_thread));
-  memcpy(ix->threads, threads, (size_t)h.n_threads * sizeof(nsys_host_thread));
+  memcpy(ix->tracks, raw.tracks, (size_t)h.n_tracks * sizeof(nsys_gpu_track));
+  ix->n_threads = nt;
+  ix->threads = nsys_xmalloc(((size_t)nt + 1) * sizeof(nsys_host_thread));
+  memcpy(ix->threads, raw.threads, (size_t)nt * sizeof(nsys_host_thread));
   ix->ops.n = h.n_ops;
   ix->api.n = h.n_api;
   ix->nvtx.n = h.n_nvtx;
+  ix->n_display = h.n_display;
   ix->span_start = h.span_start;
   ix->span_end = h.span_end;
-  /* indices inside the payload must be in range before anyone follows them */
-  bool sane = true;
-  for (size_t i = 0; sane && i < no; i++)
-    sane = ix->ops.track[i] < h.n_tracks && ix->ops.name[i] < h.n_strings &&
-           ix->ops.full_name[i] < h.n_strings && ix->ops.api[i] < (int64_t)na &&
-           ix->op_next[i] < (int64_t)no;
-  for (size_t i = 0; sane && i < na; i++)
-    sane = ix->api.thread[i] < h.n_threads && ix->api.name[i] < h.n_strings &&
-           ix->api.first_op[i] < (int64_t)no;
-  for (size_t i = 0; sane && i < nv; i++)
-    sane = ix->nvtx.thread[i] < h.n_threads && ix->nvtx.name[i] < h.n_strings &&
-           ix->nvtx.domain[i] < h.n_strings && ix->nvtx.parent[i] < (int64_t)nv;
-  for (uint32_t t = 0; sane && t < h.n_tracks; t++)
-    sane = (uint64_t)ix->tracks[t].first + ix->tracks[t].count <= no;
-  for (uint32_t t = 0; sane && t < h.n_threads; t++)
-    sane = (uint64_t)ix->threads[t].api_first + ix->threads[t].api_count <= na &&
-           (uint64_t)ix->threads[t].nvtx_first + ix->threads[t].nvtx_count <= nv;
-  if (h.n_proj) {
-    uint64_t covered = 0;
-    for (uint32_t q = 0; sane && q < h.n_proj_rows; q++) {
-      sane = proj_rows[q].first == covered;
-      covered += proj_rows[q].count;
-    }
-    sane = sane && covered == h.n_proj;
-    for (uint32_t q = 0; sane && q < h.n_proj; q++) sane = pv->proj_nvtx[q] < nv;
-  }
+  pv->n_proj = h.n_proj;
+  pv->n_proj_rows = h.n_proj_rows;
+  pv->n_depth_rows = h.n_depth_rows;
+  sane = sane && nsys__structure_ok(ix, &h) && nsys__series_map(ix, &h, raw.u, raw.m, raw.l, raw.g);
   if (!sane) {
+    nsys_log("index cache: %s is inconsistent; rebuilding", path);
     nsys_index_free(ix);
+    free(path);
     return NULL;
   }
-  if (h.n_proj) {
-    pv->n_proj = h.n_proj;
-    pv->n_proj_rows = h.n_proj_rows;
-    pv->proj_rows = nsys_xmalloc((size_t)h.n_proj_rows * sizeof(nsys__proj_row));
-    memcpy(pv->proj_rows, proj_rows, (size_t)h.n_proj_rows * sizeof(nsys__proj_row));
-  }
+  free(path);
   return ix;
+}
+
+/* ---- test hooks ------------------------------------------------------------ */
+
+static unsigned char *nsys__read_all(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  unsigned char *buf = NULL;
+  size_t n = 0, cap = 0, k;
+  do {
+    if (n == cap) buf = nsys_xrealloc(buf, cap = cap ? cap * 2 : 1 << 16);
+    k = fread(buf + n, 1, cap - n, f);
+    n += k;
+  } while (k > 0);
+  fclose(f);
+  *size = n;
+  return buf;
+}
+
+const char *nsys__cache_section(const char *path, uint32_t k, uint64_t *off, uint64_t *bytes) {
+  size_t size = 0;
+  unsigned char *file = nsys__read_all(path, &size);
+  const char *name = NULL;
+  nsys__cache_header h;
+  if (file && size >= sizeof h) {
+    memcpy(&h, file, sizeof h);
+    if (nsys__header_ok(&h, size)) {
+      nsys_index ix;
+      nsys__index_priv pv;
+      memset(&ix, 0, sizeof ix);
+      memset(&pv, 0, sizeof pv);
+      ix.priv = &pv;
+      nsys__raw raw;
+      nsys__layout *lay = nsys_xmalloc(sizeof *lay);
+      nsys__layout_init(lay, file, &h);
+      nsys__lay_out(lay, &h, &ix, &raw);
+      if (lay->ok && k < lay->n_sec) {
+        name = lay->sec[k].name;
+        *off = sizeof h + lay->sec[k].off;
+        *bytes = lay->sec[k].n * lay->sec[k].size;
+      }
+      free(lay);
+    }
+  }
+  free(file);
+  return name;
+}
+
+bool nsys__cache_reseal(const char *path) {
+  size_t size = 0;
+  unsigned char *file = nsys__read_all(path, &size);
+  nsys__cache_header h;
+  bool ok = file && size >= sizeof h && (size - sizeof h) % 8 == 0;
+  if (ok) {
+    memcpy(&h, file, sizeof h);
+    nsys__sum sum;
+    memset(&sum, 0, sizeof sum);
+    nsys__sum_words(&sum, (const uint64_t *)(const void *)(file + sizeof h), (size - sizeof h) / 8);
+    h.checksum = nsys__sum_final(&sum);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    ok = fd >= 0 && pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h;
+    if (fd >= 0) close(fd);
+  }
+  free(file);
+  return ok;
 }

@@ -1,5 +1,6 @@
-/* Everything derived from the contract arrays, recomputed after a build and
- * after a cache load: display names of kernels, NVTX rows per (thread,
+/* Everything derived from the contract arrays, computed after a build (and
+ * stored in the cache with it: a cache load maps it and only lists the
+ * tracks here): display names of kernels, NVTX rows per (thread,
  * depth), NVTX ranges projected on each GPU (nvtx_gpu_proj_trace semantics),
  * a summary series per timeline track, and the track list in display order. */
 #include <pthread.h>
@@ -545,6 +546,14 @@ void nsys__index_derive(nsys_index *ix) {
   if (!ix->priv) ix->priv = nsys_xcalloc(1, sizeof(nsys__index_priv));
   nsys__index_priv *pv = nsys__priv(ix);
   int64_t t0 = nsys_now_ns();
+  if (pv->derived_cached) {
+    /* the cache holds everything derived: only the track list remains */
+    nsys__derive_tracks(ix, pv);
+    if (!getenv("NSYS_AI_NO_COARSE")) nsys__coarse_init(ix);
+    if (getenv("NSYS_AI_INDEX_TIMING"))
+      nsys_log("index derive: from the cache: tracks %.2f ms", (double)(nsys_now_ns() - t0) / 1e6);
+    return;
+  }
   /* Two threads. A fresh build: this one makes the NVTX rows and series,
    * the other the display names and API series (and the GPU series unless the
    * build made them), then both sweep the projection. A cache load (the
@@ -590,12 +599,21 @@ void nsys__index_derive(nsys_index *ix) {
 }
 
 void nsys__index_free_derived(nsys_index *ix) {
-  free(ix->display);
+  nsys__index_priv *pv = nsys__priv(ix);
+  if (!pv || !pv->derived_cached) free(ix->display);
   ix->display = NULL;
   ix->n_display = 0;
-  nsys__index_priv *pv = nsys__priv(ix);
   if (!pv) return;
   nsys__coarse_free(ix);
+  if (pv->derived_cached) {
+    /* the arrays live in the mapped cache file: only the structs are ours */
+    free(pv->gpu_series);
+    free(pv->api_series);
+    free(pv->nvtx_series);
+    free(pv->proj_series);
+    free(pv->tl);
+    return;
+  }
   for (uint32_t t = 0; pv->gpu_series && t < ix->n_tracks; t++) nsys__series_free(&pv->gpu_series[t]);
   for (uint32_t t = 0; pv->api_series && t < ix->n_threads; t++) nsys__series_free(&pv->api_series[t]);
   for (uint32_t r = 0; pv->nvtx_series && r < pv->n_depth_rows; r++)

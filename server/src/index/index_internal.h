@@ -139,6 +139,10 @@ typedef struct nsys__index_priv {
   atomic_llong coarse_buckets;           /* cached buckets, capped */
   uint64_t cache_key;            /* identity hash, for diagnostics */
   bool from_cache;
+  /* loaded from the cache with everything derived (display names, NVTX rows,
+   * projection rows, every series): those arrays point into the mapping and
+   * are never freed; nsys__index_derive then only lists the tracks */
+  bool derived_cached;
 } nsys__index_priv;
 
 static inline nsys__index_priv *nsys__priv(const nsys_index *ix) {
@@ -177,5 +181,12 @@ bool nsys__coarse_buckets(const nsys_index *ix, uint32_t track, const nsys__seri
 nsys_index *nsys__cache_load(struct nsys_profile *p);
 void nsys__cache_save(const nsys_index *ix, struct nsys_profile *p);
 void nsys__cache_unmap(void *base, size_t size);
+/* Tests only: the k-th payload section of the cache file at `path` (its
+ * name, e.g. "ops.track", file offset and size in bytes; NULL past the last
+ * or when the file's header is not a valid current one), and rewriting the
+ * file's checksum after a test damaged the content on purpose, so that the
+ * structural checks have to catch it. */
+const char *nsys__cache_section(const char *path, uint32_t k, uint64_t *off, uint64_t *bytes);
+bool nsys__cache_reseal(const char *path);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* cJSON_IsRaw anywhere below (or at) item. Trees are small around raw items;
@@ -15,9 +16,8 @@ static bool nsys__has_raw(const cJSON *item) {
   return false;
 }
 
-/* A JSON string, escaped as cJSON escapes it (\" \\ \b \f \n \r \t and
- * \u00XX for the other control characters). */
-static void nsys__string(nsys_strbuf *b, const char *s) {
+void nsys_json_escape(nsys_strbuf *b, const char *s) {
+  nsys_strbuf_reserve(b, strlen(s) + 2);
   nsys_strbuf_putc(b, '"');
   const char *run = s;
   for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
@@ -39,9 +39,38 @@ static void nsys__string(nsys_strbuf *b, const char *s) {
   nsys_strbuf_putc(b, '"');
 }
 
-static void nsys__value(nsys_strbuf *b, const cJSON *item) {
+typedef struct {
+  nsys_strbuf *b;
+  nsys_json_pieces *pc; /* NULL: everything into b */
+  size_t min_external;
+} nsys__writer;
+
+static void nsys__piece(nsys_json_pieces *pc, const char *ext, size_t off, size_t len) {
+  if (!len) return;
+  if (pc->n == pc->cap) {
+    pc->cap = pc->cap ? 2 * pc->cap : 8;
+    pc->piece = nsys_xrealloc(pc->piece, pc->cap * sizeof *pc->piece);
+  }
+  pc->piece[pc->n++] = (nsys_json_piece){ext, off, len};
+}
+
+static void nsys__raw(nsys__writer *w, const char *raw) {
+  if (!raw) raw = "null";
+  size_t n = strlen(raw);
+  if (!w->pc || n < w->min_external) {
+    nsys_strbuf_append(w->b, raw, n);
+    return;
+  }
+  nsys_json_pieces *pc = w->pc;
+  nsys__piece(pc, NULL, pc->mark, w->b->len - pc->mark);
+  nsys__piece(pc, raw, 0, n);
+  pc->mark = w->b->len;
+}
+
+static void nsys__value(nsys__writer *w, const cJSON *item) {
+  nsys_strbuf *b = w->b;
   if (cJSON_IsRaw(item)) {
-    nsys_strbuf_puts(b, item->valuestring ? item->valuestring : "null");
+    nsys__raw(w, item->valuestring);
     return;
   }
   if (!nsys__has_raw(item)) {
@@ -56,10 +85,10 @@ static void nsys__value(nsys_strbuf *b, const cJSON *item) {
   for (const cJSON *c = item->child; c; c = c->next) {
     if (c != item->child) nsys_strbuf_putc(b, ',');
     if (object) {
-      nsys__string(b, c->string ? c->string : "");
+      nsys_json_escape(b, c->string ? c->string : "");
       nsys_strbuf_putc(b, ':');
     }
-    nsys__value(b, c);
+    nsys__value(w, c);
   }
   nsys_strbuf_putc(b, object ? '}' : ']');
 }
@@ -69,5 +98,20 @@ void nsys_json_write(nsys_strbuf *b, const cJSON *item) {
     nsys_strbuf_puts(b, "null");
     return;
   }
-  nsys__value(b, item);
+  nsys__writer w = {b, NULL, 0};
+  nsys__value(&w, item);
+}
+
+void nsys_json_write_pieces(nsys_json_pieces *out, const cJSON *item, size_t min_external) {
+  nsys__writer w = {&out->text, out, min_external};
+  if (item) nsys__value(&w, item);
+  else nsys_strbuf_puts(&out->text, "null");
+  nsys__piece(out, NULL, out->mark, out->text.len - out->mark);
+  out->mark = out->text.len;
+}
+
+void nsys_json_pieces_free(nsys_json_pieces *out) {
+  nsys_strbuf_free(&out->text);
+  free(out->piece);
+  memset(out, 0, sizeof *out);
 }

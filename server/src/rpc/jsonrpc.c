@@ -199,20 +199,46 @@ char *nsys_rpc_print(const cJSON *msg, size_t *len) {
 }
 
 /* Room kept in front of the body for "Content-Length: N\r\n\r\n". */
-enum { NSYS__FRAME_HEAD = 40 };
+enum { NSYS__FRAME_HEAD = 40, NSYS__FRAME_EXTERNAL = 64 * 1024 };
 
-char *nsys_rpc_frame(const cJSON *msg, size_t *off, size_t *len) {
-  nsys_strbuf b;
-  nsys_strbuf_init(&b);
-  nsys_strbuf_reserve(&b, NSYS__FRAME_HEAD + 256);
-  memset(b.data, ' ', NSYS__FRAME_HEAD);
-  b.len = NSYS__FRAME_HEAD;
-  nsys_json_write(&b, msg);
-  size_t body = b.len - NSYS__FRAME_HEAD;
+nsys_rpc_frame *nsys_rpc_frame_new(cJSON *msg) {
+  nsys_rpc_frame *f = nsys_xcalloc(1, sizeof *f);
+  f->msg = msg;
+  nsys_json_pieces *pc = &f->pieces;
+  nsys_strbuf_init(&pc->text);
+  nsys_strbuf_reserve(&pc->text, NSYS__FRAME_HEAD + 256);
+  memset(pc->text.data, ' ', NSYS__FRAME_HEAD);
+  pc->text.len = pc->mark = NSYS__FRAME_HEAD;
+  nsys_json_write_pieces(pc, msg, NSYS__FRAME_EXTERNAL);
+  size_t body = 0;
+  for (size_t i = 0; i < pc->n; i++) body += pc->piece[i].len;
   char head[NSYS__FRAME_HEAD];
   int h = snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", body);
-  *off = NSYS__FRAME_HEAD - (size_t)h;
-  memcpy(b.data + *off, head, (size_t)h);
-  *len = (size_t)h + body;
-  return nsys_strbuf_steal(&b);
+  size_t at = NSYS__FRAME_HEAD - (size_t)h;
+  memcpy(pc->text.data + at, head, (size_t)h);
+  if (pc->n && !pc->piece[0].ext && pc->piece[0].off == NSYS__FRAME_HEAD) { /* the header joins the first piece */
+    pc->piece[0].off = at;
+    pc->piece[0].len += (size_t)h;
+  } else { /* a body that starts with a large raw text: the header as a piece of its own */
+    pc->piece = nsys_xrealloc(pc->piece, (pc->n + 1) * sizeof *pc->piece);
+    memmove(pc->piece + 1, pc->piece, pc->n * sizeof *pc->piece);
+    pc->piece[0] = (nsys_json_piece){NULL, at, (size_t)h};
+    pc->n++;
+    pc->cap = pc->n;
+  }
+  f->len = body + (size_t)h;
+  return f;
+}
+
+const char *nsys_rpc_frame_piece(const nsys_rpc_frame *f, size_t i, size_t *len) {
+  const nsys_json_piece *p = &f->pieces.piece[i];
+  *len = p->len;
+  return p->ext ? p->ext + p->off : f->pieces.text.data + p->off;
+}
+
+void nsys_rpc_frame_free(nsys_rpc_frame *f) {
+  if (!f) return;
+  nsys_json_pieces_free(&f->pieces);
+  cJSON_Delete(f->msg);
+  free(f);
 }

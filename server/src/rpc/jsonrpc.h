@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "common/errors.h"
+#include "rpc/json_write.h"
 
 typedef enum {
   NSYS_MSG_INVALID,      /* err/err_msg say why; id may be set */
@@ -76,9 +77,19 @@ char *nsys_rpc_echo(const char *s, size_t max);
  * malloc'd (caller frees); *len set. */
 char *nsys_rpc_print(const cJSON *msg, size_t *len);
 
-/* The whole LSP frame of msg, header and body, written in one buffer with no
- * copy of the body: returns the allocation (caller frees it); the frame is
- * the *len bytes at (returned + *off). */
-char *nsys_rpc_frame(const cJSON *msg, size_t *off, size_t *len);
+/* The whole LSP frame of a message, header and body, with no copy of its
+ * large raw texts: pieces in order, written with writev / uv_write, that
+ * point into the frame's own text and into the message it keeps. */
+typedef struct {
+  nsys_json_pieces pieces;
+  cJSON *msg;
+  size_t len; /* bytes of all pieces */
+} nsys_rpc_frame;
+
+/* Frames msg, which the frame now owns. */
+nsys_rpc_frame *nsys_rpc_frame_new(cJSON *msg);
+/* Piece i (< f->pieces.n): its bytes and *len. */
+const char *nsys_rpc_frame_piece(const nsys_rpc_frame *f, size_t i, size_t *len);
+void nsys_rpc_frame_free(nsys_rpc_frame *f);
 
 #endif

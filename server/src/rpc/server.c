@@ -33,22 +33,20 @@ typedef struct nsys__job {
   cJSON *id;    /* copy of the request id */
   char *key;    /* nsys_rpc_id_key(id), for $/cancelRequest */
   cJSON *token; /* copy of params.workDoneToken, or NULL */
-  char *frame; /* the reply, framed on the worker thread (nsys_rpc_frame) */
-  size_t frame_off, frame_len;
+  nsys_rpc_frame *frame; /* the reply, framed on the worker thread */
   struct nsys__job *prev, *next;
 } nsys__job;
 
 /* A framed message queued by a worker thread ($/progress). */
 typedef struct nsys__qmsg {
   struct nsys__qmsg *next;
-  char *buf; /* the allocation; the frame is len bytes at buf + off */
-  size_t off, len;
+  nsys_rpc_frame *frame;
 } nsys__qmsg;
 
 typedef struct nsys__write {
   uv_write_t req;
   nsys__server *srv;
-  char *buf;
+  nsys_rpc_frame *frame;
 } nsys__write;
 
 typedef union {
@@ -132,28 +130,35 @@ static void nsys__output_failed(nsys__server *s, const char *why) {
 static void nsys__on_write(uv_write_t *req, int status) {
   nsys__write *w = (nsys__write *)req;
   nsys__server *s = w->srv;
-  free(w->buf);
+  nsys_rpc_frame_free(w->frame);
   free(w);
   s->pending_writes--;
   if (status < 0 && status != UV_ECANCELED) nsys__output_failed(s, uv_strerror(status));
   nsys__maybe_finish(s);
 }
 
-/* Writes one framed message; takes ownership of buf. */
-/* Writes the len bytes at buf + off, then frees buf. */
-static void nsys__write_raw(nsys__server *s, char *buf, size_t off, size_t len) {
+/* Writes frame f (consumed): its pieces in one uv_write, or one write(2)
+ * loop per piece when stdout is a plain file. */
+static void nsys__write_frame(nsys__server *s, nsys_rpc_frame *f) {
+  size_t n = f->pieces.n;
   if (s->out_stream) {
     if (!s->out_open || s->write_failed) {
-      free(buf);
+      nsys_rpc_frame_free(f);
       return;
+    }
+    uv_buf_t one[4], *bufs = n <= 4 ? one : nsys_xmalloc(n * sizeof *bufs);
+    for (size_t i = 0; i < n; i++) {
+      size_t len;
+      const char *p = nsys_rpc_frame_piece(f, i, &len);
+      bufs[i] = uv_buf_init((char *)p, (unsigned)len);
     }
     nsys__write *w = nsys_xmalloc(sizeof *w);
     w->srv = s;
-    w->buf = buf;
-    uv_buf_t b = uv_buf_init(buf + off, (unsigned)len);
-    int rc = uv_write(&w->req, &s->out.stream, &b, 1, nsys__on_write);
+    w->frame = f;
+    int rc = uv_write(&w->req, &s->out.stream, bufs, (unsigned)n, nsys__on_write); /* copies bufs */
+    if (bufs != one) free(bufs);
     if (rc < 0) {
-      free(buf);
+      nsys_rpc_frame_free(f);
       free(w);
       nsys__output_failed(s, uv_strerror(rc));
       return;
@@ -161,32 +166,24 @@ static void nsys__write_raw(nsys__server *s, char *buf, size_t off, size_t len) 
     s->pending_writes++;
     return;
   }
-  size_t done = 0;
-  while (done < len && !s->write_failed) {
-    ssize_t k = write(STDOUT_FILENO, buf + off + done, len - done);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      nsys__output_failed(s, k < 0 ? strerror(errno) : "short write");
-      break;
+  for (size_t i = 0; i < n && !s->write_failed; i++) {
+    size_t len, done = 0;
+    const char *p = nsys_rpc_frame_piece(f, i, &len);
+    while (done < len && !s->write_failed) {
+      ssize_t k = write(STDOUT_FILENO, p + done, len - done);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) {
+        nsys__output_failed(s, k < 0 ? strerror(errno) : "short write");
+        break;
+      }
+      done += (size_t)k;
     }
-    done += (size_t)k;
   }
-  free(buf);
-}
-
-/* Frames msg (consumed): the allocation, with the frame at *off. */
-static char *nsys__frame(cJSON *msg, size_t *off, size_t *len) {
-  char *f = nsys_rpc_frame(msg, off, len);
-  cJSON_Delete(msg);
-  return f;
+  nsys_rpc_frame_free(f);
 }
 
 /* Sends msg (consumed). */
-static void nsys__send(nsys__server *s, cJSON *msg) {
-  size_t off, len;
-  char *f = nsys__frame(msg, &off, &len);
-  nsys__write_raw(s, f, off, len);
-}
+static void nsys__send(nsys__server *s, cJSON *msg) { nsys__write_frame(s, nsys_rpc_frame_new(msg)); }
 
 static void nsys__reply_error(nsys__server *s, const cJSON *id, nsys_err err, const char *msg) {
   s->n_replies++;
@@ -201,7 +198,7 @@ static void nsys__drain_queue(nsys__server *s) {
   uv_mutex_unlock(&s->qlock);
   while (q) {
     nsys__qmsg *next = q->next;
-    nsys__write_raw(s, q->buf, q->off, q->len);
+    nsys__write_frame(s, q->frame);
     free(q);
     q = next;
   }
@@ -233,7 +230,7 @@ static void nsys__progress(nsys_call *call, int kind, const char *title, const c
   if (kind != 2 && percent >= 0) cJSON_AddNumberToObject(value, "percentage", percent);
   nsys__qmsg *q = nsys_xmalloc(sizeof *q);
   q->next = NULL;
-  q->buf = nsys__frame(nsys_rpc_notification("$/progress", params), &q->off, &q->len);
+  q->frame = nsys_rpc_frame_new(nsys_rpc_notification("$/progress", params));
   uv_mutex_lock(&s->qlock);
   if (s->qtail) s->qtail->next = q;
   else s->qhead = q;
@@ -262,13 +259,12 @@ static void nsys__work(uv_work_t *w) {
   if (nsys_call_cancelled(&job->call)) nsys_call_fail_cancelled(&job->call);
   else result = job->fn(&job->call);
   if (job->call.progress_begun) nsys_call_progress_end(&job->call, NULL);
-  job->frame = nsys__frame(nsys__finish_call(job->srv, &job->call, job->id, result), &job->frame_off,
-                           &job->frame_len);
+  job->frame = nsys_rpc_frame_new(nsys__finish_call(job->srv, &job->call, job->id, result));
 }
 
 static void nsys__job_free(nsys__job *job) {
   nsys_call_dispose(&job->call);
-  free(job->frame);
+  nsys_rpc_frame_free(job->frame);
   cJSON_Delete(job->root);
   cJSON_Delete(job->id);
   cJSON_Delete(job->token);
@@ -304,7 +300,7 @@ static void nsys__after_work(uv_work_t *w, int status) {
   nsys__drain_queue(s); /* this request's $/progress goes out before its reply */
   s->n_replies++;
   if (job->frame) { /* the usual case: framed by nsys__work */
-    nsys__write_raw(s, job->frame, job->frame_off, job->frame_len);
+    nsys__write_frame(s, job->frame);
     job->frame = NULL;
   } else { /* cancelled before it started */
     nsys__send(s, nsys__finish_call(s, &job->call, job->id, NULL));

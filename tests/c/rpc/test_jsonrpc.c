@@ -140,15 +140,76 @@ static void check_same_as_cjson(const cJSON *item) {
   CHECK(b.len == strlen(b.data));
   CHECK_STR(b.data + 7, want);
   nsys_strbuf_free(&b);
-  size_t off = 0, len = 0;
-  char *f = nsys_rpc_frame(item, &off, &len);
   char head[64];
   int h = snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", strlen(want));
-  CHECK(len == (size_t)h + strlen(want));
-  CHECK(memcmp(f + off, head, (size_t)h) == 0);
-  CHECK(memcmp(f + off + h, want, strlen(want)) == 0);
-  free(f);
+  /* a frame, with raw texts of 1+ bytes left in place and with none */
+  const size_t min_externals[] = {1, SIZE_MAX};
+  for (size_t m = 0; m < 2; m++) {
+    size_t min_external = min_externals[m];
+    nsys_json_pieces pc = {0};
+    nsys_strbuf_init(&pc.text);
+    nsys_strbuf_puts(&pc.text, "hdr");
+    pc.mark = pc.text.len;
+    nsys_json_write_pieces(&pc, item, min_external);
+    nsys_strbuf all;
+    nsys_strbuf_init(&all);
+    for (size_t i = 0; i < pc.n; i++) {
+      CHECK(pc.piece[i].len > 0);
+      nsys_strbuf_append(&all, pc.piece[i].ext ? pc.piece[i].ext + pc.piece[i].off : pc.text.data + pc.piece[i].off,
+                         pc.piece[i].len);
+    }
+    CHECK_STR(all.data ? all.data : "", want);
+    nsys_strbuf_free(&all);
+    nsys_json_pieces_free(&pc);
+  }
+  nsys_rpc_frame *f = nsys_rpc_frame_new(cJSON_Duplicate(item, true));
+  nsys_strbuf all;
+  nsys_strbuf_init(&all);
+  for (size_t i = 0; i < f->pieces.n; i++) {
+    size_t n;
+    const char *p = nsys_rpc_frame_piece(f, i, &n);
+    nsys_strbuf_append(&all, p, n);
+  }
+  CHECK(f->len == all.len && all.len == (size_t)h + strlen(want));
+  CHECK(memcmp(all.data, head, (size_t)h) == 0);
+  CHECK(memcmp(all.data + h, want, strlen(want)) == 0);
+  nsys_strbuf_free(&all);
+  nsys_rpc_frame_free(f);
   cJSON_free(want);
+}
+
+/* A reply with a large raw text is sent as pieces that point into it. */
+static void test_frame_pieces(void) {
+  size_t big = 200 * 1024;
+  char *text = nsys_xmalloc(big + 1);
+  memset(text, '7', big);
+  text[big] = '\0';
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddItemToObject(res, "a", cJSON_CreateRaw(text));
+  cJSON_AddItemToObject(res, "b", cJSON_CreateRaw("[1]"));
+  cJSON_AddItemToObject(res, "c", cJSON_CreateRaw(text));
+  cJSON *id = cJSON_CreateNumber(5);
+  cJSON *msg = nsys_rpc_result(id, res);
+  char *want = cJSON_PrintUnformatted(msg);
+  nsys_rpc_frame *f = nsys_rpc_frame_new(msg);
+  CHECK(f->pieces.n == 5); /* header+envelope, a, between, c, the closing braces */
+  const cJSON *a = cJSON_GetObjectItem(cJSON_GetObjectItem(msg, "result"), "a");
+  size_t n;
+  CHECK(nsys_rpc_frame_piece(f, 1, &n) == a->valuestring && n == big);
+  nsys_strbuf all;
+  nsys_strbuf_init(&all);
+  for (size_t i = 0; i < f->pieces.n; i++) {
+    const char *p = nsys_rpc_frame_piece(f, i, &n);
+    nsys_strbuf_append(&all, p, n);
+  }
+  const char *body = strstr(all.data, "\r\n\r\n");
+  CHECK(body && strcmp(body + 4, want) == 0);
+  CHECK(strtoul(all.data + strlen("Content-Length: "), NULL, 10) == strlen(want));
+  nsys_strbuf_free(&all);
+  nsys_rpc_frame_free(f);
+  cJSON_free(want);
+  cJSON_Delete(id);
+  free(text);
 }
 
 static void test_json_write(void) {
@@ -227,6 +288,7 @@ int main(void) {
   test_params_shapes();
   test_builders();
   test_json_write();
+  test_frame_pieces();
   test_echo_and_keys();
   return nsys_check_done("test_jsonrpc");
 }

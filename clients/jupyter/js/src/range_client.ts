@@ -32,9 +32,12 @@ export interface BucketCols {
 }
 
 /** The columns a zoom step asks for (timeline/range `fields`): what drawing, the event
- *  tooltip and a click on an event need. Buckets' count and longest op's id and duration
- *  are fetched per bucket when hovered or clicked. */
-export const FIELDS = ["id", "start", "end", "name", "kind", "index", "busyNs", "longestName"];
+ *  tooltip and a click on an event need. A bucket is drawn from its busy time alone (height
+ *  and opacity, the track's colour); its count and longest op (name, id, duration) are
+ *  fetched when it is hovered or clicked. Colouring buckets by their longest op's name
+ *  ("+names", the bench's comparison) costs ~20% more bytes, the server's name lookups,
+ *  and twice the drawing time (neighbouring buckets rarely share a colour). */
+export const FIELDS = ["id", "start", "end", "name", "kind", "index", "busyNs"];
 
 /** Whether this browser can inflate "jsonz" replies. */
 export const CAN_INFLATE = typeof DecompressionStream === "function";
@@ -226,7 +229,8 @@ export class RangeClient {
   private nextId = 1;
   sent = 0;
   answered = 0;
-  /** reply layout to ask for ("jsonz" | "json" | "bin", "+all": every column); unset: the
+  /** reply layout to ask for ("jsonz" | "json" | "bin"; "+all": every column, "+names": buckets'
+   *  longest names too); unset: the
    *  Python side's choice and FIELDS (the bench's A/B sets it) */
   wire?: string;
   failed = 0;
@@ -248,7 +252,7 @@ export class RangeClient {
       const base = /^[a-z]*/.exec(wire)?.[0] ?? "";
       const mods = wire.slice(base.length);
       if (base) msg.wire = base;
-      if (!mods.includes("+all")) msg.fields = FIELDS;
+      if (!mods.includes("+all")) msg.fields = mods.includes("+names") ? [...FIELDS, "longestName"] : FIELDS;
       if (mods) this.mods.set(id, mods);
       if (CAN_INFLATE) msg.inflate = true;
       this.model.send(msg);

@@ -557,8 +557,7 @@ class Timeline {
     const g = this.canvas.getContext("2d");
     if (!g) return;
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const styles = getComputedStyle(this.root);
-    const fg = styles.color || "#222";
+    const { fg } = this.colors();
     g.clearRect(0, 0, w, h);
     const pw = this.plotWidth();
     const v = this.view;
@@ -571,6 +570,7 @@ class Timeline {
     const top = this.scroll.scrollTop;
     const first = Math.max(0, Math.floor(top / ROW_H) - 1);
     const last = Math.min(this.tracks.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 1);
+    const batch = new Batch();
     for (let i = first; i < last; i++) {
       const tr = this.tracks[i];
       const y = AXIS_H + i * ROW_H - top;
@@ -585,27 +585,35 @@ class Timeline {
       if (text === undefined) this.labels.set(tr.id, (text = clip(g, label(tr), LABEL_W - 12)));
       g.fillText(text, 8, y + ROW_H / 2);
       const d = this.data?.tracks.get(tr.id);
-      if (!d) continue;
-      g.save();
-      g.beginPath();
-      g.rect(LABEL_W, y, pw, ROW_H);
-      g.clip();
-      drawTrack(g, d, tr.streamClass ?? tr.kind, v.start, scale, LABEL_W, pw, y + 2, ROW_H - 4);
-      g.restore();
+      if (d) drawTrack(batch, d, tr.streamClass ?? tr.kind, v.start, scale, LABEL_W, pw, y + 2, ROW_H - 4);
     }
+    batch.flush(g);
 
     this.paintAxis(g, w, h);
     this.shown = { view: { ...v }, top, w, h, dpr };
   }
 
+  /** the theme's text and background colours, read at most once a second (a forced style
+   *  recalculation of the notebook per frame otherwise) */
+  private themeColors = { fg: "#222", bg: "#fff", at: -Infinity };
+
+  private colors(): { fg: string; bg: string } {
+    const now = performance.now();
+    if (now - this.themeColors.at > 1000) {
+      const st = getComputedStyle(this.root);
+      this.themeColors = { fg: st.color || "#222",
+        bg: st.backgroundColor && st.backgroundColor !== "rgba(0, 0, 0, 0)" ? st.backgroundColor : "#fff", at: now };
+    }
+    return this.themeColors;
+  }
+
   /** The time axis (ticks relative to the profile's start) and the label column's edge. */
   private paintAxis(g: CanvasRenderingContext2D, w: number, h: number): void {
-    const styles = getComputedStyle(this.root);
-    const fg = styles.color || "#222";
+    const { fg, bg } = this.colors();
     const pw = this.plotWidth();
     const v = this.view;
     const scale = pw / (v.end - v.start);
-    g.fillStyle = styles.backgroundColor && styles.backgroundColor !== "rgba(0, 0, 0, 0)" ? styles.backgroundColor : "#fff";
+    g.fillStyle = bg;
     g.fillRect(0, 0, w, AXIS_H);
     g.strokeStyle = "rgba(128,128,128,0.5)";
     g.beginPath();
@@ -647,32 +655,61 @@ function colorCache(d: TrackData): Map<number, string> {
   return c.colors;
 }
 
-/** Draws one row straight from the reply's typed columns. Rectangles of one colour that
- *  touch (within half a pixel) are merged into one fillRect, so a row costs at most about
- *  one call per pixel column whatever the number of events. */
-function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: number, scale: number,
+/** The rectangles of a frame grouped by colour, drawn at the end with one fillStyle per
+ *  colour (parsing a colour string costs more than the rectangle), then the event names. */
+class Batch {
+  private rects = new Map<string, number[]>();
+  private labels: [string, number, number, number][] = [];
+
+  rect(color: string, x: number, y: number, w: number, h: number): void {
+    let r = this.rects.get(color);
+    if (!r) this.rects.set(color, (r = []));
+    r.push(x, y, w, h);
+  }
+
+  label(text: string, x: number, y: number, maxW: number): void {
+    this.labels.push([text, x, y, maxW]);
+  }
+
+  flush(g: CanvasRenderingContext2D): void {
+    for (const [color, r] of this.rects) {
+      g.fillStyle = color;
+      for (let k = 0; k < r.length; k += 4) g.fillRect(r[k], r[k + 1], r[k + 2], r[k + 3]);
+    }
+    if (this.labels.length) {
+      g.fillStyle = "#fff";
+      g.textBaseline = "middle";
+      g.font = "10px system-ui, sans-serif";
+      for (const [text, x, y, maxW] of this.labels) g.fillText(clip(g, text, maxW), x, y);
+    }
+    this.rects.clear();
+    this.labels = [];
+  }
+}
+
+/** One row straight from the reply's typed columns, into the frame's batch. Rectangles of one
+ *  colour that touch (within half a pixel) are merged, so a row costs at most about one
+ *  rectangle per pixel column whatever the number of events; all stay inside the row and
+ *  the plot [x0, x0 + pw] (no clipping needed). */
+function drawTrack(batch: Batch, d: TrackData, kind: string, v0: number, scale: number,
                    x0: number, pw: number, y: number, h: number): void {
   const colors = colorCache(d);
-  const xMax = x0 + pw + 1;
+  const xMax = x0 + pw;
   let run = "";
   let rx0 = 0;
   let rx1 = -Infinity;
   let ry = 0;
   let rh = 0;
   const flush = () => {
-    if (run) {
-      g.fillStyle = run;
-      g.fillRect(rx0, ry, rx1 - rx0, rh);
-    }
+    if (run && rx1 > rx0) batch.rect(run, rx0, ry, rx1 - rx0, rh);
   };
   if (d.ev) {
     const { start, end, name, kind: ekind } = d.ev;
     const shift = x0 + (d.base - v0) * scale;
-    const labels: number[] = [];
     for (let i = 0; i < d.n; i++) {
       const xa = shift + start[i] * scale;
       const xb = shift + end[i] * scale;
-      if (xb < x0 - 1 || xa > xMax) continue;
+      if (xb < x0 || xa > xMax) continue;
       const key = ekind[i] * 4294967296 + name[i];
       let color = colors.get(key);
       if (color === undefined) {
@@ -680,8 +717,8 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
         color = eventColor(ek === "memcpy" || ek === "memset" ? ek : kind, nameAt(d, name, i));
         colors.set(key, color);
       }
-      const a = Math.max(xa, x0 - 1);
-      const b = Math.max(Math.min(xb, xMax), a + 1);
+      const a = Math.max(xa, x0);
+      const b = Math.min(Math.max(xb, a + 1), xMax);
       if (color === run && a <= rx1 + 0.5) {
         if (b > rx1) rx1 = b;
       } else {
@@ -692,20 +729,13 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
         ry = y;
         rh = h;
       }
-      if (b - a > 40) labels.push(i);
+      // names on top, once every rectangle is drawn
+      if (b - a > 40) {
+        const nm = nameAt(d, name, i);
+        if (nm) batch.label(nm, a + 2, y + h / 2, b - a - 4);
+      }
     }
     flush();
-    // names on top, once every rectangle is drawn
-    g.fillStyle = "#fff";
-    g.textBaseline = "middle";
-    g.font = "10px system-ui, sans-serif";
-    for (const i of labels) {
-      const nm = nameAt(d, name, i);
-      if (!nm) continue;
-      const x = Math.max(x0, shift + start[i] * scale);
-      const right = Math.min(xMax, shift + end[i] * scale);
-      if (right - x > 30) g.fillText(clip(g, nm, right - x - 4), x + 2, y + h / 2);
-    }
   } else if (d.bk) {
     const { index, busy, longestName } = d.bk;
     const R = d.resolution;
@@ -713,7 +743,7 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
     const shift = x0 + (d.start - v0) * scale;
     for (let i = 0; i < d.n; i++) {
       const xa = shift + index[i] * bw;
-      if (xa + bw < x0 - 1 || xa > xMax) continue;
+      if (xa + bw < x0 || xa > xMax) continue;
       // busy fraction in 8 steps: height and opacity
       const level = Math.max(0, Math.min(7, Math.floor((busy[i] / R) * 8)));
       const key = longestName[i] * 8 + level;
@@ -723,8 +753,8 @@ function drawTrack(g: CanvasRenderingContext2D, d: TrackData, kind: string, v0: 
         color = eventColor(kind, nameAt(d, longestName, i), 0.25 + 0.75 * frac);
         colors.set(key, color);
       }
-      const a = Math.max(xa, x0 - 1);
-      const b = Math.max(Math.min(xa + bw, xMax), a + 1);
+      const a = Math.max(xa, x0);
+      const b = Math.min(Math.max(xa + bw, a + 1), xMax);
       if (color === run && a <= rx1 + 0.5) {
         if (b > rx1) rx1 = b;
       } else {

@@ -92,6 +92,7 @@ try {
   const ping = (pad) => tl.evaluate((e, n) => e.__nsysPing(n), pad || 0);
   const PAD = Number(process.env.PAD_BYTES || 0); // also a ping answered with PAD bytes (no work) per step
   const padded = [];
+  const concurrent = [];
 
   // zoom in 11 notches (about 700x), out 11, and so on, around random points
   let depth = 0;
@@ -116,7 +117,10 @@ try {
     // blocks of one whole in-and-out cycle (22 steps) per layout: each sees every zoom level
     if (ab.length) await tl.evaluate((e, w) => e.__nsysSetWire(w), ab[Math.floor(i / 22) % ab.length]);
     await notch();
+    // CONCURRENT_PING: an empty ping sent right after the wheel notch, while the zoom is under way
+    const cp = process.env.CONCURRENT_PING ? ping() : null;
     await settled(await viewSeq());
+    if (cp) concurrent.push(await cp);
     pings.push(await ping());
     if (PAD) padded.push(await ping(PAD));
   }
@@ -142,7 +146,7 @@ try {
   if (Number(end.failed || 0) > 0) throw new Error(`${end.failed} range request(s) failed`);
   await tl.screenshot({ path: path.join(outDir, "bench-timeline.png") });
   if (process.env.NSYS_AI_WS_TRACE) result.wsLog = await page.evaluate(() => window.__wsLog);
-  Object.assign(result, { ok: true, samples, pings, padded, bursts, final: end });
+  Object.assign(result, { ok: true, samples, pings, padded, concurrent, bursts, final: end });
 } catch (e) {
   result.error = String(e && e.stack ? e.stack : e);
   console.error(`[bench] FAILED: ${result.error}`);

@@ -1,0 +1,142 @@
+/* search {profileId, query, kinds?, limit?} -> substring or glob matches over
+ * kernel names (short, demangled and display) and NVTX names, with per-name
+ * counts and total time. docs/protocol.md ("search"), protocol/schemas/search.*. */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/util.h"
+#include "index/index.h"
+#include "methods/timeline_handlers.h"
+#include "profile/profile.h"
+#include "rpc/jsonrpc.h"
+#include "rpc/params.h"
+
+static const char *nsys__s(const nsys_index *ix, uint32_t id) { return nsys_strtab_get(&ix->strings, id); }
+
+typedef struct {
+  uint32_t name;   /* display name (kernel short name or NVTX text) */
+  uint32_t count;
+  int64_t ns;
+  uint32_t example; /* kernels: the demangled name with the most matched GPU time */
+  bool is_nvtx;
+} nsys__hit;
+
+static bool nsys__match(const char *q, bool glob, const char *s) {
+  if (glob) return fnmatch(q, s, FNM_CASEFOLD) == 0;
+  return strcasestr(s, q) != NULL;
+}
+
+static int nsys__cmp_hit(const void *a, const void *b) {
+  const nsys__hit *x = a, *y = b;
+  if (x->ns != y->ns) return x->ns > y->ns ? -1 : 1;
+  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  return x->name < y->name ? -1 : x->name > y->name;
+}
+
+cJSON *nsys_method_search(nsys_call *call) {
+  const char *q = NULL;
+  const cJSON *kinds = NULL;
+  int64_t limit = 50;
+  if (!nsys_param_string(call, "query", true, &q) || !nsys_param_array(call, "kinds", false, &kinds) ||
+      !nsys_param_int64(call, "limit", false, 1, 100000, &limit))
+    return NULL;
+  if (!q[0]) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.query: must not be empty");
+  bool want_k = !kinds, want_n = !kinds;
+  if (kinds) {
+    const cJSON *it;
+    int k = 0;
+    cJSON_ArrayForEach(it, kinds) {
+      if (cJSON_IsString(it) && strcmp(it->valuestring, "kernel") == 0) want_k = true;
+      else if (cJSON_IsString(it) && strcmp(it->valuestring, "nvtx") == 0) want_n = true;
+      else return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.kinds[%d]: expected \"kernel\" or \"nvtx\"", k);
+      k++;
+    }
+  }
+  bool glob = strpbrk(q, "*?[") != NULL;
+  nsys_profile *p = NULL;
+  const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
+  if (!ix) return NULL;
+  uint32_t ns = ix->strings.count;
+  /* per string id: 0 unknown, 1 match, 2 no match */
+  uint8_t *m = nsys_xcalloc(ns + 1, 1);
+#define NSYS__M(id) (m[id] ? m[id] == 1 : (m[id] = nsys__match(q, glob, nsys__s(ix, id)) ? 1 : 2) == 1)
+  uint32_t *kidx = nsys_xmalloc((ns + 1) * sizeof(uint32_t)); /* name id -> hit + 1 */
+  uint32_t *nidx = nsys_xmalloc((ns + 1) * sizeof(uint32_t));
+  memset(kidx, 0, (ns + 1) * sizeof(uint32_t));
+  memset(nidx, 0, (ns + 1) * sizeof(uint32_t));
+  nsys__hit *hits = NULL;
+  uint32_t nh = 0, caph = 0;
+  int64_t total_count = 0;
+  int64_t *full_ns = want_k ? nsys_xcalloc(ns + 1, sizeof(int64_t)) : NULL; /* matched GPU time per name */
+  if (want_k) {
+    for (uint32_t i = 0; i < ix->ops.n; i++) {
+      if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
+      uint32_t sn = ix->ops.name[i], fn = ix->ops.full_name[i];
+      if (!NSYS__M(sn) && !NSYS__M(fn) && !NSYS__M(nsys_display_name(ix, fn))) continue;
+      if (!kidx[sn]) {
+        if (nh == caph) {
+          caph = caph ? caph * 2 : 64;
+          hits = nsys_xrealloc(hits, caph * sizeof *hits);
+        }
+        hits[nh] = (nsys__hit){sn, 0, 0, fn, false};
+        kidx[sn] = ++nh;
+      }
+      nsys__hit *h = &hits[kidx[sn] - 1];
+      h->count++;
+      h->ns += nsys_op_dur(ix, i);
+      full_ns[fn] += nsys_op_dur(ix, i);
+      if (full_ns[fn] > full_ns[h->example] || (full_ns[fn] == full_ns[h->example] && fn < h->example))
+        h->example = fn; /* the group's demangled name with the most GPU time */
+      total_count++;
+    }
+  }
+  if (want_n) {
+    for (uint32_t i = 0; i < ix->nvtx.n; i++) {
+      uint32_t nm = ix->nvtx.name[i];
+      if (!NSYS__M(nm)) continue;
+      if (!nidx[nm]) {
+        if (nh == caph) {
+          caph = caph ? caph * 2 : 64;
+          hits = nsys_xrealloc(hits, caph * sizeof *hits);
+        }
+        hits[nh] = (nsys__hit){nm, 0, 0, NSYS_STR_NONE, true};
+        nidx[nm] = ++nh;
+      }
+      nsys__hit *h = &hits[nidx[nm] - 1];
+      h->count++;
+      h->ns += ix->nvtx.end[i] - ix->nvtx.start[i];
+      total_count++;
+    }
+  }
+#undef NSYS__M
+  if (nh) qsort(hits, nh, sizeof *hits, nsys__cmp_hit);
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddStringToObject(res, "query", q);
+  cJSON_AddStringToObject(res, "mode", glob ? "glob" : "substring");
+  cJSON *arr = cJSON_AddArrayToObject(res, "results");
+  for (uint32_t k = 0; k < nh && k < (uint64_t)limit; k++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", hits[k].is_nvtx ? "nvtx" : "kernel");
+    cJSON_AddStringToObject(o, "name", nsys__s(ix, hits[k].name));
+    if (!hits[k].is_nvtx) {
+      cJSON_AddStringToObject(o, "demangledName", nsys__s(ix, hits[k].example));
+      cJSON_AddStringToObject(o, "displayName", nsys__s(ix, nsys_display_name(ix, hits[k].example)));
+    }
+    cJSON_AddNumberToObject(o, "count", hits[k].count);
+    nsys_json_add_i64(o, "totalNs", hits[k].ns);
+    cJSON_AddItemToArray(arr, o);
+  }
+  cJSON_AddNumberToObject(res, "distinct", nh);
+  cJSON_AddNumberToObject(res, "matches", (double)total_count);
+  cJSON_AddBoolToObject(res, "truncated", nh > (uint64_t)limit);
+  free(hits);
+  free(kidx);
+  free(nidx);
+  free(m);
+  free(full_ns);
+  nsys_profile_release(p);
+  return res;
+}
