@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -127,18 +127,31 @@ class Server:
             self.notifications.append(msg)
         return msg
 
-    def wait_reply(self, rid: Any, timeout: float = 60.0) -> dict:
+    def _pump_until(self, done: Callable[[], bool], timeout: float, what: str) -> None:
+        """Files incoming messages until done() holds; TimeoutError or EOFError
+        (naming `what` and carrying the server's stderr) when it does not."""
         deadline = time.monotonic() + timeout
-        while rid not in self.replies:
+        while not done():
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"no reply for id {rid!r}; stderr:\n{self.stderr}")
+                raise TimeoutError(f"timed out waiting for {what}; stderr:\n{self.stderr}")
             try:
                 if self._pump(left) is None:
-                    raise EOFError(f"server closed before replying to {rid!r}; stderr:\n{self.stderr}")
+                    raise EOFError(f"server closed while waiting for {what}; stderr:\n{self.stderr}")
             except queue.Empty:
                 continue
+
+    def wait_reply(self, rid: Any, timeout: float = 60.0) -> dict:
+        self._pump_until(lambda: rid in self.replies, timeout, f"the reply to id {rid!r}")
         return self.replies[rid]
+
+    def wait_null_id_errors(self, count: int = 1, timeout: float = 10.0) -> list[dict]:
+        """Waits until `count` id-null error replies (to unreadable messages: parse
+        errors, bad or oversized frames) have arrived since the server started,
+        filing replies and notifications read meanwhile as usual, and returns all
+        of them so far, oldest first."""
+        self._pump_until(lambda: len(self.null_id_errors) >= count, timeout, f"{count} id-null error(s)")
+        return list(self.null_id_errors)
 
     def start(self, method: str, params: Any = None) -> int:
         rid = self.next_id()
