@@ -96,6 +96,17 @@ class Server:
     def stderr(self) -> str:
         return b"".join(self._stderr_chunks).decode("utf-8", "replace")
 
+    SANITIZER_MARKERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:", "ThreadSanitizer",
+                         "Invalid read", "Invalid write", "definitely lost", "possibly lost")
+
+    def assert_no_sanitizer_reports(self) -> None:
+        """Under a sanitizer (or valgrind) build, any report on stderr fails the test that
+        caused it; call after close() or at a point where the server has settled."""
+        time.sleep(0.05)
+        err = self.stderr
+        for marker in self.SANITIZER_MARKERS:
+            assert marker not in err, err[-4000:]
+
     def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
