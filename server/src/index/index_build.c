@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "common/utf8.h"
@@ -56,16 +57,48 @@ typedef struct {
   uint32_t *thread, *name, *dom; /* dom: index into domain keys */
 } nsys__raw_nvtx;
 
+static bool nsys__huge_pages = true;
+
 #define NSYS__GROW(arr, cap) (arr) = nsys_xrealloc((arr), (size_t)(cap) * sizeof *(arr))
+
+/* Large arrays (the row and index columns, megabytes each) are 2 MiB aligned
+ * and marked for transparent huge pages: their first touch then costs one
+ * page fault per 2 MiB instead of one per 4 KiB (the build's system time was
+ * mostly those faults), and the gathers' random reads miss the TLB less.
+ * Plain malloc'd memory: free() releases it. */
+#define NSYS__HUGE ((size_t)2 << 20)
+
+static void *nsys__big_alloc(size_t bytes) {
+  if (bytes < NSYS__HUGE) return nsys_xmalloc(bytes);
+  void *p = NULL;
+  if (posix_memalign(&p, NSYS__HUGE, bytes) != 0) return nsys_xmalloc(bytes);
+  if (nsys__huge_pages) madvise(p, bytes & ~(NSYS__HUGE - 1), MADV_HUGEPAGE);
+  return p;
+}
+
+/* realloc for large arrays: keeps the first old_bytes */
+static void *nsys__big_realloc(void *old, size_t old_bytes, size_t bytes) {
+  if (bytes < NSYS__HUGE) return nsys_xrealloc(old, bytes);
+  void *p = nsys__big_alloc(bytes);
+  if (old) {
+    memcpy(p, old, old_bytes < bytes ? old_bytes : bytes);
+    free(old);
+  }
+  return p;
+}
+
+#define NSYS__BIG_GROW(arr, old_cap, cap) \
+  (arr) = nsys__big_realloc((arr), (size_t)(old_cap) * sizeof *(arr), (size_t)(cap) * sizeof *(arr))
 
 static void nsys__raw_ops_reserve(nsys__raw_ops *r, uint32_t want) {
   if (want <= r->cap) return;
   uint32_t cap = r->cap ? r->cap : 1024;
   while (cap < want) cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
-  NSYS__GROW(r->start, cap); NSYS__GROW(r->end, cap); NSYS__GROW(r->rowid, cap);
-  NSYS__GROW(r->corr, cap); NSYS__GROW(r->tgroup, cap); NSYS__GROW(r->name, cap);
-  NSYS__GROW(r->full, cap);
-  NSYS__GROW(r->kind, cap);
+  uint32_t oc = r->n; /* only the rows read so far need copying */
+  NSYS__BIG_GROW(r->start, oc, cap); NSYS__BIG_GROW(r->end, oc, cap); NSYS__BIG_GROW(r->rowid, oc, cap);
+  NSYS__BIG_GROW(r->corr, oc, cap); NSYS__BIG_GROW(r->tgroup, oc, cap); NSYS__BIG_GROW(r->name, oc, cap);
+  NSYS__BIG_GROW(r->full, oc, cap);
+  NSYS__BIG_GROW(r->kind, oc, cap);
   r->cap = cap;
 }
 
@@ -79,8 +112,9 @@ static void nsys__raw_api_reserve(nsys__raw_api *r, uint32_t want) {
   if (want <= r->cap) return;
   uint32_t cap = r->cap ? r->cap : 1024;
   while (cap < want) cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
-  NSYS__GROW(r->start, cap); NSYS__GROW(r->end, cap); NSYS__GROW(r->rowid, cap);
-  NSYS__GROW(r->corr, cap); NSYS__GROW(r->thread, cap); NSYS__GROW(r->name, cap);
+  uint32_t oc = r->n;
+  NSYS__BIG_GROW(r->start, oc, cap); NSYS__BIG_GROW(r->end, oc, cap); NSYS__BIG_GROW(r->rowid, oc, cap);
+  NSYS__BIG_GROW(r->corr, oc, cap); NSYS__BIG_GROW(r->thread, oc, cap); NSYS__BIG_GROW(r->name, oc, cap);
   r->cap = cap;
 }
 
@@ -93,8 +127,9 @@ static void nsys__raw_nvtx_reserve(nsys__raw_nvtx *r, uint32_t want) {
   if (want <= r->cap) return;
   uint32_t cap = r->cap ? r->cap : 1024;
   while (cap < want) cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
-  NSYS__GROW(r->start, cap); NSYS__GROW(r->end, cap); NSYS__GROW(r->rowid, cap);
-  NSYS__GROW(r->thread, cap); NSYS__GROW(r->name, cap); NSYS__GROW(r->dom, cap);
+  uint32_t oc = r->n;
+  NSYS__BIG_GROW(r->start, oc, cap); NSYS__BIG_GROW(r->end, oc, cap); NSYS__BIG_GROW(r->rowid, oc, cap);
+  NSYS__BIG_GROW(r->thread, oc, cap); NSYS__BIG_GROW(r->name, oc, cap); NSYS__BIG_GROW(r->dom, oc, cap);
   r->cap = cap;
 }
 
@@ -125,6 +160,7 @@ typedef struct {
   uint32_t tk_last;                  /* last id returned, UINT32_MAX at first */
   int64_t *track_gpid;       /* per final track: its globalPid (for the join) */
   int64_t worker_cpu_ns;     /* the GPU reader thread's CPU time (timing log) */
+  int64_t worker_read_cpu_ns; /* of which reading the tables */
   int64_t ops_max_end;       /* max end of the ops, INT64_MIN when none */
   /* host reader (calling thread) */
   nsys__raw_api api;
@@ -146,12 +182,16 @@ static int64_t nsys__thread_cpu_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static bool nsys__tick(nsys__build *b, uint32_t *since) {
-  if (++*since < NSYS__TICK) return true;
+static bool nsys__tick_slow(nsys__build *b, uint32_t *since) {
   atomic_fetch_add(&b->rows_done, *since);
   *since = 0;
   if (nsys_call_cancelled(b->call)) atomic_store(&b->stop, 1);
   return atomic_load(&b->stop) == 0;
+}
+
+/* per row: a counter; every NSYS__TICK rows, progress and the cancel check */
+static inline bool nsys__tick(nsys__build *b, uint32_t *since) {
+  return ++*since < NSYS__TICK || nsys__tick_slow(b, since);
 }
 
 static void nsys__report(nsys__build *b, int lo, int hi, const char *msg) {
@@ -386,6 +426,7 @@ static void *nsys__gpu_reader(void *arg) {
   }
   nsys__sidmap_free(&sm[0]);
   nsys__src_close(&src);
+  b->worker_read_cpu_ns = nsys__thread_cpu_ns();
   /* group, sort and scatter the ops here, overlapping the host reader; names
    * stay in worker-local string ids until the caller remaps them */
   if (atomic_load(&b->stop) == 0 && !b->op_failed) {
@@ -521,6 +562,22 @@ static bool nsys__read_runtime(nsys__build *b, nsys__src *src, nsys_strtab *tab,
   return atomic_load(&b->stop) == 0;
 }
 
+/* ASCII without NUL (the usual NVTX text): valid UTF-8 that needs no
+ * sanitizing. Eight bytes at a time. */
+static bool nsys__plain_ascii(const unsigned char *s, size_t n) {
+  const uint64_t lo7 = 0x7F7F7F7F7F7F7F7FULL, hi = 0x8080808080808080ULL;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    /* a byte >= 0x80, or a zero byte ((b & 0x7F) + 0x7F sets bit 7 unless b == 0) */
+    if ((w & hi) || (~((w & lo7) + lo7) & hi)) return false;
+  }
+  for (; i < n; i++)
+    if (s[i] == 0 || s[i] >= 0x80) return false;
+  return true;
+}
+
 /* args: rowid, start, end, eventType, globalTid, text, textId, domainId, endGlobalTid */
 static void nsys__nvtx_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   (void)argc;
@@ -544,7 +601,7 @@ static void nsys__nvtx_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   const unsigned char *text = sqlite3_value_text(v[5]);
   if (text) {
     size_t len = (size_t)sqlite3_value_bytes(v[5]);
-    if (nsys_utf8_valid((const char *)text, len) && !memchr(text, 0, len)) {
+    if (nsys__plain_ascii(text, len) || (nsys_utf8_valid((const char *)text, len) && !memchr(text, 0, len))) {
       name = nsys_strtab_intern(tab, (const char *)text, len);
     } else {
       char *clean = nsys_utf8_sanitize((const char *)text, len);
@@ -602,6 +659,10 @@ static bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, ns
            "FROM %s WHERE eventType BETWEEN 59 AND 75",
            has_text ? "text" : "NULL", has_textid ? "textId" : "NULL", has_dom ? "domainId" : "0",
            has_egt ? "endGlobalTid" : "NULL", tbl);
+  /* at most one range per row: reserved once (huge pages, nsys__big_alloc),
+   * only the pages the ranges fill are ever touched */
+  nsys__raw_nvtx_reserve(&b->nvtx, (uint32_t)NSYS_MIN(nsys__src_max_rowid(src, NSYS__SRC_NVTX) + 16,
+                                                      (int64_t)UINT32_MAX - 2));
   nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0};
   int rc = nsys__read_rows(src->db, "nsys_ai_nvtx_rows", sql, nsys__nvtx_row, &h);
   atomic_fetch_add(&b->rows_done, h.since);
@@ -629,6 +690,34 @@ static int nsys__cmp_idx(const void *a, const void *b, void *ctx_) {
   return nsys__cmp_rows(ctx_, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
+/* Merges a short sorted run into a long one: each short item's place by
+ * binary search, the long run copied in blocks between them (a table of a
+ * few memcpy rows merged into a stream of kernels costs a memcpy, not a
+ * comparison per kernel). `small_first`: the short run came first, so it
+ * wins ties, as in the plain merge. Returns the items written. */
+static uint32_t nsys__merge_small(const nsys__sort_ctx *c, const uint32_t *big, uint32_t nbig,
+                                  const uint32_t *small, uint32_t nsmall, bool small_first,
+                                  uint32_t *dst) {
+  uint32_t j = 0, out = 0;
+  for (uint32_t i = 0; i < nsmall; i++) {
+    uint32_t y = small[i];
+    /* first k in [j, nbig) where y goes before big[k] */
+    uint32_t lo = j, hi = nbig;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      int r = nsys__cmp_rows(c, big[mid], y);
+      if (small_first ? r < 0 : r <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    memcpy(dst + out, big + j, (size_t)(lo - j) * sizeof *dst);
+    out += lo - j;
+    j = lo;
+    dst[out++] = y;
+  }
+  memcpy(dst + out, big + j, (size_t)(nbig - j) * sizeof *dst);
+  return out + (nbig - j);
+}
+
 /* Sorts perm[0..n) by the context's key: a natural merge sort, so the usual
  * input (a few sorted runs: one per source table, or rows written per
  * thread buffer) costs one or two linear passes. Many runs fall back to qsort. */
@@ -641,7 +730,7 @@ static void nsys__sort_segment(uint32_t *perm, uint32_t n, nsys__sort_ctx *c) {
     qsort_r(perm, n, sizeof *perm, nsys__cmp_idx, c);
     return;
   }
-  uint32_t *tmp = nsys_xmalloc((size_t)n * sizeof(uint32_t));
+  uint32_t *tmp = nsys__big_alloc((size_t)n * sizeof(uint32_t));
   uint32_t *src = perm, *dst = tmp;
   while (runs > 1) {
     uint32_t i = 0, out = 0;
@@ -651,9 +740,16 @@ static void nsys__sort_segment(uint32_t *perm, uint32_t n, nsys__sort_ctx *c) {
       while (a_end < n && nsys__cmp_rows(c, src[a_end - 1], src[a_end]) <= 0) a_end++;
       uint32_t b = a_end, b_end = b < n ? b + 1 : b;
       while (b_end < n && nsys__cmp_rows(c, src[b_end - 1], src[b_end]) <= 0) b_end++;
-      while (a < a_end && b < b_end) dst[out++] = nsys__cmp_rows(c, src[b], src[a]) < 0 ? src[b++] : src[a++];
-      while (a < a_end) dst[out++] = src[a++];
-      while (b < b_end) dst[out++] = src[b++];
+      uint32_t na = a_end - a, nb = b_end - b;
+      if (nb && (uint64_t)nb * 32 < na) {
+        out = nsys__merge_small(c, src + a, na, src + b, nb, false, dst + out) + out;
+      } else if (nb && (uint64_t)na * 32 < nb) {
+        out = nsys__merge_small(c, src + b, nb, src + a, na, true, dst + out) + out;
+      } else {
+        while (a < a_end && b < b_end) dst[out++] = nsys__cmp_rows(c, src[b], src[a]) < 0 ? src[b++] : src[a++];
+        while (a < a_end) dst[out++] = src[a++];
+        while (b < b_end) dst[out++] = src[b++];
+      }
       i = b_end;
       runs++;
     }
@@ -673,7 +769,7 @@ static uint32_t *nsys__group(const uint32_t *group, uint32_t n, uint32_t ngroups
   for (uint32_t g = 0; g < ngroups; g++) first[g + 1] += first[g];
   uint32_t *pos = nsys_xmalloc(((size_t)ngroups + 1) * sizeof(uint32_t));
   memcpy(pos, first, ((size_t)ngroups + 1) * sizeof(uint32_t));
-  uint32_t *perm = nsys_xmalloc((size_t)(n ? n : 1) * sizeof(uint32_t));
+  uint32_t *perm = nsys__big_alloc((size_t)(n ? n : 1) * sizeof(uint32_t));
   for (uint32_t i = 0; i < n; i++) perm[pos[group[i]]++] = i;
   free(pos);
   *first_out = first;
@@ -757,8 +853,8 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   nsys_ops *o = &ix->ops;
   o->n = n;
   size_t nn = n ? n : 1;
-  int64_t *spare8 = nsys_xmalloc(nn * sizeof(int64_t));
-  uint32_t *spare4 = nsys_xmalloc(nn * sizeof(uint32_t));
+  int64_t *spare8 = nsys__big_alloc(nn * sizeof(int64_t));
+  uint32_t *spare4 = nsys__big_alloc(nn * sizeof(uint32_t));
   NSYS__GATHER(o->start, r->start, spare8, perm, n);
   NSYS__GATHER(o->end, r->end, spare8, perm, n);
   NSYS__GATHER(o->rowid, r->rowid, spare8, perm, n);
@@ -769,7 +865,7 @@ static void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   o->api = (int32_t *)spare4; /* tgroup's buffer */
   spare4 = NULL;
   for (uint32_t i = 0; i < n; i++) o->api[i] = -1;
-  o->kind = nsys_xmalloc(nn);
+  o->kind = nsys__big_alloc(nn);
   for (uint32_t i = 0; i < n; i++) o->kind[i] = r->kind[perm[i]];
   free(spare8);
   r->start = r->end = r->rowid = NULL; /* their buffers now hold final arrays */
@@ -886,8 +982,8 @@ static void nsys__assemble_api(nsys__build *b, nsys_index *ix, const uint32_t *t
   nsys_api_calls *a = &ix->api;
   size_t nn = n ? n : 1;
   a->n = n;
-  int64_t *spare8 = nsys_xmalloc(nn * sizeof(int64_t));
-  uint32_t *spare4 = nsys_xmalloc(nn * sizeof(uint32_t));
+  int64_t *spare8 = nsys__big_alloc(nn * sizeof(int64_t));
+  uint32_t *spare4 = nsys__big_alloc(nn * sizeof(uint32_t));
   NSYS__GATHER(a->start, r->start, spare8, perm, n);
   NSYS__GATHER(a->end, r->end, spare8, perm, n);
   NSYS__GATHER(a->correlation, r->corr, spare8, perm, n);
@@ -903,21 +999,32 @@ static void nsys__assemble_api(nsys__build *b, nsys_index *ix, const uint32_t *t
   free(first);
 }
 
-/* API <-> op join on (globalPid, correlationId). */
-static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpid) {
-  nsys_api_calls *a = &ix->api;
-  nsys_ops *o = &ix->ops;
-  uint32_t n_ops = o->n;
-  ix->op_next = nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
-  for (uint32_t i = 0; i < n_ops; i++) ix->op_next[i] = -1;
-  if (!a->n || !n_ops) return;
-  /* Fast path: per process, correlation ids are a dense counter (the usual
-   * case): a direct corr -> call table per process, read in nearly
-   * sequential order. Sparse ids fall back to the hash below. */
+/* API <-> op join on (globalPid, correlationId), in two halves: the lookup
+ * table from the API calls alone (built by the host reader while the GPU
+ * reader may still run), then one probe per op. */
+enum { NSYS__JOIN_MAXP = 256 };
+
+typedef struct {
+  /* direct: per process, correlation ids are a dense counter (the usual
+   * case): a corr -> call table per process, read in nearly sequential order */
+  int32_t *direct;
+  uint32_t np;
+  int64_t pg[NSYS__JOIN_MAXP], plo[NSYS__JOIN_MAXP], phi[NSYS__JOIN_MAXP];
+  size_t off[NSYS__JOIN_MAXP];
+  /* else: open addressing on (gpid, corr), value = call index + 1 */
+  uint32_t *slot;
+  uint32_t mask;
+} nsys__join_table;
+
+#define NSYS__JH(g, c) \
+  ((uint32_t)((((uint64_t)(c) * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)(g) >> 24) * 0xC2B2AE3D27D4EB4FULL) >> 29))
+
+static void nsys__join_prepare(const nsys_index *ix, const int64_t *thread_gpid, nsys__join_table *jt) {
+  const nsys_api_calls *a = &ix->api;
+  memset(jt, 0, sizeof *jt);
+  if (!a->n) return;
   {
-    enum { MAXP = 256 };
-    int64_t pg[MAXP], plo[MAXP], phi[MAXP];
-    uint32_t pn[MAXP];
+    uint32_t pn[NSYS__JOIN_MAXP];
     uint32_t np = 0;
     bool ok = true;
     uint32_t last_t = UINT32_MAX, last_p = 0;
@@ -926,38 +1033,39 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
       if (a->thread[i] != last_t) {
         int64_t g = thread_gpid[a->thread[i]];
         uint32_t k = 0;
-        while (k < np && pg[k] != g) k++;
+        while (k < np && jt->pg[k] != g) k++;
         if (k == np) {
-          if (np == MAXP) {
+          if (np == NSYS__JOIN_MAXP) {
             ok = false;
             break;
           }
-          pg[np] = g;
-          plo[np] = INT64_MAX;
-          phi[np] = INT64_MIN;
+          jt->pg[np] = g;
+          jt->plo[np] = INT64_MAX;
+          jt->phi[np] = INT64_MIN;
           pn[np++] = 0;
         }
         last_t = a->thread[i];
         last_p = k;
       }
       int64_t cv = a->correlation[i];
-      if (cv < plo[last_p]) plo[last_p] = cv;
-      if (cv > phi[last_p]) phi[last_p] = cv;
+      if (cv < jt->plo[last_p]) jt->plo[last_p] = cv;
+      if (cv > jt->phi[last_p]) jt->phi[last_p] = cv;
       pn[last_p]++;
     }
     size_t total = 0;
     for (uint32_t k = 0; k < np && ok; k++) {
-      if (plo[k] < 0 || phi[k] - plo[k] >= (int64_t)pn[k] * 4 + 4096) ok = false;
-      else total += (size_t)(phi[k] - plo[k] + 1);
+      if (jt->plo[k] < 0 || jt->phi[k] - jt->plo[k] >= (int64_t)pn[k] * 4 + 4096) ok = false;
+      else total += (size_t)(jt->phi[k] - jt->plo[k] + 1);
     }
-    if (ok && np) {
-      int32_t *direct = nsys_xmalloc(total * sizeof(int32_t));
-      memset(direct, 0xFF, total * sizeof(int32_t));
-      size_t off[MAXP];
+    if (!np) return; /* no correlation ids: nothing joins */
+    if (ok) {
+      jt->np = np;
+      jt->direct = nsys__big_alloc(total * sizeof(int32_t));
+      memset(jt->direct, 0xFF, total * sizeof(int32_t));
       size_t acc_off = 0;
       for (uint32_t k = 0; k < np; k++) {
-        off[k] = acc_off;
-        acc_off += (size_t)(phi[k] - plo[k] + 1);
+        jt->off[k] = acc_off;
+        acc_off += (size_t)(jt->phi[k] - jt->plo[k] + 1);
       }
       last_t = UINT32_MAX;
       for (uint32_t i = 0; i < a->n; i++) {
@@ -965,63 +1073,72 @@ static void nsys__join(nsys__build *b, nsys_index *ix, const int64_t *thread_gpi
         if (a->thread[i] != last_t) {
           int64_t g = thread_gpid[a->thread[i]];
           last_p = 0;
-          while (pg[last_p] != g) last_p++;
+          while (jt->pg[last_p] != g) last_p++;
           last_t = a->thread[i];
         }
-        int32_t *slot = &direct[off[last_p] + (size_t)(a->correlation[i] - plo[last_p])];
+        int32_t *slot = &jt->direct[jt->off[last_p] + (size_t)(a->correlation[i] - jt->plo[last_p])];
         if (*slot < 0) *slot = (int32_t)i; /* an id repeated within a process: the first call wins */
       }
-      const int64_t *corr = b->ops.corr, *tg = b->track_gpid;
-      int64_t last_g = INT64_MIN;
-      int32_t kp = -1;
-      for (uint32_t i = 0; i < n_ops; i++) {
-        int64_t cv = corr[i];
-        if (cv == 0) continue;
-        int64_t g = tg[o->track[i]];
-        if (g != last_g) {
-          last_g = g;
-          kp = -1;
-          for (uint32_t k = 0; k < np; k++)
-            if (pg[k] == last_g) kp = (int32_t)k;
-        }
-        if (kp < 0 || cv < plo[kp] || cv > phi[kp]) continue;
-        o->api[i] = direct[off[kp] + (size_t)(cv - plo[kp])];
-      }
-      free(direct);
-      goto link;
+      return;
     }
   }
   uint64_t cap = 1024;
   while (cap < (uint64_t)a->n * 2) cap *= 2;
-  uint32_t mask = (uint32_t)(cap - 1);
-  uint32_t *slot = nsys_xcalloc(cap, sizeof(uint32_t));
-#define NSYS__JH(g, c) \
-  ((uint32_t)((((uint64_t)(c) * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)(g) >> 24) * 0xC2B2AE3D27D4EB4FULL) >> 29))
+  jt->mask = (uint32_t)(cap - 1);
+  jt->slot = nsys_xcalloc(cap, sizeof(uint32_t));
   for (uint32_t i = 0; i < a->n; i++) {
     if (a->correlation[i] == 0) continue;
     int64_t g = thread_gpid[a->thread[i]];
-    uint32_t j = NSYS__JH(g, a->correlation[i]) & mask;
-    while (slot[j]) j = (j + 1) & mask;
-    slot[j] = i + 1;
+    uint32_t j = NSYS__JH(g, a->correlation[i]) & jt->mask;
+    while (jt->slot[j]) j = (j + 1) & jt->mask;
+    jt->slot[j] = i + 1; /* probing finds the first call of a repeated id first */
   }
+}
+
+static void nsys__join_finish(nsys__build *b, nsys_index *ix, const int64_t *thread_gpid,
+                              nsys__join_table *jt) {
+  nsys_api_calls *a = &ix->api;
+  nsys_ops *o = &ix->ops;
+  uint32_t n_ops = o->n;
+  ix->op_next = nsys__big_alloc((size_t)(n_ops ? n_ops : 1) * sizeof(int32_t));
+  for (uint32_t i = 0; i < n_ops; i++) ix->op_next[i] = -1;
   const int64_t *corr = b->ops.corr, *tg = b->track_gpid;
-  for (uint32_t i = 0; i < n_ops; i++) {
-    if (corr[i] == 0) continue;
-    int64_t g = tg[o->track[i]];
-    uint32_t j = NSYS__JH(g, corr[i]) & mask;
-    uint32_t v;
-    while ((v = slot[j]) != 0) {
-      uint32_t ai = v - 1;
-      if (a->correlation[ai] == corr[i] && thread_gpid[a->thread[ai]] == g) {
-        o->api[i] = (int32_t)ai;
-        break;
+  if (jt->direct) {
+    int64_t last_g = INT64_MIN;
+    int32_t kp = -1;
+    for (uint32_t i = 0; i < n_ops; i++) {
+      int64_t cv = corr[i];
+      if (cv == 0) continue;
+      int64_t g = tg[o->track[i]];
+      if (g != last_g) {
+        last_g = g;
+        kp = -1;
+        for (uint32_t k = 0; k < jt->np; k++)
+          if (jt->pg[k] == last_g) kp = (int32_t)k;
       }
-      j = (j + 1) & mask;
+      if (kp < 0 || cv < jt->plo[kp] || cv > jt->phi[kp]) continue;
+      o->api[i] = jt->direct[jt->off[kp] + (size_t)(cv - jt->plo[kp])];
+    }
+  } else if (jt->slot) {
+    for (uint32_t i = 0; i < n_ops; i++) {
+      if (corr[i] == 0) continue;
+      int64_t g = tg[o->track[i]];
+      uint32_t j = NSYS__JH(g, corr[i]) & jt->mask;
+      uint32_t v;
+      while ((v = jt->slot[j]) != 0) {
+        uint32_t ai = v - 1;
+        if (a->correlation[ai] == corr[i] && thread_gpid[a->thread[ai]] == g) {
+          o->api[i] = (int32_t)ai;
+          break;
+        }
+        j = (j + 1) & jt->mask;
+      }
     }
   }
-#undef NSYS__JH
-  free(slot);
-link:
+  free(jt->direct);
+  free(jt->slot);
+  jt->direct = NULL;
+  jt->slot = NULL;
   for (uint32_t i = n_ops; i-- > 0;) {
     int32_t ai = o->api[i];
     if (ai < 0) continue;
@@ -1029,6 +1146,7 @@ link:
     a->first_op[ai] = (int32_t)i;
   }
 }
+#undef NSYS__JH
 
 static void nsys__assemble_nvtx(nsys__build *b, nsys_index *ix, const uint32_t *tmp2final) {
   nsys__raw_nvtx *r = &b->nvtx;
@@ -1041,14 +1159,14 @@ static void nsys__assemble_nvtx(nsys__build *b, nsys_index *ix, const uint32_t *
   nsys_nvtx_ranges *v = &ix->nvtx;
   size_t nn = n ? n : 1;
   v->n = n;
-  v->start = nsys_xmalloc(nn * sizeof(int64_t));
-  v->end = nsys_xmalloc(nn * sizeof(int64_t));
-  v->name = nsys_xmalloc(nn * sizeof(uint32_t));
-  v->domain = nsys_xmalloc(nn * sizeof(uint32_t));
-  v->thread = nsys_xmalloc(nn * sizeof(uint32_t));
-  v->depth = nsys_xmalloc(nn * sizeof(uint16_t));
-  v->parent = nsys_xmalloc(nn * sizeof(int32_t));
-  uint32_t *stack = nsys_xmalloc(nn * sizeof(uint32_t));
+  v->start = nsys__big_alloc(nn * sizeof(int64_t));
+  v->end = nsys__big_alloc(nn * sizeof(int64_t));
+  v->name = nsys__big_alloc(nn * sizeof(uint32_t));
+  v->domain = nsys__big_alloc(nn * sizeof(uint32_t));
+  v->thread = nsys__big_alloc(nn * sizeof(uint32_t));
+  v->depth = nsys__big_alloc(nn * sizeof(uint16_t));
+  v->parent = nsys__big_alloc(nn * sizeof(int32_t));
+  uint32_t *stack = nsys__big_alloc(nn * sizeof(uint32_t));
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     nsys__sort_segment(perm + first[t], first[t + 1] - first[t], &ctx);
     ix->threads[t].nvtx_first = first[t];
@@ -1103,44 +1221,54 @@ static void nsys__build_free(nsys__build *b) {
   free(b->dom_name);
 }
 
-static void nsys__span(nsys_index *ix, int64_t ops_max_end) {
-  bool any = false;
-  int64_t lo = 0, hi = 0;
-#define NSYS__SPAN(S, E, N)                          \
-  for (uint32_t i = 0; i < (N); i++) {               \
-    if (!any || (S)[i] < lo) lo = (S)[i];            \
-    if (!any || (E)[i] > hi) hi = (E)[i];            \
-    any = true;                                      \
+/* The profile's span: min start and max end over everything. The host side
+ * (API calls, NVTX ranges) is folded in before the wait for the GPU reader. */
+typedef struct {
+  bool any;
+  int64_t lo, hi;
+} nsys__span_acc;
+
+static void nsys__span_add(nsys__span_acc *s, const int64_t *start, const int64_t *end, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (!s->any || start[i] < s->lo) s->lo = start[i];
+    if (!s->any || end[i] > s->hi) s->hi = end[i];
+    s->any = true;
   }
+}
+
+static void nsys__span(nsys_index *ix, nsys__span_acc host, int64_t ops_max_end) {
+  nsys__span_acc s = host;
   /* ops are sorted per track, so only each track's first start matters */
   for (uint32_t t = 0; t < ix->n_tracks; t++) {
     const nsys_gpu_track *tr = &ix->tracks[t];
     if (!tr->count) continue;
-    if (!any || ix->ops.start[tr->first] < lo) lo = ix->ops.start[tr->first];
-    if (!any || ix->ops.start[tr->first] > hi) hi = ix->ops.start[tr->first];
-    any = true;
+    int64_t st = ix->ops.start[tr->first];
+    if (!s.any || st < s.lo) s.lo = st;
+    if (!s.any || st > s.hi) s.hi = st;
+    s.any = true;
   }
-  if (ix->ops.n && ops_max_end > hi) hi = ops_max_end; /* computed by the GPU reader */
-  NSYS__SPAN(ix->api.start, ix->api.end, ix->api.n)
-  NSYS__SPAN(ix->nvtx.start, ix->nvtx.end, ix->nvtx.n)
-#undef NSYS__SPAN
-  ix->span_start = lo;
-  ix->span_end = hi;
+  if (ix->ops.n && ops_max_end > s.hi) s.hi = ops_max_end; /* computed by the GPU reader */
+  ix->span_start = s.any ? s.lo : 0;
+  ix->span_end = s.any ? s.hi : 0;
 }
 
 static bool nsys__timing_on;
-static int64_t nsys__t_last;
+static int64_t nsys__t_last, nsys__cpu_last;
 static void nsys__phase(const char *what) {
   if (!nsys__timing_on) return;
-  int64_t now = nsys_now_ns();
-  nsys_log("index build: %-28s %8.1f ms", what, (double)(now - nsys__t_last) / 1e6);
+  int64_t now = nsys_now_ns(), cpu = nsys__thread_cpu_ns();
+  nsys_log("index build: %-28s %8.1f ms (thread CPU %.1f ms)", what, (double)(now - nsys__t_last) / 1e6,
+           (double)(cpu - nsys__cpu_last) / 1e6);
   nsys__t_last = now;
+  nsys__cpu_last = cpu;
 }
 
 nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys__timing_on = getenv("NSYS_AI_INDEX_TIMING") != NULL;
+  nsys__huge_pages = getenv("NSYS_AI_INDEX_NO_HUGEPAGES") == NULL;
   nsys__t_last = nsys_now_ns();
   int64_t cpu0 = nsys__thread_cpu_ns();
+  nsys__cpu_last = cpu0;
   nsys__build *b = nsys_xcalloc(1, sizeof *b);
   b->p = p;
   b->call = call;
@@ -1173,14 +1301,18 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
 
   nsys__sidmap sm;
   memset(&sm, 0, sizeof sm);
-  bool host_ok = nsys__read_runtime(b, &src, &ix->strings, &sm) &&
-                 nsys__read_nvtx(b, &src, &ix->strings, &sm);
-  nsys__phase("read host tables");
+  bool host_ok = nsys__read_runtime(b, &src, &ix->strings, &sm);
+  nsys__phase("read CUDA API calls");
+  host_ok = host_ok && nsys__read_nvtx(b, &src, &ix->strings, &sm);
+  nsys__phase("read NVTX ranges");
   /* The host side (threads, API calls, NVTX ranges) needs nothing from the GPU
    * reader: assemble it while the worker still reads or sorts the ops. Thread
    * names are interned before the op names, in the same order as before. */
   uint32_t *tmp2final = NULL;
   int64_t *thread_gpid = NULL;
+  nsys__join_table jt;
+  memset(&jt, 0, sizeof jt);
+  nsys__span_acc span = {false, 0, 0};
   if (host_ok && atomic_load(&b->stop) == 0) {
     tmp2final = nsys__assemble_threads(b, ix, &src, &sm);
     thread_gpid = nsys_xmalloc((size_t)(b->n_tmp ? b->n_tmp : 1) * sizeof(int64_t));
@@ -1189,6 +1321,11 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     nsys__raw_api_free(&b->api);
     nsys__assemble_nvtx(b, ix, tmp2final);
     nsys__phase("host: threads, api, nvtx");
+    /* the API calls' half of the join and of the span need nothing from the GPU reader */
+    nsys__join_prepare(ix, thread_gpid, &jt);
+    nsys__span_add(&span, ix->api.start, ix->api.end, ix->api.n);
+    nsys__span_add(&span, ix->nvtx.start, ix->nvtx.end, ix->nvtx.n);
+    nsys__phase("host: join table, span");
   }
   nsys__sidmap_free(&sm);
   nsys__src_close(&src);
@@ -1203,8 +1340,9 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   }
   nsys__phase("wait for the GPU reader");
   if (nsys__timing_on)
-    nsys_log("index build: GPU reader thread CPU %.1f ms (this thread so far %.1f ms)",
-             (double)b->worker_cpu_ns / 1e6, (double)(nsys__thread_cpu_ns() - cpu0) / 1e6);
+    nsys_log("index build: GPU reader thread CPU %.1f ms (reading %.1f ms; this thread so far %.1f ms)",
+             (double)b->worker_cpu_ns / 1e6, (double)b->worker_read_cpu_ns / 1e6,
+             (double)(nsys__thread_cpu_ns() - cpu0) / 1e6);
   bool failed = !host_ok || b->op_failed || atomic_load(&b->stop);
   if (failed) {
     if (nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
@@ -1213,6 +1351,8 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     else nsys_call_fail_cancelled(call);
     free(tmp2final);
     free(thread_gpid);
+    free(jt.direct);
+    free(jt.slot);
     nsys__build_free(b);
     free(b);
     nsys_index_free(ix);
@@ -1222,7 +1362,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys__remap_op_names(b, ix);
   nsys__phase("ops: names");
   nsys_call_progress(call, 90, "joining API calls and GPU operations");
-  nsys__join(b, ix, thread_gpid);
+  nsys__join_finish(b, ix, thread_gpid, &jt);
   nsys__phase("join");
   nsys_call_progress(call, 94, "nesting NVTX ranges");
   free(tmp2final);
@@ -1230,7 +1370,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   int64_t ops_max_end = b->ops_max_end;
   nsys__build_free(b);
   free(b);
-  nsys__span(ix, ops_max_end);
+  nsys__span(ix, span, ops_max_end);
   nsys__phase("span");
   return ix;
 }

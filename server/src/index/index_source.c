@@ -41,6 +41,13 @@ bool nsys__src_open(nsys__src *s, nsys_profile *p, char *err, size_t errcap) {
   s->db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, err, errcap);
   if (!s->db) return false;
   sqlite3_busy_timeout(s->db, 2000);
+  /* Pages straight from the file's mapping (SQLite clamps the size to its
+   * compile-time maximum, 2 GiB by default; the rest is read as usual): no
+   * read() call and no copy into the page cache per 4 KiB page. A third of
+   * the build's system time was those reads. The connection only lives for
+   * the build. */
+  if (!getenv("NSYS_AI_INDEX_NO_MMAP"))
+    sqlite3_exec(s->db, "PRAGMA mmap_size=1099511627776", NULL, NULL, NULL);
   for (int t = 0; t < NSYS__SRC__COUNT; t++) {
     const char *real = p->schema.table[nsys__src_tables[t].logical];
     if (real) nsys__quote(real, s->table[t], sizeof s->table[t]);

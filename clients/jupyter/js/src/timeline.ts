@@ -84,7 +84,9 @@ const CSS = `
 .nsys-tl-bar { display: flex; gap: 6px; align-items: center; padding: 4px 6px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
 .nsys-tl-bar b { margin-right: auto; font-weight: 600; }
 .nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; }
-.nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; }
+.nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; display: inline-block;
+  width: 36ch; height: 16px; line-height: 16px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;
+  text-align: right; contain: strict; }
 .nsys-tl-scroll { overflow-y: auto; overflow-x: hidden; position: relative; }
 .nsys-tl-sizer { position: relative; }
 .nsys-tl canvas { display: block; cursor: grab; position: sticky; top: 0; }
@@ -308,6 +310,7 @@ class Timeline {
       .catch((e: Error) => {
         this.status.classList.add("nsys-tl-err");
         this.status.textContent = e.message;
+        this.status.title = e.message;
       })
       .finally(() => {
         this.inflight = false;
