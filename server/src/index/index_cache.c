@@ -314,6 +314,7 @@ typedef enum {
   NSYS__CHK_U32_LT,  /* u32 x < lim */
   NSYS__CHK_I32_REF, /* i32 x in [-1, lim): an index or -1 */
   NSYS__CHK_U16_LE,  /* u16 x <= lim */
+  NSYS__CHK_U8_LE,   /* u8 x <= lim */
   /* links between the elements of one array, so that walking them always
    * ends (element i, a valid build guarantees it): */
   NSYS__CHK_I32_BEFORE, /* -1 or 0 <= x < i: nvtx.parent (the enclosing range sorts first) */
@@ -369,6 +370,20 @@ static bool nsys__check_elems(const unsigned char *x, size_t n, nsys__check chk,
   if (chk == NSYS__CHK_U32_LT && lim == 0) return false;
   size_t i = 0;
   uint32_t bad = 0;
+  if (chk == NSYS__CHK_U8_LE) {
+    if (lim >= UINT8_MAX) return true;
+#ifdef __SSE2__
+    const __m128i mx = _mm_set1_epi8((char)lim);
+    __m128i acc = _mm_setzero_si128();
+    for (; i + 16 <= n; i += 16) {
+      __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+      acc = _mm_or_si128(acc, _mm_xor_si128(_mm_max_epu8(a, mx), mx)); /* nonzero where a > lim */
+    }
+    bad |= (uint32_t)(_mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xFFFF);
+#endif
+    for (; i < n; i++) bad |= x[i] > lim;
+    return !bad;
+  }
   if (chk == NSYS__CHK_U16_LE) {
     const uint16_t *v = (const uint16_t *)(const void *)x;
     if (lim >= UINT16_MAX) return true;
@@ -632,7 +647,7 @@ static void nsys__lay_out(nsys__layout *r, const nsys__cache_header *h, nsys_ind
   NSYS__TAKE("ops.track", ix->ops.track, no, 4, NSYS__CHK_U32_LT, h->n_tracks);
   NSYS__TAKE("ops.api", ix->ops.api, no, 4, NSYS__CHK_I32_REF, na);
   NSYS__TAKE("op_next", ix->op_next, no, 4, NSYS__CHK_I32_AFTER, no);
-  NSYS__TAKE("ops.kind", ix->ops.kind, no, 1, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("ops.kind", ix->ops.kind, no, 1, NSYS__CHK_U8_LE, NSYS_OP_GRAPH);
   NSYS__TAKE("threads", raw->threads, nt, sizeof(nsys_host_thread), NSYS__CHK_NONE, 0);
   uint32_t max_depth = 0; /* the deepest NVTX row any thread declares */
   for (uint32_t t = 0; r->ok && t < nt; t++)
