@@ -3,10 +3,15 @@
  * Key: file identity (path, dev, ino, size, mtime_ns); the header repeats it
  * with a format version, the struct sizes, the element counts, the payload
  * size and a checksum of the payload. The payload holds the contract arrays
- * AND everything nsys__index_derive computes from them (display names, NVTX
- * rows per (thread, depth), the NVTX projection, every track's zoom summary
- * series), so a reopen maps the file, checks it and points the arrays into
- * the mapping: no recomputation, no copy.
+ * AND what nsys__index_derive computes from them (NVTX rows per (thread,
+ * depth), the NVTX projection, every track's zoom summary series), so a
+ * reopen maps the file, checks it and points the arrays into the mapping: no
+ * recomputation, no copy. Display names are the exception: the cache keeps
+ * each kernel name's short name and the load makes the display names again
+ * (per distinct name, not per op), so that a change of the display rules in
+ * common/kname_display.c never leaves stale names in old caches. Anything
+ * else computed in index/ that the file stores must bump the version when
+ * its computation changes.
  *
  * The check is one pass over the payload (nsys__verify): each 32 KiB chunk
  * is summed into the checksum and, while it is in L1, its index entries are
@@ -27,7 +32,8 @@
  *   ops: start end rowid (i64) name full_name track api op_next (u32) kind (u8),
  *   threads, api: start end correlation rowid (i64) name thread first_op (u32),
  *   nvtx: start end (i64) name domain thread parent (u32) depth (u16),
- *   proj rows, proj start end (i64) nvtx (u32), display u32[n_display],
+ *   proj rows, proj start end (i64) nvtx (u32), short name of each kernel
+ *   name u32[n_display] (NSYS_STR_NONE: not a kernel name),
  *   thread_depth_first u32[n_threads + 1], depth_row_first u32[n_depth_rows],
  *   depth_row_count u32[n_depth_rows], nvtx_by_depth u32[n_nvtx],
  *   series blk_union i64[n_blocks + n_series], blk_maxend i64[same],
@@ -52,8 +58,9 @@
 
 #define NSYS__CACHE_MAGIC "NSYSAIX"
 /* 3: graph launches (NSYS_OP_GRAPH); 4: four-lane checksum; 5: derived data
- * stored (display names, NVTX rows, series), checked in one fused pass */
-#define NSYS__CACHE_VERSION 5u
+ * stored (display names, NVTX rows, series), checked in one fused pass;
+ * 6: display names made at load from stored short names */
+#define NSYS__CACHE_VERSION 6u
 
 typedef struct {
   char magic[8];
@@ -238,7 +245,11 @@ void nsys__cache_save(const nsys_index *ix, nsys_profile *p) {
   nsys__put(&w, pv->proj_start, np * 8);
   nsys__put(&w, pv->proj_end, np * 8);
   nsys__put(&w, pv->proj_nvtx, np * 4);
-  nsys__put(&w, ix->display, (size_t)ix->n_display * 4);
+  {
+    uint32_t *short_of = nsys__display_short_names(ix, ix->n_display);
+    nsys__put(&w, short_of, (size_t)ix->n_display * 4);
+    free(short_of);
+  }
   nsys__put(&w, pv->thread_depth_first, ((size_t)ix->n_threads + 1) * 4);
   nsys__put(&w, pv->depth_row_first, (size_t)pv->n_depth_rows * 4);
   nsys__put(&w, pv->depth_row_count, (size_t)pv->n_depth_rows * 4);
@@ -626,6 +637,7 @@ typedef struct {
   const nsys_host_thread *threads;
   const int64_t *u, *m;      /* series blk_union, blk_maxend */
   const uint32_t *l, *g;     /* series blk_longest, sup_longest */
+  const uint32_t *short_of;  /* per kernel name, its short name (display names) */
 } nsys__raw;
 
 /* The payload's sections, in file order, from the header's counts: points
@@ -670,7 +682,7 @@ static void nsys__lay_out(nsys__layout *r, const nsys__cache_header *h, nsys_ind
   NSYS__TAKE("proj.start", pv->proj_start, h->n_proj, 8, NSYS__CHK_NONE, 0);
   NSYS__TAKE("proj.end", pv->proj_end, h->n_proj, 8, NSYS__CHK_NONE, 0);
   NSYS__TAKE("proj.nvtx", pv->proj_nvtx, h->n_proj, 4, NSYS__CHK_U32_LT, nv);
-  NSYS__TAKE("display", ix->display, h->n_display, 4, NSYS__CHK_U32_LT, ns);
+  NSYS__TAKE("display.short", raw->short_of, h->n_display, 4, NSYS__CHK_I32_REF, ns); /* < ns or NONE */
   NSYS__TAKE("nvtx_rows.thread_first", pv->thread_depth_first, (uint64_t)nt + 1, 4, NSYS__CHK_NONE, 0);
   NSYS__TAKE("nvtx_rows.first", pv->depth_row_first, h->n_depth_rows, 4, NSYS__CHK_NONE, 0);
   NSYS__TAKE("nvtx_rows.count", pv->depth_row_count, h->n_depth_rows, 4, NSYS__CHK_NONE, 0);
@@ -751,7 +763,9 @@ nsys_index *nsys__cache_load(nsys_profile *p) {
   memset(&raw, 0, sizeof raw);
   nsys__lay_out(lay, &h, ix, &raw);
   bool range_ok = false;
+  int64_t t0 = nsys_now_ns();
   bool sum_ok = lay->ok && nsys__verify(lay, h.checksum, &range_ok);
+  int64_t t1 = nsys_now_ns();
   free(lay);
   if (!sum_ok) {
     /* the sizes do not add up, or the bytes are not those written */
@@ -781,13 +795,18 @@ nsys_index *nsys__cache_load(nsys_profile *p) {
   ix->ops.n = h.n_ops;
   ix->api.n = h.n_api;
   ix->nvtx.n = h.n_nvtx;
-  ix->n_display = h.n_display;
   ix->span_start = h.span_start;
   ix->span_end = h.span_end;
   pv->n_proj = h.n_proj;
   pv->n_proj_rows = h.n_proj_rows;
   pv->n_depth_rows = h.n_depth_rows;
   sane = sane && nsys__structure_ok(ix, &h) && nsys__series_map(ix, &h, raw.u, raw.m, raw.l, raw.g);
+  /* display names are made again (a few hundred names, not per op), so that
+   * they follow the current rules of common/kname_display.c */
+  if (sane) nsys__display_names_from(ix, raw.short_of, h.n_display);
+  if (getenv("NSYS_AI_INDEX_TIMING"))
+    nsys_log("index cache: checked %.1f MB in %.2f ms; strings, structure, display names %.2f ms",
+             (double)h.payload_size / 1e6, (double)(t1 - t0) / 1e6, (double)(nsys_now_ns() - t1) / 1e6);
   if (!sane) {
     nsys_log("index cache: %s is inconsistent; rebuilding", path);
     nsys_index_free(ix);

@@ -190,7 +190,7 @@ static void spit(const char *file, const unsigned char *buf, size_t n) {
 static const char *const checked_sections[] = {
     "strings.lens", "tracks", "ops.name", "ops.full_name", "ops.track", "ops.api", "op_next", "ops.kind", "threads",
     "api.name", "api.thread", "api.first_op", "nvtx.name", "nvtx.domain", "nvtx.thread", "nvtx.parent",
-    "nvtx.depth", "proj.rows", "proj.nvtx", "display", "nvtx_rows.thread_first", "nvtx_rows.first",
+    "nvtx.depth", "proj.rows", "proj.nvtx", "display.short", "nvtx_rows.thread_first", "nvtx_rows.first",
     "nvtx_rows.count", "nvtx_rows.ranges", "series.longest", "series.super_longest"};
 
 static void damaged_sections(const char *path, const char *file, const nsys_index *ia) {
