@@ -192,6 +192,7 @@ class Timeline {
   }
 
   destroy(): void {
+    clearTimeout(this.tipTimer);
     this.resize.disconnect();
     this.client.dispose();
   }
@@ -455,7 +456,7 @@ class Timeline {
 
   private bucketInfo(d: TrackData, i: number): Promise<BucketInfo> {
     const start = d.start + (d.bk as NonNullable<TrackData["bk"]>).index[i] * d.resolution;
-    const key = `${d.id}|${d.resolution}|${start}`;
+    const key = bucketKey(d, i);
     let p = this.bucketCache.get(key);
     if (!p) {
       if (this.bucketCache.size > 4096) this.bucketCache.clear();
@@ -468,6 +469,7 @@ class Timeline {
 
   /** what the tooltip shows now (hover replies for another item are dropped) */
   private tipKey = "";
+  private tipTimer: ReturnType<typeof setTimeout> | undefined;
 
   private hover(x: number, y: number): void {
     const row = this.rowAt(y);
@@ -501,12 +503,17 @@ class Timeline {
     this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
     this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
     if (d.bk && !d.bk.count) {
-      this.bucketInfo(d, i).then((b) => {
-        if (this.tipKey === key) {
-          this.tip.textContent = `${track.name}\n${describeAt(d, i, b)}`;
-          this.root.dataset.tipBucket = key;
-        }
-      }).catch(() => undefined);
+      // asked for once the pointer rests on the bucket (a sweep across the row asks nothing)
+      clearTimeout(this.tipTimer);
+      this.tipTimer = setTimeout(() => {
+        if (this.tipKey !== key) return;
+        this.bucketInfo(d, i).then((b) => {
+          if (this.tipKey === key) {
+            this.tip.textContent = `${track.name}\n${describeAt(d, i, b)}`;
+            this.root.dataset.tipBucket = key;
+          }
+        }).catch(() => undefined);
+      }, this.bucketCache.has(bucketKey(d, i)) ? 0 : 40);
     }
   }
 
@@ -807,6 +814,11 @@ function describeAt(d: TrackData, i: number, info?: BucketInfo): string {
   const dur = info ? fmtDur(info.longestDur) : b.longestDur ? fmtDur(b.longestDur[i]) : "…";
   const name = info ? info.longestName : nameAt(d, b.longestName, i);
   return `${count} ops, ${fmtDur(b.busy[i])} busy in ${fmtDur(e - s)}\nlongest: ${name ?? "?"} (${dur})`;
+}
+
+/** A bucket's identity across replies: track, resolution and start (bucket edges do not move). */
+function bucketKey(d: TrackData, i: number): string {
+  return `${d.id}|${d.resolution}|${d.start + (d.bk as NonNullable<TrackData["bk"]>).index[i] * d.resolution}`;
 }
 
 /** A "bucket" reply: what a zoom reply's buckets leave out. */
