@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -96,6 +96,17 @@ class Server:
     def stderr(self) -> str:
         return b"".join(self._stderr_chunks).decode("utf-8", "replace")
 
+    SANITIZER_MARKERS = ("AddressSanitizer", "LeakSanitizer", "runtime error:", "ThreadSanitizer",
+                         "Invalid read", "Invalid write", "definitely lost", "possibly lost")
+
+    def assert_no_sanitizer_reports(self) -> None:
+        """Under a sanitizer (or valgrind) build, any report on stderr fails the test that
+        caused it; call after close() or at a point where the server has settled."""
+        time.sleep(0.05)
+        err = self.stderr
+        for marker in self.SANITIZER_MARKERS:
+            assert marker not in err, err[-4000:]
+
     def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
@@ -127,18 +138,31 @@ class Server:
             self.notifications.append(msg)
         return msg
 
-    def wait_reply(self, rid: Any, timeout: float = 60.0) -> dict:
+    def _pump_until(self, done: Callable[[], bool], timeout: float, what: str) -> None:
+        """Files incoming messages until done() holds; TimeoutError or EOFError
+        (naming `what` and carrying the server's stderr) when it does not."""
         deadline = time.monotonic() + timeout
-        while rid not in self.replies:
+        while not done():
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"no reply for id {rid!r}; stderr:\n{self.stderr}")
+                raise TimeoutError(f"timed out waiting for {what}; stderr:\n{self.stderr}")
             try:
                 if self._pump(left) is None:
-                    raise EOFError(f"server closed before replying to {rid!r}; stderr:\n{self.stderr}")
+                    raise EOFError(f"server closed while waiting for {what}; stderr:\n{self.stderr}")
             except queue.Empty:
                 continue
+
+    def wait_reply(self, rid: Any, timeout: float = 60.0) -> dict:
+        self._pump_until(lambda: rid in self.replies, timeout, f"the reply to id {rid!r}")
         return self.replies[rid]
+
+    def wait_null_id_errors(self, count: int = 1, timeout: float = 10.0) -> list[dict]:
+        """Waits until `count` id-null error replies (to unreadable messages: parse
+        errors, bad or oversized frames) have arrived since the server started,
+        filing replies and notifications read meanwhile as usual, and returns all
+        of them so far, oldest first."""
+        self._pump_until(lambda: len(self.null_id_errors) >= count, timeout, f"{count} id-null error(s)")
+        return list(self.null_id_errors)
 
     def start(self, method: str, params: Any = None) -> int:
         rid = self.next_id()

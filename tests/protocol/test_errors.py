@@ -9,21 +9,12 @@ import pytest
 from nsys_rpc import RpcError, Server, frame
 
 
-def assert_clean_stderr(s: Server) -> None:
-    """Under a sanitizer build, any report fails the test that caused it."""
-    time.sleep(0.05)
-    err = s.stderr
-    for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "ThreadSanitizer",
-                   "Invalid read", "Invalid write", "definitely lost", "possibly lost"):
-        assert marker not in err, err[-4000:]
-
-
 @pytest.fixture()
 def tserver(cache_dir):
     s = Server("--test-methods", env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
     yield s
     rc = s.close()
-    assert_clean_stderr(s)
+    s.assert_no_sanitizer_reports()
     assert rc == 0, f"server exit status {rc} after shutdown+exit"
 
 

@@ -11,65 +11,19 @@ import pytest
 from nsys_rpc import Server, frame
 
 
-def assert_clean_stderr(s: Server) -> None:
-    """Under a sanitizer build, any report fails the test that caused it."""
-    time.sleep(0.05)
-    err = s.stderr
-    for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "ThreadSanitizer",
-                   "Invalid read", "Invalid write", "definitely lost", "possibly lost"):
-        assert marker not in err, err[-4000:]
-
-
 @pytest.fixture()
 def tserver(cache_dir):
     s = Server("--test-methods", "--max-frame-bytes", "4096",
                env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
     yield s
     rc = s.close()
-    assert_clean_stderr(s)
+    s.assert_no_sanitizer_reports()
     assert rc == 0, f"server exit status {rc} after shutdown+exit"
 
 
 def echo_body(rid, payload=None) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "test/echo",
                        "params": {"p": payload if payload is not None else rid}}).encode()
-
-
-def null_id_errors(s: Server, n: int, timeout: float = 10.0) -> list[dict]:
-    """Collects n error replies with id null (framing errors)."""
-    got: list[dict] = []
-    deadline = time.monotonic() + timeout
-    while len(got) < n and time.monotonic() < deadline:
-        msg = s.messages.get(timeout=max(0.01, deadline - time.monotonic()))
-        assert msg is not None, f"server closed; stderr:\n{s.stderr}"
-        if msg.get("id") is None and "error" in msg:
-            got.append(msg)
-        elif "id" in msg:
-            s.replies[msg["id"]] = msg
-    assert len(got) == n, f"expected {n} framing errors, got {got}"
-    return got
-
-
-def collect(s: Server, ids, timeout: float = 60.0) -> list[dict]:
-    """Reads until every id in ids has its reply, asserting each arrives once.
-    Returns the id-null errors seen meanwhile (the harness's wait_reply would
-    file them all under the key None and call the second one a duplicate)."""
-    want = set(ids)
-    nulls: list[dict] = []
-    deadline = time.monotonic() + timeout
-    while not want <= s.replies.keys():
-        left = deadline - time.monotonic()
-        assert left > 0, f"missing replies for {sorted(want - s.replies.keys())[:10]}"
-        msg = s.messages.get(timeout=left)
-        assert msg is not None, f"server closed; stderr:\n{s.stderr}"
-        if "method" in msg:
-            s.notifications.append(msg)
-        elif msg.get("id") is None:
-            nulls.append(msg)
-        else:
-            assert msg["id"] not in s.replies, f"second reply for {msg['id']!r}"
-            s.replies[msg["id"]] = msg
-    return nulls
 
 
 def test_split_writes_byte_by_byte(tserver):
@@ -113,7 +67,7 @@ def test_header_variants(tserver, header):
 def test_garbage_then_valid_request(tserver, garbage):
     tserver.send_raw(garbage)
     tserver.send_raw(frame(echo_body(400)))
-    errs = null_id_errors(tserver, 1)
+    errs = tserver.wait_null_id_errors(1)
     assert errs[0]["error"]["code"] == -32700
     assert tserver.wait_reply(400)["result"] == {"p": 400}
 
@@ -124,7 +78,7 @@ def test_truncated_frame_then_valid_request_client_waits(tserver):
     tserver.send_raw(b'Content-Length: 500\r\n\r\n{"jsonrpc":"2.0","id":')
     time.sleep(0.05)
     tserver.send_raw(frame(echo_body(500)))
-    errs = null_id_errors(tserver, 1)
+    errs = tserver.wait_null_id_errors(1)
     assert errs[0]["error"]["code"] == -32700 and "truncated" in errs[0]["error"]["message"]
     assert tserver.wait_reply(500)["result"] == {"p": 500}
 
@@ -132,7 +86,7 @@ def test_truncated_frame_then_valid_request_client_waits(tserver):
 def test_truncated_frame_and_garbage_body(tserver):
     tserver.send_raw(frame(b'{"jsonrpc":"2.0","id":'))  # complete frame, broken JSON
     tserver.send_raw(frame(echo_body(501)))
-    assert null_id_errors(tserver, 1)[0]["error"]["code"] == -32700
+    assert tserver.wait_null_id_errors(1)[0]["error"]["code"] == -32700
     assert tserver.wait_reply(501)["result"] == {"p": 501}
 
 
@@ -140,7 +94,7 @@ def test_oversized_frame_is_refused_then_valid_request(tserver):
     big = echo_body(600, "x" * 10000)  # > 4096
     tserver.send_raw(frame(big))
     tserver.send_raw(frame(echo_body(601)))
-    err = null_id_errors(tserver, 1)[0]["error"]
+    err = tserver.wait_null_id_errors(1)[0]["error"]
     assert err["code"] == -32600 and "4096" in err["message"]
     assert tserver.wait_reply(601)["result"] == {"p": 601}
     assert 600 not in tserver.replies
@@ -172,7 +126,7 @@ def test_huge_claim_is_not_allocated_and_is_streamed_away(cache_dir):
         chunk = b"x" * (1 << 20)
         for _ in range(8):
             s.send_raw(chunk)
-        err = null_id_errors(s, 1)[0]["error"]
+        err = s.wait_null_id_errors(1)[0]["error"]
         assert err["code"] == -32600 and "2147483648" in err["message"]
         s.send_raw(frame(echo_body(700)))
         assert s.wait_reply(700)["result"] == {"p": 700}
@@ -186,7 +140,7 @@ def test_tiny_limit_with_suffix_syntax(cache_dir):
     s = Server("--test-methods", "--max-frame-bytes=1k", env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
     try:
         s.send_raw(frame(echo_body(800, "z" * 1025)))
-        assert null_id_errors(s, 1)[0]["error"]["code"] == -32600
+        assert s.wait_null_id_errors(1)[0]["error"]["code"] == -32600
         s.send_raw(frame(b'{"jsonrpc":"2.0","id":801,"method":"test/echo"}'))
         assert s.wait_reply(801)["result"] is None
     finally:
@@ -218,10 +172,9 @@ def test_random_garbage_never_loses_the_next_request(tserver):
         rid = 10_000 + i
         ids.append(rid)
         tserver.send_raw(junk + frame(echo_body(rid)))
-    nulls = collect(tserver, ids)
-    for rid in ids:
-        assert tserver.replies[rid]["result"] == {"p": rid}
-    assert all(m["error"]["code"] in (-32700, -32600) for m in nulls)
+    for rid in ids:  # the harness asserts that no id is answered twice
+        assert tserver.wait_reply(rid)["result"] == {"p": rid}
+    assert all(m["error"]["code"] in (-32700, -32600) for m in tserver.null_id_errors)
     assert tserver.proc.poll() is None
 
 

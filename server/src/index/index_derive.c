@@ -388,29 +388,46 @@ static void nsys__proj_finish(nsys__proj_pool *pool, nsys__proj_out *outs, uint3
 
 /* ---- display names -------------------------------------------------------- */
 
-/* One simplified name per distinct kernel name (ops.full_name), interned in
- * ix->strings: a cache load finds the strings saved by the build, so ids are
- * the same on every open of a file. */
-static void nsys__derive_display_names(nsys_index *ix) {
-  uint32_t n = ix->strings.count;
-  uint32_t *disp = nsys_xmalloc(((size_t)n + 1) * sizeof *disp);
-  for (uint32_t i = 0; i < n; i++) disp[i] = NSYS_STR_NONE;
+/* The short name that goes with each kernel name k < n (ops.full_name): the
+ * ops.name of the first kernel op named k, NSYS_STR_NONE when no kernel is. */
+uint32_t *nsys__display_short_names(const nsys_index *ix, uint32_t n) {
+  uint32_t *short_of = nsys_xmalloc(((size_t)n + 1) * sizeof *short_of);
+  for (uint32_t i = 0; i < n; i++) short_of[i] = NSYS_STR_NONE;
   uint32_t last = NSYS_STR_NONE;
-  char buf[NSYS_KNAME_DISPLAY_MAX + 8];
   for (uint32_t op = 0; op < ix->ops.n; op++) {
     uint32_t k = ix->ops.full_name[op];
     if (k == last || ix->ops.kind[op] != NSYS_OP_KERNEL || k >= n) continue;
     last = k;
-    if (disp[k] != NSYS_STR_NONE) continue;
-    nsys_kname_display(nsys_strtab_get(&ix->strings, k),
-                       nsys_strtab_get(&ix->strings, ix->ops.name[op]), buf, sizeof buf);
-    disp[k] = buf[0] ? nsys_strtab_intern(&ix->strings, buf, strlen(buf)) : k;
+    if (short_of[k] == NSYS_STR_NONE) short_of[k] = ix->ops.name[op];
   }
-  for (uint32_t i = 0; i < n; i++)
-    if (disp[i] == NSYS_STR_NONE) disp[i] = i;
+  return short_of;
+}
+
+/* One simplified name per distinct kernel name, from its short name,
+ * interned in ix->strings. A cache load runs this too (on the short names
+ * the cache stores): the names follow the current rules of
+ * common/kname_display.c, and the strings saved by the build make the ids
+ * the same on every open of a file. */
+void nsys__display_names_from(nsys_index *ix, const uint32_t *short_of, uint32_t n) {
+  uint32_t *disp = nsys_xmalloc(((size_t)n + 1) * sizeof *disp);
+  char buf[NSYS_KNAME_DISPLAY_MAX + 8];
+  for (uint32_t k = 0; k < n; k++) {
+    disp[k] = k;
+    if (short_of[k] == NSYS_STR_NONE) continue;
+    nsys_kname_display(nsys_strtab_get(&ix->strings, k), nsys_strtab_get(&ix->strings, short_of[k]), buf,
+                       sizeof buf);
+    if (buf[0]) disp[k] = nsys_strtab_intern(&ix->strings, buf, strlen(buf));
+  }
   free(ix->display);
   ix->display = disp;
   ix->n_display = n;
+}
+
+static void nsys__derive_display_names(nsys_index *ix) {
+  uint32_t n = ix->strings.count;
+  uint32_t *short_of = nsys__display_short_names(ix, n);
+  nsys__display_names_from(ix, short_of, n);
+  free(short_of);
 }
 
 /* ---- NVTX rows per (thread, depth) --------------------------------------- */
@@ -600,7 +617,7 @@ void nsys__index_derive(nsys_index *ix) {
 
 void nsys__index_free_derived(nsys_index *ix) {
   nsys__index_priv *pv = nsys__priv(ix);
-  if (!pv || !pv->derived_cached) free(ix->display);
+  free(ix->display); /* made at every open, also from the cache */
   ix->display = NULL;
   ix->n_display = 0;
   if (!pv) return;

@@ -158,6 +158,11 @@ void nsys__index_derive(nsys_index *ix);
  * makes them as soon as the ops are in place; derive skips them then. */
 void nsys__derive_gpu_series(nsys_index *ix);
 void nsys__index_free_derived(nsys_index *ix);
+/* Display names (index_derive.c): the short name of each kernel name k < n
+ * (malloc'd, NSYS_STR_NONE where k names no kernel), and ix->display made
+ * from such a table (a build and a cache load both use it). */
+uint32_t *nsys__display_short_names(const nsys_index *ix, uint32_t n);
+void nsys__display_names_from(nsys_index *ix, const uint32_t *short_of, uint32_t n);
 
 /* index_mipmap.c (callback types in index_query.h) */
 void nsys__series_init(nsys__series *s, const int64_t *start, const int64_t *end,

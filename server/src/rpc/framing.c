@@ -298,14 +298,3 @@ nsys_frame_kind nsys_frame_next(nsys_frame_reader *r, nsys_frame_event *ev) {
     if (r->state == before && r->pos == pos_before) return NSYS_FRAME_NONE;
   }
 }
-
-char *nsys_frame_write(const char *body, size_t n, size_t *out_len) {
-  char head[48];
-  int h = snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", n);
-  char *out = nsys_xmalloc((size_t)h + n + 1);
-  memcpy(out, head, (size_t)h);
-  if (n) memcpy(out + h, body, n);
-  out[(size_t)h + n] = '\0';
-  *out_len = (size_t)h + n;
-  return out;
-}

@@ -76,7 +76,4 @@ nsys_frame_kind nsys_frame_next(nsys_frame_reader *r, nsys_frame_event *ev);
 /* True when the reader holds part of a frame (for logging at EOF). */
 int nsys_frame_pending(const nsys_frame_reader *r);
 
-/* Returns a malloc'd "Content-Length: n\r\n\r\n" + body; *out_len is its size. */
-char *nsys_frame_write(const char *body, size_t n, size_t *out_len);
-
 #endif

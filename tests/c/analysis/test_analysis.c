@@ -11,23 +11,7 @@
 #include "analysis/report.h"
 #include "common/util.h"
 #include "rpc/call.h"
-
-static int failures;
-#define CHECK(cond)                                                             \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                               \
-    }                                                                           \
-  } while (0)
-#define CHECK_EQ(a, b)                                                                          \
-  do {                                                                                          \
-    double _a = (double)(a), _b = (double)(b);                                                  \
-    if (fabs(_a - _b) > 1e-6 * fmax(1, fabs(_b))) {                                             \
-      fprintf(stderr, "%s:%d: %s = %.17g, expected %.17g\n", __FILE__, __LINE__, #a, _a, _b); \
-      failures++;                                                                               \
-    }                                                                                           \
-  } while (0)
+#include "../common/nsys_check.h"
 
 /* ---- a tiny index builder ---- */
 enum { MAXN = 512 };
@@ -129,12 +113,8 @@ static double num(const cJSON *o, const char *path) {
   const cJSON *cur = o;
   for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
     cur = (tok[0] >= '0' && tok[0] <= '9') ? cJSON_GetArrayItem(cur, atoi(tok)) : cJSON_GetObjectItemCaseSensitive(cur, tok);
-  if (!cJSON_IsNumber(cur)) {
-    fprintf(stderr, "missing number at %s\n", path);
-    failures++;
-    return NAN;
-  }
-  return cur->valuedouble;
+  CHECK_MSG(cJSON_IsNumber(cur), "missing number at %s", path);
+  return cJSON_IsNumber(cur) ? cur->valuedouble : NAN;
 }
 static const char *str(const cJSON *o, const char *path) {
   char buf[256];
@@ -217,15 +197,15 @@ static void test_overlap(void) {
   build_overlap(&t);
   cJSON *r = run(&t, "overlap", "{\"perIteration\": false}");
   CHECK(r);
-  CHECK_EQ(num(r, "summary.devices.0.device"), 0);
-  CHECK_EQ(num(r, "summary.devices.0.computeOnlyNs"), 10);
-  CHECK_EQ(num(r, "summary.devices.0.commOnlyNs"), 10);
-  CHECK_EQ(num(r, "summary.devices.0.overlapNs"), 10);
-  CHECK_EQ(num(r, "summary.devices.0.idleNs"), 0);
-  CHECK_EQ(num(r, "summary.devices.0.commHiddenPct"), 50);
-  CHECK_EQ(num(r, "summary.devices.1.idleNs"), 40);
+  CHECK_NEAR(num(r, "summary.devices.0.device"), 0, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.computeOnlyNs"), 10, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.commOnlyNs"), 10, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.overlapNs"), 10, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.idleNs"), 0, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.commHiddenPct"), 50, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.1.idleNs"), 40, 1e-6);
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "summary"), "devices"), 1), "commHiddenPct")));
-  CHECK_EQ(num(r, "window.start"), -5);
+  CHECK_NEAR(num(r, "window.start"), -5, 1e-6);
   cJSON_Delete(r);
   /* device filter */
   r = run(&t, "overlap", "{\"device\": 1, \"perIteration\": false}");
@@ -251,21 +231,21 @@ static void test_top_kernels(void) {
   CHECK(!strcmp(str(r, "rows.0.name"), "k") || !strcmp(str(r, "rows.0.name"), "z"));
   /* equal totals (100): tie broken by string id, k first */
   CHECK(!strcmp(str(r, "rows.0.name"), "k"));
-  CHECK_EQ(num(r, "rows.0.count"), 4);
-  CHECK_EQ(num(r, "rows.0.totalNs"), 100);
-  CHECK_EQ(num(r, "rows.0.avgNs"), 25);
-  CHECK_EQ(num(r, "rows.0.minNs"), 10);
-  CHECK_EQ(num(r, "rows.0.maxNs"), 40);
-  CHECK_EQ(num(r, "rows.0.medianNs"), 25);
-  CHECK_EQ(num(r, "rows.0.p95Ns"), 39); /* 30 + 0.85*10 = 38.5 -> rounds to 39 */
-  CHECK_EQ(num(r, "rows.0.stddevNs"), 11); /* sqrt(125) = 11.18 */
-  CHECK_EQ(num(r, "rows.0.pctOfGpu"), 50);
-  CHECK_EQ(num(r, "summary.kernelCount"), 5);
-  CHECK_EQ(num(r, "summary.totalKernelNs"), 200);
+  CHECK_NEAR(num(r, "rows.0.count"), 4, 1e-6);
+  CHECK_NEAR(num(r, "rows.0.totalNs"), 100, 1e-6);
+  CHECK_NEAR(num(r, "rows.0.avgNs"), 25, 1e-6);
+  CHECK_NEAR(num(r, "rows.0.minNs"), 10, 1e-6);
+  CHECK_NEAR(num(r, "rows.0.maxNs"), 40, 1e-6);
+  CHECK_NEAR(num(r, "rows.0.medianNs"), 25, 1e-6);
+  CHECK_NEAR(num(r, "rows.0.p95Ns"), 39, 1e-6); /* 30 + 0.85*10 = 38.5 -> rounds to 39 */
+  CHECK_NEAR(num(r, "rows.0.stddevNs"), 11, 1e-6); /* sqrt(125) = 11.18 */
+  CHECK_NEAR(num(r, "rows.0.pctOfGpu"), 50, 1e-6);
+  CHECK_NEAR(num(r, "summary.kernelCount"), 5, 1e-6);
+  CHECK_NEAR(num(r, "summary.totalKernelNs"), 200, 1e-6);
   cJSON_Delete(r);
   r = run(&t, "top_kernels", "{\"limit\": \"1\", \"start\": 50}");
   CHECK(r && cJSON_GetArraySize(cJSON_GetObjectItem(r, "rows")) == 1);
-  CHECK_EQ(num(r, "summary.kernelCount"), 2); /* kernels starting in [50, end) */
+  CHECK_NEAR(num(r, "summary.kernelCount"), 2, 1e-6); /* kernels starting in [50, end) */
   cJSON_Delete(r);
   /* param errors */
   nsys_call call;
@@ -311,29 +291,29 @@ static void test_gaps(void) {
   cJSON *r = run(&t, "gpu_idle_gaps", "{\"minGapNs\": 1000, \"scope\": \"device\"}");
   CHECK(r);
   CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(r, "rows")), 2);
-  CHECK_EQ(num(r, "rows.0.durationNs"), 1400);
+  CHECK_NEAR(num(r, "rows.0.durationNs"), 1400, 1e-6);
   CHECK(!strcmp(str(r, "rows.0.cause"), "cpu_stall"));
-  CHECK_EQ(num(r, "rows.1.durationNs"), 1300);
+  CHECK_NEAR(num(r, "rows.1.durationNs"), 1300, 1e-6);
   CHECK(!strcmp(str(r, "rows.1.cause"), "sync"));
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "rows"), 0), "stream")));
-  CHECK_EQ(num(r, "summary.devices.0.idleNs"), 2700);
-  CHECK_EQ(num(r, "summary.devices.0.causeNs.sync"), 1300);
-  CHECK_EQ(num(r, "summary.devices.0.causeNs.cpu_stall"), 1400);
+  CHECK_NEAR(num(r, "summary.devices.0.idleNs"), 2700, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.sync"), 1300, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.cpu_stall"), 1400, 1e-6);
   /* stream split: s7 gap [100,3000) host wait (2900); s9 gap [200,1500) unattributed -> other (1300) */
-  CHECK_EQ(num(r, "summary.streamIdleSplit.hostWaitNs"), 2900);
-  CHECK_EQ(num(r, "summary.streamIdleSplit.otherNs"), 1300);
+  CHECK_NEAR(num(r, "summary.streamIdleSplit.hostWaitNs"), 2900, 1e-6);
+  CHECK_NEAR(num(r, "summary.streamIdleSplit.otherNs"), 1300, 1e-6);
   cJSON_Delete(r);
   r = run(&t, "gpu_idle_gaps", "{\"minGapNs\": 1000, \"scope\": \"stream\"}");
   CHECK(r && cJSON_GetArraySize(cJSON_GetObjectItem(r, "rows")) == 2);
-  CHECK_EQ(num(r, "rows.0.stream"), 7);
-  CHECK_EQ(num(r, "rows.0.durationNs"), 2900);
+  CHECK_NEAR(num(r, "rows.0.stream"), 7, 1e-6);
+  CHECK_NEAR(num(r, "rows.0.durationNs"), 2900, 1e-6);
   cJSON_Delete(r);
   r = run(&t, "sync_cost", NULL);
   CHECK(r);
   CHECK(!strcmp(str(r, "rows.0.api"), "cudaDeviceSynchronize"));
-  CHECK_EQ(num(r, "rows.0.totalNs"), 1300);
+  CHECK_NEAR(num(r, "rows.0.totalNs"), 1300, 1e-6);
   /* busy during [150,1450): [150,200) = 50 -> idle 1250 */
-  CHECK_EQ(num(r, "rows.0.gpuIdleNs"), 1250);
+  CHECK_NEAR(num(r, "rows.0.gpuIdleNs"), 1250, 1e-6);
   cJSON_Delete(r);
   nsys_strtab_free(&t.ix.strings);
 }
@@ -352,14 +332,14 @@ static void test_launch(void) {
   tix_span(&t);
   cJSON *r = run(&t, "kernel_launch_overhead", "{\"stormMinKernels\": 3}");
   CHECK(r);
-  CHECK_EQ(num(r, "summary.launchedKernels"), 4);
-  CHECK_EQ(num(r, "summary.kernelsShorterThanLaunch"), 3);
-  CHECK_EQ(num(r, "summary.stormCount"), 1);
-  CHECK_EQ(num(r, "summary.storms.0.kernels"), 3);
+  CHECK_NEAR(num(r, "summary.launchedKernels"), 4, 1e-6);
+  CHECK_NEAR(num(r, "summary.kernelsShorterThanLaunch"), 3, 1e-6);
+  CHECK_NEAR(num(r, "summary.stormCount"), 1, 1e-6);
+  CHECK_NEAR(num(r, "summary.storms.0.kernels"), 3, 1e-6);
   /* queue: tiny 2 ns each, big 95 ns -> avg (6+95)/4 = 25.25 -> 25 */
-  CHECK_EQ(num(r, "summary.avgQueueNs"), 25);
+  CHECK_NEAR(num(r, "summary.avgQueueNs"), 25, 1e-6);
   /* exposed launch: gaps [14,32) ∩ api [20,30) = 10; [34,52) ∩ [40,50) = 10; [54,200) ∩ [100,105) = 5 */
-  CHECK_EQ(num(r, "summary.exposedLaunchNs"), 25);
+  CHECK_NEAR(num(r, "summary.exposedLaunchNs"), 25, 1e-6);
   CHECK(!strcmp(str(r, "rows.0.name"), "tiny"));
   cJSON_Delete(r);
   nsys_strtab_free(&t.ix.strings);
@@ -386,26 +366,26 @@ static void test_iterations(void) {
   cJSON *r = run(&t, "iterations", NULL);
   CHECK(r);
   CHECK(!strcmp(str(r, "summary.method"), "nvtx"));
-  CHECK_EQ(num(r, "summary.count"), 4);
-  CHECK_EQ(num(r, "summary.outliers"), 1);
-  CHECK_EQ(num(r, "rows.2.durationNs"), 300);
+  CHECK_NEAR(num(r, "summary.count"), 4, 1e-6);
+  CHECK_NEAR(num(r, "summary.outliers"), 1, 1e-6);
+  CHECK_NEAR(num(r, "rows.2.durationNs"), 300, 1e-6);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "rows"), 2), "outlier")));
   CHECK(!strcmp(str(r, "rows.0.name"), "train_step 0"));
   cJSON_Delete(r);
   /* explicit marker and the gap fallback */
   r = run(&t, "iterations", "{\"marker\": \"no-such-range\", \"gapNs\": 500}");
   CHECK(r && !strcmp(str(r, "summary.method"), "gap"));
-  CHECK_EQ(num(r, "summary.count"), 4);
+  CHECK_NEAR(num(r, "summary.count"), 4, 1e-6);
   cJSON_Delete(r);
   r = run(&t, "mfu", "{\"modelFlops\": 1e3, \"peakTflops\": 1}");
   /* 1e3 FLOP in 100 ns = 1e10 FLOP/s = 0.01 TFLOP/s = 1% of 1 TFLOP/s */
   CHECK(r);
-  CHECK_EQ(num(r, "rows.0.achievedTflops"), 0.01);
-  CHECK_EQ(num(r, "rows.0.mfuPct"), 1);
+  CHECK_NEAR(num(r, "rows.0.achievedTflops"), 0.01, 1e-6);
+  CHECK_NEAR(num(r, "rows.0.mfuPct"), 1, 1e-6);
   cJSON_Delete(r);
   r = run(&t, "nvtx_summary", NULL);
   CHECK(r);
-  CHECK_EQ(num(r, "summary.kernelsInNvtx"), 4);
+  CHECK_NEAR(num(r, "summary.kernelsInNvtx"), 4, 1e-6);
   CHECK(!strcmp(str(r, "summary.kernelToNvtx.0.nvtx"), "optimizer_step"));
   cJSON_Delete(r);
   nsys_strtab_free(&t.ix.strings);
@@ -418,11 +398,11 @@ static void test_stream_classification(void) {
   CHECK(r);
   CHECK(!strcmp(str(r, "rows.0.class"), "compute"));
   CHECK(!strcmp(str(r, "rows.1.class"), "comm"));
-  CHECK_EQ(num(r, "summary.comm"), 1);
+  CHECK_NEAR(num(r, "summary.comm"), 1, 1e-6);
   cJSON_Delete(r);
   r = run(&t, "nccl_breakdown", NULL);
   CHECK(r && !strcmp(str(r, "rows.0.collective"), "AllReduce") && !strcmp(str(r, "rows.0.dtype"), "f32"));
-  CHECK_EQ(num(r, "summary.byStream.0.stream"), 12);
+  CHECK_NEAR(num(r, "summary.byStream.0.stream"), 12, 1e-6);
   cJSON_Delete(r);
   nsys_strtab_free(&t.ix.strings);
 }
@@ -483,7 +463,7 @@ static void test_report_rules(void) {
   nsys_call call;
   nsys_call_init(&call, "report/generate", NULL, NULL);
   cJSON *rep = nsys_report_build(&call, NULL, &t.ix);
-  CHECK(rep);
+  CHECK_MSG(rep != NULL, "report: %s", call.err_msg);
   if (rep) {
     CHECK(has_finding(rep, "cpu_bound_launch"));
     CHECK(has_finding(rep, "sync_stalls"));
@@ -492,7 +472,7 @@ static void test_report_rules(void) {
     CHECK(has_finding(rep, "missing_nvtx"));
     CHECK(has_finding(rep, "profile_too_short"));
     CHECK(!has_finding(rep, "exposed_nccl"));
-    CHECK(!has_finding(rep, "hotspot_kernel") || true);
+    CHECK(has_finding(rep, "hotspot_kernel")); /* tiny_kernel is all of the kernel time */
     nsys_strbuf b;
     nsys_strbuf_init(&b);
     nsys_report_render(&b, rep, false);
@@ -500,8 +480,6 @@ static void test_report_rules(void) {
     if (getenv("SHOW_REPORT")) fputs(b.data, stderr);
     nsys_strbuf_free(&b);
     cJSON_Delete(rep);
-  } else {
-    fprintf(stderr, "report: %s\n", call.err_msg);
   }
   nsys_call_dispose(&call);
   nsys_strtab_free(&t.ix.strings);
@@ -520,7 +498,5 @@ int main(void) {
   test_stream_classification();
   test_list();
   test_empty();
-  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-  else printf("analysis: all tests passed\n");
-  return failures ? 1 : 0;
+  return nsys_check_done("analysis");
 }

@@ -1,7 +1,7 @@
 /* GPU spec matching and theoretical occupancy, table-driven. */
 #include <stdlib.h>
 
-#include "check.h"
+#include "../common/nsys_check.h"
 #include "explain/gpu_specs.h"
 #include "explain/occupancy.h"
 
@@ -47,8 +47,7 @@ static void test_match(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const nsys_gpu_spec *s = nsys_gpu_spec_match(cases[i].name);
     if (!cases[i].want) {
-      if (s) fprintf(stderr, "'%s' unexpectedly matched %s\n", cases[i].name, s->name);
-      CHECK(s == NULL);
+      CHECK_MSG(s == NULL, "'%s' unexpectedly matched %s", cases[i].name, s->name);
     } else {
       CHECK_STR(s ? s->name : NULL, cases[i].want);
     }
@@ -102,14 +101,11 @@ static void test_occupancy(void) {
     nsys_launch l = {{1000, 1, 1}, {cases[i].bx, 1, 1}, cases[i].regs, cases[i].smem, 0, 0, 0};
     nsys_occupancy o;
     nsys_occupancy_compute(&l, nsys_sm_limits_for(cases[i].cc_major, cases[i].cc_minor), 100, &o);
-    if (o.blocks_per_sm != cases[i].want_blocks)
-      fprintf(stderr, "occupancy case %zu: blocks %d want %d (%s)\n", i, o.blocks_per_sm,
-              cases[i].want_blocks, o.why);
     CHECK(o.valid);
-    CHECK(o.blocks_per_sm == cases[i].want_blocks);
+    CHECK_MSG(o.blocks_per_sm == cases[i].want_blocks, "occupancy case %zu: blocks %d want %d (%s)", i,
+              o.blocks_per_sm, cases[i].want_blocks, o.why);
     CHECK_NEAR(o.occupancy, cases[i].want_occ, 1e-9);
-    if (o.limiter != cases[i].limiter) fprintf(stderr, "case %zu limiter %s\n", i, nsys_occ_limiter_name(o.limiter));
-    CHECK(o.limiter == cases[i].limiter);
+    CHECK_MSG(o.limiter == cases[i].limiter, "case %zu limiter %s", i, nsys_occ_limiter_name(o.limiter));
   }
   /* invalid launches never crash and say why */
   nsys_launch bad = {{1, 1, 1}, {2048, 1, 1}, 32, 0, 0, 0, 0};
@@ -135,10 +131,5 @@ static void test_occupancy(void) {
 int main(void) {
   test_match();
   test_occupancy();
-  if (nsys_test_failures) {
-    fprintf(stderr, "%d failure(s)\n", nsys_test_failures);
-    return 1;
-  }
-  printf("ok\n");
-  return 0;
+  return nsys_check_done("explain_gpu_specs");
 }

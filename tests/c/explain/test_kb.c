@@ -4,9 +4,10 @@
  * expected origins below were checked by hand). */
 #include <dirent.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
-#include "check.h"
+#include "../common/nsys_check.h"
 #include "explain/kb.h"
 #include "explain/kb_embedded.h"
 #include "explain/kernel_name.h"
@@ -21,16 +22,11 @@ static void test_examples(const nsys_kb *kb) {
     for (int e = 0; e < p->n_examples; e++) {
       const char *ex = p->examples[e];
       n_examples++;
-      if (!nsys_kb_pattern_matches(p, ex, ex)) {
-        fprintf(stderr, "pattern %s does not match its example '%s'\n", p->id, ex);
-        nsys_test_failures++;
-        continue;
-      }
+      bool matches = nsys_kb_pattern_matches(p, ex, ex);
+      CHECK_MSG(matches, "pattern %s does not match its example '%s'", p->id, ex);
+      if (!matches) continue;
       const nsys_kb_pattern *best = nsys_kb_match(kb, ex, ex);
-      if (best != p) {
-        fprintf(stderr, "example '%.120s' of %s resolves to %s\n", ex, p->id, best ? best->id : "(none)");
-        nsys_test_failures++;
-      }
+      CHECK_MSG(best == p, "example '%.120s' of %s resolves to %s", ex, p->id, best ? best->id : "(none)");
     }
     /* origin/category are lower-case words */
     for (const char *c = p->origin; *c; c++) CHECK((*c >= 'a' && *c <= 'z') || *c == '-');
@@ -38,8 +34,7 @@ static void test_examples(const nsys_kb *kb) {
     static const char *const bounds[] = {"compute", "memory", "latency", "communication", "mixed", "unknown"};
     int ok = 0;
     for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) ok |= strcmp(p->bound, bounds[b]) == 0;
-    if (!ok) fprintf(stderr, "%s: bad bound %s\n", p->id, p->bound);
-    CHECK(ok);
+    CHECK_MSG(ok, "%s: bad bound %s", p->id, p->bound);
   }
   printf("kb: %d patterns, %d examples, %zu files\n", kb->n, n_examples, nsys_kb_embedded_count);
 }
@@ -61,8 +56,7 @@ static void test_all_files_embedded(void) {
       int found = 0;
       for (size_t i = 0; i < nsys_kb_embedded_count; i++)
         found |= strcmp(nsys_kb_embedded_files[i].name, e->d_name) == 0;
-      if (!found) fprintf(stderr, "data/kernels/%s is not listed in server/src/explain/meson.build\n", e->d_name);
-      CHECK(found);
+      CHECK_MSG(found, "data/kernels/%s is not listed in server/src/explain/meson.build", e->d_name);
     }
     closedir(d);
   }
@@ -150,11 +144,9 @@ static int starts_with_void_or_plain(const char *s) { return s != NULL; }
 static void test_real_profiles(const nsys_kb *kb) {
   for (size_t i = 0; i < sizeof real_cases / sizeof real_cases[0]; i++) {
     const nsys_kb_pattern *p = nsys_kb_match(kb, real_cases[i].name, real_cases[i].name);
-    if (!p || strcmp(p->origin, real_cases[i].origin) != 0 || strcmp(p->category, real_cases[i].category) != 0) {
-      fprintf(stderr, "real name %s: got %s/%s want %s/%s\n", real_cases[i].name, p ? p->origin : "-",
-              p ? p->category : "-", real_cases[i].origin, real_cases[i].category);
-      nsys_test_failures++;
-    }
+    CHECK_MSG(p && strcmp(p->origin, real_cases[i].origin) == 0 && strcmp(p->category, real_cases[i].category) == 0,
+              "real name %s: got %s/%s want %s/%s", real_cases[i].name, p ? p->origin : "-", p ? p->category : "-",
+              real_cases[i].origin, real_cases[i].category);
   }
   const char *shared = getenv("NSYS_AI_SHARED");
   if (!shared) {
@@ -224,10 +216,5 @@ int main(void) {
   test_all_files_embedded();
   test_bad_files();
   test_real_profiles(kb);
-  if (nsys_test_failures) {
-    fprintf(stderr, "%d failure(s)\n", nsys_test_failures);
-    return 1;
-  }
-  printf("ok\n");
-  return 0;
+  return nsys_check_done("explain_kb");
 }

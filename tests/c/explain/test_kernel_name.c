@@ -2,7 +2,7 @@
  * real names from ../shared/profiles and the peer's lists. */
 #include <stdlib.h>
 
-#include "check.h"
+#include "../common/nsys_check.h"
 #include "explain/kernel_name.h"
 
 static void test_display(void) {
@@ -95,12 +95,10 @@ static void test_analyze(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     nsys_kname_info in;
     nsys_kname_analyze(cases[i].short_name, cases[i].full, &in);
-    if (strcmp(in.precision, cases[i].precision) || in.tensor_cores != cases[i].tc || strcmp(in.mma, cases[i].mma) ||
-        strcmp(in.tile, cases[i].tile) || in.sm_arch != cases[i].arch) {
-      fprintf(stderr, "analyze %s: got %s tc=%d mma=%s tile=%s sm=%d\n", cases[i].short_name, in.precision,
-              in.tensor_cores, in.mma, in.tile, in.sm_arch);
-      nsys_test_failures++;
-    }
+    CHECK_MSG(!strcmp(in.precision, cases[i].precision) && in.tensor_cores == cases[i].tc &&
+                  !strcmp(in.mma, cases[i].mma) && !strcmp(in.tile, cases[i].tile) && in.sm_arch == cases[i].arch,
+              "analyze %s: got %s tc=%d mma=%s tile=%s sm=%d", cases[i].short_name, in.precision, in.tensor_cores,
+              in.mma, in.tile, in.sm_arch);
   }
 }
 
@@ -125,12 +123,11 @@ static void test_nccl(void) {
     nsys_kname_info in;
     nsys_kname_analyze(cases[i].name, NULL, &in);
     CHECK(in.is_nccl);
-    if (strcmp(in.nccl_collective, cases[i].coll) || strcmp(in.nccl_algorithm, cases[i].algo) ||
-        strcmp(in.nccl_protocol, cases[i].proto) || strcmp(in.nccl_op, cases[i].op) || strcmp(in.nccl_dtype, cases[i].dtype)) {
-      fprintf(stderr, "nccl %s: got %s/%s/%s/%s/%s\n", cases[i].name, in.nccl_collective, in.nccl_algorithm,
-              in.nccl_protocol, in.nccl_op, in.nccl_dtype);
-      nsys_test_failures++;
-    }
+    CHECK_MSG(!strcmp(in.nccl_collective, cases[i].coll) && !strcmp(in.nccl_algorithm, cases[i].algo) &&
+                  !strcmp(in.nccl_protocol, cases[i].proto) && !strcmp(in.nccl_op, cases[i].op) &&
+                  !strcmp(in.nccl_dtype, cases[i].dtype),
+              "nccl %s: got %s/%s/%s/%s/%s", cases[i].name, in.nccl_collective, in.nccl_algorithm, in.nccl_protocol,
+              in.nccl_op, in.nccl_dtype);
   }
   nsys_kname_info in;
   nsys_kname_analyze(NULL, NULL, &in);
@@ -141,10 +138,5 @@ int main(void) {
   test_display();
   test_analyze();
   test_nccl();
-  if (nsys_test_failures) {
-    fprintf(stderr, "%d failure(s)\n", nsys_test_failures);
-    return 1;
-  }
-  printf("ok\n");
-  return 0;
+  return nsys_check_done("explain_kernel_name");
 }

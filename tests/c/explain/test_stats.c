@@ -2,7 +2,7 @@
  * index (no profile: launch configuration and occupancy are absent). */
 #include <stdlib.h>
 
-#include "check.h"
+#include "../common/nsys_check.h"
 #include "common/strtab.h"
 #include "explain/explain.h"
 #include "explain/kernel_stats.h"
@@ -143,10 +143,5 @@ int main(void) {
   nsys_call_dispose(&call);
   nsys_kstats_cache_clear();
   release(ix);
-  if (nsys_test_failures) {
-    fprintf(stderr, "%d failure(s)\n", nsys_test_failures);
-    return 1;
-  }
-  printf("ok\n");
-  return 0;
+  return nsys_check_done("explain_stats");
 }

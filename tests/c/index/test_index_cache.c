@@ -188,9 +188,9 @@ static void spit(const char *file, const unsigned char *buf, size_t n) {
  * damaged, with the checksum rewritten to match, they must be refused (and
  * the index rebuilt, the same), never followed. */
 static const char *const checked_sections[] = {
-    "strings.lens", "tracks", "ops.name", "ops.full_name", "ops.track", "ops.api", "op_next", "threads",
+    "strings.lens", "tracks", "ops.name", "ops.full_name", "ops.track", "ops.api", "op_next", "ops.kind", "threads",
     "api.name", "api.thread", "api.first_op", "nvtx.name", "nvtx.domain", "nvtx.thread", "nvtx.parent",
-    "nvtx.depth", "proj.rows", "proj.nvtx", "display", "nvtx_rows.thread_first", "nvtx_rows.first",
+    "nvtx.depth", "proj.rows", "proj.nvtx", "display.short", "nvtx_rows.thread_first", "nvtx_rows.first",
     "nvtx_rows.count", "nvtx_rows.ranges", "series.longest", "series.super_longest"};
 
 static void damaged_sections(const char *path, const char *file, const nsys_index *ia) {
@@ -233,6 +233,53 @@ static void damaged_sections(const char *path, const char *file, const nsys_inde
   CHECK_EQ_I(n_sections, 40);
   CHECK(seen >= 10); /* a small profile may have no projection, no NVTX */
   printf("%s: %u damaged sections refused\n", path, seen);
+  free(orig);
+}
+
+/* Links that would make a walk loop (a range enclosing itself, an op
+ * linked back to itself or to an earlier op) are refused too: the values
+ * are in range, only their direction is wrong. */
+static void write_i32(const char *file, const char *section, uint32_t element, int32_t value) {
+  uint64_t off = 0, bytes = 0;
+  const char *name;
+  for (uint32_t k = 0; (name = nsys__cache_section(file, k, &off, &bytes)) != NULL; k++)
+    if (strcmp(name, section) == 0) break;
+  CHECK(name != NULL && (uint64_t)(element + 1) * 4 <= bytes);
+  if (!name || (uint64_t)(element + 1) * 4 > bytes) return;
+  int fd = open(file, O_RDWR);
+  CHECK(fd >= 0 && pwrite(fd, &value, 4, (off_t)(off + element * 4)) == 4);
+  if (fd >= 0) close(fd);
+  CHECK(nsys__cache_reseal(file));
+}
+
+static void cyclic_links(const char *path, const char *file, const nsys_index *ia) {
+  size_t n = 0;
+  unsigned char *orig = slurp(file, &n);
+  if (!orig) return;
+  struct {
+    const char *section;
+    uint32_t element;
+    int32_t value;
+    uint32_t need; /* elements the array must have */
+  } cases[] = {
+      {"nvtx.parent", 1, 1, ia->nvtx.n},  /* encloses itself */
+      {"nvtx.parent", 0, 1, ia->nvtx.n},  /* enclosed by a later range */
+      {"op_next", 0, 0, ia->ops.n},       /* linked to itself */
+      {"op_next", 1, 0, ia->ops.n},       /* linked back */
+  };
+  for (size_t c = 0; c < NSYS_ARRAY_LEN(cases); c++) {
+    if (cases[c].need < 2) continue;
+    write_i32(file, cases[c].section, cases[c].element, cases[c].value);
+    t_profile b = t_open(path);
+    const nsys_index *ib = t_index(&b);
+    if (!(ib && !from_cache(ib))) {
+      CHECK(!"a cyclic link was accepted");
+      fprintf(stderr, "  %s[%u] = %d\n", cases[c].section, cases[c].element, cases[c].value);
+    }
+    if (ib) same_index(ia, ib);
+    t_close(&b);
+    spit(file, orig, n);
+  }
   free(orig);
 }
 
@@ -290,6 +337,7 @@ static void test_profile(const char *path) {
     unsetenv("NSYS_AI_DERIVE_SERIAL");
   }
   damaged_sections(path, file, ia);
+  cyclic_links(path, file, ia);
   old_format(path, file, ia);
   /* corrupt one payload byte: detected, rebuilt, same answer */
   {

@@ -14,26 +14,7 @@
 #include "common/util.h"
 #include "profile/profile.h"
 #include "rpc/call.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);       \
-      failures++;                                                                    \
-    }                                                                                \
-  } while (0)
-
-#define CHECK_STR(a, b)                                                              \
-  do {                                                                               \
-    const char *a_ = (a), *b_ = (b);                                                 \
-    if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                         \
-      fprintf(stderr, "%s:%d: expected \"%s\", got \"%s\"\n", __FILE__, __LINE__,    \
-              b_ ? b_ : "(null)", a_ ? a_ : "(null)");                               \
-      failures++;                                                                    \
-    }                                                                                \
-  } while (0)
+#include "../common/nsys_check.h"
 
 static char tmpdir[256];
 
@@ -440,7 +421,5 @@ int main(void) {
   char *cmd = nsys_xasprintf("rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
   free(cmd);
-  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
-  else printf("profile: all checks passed\n");
-  return failures ? 1 : 0;
+  return nsys_check_done("profile_loader");
 }

@@ -6,17 +6,7 @@
 #include "source/annotate.h"
 #include "source/defs.h"
 #include "source/pyscan.h"
-
-static int failures = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      failures++;                                               \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);      \
-      fprintf(stderr, __VA_ARGS__);                             \
-      fputc('\n', stderr);                                      \
-    }                                                           \
-  } while (0)
+#include "../common/nsys_check.h"
 
 /* ---- scanner: statement starts and kinds ---- */
 
@@ -52,14 +42,14 @@ static void test_scan(void) {
     const scan_case *c = &scan_cases[i];
     nsys_py_file f;
     nsys_py_scan(&f, c->src, strlen(c->src));
-    CHECK(f.n_stmts == c->n_stmts, "%s: %d statements, want %d", c->name, f.n_stmts, c->n_stmts);
+    CHECK_MSG(f.n_stmts == c->n_stmts, "%s: %d statements, want %d", c->name, f.n_stmts, c->n_stmts);
     char got[128] = "";
     for (int s = 0; s < f.n_stmts; s++) {
       char b[16];
       snprintf(b, sizeof b, s ? ",%d" : "%d", f.stmts[s].first_line);
       strcat(got, b);
     }
-    CHECK(strcmp(got, c->firsts) == 0, "%s: first lines %s, want %s", c->name, got, c->firsts);
+    CHECK_MSG(strcmp(got, c->firsts) == 0, "%s: first lines %s, want %s", c->name, got, c->firsts);
     nsys_py_free(&f);
   }
 }
@@ -84,24 +74,24 @@ static void test_structure(void) {
       "        pass\n";            /* 15 */
   nsys_py_file f;
   nsys_py_scan(&f, src, strlen(src));
-  CHECK(f.n_stmts == 16, "%d statements", f.n_stmts);
+  CHECK_MSG(f.n_stmts == 16, "%d statements", f.n_stmts);
   if (f.n_stmts == 16) {
-    CHECK(f.stmts[0].kind == NSYS_PY_CLASS && strcmp(f.stmts[0].name, "A") == 0, "class");
-    CHECK(f.stmts[1].kind == NSYS_PY_DEF && strcmp(f.stmts[1].name, "f") == 0 && f.stmts[1].parent == 0,
-          "method");
-    CHECK(f.stmts[2].kind == NSYS_PY_STRING, "docstring kind %d", f.stmts[2].kind);
-    CHECK(f.stmts[3].kind == NSYS_PY_IF && f.stmts[3].inline_body && !f.stmts[3].opens_block, "inline if");
-    CHECK(f.stmts[4].kind == NSYS_PY_FOR && f.stmts[4].opens_block && f.stmts[4].header_call, "for");
-    CHECK(f.stmts[5].parent == 4 && strcmp(f.stmts[5].name, "g") == 0 && f.stmts[5].has_call, "for body");
-    CHECK(f.stmts[6].kind == NSYS_PY_ELSE && f.stmts[6].parent == 1, "else");
-    CHECK(nsys_py_unit_end(&f, 4) == 7, "for unit includes else: %d", nsys_py_unit_end(&f, 4));
-    CHECK(f.stmts[1].block_end == 8, "def block end %d", f.stmts[1].block_end);
-    CHECK(f.stmts[0].block_end == 8, "class block end %d", f.stmts[0].block_end);
-    CHECK(f.stmts[9].kind == NSYS_PY_DEF && strcmp(f.stmts[9].name, "h") == 0, "async def");
-    CHECK(f.stmts[10].kind == NSYS_PY_WITH && f.stmts[10].parent == 9, "async with");
-    CHECK(f.stmts[12].kind == NSYS_PY_SIMPLE, "match as a name");
-    CHECK(f.stmts[13].kind == NSYS_PY_MATCH && f.stmts[13].opens_block, "match statement");
-    CHECK(f.stmts[14].kind == NSYS_PY_CASE && f.stmts[14].parent == 13, "case");
+    CHECK_MSG(f.stmts[0].kind == NSYS_PY_CLASS && strcmp(f.stmts[0].name, "A") == 0, "class");
+    CHECK_MSG(f.stmts[1].kind == NSYS_PY_DEF && strcmp(f.stmts[1].name, "f") == 0 && f.stmts[1].parent == 0,
+              "method");
+    CHECK_MSG(f.stmts[2].kind == NSYS_PY_STRING, "docstring kind %d", f.stmts[2].kind);
+    CHECK_MSG(f.stmts[3].kind == NSYS_PY_IF && f.stmts[3].inline_body && !f.stmts[3].opens_block, "inline if");
+    CHECK_MSG(f.stmts[4].kind == NSYS_PY_FOR && f.stmts[4].opens_block && f.stmts[4].header_call, "for");
+    CHECK_MSG(f.stmts[5].parent == 4 && strcmp(f.stmts[5].name, "g") == 0 && f.stmts[5].has_call, "for body");
+    CHECK_MSG(f.stmts[6].kind == NSYS_PY_ELSE && f.stmts[6].parent == 1, "else");
+    CHECK_MSG(nsys_py_unit_end(&f, 4) == 7, "for unit includes else: %d", nsys_py_unit_end(&f, 4));
+    CHECK_MSG(f.stmts[1].block_end == 8, "def block end %d", f.stmts[1].block_end);
+    CHECK_MSG(f.stmts[0].block_end == 8, "class block end %d", f.stmts[0].block_end);
+    CHECK_MSG(f.stmts[9].kind == NSYS_PY_DEF && strcmp(f.stmts[9].name, "h") == 0, "async def");
+    CHECK_MSG(f.stmts[10].kind == NSYS_PY_WITH && f.stmts[10].parent == 9, "async with");
+    CHECK_MSG(f.stmts[12].kind == NSYS_PY_SIMPLE, "match as a name");
+    CHECK_MSG(f.stmts[13].kind == NSYS_PY_MATCH && f.stmts[13].opens_block, "match statement");
+    CHECK_MSG(f.stmts[14].kind == NSYS_PY_CASE && f.stmts[14].parent == 13, "case");
   }
   nsys_py_free(&f);
 }
@@ -155,23 +145,23 @@ static void roundtrip(const char *name, const char *src, size_t n, const nsys_an
   nsys_annotate_result r;
   int rc = nsys_annotate(src, n, o, &r);
   if (want_markers >= 0)
-    CHECK(r.n_markers == want_markers, "%s: %d markers, want %d", name, r.n_markers, want_markers);
+    CHECK_MSG(r.n_markers == want_markers, "%s: %d markers, want %d", name, r.n_markers, want_markers);
   if (o->scope == NSYS_ANNOT_FUNCTION && o->function && strcmp(o->function, "nope") == 0)
-    CHECK(rc == -1, "%s: missing function must return -1", name);
+    CHECK_MSG(rc == -1, "%s: missing function must return -1", name);
   if (must_contain)
-    CHECK(strstr(r.new_text, must_contain) != NULL, "%s: result lacks [%s]:\n%s", name, must_contain,
-          r.new_text);
-  if (r.n_markers == 0) CHECK(r.n_edits == 0 && r.new_len == n, "%s: edits without markers", name);
+    CHECK_MSG(strstr(r.new_text, must_contain) != NULL, "%s: result lacks [%s]:\n%s", name, must_contain,
+              r.new_text);
+  if (r.n_markers == 0) CHECK_MSG(r.n_edits == 0 && r.new_len == n, "%s: edits without markers", name);
   /* idempotent */
   nsys_annotate_result r2;
   nsys_annotate(r.new_text, r.new_len, o, &r2);
   if (o->scope != NSYS_ANNOT_LINES)
-    CHECK(r2.n_markers == 0 && r2.n_edits == 0, "%s: second annotate added %d", name, r2.n_markers);
+    CHECK_MSG(r2.n_markers == 0 && r2.n_edits == 0, "%s: second annotate added %d", name, r2.n_markers);
   nsys_annotate_result_free(&r2);
   /* reversible */
   nsys_annotate_result u;
   nsys_unannotate(r.new_text, r.new_len, &u);
-  CHECK(u.new_len == n && memcmp(u.new_text, src, n) == 0, "%s: round trip differs:\n%s", name, u.new_text);
+  CHECK_MSG(u.new_len == n && memcmp(u.new_text, src, n) == 0, "%s: round trip differs:\n%s", name, u.new_text);
   nsys_annotate_result_free(&u);
   nsys_annotate_result_free(&r);
 }
@@ -188,7 +178,7 @@ static void test_annotate(void) {
   nsys_annotate_opts o = {.rel_path = "we\"ird\\.py", .scope = NSYS_ANNOT_FILE};
   nsys_annotate_result r;
   nsys_annotate("def f():\n    g()\n", 17, &o, &r);
-  CHECK(strstr(r.new_text, "(\"we\\\"ird\\\\.py:2 f\")") != NULL, "escaping: %s", r.new_text);
+  CHECK_MSG(strstr(r.new_text, "(\"we\\\"ird\\\\.py:2 f\")") != NULL, "escaping: %s", r.new_text);
   nsys_annotate_result_free(&r);
 }
 
@@ -198,11 +188,11 @@ static void test_edits(void) {
   nsys_annotate_opts o = {.rel_path = "t.py", .scope = NSYS_ANNOT_FILE};
   nsys_annotate_result r;
   nsys_annotate(src, strlen(src), &o, &r);
-  CHECK(r.n_edits == 1, "%d edits", r.n_edits);
+  CHECK_MSG(r.n_edits == 1, "%d edits", r.n_edits);
   if (r.n_edits == 1) {
-    CHECK(r.edits[0].start_line == 2 && r.edits[0].start_char == 0, "start");
-    CHECK(r.edits[0].end_line == 2 && r.edits[0].end_char == 7 + 1 + 2 + 2,
-          "end %d:%d", r.edits[0].end_line, r.edits[0].end_char);
+    CHECK_MSG(r.edits[0].start_line == 2 && r.edits[0].start_char == 0, "start");
+    CHECK_MSG(r.edits[0].end_line == 2 && r.edits[0].end_char == 7 + 1 + 2 + 2,
+              "end %d:%d", r.edits[0].end_line, r.edits[0].end_char);
   }
   nsys_annotate_result_free(&r);
 }
@@ -210,13 +200,13 @@ static void test_edits(void) {
 static void test_tags_and_names(void) {
   char path[64];
   int line = 0;
-  CHECK(nsys_parse_source_tag("train.py:42 forward", path, sizeof path, &line) && line == 42 &&
+  CHECK_MSG(nsys_parse_source_tag("train.py:42 forward", path, sizeof path, &line) && line == 42 &&
             strcmp(path, "train.py") == 0, "basic tag");
-  CHECK(nsys_parse_source_tag("a/b c.py:7", path, sizeof path, &line) && line == 7, "no label");
-  CHECK(!nsys_parse_source_tag("aten::linear, seq = 12, op_id = 3", path, sizeof path, &line), "aten");
-  CHECK(!nsys_parse_source_tag("FSDP::post_forward (encoder.block.0:1)", path, sizeof path, &line), "fsdp");
-  CHECK(!nsys_parse_source_tag("step:abc", path, sizeof path, &line), "not a number");
-  CHECK(!nsys_parse_source_tag(":12 x", path, sizeof path, &line), "empty path");
+  CHECK_MSG(nsys_parse_source_tag("a/b c.py:7", path, sizeof path, &line) && line == 7, "no label");
+  CHECK_MSG(!nsys_parse_source_tag("aten::linear, seq = 12, op_id = 3", path, sizeof path, &line), "aten");
+  CHECK_MSG(!nsys_parse_source_tag("FSDP::post_forward (encoder.block.0:1)", path, sizeof path, &line), "fsdp");
+  CHECK_MSG(!nsys_parse_source_tag("step:abc", path, sizeof path, &line), "not a number");
+  CHECK_MSG(!nsys_parse_source_tag(":12 x", path, sizeof path, &line), "empty path");
   struct { const char *in, *out; } names[] = {
       {"void at::native::vectorized_elementwise_kernel<4, at::native::Add<float>>(int, float)",
        "vectorized_elementwise_kernel"},
@@ -230,12 +220,12 @@ static void test_tags_and_names(void) {
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     char out[128];
     nsys_symbol_base_name(names[i].in, out, sizeof out);
-    CHECK(strcmp(out, names[i].out) == 0, "base name of %s: %s", names[i].in, out);
+    CHECK_MSG(strcmp(out, names[i].out) == 0, "base name of %s: %s", names[i].in, out);
   }
   char s[64];
-  CHECK(nsys_triton_strip_suffix("add_kernel_0d1d2de", s, sizeof s) && strcmp(s, "add_kernel") == 0,
-        "triton suffix");
-  CHECK(!nsys_triton_strip_suffix("triton_poi_fused_add_0", s, sizeof s), "inductor names keep _0");
+  CHECK_MSG(nsys_triton_strip_suffix("add_kernel_0d1d2de", s, sizeof s) && strcmp(s, "add_kernel") == 0,
+            "triton suffix");
+  CHECK_MSG(!nsys_triton_strip_suffix("triton_poi_fused_add_0", s, sizeof s), "inductor names keep _0");
 }
 
 /* A second pass that inserts lines above earlier markers renumbers their tags. */
@@ -244,20 +234,20 @@ static void test_renumber(void) {
   nsys_annotate_opts o = {.rel_path = "t.py", .scope = NSYS_ANNOT_FILE};
   nsys_annotate_result r1, r2, r3;
   nsys_annotate(src, strlen(src), &o, &r1);
-  CHECK(strstr(r1.new_text, "\"t.py:9 k\"") != NULL, "pass 1: %s", r1.new_text);
+  CHECK_MSG(strstr(r1.new_text, "\"t.py:9 k\"") != NULL, "pass 1: %s", r1.new_text);
   nsys_annotate_opts o2 = {.rel_path = "t.py", .scope = NSYS_ANNOT_FUNCTION, .function = "f", .statement = true};
   nsys_annotate(r1.new_text, r1.new_len, &o2, &r2);
   /* two statement markers inside f (return b computes nothing): k moved from line 9 to 11 */
-  CHECK(r2.n_markers == 2 && r2.n_renumbered == 1, "pass 2: %d markers, %d renumbered", r2.n_markers,
-        r2.n_renumbered);
-  CHECK(strstr(r2.new_text, "\"t.py:11 k\"") != NULL && strstr(r2.new_text, "\"t.py:3 f\"") != NULL,
-        "pass 2: %s", r2.new_text);
+  CHECK_MSG(r2.n_markers == 2 && r2.n_renumbered == 1, "pass 2: %d markers, %d renumbered", r2.n_markers,
+            r2.n_renumbered);
+  CHECK_MSG(strstr(r2.new_text, "\"t.py:11 k\"") != NULL && strstr(r2.new_text, "\"t.py:3 f\"") != NULL,
+            "pass 2: %s", r2.new_text);
   /* fixpoint, and unannotate still restores the original */
   nsys_annotate(r2.new_text, r2.new_len, &o2, &r3);
-  CHECK(r3.n_edits == 0, "pass 3 changed %d", r3.n_edits);
+  CHECK_MSG(r3.n_edits == 0, "pass 3 changed %d", r3.n_edits);
   nsys_annotate_result_free(&r3);
   nsys_unannotate(r2.new_text, r2.new_len, &r3);
-  CHECK(r3.new_len == strlen(src) && memcmp(r3.new_text, src, r3.new_len) == 0, "unannotate: %s", r3.new_text);
+  CHECK_MSG(r3.new_len == strlen(src) && memcmp(r3.new_text, src, r3.new_len) == 0, "unannotate: %s", r3.new_text);
   nsys_annotate_result_free(&r3);
   nsys_annotate_result_free(&r2);
   nsys_annotate_result_free(&r1);
@@ -270,7 +260,5 @@ int main(void) {
   test_annotate();
   test_edits();
   test_tags_and_names();
-  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-  else printf("ok\n");
-  return failures ? 1 : 0;
+  return nsys_check_done("source_annotate");
 }

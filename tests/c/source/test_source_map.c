@@ -10,17 +10,8 @@
 #include "index/index.h"
 #include "source/defs.h"
 #include "source/source_map.h"
+#include "../common/nsys_check.h"
 
-static int failures = 0;
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      failures++;                                          \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-    }                                                      \
-  } while (0)
 
 #define S(ix, s) nsys_strtab_intern(&(ix)->strings, (s), strlen(s))
 
@@ -75,54 +66,54 @@ int main(void) {
   ix.op_next = onext;
 
   nsys_defs *defs = nsys_defs_build(real);
-  CHECK(defs->n_files == 2, "scanned %u files", defs->n_files);
+  CHECK_MSG(defs->n_files == 2, "scanned %u files", defs->n_files);
   nsys_src_map *m = nsys_src_map_build(NULL, &ix, defs, NULL);
-  CHECK(m != NULL, "map built");
+  CHECK_MSG(m != NULL, "map built");
   if (m) {
-    CHECK(m->n_kernels == 4 && m->gpu_ns == 100 + 300 + 500 + 700, "kernels %u gpu %lld", m->n_kernels,
-          (long long)m->gpu_ns);
+    CHECK_MSG(m->n_kernels == 4 && m->gpu_ns == 100 + 300 + 500 + 700, "kernels %u gpu %lld", m->n_kernels,
+              (long long)m->gpu_ns);
     /* innermost tag wins (the aten range in between is not a tag) */
     for (int k = 0; k < 2; k++) {
-      CHECK(m->op_launch[k] >= 0 && m->sites[m->op_launch[k]].line == 12, "k%d -> line 12", k);
+      CHECK_MSG(m->op_launch[k] >= 0 && m->sites[m->op_launch[k]].line == 12, "k%d -> line 12", k);
     }
     /* a tagged ancestor beats a module-path range */
-    CHECK(m->op_launch[2] >= 0 && m->sites[m->op_launch[2]].line == 10 &&
+    CHECK_MSG(m->op_launch[2] >= 0 && m->sites[m->op_launch[2]].line == 10 &&
               m->sites[m->op_launch[2]].strategy == NSYS_SRC_TAG,
-          "k2 -> tag line 10");
-    CHECK(m->op_launch[3] == -1, "k3 has no launch site");
-    CHECK(m->op_def[3] >= 0 && m->sites[m->op_def[3]].line == 2 &&
+              "k2 -> tag line 10");
+    CHECK_MSG(m->op_launch[3] == -1, "k3 has no launch site");
+    CHECK_MSG(m->op_def[3] >= 0 && m->sites[m->op_def[3]].line == 2 &&
               strcmp(nsys_strtab_get(&m->strs, m->sites[m->op_def[3]].file), "k.cu") == 0,
-          "k3 -> k.cu:2");
-    CHECK(m->op_launch[4] == -1 && m->op_def[4] == -1, "memcpy not mapped");
+              "k3 -> k.cu:2");
+    CHECK_MSG(m->op_launch[4] == -1 && m->op_def[4] == -1, "memcpy not mapped");
     const nsys_src_line *l = nsys_src_map_at(m, "train.py", 12);
-    CHECK(l && l->total_ns == 400 && l->kernels == 2 && l->count == 2, "train.py:12");
+    CHECK_MSG(l && l->total_ns == 400 && l->kernels == 2 && l->count == 2, "train.py:12");
     l = nsys_src_map_at(m, "train.py", 11);
-    CHECK(l == NULL, "no line 11");
+    CHECK_MSG(l == NULL, "no line 11");
     char *abs = nsys_xasprintf("%s/k.cu", real);
     l = nsys_src_map_at(m, abs, 2);
-    CHECK(l && l->total_ns == 700, "absolute path lookup");
+    CHECK_MSG(l && l->total_ns == 700, "absolute path lookup");
     free(abs);
-    CHECK(m->strategy_ns[NSYS_SRC_TAG] == 900 && m->strategy_ns[NSYS_SRC_DEFINITION] == 700,
-          "strategy totals %lld %lld", (long long)m->strategy_ns[NSYS_SRC_TAG],
-          (long long)m->strategy_ns[NSYS_SRC_DEFINITION]);
+    CHECK_MSG(m->strategy_ns[NSYS_SRC_TAG] == 900 && m->strategy_ns[NSYS_SRC_DEFINITION] == 700,
+              "strategy totals %lld %lld", (long long)m->strategy_ns[NSYS_SRC_TAG],
+              (long long)m->strategy_ns[NSYS_SRC_DEFINITION]);
     nsys_src_map_free(m);
   }
   /* without the outer tag, the module-path range maps k2 to self.mlp */
   nname[0] = S(&ix, "step");
   m = nsys_src_map_build(NULL, &ix, defs, NULL);
   if (m) {
-    CHECK(m->op_launch[2] >= 0 && m->sites[m->op_launch[2]].strategy == NSYS_SRC_MODULE &&
+    CHECK_MSG(m->op_launch[2] >= 0 && m->sites[m->op_launch[2]].strategy == NSYS_SRC_MODULE &&
               m->sites[m->op_launch[2]].line == 3,
-          "k2 -> module model.py:3");
+              "k2 -> module model.py:3");
     nsys_src_map_free(m);
   }
   /* without any tag, the aten::linear range maps k0 to the nn.Linear attribute */
   nname[1] = S(&ix, "fwd");
   m = nsys_src_map_build(NULL, &ix, defs, NULL);
   if (m) {
-    CHECK(m->op_launch[0] >= 0 && m->sites[m->op_launch[0]].strategy == NSYS_SRC_MODULE &&
+    CHECK_MSG(m->op_launch[0] >= 0 && m->sites[m->op_launch[0]].strategy == NSYS_SRC_MODULE &&
               m->sites[m->op_launch[0]].line == 4 && m->sites[m->op_launch[0]].confidence < 0.3f,
-          "k0 -> nn.Linear at model.py:4");
+              "k0 -> nn.Linear at model.py:4");
     nsys_src_map_free(m);
   }
   nsys_defs_free(defs);
@@ -133,7 +124,5 @@ int main(void) {
   free(kfile);
   free(pyfile);
   free(real);
-  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-  else printf("ok\n");
-  return failures ? 1 : 0;
+  return nsys_check_done("source_map");
 }

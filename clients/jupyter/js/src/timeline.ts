@@ -84,7 +84,9 @@ const CSS = `
 .nsys-tl-bar { display: flex; gap: 6px; align-items: center; padding: 4px 6px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
 .nsys-tl-bar b { margin-right: auto; font-weight: 600; }
 .nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; }
-.nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; }
+.nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; display: inline-block;
+  width: 36ch; height: 16px; line-height: 16px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;
+  text-align: right; contain: strict; }
 .nsys-tl-scroll { overflow-y: auto; overflow-x: hidden; position: relative; }
 .nsys-tl-sizer { position: relative; }
 .nsys-tl canvas { display: block; cursor: grab; position: sticky; top: 0; }
@@ -190,6 +192,7 @@ class Timeline {
   }
 
   destroy(): void {
+    clearTimeout(this.tipTimer);
     this.resize.disconnect();
     this.client.dispose();
   }
@@ -308,6 +311,7 @@ class Timeline {
       .catch((e: Error) => {
         this.status.classList.add("nsys-tl-err");
         this.status.textContent = e.message;
+        this.status.title = e.message;
       })
       .finally(() => {
         this.inflight = false;
@@ -452,7 +456,7 @@ class Timeline {
 
   private bucketInfo(d: TrackData, i: number): Promise<BucketInfo> {
     const start = d.start + (d.bk as NonNullable<TrackData["bk"]>).index[i] * d.resolution;
-    const key = `${d.id}|${d.resolution}|${start}`;
+    const key = bucketKey(d, i);
     let p = this.bucketCache.get(key);
     if (!p) {
       if (this.bucketCache.size > 4096) this.bucketCache.clear();
@@ -465,6 +469,7 @@ class Timeline {
 
   /** what the tooltip shows now (hover replies for another item are dropped) */
   private tipKey = "";
+  private tipTimer: ReturnType<typeof setTimeout> | undefined;
 
   private hover(x: number, y: number): void {
     const row = this.rowAt(y);
@@ -498,12 +503,17 @@ class Timeline {
     this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
     this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
     if (d.bk && !d.bk.count) {
-      this.bucketInfo(d, i).then((b) => {
-        if (this.tipKey === key) {
-          this.tip.textContent = `${track.name}\n${describeAt(d, i, b)}`;
-          this.root.dataset.tipBucket = key;
-        }
-      }).catch(() => undefined);
+      // asked for once the pointer rests on the bucket (a sweep across the row asks nothing)
+      clearTimeout(this.tipTimer);
+      this.tipTimer = setTimeout(() => {
+        if (this.tipKey !== key) return;
+        this.bucketInfo(d, i).then((b) => {
+          if (this.tipKey === key) {
+            this.tip.textContent = `${track.name}\n${describeAt(d, i, b)}`;
+            this.root.dataset.tipBucket = key;
+          }
+        }).catch(() => undefined);
+      }, this.bucketCache.has(bucketKey(d, i)) ? 0 : 40);
     }
   }
 
@@ -804,6 +814,11 @@ function describeAt(d: TrackData, i: number, info?: BucketInfo): string {
   const dur = info ? fmtDur(info.longestDur) : b.longestDur ? fmtDur(b.longestDur[i]) : "…";
   const name = info ? info.longestName : nameAt(d, b.longestName, i);
   return `${count} ops, ${fmtDur(b.busy[i])} busy in ${fmtDur(e - s)}\nlongest: ${name ?? "?"} (${dur})`;
+}
+
+/** A bucket's identity across replies: track, resolution and start (bucket edges do not move). */
+function bucketKey(d: TrackData, i: number): string {
+  return `${d.id}|${d.resolution}|${d.start + (d.bk as NonNullable<TrackData["bk"]>).index[i] * d.resolution}`;
 }
 
 /** A "bucket" reply: what a zoom reply's buckets leave out. */

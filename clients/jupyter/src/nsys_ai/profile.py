@@ -226,7 +226,7 @@ class Profile:
     def show(self, start: Optional[int] = None, end: Optional[int] = None,
              height: int = 420, wire: Optional[str] = None) -> "TimelineWidget":
         """An interactive timeline (wheel to zoom, drag to pan) served by `timeline/range`
-        (`wire`: the reply layout, "json" by default or "bin"; see the README)."""
+        (`wire`: the reply layout, "json" by default, "jsonz" or "bin"; see the README)."""
         from .widget import TimelineWidget
         return TimelineWidget(self, start=start, end=end, height=height, wire=wire)
 

@@ -89,6 +89,21 @@ try {
       return Number(d.drawnSeq || 0) >= s && d.answered === d.requests;
     }, seq, { timeout: 60000, polling: "raf" });
   const viewSeq = () => tl.evaluate((e) => Number(e.dataset.viewSeq || 0));
+  // after a notch: wait until its view is drawn with its data. One small evaluate that polls in the
+  // page each frame (Playwright's waitForFunction, BENCH_HARNESS=playwright, costs the renderer's
+  // main thread ~3 ms of DevTools work per step, inside the interval being measured)
+  const settleNow = process.env.BENCH_HARNESS === "playwright" ? async () => settled(await viewSeq()) : () =>
+    tl.evaluate((e) => new Promise((resolve, reject) => {
+      const seq = Number(e.dataset.viewSeq || 0);
+      const t0 = performance.now();
+      const check = () => {
+        const d = e.dataset;
+        if (Number(d.drawnSeq || 0) >= seq && d.answered === d.requests) resolve(seq);
+        else if (performance.now() - t0 > 60000) reject(new Error(`view ${seq} not drawn in 60 s`));
+        else requestAnimationFrame(check);
+      };
+      check();
+    }));
   const ping = (pad) => tl.evaluate((e, n) => e.__nsysPing(n), pad || 0);
   const PAD = Number(process.env.PAD_BYTES || 0); // also a ping answered with PAD bytes (no work) per step
   const padded = [];
@@ -107,7 +122,7 @@ try {
 
   for (let i = 0; i < 6; i++) { // warm-up: code paths, caches
     await notch();
-    await settled(await viewSeq());
+    await settleNow();
     await ping();
   }
   const nWarm = await tl.evaluate((e) => e.__nsysSamples.length);
@@ -119,7 +134,7 @@ try {
     await notch();
     // CONCURRENT_PING: an empty ping sent right after the wheel notch, while the zoom is under way
     const cp = process.env.CONCURRENT_PING ? ping() : null;
-    await settled(await viewSeq());
+    await settleNow();
     if (cp) concurrent.push(await cp);
     pings.push(await ping());
     if (PAD) padded.push(await ping(PAD));
