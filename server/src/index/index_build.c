@@ -72,7 +72,9 @@ static void *nsys__big_alloc(size_t bytes) {
   if (bytes < NSYS__HUGE) return nsys_xmalloc(bytes);
   void *p = NULL;
   if (posix_memalign(&p, NSYS__HUGE, bytes) != 0) return nsys_xmalloc(bytes);
+#ifdef MADV_HUGEPAGE
   if (nsys__huge_pages) madvise(p, bytes & ~(NSYS__HUGE - 1), MADV_HUGEPAGE);
+#endif
   return p;
 }
 
@@ -680,9 +682,10 @@ static bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, ns
            has_text ? "text" : "NULL", has_textid ? "textId" : "NULL", has_dom ? "domainId" : "0",
            has_egt ? "endGlobalTid" : "NULL", tbl);
   /* at most one range per row: reserved once (huge pages, nsys__big_alloc),
-   * only the pages the ranges fill are ever touched */
+   * only the pages the ranges fill are ever touched; capped, since a table of
+   * mostly marks would reserve far more than its ranges need (it grows then) */
   nsys__raw_nvtx_reserve(&b->nvtx, (uint32_t)NSYS_MIN(nsys__src_max_rowid(src, NSYS__SRC_NVTX) + 16,
-                                                      (int64_t)UINT32_MAX - 2));
+                                                      (int64_t)1 << 22));
   nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0};
   int rc = nsys__read_rows(src->db, "nsys_ai_nvtx_rows", sql, nsys__nvtx_row, &h);
   atomic_fetch_add(&b->rows_done, h.since);
