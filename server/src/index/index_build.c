@@ -57,8 +57,6 @@ typedef struct {
   uint32_t *thread, *name, *dom; /* dom: index into domain keys */
 } nsys__raw_nvtx;
 
-static bool nsys__huge_pages = true;
-
 #define NSYS__GROW(arr, cap) (arr) = nsys_xrealloc((arr), (size_t)(cap) * sizeof *(arr))
 
 /* Large arrays (the row and index columns, megabytes each) are 2 MiB aligned
@@ -73,7 +71,7 @@ static void *nsys__big_alloc(size_t bytes) {
   void *p = NULL;
   if (posix_memalign(&p, NSYS__HUGE, bytes) != 0) return nsys_xmalloc(bytes);
 #ifdef MADV_HUGEPAGE
-  if (nsys__huge_pages) madvise(p, bytes & ~(NSYS__HUGE - 1), MADV_HUGEPAGE);
+  if (!getenv("NSYS_AI_INDEX_NO_HUGEPAGES")) madvise(p, bytes & ~(NSYS__HUGE - 1), MADV_HUGEPAGE);
 #endif
   return p;
 }
@@ -1290,7 +1288,6 @@ static void nsys__phase(const char *what) {
 
 nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys__timing_on = getenv("NSYS_AI_INDEX_TIMING") != NULL;
-  nsys__huge_pages = getenv("NSYS_AI_INDEX_NO_HUGEPAGES") == NULL;
   nsys__t_last = nsys_now_ns();
   int64_t cpu0 = nsys__thread_cpu_ns();
   nsys__cpu_last = cpu0;
