@@ -244,5 +244,9 @@ int nsys_cli_main(int argc, char **argv) {
       return NSYS_EXIT_OK;
     }
   }
-  return c->run(argc - 1, argv + 1);
+  int rc = c->run(argc - 1, argv + 1);
+  /* the answer goes out now; a background index-cache save, if any, is
+   * finished at exit (after this) */
+  fflush(stdout);
+  return rc;
 }

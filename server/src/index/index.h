@@ -120,8 +120,13 @@ nsys_index *nsys_index_build(struct nsys_profile *p, struct nsys_call *call);
 void nsys_index_free(nsys_index *ix);
 
 /* Returns p->index, building and publishing it first if needed (thread-safe:
- * concurrent callers wait for one build). NULL after nsys_call_fail(). */
+ * concurrent callers wait for one build). NULL after nsys_call_fail(). A
+ * freshly built index is saved to the cache by a background thread after it
+ * is published; the process waits for pending saves at exit. */
 const nsys_index *nsys_index_get(struct nsys_profile *p, struct nsys_call *call);
+
+/* Waits until every queued cache save is written (tests, benches). */
+void nsys_index_wait_saves(void);
 
 static inline int64_t nsys_op_dur(const nsys_index *ix, uint32_t i) {
   return ix->ops.end[i] - ix->ops.start[i];

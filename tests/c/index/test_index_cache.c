@@ -398,6 +398,30 @@ static void test_stale(const char *src) {
   free(copy);
 }
 
+/* nsys_index_get publishes a fresh index and saves it in the background: the
+ * save still completes when the profile is released at once (the saver holds
+ * its own reference; under ASan a use after free would show), and the next
+ * open maps it. */
+static void test_background_save(const char *path) {
+  clear_cache();
+  t_profile a = t_open(path);
+  nsys_call call;
+  nsys_call_init(&call, "test", NULL, NULL);
+  const nsys_index *ia = nsys_index_get(a.p, &call);
+  nsys_call_dispose(&call);
+  CHECK(ia && !from_cache(ia));
+  uint32_t n_ops = ia ? ia->ops.n : 0;
+  t_close(&a); /* possibly before the saver ran */
+  nsys_index_wait_saves();
+  char *file = only_cache_file();
+  CHECK(file != NULL);
+  free(file);
+  t_profile b = t_open(path);
+  const nsys_index *ib = t_index(&b);
+  CHECK(ib && from_cache(ib) && ib->ops.n == n_ops);
+  t_close(&b);
+}
+
 int main(void) {
   unsetenv("NSYS_AI_NO_INDEX_CACHE");
   snprintf(cache_dir, sizeof cache_dir, "%s/nsys-ai-cache-test-%d",
@@ -411,6 +435,7 @@ int main(void) {
     test_profile(real);
     test_profile(tiny);
     test_stale(tiny);
+    test_background_save(real);
   } else {
     printf("SKIP real-profile cache tests: %s is absent\n", real);
   }
