@@ -154,6 +154,12 @@ typedef struct {
   char op_err[256];
   bool op_failed;
   atomic_int op_done;
+  /* The host reader's connection, handed to the GPU reader to close once that
+   * one is done (closing unmaps the file: milliseconds that then overlap the
+   * host's join and derivation); NSYS__HANDOFF_NONE: nothing to close. */
+  pthread_mutex_t handoff_mu;
+  pthread_cond_t handoff_cv;
+  sqlite3 *host_db;
   /* GPU tracks seen by the reader: (device, stream, gpid) -> temporary id */
   nsys__track_key *tk_keys; uint32_t n_tk, cap_tk;
   uint32_t *tk_hv; uint32_t tk_hcap; /* open addressing: temporary id + 1 */
@@ -175,6 +181,8 @@ typedef struct {
 } nsys__build;
 
 #define NSYS__TICK 4096
+#define NSYS__HANDOFF_NONE ((sqlite3 *)&nsys__handoff_none)
+static const char nsys__handoff_none;
 
 static int64_t nsys__thread_cpu_ns(void) {
   struct timespec ts;
@@ -399,6 +407,19 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
 
 static void nsys__assemble_ops(nsys__build *b, nsys_index *ix);
 
+/* The GPU reader's last acts: say its data is ready, then wait for the host
+ * reader's connection and close it (the host reader joins this thread only
+ * at the end of the build). */
+static void nsys__gpu_reader_done(nsys__build *b) {
+  b->worker_cpu_ns = nsys__thread_cpu_ns();
+  atomic_store(&b->op_done, 1);
+  pthread_mutex_lock(&b->handoff_mu);
+  while (!b->host_db) pthread_cond_wait(&b->handoff_cv, &b->handoff_mu);
+  sqlite3 *db = b->host_db;
+  pthread_mutex_unlock(&b->handoff_mu);
+  if (db != NSYS__HANDOFF_NONE) sqlite3_close(db);
+}
+
 static void *nsys__gpu_reader(void *arg) {
   nsys__build *b = arg;
   nsys__src src;
@@ -407,7 +428,7 @@ static void *nsys__gpu_reader(void *arg) {
   if (!nsys__src_open(&src, b->p, b->op_err, sizeof b->op_err)) {
     b->op_failed = true;
     atomic_store(&b->stop, 1);
-    atomic_store(&b->op_done, 1);
+    nsys__gpu_reader_done(b);
     return NULL;
   }
   int64_t est = nsys__src_max_rowid(&src, NSYS__SRC_KERNEL) +
@@ -443,8 +464,7 @@ static void *nsys__gpu_reader(void *arg) {
     r->start = r->end = r->rowid = NULL;
     r->tgroup = r->name = r->full = NULL; r->kind = NULL;
   }
-  b->worker_cpu_ns = nsys__thread_cpu_ns();
-  atomic_store(&b->op_done, 1);
+  nsys__gpu_reader_done(b);
   return NULL;
 }
 
@@ -1205,6 +1225,8 @@ static void nsys__assemble_nvtx(nsys__build *b, nsys_index *ix, const uint32_t *
 }
 
 static void nsys__build_free(nsys__build *b) {
+  pthread_mutex_destroy(&b->handoff_mu);
+  pthread_cond_destroy(&b->handoff_cv);
   free(b->tk_keys);
   free(b->tk_hv);
   free(b->track_gpid);
@@ -1274,10 +1296,14 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   b->call = call;
   b->tk_last = UINT32_MAX;
   b->ops_max_end = INT64_MIN;
+  pthread_mutex_init(&b->handoff_mu, NULL);
+  pthread_cond_init(&b->handoff_cv, NULL);
   nsys_strtab_init(&b->op_strings);
   nsys__src src;
   char err[256];
   if (!nsys__src_open(&src, p, err, sizeof err)) {
+    pthread_mutex_destroy(&b->handoff_mu);
+    pthread_cond_destroy(&b->handoff_cv);
     free(b);
     nsys_call_fail(call, NSYS_E_IO, "%s", err);
     return NULL;
@@ -1328,6 +1354,13 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     nsys__phase("host: join table, span");
   }
   nsys__sidmap_free(&sm);
+  if (threaded) { /* the GPU reader closes it once done (always handed: it waits for it) */
+    pthread_mutex_lock(&b->handoff_mu);
+    b->host_db = src.db ? src.db : NSYS__HANDOFF_NONE;
+    pthread_cond_signal(&b->handoff_cv);
+    pthread_mutex_unlock(&b->handoff_mu);
+    src.db = NULL;
+  }
   nsys__src_close(&src);
   if (threaded) {
     for (unsigned spins = 0; !atomic_load(&b->op_done); spins++) {
@@ -1336,7 +1369,6 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
       struct timespec ts = {0, 1000 * 1000};
       nanosleep(&ts, NULL);
     }
-    pthread_join(worker, NULL);
   }
   nsys__phase("wait for the GPU reader");
   if (nsys__timing_on)
@@ -1353,6 +1385,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     free(thread_gpid);
     free(jt.direct);
     free(jt.slot);
+    if (threaded) pthread_join(worker, NULL);
     nsys__build_free(b);
     free(b);
     nsys_index_free(ix);
@@ -1368,6 +1401,8 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   free(tmp2final);
   free(thread_gpid);
   int64_t ops_max_end = b->ops_max_end;
+  if (threaded) pthread_join(worker, NULL); /* it has closed the host reader's connection */
+  nsys__phase("join the GPU reader");
   nsys__build_free(b);
   free(b);
   nsys__span(ix, span, ops_max_end);
