@@ -57,8 +57,6 @@ typedef struct {
   uint32_t *thread, *name, *dom; /* dom: index into domain keys */
 } nsys__raw_nvtx;
 
-static bool nsys__huge_pages = true;
-
 #define NSYS__GROW(arr, cap) (arr) = nsys_xrealloc((arr), (size_t)(cap) * sizeof *(arr))
 
 /* Large arrays (the row and index columns, megabytes each) are 2 MiB aligned
@@ -72,7 +70,9 @@ static void *nsys__big_alloc(size_t bytes) {
   if (bytes < NSYS__HUGE) return nsys_xmalloc(bytes);
   void *p = NULL;
   if (posix_memalign(&p, NSYS__HUGE, bytes) != 0) return nsys_xmalloc(bytes);
-  if (nsys__huge_pages) madvise(p, bytes & ~(NSYS__HUGE - 1), MADV_HUGEPAGE);
+#ifdef MADV_HUGEPAGE
+  if (!getenv("NSYS_AI_INDEX_NO_HUGEPAGES")) madvise(p, bytes & ~(NSYS__HUGE - 1), MADV_HUGEPAGE);
+#endif
   return p;
 }
 
@@ -680,9 +680,10 @@ static bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, ns
            has_text ? "text" : "NULL", has_textid ? "textId" : "NULL", has_dom ? "domainId" : "0",
            has_egt ? "endGlobalTid" : "NULL", tbl);
   /* at most one range per row: reserved once (huge pages, nsys__big_alloc),
-   * only the pages the ranges fill are ever touched */
+   * only the pages the ranges fill are ever touched; capped, since a table of
+   * mostly marks would reserve far more than its ranges need (it grows then) */
   nsys__raw_nvtx_reserve(&b->nvtx, (uint32_t)NSYS_MIN(nsys__src_max_rowid(src, NSYS__SRC_NVTX) + 16,
-                                                      (int64_t)UINT32_MAX - 2));
+                                                      (int64_t)1 << 22));
   nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0};
   int rc = nsys__read_rows(src->db, "nsys_ai_nvtx_rows", sql, nsys__nvtx_row, &h);
   atomic_fetch_add(&b->rows_done, h.since);
@@ -1287,7 +1288,6 @@ static void nsys__phase(const char *what) {
 
 nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys__timing_on = getenv("NSYS_AI_INDEX_TIMING") != NULL;
-  nsys__huge_pages = getenv("NSYS_AI_INDEX_NO_HUGEPAGES") == NULL;
   nsys__t_last = nsys_now_ns();
   int64_t cpu0 = nsys__thread_cpu_ns();
   nsys__cpu_last = cpu0;
