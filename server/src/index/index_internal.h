@@ -182,7 +182,8 @@ void nsys__coarse_free(nsys_index *ix);
 bool nsys__coarse_buckets(const nsys_index *ix, uint32_t track, const nsys__series *s, int64_t base,
                           int64_t res, uint32_t nb, nsys_tl_bucket_fn fn, void *ctx, uint32_t *emitted);
 
-/* index_cache.c: returns NULL when there is no valid cache entry. */
+/* index_cache_load.c / index_cache_save.c (format: index_cache_format.h):
+ * the load returns NULL when there is no valid cache entry. */
 nsys_index *nsys__cache_load(struct nsys_profile *p);
 void nsys__cache_save(const nsys_index *ix, struct nsys_profile *p);
 void nsys__cache_unmap(void *base, size_t size);

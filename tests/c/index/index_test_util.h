@@ -1,6 +1,6 @@
 /* Helpers shared by the index C tests: open a profile (through the loader
  * when it works, else a minimal read-only profile built here), make small
- * SQLite exports by hand, and assertions. */
+ * SQLite exports by hand; assertions are tests/c/common/nsys_check.h. */
 #ifndef NSYS_INDEX_TEST_UTIL_H
 #define NSYS_INDEX_TEST_UTIL_H
 
@@ -10,30 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/nsys_check.h"
 #include "common/util.h"
 #include "index/index.h"
 #include "profile/profile.h"
 #include "rpc/call.h"
-
-static int t_failures;
-
-#define CHECK(cond)                                                         \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      t_failures++;                                                         \
-    }                                                                       \
-  } while (0)
-
-#define CHECK_EQ_I(a, b)                                                              \
-  do {                                                                                \
-    long long _a = (long long)(a), _b = (long long)(b);                               \
-    if (_a != _b) {                                                                   \
-      fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, #a, _a, \
-              #b, _b);                                                                \
-      t_failures++;                                                                   \
-    }                                                                                 \
-  } while (0)
 
 typedef struct {
   nsys_profile *p;

@@ -62,79 +62,79 @@ static void test_small(void) {
   const nsys_index *ix = t_index(&tp);
   CHECK(ix != NULL);
   if (!ix) goto out;
-  CHECK_EQ_I(ix->n_tracks, 4);
-  CHECK_EQ_I(ix->ops.n, 6);
+  CHECK_EQ(ix->n_tracks, 4);
+  CHECK_EQ(ix->ops.n, 6);
   /* tracks sorted by (device, stream, pid) */
-  CHECK_EQ_I(ix->tracks[0].device, 0);
-  CHECK_EQ_I(ix->tracks[0].stream, 7);
-  CHECK_EQ_I(ix->tracks[0].pid, 100);
-  CHECK_EQ_I(ix->tracks[1].pid, 200);
-  CHECK_EQ_I(ix->tracks[2].stream, 9);
-  CHECK_EQ_I(ix->tracks[3].device, 1);
-  CHECK_EQ_I(ix->tracks[0].count, 2);
-  CHECK_EQ_I(ix->tracks[0].busy_ns, 200); /* [200,300] u [250,400] */
-  CHECK_EQ_I(ix->tracks[0].cls, NSYS_STREAM_COMPUTE);
-  CHECK_EQ_I(ix->tracks[1].cls, NSYS_STREAM_COMM);
-  CHECK_EQ_I(ix->tracks[2].cls, NSYS_STREAM_COPY);
-  CHECK_EQ_I(ix->tracks[3].cls, NSYS_STREAM_COMM);
+  CHECK_EQ(ix->tracks[0].device, 0);
+  CHECK_EQ(ix->tracks[0].stream, 7);
+  CHECK_EQ(ix->tracks[0].pid, 100);
+  CHECK_EQ(ix->tracks[1].pid, 200);
+  CHECK_EQ(ix->tracks[2].stream, 9);
+  CHECK_EQ(ix->tracks[3].device, 1);
+  CHECK_EQ(ix->tracks[0].count, 2);
+  CHECK_EQ(ix->tracks[0].busy_ns, 200); /* [200,300] u [250,400] */
+  CHECK_EQ(ix->tracks[0].cls, NSYS_STREAM_COMPUTE);
+  CHECK_EQ(ix->tracks[1].cls, NSYS_STREAM_COMM);
+  CHECK_EQ(ix->tracks[2].cls, NSYS_STREAM_COPY);
+  CHECK_EQ(ix->tracks[3].cls, NSYS_STREAM_COMM);
   /* op 0 = earliest kernel of track 0 */
-  CHECK_EQ_I(ix->ops.start[0], 200);
-  CHECK_EQ_I(ix->ops.start[1], 250);
+  CHECK_EQ(ix->ops.start[0], 200);
+  CHECK_EQ(ix->ops.start[1], 250);
   CHECK(strcmp(S(ix, ix->ops.name[0]), "gemm_kernel") == 0);
   CHECK(strcmp(S(ix, ix->ops.full_name[0]), "void gemm_kernel<float>(float*)") == 0);
   CHECK(strcmp(S(ix, ix->ops.name[3]), "[CUDA memcpy HtoD]") == 0);
   CHECK(strcmp(S(ix, ix->ops.name[4]), "[CUDA memset]") == 0);
-  CHECK_EQ_I(ix->ops.kind[3], NSYS_OP_MEMCPY);
-  CHECK_EQ_I(ix->ops.kind[4], NSYS_OP_MEMSET);
-  CHECK_EQ_I(ix->ops.api[4], -1);
+  CHECK_EQ(ix->ops.kind[3], NSYS_OP_MEMCPY);
+  CHECK_EQ(ix->ops.kind[4], NSYS_OP_MEMSET);
+  CHECK_EQ(ix->ops.api[4], -1);
   /* threads sorted by (pid, tid), named */
-  CHECK_EQ_I(ix->n_threads, 2);
-  CHECK_EQ_I(ix->threads[0].pid, 100);
-  CHECK_EQ_I(ix->threads[1].tid, 201);
+  CHECK_EQ(ix->n_threads, 2);
+  CHECK_EQ(ix->threads[0].pid, 100);
+  CHECK_EQ(ix->threads[1].tid, 201);
   CHECK(strcmp(S(ix, ix->threads[0].name), "main") == 0);
   CHECK(strcmp(S(ix, ix->threads[1].name), "worker") == 0);
   /* join on (process, correlationId): B's corr 1 must not go to A's call */
-  CHECK_EQ_I(ix->api.n, 5);
+  CHECK_EQ(ix->api.n, 5);
   int32_t a0 = ix->ops.api[0], a2 = ix->ops.api[2];
   CHECK(a0 >= 0 && a2 >= 0);
   if (a0 >= 0 && a2 >= 0) {
-    CHECK_EQ_I(ix->api.start[a0], 100);
-    CHECK_EQ_I(ix->threads[ix->api.thread[a0]].pid, 100);
-    CHECK_EQ_I(ix->api.start[a2], 105);
-    CHECK_EQ_I(ix->threads[ix->api.thread[a2]].pid, 200);
+    CHECK_EQ(ix->api.start[a0], 100);
+    CHECK_EQ(ix->threads[ix->api.thread[a0]].pid, 100);
+    CHECK_EQ(ix->api.start[a2], 105);
+    CHECK_EQ(ix->threads[ix->api.thread[a2]].pid, 200);
     CHECK(strcmp(S(ix, ix->api.name[a0]), "cudaLaunchKernel") == 0);
-    CHECK_EQ_I(ix->api.first_op[a0], 0);
-    CHECK_EQ_I(ix->op_next[0], -1);
+    CHECK_EQ(ix->api.first_op[a0], 0);
+    CHECK_EQ(ix->op_next[0], -1);
   }
   int32_t a5 = ix->ops.api[5];
   CHECK(a5 >= 0 && strcmp(S(ix, ix->api.name[a5]), "cuLaunchKernel") == 0);
   int32_t a3 = ix->ops.api[3];
   CHECK(a3 >= 0 && strcmp(S(ix, ix->api.name[a3]), "cudaMemcpyAsync") == 0);
   /* API calls grouped by thread, sorted by start */
-  CHECK_EQ_I(ix->threads[0].api_count, 3);
-  CHECK_EQ_I(ix->threads[1].api_count, 2);
+  CHECK_EQ(ix->threads[0].api_count, 3);
+  CHECK_EQ(ix->threads[1].api_count, 2);
   for (uint32_t i = 1; i < ix->threads[0].api_count; i++)
     CHECK(ix->api.start[i - 1] <= ix->api.start[i]);
   /* NVTX: marks, unclosed and cross-thread ranges skipped; nesting */
-  CHECK_EQ_I(ix->nvtx.n, 4);
-  CHECK_EQ_I(ix->threads[0].nvtx_count, 3);
-  CHECK_EQ_I(ix->threads[0].nvtx_max_depth, 2);
+  CHECK_EQ(ix->nvtx.n, 4);
+  CHECK_EQ(ix->threads[0].nvtx_count, 3);
+  CHECK_EQ(ix->threads[0].nvtx_max_depth, 2);
   if (ix->nvtx.n == 4) {
     CHECK(strcmp(S(ix, ix->nvtx.name[0]), "step") == 0);
     CHECK(strcmp(S(ix, ix->nvtx.name[1]), "layer") == 0);
     CHECK(strcmp(S(ix, ix->nvtx.domain[1]), "MyDom") == 0);
     CHECK(strcmp(S(ix, ix->nvtx.domain[0]), "") == 0);
-    CHECK_EQ_I(ix->nvtx.depth[0], 0);
-    CHECK_EQ_I(ix->nvtx.depth[1], 1);
-    CHECK_EQ_I(ix->nvtx.depth[2], 2);
-    CHECK_EQ_I(ix->nvtx.parent[0], -1);
-    CHECK_EQ_I(ix->nvtx.parent[1], 0);
-    CHECK_EQ_I(ix->nvtx.parent[2], 1);
-    CHECK_EQ_I(ix->nvtx.thread[3], 1);
-    CHECK_EQ_I(ix->nvtx.depth[3], 0);
+    CHECK_EQ(ix->nvtx.depth[0], 0);
+    CHECK_EQ(ix->nvtx.depth[1], 1);
+    CHECK_EQ(ix->nvtx.depth[2], 2);
+    CHECK_EQ(ix->nvtx.parent[0], -1);
+    CHECK_EQ(ix->nvtx.parent[1], 0);
+    CHECK_EQ(ix->nvtx.parent[2], 1);
+    CHECK_EQ(ix->nvtx.thread[3], 1);
+    CHECK_EQ(ix->nvtx.depth[3], 0);
   }
-  CHECK_EQ_I(ix->span_start, 50);
-  CHECK_EQ_I(ix->span_end, 1000);
+  CHECK_EQ(ix->span_start, 50);
+  CHECK_EQ(ix->span_end, 1000);
 out:
   t_close(&tp);
   unlink(path);
@@ -166,30 +166,30 @@ static void test_graph_trace(void) {
   const nsys_index *ix = t_index(&tp);
   CHECK(ix != NULL);
   if (!ix) goto out;
-  CHECK_EQ_I(ix->ops.n, 8);
-  CHECK_EQ_I(ix->n_tracks, 5);
+  CHECK_EQ(ix->ops.n, 8);
+  CHECK_EQ(ix->n_tracks, 5);
   /* track 0 = (device 0, stream 7, pid 100): kernel 200-300, graph 200-300, kernel 250-400 */
-  CHECK_EQ_I(ix->tracks[0].count, 3);
-  CHECK_EQ_I(ix->ops.kind[0], NSYS_OP_KERNEL);
-  CHECK_EQ_I(ix->ops.kind[1], NSYS_OP_GRAPH);
-  CHECK_EQ_I(ix->ops.rowid[1], 1);
+  CHECK_EQ(ix->tracks[0].count, 3);
+  CHECK_EQ(ix->ops.kind[0], NSYS_OP_KERNEL);
+  CHECK_EQ(ix->ops.kind[1], NSYS_OP_GRAPH);
+  CHECK_EQ(ix->ops.rowid[1], 1);
   CHECK(strcmp(S(ix, ix->ops.name[1]), "[CUDA graph 4]") == 0);
   CHECK(strcmp(S(ix, ix->ops.full_name[1]), "[CUDA graph 4]") == 0);
-  CHECK_EQ_I(ix->tracks[0].busy_ns, 200);
+  CHECK_EQ(ix->tracks[0].busy_ns, 200);
   int32_t a = ix->ops.api[1];
   CHECK(a >= 0 && strcmp(S(ix, ix->api.name[a]), "cudaGraphLaunch") == 0);
-  if (a >= 0) CHECK_EQ_I(ix->api.first_op[a], 1);
+  if (a >= 0) CHECK_EQ(ix->api.first_op[a], 1);
   /* a stream with graph launches only runs kernels: compute; no launching call: unattributed */
   uint32_t t21 = UINT32_MAX;
   for (uint32_t t = 0; t < ix->n_tracks; t++)
     if (ix->tracks[t].stream == 21) t21 = t;
   CHECK(t21 != UINT32_MAX);
   if (t21 != UINT32_MAX) {
-    CHECK_EQ_I(ix->tracks[t21].cls, NSYS_STREAM_COMPUTE);
-    CHECK_EQ_I(ix->tracks[t21].count, 1);
+    CHECK_EQ(ix->tracks[t21].cls, NSYS_STREAM_COMPUTE);
+    CHECK_EQ(ix->tracks[t21].count, 1);
     uint32_t o = ix->tracks[t21].first;
-    CHECK_EQ_I(ix->ops.kind[o], NSYS_OP_GRAPH);
-    CHECK_EQ_I(ix->ops.api[o], -1);
+    CHECK_EQ(ix->ops.kind[o], NSYS_OP_GRAPH);
+    CHECK_EQ(ix->ops.api[o], -1);
     CHECK(strcmp(S(ix, ix->ops.name[o]), "[CUDA graph 6]") == 0);
   }
 out:
@@ -246,8 +246,7 @@ static void check_real(const char *path) {
                      " FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
                      "CREATE INDEX main.rk_cg ON rk(c, g);",
                      NULL, NULL, &err) != SQLITE_OK) {
-      fprintf(stderr, "attach: %s\n", err);
-      t_failures++;
+      CHECK_MSG(false, "attach: %s", err);
     }
     sqlite3_free(err);
   }
@@ -265,23 +264,23 @@ static void check_real(const char *path) {
       n_joined += sql_int(db, sql);
     }
   }
-  CHECK_EQ_I(ix->ops.n, n_ops);
+  CHECK_EQ(ix->ops.n, n_ops);
   {
     int64_t got[4] = {0};
     for (uint32_t i = 0; i < ix->ops.n; i++)
       if (ix->ops.kind[i] < 4) got[ix->ops.kind[i]]++;
-    CHECK_EQ_I(got[NSYS_OP_KERNEL], per_kind[0]);
-    CHECK_EQ_I(got[NSYS_OP_MEMCPY], per_kind[1]);
-    CHECK_EQ_I(got[NSYS_OP_MEMSET], per_kind[2]);
-    CHECK_EQ_I(got[NSYS_OP_GRAPH], per_kind[3]);
+    CHECK_EQ(got[NSYS_OP_KERNEL], per_kind[0]);
+    CHECK_EQ(got[NSYS_OP_MEMCPY], per_kind[1]);
+    CHECK_EQ(got[NSYS_OP_MEMSET], per_kind[2]);
+    CHECK_EQ(got[NSYS_OP_GRAPH], per_kind[3]);
   }
   int64_t joined = 0;
   for (uint32_t i = 0; i < ix->ops.n; i++) joined += ix->ops.api[i] >= 0;
-  CHECK_EQ_I(joined, n_joined);
-  if (rt) CHECK_EQ_I(ix->api.n, sql_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"));
+  CHECK_EQ(joined, n_joined);
+  if (rt) CHECK_EQ(ix->api.n, sql_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"));
   if (has_table(db, "NVTX_EVENTS")) {
     bool egt = sql_int(db, "SELECT count(*) FROM pragma_table_info('NVTX_EVENTS', 'p') WHERE name='endGlobalTid'") > 0;
-    CHECK_EQ_I(ix->nvtx.n,
+    CHECK_EQ(ix->nvtx.n,
                sql_int(db, egt ? "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59,60,70,71)"
                                  " AND end IS NOT NULL AND end >= start AND (endGlobalTid IS NULL OR"
                                  " endGlobalTid = globalTid)"
@@ -292,7 +291,7 @@ static void check_real(const char *path) {
   uint32_t covered = 0;
   for (uint32_t t = 0; t < ix->n_tracks; t++) {
     const nsys_gpu_track *tr = &ix->tracks[t];
-    CHECK_EQ_I(tr->first, covered);
+    CHECK_EQ(tr->first, covered);
     covered += tr->count;
     if (t) {
       const nsys_gpu_track *pr = &ix->tracks[t - 1];
@@ -300,31 +299,31 @@ static void check_real(const char *path) {
     }
     int64_t sum = 0;
     for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
-      CHECK_EQ_I(ix->ops.track[i], t);
+      CHECK_EQ(ix->ops.track[i], t);
       sum += nsys_op_dur(ix, i);
       if (i > tr->first)
         CHECK(ix->ops.start[i - 1] < ix->ops.start[i] ||
               (ix->ops.start[i - 1] == ix->ops.start[i] && ix->ops.end[i - 1] <= ix->ops.end[i]));
       if (ix->ops.api[i] >= 0)
-        CHECK_EQ_I(ix->threads[ix->api.thread[ix->ops.api[i]]].pid, tr->pid);
+        CHECK_EQ(ix->threads[ix->api.thread[ix->ops.api[i]]].pid, tr->pid);
     }
     CHECK(tr->busy_ns <= sum);
   }
-  CHECK_EQ_I(covered, ix->ops.n);
+  CHECK_EQ(covered, ix->ops.n);
   /* NVTX nesting: a parent contains its child, on the same thread */
   for (uint32_t i = 0; i < ix->nvtx.n; i++) {
     int32_t pa = ix->nvtx.parent[i];
     if (pa < 0) {
-      CHECK_EQ_I(ix->nvtx.depth[i], 0);
+      CHECK_EQ(ix->nvtx.depth[i], 0);
       continue;
     }
     CHECK(ix->nvtx.start[pa] <= ix->nvtx.start[i] && ix->nvtx.end[pa] >= ix->nvtx.end[i]);
-    CHECK_EQ_I(ix->nvtx.thread[pa], ix->nvtx.thread[i]);
-    CHECK_EQ_I(ix->nvtx.depth[i], ix->nvtx.depth[pa] + 1);
+    CHECK_EQ(ix->nvtx.thread[pa], ix->nvtx.thread[i]);
+    CHECK_EQ(ix->nvtx.depth[i], ix->nvtx.depth[pa] + 1);
   }
   /* op chains of an API call */
   for (uint32_t a = 0; a < ix->api.n; a++)
-    for (int32_t o = ix->api.first_op[a]; o >= 0; o = ix->op_next[o]) CHECK_EQ_I(ix->ops.api[o], (int32_t)a);
+    for (int32_t o = ix->api.first_op[a]; o >= 0; o = ix->op_next[o]) CHECK_EQ(ix->ops.api[o], (int32_t)a);
   printf("  %-45s ops %8u api %8u nvtx %7u tracks %3u threads %4u  %.1f ms\n",
          strrchr(path, '/') ? strrchr(path, '/') + 1 : path, ix->ops.n, ix->api.n, ix->nvtx.n,
          ix->n_tracks, ix->n_threads, (double)(t1 - t0) / 1e6);
@@ -398,7 +397,7 @@ static void test_progress_and_cancel(void) {
   atomic_store(&call.cancelled, 1);
   ix = nsys_index_build(tp.p, &call);
   CHECK(ix == NULL);
-  CHECK_EQ_I(call.err, NSYS_E_CANCELLED);
+  CHECK_EQ(call.err, NSYS_E_CANCELLED);
   nsys_call_dispose(&call);
   t_close(&tp);
   free(path);
@@ -414,10 +413,5 @@ int main(int argc, char **argv) {
     test_progress_and_cancel();
     test_real_profiles();
   }
-  if (t_failures) {
-    fprintf(stderr, "%d check(s) failed\n", t_failures);
-    return 1;
-  }
-  printf("ok\n");
-  return 0;
+  return nsys_check_done("index_build");
 }

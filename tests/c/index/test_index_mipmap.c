@@ -8,17 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/nsys_check.h"
 #include "common/util.h"
 #include "index/index_internal.h"
 
-static int failures;
-#define CHECK(c)                                                             \
-  do {                                                                       \
-    if (!(c)) {                                                              \
-      if (failures < 20) fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-      failures++;                                                            \
-    }                                                                        \
-  } while (0)
 
 static uint64_t rng = 88172645463325252ULL;
 static uint64_t rnd(void) {
@@ -246,10 +239,5 @@ int main(void) {
     free(d.start);
     free(d.end);
   }
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("ok\n");
-  return 0;
+  return nsys_check_done("index_mipmap");
 }

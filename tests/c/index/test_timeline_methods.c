@@ -72,7 +72,7 @@ static void check_range(const char *pid, const nsys_index *ix, int64_t qs, int64
   CHECK(gs <= qs && ge >= qe && gs % res == 0 && ge % res == 0);
   CHECK((ge - gs) / res <= width + 1);
   const cJSON *tracks = cJSON_GetObjectItemCaseSensitive(r, "tracks");
-  CHECK_EQ_I(cJSON_GetArraySize(tracks), nsys_tl_track_count(ix));
+  CHECK_EQ(cJSON_GetArraySize(tracks), nsys_tl_track_count(ix));
   int k = 0;
   const cJSON *t;
   cJSON_ArrayForEach(t, tracks) {
@@ -88,7 +88,7 @@ static void check_range(const char *pid, const nsys_index *ix, int64_t qs, int64
       overlap += ix->ops.start[i] < qe && ix->ops.end[i] >= qs;
     }
     if (ev) {
-      CHECK_EQ_I(cJSON_GetArraySize(ev), overlap);
+      CHECK_EQ(cJSON_GetArraySize(ev), overlap);
     } else {
       int64_t sum = 0, prev_end = INT64_MIN;
       const cJSON *b;
@@ -99,7 +99,7 @@ static void check_range(const char *pid, const nsys_index *ix, int64_t qs, int64
         prev_end = be;
         sum += jint(b, "count");
       }
-      CHECK_EQ_I(sum, in_grid);
+      CHECK_EQ(sum, in_grid);
     }
   }
   cJSON_Delete(r);
@@ -117,7 +117,7 @@ static void check_tree(const char *pid, const nsys_index *ix) {
   const cJSON *n;
   cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(r, "roots")) roots_sum += jint(n, "opCount");
   CHECK(roots_sum <= (int64_t)ix->ops.n);
-  CHECK_EQ_I(jint(r, "rangeCount"), ix->nvtx.n);
+  CHECK_EQ(jint(r, "rangeCount"), ix->nvtx.n);
   cJSON_Delete(r);
   cJSON *p = params(pid);
   cJSON_AddBoolToObject(p, "aggregate", true);
@@ -126,7 +126,7 @@ static void check_tree(const char *pid, const nsys_index *ix) {
   if (a) {
     int64_t agg_sum = 0;
     cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(a, "roots")) agg_sum += jint(n, "opCount");
-    CHECK_EQ_I(agg_sum, roots_sum);
+    CHECK_EQ(agg_sum, roots_sum);
   }
   cJSON_Delete(a);
 }
@@ -140,7 +140,7 @@ static void check_misc(const char *pid, const nsys_index *ix, const char *dir) {
     CHECK(d != NULL);
     if (d) {
       CHECK(cJSON_GetObjectItemCaseSensitive(d, "columns") != NULL);
-      CHECK_EQ_I(jint(d, "start"), ix->ops.start[ix->ops.n - 1]);
+      CHECK_EQ(jint(d, "start"), ix->ops.start[ix->ops.n - 1]);
     }
     cJSON_Delete(d);
     p = params(pid);
@@ -175,7 +175,7 @@ static void check_misc(const char *pid, const nsys_index *ix, const char *dir) {
       fclose(f);
       cJSON *j = cJSON_Parse(buf);
       CHECK(j != NULL);
-      CHECK_EQ_I(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "traceEvents")), jint(e, "events"));
+      CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "traceEvents")), jint(e, "events"));
       cJSON_Delete(j);
       free(buf);
     }
@@ -243,10 +243,5 @@ int main(int argc, char **argv) {
     }
   }
   nsys_registry_free(reg);
-  if (t_failures) {
-    fprintf(stderr, "%d check(s) failed\n", t_failures);
-    return 1;
-  }
-  printf("ok\n");
-  return 0;
+  return nsys_check_done("timeline_methods");
 }
