@@ -43,13 +43,8 @@ void nsys__coarse_free(nsys_index *ix) {
   pthread_mutex_destroy(&pv->coarse_mu);
 }
 
-typedef struct {
-  nsys_tl_bucket *b;
-  uint32_t n, cap;
-} nsys__collect;
-
-static void nsys__collect_fn(void *ctx, const nsys_tl_bucket *bk) {
-  nsys__collect *c = ctx;
+void nsys_tl_bucket_collect(void *ctx, const nsys_tl_bucket *bk) {
+  nsys_tl_bucket_vec *c = ctx;
   if (c->n == c->cap) {
     c->cap = c->cap ? c->cap * 2 : 256;
     c->b = nsys_xrealloc(c->b, c->cap * sizeof *c->b);
@@ -82,8 +77,8 @@ bool nsys__coarse_buckets(const nsys_index *ix, uint32_t track, const nsys__seri
       if (nb_full > NSYS__COARSE_MAX || atomic_load(&pv->coarse_buckets) + nb_full > NSYS__COARSE_CAP) {
         c = &nsys__none;
       } else {
-        nsys__collect col = {NULL, 0, 0};
-        nsys__series_buckets(s, lo, res, (uint32_t)nb_full, nsys__collect_fn, &col);
+        nsys_tl_bucket_vec col = {NULL, 0, 0};
+        nsys__series_buckets(s, lo, res, (uint32_t)nb_full, nsys_tl_bucket_collect, &col);
         c = nsys_xmalloc(sizeof *c);
         c->n = col.n;
         c->b = col.b;

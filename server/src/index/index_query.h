@@ -58,6 +58,14 @@ uint32_t nsys_tl_events(const nsys_index *ix, uint32_t track, int64_t qs, int64_
 uint32_t nsys_tl_buckets(const nsys_index *ix, uint32_t track, int64_t base, int64_t res,
                          uint32_t nb, nsys_tl_bucket_fn fn, void *ctx);
 
+/* A growable array of buckets, and the nsys_tl_bucket_fn that appends to one
+ * (ctx = the nsys_tl_bucket_vec; free b when done). */
+typedef struct {
+  nsys_tl_bucket *b;
+  uint32_t n, cap;
+} nsys_tl_bucket_vec;
+void nsys_tl_bucket_collect(void *ctx, const nsys_tl_bucket *bk);
+
 /* Row accessors for a track kind. Rows of PROJ tracks are projection
  * entries: nsys_tl_proj_nvtx() gives the NVTX range of one. */
 uint32_t nsys_tl_proj_nvtx(const nsys_index *ix, uint32_t proj_row);

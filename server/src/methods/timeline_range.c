@@ -83,23 +83,27 @@ static void nsys__emit_event(void *ctx, uint32_t row) {
  * their cache misses, where loads between two buckets' writing did not (the
  * lookups were ~45% of a full-range answer over 10M kernels). */
 typedef struct {
-  nsys_tl_bucket *v;
-  uint32_t *name, *id; /* per bucket: longest's name (strtab id) and public id */
-  size_t n, cap;
+  nsys_tl_bucket_vec vec; /* filled by nsys_tl_bucket_collect */
+  nsys_tl_bucket *v;      /* = vec.b */
+  uint32_t *name, *id;    /* per bucket: longest's name (strtab id) and public id */
+  size_t n, cap;          /* n = vec.n; cap: of name and id */
 } nsys__bucket_batch;
 
-static void nsys__batch_add(void *ctx, const nsys_tl_bucket *bk) {
-  nsys__bucket_batch *bb = ctx;
-  if (bb->n == bb->cap) {
-    bb->cap = bb->cap ? bb->cap * 2 : 1024;
-    bb->v = nsys_xrealloc(bb->v, bb->cap * sizeof *bb->v);
-    bb->name = nsys_xrealloc(bb->name, bb->cap * sizeof *bb->name);
-    bb->id = nsys_xrealloc(bb->id, bb->cap * sizeof *bb->id);
-  }
-  bb->v[bb->n++] = *bk;
+/* The buckets of one track into bb (its previous contents dropped). */
+static void nsys__batch_fill(const nsys_index *ix, uint32_t track, int64_t base, int64_t res, uint32_t nb,
+                             nsys__bucket_batch *bb) {
+  bb->vec.n = 0;
+  nsys_tl_buckets(ix, track, base, res, nb, nsys_tl_bucket_collect, &bb->vec);
+  bb->v = bb->vec.b;
+  bb->n = bb->vec.n;
 }
 
 static void nsys__batch_resolve(const nsys_index *ix, const nsys_tl_track *t, nsys__bucket_batch *bb) {
+  if (bb->n > bb->cap) {
+    bb->cap = bb->vec.cap;
+    bb->name = nsys_xrealloc(bb->name, bb->cap * sizeof *bb->name);
+    bb->id = nsys_xrealloc(bb->id, bb->cap * sizeof *bb->id);
+  }
   const uint32_t *names = t->kind == NSYS_TL_GPU ? ix->ops.name : t->kind == NSYS_TL_API ? ix->api.name : ix->nvtx.name;
   for (size_t i = 0; i < bb->n; i++) {
     uint32_t row = bb->v[i].longest;
@@ -111,7 +115,7 @@ static void nsys__batch_resolve(const nsys_index *ix, const nsys_tl_track *t, ns
 }
 
 static void nsys__batch_free(nsys__bucket_batch *bb) {
-  free(bb->v);
+  free(bb->vec.b);
   free(bb->name);
   free(bb->id);
 }
@@ -387,8 +391,7 @@ cJSON *nsys_method_timeline_range(nsys_call *call) {
       if (events) {
         nsys_tl_events(ix, sel[k], start, end, nsys__col_event, &ce);
       } else {
-        batch.n = 0;
-        nsys_tl_buckets(ix, sel[k], base, res, nb, nsys__batch_add, &batch);
+        nsys__batch_fill(ix, sel[k], base, res, nb, &batch);
         if (bk_mask & (3u << 3)) nsys__batch_resolve(ix, t, &batch); /* longestId, longestName */
         nsys__col_buckets(&ce, &batch);
       }
@@ -402,8 +405,7 @@ cJSON *nsys_method_timeline_range(nsys_call *call) {
       nsys_tl_events(ix, sel[k], start, end, nsys__emit_event, &e);
     } else {
       nsys_strbuf_puts(&b, ",\"buckets\":[");
-      batch.n = 0;
-      nsys_tl_buckets(ix, sel[k], base, res, nb, nsys__batch_add, &batch);
+      nsys__batch_fill(ix, sel[k], base, res, nb, &batch);
       nsys__batch_resolve(ix, t, &batch);
       nsys__emit_buckets(&e, &batch);
     }
