@@ -12,8 +12,8 @@ in its own process so RSS and caches are measured cleanly:
   cold/scan    cold index build (kernels, memcpy, memset, runtime join, NVTX,
                summaries) / a bare C scan of start, end, streamId, deviceId of
                the kernel table (best of 5 alternating rounds each, file in the page
-               cache; the per-round median beside it); also
-               over the same scan with PRAGMA mmap_size, the build's I/O setting
+               cache; the per-round median beside it); with NSYS_AI_INDEX_MMAP=1
+               (the build's opt-in mmap reads) also over the scan with PRAGMA mmap_size
   warm/cold    reopen from the index cache / cold build
   range p99    timeline/range, 2000 px, --windows random windows at every zoom
                level (window = span / 2^k down to 20 us), GPU stream tracks;

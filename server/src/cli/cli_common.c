@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "index/index.h"
 #include "profile/profile.h"
 #include "rpc/method_table.h"
 
@@ -245,8 +246,16 @@ int nsys_cli_main(int argc, char **argv) {
     }
   }
   int rc = c->run(argc - 1, argv + 1);
-  /* the answer goes out now; a background index-cache save, if any, is
-   * finished at exit (after this) */
+  /* The answer goes out now; a freshly built index is still being saved to
+   * the cache in the background (seconds at 10M kernels): say so on a TTY
+   * while waiting for it, rather than hang silently before the prompt. */
   fflush(stdout);
+  if (nsys_index_saves_pending() && isatty(STDERR_FILENO) && !getenv("NSYS_AI_NO_PROGRESS")) {
+    fputs("nsys-ai: saving the index cache for the next run...", stderr);
+    fflush(stderr);
+    nsys_index_wait_saves();
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+  }
   return rc;
 }

@@ -113,6 +113,13 @@ static void nsys__save_later(struct nsys_profile *p) {
   pthread_mutex_unlock(&nsys__saver.mu);
 }
 
+bool nsys_index_saves_pending(void) {
+  pthread_mutex_lock(&nsys__saver.mu);
+  bool pending = nsys__saver.head || nsys__saver.busy;
+  pthread_mutex_unlock(&nsys__saver.mu);
+  return pending;
+}
+
 void nsys_index_wait_saves(void) {
   pthread_mutex_lock(&nsys__saver.mu);
   while (nsys__saver.started && (nsys__saver.head || nsys__saver.busy))

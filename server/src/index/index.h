@@ -125,7 +125,9 @@ void nsys_index_free(nsys_index *ix);
  * is published; the process waits for pending saves at exit. */
 const nsys_index *nsys_index_get(struct nsys_profile *p, struct nsys_call *call);
 
-/* Waits until every queued cache save is written (tests, benches). */
+/* Whether a cache save is queued or being written; waits until every queued
+ * save is written (the CLI before exiting, tests, benches). */
+bool nsys_index_saves_pending(void);
 void nsys_index_wait_saves(void);
 
 static inline int64_t nsys_op_dur(const nsys_index *ix, uint32_t i) {

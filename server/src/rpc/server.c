@@ -146,16 +146,27 @@ static void nsys__write_frame(nsys__server *s, nsys_rpc_frame *f) {
       nsys_rpc_frame_free(f);
       return;
     }
-    uv_buf_t one[4], *bufs = n <= 4 ? one : nsys_xmalloc(n * sizeof *bufs);
+    /* uv_buf_t lengths are unsigned int: a piece over 1 GiB (the NVTX tree
+     * of a 10M-kernel profile is 1.4 GB) goes as several buffers */
+    const size_t max_buf = (size_t)1 << 30;
+    size_t nb = 0;
+    for (size_t i = 0; i < n; i++) {
+      size_t len;
+      nsys_rpc_frame_piece(f, i, &len);
+      nb += len ? (len + max_buf - 1) / max_buf : 0;
+    }
+    uv_buf_t one[4], *bufs = nb <= 4 ? one : nsys_xmalloc(nb * sizeof *bufs);
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
       size_t len;
       const char *p = nsys_rpc_frame_piece(f, i, &len);
-      bufs[i] = uv_buf_init((char *)p, (unsigned)len);
+      for (size_t off = 0; off < len; off += max_buf)
+        bufs[k++] = uv_buf_init((char *)p + off, (unsigned)(len - off < max_buf ? len - off : max_buf));
     }
     nsys__write *w = nsys_xmalloc(sizeof *w);
     w->srv = s;
     w->frame = f;
-    int rc = uv_write(&w->req, &s->out.stream, bufs, (unsigned)n, nsys__on_write); /* copies bufs */
+    int rc = uv_write(&w->req, &s->out.stream, bufs, (unsigned)k, nsys__on_write); /* copies bufs */
     if (bufs != one) free(bufs);
     if (rc < 0) {
       nsys_rpc_frame_free(f);
