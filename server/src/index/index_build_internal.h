@@ -1,0 +1,155 @@
+/* Private interface between the files of the cold index build:
+ * index_build.c (shared state, orchestration), index_read_gpu.c (the GPU
+ * ops reader thread), index_read_host.c (CUDA API calls, NVTX ranges) and
+ * index_assemble.c (sorting, assembling the index, the API <-> op join).
+ * Nothing outside those files includes it. */
+#ifndef NSYS_INDEX_BUILD_INTERNAL_H
+#define NSYS_INDEX_BUILD_INTERNAL_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/strtab.h"
+#include "index/index_internal.h"
+
+/* ---- raw rows in source order ------------------------------------------ */
+
+typedef struct {
+  uint32_t n, cap;
+  int64_t *start, *end, *rowid, *corr;
+  uint32_t *tgroup;        /* temporary track id (see nsys__track_tmp) */
+  uint32_t *name, *full;
+  uint8_t *kind;
+} nsys__raw_ops;
+
+/* a GPU track: (deviceId, streamId, globalPid) */
+typedef struct {
+  int32_t device;
+  int64_t stream;
+  int64_t gpid;
+  uint32_t tmp;
+} nsys__track_key;
+
+typedef struct {
+  uint32_t n, cap;
+  int64_t *start, *end, *rowid, *corr;
+  uint32_t *thread, *name; /* thread: temporary thread id */
+} nsys__raw_api;
+
+typedef struct {
+  uint32_t n, cap;
+  int64_t *start, *end, *rowid;
+  uint32_t *thread, *name, *dom; /* dom: index into domain keys */
+} nsys__raw_nvtx;
+
+#define NSYS__GROW(arr, cap) (arr) = nsys_xrealloc((arr), (size_t)(cap) * sizeof *(arr))
+
+/* Large arrays: 2 MiB aligned, marked for transparent huge pages (see
+ * index_build.c). Plain malloc'd memory: free() releases it. */
+void *nsys__big_alloc(size_t bytes);
+void nsys__raw_ops_reserve(nsys__raw_ops *r, uint32_t want);
+void nsys__raw_api_reserve(nsys__raw_api *r, uint32_t want);
+void nsys__raw_nvtx_reserve(nsys__raw_nvtx *r, uint32_t want);
+
+/* ---- shared build state ------------------------------------------------- */
+
+typedef struct {
+  struct nsys_profile *p;
+  struct nsys_call *call;
+  nsys_index *ix;            /* the worker fills tracks and ops, the caller the rest */
+  nsys__strings strings;
+  atomic_llong rows_done;
+  int64_t rows_total;
+  atomic_int stop;           /* set on cancel or error */
+  /* GPU reader (worker thread) */
+  nsys__raw_ops ops;
+  nsys_strtab op_strings;    /* worker-local, merged afterwards */
+  char op_err[256];
+  bool op_failed;
+  atomic_int op_done;
+  /* The host reader's connection, handed to the GPU reader to close once that
+   * one is done (closing unmaps the file: milliseconds that then overlap the
+   * host's join and derivation); NSYS__HANDOFF_NONE: nothing to close. */
+  pthread_mutex_t handoff_mu;
+  pthread_cond_t handoff_cv;
+  sqlite3 *host_db;
+  /* GPU tracks seen by the reader: (device, stream, gpid) -> temporary id */
+  nsys__track_key *tk_keys; uint32_t n_tk, cap_tk;
+  uint32_t *tk_hv; uint32_t tk_hcap; /* open addressing: temporary id + 1 */
+  uint32_t tk_last;                  /* last id returned, UINT32_MAX at first */
+  int64_t *track_gpid;       /* per final track: its globalPid (for the join) */
+  int64_t worker_cpu_ns;     /* the GPU reader thread's CPU time (timing log) */
+  int64_t worker_read_cpu_ns; /* of which reading the tables */
+  int64_t ops_max_end;       /* max end of the ops, INT64_MIN when none */
+  /* host reader (calling thread) */
+  nsys__raw_api api;
+  nsys__raw_nvtx nvtx;
+  char host_err[256];
+  bool host_failed;
+  /* temporary threads: globalTid per temp id */
+  int64_t *tmp_gtid; uint32_t n_tmp, cap_tmp;
+  int64_t *th_keys; uint32_t *th_vals; uint32_t th_cap; /* gtid -> tmp id + 1 */
+  /* NVTX domains: (gpid, domainId) keys and their names */
+  int64_t *dom_gpid; int64_t *dom_id; uint32_t *dom_name; uint32_t n_dom, cap_dom;
+} nsys__build;
+
+#define NSYS__TICK 4096
+/* the host reader hands this to the GPU reader when it has no connection to close */
+#define NSYS__HANDOFF_NONE ((sqlite3 *)&nsys__handoff_none)
+extern const char nsys__handoff_none;
+
+int64_t nsys__thread_cpu_ns(void);
+bool nsys__tick_slow(nsys__build *b, uint32_t *since);
+
+/* per row: a counter; every NSYS__TICK rows, progress and the cancel check */
+static inline bool nsys__tick(nsys__build *b, uint32_t *since) {
+  return ++*since < NSYS__TICK || nsys__tick_slow(b, since);
+}
+
+void nsys__report(nsys__build *b, int lo, int hi, const char *msg);
+int nsys__read_rows(sqlite3 *db, const char *fn, const char *sql,
+                    void (*step)(sqlite3_context *, int, sqlite3_value **), void *ctx);
+
+/* ---- GPU ops reader (index_read_gpu.c) ---------------------------------- */
+
+/* the worker thread: reads, groups and sorts the ops into b->ix */
+void *nsys__gpu_reader(void *arg);
+
+/* ---- host reader (index_read_host.c) ------------------------------------ */
+
+bool nsys__read_runtime(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sidmap *sm);
+bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sidmap *sm);
+
+/* ---- assembling the index (index_assemble.c) ---------------------------- */
+
+/* API <-> op join on (globalPid, correlationId), in two halves: the lookup
+ * table from the API calls alone (built by the host reader while the GPU
+ * reader may still run), then one probe per op. */
+enum { NSYS__JOIN_MAXP = 256 };
+
+typedef struct {
+  /* direct: per process, correlation ids are a dense counter (the usual
+   * case): a corr -> call table per process, read in nearly sequential order */
+  int32_t *direct;
+  uint32_t np;
+  int64_t pg[NSYS__JOIN_MAXP], plo[NSYS__JOIN_MAXP], phi[NSYS__JOIN_MAXP];
+  size_t off[NSYS__JOIN_MAXP];
+  /* else: open addressing on (gpid, corr), value = call index + 1 */
+  uint32_t *slot;
+  uint32_t mask;
+} nsys__join_table;
+
+void nsys__assemble_ops(nsys__build *b, nsys_index *ix);
+void nsys__remap_op_names(nsys__build *b, nsys_index *ix);
+uint32_t *nsys__assemble_threads(nsys__build *b, nsys_index *ix, nsys__src *src, nsys__sidmap *sm);
+void nsys__assemble_api(nsys__build *b, nsys_index *ix, const uint32_t *tmp2final);
+void nsys__assemble_nvtx(nsys__build *b, nsys_index *ix, const uint32_t *tmp2final);
+void nsys__join_prepare(const nsys_index *ix, const int64_t *thread_gpid, nsys__join_table *jt);
+void nsys__join_finish(nsys__build *b, nsys_index *ix, const int64_t *thread_gpid,
+                       nsys__join_table *jt);
+
+#endif

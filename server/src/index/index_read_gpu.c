@@ -1,0 +1,249 @@
+/* The GPU ops reader: a worker thread with its own read-only connection
+ * reads the kernel, memcpy, memset and CUDA graph launch tables into raw
+ * rows (one temporary id per (device, stream, globalPid) track, names in a
+ * worker-local string table), then groups and sorts them into the index's
+ * tracks and ops (nsys__assemble_ops) while the host reader still runs. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "index/index_build_internal.h"
+#include "profile/profile.h"
+
+/* ---- GPU ops reader ----------------------------------------------------- */
+
+static const char *const nsys__memcpy_names[] = {
+    "[CUDA memcpy Unknown]", "[CUDA memcpy HtoD]", "[CUDA memcpy DtoH]", "[CUDA memcpy HtoA]",
+    "[CUDA memcpy AtoH]",    "[CUDA memcpy AtoA]", "[CUDA memcpy AtoD]", "[CUDA memcpy DtoA]",
+    "[CUDA memcpy DtoD]",    "[CUDA memcpy HtoH]", "[CUDA memcpy PtoP]",
+    "[CUDA memcpy Unified HtoD]", "[CUDA memcpy Unified DtoH]", "[CUDA memcpy Unified DtoD]",
+};
+
+static uint32_t nsys__track_hash(int32_t device, int64_t stream, int64_t gpid) {
+  uint64_t h = ((uint64_t)(uint32_t)device * 0x9E3779B97F4A7C15ULL) ^
+               ((uint64_t)stream * 0xC2B2AE3D27D4EB4FULL) ^ ((uint64_t)gpid >> 24);
+  h *= 0x165667B19E3779F9ULL;
+  return (uint32_t)(h >> 32);
+}
+
+/* Temporary id of the track (device, stream, gpid), in order of first appearance. */
+static uint32_t nsys__track_tmp(nsys__build *b, int32_t device, int64_t stream, int64_t gpid) {
+  if (b->tk_last != UINT32_MAX) {
+    const nsys__track_key *k = &b->tk_keys[b->tk_last];
+    if (k->device == device && k->stream == stream && k->gpid == gpid) return b->tk_last;
+  }
+  if ((b->n_tk + 1) * 2 > b->tk_hcap) { /* (re)hash */
+    uint32_t ncap = b->tk_hcap ? b->tk_hcap * 2 : 64;
+    uint32_t *nv = nsys_xcalloc(ncap, sizeof(uint32_t));
+    for (uint32_t t = 0; t < b->n_tk; t++) {
+      const nsys__track_key *k = &b->tk_keys[t];
+      uint32_t q = nsys__track_hash(k->device, k->stream, k->gpid) & (ncap - 1);
+      while (nv[q]) q = (q + 1) & (ncap - 1);
+      nv[q] = t + 1;
+    }
+    free(b->tk_hv);
+    b->tk_hv = nv;
+    b->tk_hcap = ncap;
+  }
+  uint32_t mask = b->tk_hcap - 1;
+  uint32_t j = nsys__track_hash(device, stream, gpid) & mask;
+  while (b->tk_hv[j]) {
+    const nsys__track_key *k = &b->tk_keys[b->tk_hv[j] - 1];
+    if (k->device == device && k->stream == stream && k->gpid == gpid) return b->tk_last = b->tk_hv[j] - 1;
+    j = (j + 1) & mask;
+  }
+  if (b->n_tk == b->cap_tk) {
+    b->cap_tk = b->cap_tk ? b->cap_tk * 2 : 16;
+    NSYS__GROW(b->tk_keys, b->cap_tk);
+  }
+  uint32_t id = b->n_tk++;
+  b->tk_keys[id] = (nsys__track_key){device, stream, gpid, id};
+  b->tk_hv[j] = id + 1;
+  return b->tk_last = id;
+}
+
+typedef struct {
+  nsys__build *b;
+  nsys__sidmap *sm;
+  uint8_t kind;
+  uint32_t since;
+  bool too_many;
+  uint32_t memset_name, memcpy_other;
+  uint32_t memcpy_names[NSYS_ARRAY_LEN(nsys__memcpy_names)];
+  int64_t last_graph;   /* graph launches: graphId of last_graph_name */
+  uint32_t last_graph_name;
+  bool any_graph;
+} nsys__gpu_rows;
+
+/* "[CUDA graph <graphId>]", "[CUDA graph]" without one */
+static uint32_t nsys__graph_name(nsys__gpu_rows *g, sqlite3_value *id) {
+  bool has = sqlite3_value_type(id) != SQLITE_NULL;
+  int64_t gid = has ? sqlite3_value_int64(id) : INT64_MIN;
+  if (g->any_graph && gid == g->last_graph) return g->last_graph_name;
+  char buf[64];
+  int n = has ? snprintf(buf, sizeof buf, "[CUDA graph %lld]", (long long)gid)
+              : snprintf(buf, sizeof buf, "[CUDA graph]");
+  g->last_graph = gid;
+  g->last_graph_name = nsys_strtab_intern(&g->b->op_strings, buf, (size_t)n);
+  g->any_graph = true;
+  return g->last_graph_name;
+}
+
+/* args: rowid, start, end, deviceId, streamId, correlationId, globalPid, then
+ * shortName, demangledName (kernels), copyKind (memcpy) or graphId (graphs) */
+static void nsys__gpu_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  nsys__gpu_rows *g = sqlite3_user_data(ctx);
+  nsys__build *b = g->b;
+  nsys__raw_ops *r = &b->ops;
+  if (r->n == r->cap) nsys__raw_ops_reserve(r, r->n + 1);
+  uint32_t i = r->n;
+  r->rowid[i] = sqlite3_value_int64(v[0]);
+  int64_t s = sqlite3_value_int64(v[1]), e = sqlite3_value_int64(v[2]);
+  r->start[i] = s;
+  r->end[i] = e < s ? s : e;
+  r->tgroup[i] = nsys__track_tmp(b, (int32_t)sqlite3_value_int64(v[3]), sqlite3_value_int64(v[4]),
+                                 sqlite3_value_int64(v[6]));
+  r->corr[i] = sqlite3_value_int64(v[5]);
+  r->kind[i] = g->kind;
+  if (g->kind == NSYS_OP_KERNEL && argc >= 9) {
+    r->name[i] = nsys__sidmap_lookup(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[7]),
+                                  NSYS__NAME_PLAIN);
+    r->full[i] = nsys__sidmap_lookup(g->sm, &b->strings, &b->op_strings, sqlite3_value_int64(v[8]),
+                                  NSYS__NAME_PLAIN);
+  } else if (g->kind == NSYS_OP_GRAPH && argc >= 8) {
+    r->name[i] = r->full[i] = nsys__graph_name(g, v[7]);
+  } else if (g->kind == NSYS_OP_MEMCPY && argc >= 8) {
+    int64_t ck = sqlite3_value_int64(v[7]);
+    r->name[i] = r->full[i] =
+        ck >= 0 && ck < (int64_t)NSYS_ARRAY_LEN(g->memcpy_names) ? g->memcpy_names[ck] : g->memcpy_other;
+  } else {
+    r->name[i] = r->full[i] = g->memset_name;
+  }
+  r->n++;
+  if (r->n == UINT32_MAX - 1) {
+    g->too_many = true;
+    sqlite3_result_error(ctx, "more than 4 billion GPU operations", -1);
+    return;
+  }
+  if (!nsys__tick(b, &g->since)) sqlite3_result_error(ctx, "stopped", -1);
+}
+
+static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table t,
+                                 nsys__sidmap *sm) {
+  if (!nsys__src_has(src, t)) return true;
+  const char *tbl = src->table[t];
+  const char *gpid = nsys__src_has_column(src, t, "globalPid") ? "globalPid" : "0";
+  const char *corr = nsys__src_has_column(src, t, "correlationId") ? "correlationId" : "0";
+  char sql[2048];
+  if (t == NSYS__SRC_KERNEL) {
+    bool has_short = nsys__src_has_column(src, t, "shortName");
+    bool has_dem = nsys__src_has_column(src, t, "demangledName");
+    const char *sn = has_short ? "shortName" : has_dem ? "demangledName" : "-1";
+    const char *dn = has_dem ? "demangledName" : sn;
+    snprintf(sql, sizeof sql,
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s, %s) FROM %s",
+             corr, gpid, sn, dn, tbl);
+  } else if (t == NSYS__SRC_MEMCPY) {
+    const char *ck = nsys__src_has_column(src, t, "copyKind") ? "copyKind" : "0";
+    snprintf(sql, sizeof sql,
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s) FROM %s",
+             corr, gpid, ck, tbl);
+  } else if (t == NSYS__SRC_GRAPH) {
+    const char *gid = nsys__src_has_column(src, t, "graphId") ? "graphId" : "NULL";
+    snprintf(sql, sizeof sql,
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s) FROM %s",
+             corr, gpid, gid, tbl);
+  } else {
+    snprintf(sql, sizeof sql,
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s) FROM %s", corr,
+             gpid, tbl);
+  }
+  nsys__gpu_rows g;
+  memset(&g, 0, sizeof g);
+  g.b = b;
+  g.sm = sm;
+  g.kind = t == NSYS__SRC_KERNEL   ? NSYS_OP_KERNEL
+           : t == NSYS__SRC_MEMCPY ? NSYS_OP_MEMCPY
+           : t == NSYS__SRC_GRAPH  ? NSYS_OP_GRAPH
+                                   : NSYS_OP_MEMSET;
+  g.memset_name = nsys_strtab_intern(&b->op_strings, "[CUDA memset]", 13);
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(nsys__memcpy_names); i++)
+    g.memcpy_names[i] = nsys_strtab_intern(&b->op_strings, nsys__memcpy_names[i],
+                                           strlen(nsys__memcpy_names[i]));
+  g.memcpy_other = nsys_strtab_intern(&b->op_strings, "[CUDA memcpy]", 13);
+  int rc = nsys__read_rows(src->db, "nsys_ai_gpu_rows", sql, nsys__gpu_row, &g);
+  atomic_fetch_add(&b->rows_done, g.since);
+  if (g.too_many) {
+    snprintf(b->op_err, sizeof b->op_err, "more than 4 billion GPU operations");
+    return false;
+  }
+  if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) {
+    snprintf(b->op_err, sizeof b->op_err, "reading %s: %s", tbl, sqlite3_errmsg(src->db));
+    return false;
+  }
+  return atomic_load(&b->stop) == 0;
+}
+
+/* The GPU reader's last acts: say its data is ready, then wait for the host
+ * reader's connection and close it (the host reader joins this thread only
+ * at the end of the build). */
+static void nsys__gpu_reader_done(nsys__build *b) {
+  b->worker_cpu_ns = nsys__thread_cpu_ns();
+  atomic_store(&b->op_done, 1);
+  pthread_mutex_lock(&b->handoff_mu);
+  while (!b->host_db) pthread_cond_wait(&b->handoff_cv, &b->handoff_mu);
+  sqlite3 *db = b->host_db;
+  pthread_mutex_unlock(&b->handoff_mu);
+  if (db != NSYS__HANDOFF_NONE) sqlite3_close(db);
+}
+
+void *nsys__gpu_reader(void *arg) {
+  nsys__build *b = arg;
+  nsys__src src;
+  nsys__sidmap sm[1];
+  memset(sm, 0, sizeof sm);
+  if (!nsys__src_open(&src, b->p, b->op_err, sizeof b->op_err)) {
+    b->op_failed = true;
+    atomic_store(&b->stop, 1);
+    nsys__gpu_reader_done(b);
+    return NULL;
+  }
+  int64_t est = nsys__src_max_rowid(&src, NSYS__SRC_KERNEL) +
+                nsys__src_max_rowid(&src, NSYS__SRC_MEMCPY) +
+                nsys__src_max_rowid(&src, NSYS__SRC_MEMSET) +
+                nsys__src_max_rowid(&src, NSYS__SRC_GRAPH);
+  nsys__raw_ops_reserve(&b->ops, (uint32_t)NSYS_MIN(est + 16, (int64_t)UINT32_MAX - 2));
+  static const nsys__src_table tabs[] = {NSYS__SRC_KERNEL, NSYS__SRC_MEMCPY, NSYS__SRC_MEMSET,
+                                         NSYS__SRC_GRAPH};
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(tabs); i++) {
+    if (!nsys__read_gpu_table(b, &src, tabs[i], sm)) {
+      if (atomic_load(&b->stop) == 0 || b->op_err[0]) b->op_failed = b->op_err[0] != '\0';
+      atomic_store(&b->stop, 1);
+      break;
+    }
+  }
+  nsys__sidmap_free(&sm[0]);
+  nsys__src_close(&src);
+  b->worker_read_cpu_ns = nsys__thread_cpu_ns();
+  /* group, sort and scatter the ops here, overlapping the host reader; names
+   * stay in worker-local string ids until the caller remaps them */
+  if (atomic_load(&b->stop) == 0 && !b->op_failed) {
+    nsys__assemble_ops(b, b->ix);
+    /* the GPU track series need nothing else: make them here, off the
+     * calling thread's path (derive skips them) */
+    nsys__derive_gpu_series(b->ix);
+    /* the ops' part of the span (nsys__span) */
+    for (uint32_t i = 0; i < b->ix->ops.n; i++)
+      if (b->ix->ops.end[i] > b->ops_max_end) b->ops_max_end = b->ix->ops.end[i];
+    nsys__raw_ops *r = &b->ops;
+    free(r->start); free(r->end); free(r->rowid); free(r->tgroup);
+    free(r->name); free(r->full); free(r->kind);
+    r->start = r->end = r->rowid = NULL;
+    r->tgroup = r->name = r->full = NULL; r->kind = NULL;
+  }
+  nsys__gpu_reader_done(b);
+  return NULL;
+}
