@@ -77,6 +77,9 @@ const LABEL_W = 210;
 const AXIS_H = 22;
 const ROW_H = 16;
 const MIN_SPAN_NS = 200;
+/** a zoom not answered by then shows its stretched preview (well under the ~100 ms that still
+ *  feels immediate; most answers come first and cost no preview) */
+const PREVIEW_AFTER_MS = 70;
 
 const CSS = `
 .nsys-tl { font: 12px system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--jp-ui-font-color1, #222);
@@ -193,6 +196,7 @@ class Timeline {
 
   destroy(): void {
     clearTimeout(this.tipTimer);
+    clearTimeout(this.previewTimer);
     this.resize.disconnect();
     this.client.dispose();
   }
@@ -220,21 +224,29 @@ class Timeline {
     else this.queuePreview();
   }
 
-  /** The picture already drawn, stretched to the new view (immediate feedback), two frames
-   *  after a zoom: the request leaves before the browser spends CPU on a frame, the preview
-   *  is skipped when the answer came first, and it costs one image copy, not a redraw (the
-   *  main thread stays free for the reply). */
+  /** The picture already drawn, stretched to the new view: feedback for a zoom whose data is
+   *  slow to come, shown PREVIEW_AFTER_MS after it (in the next frame after that) unless the
+   *  answer came first. It costs one image copy, not a redraw, but that copy, its frame and the
+   *  compositor's commit of the whole canvas land on the renderer's main thread while the
+   *  reply is being read from the websocket (Chromium hands a large message to the page in
+   *  ~64 KB chunks, each a main-thread task), so a preview drawn two frames after the input
+   *  (the bench's "~early") delays the reply it previews: 4-8 ms of the kernel -> browser leg
+   *  for 100-200 KB replies (bench_widget.py --ab json,json~early). */
   private queuePreview(): void {
-    if (this.previewQueued) return;
+    if (this.previewQueued || this.client.wire?.includes("~nopreview")) return;
     this.previewQueued = true;
-    requestAnimationFrame(() => requestAnimationFrame(() => {
+    const run = () => {
       this.previewQueued = false;
       if (this.drawnSeq < this.viewSeq && !this.drawQueued) {
         if (this.client.wire?.includes("~redraw")) this.paint(); // the bench's comparison: a full redraw
         else this.preview();
       }
-    }));
+    };
+    if (this.client.wire?.includes("~early")) requestAnimationFrame(() => requestAnimationFrame(run));
+    else this.previewTimer = setTimeout(() => requestAnimationFrame(run), PREVIEW_AFTER_MS);
   }
+
+  private previewTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** the view, scroll offset and size the canvas's plot area shows now (null: nothing to reuse) */
   private shown: { view: Window; top: number; w: number; h: number; dpr: number } | null = null;
