@@ -58,6 +58,8 @@ interface Sample {
   packMs: number;
   /** reply layout / server format, e.g. "bin/columns" */
   format: string;
+  /** whether a stretched preview was drawn while this view's data was awaited */
+  previewed: boolean;
 }
 
 interface Window {
@@ -230,8 +232,9 @@ class Timeline {
    *  compositor's commit of the whole canvas land on the renderer's main thread while the
    *  reply is being read from the websocket (Chromium hands a large message to the page in
    *  ~64 KB chunks, each a main-thread task), so a preview drawn two frames after the input
-   *  (the bench's "~early") delays the reply it previews: 4-8 ms of the kernel -> browser leg
-   *  for 100-200 KB replies (bench_widget.py --ab json,json~early). */
+   *  (the bench's "~early") delays the reply it previews: 4-5 ms of the kernel -> browser leg
+   *  p50, input -> drawn 38 vs 41 ms at 1M kernels, 41 vs 47 at 10M (bench_widget.py --ab
+   *  json~early,json, under load). */
   private queuePreview(): void {
     if (this.previewQueued || this.client.wire?.includes("~nopreview")) return;
     this.previewQueued = true;
@@ -240,6 +243,7 @@ class Timeline {
       if (this.drawnSeq < this.viewSeq && !this.drawQueued) {
         if (this.client.wire?.includes("~redraw")) this.paint(); // the bench's comparison: a full redraw
         else this.preview();
+        this.previewedSeq = this.viewSeq;
       }
     };
     if (this.client.wire?.includes("~early")) requestAnimationFrame(() => requestAnimationFrame(run));
@@ -247,6 +251,8 @@ class Timeline {
   }
 
   private previewTimer: ReturnType<typeof setTimeout> | undefined;
+  /** the latest view shown as a preview (for the samples) */
+  private previewedSeq = 0;
 
   /** the view, scroll offset and size the canvas's plot area shows now (null: nothing to reuse) */
   private shown: { view: Window; top: number; w: number; h: number; dpr: number } | null = null;
@@ -553,7 +559,7 @@ class Timeline {
       const s: Sample = { seq, inputToDrawMs: now - tIn, roundTripMs: d.roundTripMs, pythonMs: d.serverMs,
         decodeMs: d.decodeMs, drawMs: now - drawStart, bytes: d.bytes, rawBytes: d.rawBytes, items: d.items, upMs: d.upMs,
         kernelMs: d.kernelMs, downMs: d.downMs, rpcMs: d.timing?.rpc ?? NaN, pyDecodeMs: d.timing?.decode ?? NaN,
-        packMs: d.timing?.pack ?? NaN, format: d.format };
+        packMs: d.timing?.pack ?? NaN, format: d.format, previewed: this.previewedSeq >= seq };
       this.samples.push(s);
       if (this.samples.length > 1000) this.samples.shift();
       this.root.dataset.lastInputToDrawMs = s.inputToDrawMs.toFixed(3);
