@@ -155,6 +155,8 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
     return {
         "profile": str(profile), "app": app, "wire": wire, "figures": figs,
         "reply_bytes_p50": statistics.median([x["bytes"] for x in s]),
+        "reply_bytes_mean": round(statistics.mean([x["bytes"] for x in s])),
+        "previewed_frac": round(statistics.mean([bool(x.get("previewed")) for x in s]), 2),
         "reply_items_p50": statistics.median([x["items"] for x in s]),
         "reply_json_bytes_p50": statistics.median([x.get("rawBytes", x["bytes"]) for x in s]),
         "requests_per_burst_of_5": statistics.median([b["requests"] for b in res["bursts"]]),
@@ -165,6 +167,8 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
         **({"hops": hop_figures(trace_dir, res.get("wsLog") or [])} if hops else {}),
         **({"ab": {w: {**figures([x for x in s if str(x.get("format", "")).startswith(w + "/")], [], []),
                        "bytes": summary([x["bytes"] for x in s if str(x.get("format", "")).startswith(w + "/")]),
+                       "previewed_frac": round(statistics.mean([bool(x.get("previewed")) for x in s
+                                                                if str(x.get("format", "")).startswith(w + "/")] or [0]), 2),
                        "json_bytes": summary([x.get("rawBytes", x["bytes"]) for x in s
                                               if str(x.get("format", "")).startswith(w + "/")])}
                    for w in ab.split(",")}} if ab else {}),
@@ -238,12 +242,15 @@ def main() -> int:
                 v = f[k]
                 if v.get("n"):
                     print(f"{name:21} {'[' + w + '] ' + k.strip():30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
+        for w, f in (r.get("ab") or {}).items():
+            print(f"{name:21} [{w}] steps drawn after a stretched preview: {f['previewed_frac']:.0%}")
         for kind, f in (r.get("hops") or {}).items():
             for k, v in f.items():
                 if v.get("n") and k != "bytes":
                     print(f"{name:21} {'<' + kind + '> ' + k:30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
         print(f"{name:21} input->draw / empty message p50: {r['input_to_draw_over_empty_message_p50']}x; "
-              f"reply {r['reply_bytes_p50']:.0f} B ({r['reply_json_bytes_p50']:.0f} B of JSON), "
+              f"reply {r['reply_bytes_p50']:.0f} B p50, {r['reply_bytes_mean']:.0f} B mean "
+              f"({r['reply_json_bytes_p50']:.0f} B of JSON p50), previewed {r['previewed_frac']:.0%}, "
               f"{r['reply_items_p50']:.0f} items (p50); "
               f"{r['requests_per_burst_of_5']:.0f} requests per burst of 5; "
               f"load {r['loadavg_before']} -> {r['loadavg_after']}")

@@ -58,6 +58,8 @@ interface Sample {
   packMs: number;
   /** reply layout / server format, e.g. "bin/columns" */
   format: string;
+  /** whether a stretched preview was drawn while this view's data was awaited */
+  previewed: boolean;
 }
 
 interface Window {
@@ -77,6 +79,9 @@ const LABEL_W = 210;
 const AXIS_H = 22;
 const ROW_H = 16;
 const MIN_SPAN_NS = 200;
+/** a zoom not answered by then shows its stretched preview (well under the ~100 ms that still
+ *  feels immediate; most answers come first and cost no preview) */
+const PREVIEW_AFTER_MS = 70;
 
 const CSS = `
 .nsys-tl { font: 12px system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--jp-ui-font-color1, #222);
@@ -193,6 +198,7 @@ class Timeline {
 
   destroy(): void {
     clearTimeout(this.tipTimer);
+    clearTimeout(this.previewTimer);
     this.resize.disconnect();
     this.client.dispose();
   }
@@ -220,21 +226,33 @@ class Timeline {
     else this.queuePreview();
   }
 
-  /** The picture already drawn, stretched to the new view (immediate feedback), two frames
-   *  after a zoom: the request leaves before the browser spends CPU on a frame, the preview
-   *  is skipped when the answer came first, and it costs one image copy, not a redraw (the
-   *  main thread stays free for the reply). */
+  /** The picture already drawn, stretched to the new view: feedback for a zoom whose data is
+   *  slow to come, shown PREVIEW_AFTER_MS after it (in the next frame after that) unless the
+   *  answer came first. It costs one image copy, not a redraw, but that copy, its frame and the
+   *  compositor's commit of the whole canvas land on the renderer's main thread while the
+   *  reply is being read from the websocket (Chromium hands a large message to the page in
+   *  ~64 KB chunks, each a main-thread task), so a preview drawn two frames after the input
+   *  (the bench's "~early") delays the reply it previews: 4-5 ms of the kernel -> browser leg
+   *  p50, input -> drawn 38 vs 41 ms at 1M kernels, 41 vs 47 at 10M (bench_widget.py --ab
+   *  json~early,json, under load). */
   private queuePreview(): void {
-    if (this.previewQueued) return;
+    if (this.previewQueued || this.client.wire?.includes("~nopreview")) return;
     this.previewQueued = true;
-    requestAnimationFrame(() => requestAnimationFrame(() => {
+    const run = () => {
       this.previewQueued = false;
       if (this.drawnSeq < this.viewSeq && !this.drawQueued) {
         if (this.client.wire?.includes("~redraw")) this.paint(); // the bench's comparison: a full redraw
         else this.preview();
+        this.previewedSeq = this.viewSeq;
       }
-    }));
+    };
+    if (this.client.wire?.includes("~early")) requestAnimationFrame(() => requestAnimationFrame(run));
+    else this.previewTimer = setTimeout(() => requestAnimationFrame(run), PREVIEW_AFTER_MS);
   }
+
+  private previewTimer: ReturnType<typeof setTimeout> | undefined;
+  /** the latest view shown as a preview (for the samples) */
+  private previewedSeq = 0;
 
   /** the view, scroll offset and size the canvas's plot area shows now (null: nothing to reuse) */
   private shown: { view: Window; top: number; w: number; h: number; dpr: number } | null = null;
@@ -541,7 +559,7 @@ class Timeline {
       const s: Sample = { seq, inputToDrawMs: now - tIn, roundTripMs: d.roundTripMs, pythonMs: d.serverMs,
         decodeMs: d.decodeMs, drawMs: now - drawStart, bytes: d.bytes, rawBytes: d.rawBytes, items: d.items, upMs: d.upMs,
         kernelMs: d.kernelMs, downMs: d.downMs, rpcMs: d.timing?.rpc ?? NaN, pyDecodeMs: d.timing?.decode ?? NaN,
-        packMs: d.timing?.pack ?? NaN, format: d.format };
+        packMs: d.timing?.pack ?? NaN, format: d.format, previewed: this.previewedSeq >= seq };
       this.samples.push(s);
       if (this.samples.length > 1000) this.samples.shift();
       this.root.dataset.lastInputToDrawMs = s.inputToDrawMs.toFixed(3);

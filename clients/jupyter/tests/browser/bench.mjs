@@ -128,6 +128,14 @@ try {
   const nWarm = await tl.evaluate((e) => e.__nsysSamples.length);
   const pings = [];
   const ab = (process.env.AB || "").split(",").filter(Boolean);
+  // BENCH_TRACE=FILE: a Chrome trace (CDP Tracing) of the measured zoom steps, written to FILE
+  let cdp = null;
+  if (process.env.BENCH_TRACE) {
+    cdp = await page.context().newCDPSession(page);
+    await cdp.send("Tracing.start", { transferMode: "ReturnAsStream", traceConfig: { includedCategories: [
+      "devtools.timeline", "toplevel", "blink", "v8", "cc", "mojom", "ipc", "net", "renderer.scheduler",
+      "disabled-by-default-devtools.timeline", "disabled-by-default-devtools.timeline.frame", "loading"] } });
+  }
   for (let i = 0; i < ZOOMS; i++) {
     // blocks of one whole in-and-out cycle (22 steps) per layout: each sees every zoom level
     if (ab.length) await tl.evaluate((e, w) => e.__nsysSetWire(w), ab[Math.floor(i / 22) % ab.length]);
@@ -140,6 +148,19 @@ try {
     if (PAD) padded.push(await ping(PAD));
   }
   const samples = await tl.evaluate((e, n) => e.__nsysSamples.slice(n), nWarm);
+  if (cdp) {
+    const done = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
+    await cdp.send("Tracing.end");
+    const { stream } = await done;
+    const parts = [];
+    for (;;) {
+      const r = await cdp.send("IO.read", { handle: stream, size: 1 << 20 });
+      parts.push(r.base64Encoded ? Buffer.from(r.data, "base64").toString() : r.data);
+      if (r.eof) break;
+    }
+    await cdp.send("IO.close", { handle: stream });
+    fs.writeFileSync(process.env.BENCH_TRACE, parts.join(""));
+  }
   if (ab.length) await tl.evaluate((e) => e.__nsysSetWire(undefined));
 
   // bursts: 5 notches 8 ms apart (a fast wheel), then wait; the last notch's view must be drawn
