@@ -83,10 +83,9 @@ static void nsys__emit_event(void *ctx, uint32_t row) {
  * their cache misses, where loads between two buckets' writing did not (the
  * lookups were ~45% of a full-range answer over 10M kernels). */
 typedef struct {
-  nsys_tl_bucket_vec vec; /* filled by nsys_tl_bucket_collect */
-  nsys_tl_bucket *v;      /* = vec.b */
+  nsys_tl_bucket_vec vec; /* the track's buckets, filled by nsys_tl_bucket_collect */
   uint32_t *name, *id;    /* per bucket: longest's name (strtab id) and public id */
-  size_t n, cap;          /* n = vec.n; cap: of name and id */
+  size_t cap;             /* of name and id */
 } nsys__bucket_batch;
 
 /* The buckets of one track into bb (its previous contents dropped). */
@@ -94,19 +93,17 @@ static void nsys__batch_fill(const nsys_index *ix, uint32_t track, int64_t base,
                              nsys__bucket_batch *bb) {
   bb->vec.n = 0;
   nsys_tl_buckets(ix, track, base, res, nb, nsys_tl_bucket_collect, &bb->vec);
-  bb->v = bb->vec.b;
-  bb->n = bb->vec.n;
 }
 
 static void nsys__batch_resolve(const nsys_index *ix, const nsys_tl_track *t, nsys__bucket_batch *bb) {
-  if (bb->n > bb->cap) {
+  if (bb->vec.n > bb->cap) {
     bb->cap = bb->vec.cap;
     bb->name = nsys_xrealloc(bb->name, bb->cap * sizeof *bb->name);
     bb->id = nsys_xrealloc(bb->id, bb->cap * sizeof *bb->id);
   }
   const uint32_t *names = t->kind == NSYS_TL_GPU ? ix->ops.name : t->kind == NSYS_TL_API ? ix->api.name : ix->nvtx.name;
-  for (size_t i = 0; i < bb->n; i++) {
-    uint32_t row = bb->v[i].longest;
+  for (size_t i = 0; i < bb->vec.n; i++) {
+    uint32_t row = bb->vec.b[i].longest;
     if (row == UINT32_MAX) continue;
     uint32_t id = nsys__row_id(ix, t, row); /* projected rows: their NVTX range */
     bb->id[i] = id;
@@ -122,8 +119,8 @@ static void nsys__batch_free(nsys__bucket_batch *bb) {
 
 static void nsys__emit_buckets(nsys__emit *e, const nsys__bucket_batch *bb) {
   nsys_strbuf *b = e->b;
-  for (size_t i = 0; i < bb->n; i++) {
-    const nsys_tl_bucket *bk = &bb->v[i];
+  for (size_t i = 0; i < bb->vec.n; i++) {
+    const nsys_tl_bucket *bk = &bb->vec.b[i];
     const char *name = NULL;
     size_t name_len = 0;
     if (bk->longest != UINT32_MAX) {
@@ -236,8 +233,8 @@ static void nsys__col_event(void *ctx, uint32_t row) {
 }
 
 static void nsys__col_buckets(nsys__col_emit *e, const nsys__bucket_batch *bb) {
-  for (size_t i = 0; i < bb->n; i++) {
-    const nsys_tl_bucket *bk = &bb->v[i];
+  for (size_t i = 0; i < bb->vec.n; i++) {
+    const nsys_tl_bucket *bk = &bb->vec.b[i];
     int64_t id = -1, name = -1, dur = 0;
     if (bk->longest != UINT32_MAX) { /* id and name are resolved only when asked for */
       if (e->mask & (1u << 3)) id = bb->id[i];
