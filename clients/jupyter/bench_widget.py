@@ -197,9 +197,9 @@ def main() -> int:
     ap.add_argument("--zooms", type=int, default=60)
     ap.add_argument("--bursts", type=int, default=10)
     ap.add_argument("--out", type=Path, default=HERE / "test-output" / "bench-widget")
-    ap.add_argument("--wire", default="json",
-                    help="comma-separated variants, one session each: json (the server's columns JSON forwarded as is; default), jsonz ("
-                         "deflated in Python, inflated in the browser), "
+    ap.add_argument("--wire", default="jsonz",
+                    help="comma-separated variants, one session each: jsonz (the server's columns JSON deflated in Python, "
+                         "inflated in the browser; default), json (forwarded as is), "
                          "bin (typed columns packed in Python); "
                          "a suffix -inline serves in the kernel's message handler instead of a worker thread, "
                          "-nagle leaves the server extension (TCP_NODELAY on kernel websockets) off")

@@ -61,14 +61,17 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def __init__(self, profile: "Profile", start: Optional[int] = None, end: Optional[int] = None,
                  height: int = 420, wire: Optional[str] = None, **kwargs: Any) -> None:
         from .profile import M_TRACKS
-        # "json" (default): the server's "columns" JSON forwarded undecoded, turned into typed
-        # arrays by the browser; "jsonz": deflated here (zlib level 1) and inflated by the
-        # browser (DecompressionStream; "json" for a browser without it); "bin": decoded here
-        # and packed as typed columns (_wire.py). Measured side by side (bench_widget.py --ab):
-        # "json" beats "bin" (Python's decoding costs more than the browser's JSON.parse) and
-        # "jsonz" (a third of the bytes saves ~3 ms on the way to the browser at 10M kernels,
-        # but deflating costs ~3 ms of the kernel's CPU and inflating ~3-4 ms in the browser).
-        self.wire = wire or os.environ.get("NSYS_AI_WIDGET_WIRE") or "json"
+        # "jsonz" (default): the server's "columns" JSON deflated here (zlib level 1, ~0.2 ms for
+        # 100 KB) and inflated by the browser (fflate, synchronously), for a front end that says
+        # it can inflate (else "json"); "json": the JSON forwarded undecoded, turned into typed
+        # arrays by the browser; "bin": decoded here and packed as typed columns (_wire.py).
+        # A zoom step is drawn in the first animation frame after the input only when its answer
+        # comes within ~15 ms, and the bytes are what the notebook's messaging pays for: with the
+        # compact bucket columns a 10M-kernel step is ~100 KB of JSON, ~14 KB deflated. Measured
+        # side by side (bench_widget.py --ab json,jsonz): "jsonz" drew as many or more steps in
+        # the first frame (59-82% vs 41-82%, more under load), for ~1 ms more decoding in the
+        # browser; "bin" loses to both (Python's decoding costs more than the browser's parse).
+        self.wire = wire or os.environ.get("NSYS_AI_WIDGET_WIRE") or "jsonz"
         if self.wire not in WIRES:
             raise ValueError(f"wire: expected one of {', '.join(WIRES)}, not {self.wire!r}")
         s0, s1 = profile.span()
