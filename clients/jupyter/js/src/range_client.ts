@@ -271,6 +271,7 @@ export class RangeClient {
         msg.fields = mods.includes("+names") ? [...f, "longestName"] : f;
       }
       if (mods) this.mods.set(id, mods);
+      if (mods.includes("~inline")) msg.inline = true; // served in the kernel's message handler
       msg.inflate = true; // "jsonz" replies can be inflated here
       this.model.send(msg);
     });

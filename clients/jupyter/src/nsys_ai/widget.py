@@ -102,7 +102,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             bufs = [bytes(min(int(pad), 1 << 24))] if isinstance(pad, int) and pad > 0 else []
             self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3},
                       bufs)
-        elif self._queues is not None:
+        elif self._queues is not None and not content.get("inline"):  # "inline": the bench's comparison
             self._queues[kind].put(content)
         else:
             self._serve(content)
