@@ -1,8 +1,9 @@
 // The timeline checks shared by the hosts that are not JupyterLab (vscode_like/run.mjs,
 // vscode_ipywidgets8/run.mjs): once the host has displayed `p.show()` on `page`, checks that
 // the first range is answered and drawn (screenshot not blank), that 8 wheel zoom steps are
-// each answered (in the columns format when the server has it) and drawn, and that a click
-// on a kernel shows its details. Throws on the first failure; returns the zoom timings.
+// each answered (in the columns format when the server has it) and drawn, that one more step
+// in each of the other reply layouts (json, jsonz, bin) is too, and that a click on a kernel
+// shows its details. Throws on the first failure; returns the zoom timings.
 
 /** Pixel statistics of a PNG, decoded by the browser itself. */
 export async function pngStats(page, png) {
@@ -62,6 +63,23 @@ export async function checkTimeline(page, { screenshot, step, requireColumns }) 
   if (requireColumns && !/\/columns$/.test(after.lastFormat)) {
     throw new Error(`the server did not answer in the columns format: ${after.lastFormat}`);
   }
+  // the other reply layouts ("bin": typed columns packed by the Python side, sent as a binary
+  // buffer; "jsonz": deflated, inflated by the browser): one zoom step each
+  const layouts = {};
+  for (const other of ["json", "jsonz", "bin"].filter((w) => !after.lastFormat.startsWith(w + "/"))) {
+    await tl.evaluate((e, w) => e.__nsysSetWire(w), other);
+    const seq0 = Number(await tl.evaluate((e) => e.dataset.viewSeq));
+    await page.mouse.wheel(0, -300);
+    await page.waitForFunction((s0) => {
+      const d = document.querySelector(".nsys-tl").dataset;
+      return Number(d.viewSeq) > s0 && d.drawnSeq === d.viewSeq && d.answered === d.requests;
+    }, seq0, { timeout: 30000 });
+    const o = await tl.evaluate((e) => ({ ...e.dataset }));
+    await tl.evaluate((e) => e.__nsysSetWire(undefined));
+    layouts[other] = o.lastFormat;
+    if (Number(o.failed || 0) > 0 || !o.lastFormat.startsWith(other + "/")) throw new Error(`${other} reply: ${JSON.stringify(o)}`);
+  }
+  step("zoom with the other reply layouts", layouts);
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const pings = [];
   for (let i = 0; i < 8; i++) pings.push((await tl.evaluate((e) => e.__nsysPing())).ms);
