@@ -10,8 +10,9 @@
 //    require.js), then `new vscIPyWidgets.WidgetManager(kernel, container, scriptLoader,
 //    logger)` and, for each widget output, get_model / create_view / display_view as its
 //    renderWidget does;
-//  - the kernel: a real @jupyterlab/services kernel connection to a Jupyter server, where
-//    VS Code passes a proxy kernel whose messages the extension host relays to the kernel;
+//  - the kernel: a @jupyterlab/services kernel connection to a Jupyter server over a real
+//    WebSocket; VS Code passes one too (vscode-jupyter's proxy kernel), but its WebSocket is a
+//    stand-in whose frames go by postMessage to the extension host, which relays them;
 //  - the script loader: when the manager asks for a widget module's source, the answer VS
 //    Code's extension host gives for a local kernel (the kernel environment's
 //    share/jupyter/nbextensions, served under a base URL, the module mapped to its entry point
