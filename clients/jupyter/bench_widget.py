@@ -91,6 +91,18 @@ def figures(s: list[dict], pings: list[dict], bursts: list[dict], padded: list[d
     }
 
 
+FRAME_MS = 1000 / 60  # headless Chromium's begin-frame interval
+
+
+def frames_after_input(s: list[dict]) -> dict:
+    """The share of steps drawn 1, 2, 3 or more animation frames after the input. Wheel events
+    are dispatched at the start of a frame and the widget draws in the next frame after the
+    answer, so input -> drawn is about k frames + the drawing: 18-20 ms when the answer comes
+    within the first frame, 35-37 in the second, 52-54 in the third."""
+    ks = [max(1, round((x["inputToDrawMs"] - x["drawMs"]) / FRAME_MS)) for x in s]
+    return {str(k): round(sum(1 for v in ks if min(v, 3) == k) / len(ks), 2) for k in (1, 2, 3)} if ks else {}
+
+
 def hop_figures(trace_dir: Path, ws_log: list) -> dict:
     """Joins the hop trace (tests/browser/hop_trace) with the browser's websocket arrivals, by
     each message's "sentAt": where a reply's kernel -> browser time goes, for replies over
@@ -154,6 +166,7 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
     ping = figs["empty_message_ms"]["p50"]
     return {
         "profile": str(profile), "app": app, "wire": wire, "figures": figs,
+        "frames_after_input": frames_after_input(s),
         "reply_bytes_p50": statistics.median([x["bytes"] for x in s]),
         "reply_bytes_mean": round(statistics.mean([x["bytes"] for x in s])),
         "previewed_frac": round(statistics.mean([bool(x.get("previewed")) for x in s]), 2),
@@ -167,6 +180,7 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
         **({"hops": hop_figures(trace_dir, res.get("wsLog") or [])} if hops else {}),
         **({"ab": {w: {**figures([x for x in s if str(x.get("format", "")).startswith(w + "/")], [], []),
                        "bytes": summary([x["bytes"] for x in s if str(x.get("format", "")).startswith(w + "/")]),
+                       "frames_after_input": frames_after_input([x for x in s if str(x.get("format", "")).startswith(w + "/")]),
                        "previewed_frac": round(statistics.mean([bool(x.get("previewed")) for x in s
                                                                 if str(x.get("format", "")).startswith(w + "/")] or [0]), 2),
                        "json_bytes": summary([x.get("rawBytes", x["bytes"]) for x in s
@@ -244,6 +258,10 @@ def main() -> int:
                     print(f"{name:21} {'[' + w + '] ' + k.strip():30} {v['p50']:8.2f} {v['p90']:8.2f} {v['p99']:8.2f} {v['max']:8.2f}")
         for w, f in (r.get("ab") or {}).items():
             print(f"{name:21} [{w}] steps drawn after a stretched preview: {f['previewed_frac']:.0%}")
+        for w, f in [("", r)] + list((r.get("ab") or {}).items()):
+            fr = f.get("frames_after_input") or {}
+            print(f"{name:21} {'[' + w + '] ' if w else ''}steps drawn 1 / 2 / 3+ frames after the input: "
+                  + " / ".join(f"{fr.get(k, 0):.0%}" for k in ("1", "2", "3")))
         for kind, f in (r.get("hops") or {}).items():
             for k, v in f.items():
                 if v.get("n") and k != "bytes":

@@ -160,12 +160,76 @@ def test_fields_keep_only_the_listed_columns(server, small_profile, fields):
     assert saw == {"events", "buckets"}
 
 
+def check_compact_columns(server, pid: str, params: dict) -> int:
+    """indexStep and busyPct, asked for with index and busyNs, decode to them:
+    the steps' running sum is the index, and busyPct is busyNs over the
+    resolution in whole percent rounded up. Returns the buckets checked."""
+    res = server.request("timeline/range", {"profileId": pid, **params, "format": "columns",
+                                            "fields": ["indexStep", "busyPct", "index", "busyNs", "start"]})
+    check_schema("timeline/range", "result", res)
+    r = res["resolution"]
+    n = 0
+    for tr in res["tracks"]:
+        if "events" in tr:
+            assert list(tr["events"]) == ["start"], tr["id"]
+            continue
+        c = tr["buckets"]
+        assert list(c) == ["index", "busyNs", "indexStep", "busyPct"], tr["id"]
+        at = 0
+        for i, (idx, busy, step, pct) in enumerate(zip(c["index"], c["busyNs"], c["indexStep"], c["busyPct"],
+                                                       strict=True)):
+            assert step >= (0 if i == 0 else 1), (tr["id"], i)
+            at += step
+            assert at == idx, (tr["id"], i)
+            assert 0 <= busy <= r
+            assert pct == (0 if busy == 0 else min(100, -(-busy * 100 // r))), (tr["id"], i, busy, r)
+            n += 1
+    return n
+
+
+def test_compact_bucket_columns_decode_to_index_and_busy(server, small_profile):
+    """Both are left out unless asked for; asked for, they carry index and
+    busyNs exactly (to the percent), from the full range down to a deep zoom,
+    and on their own they are a fraction of the bytes."""
+    pid = server.request("profile/open", {"path": str(small_profile)})["profileId"]
+    info = server.request("profile/info", {"profileId": pid})
+    s0, e0 = info["span"]["start"], info["span"]["end"]
+    full = server.request("timeline/range", {"profileId": pid, "start": s0, "end": e0, "width": 900,
+                                             "format": "columns"})
+    assert all(list(t["buckets"]) == BUCKET_COLS for t in full["tracks"] if "buckets" in t)
+    checked = 0
+    for k in range(6):
+        span = (e0 - s0) >> (2 * k)
+        checked += check_compact_columns(server, pid, {"start": s0 + (e0 - s0 - span) // 2,
+                                                       "end": s0 + (e0 - s0 + span) // 2, "width": 900})
+    assert checked > 1000
+    base = {"profileId": pid, "start": s0, "end": e0, "width": 900, "format": "columns"}
+    plain = server.request("timeline/range", {**base, "fields": ["index", "busyNs"]})
+    compact = server.request("timeline/range", {**base, "fields": ["indexStep", "busyPct"]})
+    size = lambda x: len(json.dumps(x, separators=(",", ":")))  # noqa: E731
+    assert size(compact) < 0.6 * size(plain), (size(compact), size(plain))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_compact_bucket_columns_on_real_profiles(server, name):
+    if name == "<absent>":
+        pytest.skip(f"real profiles not available: {PROFILES} is absent")
+    pid = server.request("profile/open", {"path": str(PROFILES / name)}, timeout=300)["profileId"]
+    info = server.request("profile/info", {"profileId": pid})
+    if not info.get("span"):
+        pytest.skip(f"{name} has no timed rows")
+    s0, e0 = info["span"]["start"], info["span"]["end"]
+    check_compact_columns(server, pid, {"start": s0, "end": e0, "width": 1500, "maxEvents": 0})
+
+
 @pytest.mark.parametrize("params,word", [
     ({"format": "columns", "fields": ["index", "nope"]}, "params.fields[1]"),
     ({"format": "columns", "fields": [3]}, "params.fields[0]"),
     ({"format": "columns", "fields": "index"}, "params.fields"),
     ({"fields": ["index"]}, "only with format"),
     ({"format": "objects", "fields": ["index"]}, "only with format"),
+    ({"format": "objects", "fields": ["busyPct"]}, "only with format"),
+    ({"format": "columns", "fields": ["busyPCT"]}, "params.fields[0]"),
 ])
 def test_bad_fields_are_invalid_params(server, small_profile, params, word):
     pid = server.request("profile/open", {"path": str(small_profile)})["profileId"]

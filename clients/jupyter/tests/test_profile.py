@@ -1,6 +1,7 @@
 """`Profile` methods against the real server, checked against independent SQL where it applies."""
 from __future__ import annotations
 
+import itertools
 import json
 import zlib
 from pathlib import Path
@@ -182,7 +183,8 @@ def test_widget_jsonz_needs_inflate(prof: nsys_ai.Profile, methods: frozenset[st
     assert msg["format"] == "jsonz" and json.loads(zlib.decompress(bufs[0]))["format"] == "columns"
 
 
-DRAW_FIELDS = ["id", "start", "end", "name", "kind", "index", "busyNs"]  # js/src/range_client.ts FIELDS
+DRAW_FIELDS = ["id", "start", "end", "name", "kind", "indexStep", "busyPct"]  # js/src/range_client.ts FIELDS
+COMPACT = {"indexStep": "index", "busyPct": "busyNs"}  # compact bucket columns -> what they encode
 
 
 def test_widget_fields_and_buckets(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
@@ -202,7 +204,12 @@ def test_widget_fields_and_buckets(prof: nsys_ai.Profile, methods: frozenset[str
         got = ts[kind]
         want = [f for f in tf[kind] if f in DRAW_FIELDS]
         assert set(want) <= set(got)
-        if with_fields:  # a server that knows `fields` leaves the others out
+        if with_fields and kind == "buckets":  # the compact encodings, decoded to the full reply's columns
+            assert set(got) == set(COMPACT), (ts["id"], sorted(got))
+            assert list(itertools.accumulate(got["indexStep"])) == tf[kind]["index"], ts["id"]
+            r = full["resolution"]
+            assert got["busyPct"] == [0 if b == 0 else min(100, -(-b * 100 // r)) for b in tf[kind]["busyNs"]]
+        elif with_fields:  # a server that knows `fields` leaves the others out
             assert set(got) == set(want), (ts["id"], sorted(got))
         for f in want:  # equal values (name and kind: the same strings, the tables may differ)
             if f in ("name", "kind"):

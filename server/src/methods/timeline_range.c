@@ -5,6 +5,7 @@
  * power-of-two grid, answered from the index's summaries (index_query.h) and
  * written as JSON text: a zoom step over millions of ops stays within a few
  * milliseconds. docs/protocol.md ("timeline/range"), protocol/schemas/timeline.range.*. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,7 +195,8 @@ static uint32_t nsys__col_kind(nsys__col_names *c, const char *kind) {
   return c->n++;
 }
 
-enum { NSYS__COLS = 6 };
+/* Event columns 0-5; bucket columns 0-5 and the compact encodings 6-7 (only when asked). */
+enum { NSYS__COLS = 8, NSYS__EVENT_COLS = 6, NSYS__BUCKET_DEFAULT_COLS = 6 };
 
 typedef struct {
   const nsys_index *ix;
@@ -205,6 +207,7 @@ typedef struct {
   uint32_t n;
   unsigned ev_mask, bk_mask; /* columns asked for (params.fields), bit k = column k */
   unsigned mask;             /* the current track's: ev_mask or bk_mask */
+  int64_t prev_index;        /* the previous bucket's index (indexStep), -1 before the first */
 } nsys__col_emit;
 
 static void nsys__col_put(nsys__col_emit *e, int k, int64_t v) {
@@ -241,26 +244,37 @@ static void nsys__col_buckets(nsys__col_emit *e, const nsys__bucket_batch *bb) {
       if (e->mask & (1u << 4)) name = nsys__col_name(e->names, bb->name[i]);
       dur = bk->longest_dur;
     }
-    nsys__col_put(e, 0, (bk->start - e->base) / e->res);
+    int64_t index = (bk->start - e->base) / e->res;
+    nsys__col_put(e, 0, index);
     nsys__col_put(e, 1, bk->count);
     nsys__col_put(e, 2, bk->busy_ns);
     nsys__col_put(e, 3, id);
     nsys__col_put(e, 4, name);
     nsys__col_put(e, 5, dur);
+    /* compact encodings: the step from the previous bucket's index (from 0 for the first),
+     * and the busy share in whole percent, rounded up so that any busy time shows */
+    nsys__col_put(e, 6, index - (i ? e->prev_index : 0));
+    e->prev_index = index;
+    if (e->mask & (1u << 7)) {
+      int64_t pct = bk->busy_ns <= 0 ? 0 : bk->busy_ns >= e->res ? 100
+                  : e->res <= INT64_MAX / 100 ? (bk->busy_ns * 100 + e->res - 1) / e->res
+                  : (int64_t)ceil((double)bk->busy_ns * 100.0 / (double)e->res);
+      nsys__col_put(e, 7, pct);
+    }
     e->n++;
   }
 }
 
-static const char *const nsys__event_cols[NSYS__COLS] = {"id", "start", "end", "name", "kind", "depth"};
-static const char *const nsys__bucket_cols[NSYS__COLS] = {"index",       "count",       "busyNs",
-                                                          "longestId",   "longestName", "longestDur"};
+static const char *const nsys__event_cols[NSYS__EVENT_COLS] = {"id", "start", "end", "name", "kind", "depth"};
+static const char *const nsys__bucket_cols[NSYS__COLS] = {"index",     "count",      "busyNs",    "longestId",
+                                                          "longestName", "longestDur", "indexStep", "busyPct"};
 
 /* Writes `"events":{...}` or `"buckets":{...}` for one track into b. */
 static void nsys__col_track(nsys_strbuf *b, nsys__col_emit *e, bool events) {
   const char *const *keys = events ? nsys__event_cols : nsys__bucket_cols;
   nsys_strbuf_puts(b, events ? ",\"events\":{" : ",\"buckets\":{");
   bool first = true;
-  for (int k = 0; k < NSYS__COLS; k++) {
+  for (int k = 0; k < (events ? NSYS__EVENT_COLS : NSYS__COLS); k++) {
     if (!(e->mask & (1u << k))) continue;
     nsys_strbuf_printf(b, "%s\"%s\":[", first ? "" : ",", keys[k]);
     first = false;
@@ -274,7 +288,8 @@ static void nsys__col_track(nsys_strbuf *b, nsys__col_emit *e, bool events) {
 
 /* params.fields -> the event and bucket column masks (absent: all columns). */
 static bool nsys__parse_fields(nsys_call *call, const cJSON *fields, bool columns, unsigned *ev, unsigned *bk) {
-  *ev = *bk = (1u << NSYS__COLS) - 1;
+  *ev = (1u << NSYS__EVENT_COLS) - 1;
+  *bk = (1u << NSYS__BUCKET_DEFAULT_COLS) - 1;
   if (!fields) return true;
   if (!columns) {
     nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.fields: only with format \"columns\"");
@@ -286,13 +301,13 @@ static bool nsys__parse_fields(nsys_call *call, const cJSON *fields, bool column
   cJSON_ArrayForEach(f, fields) {
     bool known = false;
     for (int k = 0; cJSON_IsString(f) && k < NSYS__COLS; k++) {
-      if (strcmp(f->valuestring, nsys__event_cols[k]) == 0) *ev |= 1u << k, known = true;
+      if (k < NSYS__EVENT_COLS && strcmp(f->valuestring, nsys__event_cols[k]) == 0) *ev |= 1u << k, known = true;
       if (strcmp(f->valuestring, nsys__bucket_cols[k]) == 0) *bk |= 1u << k, known = true;
     }
     if (!known) {
       nsys_call_fail(call, NSYS_E_INVALID_PARAMS,
                      "params.fields[%d]: expected a column name (events: id, start, end, name, kind, depth; "
-                     "buckets: index, count, busyNs, longestId, longestName, longestDur)", i);
+                     "buckets: index, count, busyNs, longestId, longestName, longestDur, indexStep, busyPct)", i);
       return false;
     }
     i++;

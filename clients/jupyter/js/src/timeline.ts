@@ -831,7 +831,8 @@ function describeAt(d: TrackData, i: number, info?: BucketInfo): string {
   const count = info ? String(info.count) : b.count ? String(b.count[i]) : "…";
   const dur = info ? fmtDur(info.longestDur) : b.longestDur ? fmtDur(b.longestDur[i]) : "…";
   const name = info ? info.longestName : nameAt(d, b.longestName, i);
-  return `${count} ops, ${fmtDur(b.busy[i])} busy in ${fmtDur(e - s)}\nlongest: ${name ?? "?"} (${dur})`;
+  // the zoom reply's busy time is to the percent (busyPct); the "bucket" reply's is exact
+  return `${count} ops, ${fmtDur(info ? info.busyNs : b.busy[i])} busy in ${fmtDur(e - s)}\nlongest: ${name ?? "?"} (${dur})`;
 }
 
 /** A bucket's identity across replies: track, resolution and start (bucket edges do not move). */

@@ -1023,7 +1023,7 @@ TimelineRangeParams = TypedDict("TimelineRangeParams", {
     "tracks": NotRequired[List[str]],
     "maxEvents": NotRequired[int],
     "format": NotRequired[Literal["objects", "columns"]],
-    "fields": NotRequired[List[Literal["id", "start", "end", "name", "kind", "depth", "index", "count", "busyNs", "longestId", "longestName", "longestDur"]]],
+    "fields": NotRequired[List[Literal["id", "start", "end", "name", "kind", "depth", "index", "count", "busyNs", "longestId", "longestName", "longestDur", "indexStep", "busyPct"]]],
 })
 
 TimelineRangeResult0TracksItem0EventsItem = TypedDict("TimelineRangeResult0TracksItem0EventsItem", {
@@ -1082,7 +1082,7 @@ TimelineRangeResult1TracksItem0 = TypedDict("TimelineRangeResult1TracksItem0", {
     "events": TimelineRangeResult1TracksItem0Events,
 })
 
-# every column unless params.fields lists a subset; all listed columns have one entry per bucket
+# every column but the compact encodings indexStep and busyPct, unless params.fields lists the columns; all l...
 TimelineRangeResult1TracksItem1Buckets = TypedDict("TimelineRangeResult1TracksItem1Buckets", {
     "index": NotRequired[List[int]],
     "count": NotRequired[List[int]],
@@ -1090,6 +1090,8 @@ TimelineRangeResult1TracksItem1Buckets = TypedDict("TimelineRangeResult1TracksIt
     "longestId": NotRequired[List[int]],
     "longestName": NotRequired[List[int]],
     "longestDur": NotRequired[List[int]],
+    "indexStep": NotRequired[List[int]],
+    "busyPct": NotRequired[List[int]],
 })
 
 TimelineRangeResult1TracksItem1 = TypedDict("TimelineRangeResult1TracksItem1", {

@@ -20,10 +20,12 @@ import type { SourceAnnotateResult } from './generated/source.annotate.result';
 import type { SourceUnannotateResult } from './generated/source.unannotate.result';
 
 type Assignable<From, To> = [From] extends [To] ? true : false;
-/* The client never sends timeline/range `fields`, so every column is present:
- * the columns answer with its column objects' keys required. */
+/* The client never sends timeline/range `fields`, so every default column is
+ * present (all but the compact bucket encodings, sent only when listed): the
+ * columns answer with those keys required. */
+type CompactColumns = 'indexStep' | 'busyPct';
 type EveryColumn<T> = T extends { events: infer E } ? Omit<T, 'events'> & { events: Required<E> }
-  : T extends { buckets: infer B } ? Omit<T, 'buckets'> & { buckets: Required<B> } : T;
+  : T extends { buckets: infer B } ? Omit<T, 'buckets'> & { buckets: Required<Omit<B, CompactColumns>> } : T;
 type ColumnsAnswer<R> = R extends { tracks: (infer T)[] } ? Omit<R, 'tracks'> & { tracks: EveryColumn<T>[] } : R;
 type TopKernelsResult = Extract<AnalysisRunResult, { name: 'top_kernels' }>;
 

@@ -29,7 +29,7 @@ maxEvents?: number
  */
 format?: ("objects" | "columns")
 /**
- * format "columns" only: the columns to include (default: all). Tracks answered with events carry the listed event columns (id, start, end, name, kind, depth), tracks answered with buckets the listed bucket columns (index, count, busyNs, longestId, longestName, longestDur). A client that draws from index, count and busyNs and looks up the longest item on hover receives about half the bytes.
+ * format "columns" only: the columns to include (default: every column but the compact encodings indexStep and busyPct). Tracks answered with events carry the listed event columns (id, start, end, name, kind, depth), tracks answered with buckets the listed bucket columns (index, count, busyNs, longestId, longestName, longestDur, indexStep, busyPct). A client that draws from index, count and busyNs and looks up the longest item on hover receives about half the bytes; one that draws from indexStep and busyPct about a third of that.
  */
-fields?: ("id" | "start" | "end" | "name" | "kind" | "depth" | "index" | "count" | "busyNs" | "longestId" | "longestName" | "longestDur")[]
+fields?: ("id" | "start" | "end" | "name" | "kind" | "depth" | "index" | "count" | "busyNs" | "longestId" | "longestName" | "longestDur" | "indexStep" | "busyPct")[]
 }

@@ -112,7 +112,7 @@ depth?: number[]
 } | {
 id: string
 /**
- * every column unless params.fields lists a subset; all listed columns have one entry per bucket
+ * every column but the compact encodings indexStep and busyPct, unless params.fields lists the columns; all listed columns have one entry per bucket
  */
 buckets: {
 /**
@@ -139,6 +139,14 @@ longestName?: number[]
  * its duration; 0 when count is 0
  */
 longestDur?: number[]
+/**
+ * index[j] - index[j-1] (index[0] for the first bucket): the index column delta-coded, 1 for every bucket of a busy stretch; only when params.fields lists it
+ */
+indexStep?: number[]
+/**
+ * busyNs as a whole percent of resolution, rounded up (any busy time is at least 1; 0 only when busyNs is 0); only when params.fields lists it
+ */
+busyPct?: number[]
 }
 })[]
 }
