@@ -19,6 +19,12 @@
 //    as that module's extension.js says), registered in require.js the way vscode-jupyter's
 //    requirejsRegistry does (requirejs.config paths + the jupyter-js-widgets map). The module
 //    itself is then loaded by the bundle's WidgetManager.loadClass through require.js.
+//  - the webview's wheel forwarding: VS Code's notebook webview listens for wheel events on
+//    window and sends each one that arrives not default-prevented (and that no scrollable
+//    element inside the output would take) to the editor, which scrolls the notebook; the page
+//    records every wheel event that reaches window on window.nsysWheels instead: whether the
+//    output prevented it, whether an element inside would scroll, whether VS Code would
+//    scroll the notebook with it.
 //
 // window.nsysVscHost(settings) -> Promise<void>; progress and errors on window.nsysHostLog.
 import { KernelManager, ServerConnection } from "@jupyterlab/services";
@@ -66,10 +72,25 @@ type Win = typeof window & {
   nsysHostLog: string[];
   nsysHostErrors: string[];
   nsysVscHost: (s: Settings) => Promise<void>;
+  nsysWheels: { prevented: boolean; scrollsInside: boolean; toEditor: boolean }[];
 };
 const win = window as Win;
 win.nsysHostLog = log;
 win.nsysHostErrors = [];
+win.nsysWheels = [];
+
+/** Whether some element between the wheel's target and the output container would scroll. */
+function scrollsInside(ev: WheelEvent): boolean {
+  for (let n = ev.target as Node | null; n instanceof Element && n.id !== "out"; n = n.parentNode) {
+    if (ev.deltaY < 0 && n.scrollTop > 0) return true;
+    if (ev.deltaY > 0 && n.scrollTop + n.clientHeight < n.scrollHeight) return true;
+  }
+  return false;
+}
+window.addEventListener("wheel", (ev: WheelEvent) => {
+  const inside = scrollsInside(ev);
+  win.nsysWheels.push({ prevented: ev.defaultPrevented, scrollsInside: inside, toEditor: !ev.defaultPrevented && !inside });
+});
 
 function scriptLoader(s: Settings): ScriptLoader {
   const registered = new Set<string>();

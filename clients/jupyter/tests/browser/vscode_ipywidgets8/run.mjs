@@ -5,7 +5,9 @@
 // websocket, anywidget's front end loaded by the bundle's loader through require.js from the
 // kernel environment's nbextensions. Checks what vscode_like/run.mjs checks
 // (../timeline_checks.mjs): renders, wheel zoom answered in the columns format and drawn,
-// click -> details; and that no widget class failed to load and no page error happened.
+// click -> details; that no widget class failed to load and no page error happened; and, as
+// VS Code's webview scrolls the notebook with wheel events an output lets through, that the
+// zoom steps were not let through and a wheel over the track labels is.
 //
 //   node run.mjs NOTEBOOK_URL OUT_DIR IPYWIDGETS8_JS NBEXTENSIONS_DIR PROFILE
 import fs from "node:fs";
@@ -109,6 +111,25 @@ try {
 
   result.zoom = await Promise.race([failed, checkTimeline(page, { screenshot: path.join(outDir, "timeline-vscode-ipywidgets8.png"), step,
     requireColumns: process.env.NSYS_AI_REQUIRE_COLUMNS === "1" })]);
+  // VS Code scrolls the notebook with every wheel event the output lets through: the zoom
+  // steps over the plot must not be let through, a wheel over the track labels must be (it
+  // scrolls the track list, or the notebook) and must not zoom
+  const overPlot = await page.evaluate(() => window.nsysWheels.splice(0));
+  if (!overPlot.length || overPlot.some((w) => !w.prevented)) {
+    throw new Error(`wheel zoom steps not all default-prevented (VS Code would also scroll the notebook): ${JSON.stringify(overPlot)}`);
+  }
+  const tl = page.locator(".nsys-tl").first();
+  const box = await tl.locator("canvas").boundingBox();
+  const seq0 = await tl.evaluate((e) => e.dataset.viewSeq);
+  await page.mouse.move(box.x + 60, box.y + 60);
+  await page.mouse.wheel(0, 300);
+  await page.waitForFunction(() => window.nsysWheels.length > 0, null, { timeout: 5000 });
+  await page.waitForTimeout(300); // a zoom would have started by now
+  const overLabels = await page.evaluate(() => window.nsysWheels.splice(0));
+  const seq1 = await tl.evaluate((e) => e.dataset.viewSeq);
+  step("wheel events as VS Code's webview sees them", { overPlot: overPlot.length, overLabels, viewSeq: [seq0, seq1] });
+  if (overLabels.some((w) => w.prevented)) throw new Error("a wheel over the track labels was default-prevented (it would scroll nothing)");
+  if (seq1 !== seq0) throw new Error("a wheel over the track labels zoomed the timeline");
   const late = await page.evaluate(() => window.nsysHostErrors);
   if (late.length) throw new Error(`host: ${late.join(" | ")}`);
   if (errors.length) throw new Error(`page errors: ${errors.join(" | ")}`);
