@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Jupyter client's whole test: venv, widget bundle, wheel, clean-venv install,
 # pytest against the real server, the example notebook, and the browser test
-# (JupyterLab 4, Notebook 7 and a VS Code-like html-manager host in headless Chromium).
+# (JupyterLab 4, Notebook 7, a VS Code-like html-manager host and VS Code's own ipywidgets 8
+# widget manager, in headless Chromium).
 #
 #   NSYS_AI_BIN=/path/to/nsys-ai clients/jupyter/scripts/test.sh
 #
@@ -109,7 +110,10 @@ step "pytest"
 "$PY" "$REPO/tools/gen_profile.py" --preset small -o "$OUT/browser.sqlite" >/dev/null
 # html-manager: the widget outside JupyterLab, rendered the way VS Code notebooks render widgets
 # (@jupyter-widgets/html-manager + a real kernel + anywidget's AMD module; tests/browser/vscode_like)
-for app in lab notebook html-manager; do
+# vscode-ipywidgets8: the widget in VS Code's own widget manager, the @vscode/jupyter-ipywidgets8
+# bundle VS Code loads into notebook webviews (only its tarball, sha512-pinned; tests/browser/vscode_ipywidgets8)
+tests/browser/vscode_ipywidgets8/fetch.sh "$HERE/build/vscode-ipywidgets8" || fail "fetch @vscode/jupyter-ipywidgets8"
+for app in lab notebook html-manager vscode-ipywidgets8; do
   step "browser: $app + headless Chromium"
   "$VPY" tests/browser/run.py "$OUT/browser.sqlite" "$OUT/browser-$app" "$app"
   rc=$?

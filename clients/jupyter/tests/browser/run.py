@@ -7,10 +7,13 @@ random token), and runs lab.mjs (playwright-core + Debian's chromium). Exit stat
 on success, 1 on failure, 77 when chromium or node modules are absent (the caller
 reports the skip).
 
-    python tests/browser/run.py PROFILE OUT_DIR [lab|notebook|html-manager]
+    python tests/browser/run.py PROFILE OUT_DIR [lab|notebook|html-manager|vscode-ipywidgets8]
 
 html-manager: the widget outside JupyterLab, the way VS Code notebooks render widgets
 (vscode_like/host.ts: @jupyter-widgets/html-manager + a real kernel + anywidget's AMD module).
+vscode-ipywidgets8: the widget in VS Code's own ipywidgets 8 widget manager, the bundle the VS Code
+Jupyter renderers load into the notebook webview (vscode_ipywidgets8/host.ts; the bundle is
+fetched by vscode_ipywidgets8/fetch.sh into build/, or named by $NSYS_AI_VSCODE_IPYWIDGETS8).
 """
 from __future__ import annotations
 
@@ -120,6 +123,31 @@ def html_manager_prerequisites() -> Optional[str]:
     return None
 
 
+VSCODE_IPYWIDGETS8 = Path(os.environ.get("NSYS_AI_VSCODE_IPYWIDGETS8")
+                          or PKG / "build" / "vscode-ipywidgets8" / "package" / "dist" / "ipywidgets.js")
+
+
+def vscode_ipywidgets8_prerequisites() -> Optional[str]:
+    if not VSCODE_IPYWIDGETS8.is_file():
+        return (f"{VSCODE_IPYWIDGETS8} missing (tests/browser/vscode_ipywidgets8/fetch.sh "
+                f"{PKG / 'build' / 'vscode-ipywidgets8'})")
+    for m in ("requirejs", "esbuild", "@jupyterlab/services"):
+        if not (NODE_MODULES / m).is_dir():
+            return f"{NODE_MODULES}/{m} missing (npm ci in clients/jupyter/js)"
+    return None
+
+
+def kernel_nbextensions() -> Path:
+    """The kernel environment's share/jupyter/nbextensions (the kernel runs in this venv)."""
+    d = Path(sys.prefix) / "share" / "jupyter" / "nbextensions"
+    if (d / "anywidget" / "index.js").exists():
+        return d
+    import anywidget  # not installed as data files (e.g. an editable install): the same files in the package
+    tmp = Path(tempfile.mkdtemp(prefix="nsys-ai-nbext-"))
+    shutil.copytree(Path(anywidget.__file__).parent / "nbextension", tmp / "anywidget")
+    return tmp
+
+
 def prerequisites() -> Optional[str]:
     """Why the browser tests cannot run here (None when they can)."""
     chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -153,7 +181,8 @@ def main() -> int:
     profile = Path(sys.argv[1]).resolve()
     out = Path(sys.argv[2]).resolve()
     app = sys.argv[3] if len(sys.argv) > 3 else "lab"
-    why = prerequisites() or (html_manager_prerequisites() if app == "html-manager" else None)
+    why = prerequisites() or (html_manager_prerequisites() if app == "html-manager" else
+                              vscode_ipywidgets8_prerequisites() if app == "vscode-ipywidgets8" else None)
     if why:
         print(f"SKIP browser test: {why}")
         return 77
@@ -162,8 +191,12 @@ def main() -> int:
                 "NSYS_AI_REQUIRE_COLUMNS": "1" if server_has_columns(profile) else "0"}
     print(f"server answers timeline/range format columns: {node_env['NSYS_AI_REQUIRE_COLUMNS'] == '1'}")
     try:
-        with jupyter("lab" if app == "html-manager" else app, notebook(profile), out) as (url, env):
-            if app == "html-manager":
+        server_app = "lab" if app in ("html-manager", "vscode-ipywidgets8") else app
+        with jupyter(server_app, notebook(profile), out) as (url, env):
+            if app == "vscode-ipywidgets8":
+                cmd = ["node", str(HERE / "vscode_ipywidgets8" / "run.mjs"), url, str(out), str(VSCODE_IPYWIDGETS8),
+                       str(kernel_nbextensions()), str(profile)]
+            elif app == "html-manager":
                 import anywidget
                 amd = Path(sys.prefix) / "share" / "jupyter" / "nbextensions" / "anywidget" / "index.js"
                 if not amd.exists():  # the same file, inside the package
@@ -174,7 +207,7 @@ def main() -> int:
                 cmd = ["node", str(HERE / "lab.mjs"), url, str(out)]
             rc = subprocess.run(cmd, env={**env, **node_env}, timeout=420).returncode
         if rc == 0 and os.environ.get("NSYS_AI_NODELAY", "1") != "0":
-            log = (out / f"jupyter-{'lab' if app == 'html-manager' else app}.log").read_text(errors="replace")
+            log = (out / f"jupyter-{server_app}.log").read_text(errors="replace")
             if "nsys_ai: TCP_NODELAY on kernel websockets on" not in log:
                 print("FAILED: the nsys_ai server extension did not turn Nagle off (see the jupyter log)")
                 return 1

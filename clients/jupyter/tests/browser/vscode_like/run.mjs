@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { checkTimeline } from "../timeline_checks.mjs";
 
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
 const { chromium } = require("playwright-core");
@@ -49,53 +50,8 @@ try {
   await page.evaluate((s) => window.nsysHost(s), { token, code, anywidgetUrl: "/nsys-anywidget.js" });
   step("executed", { log: await page.evaluate(() => window.nsysHostLog) });
 
-  const tl = page.locator(".nsys-tl").first();
-  await tl.waitFor({ state: "visible", timeout: 60000 });
-  await page.waitForFunction(() => Number(document.querySelector(".nsys-tl")?.dataset.answered || 0) >= 1, null, { timeout: 60000 });
-  const before = await tl.evaluate((e) => ({ ...e.dataset }));
-  step("timeline first range answered", before);
-  if (Number(before.failed || 0) > 0) throw new Error("first range failed");
-
-  const box = await tl.locator("canvas").boundingBox();
-  await page.mouse.move(box.x + 210 + (box.width - 210) * 0.4, box.y + 60);
-  const trips = [];
-  for (let i = 0; i < 8; i++) {
-    await page.mouse.wheel(0, i < 6 ? -300 : 300);
-    const seq = await tl.evaluate((e) => Number(e.dataset.viewSeq));
-    await page.waitForFunction((s) => {
-      const d = document.querySelector(".nsys-tl").dataset;
-      return Number(d.drawnSeq || 0) >= s && d.answered === d.requests;
-    }, seq, { timeout: 30000 });
-    trips.push(await tl.evaluate((e) => ({ ...e.dataset })));
-  }
-  const after = trips[trips.length - 1];
-  step("zoomed", after);
-  if (Number(after.failed || 0) > 0) throw new Error(`zoom failed: ${JSON.stringify(after)}`);
-  if (!(Number(after.answered) >= Number(before.answered) + 8)) throw new Error("zoom requests not answered");
-  if (!/^(json|bin)\//.test(after.lastFormat || "")) throw new Error(`reply format ${after.lastFormat}`);
-  if (process.env.NSYS_AI_REQUIRE_COLUMNS === "1" && !/\/columns$/.test(after.lastFormat)) {
-    throw new Error(`the server did not answer in the columns format: ${after.lastFormat}`);
-  }
-  const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const pings = [];
-  for (let i = 0; i < 8; i++) pings.push((await tl.evaluate((e) => e.__nsysPing())).ms);
-  result.zoom = { inputToDrawP50: med(trips.map((t) => Number(t.lastInputToDrawMs))), emptyMessageP50: med(pings), n: trips.length };
-  step("zoom round trips", result.zoom);
-  const shot = await tl.screenshot({ path: path.join(outDir, "timeline-html-manager.png") });
-  if (shot.length < 5000) throw new Error("timeline screenshot looks empty");
-
-  // click a kernel on the first GPU row: the details panel (kernel/details + explain)
-  let clicked = false;
-  for (let k = 0; k < 24 && !clicked; k++) {
-    await page.mouse.click(box.x + 215 + ((box.width - 220) * k) / 24, box.y + 22 + 8);
-    clicked = await tl.evaluate((e) => e.dataset.detailsFor !== undefined);
-  }
-  if (!clicked) throw new Error("no kernel found to click on the first GPU row");
-  await page.waitForFunction(() => {
-    const d = document.querySelector(".nsys-tl").dataset;
-    return d.detailsShown !== undefined && d.detailsShown === d.detailsFor;
-  }, null, { timeout: 30000 });
-  step("details shown", { opId: await tl.evaluate((e) => e.dataset.detailsShown) });
+  result.zoom = await checkTimeline(page, { screenshot: path.join(outDir, "timeline-html-manager.png"), step,
+    requireColumns: process.env.NSYS_AI_REQUIRE_COLUMNS === "1" });
   if (errors.length) throw new Error(`page errors: ${errors.join(" | ")}`);
   result.ok = true;
 } catch (e) {

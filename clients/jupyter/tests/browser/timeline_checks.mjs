@@ -1,0 +1,106 @@
+// The timeline checks shared by the hosts that are not JupyterLab (vscode_like/run.mjs,
+// vscode_ipywidgets8/run.mjs): once the host has displayed `p.show()` on `page`, checks that
+// the first range is answered and drawn (screenshot not blank), that 8 wheel zoom steps are
+// each answered (in the columns format when the server has it) and drawn, that one more step
+// in each of the other reply layouts (json, jsonz, bin) is too, and that a click on a kernel
+// shows its details. Throws on the first failure; returns the zoom timings.
+
+/** Pixel statistics of a PNG, decoded by the browser itself. */
+export async function pngStats(page, png) {
+  return page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = "data:image/png;base64," + b64;
+    await img.decode();
+    const c = document.createElement("canvas");
+    c.width = img.width;
+    c.height = img.height;
+    const g = c.getContext("2d");
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    const colors = new Set();
+    let nonWhite = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const [r, gg, b] = [d[i], d[i + 1], d[i + 2]];
+      if (r < 245 || gg < 245 || b < 245) nonWhite++;
+      if (colors.size < 5000) colors.add((r << 16) | (gg << 8) | b);
+    }
+    return { width: c.width, height: c.height, nonWhiteFrac: nonWhite / (d.length / 4), colors: colors.size };
+  }, png.toString("base64"));
+}
+
+/**
+ * @param page playwright page showing one timeline widget
+ * @param opts {screenshot: path of the zoomed timeline's PNG, step(name, data), requireColumns: boolean}
+ */
+export async function checkTimeline(page, { screenshot, step, requireColumns }) {
+  const tl = page.locator(".nsys-tl").first();
+  await tl.waitFor({ state: "visible", timeout: 60000 });
+  await page.waitForFunction(() => Number(document.querySelector(".nsys-tl")?.dataset.answered || 0) >= 1, null, { timeout: 60000 });
+  const before = await tl.evaluate((e) => ({ ...e.dataset }));
+  step("timeline first range answered", before);
+  if (Number(before.failed || 0) > 0) throw new Error("first range failed");
+  const first = await pngStats(page, await tl.locator("canvas").screenshot());
+  step("first view drawn", first);
+  if (first.colors < 8 || first.nonWhiteFrac < 0.05) throw new Error(`timeline looks blank: ${JSON.stringify(first)}`);
+
+  const box = await tl.locator("canvas").boundingBox();
+  await page.mouse.move(box.x + 210 + (box.width - 210) * 0.4, box.y + 60);
+  const trips = [];
+  for (let i = 0; i < 8; i++) {
+    await page.mouse.wheel(0, i < 6 ? -300 : 300);
+    const seq = await tl.evaluate((e) => Number(e.dataset.viewSeq));
+    await page.waitForFunction((s) => {
+      const d = document.querySelector(".nsys-tl").dataset;
+      return Number(d.drawnSeq || 0) >= s && d.answered === d.requests;
+    }, seq, { timeout: 30000 });
+    trips.push(await tl.evaluate((e) => ({ ...e.dataset })));
+  }
+  const after = trips[trips.length - 1];
+  step("zoomed", after);
+  if (Number(after.failed || 0) > 0) throw new Error(`zoom failed: ${JSON.stringify(after)}`);
+  if (!(Number(after.answered) >= Number(before.answered) + 8)) throw new Error("zoom requests not answered");
+  if (!/^(json|bin)\//.test(after.lastFormat || "")) throw new Error(`reply format ${after.lastFormat}`);
+  if (requireColumns && !/\/columns$/.test(after.lastFormat)) {
+    throw new Error(`the server did not answer in the columns format: ${after.lastFormat}`);
+  }
+  // the other reply layouts ("bin": typed columns packed by the Python side, sent as a binary
+  // buffer; "jsonz": deflated, inflated by the browser): one zoom step each
+  const layouts = {};
+  for (const other of ["json", "jsonz", "bin"].filter((w) => !after.lastFormat.startsWith(w + "/"))) {
+    await tl.evaluate((e, w) => e.__nsysSetWire(w), other);
+    const seq0 = Number(await tl.evaluate((e) => e.dataset.viewSeq));
+    await page.mouse.wheel(0, -300);
+    await page.waitForFunction((s0) => {
+      const d = document.querySelector(".nsys-tl").dataset;
+      return Number(d.viewSeq) > s0 && d.drawnSeq === d.viewSeq && d.answered === d.requests;
+    }, seq0, { timeout: 30000 });
+    const o = await tl.evaluate((e) => ({ ...e.dataset }));
+    await tl.evaluate((e) => e.__nsysSetWire(undefined));
+    layouts[other] = o.lastFormat;
+    if (Number(o.failed || 0) > 0 || !o.lastFormat.startsWith(other + "/")) throw new Error(`${other} reply: ${JSON.stringify(o)}`);
+  }
+  step("zoom with the other reply layouts", layouts);
+  const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const pings = [];
+  for (let i = 0; i < 8; i++) pings.push((await tl.evaluate((e) => e.__nsysPing())).ms);
+  const zoom = { inputToDrawP50: med(trips.map((t) => Number(t.lastInputToDrawMs))), emptyMessageP50: med(pings), n: trips.length };
+  step("zoom round trips", zoom);
+  const shot = await tl.screenshot({ path: screenshot });
+  const zoomed = await pngStats(page, shot);
+  step("zoomed view drawn", zoomed);
+  if (zoomed.colors < 8 || zoomed.nonWhiteFrac < 0.05) throw new Error(`zoomed timeline looks blank: ${JSON.stringify(zoomed)}`);
+
+  // click a kernel on the first GPU row: the details panel (kernel/details + explain)
+  let clicked = false;
+  for (let k = 0; k < 24 && !clicked; k++) {
+    await page.mouse.click(box.x + 215 + ((box.width - 220) * k) / 24, box.y + 22 + 8);
+    clicked = await tl.evaluate((e) => e.dataset.detailsFor !== undefined);
+  }
+  if (!clicked) throw new Error("no kernel found to click on the first GPU row");
+  await page.waitForFunction(() => {
+    const d = document.querySelector(".nsys-tl").dataset;
+    return d.detailsShown !== undefined && d.detailsShown === d.detailsFor;
+  }, null, { timeout: 30000 });
+  step("details shown", { opId: await tl.evaluate((e) => e.dataset.detailsShown) });
+  return zoom;
+}
