@@ -148,7 +148,7 @@ try {
   step("zoom answered", after);
   if (Number(after.failed || 0) > 0) fail(`zoom request failed: ${after.status}`);
   // the zoom's range request went out in timeline/range's "columns" format, came back as the
-  // server's JSON ("json", the default) or packed typed columns ("bin"), and the last zoomed
+  // server's JSON deflated ("jsonz", the default), as is ("json") or packed typed columns ("bin"), and the last zoomed
   // view was drawn from that reply
   const wantFormat = process.env.NSYS_AI_REQUIRE_COLUMNS === "1" ? /^(jsonz?|bin)\/columns$/ : /^((jsonz?|bin)\/columns|bin\/objects)$/;
   if (!wantFormat.test(after.lastFormat || "")) fail(`zoom reply format ${after.lastFormat}, expected ${wantFormat}`);

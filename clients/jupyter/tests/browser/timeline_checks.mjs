@@ -59,7 +59,7 @@ export async function checkTimeline(page, { screenshot, step, requireColumns }) 
   step("zoomed", after);
   if (Number(after.failed || 0) > 0) throw new Error(`zoom failed: ${JSON.stringify(after)}`);
   if (!(Number(after.answered) >= Number(before.answered) + 8)) throw new Error("zoom requests not answered");
-  if (!/^(json|bin)\//.test(after.lastFormat || "")) throw new Error(`reply format ${after.lastFormat}`);
+  if (!/^(jsonz?|bin)\//.test(after.lastFormat || "")) throw new Error(`reply format ${after.lastFormat}`);
   if (requireColumns && !/\/columns$/.test(after.lastFormat)) {
     throw new Error(`the server did not answer in the columns format: ${after.lastFormat}`);
   }
