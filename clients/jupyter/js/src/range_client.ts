@@ -54,8 +54,12 @@ function bytesOf(buf: Buffer): Uint8Array {
 
 /** A "jsonz" reply's JSON, inflated in place (fflate, synchronous: ~0.3 ms for 100 KB, where
  *  DecompressionStream's promise chain cost ~2 ms of task hops per reply). */
-function inflate(buf: Buffer): Uint8Array {
-  return unzlibSync(bytesOf(buf));
+function inflate(buf: Buffer, size?: number): Uint8Array {
+  // into a buffer of the announced size (no growing and copying); a shorter result is checked
+  // by the caller's parse, a longer one would be cut, so the size must be exact
+  const out = unzlibSync(bytesOf(buf), size && size > 0 ? { out: new Uint8Array(size) } : undefined);
+  if (size && out.byteLength !== size) throw new Error(`inflated ${out.byteLength} bytes, expected ${size}`);
+  return out;
 }
 
 export interface TrackData {
@@ -114,6 +118,8 @@ interface WireReply {
   timing?: { rpc: number; decode: number; pack: number };
   recvAt?: number;
   sentAt?: number;
+  /** a "jsonz" reply's inflated size */
+  jsonBytes?: number;
   start?: number;
   end?: number;
   resolution?: number;
@@ -325,7 +331,7 @@ export class RangeClient {
     let raw: Uint8Array | undefined;
     if (m.format === "jsonz" && buffers?.length) {
       try {
-        raw = inflate(buffers[0]);
+        raw = inflate(buffers[0], m.jsonBytes);
       } catch (e) {
         this.failed++;
         p.reject(new Error(`bad range reply: ${e}`));

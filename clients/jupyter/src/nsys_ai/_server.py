@@ -45,6 +45,20 @@ def find_server(binary: Optional[str] = None) -> str:
         "(build it with `meson setup build && ninja -C build`)")
 
 
+_F_SETPIPE_SZ = 1031  # Linux fcntl: a pipe's capacity
+
+
+def _widen_pipe(f: Any) -> None:
+    """Lets the server write a large reply (a zoom step: ~100-400 KB) into the pipe at once, so
+    the reader thread wakes once per reply instead of once per 64 KB (each wake-up waits for the
+    GIL, which a notebook kernel's other threads hold often). Linux only; best effort."""
+    try:
+        import fcntl
+        fcntl.fcntl(f.fileno(), _F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
+
+
 class _Pending:
     __slots__ = ("event", "reply", "raw", "raw_result", "progress")
 
@@ -68,6 +82,7 @@ class Server:
         self._proc = subprocess.Popen([self.binary, "serve", *args], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       env=full_env, bufsize=0)
+        _widen_pipe(self._proc.stdout)
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
         self._lock = threading.Lock()        # guards _pending and _dead

@@ -229,12 +229,14 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self._columns = body is not None and b'"format":"columns"' in body[:512]
             if body is not None and self._columns and wire in ("json", "jsonz"):  # as the server wrote it
                 t1 = time.perf_counter()
+                json_bytes = len(body)
                 if wire == "jsonz":
                     body = zlib.compress(body, 1)
                 t2 = time.perf_counter()
                 self.last_ms = (t2 - t0) * 1e3
                 self.served += 1
                 return {"kind": "range", "format": wire, "source": "columns", "serverMs": round(self.last_ms, 3),
+                        "jsonBytes": json_bytes,  # the inflated size: the browser inflates into one buffer
                         "served": self.served, "timing": {"rpc": round((t1 - t0) * 1e3, 3), "decode": 0,
                                                           "pack": round((t2 - t1) * 1e3, 3)}}, [body]
             if body is not None:
