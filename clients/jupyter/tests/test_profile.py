@@ -180,7 +180,10 @@ def test_widget_jsonz_needs_inflate(prof: nsys_ai.Profile, methods: frozenset[st
     msg, bufs = w.answer_range({"start": s, "end": e, "width": 300})
     assert msg["format"] == "json" and json.loads(bufs[0])["format"] == "columns"
     msg, bufs = w.answer_range({"start": s, "end": e, "width": 300, "inflate": True})
-    assert msg["format"] == "jsonz" and json.loads(zlib.decompress(bufs[0]))["format"] == "columns"
+    raw = zlib.decompress(bufs[0])
+    assert msg["format"] == "jsonz" and json.loads(raw)["format"] == "columns"
+    assert msg["jsonBytes"] == len(raw)  # the browser inflates into a buffer of that size
+    assert prof.show().wire == "jsonz"  # the default
 
 
 DRAW_FIELDS = ["id", "start", "end", "name", "kind", "indexStep", "busyPct"]  # js/src/range_client.ts FIELDS
