@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cache_tmp.h"
 #include "common/util.h"
 #include "index/index_cache_format.h"
 #include "index/index_internal.h"
@@ -71,7 +72,7 @@ void nsys__cache_save(const nsys_index *ix, nsys_profile *p) {
   uint64_t path_hash = 0;
   char *path = nsys_profile_cache_file(p, "index", &path_hash);
   if (!path) return;
-  char *tmp = nsys_xasprintf("%s.tmp.%d.%lld", path, (int)getpid(), (long long)nsys_now_ns());
+  char *tmp = nsys_cache_tmp_name(path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     free(tmp);

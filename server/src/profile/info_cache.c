@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cache_tmp.h"
 #include "common/util.h"
 #include "profile/loader_internal.h"
 
@@ -125,7 +126,7 @@ void nsys_info_cache_save(const nsys_profile *p) {
   nsys__fill_header(&h, p, path_hash);
   h.payload_size = payload.len;
   h.checksum = nsys_fnv1a(payload.data, payload.len, NSYS_FNV_SEED);
-  char *tmp = nsys_xasprintf("%s.tmp.%d.%lld", path, (int)getpid(), (long long)nsys_now_ns());
+  char *tmp = nsys_cache_tmp_name(path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   bool ok = fd >= 0 && payload.len < NSYS__INFO_MAX_FILE;
   if (ok) ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h;
