@@ -101,15 +101,21 @@ def test_bad_format_is_invalid_params(server, small_profile, bad):
                                              "format": "columns"})["format"] == "columns"
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_columns_equal_objects_on_real_profiles(server, name):
+def open_real(server, name: str) -> tuple[str, int, int]:
+    """Opens a real profile: its id and span (skips when the profiles are absent or it has no
+    timed rows)."""
     if name == "<absent>":
         pytest.skip(f"real profiles not available: {PROFILES} is absent")
     pid = server.request("profile/open", {"path": str(PROFILES / name)}, timeout=300)["profileId"]
     info = server.request("profile/info", {"profileId": pid})
     if not info.get("span"):
         pytest.skip(f"{name} has no timed rows")
-    s0, e0 = info["span"]["start"], info["span"]["end"]
+    return pid, info["span"]["start"], info["span"]["end"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_columns_equal_objects_on_real_profiles(server, name):
+    pid, s0, e0 = open_real(server, name)
     compare(server, pid, {"start": s0, "end": e0, "width": 1500})
     mid = (s0 + e0) // 2
     compare(server, pid, {"start": mid, "end": mid + max(1, (e0 - s0) // 200), "width": 800})
@@ -212,13 +218,7 @@ def test_compact_bucket_columns_decode_to_index_and_busy(server, small_profile):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_compact_bucket_columns_on_real_profiles(server, name):
-    if name == "<absent>":
-        pytest.skip(f"real profiles not available: {PROFILES} is absent")
-    pid = server.request("profile/open", {"path": str(PROFILES / name)}, timeout=300)["profileId"]
-    info = server.request("profile/info", {"profileId": pid})
-    if not info.get("span"):
-        pytest.skip(f"{name} has no timed rows")
-    s0, e0 = info["span"]["start"], info["span"]["end"]
+    pid, s0, e0 = open_real(server, name)
     check_compact_columns(server, pid, {"start": s0, "end": e0, "width": 1500, "maxEvents": 0})
 
 

@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { pngStats } from "./timeline_checks.mjs";
 
 // playwright-core lives in clients/jupyter/js/node_modules (NODE_MODULES_DIR)
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
@@ -24,29 +25,6 @@ const step = (name, data = {}) => {
 
 function fail(msg) {
   throw new Error(msg);
-}
-
-/** Pixel statistics of a PNG, decoded by the browser itself. */
-async function pngStats(page, png) {
-  return page.evaluate(async (b64) => {
-    const img = new Image();
-    img.src = "data:image/png;base64," + b64;
-    await img.decode();
-    const c = document.createElement("canvas");
-    c.width = img.width;
-    c.height = img.height;
-    const g = c.getContext("2d");
-    g.drawImage(img, 0, 0);
-    const d = g.getImageData(0, 0, c.width, c.height).data;
-    const colors = new Set();
-    let nonWhite = 0;
-    for (let i = 0; i < d.length; i += 4) {
-      const [r, gg, b] = [d[i], d[i + 1], d[i + 2]];
-      if (r < 245 || gg < 245 || b < 245) nonWhite++;
-      if (colors.size < 5000) colors.add((r << 16) | (gg << 8) | b);
-    }
-    return { width: c.width, height: c.height, nonWhiteFrac: nonWhite / (d.length / 4), colors: colors.size };
-  }, png.toString("base64"));
 }
 
 const browser = await chromium.launchPersistentContext(userDataDir, {

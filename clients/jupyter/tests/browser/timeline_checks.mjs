@@ -5,6 +5,26 @@
 // in each of the other reply layouts (json, jsonz, bin) is too, and that a click on a kernel
 // shows its details. Throws on the first failure; returns the zoom timings.
 
+import fs from "node:fs";
+import path from "node:path";
+
+/** The end of a host runner: on a failure its message and a screenshot, then the browser
+ *  closed, its profile directory removed and OUT/NAME-result.json written; exits 0 when
+ *  result.ok. */
+export async function finishRun(name, { browser, userDataDir, outDir, result, error }) {
+  if (error !== undefined) {
+    result.error = String(error && error.stack ? error.stack : error);
+    console.error(`[${name}] FAILED: ${result.error}`);
+    try {
+      await browser.pages()[0]?.screenshot({ path: path.join(outDir, `failure-${name}.png`) });
+    } catch {}
+  }
+  await browser.close();
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+  fs.writeFileSync(path.join(outDir, `${name}-result.json`), JSON.stringify(result, null, 2));
+  process.exit(result.ok ? 0 : 1);
+}
+
 /** Pixel statistics of a PNG, decoded by the browser itself. */
 export async function pngStats(page, png) {
   return page.evaluate(async (b64) => {

@@ -14,7 +14,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkTimeline } from "../timeline_checks.mjs";
+import { checkTimeline, finishRun } from "../timeline_checks.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const nodeModules = process.env.NODE_MODULES_DIR;
@@ -63,6 +63,7 @@ const browser = await chromium.launchPersistentContext(userDataDir, {
     "--disable-component-update", "--disable-sync"],
   viewport: { width: 1280, height: 900 },
 });
+let error;
 try {
   const page = browser.pages()[0] ?? (await browser.newPage());
   const errors = [];
@@ -135,14 +136,6 @@ try {
   if (errors.length) throw new Error(`page errors: ${errors.join(" | ")}`);
   result.ok = true;
 } catch (e) {
-  result.error = String(e && e.stack ? e.stack : e);
-  console.error(`[vscode-ipywidgets8] FAILED: ${result.error}`);
-  try {
-    await browser.pages()[0]?.screenshot({ path: path.join(outDir, "failure-vscode-ipywidgets8.png") });
-  } catch {}
-} finally {
-  await browser.close();
-  fs.rmSync(userDataDir, { recursive: true, force: true });
-  fs.writeFileSync(path.join(outDir, "vscode-ipywidgets8-result.json"), JSON.stringify(result, null, 2));
+  error = e;
 }
-process.exit(result.ok ? 0 : 1);
+await finishRun("vscode-ipywidgets8", { browser, userDataDir, outDir, result, error });

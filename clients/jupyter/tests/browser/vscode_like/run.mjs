@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { checkTimeline } from "../timeline_checks.mjs";
+import { checkTimeline, finishRun } from "../timeline_checks.mjs";
 
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
 const { chromium } = require("playwright-core");
@@ -32,6 +32,7 @@ const browser = await chromium.launchPersistentContext(userDataDir, {
     "--disable-component-update", "--disable-sync"],
   viewport: { width: 1280, height: 900 },
 });
+let error;
 try {
   const page = browser.pages()[0] ?? (await browser.newPage());
   const errors = [];
@@ -55,14 +56,6 @@ try {
   if (errors.length) throw new Error(`page errors: ${errors.join(" | ")}`);
   result.ok = true;
 } catch (e) {
-  result.error = String(e && e.stack ? e.stack : e);
-  console.error(`[html-manager] FAILED: ${result.error}`);
-  try {
-    await browser.pages()[0]?.screenshot({ path: path.join(outDir, "failure-html-manager.png") });
-  } catch {}
-} finally {
-  await browser.close();
-  fs.rmSync(userDataDir, { recursive: true, force: true });
-  fs.writeFileSync(path.join(outDir, "html-manager-result.json"), JSON.stringify(result, null, 2));
+  error = e;
 }
-process.exit(result.ok ? 0 : 1);
+await finishRun("html-manager", { browser, userDataDir, outDir, result, error });
