@@ -207,7 +207,7 @@ typedef struct {
   uint32_t n;
   unsigned ev_mask, bk_mask; /* columns asked for (params.fields), bit k = column k */
   unsigned mask;             /* the current track's: ev_mask or bk_mask */
-  int64_t prev_index;        /* the previous bucket's index (indexStep), -1 before the first */
+  int64_t prev_index;        /* the previous bucket's index in this track (indexStep) */
 } nsys__col_emit;
 
 static void nsys__col_put(nsys__col_emit *e, int k, int64_t v) {
@@ -286,7 +286,8 @@ static void nsys__col_track(nsys_strbuf *b, nsys__col_emit *e, bool events) {
   e->n = 0;
 }
 
-/* params.fields -> the event and bucket column masks (absent: all columns). */
+/* params.fields -> the event and bucket column masks (absent: every column but the
+ * compact bucket encodings). */
 static bool nsys__parse_fields(nsys_call *call, const cJSON *fields, bool columns, unsigned *ev, unsigned *bk) {
   *ev = (1u << NSYS__EVENT_COLS) - 1;
   *bk = (1u << NSYS__BUCKET_DEFAULT_COLS) - 1;
