@@ -5,6 +5,7 @@ import itertools
 import json
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -188,6 +189,38 @@ def test_widget_jsonz_needs_inflate(prof: nsys_ai.Profile, methods: frozenset[st
 
 DRAW_FIELDS = ["id", "start", "end", "name", "kind", "indexStep", "busyPct"]  # js/src/range_client.ts FIELDS
 COMPACT = {"indexStep": "index", "busyPct": "busyNs"}  # compact bucket columns -> what they encode
+
+
+def test_widget_older_server_without_compact_columns(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+    """A server that refuses indexStep/busyPct by name is asked for index/busyNs instead (once
+    refused, always), and the reply carries those; other errors still reach the front end."""
+    need(methods, "timeline/tracks", "timeline/range")
+    w = prof.show(wire="json")
+    s, e = prof.span()
+    real = prof.request
+    asked: list[list[str]] = []
+
+    def older(method: str, params: Any = None, **kw: Any) -> Any:
+        if method == "timeline/range" and params and params.get("fields"):
+            asked.append(list(params["fields"]))
+            bad = [i for i, f in enumerate(params["fields"]) if f in ("indexStep", "busyPct")]
+            if bad:
+                raise NsysAIError(-32602, f"params.fields[{bad[0]}]: expected a column name")
+        return real(method, params, **kw)
+
+    prof.request = older  # type: ignore[method-assign]
+    try:
+        for _ in range(2):
+            msg, bufs = w.answer_range({"start": s, "end": e, "width": 400, "fields": DRAW_FIELDS})
+            body = json.loads(bufs[0])
+            buckets = [t["buckets"] for t in body["tracks"] if "buckets" in t]
+            assert buckets and all(set(b) == {"index", "busyNs"} for b in buckets), buckets[:1]
+        plain = [COMPACT.get(f, f) for f in DRAW_FIELDS]
+        assert asked == [DRAW_FIELDS, plain, plain]  # refused once, then asked in the older columns
+        with pytest.raises(NsysAIError):  # not a field error: not retried
+            w.answer_range({"start": e, "end": s, "width": 400, "fields": DRAW_FIELDS})
+    finally:
+        prof.request = real  # type: ignore[method-assign]
 
 
 def test_widget_fields_and_buckets(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 STATIC = pathlib.Path(__file__).parent / "static"
 # range reply layouts (TimelineWidget.answer_range)
 WIRES = ("jsonz", "json", "bin")
+# The compact bucket columns the front end asks for, and the columns they encode (what an
+# older server without them is asked for instead; the front end decodes either).
+COMPACT_FIELDS = {"indexStep": "index", "busyPct": "busyNs"}
 
 
 def _bundle(name: str) -> pathlib.Path:
@@ -84,6 +87,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self.served = 0     # range requests answered (each reply carries it: no extra state message)
         self.last_ms = 0.0  # server + packing time of the last range request
         self._columns: Optional[bool] = None  # whether the server knows timeline/range format "columns"
+        self._compact: Optional[bool] = None  # whether it knows the compact bucket columns (indexStep, busyPct)
         # in a kernel: serve on worker threads (None: inline, e.g. in tests and benches)
         self._queues: Optional[dict[str, "queue.SimpleQueue[Any]"]] = None
         if _in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
@@ -220,8 +224,21 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             cparams = {**params, "format": "columns"}
             if isinstance(fields, list) and fields and wire != "bin":
                 cparams["fields"] = [str(f) for f in fields]
+                if self._compact is False:  # an older server: what the compact columns encode
+                    cparams["fields"] = [COMPACT_FIELDS.get(f, f) for f in cparams["fields"]]
             try:
-                body = self._profile.request(M_RANGE, cparams, raw=True)
+                try:
+                    body = self._profile.request(M_RANGE, cparams, raw=True)
+                except NsysAIError as e:  # a server without the compact bucket columns names the field
+                    asked = set(cparams.get("fields", ())) & COMPACT_FIELDS.keys()
+                    if not asked or self._compact or e.code != -32602 or "params.fields" not in e.message:
+                        raise
+                    self._compact = False
+                    cparams["fields"] = [COMPACT_FIELDS.get(f, f) for f in cparams["fields"]]
+                    body = self._profile.request(M_RANGE, cparams, raw=True)
+                else:
+                    if set(cparams.get("fields", ())) & COMPACT_FIELDS.keys():
+                        self._compact = True
             except NsysAIError as e:  # a server without the option refuses it by name
                 if self._columns or e.code != -32602 or "format" not in e.message:
                     raise
