@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import zlib
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 import nsys_ai
 from nsys_ai._wire import unpack_range
-from nsys_ai import NsysAIError
+from nsys_ai import NsysAIError, widget
 
 from conftest import PROFILES, REPO, SQL, need, need_real
 
@@ -187,8 +188,16 @@ def test_widget_jsonz_needs_inflate(prof: nsys_ai.Profile, methods: frozenset[st
     assert prof.show().wire == "jsonz"  # the default
 
 
-DRAW_FIELDS = ["id", "start", "end", "name", "kind", "indexStep", "busyPct"]  # js/src/range_client.ts FIELDS
-COMPACT = {"indexStep": "index", "busyPct": "busyNs"}  # compact bucket columns -> what they encode
+DRAW_FIELDS = list(widget.DRAW_FIELDS)
+COMPACT = widget.COMPACT_FIELDS  # compact bucket columns -> what they encode
+
+
+def test_draw_fields_are_the_front_ends() -> None:
+    """The Python side's list of the zoom's columns (benches, fallbacks) is the front end's."""
+    src = (Path(__file__).resolve().parents[1] / "js" / "src" / "range_client.ts").read_text()
+    m = re.search(r"export const FIELDS = (\[[^\]]*\]);", src)
+    assert m, "FIELDS not found in range_client.ts"
+    assert json.loads(m.group(1)) == DRAW_FIELDS
 
 
 def test_widget_older_server_without_compact_columns(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:

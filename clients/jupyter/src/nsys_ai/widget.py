@@ -37,8 +37,11 @@ if TYPE_CHECKING:
 STATIC = pathlib.Path(__file__).parent / "static"
 # range reply layouts (TimelineWidget.answer_range)
 WIRES = ("jsonz", "json", "bin")
-# The compact bucket columns the front end asks for, and the columns they encode (what an
-# older server without them is asked for instead; the front end decodes either).
+# The timeline/range columns the front end's zoom steps ask for (js/src/range_client.ts
+# FIELDS; a test checks that they agree): what drawing, the event tooltip and a click need.
+DRAW_FIELDS = ("id", "start", "end", "name", "kind", "indexStep", "busyPct")
+# The compact bucket columns among them, and the columns they encode (what an older server
+# without them is asked for instead; the front end decodes either).
 COMPACT_FIELDS = {"indexStep": "index", "busyPct": "busyNs"}
 
 
