@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { pngStats } from "./timeline_checks.mjs";
+import { pngStats, zoomInOtherLayouts } from "./timeline_checks.mjs";
 
 // playwright-core lives in clients/jupyter/js/node_modules (NODE_MODULES_DIR)
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
@@ -132,21 +132,8 @@ try {
   if (!wantFormat.test(after.lastFormat || "")) fail(`zoom reply format ${after.lastFormat}, expected ${wantFormat}`);
   if (after.drawnSeq !== after.viewSeq || Number(after.viewSeq) < 3) fail(`zoomed view not drawn with its data: ${JSON.stringify(after)}`);
   if (!(Number(after.lastInputToDrawMs) > 0)) fail("no input-to-draw measurement for the zoom");
-  // the other reply layouts ("bin": typed columns packed by the Python side; "jsonz": deflated,
-  // inflated by the browser): one zoom step each
-  for (const other of ["json", "jsonz", "bin"].filter((w) => !after.lastFormat.startsWith(w + "/"))) {
-    await tl.evaluate((e, w) => e.__nsysSetWire(w), other);
-    const seq0 = Number(await tl.evaluate((e) => e.dataset.viewSeq));
-    await page.mouse.wheel(0, -300);
-    await page.waitForFunction((s0) => {
-      const d = document.querySelector(".nsys-tl").dataset;
-      return Number(d.viewSeq) > s0 && d.drawnSeq === d.viewSeq && d.answered === d.requests;
-    }, seq0, { timeout: 30000 });
-    const o = await tl.evaluate((e) => ({ ...e.dataset }));
-    await tl.evaluate((e) => e.__nsysSetWire(undefined));
-    step(`zoom with the ${other} layout`, { lastFormat: o.lastFormat, failed: o.failed });
-    if (Number(o.failed || 0) > 0 || !o.lastFormat.startsWith(other + "/")) fail(`${other} reply: ${JSON.stringify(o)}`);
-  }
+  // one zoom step in each of the other reply layouts, answered in it and drawn
+  step("zoom with the other reply layouts", await zoomInOtherLayouts(page, tl, after.lastFormat));
   const res = (s) => /·\s*([\d.]+\s*\S+)\/px/.exec(s)?.[1];
   if (res(after.status) === res(before.status)) fail(`resolution did not change on zoom: ${before.status} -> ${after.status}`);
   const shot2 = await tl.screenshot({ path: path.join(outDir, "timeline-zoomed.png") });

@@ -25,6 +25,40 @@ export async function finishRun(name, { browser, userDataDir, outDir, result, er
   process.exit(result.ok ? 0 : 1);
 }
 
+/** Chromium (playwright-core's `chromium`) for a host page served by the local Jupyter server. */
+export function launchChromium(chromium, userDataDir) {
+  return chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    // the page is answered by playwright (no address space): let it reach the local server
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+      "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests",
+      "--disable-component-update", "--disable-sync"],
+    viewport: { width: 1280, height: 900 },
+  });
+}
+
+/** One wheel zoom step in each reply layout other than `lastFormat`'s ("json": the server's
+ *  JSON as is, "jsonz": deflated, inflated by the browser, "bin": typed columns packed by the
+ *  Python side): each must be answered in that layout and drawn. Returns layout -> format. */
+export async function zoomInOtherLayouts(page, tl, lastFormat) {
+  const layouts = {};
+  for (const other of ["json", "jsonz", "bin"].filter((w) => !lastFormat.startsWith(w + "/"))) {
+    await tl.evaluate((e, w) => e.__nsysSetWire(w), other);
+    const seq0 = Number(await tl.evaluate((e) => e.dataset.viewSeq));
+    await page.mouse.wheel(0, -300);
+    await page.waitForFunction((s0) => {
+      const d = document.querySelector(".nsys-tl").dataset;
+      return Number(d.viewSeq) > s0 && d.drawnSeq === d.viewSeq && d.answered === d.requests;
+    }, seq0, { timeout: 30000 });
+    const o = await tl.evaluate((e) => ({ ...e.dataset }));
+    await tl.evaluate((e) => e.__nsysSetWire(undefined));
+    layouts[other] = o.lastFormat;
+    if (Number(o.failed || 0) > 0 || !o.lastFormat.startsWith(other + "/")) throw new Error(`${other} reply: ${JSON.stringify(o)}`);
+  }
+  return layouts;
+}
+
 /** Pixel statistics of a PNG, decoded by the browser itself. */
 export async function pngStats(page, png) {
   return page.evaluate(async (b64) => {
@@ -85,20 +119,7 @@ export async function checkTimeline(page, { screenshot, step, requireColumns }) 
   }
   // the other reply layouts ("bin": typed columns packed by the Python side, sent as a binary
   // buffer; "jsonz": deflated, inflated by the browser): one zoom step each
-  const layouts = {};
-  for (const other of ["json", "jsonz", "bin"].filter((w) => !after.lastFormat.startsWith(w + "/"))) {
-    await tl.evaluate((e, w) => e.__nsysSetWire(w), other);
-    const seq0 = Number(await tl.evaluate((e) => e.dataset.viewSeq));
-    await page.mouse.wheel(0, -300);
-    await page.waitForFunction((s0) => {
-      const d = document.querySelector(".nsys-tl").dataset;
-      return Number(d.viewSeq) > s0 && d.drawnSeq === d.viewSeq && d.answered === d.requests;
-    }, seq0, { timeout: 30000 });
-    const o = await tl.evaluate((e) => ({ ...e.dataset }));
-    await tl.evaluate((e) => e.__nsysSetWire(undefined));
-    layouts[other] = o.lastFormat;
-    if (Number(o.failed || 0) > 0 || !o.lastFormat.startsWith(other + "/")) throw new Error(`${other} reply: ${JSON.stringify(o)}`);
-  }
+  const layouts = await zoomInOtherLayouts(page, tl, after.lastFormat);
   step("zoom with the other reply layouts", layouts);
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const pings = [];

@@ -14,7 +14,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkTimeline, finishRun } from "../timeline_checks.mjs";
+import { checkTimeline, finishRun, launchChromium } from "../timeline_checks.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const nodeModules = process.env.NODE_MODULES_DIR;
@@ -55,14 +55,7 @@ const hostJs = (await esbuild.build({
 })).outputFiles[0].text;
 
 const userDataDir = fs.mkdtempSync(path.join(outDir, "chromium-profile-"));
-const browser = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests",
-    "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1280, height: 900 },
-});
+const browser = await launchChromium(chromium, userDataDir);
 let error;
 try {
   const page = browser.pages()[0] ?? (await browser.newPage());

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { checkTimeline, finishRun } from "../timeline_checks.mjs";
+import { checkTimeline, finishRun, launchChromium } from "../timeline_checks.mjs";
 
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
 const { chromium } = require("playwright-core");
@@ -23,15 +23,7 @@ const step = (name, data = {}) => {
   console.log(`[html-manager] ${name} ${JSON.stringify(data)}`);
 };
 
-const browser = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  // the page is answered by playwright (no address space): let it reach the local server
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests",
-    "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1280, height: 900 },
-});
+const browser = await launchChromium(chromium, userDataDir);
 let error;
 try {
   const page = browser.pages()[0] ?? (await browser.newPage());
