@@ -8,14 +8,6 @@ export function fmtDur(ns: number): string {
   return Math.round(ns) + " ns";
 }
 
-/** A tick step (1, 2 or 5 × 10^k ns) giving about `target` ticks over `span`. */
-export function tickStep(span: number, target: number): number {
-  const raw = span / Math.max(1, target);
-  const p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1))));
-  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
-  return 10 * p;
-}
-
 // Track kinds of timeline/tracks (gpu tracks by streamClass) and event kinds of timeline/range.
 const TRACK_HUES: Record<string, number> = {
   compute: 210, communication: 20, copy: 130, mixed: 185, nvtx: 265, nvtxProjected: 300, api: 0,

@@ -3,7 +3,8 @@
 // for `timeline/range` at the canvas's pixel width (at most one request in flight,
 // the latest view wins). Counters sit on the root element as data-* attributes.
 import { RenderProps } from "./anywidget";
-import { eventColor, fmtDur, tickStep, trackHue } from "./format";
+import { formatCursor, timeAxis } from "./axis";
+import { eventColor, fmtDur, trackHue } from "./format";
 import { RangeClient, RangeData, TrackData, nameAt } from "./range_client";
 
 interface Track {
@@ -130,6 +131,8 @@ class Timeline {
   private span: Window;
   private view: Window;
   private data: RangeData | null = null;
+  /** The pointer's x over the plot (its time is shown on the axis), or null. */
+  private cursorX: number | null = null;
   private inflight = false;
   private dirty = false;
   private width = 600;
@@ -404,6 +407,7 @@ class Timeline {
         this.tip.style.display = "none";
         return;
       }
+      this.setCursor(ev.offsetX >= LABEL_W ? ev.offsetX - LABEL_W : null);
       this.hover(ev.offsetX, ev.offsetY);
     });
     const end = (ev: PointerEvent) => {
@@ -415,7 +419,10 @@ class Timeline {
     };
     c.addEventListener("pointerup", end);
     c.addEventListener("pointercancel", end);
-    c.addEventListener("pointerleave", () => (this.tip.style.display = "none"));
+    c.addEventListener("pointerleave", () => {
+      this.tip.style.display = "none";
+      this.setCursor(null);
+    });
     c.addEventListener("dblclick", () => this.setView({ ...this.span }));
   }
 
@@ -635,7 +642,10 @@ class Timeline {
     return this.themeColors;
   }
 
-  /** The time axis (ticks relative to the profile's start) and the label column's edge. */
+  /** The time axis: ticks as offsets from the profile's start with the precision of their
+   * step (or from a base shown over the labels when zoomed in far from the start), the view's
+   * span at the right and the pointer's time; and the label column's edge. What was drawn is
+   * kept in data-axis (tests). */
   private paintAxis(g: CanvasRenderingContext2D, w: number, h: number): void {
     const { fg, bg } = this.colors();
     const pw = this.plotWidth();
@@ -648,19 +658,55 @@ class Timeline {
     g.moveTo(0, AXIS_H - 0.5);
     g.lineTo(w, AXIS_H - 0.5);
     g.stroke();
-    const step = tickStep(v.end - v.start, Math.max(2, Math.floor(pw / 110)));
-    const origin = this.span.start;
-    g.fillStyle = fg;
+    const ax = timeAxis(v.start, v.end, this.span.start, Math.max(2, Math.floor(pw / 110)));
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "alphabetic";
-    for (let t = Math.ceil((v.start - origin) / step) * step + origin; t <= v.end; t += step) {
-      const x = LABEL_W + (t - v.start) * scale;
-      g.fillRect(Math.round(x), AXIS_H - 6, 1, 6);
-      g.fillText(fmtDur(t - origin), x + 3, AXIS_H - 8);
+    // the span (right end) and the pointer's time take their place first; tick labels
+    // that would overlap them are left out
+    const spanW = g.measureText(ax.span).width;
+    const taken: Array<[number, number]> = [[w - spanW - 10, w]];
+    let cursor = "";
+    let cursorBox: [number, number] | null = null;
+    if (this.cursorX !== null && this.data) {
+      cursor = formatCursor(v.start + this.cursorX / scale, this.span.start, ax.step);
+      const cw = g.measureText(cursor).width + 8;
+      const bx = Math.max(LABEL_W, Math.min(LABEL_W + this.cursorX + 1, w - spanW - 10 - cw));
+      cursorBox = [bx, bx + cw];
+      taken.push(cursorBox);
     }
-    g.fillText(this.data ? "" : "loading…", 8, AXIS_H - 8);
+    const drawn: string[] = [];
+    g.fillStyle = fg;
+    for (const tk of ax.ticks) {
+      const x = LABEL_W + (tk.t - v.start) * scale;
+      g.fillRect(Math.round(x), AXIS_H - 6, 1, 6);
+      const a = x + 3;
+      const b = a + g.measureText(tk.label).width;
+      if (taken.some(([l, r]) => a < r && b > l)) continue;
+      g.fillText(tk.label, a, AXIS_H - 8);
+      drawn.push(tk.label);
+    }
+    g.fillText(ax.span, w - spanW - 5, AXIS_H - 8);
+    if (cursorBox) {
+      g.fillStyle = "rgba(128,128,128,0.25)";
+      g.fillRect(cursorBox[0], 1, cursorBox[1] - cursorBox[0], AXIS_H - 3);
+      g.fillStyle = fg;
+      g.fillText(cursor, cursorBox[0] + 4, AXIS_H - 8);
+    }
+    g.fillText(this.data ? (ax.base ? `${clip(g, ax.base, LABEL_W - 24)} +` : "") : "loading…", 8, AXIS_H - 8);
     g.fillStyle = "rgba(128,128,128,0.35)";
     g.fillRect(LABEL_W - 1, AXIS_H, 1, h - AXIS_H);
+    this.root.dataset.axis = JSON.stringify({ base: ax.base, labels: ax.ticks.map((t) => t.label), drawn, span: ax.span, cursor });
+  }
+
+  /** The pointer's x over the plot (its time is shown on the axis), or null. */
+  private setCursor(x: number | null): void {
+    if (x === this.cursorX) return;
+    this.cursorX = x;
+    const g = this.canvas.getContext("2d");
+    if (!g) return;
+    const dpr = window.devicePixelRatio || 1;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    this.paintAxis(g, this.width, this.canvas.height / dpr);
   }
 }
 

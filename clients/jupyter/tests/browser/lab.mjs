@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { pngStats, zoomInOtherLayouts } from "./timeline_checks.mjs";
+import { checkAxis, pngStats, zoomInOtherLayouts } from "./timeline_checks.mjs";
 
 // playwright-core lives in clients/jupyter/js/node_modules (NODE_MODULES_DIR)
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
@@ -141,6 +141,7 @@ try {
   step("zoomed screenshot", s2);
   if (s2.colors < 8 || s2.nonWhiteFrac < 0.05) fail(`zoomed screenshot looks blank: ${JSON.stringify(s2)}`);
   if (shot1.equals(shot2)) fail("zoom did not change the picture");
+  await checkAxis(page, tl, step);
 
   // timed zoom steps: one wheel notch each, waiting for its answer
   const trips = [];

@@ -111,6 +111,7 @@ export async function checkTimeline(page, { screenshot, step, requireColumns }) 
   }
   const after = trips[trips.length - 1];
   step("zoomed", after);
+  await checkAxis(page, tl, step);
   if (Number(after.failed || 0) > 0) throw new Error(`zoom failed: ${JSON.stringify(after)}`);
   if (!(Number(after.answered) >= Number(before.answered) + 8)) throw new Error("zoom requests not answered");
   if (!/^(jsonz?|bin)\//.test(after.lastFormat || "")) throw new Error(`reply format ${after.lastFormat}`);
@@ -144,4 +145,33 @@ export async function checkTimeline(page, { screenshot, step, requireColumns }) 
   }, null, { timeout: 30000 });
   step("details shown", { opId: await tl.evaluate((e) => e.dataset.detailsShown) });
   return zoom;
+}
+
+/** The time axis at every zoom step from the whole profile down to the minimum span (the
+ *  zoom-in button, 2x a step): tick labels distinct, a span shown, a base time once zoomed in
+ *  far from the start, and the pointer's time on the axis. Returns to the whole profile, the
+ *  pointer over the middle of the plot (where the zoom checks wheel). */
+export async function checkAxis(page, tl, step) {
+  const axis = async () => JSON.parse((await tl.evaluate((e) => e.dataset.axis)) || "{}");
+  const zoomIn = tl.locator('button[title^="zoom in"]');
+  const seen = [];
+  for (let i = 0; i < 24; i++) {
+    const seq = Number(await tl.evaluate((e) => e.dataset.viewSeq)) + 1;
+    await zoomIn.click();
+    await page.waitForFunction((s) => Number(document.querySelector(".nsys-tl").dataset.drawnSeq || 0) >= s, seq, { timeout: 30000 });
+    const a = await axis();
+    seen.push(a);
+    if (!(a.labels?.length >= 2)) throw new Error(`zoom step ${i}: ${a.labels?.length} ticks: ${JSON.stringify(a)}`);
+    if (new Set(a.labels).size !== a.labels.length) throw new Error(`zoom step ${i}: repeated axis labels ${a.labels.join(" | ")} (base ${a.base})`);
+    if (!/^span \d/.test(a.span)) throw new Error(`zoom step ${i}: no span: ${JSON.stringify(a)}`);
+  }
+  if (!seen.some((a) => a.base)) throw new Error(`no base time shown zoomed in: ${JSON.stringify(seen[seen.length - 1])}`);
+  const box = await tl.locator("canvas").boundingBox();
+  await page.mouse.move(box.x + 400, box.y + 60);
+  await page.waitForFunction(() => JSON.parse(document.querySelector(".nsys-tl").dataset.axis || "{}").cursor, null, { timeout: 5000 });
+  const withCursor = await axis();
+  if (!/^-?\d+(\.\d+)? (s|ms|µs|ns)$/.test(withCursor.cursor)) throw new Error(`pointer time: ${withCursor.cursor}`);
+  step("axis: distinct labels at 24 zoom steps", { first: seen[0], last: seen[seen.length - 1], cursor: withCursor.cursor });
+  await tl.locator('button[title^="whole profile"]').click();
+  await page.mouse.move(box.x + 210 + (box.width - 210) * 0.4, box.y + 60);
 }

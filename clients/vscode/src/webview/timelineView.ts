@@ -4,6 +4,7 @@
  * performance marks (window.__nsysPerf collects them for tests). */
 import { TimelineModel, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams } from '../client/timelineModel';
 import { formatNs } from '../client/format';
+import { formatCursor, timeAxis } from '../client/timeAxis';
 import type { RangeColumns, RangeResult, Track } from '../protocol/types';
 import { cssToRgb } from './colors';
 import { TileBitmaps } from './tileBitmaps';
@@ -69,6 +70,8 @@ export class TimelineView {
   readonly perf: Perf = (window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], hovers: [], firstFrameMs: undefined });
   /** performance.now() of the oldest pan/zoom input not yet drawn. */
   private inputAt: number | undefined;
+  /** The pointer's x over the plot (its time is shown on the axis), if any. */
+  private cursorPx: number | undefined;
 
   constructor(
     tracks: Track[],
@@ -263,7 +266,7 @@ export class TimelineView {
       ctx.fillText(label, 6, rowY(i) + ROW_H / 2);
     }
     ctx.restore();
-    this.drawAxis(ctx, fg, grid, W);
+    this.drawAxis(ctx, { fg, bg, grid }, W, H);
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
     if (this.inputAt !== undefined) { this.perf.inputToFrame.push(performance.now() - this.inputAt); this.inputAt = undefined; }
@@ -276,22 +279,57 @@ export class TimelineView {
     this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));
   }
 
-  private drawAxis(ctx: CanvasRenderingContext2D, fg: string, grid: string, W: number): void {
+  /** The time axis: ticks as offsets from the profile's start with the
+   * precision of their step (or from a base shown in the gutter when zoomed
+   * in far from the start), the view's span at the right, and the cursor's
+   * time with its hairline. What was drawn is kept in data-axis (tests). */
+  private drawAxis(ctx: CanvasRenderingContext2D, colors: { fg: string; bg: string; grid: string }, W: number, H: number): void {
+    const { fg, bg, grid } = colors;
     const v = this.view;
     const span = v.end - v.start;
-    const step = 10 ** Math.floor(Math.log10(span / 6));
-    const nice = [1, 2, 5, 10].map((m) => m * step).find((s) => span / s <= 10) ?? step * 10;
+    const ax = timeAxis(v.start, v.end, this.bounds.start, Math.max(2, Math.floor(v.width / 90)));
+    ctx.fillStyle = bg;
+    ctx.fillRect(0, 0, W, AXIS_H - 1);
     ctx.fillStyle = fg;
-    const b0 = this.bounds.start; /* ticks at round times since the profile's start */
-    for (let tk = b0 + Math.ceil((v.start - b0) / nice) * nice; tk <= v.end; tk += nice) {
-      const px = GUTTER + ((tk - v.start) / span) * v.width;
+    ctx.textBaseline = 'middle';
+    ctx.save(); ctx.beginPath(); ctx.rect(GUTTER, 0, W - GUTTER, AXIS_H); ctx.clip();
+    /* the span (right end) and the cursor's time take their place first; tick labels that would overlap them are left out */
+    const spanW = ctx.measureText(ax.span).width;
+    const taken: Array<[number, number]> = [[W - spanW - 10, W]];
+    let cursor = '';
+    let cursorBox: [number, number] | undefined;
+    if (this.cursorPx !== undefined) {
+      cursor = formatCursor(v.start + (this.cursorPx / v.width) * span, this.bounds.start, ax.step);
+      const w = ctx.measureText(cursor).width + 8;
+      const bx = Math.max(GUTTER, Math.min(GUTTER + this.cursorPx + 1, W - spanW - 10 - w));
+      cursorBox = [bx, bx + w];
+      taken.push(cursorBox);
+    }
+    const drawn: string[] = [];
+    for (const tk of ax.ticks) {
+      const px = GUTTER + ((tk.t - v.start) / span) * v.width;
       ctx.fillStyle = grid;
       ctx.fillRect(px, AXIS_H - 6, 1, 6);
+      const a = px + 3, b = a + ctx.measureText(tk.label).width;
+      if (taken.some(([l, r]) => a < r && b > l)) continue;
       ctx.fillStyle = fg;
-      ctx.fillText(formatNs(tk - this.bounds.start), px + 3, AXIS_H / 2);
+      ctx.fillText(tk.label, a, AXIS_H / 2);
+      drawn.push(tk.label);
     }
+    ctx.fillStyle = fg;
+    ctx.fillText(ax.span, W - spanW - 5, AXIS_H / 2);
+    if (cursorBox) {
+      ctx.fillStyle = cssVar('--vscode-editorHoverWidget-background', '#252526');
+      ctx.fillRect(cursorBox[0], 1, cursorBox[1] - cursorBox[0], AXIS_H - 3);
+      ctx.fillStyle = fg;
+      ctx.fillText(cursor, cursorBox[0] + 4, AXIS_H / 2);
+    }
+    ctx.restore();
+    if (ax.base) ctx.fillText(`${fit(ctx, ax.base, GUTTER - 30)} +`, 6, AXIS_H / 2);
     ctx.fillStyle = grid;
     ctx.fillRect(0, AXIS_H - 1, W, 1);
+    if (this.cursorPx !== undefined) ctx.fillRect(GUTTER + this.cursorPx, AXIS_H, 1, H - AXIS_H); /* the cursor's hairline */
+    this.el.dataset.axis = JSON.stringify({ base: ax.base, labels: ax.ticks.map((t) => t.label), drawn, span: ax.span, cursor });
   }
 
   /** The row at canvas y `py` (none over the axis). */
@@ -378,14 +416,21 @@ export class TimelineView {
         return;
       }
       const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
+      this.setCursor(px >= GUTTER ? px - GUTTER : undefined);
       const row = this.rowAt(px, py);
       if (row) this.showLabel(row, px, py);
       else this.showTooltip(this.hitAt(px, py), px, py, ev.timeStamp);
     });
-    c.addEventListener('mouseleave', () => this.showTooltip(undefined, 0, 0));
+    c.addEventListener('mouseleave', () => { this.setCursor(undefined); this.showTooltip(undefined, 0, 0); });
     c.addEventListener('blur', () => this.showTooltip(undefined, 0, 0));
     c.addEventListener('keydown', (ev) => this.onKey(ev));
     this.el.addEventListener('scroll', () => this.setView(this.view)); /* newly visible row blocks fetch their tiles */
+  }
+
+  private setCursor(px: number | undefined): void {
+    if (px === this.cursorPx) return;
+    this.cursorPx = px;
+    this.queueFrame();
   }
 
   private onKey(ev: KeyboardEvent): void {

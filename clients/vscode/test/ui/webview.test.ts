@@ -145,6 +145,39 @@ test('wheel zoom sends a new timeline/range at a finer resolution', async (t) =>
   await page.waitForTimeout(300);
 });
 
+test('the time axis: distinct labels at every zoom step, a base far from the start, span and cursor time', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  const canvas = page.locator('canvas');
+  const box = (await canvas.boundingBox())!;
+  await canvas.focus();
+  await page.keyboard.press('Home');
+  /* pan to the middle of the profile, so zooming in ends far from its start */
+  for (let i = 0; i < 4; i++) await page.keyboard.press('d');
+  type Axis = { base: string; labels: string[]; span: string; cursor: string };
+  const axis = async (): Promise<Axis> => JSON.parse((await page.locator('.timeline').getAttribute('data-axis')) ?? '{}') as Axis;
+  const seen: Axis[] = [];
+  for (let i = 0; i < 24; i++) {
+    await page.keyboard.press('+');
+    await page.waitForTimeout(40);
+    const a = await axis();
+    seen.push(a);
+    assert.ok(a.labels.length >= 2, `step ${i}: ${a.labels.length} ticks`);
+    assert.equal(new Set(a.labels).size, a.labels.length, `step ${i}: repeated labels ${a.labels.join(' | ')} (base ${a.base})`);
+    assert.match(a.span, /^span \d/);
+  }
+  assert.notEqual(seen[0]!.span, seen[seen.length - 1]!.span, 'the span follows the zoom');
+  assert.ok(seen.some((a) => a.base !== ''), `zoomed in far from the start, a base time is shown: ${JSON.stringify(seen[seen.length - 1])}`);
+  await page.mouse.move(box.x + 400, box.y + 60);
+  await page.waitForTimeout(60);
+  const withCursor = await axis();
+  assert.match(withCursor.cursor, /^-?\d+(\.\d+)? (s|ms|µs|ns)$/, `cursor time shown: ${withCursor.cursor}`);
+  await page.screenshot({ path: path.join(RESULTS, 'axis-zoomed.png') });
+  await page.mouse.move(box.x + 5, box.y + box.height + 50);
+  await page.keyboard.press('Home');
+  await page.waitForTimeout(200);
+});
+
 test('clicking a kernel shows its details and explanation', async (t) => {
   if (skip) return t.skip(skip);
   const { page, client, opened } = hx!;
