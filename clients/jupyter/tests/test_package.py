@@ -100,3 +100,13 @@ def test_server_extension_turns_nagle_off() -> None:
         assert calls == [("nodelay", True), ("open", "k1")]  # once: the second install kept the first wrapper
     finally:
         KernelWebsocketHandler.open = real  # type: ignore[method-assign]
+
+
+def test_markdown_numbered_items_with_continuation_lines_keep_their_numbers() -> None:
+    # the server's report: each finding is "N. **SEVERITY** title  " then an indented "_Fix:_" line
+    md = "## Findings\n\n1. **WARNING** first  \n   _Fix:_ do a\n2. **INFO** second  \n   _Fix:_ do b\n\ntext\n\n3. third\n"
+    html = markdown_to_html(md)
+    assert html.count("<ol") == 2 and html.count("<li>") == 3
+    assert "<li><strong>WARNING</strong> first<br><em>Fix:</em> do a</li>" in html
+    assert '<ol start="3">' in html  # a list that starts at 3 reads 3, not 1
+    assert "<p>" in html and "do b</li>" in html

@@ -366,6 +366,9 @@ def test_report_is_rich(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
     assert isinstance(rep.get("findings"), list)
     md = rep._repr_markdown_()
     assert md.strip() and rep._repr_html_().startswith("<div")
+    # the findings are one numbered list in the HTML too (not a list per finding, each "1.")
+    findings_html = rep._repr_html_().split("<h2>Findings", 1)[1].split("<h2>", 1)[0]
+    assert findings_html.count("<ol") == 1 and findings_html.count("<li>") == len(rep["findings"]) > 0
     f = rep.findings
     assert len(f) == len(rep["findings"])
 

@@ -80,9 +80,14 @@ def markdown_to_html(md: str) -> str:
         elif re.match(r"^\d+[.)]\s+", stripped):
             if in_list != "ol":
                 close_list()
-                out.append("<ol>")
+                first = int(re.match(r"^(\d+)", stripped).group(1))  # type: ignore[union-attr]
+                out.append("<ol>" if first == 1 else f'<ol start="{first}">')
                 in_list = "ol"
             out.append("<li>" + _inline(re.sub(r"^\d+[.)]\s+", "", stripped)) + "</li>")
+        elif in_list and line[:1] in (" ", "\t"):
+            # an indented continuation line belongs to the list item above it (the report's
+            # "_Fix:_" lines): a line break inside that item, so the list goes on numbering
+            out[-1] = out[-1][: -len("</li>")] + "<br>" + _inline(stripped) + "</li>"
         elif not stripped:
             close_list()
         else:
