@@ -1,8 +1,11 @@
 /* The custom read-only editor for *.sqlite (priority "option") and *.nsys-rep:
- * opens the profile on the server and shows the timeline webview. */
+ * opens the profile on the server and shows the timeline webview. When opening
+ * fails, the editor shows the server's message with actions (client/openError.ts),
+ * a notification offers the same actions, and the nsys-ai output logs it. */
 import * as vscode from 'vscode';
 import { renderWebviewHtml, makeNonce } from '../client/webviewHtml';
 import { findOnPath } from '../client/serverPath';
+import { describeOpenError, renderOpenErrorHtml, type OpenErrorActionId } from '../client/openError';
 import type { ProfileStore } from './profileStore';
 import { connectWebview } from './webviewBridge';
 import type { HostToWebview } from '../protocol/messages';
@@ -11,6 +14,8 @@ export const VIEW_TYPE = 'nsysAi.profile';
 export const REP_VIEW_TYPE = 'nsysAi.nsysRep';
 
 class ProfileDocument implements vscode.CustomDocument {
+  /** Why the profile could not be opened (the editor shows it), or undefined once it is open. */
+  error: unknown;
   constructor(readonly uri: vscode.Uri, private readonly onClose: () => void) {}
   dispose(): void { this.onClose(); }
 }
@@ -22,16 +27,64 @@ export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvide
   constructor(private readonly ctx: vscode.ExtensionContext, private readonly store: ProfileStore) {}
 
   async openCustomDocument(uri: vscode.Uri): Promise<ProfileDocument> {
+    const doc = new ProfileDocument(uri, () => void this.store.close(uri));
+    doc.error = await this.openProfile(uri).then(() => undefined, (e: unknown) => e ?? new Error('unknown error'));
+    if (doc.error !== undefined) this.reportOpenError(doc);
+    return doc;
+  }
+
+  private async openProfile(uri: vscode.Uri): Promise<void> {
     if (uri.fsPath.endsWith('.nsys-rep') && !findOnPath('nsys')) {
       throw new Error('Opening .nsys-rep needs NVIDIA Nsight Systems (`nsys`) on PATH; or export it yourself: nsys export --type sqlite FILE.nsys-rep');
     }
     await this.store.open(uri);
-    return new ProfileDocument(uri, () => void this.store.close(uri));
+  }
+
+  /** The failure in the log and, unless the user cancelled, as a notification with the page's actions. */
+  private reportOpenError(doc: ProfileDocument): void {
+    const v = describeOpenError(doc.error);
+    this.store.server.output.error(`opening ${doc.uri.fsPath} failed (${v.kind}): ${v.message}`);
+    if (v.kind === 'cancelled') return;
+    void vscode.window.showErrorMessage(`nsys-ai: ${v.title}. ${v.message}`, ...v.actions.map((a) => a.label)).then((label) => {
+      const a = v.actions.find((x) => x.label === label);
+      if (a) void this.runAction(doc, a.id);
+    });
+  }
+
+  private async runAction(doc: ProfileDocument, id: OpenErrorActionId): Promise<void> {
+    if (id === 'setServerPath') await vscode.commands.executeCommand('workbench.action.openSettings', 'nsys-ai.serverPath');
+    else if (id === 'showLog') this.store.server.output.show();
+    else if (id === 'openDefault') await vscode.commands.executeCommand('vscode.openWith', doc.uri, 'default');
+    else if (id === 'retry') {
+      doc.error = await this.openProfile(doc.uri).then(() => undefined, (e: unknown) => e ?? new Error('unknown error'));
+      if (doc.error !== undefined) this.reportOpenError(doc);
+      const panel = this.panels.get(doc.uri.toString());
+      if (panel) this.show(doc, panel);
+    }
   }
 
   async resolveCustomEditor(doc: ProfileDocument, panel: vscode.WebviewPanel): Promise<void> {
-    const profile = this.store.get(doc.uri);
-    if (!profile) throw new Error('profile is not open');
+    const key = doc.uri.toString();
+    this.panels.set(key, panel);
+    panel.onDidDispose(() => { this.panels.delete(key); });
+    this.show(doc, panel);
+  }
+
+  /** The timeline when the profile is open, else the error page. */
+  private show(doc: ProfileDocument, panel: vscode.WebviewPanel): void {
+    const profile = doc.error === undefined ? this.store.get(doc.uri) : undefined;
+    if (!profile) {
+      const v = describeOpenError(doc.error ?? new Error('the profile is not open'));
+      panel.webview.options = { enableScripts: true, localResourceRoots: [] };
+      panel.webview.html = renderOpenErrorHtml(v, doc.uri.fsPath, panel.webview.cspSource, makeNonce());
+      const sub = panel.webview.onDidReceiveMessage((m: { type?: string; id?: OpenErrorActionId }) => {
+        if (m?.type !== 'openErrorAction' || !m.id || !v.actions.some((a) => a.id === m.id)) return;
+        if (m.id === 'retry') sub.dispose();
+        void this.runAction(doc, m.id);
+      });
+      panel.onDidDispose(() => sub.dispose());
+      return;
+    }
     const dist = vscode.Uri.joinPath(this.ctx.extensionUri, 'dist');
     panel.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     panel.webview.html = renderWebviewHtml({
@@ -42,14 +95,13 @@ export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvide
       title: profile.title,
     });
     const key = doc.uri.toString();
-    this.panels.set(key, panel);
     const bridge = connectWebview(panel, profile, this.store, () => {
       const m = this.pending.get(key);
       this.pending.delete(key);
       return m;
     });
     panel.onDidChangeViewState(() => { if (panel.active) this.store.setActive(doc.uri); });
-    panel.onDidDispose(() => { bridge.dispose(); this.panels.delete(key); });
+    panel.onDidDispose(() => bridge.dispose());
   }
 
   /** Sends a message to the panel of `uri`, opening it first when needed. */

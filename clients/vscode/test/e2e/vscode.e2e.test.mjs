@@ -205,6 +205,24 @@ async function commandPalette(text) {
   await page.keyboard.press('Enter');
 }
 
+/** Picks ws/NAME in code-server's open dialog (VS Code's simple, quick-input file dialog). */
+async function pickInOpenDialog(name) {
+  /* the dialog sets its own value when its listing arrives, so wait for the listing before typing the path */
+  const input = page.locator('.quick-input-widget input');
+  const target = path.join(ws, name);
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: name }).first().waitFor({ timeout: 20_000 });
+  for (let i = 0; ; i++) {
+    await input.fill(target);
+    await page.waitForTimeout(300);
+    if (await input.inputValue() === target) {
+      await page.keyboard.press('Enter');
+      try { await input.waitFor({ state: 'hidden', timeout: 5_000 }); return; } catch (e) { if (i >= 4) throw e; }
+    } else if (i >= 4) {
+      throw new Error(`the open dialog shows ${await input.inputValue()}, not ${target}`);
+    }
+  }
+}
+
 /** The webview frame holding the nsys-ai timeline (code-server nests it: iframe.webview > iframe#active-frame). */
 async function timelineFrame(timeoutMs) {
   const until = Date.now() + timeoutMs;
@@ -226,23 +244,7 @@ test('"nsys-ai: Open Profile" opens the .sqlite in the profile editor and the ti
     await step('the extension is registered', 60_000, () =>
       page.locator('.activitybar [aria-label*="nsys-ai"]').first().waitFor({ timeout: 55_000 }));
     await step('run "nsys-ai: Open Profile" from the command palette', 30_000, () => commandPalette('nsys-ai: Open Profile'));
-    await step('pick the .sqlite in the open dialog', 45_000, async () => {
-      /* code-server's open dialog is VS Code's simple (quick input) file dialog; it sets its
-       * own value when its listing arrives, so wait for the listing before typing the path */
-      const input = page.locator('.quick-input-widget input');
-      const target = path.join(ws, 'tagged.sqlite');
-      await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'tagged.sqlite' }).first().waitFor({ timeout: 20_000 });
-      for (let i = 0; ; i++) {
-        await input.fill(target);
-        await page.waitForTimeout(300);
-        if (await input.inputValue() === target) {
-          await page.keyboard.press('Enter');
-          try { await input.waitFor({ state: 'hidden', timeout: 5_000 }); return; } catch (e) { if (i >= 4) throw e; }
-        } else if (i >= 4) {
-          throw new Error(`the open dialog shows ${await input.inputValue()}, not ${target}`);
-        }
-      }
-    });
+    await step('pick the .sqlite in the open dialog', 45_000, () => pickInOpenDialog('tagged.sqlite'));
     const frame = await step('the webview renders the timeline', 90_000, () => timelineFrame(85_000));
     const colours = await frame.evaluate(() => {
       const c = document.querySelector('.timeline canvas');
@@ -330,5 +332,35 @@ test('screenshot of the workbench with the hover: written, not blank', async (t)
     }, png.toString('base64'));
     assert.ok(colours > 50, `screenshot has ${colours} colours`);
     console.log(`# screenshot: ${file}`);
+  });
+});
+
+test('a file that is not a profile: the editor shows the server\'s message and actions, and a notification says it', async (t) => {
+  if (skip) return t.skip(skip);
+  /* a SQLite database, but not an nsys export */
+  execFileSync('python3', ['-c', 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE t(x)"); c.commit()',
+    path.join(ws, 'not-a-profile.sqlite')]);
+  await withDiagnostics('open-error', async () => {
+    await step('run "nsys-ai: Open Profile" from the command palette', 30_000, () => commandPalette('nsys-ai: Open Profile'));
+    await step('pick not-a-profile.sqlite in the open dialog', 45_000, () => pickInOpenDialog('not-a-profile.sqlite'));
+    const frame = await step('the editor shows the error page', 60_000, async () => {
+      for (const until = Date.now() + 55_000; Date.now() < until; await page.waitForTimeout(250)) {
+        for (const f of page.frames()) if (await f.$('#open-error').catch(() => null)) return f;
+      }
+      throw new Error('no webview frame with #open-error');
+    });
+    const text = (await frame.textContent('body')).replace(/\s+/g, ' ');
+    assert.match(text, /This file is not an Nsight Systems export/);
+    assert.match(text, /not-a-profile\.sqlite/);
+    assert.match(text, /not an Nsight Systems export/i, `the server's own message: ${text}`);
+    assert.deepEqual(await frame.locator('button[data-action]').allInnerTexts(), ['Try Again', 'Show Log', 'Open with Default Editor']);
+    const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: 'not an Nsight Systems export' });
+    await step('a notification with the same actions', 20_000, () => toast.first().waitFor({ timeout: 15_000 }));
+    assert.match(await toast.first().innerText(), /Show Log/);
+    await page.screenshot({ path: path.join(OUT, 'e2e-open-error.png') });
+    await step('"Show Log" opens the nsys-ai output with the failure', 30_000, async () => {
+      await frame.locator('button[data-action="showLog"]').click();
+      await page.locator('.output-view, .panel').filter({ hasText: 'not-a-profile.sqlite failed' }).first().waitFor({ timeout: 25_000 });
+    });
   });
 });
