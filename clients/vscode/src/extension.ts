@@ -11,6 +11,7 @@ import { AnnotateActionProvider } from './ext/annotateAction';
 import { ProfilesTreeProvider } from './ext/profilesTree';
 import { createStatusBar } from './ext/statusBar';
 import { registerCommands } from './ext/commands';
+import { registerOpenSuggestion } from './ext/openSuggestion';
 
 const SOURCE_LANGUAGES: vscode.DocumentSelector = [
   { language: 'python' }, { language: 'cuda-cpp' }, { language: 'cpp' }, { language: 'c' },
@@ -33,6 +34,7 @@ export function activate(ctx: vscode.ExtensionContext): void {
     vscode.window.registerTreeDataProvider('nsysAi.profiles', new ProfilesTreeProvider(store)),
     createStatusBar(store),
     ...registerCommands(store, editor, insights),
+    registerOpenSuggestion(),
   );
 }
 
