@@ -1,6 +1,7 @@
 /* The selection panel: a kernel's details (kernel/details) and its
  * explanation (kernel/explain markdown), or an NVTX range's span. */
 import { formatNs } from '../client/format';
+import { columnRows, detailRows, type DetailRow } from '../client/detailRows';
 import type { KernelExplain } from '../protocol/types';
 import { h } from './dom';
 import { renderMarkdown } from './markdown';
@@ -14,6 +15,8 @@ export class DetailsPanel {
     private readonly details: (id: number) => Promise<Record<string, unknown>>,
     private readonly explain: (id: number) => Promise<KernelExplain>,
     private readonly explainName: (name: string) => Promise<KernelExplain>,
+    /** The profile's start: times read as offsets from it, as on the timeline's axis. */
+    private readonly origin: number,
   ) {}
 
   /** A kernel by name (from the top-kernels table): its explanation only. */
@@ -47,8 +50,9 @@ export class DetailsPanel {
     this.el.dataset.kernelId = String(hit.id);
     if (!hit.gpu) return;
     const table = h('table', { class: 'kv' });
+    const all = h('details', { class: 'all-columns' });
     const explainBox = h('div', { class: 'explain' }, h('p', { class: 'muted' }, 'Explaining…'));
-    this.el.append(explainBox, h('h3', {}, 'Details'), table);
+    this.el.append(explainBox, h('h3', {}, 'Details'), table, all);
     const [d, x] = await Promise.allSettled([this.details(hit.id), this.explain(hit.id)]);
     if (token !== this.token) return;
     if (x.status === 'fulfilled') {
@@ -57,20 +61,15 @@ export class DetailsPanel {
       explainBox.replaceChildren(h('p', { class: 'error' }, `No explanation: ${String((x.reason as Error)?.message ?? x.reason)}`));
     }
     if (d.status === 'fulfilled') {
-      for (const [k, v] of flatten(d.value)) table.append(h('tr', {}, h('th', {}, k), h('td', {}, v)));
+      table.append(...kvRows(detailRows(d.value, this.origin)));
+      const cols = columnRows(d.value);
+      if (cols.length) all.append(h('summary', {}, `All columns (${cols.length})`), h('table', { class: 'kv' }, ...kvRows(cols)));
     } else {
       table.append(h('tr', {}, h('td', { class: 'error' }, `No details: ${String((d.reason as Error)?.message ?? d.reason)}`)));
     }
   }
 }
 
-function flatten(o: Record<string, unknown>, prefix = ''): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
-  for (const [k, v] of Object.entries(o)) {
-    const key = prefix ? `${prefix}.${k}` : k;
-    if (v && typeof v === 'object' && !Array.isArray(v)) out.push(...flatten(v as Record<string, unknown>, key));
-    else if (Array.isArray(v)) out.push([key, v.map((x) => (typeof x === 'object' && x ? (x as { name?: string }).name ?? JSON.stringify(x) : String(x))).join(' › ')]);
-    else out.push([key, /Ns$/.test(k) && typeof v === 'number' ? `${formatNs(v)} (${v})` : String(v)]);
-  }
-  return out;
+function kvRows(rows: DetailRow[]): HTMLElement[] {
+  return rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v)));
 }

@@ -56,7 +56,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   const { start, end } = span;
   const details = (kernelId: number) => rpc<Record<string, unknown>>('kernel/details', { kernelId });
   const explain = (kernelId: number) => rpc<KernelExplain>('kernel/explain', { kernelId });
-  const panel = new DetailsPanel(details, explain, (name) => rpc<KernelExplain>('kernel/explain', { name }));
+  const panel = new DetailsPanel(details, explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), start);
   timeline = new TimelineView(tracks.tracks, { start, end }, (p) => rpc<RangeColumns>('timeline/range', p), details, (hit) => {
     activateTab('Details');
     void panel.show(hit);
@@ -101,6 +101,8 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
 
 function applyReveal(m: Extract<HostToWebview, { type: 'reveal' }>): void {
   if (m.start !== undefined && m.end !== undefined) timeline!.reveal(m.start, m.end, m.kernelId);
+  /* the revealed kernel is selected: its details and explanation fill the Details tab */
+  if (m.kernelId !== undefined) void timeline!.selectKernel(m.kernelId).catch(() => { /* the timeline still shows it */ });
 }
 
 function activateTab(name: string): void {

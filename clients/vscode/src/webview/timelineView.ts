@@ -463,8 +463,16 @@ export class TimelineView {
 
   select(hit: Hit): void {
     this.selected = hit.id;
+    this.showTooltip(undefined, 0, 0); /* the Details panel shows it now */
     this.queueFrame();
     this.onSelect(hit);
+  }
+
+  /** Selects GPU op `id` as a click on it would ("Show in timeline", top kernels): its details come from the server. */
+  async selectKernel(id: number): Promise<void> {
+    const d = await this.detailsFor(id);
+    const start = Number(d.start), end = Number(d.end);
+    this.select({ id, name: String(d.displayName ?? d.name ?? ''), kind: String(d.kind ?? 'kernel'), start, end, dur: end - start, trackId: String(d.track ?? ''), gpu: true });
   }
 
   private showLabel(row: Row, px: number, py: number): void {

@@ -208,7 +208,38 @@ test('clicking a kernel shows its details and explanation', async (t) => {
   const shown = await page.textContent('.details');
   assert.ok(shown!.includes(direct.displayName), `details show "${direct.displayName}"`);
   assert.ok(shown!.includes(direct.origin));
+  assert.equal(await page.isHidden('.tooltip'), true, 'the tooltip goes once the kernel is selected');
+  /* named rows in units, checked against kernel/details; the raw columns folded away */
+  const d = await client.request<Record<string, any>>('kernel/details', { profileId: opened.profileId, kernelId });
+  const rows = Object.fromEntries(await page.$$eval('.details > table.kv tr', (trs) => trs.map((tr) => [tr.querySelector('th')?.textContent ?? '', tr.querySelector('td')?.textContent ?? ''])));
+  const c = d.columns;
+  if (d.kind === 'kernel') {
+    assert.equal(rows['Grid'], `${c.gridX} × ${c.gridY} × ${c.gridZ}`);
+    assert.equal(rows['Block'], `${c.blockX} × ${c.blockY} × ${c.blockZ}`);
+    assert.equal(rows['Registers per thread'], String(c.registersPerThread));
+  }
+  assert.match(rows['Duration'] ?? '', /^[\d.]+ (s|ms|µs|ns)$/);
+  assert.match(rows['Begins'] ?? '', /^[+−][\d.]+ (s|ms|µs|ns)$/);
+  assert.match(rows['Launched by'] ?? '', new RegExp(`^${d.api.name} on `));
+  assert.equal(await page.locator('.details details.all-columns table').isVisible(), false, 'all columns folded');
+  assert.match(await page.locator('.details details.all-columns summary').textContent() ?? '', /^All columns \(\d+\)$/);
   await page.screenshot({ path: path.join(RESULTS, 'details.png') });
+});
+
+test('"Show in timeline" (a reveal from the extension) selects the kernel and fills Details', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page, client, opened } = hx!;
+  const before = Number(await page.getAttribute('.details', 'data-kernel-id'));
+  const top = await client.request<{ rows: Array<{ name: string }> }>('analysis/run', { profileId: opened.profileId, name: 'top_kernels', params: {} });
+  const x = await client.explain(opened.profileId, { name: top.rows[top.rows.length - 1]!.name });
+  const kernelId = Number(x.stats?.longestKernelId);
+  assert.ok(Number.isInteger(kernelId) && kernelId !== before, `a kernel other than the selected one (${kernelId} vs ${before})`);
+  const d = await client.request<Record<string, any>>('kernel/details', { profileId: opened.profileId, kernelId });
+  await page.evaluate((m) => window.postMessage(m, '*'), { type: 'reveal', kernelId, start: Number(d.start), end: Number(d.end) });
+  await page.waitForFunction((id) => document.querySelector('.details')?.getAttribute('data-kernel-id') === String(id), kernelId, { timeout: 30_000 });
+  await page.waitForSelector('.details > table.kv tr', { timeout: 30_000 });
+  assert.ok((await page.textContent('.details h2'))!.length > 0);
+  assert.equal(await page.textContent('[role=tab][aria-selected=true]'), 'Details');
 });
 
 test('a screenshot is non-blank and shows the expected text', async (t) => {
