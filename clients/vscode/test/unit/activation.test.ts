@@ -18,7 +18,7 @@ function fakeVscode(log: Record<string, string[]>) {
     Disposable: class { static from() { return disposable; } dispose() {} },
     Uri: { parse: (s: string) => ({ toString: () => s }), joinPath: () => ({}) },
     ThemeIcon: class {}, TreeItem: class {}, MarkdownString: class {}, Hover: class {}, CodeLens: class {}, Range: class {},
-    CodeAction: class {}, WorkspaceEdit: class {},
+    CodeAction: class {}, WorkspaceEdit: class {}, TabInputText: class {}, TabInputCustom: class {},
     CodeActionKind: { RefactorRewrite: 'refactor.rewrite' },
     TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
     StatusBarAlignment: { Left: 1 }, OverviewRulerLane: { Left: 1 }, ProgressLocation: { Notification: 15 },
@@ -30,6 +30,7 @@ function fakeVscode(log: Record<string, string[]>) {
       createTextEditorDecorationType: () => { push('decorations', 'type'); return disposable; },
       onDidChangeVisibleTextEditors: () => disposable,
       visibleTextEditors: [],
+      tabGroups: { all: [], onDidChangeTabs: () => { push('tabWatch', 'x'); return disposable; } },
     },
     languages: {
       registerHoverProvider: () => { push('hover', 'x'); return disposable; },
@@ -73,6 +74,10 @@ test('activate registers exactly what package.json contributes, and starts no se
     assert.equal(log.codeLens?.length, 1, 'one CodeLens provider');
     assert.equal(log.codeActions?.length, 1);
     assert.deepEqual(log.output, ['nsys-ai']);
+    assert.equal(log.tabWatch?.length, 1, 'one watch for exports opened in other editors');
+    /* the Open Profile command is offered where it is documented: the Explorer's context menu and the welcome view */
+    assert.ok(c.menus['explorer/context'].some((m: { command: string }) => m.command === 'nsys-ai.openProfile'));
+    assert.match(c.viewsWelcome.find((w: { view: string }) => w.view === 'nsysAi.profiles').contents, /\(command:nsys-ai\.openProfile\)/);
     assert.ok(subscriptions.length >= 10, 'everything is disposed with the extension');
     for (const e of c.customEditors) assert.equal(e.priority, 'option', `${e.viewType} does not take over other files`);
     assert.deepEqual(spawned, [], 'the server starts on first use, not on activation');
