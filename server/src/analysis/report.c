@@ -130,6 +130,17 @@ static const char *nsys__bubble_fix(const char *cause) {
   if (!strcmp(cause, "launch"))
     return "The GPU starves while the CPU is still launching: capture the step in a CUDA graph "
            "(torch.cuda.graphs / torch.compile mode=reduce-overhead) or fuse small kernels.";
+  if (!strcmp(cause, "module_load"))
+    return "The host was loading CUDA modules (cuModuleLoadDataEx, cuLibraryLoadData): JIT compilation "
+           "of PTX or lazy loading. Build for this GPU's architecture (cubin, no PTX JIT), keep the JIT "
+           "cache (CUDA_CACHE_PATH), warm up before the measured steps, or set CUDA_MODULE_LOADING=EAGER.";
+  if (!strcmp(cause, "alloc"))
+    return "The host was allocating or freeing memory (cudaMalloc/cudaFree, cudaHostAlloc), which "
+           "synchronises the device: allocate once outside the loop and reuse buffers (a caching "
+           "allocator, memory pools with cudaMallocAsync).";
+  if (!strcmp(cause, "host_register"))
+    return "The host was pinning memory (cudaHostRegister): register buffers once at start-up and reuse "
+           "them instead of registering per step.";
   return "No CUDA API activity during the gaps: the host is busy elsewhere (data loading, Python, "
          "GC, I/O). Overlap data loading (more DataLoader workers, pin_memory, prefetch), and "
          "profile the CPU side (nsys -s cpu) to find the stall.";
@@ -305,6 +316,7 @@ static void nsys__rule_h2d(nsys__findings *f, const cJSON *mem, int64_t span) {
     cJSON *ev = cJSON_CreateObject();
     nsys_json_num(ev, "h2dNs", h2d_ns);
     nsys_json_num(ev, "h2dBytes", h2d_b);
+    nsys_json_num(ev, "h2dCount", nsys__num(s, "h2dCount"));
     nsys_json_num(ev, "busiestDevice", nsys__num(s, "h2dBusiestDevice"));
     nsys_json_num(ev, "busiestDeviceH2dNs", dev_ns);
     nsys_json_num(ev, "h2dPctOfWindow", nsys__num(s, "h2dPctOfWindow"));
@@ -314,10 +326,11 @@ static void nsys__rule_h2d(nsys__findings *f, const cJSON *mem, int64_t span) {
                   "Host-to-device traffic takes a large share of the run: keep data resident on the GPU, "
                   "move preprocessing to the GPU, copy once per batch rather than per tensor, and overlap "
                   "copies with compute on a separate stream.",
-                  "Host-to-device copies keep GPU %.0f's copy engine busy %.1f%% of the window (%s); %s in "
-                  "%.0f copies overall",
+                  "Host-to-device copies keep GPU %.0f's copy engines busy %.1f%% of the window (%s); %s in "
+                  "%.0f host-to-device cop%s overall",
                   nsys__num(s, "h2dBusiestDevice"), pct, nsys__dur(b1, sizeof b1, dev_ns),
-                  nsys__bytes(b2, sizeof b2, h2d_b), nsys__num(s, "count"));
+                  nsys__bytes(b2, sizeof b2, h2d_b), nsys__num(s, "h2dCount"),
+                  nsys__num(s, "h2dCount") == 1 ? "y" : "ies");
     (void)b3;
   }
 }
