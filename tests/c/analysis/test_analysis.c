@@ -170,7 +170,21 @@ static void test_api_classify(void) {
   CHECK(nsys_api_classify("cudaStreamWaitEvent") == NSYS_API_SYNC);
   CHECK(nsys_api_classify("cudaMemcpyAsync") == NSYS_API_MEMCPY);
   CHECK(nsys_api_classify("cudaMemcpy") == NSYS_API_MEMCPY_SYNC);
-  CHECK(nsys_api_classify("cudaMalloc") == NSYS_API_OTHER);
+  CHECK(nsys_api_classify("cudaMalloc") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cudaFree") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cudaMallocHost") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cudaHostAlloc") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cuMemAlloc") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cuMemCreate") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cuModuleLoadDataEx") == NSYS_API_MODULE);
+  CHECK(nsys_api_classify("cuLibraryLoadData") == NSYS_API_MODULE);
+  CHECK(nsys_api_classify("cuLinkComplete") == NSYS_API_MODULE);
+  CHECK(nsys_api_classify("cudaHostRegister") == NSYS_API_HOST_REGISTER);
+  CHECK(nsys_api_classify("cuMemHostUnregister") == NSYS_API_HOST_REGISTER);
+  CHECK(nsys_api_classify("cuMemHostAlloc") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cudaMemcpyToSymbol") == NSYS_API_MEMCPY_SYNC);
+  CHECK(nsys_api_classify("cudaGetDevice") == NSYS_API_OTHER);
+  CHECK(nsys_api_classify("cuModuleGetFunction") == NSYS_API_OTHER);
 }
 
 /* One device, compute stream 7 and comm stream 12:
