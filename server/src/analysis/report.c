@@ -163,7 +163,7 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
     }
     double big_ns = big ? nsys__num(big, "durationNs") : 0;
     bool concentrated = span > 0 && big_ns >= 5e6 && big_ns >= 0.03 * span;
-    if (gap_n < 1 || (idle_pct < 10 && !concentrated)) continue;
+    if (idle_pct < 10 && !concentrated) continue;
     const cJSON *causes = nsys__get(d, "causeNs");
     const char *cause = NULL;
     double best = -1;
@@ -214,6 +214,15 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
                     as ? as : nv ? "" : strcmp(nsys__str(big, "cause") ? nsys__str(big, "cause") : "", "cpu_stall") ? (nsys__str(big, "cause") ? nsys__str(big, "cause") : "unknown") : "",
                     nv ? (as ? ", then host-only work in NVTX '" : ": host in NVTX '") : "", nv ? nv : "",
                     nv ? "'" : "", gap_n, gap_n == 1 ? "" : "s", idle_pct);
+    } else if (gap_n < 1) {
+      /* idle >= 10% with no gap reaching the threshold: many short gaps */
+      double min_gap = nsys__num(nsys__get(gaps, "summary"), "minGapNs");
+      nsys__finding(f, "gpu_bubbles", sev, impact, ev,
+                    "The idle time is spread over many short gaps between GPU operations: the GPU waits "
+                    "for the host to queue the next one. Queue work further ahead (fewer synchronisations), "
+                    "capture the step in a CUDA graph, or fuse small kernels.",
+                    "GPU %d idle %.1f%% of its active span (%s), all in gaps shorter than %s", dev, idle_pct,
+                    nsys__dur(b1, sizeof b1, nsys__num(d, "idleNs")), nsys__dur(b2, sizeof b2, min_gap));
     } else {
       nsys__finding(f, "gpu_bubbles", sev, impact, ev, nsys__bubble_fix(cause),
                     "GPU %d idle %.1f%% of its active span: %.0f gap%s >= 1 ms (%s), mostly %s", dev, idle_pct,
