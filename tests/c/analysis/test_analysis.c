@@ -501,8 +501,81 @@ static void test_report_rules(void) {
   nsys_strtab_free(&t.ix.strings);
 }
 
+/* Gap causes beyond sync/memcpy/launch, and per-class CPU time as a union
+ * over threads. Device 0, one stream; gaps (ns): [1000,3000) in
+ * cuModuleLoadDataEx, [4000,6000) in cudaFree, [7000,9000) in
+ * cudaHostRegister, [10000,12000) in two threads' launch calls
+ * [10000,11500) and [10500,11800) (union 1800, sum 2800), [13000,15000)
+ * in cudaGetDevice only (other: a CPU stall). */
+static void test_gap_causes(void) {
+  tix t;
+  tix_init(&t);
+  uint32_t th = add_thread(&t, 1, 1);
+  add_api(&t, th, 900, 3100, "cuModuleLoadDataEx");
+  add_api(&t, th, 4000, 6000, "cudaFree");
+  add_api(&t, th, 10000, 11500, "cudaLaunchKernel");
+  add_api(&t, th, 13000, 15000, "cudaGetDevice");
+  uint32_t th2 = add_thread(&t, 1, 2);
+  add_api(&t, th2, 7000, 9000, "cudaHostRegister");
+  add_api(&t, th2, 10500, 11800, "cuLaunchKernel");
+  uint32_t tr = add_track(&t, 0, 7, 1, NSYS_STREAM_COMPUTE);
+  for (int64_t s = 0; s <= 15000; s += 3000) add_op(&t, tr, s, s + 1000, "k", -1, NSYS_OP_KERNEL);
+  tix_span(&t);
+  cJSON *r = run(&t, "gpu_idle_gaps", "{\"minGapNs\": 1000, \"scope\": \"device\"}");
+  CHECK(r);
+  CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(r, "rows")), 5);
+  static const char *const want[5] = {"module_load", "alloc", "host_register", "launch", "cpu_stall"};
+  for (int i = 0; i < 5; i++) { /* equal durations: start order */
+    char path[64];
+    snprintf(path, sizeof path, "rows.%d.cause", i);
+    CHECK_STR(str(r, path), want[i]);
+  }
+  CHECK_NEAR(num(r, "rows.0.cpuNs.moduleLoad"), 2000, 1e-6); /* clipped to the gap */
+  CHECK_NEAR(num(r, "rows.1.cpuNs.alloc"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "rows.2.cpuNs.hostRegister"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "rows.3.cpuNs.launch"), 1800, 1e-6); /* union, not 2800 */
+  CHECK_NEAR(num(r, "rows.4.cpuNs.otherApi"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.module_load"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.alloc"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.host_register"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.launch"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.cpu_stall"), 2000, 1e-6);
+  cJSON_Delete(r);
+  nsys_strtab_free(&t.ix.strings);
+}
+
+/* gpu_bubbles as documented: 25% idle in 50 us gaps (none >= 1 ms) fires. */
+static void test_report_short_gaps(void) {
+  tix t;
+  tix_init(&t);
+  uint32_t th = add_thread(&t, 1, 1);
+  uint32_t tr = add_track(&t, 0, 7, 1, NSYS_STREAM_COMPUTE);
+  for (int i = 0; i < 400; i++) {
+    int64_t s = (int64_t)i * 200000;
+    uint32_t a = add_api(&t, th, s, s + 5000, "cudaLaunchKernel");
+    add_op(&t, tr, s + 50000, s + 200000, "k", (int32_t)a, NSYS_OP_KERNEL);
+  }
+  tix_span(&t);
+  nsys_call call;
+  nsys_call_init(&call, "report/generate", NULL, NULL);
+  cJSON *rep = nsys_report_build(&call, NULL, &t.ix);
+  CHECK_MSG(rep != NULL, "report: %s", call.err_msg);
+  if (rep) {
+    CHECK(has_finding(rep, "gpu_bubbles"));
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(rep, "findings"))
+      if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(f, "id")), "gpu_bubbles"))
+        CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(f, "title")), "all in gaps shorter than"));
+    cJSON_Delete(rep);
+  }
+  nsys_call_dispose(&call);
+  nsys_strtab_free(&t.ix.strings);
+}
+
 int main(void) {
   test_report_rules();
+  test_report_short_gaps();
+  test_gap_causes();
   test_intervals();
   test_nccl_parse();
   test_api_classify();
