@@ -159,10 +159,29 @@ def api_name(n: str) -> str:
 
 
 def runtime(db):
+    """CUDA API calls, one per call: a CUDA-backtrace row (eventClass 67-69,
+    `--cudabacktrace`) repeating a call that has its ordinary row is left out."""
     if "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables(db):
         return []
+    cols = {r[1] for r in db.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_RUNTIME)")}
+    twin = ("WHERE NOT (r.eventClass BETWEEN 67 AND 69 AND EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME t "
+            "WHERE t.globalTid = r.globalTid AND t.correlationId = r.correlationId "
+            "AND t.eventClass NOT BETWEEN 67 AND 69))") if "eventClass" in cols else ""
     return db.execute("SELECT r.start, r.end, r.globalTid, r.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
-                      "JOIN StringIds s ON s.id = r.nameId").fetchall()
+                      f"JOIN StringIds s ON s.id = r.nameId {twin}").fetchall()
+
+
+def union_len(ivs) -> int:
+    """Length of the union of [start, end) intervals."""
+    total, cs, ce = 0, 0, None
+    for s, e in sorted(ivs):
+        if ce is None or s > ce:
+            if ce is not None:
+                total += ce - cs
+            cs, ce = s, e
+        else:
+            ce = max(ce, e)
+    return total + (ce - cs if ce is not None else 0)
 
 
 def launch_pairs(db):
