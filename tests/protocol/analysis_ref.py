@@ -6,6 +6,8 @@ import re
 import sqlite3
 from pathlib import Path
 
+from test_timeline_sqlref import one_row_per_call
+
 
 def connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -163,12 +165,8 @@ def runtime(db):
     `--cudabacktrace`) repeating a call that has its ordinary row is left out."""
     if "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables(db):
         return []
-    cols = {r[1] for r in db.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_RUNTIME)")}
-    twin = ("WHERE NOT (r.eventClass BETWEEN 67 AND 69 AND EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME t "
-            "WHERE t.globalTid = r.globalTid AND t.correlationId = r.correlationId "
-            "AND t.eventClass NOT BETWEEN 67 AND 69))") if "eventClass" in cols else ""
     return db.execute("SELECT r.start, r.end, r.globalTid, r.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
-                      f"JOIN StringIds s ON s.id = r.nameId {twin}").fetchall()
+                      f"JOIN StringIds s ON s.id = r.nameId {one_row_per_call(db)}").fetchall()
 
 
 def union_len(ivs) -> int:
