@@ -56,20 +56,16 @@ static int nsys__cmp_piece(const void *p, const void *q) {
  * threads, or nested calls, never count the same instant twice. */
 static void nsys__cpu_union(nsys__cpu *x) {
   if (x->n > 1) qsort(x->pc, x->n, sizeof *x->pc, nsys__cmp_piece);
-  for (size_t i = 0; i < x->n;) {
-    uint8_t k = x->pc[i].cls;
-    int64_t s = x->pc[i].lo, e = x->pc[i].hi;
-    for (i++; i < x->n && x->pc[i].cls == k; i++) {
-      if (x->pc[i].lo > e) {
-        x->ns[k] += e - s;
-        s = x->pc[i].lo;
-        e = x->pc[i].hi;
-      } else if (x->pc[i].hi > e) {
-        e = x->pc[i].hi;
-      }
+  nsys_ivls u;
+  nsys_ivls_init(&u);
+  for (size_t i = 0; i < x->n; i++) {
+    nsys_ivls_add_sorted(&u, x->pc[i].lo, x->pc[i].hi);
+    if (i + 1 == x->n || x->pc[i + 1].cls != x->pc[i].cls) { /* last piece of its class */
+      x->ns[x->pc[i].cls] = nsys_ivls_total(&u);
+      nsys_ivls_clear(&u);
     }
-    x->ns[k] += e - s;
   }
+  nsys_ivls_free(&u);
   free(x->pc);
   x->pc = NULL;
   x->n = x->cap = 0;
@@ -349,18 +345,11 @@ static int nsys__cmp_i64pair(const void *a, const void *b) {
 /* Length of the union of n [start, end) pairs (sorted in place). */
 static int64_t nsys__pairs_union(int64_t *iv, size_t n) {
   if (n > 1) qsort(iv, n, 2 * sizeof *iv, nsys__cmp_i64pair);
-  int64_t len = 0, cs = 0, ce = INT64_MIN;
-  for (size_t i = 0; i < n; i++) {
-    int64_t s = iv[2 * i], e = iv[2 * i + 1];
-    if (s > ce) {
-      if (ce > cs) len += ce - cs;
-      cs = s;
-      ce = e;
-    } else if (e > ce) {
-      ce = e;
-    }
-  }
-  if (ce > cs) len += ce - cs;
+  nsys_ivls u;
+  nsys_ivls_init(&u);
+  for (size_t i = 0; i < n; i++) nsys_ivls_add_sorted(&u, iv[2 * i], iv[2 * i + 1]);
+  int64_t len = nsys_ivls_total(&u);
+  nsys_ivls_free(&u);
   return len;
 }
 

@@ -103,40 +103,33 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
     sqlite3_bind_int64(st, 1, c->t0);
     sqlite3_bind_int64(st, 2, c->t1);
     if (c->device >= 0) sqlite3_bind_int64(st, 3, c->device);
-    int64_t dev = 0, busy = 0, cs = 0, ce = INT64_MIN;
+    int64_t dev = 0;
     bool have = false;
+    nsys_ivls u;
+    nsys_ivls_init(&u);
     for (uint32_t rows_seen = 0;; rows_seen++) {
       bool row = sqlite3_step(st) == SQLITE_ROW;
       int64_t d = row ? sqlite3_column_int64(st, 0) : 0;
       if (have && (!row || d != dev)) { /* device done */
-        if (ce > cs) busy += ce - cs;
-        if (busy > h2d_max_dev) {
-          h2d_max_dev = busy;
+        if (nsys_ivls_total(&u) > h2d_max_dev) {
+          h2d_max_dev = nsys_ivls_total(&u);
           h2d_dev = (int32_t)dev;
         }
-        busy = 0;
-        cs = 0;
-        ce = INT64_MIN;
+        nsys_ivls_clear(&u);
       }
       if (!row) break;
       if ((rows_seen & 0xFFFF) == 0 && nsys_call_cancelled(c->call)) {
         sqlite3_finalize(st);
+        nsys_ivls_free(&u);
         nsys_call_fail_cancelled(c->call);
         return false;
       }
       dev = d;
       have = true;
-      int64_t s0 = sqlite3_column_int64(st, 1), e0 = NSYS_MIN(sqlite3_column_int64(st, 2), c->t1);
-      if (e0 <= s0) continue;
-      if (s0 > ce) {
-        if (ce > cs) busy += ce - cs;
-        cs = s0;
-        ce = e0;
-      } else if (e0 > ce) {
-        ce = e0;
-      }
+      nsys_ivls_add_sorted(&u, sqlite3_column_int64(st, 1), NSYS_MIN(sqlite3_column_int64(st, 2), c->t1));
     }
     sqlite3_finalize(st);
+    nsys_ivls_free(&u);
   }
   /* synchronous (blocking) copies: GPU copies whose launching API is not *Async */
   const nsys_index *ix = c->ix;
@@ -231,21 +224,14 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
   /* CUDA API time per index thread: the union of its calls clipped to the
    * window (calls in start order), so nested calls count once and the share
    * of the window stays <= 100% */
+  nsys_ivls u;
+  nsys_ivls_init(&u);
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
-    int64_t api = 0, cs = 0, ce = INT64_MIN;
-    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
-      int64_t s = NSYS_MAX(ix->api.start[k], c->t0), e = NSYS_MIN(ix->api.end[k], c->t1);
-      if (e <= s) continue;
-      if (s > ce) {
-        if (ce > cs) api += ce - cs;
-        cs = s;
-        ce = e;
-      } else if (e > ce) {
-        ce = e;
-      }
-    }
-    if (ce > cs) api += ce - cs;
+    nsys_ivls_clear(&u);
+    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++)
+      nsys_ivls_add_sorted(&u, NSYS_MAX(ix->api.start[k], c->t0), NSYS_MIN(ix->api.end[k], c->t1));
+    int64_t api = nsys_ivls_total(&u);
     size_t j = 0;
     for (; j < n; j++)
       if (nsys_gtid_pid(v[j].gtid) == th->pid && nsys_gtid_tid(v[j].gtid) == th->tid) break;
@@ -261,6 +247,7 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
     }
     v[j].api_ns = api;
   }
+  nsys_ivls_free(&u);
   int64_t win = c->t1 - c->t0;
   size_t shown = (limit > 0 && (size_t)limit < n) ? (size_t)limit : n;
   for (size_t i = 0; i < shown; i++) {

@@ -462,6 +462,15 @@ static bool has_finding(const cJSON *rep, const char *id) {
   return false;
 }
 
+static cJSON *report_of(tix *t) {
+  nsys_call call;
+  nsys_call_init(&call, "report/generate", NULL, NULL);
+  cJSON *rep = nsys_report_build(&call, NULL, &t->ix);
+  CHECK_MSG(rep != NULL, "report: %s", call.err_msg);
+  nsys_call_dispose(&call);
+  return rep;
+}
+
 static void test_report_rules(void) {
   tix t;
   tix_init(&t);
@@ -476,10 +485,7 @@ static void test_report_rules(void) {
   uint32_t a = add_api(&t, th, 23000000, 23010000, "cudaLaunchKernel");
   add_op(&t, tr, 23011000, 23013000, "tiny_kernel", (int32_t)a, NSYS_OP_KERNEL);
   tix_span(&t);
-  nsys_call call;
-  nsys_call_init(&call, "report/generate", NULL, NULL);
-  cJSON *rep = nsys_report_build(&call, NULL, &t.ix);
-  CHECK_MSG(rep != NULL, "report: %s", call.err_msg);
+  cJSON *rep = report_of(&t);
   if (rep) {
     CHECK(has_finding(rep, "cpu_bound_launch"));
     CHECK(has_finding(rep, "sync_stalls"));
@@ -497,7 +503,6 @@ static void test_report_rules(void) {
     nsys_strbuf_free(&b);
     cJSON_Delete(rep);
   }
-  nsys_call_dispose(&call);
   nsys_strtab_free(&t.ix.strings);
 }
 
@@ -556,10 +561,7 @@ static void test_report_short_gaps(void) {
     add_op(&t, tr, s + 50000, s + 200000, "k", (int32_t)a, NSYS_OP_KERNEL);
   }
   tix_span(&t);
-  nsys_call call;
-  nsys_call_init(&call, "report/generate", NULL, NULL);
-  cJSON *rep = nsys_report_build(&call, NULL, &t.ix);
-  CHECK_MSG(rep != NULL, "report: %s", call.err_msg);
+  cJSON *rep = report_of(&t);
   if (rep) {
     CHECK(has_finding(rep, "gpu_bubbles"));
     const cJSON *f;
@@ -568,7 +570,6 @@ static void test_report_short_gaps(void) {
         CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(f, "title")), "all in gaps shorter than"));
     cJSON_Delete(rep);
   }
-  nsys_call_dispose(&call);
   nsys_strtab_free(&t.ix.strings);
 }
 
