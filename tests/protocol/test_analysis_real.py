@@ -296,6 +296,23 @@ def test_thread_utilization_sampling():
     assert abs(sum(r["cpuPct"] for r in res["rows"]) - 100) < 0.5
 
 
+def test_thread_utilization_osrt():
+    """OS runtime time per thread: outermost calls starting in the window,
+    clipped at its end, so osrtPct <= 100."""
+    path = need_real(NVTX)
+    res = analyze("thread_utilization", path, limit=0)
+    assert res["summary"]["source"] == "osrt"
+    w0, w1 = res["window"]["start"], res["window"]["end"]
+    want = {}
+    for g, s, e in ref.connect(path).execute("SELECT globalTid, start, end FROM OSRT_API WHERE nestingLevel = 0"):
+        if w0 <= s < w1 and e >= s:
+            k = (g >> 24 & 0xFFFFFF, g & 0xFFFFFF)
+            want[k] = want.get(k, 0) + min(e, w1) - s
+    got = {(r["pid"], r["tid"]): r["osrtNs"] for r in res["rows"] if "osrtNs" in r and r["osrtNs"]}
+    assert got == {k: v for k, v in want.items() if v}
+    assert all(0 <= r["osrtPct"] <= 100 for r in res["rows"])
+
+
 @pytest.mark.parametrize("prof", THREE + ["nsys2021_a100_cuda_callchains"])
 def test_thread_utilization_api(prof):
     path = need_real(prof)

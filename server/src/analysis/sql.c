@@ -196,9 +196,12 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
   if (samp || osrt) {
     char *sql = samp ? nsys_xasprintf("SELECT globalTid, COUNT(*) FROM %s WHERE start >= ?1 AND start < ?2 "
                                       "GROUP BY globalTid ORDER BY 2 DESC", samp)
+                     /* outermost calls only (a nested call lies inside its parent),
+                      * clipped at the window's end: at most the window per thread */
                      : nsys_xasprintf("SELECT globalTid, SUM(MIN(\"end\", ?2) - start) FROM %s WHERE start >= ?1 "
-                                      "AND start < ?2 AND \"end\" >= start GROUP BY globalTid ORDER BY 2 DESC",
-                                      osrt);
+                                      "AND start < ?2 AND \"end\" >= start %s GROUP BY globalTid ORDER BY 2 DESC",
+                                      osrt, nsys_schema_has_column(p, NSYS_TBL_OSRT, "nestingLevel")
+                                                ? "AND nestingLevel = 0" : "");
     sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
     free(sql);
     if (!st) return false;
