@@ -6,6 +6,8 @@ import re
 import sqlite3
 from pathlib import Path
 
+from test_timeline_sqlref import one_row_per_call
+
 
 def connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -159,10 +161,25 @@ def api_name(n: str) -> str:
 
 
 def runtime(db):
+    """CUDA API calls, one per call: a CUDA-backtrace row (eventClass 67-69,
+    `--cudabacktrace`) repeating a call that has its ordinary row is left out."""
     if "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables(db):
         return []
     return db.execute("SELECT r.start, r.end, r.globalTid, r.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
-                      "JOIN StringIds s ON s.id = r.nameId").fetchall()
+                      f"JOIN StringIds s ON s.id = r.nameId {one_row_per_call(db)}").fetchall()
+
+
+def union_len(ivs) -> int:
+    """Length of the union of [start, end) intervals."""
+    total, cs, ce = 0, 0, None
+    for s, e in sorted(ivs):
+        if ce is None or s > ce:
+            if ce is not None:
+                total += ce - cs
+            cs, ce = s, e
+        else:
+            ce = max(ce, e)
+    return total + (ce - cs if ce is not None else 0)
 
 
 def launch_pairs(db):

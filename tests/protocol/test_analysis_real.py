@@ -166,7 +166,7 @@ def test_kernel_launch_overhead(prof):
     assert s["smallKernels"] == small
 
 
-@pytest.mark.parametrize("prof", THREE)
+@pytest.mark.parametrize("prof", THREE + ["nsys2021_a100_cuda_callchains"])
 def test_sync_cost(prof):
     path = need_real(prof)
     want = ref.sync_calls(ref.connect(path))
@@ -296,15 +296,35 @@ def test_thread_utilization_sampling():
     assert abs(sum(r["cpuPct"] for r in res["rows"]) - 100) < 0.5
 
 
-@pytest.mark.parametrize("prof", THREE)
+def test_thread_utilization_osrt():
+    """OS runtime time per thread: outermost calls starting in the window,
+    clipped at its end, so osrtPct <= 100."""
+    path = need_real(NVTX)
+    res = analyze("thread_utilization", path, limit=0)
+    assert res["summary"]["source"] == "osrt"
+    w0, w1 = res["window"]["start"], res["window"]["end"]
+    want = {}
+    for g, s, e in ref.connect(path).execute("SELECT globalTid, start, end FROM OSRT_API WHERE nestingLevel = 0"):
+        if w0 <= s < w1 and e >= s:
+            k = (g >> 24 & 0xFFFFFF, g & 0xFFFFFF)
+            want[k] = want.get(k, 0) + min(e, w1) - s
+    got = {(r["pid"], r["tid"]): r["osrtNs"] for r in res["rows"] if "osrtNs" in r and r["osrtNs"]}
+    assert got == {k: v for k, v in want.items() if v}
+    assert all(0 <= r["osrtPct"] <= 100 for r in res["rows"])
+
+
+@pytest.mark.parametrize("prof", THREE + ["nsys2021_a100_cuda_callchains"])
 def test_thread_utilization_api(prof):
     path = need_real(prof)
     api = {}
     for s, e, g, _c, _n in ref.runtime(ref.connect(path)):
-        api[(g >> 24 & 0xFFFFFF, g & 0xFFFFFF)] = api.get((g >> 24 & 0xFFFFFF, g & 0xFFFFFF), 0) + e - s
+        api.setdefault((g >> 24 & 0xFFFFFF, g & 0xFFFFFF), []).append((s, max(s, e)))
     res = analyze("thread_utilization", path, limit=0)
     got = {(r["pid"], r["tid"]): r["cudaApiNs"] for r in res["rows"] if r["cudaApiNs"]}
-    assert got == {k: v for k, v in api.items() if v}
+    assert got == {k: ref.union_len(v) for k, v in api.items() if ref.union_len(v)}
+    win = res["window"]["end"] - res["window"]["start"]
+    for r in res["rows"]:
+        assert abs(r["cudaApiPct"] - 100 * r["cudaApiNs"] / win) <= 0.006 and r["cudaApiPct"] <= 100
 
 
 @pytest.mark.parametrize("prof", THREE)

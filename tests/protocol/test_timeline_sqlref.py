@@ -66,12 +66,25 @@ def union_length(intervals: list[tuple[int, int]], lo: int | None = None, hi: in
     return total
 
 
+def one_row_per_call(db, alias: str = "r") -> str:
+    """A WHERE clause over CUPTI_ACTIVITY_KIND_RUNTIME `alias` leaving out the
+    CUDA-backtrace rows (eventClass 67-69, `nsys profile --cudabacktrace`)
+    that repeat a call which has its ordinary row (same globalTid and
+    correlationId): one row per call."""
+    if "eventClass" not in columns(db, "CUPTI_ACTIVITY_KIND_RUNTIME"):
+        return ""
+    return (f"WHERE NOT ({alias}.eventClass BETWEEN 67 AND 69 AND EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+            f"t WHERE t.globalTid = {alias}.globalTid AND t.correlationId = {alias}.correlationId "
+            "AND t.eventClass NOT BETWEEN 67 AND 69))")
+
+
 def runtime_calls(db) -> list[tuple]:
-    """(globalTid, start, end, correlationId, nameId)"""
+    """(globalTid, start, end, correlationId, nameId), one row per call"""
     if "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables(db):
         return []
     return [(g, s, max(e, s), c or 0, n) for g, s, e, c, n in db.execute(
-        'SELECT globalTid, start, "end", correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME')]
+        'SELECT globalTid, start, "end", correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME r '
+        + one_row_per_call(db))]
 
 
 def nvtx_ranges(db) -> list[tuple]:

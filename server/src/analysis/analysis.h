@@ -71,6 +71,10 @@ typedef enum {
   NSYS_API_SYNC,     /* *Synchronize, cudaStreamWaitEvent */
   NSYS_API_MEMCPY,   /* cudaMemcpy*, cudaMemset*, cuMemcpy*, cuMemset* */
   NSYS_API_MEMCPY_SYNC, /* the blocking flavours: cudaMemcpy, cudaMemset, cudaMemcpy2D, ... */
+  NSYS_API_MODULE,   /* module/library loads and JIT linking: cuModuleLoad*, cuLibraryLoad*, cuLink* */
+  NSYS_API_ALLOC,    /* device/host allocation: cudaMalloc*, cudaFree*, cuMemAlloc*, cuMemCreate, ... */
+  NSYS_API_HOST_REGISTER, /* pinning host memory: cudaHostRegister, cuMemHostRegister (and un-) */
+  NSYS_API__COUNT
 } nsys_api_class;
 
 bool nsys_name_is_nccl(const char *name);

@@ -35,6 +35,17 @@ nsys_api_class nsys_api_classify(const char *name) {
     if (strstr(name, "Async")) return NSYS_API_MEMCPY;
     return NSYS_API_MEMCPY_SYNC;
   }
+  if (nsys__prefix(name, "cuModuleLoad") || nsys__prefix(name, "cuLibraryLoad") ||
+      nsys__prefix(name, "cudaLibraryLoad") || nsys__prefix(name, "cuLink"))
+    return NSYS_API_MODULE;
+  if (nsys__prefix(name, "cudaHostRegister") || nsys__prefix(name, "cudaHostUnregister") ||
+      nsys__prefix(name, "cuMemHostRegister") || nsys__prefix(name, "cuMemHostUnregister"))
+    return NSYS_API_HOST_REGISTER;
+  static const char *const alloc[] = {"cudaMalloc", "cudaFree", "cudaHostAlloc", "cuMemAlloc", "cuMemFree",
+                                      "cuMemHostAlloc", "cuMemCreate", "cuMemRelease", "cuMemMap",
+                                      "cuMemUnmap", "cuMemAddressReserve", "cuMemAddressFree"};
+  for (size_t i = 0; i < sizeof alloc / sizeof alloc[0]; i++)
+    if (nsys__prefix(name, alloc[i])) return NSYS_API_ALLOC;
   return NSYS_API_OTHER;
 }
 

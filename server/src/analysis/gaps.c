@@ -15,21 +15,60 @@ typedef struct {
 } nsys__gap;
 
 typedef struct {
-  int64_t ns[5]; /* by nsys_api_class */
+  int64_t lo, hi;
+  uint8_t cls;
+} nsys__piece;
+
+typedef struct {
+  int64_t ns[NSYS_API__COUNT]; /* by nsys_api_class: time of the gap in which some
+                                  thread was in a call of that class (a union);
+                                  both memcpy flavours under NSYS_API_MEMCPY */
   int64_t a, b;
   int32_t top_api;
   int64_t top_ns;
+  nsys__piece *pc; /* the calls' parts inside the gap */
+  size_t n, cap;
 } nsys__cpu;
 
 static void nsys__cpu_cb(nsys_actx *c, uint32_t api, void *ud) {
   nsys__cpu *x = ud;
   int64_t lo = NSYS_MAX(x->a, c->ix->api.start[api]), hi = NSYS_MIN(x->b, c->ix->api.end[api]);
   if (hi <= lo) return;
-  x->ns[nsys_actx_api_class(c, api)] += hi - lo;
+  if (x->n == x->cap) {
+    x->cap = x->cap ? x->cap * 2 : 16;
+    x->pc = nsys_xrealloc(x->pc, x->cap * sizeof *x->pc);
+  }
+  nsys_api_class k = nsys_actx_api_class(c, api);
+  x->pc[x->n++] = (nsys__piece){lo, hi, (uint8_t)(k == NSYS_API_MEMCPY_SYNC ? NSYS_API_MEMCPY : k)};
   if (hi - lo > x->top_ns) {
     x->top_ns = hi - lo;
     x->top_api = (int32_t)api;
   }
+}
+
+static int nsys__cmp_piece(const void *p, const void *q) {
+  const nsys__piece *a = p, *b = q;
+  if (a->cls != b->cls) return a->cls < b->cls ? -1 : 1;
+  return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* x->ns[class] = length of the union of that class's pieces: calls of several
+ * threads, or nested calls, never count the same instant twice. */
+static void nsys__cpu_union(nsys__cpu *x) {
+  if (x->n > 1) qsort(x->pc, x->n, sizeof *x->pc, nsys__cmp_piece);
+  nsys_ivls u;
+  nsys_ivls_init(&u);
+  for (size_t i = 0; i < x->n; i++) {
+    nsys_ivls_add_sorted(&u, x->pc[i].lo, x->pc[i].hi);
+    if (i + 1 == x->n || x->pc[i + 1].cls != x->pc[i].cls) { /* last piece of its class */
+      x->ns[x->pc[i].cls] = nsys_ivls_total(&u);
+      nsys_ivls_clear(&u);
+    }
+  }
+  nsys_ivls_free(&u);
+  free(x->pc);
+  x->pc = NULL;
+  x->n = x->cap = 0;
 }
 
 /* Is thread t in a process that owns a track on `device`? */
@@ -39,22 +78,44 @@ static bool nsys__thread_on_device(const nsys_index *ix, uint32_t t, int32_t dev
   return false;
 }
 
-static const char *nsys__cause(nsys_actx *c, int32_t device, int64_t a, int64_t b, nsys__cpu *x) {
+/* Gap causes: a CUDA API class (memcpy: both flavours) or, last, cpu_stall. */
+enum { NSYS__N_CAUSES = 7 };
+static const char *const nsys__causes[NSYS__N_CAUSES] = {"sync",  "memcpy",        "launch",   "module_load",
+                                                         "alloc", "host_register", "cpu_stall"};
+static const char *const nsys__cause_cpu_keys[NSYS__N_CAUSES - 1] = {"sync",        "memcpy", "launch",
+                                                                     "moduleLoad", "alloc",  "hostRegister"};
+
+static int64_t nsys__cause_ns(const nsys__cpu *x, int k) {
+  switch (k) {
+    case 0: return x->ns[NSYS_API_SYNC];
+    case 1: return x->ns[NSYS_API_MEMCPY];
+    case 2: return x->ns[NSYS_API_LAUNCH];
+    case 3: return x->ns[NSYS_API_MODULE];
+    case 4: return x->ns[NSYS_API_ALLOC];
+    default: return x->ns[NSYS_API_HOST_REGISTER];
+  }
+}
+
+/* Index into nsys__causes of the gap [a, b) on `device`; fills x. */
+static int nsys__cause(nsys_actx *c, int32_t device, int64_t a, int64_t b, nsys__cpu *x) {
   memset(x, 0, sizeof *x);
   x->a = a;
   x->b = b;
   x->top_api = -1;
   for (uint32_t t = 0; t < c->ix->n_threads; t++)
     if (nsys__thread_on_device(c->ix, t, device)) nsys_actx_api_overlapping(c, t, a, b, nsys__cpu_cb, x);
-  int64_t sync = x->ns[NSYS_API_SYNC], mem = x->ns[NSYS_API_MEMCPY] + x->ns[NSYS_API_MEMCPY_SYNC],
-          launch = x->ns[NSYS_API_LAUNCH];
+  nsys__cpu_union(x);
   /* the dominant CUDA activity must cover a quarter of the gap; otherwise the
-   * host thread was busy outside CUDA (Python, data loading, I/O): a CPU stall */
-  int64_t best = NSYS_MAX(sync, NSYS_MAX(mem, launch));
-  if (best * 4 < b - a) return "cpu_stall";
-  if (sync == best) return "sync";
-  if (mem == best) return "memcpy";
-  return "launch";
+   * host thread was busy outside CUDA (Python, data loading, I/O): a CPU stall.
+   * Ties go to the earlier cause of nsys__causes. */
+  int best = -1;
+  int64_t best_ns = 0;
+  for (int k = 0; k < NSYS__N_CAUSES - 1; k++) {
+    int64_t ns = nsys__cause_ns(x, k);
+    if (best < 0 || ns > best_ns) best = k, best_ns = ns;
+  }
+  if (best_ns * 4 < b - a) return NSYS__N_CAUSES - 1;
+  return best;
 }
 
 /* The sync API in progress when the gap began (it drained the queue), and the
@@ -202,17 +263,14 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys_json_int(bk, "5to50ms", buckets[1]);
     nsys_json_int(bk, "ge50ms", buckets[2]);
     /* causes of the device-level gaps above the threshold */
-    int64_t cause_ns[4] = {0};
-    static const char *const cause_names[4] = {"sync", "memcpy", "launch", "cpu_stall"};
+    int64_t cause_ns[NSYS__N_CAUSES] = {0};
     for (size_t gi = first_gap; gi < gaps.n; gi++) {
       if (gaps.v[gi].stream != -1) continue;
       nsys__cpu x;
-      const char *cause = nsys__cause(c, dev, gaps.v[gi].start, gaps.v[gi].end, &x);
-      for (int k = 0; k < 4; k++)
-        if (!strcmp(cause, cause_names[k])) cause_ns[k] += gaps.v[gi].end - gaps.v[gi].start;
+      cause_ns[nsys__cause(c, dev, gaps.v[gi].start, gaps.v[gi].end, &x)] += gaps.v[gi].end - gaps.v[gi].start;
     }
     cJSON *cs = cJSON_AddObjectToObject(o, "causeNs");
-    for (int k = 0; k < 4; k++) nsys_json_int(cs, cause_names[k], cause_ns[k]);
+    for (int k = 0; k < NSYS__N_CAUSES; k++) nsys_json_int(cs, nsys__causes[k], cause_ns[k]);
     cJSON *hta = cJSON_AddObjectToObject(o, "streamIdleSplit");
     nsys_json_int(hta, "hostWaitNs", host);
     nsys_json_int(hta, "kernelWaitNs", kern);
@@ -229,7 +287,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
   for (size_t i = 0; i < shown; i++) {
     nsys__gap *g = &gaps.v[i];
     nsys__cpu x;
-    const char *cause = nsys__cause(c, g->device, g->start, g->end, &x);
+    int cause = nsys__cause(c, g->device, g->start, g->end, &x);
     cJSON *o = cJSON_CreateObject();
     nsys_json_int(o, "device", g->device);
     if (g->stream < 0) cJSON_AddNullToObject(o, "stream");
@@ -237,11 +295,9 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys_json_int(o, "start", g->start);
     nsys_json_int(o, "end", g->end);
     nsys_json_int(o, "durationNs", g->end - g->start);
-    cJSON_AddStringToObject(o, "cause", cause);
+    cJSON_AddStringToObject(o, "cause", nsys__causes[cause]);
     cJSON *cpu = cJSON_AddObjectToObject(o, "cpuNs");
-    nsys_json_int(cpu, "sync", x.ns[NSYS_API_SYNC]);
-    nsys_json_int(cpu, "memcpy", x.ns[NSYS_API_MEMCPY] + x.ns[NSYS_API_MEMCPY_SYNC]);
-    nsys_json_int(cpu, "launch", x.ns[NSYS_API_LAUNCH]);
+    for (int k = 0; k < NSYS__N_CAUSES - 1; k++) nsys_json_int(cpu, nsys__cause_cpu_keys[k], nsys__cause_ns(&x, k));
     nsys_json_int(cpu, "otherApi", x.ns[NSYS_API_OTHER]);
     nsys_json_str(o, "topApi", x.top_api >= 0 ? nsys_strtab_get(&ix->strings, ix->api.name[x.top_api]) : NULL);
     const char *after_sync, *nvtx;
@@ -276,8 +332,26 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
 typedef struct {
   uint32_t name;
   uint32_t count;
+  uint32_t traced; /* calls whose process owns a traced device */
   int64_t total, max, idle;
 } nsys__sgroup;
+
+static int nsys__cmp_i64pair(const void *a, const void *b) {
+  const int64_t *x = a, *y = b;
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+  return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Length of the union of n [start, end) pairs (sorted in place). */
+static int64_t nsys__pairs_union(int64_t *iv, size_t n) {
+  if (n > 1) qsort(iv, n, 2 * sizeof *iv, nsys__cmp_i64pair);
+  nsys_ivls u;
+  nsys_ivls_init(&u);
+  for (size_t i = 0; i < n; i++) nsys_ivls_add_sorted(&u, iv[2 * i], iv[2 * i + 1]);
+  int64_t len = nsys_ivls_total(&u);
+  nsys_ivls_free(&u);
+  return len;
+}
 
 static int nsys__cmp_sgroup(const void *a, const void *b) {
   const nsys__sgroup *x = a, *y = b;
@@ -332,7 +406,9 @@ bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
   uint32_t ns = ix->strings.count;
   nsys__sgroup *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
   int64_t total = 0, idle_total = 0;
-  uint64_t calls = 0;
+  uint64_t calls = 0, traced = 0;
+  int64_t *iv = NULL; /* the calls clipped to the window, for the wall-time share */
+  size_t niv = 0, civ = 0;
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
     /* devices of this thread's process */
@@ -346,11 +422,24 @@ bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
       if (cls != NSYS_API_SYNC && cls != NSYS_API_MEMCPY_SYNC) continue;
       int64_t a = ix->api.start[k], b = ix->api.end[k], dur = b - a;
       int64_t idle = 0;
+      bool dev = false;
       for (uint32_t d = 0; d < nd; d++)
-        if (nsys__thread_on_device(ix, t, devs[d])) idle += dur - nsys_ivls_len_in(&busy[d], a, b);
+        if (nsys__thread_on_device(ix, t, devs[d])) {
+          idle += dur - nsys_ivls_len_in(&busy[d], a, b);
+          dev = true;
+        }
       uint32_t nm = ix->api.name[k] < ns ? ix->api.name[k] : ns;
       g[nm].name = nm;
       g[nm].count++;
+      g[nm].traced += dev;
+      traced += dev;
+      if (niv == civ) {
+        civ = civ ? civ * 2 : 256;
+        iv = nsys_xrealloc(iv, civ * 2 * sizeof *iv);
+      }
+      iv[2 * niv] = a;
+      iv[2 * niv + 1] = NSYS_MIN(b, c->t1);
+      niv++;
       g[nm].total += dur;
       g[nm].idle += idle;
       if (dur > g[nm].max) g[nm].max = dur;
@@ -372,14 +461,21 @@ bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys_json_int(o, "totalNs", g[r].total);
     nsys_json_num(o, "avgNs", round((double)g[r].total / g[r].count));
     nsys_json_int(o, "maxNs", g[r].max);
-    nsys_json_int(o, "gpuIdleNs", g[r].idle);
+    /* null: no call of this name ran in a process with a traced GPU */
+    if (g[r].traced) nsys_json_int(o, "gpuIdleNs", g[r].idle);
+    else cJSON_AddNullToObject(o, "gpuIdleNs");
     cJSON_AddItemToArray(rows, o);
   }
   int64_t win = c->t1 - c->t0;
   nsys_json_int(summary, "calls", (int64_t)calls);
   nsys_json_int(summary, "totalSyncNs", total);
-  nsys_json_num(summary, "pctOfWindow", win > 0 ? nsys_round2(100.0 * (double)total / (double)win) : 0);
-  nsys_json_int(summary, "gpuIdleDuringSyncNs", idle_total);
+  /* wall time: some thread was in such a call (a union, so <= 100%) */
+  int64_t wall = nsys__pairs_union(iv, niv);
+  nsys_json_int(summary, "wallSyncNs", wall);
+  nsys_json_num(summary, "pctOfWindow", win > 0 ? nsys_round2(100.0 * (double)wall / (double)win) : 0);
+  if (traced) nsys_json_int(summary, "gpuIdleDuringSyncNs", idle_total);
+  else cJSON_AddNullToObject(summary, "gpuIdleDuringSyncNs");
+  free(iv);
   nsys__sync_table(c, summary);
   for (uint32_t d = 0; d < nd; d++) nsys_ivls_free(&busy[d]);
   free(busy);

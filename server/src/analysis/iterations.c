@@ -334,20 +334,42 @@ bool nsys_an_mfu(nsys_actx *c, cJSON *rows, cJSON *summary) {
     return false;
   }
   const char *gpu_name = NULL;
-  int ccma = -1, ccmi = -1;
+  int sms = 0;
   if (c->p && c->p->info.n_gpus > 0) {
     gpu_name = c->p->info.gpus[0].name;
-    ccma = c->p->info.gpus[0].cc_major;
-    ccmi = c->p->info.gpus[0].cc_minor;
+    sms = c->p->info.gpus[0].sm_count;
   }
-  /* the shared datasheet table of explain/ (dense tensor-core peaks) */
-  const nsys_gpu_spec *spec = gpu_name ? nsys_gpu_spec_match_or_cc(gpu_name, ccma, ccmi) : NULL;
-  if (peak <= 0 && spec) peak = nsys_gpu_spec_peak(spec, dtype ? dtype : "bf16");
+  /* the shared datasheet table of explain/ (dense tensor-core peaks), matched
+   * exactly; the peak scales with the SMs the export records when they
+   * differ from the full part's (a MIG slice, a cut-down variant) */
+  const nsys_gpu_spec *spec = gpu_name ? nsys_gpu_spec_match(gpu_name) : NULL;
+  bool mig = gpu_name && nsys_gpu_name_is_mig(gpu_name);
+  const char *prec = dtype ? dtype : "bf16";
+  const char *peak_source = "params";
   if (peak <= 0) {
-    nsys_call_fail(c->call, NSYS_E_DATA_MISSING,
-                   "GPU peak unknown (GPU '%s' is not in the spec table): pass params.peakTflops",
-                   gpu_name ? gpu_name : "unknown");
-    return false;
+    double full = spec ? nsys_gpu_spec_peak(spec, prec) : 0;
+    if (full > 0 && sms > 0 && spec->sm_count > 0 && sms != spec->sm_count) {
+      peak = full * sms / spec->sm_count;
+      peak_source = "table_scaled_by_sm";
+    } else if (full > 0 && !mig) {
+      peak = full;
+      peak_source = "table";
+    }
+    if (peak <= 0) {
+      const char *g = gpu_name ? gpu_name : "unknown";
+      if (!spec)
+        nsys_call_fail(c->call, NSYS_E_DATA_MISSING,
+                       "GPU peak unknown (GPU '%s' is not in the spec table): pass params.peakTflops", g);
+      else if (full > 0)
+        nsys_call_fail(c->call, NSYS_E_DATA_MISSING,
+                       "GPU peak unknown (GPU '%s' is a MIG slice and the export records no SM count): pass "
+                       "params.peakTflops", g);
+      else
+        nsys_call_fail(c->call, NSYS_E_DATA_MISSING,
+                       "GPU peak unknown (%s has no %s peak in the spec table): pass params.peakTflops",
+                       spec->name, prec);
+      return false;
+    }
   }
   nsys_iter *its;
   const char *method;
@@ -371,7 +393,14 @@ bool nsys_an_mfu(nsys_actx *c, cJSON *rows, cJSON *summary) {
   cJSON_AddStringToObject(summary, "flopsBasis", basis);
   nsys_json_str(summary, "gpu", gpu_name);
   nsys_json_str(summary, "specMatched", spec ? spec->name : NULL);
+  cJSON_AddBoolToObject(summary, "gpuKnown", spec != NULL);
+  cJSON_AddBoolToObject(summary, "mig", mig);
+  if (sms > 0) nsys_json_int(summary, "smCount", sms);
+  else cJSON_AddNullToObject(summary, "smCount");
+  if (spec) nsys_json_int(summary, "specSmCount", spec->sm_count);
+  else cJSON_AddNullToObject(summary, "specSmCount");
   nsys_json_num(summary, "peakTflops", peak);
+  cJSON_AddStringToObject(summary, "peakSource", peak_source);
   nsys_json_str(summary, "dtype", dtype);
   cJSON_AddStringToObject(summary, "iterationMethod", method);
   nsys_json_int(summary, "iterations", n);

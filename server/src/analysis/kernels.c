@@ -96,7 +96,8 @@ bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys_json_int(o, "maxNs", d[cn - 1]);
     nsys_json_num(o, "medianNs", round(nsys_percentile_sorted(d, cn, 0.5)));
     nsys_json_num(o, "p95Ns", round(nsys_percentile_sorted(d, cn, 0.95)));
-    nsys_json_num(o, "stddevNs", round(sqrt(var / cn)));
+    /* the sample standard deviation (n - 1), as `nsys stats` (cuda_gpu_kern_sum) prints it */
+    nsys_json_num(o, "stddevNs", cn > 1 ? round(sqrt(var / (cn - 1))) : 0);
     nsys_json_num(o, "pctOfGpu", total ? nsys_round2(100.0 * (double)g[r].total / (double)total) : 0);
     cJSON_AddBoolToObject(o, "nccl", k < ns && nsys_name_is_nccl(nsys_strtab_get(&ix->strings, k)));
     cJSON *st = cJSON_AddArrayToObject(o, "streams");

@@ -44,6 +44,31 @@ static const cJSON *nsys__find_dev(const cJSON *arr, int32_t dev) {
   return NULL;
 }
 
+/* Whether the export's timestamps are already UTC ns (`nsys export
+ * --ts-normalize=true`, which adds utcEpochNs to every event): the export's
+ * EXPORT_PARAM_TIME_NORMALIZE says so; an export without that key is judged
+ * by its times (session-relative times are far below the UTC epoch). */
+static bool nsys__clock_is_utc(nsys_call *call, nsys_profile *p) {
+  const char *meta = p->schema.table[NSYS_TBL_META];
+  if (meta && nsys_schema_has_column(p, NSYS_TBL_META, "name") && nsys_schema_has_column(p, NSYS_TBL_META, "value")) {
+    char *sql = nsys_xasprintf("SELECT value FROM %s WHERE name = 'EXPORT_PARAM_TIME_NORMALIZE'", meta);
+    sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
+    free(sql);
+    if (st) {
+      int known = -1;
+      if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        known = v && (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "TRUE") || !strcmp(v, "True"));
+      }
+      sqlite3_finalize(st);
+      if (known >= 0) return known;
+    } else {
+      call->err = NSYS_OK; /* tolerate an odd metadata table: judge by the times */
+    }
+  }
+  return p->info.has_span && p->info.utc_epoch_ns > 0 && p->info.span_start >= p->info.utc_epoch_ns / 2;
+}
+
 cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index **ixs, int n) {
   /* alignment */
   int64_t min_utc = INT64_MAX;
@@ -60,7 +85,10 @@ cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index *
   cJSON *ov_rows = cJSON_CreateArray(), *nc_rows = cJSON_CreateArray(), *it_rows = cJSON_CreateArray();
   int64_t set_start = INT64_MAX, set_end = INT64_MIN;
   for (int i = 0; i < n; i++) {
-    int64_t off = all_utc ? ps[i]->info.utc_epoch_ns - min_utc : 0;
+    /* set time = UTC - min_utc: session-relative times add their own epoch,
+     * UTC times (normalised exports) only subtract the earliest one */
+    bool utc_clock = nsys__clock_is_utc(call, ps[i]);
+    int64_t off = all_utc ? (utc_clock ? 0 : ps[i]->info.utc_epoch_ns) - min_utc : 0;
     cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "profileId", ps[i]->id);
     cJSON_AddStringToObject(f, "path", ps[i]->path);
@@ -69,6 +97,7 @@ cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index *
     if (ps[i]->info.utc_epoch_ns > 0) cJSON_AddRawToObject(f, "utcEpochNs", raw);
     else cJSON_AddNullToObject(f, "utcEpochNs");
     nsys_json_int(f, "offsetNs", off);
+    cJSON_AddBoolToObject(f, "utcClock", utc_clock);
     cJSON_AddItemToArray(files, f);
     if (ixs[i]->span_end > ixs[i]->span_start) {
       set_start = NSYS_MIN(set_start, ixs[i]->span_start + off);

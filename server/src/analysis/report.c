@@ -130,6 +130,17 @@ static const char *nsys__bubble_fix(const char *cause) {
   if (!strcmp(cause, "launch"))
     return "The GPU starves while the CPU is still launching: capture the step in a CUDA graph "
            "(torch.cuda.graphs / torch.compile mode=reduce-overhead) or fuse small kernels.";
+  if (!strcmp(cause, "module_load"))
+    return "The host was loading CUDA modules (cuModuleLoadDataEx, cuLibraryLoadData): JIT compilation "
+           "of PTX or lazy loading. Build for this GPU's architecture (cubin, no PTX JIT), keep the JIT "
+           "cache (CUDA_CACHE_PATH), warm up before the measured steps, or set CUDA_MODULE_LOADING=EAGER.";
+  if (!strcmp(cause, "alloc"))
+    return "The host was allocating or freeing memory (cudaMalloc/cudaFree, cudaHostAlloc), which "
+           "synchronises the device: allocate once outside the loop and reuse buffers (a caching "
+           "allocator, memory pools with cudaMallocAsync).";
+  if (!strcmp(cause, "host_register"))
+    return "The host was pinning memory (cudaHostRegister): register buffers once at start-up and reuse "
+           "them instead of registering per step.";
   return "No CUDA API activity during the gaps: the host is busy elsewhere (data loading, Python, "
          "GC, I/O). Overlap data loading (more DataLoader workers, pin_memory, prefetch), and "
          "profile the CPU side (nsys -s cpu) to find the stall.";
@@ -152,7 +163,7 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
     }
     double big_ns = big ? nsys__num(big, "durationNs") : 0;
     bool concentrated = span > 0 && big_ns >= 5e6 && big_ns >= 0.03 * span;
-    if (gap_n < 1 || (idle_pct < 10 && !concentrated)) continue;
+    if (idle_pct < 10 && !concentrated) continue;
     const cJSON *causes = nsys__get(d, "causeNs");
     const char *cause = NULL;
     double best = -1;
@@ -203,6 +214,15 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
                     as ? as : nv ? "" : strcmp(nsys__str(big, "cause") ? nsys__str(big, "cause") : "", "cpu_stall") ? (nsys__str(big, "cause") ? nsys__str(big, "cause") : "unknown") : "",
                     nv ? (as ? ", then host-only work in NVTX '" : ": host in NVTX '") : "", nv ? nv : "",
                     nv ? "'" : "", gap_n, gap_n == 1 ? "" : "s", idle_pct);
+    } else if (gap_n < 1) {
+      /* idle >= 10% with no gap reaching the threshold: many short gaps */
+      double min_gap = nsys__num(nsys__get(gaps, "summary"), "minGapNs");
+      nsys__finding(f, "gpu_bubbles", sev, impact, ev,
+                    "The idle time is spread over many short gaps between GPU operations: the GPU waits "
+                    "for the host to queue the next one. Queue work further ahead (fewer synchronisations), "
+                    "capture the step in a CUDA graph, or fuse small kernels.",
+                    "GPU %d idle %.1f%% of its active span (%s), all in gaps shorter than %s", dev, idle_pct,
+                    nsys__dur(b1, sizeof b1, nsys__num(d, "idleNs")), nsys__dur(b2, sizeof b2, min_gap));
     } else {
       nsys__finding(f, "gpu_bubbles", sev, impact, ev, nsys__bubble_fix(cause),
                     "GPU %d idle %.1f%% of its active span: %.0f gap%s >= 1 ms (%s), mostly %s", dev, idle_pct,
@@ -305,6 +325,7 @@ static void nsys__rule_h2d(nsys__findings *f, const cJSON *mem, int64_t span) {
     cJSON *ev = cJSON_CreateObject();
     nsys_json_num(ev, "h2dNs", h2d_ns);
     nsys_json_num(ev, "h2dBytes", h2d_b);
+    nsys_json_num(ev, "h2dCount", nsys__num(s, "h2dCount"));
     nsys_json_num(ev, "busiestDevice", nsys__num(s, "h2dBusiestDevice"));
     nsys_json_num(ev, "busiestDeviceH2dNs", dev_ns);
     nsys_json_num(ev, "h2dPctOfWindow", nsys__num(s, "h2dPctOfWindow"));
@@ -314,10 +335,11 @@ static void nsys__rule_h2d(nsys__findings *f, const cJSON *mem, int64_t span) {
                   "Host-to-device traffic takes a large share of the run: keep data resident on the GPU, "
                   "move preprocessing to the GPU, copy once per batch rather than per tensor, and overlap "
                   "copies with compute on a separate stream.",
-                  "Host-to-device copies keep GPU %.0f's copy engine busy %.1f%% of the window (%s); %s in "
-                  "%.0f copies overall",
+                  "Host-to-device copies keep GPU %.0f's copy engines busy %.1f%% of the window (%s); %s in "
+                  "%.0f host-to-device cop%s overall",
                   nsys__num(s, "h2dBusiestDevice"), pct, nsys__dur(b1, sizeof b1, dev_ns),
-                  nsys__bytes(b2, sizeof b2, h2d_b), nsys__num(s, "count"));
+                  nsys__bytes(b2, sizeof b2, h2d_b), nsys__num(s, "h2dCount"),
+                  nsys__num(s, "h2dCount") == 1 ? "y" : "ies");
     (void)b3;
   }
 }

@@ -36,7 +36,7 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
   const char *tbl = p->schema.table[NSYS_TBL_MEMCPY];
   int64_t n_all = 0, bytes_all = 0, ns_all = 0, pageable_n = 0, pageable_bytes = 0, sync_n = 0;
   int64_t ph2d_n = 0, ph2d_bytes = 0, ph2d_ns = 0, ph2d_s = 0, ph2d_e = 0;
-  int64_t h2d_bytes = 0, h2d_ns = 0;
+  int64_t h2d_bytes = 0, h2d_ns = 0, h2d_n = 0;
   if (tbl) {
     bool has_kinds = nsys_schema_has_column(p, NSYS_TBL_MEMCPY, "srcKind");
     char *sql = nsys_xasprintf(
@@ -81,18 +81,21 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
         ph2d_ns += ns;
       }
       if (ck == 1 || ck == 11) {
+        h2d_n += n;
         h2d_bytes += by;
         h2d_ns += ns;
       }
     }
     sqlite3_finalize(st);
   }
-  /* the busiest device's HtoD time (copies of several GPUs run in parallel) */
+  /* the busiest device's HtoD time (copies of several GPUs run in parallel):
+   * per device, the union of its HtoD copies clipped to the window (several
+   * copy engines overlap), so its share of the window stays <= 100% */
   int64_t h2d_max_dev = 0;
   int32_t h2d_dev = -1;
   if (tbl) {
-    char *sql = nsys_xasprintf("SELECT deviceId, SUM(\"end\"-start) FROM %s WHERE copyKind IN (1, 11) AND "
-                               "start >= ?1 AND start < ?2 %s GROUP BY deviceId",
+    char *sql = nsys_xasprintf("SELECT deviceId, start, \"end\" FROM %s WHERE copyKind IN (1, 11) AND "
+                               "start >= ?1 AND start < ?2 %s ORDER BY deviceId, start",
                                tbl, c->device >= 0 ? "AND deviceId = ?3" : "");
     sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
     free(sql);
@@ -100,12 +103,33 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
     sqlite3_bind_int64(st, 1, c->t0);
     sqlite3_bind_int64(st, 2, c->t1);
     if (c->device >= 0) sqlite3_bind_int64(st, 3, c->device);
-    while (sqlite3_step(st) == SQLITE_ROW)
-      if (sqlite3_column_int64(st, 1) > h2d_max_dev) {
-        h2d_max_dev = sqlite3_column_int64(st, 1);
-        h2d_dev = (int32_t)sqlite3_column_int64(st, 0);
+    int64_t dev = 0;
+    bool have = false;
+    nsys_ivls u;
+    nsys_ivls_init(&u);
+    for (uint32_t rows_seen = 0;; rows_seen++) {
+      bool row = sqlite3_step(st) == SQLITE_ROW;
+      int64_t d = row ? sqlite3_column_int64(st, 0) : 0;
+      if (have && (!row || d != dev)) { /* device done */
+        if (nsys_ivls_total(&u) > h2d_max_dev) {
+          h2d_max_dev = nsys_ivls_total(&u);
+          h2d_dev = (int32_t)dev;
+        }
+        nsys_ivls_clear(&u);
       }
+      if (!row) break;
+      if ((rows_seen & 0xFFFF) == 0 && nsys_call_cancelled(c->call)) {
+        sqlite3_finalize(st);
+        nsys_ivls_free(&u);
+        nsys_call_fail_cancelled(c->call);
+        return false;
+      }
+      dev = d;
+      have = true;
+      nsys_ivls_add_sorted(&u, sqlite3_column_int64(st, 1), NSYS_MIN(sqlite3_column_int64(st, 2), c->t1));
+    }
     sqlite3_finalize(st);
+    nsys_ivls_free(&u);
   }
   /* synchronous (blocking) copies: GPU copies whose launching API is not *Async */
   const nsys_index *ix = c->ix;
@@ -119,6 +143,7 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_json_int(summary, "count", n_all);
   nsys_json_int(summary, "bytes", bytes_all);
   nsys_json_int(summary, "totalNs", ns_all);
+  nsys_json_int(summary, "h2dCount", h2d_n);
   nsys_json_int(summary, "h2dBytes", h2d_bytes);
   nsys_json_int(summary, "h2dNs", h2d_ns);
   nsys_json_int(summary, "pageableCount", pageable_n);
@@ -171,8 +196,12 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
   if (samp || osrt) {
     char *sql = samp ? nsys_xasprintf("SELECT globalTid, COUNT(*) FROM %s WHERE start >= ?1 AND start < ?2 "
                                       "GROUP BY globalTid ORDER BY 2 DESC", samp)
-                     : nsys_xasprintf("SELECT globalTid, SUM(\"end\"-start) FROM %s WHERE start >= ?1 "
-                                      "AND start < ?2 GROUP BY globalTid ORDER BY 2 DESC", osrt);
+                     /* outermost calls only (a nested call lies inside its parent),
+                      * clipped at the window's end: at most the window per thread */
+                     : nsys_xasprintf("SELECT globalTid, SUM(MIN(\"end\", ?2) - start) FROM %s WHERE start >= ?1 "
+                                      "AND start < ?2 AND \"end\" >= start %s GROUP BY globalTid ORDER BY 2 DESC",
+                                      osrt, nsys_schema_has_column(p, NSYS_TBL_OSRT, "nestingLevel")
+                                                ? "AND nestingLevel = 0" : "");
     sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
     free(sql);
     if (!st) return false;
@@ -195,14 +224,17 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
     }
     sqlite3_finalize(st);
   }
-  /* CUDA API time per index thread */
+  /* CUDA API time per index thread: the union of its calls clipped to the
+   * window (calls in start order), so nested calls count once and the share
+   * of the window stays <= 100% */
+  nsys_ivls u;
+  nsys_ivls_init(&u);
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
-    int64_t api = 0;
-    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
-      if (ix->api.start[k] < c->t0 || ix->api.start[k] >= c->t1) continue;
-      api += ix->api.end[k] - ix->api.start[k];
-    }
+    nsys_ivls_clear(&u);
+    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++)
+      nsys_ivls_add_sorted(&u, NSYS_MAX(ix->api.start[k], c->t0), NSYS_MIN(ix->api.end[k], c->t1));
+    int64_t api = nsys_ivls_total(&u);
     size_t j = 0;
     for (; j < n; j++)
       if (nsys_gtid_pid(v[j].gtid) == th->pid && nsys_gtid_tid(v[j].gtid) == th->tid) break;
@@ -218,6 +250,7 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
     }
     v[j].api_ns = api;
   }
+  nsys_ivls_free(&u);
   int64_t win = c->t1 - c->t0;
   size_t shown = (limit > 0 && (size_t)limit < n) ? (size_t)limit : n;
   for (size_t i = 0; i < shown; i++) {

@@ -2,7 +2,6 @@
 #include "explain/gpu_specs.h"
 
 #include <ctype.h>
-#include <stdbool.h>
 #include <string.h>
 
 typedef struct {
@@ -27,7 +26,7 @@ static const nsys__gpu_row nsys__gpus[] = {
     {{"Quadro RTX 8000", "Turing", 7, 5, 72, 0, 130.5, 0, 0, 16.3, 672, 48}, "quadro rtx 8000|quadro rtx 6000"},
     /* Ampere datacenter */
     {{"A100 SXM4 80GB", "Ampere", 8, 0, 108, 312, 312, 0, 156, 19.5, 2039, 80},
-     "a100|a100 sxm4 80gb|a100 80gb|a100 sxm 80gb|a800"},
+     "a100|a100 sxm4 80gb|a100 80gb|a100 sxm 80gb|a800|a800 sxm4 80gb"},
     {{"A100 SXM4 40GB", "Ampere", 8, 0, 108, 312, 312, 0, 156, 19.5, 1555, 40}, "a100 sxm4 40gb|a100 sxm4|a100 40gb"},
     {{"A100 PCIe 80GB", "Ampere", 8, 0, 108, 312, 312, 0, 156, 19.5, 1935, 80}, "a100 80gb pcie|a100 pcie 80gb"},
     {{"A100 PCIe 40GB", "Ampere", 8, 0, 108, 312, 312, 0, 156, 19.5, 1555, 40}, "a100 pcie|a100 pcie 40gb|a100 40gb pcie"},
@@ -63,7 +62,9 @@ static const nsys__gpu_row nsys__gpus[] = {
     {{"RTX 4090 D", "Ada", 8, 9, 114, 147, 147, 294, 73.5, 73.5, 1008, 24}, "rtx 4090 d"},
     {{"RTX 4080 SUPER", "Ada", 8, 9, 80, 104.4, 104.4, 208.9, 52.2, 52.2, 736, 16}, "rtx 4080 super"},
     {{"RTX 4080", "Ada", 8, 9, 76, 97.5, 97.5, 194.9, 48.7, 48.7, 717, 16}, "rtx 4080"},
+    {{"RTX 4070 Ti SUPER", "Ada", 8, 9, 66, 88.2, 88.2, 176.4, 44.1, 44.1, 672, 16}, "rtx 4070 ti super"},
     {{"RTX 4070 Ti", "Ada", 8, 9, 60, 80.2, 80.2, 160.4, 40.1, 40.1, 504, 12}, "rtx 4070 ti"},
+    {{"RTX 4070 SUPER", "Ada", 8, 9, 56, 71, 71, 141.9, 35.5, 35.5, 504, 12}, "rtx 4070 super"},
     {{"RTX 4070", "Ada", 8, 9, 46, 58.3, 58.3, 116.6, 29.1, 29.1, 504, 12}, "rtx 4070"},
     {{"RTX 4060 Ti", "Ada", 8, 9, 34, 44.1, 44.1, 88.3, 22.1, 22.1, 288, 8}, "rtx 4060 ti"},
     {{"RTX 4060", "Ada", 8, 9, 24, 30.2, 30.2, 60.4, 15.1, 15.1, 272, 8}, "rtx 4060"},
@@ -107,12 +108,16 @@ static const nsys_gpu_spec nsys__generic[] = {
 
 #define NSYS_GPU_SPEC_COUNT_() (sizeof nsys__gpus / sizeof nsys__gpus[0])
 
-/* Lower-case words of alphanumerics, vendor words ("nvidia", "tesla",
- * "geforce") dropped, joined by single spaces and padded with one space on
- * each side so that searching " word " finds whole words only. */
-static void nsys__norm(const char *in, char *out, size_t cap) {
+/* Lower-case words of alphanumerics joined by single spaces, without the
+ * vendor words ("nvidia", "tesla", "geforce") and the filler words "gpu" and
+ * "generation" ("RTX 5000 Ada Generation Laptop GPU" -> "rtx 5000 ada
+ * laptop"). Words from "mig" on (a MIG slice: "A30 MIG 2g.12gb") are cut and
+ * *mig set. Without memory words (keep_mem false), sizes ("80gb") and memory
+ * types ("hbm3", "gddr6x") are dropped too. */
+static void nsys__norm(const char *in, bool keep_mem, char *out, size_t cap, bool *mig) {
   size_t o = 0;
-  out[o++] = ' ';
+  out[0] = '\0';
+  if (mig) *mig = false;
   const char *p = in;
   while (*p) {
     while (*p && !isalnum((unsigned char)*p)) p++;
@@ -124,42 +129,67 @@ static void nsys__norm(const char *in, char *out, size_t cap) {
     if (len >= sizeof word) continue;
     for (size_t i = 0; i < len; i++) word[i] = (char)tolower((unsigned char)w[i]);
     word[len] = '\0';
-    if (!strcmp(word, "nvidia") || !strcmp(word, "tesla") || !strcmp(word, "geforce")) continue;
+    if (!strcmp(word, "mig")) {
+      if (mig) *mig = true;
+      break;
+    }
+    if (!strcmp(word, "nvidia") || !strcmp(word, "tesla") || !strcmp(word, "geforce") ||
+        !strcmp(word, "gpu") || !strcmp(word, "generation"))
+      continue;
+    if (!keep_mem) {
+      size_t d = 0;
+      while (d < len && isdigit((unsigned char)word[d])) d++;
+      bool size = d > 0 && !strcmp(word + d, "gb");
+      if (size || !strncmp(word, "hbm", 3) || !strncmp(word, "gddr", 4)) continue;
+    }
     if (o + len + 2 >= cap) break;
+    if (o) out[o++] = ' ';
     memcpy(out + o, word, len);
     o += len;
-    out[o++] = ' ';
+    out[o] = '\0';
   }
-  out[o] = '\0';
 }
 
-const nsys_gpu_spec *nsys_gpu_spec_match(const char *gpu_name) {
-  if (!gpu_name || !*gpu_name) return NULL;
-  char name[260];
-  nsys__norm(gpu_name, name, sizeof name);
-  const nsys_gpu_spec *best = NULL;
-  size_t best_len = 0;
+/* The row one of whose aliases equals `name` (normalised), or NULL. With
+ * keep_mem false, only aliases without memory words take part. */
+static const nsys_gpu_spec *nsys__find_alias(const char *name, bool keep_mem) {
   for (size_t i = 0; i < NSYS_GPU_SPEC_COUNT_(); i++) {
     const char *a = nsys__gpus[i].aliases;
     while (*a) {
       const char *bar = strchr(a, '|');
       size_t len = bar ? (size_t)(bar - a) : strlen(a);
-      char pat[64];
-      if (len + 3 <= sizeof pat) {
-        pat[0] = ' ';
-        memcpy(pat + 1, a, len);
-        pat[len + 1] = ' ';
-        pat[len + 2] = '\0';
-        if (len > best_len && strstr(name, pat)) {
-          best = &nsys__gpus[i].spec;
-          best_len = len;
-        }
+      char raw[64], alias[64], full[64];
+      if (len < sizeof raw) {
+        memcpy(raw, a, len);
+        raw[len] = '\0';
+        nsys__norm(raw, keep_mem, alias, sizeof alias, NULL);
+        nsys__norm(raw, true, full, sizeof full, NULL);
+        if ((keep_mem || !strcmp(alias, full)) && !strcmp(alias, name)) return &nsys__gpus[i].spec;
       }
       a += len;
       if (*a == '|') a++;
     }
   }
-  return best;
+  return NULL;
+}
+
+const nsys_gpu_spec *nsys_gpu_spec_match(const char *gpu_name) {
+  if (!gpu_name || !*gpu_name) return NULL;
+  char name[260];
+  nsys__norm(gpu_name, true, name, sizeof name, NULL);
+  if (!name[0]) return NULL;
+  const nsys_gpu_spec *s = nsys__find_alias(name, true);
+  if (s) return s;
+  nsys__norm(gpu_name, false, name, sizeof name, NULL);
+  return name[0] ? nsys__find_alias(name, false) : NULL;
+}
+
+bool nsys_gpu_name_is_mig(const char *gpu_name) {
+  if (!gpu_name) return false;
+  char name[260];
+  bool mig = false;
+  nsys__norm(gpu_name, true, name, sizeof name, &mig);
+  return mig;
 }
 
 const nsys_gpu_spec *nsys_gpu_spec_match_or_cc(const char *gpu_name, int cc_major, int cc_minor) {

@@ -14,6 +14,7 @@
 #ifndef NSYS_GPU_SPECS_H
 #define NSYS_GPU_SPECS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct nsys_gpu_spec {
@@ -30,9 +31,13 @@ typedef struct nsys_gpu_spec {
   double mem_gb;           /* memory size of the common SKU, GB */
 } nsys_gpu_spec;
 
-/* Best match for a TARGET_INFO_GPU name, or NULL when unknown. Matching is
- * case-insensitive, ignores "NVIDIA"/"Tesla"/"GeForce" and treats '-', '_'
- * as spaces; the longest matching alias wins ("H100 PCIe" over "H100"). */
+/* The row for a TARGET_INFO_GPU name, or NULL when the part is unknown.
+ * The name must equal one of a row's aliases as words, case-insensitive,
+ * ignoring "NVIDIA"/"Tesla"/"GeForce", "GPU", "Generation" and punctuation;
+ * failing that, the same without memory size/type words ("Tesla
+ * V100-SXM2-16GB" is "v100 sxm2"). So "RTX 4070 SUPER" is not "RTX 4070" and
+ * "RTX 4060 Laptop GPU" is not "RTX 4060" (unknown). A MIG slice ("A30 MIG
+ * 2g.12gb") matches its full GPU: see nsys_gpu_name_is_mig. */
 const nsys_gpu_spec *nsys_gpu_spec_match(const char *gpu_name);
 
 /* Same, and when the name is unknown, a generic spec of the compute
@@ -42,6 +47,10 @@ const nsys_gpu_spec *nsys_gpu_spec_match_or_cc(const char *gpu_name, int cc_majo
 /* Peak TFLOP/s for a precision word: "bf16", "f16"/"fp16", "fp8", "tf32",
  * "fp32"; 0 when unknown or unsupported. */
 double nsys_gpu_spec_peak(const nsys_gpu_spec *s, const char *precision);
+
+/* Whether the name is a MIG slice ("... MIG 1g.10gb"): the spec matched is
+ * the full GPU's; its peaks apply to the SMs the slice has. */
+bool nsys_gpu_name_is_mig(const char *gpu_name);
 
 /* Iteration over the table (for tests and docs). */
 size_t nsys_gpu_spec_count(void);

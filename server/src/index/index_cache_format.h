@@ -51,8 +51,9 @@
 #define NSYS__CACHE_MAGIC "NSYSAIX"
 /* 3: graph launches (NSYS_OP_GRAPH); 4: four-lane checksum; 5: derived data
  * stored (display names, NVTX rows, series), checked in one fused pass;
- * 6: display names made at load from stored short names */
-#define NSYS__CACHE_VERSION 6u
+ * 6: display names made at load from stored short names; 7: CUDA-backtrace
+ * API rows (eventClass 67-69) merged into the calls they repeat */
+#define NSYS__CACHE_VERSION 7u
 
 typedef struct {
   char magic[8];

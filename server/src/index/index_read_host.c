@@ -76,14 +76,22 @@ typedef struct {
   uint32_t since;
   int64_t last_gtid;
   uint32_t last_tmp;
+  nsys__raw_api bt; /* CUDA-backtrace rows, set aside (see nsys__merge_backtrace_rows) */
 } nsys__host_rows;
 
-/* args: rowid, start, end, globalTid, correlationId, nameId */
+/* eventClass of the rows that `nsys profile --cudabacktrace` adds to
+ * CUPTI_ACTIVITY_KIND_RUNTIME: TRACE_PROCESS_EVENT_CUDABACKTRACE (67) and its
+ * _START/_FINISH halves (68, 69). Such a row repeats a call already traced
+ * (same globalTid and correlationId, a slightly wider interval) and carries
+ * the call's callchainId. */
+static bool nsys__is_backtrace_class(int64_t ec) { return ec >= 67 && ec <= 69; }
+
+/* args: rowid, start, end, globalTid, correlationId, nameId, eventClass */
 static void nsys__api_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   (void)argc;
   nsys__host_rows *h = sqlite3_user_data(ctx);
   nsys__build *b = h->b;
-  nsys__raw_api *r = &b->api;
+  nsys__raw_api *r = nsys__is_backtrace_class(sqlite3_value_int64(v[6])) ? &h->bt : &b->api;
   if (r->n == r->cap) nsys__raw_api_reserve(r, r->n + 1);
   uint32_t i = r->n;
   r->rowid[i] = sqlite3_value_int64(v[0]);
@@ -107,20 +115,65 @@ static void nsys__api_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   if ((r->n & 0xFFFF) == 0) nsys__report(b, 0, 85, "reading CUDA API calls");
 }
 
+static uint32_t nsys__bt_slot(int64_t corr, uint32_t thread, uint32_t mask) {
+  uint64_t k = (uint64_t)corr * 0x9E3779B97F4A7C15ULL ^ (uint64_t)thread * 0xC2B2AE3D27D4EB4FULL;
+  return (uint32_t)(k >> 32) & mask;
+}
+
+/* A backtrace row whose call was also traced as an ordinary row (same
+ * thread, same correlationId) is dropped: every analysis then counts the call
+ * once. One without such a twin (an export that kept only backtrace rows) is
+ * the only record of its call and is kept. Linear: the backtrace rows are
+ * hashed, the ordinary rows probe them once. */
+static void nsys__merge_backtrace_rows(nsys__raw_api *r, nsys__raw_api *bt) {
+  if (!bt->n) return;
+  uint32_t cap = 16;
+  while (cap < bt->n * 2u) cap *= 2;
+  uint32_t *slot = nsys_xcalloc(cap, sizeof *slot); /* bt index + 1 */
+  bool *twin = nsys_xcalloc(bt->n, sizeof *twin);
+  for (uint32_t i = 0; i < bt->n; i++) {
+    uint32_t j = nsys__bt_slot(bt->corr[i], bt->thread[i], cap - 1);
+    while (slot[j]) j = (j + 1) & (cap - 1);
+    slot[j] = i + 1;
+  }
+  for (uint32_t k = 0; k < r->n; k++) {
+    for (uint32_t j = nsys__bt_slot(r->corr[k], r->thread[k], cap - 1); slot[j]; j = (j + 1) & (cap - 1)) {
+      uint32_t i = slot[j] - 1;
+      if (bt->corr[i] == r->corr[k] && bt->thread[i] == r->thread[k]) twin[i] = true;
+    }
+  }
+  for (uint32_t i = 0; i < bt->n; i++) {
+    if (twin[i]) continue;
+    if (r->n == r->cap) nsys__raw_api_reserve(r, r->n + 1);
+    r->start[r->n] = bt->start[i];
+    r->end[r->n] = bt->end[i];
+    r->rowid[r->n] = bt->rowid[i];
+    r->corr[r->n] = bt->corr[i];
+    r->thread[r->n] = bt->thread[i];
+    r->name[r->n] = bt->name[i];
+    r->n++;
+  }
+  free(slot);
+  free(twin);
+}
+
 bool nsys__read_runtime(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sidmap *sm) {
   if (!nsys__src_has(src, NSYS__SRC_RUNTIME)) return true;
   const char *tbl = src->table[NSYS__SRC_RUNTIME];
   const char *corr =
       nsys__src_has_column(src, NSYS__SRC_RUNTIME, "correlationId") ? "correlationId" : "0";
+  const char *ec = nsys__src_has_column(src, NSYS__SRC_RUNTIME, "eventClass") ? "eventClass" : "0";
   char sql[2048];
   snprintf(sql, sizeof sql,
-           "SELECT nsys_ai_api_rows(rowid, start, end, globalTid, %s, nameId) FROM %s", corr, tbl);
+           "SELECT nsys_ai_api_rows(rowid, start, end, globalTid, %s, nameId, %s) FROM %s", corr, ec, tbl);
   nsys__raw_api *r = &b->api;
   nsys__raw_api_reserve(r, (uint32_t)NSYS_MIN(nsys__src_max_rowid(src, NSYS__SRC_RUNTIME) + 16,
                                               (int64_t)UINT32_MAX - 2));
-  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0};
+  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0, {0}};
   int rc = nsys__read_rows(src->db, "nsys_ai_api_rows", sql, nsys__api_row, &h);
   atomic_fetch_add(&b->rows_done, h.since);
+  if (rc == SQLITE_DONE) nsys__merge_backtrace_rows(r, &h.bt);
+  free(h.bt.start); free(h.bt.end); free(h.bt.rowid); free(h.bt.corr); free(h.bt.thread); free(h.bt.name);
   if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) return nsys__host_fail(b, src, tbl);
   return atomic_load(&b->stop) == 0;
 }
@@ -227,7 +280,7 @@ bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sid
    * mostly marks would reserve far more than its ranges need (it grows then) */
   nsys__raw_nvtx_reserve(&b->nvtx, (uint32_t)NSYS_MIN(nsys__src_max_rowid(src, NSYS__SRC_NVTX) + 16,
                                                       (int64_t)1 << 22));
-  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0};
+  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0, {0}};
   int rc = nsys__read_rows(src->db, "nsys_ai_nvtx_rows", sql, nsys__nvtx_row, &h);
   atomic_fetch_add(&b->rows_done, h.since);
   if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) return nsys__host_fail(b, src, tbl);

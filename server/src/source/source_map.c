@@ -167,6 +167,17 @@ static int nsys__rowapi_cmp(const void *x, const void *y) {
   return (a->rowid > b->rowid) - (a->rowid < b->rowid);
 }
 
+/* A call by (pid, tid, correlationId): the index keeps one row per call and
+ * drops the CUDA-backtrace row (eventClass 67) that repeats it, which is the
+ * row holding the callchainId. */
+typedef struct { uint32_t pid, tid; int64_t corr; uint32_t api; } nsys__callkey;
+static int nsys__callkey_cmp(const void *x, const void *y) {
+  const nsys__callkey *a = x, *b = y;
+  if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  return (a->corr > b->corr) - (a->corr < b->corr);
+}
+
 /* Fills api_site[a] for launch calls with a usable backtrace. */
 static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix, nsys_defs *defs,
                              int32_t *api_site, nsys_call *call) {
@@ -200,7 +211,10 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
   nsys__rowapi *ra = nsys_xmalloc(sizeof *ra * (ix->api.n + 1));
   for (uint32_t a = 0; a < ix->api.n; a++) ra[a] = (nsys__rowapi){ix->api.rowid[a], a};
   qsort(ra, ix->api.n, sizeof *ra, nsys__rowapi_cmp);
-  sql = nsys_xasprintf("SELECT rowid, callchainId FROM %s WHERE callchainId IS NOT NULL", rt);
+  bool keyed = nsys_schema_has_column(p, NSYS_TBL_RUNTIME, "globalTid") &&
+               nsys_schema_has_column(p, NSYS_TBL_RUNTIME, "correlationId");
+  sql = nsys_xasprintf("SELECT rowid, callchainId, %s, %s FROM %s WHERE callchainId IS NOT NULL",
+                       keyed ? "globalTid" : "NULL", keyed ? "correlationId" : "NULL", rt);
   st = nsys_profile_prepare(p, call, sql);
   free(sql);
   if (!st) {
@@ -210,12 +224,30 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
   }
   int64_t *api_chain = nsys_xmalloc(sizeof *api_chain * (ix->api.n + 1));
   for (uint32_t a = 0; a < ix->api.n; a++) api_chain[a] = -1;
+  nsys__callkey *ck = NULL; /* made at the first row the index does not hold */
   while (sqlite3_step(st) == SQLITE_ROW) {
     nsys__rowapi key = {sqlite3_column_int64(st, 0), 0};
     nsys__rowapi *hit = ix->api.n ? bsearch(&key, ra, ix->api.n, sizeof *ra, nsys__rowapi_cmp) : NULL;
-    if (hit) api_chain[hit->api] = sqlite3_column_int64(st, 1);
+    if (hit) {
+      api_chain[hit->api] = sqlite3_column_int64(st, 1);
+      continue;
+    }
+    if (!ix->api.n || sqlite3_column_type(st, 2) == SQLITE_NULL) continue;
+    if (!ck) {
+      ck = nsys_xmalloc(sizeof *ck * ix->api.n);
+      for (uint32_t a = 0; a < ix->api.n; a++) {
+        const nsys_host_thread *th = &ix->threads[ix->api.thread[a]];
+        ck[a] = (nsys__callkey){th->pid, th->tid, ix->api.correlation[a], a};
+      }
+      qsort(ck, ix->api.n, sizeof *ck, nsys__callkey_cmp);
+    }
+    int64_t g = sqlite3_column_int64(st, 2);
+    nsys__callkey k = {nsys_gtid_pid(g), nsys_gtid_tid(g), sqlite3_column_int64(st, 3), 0};
+    nsys__callkey *twin = bsearch(&k, ck, ix->api.n, sizeof *ck, nsys__callkey_cmp);
+    if (twin && api_chain[twin->api] < 0) api_chain[twin->api] = sqlite3_column_int64(st, 1);
   }
   sqlite3_finalize(st);
+  free(ck);
   free(ra);
   /* offset: does chain (callchainId + k) hold the API's own frame? */
   int votes[2] = {0, 0}, sampled = 0;

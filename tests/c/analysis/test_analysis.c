@@ -170,7 +170,21 @@ static void test_api_classify(void) {
   CHECK(nsys_api_classify("cudaStreamWaitEvent") == NSYS_API_SYNC);
   CHECK(nsys_api_classify("cudaMemcpyAsync") == NSYS_API_MEMCPY);
   CHECK(nsys_api_classify("cudaMemcpy") == NSYS_API_MEMCPY_SYNC);
-  CHECK(nsys_api_classify("cudaMalloc") == NSYS_API_OTHER);
+  CHECK(nsys_api_classify("cudaMalloc") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cudaFree") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cudaMallocHost") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cudaHostAlloc") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cuMemAlloc") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cuMemCreate") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cuModuleLoadDataEx") == NSYS_API_MODULE);
+  CHECK(nsys_api_classify("cuLibraryLoadData") == NSYS_API_MODULE);
+  CHECK(nsys_api_classify("cuLinkComplete") == NSYS_API_MODULE);
+  CHECK(nsys_api_classify("cudaHostRegister") == NSYS_API_HOST_REGISTER);
+  CHECK(nsys_api_classify("cuMemHostUnregister") == NSYS_API_HOST_REGISTER);
+  CHECK(nsys_api_classify("cuMemHostAlloc") == NSYS_API_ALLOC);
+  CHECK(nsys_api_classify("cudaMemcpyToSymbol") == NSYS_API_MEMCPY_SYNC);
+  CHECK(nsys_api_classify("cudaGetDevice") == NSYS_API_OTHER);
+  CHECK(nsys_api_classify("cuModuleGetFunction") == NSYS_API_OTHER);
 }
 
 /* One device, compute stream 7 and comm stream 12:
@@ -238,7 +252,9 @@ static void test_top_kernels(void) {
   CHECK_NEAR(num(r, "rows.0.maxNs"), 40, 1e-6);
   CHECK_NEAR(num(r, "rows.0.medianNs"), 25, 1e-6);
   CHECK_NEAR(num(r, "rows.0.p95Ns"), 39, 1e-6); /* 30 + 0.85*10 = 38.5 -> rounds to 39 */
-  CHECK_NEAR(num(r, "rows.0.stddevNs"), 11, 1e-6); /* sqrt(125) = 11.18 */
+  /* sample standard deviation, as nsys stats: sqrt(500 / 3) = 12.91 (population: 11.18) */
+  CHECK_NEAR(num(r, "rows.0.stddevNs"), 13, 1e-6);
+  CHECK_NEAR(num(r, "rows.1.stddevNs"), 0, 1e-6); /* z: one instance */
   CHECK_NEAR(num(r, "rows.0.pctOfGpu"), 50, 1e-6);
   CHECK_NEAR(num(r, "summary.kernelCount"), 5, 1e-6);
   CHECK_NEAR(num(r, "summary.totalKernelNs"), 200, 1e-6);
@@ -446,6 +462,15 @@ static bool has_finding(const cJSON *rep, const char *id) {
   return false;
 }
 
+static cJSON *report_of(tix *t) {
+  nsys_call call;
+  nsys_call_init(&call, "report/generate", NULL, NULL);
+  cJSON *rep = nsys_report_build(&call, NULL, &t->ix);
+  CHECK_MSG(rep != NULL, "report: %s", call.err_msg);
+  nsys_call_dispose(&call);
+  return rep;
+}
+
 static void test_report_rules(void) {
   tix t;
   tix_init(&t);
@@ -460,10 +485,7 @@ static void test_report_rules(void) {
   uint32_t a = add_api(&t, th, 23000000, 23010000, "cudaLaunchKernel");
   add_op(&t, tr, 23011000, 23013000, "tiny_kernel", (int32_t)a, NSYS_OP_KERNEL);
   tix_span(&t);
-  nsys_call call;
-  nsys_call_init(&call, "report/generate", NULL, NULL);
-  cJSON *rep = nsys_report_build(&call, NULL, &t.ix);
-  CHECK_MSG(rep != NULL, "report: %s", call.err_msg);
+  cJSON *rep = report_of(&t);
   if (rep) {
     CHECK(has_finding(rep, "cpu_bound_launch"));
     CHECK(has_finding(rep, "sync_stalls"));
@@ -481,12 +503,80 @@ static void test_report_rules(void) {
     nsys_strbuf_free(&b);
     cJSON_Delete(rep);
   }
-  nsys_call_dispose(&call);
+  nsys_strtab_free(&t.ix.strings);
+}
+
+/* Gap causes beyond sync/memcpy/launch, and per-class CPU time as a union
+ * over threads. Device 0, one stream; gaps (ns): [1000,3000) in
+ * cuModuleLoadDataEx, [4000,6000) in cudaFree, [7000,9000) in
+ * cudaHostRegister, [10000,12000) in two threads' launch calls
+ * [10000,11500) and [10500,11800) (union 1800, sum 2800), [13000,15000)
+ * in cudaGetDevice only (other: a CPU stall). */
+static void test_gap_causes(void) {
+  tix t;
+  tix_init(&t);
+  uint32_t th = add_thread(&t, 1, 1);
+  add_api(&t, th, 900, 3100, "cuModuleLoadDataEx");
+  add_api(&t, th, 4000, 6000, "cudaFree");
+  add_api(&t, th, 10000, 11500, "cudaLaunchKernel");
+  add_api(&t, th, 13000, 15000, "cudaGetDevice");
+  uint32_t th2 = add_thread(&t, 1, 2);
+  add_api(&t, th2, 7000, 9000, "cudaHostRegister");
+  add_api(&t, th2, 10500, 11800, "cuLaunchKernel");
+  uint32_t tr = add_track(&t, 0, 7, 1, NSYS_STREAM_COMPUTE);
+  for (int64_t s = 0; s <= 15000; s += 3000) add_op(&t, tr, s, s + 1000, "k", -1, NSYS_OP_KERNEL);
+  tix_span(&t);
+  cJSON *r = run(&t, "gpu_idle_gaps", "{\"minGapNs\": 1000, \"scope\": \"device\"}");
+  CHECK(r);
+  CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(r, "rows")), 5);
+  static const char *const want[5] = {"module_load", "alloc", "host_register", "launch", "cpu_stall"};
+  for (int i = 0; i < 5; i++) { /* equal durations: start order */
+    char path[64];
+    snprintf(path, sizeof path, "rows.%d.cause", i);
+    CHECK_STR(str(r, path), want[i]);
+  }
+  CHECK_NEAR(num(r, "rows.0.cpuNs.moduleLoad"), 2000, 1e-6); /* clipped to the gap */
+  CHECK_NEAR(num(r, "rows.1.cpuNs.alloc"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "rows.2.cpuNs.hostRegister"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "rows.3.cpuNs.launch"), 1800, 1e-6); /* union, not 2800 */
+  CHECK_NEAR(num(r, "rows.4.cpuNs.otherApi"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.module_load"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.alloc"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.host_register"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.launch"), 2000, 1e-6);
+  CHECK_NEAR(num(r, "summary.devices.0.causeNs.cpu_stall"), 2000, 1e-6);
+  cJSON_Delete(r);
+  nsys_strtab_free(&t.ix.strings);
+}
+
+/* gpu_bubbles as documented: 25% idle in 50 us gaps (none >= 1 ms) fires. */
+static void test_report_short_gaps(void) {
+  tix t;
+  tix_init(&t);
+  uint32_t th = add_thread(&t, 1, 1);
+  uint32_t tr = add_track(&t, 0, 7, 1, NSYS_STREAM_COMPUTE);
+  for (int i = 0; i < 400; i++) {
+    int64_t s = (int64_t)i * 200000;
+    uint32_t a = add_api(&t, th, s, s + 5000, "cudaLaunchKernel");
+    add_op(&t, tr, s + 50000, s + 200000, "k", (int32_t)a, NSYS_OP_KERNEL);
+  }
+  tix_span(&t);
+  cJSON *rep = report_of(&t);
+  if (rep) {
+    CHECK(has_finding(rep, "gpu_bubbles"));
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(rep, "findings"))
+      if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(f, "id")), "gpu_bubbles"))
+        CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(f, "title")), "all in gaps shorter than"));
+    cJSON_Delete(rep);
+  }
   nsys_strtab_free(&t.ix.strings);
 }
 
 int main(void) {
   test_report_rules();
+  test_report_short_gaps();
+  test_gap_causes();
   test_intervals();
   test_nccl_parse();
   test_api_classify();

@@ -39,7 +39,25 @@ static void test_match(void) {
       {"NVIDIA GB200", "GB200"},
       {"NVIDIA TITAN RTX", "TITAN RTX"},
       {"NVIDIA RTX A2000 12GB", "RTX A2000"},
-      {"GeForce GTX 1060 with Max-Q Design", "GTX 1060"},
+      /* exact: a variant is not its base part */
+      {"GeForce GTX 1060 with Max-Q Design", NULL},
+      {"NVIDIA GeForce RTX 4070 SUPER", "RTX 4070 SUPER"},
+      {"NVIDIA GeForce RTX 4070 Ti SUPER", "RTX 4070 Ti SUPER"},
+      {"NVIDIA GeForce RTX 4070", "RTX 4070"},
+      {"NVIDIA GeForce RTX 4080 SUPER", "RTX 4080 SUPER"},
+      {"NVIDIA GeForce RTX 4060 Laptop GPU", NULL},
+      {"NVIDIA GeForce RTX 4090 Laptop GPU", NULL},
+      {"NVIDIA GeForce RTX 3060 Ti", "RTX 3060 Ti"},
+      {"NVIDIA RTX 5000 Ada Generation", "RTX 5000 Ada"},
+      {"nvidia  rtx-5000_ada generation LAPTOP gpu", "RTX 5000 Ada Laptop"},
+      {"NVIDIA A800-SXM4-80GB", "A100 SXM4 80GB"},
+      {"NVIDIA GH200 480GB", "H200"},
+      {"NVIDIA H100 80GB HBM3 MIG 1g.10gb", "H100 SXM"},
+      {"NVIDIA A30 MIG 2g.12gb", "A30"},
+      {"NVIDIA A100-SXM4-40GB MIG 3g.20gb", "A100 SXM4 40GB"},
+      {"NVIDIA A30X", NULL},
+      {"NVIDIA H100 SXM5 80GB", "H100 SXM"},
+      {"MIG 1g.5gb", NULL},
       {"Intel(R) Iris(R) Xe Graphics", NULL},
       {"Microsoft Basic Render Driver", NULL},
       {"", NULL},
@@ -53,6 +71,11 @@ static void test_match(void) {
     }
   }
   CHECK(nsys_gpu_spec_match(NULL) == NULL);
+  CHECK(nsys_gpu_name_is_mig("NVIDIA A30 MIG 2g.12gb"));
+  CHECK(nsys_gpu_name_is_mig("NVIDIA A100-SXM4-40GB MIG 1g.5gb"));
+  CHECK(!nsys_gpu_name_is_mig("NVIDIA A30"));
+  CHECK(!nsys_gpu_name_is_mig("NVIDIA Migrator 9000"));
+  CHECK(!nsys_gpu_name_is_mig(NULL));
   const nsys_gpu_spec *h = nsys_gpu_spec_match("NVIDIA H100 80GB HBM3");
   CHECK(h && h->sm_count == 132 && h->cc_major == 9);
   CHECK_NEAR(nsys_gpu_spec_peak(h, "bf16"), 989, 1e-9);

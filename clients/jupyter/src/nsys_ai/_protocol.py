@@ -664,6 +664,7 @@ ProfileOpenSetParams = TypedDict("ProfileOpenSetParams", {
 ProfileOpenSetResultFilesItem = TypedDict("ProfileOpenSetResultFilesItem", {
     "utcEpochNs": Union[int, None],
     "offsetNs": Ns,
+    "utcClock": bool,
 })
 
 ProfileOpenSetResultStragglers = TypedDict("ProfileOpenSetResultStragglers", {

@@ -6,6 +6,10 @@ utcEpochNs: (number | null)
  * Nanoseconds on the profile's own clock.
  */
 offsetNs: number
+/**
+ * The export's timestamps are already UTC (EXPORT_PARAM_TIME_NORMALIZE=true): offsetNs does not add its utcEpochNs.
+ */
+utcClock: boolean
 }[]
 ranks: {
 
