@@ -53,7 +53,7 @@ step "widget bundle (js/)"
 
 # -- 3. generated protocol types ---------------------------------------------------------
 step "protocol types"
-"$VPY" scripts/gen_types.py --check || fail "src/nsys_ai/_protocol.py is stale (run scripts/gen_types.py)"
+"$VPY" ../../protocol/gen.py --check || fail "generated protocol files are stale (run protocol/gen.py)"
 
 # -- 4. static typing ----------------------------------------------------------------------
 step "mypy"

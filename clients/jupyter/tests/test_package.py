@@ -14,7 +14,7 @@ from conftest import PKG, REPO
 
 
 def test_generated_types_are_current() -> None:
-    out = subprocess.run([sys.executable, str(PKG / "scripts" / "gen_types.py"), "--check"],
+    out = subprocess.run([sys.executable, str(REPO / "protocol" / "gen.py"), "--check"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
 
