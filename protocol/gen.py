@@ -216,6 +216,11 @@ def ts_methods(p: Protocol) -> str:
         pt = pascal(schema_file(m["name"], "params")[:-5])
         rt = pascal(schema_file(m["name"], "result")[:-5])
         out.append(f"  {json.dumps(m['name'])}: {{ params: {pt}; result: {rt} }};\n")
+    out.append("}\n\n/** The notifications with params: what they carry. */\nexport interface NotificationMap {\n")
+    for m in p.methods:
+        f = schema_file(m["name"], "params")
+        if p.has(m, "notification") and f in p.schemas:
+            out.append(f"  {json.dumps(m['name'])}: {pascal(f[:-5])};\n")
     out.append("}\nexport type RequestName = keyof RequestMap;\n"
                "export type ParamsOf<M extends RequestName> = RequestMap[M]['params'];\n"
                "export type ResultOf<M extends RequestName> = RequestMap[M]['result'];\n\n")

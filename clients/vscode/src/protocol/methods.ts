@@ -122,6 +122,12 @@ export interface RequestMap {
   "source/locate": { params: SourceLocateParams; result: SourceLocateResult };
   "source/refine": { params: SourceRefineParams; result: SourceRefineResult };
 }
+
+/** The notifications with params: what they carry. */
+export interface NotificationMap {
+  "$/cancelRequest": CancelRequestParams;
+  "$/progress": ProgressParams;
+}
 export type RequestName = keyof RequestMap;
 export type ParamsOf<M extends RequestName> = RequestMap[M]['params'];
 export type ResultOf<M extends RequestName> = RequestMap[M]['result'];

@@ -177,17 +177,3 @@ export type WorkDoneProgress =
   | { kind: 'begin'; title?: string; message?: string; percentage?: number; cancellable?: boolean }
   | { kind: 'report'; message?: string; percentage?: number }
   | { kind: 'end'; message?: string };
-
-/** Error codes from docs/protocol.md's table that the client reacts to. */
-export const ErrorCodes = {
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  RequestCancelled: -32800,
-  FileNotFound: -32001,
-  NotSqlite: -32003,
-  NotNsys: -32004,
-  ProfileNotOpen: -32005,
-  NsysMissing: -32006,
-  NotFound: -32008,
-  DataMissing: -32009,
-} as const;
