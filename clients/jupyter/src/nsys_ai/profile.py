@@ -16,21 +16,23 @@ if TYPE_CHECKING:
     from ._protocol import ProfileInfoResult
     from .widget import NvtxTreeWidget, TimelineWidget
 
-# Method names (docs/protocol.md).
-M_OPEN = "profile/open"
-M_INFO = "profile/info"
-M_CLOSE = "profile/close"
-M_ANALYSIS = "analysis/run"
-M_ANALYSES = "analysis/list"
-M_REPORT = "report/generate"
-M_DIFF = "profile/diff"
-M_TREE = "nvtx/tree"
-M_TRACKS = "timeline/tracks"
-M_RANGE = "timeline/range"
-M_EXPLAIN = "kernel/explain"
-M_KERNELS_AT = "source/kernelsAt"
-M_SEARCH = "search"
-M_DETAILS = "kernel/details"
+# Method names: generated from protocol/methods.json.
+from ._protocol import (  # noqa: E402
+    PROFILE_OPEN as M_OPEN,
+    PROFILE_INFO as M_INFO,
+    PROFILE_CLOSE as M_CLOSE,
+    ANALYSIS_RUN as M_ANALYSIS,
+    ANALYSIS_LIST as M_ANALYSES,
+    REPORT_GENERATE as M_REPORT,
+    PROFILE_DIFF as M_DIFF,
+    NVTX_TREE as M_TREE,
+    TIMELINE_TRACKS as M_TRACKS,
+    TIMELINE_RANGE as M_RANGE,
+    KERNEL_EXPLAIN as M_EXPLAIN,
+    SOURCE_KERNELS_AT as M_KERNELS_AT,
+    SEARCH as M_SEARCH,
+    KERNEL_DETAILS as M_DETAILS,
+)
 
 TOP_KERNEL_COLUMNS = ("name", "count", "totalNs", "avgNs", "minNs", "maxNs", "medianNs", "pctOfGpu")
 
