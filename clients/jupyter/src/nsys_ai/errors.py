@@ -4,12 +4,20 @@ from __future__ import annotations
 from typing import Any
 
 # JSON-RPC error codes: generated from protocol/errors.json (docs/protocol.md "Errors").
-from ._protocol import (  # noqa: F401  (re-exported)
+from ._protocol import (
     CANCELLED, CORRUPT, DATA_MISSING, EXPORT_FAILED, FILE_NOT_FOUND, INTERNAL, INVALID_PARAMS,
     INVALID_REQUEST, IO, LLM, LLM_NOT_CONFIGURED, METHOD_NOT_FOUND, NOT_FOUND, NOT_INITIALIZED,
     NOT_NSYS_EXPORT, NOT_SQLITE, NSYS_UNAVAILABLE, OUTSIDE_WORKSPACE, PARSE, PROFILE_CHANGED,
     PROFILE_NOT_OPEN, SHUTTING_DOWN, UNKNOWN_ANALYSIS,
 )
+
+__all__ = [
+    "CANCELLED", "CORRUPT", "DATA_MISSING", "EXPORT_FAILED", "FILE_NOT_FOUND", "INTERNAL", "INVALID_PARAMS",
+    "INVALID_REQUEST", "IO", "LLM", "LLM_NOT_CONFIGURED", "METHOD_NOT_FOUND", "NOT_FOUND", "NOT_INITIALIZED",
+    "NOT_NSYS_EXPORT", "NOT_SQLITE", "NSYS_UNAVAILABLE", "OUTSIDE_WORKSPACE", "PARSE", "PROFILE_CHANGED",
+    "PROFILE_NOT_OPEN", "SHUTTING_DOWN", "UNKNOWN_ANALYSIS",
+    "NsysAIError", "ServerNotFoundError", "ServerDiedError",
+]
 
 class NsysAIError(Exception):
     """An error answered by the server: the JSON-RPC `code`, `message` and `data`."""

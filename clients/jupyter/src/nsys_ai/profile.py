@@ -7,7 +7,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
 
-from . import _server
+from . import _protocol, _server
 from ._frames import flatten_tree, frame, have_pandas, timeline_rows
 from ._rich import Diff, Explanation, Report
 from .errors import PROFILE_NOT_OPEN, NsysAIError
@@ -17,22 +17,20 @@ if TYPE_CHECKING:
     from .widget import NvtxTreeWidget, TimelineWidget
 
 # Method names: generated from protocol/methods.json.
-from ._protocol import (  # noqa: E402
-    PROFILE_OPEN as M_OPEN,
-    PROFILE_INFO as M_INFO,
-    PROFILE_CLOSE as M_CLOSE,
-    ANALYSIS_RUN as M_ANALYSIS,
-    ANALYSIS_LIST as M_ANALYSES,
-    REPORT_GENERATE as M_REPORT,
-    PROFILE_DIFF as M_DIFF,
-    NVTX_TREE as M_TREE,
-    TIMELINE_TRACKS as M_TRACKS,
-    TIMELINE_RANGE as M_RANGE,
-    KERNEL_EXPLAIN as M_EXPLAIN,
-    SOURCE_KERNELS_AT as M_KERNELS_AT,
-    SEARCH as M_SEARCH,
-    KERNEL_DETAILS as M_DETAILS,
-)
+M_OPEN = _protocol.PROFILE_OPEN
+M_INFO = _protocol.PROFILE_INFO
+M_CLOSE = _protocol.PROFILE_CLOSE
+M_ANALYSIS = _protocol.ANALYSIS_RUN
+M_ANALYSES = _protocol.ANALYSIS_LIST
+M_REPORT = _protocol.REPORT_GENERATE
+M_DIFF = _protocol.PROFILE_DIFF
+M_TREE = _protocol.NVTX_TREE
+M_TRACKS = _protocol.TIMELINE_TRACKS
+M_RANGE = _protocol.TIMELINE_RANGE
+M_EXPLAIN = _protocol.KERNEL_EXPLAIN
+M_KERNELS_AT = _protocol.SOURCE_KERNELS_AT
+M_SEARCH = _protocol.SEARCH
+M_DETAILS = _protocol.KERNEL_DETAILS
 
 TOP_KERNEL_COLUMNS = ("name", "count", "totalNs", "avgNs", "minNs", "maxNs", "medianNs", "pctOfGpu")
 
@@ -228,7 +226,7 @@ class Profile:
     def show(self, start: Optional[int] = None, end: Optional[int] = None,
              height: int = 420, wire: Optional[str] = None) -> "TimelineWidget":
         """An interactive timeline (wheel to zoom, drag to pan) served by `timeline/range`
-        (`wire`: the reply layout, "json" by default, "jsonz" or "bin"; see the README)."""
+        (`wire`: the reply layout, "jsonz" by default, or "json"; see the README)."""
         from .widget import TimelineWidget
         return TimelineWidget(self, start=start, end=end, height=height, wire=wire)
 
