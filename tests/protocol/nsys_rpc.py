@@ -22,13 +22,15 @@ SCHEMAS = REPO / "protocol" / "schemas"
 _VALIDATORS: dict[str, Any] = {}
 
 
-def result_schema_errors(method: str, result: Any) -> list[str]:
-    """The result's violations of protocol/schemas/<method>.result.json (none for
-    methods without one, e.g. test/...)."""
-    if method not in _VALIDATORS:
-        path = SCHEMAS / f"{method.replace('/', '.')}.result.json"
+def schema_validator(method: str, kind: str) -> Any:
+    """A jsonschema validator (draft 2020-12, $refs resolved) of
+    protocol/schemas/<method with / as .>.<kind>.json (kind: params|result), made
+    once; None when the method has no such schema (e.g. test/...)."""
+    key = f"{method.replace('/', '.')}.{kind}"
+    if key not in _VALIDATORS:
+        path = SCHEMAS / f"{key}.json"
         if not path.exists():
-            _VALIDATORS[method] = None
+            _VALIDATORS[key] = None
         else:
             import jsonschema
             from referencing import Registry, Resource
@@ -38,8 +40,13 @@ def result_schema_errors(method: str, result: Any) -> list[str]:
                 (p.name, Resource.from_contents(json.loads(p.read_text()), default_specification=DRAFT202012))
                 for p in SCHEMAS.glob("*.json"))
             schema = json.loads(path.read_text())
-            _VALIDATORS[method] = jsonschema.validators.validator_for(schema)(schema, registry=registry)
-    v = _VALIDATORS[method]
+            _VALIDATORS[key] = jsonschema.validators.validator_for(schema)(schema, registry=registry)
+    return _VALIDATORS[key]
+
+
+def result_schema_errors(method: str, result: Any) -> list[str]:
+    """The result's violations of its method's result schema (none without one)."""
+    v = schema_validator(method, "result")
     if v is None:
         return []
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in v.iter_errors(result)][:10]

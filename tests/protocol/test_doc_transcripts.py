@@ -23,7 +23,7 @@ from typing import Any, Iterator
 import pytest
 
 from conftest import REPO, SCHEMAS, generate
-from nsys_rpc import Server
+from nsys_rpc import Server, schema_validator
 
 DOC = REPO / "docs" / "protocol.md"
 ELIDED = "..."
@@ -89,19 +89,6 @@ def test_the_doc_has_transcripts() -> None:
 
 # -- schemas ---------------------------------------------------------------------------------
 
-def _validator(method: str, kind: str):
-    import jsonschema
-    from referencing import Registry, Resource
-    from referencing.jsonschema import DRAFT202012
-
-    path = SCHEMAS / f"{method.replace('/', '.')}.{kind}.json"
-    schema = json.loads(path.read_text())
-    registry = Registry().with_resources(
-        (p.name, Resource.from_contents(json.loads(p.read_text()), default_specification=DRAFT202012))
-        for p in SCHEMAS.glob("*.json"))
-    return jsonschema.validators.validator_for(schema)(schema, registry=registry)
-
-
 def _elided(x: Any) -> bool:
     return isinstance(x, str) and ELIDED in x or isinstance(x, dict) and ELIDED in x
 
@@ -110,7 +97,7 @@ def schema_errors(method: str, kind: str, instance: Any, doc: bool) -> list[str]
     """The instance's schema violations; for a doc example, those an elision explains
     (an elided value, a member or item left out) are not counted."""
     out = []
-    for e in _validator(method, kind).iter_errors(instance):
+    for e in schema_validator(method, kind).iter_errors(instance):
         if doc:
             if _elided(e.instance):
                 continue
