@@ -9,7 +9,7 @@ Inputs: protocol/methods.json (every method and its flags), protocol/errors.json
 (every error) and protocol/schemas/*.json (params and results). Outputs:
 
 - server/src/rpc/method_list.gen.h    the C method table and lifecycle names (X-macros)
-- server/src/rpc/param_specs.gen.h    field, required and bounds of every integer param
+- server/src/common/param_specs.gen.h field, required and bounds of every integer param
 - server/src/common/error_list.gen.h  the C error table (X-macro)
 - clients/vscode/src/protocol/methods.ts   method names, their params/result types, error codes
 - clients/jupyter/src/nsys_ai/_protocol.py TypedDicts, method names, error codes
@@ -169,7 +169,8 @@ def c_param_specs(p: Protocol) -> str:
     out = [C_HEADER.format(src="schemas/<method>.params.json"),
            "/* NSYS_P_<METHOD>_<FIELD>: the field, whether it is required, and its minimum\n"
            " * and maximum, as the nsys_param_int64() arguments they are, for every integer\n"
-           " * param at the top of a params schema (bounds absent there are int64's). */\n"
+           " * param at the top of a params schema (bounds absent there are int64's);\n"
+           " * NSYS_P_<METHOD>_<FIELD>_MIN and _MAX: the bounds alone. */\n"
            "#ifndef NSYS_PARAM_SPECS_GEN_H\n#define NSYS_PARAM_SPECS_GEN_H\n\n"
            "#include <stdbool.h>\n#include <stdint.h>\n\n"]
     for m in p.methods:
@@ -177,6 +178,7 @@ def c_param_specs(p: Protocol) -> str:
             name = f"NSYS_P_{snake_upper(m['name'])}_{snake_upper(field)}"
             out.append(f"#define {name} {c_string(field)}, {'true' if req else 'false'}, "
                        f"{c_int64(lo)}, {c_int64(hi)}\n")
+            out.append(f"#define {name}_MIN {c_int64(lo)}\n#define {name}_MAX {c_int64(hi)}\n")
     out.append("\n#endif\n")
     return "".join(out)
 
@@ -263,7 +265,7 @@ def doc_errors(p: Protocol, current: str) -> str:
 
 OUTPUTS: dict[str, Callable[[Protocol, str], str]] = {
     "server/src/rpc/method_list.gen.h": lambda p, _: c_method_list(p),
-    "server/src/rpc/param_specs.gen.h": lambda p, _: c_param_specs(p),
+    "server/src/common/param_specs.gen.h": lambda p, _: c_param_specs(p),
     "server/src/common/error_list.gen.h": lambda p, _: c_error_list(p),
     "clients/vscode/src/protocol/methods.ts": lambda p, _: ts_methods(p),
     "clients/jupyter/src/nsys_ai/_protocol.py": lambda p, _: py_protocol(p),

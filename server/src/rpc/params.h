@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "rpc/call.h"
-#include "rpc/param_specs.gen.h" /* NSYS_P_<METHOD>_<FIELD>: the schemas' integer params */
+#include "common/param_specs.gen.h" /* NSYS_P_<METHOD>_<FIELD>: the schemas' integer params */
 
 struct nsys_profile;
 
