@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, SCHEMAS
-from nsys_rpc import RpcError, Server
+from nsys_rpc import RpcError, Server, schema_validator
 
 PROTOCOL = REPO / "protocol"
 sys.path.insert(0, str(PROTOCOL))
@@ -179,3 +179,26 @@ def test_schema_files_are_methods_json() -> None:
     names = {m["name"] for m in METHODS}
     for p in SCHEMAS.glob("*.*.json"):
         assert p.name.rsplit(".", 2)[0].replace(".", "/") in names, p.name
+
+
+def test_progress_methods_report_progress(small_profile: Path, tmp_path: Path) -> None:
+    """Each request flagged `progress` in methods.json sends $/progress begin ... end,
+    valid against its schema, before its reply when its params carry a workDoneToken."""
+    flagged = [m["name"] for m in METHODS if "progress" in m["flags"] and "testOnly" not in m["flags"]]
+    with Server(env={"NSYS_AI_CACHE_DIR": str(tmp_path / "cache")}) as s:
+        pid = None
+        for i, method in enumerate(flagged):
+            params = {"profile/open": {"path": str(small_profile)},
+                      "report/generate": {"profileId": pid},
+                      "agent/ask": {"profileId": pid, "question": "Which kernel takes the most time?"}}[method]
+            token = f"t{i}"
+            result = s.request(method, {**params, "workDoneToken": token})
+            if method == "profile/open":
+                pid = result["profileId"]
+            kinds = [n["params"]["value"]["kind"] for n in s.notifications
+                     if n.get("method") == "$/progress" and n["params"]["token"] == token]
+            assert kinds[:1] == ["begin"] and kinds[-1:] == ["end"], (method, kinds)
+        for n in s.notifications:
+            if n.get("method") == "$/progress":
+                errors = list(schema_validator("$/progress", "params").iter_errors(n["params"]))
+                assert not errors, (n, errors[0].message)
