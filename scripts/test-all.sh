@@ -41,7 +41,7 @@ pytest_run() {
 
 c_normal() {
   [ -f build/build.ninja ] || meson setup build >/dev/null || return 1
-  ninja -C build && meson test -C build --suite c --print-errorlogs
+  ninja -C build && meson test -C build --suite c --suite static --print-errorlogs
 }
 
 c_asan() {

@@ -2,7 +2,7 @@
 """The timeline widget's zoom round trip, measured in the browser in a real JupyterLab 4.
 
     python bench_widget.py [--profile PATH ...] [--app lab|notebook] [--zooms N] [--bursts N]
-                           [--wire jsonz,json,bin,...] [--ab jsonz,json+all] [--json OUT]
+                           [--wire jsonz,json,...] [--ab jsonz,json+all] [--json OUT]
 
 For each profile: starts `jupyter lab` (this Python's environment; the nsys_ai package
 from ./src), runs a notebook showing `p.show()` in headless Chromium, and zooms with the
@@ -201,8 +201,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=HERE / "test-output" / "bench-widget")
     ap.add_argument("--wire", default="jsonz",
                     help="comma-separated variants, one session each: jsonz (the server's columns JSON deflated in Python, "
-                         "inflated in the browser; default), json (forwarded as is), "
-                         "bin (typed columns packed in Python); "
+                         "inflated in the browser; default), json (forwarded as is); "
                          "a suffix -inline serves in the kernel's message handler instead of a worker thread, "
                          "-nagle leaves the server extension (TCP_NODELAY on kernel websockets) off")
     ap.add_argument("--ab", default="",

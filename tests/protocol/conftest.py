@@ -13,7 +13,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from nsys_rpc import Server  # noqa: E402
+from nsys_rpc import Server, schema_validator  # noqa: E402
 
 SHARED = Path(os.environ.get("NSYS_AI_SHARED", REPO.parent / "shared"))
 PROFILES = SHARED / "profiles"
@@ -99,24 +99,8 @@ def schema_for(method: str, kind: str) -> dict:
 
 def check_schema(method: str, kind: str, instance) -> None:
     """Validates instance against the method's schema (jsonschema, draft 2020-12)."""
-    import jsonschema
-
-    schema = schema_for(method, kind)
-    registry = None
-    try:
-        from referencing import Registry, Resource
-
-        from referencing.jsonschema import DRAFT202012
-
-        resources = []
-        for p in SCHEMAS.glob("*.json"):
-            doc = json.loads(p.read_text())
-            resources.append((p.name, Resource.from_contents(doc, default_specification=DRAFT202012)))
-        registry = Registry().with_resources(resources)
-    except Exception:
-        registry = None
-    cls = jsonschema.validators.validator_for(schema)
-    v = cls(schema, registry=registry) if registry is not None else cls(schema)
+    v = schema_validator(method, kind)
+    assert v is not None, f"no schema {method} {kind}"
     errors = sorted(v.iter_errors(instance), key=lambda e: list(e.path))
     if errors:
         msg = "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])

@@ -2,7 +2,9 @@
 
 It spawns `nsys-ai serve`, writes framed messages to its stdin and reads
 framed messages from its stdout on a background thread, so tests can send
-pipelined requests and collect out-of-order replies.
+pipelined requests and collect out-of-order replies. Every result that
+request() returns is validated against its method's result schema
+(protocol/schemas), so every protocol test checks the schemas too.
 """
 from __future__ import annotations
 
@@ -16,6 +18,38 @@ from pathlib import Path
 from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[2]
+SCHEMAS = REPO / "protocol" / "schemas"
+_VALIDATORS: dict[str, Any] = {}
+
+
+def schema_validator(method: str, kind: str) -> Any:
+    """A jsonschema validator (draft 2020-12, $refs resolved) of
+    protocol/schemas/<method with / as .>.<kind>.json (kind: params|result), made
+    once; None when the method has no such schema (e.g. test/...)."""
+    key = f"{method.replace('/', '.')}.{kind}"
+    if key not in _VALIDATORS:
+        path = SCHEMAS / f"{key}.json"
+        if not path.exists():
+            _VALIDATORS[key] = None
+        else:
+            import jsonschema
+            from referencing import Registry, Resource
+            from referencing.jsonschema import DRAFT202012
+
+            registry = Registry().with_resources(
+                (p.name, Resource.from_contents(json.loads(p.read_text()), default_specification=DRAFT202012))
+                for p in SCHEMAS.glob("*.json"))
+            schema = json.loads(path.read_text())
+            _VALIDATORS[key] = jsonschema.validators.validator_for(schema)(schema, registry=registry)
+    return _VALIDATORS[key]
+
+
+def result_schema_errors(method: str, result: Any) -> list[str]:
+    """The result's violations of its method's result schema (none without one)."""
+    v = schema_validator(method, "result")
+    if v is None:
+        return []
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in v.iter_errors(result)][:10]
 
 
 def server_binary() -> str:
@@ -177,6 +211,8 @@ class Server:
         if "error" in reply:
             e = reply["error"]
             raise RpcError(e["code"], e["message"], e.get("data"))
+        errors = result_schema_errors(method, reply["result"])
+        assert not errors, f"{method} result does not match its schema: {errors}"
         return reply["result"]
 
     def notify(self, method: str, params: Any = None) -> None:

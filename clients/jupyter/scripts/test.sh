@@ -53,7 +53,7 @@ step "widget bundle (js/)"
 
 # -- 3. generated protocol types ---------------------------------------------------------
 step "protocol types"
-"$VPY" scripts/gen_types.py --check || fail "src/nsys_ai/_protocol.py is stale (run scripts/gen_types.py)"
+"$VPY" ../../protocol/gen.py --check || fail "generated protocol files are stale (run protocol/gen.py)"
 
 # -- 4. static typing ----------------------------------------------------------------------
 step "mypy"
@@ -69,7 +69,7 @@ if [ -n "$WHEEL" ]; then
 import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 need = {"nsys_ai/__init__.py", "nsys_ai/py.typed", "nsys_ai/_protocol.py", "nsys_ai/static/timeline.js",
-        "nsys_ai/static/tree.js", "nsys_ai/_wire.py", "nsys_ai/_jupyter_server.py",
+        "nsys_ai/static/tree.js", "nsys_ai/_jupyter_server.py",
         "nsys_ai-0.1.0.data/data/etc/jupyter/jupyter_server_config.d/nsys_ai.json"}
 missing = need - names
 print("wheel:", sys.argv[1], len(names), "files", "missing: %s" % sorted(missing) if missing else "(complete)")
@@ -87,12 +87,10 @@ p = nsys_ai.open(sys.argv[1])
 assert p.frames is False, "pandas is not installed here: results must be plain"
 info = p.info()
 assert info["counts"]["kernels"] > 0
-if "analysis/run" in p.server.methods:
-    top = p.top_kernels()
-    assert isinstance(top, dict) and top["rows"], top
-if "timeline/tracks" in p.server.methods:
-    w = p.show()
-    assert w.tracks and nsys_ai.widget.STATIC.joinpath("timeline.js").stat().st_size > 1000
+top = p.top_kernels()
+assert isinstance(top, dict) and top["rows"], top
+w = p.show()
+assert w.tracks and nsys_ai.widget.STATIC.joinpath("timeline.js").stat().st_size > 1000
 print("clean venv OK:", nsys_ai.__file__, info["counts"]["kernels"], "kernels")
 EOF
   else

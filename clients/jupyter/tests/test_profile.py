@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 import nsys_ai
-from nsys_ai._wire import unpack_range
 from nsys_ai import NsysAIError, widget
 
 from conftest import PROFILES, REPO, SQL, need, need_real
@@ -116,29 +115,15 @@ def assert_same_range(cols: dict, objects: dict, tol: float) -> None:
                 assert abs(b["longestDur"][i] - lg.get("dur", 0)) <= max(1.0, lg.get("dur", 0) * 1e-7)
 
 
-def test_widget_columns_from_objects(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
-    """Against a server without the "columns" format, the widget converts "objects" itself."""
-    need(methods, "timeline/tracks", "timeline/range")
-    s, e = prof.span()
-    w = prof.show()
-    w._columns = False
-    msg, bufs = w.answer_range({"start": s, "end": e, "width": 700})
-    assert msg["format"] == "bin"
-    assert_same_range(unpack_range(msg, bufs[0]), prof.request("timeline/range", {"start": s, "end": e, "width": 700}),
-                      tol=max(1.0, (e - s) * 2e-7))
-
-
 def decode_reply(msg: dict, buf: bytes) -> dict:
-    """A widget range reply as a "columns" result: the server's JSON as is or deflated, or unpacked."""
-    if msg["format"] in ("json", "jsonz"):
-        res = json.loads(zlib.decompress(buf) if msg["format"] == "jsonz" else buf)
-        assert res["format"] == "columns" and msg["source"] == "columns"
-        return dict(res)
-    assert msg["format"] == "bin"
-    return unpack_range(msg, buf)
+    """A widget range reply as a "columns" result: the server's JSON as is or deflated."""
+    assert msg["format"] in ("json", "jsonz")
+    res = json.loads(zlib.decompress(buf) if msg["format"] == "jsonz" else buf)
+    assert res["format"] == "columns" and msg["source"] == "columns"
+    return dict(res)
 
 
-@pytest.mark.parametrize("wire", ["json", "bin", "jsonz"])
+@pytest.mark.parametrize("wire", ["json", "jsonz"])
 def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[str], wire: str) -> None:
     need(methods, "timeline/tracks", "timeline/range")
     w = prof.show(wire=wire)
@@ -153,7 +138,7 @@ def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[
     result = decode_reply(ok, bufs[0])
     assert [t["id"] for t in result["tracks"]] == [t["id"] for t in w.tracks]
     assert result["start"] <= s and result["end"] >= (s + e) // 2
-    # the packed columns say what the server's "objects" answer says (times to float32 of the window)
+    # the columns say what the server's "objects" answer says
     objects = prof.request("timeline/range", {"start": s, "end": (s + e) // 2, "width": 500})
     assert_same_range(result, objects, tol=max(1.0, ((s + e) // 2 - s) * 2e-7))
     w._on_msg(w, {"id": 10, "kind": "range", "start": s, "end": e, "width": 300,
@@ -161,16 +146,15 @@ def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[
     assert [t["id"] for t in decode_reply(sent[-1][0], sent[-1][1][0])["tracks"]] == [w.tracks[0]["id"]]
     assert bad["id"] == 8 and "ValueError" in bad["error"]
     assert inverted["id"] == 9 and inverted["code"] == -32602  # the server's own validation
-    if {"kernel/details", "kernel/explain"} <= methods:
-        kid = next(e["id"] for t in objects["tracks"] for e in t.get("events", []) if e.get("kind") == "kernel")
-        w._on_msg(w, {"id": 11, "kind": "details", "opId": kid}, [])
-        det = sent[-1][0]
-        name = prof.kernel(kid)["name"]
-        assert det["id"] == 11 and det["kind"] == "details" and "launched by" in det["html"]
-        assert name.replace("_", "")[:20] in det["html"].replace("_", "") and "<table>" in det["html"]
-        w._on_msg(w, {"id": 12, "kind": "details", "opId": 10**8}, [])
-        assert sent[-1][0]["id"] == 12 and "error" in sent[-1][0]
-        del sent[-2:]
+    kid = next(e["id"] for t in objects["tracks"] for e in t.get("events", []) if e.get("kind") == "kernel")
+    w._on_msg(w, {"id": 11, "kind": "details", "opId": kid}, [])
+    det = sent[-1][0]
+    name = prof.kernel(kid)["name"]
+    assert det["id"] == 11 and det["kind"] == "details" and "launched by" in det["html"]
+    assert name.replace("_", "")[:20] in det["html"].replace("_", "") and "<table>" in det["html"]
+    w._on_msg(w, {"id": 12, "kind": "details", "opId": 10**8}, [])
+    assert sent[-1][0]["id"] == 12 and "error" in sent[-1][0]
+    del sent[-2:]
     assert w.served == 2 and w.last_ms > 0
 
 
@@ -189,7 +173,6 @@ def test_widget_jsonz_needs_inflate(prof: nsys_ai.Profile, methods: frozenset[st
 
 
 DRAW_FIELDS = list(widget.DRAW_FIELDS)
-COMPACT = widget.COMPACT_FIELDS  # compact bucket columns -> what they encode
 
 
 def test_draw_fields_are_the_front_ends() -> None:
@@ -198,38 +181,6 @@ def test_draw_fields_are_the_front_ends() -> None:
     m = re.search(r"export const FIELDS = (\[[^\]]*\]);", src)
     assert m, "FIELDS not found in range_client.ts"
     assert json.loads(m.group(1)) == DRAW_FIELDS
-
-
-def test_widget_older_server_without_compact_columns(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
-    """A server that refuses indexStep/busyPct by name is asked for index/busyNs instead (once
-    refused, always), and the reply carries those; other errors still reach the front end."""
-    need(methods, "timeline/tracks", "timeline/range")
-    w = prof.show(wire="json")
-    s, e = prof.span()
-    real = prof.request
-    asked: list[list[str]] = []
-
-    def older(method: str, params: Any = None, **kw: Any) -> Any:
-        if method == "timeline/range" and params and params.get("fields"):
-            asked.append(list(params["fields"]))
-            bad = [i for i, f in enumerate(params["fields"]) if f in ("indexStep", "busyPct")]
-            if bad:
-                raise NsysAIError(-32602, f"params.fields[{bad[0]}]: expected a column name")
-        return real(method, params, **kw)
-
-    prof.request = older  # type: ignore[method-assign]
-    try:
-        for _ in range(2):
-            msg, bufs = w.answer_range({"start": s, "end": e, "width": 400, "fields": DRAW_FIELDS})
-            body = json.loads(bufs[0])
-            buckets = [t["buckets"] for t in body["tracks"] if "buckets" in t]
-            assert buckets and all(set(b) == {"index", "busyNs"} for b in buckets), buckets[:1]
-        plain = [COMPACT.get(f, f) for f in DRAW_FIELDS]
-        assert asked == [DRAW_FIELDS, plain, plain]  # refused once, then asked in the older columns
-        with pytest.raises(NsysAIError):  # not a field error: not retried
-            w.answer_range({"start": e, "end": s, "width": 400, "fields": DRAW_FIELDS})
-    finally:
-        prof.request = real  # type: ignore[method-assign]
 
 
 def test_widget_fields_and_buckets(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
@@ -242,19 +193,17 @@ def test_widget_fields_and_buckets(prof: nsys_ai.Profile, methods: frozenset[str
     msg, bufs = w.answer_range({"start": s, "end": e, "width": 400, "fields": DRAW_FIELDS})
     slim = json.loads(bufs[0])
     assert [t["id"] for t in slim["tracks"]] == [t["id"] for t in full["tracks"]]
-    with_fields = "fields" in json.dumps(json.loads(
-        (REPO / "protocol" / "schemas" / "timeline.range.params.json").read_text()))
     for ts, tf in zip(slim["tracks"], full["tracks"]):
         kind = "events" if "events" in tf else "buckets"
         got = ts[kind]
         want = [f for f in tf[kind] if f in DRAW_FIELDS]
         assert set(want) <= set(got)
-        if with_fields and kind == "buckets":  # the compact encodings, decoded to the full reply's columns
-            assert set(got) == set(COMPACT), (ts["id"], sorted(got))
+        if kind == "buckets":  # the compact encodings, decoded to the full reply's columns
+            assert set(got) == {"indexStep", "busyPct"}, (ts["id"], sorted(got))
             assert list(itertools.accumulate(got["indexStep"])) == tf[kind]["index"], ts["id"]
             r = full["resolution"]
             assert got["busyPct"] == [0 if b == 0 else min(100, -(-b * 100 // r)) for b in tf[kind]["busyNs"]]
-        elif with_fields:  # a server that knows `fields` leaves the others out
+        else:  # the others are left out
             assert set(got) == set(want), (ts["id"], sorted(got))
         for f in want:  # equal values (name and kind: the same strings, the tables may differ)
             if f in ("name", "kind"):
@@ -388,15 +337,13 @@ def test_real_profile(methods: frozenset[str]) -> None:
     p = nsys_ai.open(path)
     info = p.info()
     assert info["counts"]["kernels"] == SQL().kernel_count(path)
-    if "timeline/range" in methods:
-        s, e = p.span()
-        tl = p.timeline(s, e, width=1500)
-        assert tl.attrs["start"] <= s and tl.attrs["end"] >= e and len(tl) > 0
-    if "analysis/run" in methods:
-        df = p.top_kernels()
-        ref = SQL().top_kernels(path)
-        top = df.iloc[0]
-        assert (top["count"], top["totalNs"]) == ref[top["name"]][:2]
+    s, e = p.span()
+    tl = p.timeline(s, e, width=1500)
+    assert tl.attrs["start"] <= s and tl.attrs["end"] >= e and len(tl) > 0
+    df = p.top_kernels()
+    ref = SQL().top_kernels(path)
+    top = df.iloc[0]
+    assert (top["count"], top["totalNs"]) == ref[top["name"]][:2]
 
 
 def test_search_and_kernel_details(prof: nsys_ai.Profile, small_profile: Path, sql: SQL,

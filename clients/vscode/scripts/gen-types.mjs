@@ -1,6 +1,9 @@
 // Generates TypeScript types from protocol/schemas/*.json (JSON Schema 2020-12)
-// into src/protocol/generated/, one file per schema. `--check` regenerates in
+// into src/protocol/generated/, one file per schema, then runs the one protocol
+// generator (protocol/gen.py: src/protocol/methods.ts, the method map and error
+// codes, and the server's and Python client's files). `--check` regenerates in
 // memory and fails when the checked-in files differ (or are stale/missing).
+import { spawnSync } from 'node:child_process';
 import { compile } from 'json-schema-to-typescript';
 import { readdirSync, readFileSync, writeFileSync, mkdirSync, rmSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -42,6 +45,13 @@ for (const f of files) {
     style: { singleQuote: true },
   });
   want.set(outName(f), HEADER + ts);
+}
+
+// protocol/gen.py (stdlib Python) writes or checks everything else derived from protocol/.
+const protocolGen = spawnSync('python3', [resolve(schemasDir, '..', 'gen.py'), ...(check ? ['--check'] : [])], { stdio: 'inherit' });
+if (protocolGen.status !== 0) {
+  console.error(`protocol/gen.py ${check ? '--check ' : ''}failed (status ${protocolGen.status ?? protocolGen.error})`);
+  process.exit(1);
 }
 
 if (check) {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/param_specs.gen.h"
 #include "common/util.h"
 #include "explain/sha256.h"
 
@@ -78,7 +79,11 @@ static bool nsys__apply_json(nsys_llm_config *c, const cJSON *o, bool *provider_
   static const struct {
     const char *key;
     long min, max;
-  } nums[] = {{"timeoutMs", 100, 600000}, {"connectTimeoutMs", 100, 60000}, {"retries", 0, 10}, {"backoffMs", 0, 60000}};
+  } nums[] = {/* bounds: agent.configure.params.json */
+              {"timeoutMs", NSYS_P_AGENT_CONFIGURE_TIMEOUT_MS_MIN, NSYS_P_AGENT_CONFIGURE_TIMEOUT_MS_MAX},
+              {"connectTimeoutMs", NSYS_P_AGENT_CONFIGURE_CONNECT_TIMEOUT_MS_MIN, NSYS_P_AGENT_CONFIGURE_CONNECT_TIMEOUT_MS_MAX},
+              {"retries", NSYS_P_AGENT_CONFIGURE_RETRIES_MIN, NSYS_P_AGENT_CONFIGURE_RETRIES_MAX},
+              {"backoffMs", NSYS_P_AGENT_CONFIGURE_BACKOFF_MS_MIN, NSYS_P_AGENT_CONFIGURE_BACKOFF_MS_MAX}};
   for (size_t i = 0; i < NSYS_ARRAY_LEN(nums); i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, nums[i].key);
     if (!v) continue;
@@ -157,8 +162,12 @@ static void nsys__load_locked(void) {
   static const struct {
     const char *env;
     long min, max;
-  } nums[] = {{"NSYS_AI_LLM_TIMEOUT_MS", 100, 600000}, {"NSYS_AI_LLM_CONNECT_TIMEOUT_MS", 100, 60000},
-              {"NSYS_AI_LLM_RETRIES", 0, 10}, {"NSYS_AI_LLM_BACKOFF_MS", 0, 60000}};
+  } nums[] = {/* the same bounds as agent/configure's */
+              {"NSYS_AI_LLM_TIMEOUT_MS", NSYS_P_AGENT_CONFIGURE_TIMEOUT_MS_MIN, NSYS_P_AGENT_CONFIGURE_TIMEOUT_MS_MAX},
+              {"NSYS_AI_LLM_CONNECT_TIMEOUT_MS", NSYS_P_AGENT_CONFIGURE_CONNECT_TIMEOUT_MS_MIN,
+               NSYS_P_AGENT_CONFIGURE_CONNECT_TIMEOUT_MS_MAX},
+              {"NSYS_AI_LLM_RETRIES", NSYS_P_AGENT_CONFIGURE_RETRIES_MIN, NSYS_P_AGENT_CONFIGURE_RETRIES_MAX},
+              {"NSYS_AI_LLM_BACKOFF_MS", NSYS_P_AGENT_CONFIGURE_BACKOFF_MS_MIN, NSYS_P_AGENT_CONFIGURE_BACKOFF_MS_MAX}};
   for (size_t i = 0; i < NSYS_ARRAY_LEN(nums); i++) {
     const char *v = getenv(nums[i].env);
     if (!v || !*v) continue;

@@ -9,14 +9,14 @@
 #include "rpc/method_table.h"
 #include "rpc/params.h"
 
-static cJSON *nsys__analysis_list(nsys_call *call) {
+cJSON *nsys_method_analysis_list(nsys_call *call) {
   (void)call;
   cJSON *res = cJSON_CreateObject();
   cJSON_AddItemToObject(res, "analyses", nsys_analysis_list_json());
   return res;
 }
 
-static cJSON *nsys__analysis_run(nsys_call *call) {
+cJSON *nsys_method_analysis_run(nsys_call *call) {
   const char *name = NULL;
   const cJSON *params = NULL;
   if (!nsys_param_string(call, "name", true, &name)) return NULL;
@@ -34,7 +34,7 @@ static cJSON *nsys__analysis_run(nsys_call *call) {
   return res;
 }
 
-static cJSON *nsys__report_generate(nsys_call *call) {
+cJSON *nsys_method_report_generate(nsys_call *call) {
   const char *format = "json";
   if (!nsys_param_string(call, "format", false, &format)) return NULL;
   bool md = strcmp(format, "markdown") == 0 || strcmp(format, "md") == 0;
@@ -50,7 +50,7 @@ static cJSON *nsys__report_generate(nsys_call *call) {
   return res;
 }
 
-static cJSON *nsys__profile_diff(nsys_call *call) {
+cJSON *nsys_method_profile_diff(nsys_call *call) {
   nsys_profile *a = nsys_param_profile(call, "base");
   if (!a) return NULL;
   nsys_profile *b = nsys_param_profile(call, "compare");
@@ -68,7 +68,7 @@ static cJSON *nsys__profile_diff(nsys_call *call) {
 }
 
 /* Opens each path through profile/open (same checks and caching), then aligns. */
-static cJSON *nsys__profile_open_set(nsys_call *call) {
+cJSON *nsys_method_profile_open_set(nsys_call *call) {
   const cJSON *paths = NULL;
   if (!nsys_param_array(call, "paths", true, &paths)) return NULL;
   int n = cJSON_GetArraySize(paths);
@@ -119,11 +119,3 @@ done:
   return res;
 }
 
-const nsys_method nsys_methods_analysis[] = {
-    {"analysis/list", nsys__analysis_list, NSYS_METHOD_INLINE},
-    {"analysis/run", nsys__analysis_run, 0},
-    {"report/generate", nsys__report_generate, 0},
-    {"profile/diff", nsys__profile_diff, 0},
-    {"profile/openSet", nsys__profile_open_set, 0},
-    {NULL, NULL, 0},
-};

@@ -12,13 +12,13 @@
 #include "rpc/method_table.h"
 #include "rpc/params.h"
 
-static cJSON *nsys__kernel_explain(nsys_call *call) {
+cJSON *nsys_method_kernel_explain(nsys_call *call) {
   const char *name = NULL;
   int64_t kernel_id = -1;
   bool llm = false;
   const cJSON *pid = NULL;
   if (!nsys_param_string(call, "name", false, &name)) return NULL;
-  if (!nsys_param_int64(call, "kernelId", false, 0, INT64_MAX, &kernel_id)) return NULL;
+  if (!nsys_param_int64(call, NSYS_P_KERNEL_EXPLAIN_KERNEL_ID, &kernel_id)) return NULL;
   if (!nsys_param_bool(call, "llm", false, &llm)) return NULL;
   if (!nsys_param_any(call, "profileId", false, &pid)) return NULL;
   if (!name && kernel_id < 0)
@@ -60,7 +60,7 @@ static cJSON *nsys__kernel_explain(nsys_call *call) {
   return res;
 }
 
-static cJSON *nsys__agent_ask(nsys_call *call) {
+cJSON *nsys_method_agent_ask(nsys_call *call) {
   const char *question = NULL;
   bool llm_param = false, llm_given = false;
   if (!nsys_param_string(call, "question", true, &question)) return NULL;
@@ -91,7 +91,7 @@ static cJSON *nsys__agent_ask(nsys_call *call) {
 
 /* agent/configure {provider?, baseUrl?, model?, apiKeyEnv?, timeoutMs?, connectTimeoutMs?,
  * retries?, backoffMs?, enabled?} -> the effective LLM configuration (no key). */
-static cJSON *nsys__agent_configure(nsys_call *call) {
+cJSON *nsys_method_agent_configure(nsys_call *call) {
   if (call->params && !cJSON_IsObject(call->params))
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params: expected an object");
   static const char *const known[] = {"provider", "baseUrl", "model", "apiKeyEnv", "timeoutMs",
@@ -112,9 +112,3 @@ static cJSON *nsys__agent_configure(nsys_call *call) {
   return nsys_llm_config_json(&cfg);
 }
 
-const nsys_method nsys_methods_explain[] = {
-    {"agent/configure", nsys__agent_configure, 0},
-    {"kernel/explain", nsys__kernel_explain, 0},
-    {"agent/ask", nsys__agent_ask, 0},
-    {NULL, NULL, 0},
-};

@@ -71,7 +71,7 @@ static cJSON *nsys__source_row(nsys_profile *p, uint8_t kind, int64_t rowid) {
 
 cJSON *nsys_method_kernel_details(nsys_call *call) {
   int64_t id = -1;
-  if (!nsys_param_int64(call, "kernelId", true, 0, UINT32_MAX, &id)) return NULL;
+  if (!nsys_param_int64(call, NSYS_P_KERNEL_DETAILS_KERNEL_ID, &id)) return NULL;
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;

@@ -131,11 +131,11 @@ cJSON *nsys_method_nvtx_tree(nsys_call *call) {
   o.max_depth = -1;
   int64_t start = INT64_MIN, end = INT64_MAX, device = -1, max_depth = -1, top = 5;
   bool aggregate = false;
-  if (!nsys_param_int64(call, "start", false, INT64_MIN / 4, INT64_MAX / 4, &start) ||
-      !nsys_param_int64(call, "end", false, INT64_MIN / 4, INT64_MAX / 4, &end) ||
-      !nsys_param_int64(call, "device", false, 0, INT32_MAX, &device) ||
-      !nsys_param_int64(call, "maxDepth", false, 0, 65535, &max_depth) ||
-      !nsys_param_int64(call, "topKernels", false, 0, 1000, &top) ||
+  if (!nsys_param_int64(call, NSYS_P_NVTX_TREE_START, &start) ||
+      !nsys_param_int64(call, NSYS_P_NVTX_TREE_END, &end) ||
+      !nsys_param_int64(call, NSYS_P_NVTX_TREE_DEVICE, &device) ||
+      !nsys_param_int64(call, NSYS_P_NVTX_TREE_MAX_DEPTH, &max_depth) ||
+      !nsys_param_int64(call, NSYS_P_NVTX_TREE_TOP_KERNELS, &top) ||
       !nsys_param_bool(call, "aggregate", false, &aggregate) || !nsys__parse_thread(call, &o))
     return NULL;
   if (start != INT64_MIN || end != INT64_MAX) {

@@ -51,8 +51,8 @@ cJSON *nsys_method_export_perfetto(nsys_call *call) {
   const char *path = NULL;
   int64_t start = INT64_MIN, end = INT64_MAX;
   if (!nsys_param_string(call, "path", true, &path) ||
-      !nsys_param_int64(call, "start", false, INT64_MIN / 4, INT64_MAX / 4, &start) ||
-      !nsys_param_int64(call, "end", false, INT64_MIN / 4, INT64_MAX / 4, &end))
+      !nsys_param_int64(call, NSYS_P_EXPORT_PERFETTO_START, &start) ||
+      !nsys_param_int64(call, NSYS_P_EXPORT_PERFETTO_END, &end))
     return NULL;
   if (!path[0]) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.path: must not be empty");
   if (end < start) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must not be before params.start");

@@ -155,7 +155,7 @@ static bool nsys__index_beside_info(nsys_profile *p, nsys_call *call) {
   return false;
 }
 
-static cJSON *nsys__profile_open(nsys_call *call) {
+cJSON *nsys_method_profile_open(nsys_call *call) {
   const char *path = NULL;
   if (!nsys_param_string(call, "path", true, &path)) return NULL;
   const cJSON *token = NULL;
@@ -182,7 +182,7 @@ static cJSON *nsys__profile_open(nsys_call *call) {
   return res;
 }
 
-static cJSON *nsys__profile_info(nsys_call *call) {
+cJSON *nsys_method_profile_info(nsys_call *call) {
   nsys_profile *p = nsys_param_profile(call, "profileId");
   if (!p) return NULL;
   cJSON *res = nsys__info_json(p); /* nsys_param_profile checked the file is unchanged */
@@ -190,7 +190,7 @@ static cJSON *nsys__profile_info(nsys_call *call) {
   return res;
 }
 
-static cJSON *nsys__profile_close(nsys_call *call) {
+cJSON *nsys_method_profile_close(nsys_call *call) {
   const char *id = NULL;
   if (!nsys_param_string(call, "profileId", true, &id)) return NULL;
   if (!nsys_registry_remove(call->profiles, id))
@@ -200,7 +200,7 @@ static cJSON *nsys__profile_close(nsys_call *call) {
   return res;
 }
 
-static cJSON *nsys__profile_list(nsys_call *call) {
+cJSON *nsys_method_profile_list(nsys_call *call) {
   int n = 0;
   nsys_profile **all = nsys_registry_list(call->profiles, &n);
   cJSON *res = cJSON_CreateObject();
@@ -216,10 +216,3 @@ static cJSON *nsys__profile_list(nsys_call *call) {
   return res;
 }
 
-const nsys_method nsys_methods_profile[] = {
-    {"profile/open", nsys__profile_open, 0},
-    {"profile/info", nsys__profile_info, 0},
-    {"profile/close", nsys__profile_close, 0},
-    {"profile/list", nsys__profile_list, NSYS_METHOD_INLINE},
-    {NULL, NULL, 0},
-};

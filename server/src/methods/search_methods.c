@@ -41,7 +41,7 @@ cJSON *nsys_method_search(nsys_call *call) {
   const cJSON *kinds = NULL;
   int64_t limit = 50;
   if (!nsys_param_string(call, "query", true, &q) || !nsys_param_array(call, "kinds", false, &kinds) ||
-      !nsys_param_int64(call, "limit", false, 1, 100000, &limit))
+      !nsys_param_int64(call, NSYS_P_SEARCH_LIMIT, &limit))
     return NULL;
   if (!q[0]) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.query: must not be empty");
   bool want_k = !kinds, want_n = !kinds;

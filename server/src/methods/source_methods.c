@@ -98,7 +98,7 @@ static cJSON *nsys__annot_result(const nsys__src *s, const nsys_annotate_result 
   return res;
 }
 
-static cJSON *nsys__source_annotate(nsys_call *call) {
+cJSON *nsys_method_source_annotate(nsys_call *call) {
   nsys_annotate_opts o = {.scope = NSYS_ANNOT_FILE};
   const cJSON *scope = NULL;
   const char *gran = "function";
@@ -150,7 +150,7 @@ static cJSON *nsys__source_annotate(nsys_call *call) {
   return res;
 }
 
-static cJSON *nsys__source_unannotate(nsys_call *call) {
+cJSON *nsys_method_source_unannotate(nsys_call *call) {
   nsys__src s;
   if (!nsys__load_src(call, &s)) {
     nsys__src_free(&s);
@@ -164,12 +164,3 @@ static cJSON *nsys__source_unannotate(nsys_call *call) {
   return res;
 }
 
-const nsys_method nsys_methods_source[] = {
-    {"source/annotate", nsys__source_annotate, 0},
-    {"source/unannotate", nsys__source_unannotate, 0},
-    {"source/map", nsys_source_map_method, 0},
-    {"source/kernelsAt", nsys_source_kernels_at_method, 0},
-    {"source/locate", nsys_source_locate_method, 0},
-    {"source/refine", nsys_source_refine_method, 0},
-    {NULL, NULL, 0},
-};

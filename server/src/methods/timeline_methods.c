@@ -74,7 +74,7 @@ static cJSON *nsys__track_json(const nsys_index *ix, const nsys_tl_track *t) {
   return o;
 }
 
-static cJSON *nsys__timeline_tracks(nsys_call *call) {
+cJSON *nsys_method_timeline_tracks(nsys_call *call) {
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
@@ -89,12 +89,3 @@ static cJSON *nsys__timeline_tracks(nsys_call *call) {
 }
 
 
-const nsys_method nsys_methods_timeline[] = {
-    {"timeline/tracks", nsys__timeline_tracks, 0},
-    {"timeline/range", nsys_method_timeline_range, 0},
-    {"nvtx/tree", nsys_method_nvtx_tree, 0},
-    {"kernel/details", nsys_method_kernel_details, 0},
-    {"search", nsys_method_search, 0},
-    {"export/perfetto", nsys_method_export_perfetto, 0},
-    {NULL, NULL, 0},
-};

@@ -324,10 +324,10 @@ static int64_t nsys__floor_div(int64_t a, int64_t b) {
 cJSON *nsys_method_timeline_range(nsys_call *call) {
   int64_t start = 0, end = 0, width = 0, max_events = -1;
   const cJSON *tracks = NULL, *fields = NULL;
-  if (!nsys_param_int64(call, "start", true, INT64_MIN / 4, INT64_MAX / 4, &start) ||
-      !nsys_param_int64(call, "end", true, INT64_MIN / 4, INT64_MAX / 4, &end) ||
-      !nsys_param_int64(call, "width", true, 1, 100000, &width) ||
-      !nsys_param_int64(call, "maxEvents", false, 0, 1000000, &max_events) ||
+  if (!nsys_param_int64(call, NSYS_P_TIMELINE_RANGE_START, &start) ||
+      !nsys_param_int64(call, NSYS_P_TIMELINE_RANGE_END, &end) ||
+      !nsys_param_int64(call, NSYS_P_TIMELINE_RANGE_WIDTH, &width) ||
+      !nsys_param_int64(call, NSYS_P_TIMELINE_RANGE_MAX_EVENTS, &max_events) ||
       !nsys_param_array(call, "tracks", false, &tracks) || !nsys_param_array(call, "fields", false, &fields))
     return NULL;
   const char *format = "objects";

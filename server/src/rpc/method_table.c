@@ -2,20 +2,40 @@
 
 #include <string.h>
 
-static const nsys_method *const nsys__tables[] = {
-    nsys_methods_profile, nsys_methods_timeline, nsys_methods_analysis,
-    nsys_methods_explain, nsys_methods_source,
+static const nsys_method nsys__methods[] = {
+#define NSYS__METHOD_ENTRY(name, handler, flags) {name, handler, flags},
+    NSYS_METHOD_LIST(NSYS__METHOD_ENTRY)
+#undef NSYS__METHOD_ENTRY
 };
 
-const nsys_method *nsys_method_find(const char *name) {
+static const char *const nsys__lifecycle[] = {
+    NULL,
+#define NSYS__LIFE_NAME(id, name) name,
+    NSYS_LIFECYCLE_LIST(NSYS__LIFE_NAME)
+#undef NSYS__LIFE_NAME
+};
+
+#define NSYS__COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+const nsys_method *nsys_method_lookup(const char *name, bool with_test) {
   if (!name) return NULL;
-  for (size_t t = 0; t < sizeof nsys__tables / sizeof nsys__tables[0]; t++)
-    for (const nsys_method *m = nsys__tables[t]; m->name; m++)
-      if (strcmp(m->name, name) == 0) return m;
+  for (size_t i = 0; i < NSYS__COUNT(nsys__methods); i++) {
+    const nsys_method *m = &nsys__methods[i];
+    if ((with_test || !(m->flags & NSYS_METHOD_TEST_ONLY)) && strcmp(m->name, name) == 0) return m;
+  }
   return NULL;
 }
 
+const nsys_method *nsys_method_find(const char *name) { return nsys_method_lookup(name, false); }
+
 void nsys_method_each(void (*fn)(const char *name, void *ctx), void *ctx) {
-  for (size_t t = 0; t < sizeof nsys__tables / sizeof nsys__tables[0]; t++)
-    for (const nsys_method *m = nsys__tables[t]; m->name; m++) fn(m->name, ctx);
+  for (size_t i = 0; i < NSYS__COUNT(nsys__methods); i++)
+    if (!(nsys__methods[i].flags & NSYS_METHOD_TEST_ONLY)) fn(nsys__methods[i].name, ctx);
+}
+
+nsys_lifecycle nsys_lifecycle_find(const char *name) {
+  if (!name) return NSYS_LIFE_NONE;
+  for (size_t i = 1; i < NSYS__COUNT(nsys__lifecycle); i++)
+    if (strcmp(nsys__lifecycle[i], name) == 0) return (nsys_lifecycle)i;
+  return NSYS_LIFE_NONE;
 }

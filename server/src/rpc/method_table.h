@@ -1,15 +1,20 @@
-/* The one method table. Each module declares its methods in an array
- * (methods/<module>_methods.c) and method_table.c joins them. The server and
- * the CLI both dispatch through nsys_method_find(). */
+/* The one method table, generated from protocol/methods.json
+ * (rpc/method_list.gen.h). The server and the CLI both dispatch through
+ * nsys_method_find(); the lifecycle methods, handled by rpc/server.c itself,
+ * are named by nsys_lifecycle_find(). */
 #ifndef NSYS_METHOD_TABLE_H
 #define NSYS_METHOD_TABLE_H
 
 #include "rpc/call.h"
+#include "rpc/method_list.gen.h"
 
 typedef cJSON *(*nsys_method_fn)(nsys_call *call);
 
-enum {
-  NSYS_METHOD_INLINE = 1 << 0, /* cheap and never touches SQLite: run on the loop thread */
+enum { /* the flags of protocol/methods.json that the C side reads */
+  NSYS_METHOD_INLINE = 1 << 0,      /* cheap and never touches SQLite: run on the loop thread */
+  NSYS_METHOD_PROGRESS = 1 << 1,    /* reports $/progress given a workDoneToken */
+  NSYS_METHOD_CANCELLABLE = 1 << 2, /* polls its cancel flag while it runs */
+  NSYS_METHOD_TEST_ONLY = 1 << 3,   /* hidden test/... method (rpc/test_methods.c) */
 };
 
 typedef struct nsys_method {
@@ -18,15 +23,27 @@ typedef struct nsys_method {
   unsigned flags;
 } nsys_method;
 
-/* Per-module tables, each ending with {NULL, NULL, 0}. */
-extern const nsys_method nsys_methods_profile[];
-extern const nsys_method nsys_methods_timeline[];
-extern const nsys_method nsys_methods_analysis[];
-extern const nsys_method nsys_methods_explain[];
-extern const nsys_method nsys_methods_source[];
+/* Every handler, declared once (each module file defines its own). */
+#define NSYS__METHOD_DECLARE(name, handler, flags) cJSON *handler(nsys_call *call);
+NSYS_METHOD_LIST(NSYS__METHOD_DECLARE)
+#undef NSYS__METHOD_DECLARE
 
+/* The method called name, or NULL; test-only methods only when with_test. */
+const nsys_method *nsys_method_lookup(const char *name, bool with_test);
+/* The same without test-only methods (the CLI, in-process callers). */
 const nsys_method *nsys_method_find(const char *name);
-/* Calls fn(name, ctx) for every registered method, in table order. */
+/* Calls fn(name, ctx) for every method but the test-only ones, in table order
+ * (capabilities.methods). */
 void nsys_method_each(void (*fn)(const char *name, void *ctx), void *ctx);
+
+typedef enum {
+  NSYS_LIFE_NONE = 0, /* not a lifecycle method */
+#define NSYS__LIFE_ENUM(id, name) NSYS_LIFE_##id,
+  NSYS_LIFECYCLE_LIST(NSYS__LIFE_ENUM)
+#undef NSYS__LIFE_ENUM
+} nsys_lifecycle;
+
+/* Which lifecycle method name is (initialize, shutdown, exit, ...). */
+nsys_lifecycle nsys_lifecycle_find(const char *name);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "rpc/call.h"
+#include "common/param_specs.gen.h" /* NSYS_P_<METHOD>_<FIELD>: the schemas' integer params */
 
 struct nsys_profile;
 

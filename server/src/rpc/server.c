@@ -349,14 +349,6 @@ static cJSON *nsys__initialize_result(nsys__server *s) {
   return res;
 }
 
-static const nsys_method *nsys__find(nsys__server *s, const char *name) {
-  const nsys_method *m = nsys_method_find(name);
-  if (m || !s->opt.test_methods) return m;
-  for (const nsys_method *t = nsys_methods_test; t->name; t++)
-    if (strcmp(t->name, name) == 0) return t;
-  return NULL;
-}
-
 /* initialize's initializationOptions.llm configures the optional LLM (the
  * same object agent/configure takes). Replies -32602 and returns false when
  * it is malformed. */
@@ -377,7 +369,8 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
   const char *method = msg->method;
   const cJSON *id = msg->id;
   s->n_requests++;
-  if (strcmp(method, "initialize") == 0) {
+  nsys_lifecycle life = nsys_lifecycle_find(method);
+  if (life == NSYS_LIFE_INITIALIZE) {
     if (s->life == NSYS__SHUTDOWN) {
       nsys__reply_error(s, id, NSYS_E_SHUTTING_DOWN, "server is shutting down");
     } else if (s->life == NSYS__READY) {
@@ -404,14 +397,14 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
                       "server is shutting down: only the exit notification is accepted");
     return;
   }
-  if (strcmp(method, "shutdown") == 0) {
+  if (life == NSYS_LIFE_SHUTDOWN) {
     s->life = NSYS__SHUTDOWN;
     s->n_replies++;
     nsys__send(s, nsys_rpc_result(id, NULL));
     nsys__log(NSYS_LOG_INFO, "shutdown requested");
     return;
   }
-  const nsys_method *m = nsys__find(s, method);
+  const nsys_method *m = nsys_method_lookup(method, s->opt.test_methods);
   if (!m) {
     char *name = nsys_rpc_echo(method, 100);
     char text[200];
@@ -467,13 +460,14 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
 
 static void nsys__on_notification(nsys__server *s, nsys_rpc_msg *msg) {
   const char *method = msg->method;
-  if (strcmp(method, "exit") == 0) {
+  nsys_lifecycle life = nsys_lifecycle_find(method);
+  if (life == NSYS_LIFE_EXIT) {
     s->exit_code = s->life == NSYS__SHUTDOWN ? 0 : 1;
     nsys__log(NSYS_LOG_INFO, "exit (code %d)", s->exit_code);
     nsys__begin_exit(s, true);
     return;
   }
-  if (strcmp(method, "$/cancelRequest") == 0) {
+  if (life == NSYS_LIFE_CANCEL_REQUEST) {
     const cJSON *id =
         cJSON_IsObject(msg->params) ? cJSON_GetObjectItemCaseSensitive(msg->params, "id") : NULL;
     if (!nsys_rpc_id_valid(id)) {
@@ -486,7 +480,7 @@ static void nsys__on_notification(nsys__server *s, nsys_rpc_msg *msg) {
     free(key);
     return;
   }
-  if (s->life == NSYS__UNINIT && strcmp(method, "initialized") != 0)
+  if (s->life == NSYS__UNINIT && life != NSYS_LIFE_INITIALIZED)
     nsys__log(NSYS_LOG_DEBUG, "notification %s before initialize: dropped", method);
   /* initialized and unknown notifications: nothing to do. */
 }

@@ -34,14 +34,13 @@ bool nsys_log_level_parse(const char *s, nsys_log_level *out);
  * transport could not be set up. */
 int nsys_serve(const nsys_serve_options *opt);
 
-/* Hidden methods for the protocol tests (rpc/test_methods.c), enabled by
- * `serve --test-methods` or NSYS_AI_TEST_METHODS=1; never listed in
- * capabilities:
+/* Hidden methods for the protocol tests (rpc/test_methods.c; flagged testOnly
+ * in protocol/methods.json), enabled by `serve --test-methods` or
+ * NSYS_AI_TEST_METHODS=1; never listed in capabilities:
  *   test/sleep {ms, workDoneToken?}: sleeps, polling the cancel flag every
  *       millisecond and reporting progress; returns {sleptMs}.
  *   test/echo: returns its params (null when absent).
  *   test/noResult: returns no result and records no error, which the server
  *       must turn into -32603 (the exactly-once guard). */
-extern const nsys_method nsys_methods_test[];
 
 #endif

@@ -5,7 +5,7 @@
 #include "rpc/params.h"
 #include "rpc/server.h"
 
-static cJSON *nsys__test_sleep(nsys_call *call) {
+cJSON *nsys_method_test_sleep(nsys_call *call) {
   int64_t ms = 0;
   if (!nsys_param_int64(call, "ms", false, 0, 600000, &ms)) return NULL;
   nsys_call_progress_begin(call, "test/sleep");
@@ -24,15 +24,9 @@ static cJSON *nsys__test_sleep(nsys_call *call) {
   return res;
 }
 
-static cJSON *nsys__test_echo(nsys_call *call) {
+cJSON *nsys_method_test_echo(nsys_call *call) {
   return call->params ? cJSON_Duplicate(call->params, 1) : cJSON_CreateNull();
 }
 
-static cJSON *nsys__test_no_result(nsys_call *call) { return NULL; }
+cJSON *nsys_method_test_no_result(nsys_call *call) { return NULL; }
 
-const nsys_method nsys_methods_test[] = {
-    {"test/sleep", nsys__test_sleep, 0},
-    {"test/echo", nsys__test_echo, 0},
-    {"test/noResult", nsys__test_no_result, 0},
-    {NULL, NULL, 0},
-};

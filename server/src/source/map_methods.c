@@ -8,6 +8,7 @@
 #include "common/util.h"
 #include "index/index.h"
 #include "profile/profile.h"
+#include "rpc/method_table.h"
 #include "rpc/params.h"
 #include "source/defs.h"
 #include "source/pyscan.h"
@@ -144,11 +145,11 @@ static void nsys__summary(cJSON *res, const nsys_src_map *m) {
   }
 }
 
-cJSON *nsys_source_map_method(nsys_call *call) {
+cJSON *nsys_method_source_map(nsys_call *call) {
   char *root = NULL;
   int64_t per_line = 20;
   if (!nsys__root_param(call, true, &root) ||
-      !nsys_param_int64(call, "kernelsPerLine", false, 1, 100000, &per_line)) {
+      !nsys_param_int64(call, NSYS_P_SOURCE_MAP_KERNELS_PER_LINE, &per_line)) {
     free(root);
     return NULL;
   }
@@ -212,12 +213,12 @@ cJSON *nsys_source_map_method(nsys_call *call) {
   return res;
 }
 
-cJSON *nsys_source_kernels_at_method(nsys_call *call) {
+cJSON *nsys_method_source_kernels_at(nsys_call *call) {
   const char *file = NULL;
   int64_t line = 0;
   char *root = NULL;
   if (!nsys_param_string(call, "file", true, &file) ||
-      !nsys_param_int64(call, "line", true, 1, 1000000000, &line) ||
+      !nsys_param_int64(call, NSYS_P_SOURCE_KERNELS_AT_LINE, &line) ||
       !nsys__root_param(call, false, &root)) {
     free(root);
     return NULL;
@@ -253,11 +254,11 @@ static int nsys__cand_cmp(const void *x, const void *y, void *ctx) {
   return (a->ns < b->ns) - (a->ns > b->ns);
 }
 
-cJSON *nsys_source_locate_method(nsys_call *call) {
+cJSON *nsys_method_source_locate(nsys_call *call) {
   int64_t kid = -1;
   const char *name = NULL;
   char *root = NULL;
-  if (!nsys_param_int64(call, "kernelId", false, 0, INT32_MAX, &kid) ||
+  if (!nsys_param_int64(call, NSYS_P_SOURCE_LOCATE_KERNEL_ID, &kid) ||
       !nsys_param_string(call, "name", false, &name) || !nsys__root_param(call, false, &root)) {
     free(root);
     return NULL;
@@ -414,11 +415,11 @@ static void nsys__suggest(cJSON *cand, const char *root, const char *file, int l
   free(abs), free(rel), free(rroot);
 }
 
-cJSON *nsys_source_refine_method(nsys_call *call) {
+cJSON *nsys_method_source_refine(nsys_call *call) {
   char *root = NULL;
   int64_t limit = 20;
   if (!nsys__root_param(call, true, &root) ||
-      !nsys_param_int64(call, "limit", false, 1, 10000, &limit)) {
+      !nsys_param_int64(call, NSYS_P_SOURCE_REFINE_LIMIT, &limit)) {
     free(root);
     return NULL;
   }

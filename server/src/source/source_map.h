@@ -83,10 +83,4 @@ void nsys_src_map_free(nsys_src_map *m);
  * returns the line entry or NULL. */
 const nsys_src_line *nsys_src_map_at(const nsys_src_map *m, const char *file, int line);
 
-/* Method handlers (methods/source_methods.c lists them). */
-cJSON *nsys_source_map_method(nsys_call *call);
-cJSON *nsys_source_kernels_at_method(nsys_call *call);
-cJSON *nsys_source_locate_method(nsys_call *call);
-cJSON *nsys_source_refine_method(nsys_call *call);
-
 #endif

@@ -8,6 +8,9 @@
  *   CHECK_STR(got, want)    equal strings (NULL on either side fails)
  *   CHECK_EQ(got, want)     equal integers, compared as int64_t
  *   CHECK_NEAR(got, want, eps)  doubles at most eps apart (NaN fails)
+ *   nsys_check_skip(...)    a part of the test cannot run (e.g. the real
+ *                           profiles are absent): prints "SKIP <why>", and the
+ *                           test exits 77 (meson's SKIP) unless a check failed
  *
  * Each argument is evaluated once; a message's arguments only on failure. */
 #ifndef NSYS_CHECK_H
@@ -15,12 +18,14 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 static int nsys_check_failures;
 static int nsys_check_count;
+static int nsys_check_skips;
 
 /* Counts one check named by the string `what`; on failure prints the details. */
 #define NSYS__CHECK(ok, what, ...)                                                \
@@ -69,9 +74,24 @@ static int nsys_check_count;
                 nsys__eps);                                                       \
   } while (0)
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static inline void nsys_check_skip(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("SKIP ", stdout);
+  vprintf(fmt, ap);
+  fputc('\n', stdout);
+  va_end(ap);
+  nsys_check_skips++;
+}
+
+/* 1 when a check failed, else 77 (meson: SKIP) when a part was skipped, else 0. */
 static inline int nsys_check_done(const char *name) {
-  fprintf(stderr, "%s: %d checks, %d failed\n", name, nsys_check_count, nsys_check_failures);
-  return nsys_check_failures ? 1 : 0;
+  fprintf(stderr, "%s: %d checks, %d failed, %d parts skipped\n", name, nsys_check_count,
+          nsys_check_failures, nsys_check_skips);
+  return nsys_check_failures ? 1 : nsys_check_skips ? 77 : 0;
 }
 
 #endif

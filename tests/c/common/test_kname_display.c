@@ -126,7 +126,7 @@ static void test_real_profiles(void) {
   snprintf(dir, sizeof dir, "%s/profiles", shared ? shared : "../shared");
   DIR *d = opendir(dir);
   if (!d) {
-    printf("SKIP real profiles: %s is absent\n", dir);
+    nsys_check_skip("real profiles: %s is absent", dir);
     return;
   }
   nsys__stats st = {0, 0, 0};

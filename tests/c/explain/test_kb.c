@@ -150,14 +150,14 @@ static void test_real_profiles(const nsys_kb *kb) {
   }
   const char *shared = getenv("NSYS_AI_SHARED");
   if (!shared) {
-    printf("SKIP real profiles: NSYS_AI_SHARED not set\n");
+    nsys_check_skip("real profiles: NSYS_AI_SHARED not set");
     return;
   }
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/profiles", shared);
   DIR *d = opendir(dir);
   if (!d) {
-    printf("SKIP real profiles: %s is absent\n", dir);
+    nsys_check_skip("real profiles: %s is absent", dir);
     return;
   }
   long distinct = 0, distinct_known = 0, instances = 0, instances_known = 0;

@@ -350,7 +350,7 @@ static void test_real_profiles(void) {
   char *dir = nsys_xasprintf("%s/profiles", shared ? shared : "../shared");
   DIR *d = opendir(dir);
   if (!d) {
-    printf("SKIP real profiles: %s is absent\n", dir);
+    nsys_check_skip("real profiles: %s is absent", dir);
     free(dir);
     return;
   }
@@ -389,7 +389,7 @@ static void test_progress_and_cancel(void) {
   const char *shared = getenv("NSYS_AI_SHARED");
   char *path = nsys_xasprintf("%s/profiles/nsys2023_rtx3060_23k.sqlite", shared ? shared : "../shared");
   if (access(path, R_OK) != 0) {
-    printf("SKIP progress/cancel: %s absent\n", path);
+    nsys_check_skip("progress/cancel: %s absent", path);
     free(path);
     return;
   }

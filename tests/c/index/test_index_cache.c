@@ -437,7 +437,7 @@ int main(void) {
     test_stale(tiny);
     test_background_save(real);
   } else {
-    printf("SKIP real-profile cache tests: %s is absent\n", real);
+    nsys_check_skip("real-profile cache tests: %s is absent", real);
   }
   clear_cache();
   rmdir(cache_dir);

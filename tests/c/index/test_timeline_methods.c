@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
       char *path = nsys_xasprintf("%s/profiles/%s.sqlite", shared ? shared : "../shared", names[i]);
       if (access(path, R_OK) == 0) run(path);
-      else printf("SKIP %s: absent\n", path);
+      else nsys_check_skip("%s: absent", path);
       free(path);
     }
   }

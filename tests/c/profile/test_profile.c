@@ -341,7 +341,7 @@ static void test_real(void) {
   char *dir = nsys_xasprintf("%s/profiles", shared ? shared : "../shared");
   DIR *d = opendir(dir);
   if (!d) {
-    printf("SKIP real profiles: %s is absent\n", dir);
+    nsys_check_skip("real profiles: %s is absent", dir);
     free(dir);
     return;
   }

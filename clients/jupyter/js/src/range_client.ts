@@ -1,8 +1,7 @@
 // Requests to the Python side over the widget's custom messages:
 // {id, kind, ...} out, {id, kind, ...} + buffers back, or {id, error}.
 // Range replies carry timeline/range's "columns" format in one binary buffer: the
-// server's JSON ("json"), deflated ("jsonz", inflated here), or
-// typed columns packed by the Python side ("bin", src/nsys_ai/_wire.py, viewed in place).
+// server's JSON ("json") or deflated ("jsonz", inflated here).
 // Zoom requests ask only for the columns drawing needs (FIELDS); what a tooltip or a click
 // needs beyond them is asked for when it is shown (Timeline: kind "bucket").
 import { unzlibSync } from "fflate";
@@ -99,13 +98,11 @@ export interface RangeData {
   downMs: number;
   /** range requests the Python side has answered so far */
   served: number;
-  /** the reply's layout / the server's format: "jsonz/columns", "json/columns", "bin/columns", "bin/objects"
+  /** the reply's layout / the server's format: "jsonz/columns" or "json/columns"
    *  ("jsonz+all/columns": every column asked for, the bench's comparison) */
   format: string;
   tracks: Map<string, TrackData>;
 }
-
-type ColDesc = [number, string];
 
 interface WireReply {
   id: number;
@@ -124,46 +121,6 @@ interface WireReply {
   start?: number;
   end?: number;
   resolution?: number;
-  base?: number;
-  names?: (string | null)[];
-  tracks?: { id: string; type: "events" | "buckets"; n: number; cols: Record<string, ColDesc> }[];
-}
-
-const ARRAYS: Record<string, { new (b: ArrayBuffer, off: number, n: number): IntCol | Float32Array; BYTES_PER_ELEMENT: number }> = {
-  u8: Uint8Array, i16: Int16Array, u16: Uint16Array, i32: Int32Array, u32: Uint32Array, f32: Float32Array, f64: Float64Array,
-};
-
-/** The buffer as an ArrayBuffer and the offset of its first byte (copied once when its
- *  offset would misalign 8-byte columns). */
-function region(buf: Buffer): [ArrayBuffer, number, number] {
-  if (buf instanceof ArrayBuffer) return [buf, 0, buf.byteLength];
-  const v = buf as ArrayBufferView;
-  if (v.byteOffset % 8 === 0) return [v.buffer as ArrayBuffer, v.byteOffset, v.byteLength];
-  const copy = new Uint8Array(v.byteLength);
-  copy.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
-  return [copy.buffer, 0, v.byteLength];
-}
-
-/** Typed-array views of a "bin" range reply's columns (no copy, no per-item work). */
-export function decodeColumns(m: WireReply, buf: Buffer): Map<string, TrackData> {
-  const [ab, off0, len] = region(buf);
-  const out = new Map<string, TrackData>();
-  const names = m.names ?? [];
-  for (const t of m.tracks ?? []) {
-    const cols: Record<string, IntCol | Float32Array> = {};
-    for (const [field, [off, dtype]] of Object.entries(t.cols)) {
-      const A = ARRAYS[dtype];
-      if (!A) throw new Error(`unknown column type ${dtype}`);
-      if (off + t.n * A.BYTES_PER_ELEMENT > len) throw new Error(`column ${t.id}.${field} out of the buffer`);
-      cols[field] = new A(ab, off0 + off, t.n);
-    }
-    const d: TrackData = { id: t.id, type: t.type, n: t.n, base: m.base ?? 0, start: m.start ?? 0,
-      resolution: m.resolution ?? 1, names };
-    if (t.type === "events") d.ev = cols as unknown as EventCols;
-    else d.bk = cols as unknown as BucketCols;
-    out.set(t.id, d);
-  }
-  return out;
 }
 
 /** timeline/range's "columns" JSON (forwarded as is, format "json") -> the same typed columns.
@@ -249,7 +206,7 @@ export class RangeClient {
   private nextId = 1;
   sent = 0;
   answered = 0;
-  /** reply layout to ask for ("jsonz" | "json" | "bin"; "+all": every column, "+names": buckets'
+  /** reply layout to ask for ("jsonz" | "json"; "+all": every column, "+names": buckets'
    *  longest names too, "+plain": index and busyNs instead of indexStep and busyPct); unset: the
    *  Python side's choice and FIELDS (the bench's A/B sets it) */
   wire?: string;
@@ -350,8 +307,7 @@ export class RangeClient {
     let tracks: Map<string, TrackData>;
     try {
       if (!buffers.length) throw new Error(`format ${m.format} without a buffer`);
-      if (m.format === "bin") tracks = decodeColumns(m, buffers[0]);
-      else if (m.format === "json" || m.format === "jsonz") {
+      if (m.format === "json" || m.format === "jsonz") {
         const [head, t] = decodeJsonColumns(raw ?? buffers[0]);
         Object.assign(m, { start: head.start, end: head.end, resolution: head.resolution });
         tracks = t;

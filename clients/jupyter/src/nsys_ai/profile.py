@@ -7,7 +7,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
 
-from . import _server
+from . import _protocol, _server
 from ._frames import flatten_tree, frame, have_pandas, timeline_rows
 from ._rich import Diff, Explanation, Report
 from .errors import PROFILE_NOT_OPEN, NsysAIError
@@ -16,21 +16,21 @@ if TYPE_CHECKING:
     from ._protocol import ProfileInfoResult
     from .widget import NvtxTreeWidget, TimelineWidget
 
-# Method names (docs/protocol.md).
-M_OPEN = "profile/open"
-M_INFO = "profile/info"
-M_CLOSE = "profile/close"
-M_ANALYSIS = "analysis/run"
-M_ANALYSES = "analysis/list"
-M_REPORT = "report/generate"
-M_DIFF = "profile/diff"
-M_TREE = "nvtx/tree"
-M_TRACKS = "timeline/tracks"
-M_RANGE = "timeline/range"
-M_EXPLAIN = "kernel/explain"
-M_KERNELS_AT = "source/kernelsAt"
-M_SEARCH = "search"
-M_DETAILS = "kernel/details"
+# Method names: generated from protocol/methods.json.
+M_OPEN = _protocol.PROFILE_OPEN
+M_INFO = _protocol.PROFILE_INFO
+M_CLOSE = _protocol.PROFILE_CLOSE
+M_ANALYSIS = _protocol.ANALYSIS_RUN
+M_ANALYSES = _protocol.ANALYSIS_LIST
+M_REPORT = _protocol.REPORT_GENERATE
+M_DIFF = _protocol.PROFILE_DIFF
+M_TREE = _protocol.NVTX_TREE
+M_TRACKS = _protocol.TIMELINE_TRACKS
+M_RANGE = _protocol.TIMELINE_RANGE
+M_EXPLAIN = _protocol.KERNEL_EXPLAIN
+M_KERNELS_AT = _protocol.SOURCE_KERNELS_AT
+M_SEARCH = _protocol.SEARCH
+M_DETAILS = _protocol.KERNEL_DETAILS
 
 TOP_KERNEL_COLUMNS = ("name", "count", "totalNs", "avgNs", "minNs", "maxNs", "medianNs", "pctOfGpu")
 
@@ -226,7 +226,7 @@ class Profile:
     def show(self, start: Optional[int] = None, end: Optional[int] = None,
              height: int = 420, wire: Optional[str] = None) -> "TimelineWidget":
         """An interactive timeline (wheel to zoom, drag to pan) served by `timeline/range`
-        (`wire`: the reply layout, "json" by default, "jsonz" or "bin"; see the README)."""
+        (`wire`: the reply layout, "jsonz" by default, or "json"; see the README)."""
         from .widget import TimelineWidget
         return TimelineWidget(self, start=start, end=end, height=height, wire=wire)
 

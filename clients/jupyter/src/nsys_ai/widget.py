@@ -5,8 +5,7 @@ The timeline's front end asks for data with custom messages
 answers each with `timeline/range` in the server's compact "columns" format, restricted
 to `fields` (the columns drawing needs), as one binary buffer: the server's JSON as is
 ("json"), deflated ("jsonz", when the browser can inflate: a zoom step's bytes are what
-the notebook's messaging pays for), or typed columns packed here ("bin", `_wire.py`);
-or with `{id, kind, error, code}`. What drawing does not need is asked for when it is
+the notebook's messaging pays for); or with `{id, kind, error, code}`. What drawing does not need is asked for when it is
 shown: `{id, kind: "bucket", track, start, resolution}` answers one bucket's count and
 longest op (the tooltip, a click), `{id, kind: "details", opId}` the details panel.
 In a kernel, requests are served on worker threads (ranges, buckets and details each on
@@ -16,7 +15,6 @@ round trip).
 """
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import queue
@@ -28,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Optional
 import anywidget
 import traitlets
 
-from ._wire import columns_from_objects, pack_range
 from .errors import NsysAIError
 
 if TYPE_CHECKING:
@@ -36,13 +33,10 @@ if TYPE_CHECKING:
 
 STATIC = pathlib.Path(__file__).parent / "static"
 # range reply layouts (TimelineWidget.answer_range)
-WIRES = ("jsonz", "json", "bin")
+WIRES = ("jsonz", "json")
 # The timeline/range columns the front end's zoom steps ask for (js/src/range_client.ts
 # FIELDS; a test checks that they agree): what drawing, the event tooltip and a click need.
 DRAW_FIELDS = ("id", "start", "end", "name", "kind", "indexStep", "busyPct")
-# The compact bucket columns among them, and the columns they encode (what an older server
-# without them is asked for instead; the front end decodes either).
-COMPACT_FIELDS = {"indexStep": "index", "busyPct": "busyNs"}
 
 
 def _bundle(name: str) -> pathlib.Path:
@@ -70,13 +64,13 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         # "jsonz" (default): the server's "columns" JSON deflated here (zlib level 1, ~0.2 ms for
         # 100 KB) and inflated by the browser (fflate, synchronously), for a front end that says
         # it can inflate (else "json"); "json": the JSON forwarded undecoded, turned into typed
-        # arrays by the browser; "bin": decoded here and packed as typed columns (_wire.py).
+        # arrays by the browser.
         # A zoom step is drawn in the first animation frame after the input only when its answer
         # comes within ~15 ms, and the bytes are what the notebook's messaging pays for: with the
         # compact bucket columns a 10M-kernel step is ~100 KB of JSON, ~14 KB deflated. Measured
         # side by side (bench_widget.py --ab json,jsonz): "jsonz" drew as many or more steps in
         # the first frame (59-82% vs 41-82%, more under load), for ~1 ms more decoding in the
-        # browser; "bin" loses to both (Python's decoding costs more than the browser's parse).
+        # browser. (Decoding in Python and packing typed columns lost to both and is gone.)
         self.wire = wire or os.environ.get("NSYS_AI_WIDGET_WIRE") or "jsonz"
         if self.wire not in WIRES:
             raise ValueError(f"wire: expected one of {', '.join(WIRES)}, not {self.wire!r}")
@@ -89,8 +83,6 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self._profile = profile
         self.served = 0     # range requests answered (each reply carries it: no extra state message)
         self.last_ms = 0.0  # server + packing time of the last range request
-        self._columns: Optional[bool] = None  # whether the server knows timeline/range format "columns"
-        self._compact: Optional[bool] = None  # whether it knows the compact bucket columns (indexStep, busyPct)
         # in a kernel: serve on worker threads (None: inline, e.g. in tests and benches)
         self._queues: Optional[dict[str, "queue.SimpleQueue[Any]"]] = None
         if _in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
@@ -166,7 +158,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         if path:
             lines.append(f"NVTX: {path}")
         md = "\n\n".join(lines)
-        if d.get("kind") == "kernel" and M_EXPLAIN in self._profile.server.methods:
+        if d.get("kind") == "kernel":
             ex = self._profile.explain(str(d.get("name")))
             md += "\n\n" + ex.markdown
         return markdown_to_html(md)
@@ -183,103 +175,47 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         r = self._profile.request(M_RANGE, {"start": start, "end": start + res, "width": 1, "maxEvents": 0,
                                             "tracks": [str(content["track"])], "format": "columns"})
         out = {"count": 0, "busyNs": 0, "longestId": -1, "longestName": None, "longestDur": 0}
-        if isinstance(r, dict) and r.get("format") == "columns":
-            names = r.get("names") or []
-            for t in r.get("tracks") or []:
-                b = t.get("buckets") or {}
-                for j, ix in enumerate(b.get("index") or []):
-                    if int(r["start"]) + ix * int(r["resolution"]) != start:
-                        continue
-                    nm = b["longestName"][j]
-                    out = {"count": b["count"][j], "busyNs": b["busyNs"][j], "longestId": b["longestId"][j],
-                           "longestName": names[nm] if 0 <= nm < len(names) else None,
-                           "longestDur": b["longestDur"][j]}
-        else:  # a server without the "columns" format
-            for t in (r or {}).get("tracks") or []:
-                for b in t.get("buckets") or []:
-                    if int(b["start"]) == start:
-                        lg = b.get("longest") or {}
-                        out = {"count": b.get("count", 0), "busyNs": b.get("busyNs", 0), "longestId": lg.get("id", -1),
-                               "longestName": lg.get("name"), "longestDur": lg.get("dur", 0)}
+        names = r.get("names") or []
+        for t in r.get("tracks") or []:
+            b = t.get("buckets") or {}
+            for j, ix in enumerate(b.get("index") or []):
+                if int(r["start"]) + ix * int(r["resolution"]) != start:
+                    continue
+                nm = b["longestName"][j]
+                out = {"count": b["count"][j], "busyNs": b["busyNs"][j], "longestId": b["longestId"][j],
+                       "longestName": names[nm] if 0 <= nm < len(names) else None,
+                       "longestDur": b["longestDur"][j]}
         return out
 
     def answer_range(self, content: dict) -> tuple[dict, list[bytes]]:
         """Serves one front-end range request (also callable directly, e.g. by the bench):
-        the message fields and the one buffer: the server's "columns" JSON (format "json"),
-        deflated (format "jsonz", when the request says `inflate`), or typed columns (format
-        "bin", `_wire.pack_range`; also for servers without the "columns" format, whose
-        "objects" result is converted). `fields` (a list of column names) asks the server
-        for those columns only; a server that ignores it answers them all."""
+        the message fields and the one buffer: the server's "columns" JSON as it wrote it
+        (format "json"), or deflated (format "jsonz", when the request says `inflate`).
+        `fields` (a list of column names) asks the server for those columns only."""
         from .profile import M_RANGE
         t0 = time.perf_counter()
         params: dict[str, Any] = {"start": int(content["start"]), "end": int(content["end"]),
-                                  "width": max(1, int(content.get("width", 1000)))}
+                                  "width": max(1, int(content.get("width", 1000))), "format": "columns"}
         if content.get("tracks"):
             params["tracks"] = [str(t) for t in content["tracks"]]
         fields = content.get("fields")
+        if isinstance(fields, list) and fields:
+            params["fields"] = [str(f) for f in fields]
         wire = content.get("wire") if content.get("wire") in WIRES else self.wire  # bench A/B
         if wire == "jsonz" and not content.get("inflate"):
             wire = "json"
-        res = None
-        t_dec = 0.0
-        if self._columns is not False:
-            body = None
-            cparams = {**params, "format": "columns"}
-            if isinstance(fields, list) and fields and wire != "bin":
-                cparams["fields"] = [str(f) for f in fields]
-                if self._compact is False:  # an older server: what the compact columns encode
-                    cparams["fields"] = [COMPACT_FIELDS.get(f, f) for f in cparams["fields"]]
-            try:
-                try:
-                    body = self._profile.request(M_RANGE, cparams, raw=True)
-                except NsysAIError as e:  # a server without the compact bucket columns names the field
-                    asked = set(cparams.get("fields", ())) & COMPACT_FIELDS.keys()
-                    if not asked or self._compact or e.code != -32602 or "params.fields" not in e.message:
-                        raise
-                    self._compact = False
-                    cparams["fields"] = [COMPACT_FIELDS.get(f, f) for f in cparams["fields"]]
-                    body = self._profile.request(M_RANGE, cparams, raw=True)
-                else:
-                    if set(cparams.get("fields", ())) & COMPACT_FIELDS.keys():
-                        self._compact = True
-            except NsysAIError as e:  # a server without the option refuses it by name
-                if self._columns or e.code != -32602 or "format" not in e.message:
-                    raise
-            # a server that ignores the option answers "objects" (no "format" member)
-            self._columns = body is not None and b'"format":"columns"' in body[:512]
-            if body is not None and self._columns and wire in ("json", "jsonz"):  # as the server wrote it
-                t1 = time.perf_counter()
-                json_bytes = len(body)
-                if wire == "jsonz":
-                    body = zlib.compress(body, 1)
-                t2 = time.perf_counter()
-                self.last_ms = (t2 - t0) * 1e3
-                self.served += 1
-                return {"kind": "range", "format": wire, "source": "columns", "serverMs": round(self.last_ms, 3),
-                        "jsonBytes": json_bytes,  # the inflated size: the browser inflates into one buffer
-                        "served": self.served, "timing": {"rpc": round((t1 - t0) * 1e3, 3), "decode": 0,
-                                                          "pack": round((t2 - t1) * 1e3, 3)}}, [body]
-            if body is not None:
-                t1 = time.perf_counter()
-                res = json.loads(body)
-                t_dec = time.perf_counter() - t1
-        if res is None:
-            res = self._profile.request(M_RANGE, params)
+        body = self._profile.request(M_RANGE, params, raw=True)
+        t1 = time.perf_counter()
+        json_bytes = len(body)
+        if wire == "jsonz":
+            body = zlib.compress(body, 1)
         t2 = time.perf_counter()
-        source = "columns"
-        if not (isinstance(res, dict) and res.get("format") == "columns"):
-            res, source = columns_from_objects(res), "objects"
-        msg, buf = pack_range(res, params["start"])
-        msg["source"] = source  # the server's format (tests check that zooms use "columns")
-        t3 = time.perf_counter()
-        self.last_ms = (t3 - t0) * 1e3
+        self.last_ms = (t2 - t0) * 1e3
         self.served += 1
-        msg["serverMs"] = round(self.last_ms, 3)
-        # of serverMs: the request (server + pipe), decoding its JSON, packing the columns
-        msg["timing"] = {"rpc": round((t2 - t0 - t_dec) * 1e3, 3), "decode": round(t_dec * 1e3, 3),
-                         "pack": round((t3 - t2) * 1e3, 3)}
-        msg["served"] = self.served
-        return msg, [buf]
+        return {"kind": "range", "format": wire, "source": "columns", "serverMs": round(self.last_ms, 3),
+                "jsonBytes": json_bytes,  # the inflated size: the browser inflates into one buffer
+                "served": self.served, "timing": {"rpc": round((t1 - t0) * 1e3, 3), "decode": 0,
+                                                  "pack": round((t2 - t1) * 1e3, 3)}}, [body]
 
 
 def _in_kernel() -> bool:

@@ -126,9 +126,9 @@ try {
   step("zoom answered", after);
   if (Number(after.failed || 0) > 0) fail(`zoom request failed: ${after.status}`);
   // the zoom's range request went out in timeline/range's "columns" format, came back as the
-  // server's JSON deflated ("jsonz", the default), as is ("json") or packed typed columns ("bin"), and the last zoomed
+  // server's JSON deflated ("jsonz", the default) or as is ("json"), and the last zoomed
   // view was drawn from that reply
-  const wantFormat = process.env.NSYS_AI_REQUIRE_COLUMNS === "1" ? /^(jsonz?|bin)\/columns$/ : /^((jsonz?|bin)\/columns|bin\/objects)$/;
+  const wantFormat = /^jsonz?\/columns$/;
   if (!wantFormat.test(after.lastFormat || "")) fail(`zoom reply format ${after.lastFormat}, expected ${wantFormat}`);
   if (after.drawnSeq !== after.viewSeq || Number(after.viewSeq) < 3) fail(`zoomed view not drawn with its data: ${JSON.stringify(after)}`);
   if (!(Number(after.lastInputToDrawMs) > 0)) fail("no input-to-draw measurement for the zoom");

@@ -50,8 +50,7 @@ def notebook(profile: Path) -> dict:
         "w = p.show(height=360)\n"
         "w",
         "p.tree()",
-        "p.explain(p.top_kernels().iloc[0]['name']) if {'kernel/explain', 'analysis/run'} <= p.server.methods "
-        "else 'kernel/explain not available'",
+        "p.explain(p.top_kernels().iloc[0]['name'])",
     ]
     return {
         "nbformat": 4, "nbformat_minor": 5,
@@ -158,22 +157,6 @@ def prerequisites() -> Optional[str]:
     return None
 
 
-def server_has_columns(profile: Path) -> bool:
-    """Whether the server answers timeline/range in the "columns" format (then the browser
-    tests require the widget to use it)."""
-    sys.path.insert(0, str(PKG / "src"))
-    import nsys_ai
-    try:
-        p = nsys_ai.open(profile)
-        s, e = p.span()
-        res = p.request("timeline/range", {"start": s, "end": e, "width": 10, "format": "columns"})
-        return isinstance(res, dict) and res.get("format") == "columns"
-    except nsys_ai.NsysAIError:
-        return False
-    finally:
-        nsys_ai.shutdown()
-
-
 def main() -> int:
     # a SIGTERM (e.g. from `timeout`) unwinds like an exception, so the jupyter server and
     # its kernels are stopped by jupyter()'s cleanup
@@ -187,9 +170,7 @@ def main() -> int:
         print(f"SKIP browser test: {why}")
         return 77
     out.mkdir(parents=True, exist_ok=True)
-    node_env = {"CHROMIUM": os.environ.get("CHROMIUM", "/usr/bin/chromium"), "NODE_MODULES_DIR": str(NODE_MODULES),
-                "NSYS_AI_REQUIRE_COLUMNS": "1" if server_has_columns(profile) else "0"}
-    print(f"server answers timeline/range format columns: {node_env['NSYS_AI_REQUIRE_COLUMNS'] == '1'}")
+    node_env = {"CHROMIUM": os.environ.get("CHROMIUM", "/usr/bin/chromium"), "NODE_MODULES_DIR": str(NODE_MODULES)}
     try:
         server_app = "lab" if app in ("html-manager", "vscode-ipywidgets8") else app
         with jupyter(server_app, notebook(profile), out) as (url, env):

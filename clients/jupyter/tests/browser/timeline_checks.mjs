@@ -39,11 +39,11 @@ export function launchChromium(chromium, userDataDir) {
 }
 
 /** One wheel zoom step in each reply layout other than `lastFormat`'s ("json": the server's
- *  JSON as is, "jsonz": deflated, inflated by the browser, "bin": typed columns packed by the
- *  Python side): each must be answered in that layout and drawn. Returns layout -> format. */
+ *  JSON as is, "jsonz": deflated, inflated by the browser): each must be answered in that
+ *  layout and drawn. Returns layout -> format. */
 export async function zoomInOtherLayouts(page, tl, lastFormat) {
   const layouts = {};
-  for (const other of ["json", "jsonz", "bin"].filter((w) => !lastFormat.startsWith(w + "/"))) {
+  for (const other of ["json", "jsonz"].filter((w) => !lastFormat.startsWith(w + "/"))) {
     await tl.evaluate((e, w) => e.__nsysSetWire(w), other);
     const seq0 = Number(await tl.evaluate((e) => e.dataset.viewSeq));
     await page.mouse.wheel(0, -300);
@@ -84,9 +84,9 @@ export async function pngStats(page, png) {
 
 /**
  * @param page playwright page showing one timeline widget
- * @param opts {screenshot: path of the zoomed timeline's PNG, step(name, data), requireColumns: boolean}
+ * @param opts {screenshot: path of the zoomed timeline's PNG, step(name, data)}
  */
-export async function checkTimeline(page, { screenshot, step, requireColumns }) {
+export async function checkTimeline(page, { screenshot, step }) {
   const tl = page.locator(".nsys-tl").first();
   await tl.waitFor({ state: "visible", timeout: 60000 });
   await page.waitForFunction(() => Number(document.querySelector(".nsys-tl")?.dataset.answered || 0) >= 1, null, { timeout: 60000 });
@@ -114,12 +114,9 @@ export async function checkTimeline(page, { screenshot, step, requireColumns }) 
   await checkAxis(page, tl, step);
   if (Number(after.failed || 0) > 0) throw new Error(`zoom failed: ${JSON.stringify(after)}`);
   if (!(Number(after.answered) >= Number(before.answered) + 8)) throw new Error("zoom requests not answered");
-  if (!/^(jsonz?|bin)\//.test(after.lastFormat || "")) throw new Error(`reply format ${after.lastFormat}`);
-  if (requireColumns && !/\/columns$/.test(after.lastFormat)) {
-    throw new Error(`the server did not answer in the columns format: ${after.lastFormat}`);
-  }
-  // the other reply layouts ("bin": typed columns packed by the Python side, sent as a binary
-  // buffer; "jsonz": deflated, inflated by the browser): one zoom step each
+  if (!/^jsonz?\/columns$/.test(after.lastFormat || "")) throw new Error(`reply format ${after.lastFormat}`);
+  // the other reply layout ("jsonz": deflated, inflated by the browser; "json": as the server
+  // wrote it): one zoom step
   const layouts = await zoomInOtherLayouts(page, tl, after.lastFormat);
   step("zoom with the other reply layouts", layouts);
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

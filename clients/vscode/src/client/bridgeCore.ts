@@ -4,6 +4,7 @@
 import type { HostToWebview, WebviewToHost } from '../protocol/messages';
 import { isWebviewToHost } from '../protocol/messages';
 import type { ProfileInfo, TimelineTracksResult } from '../protocol/types';
+import { ErrorCode } from '../protocol/methods';
 import type { Logger } from './logger';
 import { CancellationTokenSource, ResponseError, WEBVIEW_METHODS, type NsysClient } from './nsysClient';
 
@@ -38,16 +39,15 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
     const m: WebviewToHost = raw;
     switch (m.type) {
       case 'ready': {
-        const client = await ctx.client();
         const p = ctx.profile();
-        ctx.post({ type: 'init', profileId: p.profileId, title: p.title, info: p.info, reportMethod: client.reportMethod(), tracks: await tracksOf(p.profileId) });
+        ctx.post({ type: 'init', profileId: p.profileId, title: p.title, info: p.info, tracks: await tracksOf(p.profileId) });
         const pending = ctx.takePending?.();
         if (pending) ctx.post(pending);
         return;
       }
       case 'rpc': {
         if (!WEBVIEW_METHODS.has(m.method)) {
-          ctx.post({ type: 'rpcError', id: m.id, error: { code: -32601, message: `${m.method} is not available to the webview` } });
+          ctx.post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.MethodNotFound, message: `${m.method} is not available to the webview` } });
           return;
         }
         const src = new CancellationTokenSource();
@@ -58,7 +58,7 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
           const client = await ctx.client();
           ctx.post({ type: 'rpcResult', id: m.id, result: await client.request(m.method, params, src.token) });
         } catch (e) {
-          const code = e instanceof ResponseError ? e.code : -32603;
+          const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
           ctx.post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });
         } finally {
           inflight.delete(m.id);

@@ -9,7 +9,7 @@ export function showInTimelineLink(args: Record<string, unknown>): string {
   return `command:nsys-ai.showInTimeline?${encodeURIComponent(JSON.stringify([args]))}`;
 }
 
-export function hoverMarkdown(title: string, profileId: string, at: KernelsAtResult, explain?: KernelExplain): string {
+export function hoverMarkdown(title: string, profileId: string, at: KernelsAtResult, explain?: Pick<KernelExplain, 'markdown'>): string {
   const n = at.kernels.length;
   const out: string[] = [];
   out.push(`**nsys-ai** · ${cell(title)} — ${at.count} launch${at.count === 1 ? '' : 'es'} of ${n} kernel${n === 1 ? '' : 's'} · ${formatNs(at.totalNs)} · ${formatPct(at.pctGpu)} of GPU kernel time`, '');

@@ -6,6 +6,7 @@ import { CancellationTokenSource, ProgressType, ResponseError, type Cancellation
 import type { Logger } from './logger';
 import { ServerProcess, type ServerProcessOptions } from './serverProcess';
 import type * as P from '../protocol/types';
+import { ErrorCode, Method } from '../protocol/methods';
 
 export type { CancellationToken };
 export { CancellationTokenSource, ResponseError };
@@ -55,7 +56,6 @@ export class NsysClient {
   }
 
   get capabilities(): string[] { return this.initResult?.capabilities.methods ?? []; }
-  supports(method: string): boolean { return this.capabilities.includes(method); }
 
   private async initialize(): Promise<P.InitializeResult> {
     const conn = this.conn();
@@ -142,12 +142,8 @@ export class NsysClient {
   topKernels(profileId: string, params: Record<string, unknown> = {}): Promise<P.AnalysisResult> {
     return this.request('analysis/run', { profileId, name: 'top_kernels', params });
   }
-  /** The report method's name is whichever the server advertises. */
-  reportMethod(): string | undefined {
-    return ['report/generate', 'report'].find((m) => this.supports(m));
-  }
   report(profileId: string): Promise<P.ReportResult> {
-    return this.request(this.reportMethod() ?? 'report/generate', { profileId });
+    return this.request(Method.ReportGenerate, { profileId });
   }
   /** `line` is 1-based. */
   kernelsAt(profileId: string, file: string, line: number, workspaceRoot?: string, token?: CancellationToken): Promise<P.KernelsAtResult> {
@@ -170,5 +166,5 @@ export class NsysClient {
 }
 
 export function isMethodNotFound(e: unknown): boolean {
-  return e instanceof ResponseError && e.code === -32601;
+  return e instanceof ResponseError && e.code === ErrorCode.MethodNotFound;
 }

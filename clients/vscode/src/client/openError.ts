@@ -3,6 +3,8 @@
  * try again, show the log, open the file with the default editor). Kept free
  * of the vscode API so the unit tests render it. */
 
+import { ErrorCode } from '../protocol/methods';
+
 /** Why opening failed, from the server's error code or the client's own checks. */
 export type OpenErrorKind = 'serverMissing' | 'needsNsys' | 'notFound' | 'notProfile' | 'corrupt' | 'exportFailed' | 'cancelled' | 'other';
 
@@ -12,10 +14,11 @@ export interface OpenErrorAction { id: OpenErrorActionId; label: string }
 
 export interface OpenErrorView { kind: OpenErrorKind; title: string; hint: string; message: string; actions: OpenErrorAction[] }
 
-/** JSON-RPC codes of protocol/'s error table that opening a profile answers with. */
+/** The codes of protocol/'s error table that opening a profile answers with. */
 const KIND_BY_CODE: Record<number, OpenErrorKind> = {
-  [-32001]: 'notFound', [-32003]: 'notProfile', [-32004]: 'notProfile', [-32006]: 'needsNsys',
-  [-32007]: 'exportFailed', [-32016]: 'corrupt', [-32800]: 'cancelled',
+  [ErrorCode.FileNotFound]: 'notFound', [ErrorCode.NotSqlite]: 'notProfile', [ErrorCode.NotNsysExport]: 'notProfile',
+  [ErrorCode.NsysUnavailable]: 'needsNsys', [ErrorCode.ExportFailed]: 'exportFailed', [ErrorCode.Corrupt]: 'corrupt',
+  [ErrorCode.Cancelled]: 'cancelled',
 };
 
 const TITLES: Record<OpenErrorKind, [string, string]> = {

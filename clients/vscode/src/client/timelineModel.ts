@@ -4,17 +4,17 @@
  * aligned to multiples of their span, so bucket edges stay stable across pans
  * and a tile fetched once is reused for every view that touches it.
  * Free of DOM and vscode imports: the webview and the unit tests use it. */
-import type { RangeColumns, RangeResult, TrackColumns } from '../protocol/types';
+import type { RangeColumns, TrackColumns } from '../protocol/types';
 
 export const TILE_PX = 512;
 
 export interface View { start: number; end: number; width: number }
 export interface TileKey { resolution: number; start: number; end: number }
-/** A cached tile: its answer in the columns format (objects answers are converted). */
+/** A cached tile: its answer (always the columns format). */
 export interface Tile extends TileKey { key: string; result: RangeColumns }
 
 export type RangeRequest = { start: number; end: number; width: number; maxEvents: number; format: 'columns' };
-export type FetchRange = (p: RangeRequest) => Promise<RangeResult | RangeColumns>;
+export type FetchRange = (p: RangeRequest) => Promise<RangeColumns>;
 
 /** Per tile, individual events up to this many (else buckets): about one per 2 px. */
 export const MAX_EVENTS = TILE_PX / 2;
@@ -86,7 +86,7 @@ export class TimelineModel {
       .then((answer) => {
         this.inflight.delete(key);
         if (gen !== this.generation) return undefined;
-        const tile: Tile = { ...k, key, result: toColumns(answer) };
+        const tile: Tile = { ...k, key, result: answer };
         this.cache.set(key, tile);
         while (this.cache.size > this.maxTiles) this.cache.delete(this.cache.keys().next().value as string);
         this.onTile(tile);
@@ -140,27 +140,6 @@ export function byTrack(tiles: Tile[]): Map<string, TrackPart[]> {
     if (l) l.push({ tile, tr }); else m.set(tr.id, [{ tile, tr }]);
   }
   return m;
-}
-
-/** The columns format of an answer in either format (an objects answer comes from
- * a server without `format`, or a test's fake). */
-export function toColumns(r: RangeResult | RangeColumns): RangeColumns {
-  if ('format' in r && r.format === 'columns') return r;
-  const o = r as RangeResult;
-  const names: string[] = [], ix = new Map<string, number>();
-  const name = (x: string) => { let k = ix.get(x); if (k === undefined) { k = names.length; names.push(x); ix.set(x, k); } return k; };
-  const tracks: TrackColumns[] = o.tracks.map((tr) => {
-    if ('events' in tr) {
-      const ev = tr.events;
-      return { id: tr.id, events: { id: ev.map((e) => e.id), start: ev.map((e) => e.start), end: ev.map((e) => e.end), name: ev.map((e) => name(e.name)), kind: ev.map((e) => name(e.kind)), depth: ev.map((e) => e.depth ?? 0) } };
-    }
-    const bs = tr.buckets;
-    return { id: tr.id, buckets: {
-      index: bs.map((b) => Math.round((b.start - o.start) / o.resolution)), count: bs.map((b) => b.count), busyNs: bs.map((b) => b.busyNs),
-      longestId: bs.map((b) => b.longest?.id ?? -1), longestName: bs.map((b) => (b.longest ? name(b.longest.name) : -1)), longestDur: bs.map((b) => b.longest?.dur ?? 0),
-    } };
-  });
-  return { resolution: o.resolution, start: o.start, end: o.end, format: 'columns', names, tracks };
 }
 
 /** Something drawn: an event, or a bucket's longest item (start/end are the

@@ -12,13 +12,12 @@ export class KernelHoverProvider implements vscode.HoverProvider {
     const profile = this.store.active;
     if (!profile) return undefined;
     const client = await this.store.server.get();
-    if (!client.supports('source/kernelsAt')) return undefined;
     const root = vscode.workspace.getWorkspaceFolder(doc.uri)?.uri.fsPath;
     try {
       const at = await client.kernelsAt(profile.profileId, doc.uri.fsPath, pos.line + 1, root, token);
       if (!at.kernels?.length || token.isCancellationRequested) return undefined;
       const top = at.kernels[0]!;
-      const explain = client.supports('kernel/explain') && top.kernelId !== undefined
+      const explain = top.kernelId !== undefined
         ? await client.explain(profile.profileId, { kernelId: top.kernelId }).catch(() => undefined)
         : undefined;
       const md = new vscode.MarkdownString(hoverMarkdown(profile.title, profile.profileId, at, explain));

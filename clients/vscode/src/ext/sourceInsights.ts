@@ -34,7 +34,6 @@ export class SourceInsights implements vscode.Disposable {
   private async load(profile: OpenProfile, root: string): Promise<SourceIndex | undefined> {
     try {
       const client = await this.store.server.get();
-      if (!client.supports('source/map')) return undefined;
       return new SourceIndex(await client.sourceMap(profile.profileId, root), root);
     } catch (e) {
       this.store.server.logger.warn(`source/map failed: ${(e as Error).message}`);

@@ -4,7 +4,7 @@ import type { ProfileInfo, TimelineTracksResult } from './types';
 
 export type HostToWebview =
   /** `tracks`: timeline/tracks, asked by the host while the webview loads (absent if that failed). */
-  | { type: 'init'; profileId: string; title: string; info: ProfileInfo; reportMethod?: string; tracks?: TimelineTracksResult }
+  | { type: 'init'; profileId: string; title: string; info: ProfileInfo; tracks?: TimelineTracksResult }
   | { type: 'rpcResult'; id: number; result: unknown }
   | { type: 'rpcError'; id: number; error: { code: number; message: string } }
   | { type: 'reveal'; kernelId?: number; start?: number; end?: number }

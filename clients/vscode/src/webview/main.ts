@@ -46,7 +46,7 @@ function tabs(panels: Array<[string, HTMLElement, (() => void)?]>): HTMLElement 
   return h('div', { class: 'bottom' }, bar, box);
 }
 
-async function init(id: string, title: string, info: ProfileInfo, reportMethod: string | undefined, initTracks: TimelineTracksResult | undefined): Promise<void> {
+async function init(id: string, title: string, info: ProfileInfo, initTracks: TimelineTracksResult | undefined): Promise<void> {
   const openedAt = performance.now();
   profileId = id;
   const rpc = <R>(method: string, params: Record<string, unknown>) => bridge.request<R>(method, { profileId, ...params });
@@ -88,7 +88,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
    * report and the NVTX tree take seconds and should not compete with the timeline */
   const loadTree = () => rpc<NvtxTreeResult>('nvtx/tree', { aggregate: true, maxDepth: TREE_DEPTH }).then((r) => tree.render(r.roots ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
   const loadTop = () => rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
-  const loadFindings = () => rpc<ReportResult>(reportMethod ?? 'report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
+  const loadFindings = () => rpc<ReportResult>('report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
   tree.el.append(h('p', { class: 'muted' }, 'Loading NVTX ranges…'));
   top.el.append(h('p', { class: 'muted' }, 'Loading top kernels…'));
   app.replaceChildren(toolbar, timeline.el, tabs([['Details', panel.el], ['NVTX tree', tree.el, loadTree], ['Top kernels', top.el, loadTop], ['Findings', findings, loadFindings]]));
@@ -129,7 +129,7 @@ window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
   if (bridge.settle(m)) return;
   switch (m.type) {
     case 'init':
-      init(m.profileId, m.title, m.info, m.reportMethod, m.tracks).catch((e) => app.replaceChildren(errorText('Profile', e)));
+      init(m.profileId, m.title, m.info, m.tracks).catch((e) => app.replaceChildren(errorText('Profile', e)));
       break;
     case 'reveal':
       if (timeline) applyReveal(m); else pendingReveal = m;

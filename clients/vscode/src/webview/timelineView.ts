@@ -5,7 +5,7 @@
 import { TimelineModel, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams } from '../client/timelineModel';
 import { formatNs } from '../client/format';
 import { formatCursor, timeAxis } from '../client/timeAxis';
-import type { RangeColumns, RangeResult, Track } from '../protocol/types';
+import type { RangeColumns, Track } from '../protocol/types';
 import { cssToRgb } from './colors';
 import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h, onThemeChange } from './dom';
@@ -76,7 +76,7 @@ export class TimelineView {
   constructor(
     tracks: Track[],
     private readonly bounds: { start: number; end: number },
-    fetchRange: (p: TrackRangeParams) => Promise<RangeResult | RangeColumns>,
+    fetchRange: (p: TrackRangeParams) => Promise<RangeColumns>,
     private readonly details: (kernelId: number) => Promise<Record<string, unknown>>,
     private readonly onSelect: (hit: Hit) => void,
   ) {

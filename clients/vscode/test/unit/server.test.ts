@@ -3,7 +3,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { NsysClient, CancellationTokenSource, ResponseError } from '../../src/client/nsysClient';
 import { collectingLogger } from '../../src/client/logger';
-import { TimelineModel, resolutionFor, toColumns, TILE_PX, MAX_EVENTS } from '../../src/client/timelineModel';
+import { TimelineModel, resolutionFor, TILE_PX, MAX_EVENTS } from '../../src/client/timelineModel';
+import { toColumns } from './objectsToColumns';
 import { profileSpan, type WorkDoneProgress, type RangeColumns } from '../../src/protocol/types';
 import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE, REPO_ROOT } from '../helpers';
 import { SourceIndex } from '../../src/client/sourceModel';
@@ -21,10 +22,7 @@ let noServe: string | undefined;
 
 function skipUnless(method: string, t: { skip: (m: string) => void }): boolean {
   if (noServe) { t.skip(noServe); return true; }
-  if (!client.supports(method)) {
-    t.skip(`server does not implement ${method} yet`);
-    return true;
-  }
+  assert.ok(client.capabilities.includes(method), `the server lists ${method}`);
   return false;
 }
 
@@ -141,7 +139,7 @@ test('timeline tiles cover their range, at the asked resolution, with sound buck
         }
       }
     }
-    /* the same tile in the objects format, converted by the client, says the same */
+    /* the same tile in the objects format, converted by the test, says the same */
     const objects = await client.range({ profileId, start: tile.start, end: tile.end, width: TILE_PX, maxEvents: MAX_EVENTS });
     assert.deepEqual(resolved(toColumns(objects)), resolved(r), 'columns decode like objects');
   }
@@ -161,7 +159,6 @@ test('the server is restarted after a crash and profiles are reopened', { skip: 
   if (noServe) return t.skip(noServe);
   const c = new NsysClient({ command: bin!, logger: collectingLogger(lines), maxRestarts: 1 });
   await c.start();
-  if (!c.supports('profile/open')) { await c.dispose(); t.skip('server does not implement profile/open yet'); return; }
   const { profileId } = await c.openProfile(smallProfile()!);
   const reopened = new Promise<Map<string, string>>((r) => c.onProfilesReopened(r));
   const events: string[] = [];

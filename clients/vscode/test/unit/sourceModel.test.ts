@@ -2,11 +2,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SourceIndex } from '../../src/client/sourceModel';
 import { hoverMarkdown, showInTimelineLink } from '../../src/client/hoverText';
+import type { KernelsAtResult, SourceMapResult } from '../../src/protocol/types';
 
-const map = {
+const none = { totalNs: 0, pctGpu: 0 };
+const map: SourceMapResult = {
+  workspaceRoot: '/ws', gpuTimeNs: 395_000_000, kernels: 705,
+  strategies: { tag: none, callchain: none, module: none, definition: none }, tags: [],
   files: [
-    { file: 'model.py', lines: [{ line: 74, count: 700, totalNs: 174_300_000, pctGpu: 44.13 }, { line: 12, count: 3, totalNs: 1000, pctGpu: 0.01 }] },
-    { file: 'k/a.cu', lines: [{ line: 5, count: 2, totalNs: 23_872, pctGpu: 13.43 }] },
+    { file: 'model.py', totalNs: 174_301_000, pctGpu: 44.14, lines: [{ line: 74, count: 700, totalNs: 174_300_000, pctGpu: 44.13, kernels: [] }, { line: 12, count: 3, totalNs: 1000, pctGpu: 0.01, kernels: [] }] },
+    { file: 'k/a.cu', totalNs: 23_872, pctGpu: 13.43, lines: [{ line: 5, count: 2, totalNs: 23_872, pctGpu: 13.43, kernels: [] }] },
   ],
 };
 
@@ -23,11 +27,12 @@ test('SourceIndex: lines per file (sorted), lookups by absolute path, heat relat
 });
 
 test('hover markdown: counts, a table with escaped names, the explanation and a command link', () => {
-  const at = {
+  const tagged = { strategy: 'tag' as const, confidence: 0.95, evidence: 'launched inside the NVTX source tag range "model.py:74 mlp"' };
+  const at: KernelsAtResult = {
     file: 'model.py', line: 74, count: 700, totalNs: 174_300_000, pctGpu: 44.13,
     kernels: [
-      { name: 'gemm|weird', kernelId: 812, count: 200, totalNs: 160_100_000, pctGpu: 40.53, strategy: 'tag', explanation: '200 x gemm' },
-      { name: 'relu', kernelId: 9, count: 500, totalNs: 14_200_000, pctGpu: 3.6, strategy: 'tag' },
+      { name: 'gemm|weird', kernelId: 812, count: 200, totalNs: 160_100_000, avgNs: 800_500, pctGpu: 40.53, ...tagged, explanation: '200 x gemm' },
+      { name: 'relu', kernelId: 9, count: 500, totalNs: 14_200_000, avgNs: 28_400, pctGpu: 3.6, ...tagged },
     ],
   };
   const md = hoverMarkdown('run.sqlite', 'p1', at);
@@ -37,7 +42,7 @@ test('hover markdown: counts, a table with escaped names, the explanation and a 
   const link = showInTimelineLink({ profileId: 'p1', kernelId: 812, name: 'gemm|weird' });
   assert.ok(md.includes(`[Show in timeline](${link})`));
   assert.deepEqual(JSON.parse(decodeURIComponent(link.split('?')[1]!)), [{ profileId: 'p1', kernelId: 812, name: 'gemm|weird' }]);
-  const withExplain = hoverMarkdown('run.sqlite', 'p1', at, { name: 'gemm', displayName: 'gemm', origin: 'cublas', category: 'gemm', markdown: '**cuBLAS GEMM**' });
+  const withExplain = hoverMarkdown('run.sqlite', 'p1', at, { markdown: '**cuBLAS GEMM**' });
   assert.match(withExplain, /\*\*cuBLAS GEMM\*\*/);
   assert.ok(!withExplain.includes('200 x gemm'), 'the full explanation replaces the one-liner');
 });

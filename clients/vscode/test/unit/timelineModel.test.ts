@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolutionFor, tilesFor, TimelineModel, TILE_PX, zoomView, panView, tileKey, coalescingFetch, toColumns, byTrack, forEachItem, shortestItem, type Item, type TrackRangeParams } from '../../src/client/timelineModel';
-import type { RangeResult } from '../../src/protocol/types';
+import { resolutionFor, tilesFor, TimelineModel, TILE_PX, zoomView, panView, tileKey, coalescingFetch, byTrack, forEachItem, shortestItem, type Item, type TrackRangeParams } from '../../src/client/timelineModel';
+import type { RangeColumns, RangeResult } from '../../src/protocol/types';
+import { toColumns } from './objectsToColumns';
 
 test('resolution is the smallest power of two covering ns per pixel', () => {
   assert.equal(resolutionFor(1000, 1000), 1);
@@ -36,9 +37,9 @@ test('prefetch adds a tile on each side, visible tiles come first', () => {
 });
 
 function fakeFetch(log: Array<{ start: number; end: number; width: number }>) {
-  return async (p: { start: number; end: number; width: number; maxEvents: number }): Promise<RangeResult> => {
+  return async (p: { start: number; end: number; width: number; maxEvents: number }): Promise<RangeColumns> => {
     log.push(p);
-    return { resolution: (p.end - p.start) / p.width, start: p.start, end: p.end, tracks: [] };
+    return toColumns({ resolution: (p.end - p.start) / p.width, start: p.start, end: p.end, tracks: [] });
   };
 }
 
@@ -120,7 +121,7 @@ test('row blocks asking one tile in the same tick make one request; each gets it
   assert.equal(log.length, 4, 'a later tick asks again');
 });
 
-test('objects answers convert to columns; items and the shortest hit read from columns', () => {
+test('objects answers convert to columns (test helper); items and the shortest hit read from columns', () => {
   const r: RangeResult = {
     resolution: 10, start: 1000, end: 1100,
     tracks: [

@@ -103,8 +103,7 @@ try {
   if (!served.includes(`${entryPoints.anywidget}.js`)) throw new Error("anywidget's module was not loaded through require.js");
   if (!(await page.evaluate(() => window.requirejs.defined("anywidget")))) throw new Error("require.js has no anywidget module");
 
-  result.zoom = await Promise.race([failed, checkTimeline(page, { screenshot: path.join(outDir, "timeline-vscode-ipywidgets8.png"), step,
-    requireColumns: process.env.NSYS_AI_REQUIRE_COLUMNS === "1" })]);
+  result.zoom = await Promise.race([failed, checkTimeline(page, { screenshot: path.join(outDir, "timeline-vscode-ipywidgets8.png"), step })]);
   // VS Code scrolls the notebook with every wheel event the output lets through: the zoom
   // steps over the plot must not be let through, a wheel over the track labels must be (it
   // scrolls the track list, or the notebook) and must not zoom

@@ -43,8 +43,7 @@ try {
   await page.evaluate((s) => window.nsysHost(s), { token, code, anywidgetUrl: "/nsys-anywidget.js" });
   step("executed", { log: await page.evaluate(() => window.nsysHostLog) });
 
-  result.zoom = await checkTimeline(page, { screenshot: path.join(outDir, "timeline-html-manager.png"), step,
-    requireColumns: process.env.NSYS_AI_REQUIRE_COLUMNS === "1" });
+  result.zoom = await checkTimeline(page, { screenshot: path.join(outDir, "timeline-html-manager.png"), step });
   if (errors.length) throw new Error(`page errors: ${errors.join(" | ")}`);
   result.ok = true;
 } catch (e) {

@@ -7,6 +7,13 @@
  */
 export type Ns = number
 /**
+ * A time asked for, in ns on the profile's own clock: within ±2^61, so that end - start never overflows.
+ * 
+ * This interface was referenced by `Common`'s JSON-Schema
+ * via the `definition` "nsParam".
+ */
+export type NsParam = number
+/**
  * Id returned by profile/open.
  * 
  * This interface was referenced by `Common`'s JSON-Schema

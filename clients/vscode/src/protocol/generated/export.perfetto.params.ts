@@ -6,11 +6,11 @@ export interface ExportPerfettoParams {
 profileId: string
 path: string
 /**
- * Nanoseconds on the profile's own clock.
+ * A time asked for, in ns on the profile's own clock: within ±2^61, so that end - start never overflows.
  */
 start?: number
 /**
- * Nanoseconds on the profile's own clock.
+ * A time asked for, in ns on the profile's own clock: within ±2^61, so that end - start never overflows.
  */
 end?: number
 }

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""The layering rule of docs/ARCHITECTURE.md: below methods/ (common/, profile/,
+index/, analysis/, explain/, source/) no file includes cJSON or anything of
+rpc/. The core returns C structs; methods/ turns them into JSON.
+
+ALLOWED lists the files that still break the rule today (the core's move off
+cJSON is planned work). The check fails on any other violation, and on an
+ALLOWED entry that no longer violates it, so the list only shrinks: remove a
+file from it in the commit that fixes it.
+
+    python3 tests/static/check_layering.py [REPO]
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+BELOW_METHODS = ("common", "profile", "index", "analysis", "explain", "source")
+FORBIDDEN = re.compile(r'^\s*#\s*include\s*[<"]((?:cjson/)?cJSON\.h|rpc/[^>"]+)[>"]', re.M)
+
+# path under server/src -> why it may still include cJSON or rpc/ (what to move out)
+ALLOWED = {
+    "analysis/analysis.h": "analysis results are cJSON trees (typed results: planned)",
+    "analysis/openset.c": "builds its result as cJSON",
+    "analysis/render.h": "renders cJSON results as text",
+    "analysis/report.h": "report findings are cJSON",
+    "explain/agent.h": "agent/ask answers with cJSON",
+    "explain/explain.h": "kernel/explain answers with cJSON",
+    "explain/kb.c": "parses the knowledge base JSON with cJSON",
+    "explain/llm.h": "LLM settings and requests are cJSON",
+    "index/index.c": "progress and cancellation through rpc/call.h (common/task.h: planned)",
+    "index/index_build.c": "progress and cancellation through rpc/call.h",
+    "index/nvtx_tree.c": "cancellation through rpc/call.h",
+    "profile/info.c": "progress and cancellation through rpc/call.h",
+    "profile/loader.c": "progress and cancellation through rpc/call.h",
+    "profile/nsysrep.c": "progress and cancellation through rpc/call.h",
+    "profile/schema.c": "cancellation through rpc/call.h",
+    "profile/strings.c": "cancellation through rpc/call.h",
+    "source/map_methods.c": "source/map, kernelsAt, locate, refine handlers live in source/",
+    "source/source_map.h": "source map results are cJSON",
+}
+
+
+def violations(src: Path) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for top in BELOW_METHODS:
+        for p in sorted((src / top).rglob("*.[ch]")):
+            found = FORBIDDEN.findall(p.read_text(errors="replace"))
+            if found:
+                out[p.relative_to(src).as_posix()] = found
+    return out
+
+
+def main() -> int:
+    repo = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2]
+    found = violations(repo / "server" / "src")
+    new = {f: inc for f, inc in found.items() if f not in ALLOWED}
+    fixed = sorted(f for f in ALLOWED if f not in found)
+    for f, inc in new.items():
+        print(f"server/src/{f}: includes {', '.join(inc)} below methods/ (see docs/ARCHITECTURE.md)")
+    for f in fixed:
+        print(f"server/src/{f}: no longer breaks the layering: remove it from ALLOWED in {Path(__file__).name}")
+    if new or fixed:
+        return 1
+    print(f"layering holds: {len(found)} allowed exceptions, no new ones")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
