@@ -48,6 +48,9 @@ static const rpc_case cases[] = {
     {"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
     {"{\"jsonrpc\":\"2.0\",\"id\":1e300,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
     {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740994,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
+    /* its double is 2^53, but the id is not */
+    {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":-9007199254740992,\"method\":\"a\"}", 0, NSYS_MSG_REQUEST, 0, "-9007199254740992", "a", NULL},
     {"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":5}", 0, NSYS_MSG_INVALID, -32600, "2", NULL, "method"},
     {"{\"jsonrpc\":\"2.0\",\"id\":2}", 0, NSYS_MSG_INVALID, -32600, "2", NULL, "method"},
     {"{\"jsonrpc\":\"2.0\",\"result\":1}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "method"},
@@ -72,7 +75,7 @@ static void test_classify(void) {
     }
     /* The reply id: exactly what the server would echo. */
     cJSON *reply = nsys_rpc_error(m.id, -1, "x", NULL);
-    char *printed = cJSON_PrintUnformatted(cJSON_GetObjectItem(reply, "id"));
+    char *printed = nsys_json_print(cJSON_GetObjectItem(reply, "id"), false);
     CHECK_MSG(strcmp(printed, c->id ? c->id : "null") == 0, "case %zu: id %s want %s", i, printed,
               c->id ? c->id : "null");
     free(printed);
