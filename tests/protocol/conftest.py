@@ -97,8 +97,10 @@ def schema_for(method: str, kind: str) -> dict:
     return json.loads(path.read_text())
 
 
-def check_schema(method: str, kind: str, instance) -> None:
-    """Validates instance against the method's schema (jsonschema, draft 2020-12)."""
+def check_schema(method: str, kind: str, instance, strict_integers: bool = False) -> None:
+    """Validates instance against the method's schema (jsonschema, draft 2020-12).
+    strict_integers: "integer" admits only integer literals (Python ints), not
+    floats with a zero fraction such as 1.7267511786677676e+18."""
     import jsonschema
 
     schema = schema_for(method, kind)
@@ -116,6 +118,10 @@ def check_schema(method: str, kind: str, instance) -> None:
     except Exception:
         registry = None
     cls = jsonschema.validators.validator_for(schema)
+    if strict_integers:
+        checker = cls.TYPE_CHECKER.redefine(
+            "integer", lambda _, v: isinstance(v, int) and not isinstance(v, bool))
+        cls = jsonschema.validators.extend(cls, type_checker=checker)
     v = cls(schema, registry=registry) if registry is not None else cls(schema)
     errors = sorted(v.iter_errors(instance), key=lambda e: list(e.path))
     if errors:

@@ -32,16 +32,19 @@ void nsys_json_add_i64(cJSON *obj, const char *key, int64_t v) {
   cJSON_AddItemToObject(obj, key, nsys_json_i64(v));
 }
 
-bool nsys_json_get_i64(const cJSON *item, int64_t *out) {
-  if (!cJSON_IsNumber(item)) return false;
-  if (item->valuestring) return nsys_json_literal_i64(item->valuestring, strlen(item->valuestring), out);
+nsys_json_num_class nsys_json_classify(const cJSON *item, int64_t *out) {
+  if (!cJSON_IsNumber(item)) return NSYS_JSON_NOT_NUMBER;
+  if (item->valuestring) return nsys_json_literal_class(item->valuestring, strlen(item->valuestring), out);
   double d = item->valuedouble;
+  if (!isfinite(d)) return NSYS_JSON_NOT_NUMBER;
+  if (d != floor(d)) return NSYS_JSON_FRACTION;
   /* [-2^63, 2^63): every such integral double converts without overflow */
-  if (!isfinite(d) || d != floor(d) || d < -9223372036854775808.0 || d >= 9223372036854775808.0)
-    return false;
+  if (d < -9223372036854775808.0 || d >= 9223372036854775808.0) return NSYS_JSON_BEYOND_I64;
   *out = (int64_t)d;
-  return true;
+  return NSYS_JSON_I64;
 }
+
+bool nsys_json_get_i64(const cJSON *item, int64_t *out) { return nsys_json_classify(item, out) == NSYS_JSON_I64; }
 
 int64_t nsys_json_i64_or(const cJSON *item, int64_t fallback) {
   int64_t v;
@@ -54,7 +57,11 @@ int64_t nsys_json_obj_i64(const cJSON *obj, const char *key, int64_t fallback) {
 
 static bool nsys__digit(char c) { return c >= '0' && c <= '9'; }
 
-bool nsys_json_literal_i64(const char *t, size_t n, int64_t *out) {
+bool nsys_json_literal_i64(const char *text, size_t n, int64_t *out) {
+  return nsys_json_literal_class(text, n, out) == NSYS_JSON_I64;
+}
+
+nsys_json_num_class nsys_json_literal_class(const char *t, size_t n, int64_t *out) {
   size_t i = 0;
   bool neg = false;
   if (i < n && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';
@@ -66,18 +73,18 @@ bool nsys_json_literal_i64(const char *t, size_t n, int64_t *out) {
     while (i < n && nsys__digit(t[i])) i++;
     n_frac = i - frac_at;
   }
-  if (n_int + n_frac == 0) return false;
+  if (n_int + n_frac == 0) return NSYS_JSON_NOT_NUMBER;
   int64_t exp = 0;
   if (i < n && (t[i] == 'e' || t[i] == 'E')) {
     i++;
     bool eneg = false;
     if (i < n && (t[i] == '-' || t[i] == '+')) eneg = t[i++] == '-';
-    if (i == n || !nsys__digit(t[i])) return false;
+    if (i == n || !nsys__digit(t[i])) return NSYS_JSON_NOT_NUMBER;
     for (; i < n && nsys__digit(t[i]); i++)
       if (exp < 1000000) exp = exp * 10 + (t[i] - '0'); /* saturates: beyond any int64 anyway */
     if (eneg) exp = -exp;
   }
-  if (i != n) return false;
+  if (i != n) return NSYS_JSON_NOT_NUMBER;
   /* the mantissa's digits, integer part then fraction, as one sequence */
   size_t nd = n_int + n_frac;
 #define NSYS__MDIGIT(j) ((j) < n_int ? t[int_at + (j)] : t[frac_at + (j) - n_int])
@@ -85,22 +92,23 @@ bool nsys_json_literal_i64(const char *t, size_t n, int64_t *out) {
   while (first < nd && NSYS__MDIGIT(first) == '0') first++;
   if (first == nd) {
     *out = 0; /* 0, -0, 0.000e7 */
-    return true;
+    return NSYS_JSON_I64;
   }
   while (NSYS__MDIGIT(last - 1) == '0') last--;
   /* value = digits[first, last) * 10^(exp - n_frac + trailing zeros) */
   int64_t scale = exp - (int64_t)n_frac + (int64_t)(nd - last);
-  if (scale < 0 || (int64_t)(last - first) + scale > 19) return false;
+  if (scale < 0) return NSYS_JSON_FRACTION; /* the last non-zero digit is after the point */
+  if ((int64_t)(last - first) + scale > 19) return NSYS_JSON_BEYOND_I64;
   uint64_t u = 0;
   for (size_t j = first; j < last; j++) u = u * 10 + (uint64_t)(NSYS__MDIGIT(j) - '0');
 #undef NSYS__MDIGIT
   for (int64_t k = 0; k < scale; k++) {
-    if (u > UINT64_MAX / 10) return false;
+    if (u > UINT64_MAX / 10) return NSYS_JSON_BEYOND_I64;
     u *= 10;
   }
-  if (neg ? u > (uint64_t)1 << 63 : u > (uint64_t)INT64_MAX) return false;
+  if (neg ? u > (uint64_t)1 << 63 : u > (uint64_t)INT64_MAX) return NSYS_JSON_BEYOND_I64;
   *out = neg ? (int64_t)((uint64_t)0 - u) : (int64_t)u;
-  return true;
+  return NSYS_JSON_I64;
 }
 
 cJSON *nsys_json_number_from_text(const char *text) {
@@ -155,7 +163,12 @@ static bool nsys__attach(cJSON *item, nsys__tokens *s) {
       int64_t v;
       if (!nsys__next_number(s, &tok, &len)) return false;
       /* the double cJSON made stays: it is the nearest one */
-      if (nsys_json_literal_i64(tok, len, &v) && nsys__needs_text(v)) nsys__set_text(item, v);
+      if (nsys_json_literal_i64(tok, len, &v)) {
+        if (nsys__needs_text(v)) nsys__set_text(item, v);
+      } else if (fabs(item->valuedouble) > (double)NSYS__EXACT_DOUBLE && isfinite(item->valuedouble)) {
+        free(item->valuestring); /* 1779782331676752435.5: not the integer its double is */
+        item->valuestring = nsys_xstrndup(tok, len);
+      }
     } else if ((cJSON_IsArray(item) || cJSON_IsObject(item)) && !nsys__attach(item->child, s)) {
       return false;
     }

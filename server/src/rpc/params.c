@@ -35,11 +35,11 @@ bool nsys_param_int64(nsys_call *c, const char *field, bool required, int64_t mi
   bool ok;
   const cJSON *v = nsys__field(c, field, required, &ok);
   if (!v) return ok;
-  int64_t x; /* exact: the request's own digits (rpc/json_int.h), not the double */
-  bool integral = cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble == floor(v->valuedouble);
-  if (!integral)
+  int64_t x = 0; /* exact: the request's own digits (rpc/json_int.h), not the double */
+  nsys_json_num_class k = nsys_json_classify(v, &x);
+  if (k == NSYS_JSON_FRACTION || k == NSYS_JSON_NOT_NUMBER)
     return nsys_call_fail(c, NSYS_E_INVALID_PARAMS, "params.%s: expected an integer", field), false;
-  if (!nsys_json_get_i64(v, &x) || x < min || x > max) /* beyond int64 or the range */
+  if (k == NSYS_JSON_BEYOND_I64 || x < min || x > max)
     return nsys_call_fail(c, NSYS_E_INVALID_PARAMS, "params.%s: must be between %lld and %lld",
                           field, (long long)min, (long long)max),
            false;

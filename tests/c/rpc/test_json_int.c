@@ -102,15 +102,30 @@ static void test_round_trips(void) {
   check_round_trip("-9223372036854775808", "-9223372036854775808");
   check_round_trip("[9223372036854775807,-9223372036854775807,9007199254740993,-9007199254740993,9007199254740992]",
                    "[9223372036854775807,-9223372036854775807,9007199254740993,-9007199254740993,9007199254740992]");
-  check_round_trip("[-0, 0, -1, 1.5, -2.25, 0.1, 1e300, 1e15, 2.0, 1.726751178667767434e18]",
-                   "[0,0,-1,1.5,-2.25,0.1,1e+300,1000000000000000,2,1726751178667767434]");
-  /* beyond int64: a double, printed as cJSON prints it (17 digits, so
-   * that text read again is the integer 9223372036854775800) */
-  cJSON *big = nsys_json_parse("[9223372036854775808, 1e19]", 27, NULL);
-  char *bs = print(big);
-  CHECK_STR(bs, "[9.2233720368547758e+18,1e+19]");
-  free(bs);
+  check_round_trip("[-0, 0, -1, 1.5, -2.25, 0.1, 1e15, 2.0, 1.726751178667767434e18]",
+                   "[0,0,-1,1.5,-2.25,0.1,1000000000000000,2,1726751178667767434]");
+  /* beyond 2^53 and no int64: the literal's own text, never the integer
+   * its double is; classified as what it writes */
+  check_round_trip("[1779782331676752435.5,9223372036854775808,-1e19,1e300]",
+                   "[1779782331676752435.5,9223372036854775808,-1e19,1e300]");
+  const char *bigs = "[1779782331676752435.5,9223372036854775808,1e300,0.5,1779782331676752435]";
+  cJSON *big = nsys_json_parse(bigs, strlen(bigs), NULL);
+  const nsys_json_num_class want[] = {NSYS_JSON_FRACTION, NSYS_JSON_BEYOND_I64, NSYS_JSON_BEYOND_I64,
+                                      NSYS_JSON_FRACTION, NSYS_JSON_I64};
+  int k = 0;
+  for (const cJSON *it = big ? big->child : NULL; it; it = it->next, k++) {
+    int64_t v = 0;
+    CHECK_MSG(nsys_json_classify(it, &v) == want[k], "item %d", k);
+    CHECK(nsys_json_get_i64(it, &v) == (want[k] == NSYS_JSON_I64));
+  }
+  CHECK_EQ(k, 5);
   cJSON_Delete(big);
+  /* a double made in process beyond int64 prints as cJSON prints it */
+  cJSON *made = cJSON_CreateNumber(9223372036854775808.0);
+  char *ms = print(made);
+  CHECK_STR(ms, "9.2233720368547758e+18");
+  free(ms);
+  cJSON_Delete(made);
   /* numbers inside strings, escaped quotes and keys do not shift the match */
   check_round_trip("{\"k\\\"9007199254740995\":\"q\\\\\\\"1 -2\",\"n\":9007199254740995,\"e\":\"\\\\\","
                    "\"m\":[{\"a\":[[-1726751178667767435]]},\"7\",true,null,false,8]}",
