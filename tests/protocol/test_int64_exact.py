@@ -83,35 +83,31 @@ class Truth:
 # the walk
 
 
-def ints(v, path=()):
-    """(path, value) of every integer (not bool) in a decoded reply."""
-    if isinstance(v, bool):
-        return
-    if isinstance(v, int):
-        yield path, v
-    elif isinstance(v, dict):
+def leaves(v, path=()):
+    """(path, value) of every scalar of a decoded reply."""
+    if isinstance(v, dict):
         for k, x in v.items():
-            yield from ints(x, path + (k,))
+            yield from leaves(x, path + (k,))
     elif isinstance(v, list):
         for i, x in enumerate(v):
-            yield from ints(x, path + (i,))
+            yield from leaves(x, path + (i,))
+    else:
+        yield path, v
+
+
+def ints(v):
+    """(path, value) of every integer (not bool)."""
+    return ((p, x) for p, x in leaves(v) if isinstance(x, int) and not isinstance(x, bool))
+
+
+def floats(v):
+    return ((p, x) for p, x in leaves(v) if isinstance(x, float))
 
 
 def is_time_key(path) -> bool:
     """start, end, gpuStart, ... (the last name on the path: columns are arrays)."""
     names = [p for p in path if isinstance(p, str)]
     return bool(names) and names[-1].lower().endswith(("start", "end"))
-
-
-def floats(v, path=()):
-    if isinstance(v, float):
-        yield path, v
-    elif isinstance(v, dict):
-        for k, x in v.items():
-            yield from floats(x, path + (k,))
-    elif isinstance(v, list):
-        for i, x in enumerate(v):
-            yield from floats(x, path + (i,))
 
 
 class Walk:
@@ -221,8 +217,13 @@ def walk_all(w: Walk, tmp: Path, other: Path):
     w.call("search", {"profileId": pid, "query": "*", "kinds": ["kernel", "nvtx"], "limit": 50})
     w.call("export/perfetto", {"profileId": pid, "path": str(tmp / "trace.json")})
     w.call("export/perfetto", {"profileId": pid, "path": str(tmp / "trace2.json"), "start": ks, "end": ke})
-    perfetto = json.loads((tmp / "trace.json").read_text())
-    assert not [e for e in perfetto.get("traceEvents", []) if isinstance(e.get("ts"), str)]
+    # the trace's microseconds since the span's start keep every nanosecond
+    perfetto = json.loads((tmp / "trace.json").read_text(), parse_float=decimal.Decimal)
+    ts = [e["ts"] for e in perfetto["traceEvents"] if "ts" in e]
+    assert ts
+    for v in ts:
+        ns = decimal.Decimal(v) * 1000 + span["start"]
+        assert ns == int(ns) and int(ns) in t.timestamps, v
     # every analysis, with its defaults and over an exact window
     names = [a["name"] for a in w.call("analysis/list")["analyses"]]
     out["analyses"] = {}
@@ -325,14 +326,17 @@ def test_findings_windows_exact(epoch_walk):
 
 
 def test_top_kernels_exact(epoch_walk):
+    """Counts and total times per kernel name as SQL sums them (ends minus
+    starts of epoch-clock rows: exact only in integers)."""
     w, out = epoch_walk
     top = out["analyses"]["top_kernels"]
-    assert top["window"]["start"] == out["info"]["span"]["start"]
-    total = {name: ns for name, ns in w.truth.q(
-        'SELECT s.value, sum(k."end" - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k '
+    assert (top["window"]["start"], top["window"]["end"]) == (out["info"]["span"]["start"], out["info"]["span"]["end"])
+    want = {name: (n, ns) for name, n, ns in w.truth.q(
+        'SELECT s.value, count(*), sum(k."end" - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k '
         'JOIN StringIds s ON s.id = k.shortName GROUP BY s.value')}
-    for r in top["rows"][:5]:
-        assert r["totalNs"] == total[r["name"]] or r["totalNs"] in total.values(), r
+    assert top["rows"]
+    for r in top["rows"]:
+        assert (r["count"], r["totalNs"]) == want[r["name"]], r["name"]
 
 
 def test_params_beyond_2_53_are_exact(epoch_walk, epoch, cache_dir):
@@ -421,31 +425,81 @@ def test_every_method_on_negative_ts(negative, cache_dir, tmp_path, small_profil
         s.close()
 
 
-def test_real_exports_with_large_clocks(cache_dir, tmp_path):
-    """The same walk on the real exports whose clocks exceed 2^53 or go negative."""
+def event_clock_range(path: Path) -> tuple[int, int] | None:
+    """min and max start of the events nsys-ai indexes, by SQL (None: none)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    lo = hi = None
+    for t in OPS + ("CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+        if t in tables:
+            a, b = db.execute(f"SELECT min(start), max(start) FROM {t}").fetchone()
+            if a is not None:
+                lo = a if lo is None else min(lo, a)
+                hi = b if hi is None else max(hi, b)
+    db.close()
+    return None if lo is None else (lo, hi)
+
+
+def test_real_exports_session_start_exact(cache_dir):
+    """Every real export's utcEpochNs (~1.7e18) as SQL has it, and openSet's
+    offsets (differences of them) exact."""
     profs = real_profiles()
     if not profs:
         pytest.skip(f"real profiles not available: {PROFILES} is absent")
-    picked = []
+    s = Server(env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
+    try:
+        utc = {}
+        for p in profs:
+            db = sqlite3.connect(f"file:{p}?mode=ro&immutable=1", uri=True)
+            try:
+                want = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
+            except sqlite3.Error:
+                want = None
+            db.close()
+            try:
+                pid = s.request("profile/open", {"path": str(p)})["profileId"]
+            except RpcError:
+                continue  # not a profile nsys-ai opens (tests/protocol/test_profile_real.py)
+            info = s.request("profile/info", {"profileId": pid})
+            check_schema("profile/info", "result", info, strict_integers=True)
+            assert info["utcEpochNs"] == want, p.name
+            if want:
+                utc[p] = want
+            s.request("profile/close", {"profileId": pid})
+        assert len(utc) >= 2
+        a, b = sorted(utc, key=utc.get)[:2]
+        st = s.request("profile/openSet", {"paths": [str(b), str(a)]})
+        check_schema("profile/openSet", "result", st, strict_integers=True)
+        assert st["aligned"]
+        got = {Path(f["path"]).name: (f["utcEpochNs"], f["offsetNs"]) for f in st["files"]}
+        assert got == {a.name: (utc[a], 0), b.name: (utc[b], utc[b] - utc[a])}
+    finally:
+        s.close()
+
+
+def test_real_exports_with_large_or_negative_clocks(cache_dir):
+    """The walk on the real exports whose event clocks exceed 2^53 (none known
+    so far) or start before session zero."""
+    profs = real_profiles()
+    if not profs:
+        pytest.skip(f"real profiles not available: {PROFILES} is absent")
+    large, negative = [], []
     for p in profs:
-        t = Truth(p)
-        if t.timestamps and (max(t.timestamps) > TWO_53 or min(t.timestamps) < -TWO_53):
-            picked.append(t)
-    large = [t.path.name for t in picked]
-    neg = PROFILES / "nsys2022_nvtx_only_negative_ts.sqlite"
-    if neg.exists():
-        picked.append(Truth(neg))
-    if not picked:
-        pytest.skip(f"no real export in {PROFILES} has clocks above 2^53 or negative ones")
-    for t in picked:
+        r = event_clock_range(p)
+        if r and (r[1] > TWO_53 or r[0] < -TWO_53):
+            large.append(p)
+        elif r and r[0] < 0:
+            negative.append(p)
+    if not large and not negative:
+        pytest.skip(f"no real export in {PROFILES} has event clocks above 2^53 or before session zero")
+    for path in large + negative:
+        t = Truth(path)
         s = Server(env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
         try:
             w = Walk(s, t)
-            pid = w.call("profile/open", {"path": str(t.path)})["profileId"]
-            info = w.call("profile/info", {"profileId": pid})
-            if info["span"] is None:
-                continue
-            span = info["span"]
+            pid = w.call("profile/open", {"path": str(path)})["profileId"]
+            span = w.call("profile/info", {"profileId": pid})["span"]
+            assert span["start"] == event_clock_range(path)[0] or span["start"] < 0, path.name
             w.call("timeline/tracks", {"profileId": pid})
             w.call("timeline/range", {"profileId": pid, "start": span["start"], "end": span["end"], "width": 200},
                    exempt_for=bucket_aligned)
@@ -454,9 +508,7 @@ def test_real_exports_with_large_clocks(cache_dir, tmp_path):
                 try:
                     w.call("analysis/run", {"profileId": pid, "name": a["name"], "params": REQUIRED.get(a["name"], {})})
                 except RpcError as e:
-                    assert e.code != -32603, (t.path.name, a["name"], e.message)
+                    assert e.code != -32603, (path.name, a["name"], e.message)
             w.call("report/generate", {"profileId": pid})
         finally:
             s.close()
-    if not large:
-        pytest.skip(f"checked the negative-clock export; no real export in {PROFILES} has clocks above 2^53")
