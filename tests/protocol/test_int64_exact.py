@@ -399,6 +399,15 @@ def test_cli_json_exact(epoch, cache_dir):
     assert not list(floats(doc))
     got = {(e["start"], e["end"]) for t in doc["tracks"] for e in t["events"]}
     assert (ks, ke) in got
+    # `call` parses its params exactly; `--param` too
+    res = subprocess.run([server_binary(), "call", "timeline/range",
+                          '{"start":%d,"end":%d,"width":10,"maxEvents":100000}' % (ke + 1, ke + 2), "--profile",
+                          str(epoch)], check=True, capture_output=True, text=True, env=env)
+    doc = json.loads(res.stdout)
+    assert (ks, ke) not in {(e["start"], e["end"]) for t in doc["tracks"] for e in t["events"]}
+    res = subprocess.run([server_binary(), "analyze", "gpu_idle_gaps", str(epoch), "--param", f"start={ks + 1}",
+                          "--format", "json"], check=True, capture_output=True, text=True, env=env)
+    assert json.loads(res.stdout)["window"]["start"] == ks + 1
 
 
 def test_every_method_on_negative_ts(negative, cache_dir, tmp_path, small_profile):
