@@ -36,7 +36,9 @@ bool nsys_rpc_id_valid(const cJSON *id) {
 
 char *nsys_rpc_id_key(const cJSON *id) {
   if (cJSON_IsString(id) && id->valuestring) return nsys_xasprintf("s:%s", id->valuestring);
-  if (cJSON_IsNumber(id)) return nsys_xasprintf("n:%lld", (long long)nsys_json_i64_or(id, 0));
+  int64_t v;
+  if (nsys_json_get_i64(id, &v)) return nsys_xasprintf("n:%lld", (long long)v);
+  if (cJSON_IsNumber(id)) return nsys_xstrdup("n:?"); /* 1.5, 1e300: no request has that id */
   return nsys_xstrdup("-");
 }
 

@@ -284,6 +284,18 @@ static void test_echo_and_keys(void) {
   free(k2);
   cJSON_Delete(a);
   cJSON_Delete(b);
+  /* numeric keys are exact; numbers that are no int64 match no request */
+  const char *ids = "[9007199254740993,9007199254740992,1e300,1.5,0]";
+  cJSON *arr = nsys_json_parse(ids, strlen(ids), NULL);
+  const char *want[] = {"n:9007199254740993", "n:9007199254740992", "n:?", "n:?", "n:0"};
+  int i = 0;
+  for (const cJSON *it = arr ? arr->child : NULL; it; it = it->next, i++) {
+    char *k = nsys_rpc_id_key(it);
+    CHECK_STR(k, want[i]);
+    free(k);
+  }
+  CHECK_EQ(i, 5);
+  cJSON_Delete(arr);
 }
 
 int main(void) {
