@@ -5,6 +5,7 @@ training run), for tests, benchmarks and the README's demo profile.
     python3 tools/gen_profile.py -o OUT.sqlite [--preset tiny|small|example|100k|1m|10m]
         [--gpus N] [--kernels N] [--iterations N] [--layers N] [--schema 3.25.0|3.1.2|3.0.0]
         [--seed S] [--source-tags] [--graphs] [--callchains] [--summary]
+        [--epoch-clock] [--negative-ts]
 
 Python 3.11 standard library only. Same arguments + seed => byte-identical file.
 
@@ -59,6 +60,17 @@ With --graphs the optimizer storm is replayed by one cudaGraphLaunch_v10000 per
 iteration (kernels carry graphNodeId and the cudaGraphLaunch's correlationId); P4
 then turns into a dense graph (that is the fix). With --callchains every runtime row
 gets a callchainId into CUDA_CALLCHAINS (stacks shared between calls of the same site).
+
+Clock options (apply_clock, after everything is written): --epoch-clock writes what
+`nsys export --ts-normalize=true` writes, as multi-node captures keep: every event
+timestamp (start / end / timestamp columns of every table) is on the absolute UTC
+clock, t + TARGET_INFO_SESSION_START_TIME.utcEpochNs (~1.78e18, above 2^53), as are
+ANALYSIS_DETAILS.startTime/stopTime where they are on the event timeline (schemas
+before systemClockNs), and EXPORT_PARAM_TIME_NORMALIZE is "true". --negative-ts puts
+session zero at train_step 0, as a capture started by cudaProfilerStart there: the
+setup phase (NVTX "setup" and "epoch 0", the memset, the pageable copy, their API
+calls) has negative timestamps. Both together: setup before utcEpochNs. The --summary
+times move with the events.
 """
 
 from __future__ import annotations
@@ -861,6 +873,53 @@ class Generator:
                              "hotspotKernel": catalog.KERNELS["gemm_hot"][0]}}
 
 
+# ----------------------------------------------------------------------------------------
+# clock options (--epoch-clock, --negative-ts)
+
+
+def clock_shift(args, gen):
+    """ns added to every event timestamp: utcEpochNs for --epoch-clock, minus the first
+    train_step's start for --negative-ts (session zero there)."""
+    shift = 0
+    if args.epoch_clock:
+        shift += SESSION_UTC_NS
+    if args.negative_ts:
+        shift -= min(span[1] for span in gen.iter_spans[0])
+    return shift
+
+
+def apply_clock(db, args, gen):
+    shift = clock_shift(args, gen)
+    if not shift:
+        return 0
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+    meta = "META_DATA_EXPORT" if "META_DATA_EXPORT" in tables else "EXPORT_META_DATA"
+    flags = "".join(" --" + f for f, on in (("epoch-clock", args.epoch_clock), ("negative-ts", args.negative_ts)) if on)
+    db.execute("UPDATE %s SET value = value || ? WHERE name = 'GENERATED_BY'" % meta, (flags,))
+    for t in tables:
+        cols = [r[1] for r in db.execute('PRAGMA table_info("%s")' % t)]
+        moved = [c for c in ("start", "end", "timestamp") if c in cols]
+        if moved:
+            db.execute('UPDATE "%s" SET %s' % (t, ", ".join('"%s" = "%s" + %d' % (c, c, shift) for c in moved)))
+    if args.epoch_clock:
+        on_event_clock = "systemClockNs" not in [r[1] for r in db.execute(
+            "PRAGMA table_info(TARGET_INFO_SESSION_START_TIME)")]
+        if on_event_clock:
+            db.execute("UPDATE ANALYSIS_DETAILS SET startTime = startTime + ?, stopTime = stopTime + ?",
+                       (SESSION_UTC_NS, SESSION_UTC_NS))
+        db.execute("UPDATE %s SET value = 'true' WHERE name = 'EXPORT_PARAM_TIME_NORMALIZE'" % meta)
+    return shift
+
+
+def shift_summary(summary, shift):
+    """The --summary's event times on the written clock."""
+    for b in summary["problems"]["bubbles"]:
+        b["start"] += shift
+        b["end"] += shift
+    summary["clockShiftNs"] = shift
+    return summary
+
+
 def next_or_none(gen, value):
     try:
         return gen.send(value)
@@ -868,7 +927,7 @@ def next_or_none(gen, value):
         return None
 
 
-def generate(cfg, out):
+def generate(cfg, out, args=None):
     tmp = out + ".tmp-%d" % os.getpid()
     for p in (tmp, tmp + "-journal"):
         if os.path.exists(p):
@@ -884,6 +943,7 @@ def generate(cfg, out):
     gen.prepare(db)
     gen.run(db)
     gen.finish(db)
+    gen.clock_shift = apply_clock(db, args, gen) if args is not None else 0
     db.execute("COMMIT")
     db.close()
     os.replace(tmp, out)
@@ -905,11 +965,16 @@ def main(argv=None):
     ap.add_argument("--graphs", action="store_true", help="optimizer replayed as a CUDA graph")
     ap.add_argument("--callchains", action="store_true", help="CUDA_CALLCHAINS + runtime callchainId")
     ap.add_argument("--summary", action="store_true", help="print a JSON summary (counts, problems) on stdout")
+    clock = ap.add_argument_group("clock (see apply_clock)")
+    clock.add_argument("--epoch-clock", action="store_true",
+                       help="absolute UTC ns timestamps (~1.78e18), as nsys export --ts-normalize=true")
+    clock.add_argument("--negative-ts", action="store_true",
+                       help="session zero at train_step 0: the setup phase has negative timestamps")
     args = ap.parse_args(argv)
     cfg = Config(args)
-    gen = generate(cfg, args.output)
+    gen = generate(cfg, args.output, args)
     if args.summary:
-        json.dump(gen.summary(), sys.stdout, indent=1)
+        json.dump(shift_summary(gen.summary(), gen.clock_shift), sys.stdout, indent=1)
         sys.stdout.write("\n")
     return 0
 

@@ -97,9 +97,11 @@ def schema_for(method: str, kind: str) -> dict:
     return json.loads(path.read_text())
 
 
-def check_schema(method: str, kind: str, instance) -> None:
-    """Validates instance against the method's schema (jsonschema, draft 2020-12)."""
-    v = schema_validator(method, kind)
+def check_schema(method: str, kind: str, instance, strict_integers: bool = False) -> None:
+    """Validates instance against the method's schema (jsonschema, draft 2020-12).
+    strict_integers: "integer" admits only integer literals (Python ints), not
+    floats with a zero fraction such as 1.7267511786677676e+18."""
+    v = schema_validator(method, kind, strict_integers)
     assert v is not None, f"no schema {method} {kind}"
     errors = sorted(v.iter_errors(instance), key=lambda e: list(e.path))
     if errors:

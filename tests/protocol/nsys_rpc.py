@@ -22,13 +22,16 @@ SCHEMAS = REPO / "protocol" / "schemas"
 _VALIDATORS: dict[str, Any] = {}
 
 
-def schema_validator(method: str, kind: str) -> Any:
+def schema_validator(method: str, kind: str, strict_integers: bool = False) -> Any:
     """A jsonschema validator (draft 2020-12, $refs resolved) of
     protocol/schemas/<method with / as .>.<kind>.json (kind: params|result), made
-    once; None when the method has no such schema (e.g. test/...)."""
-    key = f"{method.replace('/', '.')}.{kind}"
+    once; None when the method has no such schema (e.g. test/...).
+    strict_integers: "integer" admits only integer literals (Python ints), not
+    floats with a zero fraction such as 1.7267511786677676e+18."""
+    name = f"{method.replace('/', '.')}.{kind}"
+    key = f"{name}/strict" if strict_integers else name
     if key not in _VALIDATORS:
-        path = SCHEMAS / f"{key}.json"
+        path = SCHEMAS / f"{name}.json"
         if not path.exists():
             _VALIDATORS[key] = None
         else:
@@ -40,7 +43,11 @@ def schema_validator(method: str, kind: str) -> Any:
                 (p.name, Resource.from_contents(json.loads(p.read_text()), default_specification=DRAFT202012))
                 for p in SCHEMAS.glob("*.json"))
             schema = json.loads(path.read_text())
-            _VALIDATORS[key] = jsonschema.validators.validator_for(schema)(schema, registry=registry)
+            cls = jsonschema.validators.validator_for(schema)
+            if strict_integers:
+                checker = cls.TYPE_CHECKER.redefine("integer", lambda _, v: isinstance(v, int) and not isinstance(v, bool))
+                cls = jsonschema.validators.extend(cls, type_checker=checker)
+            _VALIDATORS[key] = cls(schema, registry=registry)
     return _VALIDATORS[key]
 
 

@@ -134,12 +134,8 @@ def _int_params():
 
 
 INT_PARAMS = list(_int_params())
-# rpc/params.c still reads integers through a double: one past a bound beyond
-# 2^53 (the +-2^61 of times) rounds back onto the bound and is accepted. Exact
-# int64 parsing is another branch's work; strict, so this fails once it lands.
-_INEXACT = pytest.mark.xfail(strict=True, reason="params.c parses integers as doubles (exact int64 parsing pending)")
-INT_PARAM_CASES = [pytest.param(*c, id=f"{c[0]}:{c[1]}", marks=[_INEXACT] if max(-c[2], c[3]) > 2**53 else [])
-                   for c in INT_PARAMS]
+# bounds beyond 2^53 (the +-2^61 of times) included: params are parsed exactly (rpc/json_int.c)
+INT_PARAM_CASES = [pytest.param(*c, id=f"{c[0]}:{c[1]}") for c in INT_PARAMS]
 
 
 def test_every_integer_param_has_schema_bounds() -> None:

@@ -28,6 +28,7 @@ ALLOWED = {
     "explain/agent.h": "agent/ask answers with cJSON",
     "explain/explain.h": "kernel/explain answers with cJSON",
     "explain/kb.c": "parses the knowledge base JSON with cJSON",
+    "explain/llm.c": "prints LLM request bodies with rpc/json_write.h (the one exact printer)",
     "explain/llm.h": "LLM settings and requests are cJSON",
     "index/index.c": "progress and cancellation through rpc/call.h (common/task.h: planned)",
     "index/index_build.c": "progress and cancellation through rpc/call.h",

@@ -16,6 +16,7 @@
 #include "analysis/intervals.h"
 #include "index/index.h"
 #include "rpc/call.h"
+#include "rpc/json_int.h"
 
 struct nsys_profile;
 

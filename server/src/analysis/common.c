@@ -350,10 +350,7 @@ int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t 
 static const cJSON *nsys__p(const nsys_actx *c, const char *name) {
   return cJSON_GetObjectItemCaseSensitive(c->params, name);
 }
-int64_t nsys_actx_int(const nsys_actx *c, const char *name) {
-  const cJSON *v = nsys__p(c, name);
-  return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
-}
+int64_t nsys_actx_int(const nsys_actx *c, const char *name) { return nsys_json_i64_or(nsys__p(c, name), 0); }
 double nsys_actx_num(const nsys_actx *c, const char *name) {
   const cJSON *v = nsys__p(c, name);
   return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
@@ -415,7 +412,7 @@ void nsys_json_num(cJSON *o, const char *k, double v) {
   if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
   else cJSON_AddNullToObject(o, k);
 }
-void nsys_json_int(cJSON *o, const char *k, int64_t v) { cJSON_AddNumberToObject(o, k, (double)v); }
+void nsys_json_int(cJSON *o, const char *k, int64_t v) { nsys_json_add_i64(o, k, v); }
 void nsys_json_str(cJSON *o, const char *k, const char *v) {
   if (v) cJSON_AddStringToObject(o, k, v);
   else cJSON_AddNullToObject(o, k);

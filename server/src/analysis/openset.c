@@ -92,9 +92,7 @@ cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index *
     cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "profileId", ps[i]->id);
     cJSON_AddStringToObject(f, "path", ps[i]->path);
-    char raw[32];
-    snprintf(raw, sizeof raw, "%lld", (long long)ps[i]->info.utc_epoch_ns);
-    if (ps[i]->info.utc_epoch_ns > 0) cJSON_AddRawToObject(f, "utcEpochNs", raw);
+    if (ps[i]->info.utc_epoch_ns > 0) nsys_json_int(f, "utcEpochNs", ps[i]->info.utc_epoch_ns);
     else cJSON_AddNullToObject(f, "utcEpochNs");
     nsys_json_int(f, "offsetNs", off);
     cJSON_AddBoolToObject(f, "utcClock", utc_clock);
@@ -144,8 +142,8 @@ cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index *
       if (o) {
         cJSON *x = cJSON_Duplicate(o, true);
         nsys_json_int(x, "rank", nr);
-        cJSON_ReplaceItemInObject(x, "start", cJSON_CreateNumber(cJSON_GetNumberValue(cJSON_GetObjectItem(x, "start")) + (double)off));
-        cJSON_ReplaceItemInObject(x, "end", cJSON_CreateNumber(cJSON_GetNumberValue(cJSON_GetObjectItem(x, "end")) + (double)off));
+        cJSON_ReplaceItemInObject(x, "start", nsys_json_i64(nsys_json_obj_i64(x, "start", 0) + off));
+        cJSON_ReplaceItemInObject(x, "end", nsys_json_i64(nsys_json_obj_i64(x, "end", 0) + off));
         cJSON_AddItemToArray(ov_rows, x);
       }
       o = nsys__find_dev(cJSON_GetObjectItem(cJSON_GetObjectItem(nc, "summary"), "byRank"), devs[d]);

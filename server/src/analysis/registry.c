@@ -73,8 +73,9 @@ static cJSON *nsys__coerce(const nsys_aparam *p, const cJSON *raw, const char *t
       return cJSON_CreateString(buf);
     }
     if (p->type == NSYS_AP_BOOL) return NULL;
-    if (p->type == NSYS_AP_INT && raw->valuedouble != floor(raw->valuedouble)) return NULL;
-    return cJSON_CreateNumber(raw->valuedouble);
+    int64_t x;
+    if (p->type == NSYS_AP_INT && !nsys_json_get_i64(raw, &x)) return NULL; /* 1.5, 1e300 */
+    return cJSON_Duplicate(raw, false); /* keeps an integer's exact text */
   } else if (raw && cJSON_IsBool(raw)) {
     if (p->type != NSYS_AP_BOOL) return NULL;
     return cJSON_CreateBool(cJSON_IsTrue(raw));
@@ -92,12 +93,13 @@ static cJSON *nsys__coerce(const nsys_aparam *p, const cJSON *raw, const char *t
     return NULL;
   case NSYS_AP_INT:
   case NSYS_AP_NUM: {
-    char *end = NULL;
-    errno = 0;
-    double d = strtod(text, &end);
-    if (end == text || *end || errno || !isfinite(d)) return NULL;
-    if (p->type == NSYS_AP_INT && d != floor(d)) return NULL;
-    return cJSON_CreateNumber(d);
+    cJSON *v = nsys_json_number_from_text(text); /* "1726751178667767434" exactly */
+    int64_t x;
+    if (v && p->type == NSYS_AP_INT && !nsys_json_get_i64(v, &x)) {
+      cJSON_Delete(v);
+      return NULL;
+    }
+    return v;
   }
   }
   return NULL;
@@ -172,8 +174,8 @@ bool nsys_actx_init(nsys_actx *c, nsys_call *call, struct nsys_profile *p, const
   c->t1 = ix->span_end;
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(c->params, "start");
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(c->params, "end");
-  if (cJSON_IsNumber(s)) c->t0 = (int64_t)s->valuedouble;
-  if (cJSON_IsNumber(e)) c->t1 = (int64_t)e->valuedouble;
+  c->t0 = nsys_json_i64_or(s, c->t0);
+  c->t1 = nsys_json_i64_or(e, c->t1);
   if (c->t1 < c->t0) {
     nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.params.end: must be >= start");
     cJSON_Delete(c->params);

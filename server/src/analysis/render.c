@@ -30,6 +30,7 @@ void nsys_render_value(nsys_strbuf *b, const char *key, const cJSON *v) {
     nsys_strbuf_puts(b, v->valuestring);
   } else if (cJSON_IsNumber(v)) {
     double d = v->valuedouble;
+    int64_t iv = 0;
     if (key && (nsys__ends(key, "Ns") || !strcmp(key, "ns"))) {
       char tmp[64];
       nsys_fmt_duration(tmp, sizeof tmp, (int64_t)d);
@@ -38,8 +39,8 @@ void nsys_render_value(nsys_strbuf *b, const char *key, const cJSON *v) {
       nsys_strbuf_printf(b, "%.1f%%", d);
     } else if (key && (nsys__ends(key, "Bytes") || !strcmp(key, "bytes"))) {
       nsys__bytes(b, d);
-    } else if (d == floor(d) && fabs(d) < 1e15) {
-      nsys_strbuf_printf(b, "%.0f", d);
+    } else if (nsys_json_get_i64(v, &iv) && (fabs(d) < 1e15 || v->valuestring)) {
+      nsys_strbuf_printf(b, "%lld", (long long)iv); /* timestamps with all their digits */
     } else {
       nsys_strbuf_printf(b, "%.3g", d);
     }
@@ -146,8 +147,7 @@ void nsys_render_table(nsys_strbuf *b, const cJSON *rows, bool md, int max_rows,
 void nsys_render_result(nsys_strbuf *b, const cJSON *res, bool md) {
   const cJSON *name = cJSON_GetObjectItemCaseSensitive(res, "name");
   const cJSON *win = cJSON_GetObjectItemCaseSensitive(res, "window");
-  int64_t ws = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(win, "start"));
-  int64_t we = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(win, "end"));
+  int64_t ws = nsys_json_obj_i64(win, "start", 0), we = nsys_json_obj_i64(win, "end", 0);
   char dur[64];
   nsys_fmt_duration(dur, sizeof dur, we - ws);
   nsys_strbuf_printf(b, md ? "## %s\n\nWindow: `%lld` .. `%lld` ns (%s)\n\n" : "%s  window %lld..%lld ns (%s)\n\n",

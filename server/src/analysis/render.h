@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "common/util.h"
+#include "rpc/json_int.h"
 
 /* Formats a value for a cell: *Ns keys as durations, *Pct as percentages,
  * bytes as KiB/MiB/GiB, arrays/objects compactly. */

@@ -17,6 +17,8 @@ static double nsys__num(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
+/* An integer field exactly (timestamps above 2^53: rpc/json_int.h). */
+static int64_t nsys__int(const cJSON *o, const char *k) { return nsys_json_obj_i64(o, k, 0); }
 static const char *nsys__str(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   return cJSON_IsString(v) ? v->valuestring : NULL;
@@ -182,15 +184,15 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
     cJSON_AddItemToObject(ev, "streamIdleSplit", cJSON_Duplicate(nsys__get(d, "streamIdleSplit"), true));
     if (big) {
       cJSON *g = cJSON_AddObjectToObject(ev, "largestGap");
-      nsys_json_num(g, "start", nsys__num(big, "start"));
-      nsys_json_num(g, "end", nsys__num(big, "end"));
+      nsys_json_int(g, "start", nsys__int(big, "start"));
+      nsys_json_int(g, "end", nsys__int(big, "end"));
       nsys_json_num(g, "durationNs", nsys__num(big, "durationNs"));
       nsys_json_str(g, "cause", nsys__str(big, "cause"));
       nsys_json_str(g, "topApi", nsys__str(big, "topApi"));
       nsys_json_str(g, "afterSync", nsys__str(big, "afterSync"));
       nsys_json_str(g, "cpuNvtx", nsys__str(big, "cpuNvtx"));
     }
-    cJSON_AddItemToObject(ev, "window", nsys__win((int64_t)nsys__num(d, "start"), (int64_t)nsys__num(d, "end")));
+    cJSON_AddItemToObject(ev, "window", nsys__win(nsys__int(d, "start"), nsys__int(d, "end")));
     char b1[32], b2[32];
     const char *as = big ? nsys__str(big, "afterSync") : NULL, *nv = big ? nsys__str(big, "cpuNvtx") : NULL;
     const char *sev = idle_pct >= 30 ? "critical" : "warning";
@@ -208,7 +210,7 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
       nsys__finding(f, "gpu_bubbles", sev, impact, ev, fix,
                     "GPU %d idle for %s at +%.3f s (%.1f%% of its span)%s%s%s%s%s; %.0f gap%s >= 1 ms, %.1f%% idle "
                     "overall",
-                    dev, nsys__dur(b1, sizeof b1, big_ns), (nsys__num(big, "start") - (double)f->t0) / 1e9,
+                    dev, nsys__dur(b1, sizeof b1, big_ns), (double)(nsys__int(big, "start") - f->t0) / 1e9,
                     100.0 * big_ns / span,
                     as ? ": the queue drained in " : nv ? "" : !strcmp(nsys__str(big, "cause") ? nsys__str(big, "cause") : "", "cpu_stall") ? ", no CUDA call in progress (CPU stall)" : ", cause: ",
                     as ? as : nv ? "" : strcmp(nsys__str(big, "cause") ? nsys__str(big, "cause") : "", "cpu_stall") ? (nsys__str(big, "cause") ? nsys__str(big, "cause") : "unknown") : "",
@@ -279,7 +281,7 @@ static void nsys__rule_nccl(nsys__findings *f, const cJSON *ov, const cJSON *ncc
     nsys_json_num(ev, "commHiddenPct", hidden);
     nsys_json_num(ev, "exposedShareOfCommPct", nsys_round2(exposed_share));
     nsys_json_str(ev, "dominantCollective", nsys__str(nsys__get(nccl, "summary"), "dominantCollective"));
-    cJSON_AddItemToObject(ev, "window", nsys__win((int64_t)nsys__num(d, "start"), (int64_t)nsys__num(d, "end")));
+    cJSON_AddItemToObject(ev, "window", nsys__win(nsys__int(d, "start"), nsys__int(d, "end")));
     const char *coll = nsys__str(nsys__get(nccl, "summary"), "dominantCollective");
     char b1[32];
     nsys__finding(f, "exposed_nccl", only_pct >= 20 ? "critical" : "warning", only, ev,
@@ -358,11 +360,11 @@ static void nsys__rule_small(nsys__findings *f, const cJSON *launch, const cJSON
   if (big) {
     cJSON *b = cJSON_AddObjectToObject(ev, "largestStorm");
     nsys_json_num(b, "device", nsys__num(big, "device"));
-    nsys_json_num(b, "start", nsys__num(big, "start"));
-    nsys_json_num(b, "end", nsys__num(big, "end"));
+    nsys_json_int(b, "start", nsys__int(big, "start"));
+    nsys_json_int(b, "end", nsys__int(big, "end"));
     nsys_json_num(b, "kernels", nsys__num(big, "kernels"));
     nsys_json_num(b, "kernelsPerMs", nsys__num(big, "kernelsPerMs"));
-    cJSON_AddItemToObject(ev, "window", nsys__win((int64_t)nsys__num(big, "start"), (int64_t)nsys__num(big, "end")));
+    cJSON_AddItemToObject(ev, "window", nsys__win(nsys__int(big, "start"), nsys__int(big, "end")));
   }
   /* the most frequent short kernel names from top_kernels */
   cJSON *names = cJSON_AddArrayToObject(ev, "shortKernels");
@@ -497,8 +499,8 @@ static void nsys__rule_iters(nsys__findings *f, const cJSON *it) {
     nsys_json_num(o, "index", nsys__num(r, "index"));
     nsys_json_str(o, "name", nsys__str(r, "name"));
     nsys_json_num(o, "device", nsys__num(r, "device"));
-    nsys_json_num(o, "start", nsys__num(r, "start"));
-    nsys_json_num(o, "end", nsys__num(r, "end"));
+    nsys_json_int(o, "start", nsys__int(r, "start"));
+    nsys_json_int(o, "end", nsys__int(r, "end"));
     nsys_json_num(o, "durationNs", nsys__num(r, "durationNs"));
     nsys_json_num(o, "vsMedian", nsys__num(r, "vsMedian"));
     if (cJSON_GetArraySize(list) < 16) cJSON_AddItemToArray(list, o);
@@ -515,7 +517,7 @@ static void nsys__rule_iters(nsys__findings *f, const cJSON *it) {
       if (len < sizeof idx - 16) snprintf(idx + len, sizeof idx - len, "%s#%d", n_idx > 1 ? ", " : "", k);
     }
   }
-  cJSON_AddItemToObject(ev, "window", nsys__win((int64_t)nsys__num(worst, "start"), (int64_t)nsys__num(worst, "end")));
+  cJSON_AddItemToObject(ev, "window", nsys__win(nsys__int(worst, "start"), nsys__int(worst, "end")));
   char b1[32];
   const char *wn = nsys__str(worst, "name");
   nsys__finding(f, "iteration_outliers", "warning", excess, ev,

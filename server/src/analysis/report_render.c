@@ -60,7 +60,7 @@ static void nsys__section(nsys_strbuf *b, bool md, const char *title) {
 
 void nsys_report_render(nsys_strbuf *b, const cJSON *rep, bool md) {
   const cJSON *file = nsys__g(rep, "file"), *win = nsys__g(rep, "window"), *tot = nsys__g(rep, "totals");
-  int64_t t0 = (int64_t)nsys__n(win, "start"), t1 = (int64_t)nsys__n(win, "end");
+  int64_t t0 = nsys_json_obj_i64(win, "start", 0), t1 = nsys_json_obj_i64(win, "end", 0);
   char d1[32], d2[32], d3[32];
   nsys_fmt_duration(d1, sizeof d1, t1 - t0);
   if (md) nsys_strbuf_printf(b, "# nsys-ai report: `%s`\n\n", cJSON_IsString(file) ? file->valuestring : "?");
@@ -119,7 +119,7 @@ void nsys_report_render(nsys_strbuf *b, const cJSON *rep, bool md) {
     for (; sev && sev[k] && k + 1 < sizeof up; k++) up[k] = (char)(sev[k] - 32 * (sev[k] >= 'a' && sev[k] <= 'z'));
     up[k] = '\0';
     const cJSON *ev = nsys__g(f, "evidence"), *ew = nsys__g(ev, "window");
-    int64_t ws = (int64_t)nsys__n(ew, "start"), we = (int64_t)nsys__n(ew, "end");
+    int64_t ws = nsys_json_obj_i64(ew, "start", 0), we = nsys_json_obj_i64(ew, "end", 0);
     char at[96] = "";
     if (ew && (double)(we - ws) < 0.9 * (double)(t1 - t0))
       snprintf(at, sizeof at, we - ws < 10000000 ? " [at +%.6f s .. +%.6f s]" : " [at +%.3f s .. +%.3f s]",

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 
 #include "rpc/call.h"
+#include "rpc/json_int.h"
+#include "rpc/json_write.h"
 
 enum { NSYS_EXIT_OK = 0, NSYS_EXIT_USAGE = 1, NSYS_EXIT_INPUT = 2 };
 

@@ -113,12 +113,10 @@ bool nsys_cli_parse_format(const char *value, nsys_cli_format *out) {
 }
 
 void nsys_cli_print_json(const cJSON *json) {
-  char *s = cJSON_Print(json);
-  if (s) {
-    fputs(s, stdout);
-    fputc('\n', stdout);
-    free(s);
-  }
+  char *s = nsys_json_print(json, true); /* integers exact (rpc/json_int.h) */
+  fputs(s, stdout);
+  fputc('\n', stdout);
+  free(s);
 }
 
 static const nsys_cli_command *nsys__find_command(const char *name);

@@ -116,7 +116,7 @@ static int nsys__explain(int argc, char **argv) {
       code = nsys_cli_error(NSYS_EXIT_USAGE, "explain: --id expects a non-negative integer");
       goto done;
     }
-    cJSON_AddNumberToObject(params, "kernelId", (double)v);
+    nsys_json_add_i64(params, "kernelId", v);
   } else {
     cJSON_AddStringToObject(params, "name", a.pos[1]);
   }

@@ -15,18 +15,9 @@ static const char *nsys__str(const cJSON *o, const char *key) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* Integers may be raw JSON literals (exact int64), not cJSON numbers. */
 static bool nsys__value(const cJSON *v, double *out) {
-  if (cJSON_IsNumber(v)) {
-    *out = v->valuedouble;
-    return true;
-  }
-  if (cJSON_IsRaw(v) && v->valuestring) {
-    char *end = NULL;
-    *out = strtod(v->valuestring, &end);
-    return end && end != v->valuestring;
-  }
-  return false;
+  if (cJSON_IsNumber(v)) *out = v->valuedouble;
+  return cJSON_IsNumber(v);
 }
 
 static bool nsys__num(const cJSON *o, const char *key, double *out) {
@@ -52,9 +43,11 @@ static void nsys__print_info_text(const cJSON *info) {
          nsys__str(info, "schemaGeneration") ? nsys__str(info, "schemaGeneration") : "?");
 
   const cJSON *span = cJSON_GetObjectItemCaseSensitive(info, "span");
-  double s, e, d;
-  if (cJSON_IsObject(span) && nsys__num(span, "start", &s) && nsys__num(span, "end", &e))
-    printf("  span     %.3f .. %.3f ms (%.3f ms)\n", s / 1e6, e / 1e6, (e - s) / 1e6);
+  double d = 0;
+  int64_t s0, e0; /* exact: epoch clocks exceed what a double holds */
+  if (cJSON_IsObject(span) && nsys_json_get_i64(cJSON_GetObjectItemCaseSensitive(span, "start"), &s0) &&
+      nsys_json_get_i64(cJSON_GetObjectItemCaseSensitive(span, "end"), &e0))
+    printf("  span     %lld .. %lld ns (%.3f ms)\n", (long long)s0, (long long)e0, (double)(e0 - s0) / 1e6);
   else
     printf("  span     no timed events\n");
   if (nsys__num(info, "durationNs", &d)) printf("  capture  %.3f ms\n", d / 1e6);

@@ -68,7 +68,7 @@ static int nsys__cli_call(int argc, char **argv) {
     cJSON_Delete(a.opts);
     return nsys_cli_usage(argv[0]);
   }
-  cJSON *params = cJSON_Parse(a.pos[1]);
+  cJSON *params = nsys_json_parse(a.pos[1], strlen(a.pos[1]), NULL);
   if (!cJSON_IsObject(params)) {
     cJSON_Delete(params);
     cJSON_Delete(a.opts);

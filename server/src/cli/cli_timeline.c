@@ -28,10 +28,7 @@ static bool nsys__opt_i64(const nsys_cli_args *a, const char *key, int64_t *out,
   return true;
 }
 
-static int64_t nsys__jint(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
-}
+static int64_t nsys__jint(const cJSON *o, const char *k) { return nsys_json_obj_i64(o, k, 0); }
 
 static const char *nsys__jstr(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -40,9 +37,9 @@ static const char *nsys__jstr(const cJSON *o, const char *k) {
 
 /* Raw items (big arrays) are JSON text: reparse the result to walk it. */
 static cJSON *nsys__reparse(cJSON *res) {
-  char *s = cJSON_PrintUnformatted(res);
+  char *s = nsys_json_print(res, false);
   cJSON_Delete(res);
-  cJSON *back = s ? cJSON_Parse(s) : NULL;
+  cJSON *back = nsys_json_parse(s, strlen(s), NULL);
   free(s);
   return back;
 }
@@ -97,9 +94,9 @@ static int nsys__cmd_timeline(int argc, char **argv) {
   if (end <= start) end = start + 1;
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "profileId", id);
-  cJSON_AddNumberToObject(p, "start", (double)start);
-  cJSON_AddNumberToObject(p, "end", (double)end);
-  cJSON_AddNumberToObject(p, "width", (double)width);
+  nsys_json_add_i64(p, "start", start);
+  nsys_json_add_i64(p, "end", end);
+  nsys_json_add_i64(p, "width", width);
   nsys__add_csv(p, "tracks", nsys_cli_opt(&a, "tracks"));
   res = nsys_cli_call(&s, "timeline/range", p, &code);
   if (!res) goto out;
@@ -160,8 +157,7 @@ out:
 static void nsys__print_node(const cJSON *n, int depth) {
   char cpu[32], gpu[32], kern[32];
   const cJSON *cpu_ns = cJSON_GetObjectItemCaseSensitive(n, "cpuNs");
-  nsys_fmt_duration(cpu, sizeof cpu,
-                    cJSON_IsNumber(cpu_ns) ? (int64_t)cpu_ns->valuedouble : nsys__jint(n, "end") - nsys__jint(n, "start"));
+  nsys_fmt_duration(cpu, sizeof cpu, nsys_json_i64_or(cpu_ns, nsys__jint(n, "end") - nsys__jint(n, "start")));
   const cJSON *gs = cJSON_GetObjectItemCaseSensitive(n, "gpuStart");
   if (cJSON_IsNumber(gs)) nsys_fmt_duration(gpu, sizeof gpu, nsys__jint(n, "gpuEnd") - nsys__jint(n, "gpuStart"));
   else snprintf(gpu, sizeof gpu, "-");
@@ -170,7 +166,7 @@ static void nsys__print_node(const cJSON *n, int depth) {
   printf("%*s%s%s%s%s  cpu %s, gpu %s, %lld ops, kernels %s", depth * 2, "", dom[0] ? "[" : "", dom,
          dom[0] ? "] " : "", nsys__jstr(n, "name"), cpu, gpu, (long long)nsys__jint(n, "opCount"), kern);
   const cJSON *inst = cJSON_GetObjectItemCaseSensitive(n, "instances");
-  if (cJSON_IsNumber(inst)) printf(", x%lld", (long long)inst->valuedouble);
+  if (cJSON_IsNumber(inst)) printf(", x%lld", (long long)nsys_json_i64_or(inst, 0));
   const cJSON *top = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(n, "topKernels"), 0);
   if (top) printf("; top %s", nsys__jstr(top, "name"));
   putchar('\n');
@@ -198,7 +194,7 @@ static int nsys__cmd_tree(int argc, char **argv) {
       code = NSYS_EXIT_USAGE;
       goto out;
     }
-    if (given) cJSON_AddNumberToObject(p, int_opts[i][1], (double)v);
+    if (given) nsys_json_add_i64(p, int_opts[i][1], v);
   }
   const char *th = nsys_cli_opt(&a, "thread");
   if (th) {
@@ -264,7 +260,7 @@ static int nsys__cmd_search(int argc, char **argv) {
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "profileId", id);
   cJSON_AddStringToObject(p, "query", a.pos[1]);
-  if (has_limit) cJSON_AddNumberToObject(p, "limit", (double)limit);
+  if (has_limit) nsys_json_add_i64(p, "limit", limit);
   nsys__add_csv(p, "kinds", nsys_cli_opt(&a, "kinds"));
   res = nsys_cli_call(&s, "search", p, &code);
   if (!res) goto out;
@@ -319,7 +315,7 @@ static int nsys__cmd_export(int argc, char **argv) {
       code = NSYS_EXIT_USAGE;
       goto out;
     }
-    if (given) cJSON_AddNumberToObject(p, keys[i], (double)v);
+    if (given) nsys_json_add_i64(p, keys[i], v);
   }
   const char *id = nsys_cli_open(&s, a.pos[0], &code);
   if (!id) goto out;

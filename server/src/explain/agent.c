@@ -360,9 +360,11 @@ static void nsys__precision(const nsys_index *ix, nsys__classes *cls, cJSON *lis
 /* ---- the analysis module's analyses (analysis/run) ------------------------ */
 
 /* Integers exactly, other numbers with 4 significant decimals. */
-static void nsys__num_text(nsys_strbuf *b, double v) {
-  if (v == (double)(long long)v && v > -1e15 && v < 1e15) nsys_strbuf_printf(b, "%lld", (long long)v);
-  else nsys_strbuf_printf(b, "%.4g", v);
+/* An integer with all its digits (timestamps of epoch clocks), else 4 significant digits. */
+static void nsys__num_text(nsys_strbuf *b, const cJSON *item) {
+  int64_t v;
+  if (nsys_json_get_i64(item, &v)) nsys_strbuf_printf(b, "%lld", (long long)v);
+  else nsys_strbuf_printf(b, "%.4g", item->valuedouble);
 }
 
 /* Scalars of an analysis summary as "key = value" facts; arrays of objects
@@ -374,7 +376,7 @@ static void nsys__summary_facts(const cJSON *summary, cJSON *facts) {
   cJSON_ArrayForEach(it, summary) {
     if (cJSON_IsNumber(it)) {
       nsys_strbuf_printf(&line, "%s%s = ", line.len ? ", " : "", it->string);
-      nsys__num_text(&line, it->valuedouble);
+      nsys__num_text(&line, it);
     }
     else if (cJSON_IsString(it)) nsys_strbuf_printf(&line, "%s%s = %s", line.len ? ", " : "", it->string, it->valuestring);
     else if (cJSON_IsBool(it)) nsys_strbuf_printf(&line, "%s%s = %s", line.len ? ", " : "", it->string, cJSON_IsTrue(it) ? "true" : "false");
@@ -394,7 +396,7 @@ static void nsys__summary_facts(const cJSON *summary, cJSON *facts) {
       cJSON_ArrayForEach(f, el) {
         if (cJSON_IsNumber(f)) {
           nsys_strbuf_printf(&l2, " %s = ", f->string);
-          nsys__num_text(&l2, f->valuedouble);
+          nsys__num_text(&l2, f);
         }
         else if (cJSON_IsString(f)) nsys_strbuf_printf(&l2, " %s = %s", f->string, f->valuestring);
       }

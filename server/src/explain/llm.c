@@ -15,6 +15,7 @@
 #include "common/param_specs.gen.h"
 #include "common/util.h"
 #include "explain/sha256.h"
+#include "rpc/json_write.h"
 
 #define NSYS__MAX_REPLY (4u << 20)
 
@@ -282,7 +283,7 @@ static void nsys__cache_write(const char *path, const char *model, const char *a
   cJSON *doc = cJSON_CreateObject();
   cJSON_AddStringToObject(doc, "model", model);
   cJSON_AddStringToObject(doc, "text", answer);
-  char *s = cJSON_PrintUnformatted(doc);
+  char *s = nsys_json_print(doc, false);
   cJSON_Delete(doc);
   char *tmp = nsys_xasprintf("%s.%ld.tmp", path, (long)getpid());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -379,7 +380,7 @@ static char *nsys__request_body(const nsys_llm_config *c, const char *system, co
   cJSON_AddStringToObject(um, "role", "user");
   cJSON_AddStringToObject(um, "content", user);
   cJSON_AddItemToArray(msgs, um);
-  char *s = cJSON_PrintUnformatted(o);
+  char *s = nsys_json_print(o, false);
   cJSON_Delete(o);
   return s;
 }

@@ -33,9 +33,11 @@ static void nsys__pf_sep(nsys__pf *w) {
   w->events++;
 }
 
+/* Microseconds since the origin with all nanosecond digits (-0.500 keeps its sign). */
 static void nsys__pf_ts(nsys__pf *w, const char *key, int64_t ns) {
   int64_t rel = ns - w->origin;
-  fprintf(w->f, "\"%s\":%lld.%03lld", key, (long long)(rel / 1000), (long long)(rel % 1000 < 0 ? -(rel % 1000) : rel % 1000));
+  unsigned long long a = rel < 0 ? 0ULL - (unsigned long long)rel : (unsigned long long)rel;
+  fprintf(w->f, "\"%s\":%s%llu.%03llu", key, rel < 0 ? "-" : "", a / 1000, a % 1000);
 }
 
 static void nsys__pf_meta(nsys__pf *w, const char *what, long long pid, long long tid, const char *name) {

@@ -1,20 +1,12 @@
 /* Compact JSON writer over cJSON trees; see json_write.h. */
 #include "rpc/json_write.h"
 
+#include "rpc/json_int.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* cJSON_IsRaw anywhere below (or at) item. Trees are small around raw items;
- * a large tree without any is walked once here and then printed by cJSON. */
-static bool nsys__has_raw(const cJSON *item) {
-  if (cJSON_IsRaw(item)) return true;
-  if (!cJSON_IsObject(item) && !cJSON_IsArray(item)) return false;
-  for (const cJSON *c = item->child; c; c = c->next)
-    if (nsys__has_raw(c)) return true;
-  return false;
-}
 
 void nsys_json_escape(nsys_strbuf *b, const char *s) {
   nsys_strbuf_reserve(b, strlen(s) + 2);
@@ -43,6 +35,7 @@ typedef struct {
   nsys_strbuf *b;
   nsys_json_pieces *pc; /* NULL: everything into b */
   size_t min_external;
+  bool pretty; /* cJSON_Print's layout: tabs, one member per line */
 } nsys__writer;
 
 static void nsys__piece(nsys_json_pieces *pc, const char *ext, size_t off, size_t len) {
@@ -67,30 +60,45 @@ static void nsys__raw(nsys__writer *w, const char *raw) {
   pc->mark = w->b->len;
 }
 
-static void nsys__value(nsys__writer *w, const cJSON *item) {
+static void nsys__tabs(nsys_strbuf *b, size_t n) {
+  for (size_t i = 0; i < n; i++) nsys_strbuf_putc(b, '\t');
+}
+
+/* Every value is written here, numbers through nsys_json_number_text (so
+ * integers keep all their digits); the text is cJSON's otherwise. */
+static void nsys__value(nsys__writer *w, const cJSON *item, size_t depth) {
   nsys_strbuf *b = w->b;
-  if (cJSON_IsRaw(item)) {
-    nsys__raw(w, item->valuestring);
-    return;
-  }
-  if (!nsys__has_raw(item)) {
-    /* printed by cJSON itself: numbers and strings exactly as before */
-    char *s = cJSON_PrintUnformatted(item);
-    nsys_strbuf_puts(b, s ? s : "null");
-    cJSON_free(s);
-    return;
-  }
-  bool object = cJSON_IsObject(item);
-  nsys_strbuf_putc(b, object ? '{' : '[');
-  for (const cJSON *c = item->child; c; c = c->next) {
-    if (c != item->child) nsys_strbuf_putc(b, ',');
-    if (object) {
-      nsys_json_escape(b, c->string ? c->string : "");
-      nsys_strbuf_putc(b, ':');
+  switch (item->type & 0xFF) {
+  case cJSON_Raw: nsys__raw(w, item->valuestring); return;
+  case cJSON_NULL: nsys_strbuf_puts(b, "null"); return;
+  case cJSON_False: nsys_strbuf_puts(b, "false"); return;
+  case cJSON_True: nsys_strbuf_puts(b, "true"); return;
+  case cJSON_Number: nsys_json_number_text(b, item); return;
+  case cJSON_String: nsys_json_escape(b, item->valuestring ? item->valuestring : ""); return;
+  case cJSON_Array:
+    nsys_strbuf_putc(b, '[');
+    for (const cJSON *c = item->child; c; c = c->next) {
+      nsys__value(w, c, depth + 1);
+      if (c->next) nsys_strbuf_puts(b, w->pretty ? ", " : ",");
     }
-    nsys__value(w, c);
+    nsys_strbuf_putc(b, ']');
+    return;
+  case cJSON_Object:
+    nsys_strbuf_putc(b, '{');
+    if (w->pretty) nsys_strbuf_putc(b, '\n');
+    for (const cJSON *c = item->child; c; c = c->next) {
+      if (w->pretty) nsys__tabs(b, depth + 1);
+      nsys_json_escape(b, c->string ? c->string : "");
+      nsys_strbuf_puts(b, w->pretty ? ":\t" : ":");
+      nsys__value(w, c, depth + 1);
+      if (c->next) nsys_strbuf_putc(b, ',');
+      if (w->pretty) nsys_strbuf_putc(b, '\n');
+    }
+    if (w->pretty) nsys__tabs(b, depth);
+    nsys_strbuf_putc(b, '}');
+    return;
+  default: nsys_strbuf_puts(b, "null"); return; /* cJSON_Invalid */
   }
-  nsys_strbuf_putc(b, object ? '}' : ']');
 }
 
 void nsys_json_write(nsys_strbuf *b, const cJSON *item) {
@@ -98,13 +106,22 @@ void nsys_json_write(nsys_strbuf *b, const cJSON *item) {
     nsys_strbuf_puts(b, "null");
     return;
   }
-  nsys__writer w = {b, NULL, 0};
-  nsys__value(&w, item);
+  nsys__writer w = {b, NULL, 0, false};
+  nsys__value(&w, item, 0);
+}
+
+char *nsys_json_print(const cJSON *item, bool pretty) {
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  nsys__writer w = {&b, NULL, 0, pretty};
+  if (item) nsys__value(&w, item, 0);
+  else nsys_strbuf_puts(&b, "null");
+  return nsys_strbuf_steal(&b);
 }
 
 void nsys_json_write_pieces(nsys_json_pieces *out, const cJSON *item, size_t min_external) {
-  nsys__writer w = {&out->text, out, min_external};
-  if (item) nsys__value(&w, item);
+  nsys__writer w = {&out->text, out, min_external, false};
+  if (item) nsys__value(&w, item, 0);
   else nsys_strbuf_puts(&out->text, "null");
   nsys__piece(out, NULL, out->mark, out->text.len - out->mark);
   out->mark = out->text.len;

@@ -1,15 +1,19 @@
-/* Compact JSON text of a cJSON tree.
+/* JSON text of a cJSON tree: the only printer of trees in this program
+ * (never cJSON_Print*).
  *
- * The same text as cJSON_PrintUnformatted, written without its growing
- * buffer: raw items (the event, bucket and tree texts the methods write
- * themselves, up to hundreds of megabytes) are appended once, and only the
- * subtrees around them are printed by cJSON. nsys_json_write_pieces goes one
- * step further for replies: large raw texts are not copied at all but listed
- * as pieces pointing into the tree, written out with writev / uv_write. */
+ * The same text as cJSON_PrintUnformatted (cJSON_Print for the pretty
+ * form), except numbers: integers are printed exactly (rpc/json_int.h:
+ * an item's exact text, an integral double within 2^53 as all its digits).
+ * Raw items (the event, bucket and tree texts the methods write themselves,
+ * up to hundreds of megabytes) are appended once. nsys_json_write_pieces
+ * goes one step further for replies: large raw texts are not copied at all
+ * but listed as pieces pointing into the tree, written out with writev /
+ * uv_write. */
 #ifndef NSYS_RPC_JSON_WRITE_H
 #define NSYS_RPC_JSON_WRITE_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/util.h"
@@ -20,6 +24,10 @@ void nsys_json_escape(nsys_strbuf *b, const char *s);
 
 /* Appends item's compact JSON text to b (NULL item: null). */
 void nsys_json_write(nsys_strbuf *b, const cJSON *item);
+
+/* item's JSON text, malloc'd: compact, or laid out as cJSON_Print does
+ * (tabs, one object member per line) when pretty. */
+char *nsys_json_print(const cJSON *item, bool pretty);
 
 /* A piece of the text: `ext` bytes of a raw item (which the tree owns), or,
  * when ext is NULL, bytes [off, off + len) of the pieces' own text. */

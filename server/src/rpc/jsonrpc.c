@@ -1,4 +1,5 @@
 #include "rpc/jsonrpc.h"
+#include "rpc/json_int.h"
 #include "rpc/json_write.h"
 
 #include <math.h>
@@ -10,7 +11,7 @@
 #include "common/utf8.h"
 #include "common/util.h"
 
-#define NSYS__MAX_SAFE_ID 9007199254740992.0 /* 2^53 */
+#define NSYS__MAX_SAFE_ID 9007199254740992 /* 2^53 */
 
 static void nsys__invalid(nsys_rpc_msg *m, nsys_err err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -29,14 +30,15 @@ static void nsys__invalid(nsys_rpc_msg *m, nsys_err err, const char *fmt, ...) {
 bool nsys_rpc_id_valid(const cJSON *id) {
   if (!id) return false;
   if (cJSON_IsString(id)) return id->valuestring != NULL;
-  if (!cJSON_IsNumber(id)) return false;
-  double d = id->valuedouble;
-  return isfinite(d) && d == floor(d) && fabs(d) <= NSYS__MAX_SAFE_ID;
+  int64_t v; /* exact: 9007199254740993 is not 2^53 */
+  return nsys_json_get_i64(id, &v) && v >= -NSYS__MAX_SAFE_ID && v <= NSYS__MAX_SAFE_ID;
 }
 
 char *nsys_rpc_id_key(const cJSON *id) {
   if (cJSON_IsString(id) && id->valuestring) return nsys_xasprintf("s:%s", id->valuestring);
-  if (cJSON_IsNumber(id)) return nsys_xasprintf("n:%lld", (long long)id->valuedouble);
+  int64_t v;
+  if (nsys_json_get_i64(id, &v)) return nsys_xasprintf("n:%lld", (long long)v);
+  if (cJSON_IsNumber(id)) return nsys_xstrdup("n:?"); /* 1.5, 1e300: no request has that id */
   return nsys_xstrdup("-");
 }
 
@@ -53,7 +55,7 @@ void nsys_rpc_parse(const char *body, size_t n, nsys_rpc_msg *out) {
   memset(out, 0, sizeof *out);
   out->kind = NSYS_MSG_INVALID;
   const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(body, n, &end, 0);
+  cJSON *root = nsys_json_parse(body, n, &end);
   if (!root) {
     size_t at = (end && end >= body && end <= body + n) ? (size_t)(end - body) : 0;
     nsys__invalid(out, NSYS_E_PARSE, "parse error: the body is not valid JSON (near byte %zu of %zu)",
@@ -127,18 +129,8 @@ void nsys_rpc_msg_free(nsys_rpc_msg *m) {
   memset(m, 0, sizeof *m);
 }
 
-cJSON *nsys_json_i64(int64_t v) {
-  char digits[32];
-  snprintf(digits, sizeof digits, "%lld", (long long)v);
-  return cJSON_CreateRaw(digits);
-}
-
-void nsys_json_add_i64(cJSON *obj, const char *key, int64_t v) {
-  cJSON_AddItemToObject(obj, key, nsys_json_i64(v));
-}
-
 cJSON *nsys_rpc_id_copy(const cJSON *id) {
-  if (cJSON_IsNumber(id) && nsys_rpc_id_valid(id)) return nsys_json_i64((int64_t)id->valuedouble);
+  if (cJSON_IsNumber(id) && nsys_rpc_id_valid(id)) return nsys_json_i64(nsys_json_i64_or(id, 0));
   return id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull();
 }
 

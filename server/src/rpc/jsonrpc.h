@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "common/errors.h"
+#include "rpc/json_int.h" /* nsys_json_i64: the methods build replies with it */
 #include "rpc/json_write.h"
 
 typedef enum {
@@ -51,12 +52,6 @@ char *nsys_rpc_id_key(const cJSON *id);
 
 /* A copy of an id (or a workDoneToken) that prints exactly: integers up to
  * 2^53 as all their digits (cJSON alone prints 15). NULL gives null. */
-/* An int64 as an exact JSON integer. cJSON numbers are doubles and print
- * 15 significant digits, which would round nanosecond timestamps such as
- * utcEpochNs (~1.7e18); this emits the digits as a raw value. */
-cJSON *nsys_json_i64(int64_t v);
-void nsys_json_add_i64(cJSON *obj, const char *key, int64_t v);
-
 cJSON *nsys_rpc_id_copy(const cJSON *id);
 
 /* {"jsonrpc":"2.0","id":id,"result":result}; consumes result (NULL -> null). */

@@ -4,6 +4,7 @@
 
 #include "index/index.h"
 #include "profile/profile.h"
+#include "rpc/json_int.h"
 
 static const cJSON *nsys__field(nsys_call *c, const char *field, bool required, bool *ok) {
   *ok = true;
@@ -34,14 +35,15 @@ bool nsys_param_int64(nsys_call *c, const char *field, bool required, int64_t mi
   bool ok;
   const cJSON *v = nsys__field(c, field, required, &ok);
   if (!v) return ok;
-  double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-  if (!cJSON_IsNumber(v) || !isfinite(d) || d != floor(d))
+  int64_t x = 0; /* exact: the request's own digits (rpc/json_int.h), not the double */
+  nsys_json_num_class k = nsys_json_classify(v, &x);
+  if (k == NSYS_JSON_FRACTION || k == NSYS_JSON_NOT_NUMBER)
     return nsys_call_fail(c, NSYS_E_INVALID_PARAMS, "params.%s: expected an integer", field), false;
-  if (d < (double)min || d > (double)max)
+  if (k == NSYS_JSON_BEYOND_I64 || x < min || x > max)
     return nsys_call_fail(c, NSYS_E_INVALID_PARAMS, "params.%s: must be between %lld and %lld",
                           field, (long long)min, (long long)max),
            false;
-  *out = (int64_t)d;
+  *out = x;
   return true;
 }
 

@@ -48,6 +48,9 @@ static const rpc_case cases[] = {
     {"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
     {"{\"jsonrpc\":\"2.0\",\"id\":1e300,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
     {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740994,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
+    /* its double is 2^53, but the id is not */
+    {"{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":\"a\"}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "id"},
+    {"{\"jsonrpc\":\"2.0\",\"id\":-9007199254740992,\"method\":\"a\"}", 0, NSYS_MSG_REQUEST, 0, "-9007199254740992", "a", NULL},
     {"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":5}", 0, NSYS_MSG_INVALID, -32600, "2", NULL, "method"},
     {"{\"jsonrpc\":\"2.0\",\"id\":2}", 0, NSYS_MSG_INVALID, -32600, "2", NULL, "method"},
     {"{\"jsonrpc\":\"2.0\",\"result\":1}", 0, NSYS_MSG_INVALID, -32600, NULL, NULL, "method"},
@@ -72,7 +75,7 @@ static void test_classify(void) {
     }
     /* The reply id: exactly what the server would echo. */
     cJSON *reply = nsys_rpc_error(m.id, -1, "x", NULL);
-    char *printed = cJSON_PrintUnformatted(cJSON_GetObjectItem(reply, "id"));
+    char *printed = nsys_json_print(cJSON_GetObjectItem(reply, "id"), false);
     CHECK_MSG(strcmp(printed, c->id ? c->id : "null") == 0, "case %zu: id %s want %s", i, printed,
               c->id ? c->id : "null");
     free(printed);
@@ -281,6 +284,18 @@ static void test_echo_and_keys(void) {
   free(k2);
   cJSON_Delete(a);
   cJSON_Delete(b);
+  /* numeric keys are exact; numbers that are no int64 match no request */
+  const char *ids = "[9007199254740993,9007199254740992,1e300,1.5,0]";
+  cJSON *arr = nsys_json_parse(ids, strlen(ids), NULL);
+  const char *want[] = {"n:9007199254740993", "n:9007199254740992", "n:?", "n:?", "n:0"};
+  int i = 0;
+  for (const cJSON *it = arr ? arr->child : NULL; it; it = it->next, i++) {
+    char *k = nsys_rpc_id_key(it);
+    CHECK_STR(k, want[i]);
+    free(k);
+  }
+  CHECK_EQ(i, 5);
+  cJSON_Delete(arr);
 }
 
 int main(void) {

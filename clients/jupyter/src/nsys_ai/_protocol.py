@@ -670,6 +670,11 @@ ProfileOpenSetResultFilesItem = TypedDict("ProfileOpenSetResultFilesItem", {
     "utcClock": bool,
 })
 
+ProfileOpenSetResultOverlapItem = TypedDict("ProfileOpenSetResultOverlapItem", {
+    "start": NotRequired[Ns],
+    "end": NotRequired[Ns],
+})
+
 ProfileOpenSetResultStragglers = TypedDict("ProfileOpenSetResultStragglers", {
     "straggler": Union[int, None],
     "ranks": List[Dict[str, Any]],
@@ -681,7 +686,7 @@ ProfileOpenSetResult = TypedDict("ProfileOpenSetResult", {
     "ranks": List[Dict[str, Any]],
     "aligned": bool,
     "window": Window,
-    "overlap": List[Dict[str, Any]],
+    "overlap": List[ProfileOpenSetResultOverlapItem],
     "nccl": List[Dict[str, Any]],
     "iterations": List[Dict[str, Any]],
     "stragglers": ProfileOpenSetResultStragglers,

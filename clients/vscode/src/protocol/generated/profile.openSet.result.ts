@@ -17,7 +17,14 @@ ranks: {
 aligned: boolean
 window: Window
 overlap: {
-
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+start?: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+end?: number
 }[]
 nccl: {
 
