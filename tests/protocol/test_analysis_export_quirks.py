@@ -239,10 +239,9 @@ def test_openset_utc_clock_not_shifted_twice(server, tmp_path, keep_key):
     m = min(plain["files"][0]["utcEpochNs"], utc_b)
     assert [f["utcClock"] for f in plain["files"]] == [False, False]
     assert [f["utcClock"] for f in norm["files"]] == [False, True]
-    # offsets near -1.8e18 pass through doubles until integers are exact
-    # end to end (issue 16 part 1): a tolerance of a few ulps here; the bug
-    # this catches is an offset of utcEpochNs - m, 1.8e18 away
-    close = lambda x, y: abs(x - y) <= 1024  # noqa: E731
+    # exact to the nanosecond (offsets near -1.8e18 included); the bug this
+    # catches is an offset of utcEpochNs - m, 1.8e18 away
+    close = lambda x, y: x == y  # noqa: E731
     assert close(norm["files"][1]["offsetNs"], -m)
     assert norm["aligned"]
     assert all(close(norm["window"][k], plain["window"][k]) for k in ("start", "end"))
