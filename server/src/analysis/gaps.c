@@ -32,20 +32,13 @@ static void nsys__cpu_cb(nsys_actx *c, uint32_t api, void *ud) {
   }
 }
 
-/* Is thread t in a process that owns a track on `device`? */
-static bool nsys__thread_on_device(const nsys_index *ix, uint32_t t, int32_t device) {
-  for (uint32_t k = 0; k < ix->n_tracks; k++)
-    if (ix->tracks[k].device == device && ix->tracks[k].pid == ix->threads[t].pid) return true;
-  return false;
-}
-
 static const char *nsys__cause(nsys_actx *c, int32_t device, int64_t a, int64_t b, nsys__cpu *x) {
   memset(x, 0, sizeof *x);
   x->a = a;
   x->b = b;
   x->top_api = -1;
   for (uint32_t t = 0; t < c->ix->n_threads; t++)
-    if (nsys__thread_on_device(c->ix, t, device)) nsys_actx_api_overlapping(c, t, a, b, nsys__cpu_cb, x);
+    if (nsys_actx_thread_on_device(c, t, device)) nsys_actx_api_overlapping(c, t, a, b, nsys__cpu_cb, x);
   int64_t sync = x->ns[NSYS_API_SYNC], mem = x->ns[NSYS_API_MEMCPY] + x->ns[NSYS_API_MEMCPY_SYNC],
           launch = x->ns[NSYS_API_LAUNCH];
   /* the dominant CUDA activity must cover a quarter of the gap; otherwise the
@@ -66,7 +59,7 @@ static void nsys__gap_context(nsys_actx *c, int32_t device, int64_t a, int64_t b
   *nvtx = NULL;
   uint32_t best_calls = 0;
   for (uint32_t t = 0; t < ix->n_threads; t++) {
-    if (!nsys__thread_on_device(ix, t, device)) continue;
+    if (!nsys_actx_thread_on_device(c, t, device)) continue;
     const nsys_host_thread *th = &ix->threads[t];
     /* last API call starting at or before a */
     uint32_t lo = 0, hi = th->api_count;
@@ -333,21 +326,20 @@ bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys__sgroup *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
   int64_t total = 0, idle_total = 0;
   uint64_t calls = 0;
+  uint32_t *mine = nsys_xmalloc(((size_t)nd + 1) * sizeof *mine); /* devices of the thread's process */
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
-    /* devices of this thread's process */
-    bool on_any = false;
+    uint32_t nm_dev = 0;
     for (uint32_t d = 0; d < nd; d++)
-      if (nsys__thread_on_device(ix, t, devs[d])) on_any = true;
-    if (!on_any && c->device >= 0) continue;
+      if (nsys_actx_thread_on_device(c, t, devs[d])) mine[nm_dev++] = d;
+    if (!nm_dev && c->device >= 0) continue;
     for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
       if (ix->api.start[k] < c->t0 || ix->api.start[k] >= c->t1) continue;
       nsys_api_class cls = nsys_actx_api_class(c, k);
       if (cls != NSYS_API_SYNC && cls != NSYS_API_MEMCPY_SYNC) continue;
       int64_t a = ix->api.start[k], b = ix->api.end[k], dur = b - a;
       int64_t idle = 0;
-      for (uint32_t d = 0; d < nd; d++)
-        if (nsys__thread_on_device(ix, t, devs[d])) idle += dur - nsys_ivls_len_in(&busy[d], a, b);
+      for (uint32_t j = 0; j < nm_dev; j++) idle += dur - nsys_ivls_len_in(&busy[mine[j]], a, b);
       uint32_t nm = ix->api.name[k] < ns ? ix->api.name[k] : ns;
       g[nm].name = nm;
       g[nm].count++;
@@ -383,6 +375,7 @@ bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys__sync_table(c, summary);
   for (uint32_t d = 0; d < nd; d++) nsys_ivls_free(&busy[d]);
   free(busy);
+  free(mine);
   free(g);
   free(devs);
   return true;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/analyses.h"
+#include "analysis/devunions.h"
 #include "explain/gpu_specs.h"
 #include "common/util.h"
 #include "profile/profile.h"
@@ -235,28 +236,23 @@ typedef struct {
   int64_t compute, nccl, overlap, busy;
 } nsys__itstats;
 
+/* Window sums on the device's cached whole-time unions (O(log n) each,
+ * whether iteration windows overlap or not). */
 static void nsys__iter_stats(nsys_actx *c, const nsys_iter *it, nsys__itstats *st) {
-  nsys_ivls a, b, u;
-  nsys_ivls_init(&a);
-  nsys_ivls_init(&b);
-  nsys_ivls_init(&u);
-  const nsys_op_pred preds[3] = {nsys_pred_compute, nsys_pred_comm, nsys_pred_any};
-  nsys_ivls *const outs[3] = {&a, &b, &u};
-  nsys_actx_device_unions(c, it->device, it->start, it->end, preds, outs, 3);
-  st->compute = nsys_ivls_total(&a);
-  st->nccl = nsys_ivls_total(&b);
-  st->overlap = nsys_ivls_intersect_len(&a, &b);
-  st->busy = nsys_ivls_total(&u);
-  nsys_ivls_free(&a);
-  nsys_ivls_free(&b);
-  nsys_ivls_free(&u);
+  const nsys_devunions *u = nsys_actx_devunions(c, it->device);
+  st->compute = nsys_ivls_len_in(&u->compute, it->start, it->end);
+  st->nccl = nsys_ivls_len_in(&u->comm, it->start, it->end);
+  st->overlap = nsys_ivls_len_in(&u->both, it->start, it->end);
+  st->busy = nsys_ivls_len_in(&u->any, it->start, it->end);
 }
 
-static double nsys__median_dur(const nsys_iter *its, uint32_t n, int32_t device) {
-  int64_t *d = nsys_xmalloc((n + 1) * sizeof *d);
+/* Median duration of the device's iterations: its[] is sorted by device, so
+ * they are the block starting at `first`. */
+static double nsys__median_dur(const nsys_iter *its, uint32_t n, uint32_t first) {
+  int32_t device = its[first].device;
+  int64_t *d = nsys_xmalloc((n - first + 1) * sizeof *d);
   uint32_t m = 0;
-  for (uint32_t i = 0; i < n; i++)
-    if (its[i].device == device) d[m++] = its[i].end - its[i].start;
+  for (uint32_t i = first; i < n && its[i].device == device; i++) d[m++] = its[i].end - its[i].start;
   nsys_sort_i64(d, m);
   double med = nsys_percentile_sorted(d, m, 0.5);
   free(d);
@@ -278,7 +274,7 @@ bool nsys_an_iterations(nsys_actx *c, cJSON *rows, cJSON *summary) {
     const nsys_iter *it = &its[i];
     if (it->device != cur_dev) {
       cur_dev = it->device;
-      med = nsys__median_dur(its, n, cur_dev);
+      med = nsys__median_dur(its, n, i);
       idx = 0;
       cJSON *o = cJSON_CreateObject();
       nsys_json_int(o, "device", cur_dev);

@@ -8,6 +8,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analyses.h"
+#include "analysis/devunions.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
@@ -132,6 +133,8 @@ static bool nsys__resolve_list(nsys_call *call, const nsys_aparam *list, const c
 }
 
 void nsys_actx_dispose(nsys_actx *c) {
+  nsys_devunions_free(c);
+  free(c->piddev);
   free(c->name_nccl);
   free(c->name_api);
   free(c->op_class);
