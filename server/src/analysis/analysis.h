@@ -45,7 +45,18 @@ typedef struct nsys_actx {
   uint32_t n_devunions;
   struct nsys_piddev *piddev;       /* sorted distinct (pid, device) of the tracks */
   uint32_t n_piddev;
+  bool stopped;                     /* the request was cancelled (nsys_actx_stop) */
 } nsys_actx;
+
+/* Cancellation poll for the analyses' loops: true once the request is
+ * cancelled. Reads the request's flag every 2^16 values of i (a loop index),
+ * then stays true, so nested loops unwind at once. The run's answer is then
+ * discarded for -32800 (nsys_analysis_run). */
+static inline bool nsys_actx_stop(nsys_actx *c, uint64_t i) {
+  if (c->stopped) return true;
+  if ((i & 0xFFFF) == 0 && nsys_call_cancelled(c->call)) c->stopped = true;
+  return c->stopped;
+}
 
 typedef bool (*nsys_analysis_fn)(nsys_actx *ctx, cJSON *rows, cJSON *summary);
 

@@ -153,7 +153,7 @@ void nsys_actx_device_each(nsys_actx *c, int32_t device, int64_t a, int64_t b,
   const nsys_index *ix = c->ix;
   nsys_opmerge m;
   nsys_opmerge_init(&m, ix, device, a);
-  for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0;) {
+  for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
     if (ix->ops.start[op] >= b) break; /* start order: every later op starts at >= b too */
     if (ix->ops.end[op] > a) fn(c, (uint32_t)op, ud);
   }
@@ -168,7 +168,7 @@ void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b,
    * union is appended to directly: O(ops · log tracks) */
   nsys_opmerge m;
   nsys_opmerge_init(&m, ix, device, a);
-  for (int64_t i; (i = nsys_opmerge_next(&m)) >= 0;) {
+  for (int64_t i; (i = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)i);) {
     int64_t s = ix->ops.start[i];
     if (s >= b) break;
     int64_t e = ix->ops.end[i];
@@ -194,7 +194,8 @@ bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int6
   int64_t lo = 0, hi = 0;
   for (uint32_t t = 0; t < ix->n_tracks; t++) {
     if (ix->tracks[t].device != device) continue;
-    for (uint32_t i = ix->tracks[t].first; i < ix->tracks[t].first + ix->tracks[t].count; i++) {
+    for (uint32_t i = ix->tracks[t].first; i < ix->tracks[t].first + ix->tracks[t].count && !nsys_actx_stop(c, i);
+         i++) {
       if (!pred(c, i)) continue;
       if (ix->ops.end[i] <= c->t0 || ix->ops.start[i] >= c->t1) continue;
       if (!any || ix->ops.start[i] < lo) lo = ix->ops.start[i];

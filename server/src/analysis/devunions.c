@@ -110,7 +110,7 @@ static void nsys__build(nsys_actx *c) {
     nsys_ivls_init(&du->both);
     nsys_opmerge m;
     nsys_opmerge_init(&m, ix, devs[d], INT64_MIN);
-    for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0;) {
+    for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
       int64_t s = ix->ops.start[op], e = ix->ops.end[op];
       nsys_ivls_add_sorted(&du->any, s, e);
       if (nsys_pred_compute(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->compute, s, e);

@@ -109,11 +109,14 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
                        struct nsys_profile *b, const nsys_index *ib) {
   cJSON *pk = cJSON_CreateObject();
   cJSON_AddNumberToObject(pk, "limit", 0);
+  nsys_call_progress_begin(call, "profile/diff");
   cJSON *ka = nsys_analysis_run(call, a, ia, "top_kernels", pk);
   cJSON *kb = ka ? nsys_analysis_run(call, b, ib, "top_kernels", pk) : NULL;
   cJSON_Delete(pk);
+  if (kb) nsys_call_progress(call, 33, "top_kernels");
   cJSON *oa = kb ? nsys_analysis_run(call, a, ia, "overlap", NULL) : NULL;
   cJSON *ob = oa ? nsys_analysis_run(call, b, ib, "overlap", NULL) : NULL;
+  if (ob) nsys_call_progress(call, 66, "overlap");
   cJSON *ta = ob ? nsys_analysis_run(call, a, ia, "iterations", NULL) : NULL;
   cJSON *tb = ta ? nsys_analysis_run(call, b, ib, "iterations", NULL) : NULL;
   if (!tb) {

@@ -153,7 +153,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
       if (tr->device != dev || tr->cls == NSYS_STREAM_COPY || tr->cls == NSYS_STREAM_COMM) continue;
       bool have = false;
       int64_t prev_end = 0;
-      for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+      for (uint32_t i = tr->first; i < tr->first + tr->count && !nsys_actx_stop(c, i); i++) {
         if (ix->ops.end[i] <= c->t0) continue;
         if (ix->ops.start[i] >= c->t1) break;
         int64_t s = ix->ops.start[i];
@@ -333,7 +333,7 @@ bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
     for (uint32_t d = 0; d < nd; d++)
       if (nsys_actx_thread_on_device(c, t, devs[d])) mine[nm_dev++] = d;
     if (!nm_dev && c->device >= 0) continue;
-    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
+    for (uint32_t k = th->api_first; k < th->api_first + th->api_count && !nsys_actx_stop(c, k); k++) {
       if (ix->api.start[k] < c->t0 || ix->api.start[k] >= c->t1) continue;
       nsys_api_class cls = nsys_actx_api_class(c, k);
       if (cls != NSYS_API_SYNC && cls != NSYS_API_MEMCPY_SYNC) continue;

@@ -193,7 +193,7 @@ uint32_t nsys_detect_iterations(nsys_actx *c, nsys_iter **out, const char **meth
     for (uint32_t t = 0; t < ix->n_threads; t++) {
       const nsys_host_thread *th = &ix->threads[t];
       int64_t last_end = INT64_MIN;
-      for (uint32_t r = th->nvtx_first; r < th->nvtx_first + th->nvtx_count; r++) {
+      for (uint32_t r = th->nvtx_first; r < th->nvtx_first + th->nvtx_count && !nsys_actx_stop(c, r); r++) {
         uint32_t nm = ix->nvtx.name[r];
         if (nm >= ns || !match[nm]) continue;
         int64_t s = ix->nvtx.start[r], e = ix->nvtx.end[r];

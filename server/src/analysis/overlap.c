@@ -100,7 +100,7 @@ bool nsys_an_stream_classification(nsys_actx *c, cJSON *rows, cJSON *summary) {
     int64_t busy = 0;
     int32_t purpose = -1; /* strtab id of the common innermost NVTX of comm kernels */
     bool purpose_mixed = false, any_purpose = false;
-    for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+    for (uint32_t i = tr->first; i < tr->first + tr->count && !nsys_actx_stop(c, i); i++) {
       if (ix->ops.start[i] < c->t0 || ix->ops.start[i] >= c->t1) continue;
       busy += nsys_op_dur(ix, i);
       if (ix->ops.kind[i] == NSYS_OP_GRAPH) { /* a graph launch: compute work, as in overlap */

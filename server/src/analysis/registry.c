@@ -200,7 +200,12 @@ cJSON *nsys_analysis_run(nsys_call *call, struct nsys_profile *p, const nsys_ind
   cJSON_AddStringToObject(res, "name", a->name);
   cJSON_AddItemToObject(res, "params", cJSON_Duplicate(c.params, true));
   cJSON *rows = cJSON_CreateArray(), *summary = cJSON_CreateObject();
+  if (call && !call->progress_begun) nsys_call_progress_begin(call, a->name);
   bool ok = a->run(&c, rows, summary);
+  if (ok && (c.stopped || nsys_call_cancelled(call))) { /* cut short: partial numbers are not an answer */
+    ok = false;
+    nsys_call_fail_cancelled(call);
+  }
   if (!ok) {
     cJSON_Delete(rows);
     cJSON_Delete(summary);

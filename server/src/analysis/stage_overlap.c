@@ -93,7 +93,7 @@ static void nsys__comm_build(nsys_actx *c, nsys__comm *k, const nsys_devunions *
   k->e = nsys_xmalloc(cap * sizeof *k->e);
   nsys_opmerge m;
   nsys_opmerge_init(&m, ix, k->device, INT64_MIN);
-  for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0;) {
+  for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
     if (!nsys_actx_is_nccl_op(c, (uint32_t)op) || ix->ops.end[op] <= ix->ops.start[op]) continue;
     if (k->n == cap) {
       cap *= 2;
@@ -374,7 +374,7 @@ static bool nsys__thread(nsys__run *R, uint32_t t) {
   uint32_t on = 0;
   bool ok = true;
   for (uint32_t i = 0; i < nq; i++) {
-    if ((i & 1023) == 0 && nsys_call_cancelled(c->call)) {
+    if (nsys_actx_stop(c, i << 6)) {
       ok = false;
       break;
     }
