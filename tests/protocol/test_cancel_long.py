@@ -6,7 +6,8 @@ the robustness summary), the assertions are that the request was cut short.
 
 The profile is generated (tools/gen_profile.py, 500k kernels, 8 GPUs, per-layer
 stage ranges) so that each method runs long enough to be interrupted; a
-method whose uncancelled run is too short to cancel reliably (< 150 ms here)
+method whose uncancelled run is too short to cancel reliably (it ends within
+30 ms of twice the time it took to send the cancel)
 is logged and not asserted on.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from conftest import REPO, record_summary
 from nsys_rpc import Server
 
 KERNELS = 500_000
-MIN_CANCELLABLE_S = 0.15
+MIN_CANCELLABLE_S = 0.03
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +42,8 @@ def requests(pid: str, path: Path) -> list[tuple[str, str, dict]]:
     out.append(("report/generate", "report/generate", {"profileId": pid}))
     out.append(("profile/diff", "profile/diff", {"base": pid, "compare": pid}))
     out.append(("profile/openSet", "profile/openSet", {"paths": [str(path)]}))
+    out.append(("search", "search", {"profileId": pid, "query": "*e*"}))
+    out.append(("export/perfetto", "export/perfetto", {"profileId": pid, "path": str(path) + ".perfetto.json"}))
     return out
 
 
@@ -76,7 +79,8 @@ def test_long_methods_cancel_mid_flight(big):
             lines.append(f"{label}: full {full * 1000:.0f} ms, cancel sent at {(t_cancel - t_req) * 1000:.0f} ms,"
                          f" answer {code or 'result'} {(t_reply - t_cancel) * 1000:.0f} ms after the cancel")
             print(lines[-1], flush=True)
-            if full >= MIN_CANCELLABLE_S:
+            # cancellable: the uncancelled run lasts well past the moment the cancel was sent
+            if full >= 2 * (t_cancel - t_req) + MIN_CANCELLABLE_S:
                 asserted += 1
                 assert code == -32800, lines[-1]
                 assert t_reply - t_req < full, lines[-1]
