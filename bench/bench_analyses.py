@@ -9,7 +9,7 @@ not what this measures: bench/run.py does), then every method is called in
 turn; the first call after open is timed (lazy per-profile caches included),
 then `--repeat - 1` more calls, and the cell is the first call's time unless
 `--best` is given. profile/diff compares the shape's profile with the same
-shape generated with another seed.
+shape generated with another seed (or, with --diff-self, with itself).
 
 usage: bench/bench_analyses.py [--scale 1m|10m|N] [--shapes default,stages,...]
                                [--dir /tmp/nsys-ai-bench] [--repeat N] [--best]
@@ -103,6 +103,8 @@ def main() -> int:
     ap.add_argument("--profile", help="bench one existing profile instead (no diff)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--best", action="store_true", help="cells are the best of --repeat, not the first call")
+    ap.add_argument("--diff-self", action="store_true",
+                    help="profile/diff compares each profile with itself (no second seed to generate: 10m)")
     ap.add_argument("--bin", default=str(REPO / "build" / "nsys-ai"))
     args = ap.parse_args()
     d = Path(args.dir)
@@ -115,9 +117,10 @@ def main() -> int:
         kernels = scale_kernels(args.scale)
         for shape in [s for s in args.shapes.split(",") if s]:
             p = ensure_profile(d, shape, kernels, 1)
-            p2 = ensure_profile(d, shape, kernels, 2)
+            p2 = p if args.diff_self else ensure_profile(d, shape, kernels, 2)
             warm_index(args.bin, p)
-            warm_index(args.bin, p2)
+            if p2 != p:
+                warm_index(args.bin, p2)
             print(f"  {shape}: timing", file=sys.stderr)
             results[shape] = bench_shape(args.bin, p, p2, args.repeat, args.best)
     cols = list(results)
