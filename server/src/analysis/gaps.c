@@ -12,6 +12,7 @@ typedef struct {
   int64_t stream; /* -1: device-level gap */
   int64_t start, end;
   int32_t next_op; /* op that ends the gap (-1 for device gaps) */
+  size_t seq;      /* position when found: the last sort key (the order is total) */
 } nsys__gap;
 
 typedef struct {
@@ -91,7 +92,46 @@ static int nsys__cmp_gap(const void *a, const void *b) {
   int64_t dx = x->end - x->start, dy = y->end - y->start;
   if (dx != dy) return dx > dy ? -1 : 1;
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  return x->stream < y->stream ? -1 : x->stream > y->stream;
+  if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Moves the first k gaps in nsys__cmp_gap order to v[0..k), sorted:
+ * O(n log k) with a heap of the k best so far (its top sorts last), so
+ * thousands of stream gaps cost no full sort when only `limit` are shown. */
+static void nsys__top_gaps(nsys__gap *v, size_t n, size_t k) {
+  if (k >= n || k == 0) {
+    if (n > 1) qsort(v, n, sizeof *v, nsys__cmp_gap);
+    return;
+  }
+  nsys__gap *h = nsys_xmalloc(k * sizeof *h);
+  size_t hn = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (hn == k && nsys__cmp_gap(&v[i], &h[0]) >= 0) continue;
+    size_t j;
+    if (hn < k) { /* sift up */
+      j = hn++;
+      while (j && nsys__cmp_gap(&h[(j - 1) / 2], &v[i]) < 0) {
+        h[j] = h[(j - 1) / 2];
+        j = (j - 1) / 2;
+      }
+      h[j] = v[i];
+      continue;
+    }
+    j = 0; /* replace the top, sift down */
+    for (;;) {
+      size_t l = 2 * j + 1, r = l + 1, m = l;
+      if (l >= hn) break;
+      if (r < hn && nsys__cmp_gap(&h[r], &h[l]) > 0) m = r;
+      if (nsys__cmp_gap(&h[m], &v[i]) <= 0) break;
+      h[j] = h[m];
+      j = m;
+    }
+    h[j] = v[i];
+  }
+  qsort(h, hn, sizeof *h, nsys__cmp_gap);
+  memcpy(v, h, hn * sizeof *h);
+  free(h);
 }
 
 typedef struct {
@@ -104,6 +144,7 @@ static void nsys__gap_push(nsys__gapvec *g, nsys__gap x) {
     g->cap = g->cap ? g->cap * 2 : 64;
     g->v = nsys_xrealloc(g->v, g->cap * sizeof *g->v);
   }
+  x.seq = g->n;
   g->v[g->n++] = x;
 }
 
@@ -140,7 +181,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
         n_thr++;
         int64_t ms = (ge - gs) / 1000000;
         buckets[ms < 5 ? 0 : ms < 50 ? 1 : 2]++;
-        if (want_dev) nsys__gap_push(&gaps, (nsys__gap){dev, -1, gs, ge, -1});
+        if (want_dev) nsys__gap_push(&gaps, (nsys__gap){dev, -1, gs, ge, -1, 0});
       }
     }
     size_t dev_end = gaps.n;
@@ -173,7 +214,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
               else hi = m;
             }
             bool dup = lo < dev_end && gaps.v[lo].start == prev_end && gaps.v[lo].end == s;
-            if (!dup) nsys__gap_push(&gaps, (nsys__gap){dev, tr->stream, prev_end, s, (int32_t)i});
+            if (!dup) nsys__gap_push(&gaps, (nsys__gap){dev, tr->stream, prev_end, s, (int32_t)i, 0});
           }
         }
         if (!have || ix->ops.end[i] > prev_end) prev_end = ix->ops.end[i];
@@ -217,8 +258,8 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
     all_other += other;
   }
   nsys_ivls_free(&u);
-  if (gaps.n > 1) qsort(gaps.v, gaps.n, sizeof *gaps.v, nsys__cmp_gap);
   size_t shown = (limit > 0 && (size_t)limit < gaps.n) ? (size_t)limit : gaps.n;
+  nsys__top_gaps(gaps.v, gaps.n, shown);
   for (size_t i = 0; i < shown; i++) {
     nsys__gap *g = &gaps.v[i];
     nsys__cpu x;

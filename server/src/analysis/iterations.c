@@ -181,7 +181,12 @@ uint32_t nsys_detect_iterations(nsys_actx *c, nsys_iter **out, const char **meth
     char norm[256];
     uint32_t ns = ix->strings.count;
     uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
+    /* only NVTX range names can be markers (kernel names are most of the text) */
+    for (uint32_t r = 0; r < ix->nvtx.n; r++)
+      if (ix->nvtx.name[r] < ns) match[ix->nvtx.name[r]] = 2;
     for (uint32_t k = 0; k < ns; k++) {
+      if (match[k] != 2) continue;
+      match[k] = 0;
       const char *s = nsys_strtab_get(&ix->strings, k);
       if (auto_m) {
         nsys__normalize(s, norm, sizeof norm);

@@ -424,7 +424,12 @@ bool nsys_an_stage_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
   const char *pat = nsys_actx_str(c, "stagePattern");
   uint32_t ns = ix->strings.count;
   uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
+  /* only NVTX range names can be stages (kernel names are most of the text) */
+  for (uint32_t r = 0; r < ix->nvtx.n; r++)
+    if (ix->nvtx.name[r] < ns) match[ix->nvtx.name[r]] = 2;
   for (uint32_t k = 0; k < ns; k++) {
+    if (match[k] != 2) continue;
+    match[k] = 0;
     const char *s = nsys_strtab_get(&ix->strings, k);
     if (!pat || !*pat) {
       match[k] = nsys_icontains(s, "forward") || nsys_icontains(s, "backward") ||
