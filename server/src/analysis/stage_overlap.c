@@ -286,14 +286,26 @@ static int nsys__cmp_q(const void *a, const void *b) {
   return x->r < y->r ? -1 : x->r > y->r;
 }
 
-/* Sorts idx[0..n) by key (stable on index); nothing to do when already sorted. */
-static void nsys__order_by(uint32_t *idx, uint32_t n, const int64_t *key) {
-  for (uint32_t i = 0; i < n; i++) idx[i] = i;
+/* Sorts idx[0..n) by key (stable on index); returns false (and does
+ * nothing) when the keys are already in order. */
+static bool nsys__order_by(uint32_t *idx, uint32_t n, const int64_t *key) {
   bool sorted = true;
   for (uint32_t i = 1; i < n && sorted; i++)
     if (key[i] < key[i - 1]) sorted = false;
-  if (sorted) return;
+  if (sorted) return false;
+  for (uint32_t i = 0; i < n; i++) idx[i] = i;
   qsort_r(idx, n, sizeof *idx, nsys__cmp_by_key, (void *)key);
+  return true;
+}
+
+/* Op window of one call: min start, max end of its ops. */
+static void nsys__call_window(const nsys_index *ix, uint32_t k, int64_t *mn, int64_t *mx) {
+  *mn = INT64_MAX;
+  *mx = INT64_MIN;
+  for (int32_t op = ix->api.first_op[k]; op >= 0; op = ix->op_next[op]) {
+    *mn = NSYS_MIN(*mn, ix->ops.start[op]);
+    *mx = NSYS_MAX(*mx, ix->ops.end[op]);
+  }
 }
 
 typedef struct {
@@ -369,8 +381,24 @@ static bool nsys__thread(nsys__run *R, uint32_t t) {
     p++;
   }
   uint32_t *by_end = nsys_xmalloc(((size_t)n + 1) * sizeof *by_end);
-  nsys__order_by(by_end, n, T.ce);
-  if (nq > 1) qsort(q, nq, sizeof *q, nsys__cmp_q);
+  /* Calls that do not overlap one another (the usual case) end in start
+   * order: the calls starting in [rs, re] that also end by re are then a
+   * prefix of them, and the tree is built once, bottom-up. Otherwise calls
+   * are switched on in end order as the sweep passes their end. */
+  bool sweep = nsys__order_by(by_end, n, T.ce);
+  if (!sweep) {
+    for (uint32_t pp = 0; pp < n; pp++) {
+      size_t leaf = (size_t)pp + n;
+      nsys__call_window(ix, T.api[pp], &T.gmin[leaf], &T.gmax[leaf]);
+      T.first[leaf] = pp;
+    }
+    for (size_t i = n; i-- > 1;) {
+      T.gmin[i] = NSYS_MIN(T.gmin[2 * i], T.gmin[2 * i + 1]);
+      T.gmax[i] = NSYS_MAX(T.gmax[2 * i], T.gmax[2 * i + 1]);
+      T.first[i] = NSYS_MIN(T.first[2 * i], T.first[2 * i + 1]);
+    }
+  }
+  if (nq > 1 && sweep) qsort(q, nq, sizeof *q, nsys__cmp_q);
   uint32_t on = 0;
   bool ok = true;
   for (uint32_t i = 0; i < nq; i++) {
@@ -381,18 +409,15 @@ static bool nsys__thread(nsys__run *R, uint32_t t) {
     uint32_t r = q[i].r;
     int64_t rs = ix->nvtx.start[r], re = ix->nvtx.end[r];
     /* switch on every call that ends by the range's end */
-    for (; on < n && T.ce[by_end[on]] <= re; on++) {
-      uint32_t pp = by_end[on], k = T.api[pp];
-      int64_t mn = INT64_MAX, mx = INT64_MIN;
-      for (int32_t op = ix->api.first_op[k]; op >= 0; op = ix->op_next[op]) {
-        mn = NSYS_MIN(mn, ix->ops.start[op]);
-        mx = NSYS_MAX(mx, ix->ops.end[op]);
-      }
-      nsys__tree_set(&T, pp, mn, mx);
+    for (; sweep && on < n && T.ce[by_end[on]] <= re; on++) {
+      int64_t mn, mx;
+      nsys__call_window(ix, T.api[by_end[on]], &mn, &mx);
+      nsys__tree_set(&T, by_end[on], mn, mx);
     }
-    /* calls starting in [rs, re] */
+    /* calls starting in [rs, re] (and, without the sweep, ending by re) */
     uint32_t lo = nsys__lower_i64(T.cs, n, rs), hi = nsys__lower_i64(T.cs, n, re == INT64_MAX ? re : re + 1);
     if (re == INT64_MAX) hi = n;
+    if (!sweep && re != INT64_MAX) hi = NSYS_MIN(hi, nsys__lower_i64(T.ce, n, re + 1));
     int64_t gs, ge;
     uint32_t first;
     nsys__tree_query(&T, lo, hi, &gs, &ge, &first);
