@@ -22,6 +22,8 @@ SHAPES = {
     "stages-streams": "stages,streams-many,graphs",
     # many processes per GPU (overlapping iteration windows), deep nesting, FSDP all-gathers
     "procs-deep": "procs-many,nvtx-deep,nccl-nvtx,stages",
+    # launch calls that overlap later calls (and cross range ends): the sweep path of stage_overlap
+    "overlapping-calls": "stages",
 }
 
 
@@ -30,6 +32,13 @@ def prof(request, tmp_path_factory):
     p = tmp_path_factory.mktemp("shapes") / f"{request.param}.sqlite"
     subprocess.run([sys.executable, str(REPO / "tools" / "gen_profile.py"), "-o", str(p), "--preset", "small",
                     "--gpus", "2", "--kernels", "6000", "--shape", SHAPES[request.param]], check=True)
+    if request.param == "overlapping-calls":
+        import sqlite3
+        db = sqlite3.connect(p)
+        db.execute('UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET "end" = "end" + 150000 + (correlationId % 7) * 40000 '
+                   "WHERE correlationId % 37 = 0")
+        db.commit()
+        db.close()
     srv = Server()
     pid = srv.request("profile/open", {"path": str(p)})["profileId"]
     yield srv, pid, Ref(p)
