@@ -160,6 +160,50 @@ def has_col(schema, table, col):
 
 
 # ----------------------------------------------------------------------------------------
+# stress shapes (--shape): profile shapes that stress each analysis's algorithm
+
+SHAPES = {
+    "stages": "per-layer NVTX ranges named 'layer_K forward' / 'layer_K backward' on every rank "
+              "(thousands of ranges match stage_overlap's default pattern)",
+    "nvtx-flat": "rank 0's main thread holds as many sibling NVTX ranges as the profile has kernels "
+                 "(each launch wrapped in 'tick', plus GPUs-1 empty 'tick' ranges before it)",
+    "nvtx-deep": "30 nested ranges 'block_D' around every layer's kernels (NVTX depth > 30)",
+    "streams-many": "compute kernels round-robin over 512 streams per rank (thousands of streams)",
+    "procs-many": "32 extra processes per GPU ('pt_data_worker', 256 at 8 GPUs), each launching one kernel "
+                  "per iteration on its own stream inside a 'worker_step' range",
+    "autograd": "every main-thread launch inside PyTorch autograd ranges "
+                "'aten::OP, seq = S, op_id = O' > 'aten::INNER, op_id = O+1' (distinct names)",
+    "nccl-nvtx": "one AllGather per forward layer (FSDP-style) and every NCCL-domain range with a "
+                 "jsonText payload (message size, reduction, ranks)",
+    "graphs": "--graphs, and every attention / MLP block replayed by one cudaGraphLaunch (node-level "
+              "tracing: the kernels share the launch's correlationId)",
+}
+SHAPE_DEEP_DEPTH = 30
+SHAPE_STREAMS_PER_RANK = 512
+SHAPE_WORKERS_PER_RANK = 32
+AUTOGRAD_OPS = (("linear", "addmm"), ("matmul", "mm"), ("layer_norm", "native_layer_norm"),
+                ("gelu", "gelu"), ("scaled_dot_product_attention", "_flash_attention_forward"),
+                ("add", "add"), ("mul", "mul"), ("cross_entropy_loss", "log_softmax"))
+
+
+def parse_shapes(values):
+    shapes = set()
+    for v in values or ():
+        for name in v.split(","):
+            name = name.strip()
+            if not name:
+                continue
+            if name not in SHAPES:
+                raise SystemExit("unknown --shape %r (known: %s)" % (name, ", ".join(SHAPES)))
+            shapes.add(name)
+    return frozenset(shapes)
+
+
+def shape_workers_per_rank(cfg):
+    return SHAPE_WORKERS_PER_RANK
+
+
+# ----------------------------------------------------------------------------------------
 # configuration
 
 
@@ -180,6 +224,9 @@ class Config:
         self.source_tags = args.source_tags
         self.graphs = args.graphs
         self.callchains = args.callchains
+        self.shapes = parse_shapes(args.shape)
+        if "graphs" in self.shapes:
+            self.graphs = True
         if self.gpus < 1 or self.gpus > 64:
             raise SystemExit("--gpus must be 1..64")
         if self.iterations < 1:
@@ -211,11 +258,14 @@ class Config:
         if not self.multi:
             return 0
         lay = self.layers if layers is None else layers
-        return 1 + ((lay + 1) // 2 + 1) + 1
+        # nccl-nvtx shape: one FSDP-style AllGather per forward layer
+        return 1 + ((lay + 1) // 2 + 1) + 1 + (lay if "nccl-nvtx" in self.shapes else 0)
 
     def storm_for(self, cell_kernels):
         fixed = 1 + 8 * self.layers + 4 + 3 + 12 * self.layers + 1
-        return cell_kernels - fixed - self.nccl_per_iter()
+        # procs-many shape: the worker processes' kernels come out of the storm
+        workers = shape_workers_per_rank(self) if "procs-many" in self.shapes else 0
+        return cell_kernels - fixed - self.nccl_per_iter() - workers
 
     def cell_kernels(self, rank, it):
         cells = self.gpus * self.iterations
@@ -299,6 +349,7 @@ class Generator:
         self.iter_spans = {}   # it -> [ (rank, cpu_start, cpu_end, gpu_start, gpu_end) ]
         self.bubbles = []
         self.last_end = 0
+        self.shape_init()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -379,6 +430,11 @@ class Generator:
         """Launch API + kernel. Returns (kernel start, kernel end)."""
         tid = tid or rk.main_tid
         stream = stream or rk.s_compute
+        if self.cfg.shapes and tid == rk.main_tid:
+            return self.shape_launch(rk, key, slow, stream, tid, dep, gap, dur_override)
+        return self.launch_plain(rk, key, slow, stream, tid, dep, gap, dur_override)
+
+    def launch_plain(self, rk, key, slow, stream, tid, dep=0, gap=6_000, dur_override=None, row_stream=None):
         ent = catalog.KERNELS[key]
         api_name, cls = catalog.LAUNCH_API[ent[3]]
         api_dur = self.jitter(rk, 9_000 if cls and ent[3] == "nccl" else 3_500 if cls else 4_500, 0.6)
@@ -386,8 +442,8 @@ class Generator:
         s = self.gpu_start(rk, stream, a1, dep)
         d = dur_override if dur_override is not None else int(self.jitter(rk, ent[9]) * slow)
         rk.grid += 1
-        self.k_rows.append((s, s + d, rk.device, rk.context, stream, corr, rk.gpid, self.kt_index[key],
-                            rk.grid, None))
+        self.k_rows.append((s, s + d, rk.device, rk.context, row_stream or stream, corr, rk.gpid,
+                            self.kt_index[key], rk.grid, None))
         rk.free[stream] = s + d
         self.advance(rk, tid, self.jitter(rk, gap, 1.2))
         return s, s + d
@@ -444,6 +500,136 @@ class Generator:
         self.api_call(rk, tid, "cudaEventRecord_v3020", self.jitter(rk, 2_000), 0, "event")
         self.advance(rk, tid, self.jitter(rk, 1_500))
 
+    # -- stress shapes (--shape; SHAPES above) -----------------------------------------------
+
+    def shape_init(self):
+        cfg = self.cfg
+        self.autograd_seq = {}
+        self.workers = []
+        self.many_streams = {}
+        if "streams-many" in cfg.shapes:
+            for rk in self.ranks:
+                self.many_streams[rk.r] = [100_000 + rk.r * 10_000 + k for k in range(SHAPE_STREAMS_PER_RANK)]
+        if "procs-many" in cfg.shapes:
+            for w in range(cfg.gpus * SHAPE_WORKERS_PER_RANK):
+                wk = Rank(cfg, 0, random.Random(cfg.seed * 7_000_003 + w))
+                wk.r = w % cfg.gpus
+                wk.pid = BASE_PID + 1_000 + w * 3
+                wk.gpid = GLOBAL_VM | (wk.pid << 24)
+                wk.main_tid = wk.gpid | wk.pid
+                wk.comm_tid = wk.main_tid
+                wk.device = wk.r
+                wk.context = 1_000 + w
+                wk.s_compute = 50_000 + w
+                wk.free = {wk.s_compute: 0}
+                wk.stack = {wk.main_tid: []}
+                self.workers.append(wk)
+        for name in ("tick", "worker_step", "ncclGroupStart", "ncclGroupEnd"):
+            self.S(name)
+
+    def shape_layer_text(self, layer, direction):
+        if "stages" in self.cfg.shapes:
+            return "layer_%d %s" % (layer, direction)
+        return "layer_%d" % layer
+
+    def shape_deep_push(self, rk):
+        if "nvtx-deep" not in self.cfg.shapes:
+            return 0
+        for d in range(SHAPE_DEEP_DEPTH):
+            self.push(rk, rk.main_tid, "block_%d" % d)
+        return SHAPE_DEEP_DEPTH
+
+    def shape_deep_pop(self, rk, depth):
+        for _ in range(depth):
+            self.pop(rk, rk.main_tid)
+
+    def shape_launch(self, rk, key, slow, stream, tid, dep, gap, dur_override):
+        """launch() of a main thread under --shape: NVTX wrappers and stream rotation."""
+        shapes = self.cfg.shapes
+        row_stream = None
+        if "streams-many" in shapes and stream == rk.s_compute and rk.r in self.many_streams:
+            lst = self.many_streams[rk.r]
+            row_stream = lst[rk.grid % len(lst)]
+        wraps = 0
+        if "nvtx-flat" in shapes and rk.r == 0 and rk in self.ranks:
+            for _ in range(self.cfg.gpus - 1):
+                self.push(rk, tid, "tick")
+                self.pop(rk, tid)
+            self.push(rk, tid, "tick")
+            wraps += 1
+        if "autograd" in shapes:
+            n = self.autograd_seq.get(rk.r, 0) + 1
+            self.autograd_seq[rk.r] = n
+            outer, inner = AUTOGRAD_OPS[self.kt_index[key] % len(AUTOGRAD_OPS)]
+            op_id = n * 2 + 100_000
+            self.push(rk, tid, "aten::%s, seq = %d, op_id = %d" % (outer, n, op_id))
+            self.push(rk, tid, "aten::%s, op_id = %d" % (inner, op_id + 1))
+            wraps += 2
+        res = self.launch_plain(rk, key, slow, stream, tid, dep, gap, dur_override, row_stream=row_stream)
+        for _ in range(wraps):
+            self.pop(rk, tid)
+        return res
+
+    def launch_group(self, rk, keys, slow):
+        """A layer block's kernels: one launch each, or one graph replay (graphs shape)."""
+        if "graphs" not in self.cfg.shapes:
+            for key in keys:
+                self.launch(rk, key, slow)
+            return
+        corr, a0, a1 = self.api_call(rk, rk.main_tid, "cudaGraphLaunch_v10000", self.jitter(rk, 8_000), 0, "graph")
+        t = max(a1 + 2_000, rk.free[rk.s_compute])
+        for i, key in enumerate(keys):
+            d = int(self.jitter(rk, catalog.KERNELS[key][9]) * slow)
+            rk.grid += 1
+            self.k_rows.append((t, t + d, rk.device, rk.context, rk.s_compute, corr, rk.gpid,
+                                self.kt_index[key], rk.grid, 2_000 + i))
+            t += d + 600
+        rk.free[rk.s_compute] = t - 600
+        rk.cpu += self.jitter(rk, 3_000)
+
+    def shape_nccl_payload(self, rk, key, dur):
+        """NCCL's extended payload as exported with --include-json=true (on the open NCCL range)."""
+        row = rk.stack[rk.comm_tid][-1]
+        coll = {"nccl_allreduce": "Sum", "nccl_reducescatter": "Sum"}.get(key)
+        payload = {"NCCL communicator ID": 0x5EED0000 + self.cfg.seed, "No. of ranks": self.cfg.gpus,
+                   "Rank": rk.r, "CUDA device": rk.device, "Message size [bytes]": max(4096, dur * 64) // 4096 * 4096}
+        if coll:
+            payload["Reduction operation"] = coll
+        row.append(json.dumps(payload, separators=(", ", ": ")))
+        self.push(rk, rk.comm_tid, "ncclGroupStart", domain=1, text_is_id=self.nvtx_textid)
+        self.pop(rk, rk.comm_tid)
+
+    def shape_workers_step(self, rk, cpu0):
+        """procs-many: this rank's worker processes each launch one kernel inside 'worker_step'."""
+        for wk in self.workers:
+            if wk.r != rk.r:
+                continue
+            wk.cpu = max(wk.cpu, cpu0 + int(wk.rng.random() * 50_000))
+            self.push(wk, wk.main_tid, "worker_step")
+            self.launch_plain(wk, "gelu", 1.0, wk.s_compute, wk.main_tid)
+            self.pop(wk, wk.main_tid)
+            rk.grid += 1    # counted in the rank's cell (its storm is shorter by as many kernels)
+
+    def shape_tables(self, tables):
+        """Processes, threads, contexts and streams the shapes added (finish())."""
+        S = self.S
+        for wk in self.workers:
+            tables["PROCESSES"][1].append((wk.gpid, wk.pid, "pt_data_worker"))
+            tables["ThreadNames"][1].append((S("pt_data_worker"), 20, wk.main_tid))
+            if "TARGET_INFO_CUDA_CONTEXT_INFO" in tables:
+                tables["TARGET_INFO_CUDA_CONTEXT_INFO"][1].append(
+                    (wk.s_compute, 0, 1, wk.pid, wk.device, wk.context, 0, 0))
+            if "TARGET_INFO_CUDA_NULL_STREAM" in tables:
+                tables["TARGET_INFO_CUDA_NULL_STREAM"][1].append(
+                    (wk.s_compute, 0, 1, wk.pid, wk.device, wk.context))
+            if "TARGET_INFO_CUDA_STREAM" in tables:
+                tables["TARGET_INFO_CUDA_STREAM"][1].append((wk.s_compute, 0, 1, wk.pid, wk.context, 0, 3))
+        if "TARGET_INFO_CUDA_STREAM" in tables:
+            for rk in self.ranks:
+                for st in self.many_streams.get(rk.r, ()):
+                    tables["TARGET_INFO_CUDA_STREAM"][1].append((st, 0, 1, rk.pid, rk.context, 0, 2))
+
+
     # -- collectives: every rank yields (ready_time, duration); the driver aligns ends --
 
     def collective(self, rk, key, dur, slow, dep):
@@ -452,6 +638,8 @@ class Generator:
                  "nccl_reducescatter": "ncclReduceScatter"}
         rk.ccpu = max(rk.ccpu, rk.cpu + 4_000)
         self.push(rk, rk.comm_tid, names[key], domain=1, text_is_id=self.nvtx_textid)
+        if "nccl-nvtx" in self.cfg.shapes:
+            self.shape_nccl_payload(rk, key, dur)
         self.stream_wait(rk, rk.comm_tid, rk.s_comm, dep)
         ent = catalog.KERNELS[key]
         corr, a0, a1 = self.api_call(rk, rk.comm_tid, "cuLaunchKernelEx", self.jitter(rk, 9_000), 1, key)
@@ -495,15 +683,17 @@ class Generator:
             ready = yield from self.coll_step(rk, "nccl_allgather", ag_dur, slow, 0)
         self.launch(rk, "embedding", slow)
         for layer in range(L):
-            self.push(rk, main, self.label("layer", "layer_%d" % layer))
+            self.push(rk, main, self.label("layer", self.shape_layer_text(layer, "forward")))
+            if "nccl-nvtx" in cfg.shapes and cfg.multi:
+                yield from self.coll_step(rk, "nccl_allgather", int(ag_dur * 0.25), slow, 0)
+            depth = self.shape_deep_push(rk)
             self.push(rk, main, self.label("attention", "attention"))
-            for key in catalog.FWD_ATTN:
-                self.launch(rk, key, slow)
+            self.launch_group(rk, catalog.FWD_ATTN, slow)
             self.pop(rk, main)
             self.push(rk, main, self.label("mlp", "mlp"))
-            for key in catalog.FWD_MLP:
-                self.launch(rk, key, slow)
+            self.launch_group(rk, catalog.FWD_MLP, slow)
             self.pop(rk, main)
+            self.shape_deep_pop(rk, depth)
             self.pop(rk, main)
         self.push(rk, main, self.label("loss", "loss"))
         for key in catalog.FWD_HEAD:
@@ -516,15 +706,15 @@ class Generator:
             self.launch(rk, key, slow)
         bucket_t0 = rk.free[rk.s_compute]
         for n, layer in enumerate(reversed(range(L))):
-            self.push(rk, main, self.label("layer", "layer_%d" % layer))
+            self.push(rk, main, self.label("layer", self.shape_layer_text(layer, "backward")))
+            depth = self.shape_deep_push(rk)
             self.push(rk, main, self.label("mlp", "mlp"))
-            for key in catalog.BWD_MLP:
-                self.launch(rk, key, slow)
+            self.launch_group(rk, catalog.BWD_MLP, slow)
             self.pop(rk, main)
             self.push(rk, main, self.label("attention", "attention"))
-            for key in catalog.BWD_ATTN:
-                self.launch(rk, key, slow)
+            self.launch_group(rk, catalog.BWD_ATTN, slow)
             self.pop(rk, main)
+            self.shape_deep_pop(rk, depth)
             self.pop(rk, main)
             if cfg.multi and (n % 2 == 1 or layer == 0):
                 self.event_record(rk, main)
@@ -562,6 +752,8 @@ class Generator:
         # cudaDeviceSynchronize waits for it)
         gpu1 = max(rk.free.values())
         self.pop(rk, main)
+        if "procs-many" in cfg.shapes:
+            self.shape_workers_step(rk, it_cpu0)
         self.iter_spans.setdefault(it, []).append((rk.r, it_cpu0, rk.cpu, gpu0, gpu1))
         assert rk.grid - grid_before == n_cell, (rk.grid - grid_before, n_cell)
 
@@ -682,6 +874,9 @@ class Generator:
                                   "callchainId"], {"returnValue": "0"})
         self.nv_sql = insert_sql(sc, "NVTX_EVENTS", ["start", "end", "eventType", "rangeId", "category", "color",
                                                      "text", "globalTid", "endGlobalTid", "textId", "domainId"])
+        self.nv_payload_sql = insert_sql(sc, "NVTX_EVENTS", ["start", "end", "eventType", "rangeId", "category",
+                                                             "color", "text", "globalTid", "endGlobalTid", "textId",
+                                                             "domainId", "jsonText"])
         self.mc_sql = insert_sql(sc, "CUPTI_ACTIVITY_KIND_MEMCPY",
                                  ["start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
                                   "bytes", "copyKind", "srcKind", "dstKind"],
@@ -713,7 +908,8 @@ class Generator:
         # NVTX rows are written once closed; open ranges stay buffered
         done = [r for r in self.nv_rows if r[1] is not None or r[2] in (34, 75)]
         if done:
-            db.executemany(self.nv_sql, done)
+            db.executemany(self.nv_sql, [r for r in done if len(r) == 11])
+            db.executemany(self.nv_payload_sql, [r for r in done if len(r) == 12])
             self.counts["nvtx"] += len(done)
             self.nv_rows = [r for r in self.nv_rows if not (r[1] is not None or r[2] in (34, 75))]
 
@@ -839,6 +1035,7 @@ class Generator:
         if cfg.callchains:
             tables["CUDA_CALLCHAINS"] = (["id", "symbol", "module", "unresolved", "originalIP", "stackDepth"],
                                          self.callchain_rows, {})
+        self.shape_tables(tables)
         # enums
         for et, rows in nsys_schemas.ENUMS[sc].items():
             tables[et] = (["id", "name", "label"], rows, {})
@@ -856,6 +1053,8 @@ class Generator:
         for flag in ("source_tags", "graphs", "callchains"):
             if getattr(c, flag):
                 s += " --" + flag.replace("_", "-")
+        if c.shapes:
+            s += " --shape " + ",".join(sorted(c.shapes))
         return s
 
     def summary(self):
@@ -865,7 +1064,7 @@ class Generator:
             spans[it] = {"cpu": [[r, a, b] for r, a, b, _, _ in lst], "gpu": [[r, g0, g1] for r, _, _, g0, g1 in lst]}
         return {"config": {"gpus": c.gpus, "kernels": c.kernels, "iterations": c.iterations, "layers": c.layers,
                            "schema": c.schema, "seed": c.seed, "graphs": c.graphs, "callchains": c.callchains,
-                           "sourceTags": c.source_tags},
+                           "sourceTags": c.source_tags, "shapes": sorted(c.shapes)},
                 "counts": self.counts,
                 "problems": {"bubbleIteration": c.bubble_iter, "outlierIteration": c.outlier_iter,
                              "bubbles": [{"device": d, "start": a, "end": b} for d, a, b in self.bubbles],
@@ -965,6 +1164,8 @@ def main(argv=None):
     ap.add_argument("--graphs", action="store_true", help="optimizer replayed as a CUDA graph")
     ap.add_argument("--callchains", action="store_true", help="CUDA_CALLCHAINS + runtime callchainId")
     ap.add_argument("--summary", action="store_true", help="print a JSON summary (counts, problems) on stdout")
+    ap.add_argument("--shape", action="append", default=[], metavar="NAME[,NAME]",
+                    help="stress shapes (repeatable or comma list): " + ", ".join(SHAPES))
     clock = ap.add_argument_group("clock (see apply_clock)")
     clock.add_argument("--epoch-clock", action="store_true",
                        help="absolute UTC ns timestamps (~1.78e18), as nsys export --ts-normalize=true")

@@ -42,7 +42,22 @@ typedef struct nsys_actx {
   uint8_t *name_api;      /* per strtab id: nsys_api_class */
   int64_t **api_pmax;     /* per thread: running max of api end (for overlap search) */
   uint8_t *op_class;      /* per op: 1 compute kernel, 2 NCCL kernel, 3 memcpy/memset */
+  struct nsys_devunions *devunions; /* per device (sorted): whole-time unions (devunions.h) */
+  uint32_t n_devunions;
+  struct nsys_piddev *piddev;       /* sorted distinct (pid, device) of the tracks */
+  uint32_t n_piddev;
+  bool stopped;                     /* the request was cancelled (nsys_actx_stop) */
 } nsys_actx;
+
+/* Cancellation poll for the analyses' loops: true once the request is
+ * cancelled. Reads the request's flag every 2^16 values of i (a loop index),
+ * then stays true, so nested loops unwind at once. The run's answer is then
+ * discarded for -32800 (nsys_analysis_run). */
+static inline bool nsys_actx_stop(nsys_actx *c, uint64_t i) {
+  if (c->stopped) return true;
+  if ((i & 0xFFFF) == 0 && nsys_call_cancelled(c->call)) c->stopped = true;
+  return c->stopped;
+}
 
 typedef bool (*nsys_analysis_fn)(nsys_actx *ctx, cJSON *rows, cJSON *summary);
 
@@ -107,6 +122,8 @@ bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int6
 /* Calls fn for every API call of `thread` overlapping [a,b) (start < b && end > a). */
 void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t b,
                                void (*fn)(nsys_actx *c, uint32_t api, void *ud), void *ud);
+/* Does the process of `thread` own a track on `device`? O(log tracks). */
+bool nsys_actx_thread_on_device(nsys_actx *c, uint32_t thread, int32_t device);
 /* Innermost NVTX range on `thread` containing [s,e], or -1. */
 int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t s, int64_t e);
 /* Params getters on the resolved object. */

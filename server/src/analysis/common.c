@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "analysis/analysis.h"
+#include "analysis/devunions.h"
 #include "common/util.h"
 
 bool nsys_icontains(const char *hay, const char *needle) {
@@ -106,167 +107,89 @@ bool nsys_pred_compute(nsys_actx *c, uint32_t op) {
 }
 bool nsys_pred_comm(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) == 2; }
 
+static int nsys__cmp_dev(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 uint32_t nsys_actx_devices(nsys_actx *c, int32_t **out) {
   const nsys_index *ix = c->ix;
   int32_t *d = nsys_xmalloc((ix->n_tracks + 1) * sizeof *d);
   uint32_t n = 0;
-  for (uint32_t t = 0; t < ix->n_tracks; t++) {
-    int32_t dev = ix->tracks[t].device;
-    bool seen = false;
-    for (uint32_t k = 0; k < n; k++)
-      if (d[k] == dev) seen = true;
-    if (!seen && nsys_actx_device_selected(c, dev)) d[n++] = dev;
-  }
-  for (uint32_t i = 1; i < n; i++) /* insertion sort: few devices */
-    for (uint32_t j = i; j > 0 && d[j - 1] > d[j]; j--) {
-      int32_t t = d[j];
-      d[j] = d[j - 1];
-      d[j - 1] = t;
-    }
+  for (uint32_t t = 0; t < ix->n_tracks; t++)
+    if (nsys_actx_device_selected(c, ix->tracks[t].device)) d[n++] = ix->tracks[t].device;
+  if (n > 1) qsort(d, n, sizeof *d, nsys__cmp_dev);
+  uint32_t u = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (!u || d[u - 1] != d[i]) d[u++] = d[i];
   *out = d;
-  return n;
+  return u;
 }
 
 bool nsys_actx_device_selected(const nsys_actx *c, int32_t device) {
   return c->device < 0 || c->device == device;
 }
 
-/* k-way merge of the device's tracks by op start (each track is sorted). */
-typedef struct {
-  uint32_t cur, end;
-} nsys__cursor;
+struct nsys_piddev {
+  uint32_t pid;
+  int32_t device;
+};
+
+static int nsys__cmp_piddev(const void *a, const void *b) {
+  const struct nsys_piddev *x = a, *y = b;
+  if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+  return x->device < y->device ? -1 : x->device > y->device;
+}
+
+bool nsys_actx_thread_on_device(nsys_actx *c, uint32_t thread, int32_t device) {
+  const nsys_index *ix = c->ix;
+  if (!c->piddev) {
+    struct nsys_piddev *v = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *v);
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < ix->n_tracks; t++) v[n++] = (struct nsys_piddev){ix->tracks[t].pid, ix->tracks[t].device};
+    if (n > 1) qsort(v, n, sizeof *v, nsys__cmp_piddev);
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (!u || nsys__cmp_piddev(&v[u - 1], &v[i])) v[u++] = v[i];
+    c->piddev = v;
+    c->n_piddev = u;
+  }
+  if (thread >= ix->n_threads) return false;
+  struct nsys_piddev key = {ix->threads[thread].pid, device};
+  return bsearch(&key, c->piddev, c->n_piddev, sizeof key, nsys__cmp_piddev) != NULL;
+}
 
 void nsys_actx_device_each(nsys_actx *c, int32_t device, int64_t a, int64_t b,
                            void (*fn)(nsys_actx *c, uint32_t op, void *ud), void *ud) {
   const nsys_index *ix = c->ix;
-  nsys__cursor *cur = nsys_xmalloc((ix->n_tracks + 1) * sizeof *cur);
-  uint32_t k = 0;
-  for (uint32_t t = 0; t < ix->n_tracks; t++) {
-    if (ix->tracks[t].device != device || !ix->tracks[t].count) continue;
-    uint32_t lo = ix->tracks[t].first, hi = lo + ix->tracks[t].count;
-    /* skip ops that start before a - (no way to know max duration): binary search on
-     * start >= a, then step back while the previous op may still reach into [a,b). */
-    uint32_t l = lo, h = hi;
-    while (l < h) {
-      uint32_t m = l + (h - l) / 2;
-      if (ix->ops.start[m] < a) l = m + 1;
-      else h = m;
-    }
-    /* ops are sorted by (start,end) but may nest; walk back a bounded amount */
-    uint32_t back = l;
-    int steps = 0;
-    while (back > lo && steps < 64) {
-      back--;
-      steps++;
-      if (ix->ops.end[back] > a) l = back;
-    }
-    cur[k].cur = l;
-    cur[k].end = hi;
-    k++;
+  nsys_opmerge m;
+  nsys_opmerge_init(&m, ix, device, a);
+  for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
+    if (ix->ops.start[op] >= b) break; /* start order: every later op starts at >= b too */
+    if (ix->ops.end[op] > a) fn(c, (uint32_t)op, ud);
   }
-  /* simple binary heap on cursors keyed by start */
-  uint32_t *heap = nsys_xmalloc((k + 1) * sizeof *heap), hn = 0;
-#define NSYS__KEY(i) (ix->ops.start[cur[heap[i]].cur])
-  for (uint32_t i = 0; i < k; i++) {
-    if (cur[i].cur >= cur[i].end) continue;
-    heap[hn] = i;
-    uint32_t j = hn++;
-    while (j && NSYS__KEY((j - 1) / 2) > NSYS__KEY(j)) {
-      uint32_t t = heap[j];
-      heap[j] = heap[(j - 1) / 2];
-      heap[(j - 1) / 2] = t;
-      j = (j - 1) / 2;
-    }
-  }
-  while (hn) {
-    nsys__cursor *cc = &cur[heap[0]];
-    uint32_t op = cc->cur++;
-    int64_t s = ix->ops.start[op];
-    if (s >= b) {
-      cc->cur = cc->end; /* this track is done */
-    } else if (ix->ops.end[op] > a) {
-      fn(c, op, ud);
-    }
-    if (cc->cur >= cc->end) heap[0] = heap[--hn];
-    /* sift down */
-    uint32_t j = 0;
-    for (;;) {
-      uint32_t l = 2 * j + 1, r = l + 1, m = j;
-      if (l < hn && NSYS__KEY(l) < NSYS__KEY(m)) m = l;
-      if (r < hn && NSYS__KEY(r) < NSYS__KEY(m)) m = r;
-      if (m == j) break;
-      uint32_t t = heap[j];
-      heap[j] = heap[m];
-      heap[m] = t;
-      j = m;
-    }
-  }
-#undef NSYS__KEY
-  free(heap);
-  free(cur);
-}
-
-/* First op of track t that may overlap [a, ...): ops of one stream are
- * serialised, so only a few ops before the first one starting at >= a can
- * still be running at a. */
-static uint32_t nsys__track_lower(const nsys_index *ix, const nsys_gpu_track *tr, int64_t a) {
-  uint32_t lo = tr->first, hi = tr->first + tr->count;
-  while (lo < hi) {
-    uint32_t m = lo + (hi - lo) / 2;
-    if (ix->ops.start[m] < a) lo = m + 1;
-    else hi = m;
-  }
-  uint32_t l = lo;
-  for (uint32_t back = lo, steps = 0; back > tr->first && steps < 64; steps++) {
-    back--;
-    if (ix->ops.end[back] > a) l = back;
-  }
-  return l;
+  nsys_opmerge_free(&m);
 }
 
 void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b, const nsys_op_pred *preds,
                              nsys_ivls *const *outs, int n) {
   const nsys_index *ix = c->ix;
-  nsys_ivls tmp[4], scratch;
-  nsys_ivls_init(&scratch);
-  for (int k = 0; k < n; k++) {
-    nsys_ivls_init(&tmp[k]);
-    nsys_ivls_clear(outs[k]);
+  for (int k = 0; k < n; k++) nsys_ivls_clear(outs[k]);
+  /* ops of all tracks in start order (clipped starts stay in order), so each
+   * union is appended to directly: O(ops · log tracks) */
+  nsys_opmerge m;
+  nsys_opmerge_init(&m, ix, device, a);
+  for (int64_t i; (i = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)i);) {
+    int64_t s = ix->ops.start[i];
+    if (s >= b) break;
+    int64_t e = ix->ops.end[i];
+    if (e <= a) continue;
+    if (s < a) s = a;
+    if (e > b) e = b;
+    for (int k = 0; k < n; k++)
+      if (preds[k](c, (uint32_t)i)) nsys_ivls_add_sorted(outs[k], s, e);
   }
-  for (uint32_t t = 0; t < ix->n_tracks; t++) {
-    const nsys_gpu_track *tr = &ix->tracks[t];
-    if (tr->device != device || !tr->count) continue;
-    for (int k = 0; k < n; k++) nsys_ivls_clear(&tmp[k]);
-    for (uint32_t i = nsys__track_lower(ix, tr, a), end = tr->first + tr->count; i < end; i++) {
-      int64_t s = ix->ops.start[i];
-      if (s >= b) break;
-      int64_t e = ix->ops.end[i];
-      if (e <= a) continue;
-      if (s < a) s = a;
-      if (e > b) e = b;
-      for (int k = 0; k < n; k++)
-        if (preds[k](c, i)) {
-          /* a stream's ops are sorted by start; tolerate rare overlaps */
-          if (tmp[k].n && s < tmp[k].s[tmp[k].n - 1]) s = tmp[k].s[tmp[k].n - 1];
-          nsys_ivls_add_sorted(&tmp[k], s, e);
-        }
-    }
-    for (int k = 0; k < n; k++) {
-      if (!tmp[k].n) continue;
-      if (!outs[k]->n) {
-        nsys_ivls t2 = *outs[k];
-        *outs[k] = tmp[k];
-        tmp[k] = t2;
-        continue;
-      }
-      nsys_ivls_union(outs[k], &tmp[k], &scratch);
-      nsys_ivls t2 = *outs[k];
-      *outs[k] = scratch;
-      scratch = t2;
-    }
-  }
-  for (int k = 0; k < n; k++) nsys_ivls_free(&tmp[k]);
-  nsys_ivls_free(&scratch);
+  nsys_opmerge_free(&m);
 }
 
 void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,
@@ -282,7 +205,8 @@ bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int6
   int64_t lo = 0, hi = 0;
   for (uint32_t t = 0; t < ix->n_tracks; t++) {
     if (ix->tracks[t].device != device) continue;
-    for (uint32_t i = ix->tracks[t].first; i < ix->tracks[t].first + ix->tracks[t].count; i++) {
+    for (uint32_t i = ix->tracks[t].first; i < ix->tracks[t].first + ix->tracks[t].count && !nsys_actx_stop(c, i);
+         i++) {
       if (!pred(c, i)) continue;
       if (ix->ops.end[i] <= c->t0 || ix->ops.start[i] >= c->t1) continue;
       if (!any || ix->ops.start[i] < lo) lo = ix->ops.start[i];

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "common/util.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "profile/profile.h"
@@ -49,6 +50,11 @@ static cJSON *nsys__pair(double a, double b) {
   return o;
 }
 
+static int nsys__cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
 static double nsys__median_iter(const cJSON *it) {
   int n = cJSON_GetArraySize(nsys__dg(it, "rows"));
   if (!n) return 0;
@@ -56,26 +62,61 @@ static double nsys__median_iter(const cJSON *it) {
   int k = 0;
   const cJSON *r;
   cJSON_ArrayForEach(r, nsys__dg(it, "rows")) v[k++] = nsys__dn(r, "durationNs");
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-      double t = v[j];
-      v[j] = v[j - 1];
-      v[j - 1] = t;
-    }
+  qsort(v, (size_t)n, sizeof *v, nsys__cmp_double);
   double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   free(v);
   return m;
+}
+
+/* The rows of a top_kernels result by name, for O(log n) lookups (the first
+ * row of a name wins, as a linear search would). */
+typedef struct {
+  const char *name;
+  int pos;
+  const cJSON *row;
+} nsys__named;
+
+static int nsys__cmp_named(const void *a, const void *b) {
+  const nsys__named *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static nsys__named *nsys__by_name(const cJSON *rows, int *n) {
+  *n = cJSON_GetArraySize(rows);
+  nsys__named *v = nsys_xcalloc((size_t)*n + 1, sizeof *v);
+  int k = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, rows) {
+    v[k] = (nsys__named){cJSON_GetStringValue(nsys__dg(r, "name")), k, r};
+    k++;
+  }
+  if (*n > 1) qsort(v, (size_t)*n, sizeof *v, nsys__cmp_named);
+  return v;
+}
+
+static const cJSON *nsys__find_name(const nsys__named *v, int n, const char *name) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int m = lo + (hi - lo) / 2;
+    if (strcmp(v[m].name, name) < 0) lo = m + 1;
+    else hi = m;
+  }
+  return lo < n && !strcmp(v[lo].name, name) ? v[lo].row : NULL;
 }
 
 cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index *ia,
                        struct nsys_profile *b, const nsys_index *ib) {
   cJSON *pk = cJSON_CreateObject();
   cJSON_AddNumberToObject(pk, "limit", 0);
+  nsys_call_progress_begin(call, "profile/diff");
   cJSON *ka = nsys_analysis_run(call, a, ia, "top_kernels", pk);
   cJSON *kb = ka ? nsys_analysis_run(call, b, ib, "top_kernels", pk) : NULL;
   cJSON_Delete(pk);
+  if (kb) nsys_call_progress(call, 33, "top_kernels");
   cJSON *oa = kb ? nsys_analysis_run(call, a, ia, "overlap", NULL) : NULL;
   cJSON *ob = oa ? nsys_analysis_run(call, b, ib, "overlap", NULL) : NULL;
+  if (ob) nsys_call_progress(call, 66, "overlap");
   cJSON *ta = ob ? nsys_analysis_run(call, a, ia, "iterations", NULL) : NULL;
   cJSON *tb = ta ? nsys_analysis_run(call, b, ib, "iterations", NULL) : NULL;
   if (!tb) {
@@ -92,14 +133,12 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
   cJSON_AddItemToObject(res, "compare", nsys__side(b, ib));
   cJSON *rows = cJSON_CreateArray();
   int n_add = 0, n_rem = 0, n_fast = 0, n_slow = 0;
+  int n_na, n_nb;
+  nsys__named *by_a = nsys__by_name(nsys__dg(ka, "rows"), &n_na), *by_b = nsys__by_name(nsys__dg(kb, "rows"), &n_nb);
   const cJSON *r;
   cJSON_ArrayForEach(r, nsys__dg(ka, "rows")) {
     const char *nm = cJSON_GetStringValue(nsys__dg(r, "name"));
-    const cJSON *m = NULL, *x;
-    cJSON_ArrayForEach(x, nsys__dg(kb, "rows")) if (!strcmp(cJSON_GetStringValue(nsys__dg(x, "name")), nm)) {
-      m = x;
-      break;
-    }
+    const cJSON *m = nsys__find_name(by_b, n_nb, nm);
     double ta_ns = nsys__dn(r, "totalNs"), tb_ns = m ? nsys__dn(m, "totalNs") : 0;
     const char *status = "same";
     if (!m) {
@@ -138,13 +177,7 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
   }
   cJSON_ArrayForEach(r, nsys__dg(kb, "rows")) {
     const char *nm = cJSON_GetStringValue(nsys__dg(r, "name"));
-    bool found = false;
-    const cJSON *x;
-    cJSON_ArrayForEach(x, nsys__dg(ka, "rows")) if (!strcmp(cJSON_GetStringValue(nsys__dg(x, "name")), nm)) {
-      found = true;
-      break;
-    }
-    if (found) continue;
+    if (nsys__find_name(by_a, n_na, nm)) continue;
     n_add++;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", nm);
@@ -161,6 +194,8 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
     cJSON_AddNullToObject(o, "perCall");
     cJSON_AddItemToArray(rows, o);
   }
+  free(by_a);
+  free(by_b);
   /* sort by |delta| */
   int n = cJSON_GetArraySize(rows);
   cJSON **v = nsys_xcalloc((size_t)n + 1, sizeof *v);

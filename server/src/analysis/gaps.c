@@ -12,6 +12,7 @@ typedef struct {
   int64_t stream; /* -1: device-level gap */
   int64_t start, end;
   int32_t next_op; /* op that ends the gap (-1 for device gaps) */
+  size_t seq;      /* position when found: the last sort key (the order is total) */
 } nsys__gap;
 
 typedef struct {
@@ -71,13 +72,6 @@ static void nsys__cpu_union(nsys__cpu *x) {
   x->n = x->cap = 0;
 }
 
-/* Is thread t in a process that owns a track on `device`? */
-static bool nsys__thread_on_device(const nsys_index *ix, uint32_t t, int32_t device) {
-  for (uint32_t k = 0; k < ix->n_tracks; k++)
-    if (ix->tracks[k].device == device && ix->tracks[k].pid == ix->threads[t].pid) return true;
-  return false;
-}
-
 /* Gap causes: a CUDA API class (memcpy: both flavours) or, last, cpu_stall. */
 enum { NSYS__N_CAUSES = 7 };
 static const char *const nsys__causes[NSYS__N_CAUSES] = {"sync",  "memcpy",        "launch",   "module_load",
@@ -103,7 +97,7 @@ static int nsys__cause(nsys_actx *c, int32_t device, int64_t a, int64_t b, nsys_
   x->b = b;
   x->top_api = -1;
   for (uint32_t t = 0; t < c->ix->n_threads; t++)
-    if (nsys__thread_on_device(c->ix, t, device)) nsys_actx_api_overlapping(c, t, a, b, nsys__cpu_cb, x);
+    if (nsys_actx_thread_on_device(c, t, device)) nsys_actx_api_overlapping(c, t, a, b, nsys__cpu_cb, x);
   nsys__cpu_union(x);
   /* the dominant CUDA activity must cover a quarter of the gap; otherwise the
    * host thread was busy outside CUDA (Python, data loading, I/O): a CPU stall.
@@ -127,7 +121,7 @@ static void nsys__gap_context(nsys_actx *c, int32_t device, int64_t a, int64_t b
   *nvtx = NULL;
   uint32_t best_calls = 0;
   for (uint32_t t = 0; t < ix->n_threads; t++) {
-    if (!nsys__thread_on_device(ix, t, device)) continue;
+    if (!nsys_actx_thread_on_device(c, t, device)) continue;
     const nsys_host_thread *th = &ix->threads[t];
     /* last API call starting at or before a */
     uint32_t lo = 0, hi = th->api_count;
@@ -159,7 +153,46 @@ static int nsys__cmp_gap(const void *a, const void *b) {
   int64_t dx = x->end - x->start, dy = y->end - y->start;
   if (dx != dy) return dx > dy ? -1 : 1;
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  return x->stream < y->stream ? -1 : x->stream > y->stream;
+  if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Moves the first k gaps in nsys__cmp_gap order to v[0..k), sorted:
+ * O(n log k) with a heap of the k best so far (its top sorts last), so
+ * thousands of stream gaps cost no full sort when only `limit` are shown. */
+static void nsys__top_gaps(nsys__gap *v, size_t n, size_t k) {
+  if (k >= n || k == 0) {
+    if (n > 1) qsort(v, n, sizeof *v, nsys__cmp_gap);
+    return;
+  }
+  nsys__gap *h = nsys_xmalloc(k * sizeof *h);
+  size_t hn = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (hn == k && nsys__cmp_gap(&v[i], &h[0]) >= 0) continue;
+    size_t j;
+    if (hn < k) { /* sift up */
+      j = hn++;
+      while (j && nsys__cmp_gap(&h[(j - 1) / 2], &v[i]) < 0) {
+        h[j] = h[(j - 1) / 2];
+        j = (j - 1) / 2;
+      }
+      h[j] = v[i];
+      continue;
+    }
+    j = 0; /* replace the top, sift down */
+    for (;;) {
+      size_t l = 2 * j + 1, r = l + 1, m = l;
+      if (l >= hn) break;
+      if (r < hn && nsys__cmp_gap(&h[r], &h[l]) > 0) m = r;
+      if (nsys__cmp_gap(&h[m], &v[i]) <= 0) break;
+      h[j] = h[m];
+      j = m;
+    }
+    h[j] = v[i];
+  }
+  qsort(h, hn, sizeof *h, nsys__cmp_gap);
+  memcpy(v, h, hn * sizeof *h);
+  free(h);
 }
 
 typedef struct {
@@ -172,6 +205,7 @@ static void nsys__gap_push(nsys__gapvec *g, nsys__gap x) {
     g->cap = g->cap ? g->cap * 2 : 64;
     g->v = nsys_xrealloc(g->v, g->cap * sizeof *g->v);
   }
+  x.seq = g->n;
   g->v[g->n++] = x;
 }
 
@@ -208,7 +242,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
         n_thr++;
         int64_t ms = (ge - gs) / 1000000;
         buckets[ms < 5 ? 0 : ms < 50 ? 1 : 2]++;
-        if (want_dev) nsys__gap_push(&gaps, (nsys__gap){dev, -1, gs, ge, -1});
+        if (want_dev) nsys__gap_push(&gaps, (nsys__gap){dev, -1, gs, ge, -1, 0});
       }
     }
     size_t dev_end = gaps.n;
@@ -221,7 +255,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
       if (tr->device != dev || tr->cls == NSYS_STREAM_COPY || tr->cls == NSYS_STREAM_COMM) continue;
       bool have = false;
       int64_t prev_end = 0;
-      for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+      for (uint32_t i = tr->first; i < tr->first + tr->count && !nsys_actx_stop(c, i); i++) {
         if (ix->ops.end[i] <= c->t0) continue;
         if (ix->ops.start[i] >= c->t1) break;
         int64_t s = ix->ops.start[i];
@@ -241,7 +275,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
               else hi = m;
             }
             bool dup = lo < dev_end && gaps.v[lo].start == prev_end && gaps.v[lo].end == s;
-            if (!dup) nsys__gap_push(&gaps, (nsys__gap){dev, tr->stream, prev_end, s, (int32_t)i});
+            if (!dup) nsys__gap_push(&gaps, (nsys__gap){dev, tr->stream, prev_end, s, (int32_t)i, 0});
           }
         }
         if (!have || ix->ops.end[i] > prev_end) prev_end = ix->ops.end[i];
@@ -282,8 +316,8 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
     all_other += other;
   }
   nsys_ivls_free(&u);
-  if (gaps.n > 1) qsort(gaps.v, gaps.n, sizeof *gaps.v, nsys__cmp_gap);
   size_t shown = (limit > 0 && (size_t)limit < gaps.n) ? (size_t)limit : gaps.n;
+  nsys__top_gaps(gaps.v, gaps.n, shown);
   for (size_t i = 0; i < shown; i++) {
     nsys__gap *g = &gaps.v[i];
     nsys__cpu x;
@@ -409,25 +443,21 @@ bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
   uint64_t calls = 0, traced = 0;
   int64_t *iv = NULL; /* the calls clipped to the window, for the wall-time share */
   size_t niv = 0, civ = 0;
+  uint32_t *mine = nsys_xmalloc(((size_t)nd + 1) * sizeof *mine); /* devices of the thread's process */
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
-    /* devices of this thread's process */
-    bool on_any = false;
+    uint32_t nm_dev = 0;
     for (uint32_t d = 0; d < nd; d++)
-      if (nsys__thread_on_device(ix, t, devs[d])) on_any = true;
-    if (!on_any && c->device >= 0) continue;
-    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
+      if (nsys_actx_thread_on_device(c, t, devs[d])) mine[nm_dev++] = d;
+    if (!nm_dev && c->device >= 0) continue;
+    for (uint32_t k = th->api_first; k < th->api_first + th->api_count && !nsys_actx_stop(c, k); k++) {
       if (ix->api.start[k] < c->t0 || ix->api.start[k] >= c->t1) continue;
       nsys_api_class cls = nsys_actx_api_class(c, k);
       if (cls != NSYS_API_SYNC && cls != NSYS_API_MEMCPY_SYNC) continue;
       int64_t a = ix->api.start[k], b = ix->api.end[k], dur = b - a;
       int64_t idle = 0;
-      bool dev = false;
-      for (uint32_t d = 0; d < nd; d++)
-        if (nsys__thread_on_device(ix, t, devs[d])) {
-          idle += dur - nsys_ivls_len_in(&busy[d], a, b);
-          dev = true;
-        }
+      for (uint32_t j = 0; j < nm_dev; j++) idle += dur - nsys_ivls_len_in(&busy[mine[j]], a, b);
+      bool dev = nm_dev > 0;
       uint32_t nm = ix->api.name[k] < ns ? ix->api.name[k] : ns;
       g[nm].name = nm;
       g[nm].count++;
@@ -479,6 +509,7 @@ bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys__sync_table(c, summary);
   for (uint32_t d = 0; d < nd; d++) nsys_ivls_free(&busy[d]);
   free(busy);
+  free(mine);
   free(g);
   free(devs);
   return true;

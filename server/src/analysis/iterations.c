@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/analyses.h"
+#include "analysis/devunions.h"
 #include "explain/gpu_specs.h"
 #include "common/util.h"
 #include "profile/profile.h"
@@ -180,7 +181,12 @@ uint32_t nsys_detect_iterations(nsys_actx *c, nsys_iter **out, const char **meth
     char norm[256];
     uint32_t ns = ix->strings.count;
     uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
+    /* only NVTX range names can be markers (kernel names are most of the text) */
+    for (uint32_t r = 0; r < ix->nvtx.n; r++)
+      if (ix->nvtx.name[r] < ns) match[ix->nvtx.name[r]] = 2;
     for (uint32_t k = 0; k < ns; k++) {
+      if (match[k] != 2) continue;
+      match[k] = 0;
       const char *s = nsys_strtab_get(&ix->strings, k);
       if (auto_m) {
         nsys__normalize(s, norm, sizeof norm);
@@ -192,7 +198,7 @@ uint32_t nsys_detect_iterations(nsys_actx *c, nsys_iter **out, const char **meth
     for (uint32_t t = 0; t < ix->n_threads; t++) {
       const nsys_host_thread *th = &ix->threads[t];
       int64_t last_end = INT64_MIN;
-      for (uint32_t r = th->nvtx_first; r < th->nvtx_first + th->nvtx_count; r++) {
+      for (uint32_t r = th->nvtx_first; r < th->nvtx_first + th->nvtx_count && !nsys_actx_stop(c, r); r++) {
         uint32_t nm = ix->nvtx.name[r];
         if (nm >= ns || !match[nm]) continue;
         int64_t s = ix->nvtx.start[r], e = ix->nvtx.end[r];
@@ -235,28 +241,23 @@ typedef struct {
   int64_t compute, nccl, overlap, busy;
 } nsys__itstats;
 
+/* Window sums on the device's cached whole-time unions (O(log n) each,
+ * whether iteration windows overlap or not). */
 static void nsys__iter_stats(nsys_actx *c, const nsys_iter *it, nsys__itstats *st) {
-  nsys_ivls a, b, u;
-  nsys_ivls_init(&a);
-  nsys_ivls_init(&b);
-  nsys_ivls_init(&u);
-  const nsys_op_pred preds[3] = {nsys_pred_compute, nsys_pred_comm, nsys_pred_any};
-  nsys_ivls *const outs[3] = {&a, &b, &u};
-  nsys_actx_device_unions(c, it->device, it->start, it->end, preds, outs, 3);
-  st->compute = nsys_ivls_total(&a);
-  st->nccl = nsys_ivls_total(&b);
-  st->overlap = nsys_ivls_intersect_len(&a, &b);
-  st->busy = nsys_ivls_total(&u);
-  nsys_ivls_free(&a);
-  nsys_ivls_free(&b);
-  nsys_ivls_free(&u);
+  const nsys_devunions *u = nsys_actx_devunions(c, it->device);
+  st->compute = nsys_ivls_len_in(&u->compute, it->start, it->end);
+  st->nccl = nsys_ivls_len_in(&u->comm, it->start, it->end);
+  st->overlap = nsys_ivls_len_in(&u->both, it->start, it->end);
+  st->busy = nsys_ivls_len_in(&u->any, it->start, it->end);
 }
 
-static double nsys__median_dur(const nsys_iter *its, uint32_t n, int32_t device) {
-  int64_t *d = nsys_xmalloc((n + 1) * sizeof *d);
+/* Median duration of the device's iterations: its[] is sorted by device, so
+ * they are the block starting at `first`. */
+static double nsys__median_dur(const nsys_iter *its, uint32_t n, uint32_t first) {
+  int32_t device = its[first].device;
+  int64_t *d = nsys_xmalloc((n - first + 1) * sizeof *d);
   uint32_t m = 0;
-  for (uint32_t i = 0; i < n; i++)
-    if (its[i].device == device) d[m++] = its[i].end - its[i].start;
+  for (uint32_t i = first; i < n && its[i].device == device; i++) d[m++] = its[i].end - its[i].start;
   nsys_sort_i64(d, m);
   double med = nsys_percentile_sorted(d, m, 0.5);
   free(d);
@@ -278,7 +279,7 @@ bool nsys_an_iterations(nsys_actx *c, cJSON *rows, cJSON *summary) {
     const nsys_iter *it = &its[i];
     if (it->device != cur_dev) {
       cur_dev = it->device;
-      med = nsys__median_dur(its, n, cur_dev);
+      med = nsys__median_dur(its, n, i);
       idx = 0;
       cJSON *o = cJSON_CreateObject();
       nsys_json_int(o, "device", cur_dev);

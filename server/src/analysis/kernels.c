@@ -41,7 +41,7 @@ bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
   int64_t *tot = nsys_xcalloc((size_t)ns + 1, sizeof *tot);
   uint64_t n = 0;
   int64_t total = 0;
-  for (uint32_t i = 0; i < ix->ops.n; i++) {
+  for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
     if (!nsys__kernel_in(c, i)) continue;
     uint32_t k = nm[i] < ns ? nm[i] : ns;
     int64_t d = nsys_op_dur(ix, i);
@@ -70,7 +70,7 @@ bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
   uint32_t *trk = nsys_xmalloc((m + 1) * sizeof *trk);
   uint64_t *pos = nsys_xmalloc(((size_t)shown + 1) * sizeof *pos);
   memcpy(pos, off, ((size_t)shown + 1) * sizeof *pos);
-  for (uint32_t i = 0; i < ix->ops.n; i++) {
+  for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
     uint32_t k = nm[i] < ns ? nm[i] : ns;
     if (slot[k] == UINT32_MAX || !nsys__kernel_in(c, i)) continue;
     uint64_t p = pos[slot[k]]++;
@@ -78,6 +78,7 @@ bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
     trk[p] = ix->ops.track[i];
   }
   free(pos);
+  if (c->stopped) shown = 0; /* dur/trk are only partly filled: nothing to report (cancelled) */
   uint32_t *mark = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *mark);
   for (uint32_t t = 0; t <= ix->n_tracks; t++) mark[t] = UINT32_MAX;
   for (uint32_t r = 0; r < shown; r++) {
@@ -218,7 +219,7 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys__lgroup *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
   uint64_t kernels = 0, launched = 0, shorter = 0, small_n = 0;
   int64_t api_total = 0, queue_total = 0;
-  for (uint32_t i = 0; i < ix->ops.n; i++) {
+  for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
     if (!nsys__kernel_in(c, i)) continue;
     kernels++;
     int64_t kd = nsys_op_dur(ix, i);

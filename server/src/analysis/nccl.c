@@ -118,7 +118,7 @@ bool nsys_an_nccl_breakdown(nsys_actx *c, cJSON *rows, cJSON *summary) {
   int64_t *trk_ns = nsys_xcalloc(ix->n_tracks + 1, sizeof *trk_ns);
   uint32_t *trk_n = nsys_xcalloc(ix->n_tracks + 1, sizeof *trk_n);
   uint32_t *trk_coll = nsys_xcalloc(ix->n_tracks + 1, sizeof *trk_coll); /* bitmask over nsys__colls */
-  for (uint32_t i = 0; i < ix->ops.n; i++) {
+  for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
     if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
     uint32_t nm = ix->ops.name[i];
     if (nm >= ns || !is[nm]) continue;

@@ -100,7 +100,7 @@ bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
     /* calls and ranges are both sorted by start: a cursor replaces the
      * binary search of nsys_actx_innermost_nvtx */
     uint32_t cur = th->nvtx_first, nend = th->nvtx_first + th->nvtx_count;
-    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
+    for (uint32_t k = th->api_first; k < th->api_first + th->api_count && !nsys_actx_stop(c, k); k++) {
       if (ix->api.first_op[k] < 0) continue;
       int64_t as = ix->api.start[k], ae = ix->api.end[k];
       while (cur < nend && ix->nvtx.start[cur] <= as) cur++;
@@ -128,7 +128,7 @@ bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
     }
   }
   /* unattributed kernels (no launching call) still count as kernels */
-  for (uint32_t i = 0; i < ix->ops.n; i++)
+  for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++)
     if (ix->ops.api[i] < 0 && ix->ops.kind[i] == NSYS_OP_KERNEL && ix->ops.start[i] >= c->t0 &&
         ix->ops.start[i] < c->t1 && nsys_actx_device_selected(c, ix->tracks[ix->ops.track[i]].device))
       kernels++;

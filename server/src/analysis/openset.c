@@ -101,6 +101,8 @@ cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index *
       set_start = NSYS_MIN(set_start, ixs[i]->span_start + off);
       set_end = NSYS_MAX(set_end, ixs[i]->span_end + off);
     }
+    nsys_call_progress_begin(call, "profile/openSet");
+    nsys_call_progress(call, 100 * i / n, ps[i]->path);
     cJSON *ov = nsys_analysis_run(call, ps[i], ixs[i], "overlap", NULL);
     cJSON *nc = ov ? nsys_analysis_run(call, ps[i], ixs[i], "nccl_breakdown", NULL) : NULL;
     cJSON *it = nc ? nsys_analysis_run(call, ps[i], ixs[i], "iterations", NULL) : NULL;
@@ -172,10 +174,15 @@ cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index *
       nr++;
     }
     free(devs);
+    bool stopped = c.stopped || nsys_call_cancelled(call);
     nsys_actx_dispose(&c);
     cJSON_Delete(ov);
     cJSON_Delete(nc);
     cJSON_Delete(it);
+    if (stopped) {
+      nsys_call_fail_cancelled(call);
+      goto fail;
+    }
   }
   /* stragglers: the k-th NCCL kernel of every rank */
   uint32_t common = UINT32_MAX;

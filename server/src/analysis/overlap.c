@@ -1,31 +1,27 @@
-/* overlap (compute vs communication on unions), stream_classification and
- * stage_overlap. */
+/* overlap (compute vs communication on unions) and stream_classification
+ * (stage_overlap: stage_overlap.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analyses.h"
+#include "analysis/devunions.h"
 #include "common/util.h"
 
 typedef struct {
   int64_t compute, comm, overlap, idle, span;
 } nsys__ov;
 
+/* Window sums on the device's cached whole-time unions: O(log n) per window,
+ * however many windows (per-iteration rows) overlap. */
 static void nsys__overlap_in(nsys_actx *c, int32_t dev, int64_t a, int64_t b, nsys__ov *o) {
-  nsys_ivls x, y;
-  nsys_ivls_init(&x);
-  nsys_ivls_init(&y);
-  const nsys_op_pred preds[2] = {nsys_pred_compute, nsys_pred_comm};
-  nsys_ivls *const outs[2] = {&x, &y};
-  nsys_actx_device_unions(c, dev, a, b, preds, outs, 2);
-  o->compute = nsys_ivls_total(&x);
-  o->comm = nsys_ivls_total(&y);
-  o->overlap = nsys_ivls_intersect_len(&x, &y);
+  const nsys_devunions *u = nsys_actx_devunions(c, dev);
+  o->compute = nsys_ivls_len_in(&u->compute, a, b);
+  o->comm = nsys_ivls_len_in(&u->comm, a, b);
+  o->overlap = nsys_ivls_len_in(&u->both, a, b);
   o->span = b - a;
   o->idle = o->span - (o->compute + o->comm - o->overlap);
   if (o->idle < 0) o->idle = 0;
-  nsys_ivls_free(&x);
-  nsys_ivls_free(&y);
 }
 
 static cJSON *nsys__ov_json(int32_t dev, int64_t a, int64_t b, const nsys__ov *o) {
@@ -104,7 +100,7 @@ bool nsys_an_stream_classification(nsys_actx *c, cJSON *rows, cJSON *summary) {
     int64_t busy = 0;
     int32_t purpose = -1; /* strtab id of the common innermost NVTX of comm kernels */
     bool purpose_mixed = false, any_purpose = false;
-    for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+    for (uint32_t i = tr->first; i < tr->first + tr->count && !nsys_actx_stop(c, i); i++) {
       if (ix->ops.start[i] < c->t0 || ix->ops.start[i] >= c->t1) continue;
       busy += nsys_op_dur(ix, i);
       if (ix->ops.kind[i] == NSYS_OP_GRAPH) { /* a graph launch: compute work, as in overlap */
@@ -155,157 +151,5 @@ bool nsys_an_stream_classification(nsys_actx *c, cJSON *rows, cJSON *summary) {
   cJSON_AddStringToObject(summary, "rule",
                           "comm: every kernel is NCCL and their innermost NVTX agree; compute: no NCCL "
                           "kernel; copy: memcpy/memset only; else mixed");
-  return true;
-}
-
-/* ---------------------------------------------------------------- stage_overlap */
-
-typedef struct {
-  uint32_t name;
-  int32_t device;
-  uint32_t ranges;
-  int64_t comm, overlap, exposed, gpu;
-  double min_frac, max_frac;
-  uint32_t comm_kernels;
-} nsys__stage;
-
-typedef struct {
-  nsys_ivls *compute;
-  nsys__stage *st;
-} nsys__stage_ud;
-
-static void nsys__stage_kernel(nsys_actx *c, uint32_t op, void *ud) {
-  nsys__stage_ud *u = ud;
-  if (!nsys_actx_is_nccl_op(c, op)) return;
-  int64_t s = c->ix->ops.start[op], e = c->ix->ops.end[op];
-  if (e <= s) return;
-  double f = (double)nsys_ivls_len_in(u->compute, s, e) / (double)(e - s);
-  if (!u->st->comm_kernels || f < u->st->min_frac) u->st->min_frac = f;
-  if (!u->st->comm_kernels || f > u->st->max_frac) u->st->max_frac = f;
-  u->st->comm_kernels++;
-}
-
-static int nsys__cmp_stage(const void *a, const void *b) {
-  const nsys__stage *x = a, *y = b;
-  if (x->exposed != y->exposed) return x->exposed > y->exposed ? -1 : 1;
-  if (x->device != y->device) return x->device < y->device ? -1 : 1;
-  return x->name < y->name ? -1 : x->name > y->name;
-}
-
-bool nsys_an_stage_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
-  const nsys_index *ix = c->ix;
-  const char *pat = nsys_actx_str(c, "stagePattern");
-  uint32_t ns = ix->strings.count;
-  uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
-  for (uint32_t k = 0; k < ns; k++) {
-    const char *s = nsys_strtab_get(&ix->strings, k);
-    if (!pat || !*pat) {
-      match[k] = nsys_icontains(s, "forward") || nsys_icontains(s, "backward") ||
-                 nsys_icontains(s, "fwd") || nsys_icontains(s, "bwd") || nsys_icontains(s, "stage");
-    } else {
-      /* '|' separates alternatives */
-      const char *p = pat;
-      while (*p && !match[k]) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        char alt[128];
-        if (len >= sizeof alt) len = sizeof alt - 1;
-        memcpy(alt, p, len);
-        alt[len] = '\0';
-        if (len && nsys_icontains(s, alt)) match[k] = 1;
-        p = bar ? bar + 1 : p + len;
-      }
-    }
-  }
-  nsys__stage *st = NULL;
-  uint32_t nst = 0, cap = 0;
-  nsys_ivls comp, comm;
-  nsys_ivls_init(&comp);
-  nsys_ivls_init(&comm);
-  for (uint32_t t = 0; t < ix->n_threads; t++) {
-    const nsys_host_thread *th = &ix->threads[t];
-    for (uint32_t r = th->nvtx_first; r < th->nvtx_first + th->nvtx_count; r++) {
-      uint32_t nm = ix->nvtx.name[r];
-      if (nm >= ns || !match[nm]) continue;
-      if (ix->nvtx.end[r] < c->t0 || ix->nvtx.start[r] >= c->t1) continue;
-      /* GPU window of the stage: ops launched from inside the range */
-      const nsys_host_thread *h = th;
-      int64_t gs = 0, ge = 0;
-      int32_t dev = -1;
-      uint32_t nops = 0;
-      uint32_t lo = 0, hi = h->api_count;
-      while (lo < hi) {
-        uint32_t m = lo + (hi - lo) / 2;
-        if (ix->api.start[h->api_first + m] < ix->nvtx.start[r]) lo = m + 1;
-        else hi = m;
-      }
-      for (uint32_t k = h->api_first + lo; k < h->api_first + h->api_count; k++) {
-        if (ix->api.start[k] > ix->nvtx.end[r]) break;
-        if (ix->api.end[k] > ix->nvtx.end[r]) continue;
-        for (int32_t op = ix->api.first_op[k]; op >= 0; op = ix->op_next[op]) {
-          if (!nops || ix->ops.start[op] < gs) gs = ix->ops.start[op];
-          if (!nops || ix->ops.end[op] > ge) ge = ix->ops.end[op];
-          if (!nops) dev = ix->tracks[ix->ops.track[op]].device;
-          nops++;
-        }
-      }
-      if (!nops || !nsys_actx_device_selected(c, dev)) continue;
-      uint32_t si = 0;
-      while (si < nst && !(st[si].name == nm && st[si].device == dev)) si++;
-      if (si == nst) {
-        if (nst == cap) {
-          cap = cap ? cap * 2 : 16;
-          st = nsys_xrealloc(st, cap * sizeof *st);
-        }
-        memset(&st[nst], 0, sizeof *st);
-        st[nst].name = nm;
-        st[nst].device = dev;
-        nst++;
-      }
-      nsys__stage *S = &st[si];
-      const nsys_op_pred preds[2] = {nsys_pred_compute, nsys_pred_comm};
-      nsys_ivls *const outs[2] = {&comp, &comm};
-      nsys_actx_device_unions(c, dev, gs, ge, preds, outs, 2);
-      nsys_ivls_index(&comp);
-      int64_t cm = nsys_ivls_total(&comm), ov = nsys_ivls_intersect_len(&comp, &comm);
-      S->ranges++;
-      S->gpu += ge - gs;
-      S->comm += cm;
-      S->overlap += ov;
-      S->exposed += cm - ov;
-      nsys__stage_ud u = {&comp, S};
-      nsys_actx_device_each(c, dev, gs, ge, nsys__stage_kernel, &u);
-    }
-  }
-  if (nst > 1) qsort(st, nst, sizeof *st, nsys__cmp_stage);
-  int64_t exposed = 0;
-  for (uint32_t i = 0; i < nst; i++) {
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "device", st[i].device);
-    cJSON_AddStringToObject(o, "stage", nsys_strtab_get(&ix->strings, st[i].name));
-    nsys_json_int(o, "ranges", st[i].ranges);
-    nsys_json_int(o, "gpuNs", st[i].gpu);
-    nsys_json_int(o, "commNs", st[i].comm);
-    nsys_json_int(o, "exposedCommNs", st[i].exposed);
-    if (st[i].comm > 0) nsys_json_num(o, "overlapPct", nsys_round2(100.0 * (double)st[i].overlap / (double)st[i].comm));
-    else cJSON_AddNullToObject(o, "overlapPct");
-    nsys_json_int(o, "commKernels", st[i].comm_kernels);
-    if (st[i].comm_kernels) {
-      nsys_json_num(o, "minKernelOverlapPct", nsys_round2(100.0 * st[i].min_frac));
-      nsys_json_num(o, "maxKernelOverlapPct", nsys_round2(100.0 * st[i].max_frac));
-    } else {
-      cJSON_AddNullToObject(o, "minKernelOverlapPct");
-      cJSON_AddNullToObject(o, "maxKernelOverlapPct");
-    }
-    cJSON_AddItemToArray(rows, o);
-    exposed += st[i].exposed;
-  }
-  nsys_json_int(summary, "stages", nst);
-  nsys_json_int(summary, "exposedCommNs", exposed);
-  nsys_json_str(summary, "stagePattern", pat && *pat ? pat : "forward|backward|fwd|bwd|stage");
-  nsys_ivls_free(&comp);
-  nsys_ivls_free(&comm);
-  free(st);
-  free(match);
   return true;
 }

@@ -8,6 +8,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/analyses.h"
+#include "analysis/devunions.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
@@ -134,6 +135,8 @@ static bool nsys__resolve_list(nsys_call *call, const nsys_aparam *list, const c
 }
 
 void nsys_actx_dispose(nsys_actx *c) {
+  nsys_devunions_free(c);
+  free(c->piddev);
   free(c->name_nccl);
   free(c->name_api);
   free(c->op_class);
@@ -199,7 +202,12 @@ cJSON *nsys_analysis_run(nsys_call *call, struct nsys_profile *p, const nsys_ind
   cJSON_AddStringToObject(res, "name", a->name);
   cJSON_AddItemToObject(res, "params", cJSON_Duplicate(c.params, true));
   cJSON *rows = cJSON_CreateArray(), *summary = cJSON_CreateObject();
+  if (call && !call->progress_begun) nsys_call_progress_begin(call, a->name);
   bool ok = a->run(&c, rows, summary);
+  if (ok && (c.stopped || nsys_call_cancelled(call))) { /* cut short: partial numbers are not an answer */
+    ok = false;
+    nsys_call_fail_cancelled(call);
+  }
   if (!ok) {
     cJSON_Delete(rows);
     cJSON_Delete(summary);

@@ -133,7 +133,7 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
   }
   /* synchronous (blocking) copies: GPU copies whose launching API is not *Async */
   const nsys_index *ix = c->ix;
-  for (uint32_t i = 0; i < ix->ops.n; i++) {
+  for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
     if (ix->ops.kind[i] != NSYS_OP_MEMCPY) continue;
     if (ix->ops.start[i] < c->t0 || ix->ops.start[i] >= c->t1) continue;
     if (!nsys_actx_device_selected(c, ix->tracks[ix->ops.track[i]].device)) continue;
@@ -232,7 +232,7 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
     nsys_ivls_clear(&u);
-    for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++)
+    for (uint32_t k = th->api_first; k < th->api_first + th->api_count && !nsys_actx_stop(c, k); k++)
       nsys_ivls_add_sorted(&u, NSYS_MAX(ix->api.start[k], c->t0), NSYS_MIN(ix->api.end[k], c->t1));
     int64_t api = nsys_ivls_total(&u);
     size_t j = 0;

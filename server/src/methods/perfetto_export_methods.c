@@ -60,6 +60,7 @@ cJSON *nsys_method_export_perfetto(nsys_call *call) {
   if (end < start) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must not be before params.start");
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
+  if (ix) nsys_call_progress_begin(call, "export/perfetto");
   if (!ix) return NULL;
   char *tmp = nsys_xasprintf("%s.tmp", path);
   FILE *f = fopen(tmp, "w");
@@ -99,9 +100,10 @@ cJSON *nsys_method_export_perfetto(nsys_call *call) {
     nsys__pf_meta(&w, "thread_name", th->pid, th->tid, name);
   }
   /* GPU ops, with flow ends */
+  /* cancellation: polled every 4096 events (one event is ~1 us of printf) */
   for (uint32_t i = 0; i < ix->ops.n; i++) {
+    if ((i & 0xFFF) == 0 && nsys_call_cancelled(call)) break;
     if (ix->ops.start[i] > end || ix->ops.end[i] < start) continue;
-    if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
     const nsys_gpu_track *g = &ix->tracks[ix->ops.track[i]];
     nsys__pf_sep(&w);
     /* slice name: the display name; the names CUPTI recorded go in args */
@@ -135,6 +137,7 @@ cJSON *nsys_method_export_perfetto(nsys_call *call) {
   }
   /* host: NVTX ranges and CUDA API calls */
   for (uint32_t i = 0; i < ix->nvtx.n; i++) {
+    if ((i & 0xFFF) == 0 && nsys_call_cancelled(call)) break;
     if (ix->nvtx.start[i] > end || ix->nvtx.end[i] < start) continue;
     const nsys_host_thread *th = &ix->threads[ix->nvtx.thread[i]];
     nsys__pf_sep(&w);
@@ -147,6 +150,7 @@ cJSON *nsys_method_export_perfetto(nsys_call *call) {
     w.slices_nvtx++;
   }
   for (uint32_t i = 0; i < ix->api.n; i++) {
+    if ((i & 0xFFF) == 0 && nsys_call_cancelled(call)) break;
     if (ix->api.start[i] > end || ix->api.end[i] < start) continue;
     const nsys_host_thread *th = &ix->threads[ix->api.thread[i]];
     nsys__pf_sep(&w);

@@ -59,6 +59,7 @@ cJSON *nsys_method_search(nsys_call *call) {
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
+  nsys_call_progress_begin(call, "search");
   uint32_t ns = ix->strings.count;
   /* per string id: 0 unknown, 1 match, 2 no match */
   uint8_t *m = nsys_xcalloc(ns + 1, 1);
@@ -73,6 +74,7 @@ cJSON *nsys_method_search(nsys_call *call) {
   int64_t *full_ns = want_k ? nsys_xcalloc(ns + 1, sizeof(int64_t)) : NULL; /* matched GPU time per name */
   if (want_k) {
     for (uint32_t i = 0; i < ix->ops.n; i++) {
+      if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
       if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
       uint32_t sn = ix->ops.name[i], fn = ix->ops.full_name[i];
       if (!NSYS__M(sn) && !NSYS__M(fn) && !NSYS__M(nsys_display_name(ix, fn))) continue;
@@ -95,6 +97,7 @@ cJSON *nsys_method_search(nsys_call *call) {
   }
   if (want_n) {
     for (uint32_t i = 0; i < ix->nvtx.n; i++) {
+      if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
       uint32_t nm = ix->nvtx.name[i];
       if (!NSYS__M(nm)) continue;
       if (!nidx[nm]) {
@@ -112,6 +115,15 @@ cJSON *nsys_method_search(nsys_call *call) {
     }
   }
 #undef NSYS__M
+  if (nsys_call_cancelled(call)) { /* cut short: not an answer */
+    free(hits);
+    free(kidx);
+    free(nidx);
+    free(m);
+    free(full_ns);
+    nsys_profile_release(p);
+    return nsys_call_fail_cancelled(call);
+  }
   if (nh) qsort(hits, nh, sizeof *hits, nsys__cmp_hit);
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "query", q);

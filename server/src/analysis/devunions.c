@@ -1,0 +1,154 @@
+/* See devunions.h. */
+#include "analysis/devunions.h"
+
+#include <stdlib.h>
+
+#include "common/util.h"
+
+/* First op of track t that may overlap [a, ...): ops of one stream are
+ * serialised, so only a few ops before the first one starting at >= a can
+ * still be running at a (a bounded walk back). */
+static uint32_t nsys__track_lower(const nsys_index *ix, const nsys_gpu_track *tr, int64_t a) {
+  uint32_t lo = tr->first, hi = tr->first + tr->count;
+  if (a == INT64_MIN) return lo;
+  while (lo < hi) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (ix->ops.start[m] < a) lo = m + 1;
+    else hi = m;
+  }
+  uint32_t l = lo;
+  for (uint32_t back = lo, steps = 0; back > tr->first && steps < 64; steps++) {
+    back--;
+    if (ix->ops.end[back] > a) l = back;
+  }
+  return l;
+}
+
+/* Heap keyed by the start of each cursor's next op. Ops that start at the
+ * same time come out in the order this heap yields them (inserted in track
+ * order, then replace-top and sift down): callers that depend on it
+ * (launch storms) keep the answers they always gave. */
+#define NSYS__KEY(m, i) ((m)->ix->ops.start[(m)->cur[(m)->heap[i]]])
+
+static void nsys__sift_down(nsys_opmerge *m, uint32_t j) {
+  for (;;) {
+    uint32_t l = 2 * j + 1, r = l + 1, s = j;
+    if (l < m->hn && NSYS__KEY(m, l) < NSYS__KEY(m, s)) s = l;
+    if (r < m->hn && NSYS__KEY(m, r) < NSYS__KEY(m, s)) s = r;
+    if (s == j) return;
+    uint32_t t = m->heap[j];
+    m->heap[j] = m->heap[s];
+    m->heap[s] = t;
+    j = s;
+  }
+}
+
+void nsys_opmerge_init(nsys_opmerge *m, const nsys_index *ix, int32_t device, int64_t a) {
+  m->ix = ix;
+  uint32_t k = 0;
+  for (uint32_t t = 0; t < ix->n_tracks; t++)
+    if (ix->tracks[t].device == device && ix->tracks[t].count) k++;
+  m->cur = nsys_xmalloc(((size_t)k + 1) * sizeof *m->cur);
+  m->end = nsys_xmalloc(((size_t)k + 1) * sizeof *m->end);
+  m->heap = nsys_xmalloc(((size_t)k + 1) * sizeof *m->heap);
+  m->hn = 0;
+  for (uint32_t t = 0; t < ix->n_tracks; t++) {
+    const nsys_gpu_track *tr = &ix->tracks[t];
+    if (tr->device != device || !tr->count) continue;
+    uint32_t l = nsys__track_lower(ix, tr, a);
+    if (l >= tr->first + tr->count) continue;
+    m->cur[m->hn] = l;
+    m->end[m->hn] = tr->first + tr->count;
+    m->heap[m->hn] = m->hn;
+    for (uint32_t j = m->hn++; j && NSYS__KEY(m, (j - 1) / 2) > NSYS__KEY(m, j); j = (j - 1) / 2) {
+      uint32_t h = m->heap[j];
+      m->heap[j] = m->heap[(j - 1) / 2];
+      m->heap[(j - 1) / 2] = h;
+    }
+  }
+}
+
+int64_t nsys_opmerge_next(nsys_opmerge *m) {
+  if (!m->hn) return -1;
+  uint32_t c = m->heap[0];
+  uint32_t op = m->cur[c]++;
+  if (m->cur[c] >= m->end[c]) m->heap[0] = m->heap[--m->hn];
+  nsys__sift_down(m, 0);
+  return op;
+}
+
+void nsys_opmerge_free(nsys_opmerge *m) {
+  free(m->cur);
+  free(m->end);
+  free(m->heap);
+  m->cur = m->end = m->heap = NULL;
+  m->hn = 0;
+}
+
+static int nsys__cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void nsys__build(nsys_actx *c) {
+  const nsys_index *ix = c->ix;
+  int32_t *devs = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *devs);
+  uint32_t nd = 0;
+  for (uint32_t t = 0; t < ix->n_tracks; t++) devs[nd++] = ix->tracks[t].device;
+  if (nd > 1) qsort(devs, nd, sizeof *devs, nsys__cmp_i32);
+  uint32_t u = 0;
+  for (uint32_t i = 0; i < nd; i++)
+    if (!u || devs[u - 1] != devs[i]) devs[u++] = devs[i];
+  c->devunions = nsys_xcalloc((size_t)u + 1, sizeof *c->devunions);
+  c->n_devunions = u;
+  for (uint32_t d = 0; d < u; d++) {
+    nsys_devunions *du = &c->devunions[d];
+    du->device = devs[d];
+    nsys_ivls_init(&du->compute);
+    nsys_ivls_init(&du->comm);
+    nsys_ivls_init(&du->any);
+    nsys_ivls_init(&du->both);
+    nsys_opmerge m;
+    nsys_opmerge_init(&m, ix, devs[d], INT64_MIN);
+    for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
+      int64_t s = ix->ops.start[op], e = ix->ops.end[op];
+      nsys_ivls_add_sorted(&du->any, s, e);
+      if (nsys_pred_compute(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->compute, s, e);
+      else if (nsys_pred_comm(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->comm, s, e);
+    }
+    nsys_opmerge_free(&m);
+    nsys_ivls_intersect(&du->compute, &du->comm, &du->both);
+    nsys_ivls_index(&du->compute);
+    nsys_ivls_index(&du->comm);
+    nsys_ivls_index(&du->any);
+    nsys_ivls_index(&du->both);
+  }
+  free(devs);
+}
+
+const nsys_devunions *nsys_actx_devunions(nsys_actx *c, int32_t device) {
+  if (!c->devunions) nsys__build(c);
+  uint32_t lo = 0, hi = c->n_devunions;
+  while (lo < hi) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (c->devunions[m].device < device) lo = m + 1;
+    else hi = m;
+  }
+  if (lo < c->n_devunions && c->devunions[lo].device == device) return &c->devunions[lo];
+  /* a device without tracks: empty unions (first element's lists are never
+   * shared: answer a static empty set) */
+  static nsys_devunions empty = {0};
+  return &empty;
+}
+
+void nsys_devunions_free(nsys_actx *c) {
+  for (uint32_t d = 0; d < c->n_devunions; d++) {
+    nsys_ivls_free(&c->devunions[d].compute);
+    nsys_ivls_free(&c->devunions[d].comm);
+    nsys_ivls_free(&c->devunions[d].any);
+    nsys_ivls_free(&c->devunions[d].both);
+  }
+  free(c->devunions);
+  c->devunions = NULL;
+  c->n_devunions = 0;
+}

@@ -1,0 +1,39 @@
+/* A device's GPU ops in start order across all its tracks (k-way heap merge,
+ * O(log tracks) per op), and the whole-device unions built from it once per
+ * analysis run, so that the covered length of any window costs two binary
+ * searches whatever the number of windows, streams or ops per window. */
+#ifndef NSYS_DEVUNIONS_H
+#define NSYS_DEVUNIONS_H
+
+#include <stdint.h>
+
+#include "analysis/analysis.h"
+
+typedef struct nsys_opmerge {
+  const nsys_index *ix;
+  uint32_t *cur, *end; /* per cursor: next op, end of its track */
+  uint32_t *heap, hn;  /* cursor ids keyed by the start of their next op */
+} nsys_opmerge;
+
+/* Cursors on every track of `device`, each at the first op that may overlap
+ * [a, ...) (INT64_MIN: the track's first op). */
+void nsys_opmerge_init(nsys_opmerge *m, const nsys_index *ix, int32_t device, int64_t a);
+/* Next op in start order, or -1 when every track is done. */
+int64_t nsys_opmerge_next(nsys_opmerge *m);
+void nsys_opmerge_free(nsys_opmerge *m);
+
+/* Unions of one device over all time, each indexed (nsys_ivls_len_in). */
+typedef struct nsys_devunions {
+  int32_t device;
+  nsys_ivls compute; /* nsys_pred_compute */
+  nsys_ivls comm;    /* nsys_pred_comm */
+  nsys_ivls any;     /* every op */
+  nsys_ivls both;    /* compute ∩ comm */
+} nsys_devunions;
+
+/* The cached unions of `device` (built for every device on first use). */
+const nsys_devunions *nsys_actx_devunions(nsys_actx *c, int32_t device);
+/* Frees the cache (nsys_actx_dispose). */
+void nsys_devunions_free(nsys_actx *c);
+
+#endif
