@@ -88,19 +88,27 @@ export type TrackColumns = { id: string; events: EventColumns } | { id: string; 
 export interface RangeColumns { resolution: number; start: Ns; end: Ns; format: 'columns'; names: string[]; tracks: TrackColumns[] }
 
 export interface NvtxNode {
+  id: number;
   name: string;
   domain?: string | null;
+  depth?: number;
   start: Ns;
   end: Ns;
   gpuStart?: Ns | null;
   gpuEnd?: Ns | null;
   opCount: number;
   kernelNs: Ns;
+  childCount: number;
+  instances?: number;
   topKernels?: Array<{ name: string; count?: number; ns?: Ns }>;
   children?: NvtxNode[];
 }
 
-export interface NvtxTreeResult { roots: NvtxNode[]; nodeCount?: number; rangeCount?: number; aggregated?: boolean }
+/** One level of nvtx/tree (roots, or the children of `parent`), paged by `next`. */
+export interface NvtxTreeResult {
+  nodes: NvtxNode[]; total: number; next: string | null; truncated: boolean;
+  nodeCount?: number; rangeCount?: number; aggregated?: boolean; mode?: 'ranges' | 'aggregate'; parent?: number | null;
+}
 
 export interface KernelDetails { [key: string]: unknown }
 
