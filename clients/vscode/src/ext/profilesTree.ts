@@ -64,7 +64,7 @@ export class ProfilesTreeProvider implements vscode.TreeDataProvider<Node> {
         case 'nvtx':
         case 'range': {
           const client = await this.store.server.get();
-          const r = await client.nvtxTree(n.p.profileId, { mode: 'aggregate', limit: 200, ...(n.kind === 'range' ? { parent: n.id } : {}) });
+          const r = await client.nvtxTree(n.p.profileId, { mode: 'aggregate', limit: 200, topKernels: 0, ...(n.kind === 'range' ? { parent: n.id } : {}) });
           if (!r.nodes.length) return [{ kind: 'message', label: 'no NVTX ranges' }];
           const out: Node[] = r.nodes.map((x) => ({ kind: 'range', p: n.p, id: x.id, childCount: x.childCount, label: x.name,
             description: `${formatNs(x.kernelNs)} GPU · ${x.opCount} ops`, start: x.gpuStart ?? x.start, end: x.gpuEnd ?? x.end }));

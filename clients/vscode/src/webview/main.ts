@@ -64,7 +64,7 @@ async function init(id: string, title: string, info: ProfileInfo, reportMethod: 
   const TREE_PAGE = 500;
   /* aggregated (equal name paths merged across iterations and threads), one level at a time:
    * a node's children are asked for by its path id when it is expanded */
-  const level = (parent?: number) => rpc<NvtxTreeResult>('nvtx/tree', { mode: 'aggregate', limit: TREE_PAGE, ...(parent === undefined ? {} : { parent }) });
+  const level = (parent?: number) => rpc<NvtxTreeResult>('nvtx/tree', { mode: 'aggregate', limit: TREE_PAGE, topKernels: 0, ...(parent === undefined ? {} : { parent }) });
   const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(n.gpuStart ?? n.start, n.gpuEnd ?? n.end),
     async (n) => (await level(n.id)).nodes);
   const top = new TopKernelsTable((r) => {
