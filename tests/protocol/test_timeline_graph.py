@@ -175,7 +175,9 @@ def test_generated_graph_ops(server, graph_profile):
     assert t["count"] == len(rows)
     assert t["busyNs"] == union_length([(r[3], r[4]) for r in rows])
     # nvtx/tree: each NVTX range enclosing a cudaGraphLaunch projects onto its graph launch on the GPU
-    tree = server.request("nvtx/tree", {"profileId": pid, "device": dev, "thread": gtid & 0xFFFFFF}, timeout=300)
+    tree = server.request("nvtx/tree", {"profileId": pid, "device": dev, "thread": gtid & 0xFFFFFF,
+                                         "maxDepth": 65535, "limit": 10**9, "maxBytes": 2**40}, timeout=300)
+    assert not tree["truncated"]
     calls = launching_calls(path)
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
         ranges = db.execute("SELECT start, end FROM NVTX_EVENTS WHERE eventType = 59 AND globalTid = ? AND "
@@ -187,7 +189,7 @@ def test_generated_graph_ops(server, graph_profile):
         for c in n.get("children", []):
             walk(c)
 
-    for r in tree["roots"] if "roots" in tree else tree["nodes"]:
+    for r in tree["nodes"]:
         walk(r)
     by_span = defaultdict(list)
     for n in nodes:

@@ -22,6 +22,15 @@ def open_profile(server, name: str) -> str:
     return server.request("profile/open", {"path": str(path)}, timeout=300)["profileId"]
 
 
+def whole(server, pid: str, **params) -> dict:
+    """The whole tree, asked for explicitly (every depth, every root, no byte cap)."""
+    res = server.request("nvtx/tree", {"profileId": pid, "maxDepth": 65535, "limit": 10**9,
+                                       "maxBytes": 2**40, **params}, timeout=300)
+    check_schema("nvtx/tree", "result", res)
+    assert res["truncated"] is False and res["next"] is None and len(res["nodes"]) == res["total"]
+    return res
+
+
 def walk(nodes, out, tid=None):
     for n in nodes:
         t = n.get("tid", tid)
@@ -33,11 +42,10 @@ def walk(nodes, out, tid=None):
 @pytest.mark.parametrize("name", NVTX_PROFILES)
 def test_tree_projection_matches_reference(server, name):
     pid = open_profile(server, name)
-    res = server.request("nvtx/tree", {"profileId": pid}, timeout=300)
-    check_schema("nvtx/tree", "result", res)
+    res = whole(server, pid)
     with connect(PROFILES / f"{name}.sqlite") as db:
         ref = projection(db)
-    nodes = walk(res["roots"], [])
+    nodes = walk(res["nodes"], [])
     assert len(nodes) == len(ref) == res["nodeCount"]
     got = Counter((tid, n["start"], n["end"], n["name"], n["opCount"], n["gpuStart"], n["gpuEnd"]) for tid, n in nodes)
     want = Counter((g & 0xFFFFFF, s, e, nm, v[0], v[1], v[2]) for (g, s, e, nm, _), v in ref.items())
@@ -53,33 +61,32 @@ def test_tree_projection_matches_reference(server, name):
 @pytest.mark.parametrize("name", NVTX_PROFILES[:2])
 def test_tree_aggregate_and_filters(server, name):
     pid = open_profile(server, name)
-    full = server.request("nvtx/tree", {"profileId": pid})
-    agg = server.request("nvtx/tree", {"profileId": pid, "aggregate": True})
-    check_schema("nvtx/tree", "result", agg)
+    full = whole(server, pid)
+    agg = whole(server, pid, aggregate=True)
     assert agg["aggregated"] is True
-    assert sum(r["opCount"] for r in agg["roots"]) == sum(r["opCount"] for r in full["roots"])
-    assert sum(r["instances"] for r in agg["roots"]) == len(full["roots"])
-    names = [(r["name"], r["domain"]) for r in agg["roots"]]
+    assert sum(r["opCount"] for r in agg["nodes"]) == sum(r["opCount"] for r in full["nodes"])
+    assert sum(r["instances"] for r in agg["nodes"]) == len(full["nodes"])
+    names = [(r["name"], r["domain"]) for r in agg["nodes"]]
     assert len(names) == len(set(names))
-    shallow = server.request("nvtx/tree", {"profileId": pid, "maxDepth": 0})
-    assert all(not r["children"] for r in shallow["roots"])
-    assert [r["opCount"] for r in shallow["roots"]] == [r["opCount"] for r in full["roots"]]
+    shallow = whole(server, pid, maxDepth=0)
+    assert all(not r["children"] for r in shallow["nodes"])
+    assert [r["opCount"] for r in shallow["nodes"]] == [r["opCount"] for r in full["nodes"]]
     # a window keeps exactly the ranges that overlap it
-    roots = full["roots"]
+    roots = full["nodes"]
     mid = roots[len(roots) // 2]
-    win = server.request("nvtx/tree", {"profileId": pid, "start": mid["start"], "end": mid["end"]})
-    assert all(r["end"] >= mid["start"] and r["start"] <= mid["end"] for r in win["roots"])
-    assert any(r["start"] == mid["start"] and r["name"] == mid["name"] for r in win["roots"])
+    win = whole(server, pid, start=mid["start"], end=mid["end"])
+    assert all(r["end"] >= mid["start"] and r["start"] <= mid["end"] for r in win["nodes"])
+    assert any(r["start"] == mid["start"] and r["name"] == mid["name"] for r in win["nodes"])
 
 
 def test_tree_device_filter(server):
     name = "nsys2026_h100_2gpu_1s"
     pid = open_profile(server, name)
-    full = server.request("nvtx/tree", {"profileId": pid})
-    total = sum(r["opCount"] for r in full["roots"])
+    full = whole(server, pid)
+    total = sum(r["opCount"] for r in full["nodes"])
     per_dev = 0
     for dev in (0, 1):
-        t = server.request("nvtx/tree", {"profileId": pid, "device": dev})
-        per_dev += sum(r["opCount"] for r in t["roots"])
-        assert all(r["opCount"] > 0 for r in t["roots"])
+        t = whole(server, pid, device=dev)
+        per_dev += sum(r["opCount"] for r in t["nodes"])
+        assert all(r["opCount"] > 0 for r in t["nodes"])
     assert per_dev == total

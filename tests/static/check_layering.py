@@ -32,6 +32,7 @@ ALLOWED = {
     "explain/llm.h": "LLM settings and requests are cJSON",
     "index/index.c": "progress and cancellation through rpc/call.h (common/task.h: planned)",
     "index/index_build.c": "progress and cancellation through rpc/call.h",
+    "index/nvtx_aggregate.c": "cancellation through rpc/call.h",
     "index/nvtx_tree.c": "cancellation through rpc/call.h",
     "profile/info.c": "progress and cancellation through rpc/call.h",
     "profile/loader.c": "progress and cancellation through rpc/call.h",

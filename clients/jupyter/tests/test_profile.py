@@ -251,7 +251,7 @@ def test_nvtx_tree_frame(prof: nsys_ai.Profile, small_profile: Path, sql: SQL, m
 
 def test_tree_widget_lazy_children(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
     need(methods, "nvtx/tree")
-    full = prof.request("nvtx/tree", {})["roots"]
+    full = prof.request("nvtx/tree", {"maxDepth": 65535, "limit": 10**9, "maxBytes": 2**40})["nodes"]
     w = prof.tree()
     sent: list[dict] = []
     w.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]

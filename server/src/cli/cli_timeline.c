@@ -188,7 +188,9 @@ static int nsys__cmd_tree(int argc, char **argv) {
   int code = NSYS_EXIT_OK;
   cJSON *p = cJSON_CreateObject(), *res = NULL;
   static const char *const int_opts[][2] = {{"start", "start"}, {"end", "end"}, {"device", "device"},
-                                            {"max-depth", "maxDepth"}, {"top", "topKernels"}};
+                                            {"max-depth", "maxDepth"}, {"top", "topKernels"},
+                                            {"parent", "parent"}, {"limit", "limit"},
+                                            {"max-bytes", "maxBytes"}};
   for (size_t i = 0; i < NSYS_ARRAY_LEN(int_opts); i++) {
     if (!nsys__opt_i64(&a, int_opts[i][0], &v, &given)) {
       code = NSYS_EXIT_USAGE;
@@ -201,7 +203,12 @@ static int nsys__cmd_tree(int argc, char **argv) {
     if (strchr(th, ':')) cJSON_AddStringToObject(p, "thread", th);
     else cJSON_AddNumberToObject(p, "thread", atof(th));
   }
-  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a.opts, "aggregate"))) cJSON_AddTrueToObject(p, "aggregate");
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a.opts, "aggregate"))) cJSON_AddStringToObject(p, "mode", "aggregate");
+  const char *cursor = nsys_cli_opt(&a, "cursor");
+  if (cursor) cJSON_AddStringToObject(p, "cursor", cursor);
+  /* a terminal prints the whole tree below the level unless told otherwise
+   * (still within maxBytes) */
+  if (!cJSON_GetObjectItemCaseSensitive(p, "maxDepth")) cJSON_AddNumberToObject(p, "maxDepth", 65535);
   const char *id = nsys_cli_open(&s, a.pos[0], &code);
   if (!id) goto out;
   cJSON_AddStringToObject(p, "profileId", id);
@@ -215,7 +222,7 @@ static int nsys__cmd_tree(int argc, char **argv) {
     goto out;
   }
   res = nsys__reparse(res);
-  const cJSON *roots = cJSON_GetObjectItemCaseSensitive(res, "roots");
+  const cJSON *roots = cJSON_GetObjectItemCaseSensitive(res, "nodes");
   if (!cJSON_GetArraySize(roots)) printf("no NVTX ranges\n");
   const cJSON *n;
   int64_t last_pid = -1, last_tid = -1;
@@ -227,6 +234,12 @@ static int nsys__cmd_tree(int argc, char **argv) {
       last_tid = tid;
     }
     nsys__print_node(n, 1);
+  }
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "truncated"))) {
+    const char *next = nsys__jstr(res, "next");
+    printf("(truncated at %lld of %lld nodes at this level%s%s; --max-bytes N shows more)\n",
+           (long long)cJSON_GetArraySize(roots), (long long)nsys__jint(res, "total"), next[0] ? ", continue with --cursor " : "",
+           next);
   }
 out:
   cJSON_Delete(p);
@@ -343,7 +356,7 @@ out:
 const nsys_cli_command nsys_cli_timeline[] = {
     {"timeline", "FILE [--start NS] [--end NS] [--width PX] [--tracks ID,...] [--format text|json]",
      "GPU streams, projected NVTX, NVTX and CUDA API rows over a time window (zoom buckets)", nsys__cmd_timeline},
-    {"tree", "FILE [--device D] [--thread TID|PID:TID] [--max-depth N] [--aggregate] [--format text|json]",
+    {"tree", "FILE [--device D] [--thread TID|PID:TID] [--max-depth N] [--aggregate] [--parent ID] [--limit N] [--cursor TOKEN] [--max-bytes N] [--format text|json]",
      "NVTX range tree with GPU projection, op counts, kernel time and top kernels", nsys__cmd_tree},
     {"search", "FILE QUERY [--kinds kernel,nvtx] [--limit N] [--format text|json]",
      "kernel and NVTX names matching a substring or glob, with counts and total time", nsys__cmd_search},

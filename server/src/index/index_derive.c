@@ -12,6 +12,7 @@
 #include "common/kname_display.h"
 #include "common/util.h"
 #include "index/index_internal.h"
+#include "index/nvtx_tree.h"
 
 /* ---- the projection sweep ---------------------------------------------- */
 
@@ -622,6 +623,7 @@ void nsys__index_free_derived(nsys_index *ix) {
   ix->n_display = 0;
   if (!pv) return;
   nsys__coarse_free(ix);
+  nsys__nvtx_trees_free(ix);
   if (pv->derived_cached) {
     /* the arrays live in the mapped cache file: only the structs are ours */
     free(pv->gpu_series);

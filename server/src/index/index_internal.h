@@ -137,6 +137,8 @@ typedef struct nsys__index_priv {
   pthread_mutex_t coarse_mu;
   struct nsys__coarse *_Atomic *coarse; /* n_tl * 64 slots */
   atomic_llong coarse_buckets;           /* cached buckets, capped */
+  /* nvtx/tree's precomputed trees, built on first use (nvtx_tree.c) */
+  struct nsys__nvtx_cache *nvtx_trees;
   uint64_t cache_key;            /* identity hash, for diagnostics */
   bool from_cache;
   /* loaded from the cache with everything derived (display names, NVTX rows,

@@ -1,87 +1,447 @@
-/* nvtx/tree computation: one projection sweep per thread, inclusive counts on
- * every enclosing range, kernel stats attributed to the innermost range and
- * merged up the tree, then optional aggregation of equal paths. */
+/* nvtx/tree's trees: per-range inclusive GPU projection (one projection sweep
+ * per thread), child lists in start order, the levels and top kernels served
+ * from them, and the per-index cache of built trees. Name paths (the
+ * aggregate tree) are in nvtx_aggregate.c. See nvtx_tree.h. */
 #include "index/nvtx_tree.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
+#include "index/index_internal.h"
 #include "index/index_query.h"
+#include "index/nvtx_tree_internal.h"
 #include "rpc/call.h"
 
-typedef struct {
-  uint32_t range, name;
-  int64_t dur;
-} nsys__kt; /* kernel time attributed to its innermost range */
+/* ---- per-range stats ------------------------------------------------------ */
 
 typedef struct {
   const nsys_index *ix;
-  const nsys_nvtx_tree_opts *o;
-  uint64_t *cnt;
-  int64_t *kns, *gs, *ge;
-  nsys__kt *kt;
-  size_t n_kt, cap_kt;
-} nsys__tree_acc;
+  int32_t device;
+  nsys__nvtx_stats *st;
+} nsys__stats_acc;
 
-static void nsys__tree_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t n) {
-  nsys__tree_acc *c = c_;
+static void nsys__stats_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t n) {
+  nsys__stats_acc *c = c_;
   const nsys_index *ix = c->ix;
+  nsys__nvtx_stats *st = c->st;
   for (int32_t op = ix->api.first_op[api]; op >= 0; op = ix->op_next[op]) {
-    if (c->o->has_device && ix->tracks[ix->ops.track[op]].device != c->o->device) continue;
+    if (c->device >= 0 && ix->tracks[ix->ops.track[op]].device != c->device) continue;
     int64_t s = ix->ops.start[op], e = ix->ops.end[op];
-    bool kernel = ix->ops.kind[op] == NSYS_OP_KERNEL;
+    int64_t kns = ix->ops.kind[op] == NSYS_OP_KERNEL ? e - s : 0;
     for (uint32_t k = 0; k < n; k++) {
       uint32_t r = enc[k];
-      c->cnt[r]++;
-      if (s < c->gs[r]) c->gs[r] = s;
-      if (e > c->ge[r]) c->ge[r] = e;
-      if (kernel) c->kns[r] += e - s;
-    }
-    if (kernel) {
-      if (c->n_kt == c->cap_kt) {
-        c->cap_kt = c->cap_kt ? c->cap_kt * 2 : 1024;
-        c->kt = nsys_xrealloc(c->kt, c->cap_kt * sizeof *c->kt);
-      }
-      c->kt[c->n_kt++] = (nsys__kt){enc[n - 1], ix->ops.name[op], e - s};
+      st->cnt[r]++;
+      st->kns[r] += kns;
+      if (s < st->gs[r]) st->gs[r] = s;
+      if (e > st->ge[r]) st->ge[r] = e;
     }
   }
 }
 
-static int nsys__cmp_kt(const void *a, const void *b) {
-  const nsys__kt *x = a, *y = b;
-  if (x->range != y->range) return x->range < y->range ? -1 : 1;
-  return x->name < y->name ? -1 : x->name > y->name;
+bool nsys__nvtx_thread_ok(const nsys_index *ix, const nsys_nvtx_filter *f, uint32_t t) {
+  return (!f->has_tid || ix->threads[t].tid == f->tid) && (!f->has_pid || ix->threads[t].pid == f->pid);
 }
 
-/* kernel stat lists sorted by name id */
-typedef struct {
-  nsys_kernel_stat *v;
-  uint32_t n;
-} nsys__klist;
+void nsys__nvtx_stats_free(nsys__nvtx_stats *st) {
+  free(st->cnt);
+  free(st->kns);
+  free(st->gs);
+  free(st->ge);
+  memset(st, 0, sizeof *st);
+}
 
-static nsys__klist nsys__kmerge(nsys__klist a, nsys__klist b) {
-  if (!b.n) return a;
-  if (!a.n) {
-    nsys__klist c = {nsys_xmalloc(b.n * sizeof *b.v), b.n};
-    memcpy(c.v, b.v, b.n * sizeof *b.v);
-    free(a.v);
-    return c;
+bool nsys__nvtx_stats_build(const nsys_index *ix, const nsys_nvtx_filter *f, nsys__nvtx_stats *st,
+                            nsys_call *call) {
+  size_t nn = ix->nvtx.n ? ix->nvtx.n : 1;
+  st->cnt = nsys_xcalloc(nn, sizeof *st->cnt);
+  st->kns = nsys_xcalloc(nn, sizeof *st->kns);
+  st->gs = nsys_xmalloc(nn * sizeof *st->gs);
+  st->ge = nsys_xmalloc(nn * sizeof *st->ge);
+  for (uint32_t i = 0; i < ix->nvtx.n; i++) {
+    st->gs[i] = INT64_MAX;
+    st->ge[i] = INT64_MIN;
   }
-  nsys__klist c = {nsys_xmalloc(((size_t)a.n + b.n) * sizeof *a.v), 0};
-  uint32_t i = 0, j = 0;
-  while (i < a.n || j < b.n) {
-    if (j >= b.n || (i < a.n && a.v[i].name < b.v[j].name)) c.v[c.n++] = a.v[i++];
-    else if (i >= a.n || b.v[j].name < a.v[i].name) c.v[c.n++] = b.v[j++];
-    else {
-      nsys_kernel_stat s = a.v[i++];
-      s.count += b.v[j].count;
-      s.ns += b.v[j++].ns;
-      c.v[c.n++] = s;
+  nsys__stats_acc acc = {ix, f->device, st};
+  for (uint32_t t = 0; t < ix->n_threads; t++) {
+    if (!nsys__nvtx_thread_ok(ix, f, t)) continue;
+    if (nsys_call_cancelled(call)) {
+      nsys__nvtx_stats_free(st);
+      nsys_call_fail_cancelled(call);
+      return false;
     }
+    nsys_nvtx_sweep(ix, t, nsys__stats_cb, &acc);
   }
-  free(a.v);
+  return true;
+}
+
+static bool nsys__in_window(const nsys_index *ix, const nsys_nvtx_filter *f, uint32_t r) {
+  return !f->has_window || (ix->nvtx.start[r] <= f->end && ix->nvtx.end[r] >= f->start);
+}
+
+uint32_t nsys__nvtx_keep(const nsys_index *ix, const nsys_nvtx_filter *f, const nsys__nvtx_stats *st,
+                         bool *keep) {
+  bool *thread_ok = nsys_xcalloc(ix->n_threads + 1, sizeof(bool));
+  for (uint32_t t = 0; t < ix->n_threads; t++) thread_ok[t] = nsys__nvtx_thread_ok(ix, f, t);
+  uint32_t kept = 0;
+  for (uint32_t r = 0; r < ix->nvtx.n; r++) {
+    keep[r] = thread_ok[ix->nvtx.thread[r]] && nsys__in_window(ix, f, r) && (f->device < 0 || st->cnt[r] > 0);
+    kept += keep[r];
+  }
+  free(thread_ok);
+  return kept;
+}
+
+void nsys__csr_free(nsys__csr *c) {
+  free(c->off);
+  free(c->ids);
+  c->off = c->ids = NULL;
+}
+
+/* ---- cores ------------------------------------------------------------------ */
+
+static void nsys__core_free(nsys__nvtx_core *c) {
+  if (!c) return;
+  nsys__nvtx_stats_free(&c->st);
+  free(c->keep);
+  nsys__csr_free(&c->kids);
+  nsys__csr_free(&c->roots);
+  free(c->p_name); free(c->p_domain); free(c->p_depth); free(c->p_inst);
+  free(c->p_start); free(c->p_end); free(c->p_cpu); free(c->p_min); free(c->p_med); free(c->p_max);
+  free(c->p_cnt); free(c->p_kns); free(c->p_gs); free(c->p_ge); free(c->p_local);
+  nsys__csr_free(&c->inst);
+  nsys_strtab_free(&c->names);
+  free(c);
+}
+
+static void nsys__core_unref(nsys__nvtx_core *c) {
+  if (c && atomic_fetch_sub(&c->refs, 1) == 1) nsys__core_free(c);
+}
+
+/* A range whose parent is not kept is a root (the filters keep every
+ * enclosing range of a kept one, so that only happens at depth 0). */
+static bool nsys__is_root(const nsys__nvtx_core *c, uint32_t r) {
+  int32_t pa = c->ix->nvtx.parent[r];
+  return pa < 0 || (uint32_t)pa >= c->ix->nvtx.n || !c->keep[pa];
+}
+
+/* The ranges core: stats for the device filter over every thread, children
+ * per range and roots per thread, in id (= start) order. */
+static nsys__nvtx_core *nsys__ranges_build(const nsys_index *ix, int32_t device, nsys_call *call) {
+  nsys__nvtx_core *c = nsys_xcalloc(1, sizeof *c);
+  c->ix = ix;
+  c->f.device = device;
+  nsys_strtab_init(&c->names);
+  nsys_nvtx_filter all = {.device = device};
+  if (!nsys__nvtx_stats_build(ix, &all, &c->st, call)) {
+    nsys__core_free(c);
+    return NULL;
+  }
+  uint32_t n = ix->nvtx.n;
+  c->keep = nsys_xmalloc((n ? n : 1) * sizeof(bool));
+  c->n_ranges = nsys__nvtx_keep(ix, &all, &c->st, c->keep);
+  c->kids.off = nsys_xcalloc((size_t)n + 2, sizeof(uint32_t));
+  c->roots.off = nsys_xcalloc((size_t)ix->n_threads + 2, sizeof(uint32_t));
+  for (uint32_t r = 0; r < n; r++) {
+    if (!c->keep[r]) continue;
+    if (nsys__is_root(c, r)) c->roots.off[ix->nvtx.thread[r] + 1]++;
+    else c->kids.off[ix->nvtx.parent[r] + 1]++;
+  }
+  for (uint32_t r = 0; r < n; r++) c->kids.off[r + 1] += c->kids.off[r];
+  for (uint32_t t = 0; t < ix->n_threads; t++) c->roots.off[t + 1] += c->roots.off[t];
+  c->kids.ids = nsys_xmalloc(((size_t)c->kids.off[n] + 1) * sizeof(uint32_t));
+  c->roots.ids = nsys_xmalloc(((size_t)c->roots.off[ix->n_threads] + 1) * sizeof(uint32_t));
+  uint32_t *kpos = nsys_xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+  uint32_t *rpos = nsys_xmalloc(((size_t)ix->n_threads + 1) * sizeof(uint32_t));
+  memcpy(kpos, c->kids.off, ((size_t)n + 1) * sizeof(uint32_t));
+  memcpy(rpos, c->roots.off, ((size_t)ix->n_threads + 1) * sizeof(uint32_t));
+  for (uint32_t r = 0; r < n; r++) {
+    if (!c->keep[r]) continue;
+    if (nsys__is_root(c, r)) c->roots.ids[rpos[ix->nvtx.thread[r]]++] = r;
+    else c->kids.ids[kpos[ix->nvtx.parent[r]]++] = r;
+  }
+  free(kpos);
+  free(rpos);
   return c;
+}
+
+static nsys__nvtx_core *nsys__aggregate_core_build(const nsys_index *ix, const nsys_nvtx_filter *f,
+                                                   nsys_call *call) {
+  nsys__nvtx_core *c = nsys_xcalloc(1, sizeof *c);
+  c->ix = ix;
+  c->f = *f;
+  c->aggregate = true;
+  nsys_strtab_init(&c->names);
+  nsys__nvtx_stats st;
+  if (!nsys__nvtx_stats_build(ix, f, &st, call)) {
+    nsys__core_free(c);
+    return NULL;
+  }
+  c->keep = nsys_xmalloc((ix->nvtx.n ? ix->nvtx.n : 1) * sizeof(bool));
+  c->n_ranges = nsys__nvtx_keep(ix, f, &st, c->keep);
+  bool ok = nsys__nvtx_aggregate_build(c, &st, call);
+  nsys__nvtx_stats_free(&st);
+  free(c->keep);
+  c->keep = NULL;
+  if (!ok) {
+    nsys__core_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+/* ---- the cache ---------------------------------------------------------------- */
+
+#define NSYS__NVTX_SLOTS 6
+
+typedef struct nsys__nvtx_cache {
+  nsys__nvtx_core *slot[NSYS__NVTX_SLOTS];
+  uint64_t clock;
+} nsys__nvtx_cache;
+
+static pthread_mutex_t nsys__nvtx_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static bool nsys__same_key(const nsys__nvtx_core *c, const nsys_nvtx_filter *f, bool aggregate) {
+  if (c->aggregate != aggregate || c->f.device != f->device) return false;
+  if (!aggregate) return true;
+  const nsys_nvtx_filter *g = &c->f;
+  return g->has_tid == f->has_tid && (!f->has_tid || g->tid == f->tid) && g->has_pid == f->has_pid &&
+         (!f->has_pid || g->pid == f->pid) && g->has_window == f->has_window &&
+         (!f->has_window || (g->start == f->start && g->end == f->end));
+}
+
+/* The cached core for the key, with a reference taken, or NULL. Under the mutex. */
+static nsys__nvtx_core *nsys__cache_find(nsys__nvtx_cache *cache, const nsys_nvtx_filter *f, bool aggregate) {
+  if (!cache) return NULL;
+  for (int i = 0; i < NSYS__NVTX_SLOTS; i++) {
+    nsys__nvtx_core *c = cache->slot[i];
+    if (c && nsys__same_key(c, f, aggregate)) {
+      atomic_fetch_add(&c->refs, 1);
+      c->last_used = ++cache->clock;
+      return c;
+    }
+  }
+  return NULL;
+}
+
+nsys_nvtx_tree *nsys_nvtx_tree_get(const nsys_index *ix, const nsys_nvtx_filter *f, bool aggregate,
+                                   nsys_call *call) {
+  nsys__index_priv *pv = nsys__priv(ix);
+  pthread_mutex_lock(&nsys__nvtx_mu);
+  nsys__nvtx_core *c = nsys__cache_find(pv->nvtx_trees, f, aggregate);
+  pthread_mutex_unlock(&nsys__nvtx_mu);
+  if (!c) {
+    /* built outside the lock: other profiles' and other keys' requests go on */
+    nsys__nvtx_core *made = aggregate ? nsys__aggregate_core_build(ix, f, call)
+                                      : nsys__ranges_build(ix, f->device, call);
+    if (!made) return NULL;
+    atomic_store(&made->refs, 1);
+    pthread_mutex_lock(&nsys__nvtx_mu);
+    if (!pv->nvtx_trees) pv->nvtx_trees = nsys_xcalloc(1, sizeof(nsys__nvtx_cache));
+    nsys__nvtx_cache *cache = pv->nvtx_trees;
+    c = nsys__cache_find(cache, f, aggregate); /* built meanwhile by another request */
+    if (c) {
+      nsys__core_unref(made);
+    } else {
+      c = made;
+      int victim = 0; /* an empty slot, else the least recently used */
+      for (int i = 0; i < NSYS__NVTX_SLOTS; i++) {
+        if (!cache->slot[i]) {
+          victim = i;
+          break;
+        }
+        if (cache->slot[i]->last_used < cache->slot[victim]->last_used) victim = i;
+      }
+      nsys__core_unref(cache->slot[victim]); /* in-flight users keep theirs alive */
+      atomic_fetch_add(&c->refs, 1);        /* the cache's reference */
+      c->last_used = ++cache->clock;
+      cache->slot[victim] = c;
+    }
+    pthread_mutex_unlock(&nsys__nvtx_mu);
+  }
+  nsys_nvtx_tree *t = nsys_xmalloc(sizeof *t);
+  t->c = c;
+  t->f = *f;
+  return t;
+}
+
+void nsys_nvtx_tree_release(nsys_nvtx_tree *t) {
+  if (!t) return;
+  nsys__core_unref(t->c);
+  free(t);
+}
+
+void nsys__nvtx_trees_free(nsys_index *ix) {
+  nsys__index_priv *pv = nsys__priv(ix);
+  if (!pv || !pv->nvtx_trees) return;
+  nsys__nvtx_cache *cache = pv->nvtx_trees;
+  for (int i = 0; i < NSYS__NVTX_SLOTS; i++) nsys__core_unref(cache->slot[i]);
+  free(cache);
+  pv->nvtx_trees = NULL;
+}
+
+/* ---- levels ------------------------------------------------------------------------ */
+
+/* First position in ids[lo, hi) whose range ends at or after ws. */
+static uint32_t nsys__first_ending(const nsys_index *ix, const uint32_t *ids, uint32_t lo, uint32_t hi, int64_t ws) {
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (ix->nvtx.end[ids[mid]] < ws) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* First position in ids[lo, hi) whose range starts after we. */
+static uint32_t nsys__first_after(const nsys_index *ix, const uint32_t *ids, uint32_t lo, uint32_t hi, int64_t we) {
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (ix->nvtx.start[ids[mid]] <= we) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Siblings ids[*lo, *hi) narrowed to those overlapping the window. */
+static void nsys__trim(const nsys_nvtx_tree *t, const uint32_t *ids, uint32_t *lo, uint32_t *hi) {
+  if (!t->f.has_window || t->c->aggregate) return;
+  uint32_t l = nsys__first_ending(t->c->ix, ids, *lo, *hi, t->f.start);
+  uint32_t h = nsys__first_after(t->c->ix, ids, l, *hi, t->f.end);
+  *lo = l;
+  *hi = h;
+}
+
+bool nsys_nvtx_tree_has(const nsys_nvtx_tree *t, uint32_t id) {
+  const nsys__nvtx_core *c = t->c;
+  if (c->aggregate) return id < c->n_paths;
+  const nsys_index *ix = c->ix;
+  return id < ix->nvtx.n && c->keep[id] && nsys__nvtx_thread_ok(ix, &t->f, ix->nvtx.thread[id]) &&
+         nsys__in_window(ix, &t->f, id);
+}
+
+uint32_t nsys_nvtx_tree_level(const nsys_nvtx_tree *t, int64_t parent, uint32_t pos, uint32_t limit,
+                              uint32_t *out, uint32_t *total) {
+  const nsys__nvtx_core *c = t->c;
+  uint32_t n_out = 0, seen = 0;
+  if (parent >= 0 || c->aggregate) {
+    const nsys__csr *l = parent >= 0 ? &c->kids : &c->roots;
+    uint32_t at = parent >= 0 ? (uint32_t)parent : 0;
+    uint32_t lo = l->off[at], hi = l->off[at + 1];
+    nsys__trim(t, l->ids, &lo, &hi);
+    seen = hi - lo;
+    for (uint64_t i = (uint64_t)lo + pos; i < hi && n_out < limit; i++) out[n_out++] = l->ids[i];
+  } else {
+    for (uint32_t th = 0; th < c->ix->n_threads; th++) {
+      if (!nsys__nvtx_thread_ok(c->ix, &t->f, th)) continue;
+      uint32_t lo = c->roots.off[th], hi = c->roots.off[th + 1];
+      nsys__trim(t, c->roots.ids, &lo, &hi);
+      /* positions [seen, seen + hi - lo) of the level */
+      for (uint64_t i = lo + (pos > seen ? pos - seen : 0); i < hi && n_out < limit; i++) out[n_out++] = c->roots.ids[i];
+      seen += hi - lo;
+    }
+  }
+  *total = seen;
+  return n_out;
+}
+
+uint32_t nsys_nvtx_tree_child_count(const nsys_nvtx_tree *t, uint32_t id) {
+  uint32_t lo = t->c->kids.off[id], hi = t->c->kids.off[id + 1];
+  nsys__trim(t, t->c->kids.ids, &lo, &hi);
+  return hi - lo;
+}
+
+uint32_t nsys_nvtx_tree_range_count(const nsys_nvtx_tree *t) { return t->c->n_ranges; }
+bool nsys_nvtx_tree_aggregated(const nsys_nvtx_tree *t) { return t->c->aggregate; }
+
+void nsys_nvtx_tree_node(const nsys_nvtx_tree *t, uint32_t id, nsys_nvtx_node *o) {
+  const nsys__nvtx_core *c = t->c;
+  const nsys_index *ix = c->ix;
+  memset(o, 0, sizeof *o);
+  o->id = id;
+  if (!c->aggregate) {
+    o->name_tab = &ix->strings;
+    o->name = ix->nvtx.name[id];
+    o->domain = ix->nvtx.domain[id];
+    o->depth = ix->nvtx.depth[id];
+    o->thread = ix->nvtx.thread[id];
+    o->start = ix->nvtx.start[id];
+    o->end = ix->nvtx.end[id];
+    o->gpu_start = c->st.gs[id];
+    o->gpu_end = c->st.ge[id];
+    o->op_count = c->st.cnt[id];
+    o->kernel_ns = c->st.kns[id];
+    o->instances = 1;
+    o->cpu_ns = o->min_ns = o->median_ns = o->max_ns = o->end - o->start;
+    return;
+  }
+  o->name_tab = c->p_local[id] ? &c->names : &ix->strings;
+  o->name = c->p_name[id];
+  o->domain = c->p_domain[id];
+  o->depth = c->p_depth[id];
+  o->thread = ix->nvtx.thread[c->inst.ids[c->inst.off[id]]];
+  o->start = c->p_start[id];
+  o->end = c->p_end[id];
+  o->gpu_start = c->p_gs[id];
+  o->gpu_end = c->p_ge[id];
+  o->op_count = c->p_cnt[id];
+  o->kernel_ns = c->p_kns[id];
+  o->instances = c->p_inst[id];
+  o->cpu_ns = c->p_cpu[id];
+  o->min_ns = c->p_min[id];
+  o->median_ns = c->p_med[id];
+  o->max_ns = c->p_max[id];
+}
+
+/* ---- top kernels ------------------------------------------------------------------- */
+
+typedef struct {
+  nsys_kernel_stat *v; /* open addressing on name; count == 0: empty */
+  uint32_t cap, n;
+} nsys__kmap;
+
+static uint32_t nsys__kmap_slot(const nsys__kmap *m, uint32_t name) {
+  uint32_t h = (name * 2654435761u) & (m->cap - 1);
+  while (m->v[h].count && m->v[h].name != name) h = (h + 1) & (m->cap - 1);
+  return h;
+}
+
+static void nsys__kmap_add(nsys__kmap *m, uint32_t name, int64_t ns) {
+  if ((m->n + 1) * 2 > m->cap) { /* grow: rehash every entry as it is */
+    nsys__kmap old = *m;
+    m->cap = old.cap ? old.cap * 2 : 64;
+    m->v = nsys_xcalloc(m->cap, sizeof *m->v);
+    for (uint32_t i = 0; i < old.cap; i++)
+      if (old.v[i].count) m->v[nsys__kmap_slot(m, old.v[i].name)] = old.v[i];
+    free(old.v);
+  }
+  uint32_t h = nsys__kmap_slot(m, name);
+  if (!m->v[h].count) {
+    m->v[h].name = name;
+    m->n++;
+  }
+  m->v[h].count++;
+  m->v[h].ns += ns;
+}
+
+/* Kernels of the API calls on range r's thread that r contains. */
+static void nsys__range_kernels(const nsys_index *ix, int32_t device, uint32_t r, nsys__kmap *m) {
+  const nsys_host_thread *th = &ix->threads[ix->nvtx.thread[r]];
+  int64_t rs = ix->nvtx.start[r], re = ix->nvtx.end[r];
+  uint32_t lo = th->api_first, hi = th->api_first + th->api_count;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (ix->api.start[mid] < rs) lo = mid + 1;
+    else hi = mid;
+  }
+  for (uint32_t a = lo; a < th->api_first + th->api_count && ix->api.start[a] <= re; a++) {
+    if (ix->api.end[a] > re) continue;
+    for (int32_t op = ix->api.first_op[a]; op >= 0; op = ix->op_next[op]) {
+      if (ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
+      if (device >= 0 && ix->tracks[ix->ops.track[op]].device != device) continue;
+      nsys__kmap_add(m, ix->ops.name[op], nsys_op_dur(ix, (uint32_t)op));
+    }
+  }
 }
 
 static int nsys__cmp_stat_ns(const void *a, const void *b) {
@@ -90,295 +450,27 @@ static int nsys__cmp_stat_ns(const void *a, const void *b) {
   return x->name < y->name ? -1 : x->name > y->name;
 }
 
-static int nsys__cmp_stat_name(const void *a, const void *b) {
-  const nsys_kernel_stat *x = a, *y = b;
-  return x->name < y->name ? -1 : x->name > y->name;
+uint32_t nsys_nvtx_tree_top_kernels(const nsys_nvtx_tree *t, uint32_t id, uint32_t k, nsys_kernel_stat *out) {
+  if (!k) return 0;
+  const nsys__nvtx_core *c = t->c;
+  nsys__kmap m = {NULL, 0, 0};
+  if (!c->aggregate) {
+    nsys__range_kernels(c->ix, c->f.device, id, &m);
+  } else {
+    for (uint32_t i = c->inst.off[id]; i < c->inst.off[id + 1]; i++)
+      nsys__range_kernels(c->ix, c->f.device, c->inst.ids[i], &m);
+  }
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < m.cap; i++)
+    if (m.v[i].count) m.v[n++] = m.v[i];
+  if (n) qsort(m.v, n, sizeof *m.v, nsys__cmp_stat_ns);
+  if (n > k) n = k;
+  if (n) memcpy(out, m.v, n * sizeof *out);
+  free(m.v);
+  return n;
 }
 
-/* qsort for the many tiny lists (one per range / node): an insertion sort
- * below 16 elements skips qsort's per-call setup. Stable, like glibc's merge
- * sort, and the comparators here are total orders or feed sums, so the
- * result is the same. */
-static void nsys__sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
-  if (n > 16) {
-    qsort(base, n, size, cmp);
-    return;
-  }
-  unsigned char *a = base, tmp[64];
-  if (size > sizeof tmp) {
-    qsort(base, n, size, cmp);
-    return;
-  }
-  for (size_t i = 1; i < n; i++) {
-    size_t j = i;
-    if (cmp(a + (j - 1) * size, a + j * size) <= 0) continue;
-    memcpy(tmp, a + i * size, size);
-    while (j > 0 && cmp(a + (j - 1) * size, tmp) > 0) {
-      memcpy(a + j * size, a + (j - 1) * size, size);
-      j--;
-    }
-    memcpy(a + j * size, tmp, size);
-  }
-}
-
-/* ---- aggregation -------------------------------------------------------- */
-
-typedef struct {
-  nsys_nvtx_node *nodes;
-  uint32_t n, cap;
-  const nsys_nvtx_node *src;
-} nsys__agg;
-
-static uint32_t nsys__agg_new(nsys__agg *a) {
-  if (a->n == a->cap) {
-    a->cap = a->cap ? a->cap * 2 : 256;
-    a->nodes = nsys_xrealloc(a->nodes, a->cap * sizeof *a->nodes);
-  }
-  memset(&a->nodes[a->n], 0, sizeof a->nodes[a->n]);
-  return a->n++;
-}
-
-/* Merges the source nodes `members` (siblings) by (name, domain); returns the
- * new node indices in *out (first-appearance order). */
-static uint32_t nsys__agg_level(nsys__agg *a, const uint32_t *members, uint32_t n, uint32_t **out) {
-  uint32_t *groups = nsys_xmalloc((n ? n : 1) * sizeof(uint32_t));
-  uint32_t *group_of = nsys_xmalloc((n ? n : 1) * sizeof(uint32_t));
-  uint32_t ng = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    const nsys_nvtx_node *s = &a->src[members[i]];
-    uint32_t g = 0;
-    for (; g < ng; g++) {
-      const nsys_nvtx_node *f = &a->src[members[groups[g]]];
-      if (f->name == s->name && f->domain == s->domain) break;
-    }
-    if (g == ng) groups[ng++] = i;
-    group_of[i] = g;
-  }
-  uint32_t *res = nsys_xmalloc((ng ? ng : 1) * sizeof(uint32_t));
-  for (uint32_t g = 0; g < ng; g++) {
-    uint32_t id = nsys__agg_new(a);
-    nsys_nvtx_node acc;
-    memset(&acc, 0, sizeof acc);
-    acc.gpu_start = INT64_MAX;
-    acc.gpu_end = INT64_MIN;
-    acc.start = INT64_MAX;
-    acc.end = INT64_MIN;
-    nsys__klist kl = {NULL, 0};
-    uint32_t n_child = 0;
-    for (uint32_t i = 0; i < n; i++) {
-      if (group_of[i] != g) continue;
-      const nsys_nvtx_node *s = &a->src[members[i]];
-      if (!acc.instances) {
-        acc.range = s->range;
-        acc.name = s->name;
-        acc.domain = s->domain;
-        acc.thread = s->thread;
-        acc.depth = s->depth;
-      }
-      acc.instances += s->instances;
-      acc.cpu_ns += s->cpu_ns;
-      if (s->start < acc.start) acc.start = s->start;
-      if (s->end > acc.end) acc.end = s->end;
-      if (s->gpu_start < acc.gpu_start) acc.gpu_start = s->gpu_start;
-      if (s->gpu_end > acc.gpu_end) acc.gpu_end = s->gpu_end;
-      acc.op_count += s->op_count;
-      acc.kernel_ns += s->kernel_ns;
-      nsys_kernel_stat *sorted = nsys_xmalloc((s->n_kernels + 1) * sizeof *sorted);
-      if (s->n_kernels) {
-        memcpy(sorted, s->kernels, s->n_kernels * sizeof *sorted);
-        nsys__sort(sorted, s->n_kernels, sizeof *sorted, nsys__cmp_stat_name);
-      }
-      kl = nsys__kmerge(kl, (nsys__klist){sorted, s->n_kernels});
-      free(sorted);
-      n_child += s->n_children;
-    }
-    uint32_t *child_members = nsys_xmalloc((n_child ? n_child : 1) * sizeof(uint32_t));
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i++) {
-      if (group_of[i] != g) continue;
-      const nsys_nvtx_node *s = &a->src[members[i]];
-      memcpy(child_members + k, s->children, s->n_children * sizeof(uint32_t));
-      k += s->n_children;
-    }
-    if (kl.n) nsys__sort(kl.v, kl.n, sizeof *kl.v, nsys__cmp_stat_ns);
-    acc.kernels = kl.v;
-    acc.n_kernels = kl.n;
-    uint32_t *kids = NULL;
-    acc.n_children = nsys__agg_level(a, child_members, n_child, &kids);
-    acc.children = kids;
-    free(child_members);
-    a->nodes[id] = acc;
-    res[g] = id;
-  }
-  free(groups);
-  free(group_of);
-  *out = res;
-  return ng;
-}
-
-/* ---- build -------------------------------------------------------------- */
-
-void nsys_nvtx_tree_free(nsys_nvtx_tree *t) {
-  if (!t) return;
-  for (uint32_t i = 0; i < t->n_nodes; i++) {
-    free(t->nodes[i].kernels);
-    free(t->nodes[i].children);
-  }
-  free(t->nodes);
-  free(t->roots);
-  free(t);
-}
-
-nsys_nvtx_tree *nsys_nvtx_tree_build(const nsys_index *ix, const nsys_nvtx_tree_opts *o,
-                                     nsys_call *call) {
-  uint32_t n = ix->nvtx.n;
-  size_t nn = n ? n : 1;
-  nsys__tree_acc acc = {ix, o, nsys_xcalloc(nn, sizeof(uint64_t)), nsys_xcalloc(nn, sizeof(int64_t)),
-                        nsys_xmalloc(nn * sizeof(int64_t)), nsys_xmalloc(nn * sizeof(int64_t)),
-                        NULL, 0, 0};
-  for (uint32_t i = 0; i < n; i++) {
-    acc.gs[i] = INT64_MAX;
-    acc.ge[i] = INT64_MIN;
-  }
-  bool *thread_ok = nsys_xcalloc(ix->n_threads + 1, sizeof(bool));
-  for (uint32_t t = 0; t < ix->n_threads; t++) {
-    thread_ok[t] = (!o->has_thread || ix->threads[t].tid == o->thread_tid) &&
-                   (!o->has_thread_pid || ix->threads[t].pid == o->thread_pid);
-    if (!thread_ok[t]) continue;
-    if (nsys_call_cancelled(call)) {
-      free(acc.cnt); free(acc.kns); free(acc.gs); free(acc.ge); free(acc.kt); free(thread_ok);
-      nsys_call_fail_cancelled(call);
-      return NULL;
-    }
-    nsys_nvtx_sweep(ix, t, nsys__tree_cb, &acc);
-  }
-  /* group by range (counting sort), then by name inside each range */
-  {
-    uint32_t *cnt_r = nsys_xcalloc(nn + 1, sizeof(uint32_t));
-    for (size_t k = 0; k < acc.n_kt; k++) cnt_r[acc.kt[k].range + 1]++;
-    for (uint32_t r = 0; r < n; r++) cnt_r[r + 1] += cnt_r[r];
-    nsys__kt *sorted = nsys_xmalloc((acc.n_kt ? acc.n_kt : 1) * sizeof *sorted);
-    uint32_t *pos = nsys_xmalloc((nn + 1) * sizeof(uint32_t));
-    memcpy(pos, cnt_r, (nn + 1) * sizeof(uint32_t));
-    for (size_t k = 0; k < acc.n_kt; k++) sorted[pos[acc.kt[k].range]++] = acc.kt[k];
-    for (uint32_t r = 0; r < n; r++)
-      if (cnt_r[r + 1] - cnt_r[r] > 1) nsys__sort(sorted + cnt_r[r], cnt_r[r + 1] - cnt_r[r], sizeof *sorted, nsys__cmp_kt);
-    free(acc.kt);
-    acc.kt = sorted;
-    free(pos);
-    free(cnt_r);
-  }
-  /* exclusive kernel lists per range: [kt_first[r], kt_first[r+1]) after grouping */
-  /* keep flags */
-  bool *keep = nsys_xcalloc(nn, sizeof(bool));
-  uint32_t considered = 0;
-  for (uint32_t r = 0; r < n; r++) {
-    if (!thread_ok[ix->nvtx.thread[r]]) continue;
-    if (o->has_window && (ix->nvtx.start[r] > o->end || ix->nvtx.end[r] < o->start)) continue;
-    if (o->has_device && acc.cnt[r] == 0) continue;
-    keep[r] = true;
-    considered++;
-  }
-  /* inclusive kernel lists, children before parents (children have larger ids) */
-  nsys__klist *lists = nsys_xcalloc(nn, sizeof(nsys__klist));
-  size_t kt_hi = acc.n_kt;
-  for (uint32_t r = n; r-- > 0;) {
-    size_t kt_lo = kt_hi;
-    while (kt_lo > 0 && acc.kt[kt_lo - 1].range == r) kt_lo--;
-    if (keep[r] && kt_lo < kt_hi) {
-      nsys__klist ex = {nsys_xmalloc((kt_hi - kt_lo) * sizeof(nsys_kernel_stat)), 0};
-      for (size_t k = kt_lo; k < kt_hi; k++) {
-        if (ex.n && ex.v[ex.n - 1].name == acc.kt[k].name) {
-          ex.v[ex.n - 1].count++;
-          ex.v[ex.n - 1].ns += acc.kt[k].dur;
-        } else {
-          ex.v[ex.n++] = (nsys_kernel_stat){acc.kt[k].name, 1, acc.kt[k].dur};
-        }
-      }
-      lists[r] = nsys__kmerge(lists[r], ex);
-      free(ex.v);
-    }
-    kt_hi = kt_lo;
-    int32_t pa = ix->nvtx.parent[r];
-    if (keep[r] && pa >= 0 && keep[pa]) lists[pa] = nsys__kmerge(lists[pa], lists[r]);
-  }
-  /* nodes */
-  nsys_nvtx_tree *tree = nsys_xcalloc(1, sizeof *tree);
-  tree->n_ranges_considered = considered;
-  uint32_t *node_of = nsys_xmalloc(nn * sizeof(uint32_t));
-  uint32_t n_nodes = 0;
-  for (uint32_t r = 0; r < n; r++) {
-    node_of[r] = UINT32_MAX;
-    if (keep[r] && (o->max_depth < 0 || ix->nvtx.depth[r] <= o->max_depth)) node_of[r] = n_nodes++;
-  }
-  nsys_nvtx_node *nodes = nsys_xcalloc(n_nodes ? n_nodes : 1, sizeof *nodes);
-  uint32_t *n_kids = nsys_xcalloc(n_nodes ? n_nodes : 1, sizeof(uint32_t));
-  uint32_t n_roots = 0;
-  for (uint32_t r = 0; r < n; r++) {
-    uint32_t id = node_of[r];
-    if (id == UINT32_MAX) continue;
-    nsys_nvtx_node *nd = &nodes[id];
-    nd->range = r;
-    nd->name = ix->nvtx.name[r];
-    nd->domain = ix->nvtx.domain[r];
-    nd->thread = ix->nvtx.thread[r];
-    nd->depth = ix->nvtx.depth[r];
-    nd->start = ix->nvtx.start[r];
-    nd->end = ix->nvtx.end[r];
-    nd->gpu_start = acc.gs[r];
-    nd->gpu_end = acc.ge[r];
-    nd->op_count = acc.cnt[r];
-    nd->kernel_ns = acc.kns[r];
-    nd->instances = 1;
-    nd->cpu_ns = nd->end - nd->start;
-    nd->kernels = lists[r].v;
-    nd->n_kernels = lists[r].n;
-    lists[r].v = NULL;
-    if (nd->n_kernels) nsys__sort(nd->kernels, nd->n_kernels, sizeof *nd->kernels, nsys__cmp_stat_ns);
-    int32_t pa = ix->nvtx.parent[r];
-    if (pa >= 0 && node_of[pa] != UINT32_MAX) n_kids[node_of[pa]]++;
-    else n_roots++;
-  }
-  uint32_t *roots = nsys_xmalloc((n_roots ? n_roots : 1) * sizeof(uint32_t));
-  n_roots = 0;
-  for (uint32_t i = 0; i < n_nodes; i++) nodes[i].children = nsys_xmalloc((n_kids[i] ? n_kids[i] : 1) * sizeof(uint32_t));
-  for (uint32_t r = 0; r < n; r++) {
-    uint32_t id = node_of[r];
-    if (id == UINT32_MAX) continue;
-    int32_t pa = ix->nvtx.parent[r];
-    if (pa >= 0 && node_of[pa] != UINT32_MAX) {
-      nsys_nvtx_node *p = &nodes[node_of[pa]];
-      p->children[p->n_children++] = id;
-    } else {
-      roots[n_roots++] = id;
-    }
-  }
-  for (uint32_t r = 0; r < n; r++) free(lists[r].v);
-  free(lists);
-  free(n_kids);
-  free(node_of);
-  free(keep);
-  free(thread_ok);
-  free(acc.cnt); free(acc.kns); free(acc.gs); free(acc.ge); free(acc.kt);
-  tree->nodes = nodes;
-  tree->n_nodes = n_nodes;
-  tree->roots = roots;
-  tree->n_roots = n_roots;
-  if (o->aggregate) {
-    nsys__agg a = {NULL, 0, 0, nodes};
-    uint32_t *new_roots = NULL;
-    uint32_t nr = nsys__agg_level(&a, roots, n_roots, &new_roots);
-    nsys_nvtx_tree *agg = nsys_xcalloc(1, sizeof *agg);
-    agg->nodes = a.nodes;
-    agg->n_nodes = a.n;
-    agg->roots = new_roots;
-    agg->n_roots = nr;
-    agg->n_ranges_considered = considered;
-    nsys_nvtx_tree_free(tree);
-    return agg;
-  }
-  return tree;
-}
+/* ---- innermost range of an API call ------------------------------------------------------ */
 
 int32_t nsys_nvtx_innermost(const nsys_index *ix, uint32_t api) {
   const nsys_host_thread *th = &ix->threads[ix->api.thread[api]];

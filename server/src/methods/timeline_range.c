@@ -1,6 +1,9 @@
-/* timeline/range {profileId, start, end, width, tracks?, maxEvents?, format?, fields?}
- *   -> {resolution, start, end, tracks} ("objects") or, with format "columns",
- *      {resolution, start, end, format, names, tracks} (one array per field).
+/* timeline/range {profileId, start, end, width, tracks?, maxEvents?, format?, fields?,
+ *                 maxBytes?, cursor?}
+ *   -> {resolution, start, end, tracks, truncated?, next?} ("objects") or, with
+ *      format "columns", {resolution, start, end, format, names, tracks, ...}
+ *      (one array per field). Tracks that would take the reply past maxBytes
+ *      are left for the next page (`next`, passed back as `cursor`).
  * Per track: its events when few start in the window, else buckets on a
  * power-of-two grid, answered from the index's summaries (index_query.h) and
  * written as JSON text: a zoom step over millions of ops stays within a few
@@ -14,6 +17,7 @@
 #include "index/index.h"
 #include "index/index_query.h"
 #include "methods/json_text.h"
+#include "methods/reply_limit.h"
 #include "methods/timeline_handlers.h"
 #include "profile/profile.h"
 #include "rpc/json_write.h"
@@ -183,6 +187,17 @@ static uint32_t nsys__col_name(nsys__col_names *c, uint32_t id) {
   return c->n++;
 }
 
+/* Forgets the names listed after the first n (list length len, n_kinds kinds). */
+static void nsys__col_names_rollback(nsys__col_names *c, uint32_t n, size_t len, uint32_t n_kinds) {
+  if (c->n == n) return;
+  for (uint32_t i = 0; c->slot && i < c->esc->tab->count; i++)
+    if (c->slot[i] > n) c->slot[i] = 0;
+  c->n = n;
+  c->list.len = len;
+  if (c->list.data) c->list.data[len] = '\0';
+  c->n_kinds = n_kinds;
+}
+
 static uint32_t nsys__col_kind(nsys__col_names *c, const char *kind) {
   for (uint32_t i = 0; i < c->n_kinds; i++)
     if (c->kinds[i] == kind || strcmp(c->kinds[i], kind) == 0) return c->kind_slot[i];
@@ -322,9 +337,11 @@ static int64_t nsys__floor_div(int64_t a, int64_t b) {
 }
 
 cJSON *nsys_method_timeline_range(nsys_call *call) {
-  int64_t start = 0, end = 0, width = 0, max_events = -1;
+  int64_t start = 0, end = 0, width = 0, max_events = -1, max_bytes = NSYS_REPLY_MAX_BYTES;
   const cJSON *tracks = NULL, *fields = NULL;
-  if (!nsys_param_int64(call, NSYS_P_TIMELINE_RANGE_START, &start) ||
+  const char *cursor = NULL;
+  if (!nsys_reply_max_bytes(call, &max_bytes) || !nsys_param_string(call, "cursor", false, &cursor) ||
+      !nsys_param_int64(call, NSYS_P_TIMELINE_RANGE_START, &start) ||
       !nsys_param_int64(call, NSYS_P_TIMELINE_RANGE_END, &end) ||
       !nsys_param_int64(call, NSYS_P_TIMELINE_RANGE_WIDTH, &width) ||
       !nsys_param_int64(call, NSYS_P_TIMELINE_RANGE_MAX_EVENTS, &max_events) ||
@@ -377,6 +394,18 @@ cJSON *nsys_method_timeline_range(nsys_call *call) {
   } else {
     for (uint32_t i = 0; i < n_all; i++) sel[n_sel++] = i;
   }
+  /* a page of tracks: the continuation token names the request it continues */
+  int64_t key_fields[8] = {start, end, width, max_events, columns, (int64_t)ev_mask << 16 | bk_mask,
+                           (int64_t)ix->ops.n, ix->span_start};
+  uint64_t key = nsys_fnv1a(key_fields, sizeof key_fields, nsys_fnv1a(sel, n_sel * sizeof *sel, 1469598103934665603ull));
+  uint64_t first = 0;
+  if (cursor && (!nsys_cursor_decode(cursor, key, &first) || first >= n_sel)) {
+    free(sel);
+    nsys_profile_release(p);
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.cursor: not a continuation of this request");
+  }
+  size_t budget = (size_t)max_bytes > 512 ? (size_t)max_bytes - 512 : 0; /* the envelope takes less */
+  uint32_t next = n_sel;
   nsys_escaped_names names = {&ix->strings, NULL, NULL};
   nsys__col_names cnames = {.esc = &names};
   nsys__col_emit ce = {.ix = ix, .names = &cnames, .base = base, .res = res, .ev_mask = ev_mask, .bk_mask = bk_mask};
@@ -388,13 +417,30 @@ cJSON *nsys_method_timeline_range(nsys_call *call) {
   nsys_strbuf_putc(&b, '[');
   nsys__bucket_batch batch = {0};
   bool cancelled = false;
-  for (uint32_t k = 0; k < n_sel && !cancelled; k++) {
+  size_t mark_b = b.len, mark_list = 0;
+  uint32_t mark_n = 0, mark_kinds = 0;
+  for (uint32_t k = (uint32_t)first; k < n_sel && !cancelled; k++) {
     if (nsys_call_cancelled(call)) {
       cancelled = true;
       break;
     }
+    /* past the budget: the previous track (unless it is the page's first:
+     * a page always holds one) and the rest go to the next page */
+    if (k > first && b.len + cnames.list.len > budget) {
+      next = k;
+      if (k - 1 > first) {
+        nsys__col_names_rollback(&cnames, mark_n, mark_list, mark_kinds);
+        b.len = mark_b;
+        next = k - 1;
+      }
+      break;
+    }
+    mark_b = b.len;
+    mark_n = cnames.n;
+    mark_list = cnames.list.len;
+    mark_kinds = cnames.n_kinds;
     const nsys_tl_track *t = nsys_tl_track_at(ix, sel[k]);
-    nsys_strbuf_printf(&b, "%s{\"id\":", k ? "," : "");
+    nsys_strbuf_printf(&b, "%s{\"id\":", k > first ? "," : "");
     nsys_json_escape(&b, t->id);
     uint32_t n = nsys_tl_count(ix, sel[k], base, gend);
     bool events = max_events > 0 && n <= (uint64_t)max_events;
@@ -424,6 +470,11 @@ cJSON *nsys_method_timeline_range(nsys_call *call) {
     }
     nsys_strbuf_puts(&b, "]}");
   }
+  if (!cancelled && next == n_sel && n_sel > first + 1 && b.len + cnames.list.len > budget) {
+    nsys__col_names_rollback(&cnames, mark_n, mark_list, mark_kinds);
+    b.len = mark_b;
+    next = n_sel - 1;
+  }
   nsys_strbuf_putc(&b, ']');
   cJSON *out = NULL;
   if (!cancelled) {
@@ -443,6 +494,12 @@ cJSON *nsys_method_timeline_range(nsys_call *call) {
       nsys_strbuf_free(&names_text);
     }
     cJSON_AddItemToObject(out, "tracks", nsys_json_raw_take(&b));
+    if (next < n_sel) {
+      char tok[NSYS_CURSOR_LEN + 1];
+      nsys_cursor_encode(tok, key, next);
+      cJSON_AddTrueToObject(out, "truncated");
+      cJSON_AddStringToObject(out, "next", tok);
+    }
   }
   nsys_strbuf_free(&b);
   nsys__batch_free(&batch);

@@ -105,9 +105,26 @@ static void check_range(const char *pid, const nsys_index *ix, int64_t qs, int64
   cJSON_Delete(r);
 }
 
-static void check_tree(const char *pid, const nsys_index *ix) {
+/* The whole tree, asked for explicitly: every depth, every root, no byte cap. */
+static cJSON *whole_tree(const char *pid, bool aggregate) {
   nsys_err err;
-  cJSON *r = roundtrip(call_method("nvtx/tree", params(pid), &err));
+  cJSON *p = params(pid);
+  cJSON_AddNumberToObject(p, "maxDepth", 65535);
+  cJSON_AddNumberToObject(p, "limit", 1e9);
+  cJSON_AddNumberToObject(p, "maxBytes", 1099511627776.0);
+  if (aggregate) cJSON_AddStringToObject(p, "mode", "aggregate");
+  return roundtrip(call_method("nvtx/tree", p, &err));
+}
+
+static int64_t count_nodes(const cJSON *nodes) {
+  int64_t k = 0;
+  const cJSON *n;
+  cJSON_ArrayForEach(n, nodes) k += 1 + count_nodes(cJSON_GetObjectItemCaseSensitive(n, "children"));
+  return k;
+}
+
+static void check_tree(const char *pid, const nsys_index *ix) {
+  cJSON *r = whole_tree(pid, false);
   CHECK(r != NULL);
   if (!r) return;
   /* every op launched inside a root range on its thread counts once in that root;
@@ -115,18 +132,22 @@ static void check_tree(const char *pid, const nsys_index *ix) {
    * whose API call lies inside some root */
   int64_t roots_sum = 0;
   const cJSON *n;
-  cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(r, "roots")) roots_sum += jint(n, "opCount");
+  cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(r, "nodes")) roots_sum += jint(n, "opCount");
   CHECK(roots_sum <= (int64_t)ix->ops.n);
-  CHECK_EQ(jint(r, "rangeCount"), ix->nvtx.n);
+  CHECK_EQ(count_nodes(cJSON_GetObjectItemCaseSensitive(r, "nodes")), ix->nvtx.n);
+  CHECK_EQ(jint(r, "nodeCount"), ix->nvtx.n);
   cJSON_Delete(r);
-  cJSON *p = params(pid);
-  cJSON_AddBoolToObject(p, "aggregate", true);
-  cJSON *a = roundtrip(call_method("nvtx/tree", p, &err));
+  cJSON *a = whole_tree(pid, true);
   CHECK(a != NULL);
   if (a) {
-    int64_t agg_sum = 0;
-    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(a, "roots")) agg_sum += jint(n, "opCount");
+    int64_t agg_sum = 0, inst = 0;
+    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(a, "nodes")) {
+      agg_sum += jint(n, "opCount");
+      inst += jint(n, "instances");
+    }
     CHECK_EQ(agg_sum, roots_sum);
+    CHECK_EQ(jint(a, "rangeCount"), ix->nvtx.n);
+    CHECK(inst <= (int64_t)ix->nvtx.n);
   }
   cJSON_Delete(a);
 }

@@ -395,12 +395,17 @@ KernelExplainResult = TypedDict("KernelExplainResult", {
 # nvtx/tree params
 NvtxTreeParams = TypedDict("NvtxTreeParams", {
     "profileId": ProfileId,
+    "mode": NotRequired[Literal["ranges", "aggregate"]],
+    "aggregate": NotRequired[bool],
+    "parent": NotRequired[int],
     "start": NotRequired[NsParam],
     "end": NotRequired[NsParam],
     "device": NotRequired[int],
     "thread": NotRequired[Union[int, str]],
+    "limit": NotRequired[int],
+    "cursor": NotRequired[str],
     "maxDepth": NotRequired[int],
-    "aggregate": NotRequired[bool],
+    "maxBytes": NotRequired[int],
     "topKernels": NotRequired[int],
 })
 
@@ -411,30 +416,42 @@ NvtxTreeResultNodeTopKernelsItem = TypedDict("NvtxTreeResultNodeTopKernelsItem",
 })
 
 NvtxTreeResultNode = TypedDict("NvtxTreeResultNode", {
+    "id": int,
     "name": str,
     "domain": str,
+    "depth": int,
     "start": Ns,
     "end": Ns,
     "gpuStart": Union[int, None],
     "gpuEnd": Union[int, None],
     "opCount": int,
     "kernelNs": int,
-    "depth": NotRequired[int],
-    "id": NotRequired[int],
-    "instances": NotRequired[int],
-    "cpuNs": NotRequired[int],
+    "childCount": int,
     "pid": NotRequired[int],
     "tid": NotRequired[int],
+    "op": NotRequired[str],
+    "seq": NotRequired[int],
+    "opId": NotRequired[int],
+    "instances": NotRequired[int],
+    "cpuNs": NotRequired[int],
+    "minNs": NotRequired[int],
+    "medianNs": NotRequired[int],
+    "maxNs": NotRequired[int],
     "topKernels": List[NvtxTreeResultNodeTopKernelsItem],
-    "children": List["NvtxTreeResultNode"],
+    "children": NotRequired[List["NvtxTreeResultNode"]],
 })
 
 # nvtx/tree result
 NvtxTreeResult = TypedDict("NvtxTreeResult", {
-    "roots": List[NvtxTreeResultNode],
-    "nodeCount": int,
-    "rangeCount": int,
+    "mode": Literal["ranges", "aggregate"],
     "aggregated": bool,
+    "parent": Union[int, None],
+    "nodes": List[NvtxTreeResultNode],
+    "total": int,
+    "next": Union[str, None],
+    "truncated": bool,
+    "nodeCount": int,
+    "rangeCount": NotRequired[int],
 })
 
 # profile/close params
@@ -1033,6 +1050,8 @@ TimelineRangeParams = TypedDict("TimelineRangeParams", {
     "maxEvents": NotRequired[int],
     "format": NotRequired[Literal["objects", "columns"]],
     "fields": NotRequired[List[Literal["id", "start", "end", "name", "kind", "depth", "index", "count", "busyNs", "longestId", "longestName", "longestDur", "indexStep", "busyPct"]]],
+    "maxBytes": NotRequired[int],
+    "cursor": NotRequired[str],
 })
 
 TimelineRangeResult0TracksItem0EventsItem = TypedDict("TimelineRangeResult0TracksItem0EventsItem", {
@@ -1074,6 +1093,8 @@ TimelineRangeResult0 = TypedDict("TimelineRangeResult0", {
     "start": Ns,
     "end": Ns,
     "tracks": List[Union[TimelineRangeResult0TracksItem0, TimelineRangeResult0TracksItem1]],
+    "truncated": NotRequired[Literal[True]],
+    "next": NotRequired[str],
 })
 
 # every column unless params.fields lists a subset; all listed columns have one entry per event
@@ -1116,6 +1137,8 @@ TimelineRangeResult1 = TypedDict("TimelineRangeResult1", {
     "format": Literal["columns"],
     "names": List[str],
     "tracks": List[Union[TimelineRangeResult1TracksItem0, TimelineRangeResult1TracksItem1]],
+    "truncated": NotRequired[Literal[True]],
+    "next": NotRequired[str],
 })
 
 TimelineRangeResult = Union[TimelineRangeResult0, TimelineRangeResult1]

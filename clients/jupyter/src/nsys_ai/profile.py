@@ -142,7 +142,10 @@ class Profile:
 
     def nvtx_tree(self, **params: Any) -> Any:
         """`nvtx/tree` flattened depth-first (depth, path columns; roots in `df.attrs['roots']`),
-        or the list of root nodes without pandas."""
+        or the list of root nodes without pandas. Takes nvtx/tree's params; without
+        maxDepth, each root's whole subtree (a page of roots within the 2 MiB reply cap:
+        `df.attrs['next']` continues as `cursor=`, `maxBytes=` raises the cap)."""
+        params = {"maxDepth": 65535, **params}
         res = self.request(M_TREE, params)
         roots: list[dict] = (res.get("roots", res.get("nodes", [])) if isinstance(res, dict) else res) or []
         if not self.frames:

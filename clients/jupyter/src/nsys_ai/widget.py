@@ -234,9 +234,9 @@ class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]
     Loaded lazily, so it stays small on a 10M-kernel profile: the front end asks
     for pages of roots `{id, kind: "roots", offset, limit}` and for a node's children
     `{id, kind: "children", key}`; each answer is `{id, kind, nodes, total?}`.
-    Children come from `nvtx/tree` over the node's own window and thread, two levels
-    deep (so each child knows whether it has children). An aggregated tree
-    (`aggregate=True`, equal paths merged) is small and kept whole on the Python side.
+    Every level is one `nvtx/tree` level (the roots, or `parent` = the node's id),
+    fetched page by page with its cursor when first asked for; `aggregate=True`
+    asks for the aggregate tree (equal name paths merged, ids are path ids).
     """
 
     _esm = _bundle("tree.js")
@@ -244,37 +244,38 @@ class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]
     total = traitlets.Int(0).tag(sync=True)       # number of roots
     aggregated = traitlets.Bool(False).tag(sync=True)
 
+    PAGE = 500
+
     def __init__(self, profile: "Profile", params: Optional[dict] = None, **kwargs: Any) -> None:
-        from .profile import M_TREE
         self._profile = profile
         self._params = dict(params or {})
         self._max_depth: Optional[int] = self._params.pop("maxDepth", None)
-        agg = bool(self._params.get("aggregate"))
-        if agg:  # merged paths: small, kept whole
-            res = profile.request(M_TREE, {**self._params, **({"maxDepth": self._max_depth}
-                                                             if self._max_depth is not None else {})})
-            self._roots: list[dict] = res.get("roots", [])
-        else:    # roots with their children (to know which have any); deeper levels on demand
-            res = profile.request(M_TREE, {**self._params, "maxDepth": self._cap(1)})
-            self._roots = res.get("roots", [])
-            for r in self._roots:
-                for c in r.get("children") or []:
-                    c.setdefault("pid", r.get("pid"))
-                    c.setdefault("tid", r.get("tid"))
-        super().__init__(title=pathlib.Path(profile.path).name, total=len(self._roots), aggregated=agg, **kwargs)
+        agg = bool(self._params.pop("aggregate", False)) or self._params.get("mode") == "aggregate"
+        self._params["mode"] = "aggregate" if agg else "ranges"
+        self._levels: dict[Optional[int], tuple[list[dict], Optional[str], int]] = {}
+        first = self._level(None, 0)
+        super().__init__(title=pathlib.Path(profile.path).name, total=first[2], aggregated=agg, **kwargs)
         self.on_msg(self._on_msg)
 
-    def _cap(self, depth: int) -> int:
-        return depth if self._max_depth is None else min(depth, int(self._max_depth))
+    def _level(self, parent: Optional[int], upto: int) -> tuple[list[dict], Optional[str], int]:
+        """The level's nodes fetched so far (at least `upto` when it has that many), its cursor, its total."""
+        from .profile import M_TREE
+        nodes, cursor, total = self._levels.get(parent, ([], None, -1))
+        while total < 0 or (cursor is not None and len(nodes) < upto):
+            params = {**self._params, "limit": self.PAGE, **({"parent": parent} if parent is not None else {}),
+                      **({"cursor": cursor} if cursor else {})}
+            res = self._profile.request(M_TREE, params)
+            nodes = nodes + list(res.get("nodes") or [])
+            cursor, total = res.get("next"), int(res.get("total", 0))
+        self._levels[parent] = (nodes, cursor, total)
+        return nodes, cursor, total
 
     @staticmethod
     def _public(node: dict, path: list[int]) -> dict:
-        """A node for the front end: no children, but how many, and a key to ask for them."""
+        """A node for the front end: how many children it has, and a key to ask for them."""
         out = {k: v for k, v in node.items() if k != "children"}
-        kids = node.get("children")
-        out["childCount"] = len(kids) if kids is not None else None
-        out["key"] = {"path": path, "id": node.get("id"), "pid": node.get("pid"), "tid": node.get("tid"),
-                      "depth": node.get("depth"), "start": node.get("start"), "end": node.get("end")}
+        out["childCount"] = node.get("childCount")
+        out["key"] = {"path": path, "id": node.get("id"), "depth": node.get("depth")}
         return out
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -285,8 +286,9 @@ class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]
             if content["kind"] == "roots":
                 off = max(0, int(content.get("offset", 0)))
                 lim = max(1, min(2000, int(content.get("limit", 200))))
-                nodes = [self._public(n, [off + i]) for i, n in enumerate(self._roots[off:off + lim])]
-                self.send({"id": rid, "kind": "roots", "total": len(self._roots), "offset": off, "nodes": nodes})
+                roots, _, total = self._level(None, off + lim)
+                nodes = [self._public(n, [off + i]) for i, n in enumerate(roots[off:off + lim])]
+                self.send({"id": rid, "kind": "roots", "total": total, "offset": off, "nodes": nodes})
             else:
                 key = content.get("key") or {}
                 self.send({"id": rid, "kind": "children", "nodes": self.children(key)})
@@ -296,41 +298,10 @@ class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self.send({"id": rid, "kind": content.get("kind"), "error": f"{type(e).__name__}: {e}", "code": None})
 
     def children(self, key: dict) -> list[dict]:
-        """The children of the node `key` names (front-end keys, see `_public`)."""
-        from .profile import M_TREE
+        """The children of the node `key` names (front-end keys, see `_public`), at most 5000."""
         path = [int(i) for i in key.get("path") or []]
-        if self.aggregated:  # kept whole: walk the path
-            if not path:
-                raise ValueError("key.path: expected a non-empty list")
-            node = self._roots[path[0]]
-            for i in path[1:]:
-                node = (node.get("children") or [])[i]
-            return [self._public(c, path + [i]) for i, c in enumerate(node.get("children") or [])]
-        depth = int(key["depth"])
+        node_id, depth = int(key["id"]), int(key["depth"])
         if self._max_depth is not None and depth >= self._max_depth:
             return []
-        params = {**self._params, "start": int(key["start"]), "end": int(key["end"]),
-                  "maxDepth": self._cap(depth + 2)}
-        if key.get("tid") is not None:
-            params["thread"] = f"{int(key['pid'])}:{int(key['tid'])}" if key.get("pid") is not None \
-                else int(key["tid"])
-        res = self._profile.request(M_TREE, params)
-        found = _find(res.get("roots", []), key.get("id"), depth)
-        if found is None:
-            raise LookupError(f"NVTX range {key.get('id')} not found in its own window")
-        kids = found.get("children") or []
-        for c in kids:
-            c["pid"], c["tid"] = key.get("pid"), key.get("tid")
-        return [self._public(c, path + [i]) for i, c in enumerate(kids)]
-
-
-def _find(nodes: list[dict], range_id: Any, depth: int) -> Optional[dict]:
-    """The node with `id` range_id (at `depth`) in a tree, depth-first."""
-    stack = list(nodes)
-    while stack:
-        n = stack.pop()
-        if n.get("id") == range_id and n.get("depth") == depth:
-            return n
-        if (n.get("depth") or 0) < depth:
-            stack.extend(n.get("children") or [])
-    return None
+        kids, _, _ = self._level(node_id, 5000)
+        return [self._public(c, path + [i]) for i, c in enumerate(kids[:5000])]

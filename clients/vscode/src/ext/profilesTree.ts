@@ -1,4 +1,5 @@
-/* The "Profiles" tree: each open profile → GPUs → streams, and NVTX roots. */
+/* The "Profiles" tree: each open profile → GPUs → streams, and the aggregate NVTX
+ * tree (equal name paths merged), each level one nvtx/tree request with `parent`. */
 import * as vscode from 'vscode';
 import { formatNs } from '../client/format';
 import type { ProfileStore, OpenProfile } from './profileStore';
@@ -9,7 +10,7 @@ type Node =
   | { kind: 'gpu'; p: OpenProfile; device: number }
   | { kind: 'stream'; p: OpenProfile; label: string; description: string }
   | { kind: 'nvtx'; p: OpenProfile }
-  | { kind: 'range'; p: OpenProfile; label: string; description: string; start: number; end: number }
+  | { kind: 'range'; p: OpenProfile; id: number; childCount: number; label: string; description: string; start: number; end: number }
   | { kind: 'message'; label: string };
 
 export class ProfilesTreeProvider implements vscode.TreeDataProvider<Node> {
@@ -35,7 +36,7 @@ export class ProfilesTreeProvider implements vscode.TreeDataProvider<Node> {
       case 'stream': return Object.assign(new vscode.TreeItem(n.label, C.None), { description: n.description });
       case 'nvtx': return Object.assign(new vscode.TreeItem('NVTX', C.Collapsed), { iconPath: new vscode.ThemeIcon('symbol-namespace') });
       case 'range': {
-        const it = new vscode.TreeItem(n.label, C.None);
+        const it = new vscode.TreeItem(n.label, n.childCount > 0 ? C.Collapsed : C.None);
         it.description = n.description;
         it.command = { command: 'nsys-ai.showInTimeline', title: 'Show in timeline', arguments: [{ profileId: n.p.profileId, start: n.start, end: n.end }] };
         return it;
@@ -60,12 +61,15 @@ export class ProfilesTreeProvider implements vscode.TreeDataProvider<Node> {
           return (await this.store.tracks(n.p))
             .filter((t) => t.device === n.device && t.stream !== undefined && !/nvtx/i.test(t.kind))
             .map((t) => ({ kind: 'stream', p: n.p, label: `stream ${t.stream}`, description: String(t.streamClass ?? t.kind) }));
-        case 'nvtx': {
+        case 'nvtx':
+        case 'range': {
           const client = await this.store.server.get();
-          const r = await client.nvtxTree(n.p.profileId, { maxDepth: 0, aggregate: true });
-          const roots = (r.roots ?? []).slice(0, 200);
-          if (!roots.length) return [{ kind: 'message', label: 'no NVTX ranges' }];
-          return roots.map((x) => ({ kind: 'range', p: n.p, label: x.name, description: `${formatNs(x.kernelNs)} GPU · ${x.opCount} ops`, start: x.gpuStart ?? x.start, end: x.gpuEnd ?? x.end }));
+          const r = await client.nvtxTree(n.p.profileId, { mode: 'aggregate', limit: 200, topKernels: 0, ...(n.kind === 'range' ? { parent: n.id } : {}) });
+          if (!r.nodes.length) return [{ kind: 'message', label: 'no NVTX ranges' }];
+          const out: Node[] = r.nodes.map((x) => ({ kind: 'range', p: n.p, id: x.id, childCount: x.childCount, label: x.name,
+            description: `${formatNs(x.kernelNs)} GPU · ${x.opCount} ops`, start: x.gpuStart ?? x.start, end: x.gpuEnd ?? x.end }));
+          if (r.total > r.nodes.length) out.push({ kind: 'message', label: `${r.total - r.nodes.length} more not shown` });
+          return out;
         }
         default: return [];
       }

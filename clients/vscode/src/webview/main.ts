@@ -61,14 +61,12 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
     activateTab('Details');
     void panel.show(hit);
   });
-  /* aggregated (equal paths merged across iterations and threads), one level at a time */
-  const TREE_DEPTH = 1;
-  const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(n.gpuStart ?? n.start, n.gpuEnd ?? n.end), async (path, n) => {
-    const r = await rpc<NvtxTreeResult>('nvtx/tree', { aggregate: true, start: n.start, end: n.end, maxDepth: path.length });
-    let level: NvtxNode[] = r.roots;
-    for (const name of path) level = level.find((x) => x.name === name)?.children ?? [];
-    return level;
-  }, TREE_DEPTH + 1);
+  const TREE_PAGE = 500;
+  /* aggregated (equal name paths merged across iterations and threads), one level at a time:
+   * a node's children are asked for by its path id when it is expanded */
+  const level = (parent?: number) => rpc<NvtxTreeResult>('nvtx/tree', { mode: 'aggregate', limit: TREE_PAGE, topKernels: 0, ...(parent === undefined ? {} : { parent }) });
+  const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(n.gpuStart ?? n.start, n.gpuEnd ?? n.end),
+    async (n) => (await level(n.id)).nodes);
   const top = new TopKernelsTable((r) => {
     activateTab('Details');
     void panel.showName(r.name).then(async (x) => {
@@ -86,7 +84,7 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
     button('Reset zoom', 'Fit', () => timeline!.setView({ start, end, width: timeline!.currentView.width })));
   /* each panel asks the server the first time its tab opens: on large profiles the
    * report and the NVTX tree take seconds and should not compete with the timeline */
-  const loadTree = () => rpc<NvtxTreeResult>('nvtx/tree', { aggregate: true, maxDepth: TREE_DEPTH }).then((r) => tree.render(r.roots ?? []), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
+  const loadTree = () => level().then((r) => tree.render(r.nodes, r.total), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
   const loadTop = () => rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
   const loadFindings = () => rpc<ReportResult>('report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
   tree.el.append(h('p', { class: 'muted' }, 'Loading NVTX ranges…'));

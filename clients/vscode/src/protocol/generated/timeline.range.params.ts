@@ -32,4 +32,12 @@ format?: ("objects" | "columns")
  * format "columns" only: the columns to include (default: every column but the compact encodings indexStep and busyPct). Tracks answered with events carry the listed event columns (id, start, end, name, kind, depth), tracks answered with buckets the listed bucket columns (index, count, busyNs, longestId, longestName, longestDur, indexStep, busyPct). A client that draws from index, count and busyNs and looks up the longest item on hover receives about half the bytes; one that draws from indexStep and busyPct about a third of that.
  */
 fields?: ("id" | "start" | "end" | "name" | "kind" | "depth" | "index" | "count" | "busyNs" | "longestId" | "longestName" | "longestDur" | "indexStep" | "busyPct")[]
+/**
+ * Reply size cap in bytes of JSON (default 2097152). Tracks that would pass it are left for the next page (`next`); a page always holds one track.
+ */
+maxBytes?: number
+/**
+ * The `next` of a previous reply to the same params: the following page of tracks. Any other string is -32602.
+ */
+cursor?: string
 }

@@ -59,6 +59,14 @@ dur: number
 }
 }[]
 })[]
+/**
+ * Present when tracks were left out to stay within maxBytes.
+ */
+truncated?: true
+/**
+ * Pass as `cursor` (same other params) for the next page of tracks.
+ */
+next?: string
 }
 export interface ColumnsFormat {
 /**
@@ -149,4 +157,12 @@ indexStep?: number[]
 busyPct?: number[]
 }
 })[]
+/**
+ * Present when tracks were left out to stay within maxBytes.
+ */
+truncated?: true
+/**
+ * Pass as `cursor` (same other params) for the next page of tracks.
+ */
+next?: string
 }
