@@ -92,6 +92,7 @@ static int nsys__cmp_i32(const void *a, const void *b) {
 
 static void nsys__build(nsys_actx *c) {
   const nsys_index *ix = c->ix;
+  nsys_acache *k = c->cache;
   int32_t *devs = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *devs);
   uint32_t nd = 0;
   for (uint32_t t = 0; t < ix->n_tracks; t++) devs[nd++] = ix->tracks[t].device;
@@ -99,10 +100,10 @@ static void nsys__build(nsys_actx *c) {
   uint32_t u = 0;
   for (uint32_t i = 0; i < nd; i++)
     if (!u || devs[u - 1] != devs[i]) devs[u++] = devs[i];
-  c->devunions = nsys_xcalloc((size_t)u + 1, sizeof *c->devunions);
-  c->n_devunions = u;
+  k->devunions = nsys_xcalloc((size_t)u + 1, sizeof *k->devunions);
+  k->n_devunions = u;
   for (uint32_t d = 0; d < u; d++) {
-    nsys_devunions *du = &c->devunions[d];
+    nsys_devunions *du = &k->devunions[d];
     du->device = devs[d];
     nsys_ivls_init(&du->compute);
     nsys_ivls_init(&du->comm);
@@ -124,31 +125,41 @@ static void nsys__build(nsys_actx *c) {
     nsys_ivls_index(&du->both);
   }
   free(devs);
+  k->devunions_whole = !c->stopped; /* a cut-short build is rebuilt by the next run that lends this cache */
 }
 
 const nsys_devunions *nsys_actx_devunions(nsys_actx *c, int32_t device) {
-  if (!c->devunions) nsys__build(c);
-  uint32_t lo = 0, hi = c->n_devunions;
+  nsys_acache *k = c->cache;
+  if (k->devunions && !k->devunions_whole && !c->stopped) nsys_devunions_free(k);
+  if (!k->devunions) nsys__build(c);
+  uint32_t lo = 0, hi = k->n_devunions;
   while (lo < hi) {
     uint32_t m = lo + (hi - lo) / 2;
-    if (c->devunions[m].device < device) lo = m + 1;
+    if (k->devunions[m].device < device) lo = m + 1;
     else hi = m;
   }
-  if (lo < c->n_devunions && c->devunions[lo].device == device) return &c->devunions[lo];
+  if (lo < k->n_devunions && k->devunions[lo].device == device) return &k->devunions[lo];
   /* a device without tracks: empty unions (first element's lists are never
    * shared: answer a static empty set) */
   static nsys_devunions empty = {0};
   return &empty;
 }
 
-void nsys_devunions_free(nsys_actx *c) {
-  for (uint32_t d = 0; d < c->n_devunions; d++) {
-    nsys_ivls_free(&c->devunions[d].compute);
-    nsys_ivls_free(&c->devunions[d].comm);
-    nsys_ivls_free(&c->devunions[d].any);
-    nsys_ivls_free(&c->devunions[d].both);
+uint32_t nsys_actx_devunions_all(nsys_actx *c, const nsys_devunions **all) {
+  nsys_actx_devunions(c, 0); /* builds the unions of every device */
+  *all = c->cache->devunions;
+  return c->cache->n_devunions;
+}
+
+void nsys_devunions_free(nsys_acache *k) {
+  for (uint32_t d = 0; d < k->n_devunions; d++) {
+    nsys_ivls_free(&k->devunions[d].compute);
+    nsys_ivls_free(&k->devunions[d].comm);
+    nsys_ivls_free(&k->devunions[d].any);
+    nsys_ivls_free(&k->devunions[d].both);
   }
-  free(c->devunions);
-  c->devunions = NULL;
-  c->n_devunions = 0;
+  free(k->devunions);
+  k->devunions = NULL;
+  k->n_devunions = 0;
+  k->devunions_whole = false;
 }

@@ -1,7 +1,8 @@
 /* A device's GPU ops in start order across all its tracks (k-way heap merge,
  * O(log tracks) per op), and the whole-device unions built from it once per
- * analysis run, so that the covered length of any window costs two binary
- * searches whatever the number of windows, streams or ops per window. */
+ * nsys_acache (one analysis run, or every analysis of a report or diff), so
+ * that the covered length of any window costs two binary searches whatever
+ * the number of windows, streams or ops per window. */
 #ifndef NSYS_DEVUNIONS_H
 #define NSYS_DEVUNIONS_H
 
@@ -33,7 +34,9 @@ typedef struct nsys_devunions {
 
 /* The cached unions of `device` (built for every device on first use). */
 const nsys_devunions *nsys_actx_devunions(nsys_actx *c, int32_t device);
-/* Frees the cache (nsys_actx_dispose). */
-void nsys_devunions_free(nsys_actx *c);
+/* The unions of every device (sorted by device); returns their count. */
+uint32_t nsys_actx_devunions_all(nsys_actx *c, const nsys_devunions **all);
+/* Frees the unions of a cache (nsys_acache_dispose). */
+void nsys_devunions_free(nsys_acache *k);
 
 #endif
