@@ -13,6 +13,7 @@ void nsys_acache_init(nsys_acache *k, const nsys_index *ix) {
 
 void nsys_acache_dispose(nsys_acache *k) {
   nsys_devunions_free(k);
+  nsys_devorder_free(k);
   free(k->piddev);
   free(k->name_nccl);
   free(k->name_api);

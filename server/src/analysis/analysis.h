@@ -40,6 +40,8 @@ typedef struct nsys_acache {
   uint8_t *name_api;      /* per strtab id: nsys_api_class */
   int64_t **api_pmax;     /* per thread: running max of api end (for overlap search) */
   uint8_t *op_class;      /* per op: 1 compute kernel, 2 NCCL kernel, 3 memcpy/memset */
+  struct nsys_devorder *devorder;   /* per device (sorted): its ops in merged start order (devunions.h) */
+  uint32_t n_devorder;
   struct nsys_devunions *devunions; /* per device (sorted): whole-time unions (devunions.h) */
   uint32_t n_devunions;
   bool devunions_whole;             /* false when a cancelled run cut the build short */

@@ -163,13 +163,13 @@ bool nsys_actx_thread_on_device(nsys_actx *c, uint32_t thread, int32_t device) {
 void nsys_actx_device_each(nsys_actx *c, int32_t device, int64_t a, int64_t b,
                            void (*fn)(nsys_actx *c, uint32_t op, void *ud), void *ud) {
   const nsys_index *ix = c->ix;
-  nsys_opmerge m;
-  nsys_opmerge_init(&m, ix, device, a);
-  for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
+  nsys_opiter m;
+  nsys_opiter_init(&m, c, device, a);
+  for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
     if (ix->ops.start[op] >= b) break; /* start order: every later op starts at >= b too */
     if (ix->ops.end[op] > a) fn(c, (uint32_t)op, ud);
   }
-  nsys_opmerge_free(&m);
+  nsys_opiter_free(&m);
 }
 
 void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b, const nsys_op_pred *preds,
@@ -178,9 +178,9 @@ void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b,
   for (int k = 0; k < n; k++) nsys_ivls_clear(outs[k]);
   /* ops of all tracks in start order (clipped starts stay in order), so each
    * union is appended to directly: O(ops · log tracks) */
-  nsys_opmerge m;
-  nsys_opmerge_init(&m, ix, device, a);
-  for (int64_t i; (i = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)i);) {
+  nsys_opiter m;
+  nsys_opiter_init(&m, c, device, a);
+  for (int64_t i; (i = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)i);) {
     int64_t s = ix->ops.start[i];
     if (s >= b) break;
     int64_t e = ix->ops.end[i];
@@ -190,7 +190,7 @@ void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b,
     for (int k = 0; k < n; k++)
       if (preds[k](c, (uint32_t)i)) nsys_ivls_add_sorted(outs[k], s, e);
   }
-  nsys_opmerge_free(&m);
+  nsys_opiter_free(&m);
 }
 
 void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,

@@ -2,6 +2,7 @@
 #include "analysis/devunions.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/util.h"
 
@@ -90,9 +91,8 @@ static int nsys__cmp_i32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void nsys__build(nsys_actx *c) {
-  const nsys_index *ix = c->ix;
-  nsys_acache *k = c->cache;
+/* Distinct devices of the tracks (sorted) into *out (malloc'd); returns the count. */
+static uint32_t nsys__track_devices(const nsys_index *ix, int32_t **out) {
   int32_t *devs = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *devs);
   uint32_t nd = 0;
   for (uint32_t t = 0; t < ix->n_tracks; t++) devs[nd++] = ix->tracks[t].device;
@@ -100,6 +100,105 @@ static void nsys__build(nsys_actx *c) {
   uint32_t u = 0;
   for (uint32_t i = 0; i < nd; i++)
     if (!u || devs[u - 1] != devs[i]) devs[u++] = devs[i];
+  *out = devs;
+  return u;
+}
+
+/* The order entry of `device` (the table is built on first use: devices,
+ * op counts and earliest starts, O(ops)); NULL for a device without tracks. */
+static nsys_devorder *nsys__devorder(nsys_acache *k, int32_t device) {
+  const nsys_index *ix = k->ix;
+  if (!k->devorder) {
+    int32_t *devs;
+    uint32_t u = nsys__track_devices(ix, &devs);
+    k->devorder = nsys_xcalloc((size_t)u + 1, sizeof *k->devorder);
+    k->n_devorder = u;
+    for (uint32_t d = 0; d < u; d++) {
+      k->devorder[d].device = devs[d];
+      k->devorder[d].min_start = INT64_MAX;
+    }
+    free(devs);
+    for (uint32_t t = 0; t < ix->n_tracks; t++) {
+      const nsys_gpu_track *tr = &ix->tracks[t];
+      nsys_devorder *o = NULL;
+      for (uint32_t lo = 0, hi = k->n_devorder; lo < hi;) {
+        uint32_t m = lo + (hi - lo) / 2;
+        if (k->devorder[m].device < tr->device) lo = m + 1;
+        else if (k->devorder[m].device > tr->device) hi = m;
+        else {
+          o = &k->devorder[m];
+          break;
+        }
+      }
+      o->n_ops += tr->count;
+      for (uint32_t i = tr->first; i < tr->first + tr->count; i++)
+        if (ix->ops.start[i] < o->min_start) o->min_start = ix->ops.start[i];
+    }
+  }
+  for (uint32_t lo = 0, hi = k->n_devorder; lo < hi;) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (k->devorder[m].device < device) lo = m + 1;
+    else if (k->devorder[m].device > device) hi = m;
+    else return &k->devorder[m];
+  }
+  return NULL;
+}
+
+void nsys_opiter_init(nsys_opiter *it, nsys_actx *c, int32_t device, int64_t a) {
+  memset(it, 0, sizeof *it);
+  it->c = c;
+  nsys_devorder *o = nsys__devorder(c->cache, device);
+  /* a <= every start: each track's cursor starts at its first op whatever a
+   * is (nsys__track_lower), so the heap yields the recorded sequence */
+  if (o && a <= o->min_start) {
+    if (o->whole) {
+      it->ord = o->ops;
+      it->n = o->n;
+      return;
+    }
+    if (!o->recording) {
+      free(o->ops);
+      o->ops = nsys_xmalloc(((size_t)o->n_ops + 1) * sizeof *o->ops);
+      o->n = 0;
+      o->recording = true;
+      it->rec = o;
+    }
+  }
+  nsys_opmerge_init(&it->m, c->ix, device, a);
+}
+
+int64_t nsys_opiter_next(nsys_opiter *it) {
+  if (it->ord) return it->i < it->n ? (int64_t)it->ord[it->i++] : -1;
+  int64_t op = nsys_opmerge_next(&it->m);
+  if (op >= 0 && it->rec) it->rec->ops[it->rec->n++] = (uint32_t)op;
+  return op;
+}
+
+void nsys_opiter_free(nsys_opiter *it) {
+  nsys_devorder *o = it->rec;
+  if (o) {
+    if (!it->c->stopped) { /* finish the recording: the rest of the heap's sequence */
+      for (int64_t op; (op = nsys_opmerge_next(&it->m)) >= 0;) o->ops[o->n++] = (uint32_t)op;
+      o->whole = true;
+    }
+    o->recording = false;
+  }
+  if (!it->ord) nsys_opmerge_free(&it->m);
+  memset(it, 0, sizeof *it);
+}
+
+void nsys_devorder_free(nsys_acache *k) {
+  for (uint32_t d = 0; d < k->n_devorder; d++) free(k->devorder[d].ops);
+  free(k->devorder);
+  k->devorder = NULL;
+  k->n_devorder = 0;
+}
+
+static void nsys__build(nsys_actx *c) {
+  const nsys_index *ix = c->ix;
+  nsys_acache *k = c->cache;
+  int32_t *devs;
+  uint32_t u = nsys__track_devices(ix, &devs);
   k->devunions = nsys_xcalloc((size_t)u + 1, sizeof *k->devunions);
   k->n_devunions = u;
   for (uint32_t d = 0; d < u; d++) {
@@ -109,15 +208,15 @@ static void nsys__build(nsys_actx *c) {
     nsys_ivls_init(&du->comm);
     nsys_ivls_init(&du->any);
     nsys_ivls_init(&du->both);
-    nsys_opmerge m;
-    nsys_opmerge_init(&m, ix, devs[d], INT64_MIN);
-    for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
+    nsys_opiter m;
+    nsys_opiter_init(&m, c, devs[d], INT64_MIN);
+    for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
       int64_t s = ix->ops.start[op], e = ix->ops.end[op];
       nsys_ivls_add_sorted(&du->any, s, e);
       if (nsys_pred_compute(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->compute, s, e);
       else if (nsys_pred_comm(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->comm, s, e);
     }
-    nsys_opmerge_free(&m);
+    nsys_opiter_free(&m);
     nsys_ivls_intersect(&du->compute, &du->comm, &du->both);
     nsys_ivls_index(&du->compute);
     nsys_ivls_index(&du->comm);

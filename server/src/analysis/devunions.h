@@ -23,6 +23,39 @@ void nsys_opmerge_init(nsys_opmerge *m, const nsys_index *ix, int32_t device, in
 int64_t nsys_opmerge_next(nsys_opmerge *m);
 void nsys_opmerge_free(nsys_opmerge *m);
 
+/* A device's ops in the order nsys_opmerge yields them from INT64_MIN,
+ * recorded by the first nsys_opiter that walks them all. */
+typedef struct nsys_devorder {
+  int32_t device;
+  int64_t min_start; /* earliest op start of the device (INT64_MAX: no ops) */
+  uint32_t n_ops;    /* ops on its tracks */
+  uint32_t *ops, n;  /* the recorded order (n == n_ops once whole) */
+  bool whole;        /* recorded to the end (never set by a cancelled run) */
+  bool recording;    /* an nsys_opiter is recording it now */
+} nsys_devorder;
+
+/* Ops of a device in start order from `a`: exactly the sequence of
+ * nsys_opmerge_init(device, a) + nsys_opmerge_next. When a precedes every op
+ * of the device that sequence does not depend on a, so it is read from the
+ * cache's recorded order (an array walk instead of a heap), recorded by the
+ * first such walk; otherwise it is merged by a heap. */
+typedef struct nsys_opiter {
+  nsys_actx *c;
+  const uint32_t *ord; /* the recorded order, or NULL: heap */
+  uint32_t i, n;
+  nsys_opmerge m;
+  nsys_devorder *rec;  /* the order this heap walk records, or NULL */
+} nsys_opiter;
+
+void nsys_opiter_init(nsys_opiter *it, nsys_actx *c, int32_t device, int64_t a);
+/* Next op, or -1 when every op is done. */
+int64_t nsys_opiter_next(nsys_opiter *it);
+/* Ends the walk; a recording walk stopped early finishes its recording
+ * (unless the run was cancelled). */
+void nsys_opiter_free(nsys_opiter *it);
+/* Frees the recorded orders of a cache (nsys_acache_dispose). */
+void nsys_devorder_free(nsys_acache *k);
+
 /* Unions of one device over all time, each indexed (nsys_ivls_len_in). */
 typedef struct nsys_devunions {
   int32_t device;
