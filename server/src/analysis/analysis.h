@@ -47,6 +47,7 @@ typedef struct nsys_acache {
   bool devunions_whole;             /* false when a cancelled run cut the build short */
   struct nsys_piddev *piddev;       /* sorted distinct (pid, device) of the tracks */
   uint32_t n_piddev;
+  bool lent;                        /* lent to several runs: worth building whole-device unions */
 } nsys_acache;
 
 void nsys_acache_init(nsys_acache *k, const nsys_index *ix);

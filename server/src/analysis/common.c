@@ -176,6 +176,16 @@ void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b,
                              nsys_ivls *const *outs, int n) {
   const nsys_index *ix = c->ix;
   for (int k = 0; k < n; k++) nsys_ivls_clear(outs[k]);
+  /* a window holding every op: copies of the cached whole-time unions */
+  const nsys_devunions *du = nsys_actx_devunions_covering(c, device, a, b);
+  const nsys_ivls *from[4] = {NULL};
+  for (int k = 0; du && k < n && k < 4; k++)
+    if (!(from[k] = nsys_devunions_of(du, preds[k]))) du = NULL;
+  if (du && n <= 4) {
+    for (int k = 0; k < n; k++)
+      for (uint32_t i = 0; i < from[k]->n; i++) nsys_ivls_add_sorted(outs[k], from[k]->s[i], from[k]->e[i]);
+    return;
+  }
   /* ops of all tracks in start order (clipped starts stay in order), so each
    * union is appended to directly: O(ops · log tracks) */
   nsys_opiter m;

@@ -116,6 +116,7 @@ static nsys_devorder *nsys__devorder(nsys_acache *k, int32_t device) {
     for (uint32_t d = 0; d < u; d++) {
       k->devorder[d].device = devs[d];
       k->devorder[d].min_start = INT64_MAX;
+      k->devorder[d].max_end = INT64_MIN;
     }
     free(devs);
     for (uint32_t t = 0; t < ix->n_tracks; t++) {
@@ -131,8 +132,10 @@ static nsys_devorder *nsys__devorder(nsys_acache *k, int32_t device) {
         }
       }
       o->n_ops += tr->count;
-      for (uint32_t i = tr->first; i < tr->first + tr->count; i++)
+      for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
         if (ix->ops.start[i] < o->min_start) o->min_start = ix->ops.start[i];
+        if (ix->ops.end[i] > o->max_end) o->max_end = ix->ops.end[i];
+      }
     }
   }
   for (uint32_t lo = 0, hi = k->n_devorder; lo < hi;) {
@@ -208,6 +211,7 @@ static void nsys__build(nsys_actx *c) {
     nsys_ivls_init(&du->comm);
     nsys_ivls_init(&du->any);
     nsys_ivls_init(&du->both);
+    nsys_ivls_init(&du->kernel);
     nsys_opiter m;
     nsys_opiter_init(&m, c, devs[d], INT64_MIN);
     for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
@@ -215,6 +219,7 @@ static void nsys__build(nsys_actx *c) {
       nsys_ivls_add_sorted(&du->any, s, e);
       if (nsys_pred_compute(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->compute, s, e);
       else if (nsys_pred_comm(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->comm, s, e);
+      if (nsys_pred_kernel(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->kernel, s, e);
     }
     nsys_opiter_free(&m);
     nsys_ivls_intersect(&du->compute, &du->comm, &du->both);
@@ -244,6 +249,22 @@ const nsys_devunions *nsys_actx_devunions(nsys_actx *c, int32_t device) {
   return &empty;
 }
 
+const nsys_devunions *nsys_actx_devunions_covering(nsys_actx *c, int32_t device, int64_t a, int64_t b) {
+  nsys_acache *k = c->cache;
+  if (!k->lent && !(k->devunions && k->devunions_whole)) return NULL;
+  const nsys_devorder *o = nsys__devorder(k, device);
+  if (!o || a > o->min_start || b < o->max_end) return NULL;
+  return nsys_actx_devunions(c, device);
+}
+
+const nsys_ivls *nsys_devunions_of(const nsys_devunions *du, nsys_op_pred pred) {
+  if (pred == nsys_pred_any) return &du->any;
+  if (pred == nsys_pred_compute) return &du->compute;
+  if (pred == nsys_pred_comm) return &du->comm;
+  if (pred == nsys_pred_kernel) return &du->kernel;
+  return NULL;
+}
+
 uint32_t nsys_actx_devunions_all(nsys_actx *c, const nsys_devunions **all) {
   nsys_actx_devunions(c, 0); /* builds the unions of every device */
   *all = c->cache->devunions;
@@ -256,6 +277,7 @@ void nsys_devunions_free(nsys_acache *k) {
     nsys_ivls_free(&k->devunions[d].comm);
     nsys_ivls_free(&k->devunions[d].any);
     nsys_ivls_free(&k->devunions[d].both);
+    nsys_ivls_free(&k->devunions[d].kernel);
   }
   free(k->devunions);
   k->devunions = NULL;

@@ -28,6 +28,7 @@ void nsys_opmerge_free(nsys_opmerge *m);
 typedef struct nsys_devorder {
   int32_t device;
   int64_t min_start; /* earliest op start of the device (INT64_MAX: no ops) */
+  int64_t max_end;   /* latest op end of the device (INT64_MIN: no ops) */
   uint32_t n_ops;    /* ops on its tracks */
   uint32_t *ops, n;  /* the recorded order (n == n_ops once whole) */
   bool whole;        /* recorded to the end (never set by a cancelled run) */
@@ -63,10 +64,19 @@ typedef struct nsys_devunions {
   nsys_ivls comm;    /* nsys_pred_comm */
   nsys_ivls any;     /* every op */
   nsys_ivls both;    /* compute ∩ comm */
+  nsys_ivls kernel;  /* nsys_pred_kernel */
 } nsys_devunions;
 
 /* The cached unions of `device` (built for every device on first use). */
 const nsys_devunions *nsys_actx_devunions(nsys_actx *c, int32_t device);
+/* The whole-time unions of `device` when [a,b) holds every op of the device
+ * (a <= every start, b >= every end: then the union of any op filter clipped
+ * to [a,b) is its whole-time union, built from the same ops in the same
+ * order) and they are worth building (the cache is lent to several runs, or
+ * they are built already); NULL otherwise. */
+const nsys_devunions *nsys_actx_devunions_covering(nsys_actx *c, int32_t device, int64_t a, int64_t b);
+/* The union of `du` for the ops of pred, or NULL when du has none for it. */
+const nsys_ivls *nsys_devunions_of(const nsys_devunions *du, nsys_op_pred pred);
 /* The unions of every device (sorted by device); returns their count. */
 uint32_t nsys_actx_devunions_all(nsys_actx *c, const nsys_devunions **all);
 /* Frees the unions of a cache (nsys_acache_dispose). */

@@ -197,7 +197,10 @@ cJSON *nsys_analysis_run_cached(nsys_call *call, struct nsys_profile *p, const n
                           name ? name : "");
   nsys_actx c;
   if (!nsys_actx_init(&c, call, p, ix, a, params)) return NULL;
-  if (cache && cache->ix == ix) c.cache = cache; /* a cache of another index is never lent */
+  if (cache && cache->ix == ix) { /* a cache of another index is never lent */
+    c.cache = cache;
+    cache->lent = true;
+  }
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "name", a->name);
   cJSON_AddItemToObject(res, "params", cJSON_Duplicate(c.params, true));
