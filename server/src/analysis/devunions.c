@@ -150,7 +150,7 @@ static nsys_devorder *nsys__devorder(nsys_acache *k, int32_t device) {
 void nsys_opiter_init(nsys_opiter *it, nsys_actx *c, int32_t device, int64_t a) {
   memset(it, 0, sizeof *it);
   it->c = c;
-  nsys_devorder *o = nsys__devorder(c->cache, device);
+  nsys_devorder *o = c->cache->lent ? nsys__devorder(c->cache, device) : NULL;
   /* a <= every start: each track's cursor starts at its first op whatever a
    * is (nsys__track_lower), so the heap yields the recorded sequence */
   if (o && a <= o->min_start) {
@@ -168,13 +168,6 @@ void nsys_opiter_init(nsys_opiter *it, nsys_actx *c, int32_t device, int64_t a) 
     }
   }
   nsys_opmerge_init(&it->m, c->ix, device, a);
-}
-
-int64_t nsys_opiter_next(nsys_opiter *it) {
-  if (it->ord) return it->i < it->n ? (int64_t)it->ord[it->i++] : -1;
-  int64_t op = nsys_opmerge_next(&it->m);
-  if (op >= 0 && it->rec) it->rec->ops[it->rec->n++] = (uint32_t)op;
-  return op;
 }
 
 void nsys_opiter_free(nsys_opiter *it) {
@@ -212,6 +205,7 @@ static void nsys__build(nsys_actx *c) {
     nsys_ivls_init(&du->any);
     nsys_ivls_init(&du->both);
     nsys_ivls_init(&du->kernel);
+    du->with_kernel = k->lent; /* only a lent cache serves whole-window kernel unions */
     nsys_opiter m;
     nsys_opiter_init(&m, c, devs[d], INT64_MIN);
     for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
@@ -219,7 +213,7 @@ static void nsys__build(nsys_actx *c) {
       nsys_ivls_add_sorted(&du->any, s, e);
       if (nsys_pred_compute(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->compute, s, e);
       else if (nsys_pred_comm(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->comm, s, e);
-      if (nsys_pred_kernel(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->kernel, s, e);
+      if (du->with_kernel && nsys_pred_kernel(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->kernel, s, e);
     }
     nsys_opiter_free(&m);
     nsys_ivls_intersect(&du->compute, &du->comm, &du->both);
@@ -251,7 +245,7 @@ const nsys_devunions *nsys_actx_devunions(nsys_actx *c, int32_t device) {
 
 const nsys_devunions *nsys_actx_devunions_covering(nsys_actx *c, int32_t device, int64_t a, int64_t b) {
   nsys_acache *k = c->cache;
-  if (!k->lent && !(k->devunions && k->devunions_whole)) return NULL;
+  if (!k->lent) return NULL;
   const nsys_devorder *o = nsys__devorder(k, device);
   if (!o || a > o->min_start || b < o->max_end) return NULL;
   return nsys_actx_devunions(c, device);
@@ -261,7 +255,7 @@ const nsys_ivls *nsys_devunions_of(const nsys_devunions *du, nsys_op_pred pred) 
   if (pred == nsys_pred_any) return &du->any;
   if (pred == nsys_pred_compute) return &du->compute;
   if (pred == nsys_pred_comm) return &du->comm;
-  if (pred == nsys_pred_kernel) return &du->kernel;
+  if (pred == nsys_pred_kernel && du->with_kernel) return &du->kernel;
   return NULL;
 }
 

@@ -39,7 +39,9 @@ typedef struct nsys_devorder {
  * nsys_opmerge_init(device, a) + nsys_opmerge_next. When a precedes every op
  * of the device that sequence does not depend on a, so it is read from the
  * cache's recorded order (an array walk instead of a heap), recorded by the
- * first such walk; otherwise it is merged by a heap. */
+ * first such walk when the cache is lent to several runs (a run's own cache
+ * records nothing: one walk would not repay it); otherwise it is merged by a
+ * heap. */
 typedef struct nsys_opiter {
   nsys_actx *c;
   const uint32_t *ord; /* the recorded order, or NULL: heap */
@@ -49,8 +51,13 @@ typedef struct nsys_opiter {
 } nsys_opiter;
 
 void nsys_opiter_init(nsys_opiter *it, nsys_actx *c, int32_t device, int64_t a);
-/* Next op, or -1 when every op is done. */
-int64_t nsys_opiter_next(nsys_opiter *it);
+/* Next op, or -1 when every op is done (inline: once per op of every walk). */
+static inline int64_t nsys_opiter_next(nsys_opiter *it) {
+  if (it->ord) return it->i < it->n ? (int64_t)it->ord[it->i++] : -1;
+  int64_t op = nsys_opmerge_next(&it->m);
+  if (op >= 0 && it->rec) it->rec->ops[it->rec->n++] = (uint32_t)op;
+  return op;
+}
 /* Ends the walk; a recording walk stopped early finishes its recording
  * (unless the run was cancelled). */
 void nsys_opiter_free(nsys_opiter *it);
@@ -64,7 +71,8 @@ typedef struct nsys_devunions {
   nsys_ivls comm;    /* nsys_pred_comm */
   nsys_ivls any;     /* every op */
   nsys_ivls both;    /* compute ∩ comm */
-  nsys_ivls kernel;  /* nsys_pred_kernel */
+  nsys_ivls kernel;  /* nsys_pred_kernel: built only in a lent cache (with_kernel) */
+  bool with_kernel;
 } nsys_devunions;
 
 /* The cached unions of `device` (built for every device on first use). */
@@ -72,8 +80,8 @@ const nsys_devunions *nsys_actx_devunions(nsys_actx *c, int32_t device);
 /* The whole-time unions of `device` when [a,b) holds every op of the device
  * (a <= every start, b >= every end: then the union of any op filter clipped
  * to [a,b) is its whole-time union, built from the same ops in the same
- * order) and they are worth building (the cache is lent to several runs, or
- * they are built already); NULL otherwise. */
+ * order) and the cache is lent to several runs (worth building them all);
+ * NULL otherwise. */
 const nsys_devunions *nsys_actx_devunions_covering(nsys_actx *c, int32_t device, int64_t a, int64_t b);
 /* The union of `du` for the ops of pred, or NULL when du has none for it. */
 const nsys_ivls *nsys_devunions_of(const nsys_devunions *du, nsys_op_pred pred);
