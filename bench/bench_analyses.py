@@ -12,7 +12,7 @@ then `--repeat - 1` more calls, and the cell is the first call's time unless
 shape generated with another seed (or, with --diff-self, with itself).
 
 usage: bench/bench_analyses.py [--scale 1m|10m|N] [--shapes default,stages,...]
-                               [--dir /tmp/nsys-ai-bench] [--repeat N] [--best]
+                               [--dir /tmp/nsys-ai-bench] [--repeat N] [--best] [--cpu]
        bench/bench_analyses.py --profile FILE.sqlite   (one existing profile)
 Target (issue 16): each method <= 300 ms at 10M kernels, report <= 1 s.
 """
@@ -65,9 +65,21 @@ def warm_index(binary: str, p: Path) -> None:
     subprocess.run([binary, "info", str(p)], check=True, stdout=subprocess.DEVNULL)
 
 
+def server_cpu_ms(srv: Server) -> float:
+    """CPU time (user + system, every thread) the server process has used."""
+    f = Path(f"/proc/{srv.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+CPU = False  # --cpu: cells are the server's CPU ms, not the client's wall clock
+
+
 def time_call(srv: Server, method: str, params: dict) -> tuple[float, object]:
+    c = server_cpu_ms(srv) if CPU else 0.0
     t = time.perf_counter()
     r = srv.request(method, params, timeout=3600)
+    if CPU:
+        return server_cpu_ms(srv) - c, r
     return (time.perf_counter() - t) * 1000, r
 
 
@@ -106,7 +118,12 @@ def main() -> int:
     ap.add_argument("--diff-self", action="store_true",
                     help="profile/diff compares each profile with itself (no second seed to generate: 10m)")
     ap.add_argument("--bin", default=str(REPO / "build" / "nsys-ai"))
+    ap.add_argument("--cpu", action="store_true",
+                    help="cells are the server's CPU ms (user + system, /proc; 10 ms ticks): steadier than "
+                         "wall clock on a loaded machine")
     args = ap.parse_args()
+    global CPU
+    CPU = args.cpu
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, float]] = {}
@@ -127,7 +144,7 @@ def main() -> int:
     rows = list(dict.fromkeys(k for r in results.values() for k in r))
     load = os.getloadavg()
     print(f"scale: {args.profile or args.scale}  cell: {'best of %d' % args.repeat if args.best else 'first call'}"
-          f" ms  load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}  cores: {os.cpu_count()}")
+          f" {'server CPU' if CPU else 'wall'} ms  load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}  cores: {os.cpu_count()}")
     w = max(12, *(len(c) for c in cols))
     print(f"{'method':28}" + "".join(f"{c:>{w + 1}}" for c in cols))
     for r in rows:

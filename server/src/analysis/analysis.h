@@ -29,7 +29,31 @@ typedef struct nsys_aparam {
   const char *desc;
 } nsys_aparam;
 
-/* Everything an analysis run may touch. Caches are filled lazily. */
+/* What the analyses derive from the index alone (never from params or the
+ * window), filled lazily on first use. A context owns one (`own`) unless the
+ * caller lends it one (nsys_analysis_run_cached): report/generate and
+ * profile/diff lend one per index to all the analyses of the run, so each is
+ * built once per run. Not thread-safe: one run (one thread) uses it at a time. */
+typedef struct nsys_acache {
+  const nsys_index *ix;   /* the index it describes */
+  uint8_t *name_nccl;     /* per strtab id: 1 when the name is an NCCL kernel */
+  uint8_t *name_api;      /* per strtab id: nsys_api_class */
+  int64_t **api_pmax;     /* per thread: running max of api end (for overlap search) */
+  uint8_t *op_class;      /* per op: 1 compute kernel, 2 NCCL kernel, 3 memcpy/memset */
+  struct nsys_devorder *devorder;   /* per device (sorted): its ops in merged start order (devunions.h) */
+  uint32_t n_devorder;
+  struct nsys_devunions *devunions; /* per device (sorted): whole-time unions (devunions.h) */
+  uint32_t n_devunions;
+  bool devunions_whole;             /* false when a cancelled run cut the build short */
+  struct nsys_piddev *piddev;       /* sorted distinct (pid, device) of the tracks */
+  uint32_t n_piddev;
+  bool lent;                        /* lent to several runs: worth building whole-device unions */
+} nsys_acache;
+
+void nsys_acache_init(nsys_acache *k, const nsys_index *ix);
+void nsys_acache_dispose(nsys_acache *k);
+
+/* Everything an analysis run may touch. */
 typedef struct nsys_actx {
   nsys_call *call;
   struct nsys_profile *p; /* NULL in unit tests: SQL-backed parts are skipped */
@@ -37,15 +61,8 @@ typedef struct nsys_actx {
   cJSON *params;          /* resolved: every declared param, defaults applied */
   int64_t t0, t1;         /* the analysis window (clipped to the index span) */
   int32_t device;         /* params.device, -1 = all devices */
-  /* caches */
-  uint8_t *name_nccl;     /* per strtab id: 1 when the name is an NCCL kernel */
-  uint8_t *name_api;      /* per strtab id: nsys_api_class */
-  int64_t **api_pmax;     /* per thread: running max of api end (for overlap search) */
-  uint8_t *op_class;      /* per op: 1 compute kernel, 2 NCCL kernel, 3 memcpy/memset */
-  struct nsys_devunions *devunions; /* per device (sorted): whole-time unions (devunions.h) */
-  uint32_t n_devunions;
-  struct nsys_piddev *piddev;       /* sorted distinct (pid, device) of the tracks */
-  uint32_t n_piddev;
+  nsys_acache *cache;     /* &own, or the caller's (nsys_analysis_run_cached) */
+  nsys_acache own;
   bool stopped;                     /* the request was cancelled (nsys_actx_stop) */
 } nsys_actx;
 
@@ -79,6 +96,11 @@ cJSON *nsys_analysis_list_json(void);
  * the result object or NULL after nsys_call_fail(). */
 cJSON *nsys_analysis_run(nsys_call *call, struct nsys_profile *p, const nsys_index *ix,
                          const char *name, const cJSON *params);
+/* The same with the index caches of `cache` (nsys_acache_init'ed on ix, owned
+ * by the caller, disposed after the last run that uses it); NULL = a cache
+ * of the run's own. Answers are the same byte for byte either way. */
+cJSON *nsys_analysis_run_cached(nsys_call *call, struct nsys_profile *p, const nsys_index *ix,
+                                const char *name, const cJSON *params, nsys_acache *cache);
 
 /* --- shared helpers (analysis/common.c) --- */
 typedef enum {

@@ -50,21 +50,21 @@ nsys_api_class nsys_api_classify(const char *name) {
   return NSYS_API_OTHER;
 }
 
-static void nsys__fill_name_caches(nsys_actx *c) {
-  if (c->name_nccl) return;
-  uint32_t n = c->ix->strings.count;
-  c->name_nccl = nsys_xcalloc(n + 1, 1);
-  c->name_api = nsys_xcalloc(n + 1, 1);
+static void nsys__fill_name_caches(nsys_acache *k) {
+  if (k->name_nccl) return;
+  uint32_t n = k->ix->strings.count;
+  k->name_nccl = nsys_xcalloc(n + 1, 1);
+  k->name_api = nsys_xcalloc(n + 1, 1);
   for (uint32_t i = 0; i < n; i++) {
-    const char *s = nsys_strtab_get(&c->ix->strings, i);
-    c->name_nccl[i] = nsys_name_is_nccl(s);
-    c->name_api[i] = (uint8_t)nsys_api_classify(s);
+    const char *s = nsys_strtab_get(&k->ix->strings, i);
+    k->name_nccl[i] = nsys_name_is_nccl(s);
+    k->name_api[i] = (uint8_t)nsys_api_classify(s);
   }
 }
 
-static void nsys__fill_op_class(nsys_actx *c) {
-  nsys__fill_name_caches(c);
-  const nsys_index *ix = c->ix;
+static void nsys__fill_op_class(nsys_acache *k) {
+  nsys__fill_name_caches(k);
+  const nsys_index *ix = k->ix;
   uint8_t *cls = nsys_xmalloc((size_t)ix->ops.n + 1);
   for (uint32_t i = 0; i < ix->ops.n; i++) {
     uint32_t nm = ix->ops.name[i];
@@ -72,23 +72,23 @@ static void nsys__fill_op_class(nsys_actx *c) {
      * (graph-level tracing: its kernels are not recorded one by one) */
     cls[i] = ix->ops.kind[i] == NSYS_OP_GRAPH    ? 4
              : ix->ops.kind[i] != NSYS_OP_KERNEL ? 3
-             : (nm < ix->strings.count && c->name_nccl[nm]) ? 2
+             : (nm < ix->strings.count && k->name_nccl[nm]) ? 2
                                                              : 1;
   }
-  c->op_class = cls;
+  k->op_class = cls;
 }
 
 static inline uint8_t nsys__op_class(nsys_actx *c, uint32_t op) {
-  if (!c->op_class) nsys__fill_op_class(c);
-  return c->op_class[op];
+  if (!c->cache->op_class) nsys__fill_op_class(c->cache);
+  return c->cache->op_class[op];
 }
 
 bool nsys_actx_is_nccl_op(nsys_actx *c, uint32_t op) { return nsys__op_class(c, op) == 2; }
 
 nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api) {
-  nsys__fill_name_caches(c);
+  nsys__fill_name_caches(c->cache);
   uint32_t nm = c->ix->api.name[api];
-  return nm < c->ix->strings.count ? (nsys_api_class)c->name_api[nm] : NSYS_API_OTHER;
+  return nm < c->ix->strings.count ? (nsys_api_class)c->cache->name_api[nm] : NSYS_API_OTHER;
 }
 
 bool nsys_pred_kernel(nsys_actx *c, uint32_t op) {
@@ -143,7 +143,8 @@ static int nsys__cmp_piddev(const void *a, const void *b) {
 
 bool nsys_actx_thread_on_device(nsys_actx *c, uint32_t thread, int32_t device) {
   const nsys_index *ix = c->ix;
-  if (!c->piddev) {
+  nsys_acache *k = c->cache;
+  if (!k->piddev) {
     struct nsys_piddev *v = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *v);
     uint32_t n = 0;
     for (uint32_t t = 0; t < ix->n_tracks; t++) v[n++] = (struct nsys_piddev){ix->tracks[t].pid, ix->tracks[t].device};
@@ -151,35 +152,45 @@ bool nsys_actx_thread_on_device(nsys_actx *c, uint32_t thread, int32_t device) {
     uint32_t u = 0;
     for (uint32_t i = 0; i < n; i++)
       if (!u || nsys__cmp_piddev(&v[u - 1], &v[i])) v[u++] = v[i];
-    c->piddev = v;
-    c->n_piddev = u;
+    k->piddev = v;
+    k->n_piddev = u;
   }
   if (thread >= ix->n_threads) return false;
   struct nsys_piddev key = {ix->threads[thread].pid, device};
-  return bsearch(&key, c->piddev, c->n_piddev, sizeof key, nsys__cmp_piddev) != NULL;
+  return bsearch(&key, k->piddev, k->n_piddev, sizeof key, nsys__cmp_piddev) != NULL;
 }
 
 void nsys_actx_device_each(nsys_actx *c, int32_t device, int64_t a, int64_t b,
                            void (*fn)(nsys_actx *c, uint32_t op, void *ud), void *ud) {
   const nsys_index *ix = c->ix;
-  nsys_opmerge m;
-  nsys_opmerge_init(&m, ix, device, a);
-  for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
+  nsys_opiter m;
+  nsys_opiter_init(&m, c, device, a);
+  for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
     if (ix->ops.start[op] >= b) break; /* start order: every later op starts at >= b too */
     if (ix->ops.end[op] > a) fn(c, (uint32_t)op, ud);
   }
-  nsys_opmerge_free(&m);
+  nsys_opiter_free(&m);
 }
 
 void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b, const nsys_op_pred *preds,
                              nsys_ivls *const *outs, int n) {
   const nsys_index *ix = c->ix;
   for (int k = 0; k < n; k++) nsys_ivls_clear(outs[k]);
+  /* a window holding every op: copies of the cached whole-time unions */
+  const nsys_devunions *du = nsys_actx_devunions_covering(c, device, a, b);
+  const nsys_ivls *from[4] = {NULL};
+  for (int k = 0; du && k < n && k < 4; k++)
+    if (!(from[k] = nsys_devunions_of(du, preds[k]))) du = NULL;
+  if (du && n <= 4) {
+    for (int k = 0; k < n; k++)
+      for (uint32_t i = 0; i < from[k]->n; i++) nsys_ivls_add_sorted(outs[k], from[k]->s[i], from[k]->e[i]);
+    return;
+  }
   /* ops of all tracks in start order (clipped starts stay in order), so each
    * union is appended to directly: O(ops · log tracks) */
-  nsys_opmerge m;
-  nsys_opmerge_init(&m, ix, device, a);
-  for (int64_t i; (i = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)i);) {
+  nsys_opiter m;
+  nsys_opiter_init(&m, c, device, a);
+  for (int64_t i; (i = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)i);) {
     int64_t s = ix->ops.start[i];
     if (s >= b) break;
     int64_t e = ix->ops.end[i];
@@ -189,7 +200,7 @@ void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b,
     for (int k = 0; k < n; k++)
       if (preds[k](c, (uint32_t)i)) nsys_ivls_add_sorted(outs[k], s, e);
   }
-  nsys_opmerge_free(&m);
+  nsys_opiter_free(&m);
 }
 
 void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,
@@ -225,10 +236,11 @@ void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t
                                void (*fn)(nsys_actx *c, uint32_t api, void *ud), void *ud) {
   const nsys_index *ix = c->ix;
   if (thread >= ix->n_threads) return;
-  if (!c->api_pmax) c->api_pmax = nsys_xcalloc(ix->n_threads + 1, sizeof *c->api_pmax);
+  nsys_acache *cache = c->cache;
+  if (!cache->api_pmax) cache->api_pmax = nsys_xcalloc(ix->n_threads + 1, sizeof *cache->api_pmax);
   const nsys_host_thread *th = &ix->threads[thread];
   if (!th->api_count) return;
-  if (!c->api_pmax[thread]) {
+  if (!cache->api_pmax[thread]) {
     int64_t *pm = nsys_xmalloc(th->api_count * sizeof *pm);
     int64_t m = INT64_MIN;
     for (uint32_t i = 0; i < th->api_count; i++) {
@@ -236,9 +248,9 @@ void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t
       if (e > m) m = e;
       pm[i] = m;
     }
-    c->api_pmax[thread] = pm;
+    cache->api_pmax[thread] = pm;
   }
-  const int64_t *pm = c->api_pmax[thread];
+  const int64_t *pm = cache->api_pmax[thread];
   uint32_t lo = 0, hi = th->api_count;
   while (lo < hi) { /* first i with pmax > a */
     uint32_t m = lo + (hi - lo) / 2;

@@ -2,6 +2,7 @@
 #include "analysis/devunions.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/util.h"
 
@@ -90,8 +91,8 @@ static int nsys__cmp_i32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void nsys__build(nsys_actx *c) {
-  const nsys_index *ix = c->ix;
+/* Distinct devices of the tracks (sorted) into *out (malloc'd); returns the count. */
+static uint32_t nsys__track_devices(const nsys_index *ix, int32_t **out) {
   int32_t *devs = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *devs);
   uint32_t nd = 0;
   for (uint32_t t = 0; t < ix->n_tracks; t++) devs[nd++] = ix->tracks[t].device;
@@ -99,24 +100,122 @@ static void nsys__build(nsys_actx *c) {
   uint32_t u = 0;
   for (uint32_t i = 0; i < nd; i++)
     if (!u || devs[u - 1] != devs[i]) devs[u++] = devs[i];
-  c->devunions = nsys_xcalloc((size_t)u + 1, sizeof *c->devunions);
-  c->n_devunions = u;
+  *out = devs;
+  return u;
+}
+
+/* The order entry of `device` (the table is built on first use: devices,
+ * op counts and earliest starts, O(ops)); NULL for a device without tracks. */
+static nsys_devorder *nsys__devorder(nsys_acache *k, int32_t device) {
+  const nsys_index *ix = k->ix;
+  if (!k->devorder) {
+    int32_t *devs;
+    uint32_t u = nsys__track_devices(ix, &devs);
+    k->devorder = nsys_xcalloc((size_t)u + 1, sizeof *k->devorder);
+    k->n_devorder = u;
+    for (uint32_t d = 0; d < u; d++) {
+      k->devorder[d].device = devs[d];
+      k->devorder[d].min_start = INT64_MAX;
+      k->devorder[d].max_end = INT64_MIN;
+    }
+    free(devs);
+    for (uint32_t t = 0; t < ix->n_tracks; t++) {
+      const nsys_gpu_track *tr = &ix->tracks[t];
+      nsys_devorder *o = NULL;
+      for (uint32_t lo = 0, hi = k->n_devorder; lo < hi;) {
+        uint32_t m = lo + (hi - lo) / 2;
+        if (k->devorder[m].device < tr->device) lo = m + 1;
+        else if (k->devorder[m].device > tr->device) hi = m;
+        else {
+          o = &k->devorder[m];
+          break;
+        }
+      }
+      o->n_ops += tr->count;
+      for (uint32_t i = tr->first; i < tr->first + tr->count; i++) {
+        if (ix->ops.start[i] < o->min_start) o->min_start = ix->ops.start[i];
+        if (ix->ops.end[i] > o->max_end) o->max_end = ix->ops.end[i];
+      }
+    }
+  }
+  for (uint32_t lo = 0, hi = k->n_devorder; lo < hi;) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (k->devorder[m].device < device) lo = m + 1;
+    else if (k->devorder[m].device > device) hi = m;
+    else return &k->devorder[m];
+  }
+  return NULL;
+}
+
+void nsys_opiter_init(nsys_opiter *it, nsys_actx *c, int32_t device, int64_t a) {
+  memset(it, 0, sizeof *it);
+  it->c = c;
+  nsys_devorder *o = c->cache->lent ? nsys__devorder(c->cache, device) : NULL;
+  /* a <= every start: each track's cursor starts at its first op whatever a
+   * is (nsys__track_lower), so the heap yields the recorded sequence */
+  if (o && a <= o->min_start) {
+    if (o->whole) {
+      it->ord = o->ops;
+      it->n = o->n;
+      return;
+    }
+    if (!o->recording) {
+      free(o->ops);
+      o->ops = nsys_xmalloc(((size_t)o->n_ops + 1) * sizeof *o->ops);
+      o->n = 0;
+      o->recording = true;
+      it->rec = o;
+    }
+  }
+  nsys_opmerge_init(&it->m, c->ix, device, a);
+}
+
+void nsys_opiter_free(nsys_opiter *it) {
+  nsys_devorder *o = it->rec;
+  if (o) {
+    if (!it->c->stopped) { /* finish the recording: the rest of the heap's sequence */
+      for (int64_t op; (op = nsys_opmerge_next(&it->m)) >= 0;) o->ops[o->n++] = (uint32_t)op;
+      o->whole = true;
+    }
+    o->recording = false;
+  }
+  if (!it->ord) nsys_opmerge_free(&it->m);
+  memset(it, 0, sizeof *it);
+}
+
+void nsys_devorder_free(nsys_acache *k) {
+  for (uint32_t d = 0; d < k->n_devorder; d++) free(k->devorder[d].ops);
+  free(k->devorder);
+  k->devorder = NULL;
+  k->n_devorder = 0;
+}
+
+static void nsys__build(nsys_actx *c) {
+  const nsys_index *ix = c->ix;
+  nsys_acache *k = c->cache;
+  int32_t *devs;
+  uint32_t u = nsys__track_devices(ix, &devs);
+  k->devunions = nsys_xcalloc((size_t)u + 1, sizeof *k->devunions);
+  k->n_devunions = u;
   for (uint32_t d = 0; d < u; d++) {
-    nsys_devunions *du = &c->devunions[d];
+    nsys_devunions *du = &k->devunions[d];
     du->device = devs[d];
     nsys_ivls_init(&du->compute);
     nsys_ivls_init(&du->comm);
     nsys_ivls_init(&du->any);
     nsys_ivls_init(&du->both);
-    nsys_opmerge m;
-    nsys_opmerge_init(&m, ix, devs[d], INT64_MIN);
-    for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
+    nsys_ivls_init(&du->kernel);
+    du->with_kernel = k->lent; /* only a lent cache serves whole-window kernel unions */
+    nsys_opiter m;
+    nsys_opiter_init(&m, c, devs[d], INT64_MIN);
+    for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
       int64_t s = ix->ops.start[op], e = ix->ops.end[op];
       nsys_ivls_add_sorted(&du->any, s, e);
       if (nsys_pred_compute(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->compute, s, e);
       else if (nsys_pred_comm(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->comm, s, e);
+      if (du->with_kernel && nsys_pred_kernel(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->kernel, s, e);
     }
-    nsys_opmerge_free(&m);
+    nsys_opiter_free(&m);
     nsys_ivls_intersect(&du->compute, &du->comm, &du->both);
     nsys_ivls_index(&du->compute);
     nsys_ivls_index(&du->comm);
@@ -124,31 +223,58 @@ static void nsys__build(nsys_actx *c) {
     nsys_ivls_index(&du->both);
   }
   free(devs);
+  k->devunions_whole = !c->stopped; /* a cut-short build is rebuilt by the next run that lends this cache */
 }
 
 const nsys_devunions *nsys_actx_devunions(nsys_actx *c, int32_t device) {
-  if (!c->devunions) nsys__build(c);
-  uint32_t lo = 0, hi = c->n_devunions;
+  nsys_acache *k = c->cache;
+  if (k->devunions && !k->devunions_whole && !c->stopped) nsys_devunions_free(k);
+  if (!k->devunions) nsys__build(c);
+  uint32_t lo = 0, hi = k->n_devunions;
   while (lo < hi) {
     uint32_t m = lo + (hi - lo) / 2;
-    if (c->devunions[m].device < device) lo = m + 1;
+    if (k->devunions[m].device < device) lo = m + 1;
     else hi = m;
   }
-  if (lo < c->n_devunions && c->devunions[lo].device == device) return &c->devunions[lo];
+  if (lo < k->n_devunions && k->devunions[lo].device == device) return &k->devunions[lo];
   /* a device without tracks: empty unions (first element's lists are never
    * shared: answer a static empty set) */
   static nsys_devunions empty = {0};
   return &empty;
 }
 
-void nsys_devunions_free(nsys_actx *c) {
-  for (uint32_t d = 0; d < c->n_devunions; d++) {
-    nsys_ivls_free(&c->devunions[d].compute);
-    nsys_ivls_free(&c->devunions[d].comm);
-    nsys_ivls_free(&c->devunions[d].any);
-    nsys_ivls_free(&c->devunions[d].both);
+const nsys_devunions *nsys_actx_devunions_covering(nsys_actx *c, int32_t device, int64_t a, int64_t b) {
+  nsys_acache *k = c->cache;
+  if (!k->lent) return NULL;
+  const nsys_devorder *o = nsys__devorder(k, device);
+  if (!o || a > o->min_start || b < o->max_end) return NULL;
+  return nsys_actx_devunions(c, device);
+}
+
+const nsys_ivls *nsys_devunions_of(const nsys_devunions *du, nsys_op_pred pred) {
+  if (pred == nsys_pred_any) return &du->any;
+  if (pred == nsys_pred_compute) return &du->compute;
+  if (pred == nsys_pred_comm) return &du->comm;
+  if (pred == nsys_pred_kernel && du->with_kernel) return &du->kernel;
+  return NULL;
+}
+
+uint32_t nsys_actx_devunions_all(nsys_actx *c, const nsys_devunions **all) {
+  nsys_actx_devunions(c, 0); /* builds the unions of every device */
+  *all = c->cache->devunions;
+  return c->cache->n_devunions;
+}
+
+void nsys_devunions_free(nsys_acache *k) {
+  for (uint32_t d = 0; d < k->n_devunions; d++) {
+    nsys_ivls_free(&k->devunions[d].compute);
+    nsys_ivls_free(&k->devunions[d].comm);
+    nsys_ivls_free(&k->devunions[d].any);
+    nsys_ivls_free(&k->devunions[d].both);
+    nsys_ivls_free(&k->devunions[d].kernel);
   }
-  free(c->devunions);
-  c->devunions = NULL;
-  c->n_devunions = 0;
+  free(k->devunions);
+  k->devunions = NULL;
+  k->n_devunions = 0;
+  k->devunions_whole = false;
 }

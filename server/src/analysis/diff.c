@@ -109,16 +109,22 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
                        struct nsys_profile *b, const nsys_index *ib) {
   cJSON *pk = cJSON_CreateObject();
   cJSON_AddNumberToObject(pk, "limit", 0);
+  /* what the analyses derive from each index alone: built once per side */
+  nsys_acache cache_a, cache_b;
+  nsys_acache_init(&cache_a, ia);
+  nsys_acache_init(&cache_b, ib);
   nsys_call_progress_begin(call, "profile/diff");
-  cJSON *ka = nsys_analysis_run(call, a, ia, "top_kernels", pk);
-  cJSON *kb = ka ? nsys_analysis_run(call, b, ib, "top_kernels", pk) : NULL;
+  cJSON *ka = nsys_analysis_run_cached(call, a, ia, "top_kernels", pk, &cache_a);
+  cJSON *kb = ka ? nsys_analysis_run_cached(call, b, ib, "top_kernels", pk, &cache_b) : NULL;
   cJSON_Delete(pk);
   if (kb) nsys_call_progress(call, 33, "top_kernels");
-  cJSON *oa = kb ? nsys_analysis_run(call, a, ia, "overlap", NULL) : NULL;
-  cJSON *ob = oa ? nsys_analysis_run(call, b, ib, "overlap", NULL) : NULL;
+  cJSON *oa = kb ? nsys_analysis_run_cached(call, a, ia, "overlap", NULL, &cache_a) : NULL;
+  cJSON *ob = oa ? nsys_analysis_run_cached(call, b, ib, "overlap", NULL, &cache_b) : NULL;
   if (ob) nsys_call_progress(call, 66, "overlap");
-  cJSON *ta = ob ? nsys_analysis_run(call, a, ia, "iterations", NULL) : NULL;
-  cJSON *tb = ta ? nsys_analysis_run(call, b, ib, "iterations", NULL) : NULL;
+  cJSON *ta = ob ? nsys_analysis_run_cached(call, a, ia, "iterations", NULL, &cache_a) : NULL;
+  cJSON *tb = ta ? nsys_analysis_run_cached(call, b, ib, "iterations", NULL, &cache_b) : NULL;
+  nsys_acache_dispose(&cache_a);
+  nsys_acache_dispose(&cache_b);
   if (!tb) {
     cJSON_Delete(ka);
     cJSON_Delete(kb);

@@ -135,15 +135,7 @@ static bool nsys__resolve_list(nsys_call *call, const nsys_aparam *list, const c
 }
 
 void nsys_actx_dispose(nsys_actx *c) {
-  nsys_devunions_free(c);
-  free(c->piddev);
-  free(c->name_nccl);
-  free(c->name_api);
-  free(c->op_class);
-  if (c->api_pmax) {
-    for (uint32_t i = 0; i < c->ix->n_threads; i++) free(c->api_pmax[i]);
-    free(c->api_pmax);
-  }
+  nsys_acache_dispose(&c->own);
   cJSON_Delete(c->params);
   memset(c, 0, sizeof *c);
 }
@@ -154,6 +146,8 @@ bool nsys_actx_init(nsys_actx *c, nsys_call *call, struct nsys_profile *p, const
   c->call = call;
   c->p = p;
   c->ix = ix;
+  nsys_acache_init(&c->own, ix);
+  c->cache = &c->own;
   if (params && !cJSON_IsObject(params)) {
     nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.params: expected an object");
     return false;
@@ -191,6 +185,11 @@ bool nsys_actx_init(nsys_actx *c, nsys_call *call, struct nsys_profile *p, const
 
 cJSON *nsys_analysis_run(nsys_call *call, struct nsys_profile *p, const nsys_index *ix,
                          const char *name, const cJSON *params) {
+  return nsys_analysis_run_cached(call, p, ix, name, params, NULL);
+}
+
+cJSON *nsys_analysis_run_cached(nsys_call *call, struct nsys_profile *p, const nsys_index *ix,
+                                const char *name, const cJSON *params, nsys_acache *cache) {
   const nsys_analysis *a = nsys_analysis_find(name);
   if (!a)
     return nsys_call_fail(call, NSYS_E_UNKNOWN_ANALYSIS,
@@ -198,6 +197,10 @@ cJSON *nsys_analysis_run(nsys_call *call, struct nsys_profile *p, const nsys_ind
                           name ? name : "");
   nsys_actx c;
   if (!nsys_actx_init(&c, call, p, ix, a, params)) return NULL;
+  if (cache && cache->ix == ix) { /* a cache of another index is never lent */
+    c.cache = cache;
+    cache->lent = true;
+  }
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "name", a->name);
   cJSON_AddItemToObject(res, "params", cJSON_Duplicate(c.params, true));

@@ -587,10 +587,10 @@ static void nsys__merge_devices(cJSON *arr) {
 
 /* ------------------------------------------------------------------ build */
 
-static cJSON *nsys__run(nsys_call *call, struct nsys_profile *p, const nsys_index *ix, const char *name,
-                        cJSON *analyses, bool *ok) {
+static cJSON *nsys__run(nsys_call *call, struct nsys_profile *p, const nsys_index *ix, nsys_acache *cache,
+                        const char *name, cJSON *analyses, bool *ok) {
   if (!*ok) return NULL;
-  cJSON *r = nsys_analysis_run(call, p, ix, name, NULL);
+  cJSON *r = nsys_analysis_run_cached(call, p, ix, name, NULL, cache);
   if (!r) {
     /* a missing table is not fatal for the report */
     if (call->err == NSYS_E_DATA_MISSING) {
@@ -614,15 +614,18 @@ cJSON *nsys_report_build(nsys_call *call, struct nsys_profile *p, const nsys_ind
   cJSON *analyses = cJSON_CreateObject();
   const cJSON *r[NSYS_ARRAY_LEN(names)];
   bool ok = true;
+  nsys_acache cache; /* what the analyses derive from the index alone: built once for all of them */
+  nsys_acache_init(&cache, ix);
   nsys_call_progress_begin(call, "report");
   for (size_t i = 0; i < NSYS_ARRAY_LEN(names); i++) {
-    r[i] = nsys__run(call, p, ix, names[i], analyses, &ok);
+    r[i] = nsys__run(call, p, ix, &cache, names[i], analyses, &ok);
     nsys_call_progress(call, (int)(100 * (i + 1) / NSYS_ARRAY_LEN(names)), names[i]);
     if (ok && nsys_call_cancelled(call)) {
       ok = false;
       nsys_call_fail_cancelled(call);
     }
   }
+  nsys_acache_dispose(&cache);
   if (!ok) {
     cJSON_Delete(analyses);
     return NULL;

@@ -311,14 +311,16 @@ static void nsys__call_window(const nsys_index *ix, uint32_t k, int64_t *mn, int
 typedef struct {
   nsys_actx *c;
   nsys__stages *stages;
-  nsys__comm *comm; /* per device index of c->devunions */
+  const nsys_devunions *du; /* every device's unions (nsys_actx_devunions_all) */
+  uint32_t n_du;
+  nsys__comm *comm; /* per index of du */
   const uint8_t *match;
 } nsys__run;
 
 static nsys__comm *nsys__comm_of(nsys__run *R, int32_t dev, const nsys_devunions **u) {
   *u = nsys_actx_devunions(R->c, dev);
-  if (*u < R->c->devunions || *u >= R->c->devunions + R->c->n_devunions) return NULL; /* no tracks */
-  nsys__comm *k = &R->comm[*u - R->c->devunions];
+  if (*u < R->du || *u >= R->du + R->n_du) return NULL; /* no tracks */
+  nsys__comm *k = &R->comm[*u - R->du];
   if (!k->built) {
     k->device = dev;
     nsys__comm_build(R->c, k, *u);
@@ -474,12 +476,13 @@ bool nsys_an_stage_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
       }
     }
   }
-  nsys_actx_devunions(c, 0); /* builds the whole cache (any device): sizes R.comm below */
+  const nsys_devunions *du;
+  uint32_t n_du = nsys_actx_devunions_all(c, &du);
   nsys__stages st = {0};
-  nsys__run R = {c, &st, nsys_xcalloc((size_t)c->n_devunions + 1, sizeof(nsys__comm)), match};
+  nsys__run R = {c, &st, du, n_du, nsys_xcalloc((size_t)n_du + 1, sizeof(nsys__comm)), match};
   bool ok = true;
   for (uint32_t t = 0; t < ix->n_threads && ok; t++) ok = nsys__thread(&R, t);
-  for (uint32_t d = 0; d < c->n_devunions; d++) nsys__comm_free(&R.comm[d]);
+  for (uint32_t d = 0; d < n_du; d++) nsys__comm_free(&R.comm[d]);
   free(R.comm);
   free(match);
   if (!ok) {

@@ -573,6 +573,76 @@ static void test_report_short_gaps(void) {
   nsys_strtab_free(&t.ix.strings);
 }
 
+/* A cache lent to many runs (report/generate, profile/diff) answers what each
+ * run's own cache answers, whatever the order of the runs, their windows and
+ * device filters: only what depends on the index alone is shared. Two
+ * devices, overlapping streams, a graph launch, a copy, an op running before
+ * and one after a window, a zero-length op at the window's start. */
+static void build_shared(tix *t) {
+  tix_init(t);
+  uint32_t th = add_thread(t, 10, 10);
+  uint32_t a0 = add_api(t, th, -20, -15, "cudaLaunchKernel");
+  uint32_t a1 = add_api(t, th, -14, -12, "cudaMemcpyAsync");
+  add_api(t, th, 40, 60, "cudaDeviceSynchronize");
+  add_nvtx(t, th, -30, 200, "step", -1);
+  uint32_t tc = add_track(t, 0, 7, 10, NSYS_STREAM_COMPUTE);
+  add_op(t, tc, -10, 12, "gemm", (int32_t)a0, NSYS_OP_KERNEL);
+  add_op(t, tc, 12, 12, "empty", -1, NSYS_OP_KERNEL);
+  add_op(t, tc, 20, 30, "gemm", -1, NSYS_OP_KERNEL);
+  add_op(t, tc, 31, 45, "graph", -1, NSYS_OP_GRAPH);
+  add_op(t, tc, 70, 90, "gemm", -1, NSYS_OP_KERNEL);
+  uint32_t tm = add_track(t, 0, 12, 10, NSYS_STREAM_COMM);
+  add_op(t, tm, 5, 25, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", -1, NSYS_OP_KERNEL);
+  add_op(t, tm, 26, 80, "ncclDevKernel_AllGather_RING_LL", -1, NSYS_OP_KERNEL);
+  uint32_t tx = add_track(t, 0, 13, 10, NSYS_STREAM_COPY);
+  add_op(t, tx, 8, 40, "memcpy", (int32_t)a1, NSYS_OP_MEMCPY);
+  uint32_t t1 = add_track(t, 1, 7, 10, NSYS_STREAM_COMPUTE);
+  add_op(t, t1, 100, 110, "gemm", -1, NSYS_OP_KERNEL);
+  add_op(t, t1, 105, 160, "ncclKernel_x", -1, NSYS_OP_KERNEL);
+  tix_span(t);
+}
+
+static char *run_text(tix *t, const char *name, const char *params_json, nsys_acache *cache) {
+  nsys_call call;
+  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  cJSON *params = params_json ? cJSON_Parse(params_json) : NULL;
+  cJSON *r = nsys_analysis_run_cached(&call, NULL, &t->ix, name, params, cache);
+  char *txt = r ? cJSON_PrintUnformatted(r) : nsys_xstrdup(call.err_msg);
+  cJSON_Delete(r);
+  cJSON_Delete(params);
+  nsys_call_dispose(&call);
+  return txt;
+}
+
+static void test_shared_cache(void) {
+  tix t;
+  build_shared(&t);
+  static const char *const windows[] = {NULL, "{\"start\": 12, \"end\": 75}", "{\"device\": 1}",
+                                        "{\"start\": -10, \"end\": 90}", "{\"start\": 30, \"end\": 31}"};
+  enum { NW = sizeof windows / sizeof windows[0] };
+  const char *names[32];
+  int na = 0;
+  for (const nsys_analysis *a = nsys_analyses; a->name && na < 32; a++) names[na++] = a->name;
+  char *own[32][NW];
+  for (int i = 0; i < na; i++)
+    for (int w = 0; w < NW; w++) own[i][w] = run_text(&t, names[i], windows[w], NULL);
+  for (int order = 0; order < 2; order++) { /* forward, then backward, each with a fresh cache */
+    nsys_acache k;
+    nsys_acache_init(&k, &t.ix);
+    for (int j = 0; j < na * NW; j++) {
+      int x = order ? na * NW - 1 - j : j, i = x / NW, w = x % NW;
+      char *got = run_text(&t, names[i], windows[w], &k);
+      CHECK_MSG(!strcmp(got, own[i][w]), "%s %s with a lent cache:\n  %s\nalone:\n  %s", names[i],
+                windows[w] ? windows[w] : "{}", got, own[i][w]);
+      free(got);
+    }
+    nsys_acache_dispose(&k);
+  }
+  for (int i = 0; i < na; i++)
+    for (int w = 0; w < NW; w++) free(own[i][w]);
+  nsys_strtab_free(&t.ix.strings);
+}
+
 int main(void) {
   test_report_rules();
   test_report_short_gaps();
@@ -588,5 +658,6 @@ int main(void) {
   test_stream_classification();
   test_list();
   test_empty();
+  test_shared_cache();
   return nsys_check_done("analysis");
 }
