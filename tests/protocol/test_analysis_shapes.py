@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis_ref import union
 from conftest import REPO
 from nsys_rpc import Server
 
@@ -43,18 +44,6 @@ def prof(request, tmp_path_factory):
     pid = srv.request("profile/open", {"path": str(p)})["profileId"]
     yield srv, pid, Ref(p)
     srv.close()
-
-
-def union(iv):
-    out = []
-    for s, e in sorted(iv):
-        if e <= s:
-            continue
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
 
 
 def covered(u, a, b):
