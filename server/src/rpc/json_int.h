@@ -67,9 +67,10 @@ cJSON *nsys_json_number_from_text(const char *text);
 cJSON *nsys_json_parse(const char *text, size_t n, const char **end);
 
 /* Appends a number item's JSON text: its exact text when it has one, an
- * integral double within 2^53 as all its digits, any other double as
- * cJSON prints it (15 significant digits, 17 when 15 do not round-trip;
- * null for NaN and infinities). */
+ * integral double within 2^53 as all its digits, any other double in 15
+ * significant digits when they read back as exactly that double, else 17
+ * (cJSON accepts 15 within an epsilon, which loses the .5 of
+ * 3890570000000599.5); null for NaN and infinities. */
 void nsys_json_number_text(nsys_strbuf *b, const cJSON *item);
 
 #endif

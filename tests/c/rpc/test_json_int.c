@@ -230,8 +230,33 @@ static void test_pretty(void) {
   cJSON_Delete(o);
 }
 
+/* Doubles print as the shortest of 15 or 17 digits that reads back as exactly
+ * that double (cJSON accepts 15 within an epsilon: 3890570000000599.5 became
+ * 3890570000000600; found by fuzz/rpc/fuzz_json_int.c). */
+static void test_double_text(void) {
+  const double v[] = {3890570000000599.5, 0.1, -0.5, 1e300, 123.456, 4503599627370497.5, 2.5e-300};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+    cJSON *n = cJSON_CreateNumber(v[i]);
+    char *t = nsys_json_print(n, false);
+    CHECK(strtod(t, NULL) == v[i]);
+    free(t);
+    cJSON_Delete(n);
+  }
+  cJSON *n = cJSON_CreateNumber(3890570000000599.5);
+  char *t = nsys_json_print(n, false);
+  CHECK_STR(t, "3890570000000599.5");
+  free(t);
+  cJSON_Delete(n);
+  n = cJSON_CreateNumber(0.1);
+  t = nsys_json_print(n, false);
+  CHECK_STR(t, "0.1");
+  free(t);
+  cJSON_Delete(n);
+}
+
 int main(void) {
   test_literals();
+  test_double_text();
   test_round_trips();
   test_accessors();
   test_from_text();
