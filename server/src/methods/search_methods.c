@@ -115,17 +115,13 @@ cJSON *nsys_method_search(nsys_call *call) {
     }
   }
 #undef NSYS__M
+  cJSON *res = NULL;
   if (nsys_call_cancelled(call)) { /* cut short: not an answer */
-    free(hits);
-    free(kidx);
-    free(nidx);
-    free(m);
-    free(full_ns);
-    nsys_profile_release(p);
-    return nsys_call_fail_cancelled(call);
+    nsys_call_fail_cancelled(call);
+    goto done;
   }
   if (nh) qsort(hits, nh, sizeof *hits, nsys__cmp_hit);
-  cJSON *res = cJSON_CreateObject();
+  res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "query", q);
   cJSON_AddStringToObject(res, "mode", glob ? "glob" : "substring");
   cJSON *arr = cJSON_AddArrayToObject(res, "results");
@@ -144,6 +140,7 @@ cJSON *nsys_method_search(nsys_call *call) {
   cJSON_AddNumberToObject(res, "distinct", nh);
   cJSON_AddNumberToObject(res, "matches", (double)total_count);
   cJSON_AddBoolToObject(res, "truncated", nh > (uint64_t)limit);
+done:
   free(hits);
   free(kidx);
   free(nidx);
