@@ -75,7 +75,7 @@ static nsys_profile *open_profile(const char *path) {
   nsys_call_init(&c, "profile/open", NULL, NULL);
   nsys_profile *p = nsys_profile_open(path, &c);
   if (!p) {
-    fprintf(stderr, "open %s: %s\n", path, c.err_msg);
+    fprintf(stderr, "open %s: %s\n", path, c.task.err_msg);
     exit(2);
   }
   nsys_call_dispose(&c);
@@ -124,7 +124,7 @@ static int cmd_cold(const char *path) {
   double c1 = proc_cpu(), s1 = proc_sys(), m1 = thread_cpu();
   long f1 = proc_minflt();
   if (!ix) {
-    fprintf(stderr, "build: %s\n", c.err_msg);
+    fprintf(stderr, "build: %s\n", c.task.err_msg);
     return 2;
   }
   malloc_trim(0);
@@ -259,7 +259,7 @@ static double timed_call(nsys_profile_registry *reg, const char *method, cJSON *
   last_cpu = cpu_now() - c0;
   last_print_cpu = cpu_now() - c1;
   last_minflt = minflt_now() - f0;
-  if (!ok) fprintf(stderr, "%s: %s\n", method, c.err_msg);
+  if (!ok) fprintf(stderr, "%s: %s\n", method, c.task.err_msg);
   if (bytes) *bytes = f ? f->len : 0;
   nsys_rpc_frame_free(f);
   cJSON_Delete(id);

@@ -19,7 +19,7 @@ static cJSON *run(nsys_profile_registry *reg, const char *method, cJSON *params,
   cJSON *r = m->fn(&c);
   char *s = r ? cJSON_PrintUnformatted(r) : NULL;
   *ms = (double)(nsys_now_ns() - t0) / 1e6;
-  if (!r) fprintf(stderr, "%s: %s\n", method, c.err_msg);
+  if (!r) fprintf(stderr, "%s: %s\n", method, c.task.err_msg);
   free(s);
   nsys_call_dispose(&c);
   return r;
@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
   nsys_call_init(&c, "profile/open", NULL, NULL);
   nsys_profile *p = nsys_profile_open(argv[1], &c);
   if (!p) {
-    fprintf(stderr, "open: %s\n", c.err_msg);
+    fprintf(stderr, "open: %s\n", c.task.err_msg);
     return 2;
   }
   nsys_call_dispose(&c);

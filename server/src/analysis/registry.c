@@ -205,7 +205,7 @@ cJSON *nsys_analysis_run_cached(nsys_call *call, struct nsys_profile *p, const n
   cJSON_AddStringToObject(res, "name", a->name);
   cJSON_AddItemToObject(res, "params", cJSON_Duplicate(c.params, true));
   cJSON *rows = cJSON_CreateArray(), *summary = cJSON_CreateObject();
-  if (call && !call->progress_begun) nsys_call_progress_begin(call, a->name);
+  if (call && !call->task.progress_begun) nsys_call_progress_begin(call, a->name);
   bool ok = a->run(&c, rows, summary);
   if (ok && (c.stopped || nsys_call_cancelled(call))) { /* cut short: partial numbers are not an answer */
     ok = false;
@@ -216,7 +216,7 @@ cJSON *nsys_analysis_run_cached(nsys_call *call, struct nsys_profile *p, const n
     cJSON_Delete(summary);
     cJSON_Delete(res);
     nsys_actx_dispose(&c);
-    if (call->err == NSYS_OK) nsys_call_fail(call, NSYS_E_INTERNAL, "analysis %s failed", name);
+    if (call->task.err == NSYS_OK) nsys_call_fail(call, NSYS_E_INTERNAL, "analysis %s failed", name);
     return NULL;
   }
   cJSON *w = cJSON_AddObjectToObject(res, "window");

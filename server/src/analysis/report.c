@@ -593,8 +593,7 @@ static cJSON *nsys__run(nsys_call *call, struct nsys_profile *p, const nsys_inde
   cJSON *r = nsys_analysis_run_cached(call, p, ix, name, NULL, cache);
   if (!r) {
     /* a missing table is not fatal for the report */
-    if (call->err == NSYS_E_DATA_MISSING) {
-      call->err = NSYS_OK;
+    if (nsys_task_forgive(&call->task, NSYS_E_DATA_MISSING)) {
       r = cJSON_CreateObject();
       cJSON_AddItemToObject(r, "rows", cJSON_CreateArray());
       cJSON_AddItemToObject(r, "summary", cJSON_CreateObject());

@@ -36,13 +36,13 @@ typedef struct {
   char title[64];
 } nsys__bar;
 
-static void nsys__cli_progress(nsys_call *call, int kind, const char *title, const char *message,
-                               int percent) {
-  nsys__bar *bar = call->progress_ctx;
-  if (kind == 0) {
+static void nsys__cli_progress(void *ctx, nsys_progress_kind kind, const char *title,
+                               const char *message, int percent) {
+  nsys__bar *bar = ctx;
+  if (kind == NSYS_PROGRESS_BEGIN) {
     snprintf(bar->title, sizeof bar->title, "%s", title ? title : "working");
   }
-  if (kind == 2) {
+  if (kind == NSYS_PROGRESS_END) {
     fputs("\r\033[K", stderr);
     fflush(stderr);
     return;
@@ -66,14 +66,14 @@ cJSON *nsys_cli_call(nsys_cli_session *s, const char *method, cJSON *params, int
   nsys_call_init(&call, method, params, s->profiles);
   nsys__bar bar = {{0}};
   if (isatty(STDERR_FILENO) && !getenv("NSYS_AI_NO_PROGRESS")) {
-    call.progress_fn = nsys__cli_progress;
-    call.progress_ctx = &bar;
+    call.task.progress_fn = nsys__cli_progress;
+    call.task.progress_ctx = &bar;
   }
   cJSON *result = m->fn(&call);
-  if (call.progress_begun) nsys_call_progress_end(&call, NULL);
+  if (call.task.progress_begun) nsys_call_progress_end(&call, NULL);
   if (!result) {
-    if (call.err == NSYS_OK) nsys_call_fail(&call, NSYS_E_INTERNAL, "%s returned no result", method);
-    *exit_code = nsys_cli_error(nsys_err_exit_code(call.err), "%s", call.err_msg);
+    if (call.task.err == NSYS_OK) nsys_call_fail(&call, NSYS_E_INTERNAL, "%s returned no result", method);
+    *exit_code = nsys_cli_error(nsys_err_exit_code(call.task.err), "%s", call.task.err_msg);
   } else {
     *exit_code = NSYS_EXIT_OK;
   }

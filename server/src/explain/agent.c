@@ -413,10 +413,9 @@ static bool nsys__run_analysis(nsys_call *call, nsys_profile *p, const nsys_inde
   if (!a) return true;
   cJSON *r = nsys_analysis_run(call, p, ix, name, NULL);
   if (!r) {
-    if (call->err == NSYS_E_CANCELLED || nsys_call_cancelled(call)) return false;
+    if (call->task.err == NSYS_E_CANCELLED || nsys_call_cancelled(call)) return false;
     /* forget the sub-analysis error: the answer goes on without it */
-    call->err = NSYS_OK;
-    call->err_msg[0] = '\0';
+    nsys_task_forgive(&call->task, NSYS_OK);
     cJSON_Delete(call->err_data);
     call->err_data = NULL;
     return true;

@@ -91,7 +91,7 @@ cJSON *nsys_method_profile_open_set(nsys_call *call) {
     nsys_call_init(&sub, "profile/open", op, call->profiles);
     cJSON *r = open ? open->fn(&sub) : NULL;
     if (!r) {
-      nsys_call_fail(call, sub.err ? sub.err : NSYS_E_INTERNAL, "params.paths[%d]: %s", i, sub.err_msg);
+      nsys_call_fail(call, sub.task.err ? sub.task.err : NSYS_E_INTERNAL, "params.paths[%d]: %s", i, sub.task.err_msg);
       nsys_call_dispose(&sub);
       cJSON_Delete(op);
       goto done;

@@ -143,15 +143,16 @@ static bool nsys__index_beside_info(nsys_profile *p, nsys_call *call) {
   if (nsys_index_get(p, call)) return nsys_profile_open_finish(p, call);
   nsys_call sub;
   nsys_call_init(&sub, "profile/open", NULL, NULL);
-  if (!nsys_profile_open_finish(p, &sub) && sub.err != NSYS_E_CANCELLED && sub.err != NSYS_OK &&
+  if (!nsys_profile_open_finish(p, &sub) && sub.task.err != NSYS_E_CANCELLED && sub.task.err != NSYS_OK &&
       !nsys_call_cancelled(call)) {
+    /* the summary's error (the more specific) replaces the index's */
+    nsys_task_forgive(&call->task, NSYS_OK);
     cJSON_Delete(call->err_data);
     call->err_data = NULL;
-    call->err = NSYS_OK;
-    nsys_call_fail(call, sub.err, "%s", sub.err_msg);
+    nsys_call_fail(call, sub.task.err, "%s", sub.task.err_msg);
   }
   nsys_call_dispose(&sub);
-  if (call->err == NSYS_OK) nsys_call_fail(call, NSYS_E_INTERNAL, "building the index failed");
+  if (call->task.err == NSYS_OK) nsys_call_fail(call, NSYS_E_INTERNAL, "building the index failed");
   return false;
 }
 
@@ -172,7 +173,7 @@ cJSON *nsys_method_profile_open(nsys_call *call) {
     /* the index failed or was cancelled: do not leave a half-open profile */
     nsys_registry_remove(call->profiles, p->id);
     nsys_profile_release(p);
-    if (call->err == NSYS_OK) nsys_call_fail(call, NSYS_E_INTERNAL, "building the index failed");
+    if (call->task.err == NSYS_OK) nsys_call_fail(call, NSYS_E_INTERNAL, "building the index failed");
     return NULL;
   }
   cJSON *res = cJSON_CreateObject();

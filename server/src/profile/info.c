@@ -705,7 +705,7 @@ typedef struct {
 static int nsys__interrupt(void *arg) {
   nsys__cancel_src *c = arg;
   if (c->parent && nsys_call_cancelled(c->parent) && c->call)
-    atomic_store_explicit(&c->call->cancelled, 1, memory_order_relaxed);
+    nsys_task_cancel(&c->call->task);
   return nsys_call_cancelled(c->call);
 }
 
@@ -745,7 +745,7 @@ static bool nsys__host_finish(nsys_profile *p, nsys_call *call, nsys__host_job *
   nsys_info *in = &p->info, *h = &j->shadow.info;
   if (ok && !j->ok) {
     if (nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
-    else nsys_call_fail(call, j->wc.err, "%s", j->wc.err_msg);
+    else nsys_call_fail(call, j->wc.task.err, "%s", j->wc.task.err_msg);
     ok = false;
   }
   if (ok) {
@@ -836,7 +836,7 @@ bool nsys_info_job_finish(nsys_info_job *j, nsys_profile *p, nsys_call *call, in
     p->info = j->shadow.info;
   } else {
     if (nsys_call_cancelled(j->parent) || nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
-    else nsys_call_fail(call, j->wc.err, "%s", j->wc.err_msg);
+    else nsys_call_fail(call, j->wc.task.err, "%s", j->wc.task.err_msg);
     nsys_info_free(&j->shadow.info);
   }
   nsys_call_dispose(&j->wc);

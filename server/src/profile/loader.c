@@ -87,24 +87,24 @@ static bool nsys__sql_fail_raw(nsys_profile *p, struct nsys_call *call, int prim
  * single spaces), cutting only at character boundaries. */
 static void nsys__sanitize_err(nsys_call *call) {
   if (!call) return;
-  size_t n = strnlen(call->err_msg, sizeof call->err_msg);
-  char *clean = nsys_utf8_sanitize(call->err_msg, n);
+  size_t n = strnlen(call->task.err_msg, sizeof call->task.err_msg);
+  char *clean = nsys_utf8_sanitize(call->task.err_msg, n);
   size_t m = 0;
-  for (size_t i = 0; clean[i] && m < sizeof call->err_msg - 1; i++) {
+  for (size_t i = 0; clean[i] && m < sizeof call->task.err_msg - 1; i++) {
     char c = clean[i];
     if ((unsigned char)c < 0x20 || c == 0x7F) c = ' ';
-    if (c == ' ' && m > 0 && call->err_msg[m - 1] == ' ') continue;
-    call->err_msg[m++] = c;
+    if (c == ' ' && m > 0 && call->task.err_msg[m - 1] == ' ') continue;
+    call->task.err_msg[m++] = c;
   }
-  while (m > 0 && ((unsigned char)call->err_msg[m - 1] & 0xC0) == 0x80) {
+  while (m > 0 && ((unsigned char)call->task.err_msg[m - 1] & 0xC0) == 0x80) {
     /* drop a sequence cut by the buffer end */
     size_t k = m - 1;
-    while (k > 0 && ((unsigned char)call->err_msg[k] & 0xC0) == 0x80) k--;
-    if (nsys_utf8_valid(call->err_msg + k, m - k)) break;
+    while (k > 0 && ((unsigned char)call->task.err_msg[k] & 0xC0) == 0x80) k--;
+    if (nsys_utf8_valid(call->task.err_msg + k, m - k)) break;
     m = k;
   }
-  if (m > 0 && !nsys_utf8_valid(call->err_msg, m)) m--; /* a lone lead byte */
-  call->err_msg[m] = '\0';
+  if (m > 0 && !nsys_utf8_valid(call->task.err_msg, m)) m--; /* a lone lead byte */
+  call->task.err_msg[m] = '\0';
   free(clean);
 }
 

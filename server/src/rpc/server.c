@@ -219,16 +219,16 @@ static void nsys__on_wake(uv_async_t *a) { nsys__drain_queue(a->data); }
 
 /* ---- progress (worker threads) -------------------------------------------- */
 
-static void nsys__progress(nsys_call *call, int kind, const char *title, const char *message,
-                           int percent) {
-  nsys__job *job = call->progress_ctx;
+static void nsys__progress(void *ctx, nsys_progress_kind kind, const char *title,
+                           const char *message, int percent) {
+  nsys__job *job = ctx;
   nsys__server *s = job->srv;
   static const char *const kinds[] = {"begin", "report", "end"};
   cJSON *params = cJSON_CreateObject();
   cJSON_AddItemToObject(params, "token", nsys_rpc_id_copy(job->token));
   cJSON *value = cJSON_AddObjectToObject(params, "value");
-  cJSON_AddStringToObject(value, "kind", kinds[kind < 0 || kind > 2 ? 1 : kind]);
-  if (kind == 0 && title) {
+  cJSON_AddStringToObject(value, "kind", kinds[kind > NSYS_PROGRESS_END ? NSYS_PROGRESS_REPORT : kind]);
+  if (kind == NSYS_PROGRESS_BEGIN && title) {
     char *t = nsys_rpc_echo(title, 200);
     cJSON_AddStringToObject(value, "title", t);
     free(t);
@@ -238,7 +238,7 @@ static void nsys__progress(nsys_call *call, int kind, const char *title, const c
     cJSON_AddStringToObject(value, "message", m);
     free(m);
   }
-  if (kind != 2 && percent >= 0) cJSON_AddNumberToObject(value, "percentage", percent);
+  if (kind != NSYS_PROGRESS_END && percent >= 0) cJSON_AddNumberToObject(value, "percentage", percent);
   nsys__qmsg *q = nsys_xmalloc(sizeof *q);
   q->next = NULL;
   q->frame = nsys_rpc_frame_new(nsys_rpc_notification("$/progress", params));
@@ -255,11 +255,11 @@ static void nsys__progress(nsys_call *call, int kind, const char *title, const c
 static cJSON *nsys__finish_call(nsys__server *s, nsys_call *call, const cJSON *id, cJSON *result) {
   (void)s;
   if (result) return nsys_rpc_result(id, result);
-  if (call->err == NSYS_OK)
+  if (call->task.err == NSYS_OK)
     nsys_call_fail(call, NSYS_E_INTERNAL, "internal error: %s returned no result", call->method);
   cJSON *data = call->err_data;
   call->err_data = NULL;
-  return nsys_rpc_error(id, nsys_err_rpc_code(call->err), call->err_msg, data);
+  return nsys_rpc_error(id, nsys_err_rpc_code(call->task.err), call->task.err_msg, data);
 }
 
 /* Runs the method and frames its reply here, on the worker thread: writing a
@@ -269,7 +269,7 @@ static void nsys__work(uv_work_t *w) {
   cJSON *result = NULL;
   if (nsys_call_cancelled(&job->call)) nsys_call_fail_cancelled(&job->call);
   else result = job->fn(&job->call);
-  if (job->call.progress_begun) nsys_call_progress_end(&job->call, NULL);
+  if (job->call.task.progress_begun) nsys_call_progress_end(&job->call, NULL);
   job->frame = nsys_rpc_frame_new(nsys__finish_call(job->srv, &job->call, job->id, result));
 }
 
@@ -326,7 +326,7 @@ static void nsys__after_work(uv_work_t *w, int status) {
 }
 
 static void nsys__cancel_job(nsys__job *job) {
-  atomic_store(&job->call.cancelled, 1);
+  nsys_task_cancel(&job->call.task);
   uv_cancel((uv_req_t *)&job->work); /* succeeds only if it has not started */
 }
 
@@ -441,8 +441,8 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
   nsys_call_init(&job->call, m->name, msg->params, s->profiles);
   if (token) {
     job->token = cJSON_Duplicate(token, 1);
-    job->call.progress_fn = nsys__progress;
-    job->call.progress_ctx = job;
+    job->call.task.progress_fn = nsys__progress;
+    job->call.task.progress_ctx = job;
   }
   job->work.data = job;
   job->next = s->jobs;

@@ -101,7 +101,7 @@ static cJSON *run(tix *t, const char *name, const char *params_json) {
   nsys_call_init(&call, "analysis/run", NULL, NULL);
   cJSON *params = params_json ? cJSON_Parse(params_json) : NULL;
   cJSON *r = nsys_analysis_run(&call, NULL, &t->ix, name, params);
-  if (!r) fprintf(stderr, "%s failed: %s\n", name, call.err_msg);
+  if (!r) fprintf(stderr, "%s failed: %s\n", name, call.task.err_msg);
   cJSON_Delete(params);
   nsys_call_dispose(&call);
   return r;
@@ -268,18 +268,18 @@ static void test_top_kernels(void) {
   nsys_call_init(&call, "analysis/run", NULL, NULL);
   cJSON *bad = cJSON_Parse("{\"limt\": 3}");
   CHECK(nsys_analysis_run(&call, NULL, &t.ix, "top_kernels", bad) == NULL);
-  CHECK(call.err == NSYS_E_INVALID_PARAMS && strstr(call.err_msg, "limt"));
+  CHECK(call.task.err == NSYS_E_INVALID_PARAMS && strstr(call.task.err_msg, "limt"));
   cJSON_Delete(bad);
   nsys_call_dispose(&call);
   nsys_call_init(&call, "analysis/run", NULL, NULL);
   bad = cJSON_Parse("{\"limit\": \"x\"}");
   CHECK(nsys_analysis_run(&call, NULL, &t.ix, "top_kernels", bad) == NULL);
-  CHECK(call.err == NSYS_E_INVALID_PARAMS);
+  CHECK(call.task.err == NSYS_E_INVALID_PARAMS);
   cJSON_Delete(bad);
   nsys_call_dispose(&call);
   nsys_call_init(&call, "analysis/run", NULL, NULL);
   CHECK(nsys_analysis_run(&call, NULL, &t.ix, "no_such", NULL) == NULL);
-  CHECK(call.err == NSYS_E_UNKNOWN_ANALYSIS);
+  CHECK(call.task.err == NSYS_E_UNKNOWN_ANALYSIS);
   nsys_call_dispose(&call);
   nsys_strtab_free(&t.ix.strings);
 }
@@ -444,7 +444,7 @@ static void test_empty(void) {
     nsys_call_init(&call, "analysis/run", NULL, NULL);
     cJSON *r = nsys_analysis_run(&call, NULL, &t.ix, a->name, NULL);
     /* SQL-backed analyses report missing data without a database */
-    CHECK(r || call.err == NSYS_E_DATA_MISSING);
+    CHECK(r || call.task.err == NSYS_E_DATA_MISSING);
     cJSON_Delete(r);
     nsys_call_dispose(&call);
   }
@@ -466,7 +466,7 @@ static cJSON *report_of(tix *t) {
   nsys_call call;
   nsys_call_init(&call, "report/generate", NULL, NULL);
   cJSON *rep = nsys_report_build(&call, NULL, &t->ix);
-  CHECK_MSG(rep != NULL, "report: %s", call.err_msg);
+  CHECK_MSG(rep != NULL, "report: %s", call.task.err_msg);
   nsys_call_dispose(&call);
   return rep;
 }
@@ -607,7 +607,7 @@ static char *run_text(tix *t, const char *name, const char *params_json, nsys_ac
   nsys_call_init(&call, "analysis/run", NULL, NULL);
   cJSON *params = params_json ? cJSON_Parse(params_json) : NULL;
   cJSON *r = nsys_analysis_run_cached(&call, NULL, &t->ix, name, params, cache);
-  char *txt = r ? cJSON_PrintUnformatted(r) : nsys_xstrdup(call.err_msg);
+  char *txt = r ? cJSON_PrintUnformatted(r) : nsys_xstrdup(call.task.err_msg);
   cJSON_Delete(r);
   cJSON_Delete(params);
   nsys_call_dispose(&call);

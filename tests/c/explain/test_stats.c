@@ -139,7 +139,7 @@ int main(void) {
   CHECK(r && cJSON_IsFalse(cJSON_GetObjectItem(r, "known")));
   cJSON_Delete(r);
   req = (nsys_explain_req){NULL, ix, NULL, 99};
-  CHECK(nsys_explain_kernel(&call, &req) == NULL && call.err == NSYS_E_NOT_FOUND);
+  CHECK(nsys_explain_kernel(&call, &req) == NULL && call.task.err == NSYS_E_NOT_FOUND);
   nsys_call_dispose(&call);
   nsys_kstats_cache_clear();
   release(ix);

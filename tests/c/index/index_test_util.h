@@ -68,7 +68,7 @@ static inline const nsys_index *t_index(t_profile *tp) {
   nsys_call call;
   nsys_call_init(&call, "test", NULL, NULL);
   const nsys_index *ix = nsys_index_get(tp->p, &call);
-  if (!ix) fprintf(stderr, "index build failed: %s\n", call.err_msg);
+  if (!ix) fprintf(stderr, "index build failed: %s\n", call.task.err_msg);
   nsys_index_wait_saves(); /* a fresh index is saved in the background: tests look at the file */
   nsys_call_dispose(&call);
   return ix;

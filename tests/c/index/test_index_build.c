@@ -374,11 +374,12 @@ static void test_real_profiles(void) {
 
 /* progress is reported (monotonic percentages) and cancellation stops the build */
 static int prog_calls, prog_last = -1, prog_bad;
-static void record_progress(nsys_call *call, int kind, const char *title, const char *message, int percent) {
-  (void)call;
+static void record_progress(void *ctx, nsys_progress_kind kind, const char *title, const char *message,
+                            int percent) {
+  (void)ctx;
   (void)title;
   (void)message;
-  if (kind == 1) {
+  if (kind == NSYS_PROGRESS_REPORT) {
     if (percent < prog_last || percent > 100) prog_bad++;
     prog_last = percent;
     prog_calls++;
@@ -396,7 +397,7 @@ static void test_progress_and_cancel(void) {
   t_profile tp = t_open(path);
   nsys_call call;
   nsys_call_init(&call, "profile/open", NULL, NULL);
-  call.progress_fn = record_progress;
+  call.task.progress_fn = record_progress;
   nsys_call_progress_begin(&call, "open");
   nsys_index *ix = nsys_index_build(tp.p, &call);
   CHECK(ix != NULL);
@@ -404,10 +405,10 @@ static void test_progress_and_cancel(void) {
   nsys_index_free(ix);
   nsys_call_dispose(&call);
   nsys_call_init(&call, "profile/open", NULL, NULL);
-  atomic_store(&call.cancelled, 1);
+  nsys_task_cancel(&call.task);
   ix = nsys_index_build(tp.p, &call);
   CHECK(ix == NULL);
-  CHECK_EQ(call.err, NSYS_E_CANCELLED);
+  CHECK_EQ(call.task.err, NSYS_E_CANCELLED);
   nsys_call_dispose(&call);
   t_close(&tp);
   free(path);

@@ -29,8 +29,8 @@ static cJSON *call_method(const char *method, cJSON *params, nsys_err *err) {
   nsys_call c;
   nsys_call_init(&c, method, params, reg);
   cJSON *res = m->fn(&c);
-  *err = c.err;
-  if (!res && getenv("VERBOSE")) fprintf(stderr, "%s: %s\n", method, c.err_msg);
+  *err = c.task.err;
+  if (!res && getenv("VERBOSE")) fprintf(stderr, "%s: %s\n", method, c.task.err_msg);
   nsys_call_dispose(&c);
   cJSON_Delete(params);
   return res;

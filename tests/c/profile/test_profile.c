@@ -47,8 +47,8 @@ static nsys_profile *open_profile(const char *path, nsys_err *err) {
   nsys_call call;
   nsys_call_init(&call, "profile/open", NULL, NULL);
   nsys_profile *p = nsys_profile_open(path, &call);
-  *err = call.err;
-  if (!p && getenv("NSYS_AI_TEST_VERBOSE")) fprintf(stderr, "  %s: %s\n", path, call.err_msg);
+  *err = call.task.err;
+  if (!p && getenv("NSYS_AI_TEST_VERBOSE")) fprintf(stderr, "  %s: %s\n", path, call.task.err_msg);
   nsys_call_dispose(&call);
   return p;
 }
@@ -275,7 +275,7 @@ static void test_change_detection(void) {
   char *other = tmp_path("other.sqlite");
   make_db(other, modern_sql);
   CHECK(rename(other, path) == 0);
-  CHECK(!nsys_profile_check_unchanged(p, &call) && call.err == NSYS_E_PROFILE_CHANGED);
+  CHECK(!nsys_profile_check_unchanged(p, &call) && call.task.err == NSYS_E_PROFILE_CHANGED);
   nsys_call_dispose(&call);
   /* the old connection still reads the old file: the profile stays usable */
   CHECK_STR(nsys_profile_string(p, 0), "main");
@@ -286,7 +286,7 @@ static void test_change_detection(void) {
   if (p) {
     nsys_call_init(&call, "profile/info", NULL, NULL);
     unlink(path);
-    CHECK(!nsys_profile_check_unchanged(p, &call) && call.err == NSYS_E_PROFILE_CHANGED);
+    CHECK(!nsys_profile_check_unchanged(p, &call) && call.task.err == NSYS_E_PROFILE_CHANGED);
     nsys_call_dispose(&call);
     nsys_profile_release(p);
   }
