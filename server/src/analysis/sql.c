@@ -44,7 +44,7 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
         "WHERE start >= ?1 AND start < ?2 %s GROUP BY 1,2,3 ORDER BY 6 DESC",
         has_kinds ? "srcKind" : "-1", has_kinds ? "dstKind" : "-1", tbl,
         c->device >= 0 ? "AND deviceId = ?3" : "");
-    sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+    sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
     free(sql);
     if (!st) return false;
     sqlite3_bind_int64(st, 1, c->t0);
@@ -97,7 +97,7 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
     char *sql = nsys_xasprintf("SELECT deviceId, start, \"end\" FROM %s WHERE copyKind IN (1, 11) AND "
                                "start >= ?1 AND start < ?2 %s ORDER BY deviceId, start",
                                tbl, c->device >= 0 ? "AND deviceId = ?3" : "");
-    sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+    sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
     free(sql);
     if (!st) return false;
     sqlite3_bind_int64(st, 1, c->t0);
@@ -202,7 +202,7 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
                                       "AND start < ?2 AND \"end\" >= start %s GROUP BY globalTid ORDER BY 2 DESC",
                                       osrt, nsys_schema_has_column(p, NSYS_TBL_OSRT, "nestingLevel")
                                                 ? "AND nestingLevel = 0" : "");
-    sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+    sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
     free(sql);
     if (!st) return false;
     sqlite3_bind_int64(st, 1, c->t0);

@@ -27,9 +27,9 @@
 #include <stdint.h>
 
 #include "common/strtab.h"
+#include "common/task.h"
 
 struct nsys_profile;
-struct nsys_call;
 
 typedef enum {
   NSYS_OP_KERNEL = 0,
@@ -62,7 +62,7 @@ typedef struct nsys_ops {
                             "[CUDA graph 4]" (graphId) */
   uint32_t *full_name;   /* strtab: kernel demangledName (== name for copies/sets) */
   uint32_t *track;       /* index into tracks[] */
-  int32_t *api;          /* index into api[] of the launching call, -1 if unattributed */
+  int32_t *api;          /* index into api[] of the launching task, -1 if unattributed */
   int64_t *rowid;        /* rowid in the source table (per kind) */
   uint8_t *kind;         /* nsys_op_kind */
 } nsys_ops;
@@ -80,7 +80,7 @@ typedef struct nsys_api_calls {
   int64_t *start, *end;    /* CPU ns */
   uint32_t *name;          /* strtab, version suffix stripped: "cudaLaunchKernel" */
   uint32_t *thread;        /* index into threads[] */
-  int32_t *first_op;       /* first GPU op this call launched (ops of one call are
+  int32_t *first_op;       /* first GPU op this task launched (ops of one task are
                               linked through op_next), -1 if none */
   int64_t *correlation;    /* correlationId */
   int64_t *rowid;
@@ -100,7 +100,7 @@ typedef struct nsys_index {
   nsys_strtab strings;     /* all names used below */
   nsys_gpu_track *tracks; uint32_t n_tracks;   /* sorted by (device, stream) */
   nsys_ops ops;
-  int32_t *op_next;        /* next op of the same API call, -1 at the end */
+  int32_t *op_next;        /* next op of the same API task, -1 at the end */
   nsys_host_thread *threads; uint32_t n_threads; /* sorted by (pid, tid) */
   nsys_api_calls api;
   nsys_nvtx_ranges nvtx;
@@ -115,15 +115,15 @@ typedef struct nsys_index {
 } nsys_index;
 
 /* Builds (or loads from the cache directory) the index of p. Reports progress
- * and polls cancellation through `call`. Returns NULL after nsys_call_fail(). */
-nsys_index *nsys_index_build(struct nsys_profile *p, struct nsys_call *call);
+ * and polls cancellation through `task`. Returns NULL after nsys_task_fail(). */
+nsys_index *nsys_index_build(struct nsys_profile *p, nsys_task *task);
 void nsys_index_free(nsys_index *ix);
 
 /* Returns p->index, building and publishing it first if needed (thread-safe:
- * concurrent callers wait for one build). NULL after nsys_call_fail(). A
+ * concurrent callers wait for one build). NULL after nsys_task_fail(). A
  * freshly built index is saved to the cache by a background thread after it
  * is published; the process waits for pending saves at exit. */
-const nsys_index *nsys_index_get(struct nsys_profile *p, struct nsys_call *call);
+const nsys_index *nsys_index_get(struct nsys_profile *p, nsys_task *task);
 
 /* Whether a cache save is queued or being written; waits until every queued
  * save is written (the CLI before exiting, tests, benches). */

@@ -12,7 +12,7 @@
 #include "index/index_internal.h"
 #include "index/index_query.h"
 #include "index/nvtx_tree_internal.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 /* ---- per-range stats ------------------------------------------------------ */
 
@@ -53,7 +53,7 @@ void nsys__nvtx_stats_free(nsys__nvtx_stats *st) {
 }
 
 bool nsys__nvtx_stats_build(const nsys_index *ix, const nsys_nvtx_filter *f, nsys__nvtx_stats *st,
-                            nsys_call *call) {
+                            nsys_task *task) {
   size_t nn = ix->nvtx.n ? ix->nvtx.n : 1;
   st->cnt = nsys_xcalloc(nn, sizeof *st->cnt);
   st->kns = nsys_xcalloc(nn, sizeof *st->kns);
@@ -66,9 +66,9 @@ bool nsys__nvtx_stats_build(const nsys_index *ix, const nsys_nvtx_filter *f, nsy
   nsys__stats_acc acc = {ix, f->device, st};
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     if (!nsys__nvtx_thread_ok(ix, f, t)) continue;
-    if (nsys_call_cancelled(call)) {
+    if (nsys_task_cancelled(task)) {
       nsys__nvtx_stats_free(st);
-      nsys_call_fail_cancelled(call);
+      nsys_task_fail_cancelled(task);
       return false;
     }
     nsys_nvtx_sweep(ix, t, nsys__stats_cb, &acc);
@@ -128,13 +128,13 @@ static bool nsys__is_root(const nsys__nvtx_core *c, uint32_t r) {
 
 /* The ranges core: stats for the device filter over every thread, children
  * per range and roots per thread, in id (= start) order. */
-static nsys__nvtx_core *nsys__ranges_build(const nsys_index *ix, int32_t device, nsys_call *call) {
+static nsys__nvtx_core *nsys__ranges_build(const nsys_index *ix, int32_t device, nsys_task *task) {
   nsys__nvtx_core *c = nsys_xcalloc(1, sizeof *c);
   c->ix = ix;
   c->f.device = device;
   nsys_strtab_init(&c->names);
   nsys_nvtx_filter all = {.device = device};
-  if (!nsys__nvtx_stats_build(ix, &all, &c->st, call)) {
+  if (!nsys__nvtx_stats_build(ix, &all, &c->st, task)) {
     nsys__core_free(c);
     return NULL;
   }
@@ -167,20 +167,20 @@ static nsys__nvtx_core *nsys__ranges_build(const nsys_index *ix, int32_t device,
 }
 
 static nsys__nvtx_core *nsys__aggregate_core_build(const nsys_index *ix, const nsys_nvtx_filter *f,
-                                                   nsys_call *call) {
+                                                   nsys_task *task) {
   nsys__nvtx_core *c = nsys_xcalloc(1, sizeof *c);
   c->ix = ix;
   c->f = *f;
   c->aggregate = true;
   nsys_strtab_init(&c->names);
   nsys__nvtx_stats st;
-  if (!nsys__nvtx_stats_build(ix, f, &st, call)) {
+  if (!nsys__nvtx_stats_build(ix, f, &st, task)) {
     nsys__core_free(c);
     return NULL;
   }
   c->keep = nsys_xmalloc((ix->nvtx.n ? ix->nvtx.n : 1) * sizeof(bool));
   c->n_ranges = nsys__nvtx_keep(ix, f, &st, c->keep);
-  bool ok = nsys__nvtx_aggregate_build(c, &st, call);
+  bool ok = nsys__nvtx_aggregate_build(c, &st, task);
   nsys__nvtx_stats_free(&st);
   free(c->keep);
   c->keep = NULL;
@@ -226,15 +226,15 @@ static nsys__nvtx_core *nsys__cache_find(nsys__nvtx_cache *cache, const nsys_nvt
 }
 
 nsys_nvtx_tree *nsys_nvtx_tree_get(const nsys_index *ix, const nsys_nvtx_filter *f, bool aggregate,
-                                   nsys_call *call) {
+                                   nsys_task *task) {
   nsys__index_priv *pv = nsys__priv(ix);
   pthread_mutex_lock(&nsys__nvtx_mu);
   nsys__nvtx_core *c = nsys__cache_find(pv->nvtx_trees, f, aggregate);
   pthread_mutex_unlock(&nsys__nvtx_mu);
   if (!c) {
     /* built outside the lock: other profiles' and other keys' requests go on */
-    nsys__nvtx_core *made = aggregate ? nsys__aggregate_core_build(ix, f, call)
-                                      : nsys__ranges_build(ix, f->device, call);
+    nsys__nvtx_core *made = aggregate ? nsys__aggregate_core_build(ix, f, task)
+                                      : nsys__ranges_build(ix, f->device, task);
     if (!made) return NULL;
     atomic_store(&made->refs, 1);
     pthread_mutex_lock(&nsys__nvtx_mu);
