@@ -226,7 +226,7 @@ static bool nsys__stat_input(const char *path, struct stat *st, nsys_task *task)
  * Connections are shared between threads (p->db is FULLMUTEX), so the handler
  * reads the stepping thread's task, not one fixed when the connection opened.
  * 4096 steps take well under a millisecond. (COUNT(*) of a whole table is one
- * step that ignores the handler: nsys_profile_count_rows() bounds it.) */
+ * step that ignores the handler: nsys_profile_count_rows() interrupts it.) */
 #define NSYS__SQL_POLL 4096
 
 static int nsys__sql_poll(void *unused) {

@@ -211,6 +211,15 @@ bool nsys_profile_table_sql(const nsys_profile *p, nsys_table t, char *out, size
  * the stepping thread (nsys_task_enter) is cancelled. */
 sqlite3 *nsys_profile_open_db(const nsys_profile *p, int flags, nsys_task *task);
 
+/* Exact row counts of whole tables (real names): counts[i] for tables[i], -1
+ * for a table that cannot be counted (unreadable, or a name with a double
+ * quote). Tables the summary counted at open are answered from it; the rest
+ * run COUNT(*) on a private connection that a cancellation of task interrupts
+ * (profile/row_count.c). False after nsys_task_fail (cancelled, or no
+ * connection). */
+bool nsys_profile_count_rows(nsys_profile *p, nsys_task *task, const char *const *tables, int n,
+                             int64_t *counts);
+
 /* Schema generation as a stable string: "META_DATA_EXPORT",
  * "EXPORT_META_DATA", "pre-2022" or "unknown". */
 const char *nsys_schema_gen_name(nsys_schema_gen g);

@@ -471,6 +471,22 @@ static void test_sql_cancel(void) {
     CHECK(nsys_task_current() == NULL);
     CHECK_EQ(step_once(dbs[i], FINITE, &n), SQLITE_ROW); /* unbound: the cancelled task is not this thread's */
   }
+  /* whole-table counts: from the summary or COUNT(*), equal to SQL's */
+  int n = p->schema.n_all_tables;
+  int64_t *counts = nsys_xcalloc((size_t)n + 1, sizeof *counts);
+  nsys_task_init(&request);
+  CHECK(nsys_profile_count_rows(p, &request, (const char *const *)p->schema.all_tables, n, counts));
+  for (int i = 0; i < n && own; i++) {
+    char *q = nsys_xasprintf("SELECT COUNT(*) FROM \"%s\"", p->schema.all_tables[i]);
+    int64_t want = -2;
+    CHECK_EQ(step_once(own, q, &want), SQLITE_ROW);
+    CHECK_EQ(counts[i], want);
+    free(q);
+  }
+  nsys_task_cancel(&request); /* cancelled: no counts */
+  CHECK(!nsys_profile_count_rows(p, &request, (const char *const *)p->schema.all_tables, n, counts));
+  CHECK_EQ(request.err, NSYS_E_CANCELLED);
+  free(counts);
   if (own) sqlite3_close(own);
   nsys_profile_release(p);
 out:
