@@ -79,6 +79,7 @@ def test_long_methods_cancel_mid_flight(big):
             t_req = time.monotonic()
             srv._pump_until(lambda: bool(progress_of(srv, token)) or rid in srv.replies, 600,
                             f"{label}: progress begin")
+            answered_first = rid in srv.replies  # a loaded loop may send the begin with the reply
             srv.notify("$/cancelRequest", {"id": rid})
             t_cancel = time.monotonic()
             reply = srv.wait_reply(rid, timeout=600)
@@ -88,7 +89,7 @@ def test_long_methods_cancel_mid_flight(big):
                          f" answer {code or 'result'} {(t_reply - t_cancel) * 1000:.0f} ms after the cancel")
             print(lines[-1], flush=True)
             # cancellable: the uncancelled run lasts well past the moment the cancel was sent
-            if full >= 2 * (t_cancel - t_req) + MIN_CANCELLABLE_S:
+            if full >= 2 * (t_cancel - t_req) + MIN_CANCELLABLE_S and not answered_first:
                 asserted += 1
                 assert code == -32800, lines[-1]
                 assert t_reply - t_req < full, lines[-1]

@@ -62,7 +62,7 @@ typedef struct nsys_ops {
                             "[CUDA graph 4]" (graphId) */
   uint32_t *full_name;   /* strtab: kernel demangledName (== name for copies/sets) */
   uint32_t *track;       /* index into tracks[] */
-  int32_t *api;          /* index into api[] of the launching task, -1 if unattributed */
+  int32_t *api;          /* index into api[] of the launching call, -1 if unattributed */
   int64_t *rowid;        /* rowid in the source table (per kind) */
   uint8_t *kind;         /* nsys_op_kind */
 } nsys_ops;
@@ -80,7 +80,7 @@ typedef struct nsys_api_calls {
   int64_t *start, *end;    /* CPU ns */
   uint32_t *name;          /* strtab, version suffix stripped: "cudaLaunchKernel" */
   uint32_t *thread;        /* index into threads[] */
-  int32_t *first_op;       /* first GPU op this task launched (ops of one task are
+  int32_t *first_op;       /* first GPU op this call launched (ops of one call are
                               linked through op_next), -1 if none */
   int64_t *correlation;    /* correlationId */
   int64_t *rowid;
@@ -100,7 +100,7 @@ typedef struct nsys_index {
   nsys_strtab strings;     /* all names used below */
   nsys_gpu_track *tracks; uint32_t n_tracks;   /* sorted by (device, stream) */
   nsys_ops ops;
-  int32_t *op_next;        /* next op of the same API task, -1 at the end */
+  int32_t *op_next;        /* next op of the same API call, -1 at the end */
   nsys_host_thread *threads; uint32_t n_threads; /* sorted by (pid, tid) */
   nsys_api_calls api;
   nsys_nvtx_ranges nvtx;

@@ -163,9 +163,12 @@ bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, 
   pm.slot = nsys_xcalloc(pm.cap, sizeof(uint32_t));
   bool ok = true;
   for (uint32_t r = 0; r < n; r++) {
-    if ((r & 0xFFFF) == 0 && nsys_task_cancelled(task)) {
-      ok = false;
-      break;
+    if ((r & 0xFFFF) == 0) {
+      if (nsys_task_cancelled(task)) {
+        ok = false;
+        break;
+      }
+      nsys_task_progress(task, 60 + (int)(35 * (uint64_t)r / n), "NVTX name paths");
     }
     if (!c->keep[r]) continue;
     int32_t pa = ix->nvtx.parent[r];

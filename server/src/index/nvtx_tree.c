@@ -20,10 +20,23 @@ typedef struct {
   const nsys_index *ix;
   int32_t device;
   nsys__nvtx_stats *st;
+  nsys_task *task;
+  uint32_t calls;       /* callbacks so far: cancellation and progress every 4096 */
+  uint64_t api_before;  /* API calls of the threads swept before this one */
+  uint64_t api_total;   /* of every thread the filter keeps: the progress's 100% */
 } nsys__stats_acc;
 
-static void nsys__stats_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t n) {
+#define NSYS__STATS_PCT 60 /* the stats sweep's share of a tree build's progress */
+
+static bool nsys__stats_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t n) {
   nsys__stats_acc *c = c_;
+  if ((++c->calls & 0xFFF) == 0) {
+    if (nsys_task_cancelled(c->task)) return false;
+    uint32_t t = c->ix->api.thread[api];
+    uint64_t done = c->api_before + (api - c->ix->threads[t].api_first);
+    nsys_task_progress(c->task, (int)(NSYS__STATS_PCT * done / (c->api_total ? c->api_total : 1)),
+                       "NVTX ranges' GPU time");
+  }
   const nsys_index *ix = c->ix;
   nsys__nvtx_stats *st = c->st;
   for (int32_t op = ix->api.first_op[api]; op >= 0; op = ix->op_next[op]) {
@@ -38,6 +51,7 @@ static void nsys__stats_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t
       if (e > st->ge[r]) st->ge[r] = e;
     }
   }
+  return true;
 }
 
 bool nsys__nvtx_thread_ok(const nsys_index *ix, const nsys_nvtx_filter *f, uint32_t t) {
@@ -63,16 +77,19 @@ bool nsys__nvtx_stats_build(const nsys_index *ix, const nsys_nvtx_filter *f, nsy
     st->gs[i] = INT64_MAX;
     st->ge[i] = INT64_MIN;
   }
-  nsys__stats_acc acc = {ix, f->device, st};
+  nsys__stats_acc acc = {.ix = ix, .device = f->device, .st = st, .task = task};
+  for (uint32_t t = 0; t < ix->n_threads; t++)
+    if (nsys__nvtx_thread_ok(ix, f, t)) acc.api_total += ix->threads[t].api_count;
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     if (!nsys__nvtx_thread_ok(ix, f, t)) continue;
-    if (nsys_task_cancelled(task)) {
+    if (nsys_task_cancelled(task) || !nsys_nvtx_sweep(ix, t, nsys__stats_cb, &acc)) {
       nsys__nvtx_stats_free(st);
       nsys_task_fail_cancelled(task);
       return false;
     }
-    nsys_nvtx_sweep(ix, t, nsys__stats_cb, &acc);
+    acc.api_before += ix->threads[t].api_count;
   }
+  nsys_task_progress(task, NSYS__STATS_PCT, "NVTX ranges' GPU time");
   return true;
 }
 
