@@ -42,7 +42,9 @@ def big(tmp_path_factory) -> Path:
     return p
 
 
-def requests(pid: str, path: Path) -> list[tuple[str, str, dict]]:
+def requests(pid: str, path: Path) -> list[tuple[str, str, dict] | tuple[str, str, dict, dict]]:
+    """(label, method, params[, params of the cancelled run]): nvtx/tree caches
+    the tree it builds per filter, so its cancelled run asks for another one."""
     analyses = ["top_kernels", "gpu_idle_gaps", "overlap", "nccl_breakdown", "iterations",
                 "kernel_launch_overhead", "sync_cost", "stream_classification", "nvtx_summary",
                 "stage_overlap"]
@@ -52,6 +54,10 @@ def requests(pid: str, path: Path) -> list[tuple[str, str, dict]]:
     out.append(("profile/openSet", "profile/openSet", {"paths": [str(path)]}))
     out.append(("search", "search", {"profileId": pid, "query": "*e*"}))
     out.append(("export/perfetto", "export/perfetto", {"profileId": pid, "path": str(path) + ".perfetto.json"}))
+    tree = {"profileId": pid, "topKernels": 0, "limit": 10}
+    out.append(("nvtx/tree ranges (first build)", "nvtx/tree", dict(tree, device=0), dict(tree, device=1)))
+    out.append(("nvtx/tree aggregate (first build)", "nvtx/tree", dict(tree, mode="aggregate", start=0),
+                dict(tree, mode="aggregate", start=1)))
     return out
 
 
@@ -65,7 +71,7 @@ def test_long_methods_cancel_mid_flight(big):
     try:
         pid = srv.request("profile/open", {"path": str(big)}, timeout=600)["profileId"]
         lines, asserted = [], 0
-        for i, (label, method, params) in enumerate(requests(pid, big)):
+        for i, (label, method, params, *cancelled_params) in enumerate(requests(pid, big)):
             # the uncancelled run: how long it takes, and its progress
             token = f"full-{i}"
             t = time.monotonic()
@@ -75,7 +81,7 @@ def test_long_methods_cancel_mid_flight(big):
             assert kinds and kinds[0] == "begin" and kinds[-1] == "end", (label, kinds)
             # the same request, cancelled as soon as its work has begun
             token = f"cancel-{i}"
-            rid = srv.start(method, dict(params, workDoneToken=token))
+            rid = srv.start(method, dict(cancelled_params[0] if cancelled_params else params, workDoneToken=token))
             t_req = time.monotonic()
             srv._pump_until(lambda: bool(progress_of(srv, token)) or rid in srv.replies, 600,
                             f"{label}: progress begin")
