@@ -757,9 +757,9 @@ static bool nsys__info_build(nsys_profile *p, nsys_task *task);
  * bound (nsys_task_enter) for a cancellation to interrupt a statement. */
 bool nsys_info_build(nsys_profile *p, nsys_task *task) {
   sqlite3 *shared = p->db;
-  nsys_task quiet;
-  nsys_task_init_child(&quiet, NULL);
-  sqlite3 *own = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, &quiet); /* else the shared one */
+  nsys_task opening; /* its failure is tolerated: the scans then use the shared connection */
+  nsys_task_init(&opening);
+  sqlite3 *own = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, &opening);
   if (own) p->db = own;
   bool ok = nsys__info_build(p, task); /* error messages are copied out of `own` */
   p->db = shared;
