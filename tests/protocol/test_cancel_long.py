@@ -72,13 +72,19 @@ def test_long_methods_cancel_mid_flight(big):
         pid = srv.request("profile/open", {"path": str(big)}, timeout=600)["profileId"]
         lines, asserted = [], 0
         for i, (label, method, params, *cancelled_params) in enumerate(requests(pid, big)):
-            # the uncancelled run: how long it takes, and its progress
+            # the uncancelled run: how long it takes, and its progress; then
+            # once more, warm as the cancelled run will be (caches built by the
+            # first run), unless the cancelled run asks for a cold build itself
             token = f"full-{i}"
             t = time.monotonic()
             srv.request(method, dict(params, workDoneToken=token), timeout=600)
             full = time.monotonic() - t
             kinds = [v["kind"] for v in progress_of(srv, token)]
             assert kinds and kinds[0] == "begin" and kinds[-1] == "end", (label, kinds)
+            if not cancelled_params:
+                t = time.monotonic()
+                srv.request(method, params, timeout=600)
+                full = min(full, time.monotonic() - t)
             # the same request, cancelled as soon as its work has begun
             token = f"cancel-{i}"
             rid = srv.start(method, dict(cancelled_params[0] if cancelled_params else params, workDoneToken=token))

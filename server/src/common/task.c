@@ -90,3 +90,9 @@ const nsys_task *nsys_task_enter(const nsys_task *t) {
 void nsys_task_leave(const nsys_task *prev) { nsys__current = prev; }
 
 const nsys_task *nsys_task_current(void) { return nsys__current; }
+
+static _Thread_local unsigned long nsys__interrupts;
+
+void nsys_task_note_interrupt(void) { nsys__interrupts++; }
+
+unsigned long nsys_task_interrupts(void) { return nsys__interrupts; }

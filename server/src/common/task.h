@@ -73,5 +73,11 @@ void nsys_task_progress_end(nsys_task *t, const char *message);
 const nsys_task *nsys_task_enter(const nsys_task *t);
 void nsys_task_leave(const nsys_task *prev);
 const nsys_task *nsys_task_current(void);
+/* Statements this thread's cancellation stopped (counted by the progress
+ * handler, monotonic): code that reads SQL but may not check every step's
+ * result could then hold numbers cut short. nsys_method_run compares the
+ * count before and after a handler. */
+void nsys_task_note_interrupt(void);
+unsigned long nsys_task_interrupts(void);
 
 #endif

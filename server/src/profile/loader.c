@@ -231,7 +231,9 @@ static bool nsys__stat_input(const char *path, struct stat *st, nsys_task *task)
 
 static int nsys__sql_poll(void *unused) {
   (void)unused;
-  return nsys_task_cancelled(nsys_task_current());
+  if (!nsys_task_cancelled(nsys_task_current())) return 0;
+  nsys_task_note_interrupt();
+  return 1;
 }
 
 /* Every connection to a profile: read-only whatever a query says, temp data

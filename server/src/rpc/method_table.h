@@ -31,9 +31,11 @@ NSYS_METHOD_LIST(NSYS__METHOD_DECLARE)
 /* Runs fn for call on the calling thread, the one way every caller (server,
  * CLI, a method calling another) runs a handler: call->task is bound to the
  * thread meanwhile (nsys_task_enter: a cancelled request's SQL statements stop,
- * profile/loader.c) and its progress is ended. A request cancelled while it
- * ran answers -32800 whatever fn returned: an interrupted statement may have
- * cut its numbers short, and partial numbers are never an answer. */
+ * profile/loader.c) and its progress is ended. When the cancellation stopped
+ * one of its statements, it answers -32800 whatever fn returned: a handler
+ * that does not check every step's result may hold numbers cut short, and
+ * partial numbers are never an answer. A handler that finished its work (a
+ * profile it opened stays open) keeps its result. */
 cJSON *nsys_method_run(nsys_method_fn fn, nsys_call *call);
 
 /* The method called name, or NULL; test-only methods only when with_test. */
