@@ -73,7 +73,7 @@ static long proc_minflt(void) {
 static nsys_profile *open_profile(const char *path) {
   nsys_call c;
   nsys_call_init(&c, "profile/open", NULL, NULL);
-  nsys_profile *p = nsys_profile_open(path, &c);
+  nsys_profile *p = nsys_profile_open(path, &c.task);
   if (!p) {
     fprintf(stderr, "open %s: %s\n", path, c.task.err_msg);
     exit(2);
@@ -119,7 +119,7 @@ static int cmd_cold(const char *path) {
   long f0 = proc_minflt();
   double c0 = proc_cpu(), s0 = proc_sys(), m0 = thread_cpu();
   int64_t t0 = nsys_now_ns();
-  const nsys_index *ix = nsys_index_get(p, &c);
+  const nsys_index *ix = nsys_index_get(p, &c.task);
   int64_t t1 = nsys_now_ns();
   double c1 = proc_cpu(), s1 = proc_sys(), m1 = thread_cpu();
   long f1 = proc_minflt();
@@ -307,7 +307,7 @@ static int cmd_range(const char *path, int per_level, uint64_t seed, bool gpu_on
   nsys_profile *p = nsys_registry_add(reg, open_profile(path));
   nsys_call c;
   nsys_call_init(&c, "bench", NULL, reg);
-  const nsys_index *ix = nsys_index_get(p, &c);
+  const nsys_index *ix = nsys_index_get(p, &c.task);
   if (!ix) return 2;
   int64_t s = ix->span_start, e = ix->span_end;
   int levels = 0;
@@ -400,14 +400,14 @@ static int cmd_tree(const char *path) {
   nsys_profile *p = nsys_registry_add(reg, open_profile(path));
   nsys_call c;
   nsys_call_init(&c, "bench", NULL, reg);
-  const nsys_index *ix = nsys_index_get(p, &c);
+  const nsys_index *ix = nsys_index_get(p, &c.task);
   if (!ix) return 2;
   /* the precomputation alone (projection sweep, child lists), once per open: the first call pays it */
   nsys_nvtx_filter f;
   memset(&f, 0, sizeof f);
   f.device = -1;
   int64_t t0 = nsys_now_ns();
-  nsys_nvtx_tree_release(nsys_nvtx_tree_get(ix, &f, false, &c));
+  nsys_nvtx_tree_release(nsys_nvtx_tree_get(ix, &f, false, &c.task));
   double best_build = (double)(nsys_now_ns() - t0) / 1e9;
   /* the whole tree, asked for explicitly (every depth, no byte cap) */
   double best = 1e9, best_agg = 1e9;

@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
   nsys_profile_registry *reg = nsys_registry_new();
   nsys_call c;
   nsys_call_init(&c, "profile/open", NULL, NULL);
-  nsys_profile *p = nsys_profile_open(argv[1], &c);
+  nsys_profile *p = nsys_profile_open(argv[1], &c.task);
   if (!p) {
     fprintf(stderr, "open: %s\n", c.task.err_msg);
     return 2;

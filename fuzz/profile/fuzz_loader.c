@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "profile/profile.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -40,14 +40,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     off += (size_t)n;
   }
   close(fd);
-  nsys_call call;
-  nsys_call_init(&call, "profile/open", NULL, NULL);
-  nsys_profile *p = nsys_profile_open(nsys__path, &call);
+  nsys_task task;
+  nsys_task_init(&task);
+  nsys_profile *p = nsys_profile_open(nsys__path, &task);
   if (p) {
     for (int64_t id = -2; id < 8; id++) (void)nsys_profile_string(p, id);
-    (void)nsys_profile_check_unchanged(p, &call);
+    (void)nsys_profile_check_unchanged(p, &task);
     nsys_profile_release(p);
   }
-  nsys_call_dispose(&call);
   return 0;
 }

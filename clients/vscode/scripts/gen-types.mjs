@@ -21,6 +21,30 @@ const load = (f) => {
   schema.title = f === 'common.json' ? 'Common' : typeName(f);
   return schema;
 };
+
+// The one conditional the schemas use: `allOf: [{if: {properties: {name:
+// {const: C}}}, then: {properties: {P: {items: S}}}}]` (analysis/run's rows per
+// analysis). json-schema-to-typescript does not follow if/then, so each such
+// item schema S also becomes a named type of its own, <C><P singular>
+// (top_kernels' rows → TopKernelsRow), added to the schema's $defs for the TS
+// output only: the wire format and the schema file stay as they are. A
+// required field the branch gives no schema for is typed `unknown` (present,
+// type unstated) rather than dropped.
+const branchTypes = (schema) => {
+  const out = {};
+  for (const part of schema.allOf ?? []) {
+    const c = part?.if?.properties?.name?.const;
+    if (typeof c !== 'string') continue;
+    for (const [prop, sub] of Object.entries(part?.then?.properties ?? {})) {
+      if (!sub?.items || typeof sub.items !== 'object') continue;
+      const title = typeName(c.replace(/_/g, '.')) + typeName(prop.replace(/s$/, ''));
+      const properties = { ...(sub.items.properties ?? {}) };
+      for (const name of sub.items.required ?? []) properties[name] ??= {};
+      out[title] = { ...sub.items, properties, title };
+    }
+  }
+  return out;
+};
 const refOptions = {
   resolve: {
     nsysSchemas: {
@@ -35,12 +59,14 @@ const want = new Map();
 const files = existsSync(schemasDir) ? readdirSync(schemasDir).filter((f) => f.endsWith('.json')).sort() : [];
 for (const f of files) {
   const schema = load(f);
+  const branches = branchTypes(schema);
+  if (Object.keys(branches).length) schema.$defs = { ...(schema.$defs ?? {}), ...branches };
   const ts = await compile(schema, schema.title, {
     cwd: schemasDir,
     $refOptions: refOptions,
     bannerComment: '',
     additionalProperties: false,
-    unreachableDefinitions: f === 'common.json',
+    unreachableDefinitions: f === 'common.json' || Object.keys(branches).length > 0,
     format: false,
     style: { singleQuote: true },
   });

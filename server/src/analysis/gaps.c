@@ -402,7 +402,7 @@ static void nsys__sync_table(nsys_actx *c, cJSON *summary) {
   char *sql = nsys_xasprintf("SELECT syncType, COUNT(*), SUM(\"end\"-start) FROM %s "
                              "WHERE start >= ?1 AND start < ?2 %s GROUP BY syncType ORDER BY syncType",
                              p->schema.table[NSYS_TBL_SYNC], c->device >= 0 ? "AND deviceId = ?3" : "");
-  sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+  sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
   free(sql);
   if (!st) {
     nsys_task_forgive(&c->call->task, NSYS_OK); /* tolerate: the table shape differs */

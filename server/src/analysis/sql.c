@@ -44,7 +44,7 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
         "WHERE start >= ?1 AND start < ?2 %s GROUP BY 1,2,3 ORDER BY 6 DESC",
         has_kinds ? "srcKind" : "-1", has_kinds ? "dstKind" : "-1", tbl,
         c->device >= 0 ? "AND deviceId = ?3" : "");
-    sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+    sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
     free(sql);
     if (!st) return false;
     sqlite3_bind_int64(st, 1, c->t0);
@@ -97,7 +97,7 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
     char *sql = nsys_xasprintf("SELECT deviceId, start, \"end\" FROM %s WHERE copyKind IN (1, 11) AND "
                                "start >= ?1 AND start < ?2 %s ORDER BY deviceId, start",
                                tbl, c->device >= 0 ? "AND deviceId = ?3" : "");
-    sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+    sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
     free(sql);
     if (!st) return false;
     sqlite3_bind_int64(st, 1, c->t0);
@@ -202,7 +202,7 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
                                       "AND start < ?2 AND \"end\" >= start %s GROUP BY globalTid ORDER BY 2 DESC",
                                       osrt, nsys_schema_has_column(p, NSYS_TBL_OSRT, "nestingLevel")
                                                 ? "AND nestingLevel = 0" : "");
-    sqlite3_stmt *st = nsys_profile_prepare(p, c->call, sql);
+    sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
     free(sql);
     if (!st) return false;
     sqlite3_bind_int64(st, 1, c->t0);
@@ -293,6 +293,12 @@ bool nsys_an_schema_inspect(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_profile *p = c->p;
   bool counts = nsys_actx_bool(c, "rowCounts");
   int64_t total_rows = 0;
+  int64_t *nrows = nsys_xmalloc((size_t)(p->schema.n_all_tables + 1) * sizeof *nrows);
+  if (counts && !nsys_profile_count_rows(p, &c->call->task, (const char *const *)p->schema.all_tables,
+                                         p->schema.n_all_tables, nrows)) {
+    free(nrows);
+    return false;
+  }
   for (int i = 0; i < p->schema.n_all_tables; i++) {
     const char *t = p->schema.all_tables[i];
     cJSON *o = cJSON_CreateObject();
@@ -311,14 +317,7 @@ bool nsys_an_schema_inspect(nsys_actx *c, cJSON *rows, cJSON *summary) {
     }
     sqlite3_finalize(st);
     if (counts) {
-      char *q = nsys_xasprintf("SELECT COUNT(*) FROM \"%s\"", t);
-      st = NULL;
-      int64_t cnt = -1;
-      if (!strchr(t, '"') && sqlite3_prepare_v2(p->db, q, -1, &st, NULL) == SQLITE_OK &&
-          sqlite3_step(st) == SQLITE_ROW)
-        cnt = sqlite3_column_int64(st, 0);
-      sqlite3_finalize(st);
-      free(q);
+      int64_t cnt = nrows[i];
       if (cnt >= 0) {
         nsys_json_int(o, "rowCount", cnt);
         total_rows += cnt;
@@ -330,10 +329,12 @@ bool nsys_an_schema_inspect(nsys_actx *c, cJSON *rows, cJSON *summary) {
     }
     cJSON_AddItemToArray(rows, o);
     if (nsys_call_cancelled(c->call)) {
+      free(nrows);
       nsys_call_fail_cancelled(c->call);
       return false;
     }
   }
+  free(nrows);
   nsys_json_int(summary, "tables", p->schema.n_all_tables);
   if (counts) nsys_json_int(summary, "rows", total_rows);
   nsys_json_str(summary, "exportSchemaVersion", p->info.schema_version);

@@ -69,8 +69,7 @@ cJSON *nsys_cli_call(nsys_cli_session *s, const char *method, cJSON *params, int
     call.task.progress_fn = nsys__cli_progress;
     call.task.progress_ctx = &bar;
   }
-  cJSON *result = m->fn(&call);
-  if (call.task.progress_begun) nsys_call_progress_end(&call, NULL);
+  cJSON *result = nsys_method_run(m->fn, &call);
   if (!result) {
     if (call.task.err == NSYS_OK) nsys_call_fail(&call, NSYS_E_INTERNAL, "%s returned no result", method);
     *exit_code = nsys_cli_error(nsys_err_exit_code(call.task.err), "%s", call.task.err_msg);

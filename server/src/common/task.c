@@ -78,3 +78,21 @@ void nsys_task_progress_end(nsys_task *t, const char *message) {
   t->progress_begun = false;
   t->progress_fn(t->progress_ctx, NSYS_PROGRESS_END, NULL, message, 100);
 }
+
+static _Thread_local const nsys_task *nsys__current;
+
+const nsys_task *nsys_task_enter(const nsys_task *t) {
+  const nsys_task *prev = nsys__current;
+  nsys__current = t;
+  return prev;
+}
+
+void nsys_task_leave(const nsys_task *prev) { nsys__current = prev; }
+
+const nsys_task *nsys_task_current(void) { return nsys__current; }
+
+static _Thread_local unsigned long nsys__interrupts;
+
+void nsys_task_note_interrupt(void) { nsys__interrupts++; }
+
+unsigned long nsys_task_interrupts(void) { return nsys__interrupts; }

@@ -64,4 +64,20 @@ void nsys_task_progress_begin(nsys_task *t, const char *title);
 void nsys_task_progress(nsys_task *t, int percent, const char *message);
 void nsys_task_progress_end(nsys_task *t, const char *message);
 
+/* The task the calling thread works for. Whoever runs a task on a thread
+ * (the server's worker, the CLI, a core worker thread with a child task)
+ * binds it for the run: prev = nsys_task_enter(t); ...; nsys_task_leave(prev).
+ * Bindings nest. Read by code that cannot be handed a task: SQLite's progress
+ * handler on every profile connection (profile/loader.c) interrupts a
+ * statement whose thread's task is cancelled. NULL when none is bound. */
+const nsys_task *nsys_task_enter(const nsys_task *t);
+void nsys_task_leave(const nsys_task *prev);
+const nsys_task *nsys_task_current(void);
+/* Statements this thread's cancellation stopped (counted by the progress
+ * handler, monotonic): code that reads SQL but may not check every step's
+ * result could then hold numbers cut short. nsys_method_run compares the
+ * count before and after a handler. */
+void nsys_task_note_interrupt(void);
+unsigned long nsys_task_interrupts(void);
+
 #endif

@@ -10,30 +10,30 @@
 #include "common/util.h"
 #include "index/index_internal.h"
 #include "profile/profile.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 /* The index from the cache when valid, else built from SQLite; *fresh tells
  * which (a fresh one is not saved yet). */
-static nsys_index *nsys__index_load_or_build(struct nsys_profile *p, struct nsys_call *call, bool *fresh) {
+static nsys_index *nsys__index_load_or_build(struct nsys_profile *p, nsys_task *task, bool *fresh) {
   *fresh = false;
   nsys_index *ix = getenv("NSYS_AI_NO_INDEX_CACHE") ? NULL : nsys__cache_load(p);
   if (ix) {
     nsys__index_derive(ix);
     return ix;
   }
-  ix = nsys__index_build_fresh(p, call);
+  ix = nsys__index_build_fresh(p, task);
   if (!ix) return NULL;
-  nsys_call_progress(call, 96, "summarising tracks");
+  nsys_task_progress(task, 96, "summarising tracks");
   nsys__index_derive(ix);
   *fresh = !getenv("NSYS_AI_NO_INDEX_CACHE");
   return ix;
 }
 
-nsys_index *nsys_index_build(struct nsys_profile *p, struct nsys_call *call) {
+nsys_index *nsys_index_build(struct nsys_profile *p, nsys_task *task) {
   bool fresh;
-  nsys_index *ix = nsys__index_load_or_build(p, call, &fresh);
+  nsys_index *ix = nsys__index_load_or_build(p, task, &fresh);
   if (ix && fresh) {
-    nsys_call_progress(call, 98, "saving the index cache");
+    nsys_task_progress(task, 98, "saving the index cache");
     nsys__cache_save(ix, p);
   }
   return ix;
@@ -164,7 +164,7 @@ static bool nsys__is_building(struct nsys_profile *p) {
   return false;
 }
 
-const nsys_index *nsys_index_get(struct nsys_profile *p, struct nsys_call *call) {
+const nsys_index *nsys_index_get(struct nsys_profile *p, nsys_task *task) {
   nsys_index *ix = atomic_load(&p->index);
   if (ix) return ix;
   pthread_mutex_lock(&nsys__build_mu);
@@ -175,9 +175,9 @@ const nsys_index *nsys_index_get(struct nsys_profile *p, struct nsys_call *call)
       return ix;
     }
     if (!nsys__is_building(p)) break;
-    if (nsys_call_cancelled(call)) {
+    if (nsys_task_cancelled(task)) {
       pthread_mutex_unlock(&nsys__build_mu);
-      nsys_call_fail_cancelled(call);
+      nsys_task_fail_cancelled(task);
       return NULL;
     }
     struct timespec ts;
@@ -199,7 +199,7 @@ const nsys_index *nsys_index_get(struct nsys_profile *p, struct nsys_call *call)
   pthread_mutex_unlock(&nsys__build_mu);
 
   bool fresh = false;
-  ix = nsys__index_load_or_build(p, call, &fresh);
+  ix = nsys__index_load_or_build(p, task, &fresh);
   if (ix) {
     nsys_index *expected = NULL;
     if (atomic_compare_exchange_strong(&p->index, &expected, ix)) {

@@ -27,9 +27,9 @@
 #include <stdint.h>
 
 #include "common/strtab.h"
+#include "common/task.h"
 
 struct nsys_profile;
-struct nsys_call;
 
 typedef enum {
   NSYS_OP_KERNEL = 0,
@@ -115,15 +115,15 @@ typedef struct nsys_index {
 } nsys_index;
 
 /* Builds (or loads from the cache directory) the index of p. Reports progress
- * and polls cancellation through `call`. Returns NULL after nsys_call_fail(). */
-nsys_index *nsys_index_build(struct nsys_profile *p, struct nsys_call *call);
+ * and polls cancellation through `task`. Returns NULL after nsys_task_fail(). */
+nsys_index *nsys_index_build(struct nsys_profile *p, nsys_task *task);
 void nsys_index_free(nsys_index *ix);
 
 /* Returns p->index, building and publishing it first if needed (thread-safe:
- * concurrent callers wait for one build). NULL after nsys_call_fail(). A
+ * concurrent callers wait for one build). NULL after nsys_task_fail(). A
  * freshly built index is saved to the cache by a background thread after it
  * is published; the process waits for pending saves at exit. */
-const nsys_index *nsys_index_get(struct nsys_profile *p, struct nsys_call *call);
+const nsys_index *nsys_index_get(struct nsys_profile *p, nsys_task *task);
 
 /* Whether a cache save is queued or being written; waits until every queued
  * save is written (the CLI before exiting, tests, benches). */

@@ -24,7 +24,7 @@
 #include "common/util.h"
 #include "index/index_build_internal.h"
 #include "profile/profile.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 /* ---- raw rows in source order (types: index_build_internal.h) ----------- */
 
@@ -120,7 +120,7 @@ int64_t nsys__thread_cpu_ns(void) {
 bool nsys__tick_slow(nsys__build *b, uint32_t *since) {
   atomic_fetch_add(&b->rows_done, *since);
   *since = 0;
-  if (nsys_call_cancelled(b->call)) atomic_store(&b->stop, 1);
+  if (nsys_task_cancelled(b->task)) atomic_store(&b->stop, 1);
   return atomic_load(&b->stop) == 0;
 }
 
@@ -128,7 +128,7 @@ void nsys__report(nsys__build *b, int lo, int hi, const char *msg) {
   int64_t total = b->rows_total > 0 ? b->rows_total : 1;
   int64_t done = atomic_load(&b->rows_done);
   if (done > total) done = total;
-  nsys_call_progress(b->call, lo + (int)((hi - lo) * done / total), msg);
+  nsys_task_progress(b->task, lo + (int)((hi - lo) * done / total), msg);
 }
 
 /* Rows are read through an aggregate SQL function: SQLite calls it once per
@@ -214,26 +214,26 @@ static void nsys__phase(const char *what) {
   nsys__cpu_last = cpu;
 }
 
-nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
+nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_task *task) {
   nsys__timing_on = getenv("NSYS_AI_INDEX_TIMING") != NULL;
   nsys__t_last = nsys_now_ns();
   int64_t cpu0 = nsys__thread_cpu_ns();
   nsys__cpu_last = cpu0;
   nsys__build *b = nsys_xcalloc(1, sizeof *b);
   b->p = p;
-  b->call = call;
+  b->task = task;
   b->tk_last = UINT32_MAX;
   b->ops_max_end = INT64_MIN;
   pthread_mutex_init(&b->handoff_mu, NULL);
   pthread_cond_init(&b->handoff_cv, NULL);
   nsys_strtab_init(&b->op_strings);
+  nsys_task_init_child(&b->op_task, task);
+  nsys_task_init_child(&b->host_task, task);
   nsys__src src;
-  char err[256];
-  if (!nsys__src_open(&src, p, err, sizeof err)) {
+  if (!nsys__src_open(&src, p, task)) {
     pthread_mutex_destroy(&b->handoff_mu);
     pthread_cond_destroy(&b->handoff_cv);
     free(b);
-    nsys_call_fail(call, NSYS_E_IO, "%s", err);
     return NULL;
   }
   nsys__strings_init(&b->strings, p, &src);
@@ -243,7 +243,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
                   nsys__src_max_rowid(&src, NSYS__SRC_GRAPH) +
                   nsys__src_max_rowid(&src, NSYS__SRC_RUNTIME) +
                   nsys__src_max_rowid(&src, NSYS__SRC_NVTX);
-  nsys_call_progress_begin(call, "Indexing profile");
+  nsys_task_progress_begin(task, "Indexing profile");
   nsys_index *ix = nsys_xcalloc(1, sizeof *ix);
   nsys_strtab_init(&ix->strings);
   nsys_strtab_intern(&ix->strings, "", 0); /* id 0 = "" */
@@ -292,7 +292,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
   nsys__src_close(&src);
   if (threaded) {
     for (unsigned spins = 0; !atomic_load(&b->op_done); spins++) {
-      if (nsys_call_cancelled(call)) atomic_store(&b->stop, 1);
+      if (nsys_task_cancelled(task)) atomic_store(&b->stop, 1);
       if (spins % 20 == 0) nsys__report(b, 0, 85, "reading GPU activity");
       struct timespec ts = {0, 1000 * 1000};
       nanosleep(&ts, NULL);
@@ -303,12 +303,12 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     nsys_log("index build: GPU reader thread CPU %.1f ms (reading %.1f ms; this thread so far %.1f ms)",
              (double)b->worker_cpu_ns / 1e6, (double)b->worker_read_cpu_ns / 1e6,
              (double)(nsys__thread_cpu_ns() - cpu0) / 1e6);
-  bool failed = !host_ok || b->op_failed || atomic_load(&b->stop);
+  bool failed = !host_ok || nsys_task_failed(&b->op_task) || atomic_load(&b->stop);
   if (failed) {
-    if (nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
-    else if (b->host_failed) nsys_call_fail(call, NSYS_E_CORRUPT, "%s", b->host_err);
-    else if (b->op_failed) nsys_call_fail(call, NSYS_E_CORRUPT, "%s", b->op_err);
-    else nsys_call_fail_cancelled(call);
+    if (nsys_task_cancelled(task)) nsys_task_fail_cancelled(task);
+    else if (nsys_task_failed(&b->host_task)) nsys_task_fail_from(task, &b->host_task);
+    else if (nsys_task_failed(&b->op_task)) nsys_task_fail_from(task, &b->op_task);
+    else nsys_task_fail_cancelled(task);
     free(tmp2final);
     free(thread_gpid);
     free(jt.direct);
@@ -319,13 +319,13 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_call *call) {
     nsys_index_free(ix);
     return NULL;
   }
-  nsys_call_progress(call, 86, "joining API calls and GPU operations");
+  nsys_task_progress(task, 86, "joining API calls and GPU operations");
   nsys__remap_op_names(b, ix);
   nsys__phase("ops: names");
-  nsys_call_progress(call, 90, "joining API calls and GPU operations");
+  nsys_task_progress(task, 90, "joining API calls and GPU operations");
   nsys__join_finish(b, ix, thread_gpid, &jt);
   nsys__phase("join");
-  nsys_call_progress(call, 94, "nesting NVTX ranges");
+  nsys_task_progress(task, 94, "nesting NVTX ranges");
   free(tmp2final);
   free(thread_gpid);
   int64_t ops_max_end = b->ops_max_end;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "common/strtab.h"
+#include "common/task.h"
 #include "index/index_internal.h"
 
 /* ---- raw rows in source order ------------------------------------------ */
@@ -59,7 +60,7 @@ void nsys__raw_nvtx_reserve(nsys__raw_nvtx *r, uint32_t want);
 
 typedef struct {
   struct nsys_profile *p;
-  struct nsys_call *call;
+  nsys_task *task;
   nsys_index *ix;            /* the worker fills tracks and ops, the caller the rest */
   nsys__strings strings;
   atomic_llong rows_done;
@@ -68,8 +69,7 @@ typedef struct {
   /* GPU reader (worker thread) */
   nsys__raw_ops ops;
   nsys_strtab op_strings;    /* worker-local, merged afterwards */
-  char op_err[256];
-  bool op_failed;
+  nsys_task op_task;          /* its errors (child of task: cancelled with it) */
   atomic_int op_done;
   /* The host reader's connection, handed to the GPU reader to close once that
    * one is done (closing unmaps the file: milliseconds that then overlap the
@@ -88,8 +88,7 @@ typedef struct {
   /* host reader (calling thread) */
   nsys__raw_api api;
   nsys__raw_nvtx nvtx;
-  char host_err[256];
-  bool host_failed;
+  nsys_task host_task;        /* its errors (child of task) */
   /* temporary threads: globalTid per temp id */
   int64_t *tmp_gtid; uint32_t n_tmp, cap_tmp;
   int64_t *th_keys; uint32_t *th_vals; uint32_t th_cap; /* gtid -> tmp id + 1 */

@@ -16,15 +16,16 @@
 
 /* ---- the projection sweep ---------------------------------------------- */
 
-void nsys_nvtx_sweep(const nsys_index *ix, uint32_t thread, nsys_nvtx_sweep_fn fn, void *ctx) {
+bool nsys_nvtx_sweep(const nsys_index *ix, uint32_t thread, nsys_nvtx_sweep_fn fn, void *ctx) {
   const nsys_host_thread *th = &ix->threads[thread];
-  if (!th->nvtx_count || !th->api_count) return;
+  if (!th->nvtx_count || !th->api_count) return true;
+  bool go = true;
   uint32_t cap = 64, sp = 0;
   uint32_t *stack = nsys_xmalloc(cap * sizeof(uint32_t));
   uint32_t *enc = nsys_xmalloc(cap * sizeof(uint32_t));
   uint32_t r = th->nvtx_first, r_end = th->nvtx_first + th->nvtx_count;
   const nsys_nvtx_ranges *v = &ix->nvtx;
-  for (uint32_t a = th->api_first; a < th->api_first + th->api_count; a++) {
+  for (uint32_t a = th->api_first; go && a < th->api_first + th->api_count; a++) {
     if (ix->api.first_op[a] < 0) continue;
     int64_t as = ix->api.start[a], ae = ix->api.end[a];
     while (r < r_end && v->start[r] <= as) {
@@ -43,10 +44,11 @@ void nsys_nvtx_sweep(const nsys_index *ix, uint32_t thread, nsys_nvtx_sweep_fn f
       uint32_t q = stack[k];
       if (v->end[q] >= ae) enc[n++] = q;
     }
-    if (n) fn(ctx, a, enc, n);
+    if (n) go = fn(ctx, a, enc, n);
   }
   free(stack);
   free(enc);
+  return go;
 }
 
 /* ---- projected rows ------------------------------------------------------ */

@@ -14,7 +14,6 @@
 #include "index/index_query.h"
 
 struct nsys_profile;
-struct nsys_call;
 
 /* ---- reading the profile (index_source.c) ------------------------------ */
 
@@ -39,7 +38,7 @@ typedef struct nsys__src {
   char table[NSYS__SRC__COUNT][160]; /* quoted SQL identifier, "" when absent */
 } nsys__src;
 
-bool nsys__src_open(nsys__src *s, struct nsys_profile *p, char *err, size_t errcap);
+bool nsys__src_open(nsys__src *s, struct nsys_profile *p, nsys_task *task);
 void nsys__src_close(nsys__src *s);
 bool nsys__src_has(const nsys__src *s, nsys__src_table t);
 bool nsys__src_has_column(const nsys__src *s, nsys__src_table t, const char *col);
@@ -152,7 +151,7 @@ static inline nsys__index_priv *nsys__priv(const nsys_index *ix) {
 }
 
 /* index_build.c */
-nsys_index *nsys__index_build_fresh(struct nsys_profile *p, struct nsys_call *call);
+nsys_index *nsys__index_build_fresh(struct nsys_profile *p, nsys_task *task);
 /* index_derive.c: computes everything derived from the contract arrays
  * (per-depth rows, projection, series). Used after a build and a cache load. */
 void nsys__index_derive(nsys_index *ix);

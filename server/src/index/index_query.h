@@ -75,9 +75,11 @@ void nsys_tl_row(const nsys_index *ix, nsys_tl_kind kind, uint32_t row, int64_t 
 /* The projection sweep (nvtx_gpu_proj_trace semantics): for every CUDA API
  * call of `thread` that launched GPU ops, calls fn with the NVTX ranges of
  * the same thread that contain the call ([range.start, range.end] contains
- * [call.start, call.end]), outermost first; enc[n-1] is the innermost. */
-typedef void (*nsys_nvtx_sweep_fn)(void *ctx, uint32_t api, const uint32_t *enc, uint32_t n);
-void nsys_nvtx_sweep(const nsys_index *ix, uint32_t thread, nsys_nvtx_sweep_fn fn, void *ctx);
+ * [call.start, call.end]), outermost first; enc[n-1] is the innermost.
+ * fn returns false to stop the sweep (a cancelled request); the sweep then
+ * returns false. */
+typedef bool (*nsys_nvtx_sweep_fn)(void *ctx, uint32_t api, const uint32_t *enc, uint32_t n);
+bool nsys_nvtx_sweep(const nsys_index *ix, uint32_t thread, nsys_nvtx_sweep_fn fn, void *ctx);
 
 /* Op kind as a string: "kernel", "memcpy", "memset". */
 const char *nsys_op_kind_name(uint8_t kind);

@@ -177,11 +177,11 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
   int rc = nsys__read_rows(src->db, "nsys_ai_gpu_rows", sql, nsys__gpu_row, &g);
   atomic_fetch_add(&b->rows_done, g.since);
   if (g.too_many) {
-    snprintf(b->op_err, sizeof b->op_err, "more than 4 billion GPU operations");
+    nsys_task_fail(&b->op_task, NSYS_E_CORRUPT, "more than 4 billion GPU operations");
     return false;
   }
   if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) {
-    snprintf(b->op_err, sizeof b->op_err, "reading %s: %s", tbl, sqlite3_errmsg(src->db));
+    nsys_task_fail(&b->op_task, NSYS_E_CORRUPT, "reading %s: %s", tbl, sqlite3_errmsg(src->db));
     return false;
   }
   return atomic_load(&b->stop) == 0;
@@ -200,16 +200,26 @@ static void nsys__gpu_reader_done(nsys__build *b) {
   if (db != NSYS__HANDOFF_NONE) sqlite3_close(db);
 }
 
+static void nsys__gpu_read(nsys__build *b);
+
+/* The thread's task is the build's op_task: a cancelled request interrupts
+ * the reader's statements (the progress handler of its connection). */
 void *nsys__gpu_reader(void *arg) {
   nsys__build *b = arg;
+  const nsys_task *prev = nsys_task_enter(&b->op_task);
+  nsys__gpu_read(b);
+  nsys_task_leave(prev);
+  return NULL;
+}
+
+static void nsys__gpu_read(nsys__build *b) {
   nsys__src src;
   nsys__sidmap sm[1];
   memset(sm, 0, sizeof sm);
-  if (!nsys__src_open(&src, b->p, b->op_err, sizeof b->op_err)) {
-    b->op_failed = true;
+  if (!nsys__src_open(&src, b->p, &b->op_task)) {
     atomic_store(&b->stop, 1);
     nsys__gpu_reader_done(b);
-    return NULL;
+    return;
   }
   int64_t est = nsys__src_max_rowid(&src, NSYS__SRC_KERNEL) +
                 nsys__src_max_rowid(&src, NSYS__SRC_MEMCPY) +
@@ -220,7 +230,6 @@ void *nsys__gpu_reader(void *arg) {
                                          NSYS__SRC_GRAPH};
   for (size_t i = 0; i < NSYS_ARRAY_LEN(tabs); i++) {
     if (!nsys__read_gpu_table(b, &src, tabs[i], sm)) {
-      if (atomic_load(&b->stop) == 0 || b->op_err[0]) b->op_failed = b->op_err[0] != '\0';
       atomic_store(&b->stop, 1);
       break;
     }
@@ -230,7 +239,7 @@ void *nsys__gpu_reader(void *arg) {
   b->worker_read_cpu_ns = nsys__thread_cpu_ns();
   /* group, sort and scatter the ops here, overlapping the host reader; names
    * stay in worker-local string ids until the caller remaps them */
-  if (atomic_load(&b->stop) == 0 && !b->op_failed) {
+  if (atomic_load(&b->stop) == 0 && !nsys_task_failed(&b->op_task)) {
     nsys__assemble_ops(b, b->ix);
     /* the GPU track series need nothing else: make them here, off the
      * calling thread's path (derive skips them) */
@@ -245,5 +254,4 @@ void *nsys__gpu_reader(void *arg) {
     r->tgroup = r->name = r->full = NULL; r->kind = NULL;
   }
   nsys__gpu_reader_done(b);
-  return NULL;
 }

@@ -63,8 +63,7 @@ static uint32_t nsys__domain_key(nsys__build *b, int64_t gpid, int64_t dom) {
 }
 
 static bool nsys__host_fail(nsys__build *b, nsys__src *src, const char *what) {
-  snprintf(b->host_err, sizeof b->host_err, "reading %s: %s", what, sqlite3_errmsg(src->db));
-  b->host_failed = true;
+  nsys_task_fail(&b->host_task, NSYS_E_CORRUPT, "reading %s: %s", what, sqlite3_errmsg(src->db));
   atomic_store(&b->stop, 1);
   return false;
 }

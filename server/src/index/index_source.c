@@ -34,11 +34,11 @@ static void nsys__quote(const char *name, char *out, size_t cap) {
   out[j] = '\0';
 }
 
-bool nsys__src_open(nsys__src *s, nsys_profile *p, char *err, size_t errcap) {
+bool nsys__src_open(nsys__src *s, nsys_profile *p, nsys_task *task) {
   memset(s, 0, sizeof *s);
   s->p = p;
   /* Same read-only, immutable URI as the loader: never a journal/WAL beside the file. */
-  s->db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, err, errcap);
+  s->db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, task);
   if (!s->db) return false;
   sqlite3_busy_timeout(s->db, 2000);
   /* Opt-in (NSYS_AI_INDEX_MMAP=1): pages straight from the file's mapping

@@ -8,7 +8,7 @@
 
 #include "common/util.h"
 #include "index/nvtx_tree_internal.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 /* ", KEY = " at s[i] for a key PyTorch writes after the op name */
 static size_t nsys__autograd_key(const char *s, size_t n, size_t i, const char *key) {
@@ -152,7 +152,7 @@ static int nsys__cmp_dur(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, nsys_call *call) {
+bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, nsys_task *task) {
   const nsys_index *ix = c->ix;
   uint32_t n = ix->nvtx.n;
   uint32_t *path_of = nsys_xmalloc((n ? n : 1) * sizeof(uint32_t));
@@ -163,9 +163,12 @@ bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, 
   pm.slot = nsys_xcalloc(pm.cap, sizeof(uint32_t));
   bool ok = true;
   for (uint32_t r = 0; r < n; r++) {
-    if ((r & 0xFFFF) == 0 && nsys_call_cancelled(call)) {
-      ok = false;
-      break;
+    if ((r & 0xFFFF) == 0) {
+      if (nsys_task_cancelled(task)) {
+        ok = false;
+        break;
+      }
+      nsys_task_progress(task, 60 + (int)(35 * (uint64_t)r / n), "NVTX name paths");
     }
     if (!c->keep[r]) continue;
     int32_t pa = ix->nvtx.parent[r];
@@ -229,7 +232,7 @@ bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, 
   free(names.to);
   if (!ok) {
     free(path_of);
-    nsys_call_fail_cancelled(call);
+    nsys_task_fail_cancelled(task);
     return false;
   }
   uint32_t np = c->n_paths;

@@ -12,7 +12,7 @@
 #include "index/index_internal.h"
 #include "index/index_query.h"
 #include "index/nvtx_tree_internal.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 /* ---- per-range stats ------------------------------------------------------ */
 
@@ -20,10 +20,23 @@ typedef struct {
   const nsys_index *ix;
   int32_t device;
   nsys__nvtx_stats *st;
+  nsys_task *task;
+  uint32_t calls;       /* callbacks so far: cancellation and progress every 4096 */
+  uint64_t api_before;  /* API calls of the threads swept before this one */
+  uint64_t api_total;   /* of every thread the filter keeps: the progress's 100% */
 } nsys__stats_acc;
 
-static void nsys__stats_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t n) {
+#define NSYS__STATS_PCT 60 /* the stats sweep's share of a tree build's progress */
+
+static bool nsys__stats_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t n) {
   nsys__stats_acc *c = c_;
+  if ((++c->calls & 0xFFF) == 0) {
+    if (nsys_task_cancelled(c->task)) return false;
+    uint32_t t = c->ix->api.thread[api];
+    uint64_t done = c->api_before + (api - c->ix->threads[t].api_first);
+    nsys_task_progress(c->task, (int)(NSYS__STATS_PCT * done / (c->api_total ? c->api_total : 1)),
+                       "NVTX ranges' GPU time");
+  }
   const nsys_index *ix = c->ix;
   nsys__nvtx_stats *st = c->st;
   for (int32_t op = ix->api.first_op[api]; op >= 0; op = ix->op_next[op]) {
@@ -38,6 +51,7 @@ static void nsys__stats_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t
       if (e > st->ge[r]) st->ge[r] = e;
     }
   }
+  return true;
 }
 
 bool nsys__nvtx_thread_ok(const nsys_index *ix, const nsys_nvtx_filter *f, uint32_t t) {
@@ -53,7 +67,7 @@ void nsys__nvtx_stats_free(nsys__nvtx_stats *st) {
 }
 
 bool nsys__nvtx_stats_build(const nsys_index *ix, const nsys_nvtx_filter *f, nsys__nvtx_stats *st,
-                            nsys_call *call) {
+                            nsys_task *task) {
   size_t nn = ix->nvtx.n ? ix->nvtx.n : 1;
   st->cnt = nsys_xcalloc(nn, sizeof *st->cnt);
   st->kns = nsys_xcalloc(nn, sizeof *st->kns);
@@ -63,16 +77,19 @@ bool nsys__nvtx_stats_build(const nsys_index *ix, const nsys_nvtx_filter *f, nsy
     st->gs[i] = INT64_MAX;
     st->ge[i] = INT64_MIN;
   }
-  nsys__stats_acc acc = {ix, f->device, st};
+  nsys__stats_acc acc = {.ix = ix, .device = f->device, .st = st, .task = task};
+  for (uint32_t t = 0; t < ix->n_threads; t++)
+    if (nsys__nvtx_thread_ok(ix, f, t)) acc.api_total += ix->threads[t].api_count;
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     if (!nsys__nvtx_thread_ok(ix, f, t)) continue;
-    if (nsys_call_cancelled(call)) {
+    if (nsys_task_cancelled(task) || !nsys_nvtx_sweep(ix, t, nsys__stats_cb, &acc)) {
       nsys__nvtx_stats_free(st);
-      nsys_call_fail_cancelled(call);
+      nsys_task_fail_cancelled(task);
       return false;
     }
-    nsys_nvtx_sweep(ix, t, nsys__stats_cb, &acc);
+    acc.api_before += ix->threads[t].api_count;
   }
+  nsys_task_progress(task, NSYS__STATS_PCT, "NVTX ranges' GPU time");
   return true;
 }
 
@@ -128,13 +145,13 @@ static bool nsys__is_root(const nsys__nvtx_core *c, uint32_t r) {
 
 /* The ranges core: stats for the device filter over every thread, children
  * per range and roots per thread, in id (= start) order. */
-static nsys__nvtx_core *nsys__ranges_build(const nsys_index *ix, int32_t device, nsys_call *call) {
+static nsys__nvtx_core *nsys__ranges_build(const nsys_index *ix, int32_t device, nsys_task *task) {
   nsys__nvtx_core *c = nsys_xcalloc(1, sizeof *c);
   c->ix = ix;
   c->f.device = device;
   nsys_strtab_init(&c->names);
   nsys_nvtx_filter all = {.device = device};
-  if (!nsys__nvtx_stats_build(ix, &all, &c->st, call)) {
+  if (!nsys__nvtx_stats_build(ix, &all, &c->st, task)) {
     nsys__core_free(c);
     return NULL;
   }
@@ -167,20 +184,20 @@ static nsys__nvtx_core *nsys__ranges_build(const nsys_index *ix, int32_t device,
 }
 
 static nsys__nvtx_core *nsys__aggregate_core_build(const nsys_index *ix, const nsys_nvtx_filter *f,
-                                                   nsys_call *call) {
+                                                   nsys_task *task) {
   nsys__nvtx_core *c = nsys_xcalloc(1, sizeof *c);
   c->ix = ix;
   c->f = *f;
   c->aggregate = true;
   nsys_strtab_init(&c->names);
   nsys__nvtx_stats st;
-  if (!nsys__nvtx_stats_build(ix, f, &st, call)) {
+  if (!nsys__nvtx_stats_build(ix, f, &st, task)) {
     nsys__core_free(c);
     return NULL;
   }
   c->keep = nsys_xmalloc((ix->nvtx.n ? ix->nvtx.n : 1) * sizeof(bool));
   c->n_ranges = nsys__nvtx_keep(ix, f, &st, c->keep);
-  bool ok = nsys__nvtx_aggregate_build(c, &st, call);
+  bool ok = nsys__nvtx_aggregate_build(c, &st, task);
   nsys__nvtx_stats_free(&st);
   free(c->keep);
   c->keep = NULL;
@@ -226,15 +243,15 @@ static nsys__nvtx_core *nsys__cache_find(nsys__nvtx_cache *cache, const nsys_nvt
 }
 
 nsys_nvtx_tree *nsys_nvtx_tree_get(const nsys_index *ix, const nsys_nvtx_filter *f, bool aggregate,
-                                   nsys_call *call) {
+                                   nsys_task *task) {
   nsys__index_priv *pv = nsys__priv(ix);
   pthread_mutex_lock(&nsys__nvtx_mu);
   nsys__nvtx_core *c = nsys__cache_find(pv->nvtx_trees, f, aggregate);
   pthread_mutex_unlock(&nsys__nvtx_mu);
   if (!c) {
     /* built outside the lock: other profiles' and other keys' requests go on */
-    nsys__nvtx_core *made = aggregate ? nsys__aggregate_core_build(ix, f, call)
-                                      : nsys__ranges_build(ix, f->device, call);
+    nsys__nvtx_core *made = aggregate ? nsys__aggregate_core_build(ix, f, task)
+                                      : nsys__ranges_build(ix, f->device, task);
     if (!made) return NULL;
     atomic_store(&made->refs, 1);
     pthread_mutex_lock(&nsys__nvtx_mu);

@@ -27,7 +27,6 @@
 
 #include "index/index.h"
 
-struct nsys_call;
 
 typedef struct nsys_kernel_stat {
   uint32_t name; /* strtab id (kernel short name) */
@@ -48,9 +47,9 @@ typedef struct nsys_nvtx_tree nsys_nvtx_tree; /* opaque, shared, read-only */
 
 /* The tree of `f` (ranges, or aggregate), built on first use and cached on
  * the index (a few per index, least recently used first out). Release it with
- * nsys_nvtx_tree_release. NULL after nsys_call_fail (cancelled). */
+ * nsys_nvtx_tree_release. NULL after nsys_task_fail (cancelled). */
 nsys_nvtx_tree *nsys_nvtx_tree_get(const nsys_index *ix, const nsys_nvtx_filter *f, bool aggregate,
-                                   struct nsys_call *call);
+                                   nsys_task *task);
 void nsys_nvtx_tree_release(nsys_nvtx_tree *t);
 
 /* Whether `id` is a node of t (present under t's filter). */

@@ -53,9 +53,9 @@ struct nsys_nvtx_tree {
 };
 
 /* Per-range stats for filter f (every range of a kept thread). NULL after
- * nsys_call_fail (cancelled). */
+ * nsys_task_fail (cancelled). */
 bool nsys__nvtx_stats_build(const nsys_index *ix, const nsys_nvtx_filter *f, nsys__nvtx_stats *st,
-                            struct nsys_call *call);
+                            nsys_task *task);
 void nsys__nvtx_stats_free(nsys__nvtx_stats *st);
 /* Whether thread t passes the filter's thread test. */
 bool nsys__nvtx_thread_ok(const nsys_index *ix, const nsys_nvtx_filter *f, uint32_t t);
@@ -63,8 +63,8 @@ bool nsys__nvtx_thread_ok(const nsys_index *ix, const nsys_nvtx_filter *f, uint3
 uint32_t nsys__nvtx_keep(const nsys_index *ix, const nsys_nvtx_filter *f, const nsys__nvtx_stats *st,
                          bool *keep);
 /* Builds the aggregate part of t (paths, their stats and lists) from t->keep
- * and per-range stats st. False after nsys_call_fail (cancelled). */
-bool nsys__nvtx_aggregate_build(nsys__nvtx_core *t, const nsys__nvtx_stats *st, struct nsys_call *call);
+ * and per-range stats st. False after nsys_task_fail (cancelled). */
+bool nsys__nvtx_aggregate_build(nsys__nvtx_core *t, const nsys__nvtx_stats *st, nsys_task *task);
 void nsys__csr_free(nsys__csr *c);
 
 #endif

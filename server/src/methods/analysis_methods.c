@@ -59,8 +59,8 @@ cJSON *nsys_method_profile_diff(nsys_call *call) {
     return NULL;
   }
   cJSON *res = NULL;
-  const nsys_index *ia = nsys_index_get(a, call);
-  const nsys_index *ib = ia ? nsys_index_get(b, call) : NULL;
+  const nsys_index *ia = nsys_index_get(a, &call->task);
+  const nsys_index *ib = ia ? nsys_index_get(b, &call->task) : NULL;
   if (ia && ib) res = nsys_diff_build(call, a, ia, b, ib);
   nsys_profile_release(a);
   nsys_profile_release(b);
@@ -89,7 +89,8 @@ cJSON *nsys_method_profile_open_set(nsys_call *call) {
     cJSON_AddStringToObject(op, "path", pth->valuestring);
     nsys_call sub;
     nsys_call_init(&sub, "profile/open", op, call->profiles);
-    cJSON *r = open ? open->fn(&sub) : NULL;
+    sub.task.parent = &call->task; /* cancelled with openSet */
+    cJSON *r = open ? nsys_method_run(open->fn, &sub) : NULL;
     if (!r) {
       nsys_call_fail(call, sub.task.err ? sub.task.err : NSYS_E_INTERNAL, "params.paths[%d]: %s", i, sub.task.err_msg);
       nsys_call_dispose(&sub);
@@ -106,7 +107,7 @@ cJSON *nsys_method_profile_open_set(nsys_call *call) {
       goto done;
     }
     opened++;
-    ixs[i] = nsys_index_get(ps[i], call);
+    ixs[i] = nsys_index_get(ps[i], &call->task);
     if (!ixs[i]) goto done;
   }
   res = nsys_openset_build(call, ps, ixs, n);

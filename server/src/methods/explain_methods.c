@@ -42,7 +42,7 @@ cJSON *nsys_method_kernel_explain(nsys_call *call) {
   if (pid) {
     p = nsys_param_profile(call, "profileId");
     if (!p) return NULL;
-    ix = nsys_index_get(p, call);
+    ix = nsys_index_get(p, &call->task);
     if (!ix) {
       nsys_profile_release(p);
       return NULL;

@@ -247,7 +247,7 @@ cJSON *nsys_method_nvtx_tree(nsys_call *call) {
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
   nsys_call_progress_begin(call, "nvtx/tree");
-  nsys_nvtx_tree *t = nsys_nvtx_tree_get(ix, &f, aggregate, call);
+  nsys_nvtx_tree *t = nsys_nvtx_tree_get(ix, &f, aggregate, &call->task);
   if (!t) {
     nsys_profile_release(p);
     return NULL;

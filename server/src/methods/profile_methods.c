@@ -140,18 +140,17 @@ static cJSON *nsys__info_json(const nsys_profile *p) {
  * of a serial open: a failed summary (say, corruption found by its scan)
  * wins over the index's error. */
 static bool nsys__index_beside_info(nsys_profile *p, nsys_call *call) {
-  if (nsys_index_get(p, call)) return nsys_profile_open_finish(p, call);
-  nsys_call sub;
-  nsys_call_init(&sub, "profile/open", NULL, NULL);
-  if (!nsys_profile_open_finish(p, &sub) && sub.task.err != NSYS_E_CANCELLED && sub.task.err != NSYS_OK &&
+  if (nsys_index_get(p, &call->task)) return nsys_profile_open_finish(p, &call->task);
+  nsys_task sub; /* the summary's own error */
+  nsys_task_init(&sub);
+  if (!nsys_profile_open_finish(p, &sub) && nsys_task_failed(&sub) && sub.err != NSYS_E_CANCELLED &&
       !nsys_call_cancelled(call)) {
     /* the summary's error (the more specific) replaces the index's */
     nsys_task_forgive(&call->task, NSYS_OK);
     cJSON_Delete(call->err_data);
     call->err_data = NULL;
-    nsys_call_fail(call, sub.task.err, "%s", sub.task.err_msg);
+    nsys_task_fail_from(&call->task, &sub);
   }
-  nsys_call_dispose(&sub);
   if (call->task.err == NSYS_OK) nsys_call_fail(call, NSYS_E_INTERNAL, "building the index failed");
   return false;
 }
@@ -162,14 +161,14 @@ cJSON *nsys_method_profile_open(nsys_call *call) {
   const cJSON *token = NULL;
   if (!nsys_param_any(call, "workDoneToken", false, &token)) return NULL;
   if (!*path) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.path: must not be empty");
-  nsys_profile *p = nsys_profile_open_begin(path, call);
+  nsys_profile *p = nsys_profile_open_begin(path, &call->task);
   if (!p) return NULL;
   if (p->info_job && !nsys__index_beside_info(p, call)) {
     nsys_profile_release(p);
     return NULL;
   }
   p = nsys_registry_add(call->profiles, p); /* same file already open: that one */
-  if (!nsys_index_get(p, call)) {
+  if (!nsys_index_get(p, &call->task)) {
     /* the index failed or was cancelled: do not leave a half-open profile */
     nsys_registry_remove(call->profiles, p->id);
     nsys_profile_release(p);

@@ -34,7 +34,7 @@
 #include "common/utf8.h"
 #include "common/util.h"
 #include "profile/loader_internal.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -57,22 +57,22 @@ static const char *nsys__col(const nsys_profile *p, nsys_table t, const char *co
 /* Runs a statement to completion, calling row() for each row. */
 typedef bool (*nsys__row_fn)(nsys_profile *p, sqlite3_stmt *st, void *ctx);
 
-static bool nsys__query(nsys_profile *p, nsys_call *call, const char *sql, const char *what,
+static bool nsys__query(nsys_profile *p, nsys_task *task, const char *sql, const char *what,
                         nsys__row_fn row, void *ctx) {
-  sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
+  sqlite3_stmt *st = nsys_profile_prepare(p, task, sql);
   if (!st) return false;
   int rc;
   int64_t n = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if ((++n & 0x3FFF) == 0 && nsys_call_cancelled(call)) {
+    if ((++n & 0x3FFF) == 0 && nsys_task_cancelled(task)) {
       sqlite3_finalize(st);
-      nsys_call_fail_cancelled(call);
+      nsys_task_fail_cancelled(task);
       return false;
     }
     if (!row(p, st, ctx)) break;
   }
   sqlite3_finalize(st);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return nsys_profile_sql_fail(p, call, rc, what);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return nsys_profile_sql_fail(p, task, rc, what);
   return true;
 }
 
@@ -116,7 +116,7 @@ static bool nsys__first_int_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
   return false; /* first non-NULL value is enough */
 }
 
-static bool nsys__read_scalars(nsys_profile *p, nsys_call *call) {
+static bool nsys__read_scalars(nsys_profile *p, nsys_task *task) {
   char tbl[512], sql[1024];
   if (nsys_profile_table_sql(p, NSYS_TBL_META, tbl, sizeof tbl) &&
       nsys__has(p, NSYS_TBL_META, "name") && nsys__has(p, NSYS_TBL_META, "value")) {
@@ -124,13 +124,13 @@ static bool nsys__read_scalars(nsys_profile *p, nsys_call *call) {
              "SELECT name, value FROM %s WHERE name IN "
              "('EXPORT_PRODUCT_VERSION','EXPORT_SCHEMA_VERSION')",
              tbl);
-    if (!nsys__query(p, call, sql, "the export metadata", nsys__meta_row, NULL)) return false;
+    if (!nsys__query(p, task, sql, "the export metadata", nsys__meta_row, NULL)) return false;
   }
   if (nsys_profile_table_sql(p, NSYS_TBL_SESSION_START, tbl, sizeof tbl) &&
       nsys__has(p, NSYS_TBL_SESSION_START, "utcEpochNs")) {
     int64_t v[2] = {0, 0};
     snprintf(sql, sizeof sql, "SELECT utcEpochNs FROM %s", tbl);
-    if (!nsys__query(p, call, sql, "the session start", nsys__first_int_row, v)) return false;
+    if (!nsys__query(p, task, sql, "the session start", nsys__first_int_row, v)) return false;
     p->info.utc_epoch_ns = v[0];
     p->info.has_utc_epoch = v[1] != 0;
   }
@@ -138,7 +138,7 @@ static bool nsys__read_scalars(nsys_profile *p, nsys_call *call) {
       nsys__has(p, NSYS_TBL_ANALYSIS_DETAILS, "duration")) {
     int64_t v[2] = {0, 0};
     snprintf(sql, sizeof sql, "SELECT duration FROM %s", tbl);
-    if (!nsys__query(p, call, sql, "the capture duration", nsys__first_int_row, v)) return false;
+    if (!nsys__query(p, task, sql, "the capture duration", nsys__first_int_row, v)) return false;
     if (v[1] && v[0] >= 0) p->info.duration_ns = v[0];
   }
   return true;
@@ -190,7 +190,7 @@ static int nsys__cmp_gpu(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static bool nsys__read_gpus(nsys_profile *p, nsys_call *call) {
+static bool nsys__read_gpus(nsys_profile *p, nsys_task *task) {
   char tbl[512], sql[2048];
   nsys__gpu_ctx ctx = {false, false};
   const nsys_table t = NSYS_TBL_GPU_INFO;
@@ -210,7 +210,7 @@ static bool nsys__read_gpus(nsys_profile *p, nsys_call *call) {
                nsys__col(p, t, "coreClockRate"), nsys__col(p, t, "computeCapabilityMajor"),
                nsys__col(p, t, "computeCapabilityMinor"), tbl);
     }
-    if (!nsys__query(p, call, sql, "the GPU table", nsys__gpu_row, &ctx)) return false;
+    if (!nsys__query(p, task, sql, "the GPU table", nsys__gpu_row, &ctx)) return false;
   } else if (nsys_profile_table_sql(p, NSYS_TBL_CUDA_DEVICE, tbl, sizeof tbl) &&
              nsys__has(p, NSYS_TBL_CUDA_DEVICE, "cudaId")) {
     /* 2026 exports may lack TARGET_INFO_GPU but keep the CUDA device list. */
@@ -218,7 +218,7 @@ static bool nsys__read_gpus(nsys_profile *p, nsys_call *call) {
     snprintf(sql, sizeof sql,
              "SELECT cudaId, NULL, %s, NULL, NULL, NULL, NULL, NULL FROM %s ORDER BY cudaId", 
              nsys__col(p, NSYS_TBL_CUDA_DEVICE, "numMultiprocessors"), tbl);
-    if (!nsys__query(p, call, sql, "the CUDA device table", nsys__gpu_row, &ctx)) return false;
+    if (!nsys__query(p, task, sql, "the CUDA device table", nsys__gpu_row, &ctx)) return false;
   }
   if (p->info.n_gpus > 1)
     qsort(p->info.gpus, (size_t)p->info.n_gpus, sizeof *p->info.gpus, nsys__cmp_gpu);
@@ -266,7 +266,7 @@ static void nsys__pairset_add(nsys__pairset *s, int64_t dev, int64_t stream) {
 
 typedef struct {
   nsys_profile *p;
-  nsys_call *call;
+  nsys_task *task;
   bool stop, cancelled;
   nsys__pairset *pairs;
   const uint8_t *nccl_dense; /* per dense string id: 1 when it starts with "nccl" */
@@ -290,7 +290,7 @@ static bool nsys__is_nccl_id(const nsys_profile *p, const uint8_t *dense, int64_
 static void nsys__gpu_scan_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   nsys__gpu_scan *sc = sqlite3_user_data(ctx);
   if (argc != 7 || sc->stop) return;
-  if ((++sc->rows & 0x3FFF) == 0 && nsys_call_cancelled(sc->call)) {
+  if ((++sc->rows & 0x3FFF) == 0 && nsys_task_cancelled(sc->task)) {
     sc->stop = sc->cancelled = true;
     sqlite3_result_error(ctx, "cancelled", -1);
     return;
@@ -338,7 +338,7 @@ static void nsys__unregister_scan(sqlite3 *db, const char *name, int nargs) {
   sqlite3_create_function_v2(db, name, nargs, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, NULL, NULL, NULL, NULL);
 }
 
-static bool nsys__scan_gpu_table(nsys_profile *p, nsys_call *call, nsys_table t,
+static bool nsys__scan_gpu_table(nsys_profile *p, nsys_task *task, nsys_table t,
                                  nsys__pairset *pairs, const uint8_t *nccl_dense,
                                  int64_t *count) {
   char tbl[512], sql[2048];
@@ -348,20 +348,20 @@ static bool nsys__scan_gpu_table(nsys_profile *p, nsys_call *call, nsys_table t,
            nsys__col(p, t, "deviceId"), nsys__col(p, t, "streamId"), nsys__col(p, t, "start"),
            nsys__col(p, t, "end"), kernel ? nsys__col(p, t, "shortName") : "NULL",
            nsys__col(p, t, "graphNodeId"), kernel ? nsys__col(p, t, "graphId") : "NULL", tbl);
-  nsys__gpu_scan sc = {.p = p, .call = call, .pairs = pairs, .nccl_dense = nccl_dense, .check_nccl = kernel};
+  nsys__gpu_scan sc = {.p = p, .task = task, .pairs = pairs, .nccl_dense = nccl_dense, .check_nccl = kernel};
   if (nsys__register_scan(p->db, "nsys_ai_info_gpu", 7, &sc, nsys__gpu_scan_step, nsys__gpu_scan_final) !=
       SQLITE_OK) {
-    nsys_call_fail(call, NSYS_E_INTERNAL, "cannot register the scan function: %s", sqlite3_errmsg(p->db));
+    nsys_task_fail(task, NSYS_E_INTERNAL, "cannot register the scan function: %s", sqlite3_errmsg(p->db));
     return false;
   }
-  sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
+  sqlite3_stmt *st = nsys_profile_prepare(p, task, sql);
   int rc = SQLITE_ERROR;
   if (st)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
-  if (st && !sc.cancelled && rc != SQLITE_DONE) nsys_profile_sql_fail(p, call, rc, p->schema.table[t]);
+  if (st && !sc.cancelled && rc != SQLITE_DONE) nsys_profile_sql_fail(p, task, rc, p->schema.table[t]);
   sqlite3_finalize(st);
   nsys__unregister_scan(p->db, "nsys_ai_info_gpu", 7);
-  if (sc.cancelled) nsys_call_fail_cancelled(call);
+  if (sc.cancelled) nsys_task_fail_cancelled(task);
   if (!st || sc.cancelled || rc != SQLITE_DONE) return false;
   *count = sc.rows;
   if (sc.any_time) nsys__span_add(&p->info, sc.min_start, sc.max_end);
@@ -420,7 +420,7 @@ static bool nsys__agg_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
  * writes): a REAL/TEXT/BLOB value sets `other` and the caller reruns the
  * built-in SQL, whose cross-type ordering is then the definition. */
 typedef struct {
-  nsys_call *call;
+  nsys_task *task;
   int64_t rows, min_start, max_start, max_end;
   bool any_start, any_end, other, cancelled;
 } nsys__span_scan;
@@ -428,7 +428,7 @@ typedef struct {
 static void nsys__span_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   nsys__span_scan *sc = sqlite3_user_data(ctx);
   if (argc != 2 || sc->other || sc->cancelled) return;
-  if ((++sc->rows & 0x3FFF) == 0 && nsys_call_cancelled(sc->call)) {
+  if ((++sc->rows & 0x3FFF) == 0 && nsys_task_cancelled(sc->task)) {
     sc->cancelled = true;
     sqlite3_result_error(ctx, "cancelled", -1);
     return;
@@ -458,14 +458,14 @@ static void nsys__span_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
 static void nsys__span_final(sqlite3_context *ctx) { sqlite3_result_null(ctx); }
 
 /* true: answered (or failed, with *ok false); false: fall back to SQL. */
-static bool nsys__aggregate_fast(nsys_profile *p, nsys_call *call, const char *tbl, nsys_table t,
+static bool nsys__aggregate_fast(nsys_profile *p, nsys_task *task, const char *tbl, nsys_table t,
                                  bool has_end, int64_t *count, bool *ok) {
   char sql[1024];
   snprintf(sql, sizeof sql, "SELECT nsys_ai_info_span(start, %s) FROM %s", has_end ? "\"end\"" : "NULL", tbl);
-  nsys__span_scan sc = {.call = call};
+  nsys__span_scan sc = {.task = task};
   if (nsys__register_scan(p->db, "nsys_ai_info_span", 2, &sc, nsys__span_step, nsys__span_final) != SQLITE_OK)
     return false;
-  sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
+  sqlite3_stmt *st = nsys_profile_prepare(p, task, sql);
   if (!st) {
     nsys__unregister_scan(p->db, "nsys_ai_info_span", 2);
     *ok = false;
@@ -475,10 +475,10 @@ static bool nsys__aggregate_fast(nsys_profile *p, nsys_call *call, const char *t
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
   *ok = true;
   if (sc.cancelled) {
-    nsys_call_fail_cancelled(call);
+    nsys_task_fail_cancelled(task);
     *ok = false;
   } else if (rc != SQLITE_DONE) {
-    nsys_profile_sql_fail(p, call, rc, p->schema.table[t]);
+    nsys_profile_sql_fail(p, task, rc, p->schema.table[t]);
     *ok = false;
   }
   sqlite3_finalize(st);
@@ -495,7 +495,7 @@ static bool nsys__aggregate_fast(nsys_profile *p, nsys_call *call, const char *t
   return true;
 }
 
-static bool nsys__aggregate(nsys_profile *p, nsys_call *call, nsys_table t, bool span,
+static bool nsys__aggregate(nsys_profile *p, nsys_task *task, nsys_table t, bool span,
                             int64_t *count) {
   char tbl[512], sql[1024];
   *count = 0;
@@ -503,13 +503,13 @@ static bool nsys__aggregate(nsys_profile *p, nsys_call *call, nsys_table t, bool
   bool has_start = span && nsys__has(p, t, "start");
   bool has_end = span && nsys__has(p, t, "end");
   bool ok = true;
-  if (has_start && nsys__aggregate_fast(p, call, tbl, t, has_end, count, &ok)) {
+  if (has_start && nsys__aggregate_fast(p, task, tbl, t, has_end, count, &ok)) {
     if (!ok) return false;
   } else {
     snprintf(sql, sizeof sql, "SELECT count(*), %s, %s, %s FROM %s",
              has_start ? "min(start)" : "NULL", has_end ? "max(end)" : "NULL",
              has_start ? "max(start)" : "NULL", tbl);
-    if (!nsys__query(p, call, sql, p->schema.table[t], nsys__agg_row, count)) return false;
+    if (!nsys__query(p, task, sql, p->schema.table[t], nsys__agg_row, count)) return false;
   }
   nsys__table_count(&p->info, p->schema.table[t], *count);
   return true;
@@ -522,12 +522,12 @@ static bool nsys__any_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
   return false;
 }
 
-static bool nsys__not_empty(nsys_profile *p, nsys_call *call, nsys_table t, bool *out) {
+static bool nsys__not_empty(nsys_profile *p, nsys_task *task, nsys_table t, bool *out) {
   char tbl[512], sql[600];
   *out = false;
   if (!nsys_profile_table_sql(p, t, tbl, sizeof tbl)) return true;
   snprintf(sql, sizeof sql, "SELECT 1 FROM %s LIMIT 1", tbl);
-  return nsys__query(p, call, sql, p->schema.table[t], nsys__any_row, out);
+  return nsys__query(p, task, sql, p->schema.table[t], nsys__any_row, out);
 }
 
 /* ---- processes and threads ---------------------------------------------- */
@@ -612,7 +612,7 @@ static nsys_process_info *nsys__proc_slot(nsys_info *in, uint32_t pid) {
   return pr;
 }
 
-static bool nsys__read_processes(nsys_profile *p, nsys_call *call) {
+static bool nsys__read_processes(nsys_profile *p, nsys_task *task) {
   char tbl[512], sql[1024];
   nsys__named_vec procs = {0}, threads = {0};
   bool ok = true;
@@ -620,11 +620,11 @@ static bool nsys__read_processes(nsys_profile *p, nsys_call *call) {
   if (nsys_profile_table_sql(p, tp, tbl, sizeof tbl)) {
     snprintf(sql, sizeof sql, "SELECT %s, %s, %s FROM %s", nsys__col(p, tp, "globalPid"),
              nsys__col(p, tp, "pid"), nsys__col(p, tp, "name"), tbl);
-    ok = nsys__query(p, call, sql, "PROCESSES", nsys__process_row, &procs);
+    ok = nsys__query(p, task, sql, "PROCESSES", nsys__process_row, &procs);
   }
   if (ok && nsys_profile_table_sql(p, tt, tbl, sizeof tbl) && nsys__has(p, tt, "globalTid")) {
     snprintf(sql, sizeof sql, "SELECT globalTid, %s FROM %s", nsys__col(p, tt, "nameId"), tbl);
-    ok = nsys__query(p, call, sql, "ThreadNames", nsys__thread_row, &threads);
+    ok = nsys__query(p, task, sql, "ThreadNames", nsys__thread_row, &threads);
   }
   if (ok) {
     nsys__named_unique(&procs);
@@ -673,79 +673,62 @@ static uint8_t *nsys__nccl_flags(const nsys_profile *p) {
  * OS runtime, CPU samples) are independent of the GPU-table scan, so they run
  * beside it on a worker thread, each side on its own read-only NOMUTEX
  * connection. The worker reads a shadow copy of the profile (same schema,
- * its own db and info) and records errors on a private call; the caller
- * merges counts, span and table rows in the fixed order afterwards. */
+ * its own db and info) and records errors on a child task (cancelled with the
+ * caller's); the caller merges counts, span and table rows in the fixed order
+ * afterwards. */
 typedef struct {
   nsys_profile shadow;
-  nsys_call wc;
-  nsys_call *parent;
+  nsys_task wt;
   bool ok;
   int64_t ns;
 } nsys__host_job;
 
-static bool nsys__read_host_tables(nsys_profile *p, nsys_call *call) {
+static bool nsys__read_host_tables(nsys_profile *p, nsys_task *task) {
   nsys_info *in = &p->info;
-  return nsys__aggregate(p, call, NSYS_TBL_RUNTIME, true, &in->n_runtime) &&
-         nsys__aggregate(p, call, NSYS_TBL_SYNC, true, &in->n_syncs) &&
-         nsys__aggregate(p, call, NSYS_TBL_GRAPH_TRACE, true, &in->n_graph_launches) &&
-         nsys__aggregate(p, call, NSYS_TBL_CUDA_EVENT, false, &in->n_cuda_events) &&
-         nsys__aggregate(p, call, NSYS_TBL_NVTX, true, &in->n_nvtx) &&
-         nsys__aggregate(p, call, NSYS_TBL_OSRT, true, &in->n_osrt) &&
-         nsys__aggregate(p, call, NSYS_TBL_SAMPLING, true, &in->n_cpu_samples);
-}
-
-/* sqlite progress handler of the scan connections: interrupts a long
- * aggregate step when the request is cancelled. `parent` is the request's
- * call when the summary is computed on a private call (nsys_info_job): its
- * cancellation is carried over to `call`, which every loop polls. */
-typedef struct {
-  nsys_call *call, *parent;
-} nsys__cancel_src;
-
-static int nsys__interrupt(void *arg) {
-  nsys__cancel_src *c = arg;
-  if (c->parent && nsys_call_cancelled(c->parent) && c->call)
-    nsys_task_cancel(&c->call->task);
-  return nsys_call_cancelled(c->call);
+  return nsys__aggregate(p, task, NSYS_TBL_RUNTIME, true, &in->n_runtime) &&
+         nsys__aggregate(p, task, NSYS_TBL_SYNC, true, &in->n_syncs) &&
+         nsys__aggregate(p, task, NSYS_TBL_GRAPH_TRACE, true, &in->n_graph_launches) &&
+         nsys__aggregate(p, task, NSYS_TBL_CUDA_EVENT, false, &in->n_cuda_events) &&
+         nsys__aggregate(p, task, NSYS_TBL_NVTX, true, &in->n_nvtx) &&
+         nsys__aggregate(p, task, NSYS_TBL_OSRT, true, &in->n_osrt) &&
+         nsys__aggregate(p, task, NSYS_TBL_SAMPLING, true, &in->n_cpu_samples);
 }
 
 static void *nsys__host_worker(void *arg) {
   nsys__host_job *j = arg;
+  const nsys_task *prev = nsys_task_enter(&j->wt); /* the connection's progress handler reads it */
   int64_t t0 = nsys_now_ns();
-  j->ok = nsys__read_host_tables(&j->shadow, &j->wc);
+  j->ok = nsys__read_host_tables(&j->shadow, &j->wt);
   j->ns = nsys_now_ns() - t0;
+  nsys_task_leave(prev);
   return NULL;
 }
 
-static bool nsys__host_start(nsys_profile *p, nsys_call *call, nsys__cancel_src *cs, nsys__host_job *j,
-                             pthread_t *th) {
+static bool nsys__host_start(nsys_profile *p, nsys_task *task, nsys__host_job *j, pthread_t *th) {
   memset(j, 0, sizeof *j);
-  sqlite3 *db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, NULL, 0);
-  if (!db) return false;
+  nsys_task_init_child(&j->wt, task);
+  sqlite3 *db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, &j->wt);
+  if (!db) return false; /* the caller scans inline instead: the reason is not an error */
   memcpy(&j->shadow, p, sizeof *p); /* schema and strings shared read-only */
   j->shadow.db = db;
   memset(&j->shadow.info, 0, sizeof j->shadow.info);
-  nsys_call_init(&j->wc, "info", NULL, NULL);
-  j->parent = call;
-  sqlite3_progress_handler(db, 100000, nsys__interrupt, cs);
   if (pthread_create(th, NULL, nsys__host_worker, j) != 0) {
     sqlite3_close(db);
-    nsys_call_dispose(&j->wc);
     return false;
   }
   return true;
 }
 
 /* Joins the worker and merges its part into p->info; on failure records the
- * error on call unless `ok` is already false (the caller's error wins). */
-static bool nsys__host_finish(nsys_profile *p, nsys_call *call, nsys__host_job *j, pthread_t th,
+ * error on task unless `ok` is already false (the caller's error wins). */
+static bool nsys__host_finish(nsys_profile *p, nsys_task *task, nsys__host_job *j, pthread_t th,
                               bool ok) {
   pthread_join(th, NULL);
   sqlite3_close(j->shadow.db);
   nsys_info *in = &p->info, *h = &j->shadow.info;
   if (ok && !j->ok) {
-    if (nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
-    else nsys_call_fail(call, j->wc.task.err, "%s", j->wc.task.err_msg);
+    if (nsys_task_cancelled(&j->wt)) nsys_task_fail_cancelled(task);
+    else nsys_task_fail_from(task, &j->wt);
     ok = false;
   }
   if (ok) {
@@ -762,72 +745,62 @@ static bool nsys__host_finish(nsys_profile *p, nsys_call *call, nsys__host_job *
     }
   }
   nsys_info_free(h);
-  nsys_call_dispose(&j->wc);
   return ok;
 }
 
-static bool nsys__info_build(nsys_profile *p, nsys_call *call, nsys__cancel_src *cs);
+static bool nsys__info_build(nsys_profile *p, nsys_task *task);
 
 /* The scans run on private NOMUTEX connections: the profile's own handle is
  * FULLMUTEX, which takes a lock in every sqlite3_column_*() call (a third of
  * the scan's CPU). `p` is not published yet (or is a job's shadow copy), so
- * nothing else reads p->db meanwhile. */
-static bool nsys__info_build_on(nsys_profile *p, nsys_call *call, nsys_call *parent) {
-  nsys__cancel_src cs = {call, parent};
+ * nothing else reads p->db meanwhile. The calling thread must have `task`
+ * bound (nsys_task_enter) for a cancellation to interrupt a statement. */
+bool nsys_info_build(nsys_profile *p, nsys_task *task) {
   sqlite3 *shared = p->db;
-  sqlite3 *own = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, NULL, 0);
-  if (own) {
-    p->db = own;
-    sqlite3_progress_handler(own, 100000, nsys__interrupt, &cs);
-  }
-  bool ok = nsys__info_build(p, call, &cs); /* error messages are copied out of `own` */
+  nsys_task opening; /* its failure is tolerated: the scans then use the shared connection */
+  nsys_task_init(&opening);
+  sqlite3 *own = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, &opening);
+  if (own) p->db = own;
+  bool ok = nsys__info_build(p, task); /* error messages are copied out of `own` */
   p->db = shared;
   if (own) sqlite3_close(own);
   return ok;
 }
-
-bool nsys_info_build(nsys_profile *p, nsys_call *call) { return nsys__info_build_on(p, call, NULL); }
 
 /* ---- the summary beside the index build (nsys_profile_open_begin) -------- */
 
 struct nsys_info_job {
   pthread_t th;
   nsys_profile shadow; /* p's schema, strings and paths (read-only), own info */
-  nsys_call wc;        /* private: progress goes nowhere, errors stay here */
-  nsys_call *parent;   /* the request: its cancellation stops the job */
+  nsys_task wt;        /* child of the request's task: cancelled with it; own errors, no progress */
   bool ok;
   int64_t ns;
 };
 
 static void *nsys__info_job_main(void *arg) {
   nsys_info_job *j = arg;
+  const nsys_task *prev = nsys_task_enter(&j->wt);
   int64_t t0 = nsys_now_ns();
-  j->ok = nsys__info_build_on(&j->shadow, &j->wc, j->parent);
+  j->ok = nsys_info_build(&j->shadow, &j->wt);
   j->ns = nsys_now_ns() - t0;
+  nsys_task_leave(prev);
   return NULL;
 }
 
-nsys_info_job *nsys_info_job_start(nsys_profile *p, nsys_call *call) {
+nsys_info_job *nsys_info_job_start(nsys_profile *p, nsys_task *task) {
   nsys_info_job *j = nsys_xcalloc(1, sizeof *j);
   memcpy(&j->shadow, p, sizeof *p);
   memset(&j->shadow.info, 0, sizeof j->shadow.info);
   j->shadow.info_job = NULL;
-  nsys_call_init(&j->wc, "info", NULL, NULL);
-  j->parent = call;
+  nsys_task_init_child(&j->wt, task);
   if (pthread_create(&j->th, NULL, nsys__info_job_main, j) != 0) {
-    nsys_call_dispose(&j->wc);
     free(j);
     return NULL;
   }
   return j;
 }
 
-static void nsys__info_job_join(nsys_info_job *j) {
-  pthread_join(j->th, NULL);
-  nsys_call_dispose(&j->wc);
-}
-
-bool nsys_info_job_finish(nsys_info_job *j, nsys_profile *p, nsys_call *call, int64_t *ns) {
+bool nsys_info_job_finish(nsys_info_job *j, nsys_profile *p, nsys_task *task, int64_t *ns) {
   pthread_join(j->th, NULL);
   bool ok = j->ok;
   if (ns) *ns = j->ns;
@@ -835,56 +808,55 @@ bool nsys_info_job_finish(nsys_info_job *j, nsys_profile *p, nsys_call *call, in
     nsys_info_free(&p->info);
     p->info = j->shadow.info;
   } else {
-    if (nsys_call_cancelled(j->parent) || nsys_call_cancelled(call)) nsys_call_fail_cancelled(call);
-    else nsys_call_fail(call, j->wc.task.err, "%s", j->wc.task.err_msg);
+    if (nsys_task_cancelled(&j->wt) || nsys_task_cancelled(task)) nsys_task_fail_cancelled(task);
+    else nsys_task_fail_from(task, &j->wt);
     nsys_info_free(&j->shadow.info);
   }
-  nsys_call_dispose(&j->wc);
   free(j);
   return ok;
 }
 
 void nsys_info_job_discard(nsys_info_job *j) {
   if (!j) return;
-  nsys__info_job_join(j);
+  pthread_join(j->th, NULL);
   nsys_info_free(&j->shadow.info);
   free(j);
 }
 
-static bool nsys__info_build(nsys_profile *p, nsys_call *call, nsys__cancel_src *cs) {
+static bool nsys__info_build(nsys_profile *p, nsys_task *task) {
   nsys_info *in = &p->info;
   in->duration_ns = -1;
-  if (!nsys__read_scalars(p, call)) return false;
-  if (!nsys__read_gpus(p, call)) return false;
-  nsys_call_progress(call, 10, "GPU activity");
+  if (!nsys__read_scalars(p, task)) return false;
+  if (!nsys__read_gpus(p, task)) return false;
+  nsys_task_progress(task, 10, "GPU activity");
   int64_t t_gpu = nsys_now_ns();
 
   /* host tables beside the GPU scan (inline when no thread or connection) */
   nsys__host_job job;
   pthread_t th;
-  bool threaded = !getenv("NSYS_AI_INFO_SERIAL") && nsys__host_start(p, call, cs, &job, &th);
+  bool threaded = !getenv("NSYS_AI_INFO_SERIAL") && nsys__host_start(p, task, &job, &th);
 
   nsys__pairset pairs = {0};
   uint8_t *nccl = p->schema.table[NSYS_TBL_KERNEL] ? nsys__nccl_flags(p) : NULL;
-  bool ok = nsys__scan_gpu_table(p, call, NSYS_TBL_KERNEL, &pairs, nccl, &in->n_kernels);
-  nsys_call_progress(call, 30, "GPU activity");
-  ok = ok && nsys__scan_gpu_table(p, call, NSYS_TBL_MEMCPY, &pairs, nccl, &in->n_memcpy);
-  ok = ok && nsys__scan_gpu_table(p, call, NSYS_TBL_MEMSET, &pairs, nccl, &in->n_memset);
+  bool ok = nsys__scan_gpu_table(p, task, NSYS_TBL_KERNEL, &pairs, nccl, &in->n_kernels);
+  nsys_task_progress(task, 30, "GPU activity");
+  ok = ok && nsys__scan_gpu_table(p, task, NSYS_TBL_MEMCPY, &pairs, nccl, &in->n_memcpy);
+  ok = ok && nsys__scan_gpu_table(p, task, NSYS_TBL_MEMSET, &pairs, nccl, &in->n_memset);
   free(nccl);
   if (ok) nsys__build_devices(in, &pairs);
   free(pairs.slots);
 
-  nsys_call_progress(call, 45, "API calls and NVTX");
+  nsys_task_progress(task, 45, "API calls and NVTX");
   int64_t t_host = nsys_now_ns();
-  if (threaded) ok = nsys__host_finish(p, call, &job, th, ok);
-  else ok = ok && nsys__read_host_tables(p, call);
+  if (threaded) ok = nsys__host_finish(p, task, &job, th, ok);
+  else ok = ok && nsys__read_host_tables(p, task);
   if (!ok) return false;
   int64_t t_rest = nsys_now_ns();
 
   bool graph_events = false, node_events = false;
-  if (!nsys__not_empty(p, call, NSYS_TBL_CUDA_GRAPH_EVENTS, &graph_events)) return false;
-  if (!nsys__not_empty(p, call, NSYS_TBL_CUDA_GRAPH_NODE_EVENTS, &node_events)) return false;
-  if (!nsys__not_empty(p, call, NSYS_TBL_CALLCHAINS, &in->f_cuda_callchains)) return false;
+  if (!nsys__not_empty(p, task, NSYS_TBL_CUDA_GRAPH_EVENTS, &graph_events)) return false;
+  if (!nsys__not_empty(p, task, NSYS_TBL_CUDA_GRAPH_NODE_EVENTS, &node_events)) return false;
+  if (!nsys__not_empty(p, task, NSYS_TBL_CALLCHAINS, &in->f_cuda_callchains)) return false;
 
   in->f_kernels = in->n_kernels > 0;
   in->f_memcpy = in->n_memcpy > 0;
@@ -894,8 +866,8 @@ static bool nsys__info_build(nsys_profile *p, nsys_call *call, nsys__cancel_src 
   in->f_cpu_sampling = in->n_cpu_samples > 0;
   if (in->n_graph_launches > 0 || graph_events || node_events) in->f_cuda_graphs = true;
 
-  nsys_call_progress(call, 85, "processes");
-  if (!nsys__read_processes(p, call)) return false;
+  nsys_task_progress(task, 85, "processes");
+  if (!nsys__read_processes(p, task)) return false;
   if (getenv("NSYS_AI_VERBOSE"))
     nsys_log("info: GPU tables %.1f ms, host tables %.1f ms (%s, %.1f ms after the GPU tables), rest %.1f ms",
              (double)(t_host - t_gpu) / 1e6, threaded ? (double)job.ns / 1e6 : (double)(t_rest - t_host) / 1e6,

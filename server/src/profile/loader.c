@@ -21,7 +21,7 @@
 #include "common/util.h"
 #include "index/index.h"
 #include "profile/loader_internal.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 static const char nsys__sqlite_magic[16] = "SQLite format 3";
 
@@ -79,85 +79,85 @@ bool nsys_profile_table_sql(const nsys_profile *p, nsys_table t, char *out, size
   return nsys_sql_quote_ident(p->schema.table[t], out, cap);
 }
 
-static bool nsys__sql_fail_raw(nsys_profile *p, struct nsys_call *call, int prim, const char *msg,
+static bool nsys__sql_fail_raw(nsys_profile *p, nsys_task *task, int prim, const char *msg,
                                const char *what);
 
 /* Error messages quote SQLite, which quotes the (untrusted) file: make the
  * recorded message one line of valid UTF-8 again (control characters become
  * single spaces), cutting only at character boundaries. */
-static void nsys__sanitize_err(nsys_call *call) {
-  if (!call) return;
-  size_t n = strnlen(call->task.err_msg, sizeof call->task.err_msg);
-  char *clean = nsys_utf8_sanitize(call->task.err_msg, n);
+static void nsys__sanitize_err(nsys_task *task) {
+  if (!task) return;
+  size_t n = strnlen(task->err_msg, sizeof task->err_msg);
+  char *clean = nsys_utf8_sanitize(task->err_msg, n);
   size_t m = 0;
-  for (size_t i = 0; clean[i] && m < sizeof call->task.err_msg - 1; i++) {
+  for (size_t i = 0; clean[i] && m < sizeof task->err_msg - 1; i++) {
     char c = clean[i];
     if ((unsigned char)c < 0x20 || c == 0x7F) c = ' ';
-    if (c == ' ' && m > 0 && call->task.err_msg[m - 1] == ' ') continue;
-    call->task.err_msg[m++] = c;
+    if (c == ' ' && m > 0 && task->err_msg[m - 1] == ' ') continue;
+    task->err_msg[m++] = c;
   }
-  while (m > 0 && ((unsigned char)call->task.err_msg[m - 1] & 0xC0) == 0x80) {
+  while (m > 0 && ((unsigned char)task->err_msg[m - 1] & 0xC0) == 0x80) {
     /* drop a sequence cut by the buffer end */
     size_t k = m - 1;
-    while (k > 0 && ((unsigned char)call->task.err_msg[k] & 0xC0) == 0x80) k--;
-    if (nsys_utf8_valid(call->task.err_msg + k, m - k)) break;
+    while (k > 0 && ((unsigned char)task->err_msg[k] & 0xC0) == 0x80) k--;
+    if (nsys_utf8_valid(task->err_msg + k, m - k)) break;
     m = k;
   }
-  if (m > 0 && !nsys_utf8_valid(call->task.err_msg, m)) m--; /* a lone lead byte */
-  call->task.err_msg[m] = '\0';
+  if (m > 0 && !nsys_utf8_valid(task->err_msg, m)) m--; /* a lone lead byte */
+  task->err_msg[m] = '\0';
   free(clean);
 }
 
-bool nsys_profile_sql_fail(nsys_profile *p, struct nsys_call *call, int rc, const char *what) {
+bool nsys_profile_sql_fail(nsys_profile *p, nsys_task *task, int rc, const char *what) {
   int prim = rc & 0xFF;
   const char *msg = p && p->db ? sqlite3_errmsg(p->db) : sqlite3_errstr(rc);
-  bool ok = nsys__sql_fail_raw(p, call, prim, msg, what);
-  nsys__sanitize_err(call);
+  bool ok = nsys__sql_fail_raw(p, task, prim, msg, what);
+  nsys__sanitize_err(task);
   return ok;
 }
 
-static bool nsys__sql_fail_raw(nsys_profile *p, struct nsys_call *call, int prim, const char *msg,
+static bool nsys__sql_fail_raw(nsys_profile *p, nsys_task *task, int prim, const char *msg,
                                const char *what) {
   (void)p;
   /* a statement stopped by a cancelled request's progress handler */
-  if (prim == SQLITE_INTERRUPT && nsys_call_cancelled(call)) {
-    nsys_call_fail_cancelled(call);
+  if (prim == SQLITE_INTERRUPT && nsys_task_cancelled(task)) {
+    nsys_task_fail_cancelled(task);
     return false;
   }
   if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB || prim == SQLITE_IOERR ||
       prim == SQLITE_FORMAT || prim == SQLITE_RANGE || prim == SQLITE_MISMATCH ||
       prim == SQLITE_TOOBIG)
-    nsys_call_fail(call, NSYS_E_CORRUPT, "profile database is corrupt (%s while reading %s)", msg,
+    nsys_task_fail(task, NSYS_E_CORRUPT, "profile database is corrupt (%s while reading %s)", msg,
                    what);
   else if (prim == SQLITE_NOMEM)
-    nsys_call_fail(call, NSYS_E_INTERNAL, "out of memory while reading %s", what);
+    nsys_task_fail(task, NSYS_E_INTERNAL, "out of memory while reading %s", what);
   else
-    nsys_call_fail(call, NSYS_E_CORRUPT, "cannot read %s: %s", what, msg);
+    nsys_task_fail(task, NSYS_E_CORRUPT, "cannot read %s: %s", what, msg);
   return false;
 }
 
-sqlite3_stmt *nsys_profile_prepare(nsys_profile *p, struct nsys_call *call, const char *sql) {
+sqlite3_stmt *nsys_profile_prepare(nsys_profile *p, nsys_task *task, const char *sql) {
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(p->db, sql, -1, &st, NULL);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(st);
-    nsys_profile_sql_fail(p, call, rc, "the schema");
+    nsys_profile_sql_fail(p, task, rc, "the schema");
     return NULL;
   }
   return st;
 }
 
-bool nsys_profile_check_unchanged(const nsys_profile *p, struct nsys_call *call) {
+bool nsys_profile_check_unchanged(const nsys_profile *p, nsys_task *task) {
   struct stat st;
   if (stat(p->path, &st) != 0) {
-    nsys_call_fail(call, NSYS_E_PROFILE_CHANGED,
+    nsys_task_fail(task, NSYS_E_PROFILE_CHANGED,
                    "profile %s was deleted or moved while open (%s); close it and open it again",
                    p->path, strerror(errno));
     return false;
   }
   if (st.st_dev != p->st_dev || st.st_ino != p->st_ino || (int64_t)st.st_size != p->st_size ||
       nsys__mtime_ns(&st) != p->st_mtime_ns) {
-    nsys_call_fail(call, NSYS_E_PROFILE_CHANGED,
+    nsys_task_fail(task, NSYS_E_PROFILE_CHANGED,
                    "profile %s was replaced or modified while open; close it and open it again",
                    p->path);
     return false;
@@ -197,51 +197,74 @@ const char *nsys_profile_string(const nsys_profile *p, int64_t id) {
 }
 
 /* stat + type checks on the user's path; records -32001 on failure. */
-static bool nsys__stat_input(const char *path, struct stat *st, nsys_call *call) {
+static bool nsys__stat_input(const char *path, struct stat *st, nsys_task *task) {
   if (stat(path, st) != 0) {
-    nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "cannot open profile %s: %s", path,
+    nsys_task_fail(task, NSYS_E_FILE_NOT_FOUND, "cannot open profile %s: %s", path,
                    strerror(errno));
     return false;
   }
   if (S_ISDIR(st->st_mode)) {
-    nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "cannot open profile %s: it is a directory", path);
+    nsys_task_fail(task, NSYS_E_FILE_NOT_FOUND, "cannot open profile %s: it is a directory", path);
     return false;
   }
   if (!S_ISREG(st->st_mode)) {
-    nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "cannot open profile %s: not a regular file",
+    nsys_task_fail(task, NSYS_E_FILE_NOT_FOUND, "cannot open profile %s: not a regular file",
                    path);
     return false;
   }
   if (access(path, R_OK) != 0) {
-    nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "cannot read profile %s: %s", path,
+    nsys_task_fail(task, NSYS_E_FILE_NOT_FOUND, "cannot read profile %s: %s", path,
                    strerror(errno));
     return false;
   }
   return true;
 }
 
-sqlite3 *nsys_profile_open_db(const nsys_profile *p, int flags, char *err, size_t errcap) {
+/* SQLite calls this every NSYS__SQL_POLL virtual-machine steps of a statement,
+ * on the thread that steps it: a non-zero return interrupts the statement
+ * (SQLITE_INTERRUPT), which nsys_profile_sql_fail() reports as cancelled.
+ * Connections are shared between threads (p->db is FULLMUTEX), so the handler
+ * reads the stepping thread's task, not one fixed when the connection opened.
+ * 4096 steps take well under a millisecond. (COUNT(*) of a whole table is one
+ * step that ignores the handler: nsys_profile_count_rows() interrupts it.) */
+#define NSYS__SQL_POLL 4096
+
+static int nsys__sql_poll(void *unused) {
+  (void)unused;
+  if (!nsys_task_cancelled(nsys_task_current())) return 0;
+  nsys_task_note_interrupt();
+  return 1;
+}
+
+/* Every connection to a profile: read-only whatever a query says, temp data
+ * (sorts) in memory and never beside the user's file, bounded values (a
+ * hostile file must not make one query allocate without bound), cancellable. */
+static void nsys__configure_db(sqlite3 *db) {
+  sqlite3_exec(db, "PRAGMA query_only=1; PRAGMA temp_store=MEMORY;", NULL, NULL, NULL);
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 256 * 1024 * 1024);
+  sqlite3_progress_handler(db, NSYS__SQL_POLL, nsys__sql_poll, NULL);
+}
+
+sqlite3 *nsys_profile_open_db(const nsys_profile *p, int flags, nsys_task *task) {
   const char *path = p->sqlite_path ? p->sqlite_path : p->path;
   char *uri = nsys__file_uri(path);
   sqlite3 *db = NULL;
   int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | flags, NULL);
   free(uri);
   if (rc != SQLITE_OK) {
-    if (err && errcap) snprintf(err, errcap, "cannot open %s: %s", path,
-                                db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    nsys_task_fail(task, NSYS_E_IO, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
     sqlite3_close(db);
     return NULL;
   }
-  sqlite3_exec(db, "PRAGMA query_only=1; PRAGMA temp_store=MEMORY;", NULL, NULL, NULL);
-  sqlite3_extended_result_codes(db, 1);
-  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 256 * 1024 * 1024);
+  nsys__configure_db(db);
   return db;
 }
 
-static bool nsys__open_db(nsys_profile *p, nsys_call *call) {
+static bool nsys__open_db(nsys_profile *p, nsys_task *task) {
   int fd = open(p->sqlite_path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "cannot read profile %s: %s", p->path,
+    nsys_task_fail(task, NSYS_E_FILE_NOT_FOUND, "cannot read profile %s: %s", p->path,
                    strerror(errno));
     return false;
   }
@@ -249,7 +272,7 @@ static bool nsys__open_db(nsys_profile *p, nsys_call *call) {
   ssize_t n = read(fd, head, sizeof head);
   close(fd);
   if (n != (ssize_t)sizeof head || memcmp(head, nsys__sqlite_magic, sizeof head) != 0) {
-    nsys_call_fail(call, NSYS_E_NOT_SQLITE,
+    nsys_task_fail(task, NSYS_E_NOT_SQLITE,
                    "%s is not a SQLite database (export a report with: nsys export --type=sqlite)",
                    p->path);
     return false;
@@ -263,35 +286,30 @@ static bool nsys__open_db(nsys_profile *p, nsys_call *call) {
     nsys_err e = prim == SQLITE_NOTADB ? NSYS_E_NOT_SQLITE
                  : prim == SQLITE_CANTOPEN ? NSYS_E_FILE_NOT_FOUND
                                            : NSYS_E_CORRUPT;
-    nsys_call_fail(call, e, "cannot open %s as SQLite: %s", p->path,
+    nsys_task_fail(task, e, "cannot open %s as SQLite: %s", p->path,
                    p->db ? sqlite3_errmsg(p->db) : sqlite3_errstr(rc));
     return false;
   }
-  /* Defence in depth: the connection refuses writes whatever a query says,
-   * and temp data (sorts) stays in memory, never beside the user's file. */
-  sqlite3_exec(p->db, "PRAGMA query_only=1; PRAGMA temp_store=MEMORY;", NULL, NULL, NULL);
-  sqlite3_extended_result_codes(p->db, 1);
-  /* A hostile file must not make one query allocate without bound. */
-  sqlite3_limit(p->db, SQLITE_LIMIT_LENGTH, 256 * 1024 * 1024);
+  nsys__configure_db(p->db);
   return true;
 }
 
-nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call) {
-  nsys_profile *p = nsys_profile_open_begin(path, call);
-  if (p && !nsys_profile_open_finish(p, call)) {
+nsys_profile *nsys_profile_open(const char *path, nsys_task *task) {
+  nsys_profile *p = nsys_profile_open_begin(path, task);
+  if (p && !nsys_profile_open_finish(p, task)) {
     nsys_profile_release(p);
     return NULL;
   }
   return p;
 }
 
-bool nsys_profile_open_finish(nsys_profile *p, struct nsys_call *call) {
+bool nsys_profile_open_finish(nsys_profile *p, nsys_task *task) {
   if (!p->info_job) return true;
   nsys_info_job *j = p->info_job;
   p->info_job = NULL;
   int64_t t0 = nsys_now_ns(), ns = 0;
-  if (!nsys_info_job_finish(j, p, call, &ns)) {
-    nsys__sanitize_err(call);
+  if (!nsys_info_job_finish(j, p, task, &ns)) {
+    nsys__sanitize_err(task);
     return false;
   }
   nsys_info_cache_save(p);
@@ -301,13 +319,13 @@ bool nsys_profile_open_finish(nsys_profile *p, struct nsys_call *call) {
   return true;
 }
 
-nsys_profile *nsys_profile_open_begin(const char *path, struct nsys_call *call) {
+nsys_profile *nsys_profile_open_begin(const char *path, nsys_task *task) {
   if (!path || !*path) {
-    nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.path: expected a non-empty path");
+    nsys_task_fail(task, NSYS_E_INVALID_PARAMS, "params.path: expected a non-empty path");
     return NULL;
   }
   struct stat st;
-  if (!nsys__stat_input(path, &st, call)) return NULL;
+  if (!nsys__stat_input(path, &st, task)) return NULL;
   int64_t t0 = nsys_now_ns();
 
   nsys_profile *p = nsys_xcalloc(1, sizeof *p);
@@ -321,27 +339,27 @@ nsys_profile *nsys_profile_open_begin(const char *path, struct nsys_call *call) 
   p->st_mtime_ns = nsys__mtime_ns(&st);
   p->info.duration_ns = -1;
 
-  nsys_call_progress_begin(call, "Opening profile");
+  nsys_task_progress_begin(task, "Opening profile");
   if (nsys_path_is_report(p->path) && !nsys_file_has_sqlite_magic(p->path)) {
-    p->sqlite_path = nsys_report_to_sqlite(p->path, &st, call);
+    p->sqlite_path = nsys_report_to_sqlite(p->path, &st, task);
     if (!p->sqlite_path) goto fail;
   } else {
     p->sqlite_path = nsys_xstrdup(p->path);
   }
 
-  if (!nsys__open_db(p, call)) goto fail;
-  if (!nsys_schema_load(p, call)) goto fail;
-  nsys_call_progress(call, 5, "strings");
-  if (!nsys_strings_load(p, call)) goto fail;
-  if (nsys_call_cancelled(call)) {
-    nsys_call_fail_cancelled(call);
+  if (!nsys__open_db(p, task)) goto fail;
+  if (!nsys_schema_load(p, task)) goto fail;
+  nsys_task_progress(task, 5, "strings");
+  if (!nsys_strings_load(p, task)) goto fail;
+  if (nsys_task_cancelled(task)) {
+    nsys_task_fail_cancelled(task);
     goto fail;
   }
   int64_t t1 = nsys_now_ns();
   bool cached = nsys_info_cache_load(p);
-  if (!cached && !getenv("NSYS_AI_INFO_SYNC")) p->info_job = nsys_info_job_start(p, call);
+  if (!cached && !getenv("NSYS_AI_INFO_SYNC")) p->info_job = nsys_info_job_start(p, task);
   if (!cached && !p->info_job) {
-    if (!nsys_info_build(p, call)) goto fail;
+    if (!nsys_info_build(p, task)) goto fail;
     nsys_info_cache_save(p);
   }
   if (getenv("NSYS_AI_VERBOSE"))
@@ -350,7 +368,7 @@ nsys_profile *nsys_profile_open_begin(const char *path, struct nsys_call *call) 
              cached ? " (cached)" : p->info_job ? " (computing beside the index)" : "");
   return p;
 fail:
-  nsys__sanitize_err(call);
+  nsys__sanitize_err(task);
   nsys_profile_release(p);
   return NULL;
 }

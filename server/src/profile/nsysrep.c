@@ -21,7 +21,7 @@
 
 #include "common/util.h"
 #include "profile/loader_internal.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 extern char **environ;
 
@@ -69,9 +69,9 @@ static char *nsys__base_sqlite_name(const char *path) {
   return out;
 }
 
-static void nsys__fail_no_nsys(const char *path, nsys_call *call) {
+static void nsys__fail_no_nsys(const char *path, nsys_task *task) {
   char *sq = nsys__base_sqlite_name(path);
-  nsys_call_fail(call, NSYS_E_NSYS_UNAVAILABLE,
+  nsys_task_fail(task, NSYS_E_NSYS_UNAVAILABLE,
                  "%s is an Nsight Systems report and nsys is not on PATH to convert it; export it "
                  "by hand with: nsys export --type=sqlite -o %s %s  and open the .sqlite file",
                  path, sq, path);
@@ -80,11 +80,11 @@ static void nsys__fail_no_nsys(const char *path, nsys_call *call) {
 
 /* Runs nsys; captures the tail of its stderr; honours cancellation. */
 static bool nsys__run_export(const char *nsys, const char *report, const char *out,
-                             nsys_call *call) {
+                             nsys_task *task) {
   char errpath[] = "/tmp/nsys-ai-export-XXXXXX";
   int errfd = mkstemp(errpath);
   if (errfd < 0) {
-    nsys_call_fail(call, NSYS_E_IO, "cannot create a temporary file: %s", strerror(errno));
+    nsys_task_fail(task, NSYS_E_IO, "cannot create a temporary file: %s", strerror(errno));
     return false;
   }
   unlink(errpath);
@@ -100,21 +100,21 @@ static bool nsys__run_export(const char *nsys, const char *report, const char *o
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) {
     close(errfd);
-    nsys_call_fail(call, NSYS_E_EXPORT_FAILED, "cannot run %s: %s", nsys, strerror(rc));
+    nsys_task_fail(task, NSYS_E_EXPORT_FAILED, "cannot run %s: %s", nsys, strerror(rc));
     return false;
   }
-  nsys_call_progress(call, 1, "nsys export");
+  nsys_task_progress(task, 1, "nsys export");
   int status = 0;
   for (;;) {
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
-    if (nsys_call_cancelled(call)) {
+    if (nsys_task_cancelled(task)) {
       kill(pid, SIGTERM);
       waitpid(pid, &status, 0);
       close(errfd);
       unlink(out);
-      nsys_call_fail_cancelled(call);
+      nsys_task_fail_cancelled(task);
       return false;
     }
     struct timespec ts = {0, 50 * 1000 * 1000};
@@ -133,16 +133,16 @@ static bool nsys__run_export(const char *nsys, const char *report, const char *o
     if (*c == '\n' || *c == '\r' || (unsigned char)*c < 0x20) *c = ' ';
   close(errfd);
   unlink(out);
-  nsys_call_fail(call, NSYS_E_EXPORT_FAILED, "nsys export of %s failed (%s %d): %s", report,
+  nsys_task_fail(task, NSYS_E_EXPORT_FAILED, "nsys export of %s failed (%s %d): %s", report,
                  WIFEXITED(status) ? "exit" : "signal",
                  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail);
   return false;
 }
 
-char *nsys_report_to_sqlite(const char *path, const struct stat *st, nsys_call *call) {
+char *nsys_report_to_sqlite(const char *path, const struct stat *st, nsys_task *task) {
   char *cache = nsys_cache_dir();
   if (!cache) {
-    nsys_call_fail(call, NSYS_E_IO, "cannot create the cache directory to convert %s", path);
+    nsys_task_fail(task, NSYS_E_IO, "cannot create the cache directory to convert %s", path);
     return NULL;
   }
   uint64_t h = 0xCBF29CE484222325ULL;
@@ -157,7 +157,7 @@ char *nsys_report_to_sqlite(const char *path, const struct stat *st, nsys_call *
   }
   char *nsys = nsys__find_nsys();
   if (!nsys) {
-    nsys__fail_no_nsys(path, call);
+    nsys__fail_no_nsys(path, task);
     free(cache);
     free(out);
     return NULL;
@@ -166,13 +166,13 @@ char *nsys_report_to_sqlite(const char *path, const struct stat *st, nsys_call *
   static atomic_uint seq;
   char *tmp = nsys_xasprintf("%s/rep-%016llx.%d.%u.tmp.sqlite", cache, (unsigned long long)h,
                              (int)getpid(), atomic_fetch_add(&seq, 1));
-  bool ok = nsys__run_export(nsys, path, tmp, call);
+  bool ok = nsys__run_export(nsys, path, tmp, task);
   free(nsys);
   free(cache);
   if (ok) {
     chmod(tmp, 0600);
     if (rename(tmp, out) != 0) {
-      nsys_call_fail(call, NSYS_E_IO, "cannot store the export of %s: %s", path, strerror(errno));
+      nsys_task_fail(task, NSYS_E_IO, "cannot store the export of %s: %s", path, strerror(errno));
       unlink(tmp);
       ok = false;
     }

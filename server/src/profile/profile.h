@@ -16,8 +16,8 @@
 #include <sys/types.h>
 
 #include "common/errors.h"
+#include "common/task.h"
 
-struct nsys_call;
 struct nsys_index;
 typedef struct nsys_info_job nsys_info_job;
 
@@ -161,19 +161,19 @@ typedef struct nsys_profile {
 
 /* Opens `path` (SQLite export, or .nsys-rep converted via `nsys export` into
  * the cache dir). Never modifies the file. On failure returns NULL after
- * nsys_call_fail() with a specific application error. Does not build the index. */
-nsys_profile *nsys_profile_open(const char *path, struct nsys_call *call);
+ * nsys_task_fail() with a specific application error. Does not build the index. */
+nsys_profile *nsys_profile_open(const char *path, nsys_task *task);
 /* nsys_profile_open() in two halves, so that the summary (`info`, a scan of
  * every activity table when it is not cached) is computed on a worker thread
  * while the caller builds the index. begin: like nsys_profile_open(), but
  * p->info_job may be non-NULL: p->info is then not ready, and p must not be
  * published (registry) or its info read before nsys_profile_open_finish()
- * returned true. finish: waits for the summary; false after nsys_call_fail()
+ * returned true. finish: waits for the summary; false after nsys_task_fail()
  * (the caller releases p). Releasing p without finish is allowed (the worker
- * is joined and its result dropped); the call given to begin must outlive
+ * is joined and its result dropped); the task given to begin must outlive
  * that. NSYS_AI_INFO_SYNC=1 computes the summary inside begin. */
-nsys_profile *nsys_profile_open_begin(const char *path, struct nsys_call *call);
-bool nsys_profile_open_finish(nsys_profile *p, struct nsys_call *call);
+nsys_profile *nsys_profile_open_begin(const char *path, nsys_task *task);
+bool nsys_profile_open_finish(nsys_profile *p, nsys_task *task);
 void nsys_profile_retain(nsys_profile *p);
 void nsys_profile_release(nsys_profile *p); /* frees at zero, index included */
 
@@ -184,18 +184,18 @@ const char *nsys_profile_string(const nsys_profile *p, int64_t id);
 bool nsys_schema_has_column(const nsys_profile *p, nsys_table table, const char *col);
 
 /* Prepares `sql` on p->db; on error records NSYS_E_CORRUPT (or INTERNAL) on
- * call and returns NULL. */
-sqlite3_stmt *nsys_profile_prepare(nsys_profile *p, struct nsys_call *call, const char *sql);
+ * task and returns NULL. */
+sqlite3_stmt *nsys_profile_prepare(nsys_profile *p, nsys_task *task, const char *sql);
 
 /* Records the error for a failed sqlite3_step()/prepare result `rc` on call:
  * corruption, short reads and NOTADB become NSYS_E_CORRUPT (-32016), the rest
  * NSYS_E_INTERNAL. `what` says what was being read. Returns false. */
-bool nsys_profile_sql_fail(nsys_profile *p, struct nsys_call *call, int rc, const char *what);
+bool nsys_profile_sql_fail(nsys_profile *p, nsys_task *task, int rc, const char *what);
 
 /* Re-stats the file: returns true when it is still the file that was opened;
  * otherwise records NSYS_E_PROFILE_CHANGED (-32013, deleted or replaced) on
- * call and returns false. */
-bool nsys_profile_check_unchanged(const nsys_profile *p, struct nsys_call *call);
+ * task and returns false. */
+bool nsys_profile_check_unchanged(const nsys_profile *p, nsys_task *task);
 
 /* The real name of logical table t quoted as an SQL identifier ("..."),
  * written into out; returns false (out = "") when the table is absent. */
@@ -205,9 +205,20 @@ bool nsys_profile_table_sql(const nsys_profile *p, nsys_table t, char *out, size
  * read-only guarantee as p->db (URI mode=ro&immutable=1: no write, no lock,
  * no -journal/-wal/-shm beside the file), e.g. a private NOMUTEX handle for a
  * worker thread. flags: extra SQLITE_OPEN_* (e.g. SQLITE_OPEN_NOMUTEX).
- * Returns NULL and writes the reason into err on failure. Close with
- * sqlite3_close(). Use this, never sqlite3_open_v2(path, ...), on profiles. */
-sqlite3 *nsys_profile_open_db(const nsys_profile *p, int flags, char *err, size_t errcap);
+ * Returns NULL after nsys_task_fail(NSYS_E_IO) on failure. Close with
+ * sqlite3_close(). Use this, never sqlite3_open_v2(path, ...), on profiles.
+ * Like p->db, its statements stop (SQLITE_INTERRUPT) when the task bound to
+ * the stepping thread (nsys_task_enter) is cancelled. */
+sqlite3 *nsys_profile_open_db(const nsys_profile *p, int flags, nsys_task *task);
+
+/* Exact row counts of whole tables (real names): counts[i] for tables[i], -1
+ * for a table that cannot be counted (unreadable, or a name with a double
+ * quote). Tables the summary counted at open are answered from it; the rest
+ * run COUNT(*) on a private connection that a cancellation of task interrupts
+ * (profile/row_count.c). False after nsys_task_fail (cancelled, or no
+ * connection). */
+bool nsys_profile_count_rows(nsys_profile *p, nsys_task *task, const char *const *tables, int n,
+                             int64_t *counts);
 
 /* Schema generation as a stable string: "META_DATA_EXPORT",
  * "EXPORT_META_DATA", "pre-2022" or "unknown". */

@@ -8,7 +8,7 @@
 
 #include "common/util.h"
 #include "profile/loader_internal.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 /* Candidate real names for each logical table, in order of preference. */
 typedef struct {
@@ -111,7 +111,7 @@ static int nsys__cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool nsys__list_tables(nsys_profile *p, nsys_call *call) {
+static bool nsys__list_tables(nsys_profile *p, nsys_task *task) {
   nsys_schema *s = &p->schema;
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(p->db, "SELECT name FROM sqlite_master WHERE type='table'", -1, &st,
@@ -132,18 +132,18 @@ static bool nsys__list_tables(nsys_profile *p, nsys_call *call) {
   sqlite3_finalize(st);
   if (rc != SQLITE_OK) {
     if ((rc & 0xFF) == SQLITE_NOTADB) {
-      nsys_call_fail(call, NSYS_E_NOT_SQLITE, "%s is not a readable SQLite database: %s", p->path,
+      nsys_task_fail(task, NSYS_E_NOT_SQLITE, "%s is not a readable SQLite database: %s", p->path,
                      sqlite3_errmsg(p->db));
       return false;
     }
-    return nsys_profile_sql_fail(p, call, rc, "the table list");
+    return nsys_profile_sql_fail(p, task, rc, "the table list");
   }
   if (s->n_all_tables > 1)
     qsort(s->all_tables, (size_t)s->n_all_tables, sizeof *s->all_tables, nsys__cmp_str);
   return true;
 }
 
-static bool nsys__load_columns(nsys_profile *p, nsys_table t, nsys_call *call) {
+static bool nsys__load_columns(nsys_profile *p, nsys_table t, nsys_task *task) {
   nsys_schema *s = &p->schema;
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(p->db, "SELECT name FROM pragma_table_info(?1)", -1, &st, NULL);
@@ -162,7 +162,7 @@ static bool nsys__load_columns(nsys_profile *p, nsys_table t, nsys_call *call) {
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
   }
   sqlite3_finalize(st);
-  if (rc != SQLITE_OK) return nsys_profile_sql_fail(p, call, rc, s->table[t]);
+  if (rc != SQLITE_OK) return nsys_profile_sql_fail(p, task, rc, s->table[t]);
   return true;
 }
 
@@ -173,15 +173,15 @@ bool nsys_schema_has_column(const nsys_profile *p, nsys_table table, const char 
   return false;
 }
 
-bool nsys_schema_load(nsys_profile *p, nsys_call *call) {
+bool nsys_schema_load(nsys_profile *p, nsys_task *task) {
   nsys_schema *s = &p->schema;
-  if (!nsys__list_tables(p, call)) return false;
+  if (!nsys__list_tables(p, task)) return false;
 
   bool is_nsys = false;
   for (int i = 0; i < s->n_all_tables && !is_nsys; i++)
     is_nsys = nsys_schema_is_nsys_table(s->all_tables[i]);
   if (!is_nsys) {
-    nsys_call_fail(call, NSYS_E_NOT_NSYS_EXPORT,
+    nsys_task_fail(task, NSYS_E_NOT_NSYS_EXPORT,
                    "%s is SQLite but not an Nsight Systems export (%d tables, none of StringIds, "
                    "TARGET_INFO_*, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, ThreadNames or the export "
                    "metadata)",
@@ -200,7 +200,7 @@ bool nsys_schema_load(nsys_profile *p, nsys_call *call) {
     }
   }
   for (int t = 0; t < NSYS_TBL__COUNT; t++)
-    if (s->table[t] && !nsys__load_columns(p, (nsys_table)t, call)) return false;
+    if (s->table[t] && !nsys__load_columns(p, (nsys_table)t, task)) return false;
 
   /* 2021-era exports carry both a minimal TARGET_INFO_GPU (vmId, deviceId,
    * name, busLocation) and the detailed TARGET_INFO_CUDA_GPU: prefer the
@@ -213,7 +213,7 @@ bool nsys_schema_load(nsys_profile *p, nsys_call *call) {
     s->table[NSYS_TBL_GPU_INFO] = nsys_xstrdup(s->table[NSYS_TBL_CUDA_GPU_LEGACY]);
     s->n_cols[NSYS_TBL_GPU_INFO] = 0;
     s->cols[NSYS_TBL_GPU_INFO] = NULL;
-    if (!nsys__load_columns(p, NSYS_TBL_GPU_INFO, call)) return false;
+    if (!nsys__load_columns(p, NSYS_TBL_GPU_INFO, task)) return false;
   }
 
   if (nsys__resolve(s, "META_DATA_EXPORT")) s->gen = NSYS_GEN_META_EXPORT;

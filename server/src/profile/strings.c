@@ -11,7 +11,7 @@
 #include "common/utf8.h"
 #include "common/util.h"
 #include "profile/loader_internal.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 /* Longest string kept; longer values (a captured stdout log, say) are cut. */
 #define NSYS__MAX_STRING_BYTES (1 << 20)
@@ -38,7 +38,7 @@ static char *nsys__decode(sqlite3_stmt *st, int col) {
   return nsys_utf8_sanitize(txt, n);
 }
 
-bool nsys_strings_load(nsys_profile *p, nsys_call *call) {
+bool nsys_strings_load(nsys_profile *p, nsys_task *task) {
   char tbl[512];
   if (!nsys_profile_table_sql(p, NSYS_TBL_STRING_IDS, tbl, sizeof tbl)) return true;
   bool has_id = nsys_schema_has_column(p, NSYS_TBL_STRING_IDS, "id");
@@ -48,13 +48,13 @@ bool nsys_strings_load(nsys_profile *p, nsys_call *call) {
   /* Size the dense part from the row count. */
   int64_t rows = 0;
   char *sql = nsys_xasprintf("SELECT count(*) FROM %s", tbl);
-  sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
+  sqlite3_stmt *st = nsys_profile_prepare(p, task, sql);
   free(sql);
   if (!st) return false;
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) rows = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
-  if (rc != SQLITE_ROW) return nsys_profile_sql_fail(p, call, rc, "StringIds");
+  if (rc != SQLITE_ROW) return nsys_profile_sql_fail(p, task, rc, "StringIds");
 
   int64_t dense_cap = rows * 2 + 65536;
   int64_t n_dense = 0; /* 1 + highest dense id seen */
@@ -64,12 +64,12 @@ bool nsys_strings_load(nsys_profile *p, nsys_call *call) {
   int64_t n_sparse = 0, sparse_alloc = 0;
 
   sql = nsys_xasprintf("SELECT id, value FROM %s", tbl);
-  st = nsys_profile_prepare(p, call, sql);
+  st = nsys_profile_prepare(p, task, sql);
   free(sql);
   if (!st) return false;
   int64_t seen = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if ((++seen & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
+    if ((++seen & 0xFFFF) == 0 && nsys_task_cancelled(task)) break;
     if (sqlite3_column_type(st, 0) == SQLITE_NULL) continue;
     int64_t id = sqlite3_column_int64(st, 0);
     char *s = nsys__decode(st, 1);
@@ -120,11 +120,11 @@ bool nsys_strings_load(nsys_profile *p, nsys_call *call) {
   }
   p->n_sparse = n_sparse;
   free(sparse);
-  if (nsys_call_cancelled(call)) {
-    nsys_call_fail_cancelled(call);
+  if (nsys_task_cancelled(task)) {
+    nsys_task_fail_cancelled(task);
     return false;
   }
-  if (rc != SQLITE_DONE) return nsys_profile_sql_fail(p, call, rc, "StringIds");
+  if (rc != SQLITE_DONE) return nsys_profile_sql_fail(p, task, rc, "StringIds");
   return true;
 }
 

@@ -39,3 +39,17 @@ nsys_lifecycle nsys_lifecycle_find(const char *name) {
     if (strcmp(nsys__lifecycle[i], name) == 0) return (nsys_lifecycle)i;
   return NSYS_LIFE_NONE;
 }
+
+cJSON *nsys_method_run(nsys_method_fn fn, nsys_call *call) {
+  if (nsys_call_cancelled(call)) return nsys_call_fail_cancelled(call);
+  const nsys_task *prev = nsys_task_enter(&call->task);
+  unsigned long interrupts = nsys_task_interrupts();
+  cJSON *result = fn(call);
+  nsys_task_leave(prev);
+  if (call->task.progress_begun) nsys_task_progress_end(&call->task, NULL);
+  if (result && nsys_task_interrupts() != interrupts) {
+    cJSON_Delete(result);
+    return nsys_call_fail_cancelled(call);
+  }
+  return result;
+}

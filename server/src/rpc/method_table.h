@@ -28,6 +28,16 @@ typedef struct nsys_method {
 NSYS_METHOD_LIST(NSYS__METHOD_DECLARE)
 #undef NSYS__METHOD_DECLARE
 
+/* Runs fn for call on the calling thread, the one way every caller (server,
+ * CLI, a method calling another) runs a handler: call->task is bound to the
+ * thread meanwhile (nsys_task_enter: a cancelled request's SQL statements stop,
+ * profile/loader.c) and its progress is ended. When the cancellation stopped
+ * one of its statements, it answers -32800 whatever fn returned: a handler
+ * that does not check every step's result may hold numbers cut short, and
+ * partial numbers are never an answer. A handler that finished its work (a
+ * profile it opened stays open) keeps its result. */
+cJSON *nsys_method_run(nsys_method_fn fn, nsys_call *call);
+
 /* The method called name, or NULL; test-only methods only when with_test. */
 const nsys_method *nsys_method_lookup(const char *name, bool with_test);
 /* The same without test-only methods (the CLI, in-process callers). */

@@ -100,7 +100,7 @@ struct nsys_profile *nsys_param_profile(nsys_call *c, const char *field) {
   }
   /* Every method answers for the file that was opened: if it was deleted or
    * replaced since, say so (-32013) rather than mix old and new data. */
-  if (!nsys_profile_check_unchanged(p, c)) {
+  if (!nsys_profile_check_unchanged(p, &c->task)) {
     nsys_profile_release(p);
     return NULL;
   }
@@ -111,7 +111,7 @@ const struct nsys_index *nsys_param_profile_index(nsys_call *c, const char *fiel
                                                   struct nsys_profile **pp) {
   nsys_profile *p = nsys_param_profile(c, field);
   if (!p) return NULL;
-  const nsys_index *ix = nsys_index_get(p, c);
+  const nsys_index *ix = nsys_index_get(p, &c->task);
   if (!ix) {
     nsys_profile_release(p);
     return NULL;

@@ -266,10 +266,7 @@ static cJSON *nsys__finish_call(nsys__server *s, nsys_call *call, const cJSON *i
  * multi-megabyte reply's text must not hold up the loop's other requests. */
 static void nsys__work(uv_work_t *w) {
   nsys__job *job = w->data;
-  cJSON *result = NULL;
-  if (nsys_call_cancelled(&job->call)) nsys_call_fail_cancelled(&job->call);
-  else result = job->fn(&job->call);
-  if (job->call.task.progress_begun) nsys_call_progress_end(&job->call, NULL);
+  cJSON *result = nsys_method_run(job->fn, &job->call);
   job->frame = nsys_rpc_frame_new(nsys__finish_call(job->srv, &job->call, job->id, result));
 }
 
@@ -425,7 +422,7 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
   if (m->flags & NSYS_METHOD_INLINE) {
     nsys_call call;
     nsys_call_init(&call, m->name, msg->params, s->profiles);
-    cJSON *result = m->fn(&call);
+    cJSON *result = nsys_method_run(m->fn, &call);
     s->n_replies++;
     nsys__send(s, nsys__finish_call(s, &call, id, result));
     nsys_call_dispose(&call);

@@ -187,7 +187,7 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
   if (!rt || !cc || !nsys_schema_has_column(p, NSYS_TBL_RUNTIME, "callchainId")) return true;
   /* frames */
   char *sql = nsys_xasprintf("SELECT id, stackDepth, symbol, module FROM %s ORDER BY id, stackDepth", cc);
-  sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
+  sqlite3_stmt *st = nsys_profile_prepare(p, &call->task, sql);
   free(sql);
   if (!st) return false;
   nsys__frames fr = {0};
@@ -215,7 +215,7 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
                nsys_schema_has_column(p, NSYS_TBL_RUNTIME, "correlationId");
   sql = nsys_xasprintf("SELECT rowid, callchainId, %s, %s FROM %s WHERE callchainId IS NOT NULL",
                        keyed ? "globalTid" : "NULL", keyed ? "correlationId" : "NULL", rt);
-  st = nsys_profile_prepare(p, call, sql);
+  st = nsys_profile_prepare(p, &call->task, sql);
   free(sql);
   if (!st) {
     free(ra);

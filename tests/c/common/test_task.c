@@ -1,4 +1,5 @@
 /* common/task.c: the core's cancel flag, progress sink and one error convention. */
+#include <pthread.h>
 #include <string.h>
 
 #include "common/task.h"
@@ -106,7 +107,35 @@ static void test_progress(void) {
   nsys_task_progress_begin(NULL, "x");
 }
 
+/* The thread's bound task: nested bindings restore the outer one; another
+ * thread sees its own (none). */
+static void *current_elsewhere(void *arg) {
+  *(const nsys_task **)arg = nsys_task_current();
+  return NULL;
+}
+
+static void test_thread_binding(void) {
+  nsys_task a, b;
+  nsys_task_init(&a);
+  nsys_task_init(&b);
+  CHECK(nsys_task_current() == NULL);
+  const nsys_task *p0 = nsys_task_enter(&a);
+  CHECK(p0 == NULL && nsys_task_current() == &a);
+  const nsys_task *p1 = nsys_task_enter(&b);
+  CHECK(p1 == &a && nsys_task_current() == &b);
+  const nsys_task *seen = &a;
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, current_elsewhere, &seen) == 0);
+  pthread_join(th, NULL);
+  CHECK(seen == NULL);
+  nsys_task_leave(p1);
+  CHECK(nsys_task_current() == &a);
+  nsys_task_leave(p0);
+  CHECK(nsys_task_current() == NULL);
+}
+
 int main(void) {
+  test_thread_binding();
   test_first_error_kept();
   test_forgive();
   test_parent_cancel();

@@ -14,7 +14,7 @@
 #include "common/util.h"
 #include "index/index.h"
 #include "profile/profile.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 typedef struct {
   nsys_profile *p;
@@ -23,10 +23,9 @@ typedef struct {
 
 static inline t_profile t_open(const char *path) {
   t_profile tp = {0};
-  nsys_call call;
-  nsys_call_init(&call, "profile/open", NULL, NULL);
-  tp.p = nsys_profile_open(path, &call);
-  nsys_call_dispose(&call);
+  nsys_task task;
+  nsys_task_init(&task);
+  tp.p = nsys_profile_open(path, &task);
   if (tp.p) return tp;
   /* the loader is not available: a minimal profile (the index resolves the
    * schema and strings itself in that case) */
@@ -65,12 +64,11 @@ static inline void t_close(t_profile *tp) {
 }
 
 static inline const nsys_index *t_index(t_profile *tp) {
-  nsys_call call;
-  nsys_call_init(&call, "test", NULL, NULL);
-  const nsys_index *ix = nsys_index_get(tp->p, &call);
-  if (!ix) fprintf(stderr, "index build failed: %s\n", call.task.err_msg);
+  nsys_task task;
+  nsys_task_init(&task);
+  const nsys_index *ix = nsys_index_get(tp->p, &task);
+  if (!ix) fprintf(stderr, "index build failed: %s\n", task.err_msg);
   nsys_index_wait_saves(); /* a fresh index is saved in the background: tests look at the file */
-  nsys_call_dispose(&call);
   return ix;
 }
 

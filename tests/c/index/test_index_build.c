@@ -395,21 +395,19 @@ static void test_progress_and_cancel(void) {
     return;
   }
   t_profile tp = t_open(path);
-  nsys_call call;
-  nsys_call_init(&call, "profile/open", NULL, NULL);
-  call.task.progress_fn = record_progress;
-  nsys_call_progress_begin(&call, "open");
-  nsys_index *ix = nsys_index_build(tp.p, &call);
+  nsys_task task;
+  nsys_task_init(&task);
+  task.progress_fn = record_progress;
+  nsys_task_progress_begin(&task, "open");
+  nsys_index *ix = nsys_index_build(tp.p, &task);
   CHECK(ix != NULL);
   CHECK(prog_calls > 0 && prog_bad == 0);
   nsys_index_free(ix);
-  nsys_call_dispose(&call);
-  nsys_call_init(&call, "profile/open", NULL, NULL);
-  nsys_task_cancel(&call.task);
-  ix = nsys_index_build(tp.p, &call);
+  nsys_task_init(&task);
+  nsys_task_cancel(&task);
+  ix = nsys_index_build(tp.p, &task);
   CHECK(ix == NULL);
-  CHECK_EQ(call.task.err, NSYS_E_CANCELLED);
-  nsys_call_dispose(&call);
+  CHECK_EQ(task.err, NSYS_E_CANCELLED);
   t_close(&tp);
   free(path);
 }

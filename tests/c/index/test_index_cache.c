@@ -405,10 +405,9 @@ static void test_stale(const char *src) {
 static void test_background_save(const char *path) {
   clear_cache();
   t_profile a = t_open(path);
-  nsys_call call;
-  nsys_call_init(&call, "test", NULL, NULL);
-  const nsys_index *ia = nsys_index_get(a.p, &call);
-  nsys_call_dispose(&call);
+  nsys_task task;
+  nsys_task_init(&task);
+  const nsys_index *ia = nsys_index_get(a.p, &task);
   CHECK(ia && !from_cache(ia));
   uint32_t n_ops = ia ? ia->ops.n : 0;
   t_close(&a); /* possibly before the saver ran */

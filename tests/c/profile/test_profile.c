@@ -2,6 +2,7 @@
  * resolution, strings, info, error paths and change detection, on databases
  * generated here and (when ../shared/profiles exists) on the real exports. */
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 
 #include "common/util.h"
 #include "profile/profile.h"
-#include "rpc/call.h"
+#include "common/task.h"
 #include "../common/nsys_check.h"
 
 static char tmpdir[256];
@@ -44,12 +45,11 @@ static void write_file(const char *path, const void *data, size_t n) {
 
 /* Opens path; returns the profile or NULL and the error in *err. */
 static nsys_profile *open_profile(const char *path, nsys_err *err) {
-  nsys_call call;
-  nsys_call_init(&call, "profile/open", NULL, NULL);
-  nsys_profile *p = nsys_profile_open(path, &call);
-  *err = call.task.err;
-  if (!p && getenv("NSYS_AI_TEST_VERBOSE")) fprintf(stderr, "  %s: %s\n", path, call.task.err_msg);
-  nsys_call_dispose(&call);
+  nsys_task task;
+  nsys_task_init(&task);
+  nsys_profile *p = nsys_profile_open(path, &task);
+  *err = task.err;
+  if (!p && getenv("NSYS_AI_TEST_VERBOSE")) fprintf(stderr, "  %s: %s\n", path, task.err_msg);
   return p;
 }
 
@@ -268,15 +268,14 @@ static void test_change_detection(void) {
   nsys_profile *p = open_profile(path, &err);
   CHECK(p != NULL);
   if (!p) goto out;
-  nsys_call call;
-  nsys_call_init(&call, "profile/info", NULL, NULL);
-  CHECK(nsys_profile_check_unchanged(p, &call));
+  nsys_task task;
+  nsys_task_init(&task);
+  CHECK(nsys_profile_check_unchanged(p, &task));
   /* replaced: a new file renamed over the old path */
   char *other = tmp_path("other.sqlite");
   make_db(other, modern_sql);
   CHECK(rename(other, path) == 0);
-  CHECK(!nsys_profile_check_unchanged(p, &call) && call.task.err == NSYS_E_PROFILE_CHANGED);
-  nsys_call_dispose(&call);
+  CHECK(!nsys_profile_check_unchanged(p, &task) && task.err == NSYS_E_PROFILE_CHANGED);
   /* the old connection still reads the old file: the profile stays usable */
   CHECK_STR(nsys_profile_string(p, 0), "main");
   nsys_profile_release(p);
@@ -284,10 +283,9 @@ static void test_change_detection(void) {
   p = open_profile(path, &err);
   CHECK(p != NULL);
   if (p) {
-    nsys_call_init(&call, "profile/info", NULL, NULL);
+    nsys_task_init(&task);
     unlink(path);
-    CHECK(!nsys_profile_check_unchanged(p, &call) && call.task.err == NSYS_E_PROFILE_CHANGED);
-    nsys_call_dispose(&call);
+    CHECK(!nsys_profile_check_unchanged(p, &task) && task.err == NSYS_E_PROFILE_CHANGED);
     nsys_profile_release(p);
   }
   free(other);
@@ -314,8 +312,9 @@ static void test_wal_read_only(void) {
   nsys_profile *p = open_profile(path, &err);
   CHECK(p != NULL);
   if (p) {
-    char msg[256];
-    sqlite3 *db2 = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, msg, sizeof msg);
+    nsys_task task;
+    nsys_task_init(&task);
+    sqlite3 *db2 = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, &task);
     CHECK(db2 != NULL);
     sqlite3_stmt *st = NULL;
     CHECK(sqlite3_prepare_v2(db2, "SELECT count(*) FROM NVTX_EVENTS", -1, &st, NULL) == SQLITE_OK);
@@ -408,6 +407,92 @@ static void test_real(void) {
   free(dir);
 }
 
+/* SQL cancellation: every connection to a profile (the shared FULLMUTEX one
+ * and private ones) stops a statement when the task bound to the stepping
+ * thread is cancelled, mid-statement; a thread without that task bound, or
+ * after it left, is not stopped. The endless query never ends otherwise
+ * (the test would hang: the harness's timeout fails it). */
+#define ENDLESS "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+#define FINITE "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000) SELECT count(*) FROM c"
+
+static int step_once(sqlite3 *db, const char *sql, int64_t *out) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW && out) *out = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static void *cancel_later(void *arg) {
+  struct timespec ts = {0, 30 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  nsys_task_cancel(arg);
+  return NULL;
+}
+
+static void test_sql_cancel(void) {
+  char *path = tmp_path("cancel.sqlite");
+  make_db(path, modern_sql);
+  nsys_err err;
+  nsys_profile *p = open_profile(path, &err);
+  CHECK(p != NULL);
+  if (!p) goto out;
+  nsys_task request, other;
+  nsys_task_init(&request);
+  nsys_task_init(&other);
+  sqlite3 *own = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, &request);
+  CHECK(own != NULL);
+  sqlite3 *dbs[2] = {p->db, own};
+  for (int i = 0; i < 2 && own; i++) {
+    nsys_task_init(&request);
+    CHECK(nsys_task_current() == NULL);
+    const nsys_task *prev = nsys_task_enter(&request);
+    CHECK(nsys_task_current() == &request);
+    int64_t n = 0;
+    CHECK_EQ(step_once(dbs[i], FINITE, &n), SQLITE_ROW); /* not cancelled: runs to the end */
+    CHECK_EQ(n, 200000);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, cancel_later, &request) == 0);
+    int rc = step_once(dbs[i], ENDLESS, NULL); /* cancelled while it runs */
+    pthread_join(th, NULL);
+    CHECK_EQ(rc & 0xFF, SQLITE_INTERRUPT);
+    nsys_task_init_child(&other, &request); /* a child of a cancelled task reads as cancelled */
+    nsys_profile_sql_fail(p, &other, rc, "test");
+    CHECK_EQ(other.err, NSYS_E_CANCELLED);
+    /* a nested binding of a task that is not cancelled runs; leaving restores */
+    nsys_task_init(&other);
+    const nsys_task *inner = nsys_task_enter(&other);
+    CHECK_EQ(step_once(dbs[i], FINITE, &n), SQLITE_ROW);
+    nsys_task_leave(inner);
+    CHECK(nsys_task_current() == &request);
+    CHECK_EQ(step_once(dbs[i], FINITE, NULL) & 0xFF, SQLITE_INTERRUPT);
+    nsys_task_leave(prev);
+    CHECK(nsys_task_current() == NULL);
+    CHECK_EQ(step_once(dbs[i], FINITE, &n), SQLITE_ROW); /* unbound: the cancelled task is not this thread's */
+  }
+  /* whole-table counts: from the summary or COUNT(*), equal to SQL's */
+  int n = p->schema.n_all_tables;
+  int64_t *counts = nsys_xcalloc((size_t)n + 1, sizeof *counts);
+  nsys_task_init(&request);
+  CHECK(nsys_profile_count_rows(p, &request, (const char *const *)p->schema.all_tables, n, counts));
+  for (int i = 0; i < n && own; i++) {
+    char *q = nsys_xasprintf("SELECT COUNT(*) FROM \"%s\"", p->schema.all_tables[i]);
+    int64_t want = -2;
+    CHECK_EQ(step_once(own, q, &want), SQLITE_ROW);
+    CHECK_EQ(counts[i], want);
+    free(q);
+  }
+  nsys_task_cancel(&request); /* cancelled: no counts */
+  CHECK(!nsys_profile_count_rows(p, &request, (const char *const *)p->schema.all_tables, n, counts));
+  CHECK_EQ(request.err, NSYS_E_CANCELLED);
+  free(counts);
+  if (own) sqlite3_close(own);
+  nsys_profile_release(p);
+out:
+  free(path);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/nsys-ai-test-profile-XXXXXX");
   if (!mkdtemp(tmpdir)) return 2;
@@ -417,6 +502,7 @@ int main(void) {
   test_errors();
   test_change_detection();
   test_wal_read_only();
+  test_sql_cancel();
   test_real();
   char *cmd = nsys_xasprintf("rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);

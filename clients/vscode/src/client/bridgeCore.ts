@@ -27,7 +27,7 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
   const tracksOf = (profileId: string) => {
     let t = tracks.get(profileId);
     if (!t) {
-      t = ctx.client().then((c) => c.request<TimelineTracksResult>('timeline/tracks', { profileId })).catch(() => undefined);
+      t = ctx.client().then((c) => c.request('timeline/tracks', { profileId })).catch(() => undefined);
       tracks.clear();
       tracks.set(profileId, t);
     }
@@ -56,7 +56,7 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
         ctx.onRequest?.(m.method, params);
         try {
           const client = await ctx.client();
-          ctx.post({ type: 'rpcResult', id: m.id, result: await client.request(m.method, params, src.token) });
+          ctx.post({ type: 'rpcResult', id: m.id, result: await client.requestUntyped(m.method, params, { token: src.token }) });
         } catch (e) {
           const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
           ctx.post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });

@@ -6,7 +6,9 @@ import { CancellationTokenSource, ProgressType, ResponseError, type Cancellation
 import type { Logger } from './logger';
 import { ServerProcess, type ServerProcessOptions } from './serverProcess';
 import type * as P from '../protocol/types';
-import { ErrorCode, Method } from '../protocol/methods';
+import { ErrorCode, Method, type ParamsOf, type RequestName, type ResultOf } from '../protocol/methods';
+import type { AnalysisRunParams } from '../protocol/generated/analysis.run.params';
+import type { NvtxTreeParams } from '../protocol/generated/nvtx.tree.params';
 
 export type { CancellationToken };
 export { CancellationTokenSource, ResponseError };
@@ -91,28 +93,38 @@ export class NsysClient {
     return c;
   }
 
-  /** Any method, for the webview bridge and for tests. */
-  async request<R>(method: string, params: unknown, token?: CancellationToken): Promise<R> {
-    await this.start();
-    return token ? this.conn().sendRequest<R>(method, params, token) : this.conn().sendRequest<R>(method, params);
+  /** A protocol request, its params and result typed by the generated method
+   * map (src/protocol/methods.ts, from protocol/methods.json and the schemas). */
+  request<M extends RequestName>(method: M, params: ParamsOf<M>, token?: CancellationToken): Promise<ResultOf<M>> {
+    return this.requestUntyped<ResultOf<M>>(method, params, { token });
   }
 
-  /** A request with work-done progress ($/progress under a fresh token) and cancellation. */
-  async requestWithProgress<R>(method: string, params: Record<string, unknown>, opts: OpenOptions = {}): Promise<R> {
+  /** The same with work-done progress ($/progress under a fresh token) and cancellation. */
+  requestWithProgress<M extends RequestName>(method: M, params: Omit<ParamsOf<M>, 'workDoneToken'>,
+    opts: OpenOptions = {}): Promise<ResultOf<M>> {
+    return this.requestUntyped<ResultOf<M>>(method, params, { ...opts, onProgress: opts.onProgress ?? (() => {}) });
+  }
+
+  /** Any method by name, unchecked: for the webview bridge (it forwards what a
+   * webview asked for, after checking the name against WEBVIEW_METHODS) and for
+   * tests of methods outside the map (test/*, unknown names). With
+   * opts.onProgress, asks for work-done progress under a fresh token. */
+  async requestUntyped<R = unknown>(method: string, params: unknown, opts: OpenOptions = {}): Promise<R> {
     await this.start();
     const conn = this.conn();
+    const send = (p: unknown) => opts.token ? conn.sendRequest<R>(method, p, opts.token) : conn.sendRequest<R>(method, p);
+    if (!opts.onProgress) return send(params);
     const workDoneToken = `nsys-ai-${nextToken++}`;
-    const sub = opts.onProgress ? conn.onProgress(workDone, workDoneToken, opts.onProgress) : undefined;
+    const sub = conn.onProgress(workDone, workDoneToken, opts.onProgress);
     try {
-      const full = { ...params, workDoneToken };
-      return opts.token ? await conn.sendRequest<R>(method, full, opts.token) : await conn.sendRequest<R>(method, full);
+      return await send({ ...(params as Record<string, unknown>), workDoneToken });
     } finally {
-      sub?.dispose();
+      sub.dispose();
     }
   }
 
   async openProfile(path: string, opts: OpenOptions = {}): Promise<P.ProfileOpenResult> {
-    const res = await this.requestWithProgress<P.ProfileOpenResult>('profile/open', { path }, opts);
+    const res = await this.requestWithProgress('profile/open', { path }, opts);
     this.open.set(res.profileId, path);
     return res;
   }
@@ -128,9 +140,10 @@ export class NsysClient {
   range(params: P.RangeParams & { format: 'columns' }, token?: CancellationToken): Promise<P.RangeColumns>;
   range(params: P.RangeParams, token?: CancellationToken): Promise<P.RangeResult>;
   range(params: P.RangeParams, token?: CancellationToken): Promise<P.RangeResult | P.RangeColumns> {
-    return this.request('timeline/range', params, token);
+    /* the client never sends `fields`: every default column is there (RangeColumns) */
+    return this.request('timeline/range', params, token) as Promise<P.RangeResult | P.RangeColumns>;
   }
-  nvtxTree(profileId: string, extra: Record<string, unknown> = {}): Promise<P.NvtxTreeResult> {
+  nvtxTree(profileId: string, extra: Omit<NvtxTreeParams, 'profileId'> = {}): Promise<P.NvtxTreeResult> {
     return this.request('nvtx/tree', { profileId, ...extra });
   }
   kernelDetails(profileId: string, kernelId: number): Promise<P.KernelDetails> {
@@ -139,8 +152,9 @@ export class NsysClient {
   explain(profileId: string, what: { name: string } | { kernelId: number }): Promise<P.KernelExplain> {
     return this.request('kernel/explain', { profileId, ...what });
   }
-  topKernels(profileId: string, params: Record<string, unknown> = {}): Promise<P.AnalysisResult> {
-    return this.request('analysis/run', { profileId, name: 'top_kernels', params });
+  topKernels(profileId: string, params: AnalysisRunParams['params'] = {}): Promise<P.TopKernelsResult> {
+    /* top_kernels' rows are its branch of the schema (TopKernelsRow) */
+    return this.request('analysis/run', { profileId, name: 'top_kernels', params }) as Promise<P.TopKernelsResult>;
   }
   report(profileId: string): Promise<P.ReportResult> {
     return this.request(Method.ReportGenerate, { profileId });

@@ -1,10 +1,10 @@
 /* The protocol's types as the client names them: each one is a generated
  * type of protocol/schemas/ (src/protocol/generated/, `npm run gen:types`) or
  * a part of one, so a schema change that breaks the client fails `npm run
- * typecheck`. The one exception is a top_kernels row: analysis/run's schema
- * describes each analysis's rows with if/then, which the TypeScript generator
- * does not follow, so TopKernelRow is written here (the protocol tests check
- * the server's rows against that schema). */
+ * typecheck`. analysis/run's rows per analysis come from the schema's if/then
+ * branches, which scripts/gen-types.mjs turns into named row types
+ * (TopKernelsRow, ...). */
+import type { AnalysisRunResult, TopKernelsRow } from './generated/analysis.run.result';
 import type { InitializeResult as GenInitializeResult } from './generated/initialize.result';
 import type { ProfileInfoResult } from './generated/profile.info.result';
 import type { ProfileOpenResult as GenProfileOpenResult } from './generated/profile.open.result';
@@ -63,16 +63,11 @@ export type NvtxTreeResult = GenNvtxTreeResult;
 export type KernelDetails = KernelDetailsResult;
 export type KernelExplain = KernelExplainResult;
 
-/** A top_kernels row, as the client reads it (see the comment at the top). */
-export interface TopKernelRow {
-  name: string;
-  count: number;
-  totalNs: Ns;
-  avgNs: Ns;
-  pctOfGpu: number;
-  [key: string]: unknown;
-}
-export interface AnalysisResult { rows?: TopKernelRow[]; [key: string]: unknown }
+/** analysis/run's result for one analysis: rows typed by its branch of the schema. */
+export type AnalysisRunResultOf<Row> = Omit<AnalysisRunResult, 'rows'> & { rows: Row[] };
+/** A top_kernels row (generated from analysis/run's schema). */
+export type TopKernelRow = TopKernelsRow;
+export type TopKernelsResult = AnalysisRunResultOf<TopKernelRow>;
 
 export type Finding = ReportGenerateResult['findings'][number];
 export type ReportResult = ReportGenerateResult;

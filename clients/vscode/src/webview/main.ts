@@ -2,7 +2,7 @@
  * on `type`; unknown types are logged). All data comes through the host bridge. */
 import type { HostToWebview } from '../protocol/messages';
 import { profileSpan } from '../protocol/types';
-import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeColumns, ReportResult, TimelineTracksResult, AnalysisResult } from '../protocol/types';
+import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeColumns, ReportResult, TimelineTracksResult, TopKernelsResult } from '../protocol/types';
 import { HostBridge } from './rpc';
 import { h } from './dom';
 import { TimelineView } from './timelineView';
@@ -85,7 +85,7 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   /* each panel asks the server the first time its tab opens: on large profiles the
    * report and the NVTX tree take seconds and should not compete with the timeline */
   const loadTree = () => level().then((r) => tree.render(r.nodes, r.total), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
-  const loadTop = () => rpc<AnalysisResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
+  const loadTop = () => rpc<TopKernelsResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
   const loadFindings = () => rpc<ReportResult>('report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
   tree.el.append(h('p', { class: 'muted' }, 'Loading NVTX ranges…'));
   top.el.append(h('p', { class: 'muted' }, 'Loading top kernels…'));

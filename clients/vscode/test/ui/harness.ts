@@ -102,11 +102,11 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
       .then(() => { if (rec) rec.postMs = performance.now() - t0; }, () => {});
   };
   const timed = Object.create(client) as NsysClient;
-  timed.request = async <R>(method: string, params: unknown, token?: unknown): Promise<R> => {
+  timed.requestUntyped = async <R>(method: string, params: unknown, opts?: unknown): Promise<R> => {
     const rec = requests.find((r) => r.params === params);
     const t0 = performance.now();
     try {
-      const r = await client.request<R>(method, params, token as never);
+      const r = await client.requestUntyped<R>(method, params, opts as never);
       if (rec && typeof r === 'object' && r) answered.set(r, rec);
       return r;
     } finally { if (rec) rec.ms = performance.now() - t0; }

@@ -207,7 +207,7 @@ test('clicking a kernel shows its details and explanation', async (t) => {
   assert.ok(shown!.includes(direct.origin));
   assert.equal(await page.isHidden('.tooltip'), true, 'the tooltip goes once the kernel is selected');
   /* named rows in units, checked against kernel/details; the raw columns folded away */
-  const d = await client.request<Record<string, any>>('kernel/details', { profileId: opened.profileId, kernelId });
+  const d = await client.requestUntyped<Record<string, any>>('kernel/details', { profileId: opened.profileId, kernelId });
   const rows = Object.fromEntries(await page.$$eval('.details > table.kv tr', (trs) => trs.map((tr) => [tr.querySelector('th')?.textContent ?? '', tr.querySelector('td')?.textContent ?? ''])));
   const c = d.columns;
   if (d.kind === 'kernel') {
@@ -227,11 +227,11 @@ test('"Show in timeline" (a reveal from the extension) selects the kernel and fi
   if (skip) return t.skip(skip);
   const { page, client, opened } = hx!;
   const before = Number(await page.getAttribute('.details', 'data-kernel-id'));
-  const top = await client.request<{ rows: Array<{ name: string }> }>('analysis/run', { profileId: opened.profileId, name: 'top_kernels', params: {} });
+  const top = await client.topKernels(opened.profileId);
   const x = await client.explain(opened.profileId, { name: top.rows[top.rows.length - 1]!.name });
   const kernelId = Number(x.stats?.longestKernelId);
   assert.ok(Number.isInteger(kernelId) && kernelId !== before, `a kernel other than the selected one (${kernelId} vs ${before})`);
-  const d = await client.request<Record<string, any>>('kernel/details', { profileId: opened.profileId, kernelId });
+  const d = await client.requestUntyped<Record<string, any>>('kernel/details', { profileId: opened.profileId, kernelId });
   await page.evaluate((m) => window.postMessage(m, '*'), { type: 'reveal', kernelId, start: Number(d.start), end: Number(d.end) });
   await page.waitForFunction((id) => document.querySelector('.details')?.getAttribute('data-kernel-id') === String(id), kernelId, { timeout: 30_000 });
   await page.waitForSelector('.details > table.kv tr', { timeout: 30_000 });

@@ -47,7 +47,7 @@ test('initialize lists the methods', { skip: !bin && NO_SERVER }, async (t) => {
 
 test('unknown method is a JSON-RPC error, not a crash', { skip: !bin && NO_SERVER }, async (t) => {
   if (noServe) return t.skip(noServe);
-  await assert.rejects(client.request('no/such/method', {}), (e: unknown) => e instanceof ResponseError && e.code === -32601);
+  await assert.rejects(client.requestUntyped('no/such/method', {}), (e: unknown) => e instanceof ResponseError && e.code === -32601);
   assert.ok(client.capabilities.length > 0);
 });
 
@@ -78,7 +78,7 @@ test('progress is delivered and cancellation answers -32800 promptly (serve --te
     const src = new CancellationTokenSource();
     const seen: WorkDoneProgress[] = [];
     const t0 = Date.now();
-    const outcome = c.requestWithProgress('test/sleep', { ms: 20_000 }, {
+    const outcome = c.requestUntyped('test/sleep', { ms: 20_000 }, {
       token: src.token,
       onProgress: (p) => { seen.push(p); if (seen.length === 1) src.cancel(); },
     }).then(() => 'finished', (e: unknown) => e);
@@ -89,7 +89,7 @@ test('progress is delivered and cancellation answers -32800 promptly (serve --te
     assert.equal(seen[0]!.kind, 'begin');
     /* and a request that runs to the end sees begin … end */
     const done: WorkDoneProgress[] = [];
-    const r = await c.requestWithProgress<{ sleptMs: number }>('test/sleep', { ms: 30 }, { onProgress: (p) => done.push(p) });
+    const r = await c.requestUntyped<{ sleptMs: number }>('test/sleep', { ms: 30 }, { onProgress: (p) => done.push(p) });
     assert.ok(r.sleptMs >= 30);
     assert.equal(done[0]!.kind, 'begin');
     assert.equal(done[done.length - 1]!.kind, 'end');

@@ -23,3 +23,248 @@ start: number
  */
 end: number
 }
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "TopKernelsRow".
+ */
+export interface TopKernelsRow {
+name: string
+count: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+totalNs: number
+/**
+ * Mean duration, rounded to a whole ns.
+ */
+avgNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+minNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+maxNs: number
+/**
+ * Median duration, rounded to a whole ns.
+ */
+medianNs: number
+/**
+ * 95th percentile duration, rounded to a whole ns.
+ */
+p95Ns: number
+/**
+ * Sample standard deviation (n - 1, as nsys stats), rounded to a whole ns.
+ */
+stddevNs: number
+pctOfGpu: number
+/**
+ * An NCCL kernel (name starts with nccl).
+ */
+nccl?: boolean
+streams: {
+device: number
+stream: number
+}[]
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "GpuIdleGapsRow".
+ */
+export interface GpuIdleGapsRow {
+device: number
+stream: (number | null)
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+start: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+end: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+durationNs: number
+cause: ("sync" | "memcpy" | "launch" | "module_load" | "alloc" | "host_register" | "cpu_stall")
+/**
+ * Per API class, the time of the gap during which some thread of the device's processes was in such a call (a union: at most durationNs).
+ */
+cpuNs?: {
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+[k: string]: number
+}
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "OverlapRow".
+ */
+export interface OverlapRow {
+device: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+computeOnlyNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+commOnlyNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+overlapNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+idleNs: number
+commHiddenPct: (number | null)
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+start?: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+end?: number
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "NcclBreakdownRow".
+ */
+export interface NcclBreakdownRow {
+collective: unknown
+algorithm: unknown
+protocol: unknown
+dtype: unknown
+count: unknown
+totalNs: unknown
+pctOfNccl: unknown
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "IterationsRow".
+ */
+export interface IterationsRow {
+outlier: boolean
+index: unknown
+device: unknown
+start: unknown
+end: unknown
+durationNs: unknown
+computeNs: unknown
+ncclNs: unknown
+idleNs: unknown
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "MemoryTransfersRow".
+ */
+export interface MemoryTransfersRow {
+copyKind: unknown
+srcKind: unknown
+dstKind: unknown
+count: unknown
+bytes: unknown
+totalNs: unknown
+gbPerSec: unknown
+pageable: unknown
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "KernelLaunchOverheadRow".
+ */
+export interface KernelLaunchOverheadRow {
+name: unknown
+count: unknown
+avgKernelNs: unknown
+avgApiNs: unknown
+avgQueueNs: unknown
+shorterThanLaunch: unknown
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "SyncCostRow".
+ */
+export interface SyncCostRow {
+/**
+ * null when no call of this name ran in a process owning a traced GPU.
+ */
+gpuIdleNs: (number | null)
+api: unknown
+kind: unknown
+count: unknown
+totalNs: unknown
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "StreamClassificationRow".
+ */
+export interface StreamClassificationRow {
+class: ("compute" | "comm" | "copy" | "mixed")
+device: unknown
+stream: unknown
+kernels: unknown
+commKernels: unknown
+copies: unknown
+purpose: unknown
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "NvtxSummaryRow".
+ */
+export interface NvtxSummaryRow {
+name: unknown
+count: unknown
+cpuNs: unknown
+gpuProjectedNs: unknown
+kernelNs: unknown
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "ThreadUtilizationRow".
+ */
+export interface ThreadUtilizationRow {
+cudaApiPct?: number
+cpuPct?: number
+osrtPct?: number
+pid: unknown
+tid: unknown
+name: unknown
+cudaApiNs: unknown
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "SchemaInspectRow".
+ */
+export interface SchemaInspectRow {
+table: unknown
+columns: unknown
+rowCount: unknown
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "StageOverlapRow".
+ */
+export interface StageOverlapRow {
+device: unknown
+stage: unknown
+commNs: unknown
+exposedCommNs: unknown
+overlapPct: unknown
+minKernelOverlapPct: unknown
+maxKernelOverlapPct: unknown
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema
+ * via the `definition` "MfuRow".
+ */
+export interface MfuRow {
+index: unknown
+device: unknown
+durationNs: unknown
+achievedTflops: unknown
+mfuPct: unknown
+}
