@@ -15,7 +15,7 @@
 
 #include "analysis/intervals.h"
 #include "index/index.h"
-#include "rpc/call.h"
+#include "common/task.h"
 #include "rpc/json_int.h"
 
 struct nsys_profile;
@@ -28,6 +28,47 @@ typedef struct nsys_aparam {
   const char *def; /* default as text; NULL = no default (absent, null in `params`) */
   const char *desc;
 } nsys_aparam;
+
+struct nsys_analysis;
+
+/* Resolved params of one run, typed, by the registry's param index: the
+ * analysis's own params in declaration order, then the common ones (start,
+ * end, device). Made from defaults (nsys_aparams_defaults) and set by name
+ * (nsys_aparams_set_*); methods/analysis_params.c parses them from JSON. */
+#define NSYS_APARAMS_MAX 16
+typedef struct nsys_aval {
+  bool set;      /* false: null (no value and no default) */
+  bool integral; /* NSYS_AP_NUM only: the value was written as an integer (`i` exact) */
+  int64_t i;     /* NSYS_AP_INT; NSYS_AP_NUM when integral */
+  double num;    /* NSYS_AP_NUM (and INT, as a double) */
+  bool b;        /* NSYS_AP_BOOL */
+  char *str;     /* NSYS_AP_STR; owned */
+} nsys_aval;
+
+typedef struct nsys_aparams {
+  const struct nsys_analysis *a;
+  uint32_t n;                       /* declared params (own + common) */
+  nsys_aval v[NSYS_APARAMS_MAX];
+} nsys_aparams;
+
+/* Every declared param at its default. */
+void nsys_aparams_defaults(nsys_aparams *ps, const struct nsys_analysis *a);
+void nsys_aparams_dispose(nsys_aparams *ps);
+void nsys_aparams_copy(nsys_aparams *dst, const nsys_aparams *src);
+/* The declaration of param i (0 <= i < ps->n) and the index of `name` (-1: undeclared). */
+const nsys_aparam *nsys_aparams_decl(const nsys_aparams *ps, uint32_t i);
+int nsys_aparams_index(const nsys_aparams *ps, const char *name);
+/* Setters by name; the name must be declared with that type (abort otherwise: a programming error). */
+void nsys_aparams_set_null(nsys_aparams *ps, const char *name);
+void nsys_aparams_set_int(nsys_aparams *ps, const char *name, int64_t v);
+void nsys_aparams_set_num(nsys_aparams *ps, const char *name, double v);
+void nsys_aparams_set_num_int(nsys_aparams *ps, const char *name, int64_t v); /* a NUM written as an integer */
+void nsys_aparams_set_str(nsys_aparams *ps, const char *name, const char *v);
+void nsys_aparams_set_bool(nsys_aparams *ps, const char *name, bool v);
+/* The value of a declared param (abort when undeclared). */
+const nsys_aval *nsys_aparams_get(const nsys_aparams *ps, const char *name);
+/* The result's `params` object (declaration order, null where unset). */
+cJSON *nsys_aparams_json(const nsys_aparams *ps);
 
 /* What the analyses derive from the index alone (never from params or the
  * window), filled lazily on first use. A context owns one (`own`) unless the
@@ -55,10 +96,10 @@ void nsys_acache_dispose(nsys_acache *k);
 
 /* Everything an analysis run may touch. */
 typedef struct nsys_actx {
-  nsys_call *call;
+  nsys_task *task;        /* cancellation, progress, the first error */
   struct nsys_profile *p; /* NULL in unit tests: SQL-backed parts are skipped */
   const nsys_index *ix;
-  cJSON *params;          /* resolved: every declared param, defaults applied */
+  nsys_aparams params;    /* resolved: every declared param, defaults applied */
   int64_t t0, t1;         /* the analysis window (clipped to the index span) */
   int32_t device;         /* params.device, -1 = all devices */
   nsys_acache *cache;     /* &own, or the caller's (nsys_analysis_run_cached) */
@@ -72,7 +113,7 @@ typedef struct nsys_actx {
  * discarded for -32800 (nsys_analysis_run). */
 static inline bool nsys_actx_stop(nsys_actx *c, uint64_t i) {
   if (c->stopped) return true;
-  if ((i & 0xFFFF) == 0 && nsys_call_cancelled(c->call)) c->stopped = true;
+  if ((i & 0xFFFF) == 0 && nsys_task_cancelled(c->task)) c->stopped = true;
   return c->stopped;
 }
 
@@ -88,19 +129,17 @@ typedef struct nsys_analysis {
 /* The registry (terminated by {NULL}) and lookup. */
 extern const nsys_analysis nsys_analyses[];
 const nsys_analysis *nsys_analysis_find(const char *name);
-/* analysis/list payload: [{name, description, params:[{name,type,default,description}]}] */
-cJSON *nsys_analysis_list_json(void);
+/* The params every analysis accepts after its own (start, end, device). */
+extern const nsys_aparam nsys_analysis_common_params[];
 
-/* Runs `name` on an index. `params` (object or NULL) may hold numbers as JSON
- * numbers or strings (CLI --param k=v). p may be NULL (unit tests). Returns
- * the result object or NULL after nsys_call_fail(). */
-cJSON *nsys_analysis_run(nsys_call *call, struct nsys_profile *p, const nsys_index *ix,
-                         const char *name, const cJSON *params);
-/* The same with the index caches of `cache` (nsys_acache_init'ed on ix, owned
- * by the caller, disposed after the last run that uses it); NULL = a cache
- * of the run's own. Answers are the same byte for byte either way. */
-cJSON *nsys_analysis_run_cached(nsys_call *call, struct nsys_profile *p, const nsys_index *ix,
-                                const char *name, const cJSON *params, nsys_acache *cache);
+/* Runs `name` on an index with `params` (resolved for that analysis; NULL:
+ * the defaults). p may be NULL (unit tests). `cache`: the index caches of
+ * the caller (nsys_acache_init'ed on ix, disposed after the last run that
+ * uses it), NULL = a cache of the run's own; answers are the same byte for
+ * byte either way. Returns the result object, or NULL after nsys_task_fail()
+ * (-32800 when cancelled). */
+cJSON *nsys_analysis_run(nsys_task *task, struct nsys_profile *p, const nsys_index *ix,
+                         const char *name, const nsys_aparams *params, nsys_acache *cache);
 
 /* --- shared helpers (analysis/common.c) --- */
 typedef enum {
@@ -148,7 +187,7 @@ void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t
 bool nsys_actx_thread_on_device(nsys_actx *c, uint32_t thread, int32_t device);
 /* Innermost NVTX range on `thread` containing [s,e], or -1. */
 int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t s, int64_t e);
-/* Params getters on the resolved object. */
+/* Params getters by name on the resolved params (the name must be declared). */
 int64_t nsys_actx_int(const nsys_actx *c, const char *name);
 double nsys_actx_num(const nsys_actx *c, const char *name);
 const char *nsys_actx_str(const nsys_actx *c, const char *name); /* NULL when unset */

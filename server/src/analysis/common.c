@@ -283,19 +283,22 @@ int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t 
   return -1;
 }
 
-static const cJSON *nsys__p(const nsys_actx *c, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(c->params, name);
+int64_t nsys_actx_int(const nsys_actx *c, const char *name) {
+  const nsys_aval *v = nsys_aparams_get(&c->params, name);
+  return v->set ? v->i : 0;
 }
-int64_t nsys_actx_int(const nsys_actx *c, const char *name) { return nsys_json_i64_or(nsys__p(c, name), 0); }
 double nsys_actx_num(const nsys_actx *c, const char *name) {
-  const cJSON *v = nsys__p(c, name);
-  return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+  const nsys_aval *v = nsys_aparams_get(&c->params, name);
+  return v->set ? v->num : 0.0;
 }
 const char *nsys_actx_str(const nsys_actx *c, const char *name) {
-  const cJSON *v = nsys__p(c, name);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
+  const nsys_aval *v = nsys_aparams_get(&c->params, name);
+  return v->set ? v->str : NULL;
 }
-bool nsys_actx_bool(const nsys_actx *c, const char *name) { return cJSON_IsTrue(nsys__p(c, name)); }
+bool nsys_actx_bool(const nsys_actx *c, const char *name) {
+  const nsys_aval *v = nsys_aparams_get(&c->params, name);
+  return v->set && v->b;
+}
 
 double nsys_percentile_sorted(const int64_t *v, uint32_t n, double q) {
   if (!n) return 0;

@@ -105,24 +105,25 @@ static const cJSON *nsys__find_name(const nsys__named *v, int n, const char *nam
   return lo < n && !strcmp(v[lo].name, name) ? v[lo].row : NULL;
 }
 
-cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index *ia,
+cJSON *nsys_diff_build(nsys_task *task, struct nsys_profile *a, const nsys_index *ia,
                        struct nsys_profile *b, const nsys_index *ib) {
-  cJSON *pk = cJSON_CreateObject();
-  cJSON_AddNumberToObject(pk, "limit", 0);
+  nsys_aparams pk; /* every kernel name, so each side's names can be matched */
+  nsys_aparams_defaults(&pk, nsys_analysis_find("top_kernels"));
+  nsys_aparams_set_int(&pk, "limit", 0);
   /* what the analyses derive from each index alone: built once per side */
   nsys_acache cache_a, cache_b;
   nsys_acache_init(&cache_a, ia);
   nsys_acache_init(&cache_b, ib);
-  nsys_call_progress_begin(call, "profile/diff");
-  cJSON *ka = nsys_analysis_run_cached(call, a, ia, "top_kernels", pk, &cache_a);
-  cJSON *kb = ka ? nsys_analysis_run_cached(call, b, ib, "top_kernels", pk, &cache_b) : NULL;
-  cJSON_Delete(pk);
-  if (kb) nsys_call_progress(call, 33, "top_kernels");
-  cJSON *oa = kb ? nsys_analysis_run_cached(call, a, ia, "overlap", NULL, &cache_a) : NULL;
-  cJSON *ob = oa ? nsys_analysis_run_cached(call, b, ib, "overlap", NULL, &cache_b) : NULL;
-  if (ob) nsys_call_progress(call, 66, "overlap");
-  cJSON *ta = ob ? nsys_analysis_run_cached(call, a, ia, "iterations", NULL, &cache_a) : NULL;
-  cJSON *tb = ta ? nsys_analysis_run_cached(call, b, ib, "iterations", NULL, &cache_b) : NULL;
+  nsys_task_progress_begin(task, "profile/diff");
+  cJSON *ka = nsys_analysis_run(task, a, ia, "top_kernels", &pk, &cache_a);
+  cJSON *kb = ka ? nsys_analysis_run(task, b, ib, "top_kernels", &pk, &cache_b) : NULL;
+  nsys_aparams_dispose(&pk);
+  if (kb) nsys_task_progress(task, 33, "top_kernels");
+  cJSON *oa = kb ? nsys_analysis_run(task, a, ia, "overlap", NULL, &cache_a) : NULL;
+  cJSON *ob = oa ? nsys_analysis_run(task, b, ib, "overlap", NULL, &cache_b) : NULL;
+  if (ob) nsys_task_progress(task, 66, "overlap");
+  cJSON *ta = ob ? nsys_analysis_run(task, a, ia, "iterations", NULL, &cache_a) : NULL;
+  cJSON *tb = ta ? nsys_analysis_run(task, b, ib, "iterations", NULL, &cache_b) : NULL;
   nsys_acache_dispose(&cache_a);
   nsys_acache_dispose(&cache_b);
   if (!tb) {

@@ -587,13 +587,13 @@ static void nsys__merge_devices(cJSON *arr) {
 
 /* ------------------------------------------------------------------ build */
 
-static cJSON *nsys__run(nsys_call *call, struct nsys_profile *p, const nsys_index *ix, nsys_acache *cache,
+static cJSON *nsys__run(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, nsys_acache *cache,
                         const char *name, cJSON *analyses, bool *ok) {
   if (!*ok) return NULL;
-  cJSON *r = nsys_analysis_run_cached(call, p, ix, name, NULL, cache);
+  cJSON *r = nsys_analysis_run(task, p, ix, name, NULL, cache);
   if (!r) {
     /* a missing table is not fatal for the report */
-    if (nsys_task_forgive(&call->task, NSYS_E_DATA_MISSING)) {
+    if (nsys_task_forgive(task, NSYS_E_DATA_MISSING)) {
       r = cJSON_CreateObject();
       cJSON_AddItemToObject(r, "rows", cJSON_CreateArray());
       cJSON_AddItemToObject(r, "summary", cJSON_CreateObject());
@@ -606,7 +606,7 @@ static cJSON *nsys__run(nsys_call *call, struct nsys_profile *p, const nsys_inde
   return r;
 }
 
-cJSON *nsys_report_build(nsys_call *call, struct nsys_profile *p, const nsys_index *ix) {
+cJSON *nsys_report_build(nsys_task *task, struct nsys_profile *p, const nsys_index *ix) {
   static const char *const names[] = {"top_kernels", "gpu_idle_gaps", "overlap", "nccl_breakdown",
                                       "iterations", "memory_transfers", "kernel_launch_overhead",
                                       "sync_cost", "nvtx_summary"};
@@ -615,13 +615,13 @@ cJSON *nsys_report_build(nsys_call *call, struct nsys_profile *p, const nsys_ind
   bool ok = true;
   nsys_acache cache; /* what the analyses derive from the index alone: built once for all of them */
   nsys_acache_init(&cache, ix);
-  nsys_call_progress_begin(call, "report");
+  nsys_task_progress_begin(task, "report");
   for (size_t i = 0; i < NSYS_ARRAY_LEN(names); i++) {
-    r[i] = nsys__run(call, p, ix, &cache, names[i], analyses, &ok);
-    nsys_call_progress(call, (int)(100 * (i + 1) / NSYS_ARRAY_LEN(names)), names[i]);
-    if (ok && nsys_call_cancelled(call)) {
+    r[i] = nsys__run(task, p, ix, &cache, names[i], analyses, &ok);
+    nsys_task_progress(task, (int)(100 * (i + 1) / NSYS_ARRAY_LEN(names)), names[i]);
+    if (ok && nsys_task_cancelled(task)) {
       ok = false;
-      nsys_call_fail_cancelled(call);
+      nsys_task_fail_cancelled(task);
     }
   }
   nsys_acache_dispose(&cache);
@@ -684,7 +684,7 @@ cJSON *nsys_report_build(nsys_call *call, struct nsys_profile *p, const nsys_ind
   nsys_json_int(cnt, "info", c3[2]);
   cJSON_AddItemToObject(res, "findings", f.arr);
   cJSON_AddItemToObject(res, "analyses", analyses);
-  nsys_call_progress_end(call, NULL);
+  nsys_task_progress_end(task, NULL);
   return res;
 }
 

@@ -6,6 +6,7 @@
 #include "analysis/analysis.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
+#include "methods/analysis_params.h"
 #include "cli/cli.h"
 
 /* Prints a method result (JSON as is, else rendered as text or markdown) and frees it. */

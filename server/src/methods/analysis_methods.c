@@ -4,6 +4,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/report.h"
+#include "methods/analysis_params.h"
 #include "index/index.h"
 #include "profile/profile.h"
 #include "rpc/method_table.h"
@@ -29,7 +30,7 @@ cJSON *nsys_method_analysis_run(nsys_call *call) {
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
-  cJSON *res = nsys_analysis_run(call, p, ix, name, params);
+  cJSON *res = nsys_analysis_run_json(&call->task, p, ix, name, params, NULL);
   nsys_profile_release(p);
   return res;
 }
@@ -44,7 +45,7 @@ cJSON *nsys_method_report_generate(nsys_call *call) {
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
-  cJSON *res = nsys_report_build(call, p, ix);
+  cJSON *res = nsys_report_build(&call->task, p, ix);
   if (res && (md || text)) nsys_report_attach_rendering(res, md);
   nsys_profile_release(p);
   return res;
@@ -61,7 +62,7 @@ cJSON *nsys_method_profile_diff(nsys_call *call) {
   cJSON *res = NULL;
   const nsys_index *ia = nsys_index_get(a, call);
   const nsys_index *ib = ia ? nsys_index_get(b, call) : NULL;
-  if (ia && ib) res = nsys_diff_build(call, a, ia, b, ib);
+  if (ia && ib) res = nsys_diff_build(&call->task, a, ia, b, ib);
   nsys_profile_release(a);
   nsys_profile_release(b);
   return res;
@@ -109,7 +110,7 @@ cJSON *nsys_method_profile_open_set(nsys_call *call) {
     ixs[i] = nsys_index_get(ps[i], call);
     if (!ixs[i]) goto done;
   }
-  res = nsys_openset_build(call, ps, ixs, n);
+  res = nsys_openset_build(&call->task, ps, ixs, n);
 done:
   for (int i = 0; i < n; i++)
     if (ps[i]) nsys_profile_release(ps[i]);

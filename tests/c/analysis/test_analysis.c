@@ -10,7 +10,7 @@
 #include "analysis/nccl.h"
 #include "analysis/report.h"
 #include "common/util.h"
-#include "rpc/call.h"
+#include "methods/analysis_params.h"
 #include "../common/nsys_check.h"
 
 /* ---- a tiny index builder ---- */
@@ -97,13 +97,12 @@ static void tix_span(tix *t) {
 }
 
 static cJSON *run(tix *t, const char *name, const char *params_json) {
-  nsys_call call;
-  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  nsys_task task;
+  nsys_task_init(&task);
   cJSON *params = params_json ? cJSON_Parse(params_json) : NULL;
-  cJSON *r = nsys_analysis_run(&call, NULL, &t->ix, name, params);
-  if (!r) fprintf(stderr, "%s failed: %s\n", name, call.task.err_msg);
+  cJSON *r = nsys_analysis_run_json(&task, NULL, &t->ix, name, params, NULL);
+  if (!r) fprintf(stderr, "%s failed: %s\n", name, task.err_msg);
   cJSON_Delete(params);
-  nsys_call_dispose(&call);
   return r;
 }
 static double num(const cJSON *o, const char *path) {
@@ -264,23 +263,20 @@ static void test_top_kernels(void) {
   CHECK_NEAR(num(r, "summary.kernelCount"), 2, 1e-6); /* kernels starting in [50, end) */
   cJSON_Delete(r);
   /* param errors */
-  nsys_call call;
-  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  nsys_task task;
+  nsys_task_init(&task);
   cJSON *bad = cJSON_Parse("{\"limt\": 3}");
-  CHECK(nsys_analysis_run(&call, NULL, &t.ix, "top_kernels", bad) == NULL);
-  CHECK(call.task.err == NSYS_E_INVALID_PARAMS && strstr(call.task.err_msg, "limt"));
+  CHECK(nsys_analysis_run_json(&task, NULL, &t.ix, "top_kernels", bad, NULL) == NULL);
+  CHECK(task.err == NSYS_E_INVALID_PARAMS && strstr(task.err_msg, "limt"));
   cJSON_Delete(bad);
-  nsys_call_dispose(&call);
-  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  nsys_task_init(&task);
   bad = cJSON_Parse("{\"limit\": \"x\"}");
-  CHECK(nsys_analysis_run(&call, NULL, &t.ix, "top_kernels", bad) == NULL);
-  CHECK(call.task.err == NSYS_E_INVALID_PARAMS);
+  CHECK(nsys_analysis_run_json(&task, NULL, &t.ix, "top_kernels", bad, NULL) == NULL);
+  CHECK(task.err == NSYS_E_INVALID_PARAMS);
   cJSON_Delete(bad);
-  nsys_call_dispose(&call);
-  nsys_call_init(&call, "analysis/run", NULL, NULL);
-  CHECK(nsys_analysis_run(&call, NULL, &t.ix, "no_such", NULL) == NULL);
-  CHECK(call.task.err == NSYS_E_UNKNOWN_ANALYSIS);
-  nsys_call_dispose(&call);
+  nsys_task_init(&task);
+  CHECK(nsys_analysis_run_json(&task, NULL, &t.ix, "no_such", NULL, NULL) == NULL);
+  CHECK(task.err == NSYS_E_UNKNOWN_ANALYSIS);
   nsys_strtab_free(&t.ix.strings);
 }
 
@@ -440,13 +436,12 @@ static void test_empty(void) {
   tix_init(&t);
   for (const nsys_analysis *a = nsys_analyses; a->name; a++) {
     if (!strcmp(a->name, "mfu")) continue;
-    nsys_call call;
-    nsys_call_init(&call, "analysis/run", NULL, NULL);
-    cJSON *r = nsys_analysis_run(&call, NULL, &t.ix, a->name, NULL);
+    nsys_task task;
+    nsys_task_init(&task);
+    cJSON *r = nsys_analysis_run_json(&task, NULL, &t.ix, a->name, NULL, NULL);
     /* SQL-backed analyses report missing data without a database */
-    CHECK(r || call.task.err == NSYS_E_DATA_MISSING);
+    CHECK(r || task.err == NSYS_E_DATA_MISSING);
     cJSON_Delete(r);
-    nsys_call_dispose(&call);
   }
   nsys_strtab_free(&t.ix.strings);
 }
@@ -463,11 +458,10 @@ static bool has_finding(const cJSON *rep, const char *id) {
 }
 
 static cJSON *report_of(tix *t) {
-  nsys_call call;
-  nsys_call_init(&call, "report/generate", NULL, NULL);
-  cJSON *rep = nsys_report_build(&call, NULL, &t->ix);
-  CHECK_MSG(rep != NULL, "report: %s", call.task.err_msg);
-  nsys_call_dispose(&call);
+  nsys_task task;
+  nsys_task_init(&task);
+  cJSON *rep = nsys_report_build(&task, NULL, &t->ix);
+  CHECK_MSG(rep != NULL, "report: %s", task.err_msg);
   return rep;
 }
 
@@ -603,14 +597,13 @@ static void build_shared(tix *t) {
 }
 
 static char *run_text(tix *t, const char *name, const char *params_json, nsys_acache *cache) {
-  nsys_call call;
-  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  nsys_task task;
+  nsys_task_init(&task);
   cJSON *params = params_json ? cJSON_Parse(params_json) : NULL;
-  cJSON *r = nsys_analysis_run_cached(&call, NULL, &t->ix, name, params, cache);
-  char *txt = r ? cJSON_PrintUnformatted(r) : nsys_xstrdup(call.task.err_msg);
+  cJSON *r = nsys_analysis_run_json(&task, NULL, &t->ix, name, params, cache);
+  char *txt = r ? cJSON_PrintUnformatted(r) : nsys_xstrdup(task.err_msg);
   cJSON_Delete(r);
   cJSON_Delete(params);
-  nsys_call_dispose(&call);
   return txt;
 }
 
