@@ -81,6 +81,7 @@ typedef struct nsys_acache {
   uint8_t *name_api;      /* per strtab id: nsys_api_class */
   int64_t **api_pmax;     /* per thread: running max of api end (for overlap search) */
   uint8_t *op_class;      /* per op: 1 compute kernel, 2 NCCL kernel, 3 memcpy/memset */
+  int32_t *nvtx_jump;     /* per NVTX range: a jump pointer up its parent chain (common.c) */
   struct nsys_devorder *devorder;   /* per device (sorted): its ops in merged start order (devunions.h) */
   uint32_t n_devorder;
   struct nsys_devunions *devunions; /* per device (sorted): whole-time unions (devunions.h) */
@@ -185,8 +186,10 @@ void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t
                                void (*fn)(nsys_actx *c, uint32_t api, void *ud), void *ud);
 /* Does the process of `thread` own a track on `device`? O(log tracks). */
 bool nsys_actx_thread_on_device(nsys_actx *c, uint32_t thread, int32_t device);
-/* Innermost NVTX range on `thread` containing [s,e], or -1. */
-int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t s, int64_t e);
+/* Innermost NVTX range on `thread` containing [s,e], or -1. O(log n), any depth. */
+int32_t nsys_actx_innermost_nvtx(nsys_actx *c, uint32_t thread, int64_t s, int64_t e);
+/* The first of range r and its ancestors that ends at or after e, or -1. O(log depth). */
+int32_t nsys_actx_nvtx_enclosing(nsys_actx *c, int32_t r, int64_t e);
 /* Params getters by name on the resolved params (the name must be declared). */
 int64_t nsys_actx_int(const nsys_actx *c, const char *name);
 double nsys_actx_num(const nsys_actx *c, const char *name);

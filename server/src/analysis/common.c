@@ -264,7 +264,46 @@ void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t
   }
 }
 
-int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t s, int64_t e) {
+/* Jump pointers over the NVTX parent chains (Myers' skew-binary scheme, one
+ * per range): from any range, the first ancestor meeting a condition that
+ * holds from some ancestor on is found in O(log depth) steps. Parents come
+ * first in the index (parent < r). */
+static const int32_t *nsys__nvtx_jump(nsys_acache *k) {
+  if (k->nvtx_jump) return k->nvtx_jump;
+  const nsys_nvtx_ranges *v = &k->ix->nvtx;
+  int32_t *jump = nsys_xmalloc(((size_t)v->n + 1) * sizeof *jump);
+  uint32_t *depth = nsys_xmalloc(((size_t)v->n + 1) * sizeof *depth);
+  for (uint32_t r = 0; r < v->n; r++) {
+    int32_t p = v->parent[r];
+    if (p < 0 || (uint32_t)p >= r) { /* a root */
+      jump[r] = (int32_t)r;
+      depth[r] = 0;
+      continue;
+    }
+    depth[r] = depth[p] + 1;
+    int32_t jp = jump[p];
+    jump[r] = depth[p] - depth[jp] == depth[jp] - depth[jump[jp]] ? jump[jp] : p;
+  }
+  free(depth);
+  k->nvtx_jump = jump;
+  return jump;
+}
+
+int32_t nsys_actx_nvtx_enclosing(nsys_actx *c, int32_t r, int64_t e) {
+  const int32_t *jump = nsys__nvtx_jump(c->cache);
+  const int64_t *end = c->ix->nvtx.end;
+  const int32_t *parent = c->ix->nvtx.parent;
+  /* ends never decrease up a chain (a parent encloses its child): every
+   * range from r up to a jump target that ends before e ends before e too */
+  while (r >= 0 && end[r] < e) {
+    int32_t j = jump[r];
+    r = j != r && end[j] < e ? parent[j] : parent[r];
+  }
+  return r;
+}
+
+int32_t nsys_actx_innermost_nvtx(nsys_actx *c, uint32_t thread, int64_t s, int64_t e) {
+  const nsys_index *ix = c->ix;
   if (thread >= ix->n_threads) return -1;
   const nsys_host_thread *th = &ix->threads[thread];
   uint32_t lo = 0, hi = th->nvtx_count;
@@ -274,13 +313,10 @@ int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t 
     else hi = m;
   }
   if (lo == 0) return -1;
-  int32_t r = (int32_t)(th->nvtx_first + lo - 1);
-  int guard = 0;
-  while (r >= 0 && guard++ < 1024) {
-    if (ix->nvtx.start[r] <= s && ix->nvtx.end[r] >= e) return r;
-    r = ix->nvtx.parent ? ix->nvtx.parent[r] : -1;
-  }
-  return -1;
+  /* the ranges up the chain of the last one starting at or before s all
+   * start at or before s: the innermost holding [s,e] is the first ending at
+   * or after e */
+  return nsys_actx_nvtx_enclosing(c, (int32_t)(th->nvtx_first + lo - 1), e);
 }
 
 int64_t nsys_actx_int(const nsys_actx *c, const char *name) {

@@ -139,7 +139,7 @@ static void nsys__gap_context(nsys_actx *c, int32_t device, int64_t a, int64_t b
     }
     if (th->api_count >= best_calls) {
       int64_t mid = a + (b - a) / 2;
-      int32_t r = nsys_actx_innermost_nvtx(ix, t, mid, mid);
+      int32_t r = nsys_actx_innermost_nvtx(c, t, mid, mid);
       if (r >= 0) {
         *nvtx = nsys_strtab_get(&ix->strings, ix->nvtx.name[r]);
         best_calls = th->api_count;
