@@ -94,6 +94,10 @@ typedef struct nsys_acache {
 
 void nsys_acache_init(nsys_acache *k, const nsys_index *ix);
 void nsys_acache_dispose(nsys_acache *k);
+/* Builds everything a cache holds at once and marks it lent, so that runs on
+ * several threads then only read it (nsys_analysis_run_all). False when the
+ * task was cancelled (the cache is then partly built: dispose it). */
+bool nsys_acache_build(nsys_acache *k, nsys_task *task);
 
 /* Everything an analysis run may touch. */
 typedef struct nsys_actx {
@@ -141,6 +145,24 @@ extern const nsys_aparam nsys_analysis_common_params[];
  * (-32800 when cancelled). */
 cJSON *nsys_analysis_run(nsys_task *task, struct nsys_profile *p, const nsys_index *ix,
                          const char *name, const nsys_aparams *params, nsys_acache *cache);
+
+/* One run of nsys_analysis_run_all: the inputs, then its result and status. */
+typedef struct nsys_arun {
+  struct nsys_profile *p;
+  const nsys_index *ix;
+  const char *name;
+  const nsys_aparams *params; /* NULL: defaults */
+  nsys_acache *cache;         /* shared by runs on the same index, or NULL */
+  cJSON *result;              /* out: NULL when the run failed (task says why) */
+  nsys_task task;             /* out: the run's own status; a child of the caller's task */
+} nsys_arun;
+
+/* Runs every run on up to one thread per CPU (NSYS_AI_ANALYSIS_THREADS caps
+ * it), after building each shared cache whole (nsys_acache_build); progress
+ * `title` on task. The results are those of running them one after another.
+ * False (task failed: cancelled) when a cache build was cut short; otherwise
+ * true, with each run's outcome in its result and task. */
+bool nsys_analysis_run_all(nsys_task *task, nsys_arun *runs, uint32_t n, const char *title);
 
 /* --- shared helpers (analysis/common.c) --- */
 typedef enum {

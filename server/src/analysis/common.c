@@ -232,15 +232,12 @@ bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int6
   return any;
 }
 
-void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t b,
-                               void (*fn)(nsys_actx *c, uint32_t api, void *ud), void *ud) {
-  const nsys_index *ix = c->ix;
-  if (thread >= ix->n_threads) return;
-  nsys_acache *cache = c->cache;
-  if (!cache->api_pmax) cache->api_pmax = nsys_xcalloc(ix->n_threads + 1, sizeof *cache->api_pmax);
+/* Running max of the API end times of a thread (built on first use). */
+static const int64_t *nsys__api_pmax(nsys_acache *k, uint32_t thread) {
+  const nsys_index *ix = k->ix;
+  if (!k->api_pmax) k->api_pmax = nsys_xcalloc(ix->n_threads + 1, sizeof *k->api_pmax);
   const nsys_host_thread *th = &ix->threads[thread];
-  if (!th->api_count) return;
-  if (!cache->api_pmax[thread]) {
+  if (!k->api_pmax[thread] && th->api_count) {
     int64_t *pm = nsys_xmalloc(th->api_count * sizeof *pm);
     int64_t m = INT64_MIN;
     for (uint32_t i = 0; i < th->api_count; i++) {
@@ -248,9 +245,19 @@ void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t
       if (e > m) m = e;
       pm[i] = m;
     }
-    cache->api_pmax[thread] = pm;
+    k->api_pmax[thread] = pm;
   }
-  const int64_t *pm = cache->api_pmax[thread];
+  return k->api_pmax[thread];
+}
+
+void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t b,
+                               void (*fn)(nsys_actx *c, uint32_t api, void *ud), void *ud) {
+  const nsys_index *ix = c->ix;
+  if (thread >= ix->n_threads) return;
+  nsys_acache *cache = c->cache;
+  const nsys_host_thread *th = &ix->threads[thread];
+  if (!th->api_count) return;
+  const int64_t *pm = nsys__api_pmax(cache, thread);
   uint32_t lo = 0, hi = th->api_count;
   while (lo < hi) { /* first i with pmax > a */
     uint32_t m = lo + (hi - lo) / 2;
@@ -393,3 +400,20 @@ void nsys_json_str(cJSON *o, const char *k, const char *v) {
   else cJSON_AddNullToObject(o, k);
 }
 double nsys_round2(double v) { return round(v * 100.0) / 100.0; }
+
+bool nsys_acache_build(nsys_acache *k, nsys_task *task) {
+  nsys_actx c;
+  memset(&c, 0, sizeof c);
+  c.task = task;
+  c.ix = k->ix;
+  c.cache = k;
+  c.device = -1;
+  k->lent = true;
+  if (!k->op_class) nsys__fill_op_class(k);
+  nsys_actx_thread_on_device(&c, 0, 0); /* the (pid, device) table */
+  for (uint32_t t = 0; t < k->ix->n_threads; t++) nsys__api_pmax(k, t);
+  if (!k->api_pmax) k->api_pmax = nsys_xcalloc(1, sizeof *k->api_pmax);
+  nsys__nvtx_jump(k);
+  nsys_actx_devunions(&c, 0); /* every device's unions, recording each device's op order */
+  return !c.stopped && !nsys_task_cancelled(task);
+}

@@ -114,26 +114,27 @@ cJSON *nsys_diff_build(nsys_task *task, struct nsys_profile *a, const nsys_index
   nsys_acache cache_a, cache_b;
   nsys_acache_init(&cache_a, ia);
   nsys_acache_init(&cache_b, ib);
-  nsys_task_progress_begin(task, "profile/diff");
-  cJSON *ka = nsys_analysis_run(task, a, ia, "top_kernels", &pk, &cache_a);
-  cJSON *kb = ka ? nsys_analysis_run(task, b, ib, "top_kernels", &pk, &cache_b) : NULL;
+  nsys_arun runs[6] = {
+      {.p = a, .ix = ia, .name = "top_kernels", .params = &pk, .cache = &cache_a},
+      {.p = b, .ix = ib, .name = "top_kernels", .params = &pk, .cache = &cache_b},
+      {.p = a, .ix = ia, .name = "overlap", .cache = &cache_a},
+      {.p = b, .ix = ib, .name = "overlap", .cache = &cache_b},
+      {.p = a, .ix = ia, .name = "iterations", .cache = &cache_a},
+      {.p = b, .ix = ib, .name = "iterations", .cache = &cache_b},
+  };
+  bool ok = nsys_analysis_run_all(task, runs, 6, "profile/diff");
   nsys_aparams_dispose(&pk);
-  if (kb) nsys_task_progress(task, 33, "top_kernels");
-  cJSON *oa = kb ? nsys_analysis_run(task, a, ia, "overlap", NULL, &cache_a) : NULL;
-  cJSON *ob = oa ? nsys_analysis_run(task, b, ib, "overlap", NULL, &cache_b) : NULL;
-  if (ob) nsys_task_progress(task, 66, "overlap");
-  cJSON *ta = ob ? nsys_analysis_run(task, a, ia, "iterations", NULL, &cache_a) : NULL;
-  cJSON *tb = ta ? nsys_analysis_run(task, b, ib, "iterations", NULL, &cache_b) : NULL;
   nsys_acache_dispose(&cache_a);
   nsys_acache_dispose(&cache_b);
-  if (!tb) {
-    cJSON_Delete(ka);
-    cJSON_Delete(kb);
-    cJSON_Delete(oa);
-    cJSON_Delete(ob);
-    cJSON_Delete(ta);
+  for (int i = 0; i < 6 && ok; i++) /* the first failure, in order */
+    if (!runs[i].result) ok = nsys_task_fail_from(task, &runs[i].task);
+  if (ok && nsys_task_cancelled(task)) ok = nsys_task_fail_cancelled(task);
+  if (!ok) {
+    for (int i = 0; i < 6; i++) cJSON_Delete(runs[i].result);
     return NULL;
   }
+  cJSON *ka = runs[0].result, *kb = runs[1].result, *oa = runs[2].result, *ob = runs[3].result;
+  cJSON *ta = runs[4].result, *tb = runs[5].result;
   double min_delta_pct = 5.0; /* faster/slower when the total moves by >= 5% */
   cJSON *res = cJSON_CreateObject();
   cJSON_AddItemToObject(res, "base", nsys__side(a, ia));

@@ -67,7 +67,7 @@ cJSON *nsys_analysis_run(nsys_task *task, struct nsys_profile *p, const nsys_ind
   if (!nsys_actx_init(&c, task, p, ix, a, params)) return NULL;
   if (cache && cache->ix == ix) { /* a cache of another index is never lent */
     c.cache = cache;
-    cache->lent = true;
+    if (!cache->lent) cache->lent = true; /* (already set, and only read, when runs share it on threads) */
   }
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "name", a->name);
