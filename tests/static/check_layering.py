@@ -24,7 +24,6 @@ ALLOWED = {
     "analysis/analysis.h": "analysis results are cJSON trees (typed results: planned)",
     "analysis/openset.c": "builds its result as cJSON",
     "analysis/profile_sql.c": "bridge: nsys_profile_prepare records errors on an nsys_call until it takes an nsys_task",
-    "analysis/render.h": "renders cJSON results as text",
     "analysis/report.h": "report findings are cJSON",
     "explain/agent.h": "agent/ask answers with cJSON",
     "explain/explain.h": "kernel/explain answers with cJSON",

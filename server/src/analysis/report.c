@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "analysis/render.h"
 #include "profile/profile.h"
 
 static double nsys__num(const cJSON *o, const char *k) {
@@ -675,13 +674,4 @@ cJSON *nsys_report_build(nsys_task *task, struct nsys_profile *p, const nsys_ind
   cJSON_AddItemToObject(res, "analyses", analyses);
   nsys_task_progress_end(task, NULL);
   return res;
-}
-
-void nsys_report_attach_rendering(cJSON *report, bool md) {
-  nsys_strbuf b;
-  nsys_strbuf_init(&b);
-  nsys_report_render(&b, report, md);
-  cJSON_AddStringToObject(report, "rendered", b.data ? b.data : "");
-  cJSON_AddStringToObject(report, "format", md ? "markdown" : "text");
-  nsys_strbuf_free(&b);
 }

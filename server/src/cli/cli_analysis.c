@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "analysis/render.h"
+#include "methods/analysis_render.h"
 #include "analysis/report.h"
 #include "methods/analysis_params.h"
 #include "methods/reply_limit.h"

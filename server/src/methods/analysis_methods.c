@@ -5,6 +5,7 @@
 #include "analysis/analysis.h"
 #include "analysis/report.h"
 #include "methods/analysis_params.h"
+#include "methods/analysis_render.h"
 #include "methods/analysis_reply.h"
 #include "methods/reply_limit.h"
 #include "rpc/json_write.h"

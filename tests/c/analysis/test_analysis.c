@@ -11,6 +11,7 @@
 #include "analysis/report.h"
 #include "common/util.h"
 #include "methods/analysis_params.h"
+#include "methods/analysis_render.h"
 #include "../common/nsys_check.h"
 
 /* ---- a tiny index builder ---- */
