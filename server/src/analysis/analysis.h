@@ -134,6 +134,8 @@ typedef struct nsys_analysis {
 /* The registry (terminated by {NULL}) and lookup. */
 extern const nsys_analysis nsys_analyses[];
 const nsys_analysis *nsys_analysis_find(const char *name);
+/* The same, or NULL after -32010 (unknown analysis) on task. */
+const nsys_analysis *nsys_analysis_find_or_fail(nsys_task *task, const char *name);
 /* The params every analysis accepts after its own (start, end, device). */
 extern const nsys_aparam nsys_analysis_common_params[];
 

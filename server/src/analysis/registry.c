@@ -55,14 +55,18 @@ bool nsys_actx_init(nsys_actx *c, nsys_task *task, struct nsys_profile *p, const
   return true;
 }
 
-cJSON *nsys_analysis_run(nsys_task *task, struct nsys_profile *p, const nsys_index *ix,
-                         const char *name, const nsys_aparams *params, nsys_acache *cache) {
+const nsys_analysis *nsys_analysis_find_or_fail(nsys_task *task, const char *name) {
   const nsys_analysis *a = nsys_analysis_find(name);
-  if (!a) {
+  if (!a)
     nsys_task_fail(task, NSYS_E_UNKNOWN_ANALYSIS, "params.name: unknown analysis '%s' (see analysis/list)",
                    name ? name : "");
-    return NULL;
-  }
+  return a;
+}
+
+cJSON *nsys_analysis_run(nsys_task *task, struct nsys_profile *p, const nsys_index *ix,
+                         const char *name, const nsys_aparams *params, nsys_acache *cache) {
+  const nsys_analysis *a = nsys_analysis_find_or_fail(task, name);
+  if (!a) return NULL;
   nsys_actx c;
   if (!nsys_actx_init(&c, task, p, ix, a, params)) return NULL;
   if (cache && cache->ix == ix) { /* a cache of another index is never lent */

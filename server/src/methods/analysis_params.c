@@ -129,12 +129,8 @@ bool nsys_analysis_params_from_json(nsys_task *task, const nsys_analysis *a, con
 
 cJSON *nsys_analysis_run_json(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, const char *name,
                               const cJSON *params, nsys_acache *cache) {
-  const nsys_analysis *a = nsys_analysis_find(name);
-  if (!a) {
-    nsys_task_fail(task, NSYS_E_UNKNOWN_ANALYSIS, "params.name: unknown analysis '%s' (see analysis/list)",
-                   name ? name : "");
-    return NULL;
-  }
+  const nsys_analysis *a = nsys_analysis_find_or_fail(task, name);
+  if (!a) return NULL;
   nsys_aparams ps;
   if (!nsys_analysis_params_from_json(task, a, params, &ps)) return NULL;
   cJSON *r = nsys_analysis_run(task, p, ix, name, &ps, cache);
