@@ -1,10 +1,12 @@
 """Shared fixtures for the protocol tests (pytest)."""
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -41,21 +43,53 @@ def pytest_terminal_summary(terminalreporter) -> None:
         (Path(stats) / "protocol.txt").write_text(line + "\n")
 
 
+CAPTURED = REPO / "tests" / "fixtures" / "gpu"
+
+
+def captured_profiles() -> list[Path]:
+    """The project's own real exports (tests/fixtures/gpu: programs of
+    tests/fixtures/gpu/src captured with nsys on a GPU machine, see its
+    README), decompressed once into a temporary folder. Always present."""
+    out = []
+    dest = Path(tempfile.gettempdir()) / f"nsys-ai-captured-{os.getuid()}"
+    dest.mkdir(parents=True, exist_ok=True)
+    for gz in sorted(CAPTURED.glob("*.sqlite.gz")):
+        raw = gzip.decompress(gz.read_bytes())
+        path = dest / gz.name[: -len(".gz")]
+        if not path.exists() or path.stat().st_size != len(raw) or path.read_bytes() != raw:
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_bytes(raw)
+            tmp.chmod(0o444)
+            os.replace(tmp, path)
+        out.append(path)
+    return out
+
+
 def real_profiles() -> list[Path]:
-    """The real exports in ../shared/profiles (empty when absent)."""
-    return sorted(PROFILES.glob("*.sqlite")) if PROFILES.is_dir() else []
+    """Every real export: those in ../shared/profiles (none when absent) and
+    the project's own captures (captured_profiles)."""
+    shared = sorted(PROFILES.glob("*.sqlite")) if PROFILES.is_dir() else []
+    return shared + captured_profiles()
+
+
+def real_path(name: str) -> Path:
+    """A real export by file name, in ../shared/profiles or among the
+    captures; skips with a clear message when it is not there."""
+    if name == "<absent>":
+        pytest.skip(f"real profiles not available: {PROFILES} is absent")
+    for p in real_profiles():
+        if p.name == name:
+            return p
+    pytest.skip(f"real profile {name} not found in {PROFILES}")
 
 
 def need_real(name: str | None = None) -> Path:
     """Path of a real profile, or skip with a clear message."""
-    if not PROFILES.is_dir():
-        pytest.skip(f"real profiles not available: {PROFILES} is absent")
     if name is None:
+        if not PROFILES.is_dir():
+            pytest.skip(f"real profiles not available: {PROFILES} is absent")
         return PROFILES
-    p = PROFILES / (name if name.endswith(".sqlite") else name + ".sqlite")
-    if not p.exists():
-        pytest.skip(f"real profile {p.name} not found in {PROFILES}")
-    return p
+    return real_path(name if name.endswith(".sqlite") else name + ".sqlite")
 
 
 @pytest.fixture(scope="session")

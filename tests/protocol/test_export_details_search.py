@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import pytest
 
-from conftest import PROFILES, check_schema, real_profiles
+from conftest import PROFILES, check_schema, real_path, real_profiles
 from nsys_rpc import RpcError, Server, server_binary
 from test_timeline_sqlref import GPID_MASK, connect, gpu_ops, nvtx_ranges, runtime_calls, tables
 
@@ -21,10 +21,7 @@ SOME = ["nsys2026_2gpu_nccl_before.sqlite", "nsys2024_a100_lm_nvtx.sqlite", "nsy
 
 
 def path_of(name: str):
-    p = PROFILES / name
-    if name == "<absent>" or not p.exists():
-        pytest.skip(f"real profile {name} not found in {PROFILES}")
-    return p
+    return real_path(name)
 
 
 def open_profile(server, name: str) -> str:

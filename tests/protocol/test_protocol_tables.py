@@ -114,6 +114,8 @@ def _base_params(method: str, pid: str, root: str) -> dict:
     return {
         "timeline/range": {"profileId": pid, "start": 0, "end": 1000, "width": 10},
         "nvtx/tree": {"profileId": pid},
+        "analysis/run": {"profileId": pid, "name": "sync_cost"},
+        "report/generate": {"profileId": pid},
         "kernel/details": {"profileId": pid, "kernelId": 0},
         "search": {"profileId": pid, "query": "nccl"},
         "export/perfetto": {"profileId": pid, "path": root + "/out.json"},

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from conftest import PROFILES, check_schema, real_profiles
+from conftest import PROFILES, check_schema, real_path, real_profiles
 
 NAMES = [p.name for p in real_profiles()] or ["<absent>"]
 
@@ -106,7 +106,7 @@ def open_real(server, name: str) -> tuple[str, int, int]:
     timed rows)."""
     if name == "<absent>":
         pytest.skip(f"real profiles not available: {PROFILES} is absent")
-    pid = server.request("profile/open", {"path": str(PROFILES / name)}, timeout=300)["profileId"]
+    pid = server.request("profile/open", {"path": str(real_path(name))}, timeout=300)["profileId"]
     info = server.request("profile/info", {"profileId": pid})
     if not info.get("span"):
         pytest.skip(f"{name} has no timed rows")

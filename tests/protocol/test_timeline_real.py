@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import pytest
 
-from conftest import PROFILES, check_schema, real_profiles
+from conftest import PROFILES, check_schema, real_path, real_profiles
 from test_timeline_sqlref import Coverage, connect, gpu_ops, union_length
 
 NAMES = [p.name for p in real_profiles()] or ["<absent>"]
@@ -18,7 +18,7 @@ NAMES = [p.name for p in real_profiles()] or ["<absent>"]
 def open_profile(server, name: str) -> str:
     if name == "<absent>":
         pytest.skip(f"real profiles not available: {PROFILES} is absent")
-    return server.request("profile/open", {"path": str(PROFILES / name)}, timeout=300)["profileId"]
+    return server.request("profile/open", {"path": str(real_path(name))}, timeout=300)["profileId"]
 
 
 def gpu_track_key(t: dict, dup: bool) -> tuple:
@@ -26,7 +26,7 @@ def gpu_track_key(t: dict, dup: bool) -> tuple:
 
 
 def reference(name: str):
-    with connect(PROFILES / name) as db:
+    with connect(real_path(name)) as db:
         ops = gpu_ops(db)
     by_stream = defaultdict(list)
     by_stream_pid = defaultdict(list)

@@ -23,7 +23,6 @@ FORBIDDEN = re.compile(r'^\s*#\s*include\s*[<"]((?:cjson/)?cJSON\.h|rpc/[^>"]+)[
 ALLOWED = {
     "analysis/analysis.h": "analysis results are cJSON trees (typed results: planned)",
     "analysis/openset.c": "builds its result as cJSON",
-    "analysis/render.h": "renders cJSON results as text",
     "analysis/report.h": "report findings are cJSON",
     "explain/agent.h": "agent/ask answers with cJSON",
     "explain/explain.h": "kernel/explain answers with cJSON",

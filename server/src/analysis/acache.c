@@ -18,6 +18,7 @@ void nsys_acache_dispose(nsys_acache *k) {
   free(k->name_nccl);
   free(k->name_api);
   free(k->op_class);
+  free(k->nvtx_jump);
   if (k->api_pmax) {
     for (uint32_t i = 0; i < k->ix->n_threads; i++) free(k->api_pmax[i]);
     free(k->api_pmax);

@@ -15,7 +15,7 @@
 
 #include "analysis/intervals.h"
 #include "index/index.h"
-#include "rpc/call.h"
+#include "common/task.h"
 #include "rpc/json_int.h"
 
 struct nsys_profile;
@@ -29,6 +29,47 @@ typedef struct nsys_aparam {
   const char *desc;
 } nsys_aparam;
 
+struct nsys_analysis;
+
+/* Resolved params of one run, typed, by the registry's param index: the
+ * analysis's own params in declaration order, then the common ones (start,
+ * end, device). Made from defaults (nsys_aparams_defaults) and set by name
+ * (nsys_aparams_set_*); methods/analysis_params.c parses them from JSON. */
+#define NSYS_APARAMS_MAX 16
+typedef struct nsys_aval {
+  bool set;      /* false: null (no value and no default) */
+  bool integral; /* NSYS_AP_NUM only: the value was written as an integer (`i` exact) */
+  int64_t i;     /* NSYS_AP_INT; NSYS_AP_NUM when integral */
+  double num;    /* NSYS_AP_NUM (and INT, as a double) */
+  bool b;        /* NSYS_AP_BOOL */
+  char *str;     /* NSYS_AP_STR; owned */
+} nsys_aval;
+
+typedef struct nsys_aparams {
+  const struct nsys_analysis *a;
+  uint32_t n;                       /* declared params (own + common) */
+  nsys_aval v[NSYS_APARAMS_MAX];
+} nsys_aparams;
+
+/* Every declared param at its default. */
+void nsys_aparams_defaults(nsys_aparams *ps, const struct nsys_analysis *a);
+void nsys_aparams_dispose(nsys_aparams *ps);
+void nsys_aparams_copy(nsys_aparams *dst, const nsys_aparams *src);
+/* The declaration of param i (0 <= i < ps->n) and the index of `name` (-1: undeclared). */
+const nsys_aparam *nsys_aparams_decl(const nsys_aparams *ps, uint32_t i);
+int nsys_aparams_index(const nsys_aparams *ps, const char *name);
+/* Setters by name; the name must be declared with that type (abort otherwise: a programming error). */
+void nsys_aparams_set_null(nsys_aparams *ps, const char *name);
+void nsys_aparams_set_int(nsys_aparams *ps, const char *name, int64_t v);
+void nsys_aparams_set_num(nsys_aparams *ps, const char *name, double v);
+void nsys_aparams_set_num_int(nsys_aparams *ps, const char *name, int64_t v); /* a NUM written as an integer */
+void nsys_aparams_set_str(nsys_aparams *ps, const char *name, const char *v);
+void nsys_aparams_set_bool(nsys_aparams *ps, const char *name, bool v);
+/* The value of a declared param (abort when undeclared). */
+const nsys_aval *nsys_aparams_get(const nsys_aparams *ps, const char *name);
+/* The result's `params` object (declaration order, null where unset). */
+cJSON *nsys_aparams_json(const nsys_aparams *ps);
+
 /* What the analyses derive from the index alone (never from params or the
  * window), filled lazily on first use. A context owns one (`own`) unless the
  * caller lends it one (nsys_analysis_run_cached): report/generate and
@@ -40,6 +81,7 @@ typedef struct nsys_acache {
   uint8_t *name_api;      /* per strtab id: nsys_api_class */
   int64_t **api_pmax;     /* per thread: running max of api end (for overlap search) */
   uint8_t *op_class;      /* per op: 1 compute kernel, 2 NCCL kernel, 3 memcpy/memset */
+  int32_t *nvtx_jump;     /* per NVTX range: a jump pointer up its parent chain (common.c) */
   struct nsys_devorder *devorder;   /* per device (sorted): its ops in merged start order (devunions.h) */
   uint32_t n_devorder;
   struct nsys_devunions *devunions; /* per device (sorted): whole-time unions (devunions.h) */
@@ -52,13 +94,17 @@ typedef struct nsys_acache {
 
 void nsys_acache_init(nsys_acache *k, const nsys_index *ix);
 void nsys_acache_dispose(nsys_acache *k);
+/* Builds everything a cache holds at once and marks it lent, so that runs on
+ * several threads then only read it (nsys_analysis_run_all). False when the
+ * task was cancelled (the cache is then partly built: dispose it). */
+bool nsys_acache_build(nsys_acache *k, nsys_task *task);
 
 /* Everything an analysis run may touch. */
 typedef struct nsys_actx {
-  nsys_call *call;
+  nsys_task *task;        /* cancellation, progress, the first error */
   struct nsys_profile *p; /* NULL in unit tests: SQL-backed parts are skipped */
   const nsys_index *ix;
-  cJSON *params;          /* resolved: every declared param, defaults applied */
+  nsys_aparams params;    /* resolved: every declared param, defaults applied */
   int64_t t0, t1;         /* the analysis window (clipped to the index span) */
   int32_t device;         /* params.device, -1 = all devices */
   nsys_acache *cache;     /* &own, or the caller's (nsys_analysis_run_cached) */
@@ -72,7 +118,7 @@ typedef struct nsys_actx {
  * discarded for -32800 (nsys_analysis_run). */
 static inline bool nsys_actx_stop(nsys_actx *c, uint64_t i) {
   if (c->stopped) return true;
-  if ((i & 0xFFFF) == 0 && nsys_call_cancelled(c->call)) c->stopped = true;
+  if ((i & 0xFFFF) == 0 && nsys_task_cancelled(c->task)) c->stopped = true;
   return c->stopped;
 }
 
@@ -88,19 +134,37 @@ typedef struct nsys_analysis {
 /* The registry (terminated by {NULL}) and lookup. */
 extern const nsys_analysis nsys_analyses[];
 const nsys_analysis *nsys_analysis_find(const char *name);
-/* analysis/list payload: [{name, description, params:[{name,type,default,description}]}] */
-cJSON *nsys_analysis_list_json(void);
+/* The same, or NULL after -32010 (unknown analysis) on task. */
+const nsys_analysis *nsys_analysis_find_or_fail(nsys_task *task, const char *name);
+/* The params every analysis accepts after its own (start, end, device). */
+extern const nsys_aparam nsys_analysis_common_params[];
 
-/* Runs `name` on an index. `params` (object or NULL) may hold numbers as JSON
- * numbers or strings (CLI --param k=v). p may be NULL (unit tests). Returns
- * the result object or NULL after nsys_call_fail(). */
-cJSON *nsys_analysis_run(nsys_call *call, struct nsys_profile *p, const nsys_index *ix,
-                         const char *name, const cJSON *params);
-/* The same with the index caches of `cache` (nsys_acache_init'ed on ix, owned
- * by the caller, disposed after the last run that uses it); NULL = a cache
- * of the run's own. Answers are the same byte for byte either way. */
-cJSON *nsys_analysis_run_cached(nsys_call *call, struct nsys_profile *p, const nsys_index *ix,
-                                const char *name, const cJSON *params, nsys_acache *cache);
+/* Runs `name` on an index with `params` (resolved for that analysis; NULL:
+ * the defaults). p may be NULL (unit tests). `cache`: the index caches of
+ * the caller (nsys_acache_init'ed on ix, disposed after the last run that
+ * uses it), NULL = a cache of the run's own; answers are the same byte for
+ * byte either way. Returns the result object, or NULL after nsys_task_fail()
+ * (-32800 when cancelled). */
+cJSON *nsys_analysis_run(nsys_task *task, struct nsys_profile *p, const nsys_index *ix,
+                         const char *name, const nsys_aparams *params, nsys_acache *cache);
+
+/* One run of nsys_analysis_run_all: the inputs, then its result and status. */
+typedef struct nsys_arun {
+  struct nsys_profile *p;
+  const nsys_index *ix;
+  const char *name;
+  const nsys_aparams *params; /* NULL: defaults */
+  nsys_acache *cache;         /* shared by runs on the same index, or NULL */
+  cJSON *result;              /* out: NULL when the run failed (task says why) */
+  nsys_task task;             /* out: the run's own status; a child of the caller's task */
+} nsys_arun;
+
+/* Runs every run on up to one thread per CPU (NSYS_AI_ANALYSIS_THREADS caps
+ * it), after building each shared cache whole (nsys_acache_build); progress
+ * `title` on task. The results are those of running them one after another.
+ * False (task failed: cancelled) when a cache build was cut short; otherwise
+ * true, with each run's outcome in its result and task. */
+bool nsys_analysis_run_all(nsys_task *task, nsys_arun *runs, uint32_t n, const char *title);
 
 /* --- shared helpers (analysis/common.c) --- */
 typedef enum {
@@ -146,9 +210,11 @@ void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t
                                void (*fn)(nsys_actx *c, uint32_t api, void *ud), void *ud);
 /* Does the process of `thread` own a track on `device`? O(log tracks). */
 bool nsys_actx_thread_on_device(nsys_actx *c, uint32_t thread, int32_t device);
-/* Innermost NVTX range on `thread` containing [s,e], or -1. */
-int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t s, int64_t e);
-/* Params getters on the resolved object. */
+/* Innermost NVTX range on `thread` containing [s,e], or -1. O(log n), any depth. */
+int32_t nsys_actx_innermost_nvtx(nsys_actx *c, uint32_t thread, int64_t s, int64_t e);
+/* The first of range r and its ancestors that ends at or after e, or -1. O(log depth). */
+int32_t nsys_actx_nvtx_enclosing(nsys_actx *c, int32_t r, int64_t e);
+/* Params getters by name on the resolved params (the name must be declared). */
 int64_t nsys_actx_int(const nsys_actx *c, const char *name);
 double nsys_actx_num(const nsys_actx *c, const char *name);
 const char *nsys_actx_str(const nsys_actx *c, const char *name); /* NULL when unset */

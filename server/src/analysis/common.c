@@ -232,15 +232,12 @@ bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int6
   return any;
 }
 
-void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t b,
-                               void (*fn)(nsys_actx *c, uint32_t api, void *ud), void *ud) {
-  const nsys_index *ix = c->ix;
-  if (thread >= ix->n_threads) return;
-  nsys_acache *cache = c->cache;
-  if (!cache->api_pmax) cache->api_pmax = nsys_xcalloc(ix->n_threads + 1, sizeof *cache->api_pmax);
+/* Running max of the API end times of a thread (built on first use). */
+static const int64_t *nsys__api_pmax(nsys_acache *k, uint32_t thread) {
+  const nsys_index *ix = k->ix;
+  if (!k->api_pmax) k->api_pmax = nsys_xcalloc(ix->n_threads + 1, sizeof *k->api_pmax);
   const nsys_host_thread *th = &ix->threads[thread];
-  if (!th->api_count) return;
-  if (!cache->api_pmax[thread]) {
+  if (!k->api_pmax[thread] && th->api_count) {
     int64_t *pm = nsys_xmalloc(th->api_count * sizeof *pm);
     int64_t m = INT64_MIN;
     for (uint32_t i = 0; i < th->api_count; i++) {
@@ -248,9 +245,19 @@ void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t
       if (e > m) m = e;
       pm[i] = m;
     }
-    cache->api_pmax[thread] = pm;
+    k->api_pmax[thread] = pm;
   }
-  const int64_t *pm = cache->api_pmax[thread];
+  return k->api_pmax[thread];
+}
+
+void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t b,
+                               void (*fn)(nsys_actx *c, uint32_t api, void *ud), void *ud) {
+  const nsys_index *ix = c->ix;
+  if (thread >= ix->n_threads) return;
+  nsys_acache *cache = c->cache;
+  const nsys_host_thread *th = &ix->threads[thread];
+  if (!th->api_count) return;
+  const int64_t *pm = nsys__api_pmax(cache, thread);
   uint32_t lo = 0, hi = th->api_count;
   while (lo < hi) { /* first i with pmax > a */
     uint32_t m = lo + (hi - lo) / 2;
@@ -264,7 +271,46 @@ void nsys_actx_api_overlapping(nsys_actx *c, uint32_t thread, int64_t a, int64_t
   }
 }
 
-int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t s, int64_t e) {
+/* Jump pointers over the NVTX parent chains (Myers' skew-binary scheme, one
+ * per range): from any range, the first ancestor meeting a condition that
+ * holds from some ancestor on is found in O(log depth) steps. Parents come
+ * first in the index (parent < r). */
+static const int32_t *nsys__nvtx_jump(nsys_acache *k) {
+  if (k->nvtx_jump) return k->nvtx_jump;
+  const nsys_nvtx_ranges *v = &k->ix->nvtx;
+  int32_t *jump = nsys_xmalloc(((size_t)v->n + 1) * sizeof *jump);
+  uint32_t *depth = nsys_xmalloc(((size_t)v->n + 1) * sizeof *depth);
+  for (uint32_t r = 0; r < v->n; r++) {
+    int32_t p = v->parent[r];
+    if (p < 0 || (uint32_t)p >= r) { /* a root */
+      jump[r] = (int32_t)r;
+      depth[r] = 0;
+      continue;
+    }
+    depth[r] = depth[p] + 1;
+    int32_t jp = jump[p];
+    jump[r] = depth[p] - depth[jp] == depth[jp] - depth[jump[jp]] ? jump[jp] : p;
+  }
+  free(depth);
+  k->nvtx_jump = jump;
+  return jump;
+}
+
+int32_t nsys_actx_nvtx_enclosing(nsys_actx *c, int32_t r, int64_t e) {
+  const int32_t *jump = nsys__nvtx_jump(c->cache);
+  const int64_t *end = c->ix->nvtx.end;
+  const int32_t *parent = c->ix->nvtx.parent;
+  /* ends never decrease up a chain (a parent encloses its child): every
+   * range from r up to a jump target that ends before e ends before e too */
+  while (r >= 0 && end[r] < e) {
+    int32_t j = jump[r];
+    r = j != r && end[j] < e ? parent[j] : parent[r];
+  }
+  return r;
+}
+
+int32_t nsys_actx_innermost_nvtx(nsys_actx *c, uint32_t thread, int64_t s, int64_t e) {
+  const nsys_index *ix = c->ix;
   if (thread >= ix->n_threads) return -1;
   const nsys_host_thread *th = &ix->threads[thread];
   uint32_t lo = 0, hi = th->nvtx_count;
@@ -274,28 +320,28 @@ int32_t nsys_actx_innermost_nvtx(const nsys_index *ix, uint32_t thread, int64_t 
     else hi = m;
   }
   if (lo == 0) return -1;
-  int32_t r = (int32_t)(th->nvtx_first + lo - 1);
-  int guard = 0;
-  while (r >= 0 && guard++ < 1024) {
-    if (ix->nvtx.start[r] <= s && ix->nvtx.end[r] >= e) return r;
-    r = ix->nvtx.parent ? ix->nvtx.parent[r] : -1;
-  }
-  return -1;
+  /* the ranges up the chain of the last one starting at or before s all
+   * start at or before s: the innermost holding [s,e] is the first ending at
+   * or after e */
+  return nsys_actx_nvtx_enclosing(c, (int32_t)(th->nvtx_first + lo - 1), e);
 }
 
-static const cJSON *nsys__p(const nsys_actx *c, const char *name) {
-  return cJSON_GetObjectItemCaseSensitive(c->params, name);
+int64_t nsys_actx_int(const nsys_actx *c, const char *name) {
+  const nsys_aval *v = nsys_aparams_get(&c->params, name);
+  return v->set ? v->i : 0;
 }
-int64_t nsys_actx_int(const nsys_actx *c, const char *name) { return nsys_json_i64_or(nsys__p(c, name), 0); }
 double nsys_actx_num(const nsys_actx *c, const char *name) {
-  const cJSON *v = nsys__p(c, name);
-  return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+  const nsys_aval *v = nsys_aparams_get(&c->params, name);
+  return v->set ? v->num : 0.0;
 }
 const char *nsys_actx_str(const nsys_actx *c, const char *name) {
-  const cJSON *v = nsys__p(c, name);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
+  const nsys_aval *v = nsys_aparams_get(&c->params, name);
+  return v->set ? v->str : NULL;
 }
-bool nsys_actx_bool(const nsys_actx *c, const char *name) { return cJSON_IsTrue(nsys__p(c, name)); }
+bool nsys_actx_bool(const nsys_actx *c, const char *name) {
+  const nsys_aval *v = nsys_aparams_get(&c->params, name);
+  return v->set && v->b;
+}
 
 double nsys_percentile_sorted(const int64_t *v, uint32_t n, double q) {
   if (!n) return 0;
@@ -354,3 +400,20 @@ void nsys_json_str(cJSON *o, const char *k, const char *v) {
   else cJSON_AddNullToObject(o, k);
 }
 double nsys_round2(double v) { return round(v * 100.0) / 100.0; }
+
+bool nsys_acache_build(nsys_acache *k, nsys_task *task) {
+  nsys_actx c;
+  memset(&c, 0, sizeof c);
+  c.task = task;
+  c.ix = k->ix;
+  c.cache = k;
+  c.device = -1;
+  k->lent = true;
+  if (!k->op_class) nsys__fill_op_class(k);
+  nsys_actx_thread_on_device(&c, 0, 0); /* the (pid, device) table */
+  for (uint32_t t = 0; t < k->ix->n_threads; t++) nsys__api_pmax(k, t);
+  if (!k->api_pmax) k->api_pmax = nsys_xcalloc(1, sizeof *k->api_pmax);
+  nsys__nvtx_jump(k);
+  nsys_actx_devunions(&c, 0); /* every device's unions, recording each device's op order */
+  return !c.stopped && !nsys_task_cancelled(task);
+}

@@ -7,7 +7,6 @@
 
 #include "analysis/analysis.h"
 #include "common/util.h"
-#include "analysis/render.h"
 #include "analysis/report.h"
 #include "profile/profile.h"
 
@@ -105,34 +104,36 @@ static const cJSON *nsys__find_name(const nsys__named *v, int n, const char *nam
   return lo < n && !strcmp(v[lo].name, name) ? v[lo].row : NULL;
 }
 
-cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index *ia,
+cJSON *nsys_diff_build(nsys_task *task, struct nsys_profile *a, const nsys_index *ia,
                        struct nsys_profile *b, const nsys_index *ib) {
-  cJSON *pk = cJSON_CreateObject();
-  cJSON_AddNumberToObject(pk, "limit", 0);
+  nsys_aparams pk; /* every kernel name, so each side's names can be matched */
+  nsys_aparams_defaults(&pk, nsys_analysis_find("top_kernels"));
+  nsys_aparams_set_int(&pk, "limit", 0);
   /* what the analyses derive from each index alone: built once per side */
   nsys_acache cache_a, cache_b;
   nsys_acache_init(&cache_a, ia);
   nsys_acache_init(&cache_b, ib);
-  nsys_call_progress_begin(call, "profile/diff");
-  cJSON *ka = nsys_analysis_run_cached(call, a, ia, "top_kernels", pk, &cache_a);
-  cJSON *kb = ka ? nsys_analysis_run_cached(call, b, ib, "top_kernels", pk, &cache_b) : NULL;
-  cJSON_Delete(pk);
-  if (kb) nsys_call_progress(call, 33, "top_kernels");
-  cJSON *oa = kb ? nsys_analysis_run_cached(call, a, ia, "overlap", NULL, &cache_a) : NULL;
-  cJSON *ob = oa ? nsys_analysis_run_cached(call, b, ib, "overlap", NULL, &cache_b) : NULL;
-  if (ob) nsys_call_progress(call, 66, "overlap");
-  cJSON *ta = ob ? nsys_analysis_run_cached(call, a, ia, "iterations", NULL, &cache_a) : NULL;
-  cJSON *tb = ta ? nsys_analysis_run_cached(call, b, ib, "iterations", NULL, &cache_b) : NULL;
+  nsys_arun runs[6] = {
+      {.p = a, .ix = ia, .name = "top_kernels", .params = &pk, .cache = &cache_a},
+      {.p = b, .ix = ib, .name = "top_kernels", .params = &pk, .cache = &cache_b},
+      {.p = a, .ix = ia, .name = "overlap", .cache = &cache_a},
+      {.p = b, .ix = ib, .name = "overlap", .cache = &cache_b},
+      {.p = a, .ix = ia, .name = "iterations", .cache = &cache_a},
+      {.p = b, .ix = ib, .name = "iterations", .cache = &cache_b},
+  };
+  bool ok = nsys_analysis_run_all(task, runs, 6, "profile/diff");
+  nsys_aparams_dispose(&pk);
   nsys_acache_dispose(&cache_a);
   nsys_acache_dispose(&cache_b);
-  if (!tb) {
-    cJSON_Delete(ka);
-    cJSON_Delete(kb);
-    cJSON_Delete(oa);
-    cJSON_Delete(ob);
-    cJSON_Delete(ta);
+  for (int i = 0; i < 6 && ok; i++) /* the first failure, in order */
+    if (!runs[i].result) ok = nsys_task_fail_from(task, &runs[i].task);
+  if (ok && nsys_task_cancelled(task)) ok = nsys_task_fail_cancelled(task);
+  if (!ok) {
+    for (int i = 0; i < 6; i++) cJSON_Delete(runs[i].result);
     return NULL;
   }
+  cJSON *ka = runs[0].result, *kb = runs[1].result, *oa = runs[2].result, *ob = runs[3].result;
+  cJSON *ta = runs[4].result, *tb = runs[5].result;
   double min_delta_pct = 5.0; /* faster/slower when the total moves by >= 5% */
   cJSON *res = cJSON_CreateObject();
   cJSON_AddItemToObject(res, "base", nsys__side(a, ia));
@@ -278,62 +279,4 @@ cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index
   cJSON_Delete(ta);
   cJSON_Delete(tb);
   return res;
-}
-
-void nsys_diff_render(nsys_strbuf *b, const cJSON *d, bool md) {
-  const cJSON *s = nsys__dg(d, "summary");
-  const char *fa = cJSON_GetStringValue(nsys__dg(nsys__dg(d, "base"), "file"));
-  const char *fb = cJSON_GetStringValue(nsys__dg(nsys__dg(d, "compare"), "file"));
-  nsys_strbuf_printf(b, md ? "# nsys-ai diff\n\n- base: `%s`\n- compare: `%s`\n\n%s\n\n" : "nsys-ai diff\n  base:    %s\n  compare: %s\n\n%s\n\n",
-                     fa ? fa : "?", fb ? fb : "?", cJSON_GetStringValue(nsys__dg(s, "text")));
-  static const char *const keys[] = {"spanNs", "kernelNs", "kernels", "iterations", "iterationMedianNs", "idleNs",
-                                     "overlapNs", "commOnlyNs", "computeOnlyNs"};
-  cJSON *tab = cJSON_CreateArray();
-  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-    const cJSON *p = nsys__dg(s, keys[i]);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "metric", keys[i]);
-    bool ns = strstr(keys[i], "Ns") != NULL;
-    cJSON_AddItemToObject(o, ns ? "baseNs" : "base", cJSON_Duplicate(nsys__dg(p, "base"), true));
-    cJSON_AddItemToObject(o, ns ? "compareNs" : "compare", cJSON_Duplicate(nsys__dg(p, "compare"), true));
-    cJSON_AddItemToObject(o, ns ? "deltaNs" : "delta", cJSON_Duplicate(nsys__dg(p, "delta"), true));
-    cJSON_AddItemToObject(o, "deltaPct", cJSON_Duplicate(nsys__dg(p, "deltaPct"), true));
-    cJSON_AddItemToArray(tab, o);
-  }
-  /* normalise column names so the table has one header */
-  cJSON *norm = cJSON_CreateArray();
-  const cJSON *r;
-  cJSON_ArrayForEach(r, tab) {
-    cJSON *o = cJSON_CreateObject();
-    const cJSON *f = r->child;
-    cJSON_AddItemToObject(o, "metric", cJSON_Duplicate(f, true));
-    f = f->next;
-    nsys_strbuf cell;
-    const char *cols[] = {"base", "compare", "delta"};
-    for (int k = 0; k < 3; k++, f = f->next) {
-      nsys_strbuf_init(&cell);
-      nsys_render_value(&cell, f->string, f);
-      cJSON_AddStringToObject(o, cols[k], cell.data ? cell.data : "");
-      nsys_strbuf_free(&cell);
-    }
-    cJSON_AddItemToObject(o, "deltaPct", cJSON_Duplicate(f, true));
-    cJSON_AddItemToArray(norm, o);
-  }
-  nsys_render_table(b, norm, md, 0, 0);
-  cJSON_Delete(norm);
-  cJSON_Delete(tab);
-  nsys_strbuf_puts(b, md ? "\n## Kernel changes (largest first)\n\n" : "\nKernel changes (largest first)\n");
-  cJSON *k = cJSON_CreateArray();
-  int n = 0;
-  cJSON_ArrayForEach(r, nsys__dg(d, "rows")) {
-    if (n++ >= 15) break;
-    cJSON *o = cJSON_CreateObject();
-    static const char *const kc[] = {"name", "status", "baseCount", "compareCount", "baseTotalNs", "compareTotalNs",
-                                     "deltaNs", "deltaPct", "avgDeltaPct"};
-    for (size_t i = 0; i < sizeof kc / sizeof *kc; i++)
-      cJSON_AddItemToObject(o, kc[i], cJSON_Duplicate(nsys__dg(r, kc[i]), true));
-    cJSON_AddItemToArray(k, o);
-  }
-  nsys_render_table(b, k, md, 0, md ? 0 : 48);
-  cJSON_Delete(k);
 }

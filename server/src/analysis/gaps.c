@@ -139,7 +139,7 @@ static void nsys__gap_context(nsys_actx *c, int32_t device, int64_t a, int64_t b
     }
     if (th->api_count >= best_calls) {
       int64_t mid = a + (b - a) / 2;
-      int32_t r = nsys_actx_innermost_nvtx(ix, t, mid, mid);
+      int32_t r = nsys_actx_innermost_nvtx(c, t, mid, mid);
       if (r >= 0) {
         *nvtx = nsys_strtab_get(&ix->strings, ix->nvtx.name[r]);
         best_calls = th->api_count;
@@ -218,7 +218,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
   bool want_dev = !scope || strcmp(scope, "stream") != 0;
   bool want_stream = !scope || strcmp(scope, "device") != 0;
   if (scope && strcmp(scope, "both") && strcmp(scope, "device") && strcmp(scope, "stream")) {
-    nsys_call_fail(c->call, NSYS_E_INVALID_PARAMS, "params.params.scope: expected both, device or stream");
+    nsys_task_fail(c->task, NSYS_E_INVALID_PARAMS, "params.params.scope: expected both, device or stream");
     return false;
   }
   int32_t *devs;
@@ -402,10 +402,10 @@ static void nsys__sync_table(nsys_actx *c, cJSON *summary) {
   char *sql = nsys_xasprintf("SELECT syncType, COUNT(*), SUM(\"end\"-start) FROM %s "
                              "WHERE start >= ?1 AND start < ?2 %s GROUP BY syncType ORDER BY syncType",
                              p->schema.table[NSYS_TBL_SYNC], c->device >= 0 ? "AND deviceId = ?3" : "");
-  sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
+  sqlite3_stmt *st = nsys_actx_prepare(c, sql);
   free(sql);
   if (!st) {
-    nsys_task_forgive(&c->call->task, NSYS_OK); /* tolerate: the table shape differs */
+    nsys_task_forgive(c->task, NSYS_OK); /* tolerate: the table shape differs */
     cJSON_AddNullToObject(summary, "gpuSyncEvents");
     return;
   }

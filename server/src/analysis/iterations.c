@@ -330,7 +330,7 @@ bool nsys_an_mfu(nsys_actx *c, cJSON *rows, cJSON *summary) {
     basis = "6*params*tokens";
   }
   if (flops <= 0) {
-    nsys_call_fail(c->call, NSYS_E_INVALID_PARAMS,
+    nsys_task_fail(c->task, NSYS_E_INVALID_PARAMS,
                    "params.params.modelFlops: give modelFlops (FLOPs per iteration) or params and tokens");
     return false;
   }
@@ -359,14 +359,14 @@ bool nsys_an_mfu(nsys_actx *c, cJSON *rows, cJSON *summary) {
     if (peak <= 0) {
       const char *g = gpu_name ? gpu_name : "unknown";
       if (!spec)
-        nsys_call_fail(c->call, NSYS_E_DATA_MISSING,
+        nsys_task_fail(c->task, NSYS_E_DATA_MISSING,
                        "GPU peak unknown (GPU '%s' is not in the spec table): pass params.peakTflops", g);
       else if (full > 0)
-        nsys_call_fail(c->call, NSYS_E_DATA_MISSING,
+        nsys_task_fail(c->task, NSYS_E_DATA_MISSING,
                        "GPU peak unknown (GPU '%s' is a MIG slice and the export records no SM count): pass "
                        "params.peakTflops", g);
       else
-        nsys_call_fail(c->call, NSYS_E_DATA_MISSING,
+        nsys_task_fail(c->task, NSYS_E_DATA_MISSING,
                        "GPU peak unknown (%s has no %s peak in the spec table): pass params.peakTflops",
                        spec->name, prec);
       return false;

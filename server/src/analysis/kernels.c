@@ -30,7 +30,7 @@ bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
   const char *names = nsys_actx_str(c, "names");
   bool demangled = names && strcmp(names, "demangled") == 0;
   if (names && !demangled && strcmp(names, "short") != 0) {
-    nsys_call_fail(c->call, NSYS_E_INVALID_PARAMS, "params.params.names: expected short or demangled");
+    nsys_task_fail(c->task, NSYS_E_INVALID_PARAMS, "params.params.names: expected short or demangled");
     return false;
   }
   int64_t limit = nsys_actx_int(c, "limit");

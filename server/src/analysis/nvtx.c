@@ -104,11 +104,7 @@ bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
       if (ix->api.first_op[k] < 0) continue;
       int64_t as = ix->api.start[k], ae = ix->api.end[k];
       while (cur < nend && ix->nvtx.start[cur] <= as) cur++;
-      int32_t r = cur > th->nvtx_first ? (int32_t)(cur - 1) : -1;
-      for (int guard = 0; r >= 0 && guard < 1024; guard++) {
-        if (ix->nvtx.start[r] <= as && ix->nvtx.end[r] >= ae) break;
-        r = ix->nvtx.parent[r];
-      }
+      int32_t r = cur > th->nvtx_first ? nsys_actx_nvtx_enclosing(c, (int32_t)(cur - 1), ae) : -1;
       for (int32_t op = ix->api.first_op[k]; op >= 0; op = ix->op_next[op]) {
         if (!nsys_actx_device_selected(c, ix->tracks[ix->ops.track[op]].device)) continue;
         bool is_k = ix->ops.kind[op] == NSYS_OP_KERNEL;

@@ -48,11 +48,11 @@ static const cJSON *nsys__find_dev(const cJSON *arr, int32_t dev) {
  * --ts-normalize=true`, which adds utcEpochNs to every event): the export's
  * EXPORT_PARAM_TIME_NORMALIZE says so; an export without that key is judged
  * by its times (session-relative times are far below the UTC epoch). */
-static bool nsys__clock_is_utc(nsys_call *call, nsys_profile *p) {
+static bool nsys__clock_is_utc(nsys_task *task, nsys_profile *p) {
   const char *meta = p->schema.table[NSYS_TBL_META];
   if (meta && nsys_schema_has_column(p, NSYS_TBL_META, "name") && nsys_schema_has_column(p, NSYS_TBL_META, "value")) {
     char *sql = nsys_xasprintf("SELECT value FROM %s WHERE name = 'EXPORT_PARAM_TIME_NORMALIZE'", meta);
-    sqlite3_stmt *st = nsys_profile_prepare(p, &call->task, sql);
+    sqlite3_stmt *st = nsys_analysis_prepare(task, p, sql);
     free(sql);
     if (st) {
       int known = -1;
@@ -63,13 +63,13 @@ static bool nsys__clock_is_utc(nsys_call *call, nsys_profile *p) {
       sqlite3_finalize(st);
       if (known >= 0) return known;
     } else {
-      nsys_task_forgive(&call->task, NSYS_OK); /* tolerate an odd metadata table: judge by the times */
+      nsys_task_forgive(task, NSYS_OK); /* tolerate an odd metadata table: judge by the times */
     }
   }
   return p->info.has_span && p->info.utc_epoch_ns > 0 && p->info.span_start >= p->info.utc_epoch_ns / 2;
 }
 
-cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index **ixs, int n) {
+cJSON *nsys_openset_build(nsys_task *task, nsys_profile **ps, const nsys_index **ixs, int n) {
   /* alignment */
   int64_t min_utc = INT64_MAX;
   bool all_utc = true;
@@ -87,7 +87,7 @@ cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index *
   for (int i = 0; i < n; i++) {
     /* set time = UTC - min_utc: session-relative times add their own epoch,
      * UTC times (normalised exports) only subtract the earliest one */
-    bool utc_clock = nsys__clock_is_utc(call, ps[i]);
+    bool utc_clock = nsys__clock_is_utc(task, ps[i]);
     int64_t off = all_utc ? (utc_clock ? 0 : ps[i]->info.utc_epoch_ns) - min_utc : 0;
     cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "profileId", ps[i]->id);
@@ -101,11 +101,11 @@ cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index *
       set_start = NSYS_MIN(set_start, ixs[i]->span_start + off);
       set_end = NSYS_MAX(set_end, ixs[i]->span_end + off);
     }
-    nsys_call_progress_begin(call, "profile/openSet");
-    nsys_call_progress(call, 100 * i / n, ps[i]->path);
-    cJSON *ov = nsys_analysis_run(call, ps[i], ixs[i], "overlap", NULL);
-    cJSON *nc = ov ? nsys_analysis_run(call, ps[i], ixs[i], "nccl_breakdown", NULL) : NULL;
-    cJSON *it = nc ? nsys_analysis_run(call, ps[i], ixs[i], "iterations", NULL) : NULL;
+    nsys_task_progress_begin(task, "profile/openSet");
+    nsys_task_progress(task, 100 * i / n, ps[i]->path);
+    cJSON *ov = nsys_analysis_run(task, ps[i], ixs[i], "overlap", NULL, NULL);
+    cJSON *nc = ov ? nsys_analysis_run(task, ps[i], ixs[i], "nccl_breakdown", NULL, NULL) : NULL;
+    cJSON *it = nc ? nsys_analysis_run(task, ps[i], ixs[i], "iterations", NULL, NULL) : NULL;
     if (!it) {
       cJSON_Delete(ov);
       cJSON_Delete(nc);
@@ -113,7 +113,7 @@ cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index *
     }
     /* one rank per device of this file */
     nsys_actx c;
-    if (!nsys_actx_init(&c, call, ps[i], ixs[i], nsys_analysis_find("nccl_breakdown"), NULL)) {
+    if (!nsys_actx_init(&c, task, ps[i], ixs[i], nsys_analysis_find("nccl_breakdown"), NULL)) {
       cJSON_Delete(ov);
       cJSON_Delete(nc);
       cJSON_Delete(it);
@@ -174,13 +174,13 @@ cJSON *nsys_openset_build(nsys_call *call, nsys_profile **ps, const nsys_index *
       nr++;
     }
     free(devs);
-    bool stopped = c.stopped || nsys_call_cancelled(call);
+    bool stopped = c.stopped || nsys_task_cancelled(task);
     nsys_actx_dispose(&c);
     cJSON_Delete(ov);
     cJSON_Delete(nc);
     cJSON_Delete(it);
     if (stopped) {
-      nsys_call_fail_cancelled(call);
+      nsys_task_fail_cancelled(task);
       goto fail;
     }
   }

@@ -115,7 +115,7 @@ bool nsys_an_stream_classification(nsys_actx *c, cJSON *rows, cJSON *summary) {
       if (!nsys_actx_is_nccl_op(c, i)) continue;
       comm++;
       int32_t a = ix->ops.api[i];
-      int32_t r = a >= 0 ? nsys_actx_innermost_nvtx(ix, ix->api.thread[a], ix->api.start[a], ix->api.end[a]) : -1;
+      int32_t r = a >= 0 ? nsys_actx_innermost_nvtx(c, ix->api.thread[a], ix->api.start[a], ix->api.end[a]) : -1;
       int32_t nm = r >= 0 ? (int32_t)ix->nvtx.name[r] : -1;
       if (!any_purpose) {
         purpose = nm;

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "analysis/render.h"
 #include "profile/profile.h"
 
 static double nsys__num(const cJSON *o, const char *k) {
@@ -587,44 +586,33 @@ static void nsys__merge_devices(cJSON *arr) {
 
 /* ------------------------------------------------------------------ build */
 
-static cJSON *nsys__run(nsys_call *call, struct nsys_profile *p, const nsys_index *ix, nsys_acache *cache,
-                        const char *name, cJSON *analyses, bool *ok) {
-  if (!*ok) return NULL;
-  cJSON *r = nsys_analysis_run_cached(call, p, ix, name, NULL, cache);
-  if (!r) {
-    /* a missing table is not fatal for the report */
-    if (nsys_task_forgive(&call->task, NSYS_E_DATA_MISSING)) {
-      r = cJSON_CreateObject();
-      cJSON_AddItemToObject(r, "rows", cJSON_CreateArray());
-      cJSON_AddItemToObject(r, "summary", cJSON_CreateObject());
-    } else {
-      *ok = false;
-      return NULL;
-    }
-  }
-  cJSON_AddItemToObject(analyses, name, r);
-  return r;
-}
-
-cJSON *nsys_report_build(nsys_call *call, struct nsys_profile *p, const nsys_index *ix) {
+cJSON *nsys_report_build(nsys_task *task, struct nsys_profile *p, const nsys_index *ix) {
   static const char *const names[] = {"top_kernels", "gpu_idle_gaps", "overlap", "nccl_breakdown",
                                       "iterations", "memory_transfers", "kernel_launch_overhead",
                                       "sync_cost", "nvtx_summary"};
-  cJSON *analyses = cJSON_CreateObject();
-  const cJSON *r[NSYS_ARRAY_LEN(names)];
-  bool ok = true;
+  enum { N = NSYS_ARRAY_LEN(names) };
   nsys_acache cache; /* what the analyses derive from the index alone: built once for all of them */
   nsys_acache_init(&cache, ix);
-  nsys_call_progress_begin(call, "report");
-  for (size_t i = 0; i < NSYS_ARRAY_LEN(names); i++) {
-    r[i] = nsys__run(call, p, ix, &cache, names[i], analyses, &ok);
-    nsys_call_progress(call, (int)(100 * (i + 1) / NSYS_ARRAY_LEN(names)), names[i]);
-    if (ok && nsys_call_cancelled(call)) {
-      ok = false;
-      nsys_call_fail_cancelled(call);
-    }
-  }
+  nsys_arun runs[N];
+  for (size_t i = 0; i < N; i++) runs[i] = (nsys_arun){.p = p, .ix = ix, .name = names[i], .cache = &cache};
+  bool ok = nsys_analysis_run_all(task, runs, N, "report");
   nsys_acache_dispose(&cache);
+  cJSON *analyses = cJSON_CreateObject();
+  const cJSON *r[N];
+  for (size_t i = 0; i < N; i++) {
+    cJSON *x = runs[i].result;
+    /* a missing table is not fatal for the report; the first other failure (in order) is */
+    if (ok && !x && !nsys_task_cancelled(task) && nsys_task_forgive(&runs[i].task, NSYS_E_DATA_MISSING)) {
+      x = cJSON_CreateObject();
+      cJSON_AddItemToObject(x, "rows", cJSON_CreateArray());
+      cJSON_AddItemToObject(x, "summary", cJSON_CreateObject());
+    } else if (ok && !x) {
+      ok = nsys_task_cancelled(task) ? nsys_task_fail_cancelled(task) : nsys_task_fail_from(task, &runs[i].task);
+    }
+    if (x) cJSON_AddItemToObject(analyses, names[i], x);
+    r[i] = x;
+  }
+  if (ok && nsys_task_cancelled(task)) ok = nsys_task_fail_cancelled(task);
   if (!ok) {
     cJSON_Delete(analyses);
     return NULL;
@@ -684,15 +672,6 @@ cJSON *nsys_report_build(nsys_call *call, struct nsys_profile *p, const nsys_ind
   nsys_json_int(cnt, "info", c3[2]);
   cJSON_AddItemToObject(res, "findings", f.arr);
   cJSON_AddItemToObject(res, "analyses", analyses);
-  nsys_call_progress_end(call, NULL);
+  nsys_task_progress_end(task, NULL);
   return res;
-}
-
-void nsys_report_attach_rendering(cJSON *report, bool md) {
-  nsys_strbuf b;
-  nsys_strbuf_init(&b);
-  nsys_report_render(&b, report, md);
-  cJSON_AddStringToObject(report, "rendered", b.data ? b.data : "");
-  cJSON_AddStringToObject(report, "format", md ? "markdown" : "text");
-  nsys_strbuf_free(&b);
 }

@@ -1,5 +1,6 @@
 /* The root-cause report (rules over analysis results -> findings) and the
- * profile diff. Both build JSON; render.h turns them into text/Markdown. */
+ * profile diff. Both build JSON; methods/analysis_render.h turns it into
+ * text/Markdown. */
 #ifndef NSYS_REPORT_H
 #define NSYS_REPORT_H
 
@@ -8,23 +9,19 @@
 
 #include "common/util.h"
 #include "index/index.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 struct nsys_profile;
 
 /* report/generate result: {file, gpus, window, totals, findings:[...],
  * analyses:{name: result}}. NULL after nsys_call_fail(). */
-cJSON *nsys_report_build(nsys_call *call, struct nsys_profile *p, const nsys_index *ix);
-/* Adds `rendered` (text or Markdown) to a report result. */
-void nsys_report_attach_rendering(cJSON *report, bool md);
-void nsys_report_render(nsys_strbuf *b, const cJSON *report, bool md);
+cJSON *nsys_report_build(nsys_task *task, struct nsys_profile *p, const nsys_index *ix);
 
 /* profile/diff result. */
-cJSON *nsys_diff_build(nsys_call *call, struct nsys_profile *a, const nsys_index *ia,
+cJSON *nsys_diff_build(nsys_task *task, struct nsys_profile *a, const nsys_index *ia,
                        struct nsys_profile *b, const nsys_index *ib);
-void nsys_diff_render(nsys_strbuf *b, const cJSON *diff, bool md);
 
 /* profile/openSet core: ps/ixs are the opened per-rank profiles. */
-cJSON *nsys_openset_build(nsys_call *call, struct nsys_profile **ps, const nsys_index **ixs, int n);
+cJSON *nsys_openset_build(nsys_task *task, struct nsys_profile **ps, const nsys_index **ixs, int n);
 
 #endif

@@ -12,7 +12,7 @@
 
 static bool nsys__need_db(nsys_actx *c) {
   if (c->p) return true;
-  nsys_call_fail(c->call, NSYS_E_DATA_MISSING, "this analysis reads the profile database");
+  nsys_task_fail(c->task, NSYS_E_DATA_MISSING, "this analysis reads the profile database");
   return false;
 }
 
@@ -44,7 +44,7 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
         "WHERE start >= ?1 AND start < ?2 %s GROUP BY 1,2,3 ORDER BY 6 DESC",
         has_kinds ? "srcKind" : "-1", has_kinds ? "dstKind" : "-1", tbl,
         c->device >= 0 ? "AND deviceId = ?3" : "");
-    sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
+    sqlite3_stmt *st = nsys_actx_prepare(c, sql);
     free(sql);
     if (!st) return false;
     sqlite3_bind_int64(st, 1, c->t0);
@@ -97,7 +97,7 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
     char *sql = nsys_xasprintf("SELECT deviceId, start, \"end\" FROM %s WHERE copyKind IN (1, 11) AND "
                                "start >= ?1 AND start < ?2 %s ORDER BY deviceId, start",
                                tbl, c->device >= 0 ? "AND deviceId = ?3" : "");
-    sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
+    sqlite3_stmt *st = nsys_actx_prepare(c, sql);
     free(sql);
     if (!st) return false;
     sqlite3_bind_int64(st, 1, c->t0);
@@ -118,10 +118,10 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
         nsys_ivls_clear(&u);
       }
       if (!row) break;
-      if ((rows_seen & 0xFFFF) == 0 && nsys_call_cancelled(c->call)) {
+      if ((rows_seen & 0xFFFF) == 0 && nsys_task_cancelled(c->task)) {
         sqlite3_finalize(st);
         nsys_ivls_free(&u);
-        nsys_call_fail_cancelled(c->call);
+        nsys_task_fail_cancelled(c->task);
         return false;
       }
       dev = d;
@@ -181,9 +181,9 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
   const char *source = samp ? "cpu_sampling" : osrt ? "osrt" : "cuda_api";
   /* CPU data often extends beyond the GPU/CUDA activity the index spans:
    * without an explicit window, use the whole profile's span */
-  if (cJSON_IsNull(cJSON_GetObjectItem(c->params, "start")) && p->info.span_end > p->info.span_start)
+  if (!nsys_aparams_get(&c->params, "start")->set && p->info.span_end > p->info.span_start)
     c->t0 = NSYS_MIN(c->t0, p->info.span_start);
-  if (cJSON_IsNull(cJSON_GetObjectItem(c->params, "end")) && p->info.span_end > p->info.span_start)
+  if (!nsys_aparams_get(&c->params, "end")->set && p->info.span_end > p->info.span_start)
     c->t1 = NSYS_MAX(c->t1, p->info.span_end + 1);
   /* Collect per thread: samples (sampling) or OSRT time, and CUDA API time from the index. */
   typedef struct {
@@ -202,7 +202,7 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
                                       "AND start < ?2 AND \"end\" >= start %s GROUP BY globalTid ORDER BY 2 DESC",
                                       osrt, nsys_schema_has_column(p, NSYS_TBL_OSRT, "nestingLevel")
                                                 ? "AND nestingLevel = 0" : "");
-    sqlite3_stmt *st = nsys_profile_prepare(p, &c->call->task, sql);
+    sqlite3_stmt *st = nsys_actx_prepare(c, sql);
     free(sql);
     if (!st) return false;
     sqlite3_bind_int64(st, 1, c->t0);
@@ -293,12 +293,6 @@ bool nsys_an_schema_inspect(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_profile *p = c->p;
   bool counts = nsys_actx_bool(c, "rowCounts");
   int64_t total_rows = 0;
-  int64_t *nrows = nsys_xmalloc((size_t)(p->schema.n_all_tables + 1) * sizeof *nrows);
-  if (counts && !nsys_profile_count_rows(p, &c->call->task, (const char *const *)p->schema.all_tables,
-                                         p->schema.n_all_tables, nrows)) {
-    free(nrows);
-    return false;
-  }
   for (int i = 0; i < p->schema.n_all_tables; i++) {
     const char *t = p->schema.all_tables[i];
     cJSON *o = cJSON_CreateObject();
@@ -317,7 +311,14 @@ bool nsys_an_schema_inspect(nsys_actx *c, cJSON *rows, cJSON *summary) {
     }
     sqlite3_finalize(st);
     if (counts) {
-      int64_t cnt = nrows[i];
+      char *q = nsys_xasprintf("SELECT COUNT(*) FROM \"%s\"", t);
+      st = NULL;
+      int64_t cnt = -1;
+      if (!strchr(t, '"') && sqlite3_prepare_v2(p->db, q, -1, &st, NULL) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW)
+        cnt = sqlite3_column_int64(st, 0);
+      sqlite3_finalize(st);
+      free(q);
       if (cnt >= 0) {
         nsys_json_int(o, "rowCount", cnt);
         total_rows += cnt;
@@ -328,13 +329,11 @@ bool nsys_an_schema_inspect(nsys_actx *c, cJSON *rows, cJSON *summary) {
       cJSON_AddNullToObject(o, "rowCount");
     }
     cJSON_AddItemToArray(rows, o);
-    if (nsys_call_cancelled(c->call)) {
-      free(nrows);
-      nsys_call_fail_cancelled(c->call);
+    if (nsys_task_cancelled(c->task)) {
+      nsys_task_fail_cancelled(c->task);
       return false;
     }
   }
-  free(nrows);
   nsys_json_int(summary, "tables", p->schema.n_all_tables);
   if (counts) nsys_json_int(summary, "rows", total_rows);
   nsys_json_str(summary, "exportSchemaVersion", p->info.schema_version);

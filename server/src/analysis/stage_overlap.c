@@ -488,7 +488,7 @@ bool nsys_an_stage_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
   if (!ok) {
     free(st.v);
     free(st.slot);
-    nsys_call_fail_cancelled(c->call);
+    nsys_task_fail_cancelled(c->task);
     return false;
   }
   uint32_t nst = st.n;

@@ -4,8 +4,11 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "analysis/render.h"
+#include "methods/analysis_render.h"
 #include "analysis/report.h"
+#include "methods/analysis_params.h"
+#include "methods/reply_limit.h"
+#include "rpc/json_int.h"
 #include "cli/cli.h"
 
 /* Prints a method result (JSON as is, else rendered as text or markdown) and frees it. */
@@ -74,6 +77,8 @@ static int nsys__cmd_analyze(int argc, char **argv) {
     cJSON_AddStringToObject(params, "name", a.pos[0]);
     cJSON *pp = cJSON_DetachItemFromObjectCaseSensitive(a.opts, "param");
     if (pp) cJSON_AddItemToObject(params, "params", pp);
+    /* a terminal or a pipe takes every row: no reply-size cap */
+    cJSON_AddItemToObject(params, "maxBytes", nsys_json_i64(NSYS_REPLY_MAX_BYTES_CEIL));
     nsys__emit(nsys_cli_call(&s, "analysis/run", params, &rc), a.format, nsys_render_result);
   }
   nsys_cli_session_dispose(&s);
@@ -95,6 +100,7 @@ static int nsys__cmd_report(int argc, char **argv) {
   if (id) {
     cJSON *params = cJSON_CreateObject();
     cJSON_AddStringToObject(params, "profileId", id);
+    cJSON_AddItemToObject(params, "maxBytes", nsys_json_i64(NSYS_REPLY_MAX_BYTES_CEIL));
     nsys__emit(nsys_cli_call(&s, "report/generate", params, &rc), a.format, nsys_report_render);
   }
   nsys_cli_session_dispose(&s);

@@ -411,7 +411,7 @@ static void nsys__summary_facts(const cJSON *summary, cJSON *facts) {
 static bool nsys__run_analysis(nsys_call *call, nsys_profile *p, const nsys_index *ix, const char *name, cJSON *list) {
   const nsys_analysis *a = nsys_analysis_find(name);
   if (!a) return true;
-  cJSON *r = nsys_analysis_run(call, p, ix, name, NULL);
+  cJSON *r = nsys_analysis_run(&call->task, p, ix, name, NULL, NULL);
   if (!r) {
     if (call->task.err == NSYS_E_CANCELLED || nsys_call_cancelled(call)) return false;
     /* forget the sub-analysis error: the answer goes on without it */

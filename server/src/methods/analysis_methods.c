@@ -4,6 +4,11 @@
 
 #include "analysis/analysis.h"
 #include "analysis/report.h"
+#include "methods/analysis_params.h"
+#include "methods/analysis_render.h"
+#include "methods/analysis_reply.h"
+#include "methods/reply_limit.h"
+#include "rpc/json_write.h"
 #include "index/index.h"
 #include "profile/profile.h"
 #include "rpc/method_table.h"
@@ -17,10 +22,12 @@ cJSON *nsys_method_analysis_list(nsys_call *call) {
 }
 
 cJSON *nsys_method_analysis_run(nsys_call *call) {
-  const char *name = NULL;
+  const char *name = NULL, *cursor = NULL;
   const cJSON *params = NULL;
+  int64_t max_bytes;
   if (!nsys_param_string(call, "name", true, &name)) return NULL;
   if (!nsys_param_any(call, "params", false, &params)) return NULL;
+  if (!nsys_reply_max_bytes(call, &max_bytes) || !nsys_param_string(call, "cursor", false, &cursor)) return NULL;
   if (params && !cJSON_IsObject(params))
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.params: expected an object");
   if (!nsys_analysis_find(name))
@@ -29,14 +36,28 @@ cJSON *nsys_method_analysis_run(nsys_call *call) {
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
-  cJSON *res = nsys_analysis_run(call, p, ix, name, params);
+  cJSON *res = nsys_analysis_run_json(&call->task, p, ix, name, params, NULL);
   nsys_profile_release(p);
+  if (!res) return NULL;
+  /* a page token names the listing: profile, analysis and its resolved params */
+  char *ptxt = nsys_json_print(cJSON_GetObjectItemCaseSensitive(res, "params"), false);
+  const char *pid = NULL;
+  nsys_param_string(call, "profileId", true, &pid);
+  uint64_t key = nsys_fnv1a(name, strlen(name), 1469598103934665603ull);
+  key = nsys_fnv1a(ptxt, strlen(ptxt), key);
+  key = nsys_fnv1a(pid, strlen(pid), key);
+  free(ptxt);
+  if (!nsys_analysis_page_rows(&call->task, res, max_bytes, cursor, key)) {
+    cJSON_Delete(res);
+    return NULL;
+  }
   return res;
 }
 
 cJSON *nsys_method_report_generate(nsys_call *call) {
   const char *format = "json";
-  if (!nsys_param_string(call, "format", false, &format)) return NULL;
+  int64_t max_bytes;
+  if (!nsys_param_string(call, "format", false, &format) || !nsys_reply_max_bytes(call, &max_bytes)) return NULL;
   bool md = strcmp(format, "markdown") == 0 || strcmp(format, "md") == 0;
   bool text = strcmp(format, "text") == 0;
   if (!md && !text && strcmp(format, "json") != 0)
@@ -44,8 +65,9 @@ cJSON *nsys_method_report_generate(nsys_call *call) {
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
-  cJSON *res = nsys_report_build(call, p, ix);
+  cJSON *res = nsys_report_build(&call->task, p, ix);
   if (res && (md || text)) nsys_report_attach_rendering(res, md);
+  if (res) nsys_report_fit(res, max_bytes);
   nsys_profile_release(p);
   return res;
 }
@@ -61,7 +83,7 @@ cJSON *nsys_method_profile_diff(nsys_call *call) {
   cJSON *res = NULL;
   const nsys_index *ia = nsys_index_get(a, &call->task);
   const nsys_index *ib = ia ? nsys_index_get(b, &call->task) : NULL;
-  if (ia && ib) res = nsys_diff_build(call, a, ia, b, ib);
+  if (ia && ib) res = nsys_diff_build(&call->task, a, ia, b, ib);
   nsys_profile_release(a);
   nsys_profile_release(b);
   return res;
@@ -110,7 +132,7 @@ cJSON *nsys_method_profile_open_set(nsys_call *call) {
     ixs[i] = nsys_index_get(ps[i], &call->task);
     if (!ixs[i]) goto done;
   }
-  res = nsys_openset_build(call, ps, ixs, n);
+  res = nsys_openset_build(&call->task, ps, ixs, n);
 done:
   for (int i = 0; i < n; i++)
     if (ps[i]) nsys_profile_release(ps[i]);

@@ -10,7 +10,8 @@
 #include "analysis/nccl.h"
 #include "analysis/report.h"
 #include "common/util.h"
-#include "rpc/call.h"
+#include "methods/analysis_params.h"
+#include "methods/analysis_render.h"
 #include "../common/nsys_check.h"
 
 /* ---- a tiny index builder ---- */
@@ -97,13 +98,12 @@ static void tix_span(tix *t) {
 }
 
 static cJSON *run(tix *t, const char *name, const char *params_json) {
-  nsys_call call;
-  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  nsys_task task;
+  nsys_task_init(&task);
   cJSON *params = params_json ? cJSON_Parse(params_json) : NULL;
-  cJSON *r = nsys_analysis_run(&call, NULL, &t->ix, name, params);
-  if (!r) fprintf(stderr, "%s failed: %s\n", name, call.task.err_msg);
+  cJSON *r = nsys_analysis_run_json(&task, NULL, &t->ix, name, params, NULL);
+  if (!r) fprintf(stderr, "%s failed: %s\n", name, task.err_msg);
   cJSON_Delete(params);
-  nsys_call_dispose(&call);
   return r;
 }
 static double num(const cJSON *o, const char *path) {
@@ -264,23 +264,20 @@ static void test_top_kernels(void) {
   CHECK_NEAR(num(r, "summary.kernelCount"), 2, 1e-6); /* kernels starting in [50, end) */
   cJSON_Delete(r);
   /* param errors */
-  nsys_call call;
-  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  nsys_task task;
+  nsys_task_init(&task);
   cJSON *bad = cJSON_Parse("{\"limt\": 3}");
-  CHECK(nsys_analysis_run(&call, NULL, &t.ix, "top_kernels", bad) == NULL);
-  CHECK(call.task.err == NSYS_E_INVALID_PARAMS && strstr(call.task.err_msg, "limt"));
+  CHECK(nsys_analysis_run_json(&task, NULL, &t.ix, "top_kernels", bad, NULL) == NULL);
+  CHECK(task.err == NSYS_E_INVALID_PARAMS && strstr(task.err_msg, "limt"));
   cJSON_Delete(bad);
-  nsys_call_dispose(&call);
-  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  nsys_task_init(&task);
   bad = cJSON_Parse("{\"limit\": \"x\"}");
-  CHECK(nsys_analysis_run(&call, NULL, &t.ix, "top_kernels", bad) == NULL);
-  CHECK(call.task.err == NSYS_E_INVALID_PARAMS);
+  CHECK(nsys_analysis_run_json(&task, NULL, &t.ix, "top_kernels", bad, NULL) == NULL);
+  CHECK(task.err == NSYS_E_INVALID_PARAMS);
   cJSON_Delete(bad);
-  nsys_call_dispose(&call);
-  nsys_call_init(&call, "analysis/run", NULL, NULL);
-  CHECK(nsys_analysis_run(&call, NULL, &t.ix, "no_such", NULL) == NULL);
-  CHECK(call.task.err == NSYS_E_UNKNOWN_ANALYSIS);
-  nsys_call_dispose(&call);
+  nsys_task_init(&task);
+  CHECK(nsys_analysis_run_json(&task, NULL, &t.ix, "no_such", NULL, NULL) == NULL);
+  CHECK(task.err == NSYS_E_UNKNOWN_ANALYSIS);
   nsys_strtab_free(&t.ix.strings);
 }
 
@@ -440,13 +437,12 @@ static void test_empty(void) {
   tix_init(&t);
   for (const nsys_analysis *a = nsys_analyses; a->name; a++) {
     if (!strcmp(a->name, "mfu")) continue;
-    nsys_call call;
-    nsys_call_init(&call, "analysis/run", NULL, NULL);
-    cJSON *r = nsys_analysis_run(&call, NULL, &t.ix, a->name, NULL);
+    nsys_task task;
+    nsys_task_init(&task);
+    cJSON *r = nsys_analysis_run_json(&task, NULL, &t.ix, a->name, NULL, NULL);
     /* SQL-backed analyses report missing data without a database */
-    CHECK(r || call.task.err == NSYS_E_DATA_MISSING);
+    CHECK(r || task.err == NSYS_E_DATA_MISSING);
     cJSON_Delete(r);
-    nsys_call_dispose(&call);
   }
   nsys_strtab_free(&t.ix.strings);
 }
@@ -463,11 +459,10 @@ static bool has_finding(const cJSON *rep, const char *id) {
 }
 
 static cJSON *report_of(tix *t) {
-  nsys_call call;
-  nsys_call_init(&call, "report/generate", NULL, NULL);
-  cJSON *rep = nsys_report_build(&call, NULL, &t->ix);
-  CHECK_MSG(rep != NULL, "report: %s", call.task.err_msg);
-  nsys_call_dispose(&call);
+  nsys_task task;
+  nsys_task_init(&task);
+  cJSON *rep = nsys_report_build(&task, NULL, &t->ix);
+  CHECK_MSG(rep != NULL, "report: %s", task.err_msg);
   return rep;
 }
 
@@ -603,14 +598,13 @@ static void build_shared(tix *t) {
 }
 
 static char *run_text(tix *t, const char *name, const char *params_json, nsys_acache *cache) {
-  nsys_call call;
-  nsys_call_init(&call, "analysis/run", NULL, NULL);
+  nsys_task task;
+  nsys_task_init(&task);
   cJSON *params = params_json ? cJSON_Parse(params_json) : NULL;
-  cJSON *r = nsys_analysis_run_cached(&call, NULL, &t->ix, name, params, cache);
-  char *txt = r ? cJSON_PrintUnformatted(r) : nsys_xstrdup(call.task.err_msg);
+  cJSON *r = nsys_analysis_run_json(&task, NULL, &t->ix, name, params, cache);
+  char *txt = r ? cJSON_PrintUnformatted(r) : nsys_xstrdup(task.err_msg);
   cJSON_Delete(r);
   cJSON_Delete(params);
-  nsys_call_dispose(&call);
   return txt;
 }
 
@@ -643,6 +637,59 @@ static void test_shared_cache(void) {
   nsys_strtab_free(&t.ix.strings);
 }
 
+/* nsys_analysis_run_all: every analysis over every window, all on 4 threads
+ * sharing one cache, answers exactly what each run alone answers (or fails
+ * with the same message); a cancelled request cancels every run. */
+static void test_run_all(void) {
+  tix t;
+  build_shared(&t);
+  static const char *const windows[] = {NULL, "{\"start\": 12, \"end\": 75}", "{\"device\": 1}",
+                                        "{\"start\": -10, \"end\": 90}"};
+  enum { NW = sizeof windows / sizeof windows[0], MAXR = 32 * NW };
+  nsys_arun runs[MAXR];
+  nsys_aparams ps[MAXR];
+  char *own[MAXR];
+  uint32_t n = 0;
+  for (const nsys_analysis *a = nsys_analyses; a->name && n + NW <= MAXR; a++)
+    for (int w = 0; w < NW; w++, n++) {
+      own[n] = run_text(&t, a->name, windows[w], NULL);
+      nsys_task pt;
+      nsys_task_init(&pt);
+      cJSON *pj = windows[w] ? cJSON_Parse(windows[w]) : NULL;
+      CHECK(nsys_analysis_params_from_json(&pt, a, pj, &ps[n]));
+      cJSON_Delete(pj);
+      runs[n] = (nsys_arun){.ix = &t.ix, .name = a->name, .params = &ps[n]};
+    }
+  setenv("NSYS_AI_ANALYSIS_THREADS", "4", 1);
+  for (int cancel = 0; cancel < 2; cancel++) {
+    nsys_acache k;
+    nsys_acache_init(&k, &t.ix);
+    for (uint32_t i = 0; i < n; i++) runs[i].cache = &k;
+    nsys_task task;
+    nsys_task_init(&task);
+    if (cancel) nsys_task_cancel(&task);
+    bool ok = nsys_analysis_run_all(&task, runs, n, "test");
+    CHECK(ok == !cancel);
+    for (uint32_t i = 0; i < n; i++) {
+      if (cancel) {
+        CHECK(!runs[i].result);
+        continue;
+      }
+      char *got = runs[i].result ? cJSON_PrintUnformatted(runs[i].result) : nsys_xstrdup(runs[i].task.err_msg);
+      CHECK_MSG(!strcmp(got, own[i]), "%s run %u on threads:\n  %s\nalone:\n  %s", runs[i].name, i, got, own[i]);
+      free(got);
+      cJSON_Delete(runs[i].result);
+    }
+    nsys_acache_dispose(&k);
+  }
+  unsetenv("NSYS_AI_ANALYSIS_THREADS");
+  for (uint32_t i = 0; i < n; i++) {
+    nsys_aparams_dispose(&ps[i]);
+    free(own[i]);
+  }
+  nsys_strtab_free(&t.ix.strings);
+}
+
 int main(void) {
   test_report_rules();
   test_report_short_gaps();
@@ -659,5 +706,6 @@ int main(void) {
   test_list();
   test_empty();
   test_shared_cache();
+  test_run_all();
   return nsys_check_done("analysis");
 }

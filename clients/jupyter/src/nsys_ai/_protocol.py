@@ -127,6 +127,8 @@ AnalysisRunParams = TypedDict("AnalysisRunParams", {
     "profileId": ProfileId,
     "name": str,
     "params": NotRequired[Dict[str, Any]],
+    "maxBytes": NotRequired[int],
+    "cursor": NotRequired[str],
 })
 
 Ns = int
@@ -143,6 +145,8 @@ AnalysisRunResult = TypedDict("AnalysisRunResult", {
     "window": Window,
     "rows": List[Dict[str, Any]],
     "summary": Dict[str, Any],
+    "truncated": NotRequired[Literal[True]],
+    "next": NotRequired[str],
 })
 
 NsParam = int
@@ -713,6 +717,7 @@ ProfileOpenSetResult = TypedDict("ProfileOpenSetResult", {
 ReportGenerateParams = TypedDict("ReportGenerateParams", {
     "profileId": ProfileId,
     "format": NotRequired[Literal["json", "text", "markdown", "md"]],
+    "maxBytes": NotRequired[int],
 })
 
 ReportGenerateResultFindingsItemEvidence = TypedDict("ReportGenerateResultFindingsItemEvidence", {
@@ -739,6 +744,7 @@ ReportGenerateResult = TypedDict("ReportGenerateResult", {
     "analyses": Dict[str, Dict[str, Any]],
     "rendered": NotRequired[str],
     "format": NotRequired[Literal["text", "markdown"]],
+    "truncated": NotRequired[Literal[True]],
 })
 
 # search params

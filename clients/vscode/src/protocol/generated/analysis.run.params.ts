@@ -14,4 +14,12 @@ name: string
 params?: {
 
 }
+/**
+ * Reply size cap in bytes of JSON (default 2097152). Rows that would pass it are left for the next page (`next`); the summary is always whole.
+ */
+maxBytes?: number
+/**
+ * The `next` of a previous reply to the same params: continues its rows. Any other string is -32602.
+ */
+cursor?: string
 }

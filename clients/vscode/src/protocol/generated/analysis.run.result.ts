@@ -11,6 +11,14 @@ rows: {
 summary: {
 
 }
+/**
+ * Present when rows were left out to stay within maxBytes: ask for them with `cursor` = `next`.
+ */
+truncated?: true
+/**
+ * Present with `truncated`: pass as `cursor` (same other params) for the next page of rows.
+ */
+next?: string
 }
 
 export interface Window {

@@ -8,4 +8,8 @@ profileId: string
  * json (default): findings only; text/markdown also add `rendered`
  */
 format?: ("json" | "text" | "markdown" | "md")
+/**
+ * Reply size cap in bytes of JSON (default 2097152). Past it, rows are cut from the ends of the embedded analyses' rows (each such analysis says `truncated`); findings, totals and summaries stay whole.
+ */
+maxBytes?: number
 }

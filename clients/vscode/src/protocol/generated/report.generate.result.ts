@@ -28,6 +28,10 @@ analyses: {
 }
 rendered?: string
 format?: ("text" | "markdown")
+/**
+ * Present when rows of `analyses` were cut to stay within maxBytes (analysis/run pages them whole).
+ */
+truncated?: true
 }
 export interface Window {
 /**

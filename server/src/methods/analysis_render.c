@@ -1,4 +1,4 @@
-#include "analysis/render.h"
+#include "methods/analysis_render.h"
 
 #include <math.h>
 #include <stdio.h>
