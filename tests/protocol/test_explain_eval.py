@@ -1,0 +1,84 @@
+"""Identification accuracy of kernel/explain on real kernel names gathered
+from public sources (tests/data/kernel_names_eval.tsv: name, category,
+origin, operation, source). Prints accuracy per origin family and every
+miss; fails when category or origin accuracy falls below the target
+(issue 17: >= 95% each), or when any family is below 80%."""
+from __future__ import annotations
+
+import collections
+import csv
+from pathlib import Path
+
+import pytest
+
+from nsys_rpc import Server
+
+EVAL = Path(__file__).resolve().parents[1] / "data" / "kernel_names_eval.tsv"
+TARGET = 0.95
+FAMILY_FLOOR = 0.80
+
+
+def load_eval() -> list[dict]:
+    with EVAL.open(encoding="utf-8") as f:
+        lines = [l for l in f if not l.startswith("#")]
+    rows = list(csv.DictReader(lines, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return rows
+
+
+def test_eval_set_is_large_and_sourced():
+    rows = load_eval()
+    assert len(rows) >= 300, len(rows)
+    assert len({r["name"] for r in rows}) == len(rows), "duplicate names"
+    for r in rows:
+        assert r["source"].strip(), f"no source for {r['name'][:80]}"
+        assert r["category"] and r["origin"] and r["operation"], r
+
+
+def evaluate(server: Server) -> tuple[dict, list]:
+    per = collections.defaultdict(lambda: [0, 0, 0])  # n, category ok, origin ok
+    misses = []
+    for r in load_eval():
+        res = server.request("kernel/explain", {"name": r["name"]})
+        cat_ok = res["category"] == r["category"]
+        ori_ok = res["origin"] == r["origin"]
+        p = per[r["origin"]]
+        p[0] += 1
+        p[1] += cat_ok
+        p[2] += ori_ok
+        if not (cat_ok and ori_ok):
+            misses.append((r["origin"], r["name"][:110], f"{res['origin']}/{res['category']}",
+                           f"{r['origin']}/{r['category']}"))
+    return per, misses
+
+
+def format_table(per: dict, misses: list) -> str:
+    out = [f"{'family':<16}{'n':>5}{'category':>10}{'origin':>9}"]
+    tot = [0, 0, 0]
+    for fam in sorted(per, key=lambda k: -per[k][0]):
+        n, c, o = per[fam]
+        tot = [tot[0] + n, tot[1] + c, tot[2] + o]
+        out.append(f"{fam:<16}{n:>5}{100 * c / n:>9.1f}%{100 * o / n:>8.1f}%")
+    n, c, o = tot
+    out.append(f"{'ALL':<16}{n:>5}{100 * c / n:>9.1f}%{100 * o / n:>8.1f}%")
+    for m in misses:
+        out.append("MISS [%s] %s -> got %s, want %s" % m)
+    return "\n".join(out)
+
+
+def test_identification_accuracy(capsys):
+    with Server() as s:
+        per, misses = evaluate(s)
+    table = format_table(per, misses)
+    with capsys.disabled():
+        print("\n" + table)
+    n = sum(v[0] for v in per.values())
+    cat = sum(v[1] for v in per.values()) / n
+    ori = sum(v[2] for v in per.values()) / n
+    assert cat >= TARGET and ori >= TARGET, table
+    low = [f for f, (k, c, o) in per.items() if min(c, o) / k < FAMILY_FLOOR]
+    assert not low, f"families below {FAMILY_FLOOR:.0%}: {low}\n{table}"
+
+
+if __name__ == "__main__":
+    with Server() as s:
+        print(format_table(*evaluate(s)))
