@@ -159,6 +159,8 @@ typedef struct {
   nsys_occupancy occ;
   bool have_occ;
   char instance_nvtx[512];
+  char short_buf[256]; /* short name derived from a full name given alone */
+  char qual_buf[2048]; /* mangled names: the nested names, then the mangled name */
 } nsys__ctx;
 
 static cJSON *nsys__precision_json(const nsys__ctx *c) {
@@ -606,6 +608,20 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
         if (c.st.n_variants > 1) c.id_full = "";
       }
       else c.short_name = nsys_strtab_get(&ix->strings, ix->ops.name[c.op]);
+    }
+  }
+
+  /* a full name given alone (not found in the profile): match the KB on
+   * the short name CUPTI would have recorded as well */
+  if (!c.have_stats && c.short_name == c.full_name) {
+    nsys_kname_short(c.full_name, c.short_buf, sizeof c.short_buf, c.qual_buf, sizeof c.qual_buf);
+    if (c.short_buf[0] && strcmp(c.short_buf, c.full_name) != 0) {
+      c.short_name = c.short_buf;
+      if (strncmp(c.full_name, "_Z", 2) == 0 && c.qual_buf[0]) {
+        size_t ql = strlen(c.qual_buf);
+        snprintf(c.qual_buf + ql, sizeof c.qual_buf - ql, " %s", c.full_name);
+        c.id_full = c.qual_buf;
+      }
     }
   }
 
