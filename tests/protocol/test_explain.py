@@ -31,9 +31,16 @@ def kernel_table(db: sqlite3.Connection) -> str:
 
 
 def nearest_rank(sorted_vals: list[int], q: float) -> int:
-    """The definition kernel/explain documents: value at rank ceil(q * n)."""
+    """The one percentile definition (docs/analyses.md): linear interpolation
+    between the closest ranks (numpy's default), rounded to the ns."""
     n = len(sorted_vals)
-    return sorted_vals[max(1, math.ceil(q * n - 1e-9)) - 1]
+    pos = q * (n - 1)
+    i = math.floor(pos)
+    if i + 1 >= n:
+        return sorted_vals[-1]
+    a, b = sorted_vals[i], sorted_vals[i + 1]
+    v = a + (pos - i) * (b - a)
+    return int(math.floor(v + 0.5))
 
 
 def sql_stats(path: Path, where: str, args: tuple) -> dict:

@@ -568,8 +568,10 @@ static char *nsys__markdown(const nsys__ctx *c, const char *bound, const cJSON *
       const nsys_kstats *s = &c->st;
       nsys__fmt_ns(x, sizeof x, (double)s->total_ns);
       if (s->kind == NSYS_OP_KERNEL)
-        nsys_strbuf_printf(&b, "| Calls | %u |\n| Total | %s (%.1f%% of kernel time, #%u of %u names) |\n", s->count, x,
-                           s->pct_kind_time, s->rank, s->n_groups);
+        nsys_strbuf_printf(&b,
+                           "| Calls | %u |\n| Total | %s (%.1f%% of kernel time, %.1f%% of GPU operation time; #%u of %u "
+                           "kernel names) |\n",
+                           s->count, x, s->pct_kind_time, s->pct_gpu_time, s->rank, s->n_groups);
       else
         nsys_strbuf_printf(&b, "| Calls | %u |\n| Total | %s (%.1f%% of GPU operation time, #%u of %u names) |\n",
                            s->count, x, s->pct_gpu_time, s->rank, s->n_groups);
