@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "explain/csort.h"
 #include "explain/kb.h"
 #include "explain/kernel_stats.h"
 #include "profile/profile.h"
@@ -81,6 +82,8 @@ static int nsys__iv_cmp(const void *a, const void *b) {
   return x->s < y->s ? -1 : x->s > y->s;
 }
 
+static bool nsys__cancel_cb(void *ctx) { return nsys_task_cancelled((nsys_task *)ctx); }
+
 /* Summed idle time between each device's first and last operation. */
 static bool nsys__idle(const nsys_index *ix, nsys_task *task, int64_t *idle, uint32_t *devices) {
   *idle = 0;
@@ -105,7 +108,10 @@ static bool nsys__idle(const nsys_index *ix, nsys_task *task, int64_t *idle, uin
       }
     }
     if (!ok || n == 0) continue;
-    qsort(iv, n, sizeof *iv, nsys__iv_cmp);
+    if (!nsys_csort(iv, n, sizeof *iv, nsys__iv_cmp, nsys__cancel_cb, task)) {
+      ok = false;
+      break;
+    }
     int64_t reach = iv[0].e;
     for (size_t i = 1; i < n; i++) {
       if (iv[i].s > reach) *idle += iv[i].s - reach;
@@ -118,7 +124,6 @@ static bool nsys__idle(const nsys_index *ix, nsys_task *task, int64_t *idle, uin
   return ok;
 }
 
-static bool nsys__cancel_cb(void *ctx) { return nsys_task_cancelled((nsys_task *)ctx); }
 
 static bool nsys__build(const nsys_profile *p, const nsys_index *ix, nsys_task *task, nsys_explain_context *cx) {
   memset(cx, 0, sizeof *cx);
@@ -335,8 +340,8 @@ static bool nsys__overlaps_set(nsys__iv a, const nsys__iv *b, const int64_t *rea
   return lo > 0 && reach[lo - 1] > a.s;
 }
 
-void nsys_explain_um_overlap(const nsys_profile *p, const nsys_index *ix, uint32_t name_id, int32_t device,
-                             int64_t *um_ns, uint32_t *um_count, uint32_t *kernels_hit) {
+bool nsys_explain_um_overlap(const nsys_profile *p, const nsys_index *ix, uint32_t name_id, int32_t device,
+                             nsys_task *task, int64_t *um_ns, uint32_t *um_count, uint32_t *kernels_hit) {
   (void)p;
   *um_ns = 0;
   *um_count = 0;
@@ -356,7 +361,7 @@ void nsys_explain_um_overlap(const nsys_profile *p, const nsys_index *ix, uint32
       n_um++;
     }
   }
-  if (n_um == 0) return;
+  if (n_um == 0) return true;
   /* the kernel's instances on that device */
   nsys__iv *kv = NULL;
   size_t n_k = 0, kcap = 0;
@@ -370,8 +375,12 @@ void nsys_explain_um_overlap(const nsys_profile *p, const nsys_index *ix, uint32
   /* a interval overlaps some interval of the sorted set b iff the latest end
    * among b's intervals starting before a ends is after a starts: two binary
    * searches per interval, O((k + m) log(k + m)) */
-  qsort(um, n_um, sizeof *um, nsys__iv_cmp);
-  if (n_k) qsort(kv, n_k, sizeof *kv, nsys__iv_cmp);
+  if (!nsys_csort(um, n_um, sizeof *um, nsys__iv_cmp, nsys__cancel_cb, task) ||
+      !nsys_csort(kv, n_k, sizeof *kv, nsys__iv_cmp, nsys__cancel_cb, task)) {
+    free(kv);
+    free(um);
+    return nsys_task_fail_cancelled(task);
+  }
   int64_t *um_reach = nsys_xmalloc(n_um * sizeof *um_reach);
   for (size_t i = 0; i < n_um; i++) um_reach[i] = i && um_reach[i - 1] > um[i].e ? um_reach[i - 1] : um[i].e;
   int64_t *k_reach = nsys_xmalloc((n_k ? n_k : 1) * sizeof *k_reach);
@@ -387,4 +396,5 @@ void nsys_explain_um_overlap(const nsys_profile *p, const nsys_index *ix, uint32
   free(um_reach);
   free(kv);
   free(um);
+  return true;
 }

@@ -88,10 +88,11 @@ void nsys_explain_item_label(const struct nsys_kb_pattern *pat, const char *shor
 int nsys_explain_context_rank(const nsys_explain_context *cx, const char *label);
 
 /* Summed duration and count of unified-memory migrations on `device` that
- * overlap the ops of the group with this name id (short-name grouping).
- * Cheap when the profile has none. */
-void nsys_explain_um_overlap(const struct nsys_profile *p, const nsys_index *ix, uint32_t name_id, int32_t device,
-                             int64_t *um_ns, uint32_t *um_count, uint32_t *kernels_hit);
+ * overlap the ops with this short-name id, and how many of those ops they
+ * overlap. O((k + m) log(k + m)); call only when the context counted
+ * migrations. False after nsys_task_fail() when cancelled. */
+bool nsys_explain_um_overlap(const struct nsys_profile *p, const nsys_index *ix, uint32_t name_id, int32_t device,
+                             nsys_task *task, int64_t *um_ns, uint32_t *um_count, uint32_t *kernels_hit);
 
 /* Drops the cache (tests). */
 void nsys_explain_context_clear(void);

@@ -726,6 +726,7 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
     }
   }
   if (name_id != NSYS_STR_NONE && ix) {
+    nsys_call_progress(call, 30, "statistics per kernel name");
     bool cancelled = false;
     c.have_stats = nsys_kstats_get(req->p, ix, key, name_id, &c.st, nsys__cancel_cb, call, &cancelled);
     if (cancelled) {
@@ -782,13 +783,18 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
     c.serial = c.have_launch && c.launch.grid[0] * c.launch.grid[1] * c.launch.grid[2] == 1 &&
                c.launch.block[0] * c.launch.block[1] * c.launch.block[2] == 1;
     if (req->p) {
+      nsys_call_progress(call, 70, "profile context and ranking");
       c.cx = nsys_explain_context_get(req->p, ix, &call->task);
       if (!c.cx) {
         free(name_copy);
         return NULL; /* cancelled: the task holds the error */
       }
-      if (c.cx->um_ops > 0 && ix->ops.kind[c.op] == NSYS_OP_KERNEL)
-        nsys_explain_um_overlap(req->p, ix, ix->ops.name[c.op], device, &c.um_ns, &c.um_count, &c.um_kernels);
+      if (c.cx->um_ops > 0 && ix->ops.kind[c.op] == NSYS_OP_KERNEL &&
+          !nsys_explain_um_overlap(req->p, ix, ix->ops.name[c.op], device, &call->task, &c.um_ns, &c.um_count,
+                                   &c.um_kernels)) {
+        free(name_copy);
+        return NULL;
+      }
     }
   } else if (!c.have_stats) {
     c.st.kind = strncmp(c.short_name, "[CUDA mem", 9) == 0 ? NSYS_OP_MEMCPY : NSYS_OP_KERNEL;

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "common/util.h"
+#include "explain/csort.h"
 #include "profile/profile.h"
 
 #define NSYS__CACHE_SLOTS 4
@@ -144,8 +145,7 @@ static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key
       return false;
     }
   }
-  qsort(recs, n, sizeof *recs, nsys__cmp_rec);
-  if (cancelled && cancelled(cctx)) {
+  if (!nsys_csort(recs, n, sizeof *recs, nsys__cmp_rec, cancelled, cctx) || (cancelled && cancelled(cctx))) {
     free(recs);
     return false;
   }
