@@ -193,6 +193,7 @@ static bool nsys__build(const nsys_profile *p, const nsys_index *ix, nsys_task *
     }
     it.ns = st.total_ns;
     it.count = st.count;
+    it.top_name = ids[i]; /* names come largest first: the first one merged is the item's largest */
     ranked_ns += st.total_ns;
     int j = 0;
     while (j < n_items && strcmp(items[j].label, it.label) != 0) j++;
@@ -202,6 +203,7 @@ static bool nsys__build(const nsys_profile *p, const nsys_index *ix, nsys_task *
   if (all_ns > ranked_ns) {
     memset(&items[n_items], 0, sizeof items[n_items]);
     snprintf(items[n_items].label, sizeof items[n_items].label, "other GPU operations");
+    items[n_items].top_name = NSYS_STR_NONE;
     items[n_items].ns = all_ns - ranked_ns;
     n_items++;
   }
@@ -214,6 +216,7 @@ static bool nsys__build(const nsys_profile *p, const nsys_index *ix, nsys_task *
     memset(&items[n_items], 0, sizeof items[n_items]);
     snprintf(items[n_items].label, sizeof items[n_items].label, "GPU idle");
     items[n_items].kind = NSYS_XITEM_IDLE;
+    items[n_items].top_name = NSYS_STR_NONE;
     items[n_items].ns = cx->idle_ns;
     items[n_items].count = devices;
     n_items++;
@@ -225,6 +228,7 @@ static bool nsys__build(const nsys_profile *p, const nsys_index *ix, nsys_task *
     nsys_xctx_item *last = &cx->items[NSYS_XCTX_MAX_ITEMS - 1];
     snprintf(last->label, sizeof last->label, "other GPU operations");
     last->kind = NSYS_XITEM_KERNELS;
+    last->top_name = NSYS_STR_NONE;
     for (int i = NSYS_XCTX_MAX_ITEMS; i < n_items; i++) last->ns += items[i].ns, last->count += items[i].count;
   }
   free(items);

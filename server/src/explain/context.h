@@ -51,6 +51,7 @@ typedef struct nsys_xctx_item {
   nsys_xitem_kind kind;
   int64_t ns;        /* summed duration (idle: summed idle gaps of every device) */
   uint32_t count;    /* operations (idle: devices) */
+  uint32_t top_name; /* short-name id of its largest name (NSYS_STR_NONE for idle/other) */
 } nsys_xctx_item;
 
 typedef struct nsys_explain_context {

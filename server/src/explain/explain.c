@@ -338,7 +338,7 @@ static void nsys__evidence_suggestions(const nsys__ctx *c, cJSON *sugg) {
 
 /* Where the kernel's family ranks in the whole-profile ranking (context.h),
  * and what is first; adds the statement to `sugg` and returns the JSON. */
-static cJSON *nsys__priority_json(const nsys__ctx *c, cJSON *sugg) {
+static cJSON *nsys__priority_json(const nsys__ctx *c, const nsys_index *ix, cJSON *sugg) {
   if (!c->cx || !c->have_stats || c->cx->n_items == 0) return cJSON_CreateNull();
   const nsys_explain_context *cx = c->cx;
   char label[128], buf[640], a[32], b[32];
@@ -363,8 +363,8 @@ static cJSON *nsys__priority_json(const nsys__ctx *c, cJSON *sugg) {
   nsys__add_i64(fo, "ns", first->ns);
   cJSON_AddNumberToObject(fo, "pctRankedTime", ranked > 0 ? 100.0 * (double)first->ns / (double)ranked : 0);
   nsys__add_i64(o, "rankedNs", ranked);
-  /* "first place to optimise" only for the largest kernel of the first item */
-  bool is_first = rank == 1 && (c->st.kind != NSYS_OP_KERNEL || c->st.rank == 1 || !c->pat);
+  /* "first place to optimise" only for the largest name of the first item */
+  bool is_first = rank == 1 && c->op >= 0 && ix && cx->items[0].top_name == ix->ops.name[c->op];
   cJSON_AddBoolToObject(o, "isFirst", is_first);
   if (is_first && ranked > 0) {
     snprintf(buf, sizeof buf, "Its family (%s) is %.0f%% of the profile's GPU time plus idle time, the largest item: this "
@@ -594,6 +594,24 @@ static char *nsys__markdown(const nsys__ctx *c, const char *bound, const cJSON *
         nsys__md_text(&b, s->nvtx[0].path);
         nsys_strbuf_printf(&b, " (%u of %u sampled) |\n", s->nvtx[0].count, s->nvtx_sampled);
       }
+    }
+    if (c->cx) {
+      const nsys_explain_context *cx = c->cx;
+      nsys_strbuf_printf(&b, "| Context | %s", nsys_framework_name(cx->framework));
+      if (cx->gpu_name[0]) {
+        nsys_strbuf_puts(&b, " on ");
+        nsys__md_text(&b, cx->gpu_name);
+      }
+      if (cx->cc_major >= 0) {
+        nsys_strbuf_printf(&b, " (cc %d.%d; tensor cores:", cx->cc_major, cx->cc_minor);
+        static const char *const names[] = {"fp16", "int8", "tf32", "bf16", "fp8"};
+        const bool has[] = {cx->tc_fp16, cx->tc_int8, cx->tc_tf32, cx->tc_bf16, cx->tc_fp8};
+        bool any = false;
+        for (size_t i = 0; i < NSYS_ARRAY_LEN(names); i++)
+          if (has[i]) nsys_strbuf_printf(&b, " %s", names[i]), any = true;
+        nsys_strbuf_puts(&b, any ? ")" : " none)");
+      }
+      nsys_strbuf_puts(&b, " |\n");
     }
     if (c->have_launch) {
       const nsys_launch *l = &c->launch;
@@ -842,7 +860,7 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
   cJSON *sugg = cJSON_CreateArray();
   cJSON *withheld = cJSON_CreateArray();
   nsys__evidence_suggestions(&c, sugg);
-  cJSON_AddItemToObject(res, "priority", nsys__priority_json(&c, sugg));
+  cJSON_AddItemToObject(res, "priority", nsys__priority_json(&c, ix, sugg));
   for (int i = 0; c.pat && i < c.pat->n_suggestions; i++) {
     char why[512];
     if (nsys_advice_kb_applies(c.pat, i, c.cx, why, sizeof why)) {

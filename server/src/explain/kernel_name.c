@@ -226,7 +226,8 @@ void nsys_kname_analyze(const char *short_name, const char *full_name, nsys_knam
   out->sm_arch = nsys__arch(base);
   bool gemm_like = nsys__has(base, "gemm") || nsys__has(base, "nvjet") || nsys__has(base, "xmma") ||
                    nsys__has(base, "cutlass") || nsys__has(base, "matmul") || nsys__has(base, "conv") ||
-                   nsys__has(lf, "cutlass::gemm");
+                   nsys__has(lf, "cutlass::gemm") || nsys__has(base, "scudnn") || nsys__has(base, "h1688cudnn") ||
+                   nsys__has(base, "h884cudnn");
   bool attn = nsys__has(base, "flash") || nsys__has(base, "fmha") || nsys__has(base, "attention") ||
               nsys__has(lf, "flash::");
 
@@ -242,8 +243,13 @@ void nsys_kname_analyze(const char *short_name, const char *full_name, nsys_knam
   }
   NSYS__SET(out->precision, prec);
 
-  /* tensor cores / MMA kind */
-  if (gemm_like || attn) {
+  /* tensor cores / MMA kind. No tensor cores: pooling (TensorRT's
+   * sm50_xmma_pooling_* is CUDA-core work), a kernel built for an
+   * architecture before Volta (sm50_xmma_*, maxwell_*), legacy fp32 scudnn */
+  if (nsys__has(base, "pooling") || (out->sm_arch > 0 && out->sm_arch < 70) || nsys__has(base, "scudnn")) {
+    out->tensor_cores = 0;
+    if (gemm_like && !nsys__has(base, "pooling")) NSYS__SET(out->mma, "ffma");
+  } else if (gemm_like || attn) {
     if (nsys__has(base, "ffma") || nsys__has(base, "sgemm") || nsys__has(base, "simt") ||
         nsys__has(base, "dgemm") || nsys__has(base, "_fp32_fp32")) {
       if (!nsys__has(base, "tf32")) {

@@ -1286,7 +1286,7 @@ SOURCE_REFINE: Literal["source/refine"] = "source/refine"
 TEST_SLEEP: Literal["test/sleep"] = "test/sleep"
 TEST_ECHO: Literal["test/echo"] = "test/echo"
 TEST_NO_RESULT: Literal["test/noResult"] = "test/noResult"
-PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "agent/ask"})
+PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "kernel/explain", "agent/ask"})
 CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt"})
 INLINE_METHODS = frozenset({"profile/list", "analysis/list"})
 
