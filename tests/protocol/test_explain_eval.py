@@ -14,12 +14,17 @@ import pytest
 from nsys_rpc import Server
 
 EVAL = Path(__file__).resolve().parents[1] / "data" / "kernel_names_eval.tsv"
+# Held out: names recorded on an H200, origin from the library holding the
+# symbol; the knowledge base was not written against them (only origin is
+# labelled). Its target is lower: it measures what the KB has not seen.
+H200 = Path(__file__).resolve().parents[1] / "data" / "kernel_names_h200.tsv"
+H200_TARGET = 0.90
 TARGET = 0.95
 FAMILY_FLOOR = 0.80
 
 
-def load_eval() -> list[dict]:
-    with EVAL.open(encoding="utf-8") as f:
+def load_eval(path: Path = EVAL) -> list[dict]:
+    with path.open(encoding="utf-8") as f:
         lines = [l for l in f if not l.startswith("#")]
     rows = list(csv.DictReader(lines, delimiter="\t", quoting=csv.QUOTE_NONE))
     return rows
@@ -79,6 +84,40 @@ def test_identification_accuracy(capsys):
     assert not low, f"families below {FAMILY_FLOOR:.0%}: {low}\n{table}"
 
 
+def evaluate_h200(server: Server) -> tuple[dict, list]:
+    per = collections.defaultdict(lambda: [0, 0])
+    misses = []
+    for r in load_eval(H200):
+        got = server.request("kernel/explain", {"name": r["name"]})["origin"]
+        per[r["origin"]][0] += 1
+        per[r["origin"]][1] += got == r["origin"]
+        if got != r["origin"]:
+            misses.append((r["origin"], r["name"][:110], got))
+    return per, misses
+
+
+def format_h200(per: dict, misses: list) -> str:
+    out = [f"{'origin (H200, held out)':<24}{'n':>5}{'origin':>9}"]
+    for fam in sorted(per, key=lambda k: -per[k][0]):
+        n, o = per[fam]
+        out.append(f"{fam:<24}{n:>5}{100 * o / n:>8.1f}%")
+    n, o = sum(v[0] for v in per.values()), sum(v[1] for v in per.values())
+    out.append(f"{'ALL':<24}{n:>5}{100 * o / n:>8.1f}%")
+    out += ["MISS [%s] %s -> got %s" % m for m in misses]
+    return "\n".join(out)
+
+
+def test_h200_held_out(capsys):
+    with Server() as s:
+        per, misses = evaluate_h200(s)
+    table = format_h200(per, misses)
+    with capsys.disabled():
+        print("\n" + table)
+    n, o = sum(v[0] for v in per.values()), sum(v[1] for v in per.values())
+    assert n >= 300 and o / n >= H200_TARGET, table
+
+
 if __name__ == "__main__":
     with Server() as s:
         print(format_table(*evaluate(s)))
+        print(format_h200(*evaluate_h200(s)))

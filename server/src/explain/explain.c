@@ -818,9 +818,11 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
     c.st.kind = strncmp(c.short_name, "[CUDA mem", 9) == 0 ? NSYS_OP_MEMCPY : NSYS_OP_KERNEL;
   }
 
-  /* a kernel no pattern knows, in a Julia or Numba program, was compiled
-   * by that runtime from the user's code */
-  if (!c.pat && c.cx && (c.cx->framework == NSYS_FW_JULIA || c.cx->framework == NSYS_FW_NUMBA))
+  /* a kernel no pattern knows, in a Julia, Numba or CuPy program, was
+   * compiled by that runtime from the user's code (CUDA.jl, numba.cuda.jit,
+   * cupy.RawKernel/ElementwiseKernel) */
+  if (!c.pat && c.cx &&
+      (c.cx->framework == NSYS_FW_JULIA || c.cx->framework == NSYS_FW_NUMBA || c.cx->framework == NSYS_FW_CUPY))
     c.origin = nsys_framework_name(c.cx->framework);
 
   cJSON *res = cJSON_CreateObject();
