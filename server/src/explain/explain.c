@@ -270,7 +270,7 @@ static const char *nsys__bound(const nsys__ctx *c, cJSON *reasons) {
       if (tail > 0 && full < 4 && tail_frac < 0.5) {
         snprintf(buf, sizeof buf,
                  "Wave quantisation: %lld blocks at %d per SM make %lld full wave%s of %lld and a last wave %.0f%% full, "
-                 "so up to %.0f%% of its time runs on a partly idle GPU.",
+                 "so about %.0f%% of the GPU's block slots sit idle over its run.",
                  (long long)blocks, c->occ.blocks_per_sm > 0 ? c->occ.blocks_per_sm : 1, (long long)full, full == 1 ? "" : "s",
                  (long long)slots, 100 * tail_frac, 100 * (1 - tail_frac) / (double)(full + 1));
         cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
