@@ -135,11 +135,19 @@ def test_nccl_tests_get_no_ddp_advice(base, tmp_path):
 
 
 def test_cutlass_gets_no_library_switch(base, tmp_path):
-    """A CUTLASS SIMT GEMM: no cuBLAS/PyTorch TF32 switch (its template fixes the math)."""
-    k = "cutlass_80_simt_sgemm_128x32_8x5_nn_align1"
+    """The user's own CUTLASS SIMT GEMM (CUTLASS's basic_gemm example): no cuBLAS/PyTorch TF32 switch,
+    its template fixes the math. (cutlass::Kernel2<cutlass_80_*> names are cuBLAS's: tested elsewhere.)"""
+    full = ("void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::MmaPipelined<"
+            "cutlass::gemm::GemmShape<128, 128, 8>, float, cutlass::layout::RowMajor, cutlass::arch::OpClassSimt> > >"
+            "(cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::MmaPipelined<cutlass::gemm::GemmShape<128, 128, 8>"
+            " > >::Params)")
+    old = "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8"
+    ids = "(SELECT {c} FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE shortName = (SELECT id FROM StringIds WHERE value = ?))"
     p = variant(base, tmp_path, "cutlass", gpu("NVIDIA A100-SXM4-80GB", 8, 0, 108),
-                rename("cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8", k))
-    res = explain(p, k)
+                (f"UPDATE StringIds SET value = ? WHERE id IN {ids.format(c='demangledName')}", (full, old)),
+                rename(old, "Kernel"))
+    res = explain(p, "Kernel")
+    assert res["precision"]["tensorCores"] is False, res["precision"]
     assert res["origin"] == "cutlass"
     assert not any("allow_tf32" in s or "set_float32_matmul_precision" in s or "cublasSetMathMode" in s
                    for s in res["suggestions"]), said(res)
