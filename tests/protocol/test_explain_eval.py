@@ -70,12 +70,18 @@ def format_table(per: dict, misses: list) -> str:
     return "\n".join(out)
 
 
-def test_identification_accuracy(capsys):
+def run_printed(capsys, evaluate_fn, format_fn) -> tuple[dict, str]:
+    """Runs one evaluation on a fresh server and prints its table."""
     with Server() as s:
-        per, misses = evaluate(s)
-    table = format_table(per, misses)
+        per, misses = evaluate_fn(s)
+    table = format_fn(per, misses)
     with capsys.disabled():
         print("\n" + table)
+    return per, table
+
+
+def test_identification_accuracy(capsys):
+    per, table = run_printed(capsys, evaluate, format_table)
     n = sum(v[0] for v in per.values())
     cat = sum(v[1] for v in per.values()) / n
     ori = sum(v[2] for v in per.values()) / n
@@ -108,11 +114,7 @@ def format_h200(per: dict, misses: list) -> str:
 
 
 def test_h200_held_out(capsys):
-    with Server() as s:
-        per, misses = evaluate_h200(s)
-    table = format_h200(per, misses)
-    with capsys.disabled():
-        print("\n" + table)
+    per, table = run_printed(capsys, evaluate_h200, format_h200)
     n, o = sum(v[0] for v in per.values()), sum(v[1] for v in per.values())
     assert n >= 300 and o / n >= H200_TARGET, table
 
