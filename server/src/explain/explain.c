@@ -10,6 +10,8 @@
 
 #include "common/utf8.h"
 #include "common/util.h"
+#include "explain/advice.h"
+#include "explain/context.h"
 #include "explain/gpu_specs.h"
 #include "explain/kb.h"
 #include "explain/kernel_name.h"
@@ -159,6 +161,12 @@ typedef struct {
   nsys_occupancy occ;
   bool have_occ;
   char instance_nvtx[512];
+  const nsys_explain_context *cx; /* NULL without a profile */
+  bool serial;                     /* one thread in one block */
+  int64_t um_ns;                   /* unified-memory migrations overlapping the kernel */
+  uint32_t um_count, um_kernels;
+  char short_buf[256]; /* short name derived from a full name given alone */
+  char qual_buf[2048]; /* mangled names: the nested names, then the mangled name */
 } nsys__ctx;
 
 static cJSON *nsys__precision_json(const nsys__ctx *c) {
@@ -186,6 +194,15 @@ static cJSON *nsys__nccl_json(const nsys__ctx *c) {
 
 static bool nsys__is_gemm(const nsys__ctx *c) {
   return strcmp(c->category, "gemm") == 0 || strcmp(c->category, "convolution") == 0;
+}
+
+/* Unified-memory migrations explain the kernel's time when they overlap at
+ * least half of its launches or add up to a tenth of its time. */
+static bool nsys__um_matters(const nsys__ctx *c) {
+  if (c->um_count == 0) return false;
+  uint32_t launches = c->have_stats ? c->st.count : 1;
+  int64_t total = c->have_stats ? c->st.total_ns : 0;
+  return (uint64_t)c->um_kernels * 2 >= launches || c->um_ns * 10 >= total;
 }
 
 /* Decides the likely bound with reasons (strings added to `reasons`). */
@@ -230,12 +247,44 @@ static const char *nsys__bound(const nsys__ctx *c, cJSON *reasons) {
       cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
     }
   }
-  if (c->have_occ && c->occ.valid && c->gpu.sm_count > 0 && c->occ.total_blocks > 0 &&
-      c->occ.total_blocks < c->gpu.sm_count) {
-    snprintf(buf, sizeof buf, "Its grid has %lld blocks for %d SMs: part of the GPU idles while it runs.",
-             (long long)c->occ.total_blocks, c->gpu.sm_count);
+  if (c->serial) {
+    cJSON_AddItemToArray(reasons, cJSON_CreateString(
+        "Launched with grid 1x1x1 and block 1x1x1: one thread on one SM does all the work, serially; occupancy and "
+        "grid-size figures do not matter until the work is spread over threads."));
+    bound = "serial";
+  } else if (c->have_occ && c->occ.valid && c->gpu.sm_count > 0 && c->occ.total_blocks > 0) {
+    int64_t blocks = c->occ.total_blocks, sms = c->gpu.sm_count;
+    int64_t slots = sms * (c->occ.blocks_per_sm > 0 ? c->occ.blocks_per_sm : 1);
+    if (blocks * 2 < sms) {
+      snprintf(buf, sizeof buf, "Its grid has %lld block%s for %lld SMs: %lld SMs idle while it runs.", (long long)blocks,
+               blocks == 1 ? "" : "s", (long long)sms, (long long)(sms - blocks));
+      cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+      if (strcmp(bound, "compute") == 0 || strcmp(bound, "memory") == 0) bound = "latency";
+    } else if (blocks < sms) {
+      snprintf(buf, sizeof buf, "Its %lld blocks occupy %lld of the %lld SMs: one wave that fills %.0f%% of the GPU, "
+               "not a latency problem.", (long long)blocks, (long long)blocks, (long long)sms, 100.0 * (double)blocks / (double)sms);
+      cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+    } else if (blocks > slots) {
+      int64_t full = blocks / slots, tail = blocks % slots;
+      double tail_frac = (double)tail / (double)slots;
+      if (tail > 0 && full < 4 && tail_frac < 0.5) {
+        snprintf(buf, sizeof buf,
+                 "Wave quantisation: %lld blocks at %d per SM make %lld full wave%s of %lld and a last wave %.0f%% full, "
+                 "so about %.0f%% of the GPU's block slots sit idle over its run.",
+                 (long long)blocks, c->occ.blocks_per_sm > 0 ? c->occ.blocks_per_sm : 1, (long long)full, full == 1 ? "" : "s",
+                 (long long)slots, 100 * tail_frac, 100 * (1 - tail_frac) / (double)(full + 1));
+        cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+      }
+    }
+  }
+  if (nsys__um_matters(c)) {
+    nsys__fmt_ns(a, sizeof a, (double)c->um_ns);
+    snprintf(buf, sizeof buf,
+             "%u unified-memory migrations (%s of copy time) ran on the same GPU while %u of its %u launches ran: the "
+             "kernel waits on page faults, so its duration measures migration, not its own work.",
+             c->um_count, a, c->um_kernels, c->have_stats ? c->st.count : 1u);
     cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
-    if (strcmp(bound, "compute") == 0 || strcmp(bound, "memory") == 0) bound = "latency";
+    bound = "memory";
   }
   if (!c->have_stats && c->st.kind != NSYS_OP_KERNEL && strncmp(c->short_name, "[CUDA memcpy", 12) == 0) {
     cJSON_AddItemToArray(reasons, cJSON_CreateString("A copy is limited by the link it crosses (PCIe/NVLink) or by device memory."));
@@ -246,48 +295,133 @@ static const char *nsys__bound(const nsys__ctx *c, cJSON *reasons) {
   return bound;
 }
 
+static nsys_framework nsys__fw(const nsys__ctx *c) { return c->cx ? c->cx->framework : NSYS_FW_CUDA; }
+
 static void nsys__evidence_suggestions(const nsys__ctx *c, cJSON *sugg) {
-  char buf[512], a[32];
+  char buf[640], a[32];
+  if (c->serial) nsys__suggest(sugg, nsys_advice_serial(nsys__fw(c)));
+  if (nsys__um_matters(c)) nsys__suggest(sugg, nsys_advice_unified_memory(nsys__fw(c)));
   if (c->have_stats && c->st.kind == NSYS_OP_KERNEL && c->st.median_ns < 10000 && c->st.count >= 100 &&
-      !c->info.is_nccl) {
+      !c->info.is_nccl && !c->serial) {
     nsys__fmt_ns(a, sizeof a, (double)c->st.median_ns);
-    snprintf(buf, sizeof buf,
-             "%u launches of about %s each: fuse this op with its neighbours (torch.compile) or capture the loop in a CUDA "
-             "graph to remove per-launch overhead.",
-             c->st.count, a);
+    snprintf(buf, sizeof buf, "%u launches of about %s each: %s", c->st.count, a, nsys_advice_launch_overhead(nsys__fw(c)));
     nsys__suggest(sugg, buf);
   }
-  bool kb_says_tf32 = false;
+  bool kb_tf32 = false; /* an applicable KB suggestion already covers TF32 */
   for (int i = 0; c->pat && i < c->pat->n_suggestions; i++)
-    if (strstr(c->pat->suggestions[i], "TF32")) kb_says_tf32 = true;
-  if (nsys__is_gemm(c) && c->info.tensor_cores == 0 && strcmp(c->info.precision, "fp32") == 0 && !kb_says_tf32)
-    nsys__suggest(sugg, "This GEMM runs in FP32 without tensor cores: enable TF32 (torch.set_float32_matmul_precision('high')) "
-                        "or run under torch.autocast(dtype=torch.bfloat16).");
-  if (c->have_occ && c->occ.valid && c->occ.occupancy < 0.25 && !nsys__is_gemm(c) &&
-      strcmp(c->category, "attention") != 0 && c->occ.limiter != NSYS_OCC_LIMIT_WARPS) {
+    if (strstr(c->pat->suggestions[i], "TF32") && nsys_advice_kb_applies(c->pat, i, c->cx, buf, sizeof buf)) kb_tf32 = true;
+  if (nsys__is_gemm(c) && c->info.tensor_cores == 0 && strcmp(c->info.precision, "fp32") == 0 && !kb_tf32) {
+    nsys_advice_fp32_gemm(c->cx, c->origin, buf, sizeof buf);
+    if (buf[0]) nsys__suggest(sugg, buf);
+  }
+  if (!c->serial && c->have_occ && c->occ.valid && c->occ.occupancy < 0.25 && !c->pat &&
+      c->occ.limiter != NSYS_OCC_LIMIT_WARPS) {
     snprintf(buf, sizeof buf,
-             "Theoretical occupancy is %.0f%%, limited by %s: if this is your kernel, reduce %s per block (or use "
-             "__launch_bounds__) so more warps fit per SM.",
+             "Theoretical occupancy is %.0f%%, limited by %s: reduce %s per block (or use __launch_bounds__) so more "
+             "warps fit per SM.",
              100 * c->occ.occupancy, nsys_occ_limiter_name(c->occ.limiter),
              c->occ.limiter == NSYS_OCC_LIMIT_REGISTERS ? "registers" : "shared memory");
     nsys__suggest(sugg, buf);
   }
-  if (c->have_occ && c->occ.valid && c->gpu.sm_count > 0 && c->occ.total_blocks > 0 &&
-      c->occ.total_blocks < c->gpu.sm_count / 2 && !c->info.is_nccl) {
+  if (!c->serial && !c->pat && c->have_occ && c->occ.valid && c->gpu.sm_count > 0 && c->occ.total_blocks > 0 &&
+      c->occ.total_blocks * 2 < c->gpu.sm_count) {
     snprintf(buf, sizeof buf,
-             "The grid (%lld blocks) covers less than half of the %d SMs: batch more work per launch or run independent work "
-             "on another stream.",
-             (long long)c->occ.total_blocks, c->gpu.sm_count);
+             "The grid (%lld block%s) covers less than half of the %d SMs: give each launch more blocks (more work per "
+             "launch, or a smaller block size), or run independent work on another stream.",
+             (long long)c->occ.total_blocks, c->occ.total_blocks == 1 ? "" : "s", c->gpu.sm_count);
     nsys__suggest(sugg, buf);
   }
-  if (c->have_stats && c->st.pct_kind_time >= 30 && c->st.kind == NSYS_OP_KERNEL) {
-    snprintf(buf, sizeof buf, "This kernel is %.0f%% of all kernel time: it is the first place to optimise.",
-             c->st.pct_kind_time);
-    nsys__suggest(sugg, buf);
-  }
-  if (!c->pat)
+  if (!c->pat && !c->serial)
     nsys__suggest(sugg, "Origin unknown (probably user-written or from a library the knowledge base lacks): profile it with "
                         "Nsight Compute (ncu --set full -k <name>) to see whether memory or compute limits it.");
+}
+
+/* Where the kernel's family ranks in the whole-profile ranking (context.h),
+ * and what is first; adds the statement to `sugg` and returns the JSON. */
+static cJSON *nsys__priority_json(const nsys__ctx *c, const nsys_index *ix, cJSON *sugg) {
+  if (!c->cx || !c->have_stats || c->cx->n_items == 0) return cJSON_CreateNull();
+  const nsys_explain_context *cx = c->cx;
+  char label[128], buf[640], a[32], b[32];
+  if (c->st.kind == NSYS_OP_KERNEL) nsys_explain_item_label(c->pat, c->short_name, label, sizeof label);
+  else snprintf(label, sizeof label, "%s", c->short_name);
+  int rank = nsys_explain_context_rank(cx, label);
+  int64_t ranked = 0;
+  for (int i = 0; i < cx->n_items; i++) ranked += cx->items[i].ns;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "item", label);
+  if (rank > 0) {
+    cJSON_AddNumberToObject(o, "rank", rank);
+    nsys__add_i64(o, "itemNs", cx->items[rank - 1].ns);
+  } else {
+    cJSON_AddNullToObject(o, "rank");
+    cJSON_AddNullToObject(o, "itemNs");
+  }
+  cJSON_AddNumberToObject(o, "of", cx->n_items);
+  const nsys_xctx_item *first = &cx->items[0];
+  cJSON *fo = cJSON_AddObjectToObject(o, "first");
+  cJSON_AddStringToObject(fo, "item", first->label);
+  nsys__add_i64(fo, "ns", first->ns);
+  cJSON_AddNumberToObject(fo, "pctRankedTime", ranked > 0 ? 100.0 * (double)first->ns / (double)ranked : 0);
+  nsys__add_i64(o, "rankedNs", ranked);
+  /* "first place to optimise" only for the largest name of the first item */
+  bool is_first = rank == 1 && c->op >= 0 && ix && cx->items[0].top_name == ix->ops.name[c->op];
+  cJSON_AddBoolToObject(o, "isFirst", is_first);
+  if (is_first && ranked > 0) {
+    snprintf(buf, sizeof buf, "Its family (%s) is %.0f%% of the profile's GPU time plus idle time, the largest item: this "
+             "is the first place to optimise.", label, 100.0 * (double)first->ns / (double)ranked);
+    nsys__suggest(sugg, buf);
+  } else if (rank != 1 && ranked > 0) {
+    nsys__fmt_ns(a, sizeof a, (double)first->ns);
+    nsys__fmt_ns(b, sizeof b, rank > 0 ? (double)cx->items[rank - 1].ns : (double)c->st.total_ns);
+    if (rank > 0)
+      snprintf(buf, sizeof buf, "Priority: its family (%s, %s) ranks #%d of %d in where GPU time goes; first is %s (%s, "
+               "%.0f%%): look there before this kernel.", label, b, rank, cx->n_items, first->label, a,
+               100.0 * (double)first->ns / (double)ranked);
+    else
+      snprintf(buf, sizeof buf, "Priority: it is outside the %d largest items of the profile; first is %s (%s, %.0f%%).",
+               cx->n_items, first->label, a, 100.0 * (double)first->ns / (double)ranked);
+    nsys__suggest(sugg, buf);
+  }
+  return o;
+}
+
+static cJSON *nsys__context_json(const nsys_explain_context *cx) {
+  if (!cx) return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "framework", nsys_framework_name(cx->framework));
+  cJSON_AddStringToObject(o, "frameworkEvidence", cx->framework_evidence);
+  cJSON *g = cJSON_AddObjectToObject(o, "gpu");
+  nsys__add_str_or_null(g, "name", cx->gpu_name);
+  if (cx->cc_major >= 0) {
+    char cc[16];
+    snprintf(cc, sizeof cc, "%d.%d", cx->cc_major, cx->cc_minor);
+    cJSON_AddStringToObject(g, "computeCapability", cc);
+  } else {
+    cJSON_AddNullToObject(g, "computeCapability");
+  }
+  if (cx->sm_count > 0) cJSON_AddNumberToObject(g, "smCount", cx->sm_count);
+  else cJSON_AddNullToObject(g, "smCount");
+  if (cx->mem_bw_gbps > 0) cJSON_AddNumberToObject(g, "memoryBandwidthGBs", cx->mem_bw_gbps);
+  else cJSON_AddNullToObject(g, "memoryBandwidthGBs");
+  cJSON *tc = cJSON_AddArrayToObject(g, "tensorCorePrecisions");
+  static const char *const names[] = {"fp16", "int8", "tf32", "bf16", "fp8"};
+  const bool has[] = {cx->tc_fp16, cx->tc_int8, cx->tc_tf32, cx->tc_bf16, cx->tc_fp8};
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(names); i++)
+    if (has[i]) cJSON_AddItemToArray(tc, cJSON_CreateString(names[i]));
+  cJSON *items = cJSON_AddArrayToObject(o, "ranking");
+  for (int i = 0; i < cx->n_items; i++) {
+    cJSON *it = cJSON_CreateObject();
+    cJSON_AddStringToObject(it, "item", cx->items[i].label);
+    static const char *const kinds[] = {"kernels", "copy", "memset", "idle"};
+    cJSON_AddStringToObject(it, "kind", kinds[cx->items[i].kind]);
+    nsys__add_i64(it, "ns", cx->items[i].ns);
+    cJSON_AddNumberToObject(it, "count", cx->items[i].count);
+    cJSON_AddItemToArray(items, it);
+  }
+  nsys__add_i64(o, "gpuOperationNs", cx->gpu_op_ns);
+  nsys__add_i64(o, "idleNs", cx->idle_ns);
+  cJSON_AddNumberToObject(o, "unifiedMemoryMigrations", cx->um_ops);
+  return o;
 }
 
 static cJSON *nsys__stats_json(const nsys__ctx *c, const nsys_index *ix) {
@@ -434,8 +568,10 @@ static char *nsys__markdown(const nsys__ctx *c, const char *bound, const cJSON *
       const nsys_kstats *s = &c->st;
       nsys__fmt_ns(x, sizeof x, (double)s->total_ns);
       if (s->kind == NSYS_OP_KERNEL)
-        nsys_strbuf_printf(&b, "| Calls | %u |\n| Total | %s (%.1f%% of kernel time, #%u of %u names) |\n", s->count, x,
-                           s->pct_kind_time, s->rank, s->n_groups);
+        nsys_strbuf_printf(&b,
+                           "| Calls | %u |\n| Total | %s (%.1f%% of kernel time, %.1f%% of GPU operation time; #%u of %u "
+                           "kernel names) |\n",
+                           s->count, x, s->pct_kind_time, s->pct_gpu_time, s->rank, s->n_groups);
       else
         nsys_strbuf_printf(&b, "| Calls | %u |\n| Total | %s (%.1f%% of GPU operation time, #%u of %u names) |\n",
                            s->count, x, s->pct_gpu_time, s->rank, s->n_groups);
@@ -458,6 +594,24 @@ static char *nsys__markdown(const nsys__ctx *c, const char *bound, const cJSON *
         nsys__md_text(&b, s->nvtx[0].path);
         nsys_strbuf_printf(&b, " (%u of %u sampled) |\n", s->nvtx[0].count, s->nvtx_sampled);
       }
+    }
+    if (c->cx) {
+      const nsys_explain_context *cx = c->cx;
+      nsys_strbuf_printf(&b, "| Context | %s", nsys_framework_name(cx->framework));
+      if (cx->gpu_name[0]) {
+        nsys_strbuf_puts(&b, " on ");
+        nsys__md_text(&b, cx->gpu_name);
+      }
+      if (cx->cc_major >= 0) {
+        nsys_strbuf_printf(&b, " (cc %d.%d; tensor cores:", cx->cc_major, cx->cc_minor);
+        static const char *const names[] = {"fp16", "int8", "tf32", "bf16", "fp8"};
+        const bool has[] = {cx->tc_fp16, cx->tc_int8, cx->tc_tf32, cx->tc_bf16, cx->tc_fp8};
+        bool any = false;
+        for (size_t i = 0; i < NSYS_ARRAY_LEN(names); i++)
+          if (has[i]) nsys_strbuf_printf(&b, " %s", names[i]), any = true;
+        nsys_strbuf_puts(&b, any ? ")" : " none)");
+      }
+      nsys_strbuf_puts(&b, " |\n");
     }
     if (c->have_launch) {
       const nsys_launch *l = &c->launch;
@@ -590,6 +744,7 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
     }
   }
   if (name_id != NSYS_STR_NONE && ix) {
+    nsys_call_progress(call, 30, "statistics per kernel name");
     bool cancelled = false;
     c.have_stats = nsys_kstats_get(req->p, ix, key, name_id, &c.st, nsys__cancel_cb, call, &cancelled);
     if (cancelled) {
@@ -609,13 +764,28 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
     }
   }
 
+  /* a full name given alone (not found in the profile): match the KB on
+   * the short name CUPTI would have recorded as well */
+  if (!c.have_stats && c.short_name == c.full_name) {
+    nsys_kname_short(c.full_name, c.short_buf, sizeof c.short_buf, c.qual_buf, sizeof c.qual_buf);
+    if (c.short_buf[0] && strcmp(c.short_buf, c.full_name) != 0) {
+      c.short_name = c.short_buf;
+      if (strncmp(c.full_name, "_Z", 2) == 0 && c.qual_buf[0]) {
+        size_t ql = strlen(c.qual_buf);
+        snprintf(c.qual_buf + ql, sizeof c.qual_buf - ql, " %s", c.full_name);
+        c.id_full = c.qual_buf;
+      }
+    }
+  }
+
   /* identity */
   nsys__identity(&c);
   c.origin = c.pat ? c.pat->origin : "unknown";
   c.category = c.pat ? c.pat->category : nsys_explain_guess_category(c.short_name);
   c.typical_bound = c.pat ? c.pat->bound : "unknown";
 
-  /* launch configuration and occupancy of the representative instance */
+  /* launch configuration and occupancy of the representative instance
+   * (and the profile's context) */
   if (ix && c.op >= 0) {
     int32_t device = ix->tracks[ix->ops.track[c.op]].device;
     nsys__gpu_for(req->p, device, c.info.sm_arch, &c.gpu);
@@ -628,9 +798,32 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
       }
     }
     nsys_kstats_nvtx_path(ix, (uint32_t)c.op, c.instance_nvtx, sizeof c.instance_nvtx);
+    c.serial = c.have_launch && c.launch.grid[0] * c.launch.grid[1] * c.launch.grid[2] == 1 &&
+               c.launch.block[0] * c.launch.block[1] * c.launch.block[2] == 1;
+    if (req->p) {
+      nsys_call_progress(call, 70, "profile context and ranking");
+      c.cx = nsys_explain_context_get(req->p, ix, &call->task);
+      if (!c.cx) {
+        free(name_copy);
+        return NULL; /* cancelled: the task holds the error */
+      }
+      if (c.cx->um_ops > 0 && ix->ops.kind[c.op] == NSYS_OP_KERNEL &&
+          !nsys_explain_um_overlap(req->p, ix, ix->ops.name[c.op], device, &call->task, &c.um_ns, &c.um_count,
+                                   &c.um_kernels)) {
+        free(name_copy);
+        return NULL;
+      }
+    }
   } else if (!c.have_stats) {
     c.st.kind = strncmp(c.short_name, "[CUDA mem", 9) == 0 ? NSYS_OP_MEMCPY : NSYS_OP_KERNEL;
   }
+
+  /* a kernel no pattern knows, in a Julia, Numba or CuPy program, was
+   * compiled by that runtime from the user's code (CUDA.jl, numba.cuda.jit,
+   * cupy.RawKernel/ElementwiseKernel) */
+  if (!c.pat && c.cx &&
+      (c.cx->framework == NSYS_FW_JULIA || c.cx->framework == NSYS_FW_NUMBA || c.cx->framework == NSYS_FW_CUPY))
+    c.origin = nsys_framework_name(c.cx->framework);
 
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "name", c.short_name);
@@ -667,10 +860,23 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
   if (c.op >= 0 && ix) nsys__add_str_or_null(res, "nvtxPath", c.instance_nvtx);
   else cJSON_AddNullToObject(res, "nvtxPath");
   cJSON *sugg = cJSON_CreateArray();
+  cJSON *withheld = cJSON_CreateArray();
   nsys__evidence_suggestions(&c, sugg);
-  if (c.pat)
-    for (int i = 0; i < c.pat->n_suggestions; i++) nsys__suggest(sugg, c.pat->suggestions[i]);
+  cJSON_AddItemToObject(res, "priority", nsys__priority_json(&c, ix, sugg));
+  for (int i = 0; c.pat && i < c.pat->n_suggestions; i++) {
+    char why[512];
+    if (nsys_advice_kb_applies(c.pat, i, c.cx, why, sizeof why)) {
+      nsys__suggest(sugg, c.pat->suggestions[i]);
+    } else {
+      cJSON *w = cJSON_CreateObject();
+      cJSON_AddStringToObject(w, "text", c.pat->suggestions[i]);
+      cJSON_AddStringToObject(w, "reason", why);
+      cJSON_AddItemToArray(withheld, w);
+    }
+  }
   cJSON_AddItemToObject(res, "suggestions", sugg);
+  cJSON_AddItemToObject(res, "suggestionsWithheld", withheld);
+  cJSON_AddItemToObject(res, "context", nsys__context_json(c.cx));
   char *md = nsys__markdown(&c, bound, reasons, sugg, ix);
   cJSON_AddStringToObject(res, "markdown", md);
   free(md);

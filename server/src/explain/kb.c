@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "common/util.h"
+#include "explain/context.h"
 #include "explain/kb_embedded.h"
 
 void nsys_kb_init(nsys_kb *kb) {
@@ -28,8 +29,13 @@ static void nsys__pattern_free(nsys_kb_pattern *p) {
   free(p->bound);
   free(p->title);
   free(p->description);
-  for (int i = 0; i < p->n_suggestions; i++) free(p->suggestions[i]);
+  for (int i = 0; i < p->n_suggestions; i++) {
+    free(p->suggestions[i]);
+    if (p->suggestion_frameworks) free(p->suggestion_frameworks[i]);
+  }
   free(p->suggestions);
+  free(p->suggestion_frameworks);
+  free(p->suggestion_min_cc);
   for (int i = 0; i < p->n_examples; i++) free(p->examples[i]);
   free(p->examples);
   if (p->has_re) regfree(&p->re);
@@ -59,6 +65,60 @@ static char **nsys__strs(const cJSON *obj, const cJSON *defaults, const char *ke
     if (cJSON_IsString(it)) out[(*n)++] = nsys_xstrdup(it->valuestring);
   }
   return out;
+}
+
+/* Suggestions: strings, or {"text", "frameworks": [names], "minCc": int}.
+ * False with a message for a malformed entry or an unknown framework name. */
+static bool nsys__suggestions(const cJSON *obj, const cJSON *defaults, nsys_kb_pattern *p, char *why, size_t cap) {
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, "suggestions");
+  if (!cJSON_IsArray(arr) && defaults) arr = cJSON_GetObjectItemCaseSensitive(defaults, "suggestions");
+  p->n_suggestions = 0;
+  if (!cJSON_IsArray(arr)) return true;
+  int cnt = cJSON_GetArraySize(arr);
+  p->suggestions = nsys_xcalloc((size_t)cnt + 1, sizeof *p->suggestions);
+  p->suggestion_frameworks = nsys_xcalloc((size_t)cnt + 1, sizeof *p->suggestion_frameworks);
+  p->suggestion_min_cc = nsys_xcalloc((size_t)cnt + 1, sizeof *p->suggestion_min_cc);
+  const cJSON *it;
+  cJSON_ArrayForEach(it, arr) {
+    int i = p->n_suggestions;
+    if (cJSON_IsString(it)) {
+      p->suggestions[p->n_suggestions++] = nsys_xstrdup(it->valuestring);
+      continue;
+    }
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(it, "text");
+    if (!cJSON_IsObject(it) || !cJSON_IsString(text)) {
+      snprintf(why, cap, "suggestions[%d]: expected a string or an object with \"text\"", i);
+      return false;
+    }
+    p->suggestions[p->n_suggestions++] = nsys_xstrdup(text->valuestring);
+    const cJSON *fw = cJSON_GetObjectItemCaseSensitive(it, "frameworks");
+    if (fw) {
+      nsys_strbuf b;
+      nsys_strbuf_init(&b);
+      const cJSON *f;
+      cJSON_ArrayForEach(f, fw) {
+        bool known = false;
+        for (int k = 0; cJSON_IsString(f) && k < NSYS_FW_COUNT; k++)
+          known |= strcmp(f->valuestring, nsys_framework_name((nsys_framework)k)) == 0;
+        if (!known) {
+          nsys_strbuf_free(&b);
+          snprintf(why, cap, "suggestions[%d].frameworks: unknown framework", i);
+          return false;
+        }
+        nsys_strbuf_printf(&b, "%s%s", b.len ? "," : "", f->valuestring);
+      }
+      p->suggestion_frameworks[i] = nsys_strbuf_steal(&b);
+    }
+    const cJSON *cc = cJSON_GetObjectItemCaseSensitive(it, "minCc");
+    if (cc) {
+      if (!cJSON_IsNumber(cc) || cc->valueint < 30 || cc->valueint > 150) {
+        snprintf(why, cap, "suggestions[%d].minCc: expected a compute capability x10 (30..150)", i);
+        return false;
+      }
+      p->suggestion_min_cc[i] = cc->valueint;
+    }
+  }
+  return true;
 }
 
 bool nsys_kb_add_json(nsys_kb *kb, const char *text, size_t len, const char *file, char *err, size_t errcap) {
@@ -121,7 +181,13 @@ bool nsys_kb_add_json(nsys_kb *kb, const char *text, size_t len, const char *fil
     p.icase = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pj, "icase"));
     const cJSON *pr = cJSON_GetObjectItemCaseSensitive(pj, "priority");
     if (cJSON_IsNumber(pr)) p.priority = pr->valueint;
-    p.suggestions = nsys__strs(pj, defaults, "suggestions", &p.n_suggestions);
+    char why[160];
+    if (!nsys__suggestions(pj, defaults, &p, why, sizeof why)) {
+      snprintf(err, errcap, "%s: patterns[%d] (%s): %s", file, idx, p.id ? p.id : "?", why);
+      nsys__pattern_free(&p);
+      cJSON_Delete(doc);
+      return false;
+    }
     p.examples = nsys__strs(pj, NULL, "examples", &p.n_examples);
     if (p.kind == NSYS_KB_REGEX) {
       int rc = regcomp(&p.re, p.match, REG_EXTENDED | REG_NOSUB | (p.icase ? REG_ICASE : 0));

@@ -37,6 +37,13 @@ typedef struct nsys_kb_pattern {
   char *origin, *category, *bound, *title, *description;
   char **suggestions;
   int n_suggestions;
+  /* per suggestion, its preconditions (a suggestion may be written as
+   * {"text": ..., "frameworks": ["pytorch", ...], "minCc": 80}):
+   * suggestion_frameworks[i] is NULL (any) or a comma list of framework
+   * names (nsys_framework_name), suggestion_min_cc[i] 0 (any) or the least
+   * compute capability x10 */
+  char **suggestion_frameworks;
+  int *suggestion_min_cc;
   char **examples;
   int n_examples;
   regex_t re;

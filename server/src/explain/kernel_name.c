@@ -226,7 +226,8 @@ void nsys_kname_analyze(const char *short_name, const char *full_name, nsys_knam
   out->sm_arch = nsys__arch(base);
   bool gemm_like = nsys__has(base, "gemm") || nsys__has(base, "nvjet") || nsys__has(base, "xmma") ||
                    nsys__has(base, "cutlass") || nsys__has(base, "matmul") || nsys__has(base, "conv") ||
-                   nsys__has(lf, "cutlass::gemm");
+                   nsys__has(lf, "cutlass::gemm") || nsys__has(base, "scudnn") || nsys__has(base, "h1688cudnn") ||
+                   nsys__has(base, "h884cudnn");
   bool attn = nsys__has(base, "flash") || nsys__has(base, "fmha") || nsys__has(base, "attention") ||
               nsys__has(lf, "flash::");
 
@@ -242,8 +243,13 @@ void nsys_kname_analyze(const char *short_name, const char *full_name, nsys_knam
   }
   NSYS__SET(out->precision, prec);
 
-  /* tensor cores / MMA kind */
-  if (gemm_like || attn) {
+  /* tensor cores / MMA kind. No tensor cores: pooling (TensorRT's
+   * sm50_xmma_pooling_* is CUDA-core work), a kernel built for an
+   * architecture before Volta (sm50_xmma_*, maxwell_*), legacy fp32 scudnn */
+  if (nsys__has(base, "pooling") || (out->sm_arch > 0 && out->sm_arch < 70) || nsys__has(base, "scudnn")) {
+    out->tensor_cores = 0;
+    if (gemm_like && !nsys__has(base, "pooling")) NSYS__SET(out->mma, "ffma");
+  } else if (gemm_like || attn) {
     if (nsys__has(base, "ffma") || nsys__has(base, "sgemm") || nsys__has(base, "simt") ||
         nsys__has(base, "dgemm") || nsys__has(base, "_fp32_fp32")) {
       if (!nsys__has(base, "tf32")) {
@@ -287,4 +293,95 @@ void nsys_kname_analyze(const char *short_name, const char *full_name, nsys_knam
       nsys__tile(base, NULL, out->tile, sizeof out->tile);
     }
   }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Short name from a full name                                             */
+
+static void nsys__copy_span(char *out, size_t cap, const char *s, size_t n) {
+  if (cap == 0) return;
+  if (n >= cap) n = cap - 1;
+  memcpy(out, s, n);
+  out[n] = '\0';
+}
+
+/* Itanium mangling: _Z [N] (<len><ident>)+ ...: the nested names joined by
+ * "::" into qual, the last into out. False when not of that form. */
+static bool nsys__short_mangled(const char *s, char *out, size_t cap, char *qual, size_t qcap) {
+  if (strncmp(s, "_Z", 2) != 0) return false;
+  const char *p = s + 2;
+  if (*p == 'N') p++;
+  const char *last = NULL;
+  size_t last_len = 0, ql = 0;
+  if (qual && qcap) qual[0] = '\0';
+  while (isdigit((unsigned char)*p)) {
+    size_t len = 0;
+    while (isdigit((unsigned char)*p) && len < 100000) len = len * 10 + (size_t)(*p++ - '0');
+    if (len == 0 || strnlen(p, len) < len) return false;
+    if (qual && qcap) {
+      int w = snprintf(qual + ql, ql < qcap ? qcap - ql : 0, "%s%.*s", ql ? "::" : "", (int)len, p);
+      if (w > 0) ql = NSYS_MIN(ql + (size_t)w, qcap - 1);
+    }
+    last = p;
+    last_len = len;
+    p += len;
+  }
+  if (!last) return false;
+  nsys__copy_span(out, cap, last, last_len);
+  return true;
+}
+
+void nsys_kname_short(const char *name, char *out, size_t cap, char *qual, size_t qcap) {
+  if (cap) out[0] = '\0';
+  if (qual && qcap) qual[0] = '\0';
+  if (!name || cap == 0) return;
+  if (nsys__short_mangled(name, out, cap, qual, qcap)) return;
+  /* demangled: the qualified name ends at the first '(' outside template
+   * brackets that does not open "(anonymous namespace)" */
+  static const char anon[] = "(anonymous namespace)";
+  const char *end = NULL;
+  int depth = 0;
+  for (const char *p = name; *p; p++) {
+    if (*p == '<') depth++;
+    else if (*p == '>' && depth > 0) depth--;
+    else if (*p == '(' && depth == 0) {
+      if (strncmp(p, anon, sizeof anon - 1) == 0) {
+        p += sizeof anon - 2;
+        continue;
+      }
+      end = p;
+      break;
+    }
+  }
+  if (!end) end = name + strlen(name);
+  /* drop trailing template arguments */
+  const char *e = end;
+  while (e > name && e[-1] == ' ') e--;
+  if (e > name && e[-1] == '>') {
+    int d = 0;
+    const char *q = e;
+    while (q > name) {
+      q--;
+      if (*q == '>') d++;
+      else if (*q == '<' && --d == 0) break;
+    }
+    if (d == 0) e = q;
+  }
+  /* the qualified name starts after the last space outside brackets (the
+   * return type precedes it) */
+  const char *start = name;
+  depth = 0;
+  for (const char *p = name; p < e; p++) {
+    if (*p == '<' || *p == '(') depth++;
+    else if ((*p == '>' || *p == ')') && depth > 0) depth--;
+    else if (*p == ' ' && depth == 0) start = p + 1;
+  }
+  if (strncmp(start, anon, sizeof anon - 1) == 0 && start > name) start = name;
+  if (qual && qcap) nsys__copy_span(qual, qcap, start, (size_t)(e - start));
+  const char *last = start;
+  for (const char *p = start; p + 1 < e; p++)
+    if (p[0] == ':' && p[1] == ':') last = p + 2;
+  if (last >= e) last = start;
+  nsys__copy_span(out, cap, last, (size_t)(e - last));
+  if (!out[0]) nsys__copy_span(out, cap, name, strlen(name));
 }

@@ -33,6 +33,16 @@ typedef struct nsys_kname_info {
                                bf16, fp8_e4m3, fp8_e5m2 */
 } nsys_kname_info;
 
+/* The function name CUPTI would record as shortName, derived from a full
+ * name given alone (a hover or a question names a kernel by its demangled
+ * or mangled form): "void at::native::(anonymous namespace)::
+ * CatArrayBatchedCopy<float, ...>(float*, ...)" -> "CatArrayBatchedCopy";
+ * "_ZN2at6native13reduce_kernelILi512E..." -> "reduce_kernel". Writes the
+ * qualified form ("at::native::reduce_kernel", "" when the name is neither)
+ * to `qual` when non-NULL. A name that is already short is copied. Always
+ * NUL-terminates (cap >= 1). */
+void nsys_kname_short(const char *name, char *out, size_t cap, char *qual, size_t qcap);
+
 /* Fills *out from the short and full names (either may be NULL). */
 void nsys_kname_analyze(const char *short_name, const char *full_name, nsys_kname_info *out);
 

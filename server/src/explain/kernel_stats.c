@@ -1,6 +1,7 @@
 /* Lazily computed, cached per-name statistics (see kernel_stats.h). */
 #include "explain/kernel_stats.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <sys/types.h>
 
 #include "common/util.h"
+#include "explain/csort.h"
 #include "profile/profile.h"
 
 #define NSYS__CACHE_SLOTS 4
@@ -143,8 +145,7 @@ static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key
       return false;
     }
   }
-  qsort(recs, n, sizeof *recs, nsys__cmp_rec);
-  if (cancelled && cancelled(cctx)) {
+  if (!nsys_csort(recs, n, sizeof *recs, nsys__cmp_rec, cancelled, cctx) || (cancelled && cancelled(cctx))) {
     free(recs);
     return false;
   }
@@ -225,6 +226,17 @@ static int nsys__cmp_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Percentile q of a group's durations (ops sorted by duration): linear
+ * interpolation between the closest ranks, rounded to the ns; the one
+ * definition top_kernels also uses (docs/analyses.md, "Percentiles"). */
+static int64_t nsys__percentile(const nsys_index *ix, const uint32_t *ops, uint32_t n, double q) {
+  double pos = q * (double)(n - 1);
+  uint32_t i = (uint32_t)floor(pos);
+  if (i + 1 >= n) return nsys_op_dur(ix, ops[n - 1]);
+  int64_t a = nsys_op_dur(ix, ops[i]), b = nsys_op_dur(ix, ops[i + 1]);
+  return (int64_t)llround((double)a + (pos - (double)i) * (double)(b - a));
+}
+
 static void nsys__compute(const nsys__entry *e, nsys__grouping *g, const nsys_index *ix, nsys_kstats_key key,
                           uint32_t id, nsys_kstats *st) {
   memset(st, 0, sizeof *st);
@@ -234,9 +246,9 @@ static void nsys__compute(const nsys__entry *e, nsys__grouping *g, const nsys_in
   st->kind = ix->ops.kind[ops[0]];
   st->min_ns = nsys_op_dur(ix, ops[0]);
   st->max_ns = nsys_op_dur(ix, ops[n - 1]);
-  st->median_ns = nsys_op_dur(ix, ops[(n + 1) / 2 - 1]);            /* nearest rank: ceil(0.50 n) */
-  st->p95_ns = nsys_op_dur(ix, ops[(uint32_t)((95ull * n + 99) / 100) - 1]); /* ceil(0.95 n) */
-  st->median_op = ops[(n + 1) / 2 - 1];
+  st->median_ns = nsys__percentile(ix, ops, n, 0.50);
+  st->p95_ns = nsys__percentile(ix, ops, n, 0.95);
+  st->median_op = ops[(n + 1) / 2 - 1]; /* an instance at the median: nearest rank, ceil(0.50 n) */
   st->longest_op = ops[n - 1];
   st->total_ns = g->totals[id];
   st->avg_ns = (double)st->total_ns / n;

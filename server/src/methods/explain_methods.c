@@ -42,6 +42,9 @@ cJSON *nsys_method_kernel_explain(nsys_call *call) {
   if (pid) {
     p = nsys_param_profile(call, "profileId");
     if (!p) return NULL;
+    /* the first request on a profile groups every op by name and derives the
+     * profile's context: report it, and let it be cancelled */
+    nsys_call_progress_begin(call, "Explaining kernel");
     ix = nsys_index_get(p, &call->task);
     if (!ix) {
       nsys_profile_release(p);

@@ -18,7 +18,7 @@
   X("profile/diff", nsys_method_profile_diff, 0) \
   X("profile/openSet", nsys_method_profile_open_set, 0) \
   X("agent/configure", nsys_method_agent_configure, 0) \
-  X("kernel/explain", nsys_method_kernel_explain, NSYS_METHOD_CANCELLABLE) \
+  X("kernel/explain", nsys_method_kernel_explain, NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \
   X("agent/ask", nsys_method_agent_ask, NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \
   X("source/annotate", nsys_method_source_annotate, 0) \
   X("source/unannotate", nsys_method_source_unannotate, 0) \

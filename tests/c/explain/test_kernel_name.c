@@ -78,6 +78,12 @@ static void test_analyze(void) {
       {"ampere_tf32_s1688gemm_tf32_128x128_32x3_nn", NULL, "tf32", 1, "hmma", "128x128", 80},
       {"volta_h884gemm_64x64_ldg8_nn", NULL, "f16", 1, "hmma", "64x64", 70},
       {"nvjet_tst_192x192_64x4_2x1_v_bz_coopB_bias_TNN", NULL, "bf16", 1, "", "192x192", 0},
+      /* no tensor cores: TensorRT pooling, kernels built for sm_50, legacy fp32 scudnn */
+      {"sm50_xmma_pooling_coalescedC_NHWC_kMAX_2_False_execute_kernel_trt", NULL, "", 0, "", "", 50},
+      {"sm50_xmma_fprop_conv2d_c1_k1_f32f32_f32_f32_nchwkcrs_nchw_tilesize10x40x8_threadsize4x4_r3s3_u1v1_xcorr_zerobeta_execute_kernel_trt",
+       NULL, "fp32", 0, "ffma", "10x40x8", 50},
+      {"volta_scudnn_128x64_relu_interior_nn_v1", NULL, "", 0, "ffma", "128x64", 70},
+      {"trt_turing_h1688cudnn_256x64_ldg8_relu_exp_small_nhwc_tn_v1", NULL, "f16", 1, "hmma", "256x64", 0},
       {"nvjet_hsh_256x128_64x4_2x1_v_bz_coopA_NNT", NULL, "f16", 1, "", "256x128", 0},
       {"Kernel2", "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>(T1::Params)", "fp32", 0, "ffma", "128x128", 80},
       {"cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64_1x2x1_0_tnn_align8_warpspecialized_cooperative_epi_tma", NULL,

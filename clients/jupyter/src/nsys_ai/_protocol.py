@@ -369,6 +369,52 @@ KernelExplainResultLlm = TypedDict("KernelExplainResultLlm", {
     "text": str,
 })
 
+KernelExplainResultPriority1First = TypedDict("KernelExplainResultPriority1First", {
+    "item": str,
+    "ns": int,
+    "pctRankedTime": float,
+})
+
+KernelExplainResultPriority1 = TypedDict("KernelExplainResultPriority1", {
+    "item": str,
+    "rank": Union[int, None],
+    "itemNs": Union[None, int],
+    "of": int,
+    "first": KernelExplainResultPriority1First,
+    "rankedNs": int,
+    "isFirst": bool,
+})
+
+KernelExplainResultSuggestionsWithheldItem = TypedDict("KernelExplainResultSuggestionsWithheldItem", {
+    "text": str,
+    "reason": str,
+})
+
+KernelExplainResultContext1Gpu = TypedDict("KernelExplainResultContext1Gpu", {
+    "name": Union[str, None],
+    "computeCapability": Union[str, None],
+    "smCount": Union[int, None],
+    "memoryBandwidthGBs": Union[float, None],
+    "tensorCorePrecisions": List[Literal["fp16", "int8", "tf32", "bf16", "fp8"]],
+})
+
+KernelExplainResultContext1RankingItem = TypedDict("KernelExplainResultContext1RankingItem", {
+    "item": str,
+    "kind": Literal["kernels", "copy", "memset", "idle"],
+    "ns": int,
+    "count": int,
+})
+
+KernelExplainResultContext1 = TypedDict("KernelExplainResultContext1", {
+    "framework": Literal["cuda", "pytorch", "tensorrt", "xla", "tensorflow", "nvhpc", "cupy", "numba", "julia", "nccl-tests"],
+    "frameworkEvidence": str,
+    "gpu": KernelExplainResultContext1Gpu,
+    "ranking": List[KernelExplainResultContext1RankingItem],
+    "gpuOperationNs": int,
+    "idleNs": int,
+    "unifiedMemoryMigrations": int,
+})
+
 # kernel/explain result
 KernelExplainResult = TypedDict("KernelExplainResult", {
     "name": str,
@@ -384,7 +430,7 @@ KernelExplainResult = TypedDict("KernelExplainResult", {
     "description": str,
     "precision": KernelExplainResultPrecision,
     "nccl": Union[None, KernelExplainResultNccl1],
-    "bound": Literal["compute", "memory", "latency", "communication", "mixed", "unknown"],
+    "bound": Literal["compute", "memory", "latency", "communication", "mixed", "unknown", "serial"],
     "typicalBound": Literal["compute", "memory", "latency", "communication", "mixed", "unknown"],
     "boundReasons": List[str],
     "launch": Union[None, KernelExplainResultLaunch1],
@@ -394,6 +440,9 @@ KernelExplainResult = TypedDict("KernelExplainResult", {
     "suggestions": List[str],
     "markdown": str,
     "llm": NotRequired[KernelExplainResultLlm],
+    "priority": NotRequired[Union[None, KernelExplainResultPriority1]],
+    "suggestionsWithheld": NotRequired[List[KernelExplainResultSuggestionsWithheldItem]],
+    "context": NotRequired[Union[None, KernelExplainResultContext1]],
 })
 
 # nvtx/tree params
@@ -1243,7 +1292,7 @@ SOURCE_REFINE: Literal["source/refine"] = "source/refine"
 TEST_SLEEP: Literal["test/sleep"] = "test/sleep"
 TEST_ECHO: Literal["test/echo"] = "test/echo"
 TEST_NO_RESULT: Literal["test/noResult"] = "test/noResult"
-PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "agent/ask"})
+PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "kernel/explain", "agent/ask"})
 CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt"})
 INLINE_METHODS = frozenset({"profile/list", "analysis/list"})
 
