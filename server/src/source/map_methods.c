@@ -67,7 +67,7 @@ static nsys_src_map *nsys__map_get(nsys_call *call, const char *root, nsys_profi
   nsys__profile_key(p, key, sizeof key);
   nsys_src_map *m = nsys__map_lookup(key, root ? root : NULL);
   if (m) return m;
-  nsys_defs *defs = root && *root ? nsys_defs_get(root) : NULL;
+  nsys_defs *defs = root && *root ? nsys_defs_get(root, &call->task) : NULL;
   m = nsys_src_map_build(p, ix, defs, call);
   nsys_defs_release(defs);
   if (!m) return NULL;

@@ -65,7 +65,7 @@ int main(void) {
   int32_t onext[5] = {1, -1, -1, -1, -1};
   ix.op_next = onext;
 
-  nsys_defs *defs = nsys_defs_build(real);
+  nsys_defs *defs = nsys_defs_build(real, NULL);
   CHECK_MSG(defs->n_files == 2, "scanned %u files", defs->n_files);
   nsys_src_map *m = nsys_src_map_build(NULL, &ix, defs, NULL);
   CHECK_MSG(m != NULL, "map built");
