@@ -62,7 +62,7 @@ static int64_t nsys__literal(const char *b, const char *e) {
 
 static nsys__launch_cfg nsys__parse_launch(const char *aux) {
   nsys__launch_cfg c = {0, -1, -1};
-  if (strncmp(aux, "cuda", 4) == 0 || strncmp(aux, "cu", 2) == 0 || aux[0] == '[' ||
+  if (strncmp(aux, "cu", 2) == 0 || aux[0] == '[' || aux[0] == '(' ||
       strncmp(aux, "torch", 5) == 0)
     return c; /* not a <<<...>>> configuration */
   const char *b = aux;
@@ -409,7 +409,7 @@ uint32_t nsys_kernel_launches(const nsys_defs *d, const nsys_kernel_facts *f, co
       c->line = c->first_line = c->last_line = v->line;
       c->kind = NSYS_DEF_LAUNCH;
       c->confidence = def->confidence;
-      bool cfg = aux[0] && aux[0] != '[' && strncmp(aux, "cu", 2) != 0 && strncmp(aux, "torch", 5) != 0;
+      bool cfg = aux[0] && aux[0] != '[' && aux[0] != '(' && strncmp(aux, "cu", 2) != 0 && strncmp(aux, "torch", 5) != 0;
       snprintf(c->evidence, sizeof c->evidence, "launches %.80s%s%.100s%s (the kernel defined at %.120s:%d%s)",
                base, cfg ? "<<<" : " via ", aux, cfg ? ">>>" : "", def_file, def->line,
                pass == 1 ? ", a file the executable's build line names" : "");

@@ -465,6 +465,17 @@ static void nsys__scan_py_launches(nsys__walk *w, uint32_t file, const char *tex
     nsys__add_span(w, name, nl, file, nsys__line_at(&lc, name), 0, 0, NSYS_DEF_LAUNCH, p,
                    (size_t)(q + 1 - p));
   }
+  for (const char *p = text; (p = memmem(p, (size_t)(end - p), "((", 2)) != NULL; p += 2) {
+    /* CuPy: NAME((grid,), (block,), (args...)) */
+    size_t nl;
+    const char *name = nsys__id_before(NSYS_MAX(text, p - 200), p, &nl);
+    if (!name || (name > text && (name[-1] == '.' || nsys__id_char(name[-1])))) continue;
+    const char *le = memchr(p, '\n', (size_t)(end - p));
+    const char *ce = memmem(p, (size_t)((le ? le : end) - p), "), (", 4);
+    if (!ce) continue;
+    nsys__add_span(w, name, nl, file, nsys__line_at(&lc, name), 0, 0, NSYS_DEF_LAUNCH, p,
+                   (size_t)((le ? le : end) - p));
+  }
   for (const char *p = text; (p = memmem(p, (size_t)(end - p), "torch.ops.", 10)) != NULL; p += 10) {
     const char *q = p + 10, *last = NULL;
     while (q < end && (nsys__id_char(*q) || *q == '.')) {
@@ -974,6 +985,25 @@ bool nsys_nvhpc_kernel(const char *name, char *func, size_t cap, int *line) {
     fb = name;
     fe = b - 1;
   }
+  if (fe - fb > 3 && fb[0] == '_' && fb[1] == 'Z') {
+    /* a mangled C++ function: _Z5solve... or _ZN2ns5solveE... -> solve */
+    const char *q = fb + 2, *last = NULL;
+    size_t last_len = 0;
+    bool nested = q < fe && *q == 'N';
+    if (nested) q++;
+    while (q < fe && *q >= '0' && *q <= '9') {
+      size_t l = 0;
+      while (q < fe && *q >= '0' && *q <= '9') l = l * 10 + (size_t)(*q++ - '0');
+      if (l == 0 || l > (size_t)(fe - q)) break;
+      last = q;
+      last_len = l;
+      q += l;
+      if (!nested) break;
+    }
+    if (!last) return false;
+    fb = last;
+    fe = last + last_len;
+  }
   if (fe <= fb || (size_t)(fe - fb) >= cap) return false;
   for (const char *q = fb; q < fe; q++)
     if (!nsys__id_char(*q)) return false;
@@ -989,7 +1019,8 @@ bool nsys_lambda_parent(const char *sym, char *out, size_t cap) {
   const char *tag = strstr(sym, "__nv_dl_tag<");
   if (!tag) tag = strstr(sym, "__nv_hdl_helper<");
   if (tag) {
-    const char *amp = strstr(tag, "&");
+    const char *amp = strstr(tag, ", &");
+    if (amp) amp += 2; /* the '&' */
     if (amp) {
       const char *b = amp + 1, *e = b;
       while (nsys__id_char(*e) || *e == ':') e++;

@@ -790,8 +790,9 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
       nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)site, ix->ops.name[i], i, dur);
     }
     if (defs && ix->ops.full_name[i] < ns) {
-      const nsys_gpu_track *tr = &ix->tracks[ix->ops.track[i]];
-      op_group[i] = (int32_t)nsys__group(&G, ix->ops.full_name[i], tr->pid, tr->stream);
+      uint32_t t = ix->ops.track[i];
+      const nsys_gpu_track *tr = ix->tracks && t < ix->n_tracks ? &ix->tracks[t] : NULL;
+      op_group[i] = (int32_t)nsys__group(&G, ix->ops.full_name[i], tr ? tr->pid : 0, tr ? tr->stream : 0);
       nsys__grp *g = &G.v[op_group[i]];
       if (g->chain_file == 0 && chain_site >= 0) g->chain_file = m->sites[chain_site].file;
     }
