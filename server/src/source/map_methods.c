@@ -8,6 +8,7 @@
 #include "common/util.h"
 #include "index/index.h"
 #include "profile/profile.h"
+#include "methods/reply_limit.h"
 #include "rpc/method_table.h"
 #include "rpc/params.h"
 #include "source/defs.h"
@@ -63,11 +64,17 @@ static nsys_src_map *nsys__map_get(nsys_call *call, const char *root, nsys_profi
   if (!ix) return NULL;
   nsys_profile *p = *pp;
   *ix_out = ix;
+  nsys_call_progress_begin(call, "source/map");
   char key[96];
   nsys__profile_key(p, key, sizeof key);
   nsys_src_map *m = nsys__map_lookup(key, root ? root : NULL);
   if (m) return m;
-  nsys_defs *defs = root && *root ? nsys_defs_get(root, &call->task) : NULL;
+  nsys_defs *defs = NULL;
+  if (root && *root) {
+    nsys_call_progress(call, 2, "scanning the workspace");
+    defs = nsys_defs_get(root, &call->task);
+    if (!defs) return NULL; /* cancelled */
+  }
   m = nsys_src_map_build(p, ix, defs, call);
   nsys_defs_release(defs);
   if (!m) return NULL;
@@ -98,6 +105,13 @@ static bool nsys__root_param(nsys_call *call, bool required, char **out) {
   return true;
 }
 
+static int64_t nsys__json_bytes(const cJSON *o) {
+  char *t = cJSON_PrintUnformatted(o);
+  int64_t n = t ? (int64_t)strlen(t) + 1 : 0;
+  free(t);
+  return n;
+}
+
 static double nsys__pct(int64_t part, int64_t whole) {
   return whole > 0 ? (double)(int64_t)((double)part * 10000.0 / (double)whole) / 100.0 : 0.0;
 }
@@ -110,6 +124,14 @@ static void nsys__explain(const nsys_src_map *m, const nsys_index *ix, const nsy
   snprintf(out, cap, "%u x %s, %s total (%.2f%% of GPU time): %s", r->count,
            nsys_strtab_get(&ix->strings, r->kname), tot, nsys__pct(r->total_ns, m->gpu_ns),
            nsys_strtab_get(&m->strs, s->evidence));
+}
+
+/* The lines a hover answers on, when more than the site's own line. */
+static void nsys__span_json(cJSON *o, const nsys_src_site *s) {
+  if (s->line <= 0 || (s->first_line == s->line && s->last_line == s->line)) return;
+  cJSON *sp = cJSON_AddObjectToObject(o, "span");
+  cJSON_AddNumberToObject(sp, "startLine", s->first_line);
+  cJSON_AddNumberToObject(sp, "endLine", s->last_line);
 }
 
 static cJSON *nsys__row_json(const nsys_src_map *m, const nsys_index *ix, const nsys_src_row *r,
@@ -125,6 +147,8 @@ static cJSON *nsys__row_json(const nsys_src_map *m, const nsys_index *ix, const 
   cJSON_AddStringToObject(o, "strategy", nsys_src_strategy_name((nsys_src_strategy)s->strategy));
   cJSON_AddNumberToObject(o, "confidence", (double)(int)(s->confidence * 100.0f + 0.5f) / 100.0);
   cJSON_AddStringToObject(o, "evidence", nsys_strtab_get(&m->strs, s->evidence));
+  if (r->candidates > 1) cJSON_AddNumberToObject(o, "candidates", r->candidates);
+  nsys__span_json(o, s);
   if (explain) {
     char ex[900];
     nsys__explain(m, ix, r, ex, sizeof ex);
@@ -147,9 +171,10 @@ static void nsys__summary(cJSON *res, const nsys_src_map *m) {
 
 cJSON *nsys_method_source_map(nsys_call *call) {
   char *root = NULL;
-  int64_t per_line = 20;
+  int64_t per_line = 20, max_bytes = NSYS_REPLY_MAX_BYTES;
   if (!nsys__root_param(call, true, &root) ||
-      !nsys_param_int64(call, NSYS_P_SOURCE_MAP_KERNELS_PER_LINE, &per_line)) {
+      !nsys_param_int64(call, NSYS_P_SOURCE_MAP_KERNELS_PER_LINE, &per_line) ||
+      !nsys_reply_max_bytes(call, &max_bytes)) {
     free(root);
     return NULL;
   }
@@ -163,13 +188,22 @@ cJSON *nsys_method_source_map(nsys_call *call) {
     cJSON *files = cJSON_AddArrayToObject(res, "files");
     cJSON *cur = NULL, *lines = NULL;
     uint32_t cur_file = UINT32_MAX;
-    int64_t file_ns = 0;
+    int64_t file_ns = 0, used = 4096; /* the summary and the tags' share is bounded below */
+    bool truncated = false;
     for (uint32_t i = 0; i < m->n_lines; i++) {
       const nsys_src_line *l = &m->lines[i];
       if (l->file != cur_file) {
         if (cur) {
           cJSON_AddNumberToObject(cur, "totalNs", (double)file_ns);
           cJSON_AddNumberToObject(cur, "pctGpu", nsys__pct(file_ns, m->gpu_ns));
+          /* the reply-size rule: whole files only, in order, while they fit */
+          used += nsys__json_bytes(cur);
+          if (used > max_bytes) {
+            cJSON_DeleteItemFromArray(files, cJSON_GetArraySize(files) - 1);
+            cur = NULL;
+            truncated = true;
+            break;
+          }
         }
         cur = cJSON_CreateObject();
         cJSON_AddItemToArray(files, cur);
@@ -192,7 +226,13 @@ cJSON *nsys_method_source_map(nsys_call *call) {
     if (cur) {
       cJSON_AddNumberToObject(cur, "totalNs", (double)file_ns);
       cJSON_AddNumberToObject(cur, "pctGpu", nsys__pct(file_ns, m->gpu_ns));
+      used += nsys__json_bytes(cur);
+      if (used > max_bytes) {
+        cJSON_DeleteItemFromArray(files, cJSON_GetArraySize(files) - 1);
+        truncated = true;
+      }
     }
+    cJSON_AddBoolToObject(res, "truncated", truncated);
     /* every NVTX source tag seen, with or without kernels */
     cJSON *tags = cJSON_AddArrayToObject(res, "tags");
     for (uint32_t s = 0; s < m->n_sites; s++) {
@@ -204,6 +244,12 @@ cJSON *nsys_method_source_map(nsys_call *call) {
       cJSON_AddStringToObject(o, "text", nsys_strtab_get(&m->strs, st->label));
       cJSON_AddNumberToObject(o, "ranges", st->n_ranges);
       cJSON_AddNumberToObject(o, "cpuNs", (double)st->range_ns);
+      used += nsys__json_bytes(o);
+      if (used > max_bytes) {
+        cJSON_Delete(o);
+        cJSON_ReplaceItemInObject(res, "truncated", cJSON_CreateTrue());
+        break;
+      }
       cJSON_AddItemToArray(tags, o);
     }
     nsys__map_release(m);
@@ -321,6 +367,7 @@ cJSON *nsys_method_source_locate(nsys_call *call) {
         cJSON_AddStringToObject(o, "evidence", nsys_strtab_get(&m->strs, s->evidence));
         cJSON_AddNumberToObject(o, "count", c[i].count);
         cJSON_AddNumberToObject(o, "totalNs", (double)c[i].ns);
+        nsys__span_json(o, s);
         cJSON_AddItemToArray(arr, o);
       }
     }

@@ -837,6 +837,12 @@ SourceKernelsAtParams = TypedDict("SourceKernelsAtParams", {
     "workspaceRoot": NotRequired[str],
 })
 
+# the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
+SourceKernelsAtResultKernelsItemSpan = TypedDict("SourceKernelsAtResultKernelsItemSpan", {
+    "startLine": int,
+    "endLine": int,
+})
+
 SourceKernelsAtResultKernelsItem = TypedDict("SourceKernelsAtResultKernelsItem", {
     "name": str,
     "kernelId": int,
@@ -844,10 +850,12 @@ SourceKernelsAtResultKernelsItem = TypedDict("SourceKernelsAtResultKernelsItem",
     "totalNs": int,
     "avgNs": int,
     "pctGpu": float,
-    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "strategy": Literal["tag", "callchain", "module", "definition", "launch"],
     "confidence": float,
     "evidence": str,
     "explanation": NotRequired[str],
+    "candidates": NotRequired[int],
+    "span": NotRequired[SourceKernelsAtResultKernelsItemSpan],
 })
 
 # source/kernelsAt result
@@ -868,14 +876,22 @@ SourceLocateParams = TypedDict("SourceLocateParams", {
     "workspaceRoot": NotRequired[str],
 })
 
+# the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
+SourceLocateResultCandidatesItemSpan = TypedDict("SourceLocateResultCandidatesItemSpan", {
+    "startLine": int,
+    "endLine": int,
+})
+
 SourceLocateResultCandidatesItem = TypedDict("SourceLocateResultCandidatesItem", {
     "file": str,
     "line": int,
-    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "strategy": Literal["tag", "callchain", "module", "definition", "launch"],
     "confidence": float,
     "evidence": str,
     "count": int,
     "totalNs": int,
+    "candidates": NotRequired[int],
+    "span": NotRequired[SourceLocateResultCandidatesItemSpan],
 })
 
 # source/locate result
@@ -890,11 +906,18 @@ SourceMapParams = TypedDict("SourceMapParams", {
     "profileId": ProfileId,
     "workspaceRoot": str,
     "kernelsPerLine": NotRequired[int],
+    "maxBytes": NotRequired[int],
 })
 
 SourceMapResultStrategiesValue = TypedDict("SourceMapResultStrategiesValue", {
     "totalNs": int,
     "pctGpu": float,
+})
+
+# the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
+SourceMapResultFilesItemLinesItemKernelsItemSpan = TypedDict("SourceMapResultFilesItemLinesItemKernelsItemSpan", {
+    "startLine": int,
+    "endLine": int,
 })
 
 SourceMapResultFilesItemLinesItemKernelsItem = TypedDict("SourceMapResultFilesItemLinesItemKernelsItem", {
@@ -904,10 +927,12 @@ SourceMapResultFilesItemLinesItemKernelsItem = TypedDict("SourceMapResultFilesIt
     "totalNs": int,
     "avgNs": int,
     "pctGpu": float,
-    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "strategy": Literal["tag", "callchain", "module", "definition", "launch"],
     "confidence": float,
     "evidence": str,
     "explanation": NotRequired[str],
+    "candidates": NotRequired[int],
+    "span": NotRequired[SourceMapResultFilesItemLinesItemKernelsItemSpan],
 })
 
 SourceMapResultFilesItemLinesItem = TypedDict("SourceMapResultFilesItemLinesItem", {
@@ -941,6 +966,7 @@ SourceMapResult = TypedDict("SourceMapResult", {
     "strategies": Dict[str, SourceMapResultStrategiesValue],
     "files": List[SourceMapResultFilesItem],
     "tags": List[SourceMapResultTagsItem],
+    "truncated": bool,
 })
 
 # source/refine params
@@ -955,6 +981,12 @@ SourceRefineResultStrategiesValue = TypedDict("SourceRefineResultStrategiesValue
     "pctGpu": float,
 })
 
+# the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
+SourceRefineResultCandidatesItemTopKernelsItemSpan = TypedDict("SourceRefineResultCandidatesItemTopKernelsItemSpan", {
+    "startLine": int,
+    "endLine": int,
+})
+
 SourceRefineResultCandidatesItemTopKernelsItem = TypedDict("SourceRefineResultCandidatesItemTopKernelsItem", {
     "name": str,
     "kernelId": int,
@@ -962,10 +994,12 @@ SourceRefineResultCandidatesItemTopKernelsItem = TypedDict("SourceRefineResultCa
     "totalNs": int,
     "avgNs": int,
     "pctGpu": float,
-    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "strategy": Literal["tag", "callchain", "module", "definition", "launch"],
     "confidence": float,
     "evidence": str,
     "explanation": NotRequired[str],
+    "candidates": NotRequired[int],
+    "span": NotRequired[SourceRefineResultCandidatesItemTopKernelsItemSpan],
 })
 
 SourceRefineResultCandidatesItemStatementsItem = TypedDict("SourceRefineResultCandidatesItemStatementsItem", {
@@ -1237,7 +1271,7 @@ SOURCE_REFINE: Literal["source/refine"] = "source/refine"
 TEST_SLEEP: Literal["test/sleep"] = "test/sleep"
 TEST_ECHO: Literal["test/echo"] = "test/echo"
 TEST_NO_RESULT: Literal["test/noResult"] = "test/noResult"
-PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "agent/ask"})
+PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "agent/ask", "source/map"})
 CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt"})
 INLINE_METHODS = frozenset({"profile/list", "analysis/list"})
 
