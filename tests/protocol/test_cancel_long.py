@@ -12,6 +12,7 @@ is logged and not asserted on.
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -44,7 +45,23 @@ def requests(pid: str, path: Path) -> list[tuple[str, str, dict]]:
     out.append(("profile/openSet", "profile/openSet", {"paths": [str(path)]}))
     out.append(("search", "search", {"profileId": pid, "query": "*e*"}))
     out.append(("export/perfetto", "export/perfetto", {"profileId": pid, "path": str(path) + ".perfetto.json"}))
+    # source/map caches its map per (profile, root): the cancelled run gets an
+    # identical copy of the workspace under another root (see cancel_params)
+    out.append(("source/map", "source/map", {"profileId": pid, "workspaceRoot": str(_workspace(path, "a"))}))
     return out
+
+
+def _workspace(path: Path, which: str) -> Path:
+    ws = path.parent / f"ws-{which}"
+    if not ws.exists():
+        shutil.copytree(REPO / "tests" / "fixtures" / "source_families", ws)
+    return ws
+
+
+def cancel_params(method: str, params: dict, path: Path) -> dict:
+    if method == "source/map":
+        return dict(params, workspaceRoot=str(_workspace(path, "b")))
+    return params
 
 
 def progress_of(srv: Server, token: str) -> list[dict]:
@@ -67,7 +84,7 @@ def test_long_methods_cancel_mid_flight(big):
             assert kinds and kinds[0] == "begin" and kinds[-1] == "end", (label, kinds)
             # the same request, cancelled as soon as its work has begun
             token = f"cancel-{i}"
-            rid = srv.start(method, dict(params, workDoneToken=token))
+            rid = srv.start(method, dict(cancel_params(method, params, big), workDoneToken=token))
             t_req = time.monotonic()
             srv._pump_until(lambda: bool(progress_of(srv, token)) or rid in srv.replies, 600,
                             f"{label}: progress begin")
