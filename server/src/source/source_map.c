@@ -1,6 +1,7 @@
 /* Kernel <-> source map builder; see source_map.h. No JSON in this file. */
 #include "source/source_map.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,48 @@ static const char *nsys__rel(const char *root, const char *path) {
   if (rl && strncmp(path, root, rl) == 0 && path[rl] == '/') return path + rl + 1;
   if (path[0] == '.' && path[1] == '/') return path + 2;
   return path;
+}
+
+/* A source location named anywhere in an NVTX range's text (pyprof/DLProf
+ * markers, stack lists, "conv2 @ model.py:22"): tokens PATH.EXT:LINE with a
+ * source extension. The last one is the innermost frame of a stack; with a
+ * workspace, the last one naming a workspace file wins. Writes the path
+ * relative to the root. */
+static bool nsys__embedded_tag(const char *text, const nsys_defs *defs, const char *root, char *path,
+                               size_t cap, int *line) {
+  static const char *exts[] = {".py", ".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".f90"};
+  bool found = false, found_ws = false;
+  for (const char *c = strchr(text, ':'); c; c = strchr(c + 1, ':')) {
+    const char *d = c + 1;
+    long v = 0;
+    int nd = 0;
+    while (*d >= '0' && *d <= '9' && nd < 9) v = v * 10 + (*d++ - '0'), nd++;
+    if (nd == 0 || v < 1 || (*d >= '0' && *d <= '9') || (*d >= 'a' && *d <= 'z') || (*d >= 'A' && *d <= 'Z'))
+      continue;
+    const char *b = c;
+    while (b > text && (isalnum((unsigned char)b[-1]) || b[-1] == '_' || b[-1] == '.' || b[-1] == '/' ||
+                        b[-1] == '-'))
+      b--;
+    size_t pl = (size_t)(c - b);
+    bool ext = false;
+    for (size_t k = 0; k < NSYS_ARRAY_LEN(exts) && !ext; k++) {
+      size_t el = strlen(exts[k]);
+      ext = pl > el && memcmp(c - el, exts[k], el) == 0;
+    }
+    if (!ext || pl >= 512) continue;
+    char tmp[512];
+    memcpy(tmp, b, pl);
+    tmp[pl] = '\0';
+    const char *rel = nsys__rel(root, tmp);
+    bool in_ws = defs && nsys_strtab_find(&defs->strs, rel, strlen(rel)) != NSYS_STR_NONE;
+    if (found_ws && !in_ws) continue;
+    if (strlen(rel) >= cap) continue;
+    snprintf(path, cap, "%s", rel);
+    *line = (int)v;
+    found = true;
+    found_ws |= in_ws;
+  }
+  return found;
 }
 
 /* A PyTorch module-path range "... (encoder.block.0.layer)" -> "layer". */
@@ -683,6 +726,11 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
         char ev[600];
         snprintf(ev, sizeof ev, "launched inside the NVTX source tag range \"%.500s\"", text);
         name_site[nm] = nsys__site(&b, nsys__rel(m->root, path), line, NSYS_SRC_TAG, 0.95f, ev, text);
+      } else if (nsys__embedded_tag(text, defs, m->root, path, sizeof path, &line)) {
+        char ev[600];
+        snprintf(ev, sizeof ev, "launched inside an NVTX range whose text names %.200s:%d (\"%.300s\")", path,
+                 line, text);
+        name_site[nm] = nsys__site(&b, path, line, NSYS_SRC_TAG, 0.9f, ev, text);
       } else if (defs && nsys__aten_module(text)) {
         const char *cls = nsys__aten_module(text);
         uint32_t n, d0 = nsys_defs_find(defs, cls, &n), nk = 0;
