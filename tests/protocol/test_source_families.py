@@ -108,7 +108,12 @@ def test_map_reply_size_rule(profiles):
     assert full["truncated"] is False and len(full["files"]) >= 1
     cut = call("source/map", {"workspaceRoot": root, "maxBytes": 1024}, profiles["course-streams"])
     assert cut["truncated"] is True and len(cut["files"]) < len(full["files"])
-    assert server_binary()
+    loc = call("source/locate", {"name": "vecadd", "workspaceRoot": root}, profiles["course-streams"])
+    assert "truncated" not in loc and len(loc["candidates"]) >= 4
+    small = call("source/locate", {"name": "vecadd", "workspaceRoot": root, "maxBytes": 1024},
+                 profiles["course-streams"])
+    assert small["truncated"] is True and 1 <= len(small["candidates"]) < len(loc["candidates"])
+    assert small["candidates"] == loc["candidates"][:len(small["candidates"])]
 
 
 def test_public_repositories_at_target():

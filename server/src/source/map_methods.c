@@ -259,13 +259,28 @@ cJSON *nsys_method_source_map(nsys_call *call) {
   return res;
 }
 
+/* Appends o to arr while the reply stays within max_bytes (the first entry
+ * always, so a reply is never empty for the limit's sake); else frees it,
+ * sets *truncated and returns false. */
+static bool nsys__append_capped(cJSON *arr, cJSON *o, int64_t *used, int64_t max_bytes, bool *truncated) {
+  *used += nsys__json_bytes(o);
+  if (*used > max_bytes && cJSON_GetArraySize(arr) > 0) { /* the first entry always comes */
+    cJSON_Delete(o);
+    *truncated = true;
+    return false;
+  }
+  cJSON_AddItemToArray(arr, o);
+  return true;
+}
+
 cJSON *nsys_method_source_kernels_at(nsys_call *call) {
   const char *file = NULL;
-  int64_t line = 0;
+  int64_t line = 0, max_bytes = NSYS_REPLY_MAX_BYTES, used = 1024;
+  bool truncated = false;
   char *root = NULL;
   if (!nsys_param_string(call, "file", true, &file) ||
       !nsys_param_int64(call, NSYS_P_SOURCE_KERNELS_AT_LINE, &line) ||
-      !nsys__root_param(call, false, &root)) {
+      !nsys__root_param(call, false, &root) || !nsys_reply_max_bytes(call, &max_bytes)) {
     free(root);
     return NULL;
   }
@@ -283,7 +298,10 @@ cJSON *nsys_method_source_kernels_at(nsys_call *call) {
     cJSON_AddNumberToObject(res, "pctGpu", l ? nsys__pct(l->total_ns, m->gpu_ns) : 0);
     cJSON *ks = cJSON_AddArrayToObject(res, "kernels");
     for (uint32_t k = 0; l && k < l->count && k < 50; k++)
-      cJSON_AddItemToArray(ks, nsys__row_json(m, ix, &m->rows[l->first + k], true));
+      if (!nsys__append_capped(ks, nsys__row_json(m, ix, &m->rows[l->first + k], true), &used, max_bytes,
+                               &truncated))
+        break;
+    if (truncated) cJSON_AddTrueToObject(res, "truncated");
     nsys__map_release(m);
   }
   if (p) nsys_profile_release(p);
@@ -301,11 +319,13 @@ static int nsys__cand_cmp(const void *x, const void *y, void *ctx) {
 }
 
 cJSON *nsys_method_source_locate(nsys_call *call) {
-  int64_t kid = -1;
+  int64_t kid = -1, max_bytes = NSYS_REPLY_MAX_BYTES, used = 1024;
+  bool truncated = false;
   const char *name = NULL;
   char *root = NULL;
   if (!nsys_param_int64(call, NSYS_P_SOURCE_LOCATE_KERNEL_ID, &kid) ||
-      !nsys_param_string(call, "name", false, &name) || !nsys__root_param(call, false, &root)) {
+      !nsys_param_string(call, "name", false, &name) || !nsys__root_param(call, false, &root) ||
+      !nsys_reply_max_bytes(call, &max_bytes)) {
     free(root);
     return NULL;
   }
@@ -368,8 +388,9 @@ cJSON *nsys_method_source_locate(nsys_call *call) {
         cJSON_AddNumberToObject(o, "count", c[i].count);
         cJSON_AddNumberToObject(o, "totalNs", (double)c[i].ns);
         nsys__span_json(o, s);
-        cJSON_AddItemToArray(arr, o);
+        if (!nsys__append_capped(arr, o, &used, max_bytes, &truncated)) break;
       }
+      if (truncated) cJSON_AddTrueToObject(res, "truncated");
     }
     free(c);
     nsys__map_release(m);

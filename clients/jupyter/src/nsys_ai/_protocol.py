@@ -835,6 +835,7 @@ SourceKernelsAtParams = TypedDict("SourceKernelsAtParams", {
     "file": str,
     "line": int,
     "workspaceRoot": NotRequired[str],
+    "maxBytes": NotRequired[int],
 })
 
 # the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
@@ -866,6 +867,7 @@ SourceKernelsAtResult = TypedDict("SourceKernelsAtResult", {
     "totalNs": int,
     "pctGpu": float,
     "kernels": List[SourceKernelsAtResultKernelsItem],
+    "truncated": NotRequired[bool],
 })
 
 # source/locate params
@@ -874,6 +876,7 @@ SourceLocateParams = TypedDict("SourceLocateParams", {
     "kernelId": NotRequired[int],
     "name": NotRequired[str],
     "workspaceRoot": NotRequired[str],
+    "maxBytes": NotRequired[int],
 })
 
 # the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
@@ -899,6 +902,7 @@ SourceLocateResult = TypedDict("SourceLocateResult", {
     "name": str,
     "kernelId": NotRequired[int],
     "candidates": List[SourceLocateResultCandidatesItem],
+    "truncated": NotRequired[bool],
 })
 
 # source/map params

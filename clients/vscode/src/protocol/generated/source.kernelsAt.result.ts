@@ -31,4 +31,8 @@ startLine: number
 endLine: number
 }
 }[]
+/**
+ * present (true) when entries were left out under maxBytes
+ */
+truncated?: boolean
 }

@@ -22,4 +22,8 @@ startLine: number
 endLine: number
 }
 }[]
+/**
+ * present (true) when entries were left out under maxBytes
+ */
+truncated?: boolean
 }
