@@ -443,6 +443,7 @@ typedef struct {
   uint32_t n_configs;
   uint32_t files[NSYS_CAND_MAX], n_files; /* candidate files (defs strtab), before weighing */
   uint32_t site0, n_sites, n_defs;   /* G.sites[site0 ..): definitions first, then launches */
+  bool wants_configs;                /* several candidates, or launch lines to check */
 } nsys__grp;
 
 typedef struct {
@@ -539,7 +540,9 @@ static int nsys__sql_interrupt(void *arg) { return nsys_call_cancelled(arg); }
 
 /* Process names (pid -> name) and each group's distinct launch configurations,
  * read on a private connection that a cancel interrupts. */
-static bool nsys__read_process_facts(nsys_profile *p, const nsys_index *ix, nsys__groups *G, bool configs,
+#define NSYS__CONFIG_NAMES 500 /* names bound in the configuration query; more: read all */
+
+static bool nsys__read_process_facts(nsys_profile *p, const nsys_index *ix, nsys__groups *G, uint32_t n_wanted,
                                      nsys__proc **procs, uint32_t *n_procs, nsys_call *call) {
   *procs = NULL;
   *n_procs = 0;
@@ -567,13 +570,32 @@ static bool nsys__read_process_facts(nsys_profile *p, const nsys_index *ix, nsys
     if (*n_procs) qsort(*procs, *n_procs, sizeof **procs, nsys__proc_cmp);
   }
   const char *kt = p->schema.table[NSYS_TBL_KERNEL];
-  if (configs && kt && nsys_schema_has_column(p, NSYS_TBL_KERNEL, "gridX") &&
+  if (n_wanted && kt && nsys_schema_has_column(p, NSYS_TBL_KERNEL, "gridX") &&
       nsys_schema_has_column(p, NSYS_TBL_KERNEL, "globalPid") &&
       nsys_schema_has_column(p, NSYS_TBL_KERNEL, "demangledName")) {
-    char *sql = nsys_xasprintf("SELECT demangledName, globalPid, gridX, gridY, gridZ, blockX, blockY, blockZ "
-                               "FROM %s GROUP BY 1, 2, 3, 4, 5, 6, 7, 8", kt);
+    /* only the kernels that need it: their names bound as parameters */
+    bool bind = n_wanted <= NSYS__CONFIG_NAMES;
+    nsys_strbuf q;
+    nsys_strbuf_init(&q);
+    nsys_strbuf_printf(&q, "SELECT demangledName, globalPid, gridX, gridY, gridZ, blockX, blockY, blockZ FROM %s", kt);
+    if (bind) {
+      nsys_strbuf_puts(&q, " WHERE demangledName IN (SELECT id FROM StringIds WHERE value IN (");
+      for (uint32_t k = 0; k < n_wanted; k++) nsys_strbuf_puts(&q, k ? ",?" : "?");
+      nsys_strbuf_puts(&q, "))");
+    }
+    nsys_strbuf_puts(&q, " GROUP BY 1, 2, 3, 4, 5, 6, 7, 8");
+    char *sql = nsys_strbuf_steal(&q);
     st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+      int bi = 1;
+      uint8_t *bound = bind ? nsys_xcalloc(ix->strings.count + 1, 1) : NULL;
+      for (uint32_t gi = 0; gi < G->n && bind; gi++) {
+        uint32_t fn = G->v[gi].fn;
+        if (!G->v[gi].wants_configs || bound[fn]) continue; /* one binding per distinct name */
+        bound[fn] = 1;
+        sqlite3_bind_text(st, bi++, nsys_strtab_get(&ix->strings, fn), -1, SQLITE_STATIC);
+      }
+      free(bound);
       while (sqlite3_step(st) == SQLITE_ROW) {
         const char *name = nsys_profile_string(p, sqlite3_column_int64(st, 0));
         if (!name) continue;
@@ -621,15 +643,24 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, const nsys_index 
   nsys_src_map *m = b->m;
   nsys_src_cand cands[NSYS_CAND_MAX], launches[NSYS_CAND_MAX];
   /* phase A: candidate files of each group, before weighing */
-  bool several = false;
+  uint32_t n_wanted = 0; /* distinct kernel names that need their launch configurations */
+  uint8_t *name_wanted = nsys_xcalloc(ix->strings.count + 1, 1);
   nsys__pf *pf = NULL;
   uint32_t npf = 0, cpf = 0;
   for (uint32_t gi = 0; gi < G->n; gi++) {
-    if ((gi & 255) == 0 && nsys_call_cancelled(call)) return nsys_call_fail_cancelled(call), false;
+    if ((gi & 255) == 0 && nsys_call_cancelled(call)) {
+      free(pf);
+      free(name_wanted);
+      return nsys_call_fail_cancelled(call), false;
+    }
     nsys__grp *g = &G->v[gi];
     nsys_kernel_facts f = {.name = nsys_strtab_get(&ix->strings, g->fn)};
     uint32_t n = nsys_kernel_candidates(defs, &f, cands, NULL);
-    several |= n > 1;
+    g->wants_configs = n > 1 || (n == 1 && nsys_kernel_launches(defs, &f, &cands[0], 1, launches, 1) > 0);
+    if (g->wants_configs && !name_wanted[g->fn]) {
+      name_wanted[g->fn] = 1;
+      n_wanted++;
+    }
     for (uint32_t k = 0; k < n; k++) {
       bool dup = false;
       for (uint32_t j = 0; j < g->n_files; j++) dup |= g->files[j] == cands[k].file;
@@ -652,7 +683,8 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, const nsys_index 
   nsys_call_progress(call, 55, "reading the profile's process facts");
   nsys__proc *procs = NULL;
   uint32_t nprocs = 0;
-  if (!nsys__read_process_facts(p, ix, G, several, &procs, &nprocs, call)) {
+  free(name_wanted);
+  if (!nsys__read_process_facts(p, ix, G, n_wanted, &procs, &nprocs, call)) {
     free(pf);
     nsys__procs_free(procs, nprocs);
     return nsys_call_fail_cancelled(call), false;
