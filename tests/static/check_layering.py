@@ -39,8 +39,6 @@ ALLOWED = {
     "profile/nsysrep.c": "progress and cancellation through rpc/call.h",
     "profile/schema.c": "cancellation through rpc/call.h",
     "profile/strings.c": "cancellation through rpc/call.h",
-    "source/map_methods.c": "source/map, kernelsAt, locate, refine handlers live in source/",
-    "source/source_map.h": "source map results are cJSON",
 }
 
 

@@ -225,15 +225,26 @@ static int nsys__callkey_cmp(const void *x, const void *y) {
 }
 
 /* Fills api_site[a] for launch calls with a usable backtrace. */
-static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix, nsys_defs *defs,
-                             int32_t *api_site, nsys_call *call) {
+/* A statement on the private connection; NULL after recording why (or
+ * with nothing recorded when the read was interrupted by a cancel). */
+static sqlite3_stmt *nsys__prepare(sqlite3 *db, const char *sql, nsys_task *task) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) return st;
+  if (!nsys_task_cancelled(task))
+    nsys_task_fail(task, NSYS_E_CORRUPT, "cannot read the profile's backtraces: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return NULL;
+}
+
+static bool nsys__callchains(nsys__mb *b, nsys_profile *p, sqlite3 *db, const nsys_index *ix, nsys_defs *defs,
+                             int32_t *api_site, nsys_task *task) {
   nsys_src_map *m = b->m;
   m->callchain_offset = -1;
   const char *rt = p->schema.table[NSYS_TBL_RUNTIME], *cc = p->schema.table[NSYS_TBL_CALLCHAINS];
   if (!rt || !cc || !nsys_schema_has_column(p, NSYS_TBL_RUNTIME, "callchainId")) return true;
   /* frames */
   char *sql = nsys_xasprintf("SELECT id, stackDepth, symbol, module FROM %s ORDER BY id, stackDepth", cc);
-  sqlite3_stmt *st = nsys_profile_prepare(p, call, sql);
+  sqlite3_stmt *st = nsys__prepare(db, sql, task);
   free(sql);
   if (!st) return false;
   nsys__frames fr = {0};
@@ -261,7 +272,7 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
                nsys_schema_has_column(p, NSYS_TBL_RUNTIME, "correlationId");
   sql = nsys_xasprintf("SELECT rowid, callchainId, %s, %s FROM %s WHERE callchainId IS NOT NULL",
                        keyed ? "globalTid" : "NULL", keyed ? "correlationId" : "NULL", rt);
-  st = nsys_profile_prepare(p, call, sql);
+  st = nsys__prepare(db, sql, task);
   free(sql);
   if (!st) {
     free(ra);
@@ -320,7 +331,7 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
     for (int64_t k = 0; k <= max_id + 1; k++) chain_site[k] = -2;
   }
   for (uint32_t a = 0; a < ix->api.n && m->callchain_offset >= 0; a++) {
-    if ((a & 4095) == 0 && nsys_call_cancelled(call)) break;
+    if ((a & 4095) == 0 && nsys_task_cancelled(task)) break;
     if (api_chain[a] < 0 || ix->api.first_op[a] < 0) continue;
     int64_t cid = api_chain[a] + m->callchain_offset;
     if (chain_site && cid >= 0 && cid <= max_id && chain_site[cid] != -2) {
@@ -536,20 +547,21 @@ static int nsys__proc_cmp(const void *x, const void *y) {
   return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
-static int nsys__sql_interrupt(void *arg) { return nsys_call_cancelled(arg); }
+static int nsys__sql_interrupt(void *arg) { return nsys_task_cancelled(arg); }
+
+static void nsys__progress(nsys_task *task, int percent, const char *message) {
+  if (task) nsys_task_progress(task, percent, message);
+}
 
 /* Process names (pid -> name) and each group's distinct launch configurations,
  * read on a private connection that a cancel interrupts. */
 #define NSYS__CONFIG_NAMES 500 /* names bound in the configuration query; more: read all */
 
-static bool nsys__read_process_facts(nsys_profile *p, const nsys_index *ix, nsys__groups *G, uint32_t n_wanted,
-                                     nsys__proc **procs, uint32_t *n_procs, nsys_call *call) {
+static bool nsys__read_process_facts(nsys_profile *p, sqlite3 *db, const nsys_index *ix, nsys__groups *G,
+                                     uint32_t n_wanted, nsys__proc **procs, uint32_t *n_procs, nsys_task *task) {
   *procs = NULL;
   *n_procs = 0;
-  if (!p) return true;
-  sqlite3 *db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, NULL, 0);
-  if (!db) return true; /* the facts are optional */
-  sqlite3_progress_handler(db, 10000, nsys__sql_interrupt, call);
+  if (!p || !db) return true; /* the facts are optional */
   const char *pt = p->schema.table[NSYS_TBL_PROCESSES];
   sqlite3_stmt *st = NULL;
   uint32_t cap = 0;
@@ -611,8 +623,7 @@ static bool nsys__read_process_facts(nsys_profile *p, const nsys_index *ix, nsys
     sqlite3_finalize(st);
     free(sql);
   }
-  sqlite3_close(db);
-  return !nsys_call_cancelled(call);
+  return !nsys_task_cancelled(task);
 }
 
 static void nsys__procs_free(nsys__proc *procs, uint32_t n) {
@@ -638,8 +649,8 @@ static int32_t nsys__cand_site(nsys__mb *b, const nsys_defs *defs, const nsys_sr
   return s;
 }
 
-static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, const nsys_index *ix, nsys_defs *defs,
-                                 nsys__groups *G, nsys_call *call) {
+static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, const nsys_index *ix,
+                                 nsys_defs *defs, nsys__groups *G, nsys_task *task) {
   nsys_src_map *m = b->m;
   nsys_src_cand cands[NSYS_CAND_MAX], launches[NSYS_CAND_MAX];
   /* phase A: candidate files of each group, before weighing */
@@ -648,10 +659,10 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, const nsys_index 
   nsys__pf *pf = NULL;
   uint32_t npf = 0, cpf = 0;
   for (uint32_t gi = 0; gi < G->n; gi++) {
-    if ((gi & 255) == 0 && nsys_call_cancelled(call)) {
+    if ((gi & 255) == 0 && nsys_task_cancelled(task)) {
       free(pf);
       free(name_wanted);
-      return nsys_call_fail_cancelled(call), false;
+      return nsys_task_fail_cancelled(task), false;
     }
     nsys__grp *g = &G->v[gi];
     nsys_kernel_facts f = {.name = nsys_strtab_get(&ix->strings, g->fn)};
@@ -680,24 +691,24 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, const nsys_index 
     else pf[u++] = pf[i];
   }
   npf = u;
-  nsys_call_progress(call, 55, "reading the profile's process facts");
+  nsys__progress(task, 55, "reading the profile's process facts");
   nsys__proc *procs = NULL;
   uint32_t nprocs = 0;
   free(name_wanted);
-  if (!nsys__read_process_facts(p, ix, G, n_wanted, &procs, &nprocs, call)) {
+  if (!nsys__read_process_facts(p, db, ix, G, n_wanted, &procs, &nprocs, task)) {
     free(pf);
     nsys__procs_free(procs, nprocs);
-    return nsys_call_fail_cancelled(call), false;
+    return nsys_task_fail_cancelled(task), false;
   }
   /* phase B: weigh and keep */
   for (uint32_t gi = 0; gi < G->n; gi++) {
     if ((gi & 255) == 0) {
-      if (nsys_call_cancelled(call)) {
+      if (nsys_task_cancelled(task)) {
         free(pf);
         nsys__procs_free(procs, nprocs);
-        return nsys_call_fail_cancelled(call), false;
+        return nsys_task_fail_cancelled(task), false;
       }
-      nsys_call_progress(call, 60 + (int)((uint64_t)gi * 30 / G->n), "weighing candidate definitions");
+      nsys__progress(task, 60 + (int)((uint64_t)gi * 30 / G->n), "weighing candidate definitions");
     }
     nsys__grp *g = &G->v[gi];
     g->site0 = G->n_sites;
@@ -731,12 +742,13 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, const nsys_index 
 }
 
 nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_defs *defs,
-                                 nsys_call *call) {
+                                 nsys_task *task) {
   nsys_src_map *m = nsys_xcalloc(1, sizeof *m);
   nsys_strtab_init(&m->strs);
   nsys_strtab_intern(&m->strs, "", 0);
   m->root = nsys_xstrdup(defs ? defs->root : "");
   nsys__mb b = {.m = m};
+  sqlite3 *db = NULL;
   uint32_t nops = ix->ops.n;
   m->op_launch = nsys_xmalloc(sizeof *m->op_launch * (nops + 1));
   m->op_def = nsys_xmalloc(sizeof *m->op_def * (nops + 1));
@@ -807,8 +819,16 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   for (uint32_t r = 0; r < nr; r++) up[r] = -2;
   int32_t *api_site = nsys_xmalloc(sizeof *api_site * (ix->api.n + 1));
   for (uint32_t a = 0; a < ix->api.n; a++) api_site[a] = -1;
-  if (p && !nsys__callchains(&b, p, ix, defs, api_site, call)) goto fail;
-  if (nsys_call_cancelled(call)) goto cancelled;
+  /* the profile's reads run on a private connection that a cancel interrupts */
+  if (p) {
+    db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, NULL, 0);
+    if (db) sqlite3_progress_handler(db, 10000, nsys__sql_interrupt, task);
+  }
+  if (db && !nsys__callchains(&b, p, db, ix, defs, api_site, task)) {
+    if (nsys_task_cancelled(task)) goto cancelled;
+    goto fail;
+  }
+  if (nsys_task_cancelled(task)) goto cancelled;
   /* pass 1: launch sites, and the kernels grouped by (name, process) */
   nsys__groups G = {0};
   int32_t *op_group = nsys_xmalloc(sizeof *op_group * (nops + 1));
@@ -819,13 +839,13 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
     op_group[i] = -1;
     if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
     if ((i & 65535) == 0) {
-      if (nsys_call_cancelled(call)) {
+      if (nsys_task_cancelled(task)) {
         free(tab);
         free(op_group);
         nsys__groups_free(&G);
         goto cancelled;
       }
-      nsys_call_progress(call, 10 + (int)((uint64_t)i * 40 / (nops + 1)), "attributing kernels");
+      nsys__progress(task, 10 + (int)((uint64_t)i * 40 / (nops + 1)), "attributing kernels");
     }
     int64_t dur = nsys_op_dur(ix, i);
     m->gpu_ns += dur;
@@ -881,19 +901,19 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   up = NULL;
   /* pass 2: each group's candidate definitions and launch lines */
   if (defs && G.n) {
-    if (!nsys__resolve_groups(&b, p, ix, defs, &G, call)) {
+    if (!nsys__resolve_groups(&b, p, db, ix, defs, &G, task)) {
       free(tab);
       free(op_group);
       nsys__groups_free(&G);
-      if (nsys_call_cancelled(call)) goto cancelled;
+      if (nsys_task_cancelled(task)) goto cancelled;
       goto fail;
     }
   }
-  nsys_call_progress(call, 90, "attributing kernels");
+  nsys__progress(task, 90, "attributing kernels");
   /* pass 3: rows of the definitions and launch lines */
   for (uint32_t i = 0; i < nops; i++) {
     if (op_group[i] < 0) continue;
-    if ((i & 65535) == 0 && nsys_call_cancelled(call)) {
+    if ((i & 65535) == 0 && nsys_task_cancelled(task)) {
       free(tab);
       free(op_group);
       nsys__groups_free(&G);
@@ -943,10 +963,12 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   free(rsite);
   free(api_site);
   free(b.slots);
+  if (db) sqlite3_close(db);
   return m;
 cancelled:
-  nsys_call_fail_cancelled(call);
+  nsys_task_fail_cancelled(task);
 fail:
+  if (db) sqlite3_close(db);
   free(name_site);
   free(rsite);
   free(up); /* NULL once passed */

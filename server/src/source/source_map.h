@@ -1,6 +1,5 @@
-/* Kernel <-> source mapping over the index (no JSON in the core; the method
- * handlers at the end build results). Strategies, each with a confidence and
- * evidence:
+/* Kernel <-> source mapping over the index. Strategies, each with a
+ * confidence and evidence:
  *   tag        innermost NVTX range whose text starts with "PATH:LINE" around
  *              the launching API call (0.95)
  *   callchain  CUDA_CALLCHAINS backtrace of the launch: first user frame,
@@ -14,15 +13,15 @@
  *              (NAME<<<...>>>, cudaLaunchKernel, NAME[grid](...), ...)
  * The first three are launch sites (at most one per kernel, in that order of
  * precedence); a definition is where the kernel's code lives. Native
- * callchain frames map only to native (C/C++/CUDA/Fortran) functions. */
+ * callchain frames map only to native (C/C++/CUDA/Fortran) functions.
+ * No JSON: the handlers are methods/source_map_methods.c. */
 #ifndef NSYS_SOURCE_MAP_H
 #define NSYS_SOURCE_MAP_H
 
-#include <cjson/cJSON.h>
 #include <stdint.h>
 
 #include "common/strtab.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 struct nsys_profile;
 struct nsys_index;
@@ -81,10 +80,12 @@ typedef struct nsys_src_map {
   int refs;
 } nsys_src_map;
 
-/* Builds the map (uncached). defs may be NULL (no workspace). NULL after
- * nsys_call_fail() (cancel / corrupt). */
+/* Builds the map (uncached). defs may be NULL (no workspace), p NULL (no
+ * profile reads: no callchains, processes or launch configurations). NULL
+ * after nsys_task_fail() (cancel / corrupt); task may be NULL. Reports
+ * progress (0-100) on task. */
 nsys_src_map *nsys_src_map_build(struct nsys_profile *p, const struct nsys_index *ix,
-                                 struct nsys_defs *defs, nsys_call *call);
+                                 struct nsys_defs *defs, nsys_task *task);
 void nsys_src_map_free(nsys_src_map *m);
 
 /* Rows at file:line (file relative to the root, or absolute under it): the

@@ -1,4 +1,4 @@
-/* JSON result builders for source/map, source/kernelsAt, source/locate and
+/* JSON-RPC handlers of source/map, source/kernelsAt, source/locate and
  * source/refine, and the per-(profile, root) map cache. */
 #include <pthread.h>
 #include <stdio.h>
@@ -75,7 +75,7 @@ static nsys_src_map *nsys__map_get(nsys_call *call, const char *root, nsys_profi
     defs = nsys_defs_get(root, &call->task);
     if (!defs) return NULL; /* cancelled */
   }
-  m = nsys_src_map_build(p, ix, defs, call);
+  m = nsys_src_map_build(p, ix, defs, &call->task);
   nsys_defs_release(defs);
   if (!m) return NULL;
   snprintf(m->key, sizeof m->key, "%s", key);
