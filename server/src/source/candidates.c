@@ -185,15 +185,25 @@ uint32_t nsys_kernel_candidates(const nsys_defs *d, const nsys_kernel_facts *f, 
     /* NVHPC: the compute construct at line nv_line of function func */
     if (family) *family = "nvhpc";
     uint32_t cnt, d0 = nsys_defs_find(d, func, &cnt);
+    /* a file whose directive has its loop at that line (exact: NVHPC names
+     * a compute construct after its loop's line) rules out files where the
+     * line is merely below, or on, a directive */
+    bool exact_any = false;
+    for (uint32_t k = d0; k < d0 + cnt; k++) {
+      const nsys_def *v = &d->v[k];
+      exact_any |= v->kind == NSYS_DEF_PRAGMA && v->last_line == nv_line && v->line < nv_line;
+    }
     for (uint32_t k = d0; k < d0 + cnt && n < NSYS_CAND_MAX; k++) {
       const nsys_def *v = &d->v[k];
       if (v->kind != NSYS_DEF_PRAGMA || v->line > nv_line || v->line < nv_line - 40) continue;
+      bool exact = v->last_line == nv_line && v->line < nv_line;
+      if (exact_any && !exact) continue;
       uint32_t j = 0;
       while (j < n && out[j].file != v->file) j++;
       if (j == n) {
         memset(&out[n++], 0, sizeof *out);
       } else if (out[j].first_line >= v->line) {
-        continue; /* an earlier directive of a file already listed */
+        continue; /* the directive listed for this file is at least as near */
       }
       nsys_src_cand *c = &out[j];
       c->file = v->file;
@@ -201,10 +211,10 @@ uint32_t nsys_kernel_candidates(const nsys_defs *d, const nsys_kernel_facts *f, 
       c->first_line = v->line;
       c->last_line = nv_line;
       c->kind = NSYS_DEF_PRAGMA;
-      c->confidence = 0.9f;
+      c->confidence = exact ? 0.9f : 0.5f;
       snprintf(c->evidence, sizeof c->evidence,
-               "NVHPC kernel name %.80s: function %.60s, line %d, under the directive \"%.100s\" at line %d",
-               base, func, nv_line, nsys_strtab_get(&d->strs, v->aux), v->line);
+               "NVHPC kernel name %.80s: function %.60s, line %d, %s the directive \"%.100s\" at line %d",
+               base, func, nv_line, exact ? "the loop of" : "below", nsys_strtab_get(&d->strs, v->aux), v->line);
     }
     for (uint32_t k = d0; k < d0 + cnt && n == 0; k++) { /* the function, without a directive */
       const nsys_def *v = &d->v[k];

@@ -274,18 +274,63 @@ static void nsys__scan_c_launches(nsys__walk *w, uint32_t file, const char *text
   }
 }
 
-/* OpenACC / OpenMP directives, with the function they are in. */
+/* The word at q (up to e), lower-cased into w; returns the position after it. */
+static const char *nsys__word(const char *q, const char *e, char *w, size_t cap) {
+  while (q < e && (*q == ' ' || *q == '\t')) q++;
+  size_t n = 0;
+  while (q < e && nsys__id_char(*q)) {
+    if (n + 1 < cap) w[n++] = (char)((*q >= 'A' && *q <= 'Z') ? *q + 32 : *q);
+    q++;
+  }
+  w[n] = '\0';
+  return q;
+}
+
+/* An OpenACC / OpenMP directive that makes GPU kernels (a compute construct):
+ * acc parallel|kernels|serial, omp target [teams|parallel|...] (not target
+ * data/update/enter/exit, not inner `acc loop`, not CPU `omp parallel`). */
 static bool nsys__directive(const char *s, const char *e, bool fortran) {
-  size_t len = (size_t)(e - s);
-  if (fortran)
-    return len >= 5 && (strncasecmp(s, "!$acc", 5) == 0 || strncasecmp(s, "!$omp", 5) == 0);
-  if (len < 8 || *s != '#') return false;
-  const char *q = s + 1;
-  while (q < e && (*q == ' ' || *q == '\t')) q++;
-  if ((size_t)(e - q) < 10 || memcmp(q, "pragma", 6) != 0) return false;
-  q += 6;
-  while (q < e && (*q == ' ' || *q == '\t')) q++;
-  return (size_t)(e - q) >= 3 && (memcmp(q, "acc", 3) == 0 || memcmp(q, "omp", 3) == 0);
+  const char *q;
+  if (fortran) {
+    if (e - s < 5 || s[0] != '!' || s[1] != '$') return false;
+    q = s + 2;
+  } else {
+    if (e - s < 8 || *s != '#') return false;
+    char w[16];
+    q = nsys__word(s + 1, e, w, sizeof w);
+    if (strcmp(w, "pragma") != 0) return false;
+  }
+  char model[16], what[16], next[16];
+  q = nsys__word(q, e, model, sizeof model);
+  q = nsys__word(q, e, what, sizeof what);
+  nsys__word(q, e, next, sizeof next);
+  if (strcmp(model, "acc") == 0)
+    return strcmp(what, "parallel") == 0 || strcmp(what, "kernels") == 0 || strcmp(what, "serial") == 0;
+  if (strcmp(model, "omp") == 0)
+    return strcmp(what, "target") == 0 && strcmp(next, "data") != 0 && strcmp(next, "update") != 0 &&
+           strcmp(next, "enter") != 0 && strcmp(next, "exit") != 0;
+  return false;
+}
+
+/* The line of the first loop (for / do / while) within 6 lines after the
+ * line ending at `e`, or `line` itself when there is none: the line NVHPC
+ * names a compute construct's kernel after. */
+static int nsys__loop_after(const char *e, const char *end, int line, bool fortran) {
+  const char *p = e;
+  for (int k = 1; k <= 6 && p < end; k++) {
+    p++; /* past the '\n' */
+    const char *le = memchr(p, '\n', (size_t)(end - p));
+    if (!le) le = end;
+    const char *s = p;
+    while (s < le && (*s == ' ' || *s == '\t')) s++;
+    size_t len = (size_t)(le - s);
+    bool loop = fortran ? (len >= 3 && strncasecmp(s, "do", 2) == 0 && (s[2] == ' ' || s[2] == '\t'))
+                        : ((len >= 4 && memcmp(s, "for", 3) == 0 && (s[3] == '(' || s[3] == ' ')) ||
+                           (len >= 6 && memcmp(s, "while", 5) == 0 && (s[5] == '(' || s[5] == ' ')));
+    if (loop) return line + k;
+    p = le;
+  }
+  return line;
 }
 
 static void nsys__scan_c(nsys__walk *w, uint32_t file, const char *text, size_t n) {
@@ -303,7 +348,8 @@ static void nsys__scan_c(nsys__walk *w, uint32_t file, const char *text, size_t 
     if (func && nsys__directive(s, e, false)) {
       const char *de = e;
       while (de > s && (de[-1] == '\r' || de[-1] == ' ')) de--;
-      nsys__add_span(w, func, func_len, file, line, line, line, NSYS_DEF_PRAGMA, s, (size_t)(de - s));
+      nsys__add_span(w, func, func_len, file, line, line, nsys__loop_after(e, text + n, line, false),
+                     NSYS_DEF_PRAGMA, s, (size_t)(de - s));
     }
     if (nsys__id_start(*p)) {
       const char *par = memchr(p, '(', (size_t)(e - p));
@@ -349,7 +395,8 @@ static void nsys__scan_fortran(nsys__walk *w, uint32_t file, const char *text, s
     if (unit[0] && nsys__directive(s, e, true)) {
       const char *de = e;
       while (de > s && (de[-1] == '\r' || de[-1] == ' ')) de--;
-      nsys__add_span(w, unit, strlen(unit), file, line, line, line, NSYS_DEF_PRAGMA, s, (size_t)(de - s));
+      nsys__add_span(w, unit, strlen(unit), file, line, line, nsys__loop_after(e, text + n, line, true),
+                     NSYS_DEF_PRAGMA, s, (size_t)(de - s));
     }
     /* [prefixes] program|subroutine|function NAME */
     const char *q = s;

@@ -31,8 +31,10 @@ typedef enum {
   NSYS_DEF_LAUNCH,          /* a launch line: NAME<<<...>>>, cudaLaunchKernel(NAME,
                                NAME[grid](...), cuModuleGetFunction(.., "NAME"),
                                torch.ops.NS.NAME(...); aux = the launch text */
-  NSYS_DEF_PRAGMA,          /* #pragma acc/omp or !$acc/!$omp line; name = enclosing
-                               function (lower case for Fortran), aux = the directive */
+  NSYS_DEF_PRAGMA,          /* OpenACC/OpenMP compute construct (#pragma acc parallel|
+                               kernels|serial, omp target; !$acc/!$omp); name = enclosing
+                               function (lower case for Fortran), aux = the directive,
+                               last_line = the loop right after it (else line) */
   NSYS_DEF__COUNT
 } nsys_def_kind;
 
