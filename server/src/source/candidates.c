@@ -41,6 +41,27 @@ static bool nsys__has_word(const char *text, const char *word, bool allow_ext) {
   return false;
 }
 
+uint32_t *nsys_exe_build_lines(const nsys_defs *d, const char *exe, uint32_t *n) {
+  *n = 0;
+  if (!exe || !*exe) return NULL;
+  const char *base = nsys__base(exe);
+  uint32_t *v = NULL;
+  for (uint32_t b = 0; b < d->n_builds; b++) {
+    if (!nsys__has_word(nsys_strtab_get(&d->strs, d->builds[b].text), base, false)) continue;
+    v = nsys_xrealloc(v, sizeof *v * (*n + 1));
+    v[(*n)++] = b;
+  }
+  return v;
+}
+
+/* Index k of the build lines to check for `f` (all of them without a list). */
+static uint32_t nsys__n_builds(const nsys_defs *d, const nsys_kernel_facts *f) {
+  return f->exe_builds ? f->n_exe_builds : d->n_builds;
+}
+static const nsys_build_line *nsys__build(const nsys_defs *d, const nsys_kernel_facts *f, uint32_t k) {
+  return &d->builds[f->exe_builds ? f->exe_builds[k] : k];
+}
+
 /* ---- launch configurations ---- */
 
 typedef struct {
@@ -293,12 +314,13 @@ uint32_t nsys_kernel_candidates(const nsys_defs *d, const nsys_kernel_facts *f, 
       nsys__append(c->evidence, sizeof c->evidence, "; the process %s is named after this file", exe_base);
     }
     if (exe_base[0]) {
-      for (uint32_t b = 0; b < d->n_builds; b++) {
-        const char *t = nsys_strtab_get(&d->strs, d->builds[b].text);
+      for (uint32_t k = 0; k < nsys__n_builds(d, f); k++) {
+        const nsys_build_line *bl = nsys__build(d, f, k);
+        const char *t = nsys_strtab_get(&d->strs, bl->text);
         if (nsys__has_word(t, exe_base, false) && nsys__has_word(t, fbase, true)) {
           c->score += 3;
           snprintf(why, sizeof why, "; %.80s:%d builds %.60s from this file",
-                   nsys_strtab_get(&d->strs, d->builds[b].file), d->builds[b].line, exe_base);
+                   nsys_strtab_get(&d->strs, bl->file), bl->line, exe_base);
           nsys__append(c->evidence, sizeof c->evidence, "%s", why);
           break;
         }
@@ -403,8 +425,8 @@ uint32_t nsys_kernel_launches(const nsys_defs *d, const nsys_kernel_facts *f, co
       if (pass == 0 && v->file != def->file) continue;
       if (pass == 1) {
         bool built = false;
-        for (uint32_t b = 0; b < d->n_builds && exe_base && !built; b++) {
-          const char *t = nsys_strtab_get(&d->strs, d->builds[b].text);
+        for (uint32_t j = 0; j < nsys__n_builds(d, f) && exe_base && !built; j++) {
+          const char *t = nsys_strtab_get(&d->strs, nsys__build(d, f, j)->text);
           built = nsys__has_word(t, exe_base, false) && nsys__has_word(t, nsys__base(file), true);
         }
         if (!built) continue;

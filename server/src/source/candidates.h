@@ -34,10 +34,18 @@ typedef struct nsys_kernel_facts {
   const int32_t (*configs)[6]; /* distinct (gridX, gridY, gridZ, blockX, blockY, blockZ) */
   uint32_t n_configs;          /* 0: unknown */
   const char *callchain_file;  /* workspace file of the native frame that launched it, or NULL */
+  /* the build lines (indices into defs->builds) naming the executable, from
+   * nsys_exe_build_lines(); NULL: every build line is checked */
+  const uint32_t *exe_builds;
+  uint32_t n_exe_builds;
   /* other kernels of the same process with a candidate in `file` (NULL: unknown) */
   uint32_t (*siblings)(void *ctx, uint32_t file);
   void *siblings_ctx;
 } nsys_kernel_facts;
+
+/* The build lines naming `exe` (its basename, as a word): a malloc'd array
+ * of indices into d->builds (NULL when none); *n receives the count. */
+uint32_t *nsys_exe_build_lines(const nsys_defs *d, const char *exe, uint32_t *n);
 
 /* Candidate definitions of a kernel, best first (at most NSYS_CAND_MAX).
  * Returns how many; 0 when the workspace has none. `family` (may be NULL)

@@ -541,7 +541,12 @@ static uint32_t nsys__siblings(void *ctx, uint32_t file) {
   return hit && hit->count > 0 ? hit->count - 1 : 0;
 }
 
-typedef struct { uint32_t pid; char *name; } nsys__proc;
+typedef struct {
+  uint32_t pid;
+  char *name;
+  bool builds_read;          /* the build lines naming it, computed once */
+  uint32_t *builds, n_builds;
+} nsys__proc;
 static int nsys__proc_cmp(const void *x, const void *y) {
   const nsys__proc *a = x, *b = y;
   return (a->pid > b->pid) - (a->pid < b->pid);
@@ -574,7 +579,10 @@ static bool nsys__read_process_facts(nsys_profile *p, sqlite3 *db, const nsys_in
           *procs = nsys_xrealloc(*procs, sizeof **procs * cap);
         }
         (*procs)[*n_procs].pid = nsys_gtid_pid(sqlite3_column_int64(st, 0));
-        (*procs)[(*n_procs)++].name = nsys_xstrdup((const char *)sqlite3_column_text(st, 1));
+        (*procs)[*n_procs].name = nsys_xstrdup((const char *)sqlite3_column_text(st, 1));
+        (*procs)[*n_procs].builds_read = false;
+        (*procs)[*n_procs].builds = NULL;
+        (*procs)[(*n_procs)++].n_builds = 0;
       }
     }
     sqlite3_finalize(st);
@@ -627,7 +635,7 @@ static bool nsys__read_process_facts(nsys_profile *p, sqlite3 *db, const nsys_in
 }
 
 static void nsys__procs_free(nsys__proc *procs, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) free(procs[i].name);
+  for (uint32_t i = 0; i < n; i++) free(procs[i].name), free(procs[i].builds);
   free(procs);
 }
 
@@ -713,8 +721,13 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, cons
     nsys__grp *g = &G->v[gi];
     g->site0 = G->n_sites;
     if (!g->n_files) continue;
-    nsys__proc key = {g->pid, NULL};
-    const nsys__proc *proc = nprocs ? bsearch(&key, procs, nprocs, sizeof *procs, nsys__proc_cmp) : NULL;
+    nsys__proc key = {.pid = g->pid};
+    nsys__proc *proc = nprocs ? bsearch(&key, procs, nprocs, sizeof *procs, nsys__proc_cmp) : NULL;
+    if (proc && !proc->builds_read) {
+      proc->builds = nsys_exe_build_lines(defs, proc->name, &proc->n_builds);
+      proc->builds_read = true;
+    }
+    static const uint32_t none = 0;
     nsys__sib_ctx sc = {pf, npf, g->pid};
     nsys_kernel_facts f = {
         .name = nsys_strtab_get(&ix->strings, g->fn),
@@ -723,6 +736,8 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, cons
         .configs = (const int32_t(*)[6])g->configs,
         .n_configs = g->n_configs,
         .callchain_file = g->chain_file ? nsys_strtab_get(&m->strs, g->chain_file) : NULL,
+        .exe_builds = proc ? (proc->builds ? proc->builds : &none) : NULL,
+        .n_exe_builds = proc ? proc->n_builds : 0,
         .siblings = nsys__siblings,
         .siblings_ctx = &sc,
     };
