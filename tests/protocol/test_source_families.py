@@ -120,9 +120,14 @@ def test_map_reply_size_rule(profiles):
 
 
 def test_public_repositories_at_target():
-    """The evaluation on public repositories with their own nsys exports;
-    runs where the git mirror is present."""
-    mirror = Path(ev.os.environ.get("NSYS_AI_EVAL_MIRROR", "/work/.mirror"))
+    """The evaluation on public repositories (bench/eval_source_map.py's
+    'repos' set): runs when NSYS_AI_EVAL_MIRROR names a git mirror of them
+    (it extracts 4 repositories and makes ~60 calls: minutes on a loaded
+    machine, so it is opt-in)."""
+    if not ev.os.environ.get("NSYS_AI_EVAL_MIRROR"):
+        pytest.skip("set NSYS_AI_EVAL_MIRROR to a git mirror of the evaluation repositories "
+                    "(OWNER+NAME/repo) to run the public-repository evaluation")
+    mirror = Path(ev.os.environ["NSYS_AI_EVAL_MIRROR"])
     if not any((mirror / c["repo"].replace("/", "+")).exists() for c in ev.load_truth()["repos"]):
         pytest.skip(f"no mirror of the evaluation repositories under {mirror}")
     import tempfile
