@@ -20,6 +20,9 @@ fraction of the uncancelled run (before, a statement ran to its end: up to
 from __future__ import annotations
 
 import sqlite3
+
+
+import shutil
 import subprocess
 import sys
 import time
@@ -58,7 +61,25 @@ def requests(pid: str, path: Path) -> list[tuple[str, str, dict] | tuple[str, st
     out.append(("nvtx/tree ranges (first build)", "nvtx/tree", dict(tree, device=0), dict(tree, device=1)))
     out.append(("nvtx/tree aggregate (first build)", "nvtx/tree", dict(tree, mode="aggregate", start=0),
                 dict(tree, mode="aggregate", start=1)))
+
+
+    # source/map caches its map per (profile, root): the cancelled run gets an
+    # identical copy of the workspace under another root (see cancel_params)
+    out.append(("source/map", "source/map", {"profileId": pid, "workspaceRoot": str(_workspace(path, "a"))}))
     return out
+
+
+def _workspace(path: Path, which: str) -> Path:
+    ws = path.parent / f"ws-{which}"
+    if not ws.exists():
+        shutil.copytree(REPO / "tests" / "fixtures" / "source_families", ws)
+    return ws
+
+
+def cancel_params(method: str, params: dict, path: Path) -> dict:
+    if method == "source/map":
+        return dict(params, workspaceRoot=str(_workspace(path, "b")))
+    return params
 
 
 def progress_of(srv: Server, token: str) -> list[dict]:
@@ -88,6 +109,9 @@ def test_long_methods_cancel_mid_flight(big):
             # the same request, cancelled as soon as its work has begun
             token = f"cancel-{i}"
             rid = srv.start(method, dict(cancelled_params[0] if cancelled_params else params, workDoneToken=token))
+
+
+            rid = srv.start(method, dict(cancel_params(method, params, big), workDoneToken=token))
             t_req = time.monotonic()
             srv._pump_until(lambda: bool(progress_of(srv, token)) or rid in srv.replies, 600,
                             f"{label}: progress begin")

@@ -190,7 +190,8 @@ def test_progress_methods_report_progress(small_profile: Path, tmp_path: Path) -
         for i, method in enumerate(flagged):
             params = {"profile/open": {"path": str(small_profile)},
                       "report/generate": {"profileId": pid},
-                      "agent/ask": {"profileId": pid, "question": "Which kernel takes the most time?"}}[method]
+                      "agent/ask": {"profileId": pid, "question": "Which kernel takes the most time?"},
+                      "source/map": {"profileId": pid, "workspaceRoot": str(REPO / "tests" / "fixtures")}}[method]
             token = f"t{i}"
             result = s.request(method, {**params, "workDoneToken": token})
             if method == "profile/open":

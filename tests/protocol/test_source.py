@@ -160,7 +160,7 @@ def ws(tmp_path) -> Path:
 SCOPES = [
     ("file", "function"), ("file", "statement"),
     ({"function": "forward"}, "function"), ({"function": "forward"}, "statement"),
-    ({"function": "Model.step"}, "statement"), ({"function": "fetch"}, "function"),
+    ({"function": "Model.step"}, "statement"),
     ({"startLine": 19, "endLine": 26}, "function"), ({"startLine": 19, "endLine": 40}, "statement"),
 ]
 
@@ -221,6 +221,65 @@ def test_function_tag_names_the_def_line(ws):
     n = int(m["tag"].split(" ")[0].rsplit(":", 1)[1])
     assert res["text"].splitlines()[n - 1].startswith("def forward(")
     assert m["tag"].endswith(" forward")
+
+
+GEN_SRC = """import torch
+
+
+def gen(xs):
+    for x in xs:
+        y = f(x)
+        yield g(y)
+
+
+async def fetch(c):
+    r = prep(c)
+    data = await c.get(r)
+    return parse(data)
+
+
+async def stream(c):
+    async for item in c:
+        handle(item)
+
+
+async def quick(x):
+    return h(x)
+
+
+def outer(xs):
+    def inner():
+        yield from xs
+    return list(inner())
+
+
+def plain(x):
+    return k(x)
+"""
+
+
+@pytest.mark.parametrize("gran", ["function", "statement"])
+def test_generators_and_coroutines_never_wrapped_across_a_suspension(tmp_path, gran):
+    (tmp_path / "g.py").write_text(GEN_SRC)
+    res = call("source/annotate", {"file": "g.py", "workspaceRoot": str(tmp_path), "granularity": gran,
+                                   "includeText": True})
+    ast.parse(res["text"])
+    tree = ast.parse(res["text"])
+    for node in ast.walk(tree):
+        # no `with ...annotate(...)` block contains a yield/await/async for/with
+        if isinstance(node, ast.With) and "annotate" in ast.unparse(node.items[0].context_expr):
+            for sub in ast.walk(node):
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    break
+                assert not isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await, ast.AsyncFor, ast.AsyncWith)), \
+                    ast.unparse(node)
+    labels = {m["tag"].split(" ", 1)[1] for m in res["added"]}
+    if gran == "function":
+        # the functions that cannot suspend are wrapped; the others are not
+        assert labels == {"quick", "outer", "plain"}, labels
+    else:
+        # statements that do not suspend are still wrapped inside generators and coroutines
+        assert {"f", "prep", "parse", "h", "k"} <= labels, labels
 
 
 def test_nvtx_package_used_when_imported(tmp_path):

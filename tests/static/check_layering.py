@@ -29,8 +29,6 @@ ALLOWED = {
     "explain/kb.c": "parses the knowledge base JSON with cJSON",
     "explain/llm.c": "prints LLM request bodies with rpc/json_write.h (the one exact printer)",
     "explain/llm.h": "LLM settings and requests are cJSON",
-    "source/map_methods.c": "source/map, kernelsAt, locate, refine handlers live in source/",
-    "source/source_map.h": "source map results are cJSON",
 }
 
 

@@ -22,7 +22,7 @@
   X("agent/ask", nsys_method_agent_ask, NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \
   X("source/annotate", nsys_method_source_annotate, 0) \
   X("source/unannotate", nsys_method_source_unannotate, 0) \
-  X("source/map", nsys_method_source_map, NSYS_METHOD_CANCELLABLE) \
+  X("source/map", nsys_method_source_map, NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \
   X("source/kernelsAt", nsys_method_source_kernels_at, NSYS_METHOD_CANCELLABLE) \
   X("source/locate", nsys_method_source_locate, 0) \
   X("source/refine", nsys_method_source_refine, 0) \

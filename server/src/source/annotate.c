@@ -1,6 +1,7 @@
 /* NVTX annotator and its inverse; see annotate.h. */
 #include "source/annotate.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,9 +171,44 @@ static size_t nsys__line_ws(const nsys_py_file *f, int line) {
   return i;
 }
 
+/* `word` as a whole word in [p, e). */
+static bool nsys__has_kw(const char *p, const char *e, const char *word) {
+  size_t wl = strlen(word);
+  for (const char *q = p; q + wl <= e; q++) {
+    if (memcmp(q, word, wl) != 0) continue;
+    bool lb = q == p || !(isalnum((unsigned char)q[-1]) || q[-1] == '_');
+    bool rb = q + wl == e || !(isalnum((unsigned char)q[wl]) || q[wl] == '_');
+    if (lb && rb) return true;
+  }
+  return false;
+}
+
+/* Statements s0..s1 can suspend (yield, await, async for/with) outside any
+ * def/class nested in them: a range around them would stay open while the
+ * generator or coroutine is suspended, so they are not wrapped. Text in
+ * strings or comments can only make this say yes (the safe answer). */
+static bool nsys__suspends(const nsys_py_file *f, int s0, int s1) {
+  for (int j = s0; j <= s1 && j < f->n_stmts;) {
+    int d = j;
+    while (d < s1 && f->stmts[d].kind == NSYS_PY_DECORATOR) d++;
+    if (f->stmts[d].kind == NSYS_PY_DEF || f->stmts[d].kind == NSYS_PY_CLASS) {
+      j = f->stmts[d].block_end + 1; /* its own body is its own business */
+      continue;
+    }
+    const nsys_py_stmt *st = &f->stmts[j];
+    const char *p = f->src + f->lines[st->first_line].off;
+    const char *e = f->src + f->lines[st->last_line].off + f->lines[st->last_line].len;
+    if (nsys__has_kw(p, e, "yield") || nsys__has_kw(p, e, "await") || nsys__has_kw(p, e, "async"))
+      return true;
+    j++;
+  }
+  return false;
+}
+
 static void nsys__add_block(nsys__blocks *bs, int s0, int s1, int tag_line, const char *label) {
   const nsys_py_file *f = bs->f;
   if (s0 < 0 || s1 < s0 || s1 >= f->n_stmts) return;
+  if (nsys__suspends(f, s0, s1)) return;
   int l0 = f->stmts[s0].first_line, l1 = f->stmts[s1].last_line;
   for (int i = 0; i < bs->n; i++)
     if (bs->v[i].l0 == l0 && bs->v[i].l1 == l1) return;

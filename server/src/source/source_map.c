@@ -1,6 +1,7 @@
 /* Kernel <-> source map builder; see source_map.h. No JSON in this file. */
 #include "source/source_map.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,12 @@
 #include "index/index.h"
 #include "profile/profile.h"
 #include "source/annotate.h"
+#include "source/candidates.h"
 #include "source/defs.h"
 
 const char *nsys_src_strategy_name(nsys_src_strategy s) {
-  static const char *n[] = {"tag", "callchain", "module", "definition"};
+  static const char *n[] = {"tag", "callchain", "module", "definition", "launch"};
+  _Static_assert(sizeof n / sizeof *n == NSYS_SRC__COUNT, "one name per strategy");
   return (unsigned)s < NSYS_SRC__COUNT ? n[s] : "unknown";
 }
 
@@ -52,6 +55,7 @@ static int32_t nsys__site(nsys__mb *b, const char *file, int line, nsys_src_stra
   s->label = nsys_strtab_intern(&m->strs, label, strlen(label));
   s->n_ranges = 0;
   s->range_ns = 0;
+  s->first_line = s->last_line = line;
   if ((m->n_sites + 1) * 2 > b->nslots) {
     uint32_t ns = b->nslots ? b->nslots * 2 : 256;
     uint32_t *nt = nsys_xcalloc(ns, sizeof *nt);
@@ -79,6 +83,48 @@ static const char *nsys__rel(const char *root, const char *path) {
   if (rl && strncmp(path, root, rl) == 0 && path[rl] == '/') return path + rl + 1;
   if (path[0] == '.' && path[1] == '/') return path + 2;
   return path;
+}
+
+/* A source location named anywhere in an NVTX range's text (pyprof/DLProf
+ * markers, stack lists, "conv2 @ model.py:22"): tokens PATH.EXT:LINE with a
+ * source extension. The last one is the innermost frame of a stack; with a
+ * workspace, the last one naming a workspace file wins. Writes the path
+ * relative to the root. */
+static bool nsys__embedded_tag(const char *text, const nsys_defs *defs, const char *root, char *path,
+                               size_t cap, int *line) {
+  static const char *exts[] = {".py", ".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".f90"};
+  bool found = false, found_ws = false;
+  for (const char *c = strchr(text, ':'); c; c = strchr(c + 1, ':')) {
+    const char *d = c + 1;
+    long v = 0;
+    int nd = 0;
+    while (*d >= '0' && *d <= '9' && nd < 9) v = v * 10 + (*d++ - '0'), nd++;
+    if (nd == 0 || v < 1 || (*d >= '0' && *d <= '9') || (*d >= 'a' && *d <= 'z') || (*d >= 'A' && *d <= 'Z'))
+      continue;
+    const char *b = c;
+    while (b > text && (isalnum((unsigned char)b[-1]) || b[-1] == '_' || b[-1] == '.' || b[-1] == '/' ||
+                        b[-1] == '-'))
+      b--;
+    size_t pl = (size_t)(c - b);
+    bool ext = false;
+    for (size_t k = 0; k < NSYS_ARRAY_LEN(exts) && !ext; k++) {
+      size_t el = strlen(exts[k]);
+      ext = pl > el && memcmp(c - el, exts[k], el) == 0;
+    }
+    if (!ext || pl >= 512) continue;
+    char tmp[512];
+    memcpy(tmp, b, pl);
+    tmp[pl] = '\0';
+    const char *rel = nsys__rel(root, tmp);
+    bool in_ws = defs && nsys_strtab_find(&defs->strs, rel, strlen(rel)) != NSYS_STR_NONE;
+    if (found_ws && !in_ws) continue;
+    if (strlen(rel) >= cap) continue;
+    snprintf(path, cap, "%s", rel);
+    *line = (int)v;
+    found = true;
+    found_ws |= in_ws;
+  }
+  return found;
 }
 
 /* A PyTorch module-path range "... (encoder.block.0.layer)" -> "layer". */
@@ -179,15 +225,26 @@ static int nsys__callkey_cmp(const void *x, const void *y) {
 }
 
 /* Fills api_site[a] for launch calls with a usable backtrace. */
-static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix, nsys_defs *defs,
-                             int32_t *api_site, nsys_call *call) {
+/* A statement on the private connection; NULL after recording why (or
+ * with nothing recorded when the read was interrupted by a cancel). */
+static sqlite3_stmt *nsys__prepare(sqlite3 *db, const char *sql, nsys_task *task) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) return st;
+  if (!nsys_task_cancelled(task))
+    nsys_task_fail(task, NSYS_E_CORRUPT, "cannot read the profile's backtraces: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return NULL;
+}
+
+static bool nsys__callchains(nsys__mb *b, nsys_profile *p, sqlite3 *db, const nsys_index *ix, nsys_defs *defs,
+                             int32_t *api_site, nsys_task *task) {
   nsys_src_map *m = b->m;
   m->callchain_offset = -1;
   const char *rt = p->schema.table[NSYS_TBL_RUNTIME], *cc = p->schema.table[NSYS_TBL_CALLCHAINS];
   if (!rt || !cc || !nsys_schema_has_column(p, NSYS_TBL_RUNTIME, "callchainId")) return true;
   /* frames */
   char *sql = nsys_xasprintf("SELECT id, stackDepth, symbol, module FROM %s ORDER BY id, stackDepth", cc);
-  sqlite3_stmt *st = nsys_profile_prepare(p, &call->task, sql);
+  sqlite3_stmt *st = nsys__prepare(db, sql, task);
   free(sql);
   if (!st) return false;
   nsys__frames fr = {0};
@@ -215,7 +272,7 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
                nsys_schema_has_column(p, NSYS_TBL_RUNTIME, "correlationId");
   sql = nsys_xasprintf("SELECT rowid, callchainId, %s, %s FROM %s WHERE callchainId IS NOT NULL",
                        keyed ? "globalTid" : "NULL", keyed ? "correlationId" : "NULL", rt);
-  st = nsys_profile_prepare(p, &call->task, sql);
+  st = nsys__prepare(db, sql, task);
   free(sql);
   if (!st) {
     free(ra);
@@ -274,7 +331,7 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
     for (int64_t k = 0; k <= max_id + 1; k++) chain_site[k] = -2;
   }
   for (uint32_t a = 0; a < ix->api.n && m->callchain_offset >= 0; a++) {
-    if ((a & 4095) == 0 && nsys_call_cancelled(call)) break;
+    if ((a & 4095) == 0 && nsys_task_cancelled(task)) break;
     if (api_chain[a] < 0 || ix->api.first_op[a] < 0) continue;
     int64_t cid = api_chain[a] + m->callchain_offset;
     if (chain_site && cid >= 0 && cid <= max_id && chain_site[cid] != -2) {
@@ -312,8 +369,9 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
       const nsys_def *best = NULL;
       uint32_t nbest = 0;
       for (uint32_t k = d0; k < d0 + n; k++) {
-        nsys_def_kind kd = defs->v[k].kind;
-        if (kd == NSYS_DEF_C_FUNC || kd == NSYS_DEF_PY_DEF) {
+        /* a native frame maps only to native source, never to a Python def
+         * of the same name */
+        if (defs->v[k].kind == NSYS_DEF_C_FUNC) {
           if (!best) best = &defs->v[k];
           nbest++;
         }
@@ -333,38 +391,6 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, const nsys_index *ix,
   return true;
 }
 
-/* ---- definitions ---- */
-
-static int32_t nsys__def_site(nsys__mb *b, nsys_defs *defs, const char *kname) {
-  char base[200], stripped[200];
-  nsys_symbol_base_name(kname, base, sizeof base);
-  if (!base[0]) return -1;
-  const char *cands[2] = {base, NULL};
-  if (nsys_triton_strip_suffix(base, stripped, sizeof stripped)) cands[1] = stripped;
-  for (int c = 0; c < 2 && cands[c]; c++) {
-    uint32_t n, d0 = nsys_defs_find(defs, cands[c], &n);
-    const nsys_def *best = NULL;
-    uint32_t nk = 0;
-    for (uint32_t k = d0; k < d0 + n; k++) {
-      nsys_def_kind kd = defs->v[k].kind;
-      if (kd == NSYS_DEF_CUDA_GLOBAL || kd == NSYS_DEF_TRITON || kd == NSYS_DEF_INDUCTOR) {
-        if (!best) best = &defs->v[k];
-        nk++;
-      }
-    }
-    if (!best) continue;
-    char ev[400];
-    snprintf(ev, sizeof ev, "kernel name %.120s matches the %s definition %.120s%s", base,
-             nsys_def_kind_name((nsys_def_kind)best->kind),
-             nsys_strtab_get(&defs->strs, best->name),
-             nk > 1 ? " (one of several candidates)" : "");
-    float conf = (c == 0 ? 0.9f : 0.8f) / (float)nk;
-    return nsys__site(b, nsys_strtab_get(&defs->strs, best->file), best->line, NSYS_SRC_DEFINITION,
-                      conf, ev, nsys_def_kind_name((nsys_def_kind)best->kind));
-  }
-  return -1;
-}
-
 /* ---- rows ---- */
 
 typedef struct { uint64_t key; uint32_t row; } nsys__slot;
@@ -382,8 +408,8 @@ static int nsys__row_cmp(const void *x, const void *y) {
 #include <pthread.h>
 static pthread_mutex_t nsys__sort_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void nsys__add_row(nsys_src_map *m, nsys__slot **tab, uint32_t *tcap, uint32_t *rcap,
-                          uint32_t site, uint32_t kname, uint32_t op, int64_t dur) {
+static uint32_t nsys__add_row(nsys_src_map *m, nsys__slot **tab, uint32_t *tcap, uint32_t *rcap,
+                              uint32_t site, uint32_t kname, uint32_t op, int64_t dur) {
   if ((m->n_rows + 1) * 2 > *tcap) {
     uint32_t ncap = *tcap ? *tcap * 2 : 1024;
     nsys__slot *nt = nsys_xcalloc(ncap, sizeof *nt);
@@ -405,21 +431,339 @@ static void nsys__add_row(nsys_src_map *m, nsys__slot **tab, uint32_t *tcap, uin
       *rcap = *rcap ? *rcap * 2 : 256;
       m->rows = nsys_xrealloc(m->rows, sizeof *m->rows * *rcap);
     }
-    m->rows[m->n_rows] = (nsys_src_row){site, kname, 0, 0, op};
+    m->rows[m->n_rows] = (nsys_src_row){site, kname, 0, 0, op, 0};
     (*tab)[h] = (nsys__slot){key, m->n_rows++};
   }
   nsys_src_row *r = &m->rows[(*tab)[h].row];
   r->count++;
   r->total_ns += dur;
+  return (*tab)[h].row;
+}
+
+/* ---- kernels grouped by (name, process): their candidate definitions ---- */
+
+#define NSYS__GRP_STREAMS 8
+#define NSYS__GRP_CONFIGS 8
+
+typedef struct {
+  uint32_t fn, pid;                  /* index strtab id of the demangled name; process */
+  int64_t streams[NSYS__GRP_STREAMS];
+  uint32_t n_streams;                /* distinct, counted up to NSYS__GRP_STREAMS + 1 */
+  uint32_t chain_file;               /* map strtab: file of the native launching frame, 0 none */
+  int32_t configs[NSYS__GRP_CONFIGS][6];
+  uint32_t n_configs;
+  uint32_t files[NSYS_CAND_MAX], n_files; /* candidate files (defs strtab), before weighing */
+  uint32_t site0, n_sites, n_defs;   /* G.sites[site0 ..): definitions first, then launches */
+  bool wants_configs;                /* several candidates, or launch lines to check */
+} nsys__grp;
+
+typedef struct {
+  nsys__grp *v;
+  uint32_t n, cap;
+  uint32_t *slots, nslots;           /* open addressing: group index + 1 */
+  int32_t *sites;
+  uint32_t n_sites, cap_sites;
+} nsys__groups;
+
+static void nsys__groups_free(nsys__groups *g) {
+  free(g->v);
+  free(g->slots);
+  free(g->sites);
+}
+
+static uint32_t nsys__grp_hash(uint32_t fn, uint32_t pid) {
+  uint64_t k = ((uint64_t)fn << 32 | pid) * 0x9E3779B97F4A7C15ULL;
+  return (uint32_t)(k >> 32);
+}
+
+static uint32_t nsys__group(nsys__groups *G, uint32_t fn, uint32_t pid, int64_t stream) {
+  if ((G->n + 1) * 2 > G->nslots) {
+    uint32_t ns = G->nslots ? G->nslots * 2 : 64;
+    uint32_t *nt = nsys_xcalloc(ns, sizeof *nt);
+    for (uint32_t i = 0; i < G->n; i++) {
+      uint32_t h = nsys__grp_hash(G->v[i].fn, G->v[i].pid) & (ns - 1);
+      while (nt[h]) h = (h + 1) & (ns - 1);
+      nt[h] = i + 1;
+    }
+    free(G->slots);
+    G->slots = nt;
+    G->nslots = ns;
+  }
+  uint32_t h = nsys__grp_hash(fn, pid) & (G->nslots - 1);
+  while (G->slots[h]) {
+    nsys__grp *g = &G->v[G->slots[h] - 1];
+    if (g->fn == fn && g->pid == pid) break;
+    h = (h + 1) & (G->nslots - 1);
+  }
+  if (!G->slots[h]) {
+    if (G->n == G->cap) {
+      G->cap = G->cap ? G->cap * 2 : 64;
+      G->v = nsys_xrealloc(G->v, sizeof *G->v * G->cap);
+    }
+    memset(&G->v[G->n], 0, sizeof *G->v);
+    G->v[G->n].fn = fn;
+    G->v[G->n].pid = pid;
+    G->slots[h] = ++G->n;
+  }
+  nsys__grp *g = &G->v[G->slots[h] - 1];
+  bool seen = false;
+  for (uint32_t k = 0; k < g->n_streams && k < NSYS__GRP_STREAMS; k++) seen |= g->streams[k] == stream;
+  if (!seen && g->n_streams <= NSYS__GRP_STREAMS) {
+    if (g->n_streams < NSYS__GRP_STREAMS) g->streams[g->n_streams] = stream;
+    g->n_streams++;
+  }
+  return G->slots[h] - 1;
+}
+
+static int32_t nsys__group_find(const nsys__groups *G, uint32_t fn, uint32_t pid) {
+  if (!G->nslots) return -1;
+  uint32_t h = nsys__grp_hash(fn, pid) & (G->nslots - 1);
+  while (G->slots[h]) {
+    const nsys__grp *g = &G->v[G->slots[h] - 1];
+    if (g->fn == fn && g->pid == pid) return (int32_t)G->slots[h] - 1;
+    h = (h + 1) & (G->nslots - 1);
+  }
+  return -1;
+}
+
+/* (pid, file) -> how many kernel groups of the process have a candidate there */
+typedef struct { uint32_t pid, file, count; } nsys__pf;
+static int nsys__pf_cmp(const void *x, const void *y) {
+  const nsys__pf *a = x, *b = y;
+  if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+  return (a->file > b->file) - (a->file < b->file);
+}
+typedef struct { const nsys__pf *v; uint32_t n; uint32_t pid; } nsys__sib_ctx;
+static uint32_t nsys__siblings(void *ctx, uint32_t file) {
+  const nsys__sib_ctx *c = ctx;
+  nsys__pf key = {c->pid, file, 0};
+  const nsys__pf *hit = c->n ? bsearch(&key, c->v, c->n, sizeof *c->v, nsys__pf_cmp) : NULL;
+  return hit && hit->count > 0 ? hit->count - 1 : 0;
+}
+
+typedef struct {
+  uint32_t pid;
+  char *name;
+  bool builds_read;          /* the build lines naming it, computed once */
+  uint32_t *builds, n_builds;
+} nsys__proc;
+static int nsys__proc_cmp(const void *x, const void *y) {
+  const nsys__proc *a = x, *b = y;
+  return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+static int nsys__sql_interrupt(void *arg) { return nsys_task_cancelled(arg); }
+
+static void nsys__progress(nsys_task *task, int percent, const char *message) {
+  if (task) nsys_task_progress(task, percent, message);
+}
+
+/* Process names (pid -> name) and each group's distinct launch configurations,
+ * read on a private connection that a cancel interrupts. */
+#define NSYS__CONFIG_NAMES 500 /* names bound in the configuration query; more: read all */
+
+static bool nsys__read_process_facts(nsys_profile *p, sqlite3 *db, const nsys_index *ix, nsys__groups *G,
+                                     uint32_t n_wanted, nsys__proc **procs, uint32_t *n_procs, nsys_task *task) {
+  *procs = NULL;
+  *n_procs = 0;
+  if (!p || !db) return true; /* the facts are optional */
+  const char *pt = p->schema.table[NSYS_TBL_PROCESSES];
+  sqlite3_stmt *st = NULL;
+  uint32_t cap = 0;
+  if (pt && nsys_schema_has_column(p, NSYS_TBL_PROCESSES, "globalPid")) {
+    char *sql = nsys_xasprintf("SELECT globalPid, name FROM %s WHERE name IS NOT NULL", pt);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+      while (sqlite3_step(st) == SQLITE_ROW) {
+        if (*n_procs == cap) {
+          cap = cap ? cap * 2 : 64;
+          *procs = nsys_xrealloc(*procs, sizeof **procs * cap);
+        }
+        (*procs)[*n_procs].pid = nsys_gtid_pid(sqlite3_column_int64(st, 0));
+        (*procs)[*n_procs].name = nsys_xstrdup((const char *)sqlite3_column_text(st, 1));
+        (*procs)[*n_procs].builds_read = false;
+        (*procs)[*n_procs].builds = NULL;
+        (*procs)[(*n_procs)++].n_builds = 0;
+      }
+    }
+    sqlite3_finalize(st);
+    free(sql);
+    if (*n_procs) qsort(*procs, *n_procs, sizeof **procs, nsys__proc_cmp);
+  }
+  const char *kt = p->schema.table[NSYS_TBL_KERNEL];
+  if (n_wanted && kt && nsys_schema_has_column(p, NSYS_TBL_KERNEL, "gridX") &&
+      nsys_schema_has_column(p, NSYS_TBL_KERNEL, "globalPid") &&
+      nsys_schema_has_column(p, NSYS_TBL_KERNEL, "demangledName")) {
+    /* only the kernels that need it: their names bound as parameters */
+    bool bind = n_wanted <= NSYS__CONFIG_NAMES;
+    nsys_strbuf q;
+    nsys_strbuf_init(&q);
+    nsys_strbuf_printf(&q, "SELECT demangledName, globalPid, gridX, gridY, gridZ, blockX, blockY, blockZ FROM %s", kt);
+    if (bind) {
+      nsys_strbuf_puts(&q, " WHERE demangledName IN (SELECT id FROM StringIds WHERE value IN (");
+      for (uint32_t k = 0; k < n_wanted; k++) nsys_strbuf_puts(&q, k ? ",?" : "?");
+      nsys_strbuf_puts(&q, "))");
+    }
+    nsys_strbuf_puts(&q, " GROUP BY 1, 2, 3, 4, 5, 6, 7, 8");
+    char *sql = nsys_strbuf_steal(&q);
+    st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+      int bi = 1;
+      uint8_t *bound = bind ? nsys_xcalloc(ix->strings.count + 1, 1) : NULL;
+      for (uint32_t gi = 0; gi < G->n && bind; gi++) {
+        uint32_t fn = G->v[gi].fn;
+        if (!G->v[gi].wants_configs || bound[fn]) continue; /* one binding per distinct name */
+        bound[fn] = 1;
+        sqlite3_bind_text(st, bi++, nsys_strtab_get(&ix->strings, fn), -1, SQLITE_STATIC);
+      }
+      free(bound);
+      while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = nsys_profile_string(p, sqlite3_column_int64(st, 0));
+        if (!name) continue;
+        uint32_t fn = nsys_strtab_find(&ix->strings, name, strlen(name));
+        if (fn == NSYS_STR_NONE) continue;
+        int32_t gi = nsys__group_find(G, fn, nsys_gtid_pid(sqlite3_column_int64(st, 1)));
+        if (gi < 0 || G->v[gi].n_configs >= NSYS__GRP_CONFIGS) continue;
+        nsys__grp *g = &G->v[gi];
+        for (int c = 0; c < 6; c++) g->configs[g->n_configs][c] = sqlite3_column_int(st, 2 + c);
+        g->n_configs++;
+      }
+    }
+    sqlite3_finalize(st);
+    free(sql);
+  }
+  return !nsys_task_cancelled(task);
+}
+
+static void nsys__procs_free(nsys__proc *procs, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) free(procs[i].name), free(procs[i].builds);
+  free(procs);
+}
+
+static void nsys__push_site(nsys__groups *G, int32_t site) {
+  if (G->n_sites == G->cap_sites) {
+    G->cap_sites = G->cap_sites ? G->cap_sites * 2 : 256;
+    G->sites = nsys_xrealloc(G->sites, sizeof *G->sites * G->cap_sites);
+  }
+  G->sites[G->n_sites++] = site;
+}
+
+static int32_t nsys__cand_site(nsys__mb *b, const nsys_defs *defs, const nsys_src_cand *c,
+                               nsys_src_strategy st) {
+  int32_t s = nsys__site(b, nsys_strtab_get(&defs->strs, c->file), c->line, st, c->confidence, c->evidence,
+                         nsys_def_kind_name((nsys_def_kind)c->kind));
+  nsys_src_site *site = &b->m->sites[s];
+  if (c->first_line < site->first_line) site->first_line = c->first_line;
+  if (c->last_line > site->last_line) site->last_line = c->last_line;
+  return s;
+}
+
+static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, const nsys_index *ix,
+                                 nsys_defs *defs, nsys__groups *G, nsys_task *task) {
+  nsys_src_map *m = b->m;
+  nsys_src_cand cands[NSYS_CAND_MAX], launches[NSYS_CAND_MAX];
+  /* phase A: candidate files of each group, before weighing */
+  uint32_t n_wanted = 0; /* distinct kernel names that need their launch configurations */
+  uint8_t *name_wanted = nsys_xcalloc(ix->strings.count + 1, 1);
+  nsys__pf *pf = NULL;
+  uint32_t npf = 0, cpf = 0;
+  for (uint32_t gi = 0; gi < G->n; gi++) {
+    if ((gi & 255) == 0 && nsys_task_cancelled(task)) {
+      free(pf);
+      free(name_wanted);
+      return nsys_task_fail_cancelled(task), false;
+    }
+    nsys__grp *g = &G->v[gi];
+    nsys_kernel_facts f = {.name = nsys_strtab_get(&ix->strings, g->fn)};
+    uint32_t n = nsys_kernel_candidates(defs, &f, cands, NULL);
+    g->wants_configs = n > 1 || (n == 1 && nsys_kernel_launches(defs, &f, &cands[0], 1, launches, 1) > 0);
+    if (g->wants_configs && !name_wanted[g->fn]) {
+      name_wanted[g->fn] = 1;
+      n_wanted++;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+      bool dup = false;
+      for (uint32_t j = 0; j < g->n_files; j++) dup |= g->files[j] == cands[k].file;
+      if (dup) continue;
+      g->files[g->n_files++] = cands[k].file;
+      if (npf == cpf) {
+        cpf = cpf ? cpf * 2 : 256;
+        pf = nsys_xrealloc(pf, sizeof *pf * cpf);
+      }
+      pf[npf++] = (nsys__pf){g->pid, cands[k].file, 1};
+    }
+  }
+  if (npf) qsort(pf, npf, sizeof *pf, nsys__pf_cmp);
+  uint32_t u = 0;
+  for (uint32_t i = 0; i < npf; i++) {
+    if (u && pf[u - 1].pid == pf[i].pid && pf[u - 1].file == pf[i].file) pf[u - 1].count++;
+    else pf[u++] = pf[i];
+  }
+  npf = u;
+  nsys__progress(task, 55, "reading the profile's process facts");
+  nsys__proc *procs = NULL;
+  uint32_t nprocs = 0;
+  free(name_wanted);
+  if (!nsys__read_process_facts(p, db, ix, G, n_wanted, &procs, &nprocs, task)) {
+    free(pf);
+    nsys__procs_free(procs, nprocs);
+    return nsys_task_fail_cancelled(task), false;
+  }
+  /* phase B: weigh and keep */
+  for (uint32_t gi = 0; gi < G->n; gi++) {
+    if ((gi & 255) == 0) {
+      if (nsys_task_cancelled(task)) {
+        free(pf);
+        nsys__procs_free(procs, nprocs);
+        return nsys_task_fail_cancelled(task), false;
+      }
+      nsys__progress(task, 60 + (int)((uint64_t)gi * 30 / G->n), "weighing candidate definitions");
+    }
+    nsys__grp *g = &G->v[gi];
+    g->site0 = G->n_sites;
+    if (!g->n_files) continue;
+    nsys__proc key = {.pid = g->pid};
+    nsys__proc *proc = nprocs ? bsearch(&key, procs, nprocs, sizeof *procs, nsys__proc_cmp) : NULL;
+    if (proc && !proc->builds_read) {
+      proc->builds = nsys_exe_build_lines(defs, proc->name, &proc->n_builds);
+      proc->builds_read = true;
+    }
+    static const uint32_t none = 0;
+    nsys__sib_ctx sc = {pf, npf, g->pid};
+    nsys_kernel_facts f = {
+        .name = nsys_strtab_get(&ix->strings, g->fn),
+        .exe = proc ? proc->name : NULL,
+        .n_streams = g->n_streams,
+        .configs = (const int32_t(*)[6])g->configs,
+        .n_configs = g->n_configs,
+        .callchain_file = g->chain_file ? nsys_strtab_get(&m->strs, g->chain_file) : NULL,
+        .exe_builds = proc ? (proc->builds ? proc->builds : &none) : NULL,
+        .n_exe_builds = proc ? proc->n_builds : 0,
+        .siblings = nsys__siblings,
+        .siblings_ctx = &sc,
+    };
+    uint32_t n = nsys_kernel_candidates(defs, &f, cands, NULL);
+    for (uint32_t k = 0; k < n; k++) nsys__push_site(G, nsys__cand_site(b, defs, &cands[k], NSYS_SRC_DEFINITION));
+    g->n_defs = n;
+    for (uint32_t k = 0; k < n; k++) {
+      if (cands[k].contradicted || cands[k].confidence < cands[0].confidence - 1e-6f) break;
+      uint32_t nl = nsys_kernel_launches(defs, &f, &cands[k], n, launches, NSYS_CAND_MAX);
+      for (uint32_t j = 0; j < nl; j++) nsys__push_site(G, nsys__cand_site(b, defs, &launches[j], NSYS_SRC_LAUNCH));
+    }
+    g->n_sites = G->n_sites - g->site0;
+  }
+  free(pf);
+  nsys__procs_free(procs, nprocs);
+  return true;
 }
 
 nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_defs *defs,
-                                 nsys_call *call) {
+                                 nsys_task *task) {
   nsys_src_map *m = nsys_xcalloc(1, sizeof *m);
   nsys_strtab_init(&m->strs);
   nsys_strtab_intern(&m->strs, "", 0);
   m->root = nsys_xstrdup(defs ? defs->root : "");
   nsys__mb b = {.m = m};
+  sqlite3 *db = NULL;
   uint32_t nops = ix->ops.n;
   m->op_launch = nsys_xmalloc(sizeof *m->op_launch * (nops + 1));
   m->op_def = nsys_xmalloc(sizeof *m->op_def * (nops + 1));
@@ -441,6 +785,11 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
         char ev[600];
         snprintf(ev, sizeof ev, "launched inside the NVTX source tag range \"%.500s\"", text);
         name_site[nm] = nsys__site(&b, nsys__rel(m->root, path), line, NSYS_SRC_TAG, 0.95f, ev, text);
+      } else if (nsys__embedded_tag(text, defs, m->root, path, sizeof path, &line)) {
+        char ev[600];
+        snprintf(ev, sizeof ev, "launched inside an NVTX range whose text names %.200s:%d (\"%.300s\")", path,
+                 line, text);
+        name_site[nm] = nsys__site(&b, path, line, NSYS_SRC_TAG, 0.9f, ev, text);
       } else if (defs && nsys__aten_module(text)) {
         const char *cls = nsys__aten_module(text);
         uint32_t n, d0 = nsys_defs_find(defs, cls, &n), nk = 0;
@@ -485,27 +834,41 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   for (uint32_t r = 0; r < nr; r++) up[r] = -2;
   int32_t *api_site = nsys_xmalloc(sizeof *api_site * (ix->api.n + 1));
   for (uint32_t a = 0; a < ix->api.n; a++) api_site[a] = -1;
-  if (p && !nsys__callchains(&b, p, ix, defs, api_site, call)) goto fail;
-  if (nsys_call_cancelled(call)) goto cancelled;
-  /* definitions per distinct kernel name */
-  int32_t *kdef = nsys_xmalloc(sizeof *kdef * (ns + 1));
-  for (uint32_t i = 0; i < ns; i++) kdef[i] = -2;
-
+  /* the profile's reads run on a private connection that a cancel interrupts */
+  if (p) {
+    nsys_task open_task; /* a profile we cannot reopen maps without its backtraces */
+    nsys_task_init(&open_task);
+    db = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, &open_task);
+    if (db) sqlite3_progress_handler(db, 10000, nsys__sql_interrupt, task);
+  }
+  if (db && !nsys__callchains(&b, p, db, ix, defs, api_site, task)) {
+    if (nsys_task_cancelled(task)) goto cancelled;
+    goto fail;
+  }
+  if (nsys_task_cancelled(task)) goto cancelled;
+  /* pass 1: launch sites, and the kernels grouped by (name, process) */
+  nsys__groups G = {0};
+  int32_t *op_group = nsys_xmalloc(sizeof *op_group * (nops + 1));
   nsys__slot *tab = NULL;
   uint32_t tcap = 0, rcap = 0;
   for (uint32_t i = 0; i < nops; i++) {
     m->op_launch[i] = m->op_def[i] = -1;
+    op_group[i] = -1;
     if (ix->ops.kind[i] != NSYS_OP_KERNEL) continue;
-    if ((i & 65535) == 0 && nsys_call_cancelled(call)) {
-      free(tab);
-      free(kdef);
-      goto cancelled;
+    if ((i & 65535) == 0) {
+      if (nsys_task_cancelled(task)) {
+        free(tab);
+        free(op_group);
+        nsys__groups_free(&G);
+        goto cancelled;
+      }
+      nsys__progress(task, 10 + (int)((uint64_t)i * 40 / (nops + 1)), "attributing kernels");
     }
     int64_t dur = nsys_op_dur(ix, i);
     m->gpu_ns += dur;
     m->n_kernels++;
     int32_t a = ix->ops.api[i];
-    int32_t site = -1, module_site = -1;
+    int32_t site = -1, module_site = -1, chain_site = -1;
     if (a >= 0 && (uint32_t)a < ix->api.n) {
       const nsys_host_thread *th = &ix->threads[ix->api.thread[a]];
       int64_t t = ix->api.start[a];
@@ -534,27 +897,62 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
           q = ix->nvtx.parent[q];
         }
       }
-      if (site < 0 && api_site[a] >= 0 && m->sites[api_site[a]].file != 0) site = api_site[a];
+      if (api_site[a] >= 0 && m->sites[api_site[a]].file != 0) chain_site = api_site[a];
+      if (site < 0) site = chain_site;
       if (site < 0) site = module_site;
     }
     m->op_launch[i] = site;
-    uint32_t fn = ix->ops.full_name[i];
-    if (defs && fn < ns) {
-      if (kdef[fn] == -2) kdef[fn] = nsys__def_site(&b, defs, nsys_strtab_get(&ix->strings, fn));
-      m->op_def[i] = kdef[fn];
-    }
     if (site >= 0) {
       m->strategy_ns[m->sites[site].strategy] += dur;
       nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)site, ix->ops.name[i], i, dur);
     }
-    if (m->op_def[i] >= 0) {
-      m->strategy_ns[NSYS_SRC_DEFINITION] += dur;
-      nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)m->op_def[i], ix->ops.name[i], i, dur);
+    if (defs && ix->ops.full_name[i] < ns) {
+      uint32_t t = ix->ops.track[i];
+      const nsys_gpu_track *tr = ix->tracks && t < ix->n_tracks ? &ix->tracks[t] : NULL;
+      op_group[i] = (int32_t)nsys__group(&G, ix->ops.full_name[i], tr ? tr->pid : 0, tr ? tr->stream : 0);
+      nsys__grp *g = &G.v[op_group[i]];
+      if (g->chain_file == 0 && chain_site >= 0) g->chain_file = m->sites[chain_site].file;
     }
   }
-  free(tab);
-  free(kdef);
   free(up);
+  up = NULL;
+  /* pass 2: each group's candidate definitions and launch lines */
+  if (defs && G.n) {
+    if (!nsys__resolve_groups(&b, p, db, ix, defs, &G, task)) {
+      free(tab);
+      free(op_group);
+      nsys__groups_free(&G);
+      if (nsys_task_cancelled(task)) goto cancelled;
+      goto fail;
+    }
+  }
+  nsys__progress(task, 90, "attributing kernels");
+  /* pass 3: rows of the definitions and launch lines */
+  for (uint32_t i = 0; i < nops; i++) {
+    if (op_group[i] < 0) continue;
+    if ((i & 65535) == 0 && nsys_task_cancelled(task)) {
+      free(tab);
+      free(op_group);
+      nsys__groups_free(&G);
+      goto cancelled;
+    }
+    const nsys__grp *g = &G.v[op_group[i]];
+    int64_t dur = nsys_op_dur(ix, i);
+    for (uint32_t k = 0; k < g->n_sites; k++) {
+      int32_t site = G.sites[g->site0 + k];
+      uint32_t r = nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)site, ix->ops.name[i], i, dur);
+      if (m->sites[site].strategy == NSYS_SRC_DEFINITION && m->rows[r].candidates < g->n_defs)
+        m->rows[r].candidates = g->n_defs;
+    }
+    if (g->n_defs) {
+      m->op_def[i] = G.sites[g->site0];
+      m->strategy_ns[NSYS_SRC_DEFINITION] += dur;
+    }
+    if (g->n_sites > g->n_defs) m->strategy_ns[NSYS_SRC_LAUNCH] += dur;
+  }
+  free(tab);
+  free(op_group);
+  nsys__groups_free(&G);
   /* sort rows, build the line index */
   pthread_mutex_lock(&nsys__sort_lock);
   nsys__sort_map = m;
@@ -564,9 +962,12 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   for (uint32_t i = 0; i < m->n_rows;) {
     const nsys_src_site *s = &m->sites[m->rows[i].site];
     nsys_src_line *l = &m->lines[m->n_lines];
-    *l = (nsys_src_line){s->file, s->line, i, 0, 0, 0};
+    *l = (nsys_src_line){s->file, s->line, s->first_line, s->last_line, i, 0, 0, 0};
     while (i < m->n_rows && m->sites[m->rows[i].site].file == s->file &&
            m->sites[m->rows[i].site].line == s->line) {
+      const nsys_src_site *si = &m->sites[m->rows[i].site];
+      if (si->first_line < l->first_line) l->first_line = si->first_line;
+      if (si->last_line > l->last_line) l->last_line = si->last_line;
       l->count++;
       l->total_ns += m->rows[i].total_ns;
       l->kernels += m->rows[i].count;
@@ -579,13 +980,15 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   free(rsite);
   free(api_site);
   free(b.slots);
+  if (db) sqlite3_close(db);
   return m;
 cancelled:
-  nsys_call_fail_cancelled(call);
+  nsys_task_fail_cancelled(task);
 fail:
+  if (db) sqlite3_close(db);
   free(name_site);
   free(rsite);
-  free(up);
+  free(up); /* NULL once passed */
   free(api_site);
   free(b.slots);
   nsys_src_map_free(m);
@@ -627,5 +1030,21 @@ const nsys_src_line *nsys_src_map_at(const nsys_src_map *m, const char *file, in
     else hi = mid;
   }
   if (lo < m->n_lines && m->lines[lo].file == fid && m->lines[lo].line == line) return &m->lines[lo];
-  return NULL;
+  /* a span holding the line: the nearest entry above it (its body, signature
+   * continuation) or below it (its template or decorator lines) */
+  const nsys_src_line *best = NULL;
+  for (uint32_t k = lo; k > 0 && lo - k < 256; k--) {
+    const nsys_src_line *l = &m->lines[k - 1];
+    if (l->file != fid) break;
+    if (l->first_line <= line && line <= l->last_line) {
+      best = l;
+      break;
+    }
+  }
+  for (uint32_t k = lo; k < m->n_lines && k - lo < 8 && !best; k++) {
+    const nsys_src_line *l = &m->lines[k];
+    if (l->file != fid) break;
+    if (l->first_line <= line && line <= l->last_line) best = l;
+  }
+  return best;
 }

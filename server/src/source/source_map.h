@@ -1,31 +1,35 @@
-/* Kernel <-> source mapping over the index (no JSON in the core; the method
- * handlers at the end build results). Strategies, each with a confidence and
- * evidence:
+/* Kernel <-> source mapping over the index. Strategies, each with a
+ * confidence and evidence:
  *   tag        innermost NVTX range whose text starts with "PATH:LINE" around
  *              the launching API call (0.95)
  *   callchain  CUDA_CALLCHAINS backtrace of the launch: first user frame,
  *              matched to a function definition in the workspace (0.6)
  *   module     PyTorch module-path range "(a.b.layer)" -> `self.layer = ...`
  *              in the workspace (0.4 / candidates)
- *   definition the kernel's function name -> __global__ / @triton.jit /
- *              inductor definition in the workspace (0.9 / candidates)
+ *   definition every candidate definition of the kernel (source/candidates.h:
+ *              CUDA, Triton, Inductor, Numba, CuPy, NVHPC, stdpar lambdas),
+ *              ranked by the profile's own facts (0.9 when the only one)
+ *   launch     the static launch lines of the chosen definition
+ *              (NAME<<<...>>>, cudaLaunchKernel, NAME[grid](...), ...)
  * The first three are launch sites (at most one per kernel, in that order of
- * precedence); a definition is where the kernel's code lives. */
+ * precedence); a definition is where the kernel's code lives. Native
+ * callchain frames map only to native (C/C++/CUDA/Fortran) functions.
+ * No JSON: the handlers are methods/source_map_methods.c. */
 #ifndef NSYS_SOURCE_MAP_H
 #define NSYS_SOURCE_MAP_H
 
-#include <cjson/cJSON.h>
 #include <stdint.h>
 
 #include "common/strtab.h"
-#include "rpc/call.h"
+#include "common/task.h"
 
 struct nsys_profile;
 struct nsys_index;
 struct nsys_defs;
 
 typedef enum {
-  NSYS_SRC_TAG = 0, NSYS_SRC_CALLCHAIN, NSYS_SRC_MODULE, NSYS_SRC_DEFINITION, NSYS_SRC__COUNT
+  NSYS_SRC_TAG = 0, NSYS_SRC_CALLCHAIN, NSYS_SRC_MODULE, NSYS_SRC_DEFINITION, NSYS_SRC_LAUNCH,
+  NSYS_SRC__COUNT
 } nsys_src_strategy;
 
 const char *nsys_src_strategy_name(nsys_src_strategy s);
@@ -33,6 +37,7 @@ const char *nsys_src_strategy_name(nsys_src_strategy s);
 typedef struct nsys_src_site {
   uint32_t file;      /* map strtab ("" when the site has no workspace file) */
   int line;           /* 1-based, 0 when unknown */
+  int first_line, last_line; /* the span a hover answers on (definitions: the whole body) */
   uint8_t strategy;
   float confidence;
   uint32_t evidence;  /* map strtab */
@@ -47,11 +52,13 @@ typedef struct nsys_src_row { /* aggregate of one kernel name at one site */
   uint32_t count;
   int64_t total_ns;
   uint32_t first_op;
+  uint32_t candidates; /* definition rows: how many candidate definitions the kernel has */
 } nsys_src_row;
 
 typedef struct nsys_src_line {
   uint32_t file;
   int line;
+  int first_line, last_line; /* union of its sites' spans */
   uint32_t first, count; /* rows[first .. first+count) */
   int64_t total_ns;
   uint32_t kernels;
@@ -73,14 +80,17 @@ typedef struct nsys_src_map {
   int refs;
 } nsys_src_map;
 
-/* Builds the map (uncached). defs may be NULL (no workspace). NULL after
- * nsys_call_fail() (cancel / corrupt). */
+/* Builds the map (uncached). defs may be NULL (no workspace), p NULL (no
+ * profile reads: no callchains, processes or launch configurations). NULL
+ * after nsys_task_fail() (cancel / corrupt); task may be NULL. Reports
+ * progress (0-100) on task. */
 nsys_src_map *nsys_src_map_build(struct nsys_profile *p, const struct nsys_index *ix,
-                                 struct nsys_defs *defs, nsys_call *call);
+                                 struct nsys_defs *defs, nsys_task *task);
 void nsys_src_map_free(nsys_src_map *m);
 
-/* Rows at file:line (file relative to the root, or absolute under it);
- * returns the line entry or NULL. */
+/* Rows at file:line (file relative to the root, or absolute under it): the
+ * entry of that line, else the nearest entry whose span holds the line (a
+ * kernel's template line, signature continuation or body); NULL if none. */
 const nsys_src_line *nsys_src_map_at(const nsys_src_map *m, const char *file, int line);
 
 #endif

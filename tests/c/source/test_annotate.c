@@ -226,6 +226,60 @@ static void test_tags_and_names(void) {
   CHECK_MSG(nsys_triton_strip_suffix("add_kernel_0d1d2de", s, sizeof s) && strcmp(s, "add_kernel") == 0,
             "triton suffix");
   CHECK_MSG(!nsys_triton_strip_suffix("triton_poi_fused_add_0", s, sizeof s), "inductor names keep _0");
+  /* NVHPC names: function and line */
+  struct { const char *in, *func; int line; } nv[] = {
+      {"main_53_gpu", "main", 53},
+      {"main_53_gpu__red", "main", 53},
+      {"feed_input_23_gpu", "feed_input", 23},
+      {"main_7_gpu_1", "main", 7},
+      {"nvkernel_solve_F1L204_2", "solve", 204},
+      {"nvkernel_solve_F12L9_0", "solve", 9},
+      {"nvkernel__Z5solveRSt6vectorIdSaIdEERKS1_i_F1L9_2", "solve", 9},
+      {"nvkernel__ZN2ns6jacobiEPfi_F1L30_1", "jacobi", 30},
+  };
+  for (size_t i = 0; i < sizeof nv / sizeof nv[0]; i++) {
+    char f[64];
+    int l = 0;
+    CHECK_MSG(nsys_nvhpc_kernel(nv[i].in, f, sizeof f, &l) && strcmp(f, nv[i].func) == 0 && l == nv[i].line,
+              "nvhpc %s -> %s:%d", nv[i].in, f, l);
+  }
+  const char *not_nv[] = {"gpu", "_53_gpu", "main_gpu", "main_0_gpu", "main_53_gpux", "main_53_gpu__redx",
+                          "nvkernel_solve_F1L_2", "nvkernel_F1L9_2", "vectorized_gpu_kernel", "main_53_gpu_"};
+  for (size_t i = 0; i < sizeof not_nv / sizeof not_nv[0]; i++) {
+    char f[64];
+    int l = 0;
+    CHECK_MSG(!nsys_nvhpc_kernel(not_nv[i], f, sizeof f, &l), "not nvhpc: %s", not_nv[i]);
+  }
+  /* lambdas: the enclosing function */
+  struct { const char *in, *out; } lam[] = {
+      {"void cub::DeviceForEachKernel<P, long, saxpy(int, float, float*, float*)::{lambda(int)#1}>(long)", "saxpy"},
+      {"void thrust::f<main::{lambda(float)#2}>(int)", "main"},
+      {"void k<Foo::bar<int>(int)::{lambda(int)#1}>()", "bar"},
+      {"void t<__nv_dl_wrapper_t<__nv_dl_tag<void (*)(thrust::device_vector<float> &, float), &scale_thrust, 1u>, float>>()",
+       "scale_thrust"},
+      {"void t<__nv_dl_wrapper_t<__nv_dl_tag<void (*)(int), &ns::run, 2u>>>()", "run"},
+  };
+  for (size_t i = 0; i < sizeof lam / sizeof lam[0]; i++) {
+    char out[64];
+    CHECK_MSG(nsys_lambda_parent(lam[i].in, out, sizeof out) && strcmp(out, lam[i].out) == 0, "lambda %s -> %s",
+              lam[i].in, out);
+  }
+  char out[64];
+  CHECK_MSG(!nsys_lambda_parent("void k<float>(float*)", out, sizeof out), "no lambda");
+  /* Numba names: the def name and its module */
+  struct { const char *in, *name, *module; } nb[] = {
+      {"cudapy::pkg.ops::axpy$241(Array<float, 1, C, mutable, aligned>)", "axpy", "pkg.ops"},
+      {"cudapy::__main__::axpy$3(Array<float, 1, C, mutable, aligned>)", "axpy", "__main__"},
+      {"pkg::ops::axpy[abi:v1,cw51cXTLSUw](Array<float, 1, C, mutable, aligned>, float)", "axpy", "ops"},
+      {"__main__::k[abi:v1](float)", "k", "__main__"},
+      {"void vecadd<float>(const T1 *, int)", "vecadd", ""},
+  };
+  for (size_t i = 0; i < sizeof nb / sizeof nb[0]; i++) {
+    char n[64], mod[64];
+    nsys_kernel_def_name(nb[i].in, n, sizeof n, mod, sizeof mod);
+    CHECK_MSG(strcmp(n, nb[i].name) == 0 && strcmp(mod, nb[i].module) == 0, "numba %s -> %s / %s", nb[i].in, n,
+              mod);
+  }
 }
 
 /* A second pass that inserts lines above earlier markers renumbers their tags. */

@@ -65,7 +65,7 @@ int main(void) {
   int32_t onext[5] = {1, -1, -1, -1, -1};
   ix.op_next = onext;
 
-  nsys_defs *defs = nsys_defs_build(real);
+  nsys_defs *defs = nsys_defs_build(real, NULL);
   CHECK_MSG(defs->n_files == 2, "scanned %u files", defs->n_files);
   nsys_src_map *m = nsys_src_map_build(NULL, &ix, defs, NULL);
   CHECK_MSG(m != NULL, "map built");
@@ -114,6 +114,29 @@ int main(void) {
     CHECK_MSG(m->op_launch[0] >= 0 && m->sites[m->op_launch[0]].strategy == NSYS_SRC_MODULE &&
               m->sites[m->op_launch[0]].line == 4 && m->sites[m->op_launch[0]].confidence < 0.3f,
               "k0 -> nn.Linear at model.py:4");
+    nsys_src_map_free(m);
+  }
+  /* a pyprof-style marker naming model.py:22 inside a tag naming line 20: the
+   * kernels launched in the marker belong to line 22 (conv2), not 20 */
+  nname[0] = S(&ix, "model.py:20 forward");
+  nname[1] = S(&ix, "{'op': 'conv2d', 'traceMarker': ['train.py:40', 'model.py:22']}");
+  m = nsys_src_map_build(NULL, &ix, defs, NULL);
+  if (m) {
+    for (int k = 0; k < 2; k++)
+      CHECK_MSG(m->op_launch[k] >= 0 && m->sites[m->op_launch[k]].line == 22 &&
+                    strcmp(nsys_strtab_get(&m->strs, m->sites[m->op_launch[k]].file), "model.py") == 0,
+                "k%d -> embedded model.py:22", k);
+    CHECK_MSG(m->op_launch[2] >= 0 && m->sites[m->op_launch[2]].line == 20, "k2 -> outer tag line 20");
+    nsys_src_map_free(m);
+  }
+  /* without a workspace the last location in the text wins; "a:1" without a
+   * source extension and "aten::x" are not locations */
+  nname[1] = S(&ix, "conv1 @net.py:7, from train.py:40; step:3");
+  m = nsys_src_map_build(NULL, &ix, NULL, NULL);
+  if (m) {
+    CHECK_MSG(m->op_launch[0] >= 0 && m->sites[m->op_launch[0]].line == 40 &&
+                  strcmp(nsys_strtab_get(&m->strs, m->sites[m->op_launch[0]].file), "train.py") == 0,
+              "k0 -> train.py:40");
     nsys_src_map_free(m);
   }
   nsys_defs_free(defs);

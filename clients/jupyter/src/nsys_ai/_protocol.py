@@ -890,6 +890,13 @@ SourceKernelsAtParams = TypedDict("SourceKernelsAtParams", {
     "file": str,
     "line": int,
     "workspaceRoot": NotRequired[str],
+    "maxBytes": NotRequired[int],
+})
+
+# the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
+SourceKernelsAtResultKernelsItemSpan = TypedDict("SourceKernelsAtResultKernelsItemSpan", {
+    "startLine": int,
+    "endLine": int,
 })
 
 SourceKernelsAtResultKernelsItem = TypedDict("SourceKernelsAtResultKernelsItem", {
@@ -899,10 +906,12 @@ SourceKernelsAtResultKernelsItem = TypedDict("SourceKernelsAtResultKernelsItem",
     "totalNs": int,
     "avgNs": int,
     "pctGpu": float,
-    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "strategy": Literal["tag", "callchain", "module", "definition", "launch"],
     "confidence": float,
     "evidence": str,
     "explanation": NotRequired[str],
+    "candidates": NotRequired[int],
+    "span": NotRequired[SourceKernelsAtResultKernelsItemSpan],
 })
 
 # source/kernelsAt result
@@ -913,6 +922,7 @@ SourceKernelsAtResult = TypedDict("SourceKernelsAtResult", {
     "totalNs": int,
     "pctGpu": float,
     "kernels": List[SourceKernelsAtResultKernelsItem],
+    "truncated": NotRequired[bool],
 })
 
 # source/locate params
@@ -921,16 +931,25 @@ SourceLocateParams = TypedDict("SourceLocateParams", {
     "kernelId": NotRequired[int],
     "name": NotRequired[str],
     "workspaceRoot": NotRequired[str],
+    "maxBytes": NotRequired[int],
+})
+
+# the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
+SourceLocateResultCandidatesItemSpan = TypedDict("SourceLocateResultCandidatesItemSpan", {
+    "startLine": int,
+    "endLine": int,
 })
 
 SourceLocateResultCandidatesItem = TypedDict("SourceLocateResultCandidatesItem", {
     "file": str,
     "line": int,
-    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "strategy": Literal["tag", "callchain", "module", "definition", "launch"],
     "confidence": float,
     "evidence": str,
     "count": int,
     "totalNs": int,
+    "candidates": NotRequired[int],
+    "span": NotRequired[SourceLocateResultCandidatesItemSpan],
 })
 
 # source/locate result
@@ -938,6 +957,7 @@ SourceLocateResult = TypedDict("SourceLocateResult", {
     "name": str,
     "kernelId": NotRequired[int],
     "candidates": List[SourceLocateResultCandidatesItem],
+    "truncated": NotRequired[bool],
 })
 
 # source/map params
@@ -945,11 +965,18 @@ SourceMapParams = TypedDict("SourceMapParams", {
     "profileId": ProfileId,
     "workspaceRoot": str,
     "kernelsPerLine": NotRequired[int],
+    "maxBytes": NotRequired[int],
 })
 
 SourceMapResultStrategiesValue = TypedDict("SourceMapResultStrategiesValue", {
     "totalNs": int,
     "pctGpu": float,
+})
+
+# the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
+SourceMapResultFilesItemLinesItemKernelsItemSpan = TypedDict("SourceMapResultFilesItemLinesItemKernelsItemSpan", {
+    "startLine": int,
+    "endLine": int,
 })
 
 SourceMapResultFilesItemLinesItemKernelsItem = TypedDict("SourceMapResultFilesItemLinesItemKernelsItem", {
@@ -959,10 +986,12 @@ SourceMapResultFilesItemLinesItemKernelsItem = TypedDict("SourceMapResultFilesIt
     "totalNs": int,
     "avgNs": int,
     "pctGpu": float,
-    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "strategy": Literal["tag", "callchain", "module", "definition", "launch"],
     "confidence": float,
     "evidence": str,
     "explanation": NotRequired[str],
+    "candidates": NotRequired[int],
+    "span": NotRequired[SourceMapResultFilesItemLinesItemKernelsItemSpan],
 })
 
 SourceMapResultFilesItemLinesItem = TypedDict("SourceMapResultFilesItemLinesItem", {
@@ -996,6 +1025,7 @@ SourceMapResult = TypedDict("SourceMapResult", {
     "strategies": Dict[str, SourceMapResultStrategiesValue],
     "files": List[SourceMapResultFilesItem],
     "tags": List[SourceMapResultTagsItem],
+    "truncated": bool,
 })
 
 # source/refine params
@@ -1010,6 +1040,12 @@ SourceRefineResultStrategiesValue = TypedDict("SourceRefineResultStrategiesValue
     "pctGpu": float,
 })
 
+# the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
+SourceRefineResultCandidatesItemTopKernelsItemSpan = TypedDict("SourceRefineResultCandidatesItemTopKernelsItemSpan", {
+    "startLine": int,
+    "endLine": int,
+})
+
 SourceRefineResultCandidatesItemTopKernelsItem = TypedDict("SourceRefineResultCandidatesItemTopKernelsItem", {
     "name": str,
     "kernelId": int,
@@ -1017,10 +1053,12 @@ SourceRefineResultCandidatesItemTopKernelsItem = TypedDict("SourceRefineResultCa
     "totalNs": int,
     "avgNs": int,
     "pctGpu": float,
-    "strategy": Literal["tag", "callchain", "module", "definition"],
+    "strategy": Literal["tag", "callchain", "module", "definition", "launch"],
     "confidence": float,
     "evidence": str,
     "explanation": NotRequired[str],
+    "candidates": NotRequired[int],
+    "span": NotRequired[SourceRefineResultCandidatesItemTopKernelsItemSpan],
 })
 
 SourceRefineResultCandidatesItemStatementsItem = TypedDict("SourceRefineResultCandidatesItemStatementsItem", {
@@ -1292,7 +1330,7 @@ SOURCE_REFINE: Literal["source/refine"] = "source/refine"
 TEST_SLEEP: Literal["test/sleep"] = "test/sleep"
 TEST_ECHO: Literal["test/echo"] = "test/echo"
 TEST_NO_RESULT: Literal["test/noResult"] = "test/noResult"
-PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "kernel/explain", "agent/ask"})
+PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "kernel/explain", "agent/ask", "source/map"})
 CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt"})
 INLINE_METHODS = frozenset({"profile/list", "analysis/list"})
 

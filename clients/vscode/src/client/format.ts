@@ -24,6 +24,12 @@ export function lensTitle(count: number, totalNs: number, pctOfGpu: number): str
   return `${count} kernel${count === 1 ? '' : 's'} · ${formatNs(totalNs)} · ${formatPct(pctOfGpu)} GPU`;
 }
 
+/** CodeLens title of a kernel whose definition has several candidates,
+ * e.g. "vecadd: 1 of 3 candidate definitions · 77%". */
+export function candidateLensTitle(name: string, candidates: number, confidence: number): string {
+  return `${name}: 1 of ${candidates} candidate definitions · ${Math.round(confidence * 100)}%`;
+}
+
 export function escapeMarkdown(s: string): string {
   return s.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, (c) => `\\${c}`);
 }

@@ -163,6 +163,10 @@ export class NsysClient {
   kernelsAt(profileId: string, file: string, line: number, workspaceRoot?: string, token?: CancellationToken): Promise<P.KernelsAtResult> {
     return this.request('source/kernelsAt', { profileId, file, line, ...(workspaceRoot ? { workspaceRoot } : {}) }, token);
   }
+  /** Every candidate location of a kernel, ranked, each with its evidence. */
+  locate(profileId: string, name: string, workspaceRoot?: string, token?: CancellationToken): Promise<P.LocateResult> {
+    return this.request('source/locate', { profileId, name, ...(workspaceRoot ? { workspaceRoot } : {}) }, token);
+  }
   sourceMap(profileId: string, workspaceRoot: string): Promise<P.SourceMapResult> {
     return this.request('source/map', { profileId, workspaceRoot });
   }

@@ -3,7 +3,9 @@
 import * as path from 'node:path';
 import type { SourceMapResult, SourceMapLine } from '../protocol/types';
 
-export interface LineStat { line: number; count: number; totalNs: number; pctGpu: number }
+/** A kernel on a line whose definition has several candidates. */
+export interface CandidateStat { name: string; candidates: number; confidence: number; evidence: string }
+export interface LineStat { line: number; count: number; totalNs: number; pctGpu: number; ambiguous: CandidateStat[] }
 
 export class SourceIndex {
   private files = new Map<string, LineStat[]>();
@@ -12,7 +14,11 @@ export class SourceIndex {
   constructor(map: SourceMapResult, private readonly root: string) {
     for (const f of map.files ?? []) {
       const abs = path.resolve(root, f.file);
-      const lines = (f.lines ?? []).map((l: SourceMapLine) => ({ line: l.line, count: l.count, totalNs: l.totalNs, pctGpu: l.pctGpu }));
+      const lines = (f.lines ?? []).map((l: SourceMapLine) => ({
+        line: l.line, count: l.count, totalNs: l.totalNs, pctGpu: l.pctGpu,
+        ambiguous: (l.kernels ?? []).filter((k) => (k.candidates ?? 1) > 1)
+          .map((k) => ({ name: k.name, candidates: k.candidates!, confidence: k.confidence, evidence: k.evidence })),
+      }));
       lines.sort((a, b) => a.line - b.line);
       this.files.set(abs, lines);
       for (const l of lines) this.maxPct = Math.max(this.maxPct, l.pctGpu);

@@ -133,7 +133,7 @@ export type ParamsOf<M extends RequestName> = RequestMap[M]['params'];
 export type ResultOf<M extends RequestName> = RequestMap[M]['result'];
 
 /** Methods flagged in protocol/methods.json. */
-export const PROGRESS_METHODS: readonly RequestName[] = ["profile/open", "report/generate", "kernel/explain", "agent/ask"];
+export const PROGRESS_METHODS: readonly RequestName[] = ["profile/open", "report/generate", "kernel/explain", "agent/ask", "source/map"];
 export const CANCELLABLE_METHODS: readonly RequestName[] = ["profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt"];
 export const INLINE_METHODS: readonly RequestName[] = ["profile/list", "analysis/list"];
 

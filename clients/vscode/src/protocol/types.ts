@@ -18,6 +18,7 @@ import type { KernelDetailsResult } from './generated/kernel.details.result';
 import type { ReportGenerateResult } from './generated/report.generate.result';
 import type { SourceMapResult as GenSourceMapResult } from './generated/source.map.result';
 import type { SourceKernelsAtResult } from './generated/source.kernelsAt.result';
+import type { SourceLocateResult } from './generated/source.locate.result';
 import type { SourceAnnotateParams } from './generated/source.annotate.params';
 import type { SourceAnnotateResult } from './generated/source.annotate.result';
 import type { SourceUnannotateParams } from './generated/source.unannotate.params';
@@ -76,6 +77,9 @@ export type KernelsAtResult = SourceKernelsAtResult;
 /** One kernel attributed to a source line (source/map, source/kernelsAt). */
 export type LineKernel = KernelsAtResult['kernels'][number];
 export type SourceMapResult = GenSourceMapResult;
+export type LocateResult = SourceLocateResult;
+/** One candidate location of a kernel (source/locate), with its evidence. */
+export type LocateCandidate = LocateResult['candidates'][number];
 /** Lines are 1-based. */
 export type SourceMapFile = SourceMapResult['files'][number];
 export type SourceMapLine = SourceMapFile['lines'][number];

@@ -29,7 +29,7 @@ protocol?: (string | null)
 op?: (string | null)
 dtype?: (string | null)
 })
-bound: ("compute" | "memory" | "latency" | "communication" | "mixed" | "unknown")
+bound: ("compute" | "memory" | "latency" | "communication" | "mixed" | "unknown" | "serial")
 typicalBound: ("compute" | "memory" | "latency" | "communication" | "mixed" | "unknown")
 boundReasons: string[]
 launch: (null | {
@@ -110,4 +110,59 @@ provider: string
 cached: boolean
 text: string
 }
+/**
+ * Where the kernel's family ranks in the whole-profile ranking (context.ranking); null without profile statistics.
+ */
+priority?: (null | {
+/**
+ * ranking label: '<origin> <category>', 'user kernel <name>', or the copy/memset name
+ */
+item: string
+/**
+ * 1-based; null when outside the ranked items
+ */
+rank: (number | null)
+itemNs: (null | number)
+of: number
+first: {
+item: string
+ns: number
+pctRankedTime: number
+}
+rankedNs: number
+/**
+ * true only for the largest kernel of the first item: the first place to optimise
+ */
+isFirst: boolean
+})
+/**
+ * Knowledge-base suggestions whose preconditions do not hold in this profile, with the reason.
+ */
+suggestionsWithheld?: {
+text: string
+reason: string
+}[]
+/**
+ * The profile's context (computed once per open): framework, GPU capabilities, whole-profile ranking. null without a profile.
+ */
+context?: (null | {
+framework: ("cuda" | "pytorch" | "tensorrt" | "xla" | "tensorflow" | "nvhpc" | "cupy" | "numba" | "julia" | "nccl-tests")
+frameworkEvidence: string
+gpu: {
+name: (string | null)
+computeCapability: (string | null)
+smCount: (number | null)
+memoryBandwidthGBs: (number | null)
+tensorCorePrecisions: ("fp16" | "int8" | "tf32" | "bf16" | "fp8")[]
+}
+ranking: {
+item: string
+kind: ("kernels" | "copy" | "memset" | "idle")
+ns: number
+count: number
+}[]
+gpuOperationNs: number
+idleNs: number
+unifiedMemoryMigrations: number
+})
 }

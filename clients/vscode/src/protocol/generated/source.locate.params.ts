@@ -12,4 +12,8 @@ name?: string
  * Workspace root directory; every source file read must resolve (realpath) inside it.
  */
 workspaceRoot?: string
+/**
+ * Reply size cap in bytes of JSON (default 2097152); entries past it are left out and `truncated` is true.
+ */
+maxBytes?: number
 })

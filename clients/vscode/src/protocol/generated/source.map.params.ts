@@ -12,4 +12,8 @@ workspaceRoot: string
  * rows per line (default 20)
  */
 kernelsPerLine?: number
+/**
+ * Reply size cap in bytes of JSON (default 2097152). Whole files are listed in order while they fit, then tags; `truncated` says whether any was left out.
+ */
+maxBytes?: number
 }

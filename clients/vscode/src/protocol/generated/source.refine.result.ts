@@ -35,10 +35,21 @@ count: number
 totalNs: number
 avgNs: number
 pctGpu: number
-strategy: ("tag" | "callchain" | "module" | "definition")
+strategy: ("tag" | "callchain" | "module" | "definition" | "launch")
 confidence: number
 evidence: string
 explanation?: string
+/**
+ * definition rows of a kernel with several candidate definitions: how many (every one is listed, each with its evidence)
+ */
+candidates?: number
+/**
+ * the lines a hover answers on for this entry (a definition's template/decorator lines to its closing line)
+ */
+span?: {
+startLine: number
+endLine: number
+}
 }[]
 statements: {
 line: number

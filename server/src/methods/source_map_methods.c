@@ -1,4 +1,4 @@
-/* JSON result builders for source/map, source/kernelsAt, source/locate and
+/* JSON-RPC handlers of source/map, source/kernelsAt, source/locate and
  * source/refine, and the per-(profile, root) map cache. */
 #include <pthread.h>
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include "common/util.h"
 #include "index/index.h"
 #include "profile/profile.h"
+#include "methods/reply_limit.h"
 #include "rpc/method_table.h"
 #include "rpc/params.h"
 #include "source/defs.h"
@@ -63,12 +64,18 @@ static nsys_src_map *nsys__map_get(nsys_call *call, const char *root, nsys_profi
   if (!ix) return NULL;
   nsys_profile *p = *pp;
   *ix_out = ix;
+  nsys_call_progress_begin(call, "source/map");
   char key[96];
   nsys__profile_key(p, key, sizeof key);
   nsys_src_map *m = nsys__map_lookup(key, root ? root : NULL);
   if (m) return m;
-  nsys_defs *defs = root && *root ? nsys_defs_get(root) : NULL;
-  m = nsys_src_map_build(p, ix, defs, call);
+  nsys_defs *defs = NULL;
+  if (root && *root) {
+    nsys_call_progress(call, 2, "scanning the workspace");
+    defs = nsys_defs_get(root, &call->task);
+    if (!defs) return NULL; /* cancelled */
+  }
+  m = nsys_src_map_build(p, ix, defs, &call->task);
   nsys_defs_release(defs);
   if (!m) return NULL;
   snprintf(m->key, sizeof m->key, "%s", key);
@@ -98,6 +105,13 @@ static bool nsys__root_param(nsys_call *call, bool required, char **out) {
   return true;
 }
 
+static int64_t nsys__json_bytes(const cJSON *o) {
+  char *t = cJSON_PrintUnformatted(o);
+  int64_t n = t ? (int64_t)strlen(t) + 1 : 0;
+  free(t);
+  return n;
+}
+
 static double nsys__pct(int64_t part, int64_t whole) {
   return whole > 0 ? (double)(int64_t)((double)part * 10000.0 / (double)whole) / 100.0 : 0.0;
 }
@@ -110,6 +124,14 @@ static void nsys__explain(const nsys_src_map *m, const nsys_index *ix, const nsy
   snprintf(out, cap, "%u x %s, %s total (%.2f%% of GPU time): %s", r->count,
            nsys_strtab_get(&ix->strings, r->kname), tot, nsys__pct(r->total_ns, m->gpu_ns),
            nsys_strtab_get(&m->strs, s->evidence));
+}
+
+/* The lines a hover answers on, when more than the site's own line. */
+static void nsys__span_json(cJSON *o, const nsys_src_site *s) {
+  if (s->line <= 0 || (s->first_line == s->line && s->last_line == s->line)) return;
+  cJSON *sp = cJSON_AddObjectToObject(o, "span");
+  cJSON_AddNumberToObject(sp, "startLine", s->first_line);
+  cJSON_AddNumberToObject(sp, "endLine", s->last_line);
 }
 
 static cJSON *nsys__row_json(const nsys_src_map *m, const nsys_index *ix, const nsys_src_row *r,
@@ -125,6 +147,8 @@ static cJSON *nsys__row_json(const nsys_src_map *m, const nsys_index *ix, const 
   cJSON_AddStringToObject(o, "strategy", nsys_src_strategy_name((nsys_src_strategy)s->strategy));
   cJSON_AddNumberToObject(o, "confidence", (double)(int)(s->confidence * 100.0f + 0.5f) / 100.0);
   cJSON_AddStringToObject(o, "evidence", nsys_strtab_get(&m->strs, s->evidence));
+  if (r->candidates > 1) cJSON_AddNumberToObject(o, "candidates", r->candidates);
+  nsys__span_json(o, s);
   if (explain) {
     char ex[900];
     nsys__explain(m, ix, r, ex, sizeof ex);
@@ -147,9 +171,10 @@ static void nsys__summary(cJSON *res, const nsys_src_map *m) {
 
 cJSON *nsys_method_source_map(nsys_call *call) {
   char *root = NULL;
-  int64_t per_line = 20;
+  int64_t per_line = 20, max_bytes = NSYS_REPLY_MAX_BYTES;
   if (!nsys__root_param(call, true, &root) ||
-      !nsys_param_int64(call, NSYS_P_SOURCE_MAP_KERNELS_PER_LINE, &per_line)) {
+      !nsys_param_int64(call, NSYS_P_SOURCE_MAP_KERNELS_PER_LINE, &per_line) ||
+      !nsys_reply_max_bytes(call, &max_bytes)) {
     free(root);
     return NULL;
   }
@@ -163,13 +188,22 @@ cJSON *nsys_method_source_map(nsys_call *call) {
     cJSON *files = cJSON_AddArrayToObject(res, "files");
     cJSON *cur = NULL, *lines = NULL;
     uint32_t cur_file = UINT32_MAX;
-    int64_t file_ns = 0;
+    int64_t file_ns = 0, used = 4096; /* the summary and the tags' share is bounded below */
+    bool truncated = false;
     for (uint32_t i = 0; i < m->n_lines; i++) {
       const nsys_src_line *l = &m->lines[i];
       if (l->file != cur_file) {
         if (cur) {
           cJSON_AddNumberToObject(cur, "totalNs", (double)file_ns);
           cJSON_AddNumberToObject(cur, "pctGpu", nsys__pct(file_ns, m->gpu_ns));
+          /* the reply-size rule: whole files only, in order, while they fit */
+          used += nsys__json_bytes(cur);
+          if (used > max_bytes) {
+            cJSON_DeleteItemFromArray(files, cJSON_GetArraySize(files) - 1);
+            cur = NULL;
+            truncated = true;
+            break;
+          }
         }
         cur = cJSON_CreateObject();
         cJSON_AddItemToArray(files, cur);
@@ -192,7 +226,13 @@ cJSON *nsys_method_source_map(nsys_call *call) {
     if (cur) {
       cJSON_AddNumberToObject(cur, "totalNs", (double)file_ns);
       cJSON_AddNumberToObject(cur, "pctGpu", nsys__pct(file_ns, m->gpu_ns));
+      used += nsys__json_bytes(cur);
+      if (used > max_bytes) {
+        cJSON_DeleteItemFromArray(files, cJSON_GetArraySize(files) - 1);
+        truncated = true;
+      }
     }
+    cJSON_AddBoolToObject(res, "truncated", truncated);
     /* every NVTX source tag seen, with or without kernels */
     cJSON *tags = cJSON_AddArrayToObject(res, "tags");
     for (uint32_t s = 0; s < m->n_sites; s++) {
@@ -204,6 +244,12 @@ cJSON *nsys_method_source_map(nsys_call *call) {
       cJSON_AddStringToObject(o, "text", nsys_strtab_get(&m->strs, st->label));
       cJSON_AddNumberToObject(o, "ranges", st->n_ranges);
       cJSON_AddNumberToObject(o, "cpuNs", (double)st->range_ns);
+      used += nsys__json_bytes(o);
+      if (used > max_bytes) {
+        cJSON_Delete(o);
+        cJSON_ReplaceItemInObject(res, "truncated", cJSON_CreateTrue());
+        break;
+      }
       cJSON_AddItemToArray(tags, o);
     }
     nsys__map_release(m);
@@ -213,13 +259,28 @@ cJSON *nsys_method_source_map(nsys_call *call) {
   return res;
 }
 
+/* Appends o to arr while the reply stays within max_bytes (the first entry
+ * always, so a reply is never empty for the limit's sake); else frees it,
+ * sets *truncated and returns false. */
+static bool nsys__append_capped(cJSON *arr, cJSON *o, int64_t *used, int64_t max_bytes, bool *truncated) {
+  *used += nsys__json_bytes(o);
+  if (*used > max_bytes && cJSON_GetArraySize(arr) > 0) { /* the first entry always comes */
+    cJSON_Delete(o);
+    *truncated = true;
+    return false;
+  }
+  cJSON_AddItemToArray(arr, o);
+  return true;
+}
+
 cJSON *nsys_method_source_kernels_at(nsys_call *call) {
   const char *file = NULL;
-  int64_t line = 0;
+  int64_t line = 0, max_bytes = NSYS_REPLY_MAX_BYTES, used = 1024;
+  bool truncated = false;
   char *root = NULL;
   if (!nsys_param_string(call, "file", true, &file) ||
       !nsys_param_int64(call, NSYS_P_SOURCE_KERNELS_AT_LINE, &line) ||
-      !nsys__root_param(call, false, &root)) {
+      !nsys__root_param(call, false, &root) || !nsys_reply_max_bytes(call, &max_bytes)) {
     free(root);
     return NULL;
   }
@@ -237,7 +298,10 @@ cJSON *nsys_method_source_kernels_at(nsys_call *call) {
     cJSON_AddNumberToObject(res, "pctGpu", l ? nsys__pct(l->total_ns, m->gpu_ns) : 0);
     cJSON *ks = cJSON_AddArrayToObject(res, "kernels");
     for (uint32_t k = 0; l && k < l->count && k < 50; k++)
-      cJSON_AddItemToArray(ks, nsys__row_json(m, ix, &m->rows[l->first + k], true));
+      if (!nsys__append_capped(ks, nsys__row_json(m, ix, &m->rows[l->first + k], true), &used, max_bytes,
+                               &truncated))
+        break;
+    if (truncated) cJSON_AddTrueToObject(res, "truncated");
     nsys__map_release(m);
   }
   if (p) nsys_profile_release(p);
@@ -255,11 +319,13 @@ static int nsys__cand_cmp(const void *x, const void *y, void *ctx) {
 }
 
 cJSON *nsys_method_source_locate(nsys_call *call) {
-  int64_t kid = -1;
+  int64_t kid = -1, max_bytes = NSYS_REPLY_MAX_BYTES, used = 1024;
+  bool truncated = false;
   const char *name = NULL;
   char *root = NULL;
   if (!nsys_param_int64(call, NSYS_P_SOURCE_LOCATE_KERNEL_ID, &kid) ||
-      !nsys_param_string(call, "name", false, &name) || !nsys__root_param(call, false, &root)) {
+      !nsys_param_string(call, "name", false, &name) || !nsys__root_param(call, false, &root) ||
+      !nsys_reply_max_bytes(call, &max_bytes)) {
     free(root);
     return NULL;
   }
@@ -321,8 +387,10 @@ cJSON *nsys_method_source_locate(nsys_call *call) {
         cJSON_AddStringToObject(o, "evidence", nsys_strtab_get(&m->strs, s->evidence));
         cJSON_AddNumberToObject(o, "count", c[i].count);
         cJSON_AddNumberToObject(o, "totalNs", (double)c[i].ns);
-        cJSON_AddItemToArray(arr, o);
+        nsys__span_json(o, s);
+        if (!nsys__append_capped(arr, o, &used, max_bytes, &truncated)) break;
       }
+      if (truncated) cJSON_AddTrueToObject(res, "truncated");
     }
     free(c);
     nsys__map_release(m);
