@@ -66,7 +66,6 @@ void nsys_capture_flags(const nsys_capture_spec *spec, nsys_strv *out) {
   free(t);
   nsys_strv_push(out, "--sample=none");
   nsys_strv_push(out, "--cpuctxsw=none");
-  nsys_strv_push(out, "--cudabacktrace=kernel:10000,sync:10000");
   if (nsys__marks_range(spec)) {
     nsys_strv_push(out, "--capture-range=cudaProfilerApi");
     nsys_strv_push(out, "--capture-range-end=stop");

@@ -27,8 +27,8 @@ void nsys_strv_push(nsys_strv *s, const char *str);
 void nsys_strv_free(nsys_strv *s);
 
 /* The nsys profile flags for spec (without -o and the command): trace set,
- * no CPU sampling or context switches, CUDA backtraces only for launches
- * slower than 10 us, a cudaProfilerApi capture range when the program marks
+ * no CPU sampling or context switches (nsys collects CUDA backtraces only
+ * with CPU sampling on, so none by default), a cudaProfilerApi capture range when the program marks
  * one (its script calls cudaProfilerStart / torch.cuda.profiler.start), then
  * spec->extra. See docs/protocol.md, Capture. */
 void nsys_capture_flags(const nsys_capture_spec *spec, nsys_strv *out);
