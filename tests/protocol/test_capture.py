@@ -132,6 +132,33 @@ def test_doctor_overhead_rule(small, tmp_path):
     assert d["facts"]["overheadNs"] == win // 200 + 3 * win // 100
 
 
+def test_doctor_clocks_of_one_jobs_reports(small, tmp_path, cache_dir):
+    """Reports of one job whose GPU activity, placed on UTC, has no instant in common."""
+    con = sqlite3.connect(f"file:{small}?mode=ro", uri=True)
+    a, b = con.execute("SELECT min(start), max(end) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
+    con.close()
+    near = broken_copy(small, tmp_path / "near.sqlite",
+                       f"UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + {(b - a) // 10}")
+    far = broken_copy(small, tmp_path / "far.sqlite",
+                      f"UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + {3 * (b - a)}")
+    noclock = broken_copy(small, tmp_path / "noclock.sqlite", "DELETE FROM TARGET_INFO_SESSION_START_TIME")
+    s = Server(env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
+    try:
+        ids = {p.stem: s.request("profile/open", {"path": str(p)})["profileId"] for p in (small, near, far, noclock)}
+        def doc(*others):
+            d = s.request("profile/doctor", {"profileId": ids["small"], "with": [ids[o] for o in others]})
+            check_schema("profile/doctor", "result", d)
+            return rules(d)
+        assert "clocks_not_aligned" not in doc("near")
+        assert "clocks_not_aligned" in doc("far") and "clocks_not_aligned" in doc("near", "far")
+        assert "clocks_not_aligned" not in doc("noclock")  # left out: its own no_session_clock says why
+        assert "clocks_not_aligned" not in doc()
+    finally:
+        s.close()
+    r = cli("doctor", str(small), str(far))
+    assert r.returncode == 0 and b"does not overlap on UTC" in r.stdout
+
+
 # ---------------------------------------------------------------- doctor on real captures
 
 def test_doctor_real_failed_capture():

@@ -172,6 +172,7 @@ bool nsys_doctor_run(nsys_profile *p, nsys_task *t, nsys_doc_report *r) {
   r->gpus_active = in->n_devices;
   r->nvtx_ranges = in->n_nvtx;
   r->nccl_kernels = in->f_nccl;
+  r->utc_epoch = in->has_utc_epoch ? in->utc_epoch_ns : 0;
   int64_t top_ns = 0;
   char *top_name = NULL;
   if (!nsys__scan(p, t, r, &top_ns, &top_name)) {
@@ -316,6 +317,31 @@ bool nsys_doctor_run(nsys_profile *p, nsys_task *t, nsys_doc_report *r) {
   }
   free(top_name);
   return true;
+}
+
+void nsys_doctor_set(nsys_doc_report *reps, const char *const *names, int n) {
+  int64_t lo = INT64_MIN, hi = INT64_MAX; /* the intersection of the windows on UTC */
+  int used = 0, first = -1, last = -1;
+  for (int i = 0; i < n; i++) {
+    const nsys_doc_report *r = &reps[i];
+    if (!r->utc_epoch || r->gpu_end <= r->gpu_start) continue;
+    int64_t a = r->utc_epoch + r->gpu_start, b = r->utc_epoch + r->gpu_end;
+    if (a > lo) lo = a, last = i;
+    if (b < hi) hi = b, first = i;
+    used++;
+  }
+  if (used < 2 || lo < hi) return;
+  char *gap = nsys__ms(lo - hi);
+  nsys_doc_finding *f = nsys__add(
+      &reps[0], "clocks_not_aligned", NSYS_DOC_WARNING,
+      nsys_xasprintf("the reports' GPU activity does not overlap on UTC: clocks differ across nodes, or the "
+                     "captures were not simultaneous"),
+      nsys_xasprintf("%s ends its GPU activity %s before %s starts its own (each placed by its session start)",
+                     names[first], gap, names[last]),
+      nsys_xstrdup("synchronise the nodes' clocks (NTP/PTP) and start every rank's capture together, e.g. a capture "
+                   "range on the same training step"));
+  nsys__flags(f, "--capture-range=cudaProfilerApi", "--capture-range-end=stop", NULL, NULL);
+  free(gap);
 }
 
 void nsys_doctor_free(nsys_doc_report *r) {

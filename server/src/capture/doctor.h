@@ -38,12 +38,20 @@ typedef struct nsys_doc_report {
   int64_t overhead_rows;
   bool capture_types_known; /* META_DATA_CAPTURE lists CAPTURE_EVENT_TYPE rows */
   bool traced_cuda, traced_nvtx; /* from META_DATA_CAPTURE when known */
+  int64_t utc_epoch;        /* the session start (UTC ns); 0 when unknown */
 } nsys_doc_report;
 
 /* Runs every rule on p (its info, plus a few scans on a private read-only
  * connection that stop when t is cancelled). false after nsys_task_fail(). */
 bool nsys_doctor_run(struct nsys_profile *p, nsys_task *t, nsys_doc_report *out);
 void nsys_doctor_free(nsys_doc_report *r);
+
+/* Reports of one job (one per rank or node), each already run through
+ * nsys_doctor_run: adds to reps[0] the finding "clocks_not_aligned" when their
+ * GPU-active windows, placed on UTC by each report's session start, have no
+ * instant in common. Reports without a session clock or GPU operations are
+ * left out (their own findings say why). names[i] names report i. */
+void nsys_doctor_set(nsys_doc_report *reps, const char *const *names, int n);
 const char *nsys_doc_severity_name(nsys_doc_severity s);
 
 /* Thresholds (docs/analyses.md, Capture health). */

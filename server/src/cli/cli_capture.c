@@ -62,17 +62,29 @@ static void nsys__print_doctor(const cJSON *res, const char *what) {
   }
 }
 
-/* doctor on an open session's path; *doctor_out (optional) keeps the result. */
-static int nsys__doctor_path(nsys_cli_session *s, const char *path, nsys_cli_format fmt, cJSON **doctor_out) {
+/* doctor on paths[0] (with the others as the same job's reports); *doctor_out
+ * (optional) keeps the result. */
+static int nsys__doctor_paths(nsys_cli_session *s, const char *const *paths, int n, nsys_cli_format fmt,
+                              cJSON **doctor_out) {
   int code = 0;
-  const char *pid = nsys_cli_open(s, path, &code);
-  if (!pid) return code;
   cJSON *params = cJSON_CreateObject();
-  cJSON_AddStringToObject(params, "profileId", pid);
+  cJSON *with = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) {
+    const char *pid = nsys_cli_open(s, paths[i], &code);
+    if (!pid) {
+      cJSON_Delete(params);
+      cJSON_Delete(with);
+      return code;
+    }
+    if (i == 0) cJSON_AddStringToObject(params, "profileId", pid);
+    else cJSON_AddItemToArray(with, cJSON_CreateString(pid));
+  }
+  if (n > 1) cJSON_AddItemToObject(params, "with", with);
+  else cJSON_Delete(with);
   cJSON *res = nsys_cli_call(s, "profile/doctor", params, &code);
   if (!res) return code;
   if (fmt == NSYS_FMT_JSON) nsys_cli_print_json(res);
-  else nsys__print_doctor(res, path);
+  else nsys__print_doctor(res, paths[0]);
   if (doctor_out) *doctor_out = res;
   else cJSON_Delete(res);
   return code;
@@ -80,14 +92,14 @@ static int nsys__doctor_path(nsys_cli_session *s, const char *path, nsys_cli_for
 
 static int nsys__cmd_doctor(int argc, char **argv) {
   nsys_cli_args a;
-  if (!nsys_cli_parse_args(argc, argv, 1, &a)) return nsys_cli_usage(argv[0]);
-  if (a.n_pos != 1) {
+  if (!nsys_cli_parse_args(argc, argv, 8, &a)) return nsys_cli_usage(argv[0]);
+  if (a.n_pos < 1) {
     cJSON_Delete(a.opts);
     return nsys_cli_usage(argv[0]);
   }
   nsys_cli_session s;
   nsys_cli_session_init(&s);
-  int code = nsys__doctor_path(&s, a.pos[0], a.format, NULL);
+  int code = nsys__doctor_paths(&s, a.pos, a.n_pos, a.format, NULL);
   nsys_cli_session_dispose(&s);
   cJSON_Delete(a.opts);
   return code;
@@ -325,7 +337,8 @@ static int nsys__cmd_profile(int argc, char **argv) {
   nsys_cli_session_init(&s);
   cJSON *doc = NULL;
   if (fmt != NSYS_FMT_JSON) printf("run %s: %s\n", run.name, sqlite);
-  code = nsys__doctor_path(&s, sqlite, fmt, &doc);
+  const char *paths[1] = {sqlite};
+  code = nsys__doctor_paths(&s, paths, 1, fmt, &doc);
   char *summary = doc ? nsys_doctor_summary_text(doc) : NULL;
   char *gpu = NULL;
   if (s.n_profiles) { /* GPU names from the report */
@@ -356,8 +369,9 @@ done:
 }
 
 const nsys_cli_command nsys_cli_capture[] = {
-    {"doctor", "FILE|RUN [--format text|json]",
-     "checks a capture's health and names the nsys flags that fix it", nsys__cmd_doctor},
+    {"doctor", "FILE|RUN [OTHER_RANK ...] [--format text|json]",
+     "checks a capture's health (and the clocks of one job's reports) and names the nsys flags that fix it",
+     nsys__cmd_doctor},
     {"runs", "[list|show RUN|note RUN TEXT [--kind K]|record REPORT [--name N] [--before RUN]|compare [BEFORE AFTER]] "
              "[--root DIR] [--format text|json]",
      "the workspace's run history (.nsys-ai/runs.db): runs, notes, annotation progress", nsys__cmd_runs},

@@ -88,16 +88,49 @@ char *nsys_doctor_summary_text(const cJSON *doctor) {
   return t;
 }
 
+/* profile/doctor {profileId, with?}: `with` names the other open reports of
+ * the same job (ranks, nodes), checked together for clock alignment. */
 cJSON *nsys_method_profile_doctor(nsys_call *call) {
-  nsys_profile *p = nsys_param_profile(call, "profileId");
-  if (!p) return NULL;
-  nsys_doc_report r;
+  const cJSON *with = NULL;
+  if (!nsys_param_array(call, "with", false, &with)) return NULL;
+  int n = 1 + cJSON_GetArraySize(with);
+  if (n > 1024) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.with: at most 1023 reports");
+  nsys_profile **ps = nsys_xcalloc((size_t)n, sizeof *ps);
+  nsys_doc_report *reps = nsys_xcalloc((size_t)n, sizeof *reps);
+  const char **names = nsys_xcalloc((size_t)n, sizeof *names);
   cJSON *res = NULL;
-  if (nsys_doctor_run(p, &call->task, &r)) {
-    res = nsys_doctor_json(&r, p->id);
-    nsys_doctor_free(&r);
+  int done = 0;
+  ps[0] = nsys_param_profile(call, "profileId");
+  const cJSON *e;
+  int i = 1;
+  cJSON_ArrayForEach(e, with) {
+    if (!ps[0]) break;
+    if (!cJSON_IsString(e)) {
+      nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.with: expected profile ids");
+      break;
+    }
+    ps[i] = nsys_registry_get(call->profiles, e->valuestring);
+    if (!ps[i]) {
+      nsys_call_fail(call, NSYS_E_PROFILE_NOT_OPEN, "no open profile with id '%s'", e->valuestring);
+      break;
+    }
+    i++;
   }
-  nsys_profile_release(p);
+  if (ps[0] && i == n) {
+    for (done = 0; done < n; done++) {
+      if (!nsys_doctor_run(ps[done], &call->task, &reps[done])) break;
+      names[done] = ps[done]->path;
+    }
+    if (done == n) {
+      nsys_doctor_set(reps, names, n);
+      res = nsys_doctor_json(&reps[0], ps[0]->id);
+    }
+  }
+  for (int k = 0; k < n; k++) {
+    if (k < done) nsys_doctor_free(&reps[k]);
+    if (ps[k]) nsys_profile_release(ps[k]);
+  }
+  free(ps), free(reps), free(names);
   return res;
 }
 

@@ -576,10 +576,11 @@ ProfileDiffResult = TypedDict("ProfileDiffResult", {
 # profile/doctor params
 ProfileDoctorParams = TypedDict("ProfileDoctorParams", {
     "profileId": ProfileId,
+    "with": NotRequired[List[ProfileId]],
 })
 
 ProfileDoctorResultFindingsItem = TypedDict("ProfileDoctorResultFindingsItem", {
-    "rule": Literal["capture_failed", "no_gpu_activity", "partial_gpus", "single_rank", "no_nvtx", "nccl_without_nvtx", "short_window", "profiler_overhead", "no_session_clock", "no_gpu_metadata"],
+    "rule": Literal["capture_failed", "no_gpu_activity", "partial_gpus", "single_rank", "no_nvtx", "nccl_without_nvtx", "short_window", "profiler_overhead", "no_session_clock", "no_gpu_metadata", "clocks_not_aligned"],
     "severity": Literal["error", "warning", "info"],
     "title": str,
     "evidence": str,

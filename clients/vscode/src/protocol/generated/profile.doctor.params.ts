@@ -4,4 +4,12 @@ export interface ProfileDoctorParams {
  * Id returned by profile/open.
  */
 profileId: string
+/**
+ * other open reports of the same job (one per rank or node): their GPU activity, placed on UTC by each session start, must overlap (rule clocks_not_aligned)
+ * 
+ * @maxItems 1023
+ * 
+ * Items: Id returned by profile/open.
+ */
+with?: string[]
 }

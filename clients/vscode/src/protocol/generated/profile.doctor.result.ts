@@ -12,7 +12,7 @@ verdict: ("healthy" | "warnings" | "broken")
  * errors first, then warnings, then info
  */
 findings: {
-rule: ("capture_failed" | "no_gpu_activity" | "partial_gpus" | "single_rank" | "no_nvtx" | "nccl_without_nvtx" | "short_window" | "profiler_overhead" | "no_session_clock" | "no_gpu_metadata")
+rule: ("capture_failed" | "no_gpu_activity" | "partial_gpus" | "single_rank" | "no_nvtx" | "nccl_without_nvtx" | "short_window" | "profiler_overhead" | "no_session_clock" | "no_gpu_metadata" | "clocks_not_aligned")
 severity: ("error" | "warning" | "info")
 title: string
 evidence: string
