@@ -62,8 +62,8 @@ static void nsys__print_doctor(const cJSON *res, const char *what) {
   }
 }
 
-/* doctor on paths[0] (with the others as the same job's reports); *doctor_out
- * (optional) keeps the result. */
+/* doctor on paths[0] (with the others as the same job's reports), printed as
+ * text, or as JSON unless *doctor_out (optional) keeps the result. */
 static int nsys__doctor_paths(nsys_cli_session *s, const char *const *paths, int n, nsys_cli_format fmt,
                               cJSON **doctor_out) {
   int code = 0;
@@ -83,8 +83,8 @@ static int nsys__doctor_paths(nsys_cli_session *s, const char *const *paths, int
   else cJSON_Delete(with);
   cJSON *res = nsys_cli_call(s, "profile/doctor", params, &code);
   if (!res) return code;
-  if (fmt == NSYS_FMT_JSON) nsys_cli_print_json(res);
-  else nsys__print_doctor(res, paths[0]);
+  if (fmt == NSYS_FMT_JSON && !doctor_out) nsys_cli_print_json(res);
+  else if (fmt != NSYS_FMT_JSON) nsys__print_doctor(res, paths[0]);
   if (doctor_out) *doctor_out = res;
   else cJSON_Delete(res);
   return code;
@@ -352,12 +352,32 @@ static int nsys__cmd_profile(int argc, char **argv) {
     if (p) nsys_profile_release(p);
   }
   nsys_history_finish(h, run.id, "ok", sqlite, summary, NULL, gpu, &t);
+  nsys_run done_run = {0};
+  if (!t.err && fmt == NSYS_FMT_JSON && doc && nsys_history_get_id(h, run.id, &done_run, &t)) {
+    cJSON *out = cJSON_CreateObject(), *rj = nsys_run_json(h, &done_run, &t);
+    if (rj) {
+      cJSON_AddItemToObject(out, "run", rj);
+      cJSON_AddItemToObject(out, "doctor", doc);
+      doc = NULL;
+      nsys_cli_print_json(out);
+    }
+    cJSON_Delete(out);
+    nsys_run_free(&done_run);
+  }
   if (t.err) code = nsys_cli_error(nsys_err_exit_code(t.err), "%s", t.err_msg);
   free(summary), free(gpu), free(sqlite);
   cJSON_Delete(doc);
   nsys_cli_session_dispose(&s);
   goto done;
 fail:
+  if (fmt == NSYS_FMT_JSON) { /* the error as JSON-RPC would answer it, for clients driving the CLI */
+    cJSON *out = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(out, "error");
+    cJSON_AddNumberToObject(e, "code", nsys_err_rpc_code(t.err));
+    cJSON_AddStringToObject(e, "message", t.err_msg);
+    if (run.name) cJSON_AddStringToObject(e, "run", run.name);
+    nsys_cli_print_json(out);
+    cJSON_Delete(out);
+  }
   code = nsys_cli_error(nsys_err_exit_code(t.err), "%s%s%s%s", run.name ? "run " : "", run.name ? run.name : "",
                         run.name ? ": " : "", t.err_msg);
 done:
