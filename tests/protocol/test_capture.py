@@ -427,3 +427,32 @@ def test_end_to_end_profile_doctor_annotate_refine(tmp_path):
     assert r.returncode == 0, r.stderr
     r = cli("runs", "compare", cwd=ws)
     assert r.returncode == 0 and b"added" in r.stdout and b"coverage over time" in r.stdout
+
+
+def test_runs_compare_agrees_with_source_refine(generated_dir, tmp_path):
+    """runs/compare's statistics of a run are source/refine's on its report; the CLI
+    proposes the next annotations for the split tags."""
+    tagged = generate(generated_dir / "tagged.sqlite", "--preset", "small", "--source-tags")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for _ in range(2):
+        call("runs/record", {"workspaceRoot": str(ws), "report": str(tagged)})
+    c = call("runs/compare", {"workspaceRoot": str(ws)})
+    ref = call("source/refine", {"profileId": "p1", "workspaceRoot": str(ws), "limit": 10000}, tagged)
+    for side in ("before", "after"):
+        assert c[side]["coverage"] == ref["coverage"]  # both truncated to 0.01
+        assert c[side]["taggedPct"] == ref["taggedPct"]
+        assert c[side]["taggedRanges"] == ref["taggedRanges"]
+    split = {(t["tag"], t["totalNs"]) for t in c["innermost"] if t["distinctKernels"] > 1}
+    assert split == {(x["tag"], x["totalNs"]) for x in ref["candidates"]} and split
+    assert c["after"]["split"] == len(split) and not c["converged"]
+    assert c["rangesAdded"] == [] and c["rangesRemoved"] == []
+    # independent SQL: every tag text of the export is a tag of the run
+    con = sqlite3.connect(f"file:{tagged}?mode=ro", uri=True)
+    texts = {t for (t,) in con.execute("SELECT DISTINCT text FROM NVTX_EVENTS WHERE text GLOB '*.py:[0-9]* *'")}
+    con.close()
+    assert {t["tag"] for t in c["innermost"]} <= texts
+    r = cli("runs", "compare", "--root", str(ws))
+    assert r.returncode == 0 and r.stdout.count(b"next: ") == min(5, len(split)), r.stdout
+    stats = [x["stats"] for x in call("runs/list", {"workspaceRoot": str(ws)})["runs"]]
+    assert all(s and s["coverage"] == ref["coverage"] for s in stats)

@@ -13,8 +13,9 @@ static int nsys__tag_cmp(const void *a, const void *b) {
   return c ? c : (x->line > y->line) - (x->line < y->line);
 }
 
+/* A percentage truncated to 0.01, as source/refine writes coverage (one definition). */
 static double nsys__pct(int64_t part, int64_t whole) {
-  return whole > 0 ? (double)part * 100.0 / (double)whole : 0.0;
+  return whole > 0 ? (double)(int64_t)((double)part * 10000.0 / (double)whole) / 100.0 : 0.0;
 }
 
 void nsys_rc_stats_of(const nsys_src_map *m, nsys_rc_stats *out) {

@@ -173,6 +173,45 @@ static void nsys__print_compare(const cJSON *res) {
   putchar('\n');
 }
 
+/* The next annotations when the later run has split tags: source/refine on its report. */
+static void nsys__print_next(nsys_cli_session *s, const cJSON *cmp, const char *root) {
+  const cJSON *after = cJSON_GetObjectItemCaseSensitive(cmp, "after");
+  if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(after, "split")) <= 0) return;
+  int code = 0;
+  cJSON *params = cJSON_CreateObject();
+  cJSON_AddStringToObject(params, "workspaceRoot", root);
+  cJSON_AddStringToObject(params, "run", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(after, "run")));
+  cJSON *got = nsys_cli_call(s, "runs/get", params, &code);
+  const char *report = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(got, "run"), "report"));
+  const char *pid = report ? nsys_cli_open(s, report, &code) : NULL;
+  cJSON_Delete(got);
+  if (!pid) return;
+  params = cJSON_CreateObject();
+  cJSON_AddStringToObject(params, "profileId", pid);
+  cJSON_AddStringToObject(params, "workspaceRoot", root);
+  cJSON_AddNumberToObject(params, "limit", 5);
+  cJSON *ref = nsys_cli_call(s, "source/refine", params, &code);
+  const cJSON *c;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(ref, "candidates")) {
+    const cJSON *ap = cJSON_GetObjectItemCaseSensitive(c, "annotate");
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(ap, "scope");
+    printf("next: %s (%d kernel names)", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "tag")),
+           (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "distinctKernels")));
+    if (sc)
+      printf(": nsys-ai annotate %s --statement --lines %d-%d\n",
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ap, "file")),
+             (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sc, "startLine")) + 1,
+             (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sc, "endLine")) + 1);
+    else
+    {
+      const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "note"));
+      printf(": %s\n", note ? note : "annotate what it calls");
+    }
+  }
+  cJSON_Delete(ref);
+}
+
 /* runs [list] | runs note RUN TEXT [--kind K] | runs record REPORT [--name N] [--before RUN] | runs compare [BEFORE AFTER] */
 static int nsys__cmd_runs(int argc, char **argv) {
   nsys_cli_args a;
@@ -227,6 +266,7 @@ static int nsys__cmd_runs(int argc, char **argv) {
       printf("no runs in %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "historyPath")));
   } else if (res && strcmp(method, "runs/compare") == 0) {
     nsys__print_compare(res);
+    nsys__print_next(&s, res, root);
   } else if (res && strcmp(method, "runs/note") == 0) {
     printf("%s: %s added\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "run")),
            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "note"), "kind")));
