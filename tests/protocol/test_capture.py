@@ -218,7 +218,11 @@ def test_doctor_real_gpu_fixtures(gpu_exports):
 def test_runs_record_list_note(small, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    assert call("runs/list", {"workspaceRoot": str(ws)})["runs"] == []
+    empty = call("runs/list", {"workspaceRoot": str(ws)})
+    assert empty["runs"] == [] and empty["historyPath"] == str(ws / ".nsys-ai" / "runs.db")
+    assert not (ws / ".nsys-ai").exists()  # readers leave nothing behind
+    with pytest.raises(CallError):
+        call("runs/get", {"workspaceRoot": str(ws), "run": "latest"})
     r1 = call("runs/record", {"workspaceRoot": str(ws), "report": str(small), "command": ["python", "t.py"],
                               "note": "the dataloader stalls"})["run"]
     assert r1["name"] == "r1" and r1["status"] == "recorded" and r1["command"] == ["python", "t.py"]
@@ -240,6 +244,7 @@ def test_runs_record_list_note(small, tmp_path):
             call(code, {"workspaceRoot": str(ws), **params})
     # the profile is never written: the history lives in the workspace only
     assert not list(small.parent.glob("*.sqlite-wal")) and (ws / ".nsys-ai" / "runs.db").exists()
+    assert (ws / ".nsys-ai" / ".gitignore").read_text().splitlines()[-1] == "*"
     # CLI: runs by name in place of paths
     r = cli("diff", "r1", "after-fix", "--format", "json", cwd=ws)
     assert r.returncode == 0, r.stderr

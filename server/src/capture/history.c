@@ -59,7 +59,7 @@ static bool nsys__commit(nsys_history *h, nsys_task *t) {
 }
 static void nsys__rollback(nsys_history *h) { sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL); }
 
-nsys_history *nsys_history_open(const char *root, nsys_task *t) {
+nsys_history *nsys_history_open(const char *root, bool create, nsys_task *t) {
   char *real = realpath(root, NULL);
   struct stat st;
   if (!real || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -70,14 +70,31 @@ nsys_history *nsys_history_open(const char *root, nsys_task *t) {
   nsys_history *h = nsys_xcalloc(1, sizeof *h);
   h->dir = nsys_xasprintf("%s/.nsys-ai", real);
   free(real);
-  if (mkdir(h->dir, 0700) != 0 && errno != EEXIST) {
-    nsys_task_fail(t, NSYS_E_IO, "cannot create %s: %s", h->dir, strerror(errno));
+  char *path = nsys_xasprintf("%s/runs.db", h->dir);
+  if (!create && access(path, F_OK) != 0) {
+    nsys_task_fail(t, NSYS_E_NOT_FOUND, "no run history in %s (nsys-ai profile or runs/record starts one)", h->dir);
+    free(path);
     free(h->dir);
     free(h);
     return NULL;
   }
-  char *path = nsys_xasprintf("%s/runs.db", h->dir);
-  int rc = sqlite3_open_v2(path, &h->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
+  if (mkdir(h->dir, 0700) == 0) { /* new: keep it out of version control */
+    char *gi = nsys_xasprintf("%s/.gitignore", h->dir);
+    FILE *f = fopen(gi, "wx");
+    if (f) {
+      fputs("# nsys-ai's run history and captures (see docs/protocol.md, Capture)\n*\n", f);
+      fclose(f);
+    }
+    free(gi);
+  } else if (errno != EEXIST) {
+    nsys_task_fail(t, NSYS_E_IO, "cannot create %s: %s", h->dir, strerror(errno));
+    free(path);
+    free(h->dir);
+    free(h);
+    return NULL;
+  }
+  int rc = sqlite3_open_v2(path, &h->db, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_FULLMUTEX,
+                           NULL);
   free(path);
   if (rc == SQLITE_OK) {
     sqlite3_busy_timeout(h->db, NSYS__BUSY_MS);

@@ -44,9 +44,12 @@ typedef struct nsys_run_note {
   char *text;
 } nsys_run_note;
 
-/* Opens (creating .nsys-ai/ 0700 and the database) the history of `root`.
- * NULL after nsys_task_fail (NSYS_E_IO). */
-nsys_history *nsys_history_open(const char *root, nsys_task *t);
+/* Opens the history of `root`. create: makes .nsys-ai/ (0700, with a
+ * .gitignore of "*": reports and the database stay out of the repository) and
+ * the database when absent; otherwise an absent history fails with
+ * NSYS_E_NOT_FOUND (readers never leave a folder behind). NULL after
+ * nsys_task_fail (NSYS_E_IO, NSYS_E_NOT_FOUND). */
+nsys_history *nsys_history_open(const char *root, bool create, nsys_task *t);
 void nsys_history_close(nsys_history *h);
 const char *nsys_history_dir(const nsys_history *h); /* ROOT/.nsys-ai (realpath of root) */
 

@@ -32,7 +32,7 @@ char *nsys_cli_run_report(const char *ref) {
   if (!have) return NULL;
   nsys_task t;
   nsys_task_init(&t);
-  nsys_history *h = nsys_history_open(root, &t);
+  nsys_history *h = nsys_history_open(root, false, &t);
   if (!h) return NULL;
   nsys_run r;
   char *out = NULL;
@@ -319,7 +319,7 @@ static int nsys__cmd_profile(int argc, char **argv) {
   nsys_task t;
   nsys_task_init(&t);
   int code = NSYS_EXIT_OK;
-  nsys_history *h = nsys_history_open(root, &t);
+  nsys_history *h = nsys_history_open(root, true, &t);
   if (!h) {
     nsys_strv_free(&extra);
     return nsys_cli_error(nsys_err_exit_code(t.err), "%s", t.err_msg);

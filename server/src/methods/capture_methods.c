@@ -207,17 +207,31 @@ cJSON *nsys_run_json(nsys_history *h, const nsys_run *r, nsys_task *t) {
   return o;
 }
 
-static nsys_history *nsys__history_param(nsys_call *call) {
+/* params.workspaceRoot's history; create: writers make it when absent. */
+static nsys_history *nsys__history_param(nsys_call *call, bool create) {
   const char *root = NULL;
   if (!nsys_param_string(call, "workspaceRoot", true, &root)) return NULL;
   if (!*root) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.workspaceRoot: must not be empty"), NULL;
-  return nsys_history_open(root, &call->task);
+  return nsys_history_open(root, create, &call->task);
 }
 
 cJSON *nsys_method_runs_list(nsys_call *call) {
   int64_t limit = 0;
   if (!nsys_param_int64(call, NSYS_P_RUNS_LIST_LIMIT, &limit)) return NULL;
-  nsys_history *h = nsys__history_param(call);
+  nsys_history *h = nsys__history_param(call, false);
+  if (!h && call->task.err == NSYS_E_NOT_FOUND) { /* no history yet: no runs */
+    const char *root = NULL;
+    nsys_param_string(call, "workspaceRoot", true, &root);
+    char *real = realpath(root, NULL);
+    nsys_task_forgive(&call->task, NSYS_E_NOT_FOUND);
+    cJSON *res = cJSON_CreateObject();
+    char *path = nsys_xasprintf("%s/.nsys-ai/runs.db", real);
+    cJSON_AddStringToObject(res, "historyPath", path);
+    cJSON_AddArrayToObject(res, "runs");
+    free(path);
+    free(real);
+    return res;
+  }
   if (!h) return NULL;
   nsys_run *runs = NULL;
   int n = 0;
@@ -262,7 +276,7 @@ static cJSON *nsys__wrap_run(nsys_call *call, nsys_history *h, const nsys_run *r
 }
 
 cJSON *nsys_method_runs_get(nsys_call *call) {
-  nsys_history *h = nsys__history_param(call);
+  nsys_history *h = nsys__history_param(call, false);
   if (!h) return NULL;
   nsys_run r;
   cJSON *res = NULL;
@@ -330,7 +344,7 @@ cJSON *nsys_method_runs_record(nsys_call *call) {
     nsys_call_fail(call, NSYS_E_FILE_NOT_FOUND, "report %s not found", report);
     goto done;
   }
-  h = nsys__history_param(call);
+  h = nsys__history_param(call, true);
   if (!h) goto done;
   nsys_run spec = {0}, before = {0}, got = {0};
   const char *before_ref = NULL;
@@ -371,7 +385,7 @@ cJSON *nsys_method_runs_note(nsys_call *call) {
   if (!*text) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.text: must not be empty");
   if (strcmp(kind, "note") && strcmp(kind, "hypothesis") && strcmp(kind, "decision"))
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.kind: note, hypothesis or decision");
-  nsys_history *h = nsys__history_param(call);
+  nsys_history *h = nsys__history_param(call, false);
   if (!h) return NULL;
   nsys_run r;
   cJSON *res = NULL;
@@ -444,7 +458,7 @@ static int nsys__innermost_cmp(const void *a, const void *b) {
 }
 
 cJSON *nsys_method_runs_compare(nsys_call *call) {
-  nsys_history *h = nsys__history_param(call);
+  nsys_history *h = nsys__history_param(call, false);
   if (!h) return NULL;
   nsys_run rb = {0}, ra = {0};
   nsys_rc_stats sb = {0}, sa = {0};

@@ -16,11 +16,17 @@ static char root[256];
 static void test_add_get_list(void) {
   nsys_task t;
   nsys_task_init(&t);
-  nsys_history *h = nsys_history_open(root, &t);
+  CHECK(nsys_history_open(root, false, &t) == NULL); /* readers create nothing */
+  CHECK_EQ(t.err, NSYS_E_NOT_FOUND);
+  nsys_task_init(&t);
+  nsys_history *h = nsys_history_open(root, true, &t);
   CHECK(h != NULL);
   if (!h) return;
   struct stat st;
   CHECK(stat(nsys_history_dir(h), &st) == 0 && (st.st_mode & 0777) == 0700);
+  char *gi = nsys_xasprintf("%s/.gitignore", nsys_history_dir(h));
+  CHECK(stat(gi, &st) == 0);
+  free(gi);
   nsys_run spec = {0}, a = {0}, b = {0}, c = {0}, g = {0};
   spec.status = "ok";
   spec.report = "/x/a.sqlite";
@@ -97,7 +103,7 @@ static void *writer(void *arg) {
   (void)arg;
   nsys_task t;
   nsys_task_init(&t);
-  nsys_history *h = nsys_history_open(root, &t); /* one connection per thread, as separate processes */
+  nsys_history *h = nsys_history_open(root, true, &t); /* one connection per thread, as separate processes */
   for (int i = 0; h && i < PER; i++) {
     nsys_run spec = {0}, got = {0};
     spec.git_dirty = -1;
@@ -119,7 +125,7 @@ static void test_concurrent_threads(void) {
   }
   nsys_task t;
   nsys_task_init(&t);
-  nsys_history *h = nsys_history_open(root, &t);
+  nsys_history *h = nsys_history_open(root, false, &t);
   nsys_run *all = NULL;
   int k = 0;
   CHECK(h && nsys_history_list(h, 0, &all, &k, &t));
@@ -131,7 +137,7 @@ static void test_concurrent_threads(void) {
 static void test_bad_root(void) {
   nsys_task t;
   nsys_task_init(&t);
-  CHECK(nsys_history_open("/nonexistent/dir", &t) == NULL);
+  CHECK(nsys_history_open("/nonexistent/dir", true, &t) == NULL);
   CHECK_EQ(t.err, NSYS_E_IO);
 }
 
