@@ -59,6 +59,26 @@ static bool nsys__commit(nsys_history *h, nsys_task *t) {
 }
 static void nsys__rollback(nsys_history *h) { sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL); }
 
+/* In an open transaction: a prepared statement (prepare's result, bindings
+ * done). */
+static sqlite3_stmt *nsys__prepare(nsys_history *h, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  return sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) == SQLITE_OK ? st : NULL;
+}
+
+/* Steps the one write `st` of the open transaction and commits it; rolls back
+ * on failure. */
+static bool nsys__write_commit(nsys_history *h, nsys_task *t, sqlite3_stmt *st, const char *what) {
+  bool ok = st && sqlite3_step(st) == SQLITE_DONE;
+  if (!ok) nsys__fail(h, t, what);
+  sqlite3_finalize(st);
+  if (!ok) {
+    nsys__rollback(h);
+    return false;
+  }
+  return nsys__commit(h, t);
+}
+
 nsys_history *nsys_history_open(const char *root, bool create, nsys_task *t) {
   char *real = realpath(root, NULL);
   struct stat st;
@@ -263,50 +283,31 @@ bool nsys_history_add(nsys_history *h, const nsys_run *spec, nsys_run *out, nsys
 bool nsys_history_finish(nsys_history *h, int64_t id, const char *status, const char *report, const char *summary,
                          const char *error, const char *gpu, nsys_task *t) {
   if (!nsys__begin(h, t)) return false;
-  sqlite3_stmt *st = NULL;
-  bool ok = sqlite3_prepare_v2(h->db,
-                               "UPDATE runs SET status = coalesce(?1, status), report = coalesce(?2, report),"
-                               " summary = coalesce(?3, summary), error = coalesce(?4, error),"
-                               " gpu = coalesce(?5, gpu) WHERE id = ?6",
-                               -1, &st, NULL) == SQLITE_OK;
-  if (ok) {
+  sqlite3_stmt *st = nsys__prepare(h, "UPDATE runs SET status = coalesce(?1, status), report = coalesce(?2, report),"
+                                      " summary = coalesce(?3, summary), error = coalesce(?4, error),"
+                                      " gpu = coalesce(?5, gpu) WHERE id = ?6");
+  if (st) {
     nsys__bind_text(st, 1, status);
     nsys__bind_text(st, 2, report);
     nsys__bind_text(st, 3, summary);
     nsys__bind_text(st, 4, error);
     nsys__bind_text(st, 5, gpu);
     sqlite3_bind_int64(st, 6, id);
-    ok = sqlite3_step(st) == SQLITE_DONE;
   }
-  sqlite3_finalize(st);
-  if (!ok) {
-    nsys__fail(h, t, "updating a run");
-    nsys__rollback(h);
-    return false;
-  }
-  return nsys__commit(h, t);
+  return nsys__write_commit(h, t, st, "updating a run");
 }
 
 bool nsys_history_set_stats(nsys_history *h, int64_t id, double coverage, double tagged_pct, int64_t tagged_ranges,
                             nsys_task *t) {
   if (!nsys__begin(h, t)) return false;
-  sqlite3_stmt *st = NULL;
-  bool ok = sqlite3_prepare_v2(h->db, "UPDATE runs SET coverage = ?1, tagged_pct = ?2, tagged_ranges = ?3 WHERE id = ?4",
-                               -1, &st, NULL) == SQLITE_OK;
-  if (ok) {
+  sqlite3_stmt *st = nsys__prepare(h, "UPDATE runs SET coverage = ?1, tagged_pct = ?2, tagged_ranges = ?3 WHERE id = ?4");
+  if (st) {
     sqlite3_bind_double(st, 1, coverage);
     sqlite3_bind_double(st, 2, tagged_pct);
     sqlite3_bind_int64(st, 3, tagged_ranges);
     sqlite3_bind_int64(st, 4, id);
-    ok = sqlite3_step(st) == SQLITE_DONE;
   }
-  sqlite3_finalize(st);
-  if (!ok) {
-    nsys__fail(h, t, "updating a run");
-    nsys__rollback(h);
-    return false;
-  }
-  return nsys__commit(h, t);
+  return nsys__write_commit(h, t, st, "updating a run");
 }
 
 bool nsys_history_list(nsys_history *h, int64_t limit, nsys_run **out, int *n, nsys_task *t) {
@@ -368,25 +369,16 @@ bool nsys_history_get(nsys_history *h, const char *ref, nsys_run *out, nsys_task
 bool nsys_history_add_note(nsys_history *h, int64_t run_id, const char *kind, const char *text, nsys_run_note *out,
                            nsys_task *t) {
   if (!nsys__begin(h, t)) return false;
-  sqlite3_stmt *st = NULL;
   int64_t now = nsys__utc_ns();
-  bool ok = sqlite3_prepare_v2(h->db, "INSERT INTO notes (run_id, created_ns, kind, text) VALUES (?, ?, ?, ?)", -1,
-                               &st, NULL) == SQLITE_OK;
-  if (ok) {
+  sqlite3_stmt *st = nsys__prepare(h, "INSERT INTO notes (run_id, created_ns, kind, text) VALUES (?, ?, ?, ?)");
+  if (st) {
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int64(st, 2, now);
     nsys__bind_text(st, 3, kind);
     nsys__bind_text(st, 4, text);
-    ok = sqlite3_step(st) == SQLITE_DONE;
   }
-  sqlite3_finalize(st);
-  if (!ok) {
-    nsys__fail(h, t, "adding a note");
-    nsys__rollback(h);
-    return false;
-  }
-  int64_t id = sqlite3_last_insert_rowid(h->db);
-  if (!nsys__commit(h, t)) return false;
+  if (!nsys__write_commit(h, t, st, "adding a note")) return false;
+  int64_t id = sqlite3_last_insert_rowid(h->db); /* this connection's: other writers do not change it */
   out->id = id;
   out->run_id = run_id;
   out->created_ns = now;
