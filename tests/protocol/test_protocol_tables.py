@@ -125,6 +125,7 @@ def _base_params(method: str, pid: str, root: str) -> dict:
         "source/kernelsAt": {"profileId": pid, "file": "a.py", "line": 1, "workspaceRoot": root},
         "source/locate": {"profileId": pid, "workspaceRoot": root},
         "source/refine": {"profileId": pid, "workspaceRoot": root},
+        "runs/list": {"workspaceRoot": root},
     }[method]
 
 

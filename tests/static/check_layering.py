@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-BELOW_METHODS = ("common", "profile", "index", "analysis", "explain", "source")
+BELOW_METHODS = ("common", "profile", "index", "analysis", "explain", "source", "capture")
 FORBIDDEN = re.compile(r'^\s*#\s*include\s*[<"]((?:cjson/)?cJSON\.h|rpc/[^>"]+)[>"]', re.M)
 
 # path under server/src -> why it may still include cJSON or rpc/ (what to move out)

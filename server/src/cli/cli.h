@@ -29,6 +29,12 @@ extern const nsys_cli_command nsys_cli_analysis[];
 extern const nsys_cli_command nsys_cli_explain[];
 extern const nsys_cli_command nsys_cli_source[];
 extern const nsys_cli_command nsys_cli_server[];
+extern const nsys_cli_command nsys_cli_capture[];
+
+/* The report of a run named `ref` in the workspace's history (cwd or
+ * $NSYS_AI_WORKSPACE) when ref is not an existing file; NULL otherwise.
+ * Caller frees. */
+char *nsys_cli_run_report(const char *ref);
 
 /* A CLI session: a private profile registry plus the profiles it opened. */
 typedef struct nsys_cli_session {

@@ -86,8 +86,10 @@ const char *nsys_cli_open(nsys_cli_session *s, const char *path, int *exit_code)
     *exit_code = nsys_cli_error(NSYS_EXIT_USAGE, "too many profiles");
     return NULL;
   }
+  char *run = nsys_cli_run_report(path); /* a run's name: its report */
   cJSON *params = cJSON_CreateObject();
-  cJSON_AddStringToObject(params, "path", path);
+  cJSON_AddStringToObject(params, "path", run ? run : path);
+  free(run);
   cJSON *res = nsys_cli_call(s, "profile/open", params, exit_code);
   if (!res) return NULL;
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(res, "profileId");
@@ -194,7 +196,7 @@ const char *nsys_cli_opt(const nsys_cli_args *a, const char *key) {
 
 static const nsys_cli_command *const nsys__cli_tables[] = {
     nsys_cli_profile, nsys_cli_timeline, nsys_cli_analysis,
-    nsys_cli_explain, nsys_cli_source, nsys_cli_server,
+    nsys_cli_explain, nsys_cli_source, nsys_cli_capture, nsys_cli_server,
 };
 
 static const nsys_cli_command *nsys__find_command(const char *name) {

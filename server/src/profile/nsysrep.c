@@ -31,8 +31,7 @@ bool nsys_path_is_report(const char *path) {
          (n > 6 && strcasecmp(path + n - 6, ".qdrep") == 0);
 }
 
-/* $NSYS_AI_NSYS, else the first executable `nsys` on PATH. */
-static char *nsys__find_nsys(void) {
+char *nsys_find_nsys(void) {
   const char *env = getenv("NSYS_AI_NSYS");
   if (env && *env) return access(env, X_OK) == 0 ? nsys_xstrdup(env) : NULL;
   const char *path = getenv("PATH");
@@ -155,7 +154,7 @@ char *nsys_report_to_sqlite(const char *path, const struct stat *st, nsys_task *
     free(cache);
     return out; /* converted before */
   }
-  char *nsys = nsys__find_nsys();
+  char *nsys = nsys_find_nsys();
   if (!nsys) {
     nsys__fail_no_nsys(path, task);
     free(cache);

@@ -229,6 +229,10 @@ static inline uint32_t nsys_gtid_tid(int64_t g) { return (uint32_t)((uint64_t)g 
 static inline uint32_t nsys_gtid_pid(int64_t g) { return (uint32_t)(((uint64_t)g >> 24) & 0xFFFFFF); }
 static inline int64_t nsys_gtid_gpid(int64_t g) { return (int64_t)((uint64_t)g & 0xFFFFFFFFFF000000ULL); }
 
+/* $NSYS_AI_NSYS, else the first executable `nsys` on PATH; NULL when there
+ * is none. Caller frees. */
+char *nsys_find_nsys(void);
+
 /* The registry of open profiles, shared by all requests (mutex inside). */
 typedef struct nsys_profile_registry nsys_profile_registry;
 

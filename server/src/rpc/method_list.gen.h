@@ -26,6 +26,12 @@
   X("source/kernelsAt", nsys_method_source_kernels_at, NSYS_METHOD_CANCELLABLE) \
   X("source/locate", nsys_method_source_locate, 0) \
   X("source/refine", nsys_method_source_refine, 0) \
+  X("profile/doctor", nsys_method_profile_doctor, NSYS_METHOD_CANCELLABLE) \
+  X("runs/list", nsys_method_runs_list, 0) \
+  X("runs/get", nsys_method_runs_get, 0) \
+  X("runs/record", nsys_method_runs_record, 0) \
+  X("runs/note", nsys_method_runs_note, 0) \
+  X("runs/compare", nsys_method_runs_compare, NSYS_METHOD_CANCELLABLE) \
   X("test/sleep", nsys_method_test_sleep, NSYS_METHOD_TEST_ONLY | NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \
   X("test/echo", nsys_method_test_echo, NSYS_METHOD_TEST_ONLY) \
   X("test/noResult", nsys_method_test_no_result, NSYS_METHOD_TEST_ONLY) \

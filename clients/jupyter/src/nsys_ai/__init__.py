@@ -6,7 +6,9 @@
     p.show()             # zoomable timeline widget
     p.report()           # root-cause report (markdown)
 
-`%load_ext nsys_ai` adds the `%nsys FILE` magic.
+    nsys_ai.runs()       # the workspace's run history; nsys_ai.profile("python t.py") captures
+
+`%load_ext nsys_ai` adds the `%nsys FILE` magic (`%nsys profile CMD ...` captures).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ._server import Server, configure, find_server, shutdown
 from .errors import NsysAIError, ServerDiedError, ServerNotFoundError
 from .magic import load_ipython_extension, unload_ipython_extension
 from .profile import Profile, open
+from .runs import compare_runs, note, profile, runs
 
 __version__ = "0.1.0"
 
@@ -26,6 +29,7 @@ def _jupyter_server_extension_points() -> list[dict]:
 
 __all__ = [
     "Diff", "Explanation", "NsysAIError", "Profile", "Report", "RichResult", "Server",
-    "ServerDiedError", "ServerNotFoundError", "configure", "find_server", "load_ipython_extension",
-    "open", "shutdown", "unload_ipython_extension", "__version__",
+    "ServerDiedError", "ServerNotFoundError", "compare_runs", "configure", "find_server",
+    "load_ipython_extension", "note", "open", "profile", "runs", "shutdown", "unload_ipython_extension",
+    "__version__",
 ]

@@ -626,6 +626,43 @@ ProfileDiffResult = TypedDict("ProfileDiffResult", {
     "summary": ProfileDiffResultSummary,
 })
 
+# profile/doctor params
+ProfileDoctorParams = TypedDict("ProfileDoctorParams", {
+    "profileId": ProfileId,
+    "with": NotRequired[List[ProfileId]],
+})
+
+ProfileDoctorResultFindingsItem = TypedDict("ProfileDoctorResultFindingsItem", {
+    "rule": Literal["capture_failed", "no_gpu_activity", "partial_gpus", "single_rank", "no_nvtx", "nccl_without_nvtx", "short_window", "profiler_overhead", "no_session_clock", "no_gpu_metadata", "clocks_not_aligned"],
+    "severity": Literal["error", "warning", "info"],
+    "title": str,
+    "evidence": str,
+    "fix": str,
+    "flags": List[str],
+})
+
+ProfileDoctorResultFacts = TypedDict("ProfileDoctorResultFacts", {
+    "gpuOps": int,
+    "spanNs": int,
+    "gpusListed": int,
+    "gpusActive": int,
+    "nvtxRanges": int,
+    "ncclKernels": bool,
+    "ncclNvtx": bool,
+    "overheadNs": int,
+    "overheadRows": int,
+    "captureTypesKnown": bool,
+})
+
+# profile/doctor result
+ProfileDoctorResult = TypedDict("ProfileDoctorResult", {
+    "profileId": ProfileId,
+    "verdict": Literal["healthy", "warnings", "broken"],
+    "findings": List[ProfileDoctorResultFindingsItem],
+    "flags": List[str],
+    "facts": ProfileDoctorResultFacts,
+})
+
 # profile/info params
 ProfileInfoParams = TypedDict("ProfileInfoParams", {
     "profileId": ProfileId,
@@ -794,6 +831,258 @@ ReportGenerateResult = TypedDict("ReportGenerateResult", {
     "rendered": NotRequired[str],
     "format": NotRequired[Literal["text", "markdown"]],
     "truncated": NotRequired[Literal[True]],
+})
+
+# runs/compare params
+RunsCompareParams = TypedDict("RunsCompareParams", {
+    "workspaceRoot": str,
+    "before": NotRequired[str],
+    "after": NotRequired[str],
+})
+
+RunsCompareResultBefore = TypedDict("RunsCompareResultBefore", {
+    "run": str,
+    "coverage": float,
+    "taggedPct": float,
+    "taggedRanges": int,
+    "tags": int,
+    "split": int,
+    "kernels": int,
+    "converged": bool,
+})
+
+RunsCompareResultAfter = TypedDict("RunsCompareResultAfter", {
+    "run": str,
+    "coverage": float,
+    "taggedPct": float,
+    "taggedRanges": int,
+    "tags": int,
+    "split": int,
+    "kernels": int,
+    "converged": bool,
+})
+
+RunsCompareResultRangesAddedItem = TypedDict("RunsCompareResultRangesAddedItem", {
+    "tag": str,
+    "file": str,
+    "line": int,
+    "ranges": int,
+    "distinctKernels": int,
+    "kernels": int,
+    "totalNs": int,
+})
+
+RunsCompareResultRangesRemovedItem = TypedDict("RunsCompareResultRangesRemovedItem", {
+    "tag": str,
+    "file": str,
+    "line": int,
+    "ranges": int,
+    "distinctKernels": int,
+    "kernels": int,
+    "totalNs": int,
+})
+
+RunsCompareResultInnermostItem = TypedDict("RunsCompareResultInnermostItem", {
+    "tag": str,
+    "file": str,
+    "line": int,
+    "ranges": int,
+    "distinctKernels": int,
+    "kernels": int,
+    "totalNs": int,
+})
+
+RunsCompareResultHistoryItem = TypedDict("RunsCompareResultHistoryItem", {
+    "run": str,
+    "createdNs": int,
+    "coverage": float,
+    "taggedPct": float,
+    "taggedRanges": int,
+})
+
+# runs/compare result
+RunsCompareResult = TypedDict("RunsCompareResult", {
+    "before": RunsCompareResultBefore,
+    "after": RunsCompareResultAfter,
+    "rangesAdded": List[RunsCompareResultRangesAddedItem],
+    "rangesRemoved": List[RunsCompareResultRangesRemovedItem],
+    "innermost": List[RunsCompareResultInnermostItem],
+    "converged": bool,
+    "history": List[RunsCompareResultHistoryItem],
+})
+
+# runs/get params
+RunsGetParams = TypedDict("RunsGetParams", {
+    "workspaceRoot": str,
+    "run": str,
+})
+
+RunsGetResultRunGit = TypedDict("RunsGetResultRunGit", {
+    "commit": str,
+    "dirty": Union[bool, None],
+})
+
+RunsGetResultRunStats = TypedDict("RunsGetResultRunStats", {
+    "coverage": float,
+    "taggedPct": float,
+    "taggedRanges": int,
+})
+
+RunsGetResultRunNotesItem = TypedDict("RunsGetResultRunNotesItem", {
+    "id": int,
+    "kind": Literal["note", "hypothesis", "decision"],
+    "text": str,
+    "createdNs": int,
+})
+
+RunsGetResultRun = TypedDict("RunsGetResultRun", {
+    "id": int,
+    "name": str,
+    "createdNs": int,
+    "status": Literal["capturing", "ok", "failed", "recorded"],
+    "interrupted": bool,
+    "pid": int,
+    "command": Union[List[str], None],
+    "nsysFlags": Union[List[str], None],
+    "git": Union[RunsGetResultRunGit, None],
+    "env": Union[List[str], None],
+    "gpu": Union[str, None],
+    "report": Union[str, None],
+    "error": Union[str, None],
+    "before": Union[str, None],
+    "summary": Union[Dict[str, Any], None],
+    "stats": Union[RunsGetResultRunStats, None],
+    "notes": List[RunsGetResultRunNotesItem],
+})
+
+# runs/get result
+RunsGetResult = TypedDict("RunsGetResult", {
+    "run": RunsGetResultRun,
+})
+
+# runs/list params
+RunsListParams = TypedDict("RunsListParams", {
+    "workspaceRoot": str,
+    "limit": NotRequired[int],
+})
+
+RunsListResultRunsItemGit = TypedDict("RunsListResultRunsItemGit", {
+    "commit": str,
+    "dirty": Union[bool, None],
+})
+
+RunsListResultRunsItemStats = TypedDict("RunsListResultRunsItemStats", {
+    "coverage": float,
+    "taggedPct": float,
+    "taggedRanges": int,
+})
+
+RunsListResultRunsItemNotesItem = TypedDict("RunsListResultRunsItemNotesItem", {
+    "id": int,
+    "kind": Literal["note", "hypothesis", "decision"],
+    "text": str,
+    "createdNs": int,
+})
+
+RunsListResultRunsItem = TypedDict("RunsListResultRunsItem", {
+    "id": int,
+    "name": str,
+    "createdNs": int,
+    "status": Literal["capturing", "ok", "failed", "recorded"],
+    "interrupted": bool,
+    "pid": int,
+    "command": Union[List[str], None],
+    "nsysFlags": Union[List[str], None],
+    "git": Union[RunsListResultRunsItemGit, None],
+    "env": Union[List[str], None],
+    "gpu": Union[str, None],
+    "report": Union[str, None],
+    "error": Union[str, None],
+    "before": Union[str, None],
+    "summary": Union[Dict[str, Any], None],
+    "stats": Union[RunsListResultRunsItemStats, None],
+    "notes": List[RunsListResultRunsItemNotesItem],
+})
+
+# runs/list result
+RunsListResult = TypedDict("RunsListResult", {
+    "historyPath": str,
+    "runs": List[RunsListResultRunsItem],
+})
+
+# runs/note params
+RunsNoteParams = TypedDict("RunsNoteParams", {
+    "workspaceRoot": str,
+    "run": str,
+    "text": str,
+    "kind": NotRequired[Literal["note", "hypothesis", "decision"]],
+})
+
+RunsNoteResultNote = TypedDict("RunsNoteResultNote", {
+    "id": int,
+    "kind": Literal["note", "hypothesis", "decision"],
+    "text": str,
+    "createdNs": int,
+})
+
+# runs/note result
+RunsNoteResult = TypedDict("RunsNoteResult", {
+    "run": str,
+    "note": RunsNoteResultNote,
+})
+
+# runs/record params
+RunsRecordParams = TypedDict("RunsRecordParams", {
+    "workspaceRoot": str,
+    "report": str,
+    "name": NotRequired[str],
+    "command": NotRequired[List[str]],
+    "nsysFlags": NotRequired[List[str]],
+    "before": NotRequired[str],
+    "note": NotRequired[str],
+})
+
+RunsRecordResultRunGit = TypedDict("RunsRecordResultRunGit", {
+    "commit": str,
+    "dirty": Union[bool, None],
+})
+
+RunsRecordResultRunStats = TypedDict("RunsRecordResultRunStats", {
+    "coverage": float,
+    "taggedPct": float,
+    "taggedRanges": int,
+})
+
+RunsRecordResultRunNotesItem = TypedDict("RunsRecordResultRunNotesItem", {
+    "id": int,
+    "kind": Literal["note", "hypothesis", "decision"],
+    "text": str,
+    "createdNs": int,
+})
+
+RunsRecordResultRun = TypedDict("RunsRecordResultRun", {
+    "id": int,
+    "name": str,
+    "createdNs": int,
+    "status": Literal["capturing", "ok", "failed", "recorded"],
+    "interrupted": bool,
+    "pid": int,
+    "command": Union[List[str], None],
+    "nsysFlags": Union[List[str], None],
+    "git": Union[RunsRecordResultRunGit, None],
+    "env": Union[List[str], None],
+    "gpu": Union[str, None],
+    "report": Union[str, None],
+    "error": Union[str, None],
+    "before": Union[str, None],
+    "summary": Union[Dict[str, Any], None],
+    "stats": Union[RunsRecordResultRunStats, None],
+    "notes": List[RunsRecordResultRunNotesItem],
+})
+
+# runs/record result
+RunsRecordResult = TypedDict("RunsRecordResult", {
+    "run": RunsRecordResultRun,
 })
 
 # search params
@@ -1279,11 +1568,17 @@ METHODS: Dict[str, Dict[str, str]] = {
     "nvtx/tree": {"params": "NvtxTreeParams", "result": "NvtxTreeResult"},
     "profile/close": {"params": "ProfileCloseParams", "result": "ProfileCloseResult"},
     "profile/diff": {"params": "ProfileDiffParams", "result": "ProfileDiffResult"},
+    "profile/doctor": {"params": "ProfileDoctorParams", "result": "ProfileDoctorResult"},
     "profile/info": {"params": "ProfileInfoParams", "result": "ProfileInfoResult"},
     "profile/list": {"params": "ProfileListParams", "result": "ProfileListResult"},
     "profile/open": {"params": "ProfileOpenParams", "result": "ProfileOpenResult"},
     "profile/openSet": {"params": "ProfileOpenSetParams", "result": "ProfileOpenSetResult"},
     "report/generate": {"params": "ReportGenerateParams", "result": "ReportGenerateResult"},
+    "runs/compare": {"params": "RunsCompareParams", "result": "RunsCompareResult"},
+    "runs/get": {"params": "RunsGetParams", "result": "RunsGetResult"},
+    "runs/list": {"params": "RunsListParams", "result": "RunsListResult"},
+    "runs/note": {"params": "RunsNoteParams", "result": "RunsNoteResult"},
+    "runs/record": {"params": "RunsRecordParams", "result": "RunsRecordResult"},
     "search": {"params": "SearchParams", "result": "SearchResult"},
     "shutdown": {"params": "ShutdownParams", "result": "ShutdownResult"},
     "source/annotate": {"params": "SourceAnnotateParams", "result": "SourceAnnotateResult"},
@@ -1327,11 +1622,17 @@ SOURCE_MAP: Literal["source/map"] = "source/map"
 SOURCE_KERNELS_AT: Literal["source/kernelsAt"] = "source/kernelsAt"
 SOURCE_LOCATE: Literal["source/locate"] = "source/locate"
 SOURCE_REFINE: Literal["source/refine"] = "source/refine"
+PROFILE_DOCTOR: Literal["profile/doctor"] = "profile/doctor"
+RUNS_LIST: Literal["runs/list"] = "runs/list"
+RUNS_GET: Literal["runs/get"] = "runs/get"
+RUNS_RECORD: Literal["runs/record"] = "runs/record"
+RUNS_NOTE: Literal["runs/note"] = "runs/note"
+RUNS_COMPARE: Literal["runs/compare"] = "runs/compare"
 TEST_SLEEP: Literal["test/sleep"] = "test/sleep"
 TEST_ECHO: Literal["test/echo"] = "test/echo"
 TEST_NO_RESULT: Literal["test/noResult"] = "test/noResult"
 PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "kernel/explain", "agent/ask", "source/map"})
-CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt"})
+CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"})
 INLINE_METHODS = frozenset({"profile/list", "analysis/list"})
 
 # JSON-RPC error codes (protocol/errors.json; docs/protocol.md "Errors").

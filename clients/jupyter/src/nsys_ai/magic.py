@@ -5,6 +5,8 @@
     %nsys tree FILE       the NVTX tree widget
     %nsys report FILE     the root-cause report
     %nsys top FILE        the top kernels
+    %nsys profile CMD ... captures CMD with nsys (nsys_ai.profile), returns the Profile
+    %nsys runs            the workspace's run history (nsys_ai.runs)
 """
 from __future__ import annotations
 
@@ -17,6 +19,14 @@ _ACTIONS = ("show", "tree", "report", "top", "info")
 def nsys_magic(line: str) -> Any:
     from .profile import open as open_profile
     args = shlex.split(line)
+    if args and args[0] == "profile":
+        from .runs import profile
+        if len(args) < 2:
+            raise ValueError("usage: %nsys profile CMD [ARGS ...]")
+        return profile(args[1:])
+    if args == ["runs"]:
+        from .runs import runs
+        return runs()
     if not args:
         raise ValueError("usage: %nsys [show|tree|report|top|info] FILE")
     action = "open"

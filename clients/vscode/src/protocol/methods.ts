@@ -23,6 +23,8 @@ import type { ProfileCloseParams } from './generated/profile.close.params';
 import type { ProfileCloseResult } from './generated/profile.close.result';
 import type { ProfileDiffParams } from './generated/profile.diff.params';
 import type { ProfileDiffResult } from './generated/profile.diff.result';
+import type { ProfileDoctorParams } from './generated/profile.doctor.params';
+import type { ProfileDoctorResult } from './generated/profile.doctor.result';
 import type { ProfileInfoParams } from './generated/profile.info.params';
 import type { ProfileInfoResult } from './generated/profile.info.result';
 import type { ProfileListParams } from './generated/profile.list.params';
@@ -34,6 +36,16 @@ import type { ProfileOpenSetResult } from './generated/profile.openSet.result';
 import type { ProgressParams } from './generated/notify.progress.params';
 import type { ReportGenerateParams } from './generated/report.generate.params';
 import type { ReportGenerateResult } from './generated/report.generate.result';
+import type { RunsCompareParams } from './generated/runs.compare.params';
+import type { RunsCompareResult } from './generated/runs.compare.result';
+import type { RunsGetParams } from './generated/runs.get.params';
+import type { RunsGetResult } from './generated/runs.get.result';
+import type { RunsListParams } from './generated/runs.list.params';
+import type { RunsListResult } from './generated/runs.list.result';
+import type { RunsNoteParams } from './generated/runs.note.params';
+import type { RunsNoteResult } from './generated/runs.note.result';
+import type { RunsRecordParams } from './generated/runs.record.params';
+import type { RunsRecordResult } from './generated/runs.record.result';
 import type { SearchParams } from './generated/search.params';
 import type { SearchResult } from './generated/search.result';
 import type { ShutdownParams } from './generated/shutdown.params';
@@ -87,6 +99,12 @@ export const Method = {
   SourceKernelsAt: "source/kernelsAt",
   SourceLocate: "source/locate",
   SourceRefine: "source/refine",
+  ProfileDoctor: "profile/doctor",
+  RunsList: "runs/list",
+  RunsGet: "runs/get",
+  RunsRecord: "runs/record",
+  RunsNote: "runs/note",
+  RunsCompare: "runs/compare",
   TestSleep: "test/sleep",
   TestEcho: "test/echo",
   TestNoResult: "test/noResult",
@@ -121,6 +139,12 @@ export interface RequestMap {
   "source/kernelsAt": { params: SourceKernelsAtParams; result: SourceKernelsAtResult };
   "source/locate": { params: SourceLocateParams; result: SourceLocateResult };
   "source/refine": { params: SourceRefineParams; result: SourceRefineResult };
+  "profile/doctor": { params: ProfileDoctorParams; result: ProfileDoctorResult };
+  "runs/list": { params: RunsListParams; result: RunsListResult };
+  "runs/get": { params: RunsGetParams; result: RunsGetResult };
+  "runs/record": { params: RunsRecordParams; result: RunsRecordResult };
+  "runs/note": { params: RunsNoteParams; result: RunsNoteResult };
+  "runs/compare": { params: RunsCompareParams; result: RunsCompareResult };
 }
 
 /** The notifications with params: what they carry. */
@@ -134,7 +158,7 @@ export type ResultOf<M extends RequestName> = RequestMap[M]['result'];
 
 /** Methods flagged in protocol/methods.json. */
 export const PROGRESS_METHODS: readonly RequestName[] = ["profile/open", "report/generate", "kernel/explain", "agent/ask", "source/map"];
-export const CANCELLABLE_METHODS: readonly RequestName[] = ["profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt"];
+export const CANCELLABLE_METHODS: readonly RequestName[] = ["profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"];
 export const INLINE_METHODS: readonly RequestName[] = ["profile/list", "analysis/list"];
 
 /** JSON-RPC error codes (protocol/errors.json; docs/protocol.md#errors). */

@@ -1,0 +1,116 @@
+/* The Runs view (the workspace's .nsys-ai/runs.db), "Profile this script",
+ * and the run commands: open, compare two, add a note. */
+import * as vscode from 'vscode';
+import { spawn } from 'node:child_process';
+import { resolveServerPath } from '../client/serverPath';
+import { compareMarkdown, parseProfileOutput, profileArgs, runLabel, type Run } from '../client/runsModel';
+import type { RunsListResult } from '../protocol/generated/runs.list.result';
+import type { RunsCompareResult } from '../protocol/generated/runs.compare.result';
+import type { ServerManager } from './serverManager';
+import { VIEW_TYPE } from './profileEditor';
+
+function workspaceRoot(uri?: vscode.Uri): string | undefined {
+  const f = (uri && vscode.workspace.getWorkspaceFolder(uri)) ?? vscode.workspace.workspaceFolders?.[0];
+  return f?.uri.fsPath;
+}
+
+export class RunsTreeProvider implements vscode.TreeDataProvider<Run | string> {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeTreeData = this.changed.event;
+  constructor(private readonly server: ServerManager) {}
+  refresh(): void { this.changed.fire(); }
+
+  getTreeItem(r: Run | string): vscode.TreeItem {
+    if (typeof r === 'string') return new vscode.TreeItem(r);
+    const l = runLabel(r);
+    const it = new vscode.TreeItem(l.label);
+    it.description = l.description;
+    it.tooltip = l.tooltip;
+    it.contextValue = r.report ? 'nsysAiRun' : 'nsysAiRunNoReport';
+    it.iconPath = new vscode.ThemeIcon(r.status === 'failed' || r.interrupted ? 'error' : 'history');
+    if (r.report) it.command = { command: 'nsys-ai.openRun', title: 'Open', arguments: [r] };
+    return it;
+  }
+
+  async getChildren(r?: Run | string): Promise<(Run | string)[]> {
+    if (r) return [];
+    const root = workspaceRoot();
+    if (!root) return ['Open a folder to keep a run history.'];
+    try {
+      const client = await this.server.get();
+      const res = await client.request<RunsListResult>('runs/list', { workspaceRoot: root });
+      return res.runs.length ? res.runs : ['No runs yet: "nsys-ai: Profile this Script".'];
+    } catch (e) {
+      return [`unavailable: ${(e as Error).message}`];
+    }
+  }
+}
+
+export function registerRuns(server: ServerManager): vscode.Disposable[] {
+  const tree = new RunsTreeProvider(server);
+  const guard = <A extends unknown[]>(fn: (...a: A) => Promise<void>) => async (...a: A) => {
+    try { await fn(...a); } catch (e) { void vscode.window.showErrorMessage(`nsys-ai: ${(e as Error).message}`); }
+  };
+  const pickRun = async (title: string): Promise<Run | undefined> => {
+    const root = workspaceRoot();
+    if (!root) throw new Error('no workspace folder');
+    const res = await (await server.get()).request<RunsListResult>('runs/list', { workspaceRoot: root });
+    const items = res.runs.filter((r) => r.report).map((r) => ({ ...runLabel(r), run: r }));
+    return (await vscode.window.showQuickPick(items, { title }))?.run;
+  };
+  return [
+    vscode.window.registerTreeDataProvider('nsysAi.runs', tree),
+    vscode.commands.registerCommand('nsys-ai.refreshRuns', () => tree.refresh()),
+    vscode.commands.registerCommand('nsys-ai.profileScript', guard(async (uri?: vscode.Uri) => {
+      const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+      if (!target) throw new Error('no script to profile');
+      const root = workspaceRoot(target);
+      if (!root) throw new Error('the script is not in a workspace folder');
+      const where = resolveServerPath(vscode.workspace.getConfiguration('nsys-ai').get<string>('serverPath'));
+      if (!where.ok) throw new Error(where.message);
+      const note = await vscode.window.showInputBox({ title: 'Profile this script', prompt: 'Hypothesis for this run (optional)' });
+      if (note === undefined) return;
+      const python = vscode.workspace.getConfiguration('python').get<string>('defaultInterpreterPath') || 'python3';
+      const args = profileArgs(root, target.fsPath, { python, note: note || undefined });
+      const outcome = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `nsys profile ${vscode.workspace.asRelativePath(target)}`, cancellable: true },
+        (_p, token) => new Promise<ReturnType<typeof parseProfileOutput>>((resolve) => {
+          const child = spawn(where.path, args, { cwd: root, env: { ...process.env, NSYS_AI_NO_PROGRESS: '1' } });
+          let out = '', err = '';
+          child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+          child.stderr.on('data', (d: Buffer) => { err += d.toString(); server.output.append(d.toString()); });
+          token.onCancellationRequested(() => child.kill('SIGTERM'));
+          child.on('error', (e) => resolve({ ok: false, message: e.message }));
+          child.on('close', (code) => resolve(parseProfileOutput(out, err, code)));
+        }));
+      tree.refresh();
+      if (!outcome.ok) throw new Error(`${outcome.run ? `run ${outcome.run}: ` : ''}${outcome.message}`);
+      const worst = outcome.findings.find((f) => f.severity !== 'info');
+      void vscode.window.showInformationMessage(`Run ${outcome.run.name}: doctor ${outcome.verdict}${worst ? ` — ${worst.title}` : ''}`);
+      if (outcome.run.report) await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(outcome.run.report), VIEW_TYPE);
+    })),
+    vscode.commands.registerCommand('nsys-ai.openRun', guard(async (r?: Run) => {
+      const run = r ?? (await pickRun('Open a run'));
+      if (run?.report) await vscode.commands.executeCommand('vscode.openWith', vscode.Uri.file(run.report), VIEW_TYPE);
+    })),
+    vscode.commands.registerCommand('nsys-ai.compareRuns', guard(async (r?: Run) => {
+      const after = r ?? (await pickRun('Compare: the later run'));
+      if (!after) return;
+      const before = await pickRun(`Compare ${after.name} with…`);
+      if (!before) return;
+      const root = workspaceRoot();
+      const c = await (await server.get()).request<RunsCompareResult>('runs/compare', { workspaceRoot: root, before: before.name, after: after.name });
+      tree.refresh();
+      const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: compareMarkdown(c) });
+      await vscode.window.showTextDocument(doc, { preview: true });
+    })),
+    vscode.commands.registerCommand('nsys-ai.addRunNote', guard(async (r?: Run) => {
+      const run = r ?? (await pickRun('Add a note to a run'));
+      if (!run) return;
+      const text = await vscode.window.showInputBox({ title: `Note on ${run.name}`, prompt: 'A note, hypothesis or decision' });
+      if (!text) return;
+      await (await server.get()).request('runs/note', { workspaceRoot: workspaceRoot(), run: run.name, text });
+      tree.refresh();
+    })),
+  ];
+}
