@@ -709,6 +709,24 @@ ProfileOpenSetResult = TypedDict("ProfileOpenSetResult", {
     "stragglers": ProfileOpenSetResultStragglers,
 })
 
+# profile/query params
+ProfileQueryParams = TypedDict("ProfileQueryParams", {
+    "profileId": ProfileId,
+    "sql": str,
+    "maxRows": NotRequired[int],
+    "timeoutMs": NotRequired[int],
+    "workDoneToken": NotRequired[WorkDoneToken],
+})
+
+# profile/query result
+ProfileQueryResult = TypedDict("ProfileQueryResult", {
+    "columns": List[str],
+    "rows": List[List[Union[int, float, str, None]]],
+    "rowCount": int,
+    "truncated": bool,
+    "elapsedMs": float,
+})
+
 # report/generate params
 ReportGenerateParams = TypedDict("ReportGenerateParams", {
     "profileId": ProfileId,
@@ -1190,6 +1208,7 @@ METHODS: Dict[str, Dict[str, str]] = {
     "profile/list": {"params": "ProfileListParams", "result": "ProfileListResult"},
     "profile/open": {"params": "ProfileOpenParams", "result": "ProfileOpenResult"},
     "profile/openSet": {"params": "ProfileOpenSetParams", "result": "ProfileOpenSetResult"},
+    "profile/query": {"params": "ProfileQueryParams", "result": "ProfileQueryResult"},
     "report/generate": {"params": "ReportGenerateParams", "result": "ReportGenerateResult"},
     "search": {"params": "SearchParams", "result": "SearchResult"},
     "shutdown": {"params": "ShutdownParams", "result": "ShutdownResult"},
@@ -1225,6 +1244,7 @@ ANALYSIS_RUN: Literal["analysis/run"] = "analysis/run"
 REPORT_GENERATE: Literal["report/generate"] = "report/generate"
 PROFILE_DIFF: Literal["profile/diff"] = "profile/diff"
 PROFILE_OPEN_SET: Literal["profile/openSet"] = "profile/openSet"
+PROFILE_QUERY: Literal["profile/query"] = "profile/query"
 AGENT_CONFIGURE: Literal["agent/configure"] = "agent/configure"
 KERNEL_EXPLAIN: Literal["kernel/explain"] = "kernel/explain"
 AGENT_ASK: Literal["agent/ask"] = "agent/ask"
@@ -1238,7 +1258,7 @@ TEST_SLEEP: Literal["test/sleep"] = "test/sleep"
 TEST_ECHO: Literal["test/echo"] = "test/echo"
 TEST_NO_RESULT: Literal["test/noResult"] = "test/noResult"
 PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "agent/ask"})
-CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt"})
+CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "profile/query", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt"})
 INLINE_METHODS = frozenset({"profile/list", "analysis/list"})
 
 # JSON-RPC error codes (protocol/errors.json; docs/protocol.md "Errors").
@@ -1265,3 +1285,4 @@ LLM_NOT_CONFIGURED = -32014
 LLM = -32015
 CORRUPT = -32016
 SHUTTING_DOWN = -32017
+QUERY_TIMEOUT = -32030
