@@ -50,6 +50,10 @@ AgentAskParams = TypedDict("AgentAskParams", {
     "profileId": ProfileId,
     "question": str,
     "llm": NotRequired[bool],
+    "maxTurns": NotRequired[int],
+    "maxTokens": NotRequired[int],
+    "maxSeconds": NotRequired[int],
+    "workDoneToken": NotRequired[WorkDoneToken],
 })
 
 AgentAskResultEvidenceItem = TypedDict("AgentAskResultEvidenceItem", {
@@ -59,10 +63,36 @@ AgentAskResultEvidenceItem = TypedDict("AgentAskResultEvidenceItem", {
     "data": Dict[str, Any],
 })
 
+# tokens the endpoint reported, summed over turns
+AgentAskResultLlm1Usage = TypedDict("AgentAskResultLlm1Usage", {
+    "inputTokens": int,
+    "outputTokens": int,
+})
+
+# why the call failed (unknown tool, malformed arguments, the method's error), when isError is true
+AgentAskResultLlm1ToolCallsItemError = TypedDict("AgentAskResultLlm1ToolCallsItemError", {
+    "code": int,
+    "message": str,
+})
+
+AgentAskResultLlm1ToolCallsItem = TypedDict("AgentAskResultLlm1ToolCallsItem", {
+    "turn": int,
+    "id": NotRequired[str],
+    "tool": str,
+    "arguments": Any,
+    "isError": bool,
+    "result": NotRequired[Dict[str, Any]],
+    "error": NotRequired[AgentAskResultLlm1ToolCallsItemError],
+})
+
 AgentAskResultLlm1 = TypedDict("AgentAskResultLlm1", {
     "model": str,
     "provider": str,
     "cached": bool,
+    "turns": NotRequired[int],
+    "stopReason": NotRequired[Literal["answer", "maxTurns", "maxTokens", "timeout"]],
+    "usage": NotRequired[AgentAskResultLlm1Usage],
+    "toolCalls": NotRequired[List[AgentAskResultLlm1ToolCallsItem]],
 })
 
 # agent/ask result
