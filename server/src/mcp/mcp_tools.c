@@ -172,7 +172,11 @@ cJSON *nsys_mcp_tool_run(const nsys_mcp_tool *t, const cJSON *args, nsys_task *t
       nsys_call_fail(&call, nsys_task_cancelled(&call.task) ? NSYS_E_CANCELLED : NSYS_E_INTERNAL,
                      "internal error: %s returned no result", t->method->name);
     *code = nsys_err_rpc_code(call.task.err);
-    snprintf(msg, msgcap, "%s", call.task.err_msg);
+    /* name fields as the tool's arguments: analyses' own params are at their top */
+    const char *m = call.task.err_msg, *prefix = t->analysis ? "params.params." : "params.";
+    if (strncmp(m, prefix, strlen(prefix)) == 0) snprintf(msg, msgcap, "arguments.%s", m + strlen(prefix));
+    else if (strncmp(m, "params.", 7) == 0) snprintf(msg, msgcap, "arguments.%s", m + 7);
+    else snprintf(msg, msgcap, "%s", m);
   }
   nsys_call_dispose(&call);
   cJSON_Delete(params);
