@@ -10,10 +10,12 @@
  *   3. exactly one statement, and sqlite3_stmt_readonly() must agree;
  *   4. a progress handler that interrupts the query after timeoutMs or on
  *      cancellation, and maxRows / a byte limit on what is returned. */
+#include <ctype.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/param_specs.gen.h"
 #include "common/utf8.h"
@@ -55,18 +57,32 @@ static int nsys__query_progress(void *ud) {
   return 0;
 }
 
-/* True when s holds nothing but whitespace, semicolons and SQL comments. */
-static bool nsys__sql_blank(const char *s) {
-  while (*s) {
+/* Skips whitespace, semicolons and SQL comments (an unterminated one runs to the end). */
+static const char *nsys__sql_skip(const char *s) {
+  for (;;) {
     if (*s == ';' || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f') s++;
     else if (s[0] == '-' && s[1] == '-') s += strcspn(s, "\n");
     else if (s[0] == '/' && s[1] == '*') {
       const char *e = strstr(s + 2, "*/");
-      if (!e) return true; /* an unterminated comment runs to the end */
-      s = e + 2;
-    } else return false;
+      s = e ? e + 2 : s + strlen(s);
+    } else return s;
   }
-  return true;
+}
+
+/* True when s holds nothing but whitespace, semicolons and comments. */
+static bool nsys__sql_blank(const char *s) { return *nsys__sql_skip(s) == '\0'; }
+
+/* True when the statement starts with SELECT, WITH or VALUES: a statement the
+ * authorizer is never asked about (REINDEX on a file without indexes) is
+ * still refused. */
+static bool nsys__sql_is_select(const char *s) {
+  s = nsys__sql_skip(s);
+  static const char *const kw[] = {"select", "with", "values"};
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(kw); i++) {
+    size_t n = strlen(kw[i]);
+    if (strncasecmp(s, kw[i], n) == 0 && !(isalnum((unsigned char)s[n]) || s[n] == '_')) return true;
+  }
+  return false;
 }
 
 static cJSON *nsys__query_cell(sqlite3_stmt *st, int i, size_t *bytes) {
@@ -107,6 +123,8 @@ cJSON *nsys_method_profile_query(nsys_call *call) {
   if (!nsys_param_int64(call, NSYS_P_PROFILE_QUERY_MAX_ROWS, &max_rows)) return NULL;
   if (!nsys_param_int64(call, NSYS_P_PROFILE_QUERY_TIMEOUT_MS, &timeout_ms)) return NULL;
   if (nsys__sql_blank(sql)) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.sql: no statement");
+  if (!nsys__sql_is_select(sql))
+    return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.sql: only a read-only SELECT (or WITH ... SELECT) is allowed");
   nsys_profile *p = nsys_param_profile(call, "profileId");
   if (!p) return NULL;
   char err[256];
