@@ -12,6 +12,7 @@ import { ProfilesTreeProvider } from './ext/profilesTree';
 import { createStatusBar } from './ext/statusBar';
 import { registerCommands } from './ext/commands';
 import { registerOpenSuggestion } from './ext/openSuggestion';
+import { registerAgents } from './ext/agents';
 
 const SOURCE_LANGUAGES: vscode.DocumentSelector = [
   { language: 'python' }, { language: 'cuda-cpp' }, { language: 'cpp' }, { language: 'c' },
@@ -35,6 +36,7 @@ export function activate(ctx: vscode.ExtensionContext): void {
     createStatusBar(store),
     ...registerCommands(store, editor, insights),
     registerOpenSuggestion(),
+    ...registerAgents(store),
   );
 }
 
