@@ -205,3 +205,10 @@ def test_profile_flag_opens_before_serving(small_profile, cache_dir):
         assert c.call("profile_info", {"profileId": "p1"})["isError"] is False
     finally:
         c.close()
+
+
+def test_agents_doc_names_every_tool():
+    doc = (REPO / "docs" / "agents.md").read_text()
+    for t in TOOLS_JSON:
+        name = "analysis_<name>" if t.get("perAnalysis") else t["name"]
+        assert f"| `{name}` | `{t['method']}`" in doc, f"docs/agents.md: no row for {name}"
