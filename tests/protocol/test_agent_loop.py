@@ -7,65 +7,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from conftest import check_schema
 from nsys_rpc import RpcError, Server
-from test_llm import KEY, assert_no_key, llm_env
-
-
-class ScriptedLLM:
-    """Each POST pops the next step: a reply object, ("slow", seconds, reply)
-    or ("status", code); the requests are kept."""
-
-    def __init__(self):
-        self.script: list = []
-        self.requests: list[dict] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
-                fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                step = fake.script.pop(0) if fake.script else {"error": "script exhausted"}
-                code = 200
-                if isinstance(step, tuple) and step[0] == "slow":
-                    time.sleep(step[1])
-                    step = step[2]
-                elif isinstance(step, tuple) and step[0] == "status":
-                    code, step = step[1], {"error": "scripted"}
-                data = json.dumps(step).encode()
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture()
-def fake():
-    f = ScriptedLLM()
-    yield f
-    f.close()
+from test_llm import KEY, assert_no_key, fake, llm_env  # noqa: F401 (fake: the scripted endpoint fixture)
 
 
 def oa_calls(*calls, tokens=(100, 10)) -> dict:
