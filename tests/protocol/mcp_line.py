@@ -23,7 +23,8 @@ class McpLine:
         self.stderr = ""
         self._next = 0
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_err, daemon=True).start()
+        self._err_thread = threading.Thread(target=self._read_err, daemon=True)
+        self._err_thread.start()
         if initialize:
             r = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                             "clientInfo": {"name": "test", "version": "0"}})
@@ -92,4 +93,6 @@ class McpLine:
         except BrokenPipeError:
             pass
         rc = self.proc.wait(timeout=30)
+        self._err_thread.join(timeout=10)
+        assert "Sanitizer" not in self.stderr and "runtime error" not in self.stderr, self.stderr[-4000:]
         return rc
