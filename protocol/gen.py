@@ -14,6 +14,8 @@ Inputs: protocol/methods.json (every method and its flags), protocol/errors.json
 - clients/vscode/src/protocol/methods.ts   method names, their params/result types, error codes
 - clients/jupyter/src/nsys_ai/_protocol.py TypedDicts, method names, error codes
 - docs/protocol.md                    the Errors table (between its errors markers)
+- server/src/mcp/mcp_tools.gen.h      the MCP tools (protocol/mcp_tools.json) with their
+                                      input and output schemas, as one JSON text
 
 The output depends on the inputs only (sorted, no dates), so re-running it after
 a merge gives the same bytes. The TypeScript types of the schemas themselves are
@@ -79,6 +81,7 @@ def c_int64(v: int) -> str:
 class Protocol:
     def __init__(self, root: Path = HERE) -> None:
         self.methods: list[dict[str, Any]] = json.loads((root / "methods.json").read_text())["methods"]
+        self.mcp_tools: list[dict[str, Any]] = json.loads((root / "mcp_tools.json").read_text())["tools"]
         self.errors: list[dict[str, Any]] = json.loads((root / "errors.json").read_text())["errors"]
         self.schemas: dict[str, Any] = {p.name: json.loads(p.read_text())
                                         for p in sorted((root / "schemas").glob("*.json"))}
@@ -254,6 +257,96 @@ def py_protocol(p: Protocol) -> str:
     return "".join(out)
 
 
+def inline_schema(p: Protocol, file: str) -> dict[str, Any]:
+    """Schema `file` standing alone, as MCP clients need it: references to other
+    files inlined, common.json's $defs copied in (only those used)."""
+    defs: dict[str, Any] = {}
+
+    def walk(node: Any, where: str) -> Any:
+        if isinstance(node, list):
+            return [walk(v, where) for v in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            target, _, pointer = node["$ref"].partition("#")
+            target = target or where
+            rest = {k: walk(v, where) for k, v in node.items() if k != "$ref"}
+            parts = [q for q in pointer.split("/") if q]
+            if parts[:1] == ["$defs"] and len(parts) == 2:
+                name = parts[1]
+                if name in defs and defs[name][0] != target:
+                    raise ProtocolError(f"{file}: $defs/{name} is defined in two files")
+                if name not in defs:
+                    defs[name] = (target, None)  # a recursive definition refers to itself
+                    defs[name] = (target, walk(p.schemas[target]["$defs"][name], target))
+                return {"$ref": f"#/$defs/{name}", **rest}
+            sub = p.schemas[target]
+            for q in parts:
+                sub = sub[q]
+            sub = {k: v for k, v in sub.items() if k not in ("$schema", "$id", "$defs")}
+            return {**walk(sub, target), **rest}
+        return {k: walk(v, where) for k, v in node.items() if k not in ("$schema", "$id", "$defs")}
+
+    out = walk(p.schemas[file], file)
+    if defs:
+        out["$defs"] = {k: v[1] for k, v in sorted(defs.items())}
+    return out
+
+
+def mcp_tools(p: Protocol) -> list[dict[str, Any]]:
+    """The tools/list entries (and their routes under _nsys) of protocol/mcp_tools.json."""
+    methods = {m["name"]: m for m in p.methods}
+    tools = []
+    for t in p.mcp_tools:
+        m = methods.get(t["method"])
+        if m is None or "handler" not in m or p.has(m, "testOnly"):
+            raise ProtocolError(f"mcp_tools.json: {t['name']}: no method {t['method']}")
+        fixed, defaults = t.get("fixed", {}), t.get("defaults", {})
+        inp = inline_schema(p, schema_file(m["name"], "params"))
+        inp.pop("title", None)
+        props = inp.setdefault("properties", {})
+        for k in ["workDoneToken", *fixed, *t.get("omit", [])]:
+            props.pop(k, None)
+        if "required" in inp:
+            inp["required"] = [k for k in inp["required"] if k in props]
+        for k, v in defaults.items():
+            if k not in props:
+                raise ProtocolError(f"mcp_tools.json: {t['name']}: default for unknown param {k}")
+            props[k] = {**props[k], "default": v}
+        inp["type"] = "object"
+        tool: dict[str, Any] = {"name": t["name"]}
+        if "title" in t:
+            tool["title"] = t["title"]
+        tool["description"] = t["description"]
+        tool["inputSchema"] = inp
+        rf = schema_file(m["name"], "result")
+        if rf in p.schemas:
+            out = inline_schema(p, rf)
+            out.pop("title", None)
+            if out.get("type", "object") == "object":
+                out["type"] = "object"  # MCP: an output schema describes an object
+                tool["outputSchema"] = out
+        tool["annotations"] = {"readOnlyHint": True, "openWorldHint": False}
+        tool["_nsys"] = {"method": m["name"], "fixed": fixed, "defaults": defaults,
+                         "perAnalysis": bool(t.get("perAnalysis")), "agent": t.get("agent", True)}
+        tools.append(tool)
+    return tools
+
+
+def c_mcp_tools(p: Protocol) -> str:
+    text = json.dumps({"tools": mcp_tools(p)}, separators=(",", ":"), sort_keys=False).encode()
+    out = [C_HEADER.format(src="mcp_tools.json and schemas/"),
+           "/* nsys_mcp_tools_json: {\"tools\": [...]}, the tools/list entries of `nsys-ai mcp`, each\n"
+           " * with _nsys: {method, fixed, defaults, perAnalysis, agent} (mcp/mcp_tools.c reads it).\n"
+           " * Bytes, not a string literal: C11 compilers need not take literals over 4095 bytes. */\n"
+           "#ifndef NSYS_MCP_TOOLS_GEN_H\n#define NSYS_MCP_TOOLS_GEN_H\n\n"
+           f"static const char nsys_mcp_tools_json[{len(text) + 1}] = {{\n"]
+    for i in range(0, len(text), 24):
+        out.append("  " + ",".join(str(b) for b in text[i:i + 24]) + ",\n")
+    out.append("  0};\n\n#endif\n")
+    return "".join(out)
+
+
 def doc_errors(p: Protocol, current: str) -> str:
     rows = ["| code | name | meaning |\n", "|---|---|---|\n"]
     rows += [f"| {e['code']} | {e['title']} | {e['meaning']} |\n" for e in p.errors if e["code"]]
@@ -270,6 +363,7 @@ OUTPUTS: dict[str, Callable[[Protocol, str], str]] = {
     "clients/vscode/src/protocol/methods.ts": lambda p, _: ts_methods(p),
     "clients/jupyter/src/nsys_ai/_protocol.py": lambda p, _: py_protocol(p),
     "docs/protocol.md": doc_errors,
+    "server/src/mcp/mcp_tools.gen.h": lambda p, _: c_mcp_tools(p),
 }
 
 

@@ -47,6 +47,12 @@ if [ $all -eq 1 ]; then
       || echo "setup: nsight-systems unavailable; nsys end-to-end tests will skip"
   fi
   python3 -m pip install -q --disable-pip-version-check pytest jsonschema
+  # the MCP clients that drive `nsys-ai mcp` in tests/protocol/test_mcp*.py (pinned)
+  python3 -m pip install -q --disable-pip-version-check "mcp==1.22.0"
+  if command -v npm >/dev/null; then
+    npm install -q --no-audit --no-fund --prefix tests/protocol/mcp-inspector "@modelcontextprotocol/inspector@0.17.2" \
+      || echo "setup: the MCP Inspector is unavailable; its test will skip"
+  fi
 fi
 
 if [ ! -f build/build.ninja ]; then

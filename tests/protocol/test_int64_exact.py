@@ -245,6 +245,9 @@ def walk_all(w: Walk, tmp: Path, other: Path):
     w.call("kernel/explain", {"profileId": pid, "name": "gemm"})
     w.call("agent/ask", {"profileId": pid, "question": "why is the GPU idle?", "llm": False})
     w.call("agent/configure", {"enabled": False})
+    q = w.call("profile/query", {"profileId": pid, "sql": "SELECT min(start) AS s, max(end) AS e, count(*) AS n "
+                                                          "FROM CUPTI_ACTIVITY_KIND_KERNEL"})
+    assert q["rows"][0][0] in w.truth.timestamps and q["rows"][0][1] in w.truth.timestamps
     ws = tmp / "ws"
     ws.mkdir(exist_ok=True)
     (ws / "train.py").write_text("def train_step(batch):\n    x = 1\n    return x\n")

@@ -21,7 +21,9 @@ KEY = "sk-test-SECRET-7f3a9c"
 
 
 class FakeLLM:
-    """A scripted chat-completions / messages endpoint."""
+    """A scripted chat-completions / messages endpoint. Each POST pops a step:
+    ("ok", text), ("status", code), ("slow", seconds, text or reply),
+    ("echo_auth",), ("malformed",), or a whole reply object (a dict)."""
 
     def __init__(self):
         self.script: list[tuple] = []
@@ -41,12 +43,14 @@ class FakeLLM:
                     fake.requests.append({"path": self.path, "headers": dict(self.headers),
                                           "body": json.loads(body or b"{}")})
                     step = fake.script.pop(0) if fake.script else fake.default
-                kind = step[0]
                 try:
-                    if kind == "slow":
+                    if isinstance(step, tuple) and step[0] == "slow":
                         time.sleep(step[1])
-                        step = ("ok", step[2])
-                        kind = "ok"
+                        step = step[2] if isinstance(step[2], dict) else ("ok", step[2])
+                    if isinstance(step, dict):  # a whole reply, as scripted (test_agent_loop.py)
+                        self._send(200, json.dumps(step).encode())
+                        return
+                    kind = step[0]
                     if kind == "ok":
                         if self.path.endswith("/messages"):
                             reply = {"content": [{"type": "text", "text": step[1]}]}

@@ -126,6 +126,8 @@ def _base_params(method: str, pid: str, root: str) -> dict:
         "source/locate": {"profileId": pid, "workspaceRoot": root},
         "source/refine": {"profileId": pid, "workspaceRoot": root},
         "runs/list": {"workspaceRoot": root},
+        "profile/query": {"profileId": pid, "sql": "SELECT 1"},
+        "agent/ask": {"profileId": pid, "question": "Which kernel takes the most time?", "llm": False},
     }[method]
 
 

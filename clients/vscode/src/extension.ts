@@ -13,6 +13,7 @@ import { createStatusBar } from './ext/statusBar';
 import { registerCommands } from './ext/commands';
 import { registerOpenSuggestion } from './ext/openSuggestion';
 import { registerRuns } from './ext/runsView';
+import { registerAgents } from './ext/agents';
 
 const SOURCE_LANGUAGES: vscode.DocumentSelector = [
   { language: 'python' }, { language: 'cuda-cpp' }, { language: 'cpp' }, { language: 'c' },
@@ -37,6 +38,7 @@ export function activate(ctx: vscode.ExtensionContext): void {
     ...registerCommands(store, editor, insights),
     registerOpenSuggestion(),
     ...registerRuns(server),
+    ...registerAgents(store),
   );
 }
 

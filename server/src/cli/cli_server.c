@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "mcp/mcp_server.h"
 #include "rpc/framing.h"
 #include "rpc/server.h"
 
@@ -58,6 +59,35 @@ static int nsys__cli_serve(int argc, char **argv) {
   return nsys_serve(&opt);
 }
 
+/* mcp [--profile PATH]... [--log-level L]: the MCP server (mcp/mcp_server.h). */
+static int nsys__cli_mcp(int argc, char **argv) {
+  nsys_mcp_options opt = {NSYS_LOG_WARN, 0, NULL, 0};
+  const char **profiles = nsys_xcalloc((size_t)argc, sizeof *profiles);
+  opt.profiles = profiles;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *eq = strchr(a, '=');
+    size_t klen = eq ? (size_t)(eq - a) : strlen(a);
+    const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+    bool known = (klen == 9 && strncmp(a, "--profile", klen) == 0) || (klen == 11 && strncmp(a, "--log-level", klen) == 0);
+    if (!known || !val || !*val) {
+      free(profiles);
+      if (known) return nsys_cli_error(NSYS_EXIT_USAGE, "mcp: %.*s expects a value", (int)klen, a);
+      nsys_cli_error(NSYS_EXIT_USAGE, "mcp: unknown argument '%s'", a);
+      return nsys_cli_usage("mcp");
+    }
+    if (klen == 9) profiles[opt.n_profiles++] = val;
+    else if (!nsys_log_level_parse(val, &opt.log_level)) {
+      free(profiles);
+      return nsys_cli_error(NSYS_EXIT_USAGE, "mcp: --log-level must be error, warn, info or debug");
+    }
+    if (!eq) i++;
+  }
+  int code = nsys_mcp_serve(&opt);
+  free(profiles);
+  return code;
+}
+
 /* call METHOD PARAMS_JSON [--profile PATH]: runs any method once, in
  * process (PATH is opened first and its id put in params.profileId), and
  * prints its JSON result: exactly what the server would answer. */
@@ -99,6 +129,10 @@ const nsys_cli_command nsys_cli_server[] = {
     {"call", "METHOD PARAMS_JSON [--profile PATH]",
      "run one server method in process and print its JSON result (scripting and debugging)",
      nsys__cli_call},
+    {"mcp", "[--profile PATH]... [--log-level error|warn|info|debug]",
+     "Model Context Protocol server on stdin/stdout (newline-delimited JSON-RPC): every analysis as a tool "
+     "for agents (docs/agents.md)",
+     nsys__cli_mcp},
     {"serve", "[--max-frame-bytes N] [--log-level error|warn|info|debug] [--test-methods]",
      "JSON-RPC 2.0 server on stdin/stdout (LSP framing); logs go to stderr",
      nsys__cli_serve},

@@ -25,4 +25,5 @@
   X(NSYS_E_LLM, -32015, 2, "LLM request failed") \
   X(NSYS_E_CORRUPT, -32016, 2, "profile database is corrupt") \
   X(NSYS_E_SHUTTING_DOWN, -32017, 2, "server is shutting down") \
+  X(NSYS_E_QUERY_TIMEOUT, -32030, 2, "query timed out") \
   /* end */

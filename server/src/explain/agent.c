@@ -12,6 +12,7 @@
 #include "explain/kb.h"
 #include "explain/kernel_name.h"
 #include "explain/kernel_stats.h"
+#include "mcp/agent_loop.h" /* the tool loop over the MCP tools (a layering exception: ARCHITECTURE.md) */
 #include "profile/profile.h"
 
 enum {
@@ -445,6 +446,7 @@ static bool nsys__wants(const char *lq, int ev) {
 
 cJSON *nsys_agent_ask(nsys_call *call, nsys_profile *p, const nsys_index *ix, const char *question,
                       const nsys_llm_config *cfg) {
+  if (!nsys_agent_loop_check(call)) return NULL;
   char *lq = nsys_xstrdup(question);
   for (char *c = lq; *c; c++) *c = (char)tolower((unsigned char)*c);
   bool want[NSYS__EV_COUNT] = {false};
@@ -521,29 +523,30 @@ cJSON *nsys_agent_ask(nsys_call *call, nsys_profile *p, const nsys_index *ix, co
     nsys_call_progress(call, 70, "asking the LLM");
     static const char *system =
         "You are an expert in GPU performance for machine-learning workloads. Answer the user's question about an "
-        "Nsight Systems profile using only the evidence given (kernel names and statistics). Cite the numbers. If the "
-        "evidence does not answer the question, say what is missing. At most 200 words.";
+        "Nsight Systems profile using the evidence given (kernel names and statistics) and what the tools return. Cite "
+        "the numbers. If neither answers the question, say what is missing. At most 200 words.";
     nsys_strbuf u;
     nsys_strbuf_init(&u);
     nsys_strbuf_printf(&u, "Question: %s\n\n%s", question, md.data);
-    nsys_llm_answer ans;
-    bool got = nsys_llm_complete(call, cfg, system, u.data, &ans);
+    cJSON *lo = cJSON_CreateObject();
+    cJSON_AddStringToObject(lo, "model", cfg->model);
+    cJSON_AddStringToObject(lo, "provider", cfg->provider);
+    cJSON_AddFalseToObject(lo, "cached");
+    char *text = nsys_agent_loop(call, cfg, p->id, system, u.data, lo);
     nsys_strbuf_free(&u);
-    if (!got) {
+    if (!text) {
+      cJSON_Delete(lo);
       nsys_strbuf_free(&md);
       cJSON_Delete(res);
       nsys_call_progress_end(call, NULL);
       return NULL;
     }
-    char *answer = nsys_xasprintf("%s\n\n---\n%s", ans.text, md.data);
+    char *answer = nsys_xasprintf("%s\n\n---\n%s", text, md.data);
     cJSON_AddStringToObject(res, "mode", "llm");
     cJSON_AddStringToObject(res, "answer", answer);
-    cJSON *lo = cJSON_AddObjectToObject(res, "llm");
-    cJSON_AddStringToObject(lo, "model", cfg->model);
-    cJSON_AddStringToObject(lo, "provider", cfg->provider);
-    cJSON_AddBoolToObject(lo, "cached", ans.cached);
+    cJSON_AddItemToObject(res, "llm", lo);
     free(answer);
-    free(ans.text);
+    free(text);
   } else {
     cJSON_AddStringToObject(res, "mode", "evidence");
     cJSON_AddStringToObject(res, "answer", md.data);

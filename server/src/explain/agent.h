@@ -2,7 +2,8 @@
  * runs them over the index, and answers with the numbers. Without an LLM
  * the answer is a deterministic evidence summary; with one, the LLM writes
  * the answer from the same evidence (kernel names, statistics, knowledge-
- * base facts only) and the evidence is appended. */
+ * base facts only) and, calling the MCP tools in a loop (mcp/agent_loop.h)
+ * until it answers or a budget runs out; the evidence is appended. */
 #ifndef NSYS_AGENT_H
 #define NSYS_AGENT_H
 

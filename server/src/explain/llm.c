@@ -430,29 +430,20 @@ static void nsys__host(const char *url, char *out, size_t cap) {
   snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
 }
 
-bool nsys_llm_complete(nsys_call *call, const nsys_llm_config *cfg, const char *system, const char *user,
-                       nsys_llm_answer *ans) {
-  memset(ans, 0, sizeof *ans);
-  if (!cfg->configured) {
-    nsys_call_fail(call, NSYS_E_LLM_NOT_CONFIGURED, "llm: no LLM endpoint is configured");
-    return false;
-  }
-  char *cache = nsys__cache_path(cfg, system, user);
-  if (cache) {
-    char *hit = nsys__cache_read(cache, cfg->model);
-    if (hit) {
-      ans->text = hit;
-      ans->cached = true;
-      free(cache);
-      return true;
-    }
-  }
+/* POSTs body to the configured endpoint with retries (429, 5xx, refused
+ * connections; Retry-After honoured) and returns the 2xx reply's body in
+ * *reply (malloc'd, *len bytes), or false after nsys_call_fail(): -32015 or
+ * -32800. timeout_ms > 0 lowers the configured total timeout of each attempt. */
+static bool nsys__post(nsys_call *call, const nsys_llm_config *cfg, const char *body, long timeout_ms, char **reply,
+                       size_t *len, int *attempts_out) {
+  *reply = NULL;
+  *len = 0;
   pthread_once(&nsys__curl_once, nsys__curl_init);
   const bool anthropic = strcmp(cfg->provider, "anthropic") == 0;
   char *url = nsys_xasprintf("%s%s", cfg->base_url, anthropic ? "/v1/messages" : "/chat/completions");
   char host[256];
   nsys__host(cfg->base_url, host, sizeof host);
-  char *body = nsys__request_body(cfg, system, user);
+  long total_ms = timeout_ms > 0 && timeout_ms < cfg->timeout_ms ? timeout_ms : cfg->timeout_ms;
   const char *key = cfg->key_env[0] ? getenv(cfg->key_env) : NULL;
   struct curl_slist *hdr = NULL;
   hdr = curl_slist_append(hdr, "Content-Type: application/json");
@@ -494,7 +485,7 @@ bool nsys_llm_complete(nsys_call *call, const nsys_llm_config *cfg, const char *
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, nsys__progress_cb);
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, cfg->connect_timeout_ms);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, cfg->timeout_ms);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, total_ms);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -507,7 +498,7 @@ bool nsys_llm_complete(nsys_call *call, const nsys_llm_config *cfg, const char *
     if (rc == CURLE_ABORTED_BY_CALLBACK || nsys_call_cancelled(call)) {
       cancelled = true;
     } else if (rc == CURLE_OPERATION_TIMEDOUT) {
-      snprintf(err, sizeof err, "the LLM endpoint %s did not answer within %ld ms", host, cfg->timeout_ms);
+      snprintf(err, sizeof err, "the LLM endpoint %s did not answer within %ld ms", host, total_ms);
     } else if (rc == CURLE_WRITE_ERROR && x.too_big) {
       snprintf(err, sizeof err, "the reply from %s exceeds %u bytes", host, NSYS__MAX_REPLY);
     } else if (rc != CURLE_OK) {
@@ -523,13 +514,10 @@ bool nsys_llm_complete(nsys_call *call, const nsys_llm_config *cfg, const char *
         if ((unsigned char)*q < 0x20) *q = ' ';
       snprintf(err, sizeof err, "the LLM endpoint %s answered HTTP %ld: %s", host, status, snippet);
     } else {
-      char *text = nsys__parse_reply(cfg, x.body.data ? x.body.data : "", x.body.len);
-      if (!text) {
-        snprintf(err, sizeof err, "the LLM endpoint %s sent a malformed reply (no answer text in the JSON)", host);
-      } else {
-        ans->text = text;
-        ok = true;
-      }
+      *len = x.body.len;
+      if (!x.body.data) nsys_strbuf_puts(&x.body, "");
+      *reply = nsys_strbuf_steal(&x.body);
+      ok = true;
     }
     long wait = cfg->backoff_ms << (attempt < 10 ? attempt : 10);
     if (x.retry_after_s > 0) wait = NSYS_MIN(x.retry_after_s * 1000L, 10000L);
@@ -541,15 +529,9 @@ bool nsys_llm_complete(nsys_call *call, const nsys_llm_config *cfg, const char *
     }
   }
   curl_slist_free_all(hdr);
-  free(body);
   free(url);
-  ans->attempts = attempts;
-  if (ok) {
-    if (cache) nsys__cache_write(cache, cfg->model, ans->text);
-    free(cache);
-    return true;
-  }
-  free(cache);
+  *attempts_out = attempts;
+  if (ok) return true;
   if (cancelled) {
     nsys_call_fail_cancelled(call);
     return false;
@@ -557,6 +539,74 @@ bool nsys_llm_complete(nsys_call *call, const nsys_llm_config *cfg, const char *
   nsys__redact(err, key);
   nsys_call_fail(call, NSYS_E_LLM, "LLM request failed after %d attempt%s: %s", attempts, attempts == 1 ? "" : "s", err);
   return false;
+}
+
+bool nsys_llm_complete(nsys_call *call, const nsys_llm_config *cfg, const char *system, const char *user,
+                       nsys_llm_answer *ans) {
+  memset(ans, 0, sizeof *ans);
+  if (!cfg->configured) {
+    nsys_call_fail(call, NSYS_E_LLM_NOT_CONFIGURED, "llm: no LLM endpoint is configured");
+    return false;
+  }
+  char *cache = nsys__cache_path(cfg, system, user);
+  if (cache) {
+    char *hit = nsys__cache_read(cache, cfg->model);
+    if (hit) {
+      ans->text = hit;
+      ans->cached = true;
+      free(cache);
+      return true;
+    }
+  }
+  char *body = nsys__request_body(cfg, system, user);
+  char *reply = NULL;
+  size_t len = 0;
+  bool ok = nsys__post(call, cfg, body, 0, &reply, &len, &ans->attempts);
+  free(body);
+  if (ok) {
+    ans->text = nsys__parse_reply(cfg, reply, len);
+    if (!ans->text) {
+      char host[256];
+      nsys__host(cfg->base_url, host, sizeof host);
+      nsys_call_fail(call, NSYS_E_LLM, "LLM request failed after %d attempt%s: the LLM endpoint %s sent a malformed "
+                     "reply (no answer text in the JSON)", ans->attempts, ans->attempts == 1 ? "" : "s", host);
+      ok = false;
+    } else if (cache) {
+      nsys__cache_write(cache, cfg->model, ans->text);
+    }
+  }
+  free(reply);
+  free(cache);
+  return ok;
+}
+
+bool nsys_llm_chat(nsys_call *call, const nsys_llm_config *cfg, cJSON *request, long timeout_ms, cJSON **reply) {
+  *reply = NULL;
+  if (!cfg->configured) {
+    nsys_call_fail(call, NSYS_E_LLM_NOT_CONFIGURED, "llm: no LLM endpoint is configured");
+    return false;
+  }
+  cJSON_DeleteItemFromObjectCaseSensitive(request, "model");
+  cJSON_AddStringToObject(request, "model", cfg->model);
+  char *body = nsys_json_print(request, false);
+  char *text = NULL;
+  size_t len = 0;
+  int attempts = 0;
+  bool ok = nsys__post(call, cfg, body, timeout_ms, &text, &len, &attempts);
+  free(body);
+  if (ok) {
+    *reply = cJSON_ParseWithLength(text, len);
+    if (!cJSON_IsObject(*reply)) {
+      cJSON_Delete(*reply);
+      *reply = NULL;
+      char host[256];
+      nsys__host(cfg->base_url, host, sizeof host);
+      nsys_call_fail(call, NSYS_E_LLM, "the LLM endpoint %s sent a malformed reply (not a JSON object)", host);
+      ok = false;
+    }
+  }
+  free(text);
+  return ok;
 }
 
 /* ---- kernel/explain enrichment -------------------------------------------- */

@@ -65,6 +65,14 @@ typedef struct nsys_llm_answer {
 bool nsys_llm_complete(nsys_call *call, const nsys_llm_config *cfg, const char *system, const char *user,
                        nsys_llm_answer *ans);
 
+/* One turn of a conversation with tools (agent/ask's loop): POSTs request
+ * (an object in the configured provider's dialect; "model" is set here) and
+ * returns the parsed reply object in *reply (the caller deletes it), or false
+ * after nsys_call_fail(): -32015 (HTTP error after retries, timeout, a reply
+ * that is not a JSON object), -32800 (cancelled). Never cached. timeout_ms > 0
+ * lowers the configured total timeout of each attempt. */
+bool nsys_llm_chat(nsys_call *call, const nsys_llm_config *cfg, cJSON *request, long timeout_ms, cJSON **reply);
+
 /* Adds an "llm" object to a kernel/explain result (and appends the answer
  * to its markdown). The prompt holds only kernel names, statistics and
  * knowledge-base facts from the result. False after nsys_call_fail(). */

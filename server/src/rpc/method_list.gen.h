@@ -17,6 +17,7 @@
   X("report/generate", nsys_method_report_generate, NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \
   X("profile/diff", nsys_method_profile_diff, 0) \
   X("profile/openSet", nsys_method_profile_open_set, 0) \
+  X("profile/query", nsys_method_profile_query, NSYS_METHOD_CANCELLABLE) \
   X("agent/configure", nsys_method_agent_configure, 0) \
   X("kernel/explain", nsys_method_kernel_explain, NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \
   X("agent/ask", nsys_method_agent_ask, NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \

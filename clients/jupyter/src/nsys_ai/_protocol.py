@@ -50,6 +50,10 @@ AgentAskParams = TypedDict("AgentAskParams", {
     "profileId": ProfileId,
     "question": str,
     "llm": NotRequired[bool],
+    "maxTurns": NotRequired[int],
+    "maxTokens": NotRequired[int],
+    "maxSeconds": NotRequired[int],
+    "workDoneToken": NotRequired[WorkDoneToken],
 })
 
 AgentAskResultEvidenceItem = TypedDict("AgentAskResultEvidenceItem", {
@@ -59,10 +63,36 @@ AgentAskResultEvidenceItem = TypedDict("AgentAskResultEvidenceItem", {
     "data": Dict[str, Any],
 })
 
+# tokens the endpoint reported, summed over turns
+AgentAskResultLlm1Usage = TypedDict("AgentAskResultLlm1Usage", {
+    "inputTokens": int,
+    "outputTokens": int,
+})
+
+# why the call failed (unknown tool, malformed arguments, the method's error), when isError is true
+AgentAskResultLlm1ToolCallsItemError = TypedDict("AgentAskResultLlm1ToolCallsItemError", {
+    "code": int,
+    "message": str,
+})
+
+AgentAskResultLlm1ToolCallsItem = TypedDict("AgentAskResultLlm1ToolCallsItem", {
+    "turn": int,
+    "id": NotRequired[str],
+    "tool": str,
+    "arguments": Any,
+    "isError": bool,
+    "result": NotRequired[Dict[str, Any]],
+    "error": NotRequired[AgentAskResultLlm1ToolCallsItemError],
+})
+
 AgentAskResultLlm1 = TypedDict("AgentAskResultLlm1", {
     "model": str,
     "provider": str,
     "cached": bool,
+    "turns": NotRequired[int],
+    "stopReason": NotRequired[Literal["answer", "maxTurns", "maxTokens", "timeout"]],
+    "usage": NotRequired[AgentAskResultLlm1Usage],
+    "toolCalls": NotRequired[List[AgentAskResultLlm1ToolCallsItem]],
 })
 
 # agent/ask result
@@ -797,6 +827,24 @@ ProfileOpenSetResult = TypedDict("ProfileOpenSetResult", {
     "nccl": List[Dict[str, Any]],
     "iterations": List[Dict[str, Any]],
     "stragglers": ProfileOpenSetResultStragglers,
+})
+
+# profile/query params
+ProfileQueryParams = TypedDict("ProfileQueryParams", {
+    "profileId": ProfileId,
+    "sql": str,
+    "maxRows": NotRequired[int],
+    "timeoutMs": NotRequired[int],
+    "workDoneToken": NotRequired[WorkDoneToken],
+})
+
+# profile/query result
+ProfileQueryResult = TypedDict("ProfileQueryResult", {
+    "columns": List[str],
+    "rows": List[List[Union[int, float, str, None]]],
+    "rowCount": int,
+    "truncated": bool,
+    "elapsedMs": float,
 })
 
 # report/generate params
@@ -1573,6 +1621,7 @@ METHODS: Dict[str, Dict[str, str]] = {
     "profile/list": {"params": "ProfileListParams", "result": "ProfileListResult"},
     "profile/open": {"params": "ProfileOpenParams", "result": "ProfileOpenResult"},
     "profile/openSet": {"params": "ProfileOpenSetParams", "result": "ProfileOpenSetResult"},
+    "profile/query": {"params": "ProfileQueryParams", "result": "ProfileQueryResult"},
     "report/generate": {"params": "ReportGenerateParams", "result": "ReportGenerateResult"},
     "runs/compare": {"params": "RunsCompareParams", "result": "RunsCompareResult"},
     "runs/get": {"params": "RunsGetParams", "result": "RunsGetResult"},
@@ -1613,6 +1662,7 @@ ANALYSIS_RUN: Literal["analysis/run"] = "analysis/run"
 REPORT_GENERATE: Literal["report/generate"] = "report/generate"
 PROFILE_DIFF: Literal["profile/diff"] = "profile/diff"
 PROFILE_OPEN_SET: Literal["profile/openSet"] = "profile/openSet"
+PROFILE_QUERY: Literal["profile/query"] = "profile/query"
 AGENT_CONFIGURE: Literal["agent/configure"] = "agent/configure"
 KERNEL_EXPLAIN: Literal["kernel/explain"] = "kernel/explain"
 AGENT_ASK: Literal["agent/ask"] = "agent/ask"
@@ -1632,7 +1682,7 @@ TEST_SLEEP: Literal["test/sleep"] = "test/sleep"
 TEST_ECHO: Literal["test/echo"] = "test/echo"
 TEST_NO_RESULT: Literal["test/noResult"] = "test/noResult"
 PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "kernel/explain", "agent/ask", "source/map"})
-CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"})
+CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "profile/query", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"})
 INLINE_METHODS = frozenset({"profile/list", "analysis/list"})
 
 # JSON-RPC error codes (protocol/errors.json; docs/protocol.md "Errors").
@@ -1659,3 +1709,4 @@ LLM_NOT_CONFIGURED = -32014
 LLM = -32015
 CORRUPT = -32016
 SHUTTING_DOWN = -32017
+QUERY_TIMEOUT = -32030

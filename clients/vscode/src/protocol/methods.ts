@@ -33,6 +33,8 @@ import type { ProfileOpenParams } from './generated/profile.open.params';
 import type { ProfileOpenResult } from './generated/profile.open.result';
 import type { ProfileOpenSetParams } from './generated/profile.openSet.params';
 import type { ProfileOpenSetResult } from './generated/profile.openSet.result';
+import type { ProfileQueryParams } from './generated/profile.query.params';
+import type { ProfileQueryResult } from './generated/profile.query.result';
 import type { ProgressParams } from './generated/notify.progress.params';
 import type { ReportGenerateParams } from './generated/report.generate.params';
 import type { ReportGenerateResult } from './generated/report.generate.result';
@@ -90,6 +92,7 @@ export const Method = {
   ReportGenerate: "report/generate",
   ProfileDiff: "profile/diff",
   ProfileOpenSet: "profile/openSet",
+  ProfileQuery: "profile/query",
   AgentConfigure: "agent/configure",
   KernelExplain: "kernel/explain",
   AgentAsk: "agent/ask",
@@ -130,6 +133,7 @@ export interface RequestMap {
   "report/generate": { params: ReportGenerateParams; result: ReportGenerateResult };
   "profile/diff": { params: ProfileDiffParams; result: ProfileDiffResult };
   "profile/openSet": { params: ProfileOpenSetParams; result: ProfileOpenSetResult };
+  "profile/query": { params: ProfileQueryParams; result: ProfileQueryResult };
   "agent/configure": { params: AgentConfigureParams; result: AgentConfigureResult };
   "kernel/explain": { params: KernelExplainParams; result: KernelExplainResult };
   "agent/ask": { params: AgentAskParams; result: AgentAskResult };
@@ -158,7 +162,7 @@ export type ResultOf<M extends RequestName> = RequestMap[M]['result'];
 
 /** Methods flagged in protocol/methods.json. */
 export const PROGRESS_METHODS: readonly RequestName[] = ["profile/open", "report/generate", "kernel/explain", "agent/ask", "source/map"];
-export const CANCELLABLE_METHODS: readonly RequestName[] = ["profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"];
+export const CANCELLABLE_METHODS: readonly RequestName[] = ["profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "profile/query", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"];
 export const INLINE_METHODS: readonly RequestName[] = ["profile/list", "analysis/list"];
 
 /** JSON-RPC error codes (protocol/errors.json; docs/protocol.md#errors). */
@@ -186,5 +190,6 @@ export const ErrorCode = {
   Llm: -32015,
   Corrupt: -32016,
   ShuttingDown: -32017,
+  QueryTimeout: -32030,
 } as const;
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];

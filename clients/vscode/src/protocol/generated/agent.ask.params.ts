@@ -9,4 +9,20 @@ question: string
  * Default: use the LLM when one is configured. true without one: -32014; false: evidence answer only.
  */
 llm?: boolean
+/**
+ * LLM mode: model requests at most (default 8); the loop stops with stopReason maxTurns
+ */
+maxTurns?: number
+/**
+ * LLM mode: input + output tokens the endpoint reports, summed over turns, at most (default 200000); past it the loop stops with stopReason maxTokens
+ */
+maxTokens?: number
+/**
+ * LLM mode: wall-clock seconds for the whole loop (default 300); past it the loop stops with stopReason timeout
+ */
+maxSeconds?: number
+/**
+ * LSP work-done token; enables $/progress.
+ */
+workDoneToken?: (string | number)
 }

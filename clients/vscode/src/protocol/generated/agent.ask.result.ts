@@ -19,5 +19,54 @@ llm: (null | {
 model: string
 provider: string
 cached: boolean
+/**
+ * model requests made
+ */
+turns?: number
+/**
+ * answer: the model answered; otherwise the budget that ended the loop (the answer then says so and the evidence follows)
+ */
+stopReason?: ("answer" | "maxTurns" | "maxTokens" | "timeout")
+/**
+ * tokens the endpoint reported, summed over turns
+ */
+usage?: {
+inputTokens: number
+outputTokens: number
+}
+/**
+ * every tool the model called, in order, with what it got back: every number of the answer is traceable to one of these results or to the evidence
+ */
+toolCalls?: {
+turn: number
+/**
+ * the model's id of the call
+ */
+id?: string
+/**
+ * an MCP tool name (docs/agents.md)
+ */
+tool: string
+/**
+ * as the model sent them: an object, or the text when it was not JSON
+ */
+arguments: {
+[k: string]: unknown
+}
+isError: boolean
+/**
+ * the tool's result (its method's result), when isError is false
+ */
+result?: {
+
+}
+/**
+ * why the call failed (unknown tool, malformed arguments, the method's error), when isError is true
+ */
+error?: {
+code: number
+message: string
+}
+}[]
 })
 }
