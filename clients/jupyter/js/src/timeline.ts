@@ -6,6 +6,7 @@ import { RenderProps } from "./anywidget";
 import { formatCursor, timeAxis } from "./axis";
 import { eventColor, fmtDur, trackHue } from "./format";
 import { RangeClient, RangeData, TrackData, nameAt } from "./range_client";
+import { relTime } from "./exact_json";
 
 interface Track {
   id: string;
@@ -70,6 +71,8 @@ interface Window {
 
 interface Model {
   tracks: Track[];
+  /** times are offsets from this (decimal ns: exact on epoch clocks) */
+  origin: string;
   span: Window;
   view: Window;
   height: number;
@@ -79,7 +82,7 @@ interface Model {
 const LABEL_W = 210;
 const AXIS_H = 22;
 const ROW_H = 16;
-const MIN_SPAN_NS = 200;
+const MIN_SPAN_NS = 10;
 /** a zoom not answered by then shows its stretched preview (well under the ~100 ms that still
  *  feels immediate; most answers come first and cost no preview) */
 const PREVIEW_AFTER_MS = 70;
@@ -152,6 +155,7 @@ class Timeline {
 
   constructor({ model, el: host }: RenderProps<Model>) {
     this.client = new RangeClient(model as never);
+    this.client.origin = BigInt(model.get("origin") || "0");
     this.tracks = model.get("tracks") ?? [];
     this.span = { ...model.get("span") };
     this.view = { ...model.get("view") };
@@ -194,6 +198,9 @@ class Timeline {
     };
     hook.__nsysSamples = this.samples;
     hook.__nsysSetWire = (w?: string) => (this.client.wire = w);
+    // for tests: show [start, end] given on the profile's clock (decimal strings: exact)
+    (this.root as unknown as { __nsysShow: (s: string, e: string) => void }).__nsysShow = (s, e) =>
+      this.setView({ start: relTime(BigInt(s), this.client.origin), end: relTime(BigInt(e), this.client.origin) });
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
     this.onResize();

@@ -39,6 +39,20 @@ WIRES = ("jsonz", "json")
 DRAW_FIELDS = ("id", "start", "end", "name", "kind", "indexStep", "busyPct")
 
 
+_ALIGN = 1 << 40
+_SMALL = 1 << 50
+
+
+def clock_origin(start: int, end: int) -> int:
+    """The origin of the front end's clock (js/src/exact_json.ts `clockOrigin`, the same rule):
+    0 when the profile's span is within ±2^50 ns, else its start rounded down to a multiple of
+    2^40 ns. The front end draws in offsets from it, numbers exact below 2^53 ns, where an
+    epoch clock's absolute times (~1.7e18) would round to 256 ns in JavaScript."""
+    if -_SMALL < start < _SMALL and -_SMALL < end < _SMALL:
+        return 0
+    return start - start % _ALIGN
+
+
 def _bundle(name: str) -> pathlib.Path:
     path = STATIC / name
     if not path.exists():
@@ -53,6 +67,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     _esm = _bundle("timeline.js")
     tracks: Any = traitlets.List().tag(sync=True)
+    # times the front end sees are offsets from `origin` (a decimal string: exact in JavaScript)
+    origin = traitlets.Unicode("0").tag(sync=True)
     span = traitlets.Dict().tag(sync=True)
     view = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
@@ -77,8 +93,11 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         s0, s1 = profile.span()
         tracks_res = profile.request(M_TRACKS)
         tracks = tracks_res.get("tracks", []) if isinstance(tracks_res, dict) else tracks_res
-        super().__init__(tracks=tracks, span={"start": s0, "end": s1},
-                         view={"start": s0 if start is None else int(start), "end": s1 if end is None else int(end)},
+        o = clock_origin(s0, s1)
+        self._origin = o
+        super().__init__(tracks=tracks, origin=str(o), span={"start": s0 - o, "end": s1 - o},
+                         view={"start": (s0 if start is None else int(start)) - o,
+                               "end": (s1 if end is None else int(end)) - o},
                          height=height, title=pathlib.Path(profile.path).name, **kwargs)
         self._profile = profile
         self.served = 0     # range requests answered (each reply carries it: no extra state message)
@@ -152,7 +171,9 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         api = d.get("api") or {}
         path = " > ".join(str(n.get("name")) for n in d.get("nvtxPath") or [])
         lines = [f"**{d.get('name')}** · {d.get('kind')} · {_ns(d.get('durNs'))} · "
-                 f"GPU {d.get('device')} stream {d.get('stream')}"]
+                 f"GPU {d.get('device')} stream {d.get('stream')}",
+                 # the profile's own clock, every digit (what the export's start/end columns hold)
+                 f"start {d.get('start')} ns · end {d.get('end')} ns"]
         if api:
             lines.append(f"launched by `{api.get('name')}` on thread {api.get('threadName') or api.get('tid')}")
         if path:
@@ -169,7 +190,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         one-pixel `timeline/range` on the bucket's own grid cell, always as buckets:
         `{count, busyNs, longestId, longestName, longestDur}` (longestId -1: no op starts in it)."""
         from .profile import M_RANGE
-        start, res = int(content["start"]), int(content["resolution"])
+        start, res = int(content["start"]) + self._origin, int(content["resolution"])
         if res <= 0 or res & (res - 1):
             raise ValueError("resolution: expected a power of two")
         r = self._profile.request(M_RANGE, {"start": start, "end": start + res, "width": 1, "maxEvents": 0,
@@ -194,7 +215,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         `fields` (a list of column names) asks the server for those columns only."""
         from .profile import M_RANGE
         t0 = time.perf_counter()
-        params: dict[str, Any] = {"start": int(content["start"]), "end": int(content["end"]),
+        o = self._origin  # the front end's times are offsets from it
+        params: dict[str, Any] = {"start": int(content["start"]) + o, "end": int(content["end"]) + o,
                                   "width": max(1, int(content.get("width", 1000))), "format": "columns"}
         if content.get("tracks"):
             params["tracks"] = [str(t) for t in content["tracks"]]

@@ -5,7 +5,7 @@
 import { TimelineModel, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams } from '../client/timelineModel';
 import { formatNs } from '../client/format';
 import { formatCursor, timeAxis } from '../client/timeAxis';
-import type { RangeColumns, Track } from '../protocol/types';
+import type { Int, RangeColumns, Track } from '../protocol/types';
 import { cssToRgb } from './colors';
 import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h, onThemeChange } from './dom';
@@ -41,6 +41,8 @@ export interface Perf {
   firstFrameDrawMs?: number;
   /** performance.now() when the view opened (the clock of firstFrameMs). */
   openedAt?: number;
+  /** Shows [start, end] on the profile's clock (decimal strings: exact on epoch clocks). */
+  show?: (start: string, end: string) => void;
 }
 declare global { interface Window { __nsysPerf: Perf } }
 
@@ -79,6 +81,8 @@ export class TimelineView {
     fetchRange: (p: TrackRangeParams) => Promise<RangeColumns>,
     private readonly details: (kernelId: number) => Promise<Record<string, unknown>>,
     private readonly onSelect: (hit: Hit) => void,
+    /** A time of a reply (kernel/details) as the timeline's offset. */
+    private readonly rel: (t: Int) => number = Number,
   ) {
     this.rows = timelineRows(tracks);
     this.blocks = [];
@@ -471,7 +475,7 @@ export class TimelineView {
   /** Selects GPU op `id` as a click on it would ("Show in timeline", top kernels): its details come from the server. */
   async selectKernel(id: number): Promise<void> {
     const d = await this.detailsFor(id);
-    const start = Number(d.start), end = Number(d.end);
+    const start = this.rel(d.start as Int), end = this.rel(d.end as Int);
     this.select({ id, name: String(d.displayName ?? d.name ?? ''), kind: String(d.kind ?? 'kernel'), start, end, dur: end - start, trackId: String(d.track ?? ''), gpu: true });
   }
 
