@@ -144,6 +144,9 @@ class Timeline {
   /** row labels clipped to the label column */
   private labels = new Map<string, string>();
   private resize: ResizeObserver;
+  private visibility: IntersectionObserver;
+  /** the plot width the shown data was asked for */
+  private dataWidth = 0;
   // latency bookkeeping: each view change (zoom, pan, reset) gets a sequence number and its
   // input time; the frame that first draws data answered for that view (or a later one) ends it
   private viewSeq = 0;
@@ -201,8 +204,16 @@ class Timeline {
     // for tests: show [start, end] given on the profile's clock (decimal strings: exact)
     (this.root as unknown as { __nsysShow: (s: string, e: string) => void }).__nsysShow = (s, e) =>
       this.setView({ start: relTime(BigInt(s), this.client.origin), end: relTime(BigInt(e), this.client.origin) });
+    // what is shown is fetched whenever the widget becomes visible or changes size (an output
+    // area laid out after Run All, a collapsed output expanded, a tab switched back to)
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
+    this.resize.observe(this.scroll);
+    this.visibility = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) this.onResize();
+    });
+    this.visibility.observe(this.root);
+    (this.root as unknown as { __nsysRows: () => string[] }).__nsysRows = () => this.tracks.map((t) => t.id);
     this.onResize();
   }
 
@@ -210,6 +221,7 @@ class Timeline {
     clearTimeout(this.tipTimer);
     clearTimeout(this.previewTimer);
     this.resize.disconnect();
+    this.visibility.disconnect();
     this.client.dispose();
   }
 
@@ -317,7 +329,16 @@ class Timeline {
     this.setView({ start: pivot - at * nlen, end: pivot - at * nlen + nlen });
   }
 
+  /** Whether the widget is laid out (a hidden output has no size: nothing to fetch for yet). */
+  private laidOut(): boolean {
+    return this.root.isConnected && this.root.clientWidth > 0 && this.scroll.clientHeight > 0;
+  }
+
   private fetch(): void {
+    if (!this.laidOut()) {
+      this.dirty = true; // fetched when it is shown (onResize)
+      return;
+    }
     if (this.inflight) {
       this.dirty = true;
       return;
@@ -326,10 +347,13 @@ class Timeline {
     this.dirty = false;
     const v = { ...this.view };
     const seq = this.viewSeq;
+    const width = this.plotWidth();
     this.client
-      .request(v.start, v.end, this.plotWidth(), this.visibleTracks())
+      .request(v.start, v.end, width, this.visibleTracks())
       .then((d) => {
         this.data = d;
+        this.dataWidth = width;
+        this.root.dataset.dataWidth = String(width);
         this.dataSeq = seq;
         this.root.dataset.served = String(d.served);
         this.root.dataset.lastFormat = d.format;
@@ -376,12 +400,16 @@ class Timeline {
   }
 
   private onResize(): void {
-    const w = Math.floor(this.root.clientWidth || 600);
-    if (w === this.width && this.data) return;
+    if (!this.laidOut()) return;
+    const w = Math.floor(this.root.clientWidth);
+    const resized = w !== this.width;
     this.width = w;
     this.queueDraw();
-    this.fetch();
+    // the data must cover the rows in view at this width (the view may have grown taller)
+    const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
+    if (resized || this.dirty || !this.data || this.dataWidth !== this.plotWidth() || ids.some((id) => !this.data!.tracks.has(id))) this.fetch();
   }
+
 
   // -- pointer ---------------------------------------------------------------------
   private bindPointer(): void {
