@@ -3,6 +3,8 @@
 import { fromEnvelope, type HostToWebview } from '../protocol/messages';
 import { absTime, clockOrigin, relTime, type Int } from '../client/exactJson';
 import { rebaseColumns } from '../client/timelineModel';
+import { LEGEND } from '../client/trackTree';
+import { colorFor } from './colors';
 import { profileSpan } from '../protocol/types';
 import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeColumns, ReportResult, TimelineTracksResult, AnalysisResult } from '../protocol/types';
 import { HostBridge } from './rpc';
@@ -86,8 +88,15 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
     }).catch(() => { /* the panel shows the error */ });
   });
   const findings = h('div', { class: 'findings-panel' }, h('p', { class: 'muted' }, 'Loading findings…'));
+  const unhide = button('Show hidden rows', 'Show hidden', () => timeline!.changeRows('unhide'));
+  unhide.hidden = true;
+  timeline.onRowsChanged = () => {
+    const n = timeline!.treeState.hidden.size;
+    unhide.hidden = n === 0;
+    unhide.textContent = `Show hidden (${n})`;
+  };
   const toolbar = h('div', { class: 'toolbar' },
-    h('span', { class: 'title' }, title),
+    h('span', { class: 'title' }, title), legend(), unhide,
     button('Zoom in', '+', () => timeline!.zoom(1 / 1.5)),
     button('Zoom out', '−', () => timeline!.zoom(1.5)),
     button('Reset zoom', 'Fit', () => timeline!.setView({ start, end, width: timeline!.currentView.width })));
@@ -120,6 +129,18 @@ function activateTab(name: string): void {
     tab.click();
     active?.focus();
   }
+}
+
+/** What each colour means (client/trackTree's LEGEND in this palette). */
+function legend(): HTMLElement {
+  const colour: Record<string, string> = { compute: colorFor('', 'kernel'), communication: colorFor('nccl', 'kernel'), memcpy: colorFor('', 'memcpy'),
+    memset: colorFor('', 'memset'), nvtx: colorFor('', 'nvtx'), api: colorFor('', 'api') };
+  return h('span', { class: 'legend', 'aria-label': 'Colour legend' },
+    ...LEGEND.map((l) => {
+      const swatch = h('i', {});
+      swatch.style.background = colour[l.kind]!; /* CSSOM: the page's CSP allows no inline style attributes */
+      return h('span', { class: 'legend-item', 'data-kind': l.kind }, swatch, l.label);
+    }));
 }
 
 function button(label: string, text: string, fn: () => void): HTMLElement {
