@@ -251,6 +251,8 @@ try {
   if (!/launched by/.test(panel)) fail(`details panel incomplete: ${panel.slice(0, 300)}`);
   await tl.screenshot({ path: path.join(outDir, "timeline-details.png") });
 
+  await checkTrackTree(page, tl);
+
   // -- the NVTX tree ----------------------------------------------------------------
   const tree = page.locator(".nsys-tree").first();
   await tree.waitFor({ state: "visible", timeout: 60000 });
@@ -296,8 +298,8 @@ function sql(query) {
   return JSON.parse(execFileSync("python3", ["-c", py, epochProfile, query], { encoding: "utf8" }));
 }
 
-/** Per row in view, whether the plot part of the widget's canvas has anything drawn on it
- *  (a pixel other than the row's background). */
+/** Per row in view that draws (open process and thread rows are labels), whether the plot part
+ *  of the widget's canvas has anything drawn on it (a pixel other than the row's background). */
 async function rowsDrawn(tl) {
   return tl.evaluate((e) => {
     const c = e.querySelector("canvas"), g = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
@@ -311,7 +313,8 @@ async function rowsDrawn(tl) {
       for (let k = 0; k < d.length && !drawn; k += 4) drawn = [d[k], d[k + 1], d[k + 2], d[k + 3]].join() !== bg;
       // the row's background is its first pixel unless that is drawn too: compare with the label gutter
       const gutter = Array.from(g.getImageData(Math.round(206 * dpr), y, 1, 1).data).join();
-      out.push({ id: rows[i], drawn: drawn || bg !== gutter });
+      // an open process or thread row is a label only (its rows below draw)
+      if (!/^(proc|thread):/.test(rows[i])) out.push({ id: rows[i], drawn: drawn || bg !== gutter });
     }
     return out;
   });
@@ -350,7 +353,7 @@ async function checkHiddenEpochWidget(page) {
   const grown = await rowsDrawn(tl);
   await tl.screenshot({ path: path.join(outDir, "epoch-shown.png") });
   step("epoch widget grown taller: rows drawn", { rows: grown.length, blank: grown.filter((r) => !r.drawn).map((r) => r.id) });
-  if (grown.length < 8 || grown.some((r) => !r.drawn)) fail(`blank rows after the view grew: ${JSON.stringify(grown)}`);
+  if (grown.length < 6 || grown.some((r) => !r.drawn)) fail(`blank rows after the view grew: ${JSON.stringify(grown)}`);
 
   // exact times: a kernel whose start a double would move by >= 64 ns, nothing before it on its stream
   const [k] = sql(`SELECT k.start, k.end, k.deviceId, k.streamId FROM CUPTI_ACTIVITY_KIND_KERNEL k
@@ -386,4 +389,73 @@ async function checkHiddenEpochWidget(page) {
   const panel = await tl.locator(".nsys-tl-details").innerText();
   step("epoch kernel details", { text: panel.slice(0, 200) });
   if (!panel.includes(`start ${start} ns`) || !panel.includes(`end ${end} ns`)) fail(`details do not print ${start}..${end}: ${panel.slice(0, 300)}`);
+}
+
+/** The track tree (track_tree.ts): GPU › utilisation › streams, process › thread › NVTX (stacked,
+ *  expandable) and CUDA API rows; a label click collapses, Alt+click hides, Shift+click pins, the
+ *  label column's edge drags; the legend. Asserts on the pixels drawn per row. */
+async function checkTrackTree(page, tl) {
+  const scroller = tl.locator(".nsys-tl-scroll");
+  const rows = () => tl.evaluate((e) => e.__nsysRows());
+  const settled = async () => {
+    await page.waitForFunction((e) => e.dataset.answered === e.dataset.requests, await tl.elementHandle(), { timeout: 30000 });
+    await page.waitForTimeout(250);
+  };
+  const drawnRow = async (key) => (await rowsDrawn(tl)).find((r) => r.id === key)?.drawn;
+  const clickLabel = async (key, modifier) => {
+    const i = (await rows()).indexOf(key);
+    await scroller.evaluate((e, y) => { e.scrollTop = y; }, Math.max(0, (i - 2) * 16));
+    const top = await scroller.evaluate((e) => e.scrollTop);
+    const box = await tl.locator("canvas").boundingBox();
+    if (modifier) await page.keyboard.down(modifier);
+    await page.mouse.click(box.x + 60, box.y + 22 + i * 16 - top + 8);
+    if (modifier) await page.keyboard.up(modifier);
+    await settled();
+  };
+  await scroller.evaluate((e) => { e.scrollTop = 0; });
+  await settled();
+  let ids = await rows();
+  const proc = ids.findIndex((k) => k.startsWith("proc:")), api = ids.findIndex((k) => k.startsWith("api:"));
+  const nvtx = ids.findIndex((k) => k.startsWith("nvtx:"));
+  if (ids[0] !== "gpu:0" || !ids[1].startsWith("gpu:0:") || !(proc > 0 && ids[proc + 1].startsWith("thread:") && nvtx > proc && api > nvtx))
+    fail(`track tree order: ${ids.join(" ")}`);
+  if (!(await drawnRow("gpu:0"))) fail("the utilisation row is blank");
+  await scroller.evaluate((e, y) => { e.scrollTop = y; }, Math.max(0, (api - 3) * 16));
+  await settled();
+  if (!(await drawnRow(ids[api])) || !(await drawnRow(ids[nvtx]))) fail("the CUDA API or NVTX row is blank");
+  const n0 = ids.length;
+  await clickLabel(ids[nvtx]);
+  ids = await rows();
+  if (!(ids.length > n0 && ids[nvtx + 1].startsWith("nvtx:"))) fail(`NVTX did not expand: ${ids.join(" ")}`);
+  if (!(await drawnRow(ids[nvtx + 1]))) fail("an expanded NVTX depth row is blank");
+  await clickLabel(ids[nvtx]);
+  await clickLabel("gpu:0");
+  ids = await rows();
+  if (ids.some((k) => k.startsWith("gpu:0:"))) fail("GPU 0 did not collapse");
+  if (!(await drawnRow("gpu:0"))) fail("a collapsed GPU row is blank");
+  await clickLabel("gpu:0");
+  ids = await rows();
+  const victim = ids[2];
+  await clickLabel(victim, "Alt");
+  if ((await rows()).includes(victim)) fail("Alt+click did not hide the row");
+  await tl.locator(".nsys-tl-unhide").click();
+  await settled();
+  if (!(await rows()).includes(victim)) fail("show hidden did not bring it back");
+  const apiKey = ids.find((k) => k.startsWith("api:"));
+  await clickLabel(apiKey, "Shift");
+  await scroller.evaluate((e) => { e.scrollTop = 0; });
+  await settled();
+  if ((await rows())[0] !== apiKey || !(await drawnRow(apiKey))) fail("the pinned row is not first and drawn");
+  await clickLabel(apiKey, "Shift");
+  const legend = await tl.locator(".nsys-tl-legend-item").allInnerTexts();
+  if (legend.join("|") !== "kernel|NCCL|memcpy|memset|NVTX|CUDA API") fail(`legend: ${legend.join("|")}`);
+  const box = await tl.locator("canvas").boundingBox();
+  await page.mouse.move(box.x + 207, box.y + 100);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 280, box.y + 100, { steps: 4 });
+  await page.mouse.up();
+  const lw = Number(await tl.evaluate((e) => e.dataset.labelWidth));
+  if (!(lw > 260 && lw < 300)) fail(`label column ${lw} px after the drag`);
+  await tl.screenshot({ path: path.join(outDir, "track-tree.png") });
+  step("track tree", { rows: (await rows()).length, legend, labelWidth: lw });
 }
