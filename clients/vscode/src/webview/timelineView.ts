@@ -20,6 +20,12 @@ const BLOCK = 4;
 const AXIS_H = 22;
 const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', '-', '_', 's', 'ArrowLeft', 'a', 'ArrowRight', 'd', 'Home', '0']);
 
+/** A launch: an API call and the GPU ops it launched (times as the timeline's offsets). */
+interface FlowOp { id: number; trackId: string; start: number; end: number }
+interface Flow { api: FlowOp; ops: FlowOp[] }
+/** GPU ops after an API call checked for being its launches (kernelsOf). */
+const FLOW_CANDIDATES = 12;
+
 /** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
 export interface Hit { id: number; name: string; kind: string; start: number; end: number; dur: number; trackId: string; gpu: boolean; count?: number }
 
@@ -76,6 +82,9 @@ export class TimelineView {
   private bitmapsComplete = false;
   private hover: Hit | undefined;
   private selected: number | undefined;
+  /** The selection's launch flow (API call ↔ GPU ops), when known. */
+  private flow: Flow | undefined;
+  private flowToken = 0;
   private frameQueued = false;
   private t0 = performance.now();
   private detailsCache = new Map<number, Promise<Record<string, unknown>>>();
@@ -276,6 +285,7 @@ export class TimelineView {
         for (const id of row.ids) if (isGpuId(id)) forEachItem(data.get(id) ?? [], v.start, v.end, 'GPU op', (it) => { if (it.id === this.selected) outline(it.start, it.end); });
       }
     }
+    if (this.flow) this.drawFlow(ctx, this.flow, x, rowY, sel);
     ctx.restore();
     /* labels of events wide enough to read, in view coordinates */
     const labels: Array<[string, number, number, number]> = [];
@@ -331,6 +341,40 @@ export class TimelineView {
       this.el.dataset.rendered = 'true';
     }
     this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));
+  }
+
+  /** The launch flow: the API call outlined on its row, an arrow from its end to each op's start
+   * (rows inside a collapsed group: the group's row). */
+  private drawFlow(ctx: CanvasRenderingContext2D, f: Flow, x: (ns: number) => number, rowY: (i: number) => number, color: string): void {
+    /* the track's own row, else the (collapsed or utilisation) row that merges it */
+    const rowOf = (id: string) => { const own = this.rows.findIndex((r) => r.ids.length === 1 && r.ids[0] === id); return own >= 0 ? own : this.rows.findIndex((r) => r.ids.includes(id)); };
+    const ar = rowOf(f.api.trackId);
+    ctx.strokeStyle = color;
+    ctx.fillStyle = color;
+    ctx.lineWidth = 2;
+    if (ar >= 0) {
+      const x0 = x(f.api.start), x1 = Math.max(x(f.api.end), x0 + 2);
+      ctx.strokeRect(x0 - 1, rowY(ar) + 1, x1 - x0 + 2, ROW_H - 3);
+    }
+    for (const op of f.ops) {
+      const kr = rowOf(op.trackId);
+      if (ar < 0 || kr < 0) continue;
+      const ax = x(f.api.end), ay = rowY(ar) + (kr < ar ? 2 : ROW_H - 2);
+      const kx = x(op.start), ky = rowY(kr) + (kr < ar ? ROW_H - 2 : 2);
+      const x0 = x(op.start), x1 = Math.max(x(op.end), x0 + 2);
+      ctx.strokeRect(x0 - 1, rowY(kr) + 1, x1 - x0 + 2, ROW_H - 3);
+      ctx.beginPath();
+      ctx.moveTo(ax, ay);
+      ctx.bezierCurveTo(ax, (ay + ky) / 2, kx, (ay + ky) / 2, kx, ky);
+      ctx.stroke();
+      const dir = ky > ay ? 1 : -1; /* the arrowhead at the op */
+      ctx.beginPath();
+      ctx.moveTo(kx, ky);
+      ctx.lineTo(kx - 4, ky - 7 * dir);
+      ctx.lineTo(kx + 4, ky - 7 * dir);
+      ctx.closePath();
+      ctx.fill();
+    }
   }
 
   /** The time axis: ticks as offsets from the profile's start with the
@@ -540,10 +584,53 @@ export class TimelineView {
   }
 
   select(hit: Hit): void {
-    this.selected = hit.id;
+    this.selected = hit.gpu ? hit.id : undefined;
+    this.flow = undefined;
     this.showTooltip(undefined, 0, 0); /* the Details panel shows it now */
     this.queueFrame();
     this.onSelect(hit);
+    const token = ++this.flowToken;
+    const done = (f: Flow | undefined) => {
+      if (token !== this.flowToken) return;
+      this.flow = f;
+      this.el.dataset.flow = f ? JSON.stringify(f) : '';
+      this.queueFrame();
+    };
+    if (hit.gpu) void this.launchOf(hit.id).then(done, () => done(undefined));
+    else if (hit.trackId.startsWith('api:')) void this.kernelsOf(hit).then(done, () => done(undefined));
+  }
+
+  /** A GPU op's launching API call (kernel/details' api): the flow from the call to the op. */
+  private async launchOf(id: number): Promise<Flow | undefined> {
+    const d = await this.detailsFor(id);
+    const api = d.api as Record<string, unknown> | null | undefined;
+    if (!api || typeof api !== 'object') return undefined;
+    return {
+      api: { id: Number(api.id), trackId: `api:${String(api.pid)}:${String(api.tid)}`, start: this.rel(api.start as Int), end: this.rel(api.end as Int) },
+      ops: [{ id, trackId: String(d.track ?? ''), start: this.rel(d.start as Int), end: this.rel(d.end as Int) }],
+    };
+  }
+
+  /** The GPU ops an API call launched, among those drawn that start after it begins (the nearest
+   * FLOW_CANDIDATES, each checked by kernel/details: its api.id is the call's id). The protocol
+   * has no API → ops method, so ops outside the loaded tiles are not found. */
+  private async kernelsOf(call: Hit): Promise<Flow | undefined> {
+    const pid = call.trackId.split(':')[1];
+    const cand: Hit[] = [];
+    for (const [id, parts] of this.frameData) {
+      if (!isGpuId(id)) continue;
+      const tr = this.trackById.get(id);
+      if (tr?.pid !== undefined && String(tr.pid) !== pid) continue;
+      forEachItem(parts, call.start, Infinity, 'GPU op', (it) => { if (it.start >= call.start && it.count === undefined) cand.push({ ...it, trackId: id, gpu: true }); });
+    }
+    cand.sort((a, b) => a.start - b.start);
+    const seen = new Set<number>();
+    const ops: FlowOp[] = [];
+    for (const c of cand.filter((x) => !seen.has(x.id) && seen.add(x.id)).slice(0, FLOW_CANDIDATES)) {
+      const f = await this.launchOf(c.id).catch(() => undefined);
+      if (f && f.api.id === call.id) ops.push(f.ops[0]!);
+    }
+    return { api: { id: call.id, trackId: call.trackId, start: call.start, end: call.end }, ops };
   }
 
   /** Selects GPU op `id` as a click on it would ("Show in timeline", top kernels): its details come from the server. */
