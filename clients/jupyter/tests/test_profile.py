@@ -416,3 +416,24 @@ def test_widget_epoch_clock_offsets(gen_dir: Path, methods: frozenset[str]) -> N
     assert f"start {k0} ns" in html and f"end {k1} ns" in html
     small = nsys_ai.open(generate(gen_dir / "small.sqlite", "--preset", "small")).show()
     assert small.origin == "0", "small clocks keep their times"
+
+
+def test_widget_launch_flow_both_ways(gen_dir: Path, methods: frozenset[str]) -> None:
+    """A kernel's details carry its launch flow (call and op, as offsets); the call's launched ops,
+    found by binary search per GPU track, include that kernel and only ops kernel/details says
+    the call launched, on small and epoch clocks."""
+    need(methods, "timeline/tracks", "kernel/details")
+    for path in (generate(gen_dir / "small.sqlite", "--preset", "small"),
+                 generate(gen_dir / "epoch.sqlite", "--preset", "small", "--epoch-clock")):
+        p = nsys_ai.open(path)
+        w = p.show()
+        o = int(w.origin)
+        for op in (3, 281, 990, 1500):
+            d = p.kernel(op)
+            f = w._flow(d)
+            assert f is not None and f["ops"][0]["start"] == int(d["start"]) - o
+            api = f["api"]
+            got = w.launched({"apiId": api["id"], "apiTrack": api["track"], "start": api["start"], "end": api["end"]})
+            assert op in [x["id"] for x in got["ops"]], (path.name, op, got)
+            for x in got["ops"]:
+                assert p.kernel(x["id"])["api"]["id"] == api["id"]

@@ -154,6 +154,7 @@ class Timeline {
   constructor({ model, el: host }: RenderProps<Model>) {
     this.client = new RangeClient(model as never);
     this.client.origin = BigInt(model.get("origin") || "0");
+    this.root.dataset.origin = String(this.client.origin);
     this.tracks = model.get("tracks") ?? [];
     this.tree = trackTree(this.tracks);
     this.trackById = new Map(this.tracks.map((t) => [t.id, t]));
@@ -534,6 +535,10 @@ class Timeline {
       return;
     }
     const hit = this.hitAt(row, x);
+    if (hit && hit.track.kind === "api" && hit.d.ev) {
+      this.launchedBy(hit.track.id, hit.d, hit.i);
+      return;
+    }
     if (!hit || hit.track.kind !== "gpu") return;
     const { d, i } = hit;
     let opId: Promise<number>;
@@ -548,6 +553,72 @@ class Timeline {
     });
   }
 
+  /** The selection's launch flow: an API call and the GPU ops it launched (offsets), or null. */
+  private flow: Flow | null = null;
+
+  private setFlow(f: Flow | null): void {
+    this.flow = f;
+    this.root.dataset.flow = f ? JSON.stringify(f) : "";
+    this.queueDraw();
+  }
+
+  /** A click on an API call: the GPU ops it launched (found by the Python side, `launched`). */
+  private launchedBy(trackId: string, d: TrackData, i: number): void {
+    const ev = d.ev as NonNullable<TrackData["ev"]>;
+    const [start, end] = itemSpan(d, i);
+    this.root.dataset.detailsFor = "";
+    this.client.ask("launched", { apiId: ev.id[i], apiTrack: trackId, start, end })
+      .then((m) => this.setFlow((m.flow as Flow | null) ?? null))
+      .catch((e: Error) => {
+        this.status.classList.add("nsys-tl-err");
+        this.status.textContent = e.message;
+      });
+  }
+
+  /** The flow on the rows: the API call and each op outlined, an arrow from the call's end to
+   *  each op's start (a track inside a collapsed group: the group's row). */
+  private paintFlow(g: CanvasRenderingContext2D, f: Flow, top: number, scale: number): void {
+    const rowOf = (id: string) => {
+      const own = this.rows.findIndex((r) => r.ids.length === 1 && r.ids[0] === id);
+      return own >= 0 ? own : this.rows.findIndex((r) => r.ids.includes(id));
+    };
+    const x = (t: number) => this.labelW + (t - this.view.start) * scale;
+    const y = (r: number) => AXIS_H + r * ROW_H - top;
+    g.save();
+    g.beginPath();
+    g.rect(this.labelW, AXIS_H, this.width - this.labelW, this.canvas.height);
+    g.clip();
+    g.strokeStyle = FLOW_COLOR;
+    g.fillStyle = FLOW_COLOR;
+    g.lineWidth = 2;
+    const box = (r: number, s: number, e: number) => {
+      const a = x(s);
+      g.strokeRect(a - 1, y(r) + 1, Math.max(x(e), a + 2) - a + 2, ROW_H - 2);
+    };
+    const ar = rowOf(f.api.track);
+    if (ar >= 0) box(ar, f.api.start, f.api.end);
+    for (const op of f.ops) {
+      const kr = rowOf(op.track);
+      if (kr < 0) continue;
+      box(kr, op.start, op.end);
+      if (ar < 0) continue;
+      const ax = x(f.api.end), ay = y(ar) + (kr < ar ? 1 : ROW_H - 1);
+      const kx = x(op.start), ky = y(kr) + (kr < ar ? ROW_H - 1 : 1);
+      g.beginPath();
+      g.moveTo(ax, ay);
+      g.bezierCurveTo(ax, (ay + ky) / 2, kx, (ay + ky) / 2, kx, ky);
+      g.stroke();
+      const dir = ky > ay ? 1 : -1;
+      g.beginPath();
+      g.moveTo(kx, ky);
+      g.lineTo(kx - 4, ky - 7 * dir);
+      g.lineTo(kx + 4, ky - 7 * dir);
+      g.closePath();
+      g.fill();
+    }
+    g.restore();
+  }
+
   /** kernel/details + kernel/explain of one op in the panel under the plot. */
   private showDetails(opId: number): void {
     this.details.style.display = "block";
@@ -558,6 +629,7 @@ class Timeline {
       .then((m) => {
         this.details.innerHTML = String(m.html ?? ""); // escaped HTML rendered by the Python side
         this.root.dataset.detailsShown = String(opId);
+        this.setFlow((m.flow as Flow | null) ?? null);
       })
       .catch((e: Error) => {
         this.details.textContent = e.message;
@@ -720,6 +792,7 @@ class Timeline {
       }
     }
     batch.flush(g);
+    if (this.flow) this.paintFlow(g, this.flow, top, scale);
 
     this.paintAxis(g, w, h);
     this.shown = { view: { ...v }, top, w, h, dpr };
@@ -982,6 +1055,19 @@ function describeAt(d: TrackData, i: number, info?: BucketInfo): string {
 function bucketKey(d: TrackData, i: number): string {
   return `${d.id}|${d.resolution}|${d.start + (d.bk as NonNullable<TrackData["bk"]>).index[i] * d.resolution}`;
 }
+
+/** A launch: the API call and the GPU ops it launched (times: the widget's offsets). */
+interface FlowItem {
+  id: number;
+  track: string;
+  start: number;
+  end: number;
+}
+interface Flow {
+  api: FlowItem;
+  ops: FlowItem[];
+}
+const FLOW_COLOR = "#ff00c8";
 
 /** A "bucket" reply: what a zoom reply's buckets leave out. */
 interface BucketInfo {

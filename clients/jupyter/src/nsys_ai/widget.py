@@ -112,7 +112,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
-        if kind not in ("range", "bucket", "details", "ping"):
+        if kind not in ("range", "bucket", "details", "launched", "ping"):
             return
         content["recvAt"] = time.time() * 1e3  # wall clock ms, for the bench's breakdown
         if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
@@ -121,7 +121,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3},
                       bufs)
         elif self._queues is not None and not content.get("inline"):  # "inline": the bench's comparison
-            self._queues[kind].put(content)
+            self._queues["details" if kind == "launched" else kind].put(content)
         else:
             self._serve(content)
 
@@ -150,8 +150,12 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 msg, buffers = self.answer_range(content)
             elif kind == "bucket":
                 msg, buffers = {"kind": "bucket", **self.bucket(content)}, []
+            elif kind == "launched":
+                msg, buffers = {"kind": "launched", "flow": self.launched(content)}, []
             else:
-                msg, buffers = {"kind": "details", "html": self.details_html(int(content["opId"]))}, []
+                d = self._profile.kernel(int(content["opId"]))
+                msg, buffers = {"kind": "details", "html": self.details_html(int(content["opId"]), d),
+                                "flow": self._flow(d)}, []
             msg["id"] = rid
             if "recvAt" in content:
                 msg["recvAt"] = content["recvAt"]
@@ -162,12 +166,70 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         except Exception as e:  # report every failure to the front end, never leave it waiting
             self.send({"id": rid, "kind": kind, "error": f"{type(e).__name__}: {e}", "code": None})
 
-    def details_html(self, op_id: int) -> str:
-        """The panel shown when a GPU op is clicked: `kernel/details`, plus `kernel/explain`
-        for kernels (escaped HTML rendered from the server's markdown)."""
+    def _flow(self, d: dict) -> Optional[dict]:
+        """A GPU op's launch (kernel/details' api) for the front end: the call and the op, times
+        as offsets from the widget's origin; None without a launching call."""
+        api = d.get("api")
+        if not api:
+            return None
+        o = self._origin
+        return {"api": {"id": api["id"], "track": f"api:{api['pid']}:{api['tid']}", "start": int(api["start"]) - o,
+                        "end": int(api["end"]) - o},
+                "ops": [{"id": d["id"], "track": d.get("track"), "start": int(d["start"]) - o, "end": int(d["end"]) - o}]}
+
+    def launched(self, content: dict) -> dict:
+        """The GPU ops the API call `apiId` (on `apiTrack`, starting at offset `start`) launched.
+        A stream runs its ops in launch order and kernelIds number each GPU track's ops by start
+        (timeline/tracks order, `count` each; docs/protocol.md), so on each of the process's GPU
+        tracks a binary search on the launching call's start (kernel/details' api) finds the first
+        op launched at or after the call, and the ops that call launched follow it: O(log n)
+        kernel/details per track. (The protocol has no API -> ops method.)"""
+        api_id, track = int(content["apiId"]), str(content["apiTrack"])
+        pid = track.split(":")[1]
+        t0 = int(content["start"]) + self._origin
+        launch: dict[int, Optional[dict]] = {}
+
+        def call_of(op: int) -> Optional[dict]:
+            if op not in launch:
+                launch[op] = self._flow(self._profile.kernel(op))
+            return launch[op]
+
+        def launched_at(op: int) -> int:  # the op's launching call's start (its own start without one)
+            f = call_of(op)
+            return int(f["api"]["start"]) + self._origin if f else int(self._profile.kernel(op)["start"])
+
+        ops = []
+        base = 0
+        for t in self.tracks:
+            if t.get("kind") != "gpu":
+                continue
+            n = int(t.get("count") or 0)
+            lo, hi = base, base + n
+            base += n
+            if str(t.get("pid")) != pid or n == 0:
+                continue
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if launched_at(mid) < t0:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            for op in range(lo, min(lo + 64, base)):  # a graph launch puts many ops on a stream
+                f = call_of(op)
+                if not f or int(f["api"]["start"]) + self._origin != t0:
+                    break
+                if f["api"]["id"] == api_id and f["api"]["track"] == track:
+                    ops.append(f["ops"][0])
+        return {"api": {"id": api_id, "track": track, "start": int(content["start"]), "end": int(content["end"])},
+                "ops": ops}
+
+    def details_html(self, op_id: int, d: Optional[dict] = None) -> str:
+        """The panel shown when a GPU op is clicked: `kernel/details` (`d`, when already asked),
+        plus `kernel/explain` for kernels (escaped HTML rendered from the server's markdown)."""
         from ._rich import _ns, markdown_to_html
         from .profile import M_EXPLAIN
-        d = self._profile.kernel(op_id)
+        if d is None:
+            d = self._profile.kernel(op_id)
         api = d.get("api") or {}
         path = " > ".join(str(n.get("name")) for n in d.get("nvtxPath") or [])
         lines = [f"**{d.get('name')}** · {d.get('kind')} · {_ns(d.get('durNs'))} · "

@@ -251,6 +251,7 @@ try {
   if (!/launched by/.test(panel)) fail(`details panel incomplete: ${panel.slice(0, 300)}`);
   await tl.screenshot({ path: path.join(outDir, "timeline-details.png") });
 
+  await checkFlow(page, tl);
   await checkTrackTree(page, tl);
 
   // -- the NVTX tree ----------------------------------------------------------------
@@ -458,4 +459,48 @@ async function checkTrackTree(page, tl) {
   if (!(lw > 260 && lw < 300)) fail(`label column ${lw} px after the drag`);
   await tl.screenshot({ path: path.join(outDir, "track-tree.png") });
   step("track tree", { rows: (await rows()).length, legend, labelWidth: lw });
+}
+
+/** Launch <-> kernel: the clicked kernel's flow (its API call outlined, the arrow drawn across the
+ *  rows between), then a click on that API call lists the kernel among the ops it launched. */
+async function checkFlow(page, tl) {
+  await page.waitForFunction((e) => e.dataset.flow, await tl.elementHandle(), { timeout: 30000 });
+  const flow = JSON.parse(await tl.evaluate((e) => e.dataset.flow));
+  const origin = BigInt(await tl.evaluate((e) => e.dataset.origin));
+  const op = flow.ops[0], pad = 200000;
+  const v0 = flow.api.start - pad, v1 = op.end + pad;
+  await tl.locator(".nsys-tl-scroll").evaluate((e) => { e.scrollTop = 0; });
+  await tl.evaluate((e, [a, b]) => e.__nsysShow(a, b), [String(origin + BigInt(v0)), String(origin + BigInt(v1))]);
+  await page.waitForFunction((e) => e.dataset.answered === e.dataset.requests && Number(e.dataset.drawnSeq || 0) >= Number(e.dataset.viewSeq || 0),
+    await tl.elementHandle(), { timeout: 30000 });
+  await page.waitForTimeout(300);
+  const rows = await tl.evaluate((e) => e.__nsysRows());
+  const apiRow = rows.indexOf(flow.api.track), kRow = rows.indexOf(op.track);
+  if (!(kRow >= 0 && apiRow > kRow)) fail(`flow rows ${kRow} ${apiRow}: ${JSON.stringify(flow)}`);
+  const marks = await tl.evaluate((e) => {
+    const c = e.querySelector("canvas"), g = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
+    const out = [];
+    for (let i = 0; 22 + (i + 1) * 16 <= c.height / dpr; i++) {
+      const d = g.getImageData(Math.round(210 * dpr), Math.round((22 + i * 16) * dpr), c.width - Math.round(210 * dpr), Math.round(16 * dpr)).data;
+      let n = 0;
+      for (let k = 0; k < d.length; k += 4) if (Math.abs(d[k] - 255) + d[k + 1] + Math.abs(d[k + 2] - 200) < 60) n++;
+      out.push(n);
+    }
+    return out;
+  });
+  await tl.screenshot({ path: path.join(outDir, "flow-kernel.png") });
+  step("flow from the clicked kernel's API call", { api: flow.api, op, marks });
+  if (!(marks[apiRow] > 10 && marks[kRow] > 10)) fail(`the call or the kernel is not outlined: ${marks}`);
+  for (let i = kRow + 1; i < apiRow; i++) if (!(marks[i] > 0)) fail(`the arrow does not cross row ${i}: ${marks}`);
+  const box = await tl.locator("canvas").boundingBox();
+  const x = 210 + (((flow.api.start + flow.api.end) / 2 - v0) / (v1 - v0)) * (box.width - 210);
+  await page.mouse.click(box.x + x, box.y + 22 + apiRow * 16 + 8);
+  await page.waitForFunction(([e, id]) => {
+    const f = e.dataset.flow && JSON.parse(e.dataset.flow);
+    return f && f.ops.length && f.ops.every((o) => o.id !== id || true) && f.ops.some((o) => o.id === id) && !e.dataset.detailsFor;
+  }, [await tl.elementHandle(), op.id], { timeout: 30000 });
+  const back = JSON.parse(await tl.evaluate((e) => e.dataset.flow));
+  step("the API call's launched ops", back);
+  if (back.api.id !== flow.api.id) fail(`clicked call ${back.api.id}, expected ${flow.api.id}`);
+  await tl.screenshot({ path: path.join(outDir, "flow-api.png") });
 }

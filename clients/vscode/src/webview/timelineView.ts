@@ -23,8 +23,6 @@ const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', '-', '_', 's', 'ArrowLeft', 'a', '
 /** A launch: an API call and the GPU ops it launched (times as the timeline's offsets). */
 interface FlowOp { id: number; trackId: string; start: number; end: number }
 interface Flow { api: FlowOp; ops: FlowOp[] }
-/** GPU ops after an API call checked for being its launches (kernelsOf). */
-const FLOW_CANDIDATES = 12;
 
 /** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
 export interface Hit { id: number; name: string; kind: string; start: number; end: number; dur: number; trackId: string; gpu: boolean; count?: number }
@@ -597,7 +595,7 @@ export class TimelineView {
       this.queueFrame();
     };
     if (hit.gpu) void this.launchOf(hit.id).then(done, () => done(undefined));
-    else if (hit.trackId.startsWith('api:')) void this.kernelsOf(hit).then(done, () => done(undefined));
+    else if (hit.trackId.startsWith('api:') && hit.count === undefined) void this.kernelsOf(hit).then(done, () => done(undefined)); /* a call, not a bucket */
   }
 
   /** A GPU op's launching API call (kernel/details' api): the flow from the call to the op. */
@@ -611,27 +609,35 @@ export class TimelineView {
     };
   }
 
-  /** The GPU ops an API call launched, among those drawn that start after it begins (the nearest
-   * FLOW_CANDIDATES, each checked by kernel/details: its api.id is the call's id). The protocol
-   * has no API → ops method, so ops outside the loaded tiles are not found. */
+  /** The GPU ops an API call launched. A stream runs its ops in launch order and kernelIds number
+   * each GPU track's ops by start (timeline/tracks order, `count` each; docs/protocol.md), so on
+   * each of the process's GPU tracks a binary search on the launching call's start (kernel/details'
+   * api) finds the first op launched at or after the call, and the call's ops follow it:
+   * O(log n) kernel/details per track. (The protocol has no API → ops method.) */
   private async kernelsOf(call: Hit): Promise<Flow | undefined> {
     const pid = call.trackId.split(':')[1];
-    const cand: Hit[] = [];
-    for (const [id, parts] of this.frameData) {
-      if (!isGpuId(id)) continue;
-      const tr = this.trackById.get(id);
-      if (tr?.pid !== undefined && String(tr.pid) !== pid) continue;
-      forEachItem(parts, call.start, Infinity, 'GPU op', (it) => { if (it.start >= call.start && it.count === undefined) cand.push({ ...it, trackId: id, gpu: true }); });
-    }
-    cand.sort((a, b) => a.start - b.start);
-    const seen = new Set<number>();
+    const launchedAt = async (op: number) => { const f = await this.launchOf(op); return f ? f.api.start : this.rel((await this.detailsFor(op)).start as Int); };
     const ops: FlowOp[] = [];
-    for (const c of cand.filter((x) => !seen.has(x.id) && seen.add(x.id)).slice(0, FLOW_CANDIDATES)) {
-      const f = await this.launchOf(c.id).catch(() => undefined);
-      if (f && f.api.id === call.id) ops.push(f.ops[0]!);
+    let base = 0;
+    for (const t of this.trackById.values()) {
+      if (t.kind !== 'gpu') continue;
+      const n = Number(t.count ?? 0);
+      let lo = base, hi = base + n;
+      base += n;
+      if (String(t.pid) !== pid || n === 0) continue;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (await launchedAt(mid) < call.start) lo = mid + 1; else hi = mid;
+      }
+      for (let op = lo; op < Math.min(lo + 64, base); op++) { /* a graph launch puts many ops on a stream */
+        const f = await this.launchOf(op);
+        if (!f || f.api.start !== call.start) break;
+        if (f.api.id === call.id && f.api.trackId === call.trackId) ops.push(f.ops[0]!);
+      }
     }
     return { api: { id: call.id, trackId: call.trackId, start: call.start, end: call.end }, ops };
   }
+
 
   /** Selects GPU op `id` as a click on it would ("Show in timeline", top kernels): its details come from the server. */
   async selectKernel(id: number): Promise<void> {
