@@ -16,34 +16,80 @@ export type Int = number | bigint;
 
 /** 2^53 has 16 digits: an integer literal beyond ±2^53 has a run of at least 16. */
 const LONG_DIGITS = /\d{16}/;
-/** JSON tokens that can hold digits: strings (skipped whole) and numbers. */
-const TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 const STRING = /"(?:[^"\\]|\\.)*"/g;
 /* A big integer travels through JSON.parse/stringify as a string beginning
  * with U+0000; a real string beginning with U+0000 gets a second one. */
 const MARK = '\u0000';
 const MARK_JSON = '"\\u0000';
 
-/** JSON.parse, except that integer literals beyond ±2^53 become BigInt. */
+/** JSON.parse, except that integer literals beyond ±2^53 become BigInt. One pass over the
+ *  text (strings skipped whole) marks them, JSON.parse reads the marked text, and a walk turns
+ *  the marks into BigInt (a reviver would cost a call per value). */
 export function parseExact(text: string): unknown {
   if (!LONG_DIGITS.test(text)) return JSON.parse(text);
-  let marked = false;
-  const out = text.replace(TOKEN, (tok: string, at: number) => {
-    if (tok.charCodeAt(0) === 34) {
-      /* object keys are never revived: leave them as they are */
-      if (!tok.startsWith(MARK_JSON) || /^\s*:/.test(text.slice(at + tok.length, at + tok.length + 64))) return tok;
-      marked = true;
-      return MARK_JSON + tok.slice(1);
+  const parts: string[] = [];
+  let last = 0;
+  const n = text.length;
+  for (let i = 0; i < n;) {
+    const c = text.charCodeAt(i);
+    if (c === 34) { /* a string: to its closing quote (one preceded by an even number of backslashes) */
+      let j = i + 1;
+      for (;;) {
+        j = text.indexOf('"', j);
+        if (j < 0) return JSON.parse(text); /* malformed: JSON.parse says where */
+        let k = j - 1;
+        while (text.charCodeAt(k) === 92) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+        j++;
+      }
+      /* a value beginning with U+0000 gets a second one (object keys are never revived) */
+      if (text.startsWith(MARK_JSON, i) && !/^\s*:/.test(text.slice(j + 1, j + 65))) {
+        parts.push(text.slice(last, i), MARK_JSON);
+        last = i + 1;
+      }
+      i = j + 1;
+    } else if (c === 45 || (c >= 48 && c <= 57)) { /* a number */
+      let j = i + 1;
+      while (j < n && isDigit(text.charCodeAt(j))) j++;
+      const d = text.charCodeAt(j);
+      if (d === 46 || d === 101 || d === 69) { /* a fraction or an exponent: not an integer */
+        while (j < n && isNumberChar(text.charCodeAt(j))) j++;
+      } else if (j - i >= 16 && !Number.isSafeInteger(Number(text.slice(i, j)))) {
+        parts.push(text.slice(last, i), MARK_JSON, text.slice(i, j), '"');
+        last = j;
+      }
+      i = j;
+    } else i++;
+  }
+  if (!parts.length) return JSON.parse(text);
+  parts.push(text.slice(last));
+  return revive(JSON.parse(parts.join('')));
+}
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isNumberChar = (c: number) => isDigit(c) || c === 46 || c === 101 || c === 69 || c === 43 || c === 45;
+
+/** A marked string's value: the BigInt it stands for, or the string less its added U+0000. */
+function unmark(v: string): string | bigint {
+  return v.charCodeAt(1) === 0 ? v.slice(1) : BigInt(v.slice(1));
+}
+
+/** Replaces the marks of parseExact in place (values only: keys were never marked). */
+function revive(v: unknown): unknown {
+  if (typeof v === 'string') return v.charCodeAt(0) === 0 ? unmark(v) : v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (typeof x === 'string') { if (x.charCodeAt(0) === 0) v[i] = unmark(x); } else if (x !== null && typeof x === 'object') revive(x);
     }
-    if (tok.length < 16 || /[.eE]/.test(tok) || Number.isSafeInteger(Number(tok))) return tok;
-    marked = true;
-    return `${MARK_JSON}${tok}"`;
-  });
-  if (!marked) return JSON.parse(text);
-  return JSON.parse(out, (_k, v: unknown) => {
-    if (typeof v !== 'string' || v.charCodeAt(0) !== 0) return v;
-    return v.charCodeAt(1) === 0 ? v.slice(1) : BigInt(v.slice(1));
-  });
+  } else if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    for (const k in o) {
+      const x = o[k];
+      if (typeof x === 'string') { if (x.charCodeAt(0) === 0) o[k] = unmark(x); } else if (x !== null && typeof x === 'object') revive(x);
+    }
+  }
+  return v;
 }
 
 /** JSON.stringify, except that BigInt values are written as integer literals. */
