@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sqlite3
 import zlib
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 import nsys_ai
 from nsys_ai import NsysAIError, widget
 
-from conftest import PROFILES, REPO, SQL, need, need_real
+from conftest import PROFILES, REPO, SQL, generate, need, need_real
 
 
 @pytest.fixture()
@@ -388,3 +389,51 @@ def test_every_real_profile_displays(path: Path, methods: frozenset[str]) -> Non
     kernels = SQL().kernel_count(path)
     assert (len(top) == 0) == (kernels == 0) and top["count"].sum() <= kernels
     assert p.report().markdown.strip()
+
+
+def test_widget_epoch_clock_offsets(gen_dir: Path, methods: frozenset[str]) -> None:
+    """On an epoch-clocked profile (times ~1.78e18, beyond 2^53) the front end sees offsets
+    from an exact origin: span and view are small integers, a range request in offsets asks
+    the server for origin + offset, a bucket request too, and the details panel prints the
+    export's start and end digit for digit."""
+    need(methods, "timeline/tracks", "timeline/range", "kernel/details")
+    path = generate(gen_dir / "epoch.sqlite", "--preset", "small", "--epoch-clock")
+    p = nsys_ai.open(path)
+    s, e = p.span()
+    assert s > 2**53
+    w = p.show()
+    o = int(w.origin)
+    assert o == widget.clock_origin(s, e) and o % (1 << 40) == 0 and 0 <= s - o < 1 << 40
+    assert w.span == {"start": s - o, "end": e - o} and w.span["end"] < 2**53
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as c:
+        k0, k1 = c.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1 OFFSET 7").fetchone()
+    msg, bufs = w.answer_range({"start": k0 - o, "end": k0 - o + 1, "width": 1})
+    r = json.loads(bufs[0])
+    assert r["start"] <= k0 < r["end"] and r["start"] > 2**53, "the server was asked on its own clock"
+    ids = [i for t in r["tracks"] if "events" in t for i, st in zip(t["events"]["id"], t["events"]["start"]) if st == k0]
+    assert ids, "the kernel starting at k0 is in the reply"
+    html = w.details_html(ids[0])
+    assert f"start {k0} ns" in html and f"end {k1} ns" in html
+    small = nsys_ai.open(generate(gen_dir / "small.sqlite", "--preset", "small")).show()
+    assert small.origin == "0", "small clocks keep their times"
+
+
+def test_widget_launch_flow_both_ways(gen_dir: Path, methods: frozenset[str]) -> None:
+    """A kernel's details carry its launch flow (call and op, as offsets); the call's launched ops,
+    found by binary search per GPU track, include that kernel and only ops kernel/details says
+    the call launched, on small and epoch clocks."""
+    need(methods, "timeline/tracks", "kernel/details")
+    for path in (generate(gen_dir / "small.sqlite", "--preset", "small"),
+                 generate(gen_dir / "epoch.sqlite", "--preset", "small", "--epoch-clock")):
+        p = nsys_ai.open(path)
+        w = p.show()
+        o = int(w.origin)
+        for op in (3, 281, 990, 1500):
+            d = p.kernel(op)
+            f = w._flow(d)
+            assert f is not None and f["ops"][0]["start"] == int(d["start"]) - o
+            api = f["api"]
+            got = w.launched({"apiId": api["id"], "apiTrack": api["track"], "start": api["start"], "end": api["end"]})
+            assert op in [x["id"] for x in got["ops"]], (path.name, op, got)
+            for x in got["ops"]:
+                assert p.kernel(x["id"])["api"]["id"] == api["id"]

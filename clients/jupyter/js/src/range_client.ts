@@ -6,13 +6,14 @@
 // needs beyond them is asked for when it is shown (Timeline: kind "bucket").
 import { unzlibSync } from "fflate";
 import { AnyModel, Buffer } from "./anywidget";
+import { Int, parseExact, relTime } from "./exact_json";
 
 type IntCol = Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float64Array;
 
 export interface EventCols {
-  /** ns from TrackData.base */
-  start: Float32Array;
-  end: Float32Array;
+  /** ns from TrackData.base (float64: exact) */
+  start: Float64Array;
+  end: Float64Array;
   id: Int32Array | Float64Array;
   /** indexes into names (-1: none) */
   name: IntCol;
@@ -123,15 +124,17 @@ interface WireReply {
   resolution?: number;
 }
 
-/** timeline/range's "columns" JSON (forwarded as is, format "json") -> the same typed columns.
+/** timeline/range's "columns" JSON (forwarded as is, format "json") -> the same typed columns,
+ *  times as offsets from `origin` (the widget's clock: exact on epoch clocks, exact_json.ts).
  *  Columns the request left out are absent (bucket details) or filled (event depth 0). */
-export function decodeJsonColumns(buf: Buffer): [WireReply, Map<string, TrackData>] {
+export function decodeJsonColumns(buf: Buffer, origin = 0n): [WireReply, Map<string, TrackData>] {
   const v = buf instanceof ArrayBuffer ? new Uint8Array(buf) : new Uint8Array((buf as ArrayBufferView).buffer,
     (buf as ArrayBufferView).byteOffset, (buf as ArrayBufferView).byteLength);
-  const r = JSON.parse(decoder.decode(v)) as {
-    start: number; end: number; resolution: number; names: (string | null)[];
-    tracks: { id: string; events?: Record<string, number[]>; buckets?: Record<string, number[]> }[];
+  const raw = parseExact(decoder.decode(v)) as {
+    start: Int; end: Int; resolution: number; names: (string | null)[];
+    tracks: { id: string; events?: Record<string, Int[]>; buckets?: Record<string, number[]> }[];
   };
+  const r = { ...raw, start: relTime(raw.start, origin), end: relTime(raw.end, origin) };
   const base = r.start;
   const out = new Map<string, TrackData>();
   for (const t of r.tracks) {
@@ -140,11 +143,11 @@ export function decodeJsonColumns(buf: Buffer): [WireReply, Map<string, TrackDat
     if (t.events) {
       const e = t.events;
       const n = (d.n = (e.start ?? []).length);
-      d.ev = { start: offsetsFrom(e.start ?? [], base), end: offsetsFrom(e.end ?? [], base),
-        id: e.id ? Float64Array.from(e.id) : new Float64Array(n).fill(-1),
-        name: e.name ? Int32Array.from(e.name) : new Int32Array(n).fill(-1),
-        kind: e.kind ? Int32Array.from(e.kind) : new Int32Array(n).fill(-1),
-        depth: e.depth ? Uint8Array.from(e.depth) : new Uint8Array(n) };
+      d.ev = { start: offsetsFrom(e.start ?? [], base, origin), end: offsetsFrom(e.end ?? [], base, origin),
+        id: e.id ? Float64Array.from(e.id as number[]) : new Float64Array(n).fill(-1),
+        name: e.name ? Int32Array.from(e.name as number[]) : new Int32Array(n).fill(-1),
+        kind: e.kind ? Int32Array.from(e.kind as number[]) : new Int32Array(n).fill(-1),
+        depth: e.depth ? Uint8Array.from(e.depth as number[]) : new Uint8Array(n) };
     } else {
       const b = t.buckets ?? {};
       const n = (d.n = (b.indexStep ?? b.index ?? []).length);
@@ -162,10 +165,11 @@ export function decodeJsonColumns(buf: Buffer): [WireReply, Map<string, TrackDat
 
 const decoder = new TextDecoder();
 
-/** Times -> offsets from base, as float32 (a plain loop, see percentOf). */
-function offsetsFrom(t: number[], base: number): Float32Array {
-  const out = new Float32Array(t.length);
-  for (let i = 0; i < t.length; i++) out[i] = t[i] - base;
+/** Times -> offsets from base (itself an offset from origin), exact (a plain loop, see percentOf). */
+function offsetsFrom(t: Int[], base: number, origin: bigint): Float64Array {
+  const out = new Float64Array(t.length);
+  if (origin === 0n) for (let i = 0; i < t.length; i++) out[i] = (t[i] as number) - base;
+  else for (let i = 0; i < t.length; i++) out[i] = relTime(t[i], origin) - base;
   return out;
 }
 
@@ -211,6 +215,9 @@ export class RangeClient {
    *  Python side's choice and FIELDS (the bench's A/B sets it) */
   wire?: string;
   failed = 0;
+
+  /** the widget's clock origin (its times are offsets from it) */
+  origin = 0n;
 
   constructor(private model: AnyModel<unknown>) {
     model.on("msg:custom", (msg: unknown, buffers: Buffer[]) => this.onMessage(msg, buffers));
@@ -308,7 +315,7 @@ export class RangeClient {
     try {
       if (!buffers.length) throw new Error(`format ${m.format} without a buffer`);
       if (m.format === "json" || m.format === "jsonz") {
-        const [head, t] = decodeJsonColumns(raw ?? buffers[0]);
+        const [head, t] = decodeJsonColumns(raw ?? buffers[0], this.origin);
         Object.assign(m, { start: head.start, end: head.end, resolution: head.resolution });
         tracks = t;
       } else throw new Error(`unknown format ${m.format}`);

@@ -6,6 +6,8 @@ import { RenderProps } from "./anywidget";
 import { formatCursor, timeAxis } from "./axis";
 import { eventColor, fmtDur, trackHue } from "./format";
 import { RangeClient, RangeData, TrackData, nameAt } from "./range_client";
+import { relTime } from "./exact_json";
+import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "./track_tree";
 
 interface Track {
   id: string;
@@ -18,23 +20,6 @@ interface Track {
   tid?: number;
   depth?: number;
   threadName?: string;
-}
-
-/** A compact row label (the full track name shows on hover). */
-function label(t: Track): string {
-  const thread = `${t.threadName || "thread"} ${t.tid ?? ""}`.trim();
-  switch (t.kind) {
-    case "gpu":
-      return `GPU ${t.device} · stream ${t.stream}${t.streamClass ? ` · ${t.streamClass}` : ""}`;
-    case "nvtxProjected":
-      return `GPU ${t.device} · NVTX ${"›".repeat((t.depth ?? 0) + 1)}`;
-    case "nvtx":
-      return `${thread} · NVTX ${"›".repeat((t.depth ?? 0) + 1)}`;
-    case "api":
-      return `${thread} · CUDA API`;
-    default:
-      return t.name;
-  }
 }
 
 /** One view change: from the input (wheel, drag, button) to the end of the frame drawn with its data. */
@@ -70,6 +55,8 @@ interface Window {
 
 interface Model {
   tracks: Track[];
+  /** times are offsets from this (decimal ns: exact on epoch clocks) */
+  origin: string;
   span: Window;
   view: Window;
   height: number;
@@ -79,7 +66,7 @@ interface Model {
 const LABEL_W = 210;
 const AXIS_H = 22;
 const ROW_H = 16;
-const MIN_SPAN_NS = 200;
+const MIN_SPAN_NS = 10;
 /** a zoom not answered by then shows its stretched preview (well under the ~100 ms that still
  *  feels immediate; most answers come first and cost no preview) */
 const PREVIEW_AFTER_MS = 70;
@@ -107,6 +94,9 @@ const CSS = `
 .nsys-tl-details p { margin: 4px 0; }
 .nsys-tl-details h1, .nsys-tl-details h2, .nsys-tl-details h3 { font-size: 13px; margin: 6px 0 2px; }
 .nsys-tl-close { position: absolute; right: 6px; top: 2px; cursor: pointer; }
+.nsys-tl-legend { display: inline-flex; gap: 6px; font-size: 11px; color: var(--jp-ui-font-color2, #666); }
+.nsys-tl-legend-item { display: inline-flex; gap: 3px; align-items: center; white-space: nowrap; }
+.nsys-tl-legend-item i { display: inline-block; width: 9px; height: 9px; border-radius: 2px; }
 `;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -128,6 +118,14 @@ class Timeline {
   private details = el("div", "nsys-tl-details");
   private client: RangeClient;
   private tracks: Track[];
+  /** the rows drawn (client track tree: GPU › utilisation › streams, process › thread › NVTX, API) */
+  private rows: TreeRow[] = [];
+  private tree: TreeNode[] = [];
+  private treeState: TreeState = newTreeState();
+  private trackById = new Map<string, Track>();
+  /** the label column's width (its edge drags) */
+  private labelW = LABEL_W;
+  private unhide = el("button", "nsys-tl-unhide", "");
   private span: Window;
   private view: Window;
   private data: RangeData | null = null;
@@ -141,6 +139,9 @@ class Timeline {
   /** row labels clipped to the label column */
   private labels = new Map<string, string>();
   private resize: ResizeObserver;
+  private visibility: IntersectionObserver;
+  /** the plot width the shown data was asked for */
+  private dataWidth = 0;
   // latency bookkeeping: each view change (zoom, pan, reset) gets a sequence number and its
   // input time; the frame that first draws data answered for that view (or a later one) ends it
   private viewSeq = 0;
@@ -152,7 +153,12 @@ class Timeline {
 
   constructor({ model, el: host }: RenderProps<Model>) {
     this.client = new RangeClient(model as never);
+    this.client.origin = BigInt(model.get("origin") || "0");
+    this.root.dataset.origin = String(this.client.origin);
     this.tracks = model.get("tracks") ?? [];
+    this.tree = trackTree(this.tracks);
+    this.trackById = new Map(this.tracks.map((t) => [t.id, t]));
+    this.rows = visibleRows(this.tree, this.treeState);
     this.span = { ...model.get("span") };
     this.view = { ...model.get("view") };
     if (!(this.span.end > this.span.start)) this.span = { start: this.span.start, end: this.span.start + 1e6 };
@@ -171,7 +177,10 @@ class Timeline {
     zoomIn.onclick = () => this.zoom(0.5, 0.5);
     zoomOut.onclick = () => this.zoom(2, 0.5);
     reset.onclick = () => this.setView({ ...this.span });
-    bar.append(this.status, zoomOut, zoomIn, reset);
+    this.unhide.title = "show the hidden rows";
+    this.unhide.style.display = "none";
+    this.unhide.onclick = () => this.changeRows("unhide");
+    bar.append(legend(), this.status, this.unhide, zoomOut, zoomIn, reset);
     this.maxH = model.get("height") || 420;
     this.scroll.style.maxHeight = `${this.maxH}px`;
     this.sizer.append(this.canvas, this.tip);
@@ -194,8 +203,19 @@ class Timeline {
     };
     hook.__nsysSamples = this.samples;
     hook.__nsysSetWire = (w?: string) => (this.client.wire = w);
+    // for tests: show [start, end] given on the profile's clock (decimal strings: exact)
+    (this.root as unknown as { __nsysShow: (s: string, e: string) => void }).__nsysShow = (s, e) =>
+      this.setView({ start: relTime(BigInt(s), this.client.origin), end: relTime(BigInt(e), this.client.origin) });
+    // what is shown is fetched whenever the widget becomes visible or changes size (an output
+    // area laid out after Run All, a collapsed output expanded, a tab switched back to)
     this.resize = new ResizeObserver(() => this.onResize());
     this.resize.observe(this.root);
+    this.resize.observe(this.scroll);
+    this.visibility = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) this.onResize();
+    });
+    this.visibility.observe(this.root);
+    (this.root as unknown as { __nsysRows: () => string[] }).__nsysRows = () => this.rows.map((r) => r.key);
     this.onResize();
   }
 
@@ -203,12 +223,22 @@ class Timeline {
     clearTimeout(this.tipTimer);
     clearTimeout(this.previewTimer);
     this.resize.disconnect();
+    this.visibility.disconnect();
     this.client.dispose();
+  }
+
+  /** Resizes the label column (at least 80 px, leaving the plot 120). */
+  setLabelWidth(px: number): void {
+    this.labelW = Math.round(Math.max(80, Math.min(this.width - 120, px)));
+    this.root.dataset.labelWidth = String(this.labelW);
+    this.labels.clear();
+    this.queueDraw();
+    this.fetch();
   }
 
   // -- view and requests ---------------------------------------------------------
   private plotWidth(): number {
-    return Math.max(50, this.width - LABEL_W);
+    return Math.max(50, this.width - this.labelW);
   }
 
   /** A new view; previewNow: draw the old data at it in the next frame (drag), else later (zoom). */
@@ -273,25 +303,25 @@ class Timeline {
     const v = this.view;
     const scale = pw / (v.end - v.start);
     // the old plot [s.view] lands at [dx, dx + dw) in the new view
-    const dx = LABEL_W + (s.view.start - v.start) * scale;
+    const dx = this.labelW + (s.view.start - v.start) * scale;
     const dw = (s.view.end - s.view.start) * scale;
     const y0 = AXIS_H;
     const h = s.h - AXIS_H;
     g.setTransform(1, 0, 0, 1, 0, 0);
     g.save();
     g.beginPath();
-    g.rect(LABEL_W * dpr, y0 * dpr, pw * dpr, h * dpr);
+    g.rect(this.labelW * dpr, y0 * dpr, pw * dpr, h * dpr);
     g.clip();
     g.imageSmoothingEnabled = false;
-    g.drawImage(this.canvas, LABEL_W * dpr, y0 * dpr, pw * dpr, h * dpr, dx * dpr, y0 * dpr, dw * dpr, h * dpr);
+    g.drawImage(this.canvas, this.labelW * dpr, y0 * dpr, pw * dpr, h * dpr, dx * dpr, y0 * dpr, dw * dpr, h * dpr);
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     // what the old plot does not cover (a zoom out): the rows' background only
-    for (const [a, b] of [[LABEL_W, dx], [dx + dw, LABEL_W + pw]]) {
+    for (const [a, b] of [[this.labelW, dx], [dx + dw, this.labelW + pw]]) {
       if (b <= a) continue;
       g.clearRect(a, y0, b - a, h);
       const first = Math.floor(s.top / ROW_H);
       for (let i = first; AXIS_H + i * ROW_H - s.top < s.h; i++) {
-        if (i % 2 === 0 && i < this.tracks.length) {
+        if (i % 2 === 0 && i < this.rows.length) {
           g.fillStyle = "rgba(128,128,128,0.07)";
           g.fillRect(a, AXIS_H + i * ROW_H - s.top, b - a, ROW_H);
         }
@@ -310,7 +340,16 @@ class Timeline {
     this.setView({ start: pivot - at * nlen, end: pivot - at * nlen + nlen });
   }
 
+  /** Whether the widget is laid out (a hidden output has no size: nothing to fetch for yet). */
+  private laidOut(): boolean {
+    return this.root.isConnected && this.root.clientWidth > 0 && this.scroll.clientHeight > 0;
+  }
+
   private fetch(): void {
+    if (!this.laidOut()) {
+      this.dirty = true; // fetched when it is shown (onResize)
+      return;
+    }
     if (this.inflight) {
       this.dirty = true;
       return;
@@ -319,10 +358,13 @@ class Timeline {
     this.dirty = false;
     const v = { ...this.view };
     const seq = this.viewSeq;
+    const width = this.plotWidth();
     this.client
-      .request(v.start, v.end, this.plotWidth(), this.visibleTracks())
+      .request(v.start, v.end, width, this.visibleTracks())
       .then((d) => {
         this.data = d;
+        this.dataWidth = width;
+        this.root.dataset.dataWidth = String(width);
         this.dataSeq = seq;
         this.root.dataset.served = String(d.served);
         this.root.dataset.lastFormat = d.format;
@@ -357,9 +399,9 @@ class Timeline {
     const top = this.scroll.scrollTop;
     const h = this.scroll.clientHeight || Number(this.scroll.style.maxHeight.replace("px", "")) || 420;
     const first = Math.max(0, Math.floor(top / ROW_H) - 2); // two rows of margin each side
-    const last = Math.min(this.tracks.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 2);
-    if (first === 0 && last >= this.tracks.length) return undefined;
-    return this.tracks.slice(first, last).map((t) => t.id);
+    const last = Math.min(this.rows.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 2);
+    const ids = [...new Set(this.rows.slice(first, last).flatMap((r) => r.ids))];
+    return ids.length === this.tracks.length ? undefined : ids;
   }
 
   private onScroll(): void {
@@ -369,12 +411,16 @@ class Timeline {
   }
 
   private onResize(): void {
-    const w = Math.floor(this.root.clientWidth || 600);
-    if (w === this.width && this.data) return;
+    if (!this.laidOut()) return;
+    const w = Math.floor(this.root.clientWidth);
+    const resized = w !== this.width;
     this.width = w;
     this.queueDraw();
-    this.fetch();
+    // the data must cover the rows in view at this width (the view may have grown taller)
+    const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
+    if (resized || this.dirty || !this.data || this.dataWidth !== this.plotWidth() || ids.some((id) => !this.data!.tracks.has(id))) this.fetch();
   }
+
 
   // -- pointer ---------------------------------------------------------------------
   private bindPointer(): void {
@@ -382,7 +428,7 @@ class Timeline {
     c.addEventListener(
       "wheel",
       (ev: WheelEvent) => {
-        const x = ev.offsetX - LABEL_W;
+        const x = ev.offsetX - this.labelW;
         if (x < 0) return; // over the labels: let the page scroll
         ev.preventDefault();
         const dy = ev.deltaMode === 1 ? ev.deltaY * 16 : ev.deltaY;
@@ -392,14 +438,29 @@ class Timeline {
     );
     let dragX: number | null = null;
     let dragView: Window | null = null;
+    let resizing: { x: number; w: number } | null = null;
+    const onEdge = (x: number) => x >= this.labelW - 5 && x < this.labelW;
     c.addEventListener("pointerdown", (ev: PointerEvent) => {
-      if (ev.offsetX < LABEL_W) return;
+      if (onEdge(ev.offsetX)) {
+        resizing = { x: ev.clientX, w: this.labelW };
+        c.setPointerCapture(ev.pointerId);
+        return;
+      }
+      if (ev.offsetX < this.labelW) {
+        this.click(ev.offsetX, ev.offsetY, ev); // a label
+        return;
+      }
       dragX = ev.clientX;
       dragView = { ...this.view };
       c.setPointerCapture(ev.pointerId);
       c.classList.add("dragging");
     });
     c.addEventListener("pointermove", (ev: PointerEvent) => {
+      if (resizing) {
+        this.setLabelWidth(resizing.w + ev.clientX - resizing.x);
+        return;
+      }
+      c.style.cursor = onEdge(ev.offsetX) ? "col-resize" : "";
       if (dragX !== null && dragView) {
         const nsPerPx = (dragView.end - dragView.start) / this.plotWidth();
         const d = (dragX - ev.clientX) * nsPerPx;
@@ -407,11 +468,12 @@ class Timeline {
         this.tip.style.display = "none";
         return;
       }
-      this.setCursor(ev.offsetX >= LABEL_W ? ev.offsetX - LABEL_W : null);
+      this.setCursor(ev.offsetX >= this.labelW ? ev.offsetX - this.labelW : null);
       this.hover(ev.offsetX, ev.offsetY);
     });
     const end = (ev: PointerEvent) => {
-      if (dragX !== null && Math.abs(ev.clientX - dragX) < 3 && ev.type === "pointerup") this.click(ev.offsetX, ev.offsetY);
+      resizing = null;
+      if (dragX !== null && Math.abs(ev.clientX - dragX) < 3 && ev.type === "pointerup") this.click(ev.offsetX, ev.offsetY, ev);
       dragX = null;
       dragView = null;
       if (c.hasPointerCapture(ev.pointerId)) c.releasePointerCapture(ev.pointerId);
@@ -432,15 +494,53 @@ class Timeline {
     return y < AXIS_H ? -1 : Math.floor((y + this.scroll.scrollTop - AXIS_H) / ROW_H);
   }
 
-  private click(x: number, y: number): void {
-    const row = this.rowAt(y);
-    const track = this.tracks[row];
-    const d = track && this.data?.tracks.get(track.id);
-    if (!track || !d || track.kind !== "gpu" || x < LABEL_W) return;
-    const t = this.view.start + ((x - LABEL_W) / this.plotWidth()) * (this.view.end - this.view.start);
+  /** The item of row `row` at canvas x (within 2 px): its track's data and index, or null. */
+  private hitAt(row: TreeRow | undefined, x: number): { track: Track; d: TrackData; i: number } | null {
+    if (!row || x < this.labelW || !this.data) return null;
+    const t = this.view.start + ((x - this.labelW) / this.plotWidth()) * (this.view.end - this.view.start);
     const slop = (2 * (this.view.end - this.view.start)) / this.plotWidth();
-    const i = indexAt(d, t, slop);
-    if (i < 0) return;
+    let best: { track: Track; d: TrackData; i: number } | null = null;
+    for (const id of row.ids) {
+      const d = this.data.tracks.get(id), track = this.trackById.get(id);
+      if (!d || !track) continue;
+      const i = indexAt(d, t, slop);
+      if (i < 0) continue;
+      const [s, e] = itemSpan(d, i);
+      if (!best || (s <= t && t <= e)) best = { track, d, i };
+      if (s <= t && t <= e) break;
+    }
+    return best;
+  }
+
+  /** A label click opens or closes a group, Shift+click pins, Alt+click hides; 'unhide' shows every hidden row. */
+  changeRows(what: "open" | "hidden" | "pinned" | "unhide", key = ""): void {
+    if (what === "unhide") this.treeState.hidden.clear();
+    else toggle(this.treeState, what, key);
+    this.rows = visibleRows(this.tree, this.treeState);
+    this.labels.clear();
+    const n = this.treeState.hidden.size;
+    this.unhide.textContent = `show hidden (${n})`;
+    this.unhide.style.display = n ? "" : "none";
+    this.root.dataset.rows = String(this.rows.length);
+    this.queueDraw();
+    this.onScroll();
+  }
+
+  private click(x: number, y: number, ev?: PointerEvent): void {
+    const row = this.rows[this.rowAt(y)];
+    if (row && x < this.labelW) {
+      if (ev?.altKey) this.changeRows("hidden", row.key);
+      else if (ev?.shiftKey) this.changeRows("pinned", row.key);
+      else if (row.open !== undefined) this.changeRows("open", row.key);
+      return;
+    }
+    const hit = this.hitAt(row, x);
+    if (hit && hit.track.kind === "api" && hit.d.ev) {
+      this.launchedBy(hit.track.id, hit.d, hit.i);
+      return;
+    }
+    if (!hit || hit.track.kind !== "gpu") return;
+    const { d, i } = hit;
     let opId: Promise<number>;
     if (d.ev) opId = Promise.resolve(d.ev.id[i]);
     else if (d.bk?.longestId) opId = Promise.resolve(d.bk.longestId[i]);
@@ -453,6 +553,72 @@ class Timeline {
     });
   }
 
+  /** The selection's launch flow: an API call and the GPU ops it launched (offsets), or null. */
+  private flow: Flow | null = null;
+
+  private setFlow(f: Flow | null): void {
+    this.flow = f;
+    this.root.dataset.flow = f ? JSON.stringify(f) : "";
+    this.queueDraw();
+  }
+
+  /** A click on an API call: the GPU ops it launched (found by the Python side, `launched`). */
+  private launchedBy(trackId: string, d: TrackData, i: number): void {
+    const ev = d.ev as NonNullable<TrackData["ev"]>;
+    const [start, end] = itemSpan(d, i);
+    this.root.dataset.detailsFor = "";
+    this.client.ask("launched", { apiId: ev.id[i], apiTrack: trackId, start, end })
+      .then((m) => this.setFlow((m.flow as Flow | null) ?? null))
+      .catch((e: Error) => {
+        this.status.classList.add("nsys-tl-err");
+        this.status.textContent = e.message;
+      });
+  }
+
+  /** The flow on the rows: the API call and each op outlined, an arrow from the call's end to
+   *  each op's start (a track inside a collapsed group: the group's row). */
+  private paintFlow(g: CanvasRenderingContext2D, f: Flow, top: number, scale: number): void {
+    const rowOf = (id: string) => {
+      const own = this.rows.findIndex((r) => r.ids.length === 1 && r.ids[0] === id);
+      return own >= 0 ? own : this.rows.findIndex((r) => r.ids.includes(id));
+    };
+    const x = (t: number) => this.labelW + (t - this.view.start) * scale;
+    const y = (r: number) => AXIS_H + r * ROW_H - top;
+    g.save();
+    g.beginPath();
+    g.rect(this.labelW, AXIS_H, this.width - this.labelW, this.canvas.height);
+    g.clip();
+    g.strokeStyle = FLOW_COLOR;
+    g.fillStyle = FLOW_COLOR;
+    g.lineWidth = 2;
+    const box = (r: number, s: number, e: number) => {
+      const a = x(s);
+      g.strokeRect(a - 1, y(r) + 1, Math.max(x(e), a + 2) - a + 2, ROW_H - 2);
+    };
+    const ar = rowOf(f.api.track);
+    if (ar >= 0) box(ar, f.api.start, f.api.end);
+    for (const op of f.ops) {
+      const kr = rowOf(op.track);
+      if (kr < 0) continue;
+      box(kr, op.start, op.end);
+      if (ar < 0) continue;
+      const ax = x(f.api.end), ay = y(ar) + (kr < ar ? 1 : ROW_H - 1);
+      const kx = x(op.start), ky = y(kr) + (kr < ar ? ROW_H - 1 : 1);
+      g.beginPath();
+      g.moveTo(ax, ay);
+      g.bezierCurveTo(ax, (ay + ky) / 2, kx, (ay + ky) / 2, kx, ky);
+      g.stroke();
+      const dir = ky > ay ? 1 : -1;
+      g.beginPath();
+      g.moveTo(kx, ky);
+      g.lineTo(kx - 4, ky - 7 * dir);
+      g.lineTo(kx + 4, ky - 7 * dir);
+      g.closePath();
+      g.fill();
+    }
+    g.restore();
+  }
+
   /** kernel/details + kernel/explain of one op in the panel under the plot. */
   private showDetails(opId: number): void {
     this.details.style.display = "block";
@@ -463,6 +629,7 @@ class Timeline {
       .then((m) => {
         this.details.innerHTML = String(m.html ?? ""); // escaped HTML rendered by the Python side
         this.root.dataset.detailsShown = String(opId);
+        this.setFlow((m.flow as Flow | null) ?? null);
       })
       .catch((e: Error) => {
         this.details.textContent = e.message;
@@ -497,30 +664,23 @@ class Timeline {
   private tipTimer: ReturnType<typeof setTimeout> | undefined;
 
   private hover(x: number, y: number): void {
-    const row = this.rowAt(y);
-    const track = this.tracks[row];
-    const d = track && this.data?.tracks.get(track.id);
-    if (track && x < LABEL_W) {
+    const row = this.rows[this.rowAt(y)];
+    if (row && x < this.labelW) {
       this.tipKey = "";
-      this.tip.textContent = `${track.name}\n${track.id}`;
+      const how = row.open === undefined ? "Shift+click pins, Alt+click hides" : `click ${row.open ? "collapses" : "expands"}; Shift+click pins, Alt+click hides`;
+      this.tip.textContent = `${row.title}\n${row.ids.length > 1 ? `${row.ids.length} tracks merged` : row.ids[0] ?? ""}\n${how}`;
       this.tip.style.display = "block";
       this.tip.style.left = `${x + 12}px`;
       this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
       return;
     }
-    if (!track || !d) {
+    const hit = this.hitAt(row, x);
+    if (!hit) {
       this.tipKey = "";
       this.tip.style.display = "none";
       return;
     }
-    const t = this.view.start + ((x - LABEL_W) / this.plotWidth()) * (this.view.end - this.view.start);
-    const slop = (2 * (this.view.end - this.view.start)) / this.plotWidth();
-    const i = indexAt(d, t, slop);
-    if (i < 0) {
-      this.tipKey = "";
-      this.tip.style.display = "none";
-      return;
-    }
+    const { track, d, i } = hit;
     const key = `${d.id}|${d.resolution}|${d.start}|${i}|${d.type}`;
     this.tipKey = key;
     this.tip.textContent = `${track.name}\n${describeAt(d, i)}`;
@@ -580,7 +740,7 @@ class Timeline {
     const dpr = window.devicePixelRatio || 1;
     const w = this.width;
     // the canvas covers the visible rows only (less to clear, raster and composite)
-    const totalH = AXIS_H + Math.max(1, this.tracks.length) * ROW_H + 4;
+    const totalH = AXIS_H + Math.max(1, this.rows.length) * ROW_H + 4;
     const h = Math.min(totalH, this.maxH);
     if (this.sizer.style.height !== `${totalH}px`) this.sizer.style.height = `${totalH}px`;
     if (this.canvas.width !== Math.round(w * dpr) || this.canvas.height !== Math.round(h * dpr)) {
@@ -604,25 +764,35 @@ class Timeline {
     // only the rows scrolled into view (a scroll redraws)
     const top = this.scroll.scrollTop;
     const first = Math.max(0, Math.floor(top / ROW_H) - 1);
-    const last = Math.min(this.tracks.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 1);
+    const last = Math.min(this.rows.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 1);
     const batch = new Batch();
     for (let i = first; i < last; i++) {
-      const tr = this.tracks[i];
+      const row = this.rows[i];
+      const tr = this.trackById.get(row.ids[0] ?? "");
       const y = AXIS_H + i * ROW_H - top;
       if (i % 2 === 0) {
         g.fillStyle = "rgba(128,128,128,0.07)";
         g.fillRect(0, y, w, ROW_H);
       }
-      g.fillStyle = `hsl(${trackHue(tr.streamClass ?? tr.kind)}, 45%, 45%)`;
-      g.fillRect(2, y + 3, 3, ROW_H - 6);
+      const x0 = 8 + row.level * 10;
+      if (tr && row.open === undefined) {
+        g.fillStyle = `hsl(${trackHue(tr.streamClass ?? tr.kind)}, 45%, 45%)`;
+        g.fillRect(x0 - 6, y + 3, 3, ROW_H - 6);
+      }
       g.fillStyle = fg;
-      let text = this.labels.get(tr.id);
-      if (text === undefined) this.labels.set(tr.id, (text = clip(g, label(tr), LABEL_W - 12)));
-      g.fillText(text, 8, y + ROW_H / 2);
-      const d = this.data?.tracks.get(tr.id);
-      if (d) drawTrack(batch, d, tr.streamClass ?? tr.kind, v.start, scale, LABEL_W, pw, y + 2, ROW_H - 4);
+      let text = this.labels.get(row.key);
+      if (text === undefined) {
+        const s = `${row.open === undefined ? "" : row.open ? "▾ " : "▸ "}${row.pinned ? `★ ${row.title}` : row.label}`;
+        this.labels.set(row.key, (text = clip(g, s, this.labelW - 4 - x0)));
+      }
+      g.fillText(text, x0, y + ROW_H / 2);
+      for (const id of row.ids) { // several tracks (a GPU's utilisation, a collapsed group): drawn merged
+        const d = this.data?.tracks.get(id), t = this.trackById.get(id);
+        if (d && t) drawTrack(batch, d, t.streamClass ?? t.kind, v.start, scale, this.labelW, pw, y + 2, ROW_H - 4);
+      }
     }
     batch.flush(g);
+    if (this.flow) this.paintFlow(g, this.flow, top, scale);
 
     this.paintAxis(g, w, h);
     this.shown = { view: { ...v }, top, w, h, dpr };
@@ -670,14 +840,14 @@ class Timeline {
     if (this.cursorX !== null && this.data) {
       cursor = formatCursor(v.start + this.cursorX / scale, this.span.start, ax.step);
       const cw = g.measureText(cursor).width + 8;
-      const bx = Math.max(LABEL_W, Math.min(LABEL_W + this.cursorX + 1, w - spanW - 10 - cw));
+      const bx = Math.max(this.labelW, Math.min(this.labelW + this.cursorX + 1, w - spanW - 10 - cw));
       cursorBox = [bx, bx + cw];
       taken.push(cursorBox);
     }
     const drawn: string[] = [];
     g.fillStyle = fg;
     for (const tk of ax.ticks) {
-      const x = LABEL_W + (tk.t - v.start) * scale;
+      const x = this.labelW + (tk.t - v.start) * scale;
       g.fillRect(Math.round(x), AXIS_H - 6, 1, 6);
       const a = x + 3;
       const b = a + g.measureText(tk.label).width;
@@ -692,9 +862,9 @@ class Timeline {
       g.fillStyle = fg;
       g.fillText(cursor, cursorBox[0] + 4, AXIS_H - 8);
     }
-    g.fillText(this.data ? (ax.base ? `${clip(g, ax.base, LABEL_W - 24)} +` : "") : "loading…", 8, AXIS_H - 8);
+    g.fillText(this.data ? (ax.base ? `${clip(g, ax.base, this.labelW - 24)} +` : "") : "loading…", 8, AXIS_H - 8);
     g.fillStyle = "rgba(128,128,128,0.35)";
-    g.fillRect(LABEL_W - 1, AXIS_H, 1, h - AXIS_H);
+    g.fillRect(this.labelW - 1, AXIS_H, 1, h - AXIS_H);
     this.root.dataset.axis = JSON.stringify({ base: ax.base, labels: ax.ticks.map((t) => t.label), drawn, span: ax.span, cursor });
   }
 
@@ -886,6 +1056,19 @@ function bucketKey(d: TrackData, i: number): string {
   return `${d.id}|${d.resolution}|${d.start + (d.bk as NonNullable<TrackData["bk"]>).index[i] * d.resolution}`;
 }
 
+/** A launch: the API call and the GPU ops it launched (times: the widget's offsets). */
+interface FlowItem {
+  id: number;
+  track: string;
+  start: number;
+  end: number;
+}
+interface Flow {
+  api: FlowItem;
+  ops: FlowItem[];
+}
+const FLOW_COLOR = "#ff00c8";
+
 /** A "bucket" reply: what a zoom reply's buckets leave out. */
 interface BucketInfo {
   count: number;
@@ -893,6 +1076,21 @@ interface BucketInfo {
   longestId: number;
   longestName: string | null;
   longestDur: number;
+}
+
+/** What each colour means (the track tree's LEGEND in this palette). */
+function legend(): HTMLElement {
+  const box = el("span", "nsys-tl-legend");
+  box.title = "colour legend";
+  for (const l of LEGEND) {
+    const item = el("span", "nsys-tl-legend-item", l.label);
+    item.dataset.kind = l.kind;
+    const sw = el("i");
+    sw.style.background = eventColor(l.kind, null); // what the rows draw (a name shifts the hue a little)
+    item.prepend(sw);
+    box.append(item);
+  }
+  return box;
 }
 
 export default {

@@ -39,6 +39,20 @@ WIRES = ("jsonz", "json")
 DRAW_FIELDS = ("id", "start", "end", "name", "kind", "indexStep", "busyPct")
 
 
+_ALIGN = 1 << 40
+_SMALL = 1 << 50
+
+
+def clock_origin(start: int, end: int) -> int:
+    """The origin of the front end's clock (js/src/exact_json.ts `clockOrigin`, the same rule):
+    0 when the profile's span is within ±2^50 ns, else its start rounded down to a multiple of
+    2^40 ns. The front end draws in offsets from it, numbers exact below 2^53 ns, where an
+    epoch clock's absolute times (~1.7e18) would round to 256 ns in JavaScript."""
+    if -_SMALL < start < _SMALL and -_SMALL < end < _SMALL:
+        return 0
+    return start - start % _ALIGN
+
+
 def _bundle(name: str) -> pathlib.Path:
     path = STATIC / name
     if not path.exists():
@@ -53,6 +67,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     _esm = _bundle("timeline.js")
     tracks: Any = traitlets.List().tag(sync=True)
+    # times the front end sees are offsets from `origin` (a decimal string: exact in JavaScript)
+    origin = traitlets.Unicode("0").tag(sync=True)
     span = traitlets.Dict().tag(sync=True)
     view = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
@@ -77,8 +93,11 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         s0, s1 = profile.span()
         tracks_res = profile.request(M_TRACKS)
         tracks = tracks_res.get("tracks", []) if isinstance(tracks_res, dict) else tracks_res
-        super().__init__(tracks=tracks, span={"start": s0, "end": s1},
-                         view={"start": s0 if start is None else int(start), "end": s1 if end is None else int(end)},
+        o = clock_origin(s0, s1)
+        self._origin = o
+        super().__init__(tracks=tracks, origin=str(o), span={"start": s0 - o, "end": s1 - o},
+                         view={"start": (s0 if start is None else int(start)) - o,
+                               "end": (s1 if end is None else int(end)) - o},
                          height=height, title=pathlib.Path(profile.path).name, **kwargs)
         self._profile = profile
         self.served = 0     # range requests answered (each reply carries it: no extra state message)
@@ -93,7 +112,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
-        if kind not in ("range", "bucket", "details", "ping"):
+        if kind not in ("range", "bucket", "details", "launched", "ping"):
             return
         content["recvAt"] = time.time() * 1e3  # wall clock ms, for the bench's breakdown
         if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
@@ -102,7 +121,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3},
                       bufs)
         elif self._queues is not None and not content.get("inline"):  # "inline": the bench's comparison
-            self._queues[kind].put(content)
+            self._queues["details" if kind == "launched" else kind].put(content)
         else:
             self._serve(content)
 
@@ -131,8 +150,12 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 msg, buffers = self.answer_range(content)
             elif kind == "bucket":
                 msg, buffers = {"kind": "bucket", **self.bucket(content)}, []
+            elif kind == "launched":
+                msg, buffers = {"kind": "launched", "flow": self.launched(content)}, []
             else:
-                msg, buffers = {"kind": "details", "html": self.details_html(int(content["opId"]))}, []
+                d = self._profile.kernel(int(content["opId"]))
+                msg, buffers = {"kind": "details", "html": self.details_html(int(content["opId"]), d),
+                                "flow": self._flow(d)}, []
             msg["id"] = rid
             if "recvAt" in content:
                 msg["recvAt"] = content["recvAt"]
@@ -143,16 +166,76 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         except Exception as e:  # report every failure to the front end, never leave it waiting
             self.send({"id": rid, "kind": kind, "error": f"{type(e).__name__}: {e}", "code": None})
 
-    def details_html(self, op_id: int) -> str:
-        """The panel shown when a GPU op is clicked: `kernel/details`, plus `kernel/explain`
-        for kernels (escaped HTML rendered from the server's markdown)."""
+    def _flow(self, d: dict) -> Optional[dict]:
+        """A GPU op's launch (kernel/details' api) for the front end: the call and the op, times
+        as offsets from the widget's origin; None without a launching call."""
+        api = d.get("api")
+        if not api:
+            return None
+        o = self._origin
+        return {"api": {"id": api["id"], "track": f"api:{api['pid']}:{api['tid']}", "start": int(api["start"]) - o,
+                        "end": int(api["end"]) - o},
+                "ops": [{"id": d["id"], "track": d.get("track"), "start": int(d["start"]) - o, "end": int(d["end"]) - o}]}
+
+    def launched(self, content: dict) -> dict:
+        """The GPU ops the API call `apiId` (on `apiTrack`, starting at offset `start`) launched.
+        A stream runs its ops in launch order and kernelIds number each GPU track's ops by start
+        (timeline/tracks order, `count` each; docs/protocol.md), so on each of the process's GPU
+        tracks a binary search on the launching call's start (kernel/details' api) finds the first
+        op launched at or after the call, and the ops that call launched follow it: O(log n)
+        kernel/details per track. (The protocol has no API -> ops method.)"""
+        api_id, track = int(content["apiId"]), str(content["apiTrack"])
+        pid = track.split(":")[1]
+        t0 = int(content["start"]) + self._origin
+        launch: dict[int, Optional[dict]] = {}
+
+        def call_of(op: int) -> Optional[dict]:
+            if op not in launch:
+                launch[op] = self._flow(self._profile.kernel(op))
+            return launch[op]
+
+        def launched_at(op: int) -> int:  # the op's launching call's start (its own start without one)
+            f = call_of(op)
+            return int(f["api"]["start"]) + self._origin if f else int(self._profile.kernel(op)["start"])
+
+        ops = []
+        base = 0
+        for t in self.tracks:
+            if t.get("kind") != "gpu":
+                continue
+            n = int(t.get("count") or 0)
+            lo, hi = base, base + n
+            base += n
+            if str(t.get("pid")) != pid or n == 0:
+                continue
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if launched_at(mid) < t0:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            for op in range(lo, min(lo + 64, base)):  # a graph launch puts many ops on a stream
+                f = call_of(op)
+                if not f or int(f["api"]["start"]) + self._origin != t0:
+                    break
+                if f["api"]["id"] == api_id and f["api"]["track"] == track:
+                    ops.append(f["ops"][0])
+        return {"api": {"id": api_id, "track": track, "start": int(content["start"]), "end": int(content["end"])},
+                "ops": ops}
+
+    def details_html(self, op_id: int, d: Optional[dict] = None) -> str:
+        """The panel shown when a GPU op is clicked: `kernel/details` (`d`, when already asked),
+        plus `kernel/explain` for kernels (escaped HTML rendered from the server's markdown)."""
         from ._rich import _ns, markdown_to_html
         from .profile import M_EXPLAIN
-        d = self._profile.kernel(op_id)
+        if d is None:
+            d = self._profile.kernel(op_id)
         api = d.get("api") or {}
         path = " > ".join(str(n.get("name")) for n in d.get("nvtxPath") or [])
         lines = [f"**{d.get('name')}** · {d.get('kind')} · {_ns(d.get('durNs'))} · "
-                 f"GPU {d.get('device')} stream {d.get('stream')}"]
+                 f"GPU {d.get('device')} stream {d.get('stream')}",
+                 # the profile's own clock, every digit (what the export's start/end columns hold)
+                 f"start {d.get('start')} ns · end {d.get('end')} ns"]
         if api:
             lines.append(f"launched by `{api.get('name')}` on thread {api.get('threadName') or api.get('tid')}")
         if path:
@@ -169,7 +252,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         one-pixel `timeline/range` on the bucket's own grid cell, always as buckets:
         `{count, busyNs, longestId, longestName, longestDur}` (longestId -1: no op starts in it)."""
         from .profile import M_RANGE
-        start, res = int(content["start"]), int(content["resolution"])
+        start, res = int(content["start"]) + self._origin, int(content["resolution"])
         if res <= 0 or res & (res - 1):
             raise ValueError("resolution: expected a power of two")
         r = self._profile.request(M_RANGE, {"start": start, "end": start + res, "width": 1, "maxEvents": 0,
@@ -194,7 +277,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         `fields` (a list of column names) asks the server for those columns only."""
         from .profile import M_RANGE
         t0 = time.perf_counter()
-        params: dict[str, Any] = {"start": int(content["start"]), "end": int(content["end"]),
+        o = self._origin  # the front end's times are offsets from it
+        params: dict[str, Any] = {"start": int(content["start"]) + o, "end": int(content["end"]) + o,
                                   "width": max(1, int(content.get("width", 1000))), "format": "columns"}
         if content.get("tracks"):
             params["tracks"] = [str(t) for t in content["tracks"]]

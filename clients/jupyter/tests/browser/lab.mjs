@@ -3,7 +3,13 @@
 // with the mouse wheel and checks that the zoom's `timeline/range` request was
 // answered by the Python side. Writes screenshots and a JSON summary to OUT.
 //
-//   node lab.mjs URL OUT_DIR
+// With EPOCH_PROFILE (the notebook's last cell shows it, its output area hidden): the widget
+// rendered hidden asks nothing until shown, then draws every row in view, also after its view
+// grows taller; on that epoch clock a 10 ns window draws a kernel at its pixel and its details
+// print SQL's start and end digit for digit.
+//
+//   node lab.mjs URL OUT_DIR [EPOCH_PROFILE]
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -13,7 +19,7 @@ import { checkAxis, pngStats, zoomInOtherLayouts } from "./timeline_checks.mjs";
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
 const { chromium } = require("playwright-core");
 
-const [url, outDir] = process.argv.slice(2);
+const [url, outDir, epochProfile] = process.argv.slice(2);
 const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 fs.mkdirSync(outDir, { recursive: true });
 const userDataDir = fs.mkdtempSync(path.join(outDir, "chromium-profile-"));
@@ -46,6 +52,12 @@ try {
     console.log(`[browser pageerror] ${e.message}`);
     if (/anywidget|nsys/i.test(`${e.message} ${e.stack ?? ""}`)) widgetErrors.push(e.message);
   });
+  await page.addInitScript(() => {
+    window.lastCell = () => {
+      const nb = window.jupyterapp.shell.currentWidget.content;
+      return nb.widgets[nb.widgets.length - 1];
+    };
+  });
   await page.goto(url, { waitUntil: "domcontentloaded", timeout: 120000 });
   await page.waitForFunction(() => window.jupyterapp && document.querySelector(".jp-Notebook"), null, { timeout: 120000 });
   step("lab loaded");
@@ -55,6 +67,12 @@ try {
     return w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel &&
       w.sessionContext.session.kernel.status === "idle";
   }, null, { timeout: 120000 });
+  // the epoch cell's output area hidden (display: none): its widget renders with no size
+  // (checkHiddenEpochWidget shows it)
+  if (epochProfile) {
+    await page.addStyleTag({ content: ".nsys-test-hidden .jp-Cell-outputWrapper { display: none !important; }" });
+    await page.evaluate(() => lastCell().node.classList.add("nsys-test-hidden"));
+  }
   await page.evaluate(() => window.jupyterapp.commands.execute("notebook:run-all-cells"));
   step("run all cells");
 
@@ -233,6 +251,9 @@ try {
   if (!/launched by/.test(panel)) fail(`details panel incomplete: ${panel.slice(0, 300)}`);
   await tl.screenshot({ path: path.join(outDir, "timeline-details.png") });
 
+  await checkFlow(page, tl);
+  await checkTrackTree(page, tl);
+
   // -- the NVTX tree ----------------------------------------------------------------
   const tree = page.locator(".nsys-tree").first();
   await tree.waitFor({ state: "visible", timeout: 60000 });
@@ -255,6 +276,7 @@ try {
   await tree.screenshot({ path: path.join(outDir, "tree.png") });
 
   await page.screenshot({ path: path.join(outDir, "lab.png"), fullPage: false });
+  if (epochProfile) await checkHiddenEpochWidget(page);
   if (widgetErrors.length) fail(`widget errors in the page: ${widgetErrors.join(" | ")}`);
   result.ok = true;
 } catch (e) {
@@ -269,3 +291,216 @@ try {
   fs.writeFileSync(path.join(outDir, "browser-result.json"), JSON.stringify(result, null, 2));
 }
 process.exit(result.ok ? 0 : 1);
+
+/** Rows of an SQL query on the epoch profile, as decimal strings (Python's sqlite3: exact). */
+function sql(query) {
+  const py = "import json,sqlite3,sys\nc=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro',uri=True)\n" +
+    "print(json.dumps([[str(x) for x in r] for r in c.execute(sys.argv[2])]))";
+  return JSON.parse(execFileSync("python3", ["-c", py, epochProfile, query], { encoding: "utf8" }));
+}
+
+/** Per row in view that draws (open process and thread rows are labels), whether the plot part
+ *  of the widget's canvas has anything drawn on it (a pixel other than the row's background). */
+async function rowsDrawn(tl) {
+  return tl.evaluate((e) => {
+    const c = e.querySelector("canvas"), g = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
+    const top = e.querySelector(".nsys-tl-scroll").scrollTop, rows = e.__nsysRows();
+    const out = [];
+    for (let i = Math.ceil(top / 16); 22 + (i + 1) * 16 - top <= c.height / dpr && i < rows.length; i++) {
+      const y = Math.round((22 + i * 16 - top + 8) * dpr);
+      const d = g.getImageData(Math.round(212 * dpr), y, c.width - Math.round(212 * dpr), 1).data;
+      const bg = [d[0], d[1], d[2], d[3]].join();
+      let drawn = false;
+      for (let k = 0; k < d.length && !drawn; k += 4) drawn = [d[k], d[k + 1], d[k + 2], d[k + 3]].join() !== bg;
+      // the row's background is its first pixel unless that is drawn too: compare with the label gutter
+      const gutter = Array.from(g.getImageData(Math.round(206 * dpr), y, 1, 1).data).join();
+      // an open process or thread row is a label only (its rows below draw)
+      if (!/^(proc|thread):/.test(rows[i])) out.push({ id: rows[i], drawn: drawn || bg !== gutter });
+    }
+    return out;
+  });
+}
+
+async function checkHiddenEpochWidget(page) {
+  const tl = page.locator(".nsys-tl").nth(1);
+  await page.waitForFunction(() => document.querySelectorAll(".nsys-tl").length >= 2, null, { timeout: 120000 });
+  await page.waitForTimeout(1000); // time to ask for data, if it were going to while hidden
+  const hidden = await tl.evaluate((e) => ({ width: e.clientWidth, requests: Number(e.dataset.requests || 0) }));
+  step("epoch widget rendered hidden", hidden);
+  if (hidden.width !== 0) fail(`the collapsed output is not hidden: ${JSON.stringify(hidden)}`);
+  if (hidden.requests !== 0) fail(`a hidden widget asked for ${hidden.requests} ranges (nothing shown to fetch for)`);
+  await page.evaluate(() => lastCell().node.classList.remove("nsys-test-hidden"));
+  await tl.scrollIntoViewIfNeeded();
+  const settled = async () => page.waitForFunction((el) => {
+    const d = el.dataset;
+    return Number(d.answered || 0) >= 1 && d.answered === d.requests && Number(d.drawnSeq || 0) >= Number(d.viewSeq || 0);
+  }, await tl.elementHandle(), { timeout: 60000 });
+  await settled();
+  await page.waitForTimeout(300);
+  const shown = await rowsDrawn(tl);
+  step("epoch widget shown: rows drawn", { rows: shown.length, blank: shown.filter((r) => !r.drawn).map((r) => r.id) });
+  if (!shown.length || shown.some((r) => !r.drawn)) fail(`blank rows once shown: ${JSON.stringify(shown)}`);
+  // a zoom while the output is short (the rows below not in view, not asked for), then the view
+  // grows: the rows that come into view must be fetched, not left blank until the next zoom
+  const scroller = tl.locator(".nsys-tl-scroll");
+  await scroller.evaluate((e) => { e.style.maxHeight = "60px"; });
+  await page.waitForTimeout(200);
+  await tl.locator('button[title^="zoom in"]').click();
+  await settled();
+  await scroller.evaluate((e) => { e.style.maxHeight = "300px"; });
+  await page.waitForTimeout(300);
+  await settled();
+  await page.waitForTimeout(300);
+  const grown = await rowsDrawn(tl);
+  await tl.screenshot({ path: path.join(outDir, "epoch-shown.png") });
+  step("epoch widget grown taller: rows drawn", { rows: grown.length, blank: grown.filter((r) => !r.drawn).map((r) => r.id) });
+  if (grown.length < 6 || grown.some((r) => !r.drawn)) fail(`blank rows after the view grew: ${JSON.stringify(grown)}`);
+
+  // exact times: a kernel whose start a double would move by >= 64 ns, nothing before it on its stream
+  const [k] = sql(`SELECT k.start, k.end, k.deviceId, k.streamId FROM CUPTI_ACTIVITY_KIND_KERNEL k
+    WHERE k.end - k.start > 50 AND k.start % 256 BETWEEN 64 AND 192
+      AND NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_KERNEL j WHERE j.deviceId = k.deviceId AND j.streamId = k.streamId
+                      AND j.rowid <> k.rowid AND j.end >= k.start - 50 AND j.start <= k.start)
+    ORDER BY k.start LIMIT 1 OFFSET 5`);
+  if (!k) fail("no suitable kernel in the epoch profile");
+  const [start, end, dev, stream] = k;
+  const rows = await tl.evaluate((e) => e.__nsysRows());
+  const row = rows.findIndex((id) => id === `gpu:${dev}:${stream}` || id.startsWith(`gpu:${dev}:${stream}:`));
+  if (row < 0) fail(`no row for GPU ${dev} stream ${stream}`);
+  await scroller.evaluate((e, y) => { e.scrollTop = y; }, Math.max(0, (row - 2) * 16));
+  const top = await scroller.evaluate((e) => e.scrollTop);
+  const lo = (BigInt(start) - 5n).toString(), hi = (BigInt(start) + 5n).toString();
+  await tl.evaluate((e, [a, b]) => e.__nsysShow(a, b), [lo, hi]);
+  await settled();
+  await page.waitForTimeout(300);
+  const width = await tl.evaluate((e) => e.querySelector("canvas").getBoundingClientRect().width);
+  const xk = 210 + (width - 210) / 2, y = 22 + row * 16 - top + 3; // the top of the bar, above its name
+  const px = await tl.evaluate((e, [yy, xs]) => {
+    const c = e.querySelector("canvas"), g = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
+    return xs.map((x) => Array.from(g.getImageData(Math.round(x * dpr), Math.round(yy * dpr), 1, 1).data).join());
+  }, [y, [215, xk - 15, xk + 15, width - 10]]);
+  await tl.screenshot({ path: path.join(outDir, "epoch-10ns.png") });
+  step("epoch 10 ns window", { start, row, pixels: px, axis: JSON.parse(await tl.evaluate((e) => e.dataset.axis)) });
+  if (px[1] !== px[0]) fail(`before the kernel's start the row is not empty: ${px}`);
+  if (px[2] === px[1] || px[2] !== px[3]) fail(`the kernel is not drawn from its start on: ${px}`);
+  const box = await tl.locator("canvas").boundingBox();
+  await page.mouse.click(box.x + xk + 15, box.y + y);
+  await page.waitForFunction((el) => el.dataset.detailsShown !== undefined && el.dataset.detailsShown === el.dataset.detailsFor,
+    await tl.elementHandle(), { timeout: 30000 });
+  const panel = await tl.locator(".nsys-tl-details").innerText();
+  step("epoch kernel details", { text: panel.slice(0, 200) });
+  if (!panel.includes(`start ${start} ns`) || !panel.includes(`end ${end} ns`)) fail(`details do not print ${start}..${end}: ${panel.slice(0, 300)}`);
+}
+
+/** The track tree (track_tree.ts): GPU › utilisation › streams, process › thread › NVTX (stacked,
+ *  expandable) and CUDA API rows; a label click collapses, Alt+click hides, Shift+click pins, the
+ *  label column's edge drags; the legend. Asserts on the pixels drawn per row. */
+async function checkTrackTree(page, tl) {
+  const scroller = tl.locator(".nsys-tl-scroll");
+  const rows = () => tl.evaluate((e) => e.__nsysRows());
+  const settled = async () => {
+    await page.waitForFunction((e) => e.dataset.answered === e.dataset.requests, await tl.elementHandle(), { timeout: 30000 });
+    await page.waitForTimeout(250);
+  };
+  const drawnRow = async (key) => (await rowsDrawn(tl)).find((r) => r.id === key)?.drawn;
+  const clickLabel = async (key, modifier) => {
+    const i = (await rows()).indexOf(key);
+    await scroller.evaluate((e, y) => { e.scrollTop = y; }, Math.max(0, (i - 2) * 16));
+    const top = await scroller.evaluate((e) => e.scrollTop);
+    const box = await tl.locator("canvas").boundingBox();
+    if (modifier) await page.keyboard.down(modifier);
+    await page.mouse.click(box.x + 60, box.y + 22 + i * 16 - top + 8);
+    if (modifier) await page.keyboard.up(modifier);
+    await settled();
+  };
+  await scroller.evaluate((e) => { e.scrollTop = 0; });
+  await settled();
+  let ids = await rows();
+  const proc = ids.findIndex((k) => k.startsWith("proc:")), api = ids.findIndex((k) => k.startsWith("api:"));
+  const nvtx = ids.findIndex((k) => k.startsWith("nvtx:"));
+  if (ids[0] !== "gpu:0" || !ids[1].startsWith("gpu:0:") || !(proc > 0 && ids[proc + 1].startsWith("thread:") && nvtx > proc && api > nvtx))
+    fail(`track tree order: ${ids.join(" ")}`);
+  if (!(await drawnRow("gpu:0"))) fail("the utilisation row is blank");
+  await scroller.evaluate((e, y) => { e.scrollTop = y; }, Math.max(0, (api - 3) * 16));
+  await settled();
+  if (!(await drawnRow(ids[api])) || !(await drawnRow(ids[nvtx]))) fail("the CUDA API or NVTX row is blank");
+  const n0 = ids.length;
+  await clickLabel(ids[nvtx]);
+  ids = await rows();
+  if (!(ids.length > n0 && ids[nvtx + 1].startsWith("nvtx:"))) fail(`NVTX did not expand: ${ids.join(" ")}`);
+  if (!(await drawnRow(ids[nvtx + 1]))) fail("an expanded NVTX depth row is blank");
+  await clickLabel(ids[nvtx]);
+  await clickLabel("gpu:0");
+  ids = await rows();
+  if (ids.some((k) => k.startsWith("gpu:0:"))) fail("GPU 0 did not collapse");
+  if (!(await drawnRow("gpu:0"))) fail("a collapsed GPU row is blank");
+  await clickLabel("gpu:0");
+  ids = await rows();
+  const victim = ids[2];
+  await clickLabel(victim, "Alt");
+  if ((await rows()).includes(victim)) fail("Alt+click did not hide the row");
+  await tl.locator(".nsys-tl-unhide").click();
+  await settled();
+  if (!(await rows()).includes(victim)) fail("show hidden did not bring it back");
+  const apiKey = ids.find((k) => k.startsWith("api:"));
+  await clickLabel(apiKey, "Shift");
+  await scroller.evaluate((e) => { e.scrollTop = 0; });
+  await settled();
+  if ((await rows())[0] !== apiKey || !(await drawnRow(apiKey))) fail("the pinned row is not first and drawn");
+  await clickLabel(apiKey, "Shift");
+  const legend = await tl.locator(".nsys-tl-legend-item").allInnerTexts();
+  if (legend.join("|") !== "kernel|NCCL|memcpy|memset|NVTX|CUDA API") fail(`legend: ${legend.join("|")}`);
+  const box = await tl.locator("canvas").boundingBox();
+  await page.mouse.move(box.x + 207, box.y + 100);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 280, box.y + 100, { steps: 4 });
+  await page.mouse.up();
+  const lw = Number(await tl.evaluate((e) => e.dataset.labelWidth));
+  if (!(lw > 260 && lw < 300)) fail(`label column ${lw} px after the drag`);
+  await tl.screenshot({ path: path.join(outDir, "track-tree.png") });
+  step("track tree", { rows: (await rows()).length, legend, labelWidth: lw });
+}
+
+/** Launch <-> kernel: the clicked kernel's flow (its API call outlined, the arrow drawn across the
+ *  rows between), then a click on that API call lists the kernel among the ops it launched. */
+async function checkFlow(page, tl) {
+  await page.waitForFunction((e) => e.dataset.flow, await tl.elementHandle(), { timeout: 30000 });
+  const flow = JSON.parse(await tl.evaluate((e) => e.dataset.flow));
+  const origin = BigInt(await tl.evaluate((e) => e.dataset.origin));
+  const op = flow.ops[0], pad = 200000;
+  const v0 = flow.api.start - pad, v1 = op.end + pad;
+  await tl.locator(".nsys-tl-scroll").evaluate((e) => { e.scrollTop = 0; });
+  await tl.evaluate((e, [a, b]) => e.__nsysShow(a, b), [String(origin + BigInt(v0)), String(origin + BigInt(v1))]);
+  await page.waitForFunction((e) => e.dataset.answered === e.dataset.requests && Number(e.dataset.drawnSeq || 0) >= Number(e.dataset.viewSeq || 0),
+    await tl.elementHandle(), { timeout: 30000 });
+  await page.waitForTimeout(300);
+  const rows = await tl.evaluate((e) => e.__nsysRows());
+  const apiRow = rows.indexOf(flow.api.track), kRow = rows.indexOf(op.track);
+  if (!(kRow >= 0 && apiRow > kRow)) fail(`flow rows ${kRow} ${apiRow}: ${JSON.stringify(flow)}`);
+  const marks = await tl.evaluate((e) => {
+    const c = e.querySelector("canvas"), g = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
+    const out = [];
+    for (let i = 0; 22 + (i + 1) * 16 <= c.height / dpr; i++) {
+      const d = g.getImageData(Math.round(210 * dpr), Math.round((22 + i * 16) * dpr), c.width - Math.round(210 * dpr), Math.round(16 * dpr)).data;
+      let n = 0;
+      for (let k = 0; k < d.length; k += 4) if (Math.abs(d[k] - 255) + d[k + 1] + Math.abs(d[k + 2] - 200) < 60) n++;
+      out.push(n);
+    }
+    return out;
+  });
+  await tl.screenshot({ path: path.join(outDir, "flow-kernel.png") });
+  step("flow from the clicked kernel's API call", { api: flow.api, op, marks });
+  if (!(marks[apiRow] > 10 && marks[kRow] > 10)) fail(`the call or the kernel is not outlined: ${marks}`);
+  for (let i = kRow + 1; i < apiRow; i++) if (!(marks[i] > 0)) fail(`the arrow does not cross row ${i}: ${marks}`);
+  const box = await tl.locator("canvas").boundingBox();
+  const x = 210 + (((flow.api.start + flow.api.end) / 2 - v0) / (v1 - v0)) * (box.width - 210);
+  await page.mouse.click(box.x + x, box.y + 22 + apiRow * 16 + 8);
+  await page.waitForFunction(([e, id]) => {
+    const f = e.dataset.flow && JSON.parse(e.dataset.flow);
+    return f && f.ops.length && f.ops.every((o) => o.id !== id || true) && f.ops.some((o) => o.id === id) && !e.dataset.detailsFor;
+  }, [await tl.elementHandle(), op.id], { timeout: 30000 });
+  const back = JSON.parse(await tl.evaluate((e) => e.dataset.flow));
+  step("the API call's launched ops", back);
+  if (back.api.id !== flow.api.id) fail(`clicked call ${back.api.id}, expected ${flow.api.id}`);
+  await tl.screenshot({ path: path.join(outDir, "flow-api.png") });
+}

@@ -43,7 +43,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def notebook(profile: Path) -> dict:
+def notebook(profile: Path, epoch: Optional[Path] = None) -> dict:
+    """The test notebook; with `epoch` (an epoch-clocked profile) a last cell shows it with its
+    output collapsed (metadata outputs_hidden): the widget renders hidden, lab.mjs shows it."""
     cells = [
         "import nsys_ai\n"
         f"p = nsys_ai.open({str(profile)!r})\n"
@@ -52,12 +54,25 @@ def notebook(profile: Path) -> dict:
         "p.tree()",
         "p.explain(p.top_kernels().iloc[0]['name'])",
     ]
+    meta: list[dict] = [{} for _ in cells]
+    if epoch is not None:
+        cells.append(f"pe = nsys_ai.open({str(epoch)!r})\nwe = pe.show(height=300)\nwe")
+        meta.append({"jupyter": {"outputs_hidden": True}})
     return {
         "nbformat": 4, "nbformat_minor": 5,
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None, "outputs": [],
-                   "source": src} for i, src in enumerate(cells)],
+        "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": m, "execution_count": None, "outputs": [],
+                   "source": src} for i, (src, m) in enumerate(zip(cells, meta))],
     }
+
+
+def epoch_profile(out: Path) -> Path:
+    """An epoch-clocked profile (times ~1.78e18, beyond 2^53) for lab.mjs's exact-time checks."""
+    path = out / "epoch.sqlite"
+    if not path.exists():
+        subprocess.run([sys.executable, str(HERE.parents[3] / "tools" / "gen_profile.py"), "--preset", "small",
+                        "--epoch-clock", "-o", str(path)], check=True, stdout=subprocess.DEVNULL)
+    return path
 
 
 @contextlib.contextmanager
@@ -173,7 +188,8 @@ def main() -> int:
     node_env = {"CHROMIUM": os.environ.get("CHROMIUM", "/usr/bin/chromium"), "NODE_MODULES_DIR": str(NODE_MODULES)}
     try:
         server_app = "lab" if app in ("html-manager", "vscode-ipywidgets8") else app
-        with jupyter(server_app, notebook(profile), out) as (url, env):
+        epoch = epoch_profile(out) if app == "lab" else None
+        with jupyter(server_app, notebook(profile, epoch), out) as (url, env):
             if app == "vscode-ipywidgets8":
                 cmd = ["node", str(HERE / "vscode_ipywidgets8" / "run.mjs"), url, str(out), str(VSCODE_IPYWIDGETS8),
                        str(kernel_nbextensions()), str(profile)]
@@ -185,7 +201,7 @@ def main() -> int:
                 cmd = ["node", str(HERE / "vscode_like" / "run.mjs"), url, str(out), str(HOST_BUNDLE), str(amd),
                        str(profile)]
             else:
-                cmd = ["node", str(HERE / "lab.mjs"), url, str(out)]
+                cmd = ["node", str(HERE / "lab.mjs"), url, str(out), *([str(epoch)] if epoch else [])]
             rc = subprocess.run(cmd, env={**env, **node_env}, timeout=420).returncode
         if rc == 0 and os.environ.get("NSYS_AI_NODELAY", "1") != "0":
             log = (out / f"jupyter-{server_app}.log").read_text(errors="replace")

@@ -1,8 +1,8 @@
 /* The host side of the webview protocol, free of vscode imports: the
  * extension wires it to a WebviewPanel, the UI-test harness to a browser page.
  * Read-only methods are forwarded to the server; everything else is refused. */
-import type { HostToWebview, WebviewToHost } from '../protocol/messages';
-import { isWebviewToHost } from '../protocol/messages';
+import type { Envelope, HostToWebview, WebviewToHost } from '../protocol/messages';
+import { fromEnvelope, isWebviewToHost, toEnvelope } from '../protocol/messages';
 import type { ProfileInfo, TimelineTracksResult } from '../protocol/types';
 import { ErrorCode } from '../protocol/methods';
 import type { Logger } from './logger';
@@ -11,7 +11,8 @@ import { CancellationTokenSource, ResponseError, WEBVIEW_METHODS, type NsysClien
 export interface BridgeContext {
   client: () => Promise<NsysClient>;
   profile: () => { profileId: string; title: string; info: ProfileInfo };
-  post: (m: HostToWebview) => void;
+  /** Delivers `envelope` (the message `m` as exact JSON text) to the webview. */
+  post: (envelope: Envelope, m: HostToWebview) => void;
   logger: Logger;
   /** A message to deliver right after `init` (e.g. a pending reveal). */
   takePending?: () => HostToWebview | undefined;
@@ -20,6 +21,7 @@ export interface BridgeContext {
 }
 
 export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Promise<void> } {
+  const post = (m: HostToWebview) => ctx.post(toEnvelope(m), m);
   const inflight = new Map<number, CancellationTokenSource>();
   /* the timeline's first request, asked as soon as the bridge exists (while the
    * webview's page loads) and handed over with init; per profile id (restarts change it) */
@@ -35,19 +37,20 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
   };
   void tracksOf(ctx.profile().profileId);
   const handle = async (raw: unknown): Promise<void> => {
-    if (!isWebviewToHost(raw)) { ctx.logger.warn('webview sent a malformed message'); return; }
-    const m: WebviewToHost = raw;
+    const msg = fromEnvelope(raw);
+    if (!isWebviewToHost(msg)) { ctx.logger.warn('webview sent a malformed message'); return; }
+    const m: WebviewToHost = msg;
     switch (m.type) {
       case 'ready': {
         const p = ctx.profile();
-        ctx.post({ type: 'init', profileId: p.profileId, title: p.title, info: p.info, tracks: await tracksOf(p.profileId) });
+        post({ type: 'init', profileId: p.profileId, title: p.title, info: p.info, tracks: await tracksOf(p.profileId) });
         const pending = ctx.takePending?.();
-        if (pending) ctx.post(pending);
+        if (pending) post(pending);
         return;
       }
       case 'rpc': {
         if (!WEBVIEW_METHODS.has(m.method)) {
-          ctx.post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.MethodNotFound, message: `${m.method} is not available to the webview` } });
+          post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.MethodNotFound, message: `${m.method} is not available to the webview` } });
           return;
         }
         const src = new CancellationTokenSource();
@@ -56,10 +59,10 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
         ctx.onRequest?.(m.method, params);
         try {
           const client = await ctx.client();
-          ctx.post({ type: 'rpcResult', id: m.id, result: await client.requestUntyped(m.method, params, { token: src.token }) });
+          post({ type: 'rpcResult', id: m.id, result: await client.requestUntyped(m.method, params, { token: src.token }) });
         } catch (e) {
           const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
-          ctx.post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });
+          post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });
         } finally {
           inflight.delete(m.id);
         }

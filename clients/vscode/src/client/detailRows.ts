@@ -4,6 +4,7 @@
  * copy kinds and memory kinds by name). Every column the export has stays
  * available under "All columns". */
 import { formatNs } from './format';
+import { isInt, type Int } from './exactJson';
 
 export type DetailRow = [label: string, value: string];
 
@@ -16,7 +17,9 @@ const LAUNCH_TYPES = ['Unknown', 'Regular', 'Cooperative (single device)', 'Coop
 const MIGRATION_CAUSES = ['Unknown', 'User prefetch', 'Page fault (coherence)', 'Speculative prefetch', 'Eviction', 'Access counters'];
 
 type Rec = Record<string, unknown>;
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'bigint' ? Number(v) : typeof v === 'string' && v !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
+/** t − origin, exactly (times are BigInt beyond 2^53: client/exactJson). */
+const since = (t: unknown, origin: Int): number | undefined => (isInt(t) ? Number(BigInt(t) - BigInt(origin)) : undefined);
 const named = (table: string[], v: unknown) => { const n = num(v); return n === undefined ? undefined : table[n] ?? `kind ${n}`; };
 
 export function formatBytes(b: number): string {
@@ -27,10 +30,9 @@ export function formatBytes(b: number): string {
 }
 
 /** "+12.345678 ms" from the profile's start, to the nanosecond. */
-function offset(t: unknown, origin: number): string | undefined {
-  const n = num(t);
-  if (n === undefined) return undefined;
-  const d = n - origin;
+function offset(t: unknown, origin: Int): string | undefined {
+  const d = since(t, origin);
+  if (d === undefined) return undefined;
   const a = Math.abs(d);
   const [u, s] = a >= 1e9 ? [1e9, 's'] : a >= 1e6 ? [1e6, 'ms'] : a >= 1e3 ? [1e3, 'µs'] : [1, 'ns'];
   return `${d < 0 ? '−' : '+'}${(a / u).toFixed(Math.round(Math.log10(u)))} ${s}`;
@@ -42,13 +44,15 @@ function dims(c: Rec, p: string): string | undefined {
 }
 
 /** The curated rows; rows whose value the export lacks are left out. */
-export function detailRows(d: Rec, origin: number): DetailRow[] {
+export function detailRows(d: Rec, origin: Int): DetailRow[] {
   const c = (d.columns && typeof d.columns === 'object' ? d.columns : {}) as Rec;
   const api = (d.api && typeof d.api === 'object' ? d.api : undefined) as Rec | undefined;
   const rows: Array<[string, string | undefined]> = [];
-  const start = num(d.start), end = num(d.end);
+  const dur = isInt(d.start) && isInt(d.end) ? Number(BigInt(d.end) - BigInt(d.start)) : undefined;
   rows.push(['Begins', offset(d.start, origin)], ['Ends', offset(d.end, origin)]);
-  rows.push(['Duration', start !== undefined && end !== undefined ? formatNs(end - start) : undefined]);
+  rows.push(['Duration', dur !== undefined ? formatNs(dur) : undefined]);
+  /* the profile's own clock, every digit (what the export's start/end columns hold) */
+  rows.push(['Start (ns)', isInt(d.start) ? String(d.start) : undefined], ['End (ns)', isInt(d.end) ? String(d.end) : undefined]);
   rows.push(['GPU', d.device === undefined ? undefined : `${String(d.device)}${num(c.contextId) !== undefined ? ` · context ${String(c.contextId)}` : ''}`]);
   rows.push(['Stream', d.stream === undefined ? undefined : `${String(d.stream)}${d.streamClass ? ` (${String(d.streamClass)})` : ''}`]);
   if (d.kind === 'kernel' || num(c.gridX) !== undefined) {
@@ -67,7 +71,7 @@ export function detailRows(d: Rec, origin: number): DetailRow[] {
   const bytes = num(c.bytes);
   if (bytes !== undefined) {
     rows.push(['Size', formatBytes(bytes)]);
-    if (start !== undefined && end !== undefined && end > start) rows.push(['Throughput', `${(bytes / (end - start)).toFixed(2)} GB/s`]);
+    if (dur !== undefined && dur > 0) rows.push(['Throughput', `${(bytes / dur).toFixed(2)} GB/s`]);
     rows.push(['Copy kind', named(COPY_KINDS, c.copyKind)]);
     const src = named(MEM_KINDS, c.srcKind), dst = named(MEM_KINDS, c.dstKind);
     if (src || dst) rows.push(['Memory', `${src ?? '?'} → ${dst ?? '?'}`]);
@@ -77,8 +81,8 @@ export function detailRows(d: Rec, origin: number): DetailRow[] {
   if (num(c.graphId) !== undefined || num(c.graphNodeId) !== undefined) rows.push(['CUDA graph', `graph ${String(c.graphId ?? '?')}, node ${String(c.graphNodeId ?? '?')}`]);
   if (api) {
     rows.push(['Launched by', `${String(api.name ?? '?')} on ${api.threadName ? `${String(api.threadName)} ` : ''}(pid ${String(api.pid ?? '?')}, tid ${String(api.tid ?? '?')})`]);
-    const as = num(api.start), ae = num(api.end);
-    if (as !== undefined && ae !== undefined) rows.push(['API call', `${offset(as, origin)} for ${formatNs(ae - as)}`]);
+    const ad = isInt(api.start) ? since(api.end, api.start) : undefined;
+    if (ad !== undefined) rows.push(['API call', `${offset(api.start, origin)} for ${formatNs(ad)}`]);
     const q = num(api.queueDelayNs);
     if (q !== undefined) rows.push(['Queue delay', q >= 0 ? formatNs(q) : `started ${formatNs(-q)} before the call returned`]);
   }

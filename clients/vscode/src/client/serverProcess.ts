@@ -3,7 +3,8 @@
  * `maxRestarts` times within `restartWindowMs`; listeners hear about every
  * restart and about giving up, so the UI can say so. stderr goes to the logger. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type Message, type MessageConnection } from 'vscode-jsonrpc/node';
+import { parseExact, stringifyExact } from './exactJson';
 import type { Logger } from './logger';
 
 export interface ServerProcessOptions {
@@ -57,7 +58,9 @@ export class ServerProcess {
         stderrBuf = stderrBuf.slice(nl + 1);
       }
     });
-    const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    /* integers beyond ±2^53 (epoch clocks) travel as BigInt both ways (client/exactJson) */
+    const conn = createMessageConnection(new StreamMessageReader(child.stdout!, { charset: 'utf-8', contentTypeDecoder: EXACT_JSON }),
+      new StreamMessageWriter(child.stdin!, { charset: 'utf-8', contentTypeEncoder: EXACT_JSON }));
     conn.onError(([err]) => this.opts.logger.warn(`connection error: ${err.message}`));
     conn.listen();
     this.conn = conn;
@@ -114,3 +117,11 @@ export class ServerProcess {
 function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+/** The wire's JSON with exact integers (the server prints every int64 exactly). */
+const EXACT_JSON = {
+  name: 'application/json',
+  decode: (buffer: Uint8Array): Promise<Message> => Promise.resolve(parseExact(utf8.decode(buffer)) as Message),
+  encode: (msg: Message): Promise<Uint8Array> => Promise.resolve(Buffer.from(stringifyExact(msg), 'utf8')),
+};
+const utf8 = new TextDecoder('utf-8');

@@ -5,6 +5,7 @@
  * and a tile fetched once is reused for every view that touches it.
  * Free of DOM and vscode imports: the webview and the unit tests use it. */
 import type { RangeColumns, TrackColumns } from '../protocol/types';
+import { relTime, type Int } from './exactJson';
 
 export const TILE_PX = 512;
 
@@ -176,7 +177,7 @@ export function shortestItem(parts: TrackPart[], lo: number, hi: number, bucketK
 }
 
 /** Zoom the view by `factor` (< 1 zooms in) around `anchorNs`, clamped to bounds. */
-export function zoomView(view: View, factor: number, anchorNs: number, bounds?: { start: number; end: number }, minSpan = 1000): View {
+export function zoomView(view: View, factor: number, anchorNs: number, bounds?: { start: number; end: number }, minSpan = 10): View {
   let span = Math.max(minSpan, (view.end - view.start) * factor);
   if (bounds) span = Math.min(span, bounds.end - bounds.start);
   const frac = (anchorNs - view.start) / (view.end - view.start);
@@ -223,4 +224,17 @@ export function coalescingFetch<R extends { tracks: Array<{ id: string }> }>(fet
     for (const id of p.tracks) g.tracks.add(id);
     g.waiters.push({ ids: p.tracks, resolve, reject });
   });
+}
+
+/** A columns reply with its times (the grid's start and end, events' start and
+ * end) as offsets from `origin` (client/exactJson: exact where the reply has
+ * BigInt). Bucket columns are durations and grid indexes: unchanged. */
+export function rebaseColumns(r: RangeColumns, origin: bigint): RangeColumns {
+  if (origin === 0n && typeof r.start === 'number' && typeof r.end === 'number') return r;
+  const rel = (t: Int) => relTime(t, origin);
+  const times = (a: Int[]) => { const out = new Array<number>(a.length); for (let i = 0; i < a.length; i++) out[i] = rel(a[i]!); return out; };
+  return {
+    ...r, start: rel(r.start), end: rel(r.end),
+    tracks: r.tracks.map((t) => ('events' in t ? { ...t, events: { ...t.events, start: times(t.events.start), end: times(t.events.end) } } : t)),
+  };
 }

@@ -1,5 +1,6 @@
 /* Command handlers: open a profile, show a kernel/range/line in the timeline,
  * annotate with NVTX, refresh the source map. */
+import type { Int } from '../client/exactJson';
 import * as vscode from 'vscode';
 import type { AnnotateParams } from '../protocol/types';
 import type { ProfileStore } from './profileStore';
@@ -8,7 +9,7 @@ import type { SourceInsights } from './sourceInsights';
 import { VIEW_TYPE, REP_VIEW_TYPE } from './profileEditor';
 import { runAnnotate, runUnannotate } from './annotateAction';
 
-export interface ShowArgs { profileId?: string; kernelId?: number; name?: string; start?: number; end?: number; file?: string; line?: number }
+export interface ShowArgs { profileId?: string; kernelId?: number; name?: string; start?: Int; end?: Int; file?: string; line?: number }
 
 export function registerCommands(store: ProfileStore, editor: ProfileEditorProvider, insights: SourceInsights): vscode.Disposable[] {
   const guard = <A extends unknown[]>(fn: (...a: A) => Promise<void>) => async (...a: A) => {
@@ -34,7 +35,7 @@ export function registerCommands(store: ProfileStore, editor: ProfileEditorProvi
       }
       if (kernelId !== undefined && (start === undefined || end === undefined)) {
         const d = await client.kernelDetails(p.profileId, kernelId);
-        start = Number(d.start); end = Number(d.end);
+        start = d.start; end = d.end; /* exact (BigInt on epoch clocks) */
       }
       await editor.post(p.uri, { type: 'reveal', kernelId, start, end });
     })),

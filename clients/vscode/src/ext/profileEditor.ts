@@ -8,7 +8,7 @@ import { findOnPath } from '../client/serverPath';
 import { describeOpenError, renderOpenErrorHtml, type OpenErrorActionId } from '../client/openError';
 import type { ProfileStore } from './profileStore';
 import { connectWebview } from './webviewBridge';
-import type { HostToWebview } from '../protocol/messages';
+import { toEnvelope, type HostToWebview } from '../protocol/messages';
 
 export const VIEW_TYPE = 'nsysAi.profile';
 export const REP_VIEW_TYPE = 'nsysAi.nsysRep';
@@ -113,6 +113,6 @@ export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvide
       return;
     }
     panel.reveal();
-    await panel.webview.postMessage(m);
+    await panel.webview.postMessage(toEnvelope(m));
   }
 }

@@ -1,13 +1,15 @@
 /* Messages between the extension host and the profile webview: one union per
  * direction, keyed on `type`. Both sides log a warning on an unknown type. */
 import type { ProfileInfo, TimelineTracksResult } from './types';
+import { parseExact, stringifyExact, type Int } from '../client/exactJson';
 
 export type HostToWebview =
   /** `tracks`: timeline/tracks, asked by the host while the webview loads (absent if that failed). */
   | { type: 'init'; profileId: string; title: string; info: ProfileInfo; tracks?: TimelineTracksResult }
   | { type: 'rpcResult'; id: number; result: unknown }
   | { type: 'rpcError'; id: number; error: { code: number; message: string } }
-  | { type: 'reveal'; kernelId?: number; start?: number; end?: number }
+  /** `start`/`end` on the profile's clock (BigInt beyond 2^53). */
+  | { type: 'reveal'; kernelId?: number; start?: Int; end?: Int }
   | { type: 'profileReopened'; profileId: string };
 
 export type WebviewToHost =
@@ -19,4 +21,18 @@ export type WebviewToHost =
 
 export function isWebviewToHost(m: unknown): m is WebviewToHost {
   return typeof m === 'object' && m !== null && typeof (m as { type?: unknown }).type === 'string';
+}
+
+/** What crosses postMessage, both ways: the message as exact JSON text. VS Code
+ * serializes webview messages as JSON, which has no BigInt, and times of
+ * epoch-clocked profiles are BigInt (client/exactJson). */
+export interface Envelope { json: string }
+
+export function toEnvelope(m: HostToWebview | WebviewToHost): Envelope {
+  return { json: stringifyExact(m) };
+}
+
+/** The message in an envelope (anything else is returned as it is, for the caller to reject). */
+export function fromEnvelope(raw: unknown): unknown {
+  return typeof raw === 'object' && raw !== null && typeof (raw as Envelope).json === 'string' ? parseExact((raw as Envelope).json) : raw;
 }

@@ -23,17 +23,20 @@ import type { SourceAnnotateParams } from './generated/source.annotate.params';
 import type { SourceAnnotateResult } from './generated/source.annotate.result';
 import type { SourceUnannotateParams } from './generated/source.unannotate.params';
 import type { SourceUnannotateResult } from './generated/source.unannotate.result';
+import { isInt, type Int } from '../client/exactJson';
 
 export type Ns = number;
+/** A time on the profile's clock as replies decode it: BigInt beyond 2^53 (epoch clocks; client/exactJson). */
+export type { Int };
 
 export type InitializeResult = GenInitializeResult;
 export type ProfileInfo = ProfileInfoResult;
 export type ProfileOpenResult = GenProfileOpenResult;
 
 /** The profile's time span, or undefined when it has no timed rows. */
-export function profileSpan(info: ProfileInfo): { start: Ns; end: Ns } | undefined {
-  const s = info.span;
-  return s && Number.isFinite(s.start) && Number.isFinite(s.end) && s.end > s.start ? { start: s.start, end: s.end } : undefined;
+export function profileSpan(info: ProfileInfo): { start: Int; end: Int } | undefined {
+  const s = info.span as { start: unknown; end: unknown } | undefined;
+  return s && isInt(s.start) && isInt(s.end) && s.end > s.start ? { start: s.start, end: s.end } : undefined;
 }
 
 export type TimelineTracksResult = GenTimelineTracksResult;

@@ -3,7 +3,7 @@
  * step × alpha level) so frames can batch rectangles by style. */
 const STEPS = 12;
 const ALPHAS = [0.45, 0.65, 0.85, 1];
-const FAMILIES: Record<string, number> = { kernel: 200, memcpy: 30, memset: 55, nvtx: 270, nccl: 0 };
+const FAMILIES: Record<string, number> = { kernel: 200, memcpy: 30, memset: 55, nvtx: 270, nccl: 0, api: 120 };
 
 const styles = new Map<number, string>();
 
@@ -12,6 +12,7 @@ function family(kind: string, name: string): number {
   if (k.includes('memcpy') || name.startsWith('[CUDA memcpy')) return FAMILIES.memcpy!;
   if (k.includes('memset') || name.startsWith('[CUDA memset')) return FAMILIES.memset!;
   if (k.includes('nvtx')) return FAMILIES.nvtx!;
+  if (k === 'api') return FAMILIES.api!;
   if (name.startsWith('nccl')) return FAMILIES.nccl!;
   return FAMILIES.kernel!;
 }

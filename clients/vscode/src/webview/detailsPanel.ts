@@ -2,7 +2,7 @@
  * explanation (kernel/explain markdown), or an NVTX range's span. */
 import { formatNs } from '../client/format';
 import { columnRows, detailRows, type DetailRow } from '../client/detailRows';
-import type { KernelExplain } from '../protocol/types';
+import type { Int, KernelExplain } from '../protocol/types';
 import { h } from './dom';
 import { renderMarkdown } from './markdown';
 import type { Hit } from './timelineView';
@@ -16,7 +16,7 @@ export class DetailsPanel {
     private readonly explain: (id: number) => Promise<KernelExplain>,
     private readonly explainName: (name: string) => Promise<KernelExplain>,
     /** The profile's start: times read as offsets from it, as on the timeline's axis. */
-    private readonly origin: number,
+    private readonly origin: Int,
   ) {}
 
   /** A kernel by name (from the top-kernels table): its explanation only. */

@@ -1,6 +1,10 @@
 /* Webview entry: builds the layout and routes host messages (one union keyed
  * on `type`; unknown types are logged). All data comes through the host bridge. */
-import type { HostToWebview } from '../protocol/messages';
+import { fromEnvelope, type HostToWebview } from '../protocol/messages';
+import { absTime, clockOrigin, relTime, type Int } from '../client/exactJson';
+import { rebaseColumns } from '../client/timelineModel';
+import { LEGEND } from '../client/trackTree';
+import { colorFor } from './colors';
 import { profileSpan } from '../protocol/types';
 import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeColumns, ReportResult, TimelineTracksResult, TopKernelsResult } from '../protocol/types';
 import { HostBridge } from './rpc';
@@ -15,6 +19,8 @@ const bridge = new HostBridge();
 let profileId = '';
 let timeline: TimelineView | undefined;
 let pendingReveal: Extract<HostToWebview, { type: 'reveal' }> | undefined;
+/** Times on the profile's clock -> the timeline's offsets (exact; client/exactJson). */
+let rel: (t: Int) => number = Number;
 const app = document.getElementById('app')!;
 
 /** Tabs; a panel's `load` runs the first time its tab is shown (heavy requests wait until wanted). */
@@ -53,19 +59,24 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   const tracks = initTracks ?? await rpc<TimelineTracksResult>('timeline/tracks', {});
   const span = profileSpan(info);
   if (!span) { app.replaceChildren(h('p', { class: 'muted' }, 'This profile has no timed activity.')); return; }
-  const { start, end } = span;
+  /* the timeline draws in offsets from an origin (0 on small clocks): exact where the profile's clock passes 2^53 */
+  const origin = clockOrigin(span.start, span.end);
+  rel = (t: Int) => relTime(t, origin);
+  const start = rel(span.start), end = rel(span.end);
   const details = (kernelId: number) => rpc<Record<string, unknown>>('kernel/details', { kernelId });
   const explain = (kernelId: number) => rpc<KernelExplain>('kernel/explain', { kernelId });
-  const panel = new DetailsPanel(details, explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), start);
-  timeline = new TimelineView(tracks.tracks, { start, end }, (p) => rpc<RangeColumns>('timeline/range', p), details, (hit) => {
+  const panel = new DetailsPanel(details, explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), span.start);
+  const range = (p: Record<string, unknown> & { start: number; end: number }) =>
+    rpc<RangeColumns>('timeline/range', { ...p, start: absTime(p.start, origin), end: absTime(p.end, origin) }).then((r) => rebaseColumns(r, origin));
+  timeline = new TimelineView(tracks.tracks, { start, end }, range, details, (hit) => {
     activateTab('Details');
     void panel.show(hit);
-  });
+  }, rel);
   const TREE_PAGE = 500;
   /* aggregated (equal name paths merged across iterations and threads), one level at a time:
    * a node's children are asked for by its path id when it is expanded */
   const level = (parent?: number) => rpc<NvtxTreeResult>('nvtx/tree', { mode: 'aggregate', limit: TREE_PAGE, topKernels: 0, ...(parent === undefined ? {} : { parent }) });
-  const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(n.gpuStart ?? n.start, n.gpuEnd ?? n.end),
+  const tree = new NvtxTreeView((n: NvtxNode) => timeline!.reveal(rel(n.gpuStart ?? n.start), rel(n.gpuEnd ?? n.end)),
     async (n) => (await level(n.id)).nodes);
   const top = new TopKernelsTable((r) => {
     activateTab('Details');
@@ -73,12 +84,19 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
       const id = x?.stats?.longestKernelId;
       if (id === undefined || id === null) return;
       const d = await details(id);
-      timeline!.reveal(Number(d.start), Number(d.end), id);
+      timeline!.reveal(rel(d.start as Int), rel(d.end as Int), id);
     }).catch(() => { /* the panel shows the error */ });
   });
   const findings = h('div', { class: 'findings-panel' }, h('p', { class: 'muted' }, 'Loading findings…'));
+  const unhide = button('Show hidden rows', 'Show hidden', () => timeline!.changeRows('unhide'));
+  unhide.hidden = true;
+  timeline.onRowsChanged = () => {
+    const n = timeline!.treeState.hidden.size;
+    unhide.hidden = n === 0;
+    unhide.textContent = `Show hidden (${n})`;
+  };
   const toolbar = h('div', { class: 'toolbar' },
-    h('span', { class: 'title' }, title),
+    h('span', { class: 'title' }, title), legend(), unhide,
     button('Zoom in', '+', () => timeline!.zoom(1 / 1.5)),
     button('Zoom out', '−', () => timeline!.zoom(1.5)),
     button('Reset zoom', 'Fit', () => timeline!.setView({ start, end, width: timeline!.currentView.width })));
@@ -92,13 +110,14 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   app.replaceChildren(toolbar, timeline.el, tabs([['Details', panel.el], ['NVTX tree', tree.el, loadTree], ['Top kernels', top.el, loadTop], ['Findings', findings, loadFindings]]));
   timeline.perf.rpc = (method, params) => bridge.request(method, params);
   timeline.perf.rpcTimings = bridge.timings;
+  timeline.perf.show = (s, e) => timeline!.setView({ start: rel(BigInt(s)), end: rel(BigInt(e)), width: timeline!.currentView.width });
   timeline.start(openedAt);
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
 
 }
 
 function applyReveal(m: Extract<HostToWebview, { type: 'reveal' }>): void {
-  if (m.start !== undefined && m.end !== undefined) timeline!.reveal(m.start, m.end, m.kernelId);
+  if (m.start !== undefined && m.end !== undefined) timeline!.reveal(rel(m.start), rel(m.end), m.kernelId);
   /* the revealed kernel is selected: its details and explanation fill the Details tab */
   if (m.kernelId !== undefined) void timeline!.selectKernel(m.kernelId).catch(() => { /* the timeline still shows it */ });
 }
@@ -112,6 +131,18 @@ function activateTab(name: string): void {
   }
 }
 
+/** What each colour means (client/trackTree's LEGEND in this palette). */
+function legend(): HTMLElement {
+  const colour: Record<string, string> = { compute: colorFor('', 'kernel'), communication: colorFor('nccl', 'kernel'), memcpy: colorFor('', 'memcpy'),
+    memset: colorFor('', 'memset'), nvtx: colorFor('', 'nvtx'), api: colorFor('', 'api') };
+  return h('span', { class: 'legend', 'aria-label': 'Colour legend' },
+    ...LEGEND.map((l) => {
+      const swatch = h('i', {});
+      swatch.style.background = colour[l.kind]!; /* CSSOM: the page's CSP allows no inline style attributes */
+      return h('span', { class: 'legend-item', 'data-kind': l.kind }, swatch, l.label);
+    }));
+}
+
 function button(label: string, text: string, fn: () => void): HTMLElement {
   const b = h('button', { 'aria-label': label, title: label }, text);
   b.addEventListener('click', fn);
@@ -122,8 +153,8 @@ function errorText(what: string, e: unknown): HTMLElement {
   return h('p', { class: 'error' }, `${what} unavailable: ${(e as Error)?.message ?? String(e)}`);
 }
 
-window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
-  const m = ev.data;
+window.addEventListener('message', (ev: MessageEvent<unknown>) => {
+  const m = fromEnvelope(ev.data) as HostToWebview;
   if (bridge.settle(m)) return;
   switch (m.type) {
     case 'init':

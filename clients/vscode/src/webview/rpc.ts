@@ -1,8 +1,8 @@
 /* The webview's side of the host bridge: requests become `rpc` messages and
  * `rpcResult` / `rpcError` messages settle them. */
-import type { HostToWebview, WebviewToHost } from '../protocol/messages';
+import { toEnvelope, type Envelope, type HostToWebview, type WebviewToHost } from '../protocol/messages';
 
-interface VsCodeApi { postMessage(m: WebviewToHost): void; getState(): unknown; setState(s: unknown): void }
+interface VsCodeApi { postMessage(m: Envelope): void; getState(): unknown; setState(s: unknown): void }
 declare function acquireVsCodeApi(): VsCodeApi;
 
 export class RpcError extends Error {
@@ -17,7 +17,7 @@ export class HostBridge {
   /** When each recent request was sent and settled (performance.now(); perf marks for the bench). */
   readonly timings: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number }> = [];
 
-  post(m: WebviewToHost): void { this.api.postMessage(m); }
+  post(m: WebviewToHost): void { this.api.postMessage(toEnvelope(m)); }
 
   request<R>(method: string, params: Record<string, unknown>): Promise<R> {
     const id = this.next++;

@@ -6,7 +6,7 @@
 import type { Tile } from '../client/timelineModel';
 import { TILE_PX } from '../client/timelineModel';
 import { alphaLevel, blend, colorKey, pixelOf } from './colors';
-import type { Row } from './tracks';
+import { bucketKind, type Row } from './tracks';
 
 export interface Theme { bg: [number, number, number]; grid: [number, number, number] }
 
@@ -102,18 +102,18 @@ export class TileBitmaps {
     const byId = new Map(r.tracks.map((tr) => [tr.id, tr]));
     /* palette keys per (name, kind) index pair of this tile's names table */
     const keys = new Map<number, number>();
-    const keyOf = (ni: number, kind: string, ki = -1) => { /* ki < 0: the kind is `kind` (kernel or nvtx) */
-      const id = ni * (names.length + 3) + (ki >= 0 ? ki + 2 : kind === 'nvtx' ? 1 : 0);
+    const keyOf = (ni: number, kind: string, ki = -1) => { /* ki < 0: the kind is `kind` (kernel, nvtx or api) */
+      const id = ni * (names.length + 3) + (ki >= 0 ? ki + 3 : kind === 'nvtx' ? 1 : kind === 'api' ? 2 : 0);
       let k = keys.get(id);
       if (k === undefined) { k = colorKey(names[ni] ?? '', ki >= 0 ? names[ki] ?? '' : kind); keys.set(id, k); }
       return k;
     };
     rows.forEach((row, i) => {
       const y = i * RH;
-      const gpu = row.group === 'gpu';
       fill(0, y + RH - 1, TILE_PX, 1, gridPx);
-      const tr = byId.get(row.track.id);
-      if (!tr) return;
+      for (const id of row.ids) { /* several tracks (a GPU's utilisation, a collapsed group): drawn merged */
+      const tr = byId.get(id);
+      if (!tr) continue;
       if ('events' in tr) {
         const e = tr.events;
         for (let j = 0; j < e.id.length; j++) {
@@ -122,7 +122,7 @@ export class TileBitmaps {
           fill(x0, y + 2, x1 - x0, RH - 5, this.pix(keyOf(e.name[j]!, '', e.kind[j]!), 3, theme.bg));
         }
       } else {
-        const b = tr.buckets, bucketKind = gpu ? 'kernel' : 'nvtx';
+        const b = tr.buckets, kind = bucketKind(id);
         /* bucket j covers [r.start + index*R, +R); R is this tile's resolution */
         const bx = (r.start - t0) / res, bw = r.resolution / res;
         for (let j = 0; j < b.index.length; j++) {
@@ -131,10 +131,11 @@ export class TileBitmaps {
           const x0 = Math.max(0, bx + b.index[j]! * bw), x1 = Math.min(TILE_PX, Math.max(x0 + bw, x0 + 1));
           const busy = Math.min(1, busyNs / Math.max(1, r.resolution));
           const ni = b.longestName[j]!;
-          const key = ni >= 0 ? keyOf(ni, bucketKind) : colorKey('', bucketKind);
+          const key = ni >= 0 ? keyOf(ni, kind) : colorKey('', kind);
           const bh = Math.max(3, (RH - 5) * Math.max(0.25, busy));
           fill(x0, y + RH - 3 - bh, x1 - x0, bh, this.pix(key, alphaLevel(busy), theme.bg));
         }
+      }
       }
     });
     ctx.putImageData(img, 0, 0);

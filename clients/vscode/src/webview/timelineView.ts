@@ -5,17 +5,24 @@
 import { TimelineModel, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams } from '../client/timelineModel';
 import { formatNs } from '../client/format';
 import { formatCursor, timeAxis } from '../client/timeAxis';
-import type { RangeColumns, Track } from '../protocol/types';
-import { cssToRgb } from './colors';
+import type { Int, RangeColumns, Track } from '../protocol/types';
+import { colorFor, cssToRgb } from './colors';
 import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h, onThemeChange } from './dom';
-import { timelineRows, type Row } from './tracks';
+import { bucketKind, isGpuId, type Row } from './tracks';
+import { newTreeState, toggle, trackTree, visibleRows, type TreeNode, type TreeState } from '../client/trackTree';
 
+/** The label gutter's default width (drag its edge to resize). */
 const GUTTER = 210;
+const INDENT = 12;
 const ROW_H = 22;
 const BLOCK = 4;
 const AXIS_H = 22;
 const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', '-', '_', 's', 'ArrowLeft', 'a', 'ArrowRight', 'd', 'Home', '0']);
+
+/** A launch: an API call and the GPU ops it launched (times as the timeline's offsets). */
+interface FlowOp { id: number; trackId: string; start: number; end: number }
+interface Flow { api: FlowOp; ops: FlowOp[] }
 
 /** Something drawn: an event, or a bucket's longest item (dur is the item's own duration). */
 export interface Hit { id: number; name: string; kind: string; start: number; end: number; dur: number; trackId: string; gpu: boolean; count?: number }
@@ -41,6 +48,8 @@ export interface Perf {
   firstFrameDrawMs?: number;
   /** performance.now() when the view opened (the clock of firstFrameMs). */
   openedAt?: number;
+  /** Shows [start, end] on the profile's clock (decimal strings: exact on epoch clocks). */
+  show?: (start: string, end: string) => void;
 }
 declare global { interface Window { __nsysPerf: Perf } }
 
@@ -52,7 +61,16 @@ export class TimelineView {
   /** Below the canvas: the rest of the rows' height, so the element scrolls. */
   private spacer: HTMLElement;
   private tooltip: HTMLElement;
-  private rows: Row[];
+  private rows: Row[] = [];
+  private readonly tree: TreeNode[];
+  /** collapsed/expanded groups, hidden and pinned rows (client/trackTree) */
+  readonly treeState: TreeState = newTreeState();
+  private readonly trackById: Map<string, Track>;
+  private readonly fetchTiles: (p: TrackRangeParams) => Promise<RangeColumns>;
+  /** The label gutter's width (its edge drags). */
+  private gutter = GUTTER;
+  /** Called when the rows change (hidden count for the toolbar). */
+  onRowsChanged: () => void = () => {};
   /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
    * tracks and only while it is scrolled into view, with its own tile cache;
    * the requests of the visible blocks for one tile are merged into one. */
@@ -62,6 +80,9 @@ export class TimelineView {
   private bitmapsComplete = false;
   private hover: Hit | undefined;
   private selected: number | undefined;
+  /** The selection's launch flow (API call ↔ GPU ops), when known. */
+  private flow: Flow | undefined;
+  private flowToken = 0;
   private frameQueued = false;
   private t0 = performance.now();
   private detailsCache = new Map<number, Promise<Record<string, unknown>>>();
@@ -79,34 +100,67 @@ export class TimelineView {
     fetchRange: (p: TrackRangeParams) => Promise<RangeColumns>,
     private readonly details: (kernelId: number) => Promise<Record<string, unknown>>,
     private readonly onSelect: (hit: Hit) => void,
+    /** A time of a reply (kernel/details) as the timeline's offset. */
+    private readonly rel: (t: Int) => number = Number,
   ) {
-    this.rows = timelineRows(tracks);
+    this.tree = trackTree(tracks);
+    this.trackById = new Map(tracks.map((t) => [t.id, t]));
     this.blocks = [];
-    const fetch = coalescingFetch(fetchRange); /* the visible blocks' requests for a tile go as one */
-    for (let first = 0; first < this.rows.length; first += BLOCK) {
-      const rows = this.rows.slice(first, first + BLOCK);
-      const ids = rows.map((r) => r.track.id);
-      this.blocks.push({
-        first, rows,
-        model: new TimelineModel((p) => fetch({ ...p, tracks: ids }), () => this.queueFrame(), 128, bounds),
-        bitmaps: new TileBitmaps(ROW_H, () => this.queueFrame(), 32),
-      });
-    }
+    this.fetchTiles = coalescingFetch(fetchRange); /* the visible blocks' requests for a tile go as one */
     this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Page Up and Page Down scroll the rows, Home resets, n and p step through kernels, Enter selects.' });
     this.tooltip = h('div', { class: 'tooltip', role: 'tooltip', hidden: '' });
     this.spacer = h('div', { class: 'timeline-spacer' });
     this.el = h('div', { class: 'timeline' }, this.canvas, this.spacer, this.tooltip);
+    this.layoutRows();
     this.view = { start: bounds.start, end: bounds.end, width: 1000 };
     this.attach();
     onThemeChange(() => { this.fitted.clear(); this.queueFrame(); });
+  }
+
+  /** The rows of the track tree as its state says, in blocks of BLOCK rows with their own tile caches. */
+  private layoutRows(): void {
+    this.rows = visibleRows(this.tree, this.treeState);
+    const old = new Map(this.blocks.map((b) => [b.rows.map((r) => `${r.key}=${r.ids.join(',')}`).join('|'), b]));
+    this.blocks = [];
+    for (let first = 0; first < this.rows.length; first += BLOCK) {
+      const rows = this.rows.slice(first, first + BLOCK);
+      const sig = rows.map((r) => `${r.key}=${r.ids.join(',')}`).join('|');
+      const ids = [...new Set(rows.flatMap((r) => r.ids))];
+      const reuse = old.get(sig); /* a block whose rows did not change keeps its tiles and bitmaps */
+      this.blocks.push(reuse ? { ...reuse, first } : {
+        first, rows,
+        model: new TimelineModel((p) => ids.length ? this.fetchTiles({ ...p, tracks: ids }) : Promise.resolve(emptyTile(p)), () => this.queueFrame(), 128, this.bounds),
+        bitmaps: new TileBitmaps(ROW_H, () => this.queueFrame(), 32),
+      });
+    }
+    this.fitted.clear();
+    this.el.dataset.rows = String(this.rows.length);
+    this.el.dataset.hidden = String(this.treeState.hidden.size);
+  }
+
+  /** Opens or closes a group, hides or pins a row (client/trackTree), or shows every hidden row ('unhide'). */
+  changeRows(what: 'open' | 'hidden' | 'pinned' | 'unhide', key = ''): void {
+    if (what === 'unhide') this.treeState.hidden.clear(); else toggle(this.treeState, what, key);
+    this.layoutRows();
+    this.onRowsChanged();
+    this.resize();
+  }
+
+  /** Resizes the label gutter (at least 80 px, and leaves the plot 120 px). */
+  setGutter(px: number): void {
+    const w = Math.max(200, this.el.clientWidth);
+    this.gutter = Math.round(Math.max(80, Math.min(w - 120, px)));
+    this.el.dataset.gutter = String(this.gutter);
+    this.fitted.clear();
+    this.resize();
   }
 
   /** Call once the element is in the document. */
   start(openedAt = performance.now()): void {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
     this.perf.probe = (px, py) => { const hit = this.hitAt(px, py); return hit?.gpu ? hit.id : undefined; };
-    this.perf.rowIds = () => this.rows.map((r) => r.track.id);
-    this.perf.visibleRowIds = () => this.visibleBlocks().flatMap((b) => b.rows.map((r) => r.track.id));
+    this.perf.rowIds = () => this.rows.map((r) => r.key);
+    this.perf.visibleRowIds = () => [...new Set(this.visibleBlocks().flatMap((b) => b.rows.flatMap((r) => r.ids)))];
     this.t0 = openedAt;
     this.perf.openedAt = openedAt;
     performance.mark('nsys-open', { startTime: openedAt });
@@ -127,7 +181,7 @@ export class TimelineView {
     this.canvas.height = Math.floor(hgt * dpr);
     this.canvas.style.width = `${w}px`;
     this.canvas.style.height = `${hgt}px`;
-    this.setView({ ...this.view, width: Math.max(1, w - GUTTER) });
+    this.setView({ ...this.view, width: Math.max(1, w - this.gutter) });
   }
 
   get currentView(): View { return this.view; }
@@ -180,12 +234,12 @@ export class TimelineView {
     const sel = cssVar('--vscode-focusBorder', '#007fd4');
     const v = this.view;
     const nsPerPx = (v.end - v.start) / v.width;
-    const x = (ns: number) => GUTTER + (ns - v.start) / nsPerPx;
+    const x = (ns: number) => this.gutter + (ns - v.start) / nsPerPx;
     const theme = { bg: cssToRgb(ctx, bg), grid: cssToRgb(ctx, grid) };
     ctx.fillStyle = bg;
     ctx.fillRect(0, 0, W, H);
     ctx.save();
-    ctx.beginPath(); ctx.rect(GUTTER, AXIS_H, W - GUTTER, H - AXIS_H); ctx.clip();
+    ctx.beginPath(); ctx.rect(this.gutter, AXIS_H, W - this.gutter, H - AXIS_H); ctx.clip();
     ctx.imageSmoothingEnabled = false;
     /* until the first complete frame, bitmaps render synchronously; afterwards in
      * idle time, with whatever bitmaps overlap (other resolutions) filling in */
@@ -222,26 +276,27 @@ export class TimelineView {
       ctx.lineWidth = 2;
       for (let i = first; i < last; i++) {
         const row = this.rows[i]!;
-        if (row.group !== 'gpu') continue;
         const outline = (s0: number, e0: number) => {
           const x0 = x(s0), x1 = Math.max(x(e0), x0 + 2);
           ctx.strokeRect(x0 - 1, rowY(i) + 1, x1 - x0 + 2, ROW_H - 3);
         };
-        forEachItem(data.get(row.track.id) ?? [], v.start, v.end, 'GPU op', (it) => { if (it.id === this.selected) outline(it.start, it.end); });
+        for (const id of row.ids) if (isGpuId(id)) forEachItem(data.get(id) ?? [], v.start, v.end, 'GPU op', (it) => { if (it.id === this.selected) outline(it.start, it.end); });
       }
     }
+    if (this.flow) this.drawFlow(ctx, this.flow, x, rowY, sel);
     ctx.restore();
     /* labels of events wide enough to read, in view coordinates */
     const labels: Array<[string, number, number, number]> = [];
     for (let i = first; i < last; i++) {
       const row = this.rows[i]!;
       const seen = new Set<number>(); /* an event crossing tile edges comes in each tile */
-      for (const { tile, tr } of data.get(row.track.id) ?? []) {
+      if (row.ids.length !== 1) continue; /* merged rows: no names */
+      for (const { tile, tr } of data.get(row.ids[0]!) ?? []) {
         if (!('events' in tr)) continue;
         const e = tr.events;
         for (let j = 0; j < e.id.length; j++) {
           if (e.end[j]! < v.start || e.start[j]! > v.end || seen.has(e.id[j]!)) continue;
-          const x0 = Math.max(GUTTER, x(e.start[j]!)), x1 = Math.min(W, x(e.end[j]!));
+          const x0 = Math.max(this.gutter, x(e.start[j]!)), x1 = Math.min(W, x(e.end[j]!));
           if (x1 - x0 <= 40) continue;
           seen.add(e.id[j]!);
           labels.push([tile.result.names[e.name[j]!] ?? '', x0, x1, rowY(i)]);
@@ -261,9 +316,16 @@ export class TimelineView {
     ctx.fillStyle = fg;
     for (let i = first; i < last; i++) {
       const row = this.rows[i]!;
-      let label = this.fitted.get(row.label);
-      if (label === undefined) { label = fit(ctx, row.label, GUTTER - 10); this.fitted.set(row.label, label); }
-      ctx.fillText(label, 6, rowY(i) + ROW_H / 2);
+      const x0 = 6 + row.level * INDENT;
+      const text = `${row.open === undefined ? '' : row.open ? '▾ ' : '▸ '}${row.pinned ? `★ ${row.title}` : row.label}`;
+      let label = this.fitted.get(row.key);
+      if (label === undefined) { label = fit(ctx, text, this.gutter - 10 - x0); this.fitted.set(row.key, label); }
+      if (row.open === undefined && row.ids.length) { /* a swatch of what the row draws */
+        ctx.fillStyle = colorFor('', row.kind === 'api' ? 'api' : row.kind === 'nvtx' ? 'nvtx' : 'kernel');
+        ctx.fillRect(x0 - 4, rowY(i) + 6, 2, ROW_H - 12);
+        ctx.fillStyle = fg;
+      }
+      ctx.fillText(label, x0, rowY(i) + ROW_H / 2);
     }
     ctx.restore();
     this.drawAxis(ctx, { fg, bg, grid }, W, H);
@@ -279,6 +341,40 @@ export class TimelineView {
     this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));
   }
 
+  /** The launch flow: the API call outlined on its row, an arrow from its end to each op's start
+   * (rows inside a collapsed group: the group's row). */
+  private drawFlow(ctx: CanvasRenderingContext2D, f: Flow, x: (ns: number) => number, rowY: (i: number) => number, color: string): void {
+    /* the track's own row, else the (collapsed or utilisation) row that merges it */
+    const rowOf = (id: string) => { const own = this.rows.findIndex((r) => r.ids.length === 1 && r.ids[0] === id); return own >= 0 ? own : this.rows.findIndex((r) => r.ids.includes(id)); };
+    const ar = rowOf(f.api.trackId);
+    ctx.strokeStyle = color;
+    ctx.fillStyle = color;
+    ctx.lineWidth = 2;
+    if (ar >= 0) {
+      const x0 = x(f.api.start), x1 = Math.max(x(f.api.end), x0 + 2);
+      ctx.strokeRect(x0 - 1, rowY(ar) + 1, x1 - x0 + 2, ROW_H - 3);
+    }
+    for (const op of f.ops) {
+      const kr = rowOf(op.trackId);
+      if (ar < 0 || kr < 0) continue;
+      const ax = x(f.api.end), ay = rowY(ar) + (kr < ar ? 2 : ROW_H - 2);
+      const kx = x(op.start), ky = rowY(kr) + (kr < ar ? ROW_H - 2 : 2);
+      const x0 = x(op.start), x1 = Math.max(x(op.end), x0 + 2);
+      ctx.strokeRect(x0 - 1, rowY(kr) + 1, x1 - x0 + 2, ROW_H - 3);
+      ctx.beginPath();
+      ctx.moveTo(ax, ay);
+      ctx.bezierCurveTo(ax, (ay + ky) / 2, kx, (ay + ky) / 2, kx, ky);
+      ctx.stroke();
+      const dir = ky > ay ? 1 : -1; /* the arrowhead at the op */
+      ctx.beginPath();
+      ctx.moveTo(kx, ky);
+      ctx.lineTo(kx - 4, ky - 7 * dir);
+      ctx.lineTo(kx + 4, ky - 7 * dir);
+      ctx.closePath();
+      ctx.fill();
+    }
+  }
+
   /** The time axis: ticks as offsets from the profile's start with the
    * precision of their step (or from a base shown in the gutter when zoomed
    * in far from the start), the view's span at the right, and the cursor's
@@ -292,7 +388,7 @@ export class TimelineView {
     ctx.fillRect(0, 0, W, AXIS_H - 1);
     ctx.fillStyle = fg;
     ctx.textBaseline = 'middle';
-    ctx.save(); ctx.beginPath(); ctx.rect(GUTTER, 0, W - GUTTER, AXIS_H); ctx.clip();
+    ctx.save(); ctx.beginPath(); ctx.rect(this.gutter, 0, W - this.gutter, AXIS_H); ctx.clip();
     /* the span (right end) and the cursor's time take their place first; tick labels that would overlap them are left out */
     const spanW = ctx.measureText(ax.span).width;
     const taken: Array<[number, number]> = [[W - spanW - 10, W]];
@@ -301,13 +397,13 @@ export class TimelineView {
     if (this.cursorPx !== undefined) {
       cursor = formatCursor(v.start + (this.cursorPx / v.width) * span, this.bounds.start, ax.step);
       const w = ctx.measureText(cursor).width + 8;
-      const bx = Math.max(GUTTER, Math.min(GUTTER + this.cursorPx + 1, W - spanW - 10 - w));
+      const bx = Math.max(this.gutter, Math.min(this.gutter + this.cursorPx + 1, W - spanW - 10 - w));
       cursorBox = [bx, bx + w];
       taken.push(cursorBox);
     }
     const drawn: string[] = [];
     for (const tk of ax.ticks) {
-      const px = GUTTER + ((tk.t - v.start) / span) * v.width;
+      const px = this.gutter + ((tk.t - v.start) / span) * v.width;
       ctx.fillStyle = grid;
       ctx.fillRect(px, AXIS_H - 6, 1, 6);
       const a = px + 3, b = a + ctx.measureText(tk.label).width;
@@ -325,10 +421,10 @@ export class TimelineView {
       ctx.fillText(cursor, cursorBox[0] + 4, AXIS_H / 2);
     }
     ctx.restore();
-    if (ax.base) ctx.fillText(`${fit(ctx, ax.base, GUTTER - 30)} +`, 6, AXIS_H / 2);
+    if (ax.base) ctx.fillText(`${fit(ctx, ax.base, this.gutter - 30)} +`, 6, AXIS_H / 2);
     ctx.fillStyle = grid;
     ctx.fillRect(0, AXIS_H - 1, W, 1);
-    if (this.cursorPx !== undefined) ctx.fillRect(GUTTER + this.cursorPx, AXIS_H, 1, H - AXIS_H); /* the cursor's hairline */
+    if (this.cursorPx !== undefined) ctx.fillRect(this.gutter + this.cursorPx, AXIS_H, 1, H - AXIS_H); /* the cursor's hairline */
     this.el.dataset.axis = JSON.stringify({ base: ax.base, labels: ax.ticks.map((t) => t.label), drawn, span: ax.span, cursor });
   }
 
@@ -339,32 +435,35 @@ export class TimelineView {
 
   /** The row under a point in the label gutter (its full name goes in the tooltip). */
   private rowAt(px: number, py: number): Row | undefined {
-    return px < GUTTER ? this.rowIndexAt(py) : undefined;
+    return px < this.gutter ? this.rowIndexAt(py) : undefined;
   }
 
   private hitAt(px: number, py: number): Hit | undefined {
     const row = this.rowIndexAt(py);
-    if (!row || px < GUTTER) return undefined;
+    if (!row || px < this.gutter) return undefined;
     const v = this.view;
-    const ns = v.start + ((px - GUTTER) / v.width) * (v.end - v.start);
+    const ns = v.start + ((px - this.gutter) / v.width) * (v.end - v.start);
     const slop = ((v.end - v.start) / v.width) * 2;
     return this.hitsNear(row, ns - slop, ns + slop);
   }
 
   /** The shortest item (event, or bucket's longest) on `row` touching [lo, hi]. */
   private hitsNear(row: Row, lo: number, hi: number): Hit | undefined {
-    const gpu = row.group === 'gpu';
-    const it = shortestItem(this.frameData.get(row.track.id) ?? [], lo, hi, gpu ? 'GPU op' : 'NVTX range');
-    return it && { ...it, trackId: row.track.id, gpu };
+    let best: Hit | undefined;
+    for (const id of row.ids) {
+      const gpu = isGpuId(id), kind = bucketKind(id);
+      const it = shortestItem(this.frameData.get(id) ?? [], lo, hi, gpu ? 'GPU op' : kind === 'api' ? 'CUDA API call' : 'NVTX range');
+      if (it && (!best || it.end - it.start < best.end - best.start)) best = { ...it, trackId: id, gpu };
+    }
+    return best;
   }
 
   /** Everything hit-testable in the view (keyboard stepping), GPU rows only. */
   private gpuHitsInView(): Hit[] {
     const out: Hit[] = [];
     const v = this.view;
-    for (const row of this.rows) {
-      if (row.group !== 'gpu') continue;
-      forEachItem(this.frameData.get(row.track.id) ?? [], v.start, v.end, 'GPU op', (it) => { out.push({ ...it, trackId: row.track.id, gpu: true }); });
+    for (const id of new Set(this.rows.flatMap((r) => r.ids.filter(isGpuId)))) {
+      forEachItem(this.frameData.get(id) ?? [], v.start, v.end, 'GPU op', (it) => { out.push({ ...it, trackId: id, gpu: true }); });
     }
     return out;
   }
@@ -377,16 +476,36 @@ export class TimelineView {
       this.inputAt ??= ev.timeStamp;
       if (ev.shiftKey) { this.el.scrollTop += ev.deltaY || ev.deltaX; return; } /* shift+wheel scrolls the rows */
       const rect = c.getBoundingClientRect();
-      const px = ev.clientX - rect.left - GUTTER;
+      const px = ev.clientX - rect.left - this.gutter;
       const anchor = this.view.start + (px / this.view.width) * (this.view.end - this.view.start);
       this.zoom(Math.pow(1.2, ev.deltaY / 100), anchor);
     }, { passive: false });
-    c.addEventListener('mousedown', (ev) => { drag = { x: ev.clientX, view: this.view, moved: false }; });
+    /* the gutter's edge drags to resize it */
+    let resizing: { x: number; gutter: number } | undefined;
+    const onEdge = (px: number) => px >= this.gutter - 5 && px < this.gutter; /* the plot starts at the gutter: its clicks stay clicks */
+    c.addEventListener('mousedown', (ev) => {
+      const px = ev.clientX - c.getBoundingClientRect().left;
+      if (onEdge(px)) { resizing = { x: ev.clientX, gutter: this.gutter }; ev.preventDefault(); return; }
+      drag = { x: ev.clientX, view: this.view, moved: false };
+    });
+    window.addEventListener('mousemove', (ev) => {
+      if (!resizing) return;
+      this.setGutter(resizing.gutter + ev.clientX - resizing.x);
+    });
     window.addEventListener('mouseup', (ev) => {
+      if (resizing) { resizing = undefined; return; }
       if (drag && !drag.moved && ev.target === c) {
         const rect = c.getBoundingClientRect();
-        const hit = this.hitAt(ev.clientX - rect.left, ev.clientY - rect.top);
-        if (hit) this.select(hit);
+        const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
+        const row = this.rowAt(px, py);
+        if (row) { /* a label: click opens or closes a group, Shift+click pins, Alt+click hides */
+          if (ev.altKey) this.changeRows('hidden', row.key);
+          else if (ev.shiftKey) this.changeRows('pinned', row.key);
+          else if (row.open !== undefined) this.changeRows('open', row.key);
+        } else {
+          const hit = this.hitAt(px, py);
+          if (hit) this.select(hit);
+        }
       }
       drag = undefined;
     });
@@ -416,7 +535,8 @@ export class TimelineView {
         return;
       }
       const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
-      this.setCursor(px >= GUTTER ? px - GUTTER : undefined);
+      c.style.cursor = onEdge(px) ? 'col-resize' : '';
+      this.setCursor(px >= this.gutter ? px - this.gutter : undefined);
       const row = this.rowAt(px, py);
       if (row) this.showLabel(row, px, py);
       else this.showTooltip(this.hitAt(px, py), px, py, ev.timeStamp);
@@ -455,34 +575,86 @@ export class TimelineView {
     if (!all.length) return;
     const i = this.hover ? all.findIndex((hh) => hh.id === this.hover!.id) : -1;
     const next = all[(i + dir + all.length) % all.length]!;
-    const row = this.rows.findIndex((r) => r.track.id === next.trackId);
+    const row = this.rows.findIndex((r) => r.ids.includes(next.trackId));
     const v = this.view;
-    const px = GUTTER + ((Math.max(next.start, v.start) - v.start) / (v.end - v.start)) * v.width;
+    const px = this.gutter + ((Math.max(next.start, v.start) - v.start) / (v.end - v.start)) * v.width;
     this.showTooltip(next, px, AXIS_H + row * ROW_H + ROW_H - this.el.scrollTop);
   }
 
   select(hit: Hit): void {
-    this.selected = hit.id;
+    this.selected = hit.gpu ? hit.id : undefined;
+    this.flow = undefined;
     this.showTooltip(undefined, 0, 0); /* the Details panel shows it now */
     this.queueFrame();
     this.onSelect(hit);
+    const token = ++this.flowToken;
+    const done = (f: Flow | undefined) => {
+      if (token !== this.flowToken) return;
+      this.flow = f;
+      this.el.dataset.flow = f ? JSON.stringify(f) : '';
+      this.queueFrame();
+    };
+    if (hit.gpu) void this.launchOf(hit.id).then(done, () => done(undefined));
+    else if (hit.trackId.startsWith('api:') && hit.count === undefined) void this.kernelsOf(hit).then(done, () => done(undefined)); /* a call, not a bucket */
   }
+
+  /** A GPU op's launching API call (kernel/details' api): the flow from the call to the op. */
+  private async launchOf(id: number): Promise<Flow | undefined> {
+    const d = await this.detailsFor(id);
+    const api = d.api as Record<string, unknown> | null | undefined;
+    if (!api || typeof api !== 'object') return undefined;
+    return {
+      api: { id: Number(api.id), trackId: `api:${String(api.pid)}:${String(api.tid)}`, start: this.rel(api.start as Int), end: this.rel(api.end as Int) },
+      ops: [{ id, trackId: String(d.track ?? ''), start: this.rel(d.start as Int), end: this.rel(d.end as Int) }],
+    };
+  }
+
+  /** The GPU ops an API call launched. A stream runs its ops in launch order and kernelIds number
+   * each GPU track's ops by start (timeline/tracks order, `count` each; docs/protocol.md), so on
+   * each of the process's GPU tracks a binary search on the launching call's start (kernel/details'
+   * api) finds the first op launched at or after the call, and the call's ops follow it:
+   * O(log n) kernel/details per track. (The protocol has no API → ops method.) */
+  private async kernelsOf(call: Hit): Promise<Flow | undefined> {
+    const pid = call.trackId.split(':')[1];
+    const launchedAt = async (op: number) => { const f = await this.launchOf(op); return f ? f.api.start : this.rel((await this.detailsFor(op)).start as Int); };
+    const ops: FlowOp[] = [];
+    let base = 0;
+    for (const t of this.trackById.values()) {
+      if (t.kind !== 'gpu') continue;
+      const n = Number(t.count ?? 0);
+      let lo = base, hi = base + n;
+      base += n;
+      if (String(t.pid) !== pid || n === 0) continue;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (await launchedAt(mid) < call.start) lo = mid + 1; else hi = mid;
+      }
+      for (let op = lo; op < Math.min(lo + 64, base); op++) { /* a graph launch puts many ops on a stream */
+        const f = await this.launchOf(op);
+        if (!f || f.api.start !== call.start) break;
+        if (f.api.id === call.id && f.api.trackId === call.trackId) ops.push(f.ops[0]!);
+      }
+    }
+    return { api: { id: call.id, trackId: call.trackId, start: call.start, end: call.end }, ops };
+  }
+
 
   /** Selects GPU op `id` as a click on it would ("Show in timeline", top kernels): its details come from the server. */
   async selectKernel(id: number): Promise<void> {
     const d = await this.detailsFor(id);
-    const start = Number(d.start), end = Number(d.end);
+    const start = this.rel(d.start as Int), end = this.rel(d.end as Int);
     this.select({ id, name: String(d.displayName ?? d.name ?? ''), kind: String(d.kind ?? 'kernel'), start, end, dur: end - start, trackId: String(d.track ?? ''), gpu: true });
   }
 
   private showLabel(row: Row, px: number, py: number): void {
     this.hover = undefined;
-    const t = row.track;
-    const extra = [t.streamClass ? String(t.streamClass) : '', typeof t.busyNs === 'number' ? `busy ${formatNs(t.busyNs)}` : '', typeof t.count === 'number' ? `${t.count} items` : ''].filter(Boolean).join(' · ');
+    const t = this.trackById.get(row.ids[0] ?? '') ?? ({} as Partial<Track>);
+    const extra = [row.ids.length > 1 ? `${row.ids.length} tracks merged` : '',t.streamClass ? String(t.streamClass) : '', typeof t.busyNs === 'number' ? `busy ${formatNs(t.busyNs)}` : '', typeof t.count === 'number' ? `${t.count} items` : ''].filter(Boolean).join(' · ');
     this.tooltip.hidden = false;
     this.tooltip.style.left = `${px + 12}px`;
     this.tooltip.style.top = `${py + this.el.scrollTop + 14}px`; /* in the scrolled element's coordinates */
-    this.tooltip.replaceChildren(h('div', { class: 'tip-name' }, row.label), h('div', {}, extra));
+    const how = row.open === undefined ? 'Shift+click pins, Alt+click hides' : `click ${row.open ? 'collapses' : 'expands'}; Shift+click pins, Alt+click hides`;
+    this.tooltip.replaceChildren(h('div', { class: 'tip-name' }, row.title), h('div', {}, extra), h('div', { class: 'tip-extra' }, how));
   }
 
   /** kernel/details, cached (the most recent 2000). */
@@ -543,4 +715,9 @@ function fit(ctx: CanvasRenderingContext2D, text: string, width: number): string
     if (ctx.measureText(text.slice(0, mid) + '…').width <= width) lo = mid; else hi = mid - 1;
   }
   return text.slice(0, lo) + '…';
+}
+
+/** A tile of a block with no tracks to draw (a row of a group that draws nothing itself). */
+function emptyTile(p: { start: number; end: number; width: number }): RangeColumns {
+  return { resolution: Math.max(1, (p.end - p.start) / p.width), start: p.start, end: p.end, format: 'columns', names: [], tracks: [] } as unknown as RangeColumns;
 }

@@ -1,22 +1,16 @@
-/* Which tracks the timeline shows and in what order: GPU streams first (by
- * device, stream), then NVTX rows; CUDA API and other host rows are left out. */
-import type { Track } from '../protocol/types';
+/* The timeline's rows: the track tree (client/trackTree, shared with the
+ * Jupyter widget) and what a row draws: GPU ops on GPU tracks, NVTX ranges,
+ * CUDA API calls. */
+import type { TreeRow } from '../client/trackTree';
 
-export type Row = { track: Track; group: 'gpu' | 'nvtx'; label: string };
+export type Row = TreeRow;
 
-export function isGpuTrack(t: Track): boolean {
-  return t.device !== undefined && t.stream !== undefined && !/nvtx/i.test(t.kind);
+/** A track of GPU ops (its items are clickable kernels, memcpy, memset). */
+export function isGpuId(id: string): boolean {
+  return id.startsWith('gpu:');
 }
 
-export function isNvtxTrack(t: Track): boolean {
-  return /nvtx/i.test(t.kind);
-}
-
-export function timelineRows(tracks: Track[]): Row[] {
-  const gpu = tracks.filter(isGpuTrack).sort((a, b) => (a.device! - b.device!) || (a.stream! - b.stream!));
-  const nvtx = tracks.filter(isNvtxTrack);
-  return [
-    ...gpu.map((t) => ({ track: t, group: 'gpu' as const, label: t.name || `GPU ${t.device} · stream ${t.stream}` })),
-    ...nvtx.map((t) => ({ track: t, group: 'nvtx' as const, label: (t.name || `NVTX ${t.tid ?? ''} depth ${t.depth ?? 0}`).replace(' (projected)', '').replace(/\(pid \d+, tid (\d+)\)/, 'tid $1') })),
-  ];
+/** What a bucket's longest item is, by track: the palette family and the hit's kind. */
+export function bucketKind(id: string): 'kernel' | 'nvtx' | 'api' {
+  return isGpuId(id) ? 'kernel' : id.startsWith('api:') ? 'api' : 'nvtx';
 }

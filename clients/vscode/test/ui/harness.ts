@@ -19,7 +19,7 @@ import { createBridge } from '../../src/client/bridgeCore';
 import { NsysClient } from '../../src/client/nsysClient';
 import { collectingLogger } from '../../src/client/logger';
 import { renderWebviewHtml, makeNonce } from '../../src/client/webviewHtml';
-import type { HostToWebview } from '../../src/protocol/messages';
+import { toEnvelope, type Envelope, type HostToWebview } from '../../src/protocol/messages';
 import type { ProfileOpenResult } from '../../src/protocol/types';
 import { CLIENT_ROOT } from '../helpers';
 
@@ -34,6 +34,8 @@ export interface Harness {
   /** Every forwarded request: when, server + stdio time (ms), then the post of its answer to the page (postMs: JSON text over CDP), its size. */
   requests: Array<{ method: string; params: Record<string, unknown>; at: number; ms?: number; postMs?: number; bytes?: number }>;
   logs: string[];
+  /** Posts a message to the webview as the extension host does (e.g. a reveal). */
+  post(m: HostToWebview): void;
   close(): Promise<void>;
 }
 
@@ -88,9 +90,9 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   const requests: Harness['requests'] = [];
   /* JSON text crosses the CDP boundary much faster than a structured object */
   const answered = new WeakMap<object, Harness['requests'][number]>();
-  const post = (m: HostToWebview) => {
+  const post = (e: Envelope, m: HostToWebview) => {
     const t0 = performance.now();
-    const text = JSON.stringify(m);
+    const text = JSON.stringify(e);
     const rec = m.type === 'rpcResult' && typeof m.result === 'object' && m.result ? answered.get(m.result) : undefined;
     if (rec) rec.bytes = text.length;
     if (sseIn) {
@@ -137,6 +139,7 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   await page.goto(`http://127.0.0.1:${port}/`);
   return {
     page, client, opened, requests, logs,
+    post: (m) => post(toEnvelope(m), m),
     async close() {
       stream?.end();
       await context.close();

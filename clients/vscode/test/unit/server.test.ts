@@ -105,7 +105,7 @@ test('timeline tiles cover their range, at the asked resolution, with sound buck
   assert.ok(tracks.tracks.length > 0);
   const span = profileSpan(info);
   assert.ok(span, 'the small profile has a span');
-  const { start, end } = span;
+  const start = Number(span.start), end = Number(span.end); /* a small clock: exact as numbers */
   const model = new TimelineModel((p) => client.range({ profileId, ...p }), () => {}, 64, { start, end });
   const view = { start, end, width: 1024 };
   await model.ensure(view, 0);
