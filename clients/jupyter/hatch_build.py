@@ -1,4 +1,4 @@
-"""Hatch build hook: bundles the widget TypeScript (js/) into src/nsys_ai/static/.
+"""Hatch build hook: bundles the widget TypeScript (js/) into src/nsys_ai_native/static/.
 
 Runs `npm ci` (when js/node_modules is absent) and `npm run build` unless the
 bundles are newer than every source; fails the build when npm is missing and
@@ -23,7 +23,7 @@ class WidgetBuildHook(BuildHookInterface):  # type: ignore[misc]
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         root = Path(self.root)
         js = root / "js"
-        static = root / "src" / "nsys_ai" / "static"
+        static = root / "src" / "nsys_ai_native" / "static"
         outs = [static / b for b in BUNDLES]
         srcs = [p for p in (js / "src").glob("*.ts")] + [js / "build.mjs", js / "package.json"] if js.is_dir() else []
         fresh = all(o.exists() for o in outs) and (
@@ -35,7 +35,7 @@ class WidgetBuildHook(BuildHookInterface):  # type: ignore[misc]
         npm = shutil.which("npm")
         if not npm or not js.is_dir():
             raise RuntimeError("building the widget needs npm (Node.js 18+) and clients/jupyter/js; "
-                               "or build src/nsys_ai/static/*.js first")
+                               "or build src/nsys_ai_native/static/*.js first")
         if not (js / "node_modules").is_dir():
             subprocess.run([npm, "ci" if (js / "package-lock.json").exists() else "install"], cwd=js, check=True)
         # the widget bundles only (not the html-manager test host)

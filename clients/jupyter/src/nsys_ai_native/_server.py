@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sysconfig
 import threading
 import time
 from collections import deque
@@ -29,20 +30,42 @@ _RESULT_PREFIX = re.compile(rb'^\{"jsonrpc":"2\.0","id":(\d+),"result":')
 _STDERR_KEEP = 64  # last lines of server stderr kept for error messages
 
 
+def bundled_server() -> Optional[str]:
+    """The `nsys-ai` binary that this package's platform wheel installed beside Python's
+    scripts (the venv's bin/, ~/.local/bin for --user, <target>/bin for --target), or None.
+    Only an ELF executable counts: another package's `nsys-ai` console script (the PyPI
+    project `nsys-ai`, a Python CLI) is not this server."""
+    dirs = [sysconfig.get_path("scripts")]
+    try:
+        dirs.append(sysconfig.get_path("scripts", f"{os.name}_user"))
+    except KeyError:
+        pass
+    dirs.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin"))
+    for d in dirs:
+        cand = os.path.join(d, "nsys-ai") if d else ""
+        if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
+            with open(cand, "rb") as f:
+                if f.read(4) == b"\x7fELF":
+                    return cand
+    return None
+
+
 def find_server(binary: Optional[str] = None) -> str:
-    """The `nsys-ai` executable: `binary`, else $NSYS_AI_SERVER, else `nsys-ai` on PATH."""
+    """The `nsys-ai` executable: `binary`, else $NSYS_AI_SERVER, else the one this package's
+    wheel bundles, else `nsys-ai` on PATH."""
     for cand, origin in ((binary, "argument"), (os.environ.get(ENV_SERVER), f"${ENV_SERVER}")):
         if cand:
             path = shutil.which(cand) or (cand if os.path.isfile(cand) else None)
             if not path or not os.access(path, os.X_OK):
                 raise ServerNotFoundError(f"nsys-ai server {cand!r} (from {origin}) is not an executable file")
             return os.path.abspath(path)
-    found = shutil.which("nsys-ai")
+    found = bundled_server() or shutil.which("nsys-ai")
     if found:
         return found
     raise ServerNotFoundError(
         "nsys-ai server not found: pass server=PATH, set $NSYS_AI_SERVER, or put nsys-ai on PATH "
-        "(build it with `meson setup build && ninja -C build`)")
+        "(`pip install nsys-ai-native` bundles it on x86-64 Linux; or build it with "
+        "`meson setup build && ninja -C build`)")
 
 
 _F_SETPIPE_SZ = 1031  # Linux fcntl: a pipe's capacity
@@ -93,7 +116,7 @@ class Server:
         self._reader = threading.Thread(target=self._read_loop, name="nsys-ai-reader", daemon=True)
         self._reader.start()
         threading.Thread(target=self._stderr_loop, name="nsys-ai-stderr", daemon=True).start()
-        init = self.request("initialize", {"processId": os.getpid(), "clientInfo": {"name": "nsys_ai"},
+        init = self.request("initialize", {"processId": os.getpid(), "clientInfo": {"name": "nsys_ai_native"},
                                            "capabilities": {}})
         self.server_info: dict = init.get("serverInfo", {})
         self.methods: frozenset[str] = frozenset(init.get("capabilities", {}).get("methods", []))
@@ -151,7 +174,7 @@ class Server:
                             continue
                 self._dispatch(json.loads(body))
         except Exception as e:  # a protocol violation: treat the server as dead
-            self._stderr.append(f"[nsys_ai client] bad frame from server: {e}\n")
+            self._stderr.append(f"[nsys_ai_native client] bad frame from server: {e}\n")
         finally:
             self._on_exit()
 
@@ -159,9 +182,9 @@ class Server:
         if msg.get("method") == "$/progress":
             params = msg.get("params") or {}
             token = params.get("token")
-            if isinstance(token, str) and token.startswith("nsys_ai-") and token[8:].isdigit():
+            if isinstance(token, str) and token.startswith("nsys_ai_native-") and token[8:].isdigit():
                 with self._lock:
-                    pending = self._pending.get(int(token[len("nsys_ai-"):]))
+                    pending = self._pending.get(int(token[len("nsys_ai_native-"):]))
                     if pending is not None:
                         pending.progress.append(params.get("value") or {})
                         pending.event.set()
@@ -237,7 +260,7 @@ class Server:
         rid = next(self._ids)
         pending = _Pending(raw)
         if progress is not None:
-            params = {**(params or {}), "workDoneToken": f"nsys_ai-{rid}"}
+            params = {**(params or {}), "workDoneToken": f"nsys_ai_native-{rid}"}
         with self._lock:
             if self._dead is not None:
                 raise self._dead
