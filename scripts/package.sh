@@ -49,9 +49,11 @@ py=$venv/bin/python
 
 # -- the self-contained binary --------------------------------------------------
 scripts/vendor-sources.sh
+# put FILE: stdin into FILE when that changes it (an unchanged compiler keeps the build).
+put() { local t; t=$(mktemp); cat > "$t"; if cmp -s "$t" "$1"; then rm -f "$t"; else mv "$t" "$1"; chmod +x "$1"; fi; }
 # zig's clang does not take the glibc-versioned target with input on stdin
 # (meson's compiler probes): hand it a file.
-cat > "$venv/bin/zig-cc-glibc2.28" <<ZIG
+put "$venv/bin/zig-cc-glibc2.28" <<ZIG
 #!/usr/bin/env bash
 args=(); tmp=""
 for a in "\$@"; do
@@ -61,9 +63,8 @@ done
 [ -z "\$tmp" ] || rm -f "\$tmp"
 exit \$rc
 ZIG
-printf '#!/bin/sh\nexec "%s" -m ziglang ar "$@"\n' "$py" > "$venv/bin/zig-ar"
-chmod +x "$venv/bin/zig-cc-glibc2.28" "$venv/bin/zig-ar"
-cat > "$venv/zig-glibc2.28.ini" <<INI
+printf '#!/bin/sh\nexec "%s" -m ziglang ar "$@"\n' "$py" | put "$venv/bin/zig-ar"
+put "$venv/zig-glibc2.28.ini" <<INI
 [binaries]
 c = '$venv/bin/zig-cc-glibc2.28'
 ar = '$venv/bin/zig-ar'
@@ -75,7 +76,7 @@ if [ ! -f build-dist/build.ninja ]; then
     --force-fallback-for=sqlite3,libcjson,libuv --wrap-mode=nodownload \
     -Dbuildtype=release -Db_ndebug=false >/dev/null
 fi
-"$venv/bin/ninja" -C build-dist nsys-ai
+"$venv/bin/ninja" -C build-dist nsys-ai > build-dist/ninja.log 2>&1 || { tail -50 build-dist/ninja.log; exit 1; }
 mkdir -p dist
 cp build-dist/nsys-ai dist/nsys-ai
 scripts/check-binary.sh dist/nsys-ai 2.28

@@ -1,8 +1,9 @@
 """The nsys-ai server inside the wheel (used by hatch_build.py).
 
-A platform wheel carries the `nsys-ai` binary as a script (installed into the
-venv's bin/, where `nsys_ai_native.find_server` looks first after the explicit
-settings). The binary comes from
+A platform wheel carries the `nsys-ai` binary twice: as a script (the venv's
+bin/nsys-ai, the CLI) and as nsys_ai_native/bin/nsys-ai, which
+`nsys_ai_native.find_server` uses after the explicit settings (another
+package's `nsys-ai` console script may replace the first). The binary comes from
 - $NSYS_AI_BUNDLE_SERVER: a built binary (scripts/package.sh hands it the
   self-contained one of build-dist/, and $NSYS_AI_WHEEL_TAG its manylinux tag);
 - the sdist's native/ tree (the repository's meson build and the vendored
@@ -76,3 +77,4 @@ def bundle(root: Path, build_data: dict[str, Any]) -> None:
     build_data["pure_python"] = False
     build_data["tag"] = tag
     build_data["shared_scripts"][str(binary)] = "nsys-ai"
+    build_data["force_include"][str(binary)] = "nsys_ai_native/bin/nsys-ai"

@@ -34,28 +34,22 @@ def test_find_server_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_find_server_bundled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The wheel's binary (beside Python's scripts) comes before PATH, after env and argument;
-    a `nsys-ai` there that is not an ELF executable (another package's Python console script)
-    is passed over."""
-    scripts = tmp_path / "venv-bin"
-    scripts.mkdir()
+    """The wheel's binary (inside the package) comes before PATH, after env and argument;
+    a file there that is not executable is passed over."""
+    bundled = tmp_path / "pkg" / "bin" / "nsys-ai"
+    bundled.parent.mkdir(parents=True)
     on_path = tmp_path / "bin"
     on_path.mkdir()
     (on_path / "nsys-ai").symlink_to(BIN)
     monkeypatch.setenv("PATH", str(on_path))
     monkeypatch.delenv("NSYS_AI_SERVER", raising=False)
-    real_get_path = _server.sysconfig.get_path
-    monkeypatch.setattr(_server.sysconfig, "get_path",
-                        lambda name, *a: str(scripts) if name == "scripts" else real_get_path(name, *a))
-    peer = scripts / "nsys-ai"
-    peer.write_text("#!/usr/bin/env python3\nfrom nsys_ai.__main__ import main\nmain()\n")
-    peer.chmod(0o755)
-    assert _server.bundled_server() is None
-    assert find_server() == str(on_path / "nsys-ai")                  # the peer's script is skipped
-    peer.unlink()
-    (scripts / "nsys-ai").write_bytes(Path(BIN).read_bytes())
-    (scripts / "nsys-ai").chmod(0o755)
-    assert find_server() == str(scripts / "nsys-ai")                  # bundled beats PATH
+    monkeypatch.setattr(_server, "BUNDLED", str(bundled))
+    assert _server.bundled_server() is None                           # a pure wheel: none
+    bundled.write_bytes(Path(BIN).read_bytes())
+    bundled.chmod(0o644)
+    assert find_server() == str(on_path / "nsys-ai")                  # not executable: PATH
+    bundled.chmod(0o755)
+    assert find_server() == str(bundled)                              # bundled beats PATH
     monkeypatch.setenv("NSYS_AI_SERVER", str(on_path / "nsys-ai"))
     assert find_server() == str(on_path / "nsys-ai")                  # env beats bundled
 

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import subprocess
-import sysconfig
 import threading
 import time
 from collections import deque
@@ -30,24 +29,15 @@ _RESULT_PREFIX = re.compile(rb'^\{"jsonrpc":"2\.0","id":(\d+),"result":')
 _STDERR_KEEP = 64  # last lines of server stderr kept for error messages
 
 
+# Where a platform wheel puts its server inside this package (clients/jupyter/server_bundle.py);
+# the same binary is the venv's bin/nsys-ai, which another package's `nsys-ai` may replace.
+BUNDLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "nsys-ai")
+
+
 def bundled_server() -> Optional[str]:
-    """The `nsys-ai` binary that this package's platform wheel installed beside Python's
-    scripts (the venv's bin/, ~/.local/bin for --user, <target>/bin for --target), or None.
-    Only an ELF executable counts: another package's `nsys-ai` console script (the PyPI
-    project `nsys-ai`, a Python CLI) is not this server."""
-    dirs = [sysconfig.get_path("scripts")]
-    try:
-        dirs.append(sysconfig.get_path("scripts", f"{os.name}_user"))
-    except KeyError:
-        pass
-    dirs.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin"))
-    for d in dirs:
-        cand = os.path.join(d, "nsys-ai") if d else ""
-        if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
-            with open(cand, "rb") as f:
-                if f.read(4) == b"\x7fELF":
-                    return cand
-    return None
+    """The `nsys-ai` that this package's platform wheel carries, or None (a pure wheel,
+    an editable or source install)."""
+    return BUNDLED if os.path.isfile(BUNDLED) and os.access(BUNDLED, os.X_OK) else None
 
 
 def find_server(binary: Optional[str] = None) -> str:
