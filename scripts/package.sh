@@ -74,7 +74,7 @@ INI
 if [ ! -f build-dist/build.ninja ]; then
   "$venv/bin/meson" setup build-dist --native-file "$venv/zig-glibc2.28.ini" \
     --force-fallback-for=sqlite3,libcjson,libuv --wrap-mode=nodownload \
-    -Dbuildtype=release -Db_ndebug=false >/dev/null
+    -Dbuildtype=release -Db_ndebug=false -Dtests=false >/dev/null
 fi
 "$venv/bin/ninja" -C build-dist nsys-ai > build-dist/ninja.log 2>&1 || { tail -50 build-dist/ninja.log; exit 1; }
 mkdir -p dist

@@ -54,7 +54,7 @@ def _build_native(native: Path) -> Path:
             if not (native / "subprojects" / d / "meson.build").is_file():
                 raise RuntimeError(f"the sdist lacks subprojects/{d}: build it with scripts/package.sh")
         subprocess.run(_tool("meson") + ["setup", str(build), str(native), "--buildtype=release",
-                                         "-Db_ndebug=false", "--wrap-mode=nodownload",
+                                         "-Db_ndebug=false", "-Dtests=false", "--wrap-mode=nodownload",
                                          "--force-fallback-for=" + ",".join(VENDORED)], check=True)
     subprocess.run(_tool("ninja") + ["-C", str(build), "nsys-ai"], check=True)
     return build / "nsys-ai"
