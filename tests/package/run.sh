@@ -22,7 +22,8 @@ trap 'rm -rf "$work"' EXIT
 passed=0; failed=0
 ok() { echo "ok: $*"; passed=$((passed + 1)); }
 bad() { echo "FAILED: $*"; failed=$((failed + 1)); }
-timed() { local t0=$SECONDS; "$@"; local rc=$?; echo "($((SECONDS - t0)) s: $*)"; return $rc; }
+exec 3>&1  # timings go to the suite's output even when a step's output goes to a log
+timed() { local t0=$SECONDS; "$@"; local rc=$?; echo "($((SECONDS - t0)) s: $(basename "$1")${2:+ $2})" >&3; return $rc; }
 
 if [ "$(id -u)" -ne 0 ]; then echo "the package suite needs root (unshare -m, apt)"; exit 77; fi
 
@@ -103,5 +104,6 @@ if NSYS_AI_VSIX=$vsix NSYS_AI_E2E_BUNDLED=1 timed bash clients/vscode/test/e2e/r
   ok "VSIX end-to-end through the bundled server ($(grep -E '^# pass' "$work/e2e.log"))"
 else tail -40 "$work/e2e.log"; bad "VSIX end-to-end"; fi
 
+echo "package suite: $SECONDS s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
