@@ -103,6 +103,7 @@ esac
   fi
   mkdir -p server
   cp "$root/dist/nsys-ai" server/nsys-ai
+  for l in libcjson libuv; do cp "$root/subprojects/$l/LICENSE" "server/LICENSE.$l"; done
   node scripts/build.mjs --production
   npx --no-install vsce package --no-dependencies --allow-missing-repository --skip-license \
     --target linux-x64 -o "$root/dist/nsys-ai-linux-x64-$version.vsix" >/dev/null

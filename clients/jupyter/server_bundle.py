@@ -60,6 +60,18 @@ def _build_native(native: Path) -> Path:
     return build / "nsys-ai"
 
 
+def _licenses(root: Path) -> dict[str, str]:
+    """The licenses of the code built into the server (MIT asks to ship them; SQLite is
+    public domain): the vendored trees of a checkout or of the sdist."""
+    out = {}
+    for base in (root.parent.parent / "subprojects", root / "native" / "subprojects"):
+        for name in ("libcjson", "libuv"):
+            lic = base / name / "LICENSE"
+            if lic.is_file():
+                out[str(lic)] = f"nsys_ai_native/bin/LICENSE.{name}"
+    return out
+
+
 def bundle(root: Path, build_data: dict[str, Any]) -> None:
     """Adds the server to a wheel's build_data when there is one to add."""
     given = os.environ.get(ENV_BINARY)
@@ -78,3 +90,4 @@ def bundle(root: Path, build_data: dict[str, Any]) -> None:
     build_data["tag"] = tag
     build_data["shared_scripts"][str(binary)] = "nsys-ai"
     build_data["force_include"][str(binary)] = "nsys_ai_native/bin/nsys-ai"
+    build_data["force_include"].update(_licenses(root))
