@@ -12,7 +12,7 @@ Inputs: protocol/methods.json (every method and its flags), protocol/errors.json
 - server/src/common/param_specs.gen.h field, required and bounds of every integer param
 - server/src/common/error_list.gen.h  the C error table (X-macro)
 - clients/vscode/src/protocol/methods.ts   method names, their params/result types, error codes
-- clients/jupyter/src/nsys_ai/_protocol.py TypedDicts, method names, error codes
+- clients/jupyter/src/nsys_ai_native/_protocol.py TypedDicts, method names, error codes
 - docs/protocol.md                    the Errors table (between its errors markers)
 - server/src/mcp/mcp_tools.gen.h      the MCP tools (protocol/mcp_tools.json) with their
                                       input and output schemas, as one JSON text
@@ -361,7 +361,7 @@ OUTPUTS: dict[str, Callable[[Protocol, str], str]] = {
     "server/src/common/param_specs.gen.h": lambda p, _: c_param_specs(p),
     "server/src/common/error_list.gen.h": lambda p, _: c_error_list(p),
     "clients/vscode/src/protocol/methods.ts": lambda p, _: ts_methods(p),
-    "clients/jupyter/src/nsys_ai/_protocol.py": lambda p, _: py_protocol(p),
+    "clients/jupyter/src/nsys_ai_native/_protocol.py": lambda p, _: py_protocol(p),
     "docs/protocol.md": doc_errors,
     "server/src/mcp/mcp_tools.gen.h": lambda p, _: c_mcp_tools(p),
 }

@@ -1,5 +1,5 @@
 """The Python part of protocol/gen.py: TypedDicts from protocol/schemas/*.json,
-written into clients/jupyter/src/nsys_ai/_protocol.py with the method names and
+written into clients/jupyter/src/nsys_ai_native/_protocol.py with the method names and
 error codes (run protocol/gen.py, not this module).
 
 Each `<method with / as .>.<params|result>.json` becomes `<Method><Params|Result>`

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite: C (normal and ASan/UBSan), protocol, generator,
 # leak check, fuzz smoke, VS Code and Jupyter clients (browser tests included),
-# and the VS Code extension inside code-server.
+# the VS Code extension inside code-server, and the packages users install
+# (tests/package/run.sh: wheel, sdist, platform VSIX, self-contained binary).
 #   scripts/test-all.sh                 everything
 #   SUITES="c protocol" scripts/test-all.sh   a subset
 #   FUZZ_SECONDS=60 (default 30)        time per fuzz target
@@ -19,7 +20,7 @@ export NSYS_AI_NO_PROGRESS=1
 export NSYS_AI_CACHE_DIR="${NSYS_AI_CACHE_DIR:-$(mktemp -d /tmp/nsys-ai-test-cache.XXXXXX)}"
 export NSYS_AI_STATS_DIR="${NSYS_AI_STATS_DIR:-$(mktemp -d /tmp/nsys-ai-stats.XXXXXX)}"
 fuzz_seconds=${FUZZ_SECONDS:-30}
-all_suites="c c-asan protocol leaks fuzz vscode vscode-e2e jupyter"
+all_suites="c c-asan protocol leaks fuzz vscode vscode-e2e jupyter package"
 suites=${SUITES:-$all_suites}
 
 passed=(); failed=(); skipped=()
@@ -87,6 +88,7 @@ vscode_e2e() {
   bash clients/vscode/test/e2e/run.sh
 }
 jupyter() { bash clients/jupyter/scripts/test.sh; }
+package() { bash tests/package/run.sh; }
 
 run_suite c c_normal
 run_suite c-asan c_asan
@@ -96,6 +98,7 @@ run_suite fuzz fuzz
 run_suite vscode vscode
 run_suite vscode-e2e vscode_e2e
 run_suite jupyter jupyter
+run_suite package package
 
 echo
 # What the robustness suites tried, on one line (fuzz + corrupt profiles + load).

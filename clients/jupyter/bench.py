@@ -34,8 +34,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE / "src"))
 
-import nsys_ai  # noqa: E402
-from nsys_ai.widget import DRAW_FIELDS  # noqa: E402
+import nsys_ai_native  # noqa: E402
+from nsys_ai_native.widget import DRAW_FIELDS  # noqa: E402
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -70,8 +70,8 @@ def kernel_round_trips(path: Path, n: int) -> dict[str, dict[str, float]]:
                     return "".join(out)
 
         head = json.loads(run(f"import json, sys; sys.path.insert(0, {str(HERE / 'src')!r})\n"
-                              "import nsys_ai\n"
-                              f"p = nsys_ai.open({str(path)!r}); w = p.show()\n"
+                              "import nsys_ai_native\n"
+                              f"p = nsys_ai_native.open({str(path)!r}); w = p.show()\n"
                               "print(json.dumps({'comm': w.comm.comm_id, 'span': p.span(), "
                               "'tracks': [t['id'] for t in w.tracks][:24]}))"))
         s, e = head["span"]
@@ -128,7 +128,7 @@ def main() -> int:
     results: dict[str, object] = {"profile": str(path)}
 
     t0 = time.perf_counter()
-    p = nsys_ai.open(path)
+    p = nsys_ai_native.open(path)
     results["open_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
     info = p.info()
     results["kernels"] = info["counts"]["kernels"]
@@ -173,7 +173,7 @@ def main() -> int:
         results.update(kernel_round_trips(Path(path).resolve(), args.zooms // 2))
 
     targets = {"top_kernels_ms": 200.0}
-    print(f"\nnsys_ai client bench: {path.name}, {results['kernels']:,} kernels, open {results['open_ms']} ms")
+    print(f"\nnsys_ai_native client bench: {path.name}, {results['kernels']:,} kernels, open {results['open_ms']} ms")
     print(f"{'figure':28} {'p50':>9} {'p90':>9} {'p99':>9} {'max':>9}  target")
     for k, v in results.items():
         if isinstance(v, dict):
@@ -183,7 +183,7 @@ def main() -> int:
     print(json.dumps(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
-    nsys_ai.shutdown()
+    nsys_ai_native.shutdown()
     return 0
 
 

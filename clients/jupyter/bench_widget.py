@@ -4,7 +4,7 @@
     python bench_widget.py [--profile PATH ...] [--app lab|notebook] [--zooms N] [--bursts N]
                            [--wire jsonz,json,...] [--ab jsonz,json+all] [--json OUT]
 
-For each profile: starts `jupyter lab` (this Python's environment; the nsys_ai package
+For each profile: starts `jupyter lab` (this Python's environment; the nsys_ai_native package
 from ./src), runs a notebook showing `p.show()` in headless Chromium, and zooms with the
 mouse wheel, one notch at a time (11 notches in, 11 out, around random points). The
 widget measures each step itself (performance.now()):
@@ -58,8 +58,8 @@ def summary(xs: list[float]) -> dict[str, float]:
 
 
 def notebook(profile: Path) -> dict:
-    src = ("import nsys_ai\n"
-           f"p = nsys_ai.open({str(profile)!r})\n"
+    src = ("import nsys_ai_native\n"
+           f"p = nsys_ai_native.open({str(profile)!r})\n"
            "w = p.show(height=420)\n"
            "w")
     return {"nbformat": 4, "nbformat_minor": 5,

@@ -1,4 +1,4 @@
-// Bundles the widget front ends (anywidget ESM modules) into ../src/nsys_ai/static.
+// Bundles the widget front ends (anywidget ESM modules) into ../src/nsys_ai_native/static.
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
 import fs from "node:fs";
@@ -7,7 +7,7 @@ import path from "node:path";
 const here = path.dirname(fileURLToPath(import.meta.url));
 await build({
   entryPoints: { timeline: path.join(here, "src/timeline.ts"), tree: path.join(here, "src/tree.ts") },
-  outdir: path.join(here, "..", "src", "nsys_ai", "static"),
+  outdir: path.join(here, "..", "src", "nsys_ai_native", "static"),
   bundle: true,
   format: "esm",
   target: "es2020",

@@ -57,20 +57,20 @@ step "protocol types"
 
 # -- 4. static typing ----------------------------------------------------------------------
 step "mypy"
-"$VPY" -m mypy --config-file mypy.ini src/nsys_ai || fail "mypy"
+"$VPY" -m mypy --config-file mypy.ini src/nsys_ai_native || fail "mypy"
 
 # -- 5. wheel, installed into a clean venv ---------------------------------------------------
 step "wheel"
 rm -rf dist && "$VPY" -m build --wheel --no-isolation --outdir dist . >"$OUT/build.log" 2>&1 \
   || { cat "$OUT/build.log"; fail "wheel build"; }
-WHEEL="$(ls dist/nsys_ai-*.whl 2>/dev/null | head -1)"
+WHEEL="$(ls dist/nsys_ai_native-*.whl 2>/dev/null | head -1)"
 if [ -n "$WHEEL" ]; then
   "$VPY" - "$WHEEL" <<'EOF' || fail "wheel contents"
 import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
-need = {"nsys_ai/__init__.py", "nsys_ai/py.typed", "nsys_ai/_protocol.py", "nsys_ai/static/timeline.js",
-        "nsys_ai/static/tree.js", "nsys_ai/_jupyter_server.py",
-        "nsys_ai-0.1.0.data/data/etc/jupyter/jupyter_server_config.d/nsys_ai.json"}
+need = {"nsys_ai_native/__init__.py", "nsys_ai_native/py.typed", "nsys_ai_native/_protocol.py", "nsys_ai_native/static/timeline.js",
+        "nsys_ai_native/static/tree.js", "nsys_ai_native/_jupyter_server.py",
+        "nsys_ai_native-0.1.0.data/data/etc/jupyter/jupyter_server_config.d/nsys_ai_native.json"}
 missing = need - names
 print("wheel:", sys.argv[1], len(names), "files", "missing: %s" % sorted(missing) if missing else "(complete)")
 sys.exit(1 if missing else 0)
@@ -82,16 +82,16 @@ EOF
     "$PY" "$REPO/tools/gen_profile.py" --preset small -o "$SMALL" >/dev/null
     (cd "$CLEAN" && "$CLEAN/bin/python" - "$SMALL" <<'EOF') || fail "clean venv smoke test"
 import sys
-import nsys_ai, nsys_ai.widget
-p = nsys_ai.open(sys.argv[1])
+import nsys_ai_native, nsys_ai_native.widget
+p = nsys_ai_native.open(sys.argv[1])
 assert p.frames is False, "pandas is not installed here: results must be plain"
 info = p.info()
 assert info["counts"]["kernels"] > 0
 top = p.top_kernels()
 assert isinstance(top, dict) and top["rows"], top
 w = p.show()
-assert w.tracks and nsys_ai.widget.STATIC.joinpath("timeline.js").stat().st_size > 1000
-print("clean venv OK:", nsys_ai.__file__, info["counts"]["kernels"], "kernels")
+assert w.tracks and nsys_ai_native.widget.STATIC.joinpath("timeline.js").stat().st_size > 1000
+print("clean venv OK:", nsys_ai_native.__file__, info["counts"]["kernels"], "kernels")
 EOF
   else
     cat "$OUT/clean-install.log"; fail "clean venv install"

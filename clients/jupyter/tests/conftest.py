@@ -1,4 +1,4 @@
-"""Fixtures for the nsys_ai client tests: the real server, generated profiles, SQL references."""
+"""Fixtures for the nsys_ai_native client tests: the real server, generated profiles, SQL references."""
 from __future__ import annotations
 
 import os
@@ -41,7 +41,7 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def methods() -> frozenset[str]:
     """Methods the server under test implements (capabilities.methods)."""
-    from nsys_ai import Server
+    from nsys_ai_native import Server
     with Server(BIN) as s:
         return s.methods
 
@@ -128,7 +128,7 @@ class SQL:
 @pytest.fixture()
 def fresh_shared_server() -> Iterator[None]:
     """Tests that kill or replace the shared server leave a clean one behind."""
-    import nsys_ai
-    nsys_ai.shutdown()
+    import nsys_ai_native
+    nsys_ai_native.shutdown()
     yield
-    nsys_ai.shutdown()
+    nsys_ai_native.shutdown()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import nsys_ai
-from nsys_ai._rich import Report, markdown_to_html
+import nsys_ai_native
+from nsys_ai_native._rich import Report, markdown_to_html
 
 from conftest import PKG, REPO
 
@@ -20,7 +20,7 @@ def test_generated_types_are_current() -> None:
 
 
 def test_generated_types_cover_every_schema() -> None:
-    from nsys_ai import _protocol
+    from nsys_ai_native import _protocol
     schemas = {p.name for p in (REPO / "protocol" / "schemas").glob("*.*.json")}
     methods = {n.rsplit(".", 2)[0].replace(".", "/") for n in schemas}
     assert methods == set(_protocol.METHODS)
@@ -33,14 +33,14 @@ def test_generated_types_cover_every_schema() -> None:
 def test_magic(small_profile: Path) -> None:
     from IPython.core.interactiveshell import InteractiveShell
     ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "nsys_ai")
+    ip.run_line_magic("load_ext", "nsys_ai_native")
     prof = ip.run_line_magic("nsys", str(small_profile))
-    assert isinstance(prof, nsys_ai.Profile) and prof.path == str(small_profile)
+    assert isinstance(prof, nsys_ai_native.Profile) and prof.path == str(small_profile)
     info = ip.run_line_magic("nsys", f"info {small_profile}")
     assert info["counts"]["kernels"] > 0
     with pytest.raises(ValueError, match="usage"):
         ip.run_line_magic("nsys", "")
-    with pytest.raises(nsys_ai.NsysAIError) as ei:
+    with pytest.raises(nsys_ai_native.NsysAIError) as ei:
         ip.run_line_magic("nsys", "/no/such/file.sqlite")
     assert ei.value.code == -32001
 
@@ -60,8 +60,8 @@ def test_without_pandas(small_profile: Path, tmp_path: Path) -> None:
     # a child interpreter where `import pandas` fails: results are plain dicts and lists
     (tmp_path / "pandas.py").write_text("raise ImportError('pandas hidden for this test')\n")
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "import nsys_ai\n"
-            "p = nsys_ai.open(%r)\n"
+            "import nsys_ai_native\n"
+            "p = nsys_ai_native.open(%r)\n"
             "assert p.frames is False\n"
             "t = p.tracks()\n"
             "assert isinstance(t, list)\n"
@@ -78,10 +78,10 @@ def test_server_extension_turns_nagle_off() -> None:
     pytest.importorskip("jupyter_server")
     from jupyter_server.services.kernels.websocket import KernelWebsocketHandler
 
-    from nsys_ai import _jupyter_server as ext
-    assert nsys_ai._jupyter_server_extension_points() == [{"module": "nsys_ai._jupyter_server"}]
-    conf = json.loads((PKG / "jupyter-config" / "jupyter_server_config.d" / "nsys_ai.json").read_text())
-    assert conf == {"ServerApp": {"jpserver_extensions": {"nsys_ai": True}}}
+    from nsys_ai_native import _jupyter_server as ext
+    assert nsys_ai_native._jupyter_server_extension_points() == [{"module": "nsys_ai_native._jupyter_server"}]
+    conf = json.loads((PKG / "jupyter-config" / "jupyter_server_config.d" / "nsys_ai_native.json").read_text())
+    assert conf == {"ServerApp": {"jpserver_extensions": {"nsys_ai_native": True}}}
     calls: list = []
 
     async def fake_open(self: object, kernel_id: str) -> str:

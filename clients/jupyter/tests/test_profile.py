@@ -12,18 +12,18 @@ from typing import Any
 import pandas as pd
 import pytest
 
-import nsys_ai
-from nsys_ai import NsysAIError, widget
+import nsys_ai_native
+from nsys_ai_native import NsysAIError, widget
 
 from conftest import PROFILES, REPO, SQL, generate, need, need_real
 
 
 @pytest.fixture()
-def prof(small_profile: Path) -> nsys_ai.Profile:
-    return nsys_ai.open(small_profile)
+def prof(small_profile: Path) -> nsys_ai_native.Profile:
+    return nsys_ai_native.open(small_profile)
 
 
-def test_info_matches_sql(prof: nsys_ai.Profile, small_profile: Path, sql: SQL) -> None:
+def test_info_matches_sql(prof: nsys_ai_native.Profile, small_profile: Path, sql: SQL) -> None:
     info = prof.info()
     assert info["path"] == str(small_profile)
     assert info["counts"]["kernels"] == sql.kernel_count(small_profile)
@@ -32,7 +32,7 @@ def test_info_matches_sql(prof: nsys_ai.Profile, small_profile: Path, sql: SQL) 
     assert "<table" in prof._repr_html_() and f"{info['counts']['kernels']:,}" in prof._repr_html_()
 
 
-def test_top_kernels_dataframe_matches_sql(prof: nsys_ai.Profile, small_profile: Path, sql: SQL,
+def test_top_kernels_dataframe_matches_sql(prof: nsys_ai_native.Profile, small_profile: Path, sql: SQL,
                                            methods: frozenset[str]) -> None:
     need(methods, "analysis/run")
     df = prof.top_kernels()
@@ -45,18 +45,18 @@ def test_top_kernels_dataframe_matches_sql(prof: nsys_ai.Profile, small_profile:
         count, total, mn, mx = ref[row.name]
         assert (row.count, row.totalNs, row.minNs, row.maxNs) == (count, total, mn, mx), row.name
     assert df["totalNs"].is_monotonic_decreasing
-    plain = nsys_ai.open(small_profile, frames=False).top_kernels()
+    plain = nsys_ai_native.open(small_profile, frames=False).top_kernels()
     assert isinstance(plain, dict) and plain["rows"][0]["name"] == df.iloc[0]["name"]
 
 
-def test_analyze_errors(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+def test_analyze_errors(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
     need(methods, "analysis/run")
     with pytest.raises(NsysAIError) as ei:
         prof.analyze("no_such_analysis")
     assert ei.value.code == -32010 and "no_such_analysis" in ei.value.message
 
 
-def test_tracks_and_timeline_match_sql(prof: nsys_ai.Profile, small_profile: Path, sql: SQL,
+def test_tracks_and_timeline_match_sql(prof: nsys_ai_native.Profile, small_profile: Path, sql: SQL,
                                        methods: frozenset[str]) -> None:
     need(methods, "timeline/tracks", "timeline/range")
     tracks = prof.tracks()
@@ -71,11 +71,11 @@ def test_tracks_and_timeline_match_sql(prof: nsys_ai.Profile, small_profile: Pat
     assert set(gpu["type"]) <= {"event"}, "expected individual events in a 1 ms window"
     kernels = gpu[gpu["kind"] == "kernel"]
     assert len(kernels) == sql.kernels_in(small_profile, start, end) > 0
-    raw = nsys_ai.open(small_profile, frames=False).timeline(start, end, width=4000)
+    raw = nsys_ai_native.open(small_profile, frames=False).timeline(start, end, width=4000)
     assert isinstance(raw, dict) and {t["id"] for t in raw["tracks"]} >= set(df["track"])
 
 
-def test_raw_results_equal_decoded(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+def test_raw_results_equal_decoded(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
     need(methods, "timeline/range")
     s, e = prof.span()
     params = {"start": s, "end": e, "width": 800}
@@ -125,7 +125,7 @@ def decode_reply(msg: dict, buf: bytes) -> dict:
 
 
 @pytest.mark.parametrize("wire", ["json", "jsonz"])
-def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[str], wire: str) -> None:
+def test_widget_serves_range_requests(prof: nsys_ai_native.Profile, methods: frozenset[str], wire: str) -> None:
     need(methods, "timeline/tracks", "timeline/range")
     w = prof.show(wire=wire)
     sent: list[tuple[dict, list[bytes]]] = []
@@ -159,7 +159,7 @@ def test_widget_serves_range_requests(prof: nsys_ai.Profile, methods: frozenset[
     assert w.served == 2 and w.last_ms > 0
 
 
-def test_widget_jsonz_needs_inflate(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+def test_widget_jsonz_needs_inflate(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
     """"jsonz" only for a front end that says it can inflate; else the JSON as is."""
     need(methods, "timeline/tracks", "timeline/range")
     w = prof.show(wire="jsonz")
@@ -184,7 +184,7 @@ def test_draw_fields_are_the_front_ends() -> None:
     assert json.loads(m.group(1)) == DRAW_FIELDS
 
 
-def test_widget_fields_and_buckets(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+def test_widget_fields_and_buckets(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
     """A zoom asks for the columns drawing needs; each bucket's count and longest op come from a
     "bucket" request, and equal what the full reply says."""
     need(methods, "timeline/tracks", "timeline/range")
@@ -235,7 +235,7 @@ def test_widget_fields_and_buckets(prof: nsys_ai.Profile, methods: frozenset[str
     assert "error" in sent[-1] and "resolution" in sent[-1]["error"]
 
 
-def test_nvtx_tree_frame(prof: nsys_ai.Profile, small_profile: Path, sql: SQL, methods: frozenset[str]) -> None:
+def test_nvtx_tree_frame(prof: nsys_ai_native.Profile, small_profile: Path, sql: SQL, methods: frozenset[str]) -> None:
     need(methods, "nvtx/tree")
     df = prof.nvtx_tree()
     assert {"depth", "name", "path", "start", "end", "opCount"} <= set(df.columns)
@@ -244,13 +244,13 @@ def test_nvtx_tree_frame(prof: nsys_ai.Profile, small_profile: Path, sql: SQL, m
     assert set(df["name"]) <= sql.nvtx_names(small_profile)
     child = df[df["depth"] == 2].iloc[0]
     assert child["path"].count(" > ") == 2
-    plain = nsys_ai.open(small_profile, frames=False).nvtx_tree()
+    plain = nsys_ai_native.open(small_profile, frames=False).nvtx_tree()
     assert isinstance(plain, list) and plain[0]["name"] == roots[0]["name"]
     tree = prof.tree()
     assert tree.total == len(roots)
 
 
-def test_tree_widget_lazy_children(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+def test_tree_widget_lazy_children(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
     need(methods, "nvtx/tree")
     full = prof.request("nvtx/tree", {"maxDepth": 65535, "limit": 10**9, "maxBytes": 2**40})["nodes"]
     w = prof.tree()
@@ -286,7 +286,7 @@ def test_tree_widget_lazy_children(prof: nsys_ai.Profile, methods: frozenset[str
 
 def test_kernels_at(tagged_profile: Path, methods: frozenset[str]) -> None:
     need(methods, "source/kernelsAt", "source/map")
-    p = nsys_ai.open(tagged_profile)
+    p = nsys_ai_native.open(tagged_profile)
     m = p.request("source/map", {"workspaceRoot": str(tagged_profile.parent)})
     f = m["files"][0]
     line = max(f["lines"], key=lambda ln: ln["count"])
@@ -297,7 +297,7 @@ def test_kernels_at(tagged_profile: Path, methods: frozenset[str]) -> None:
     assert len(empty) == 0 and empty.attrs["count"] == 0
 
 
-def test_explain_is_rich(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+def test_explain_is_rich(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
     need(methods, "kernel/explain", "analysis/run")
     name = prof.top_kernels().iloc[0]["name"]
     ex = prof.explain(name)
@@ -310,7 +310,7 @@ def test_explain_is_rich(prof: nsys_ai.Profile, methods: frozenset[str]) -> None
     assert ei.value.code in (-32008, -32602)
 
 
-def test_report_is_rich(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
+def test_report_is_rich(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
     need(methods, "report/generate")
     rep = prof.report()
     assert isinstance(rep.get("findings"), list)
@@ -325,7 +325,7 @@ def test_report_is_rich(prof: nsys_ai.Profile, methods: frozenset[str]) -> None:
 
 def test_diff(small_profile: Path, small_profile_b: Path, methods: frozenset[str]) -> None:
     need(methods, "profile/diff")
-    a = nsys_ai.open(small_profile)
+    a = nsys_ai_native.open(small_profile)
     d = a.diff(small_profile_b)
     assert isinstance(d, dict) and d["summary"]["text"] in d._repr_markdown_()
     assert len(d.rows) == len(d["rows"])
@@ -335,7 +335,7 @@ def test_diff(small_profile: Path, small_profile_b: Path, methods: frozenset[str
 
 def test_real_profile(methods: frozenset[str]) -> None:
     path = need_real("nsys2026_h100_2gpu_1s")
-    p = nsys_ai.open(path)
+    p = nsys_ai_native.open(path)
     info = p.info()
     assert info["counts"]["kernels"] == SQL().kernel_count(path)
     s, e = p.span()
@@ -347,7 +347,7 @@ def test_real_profile(methods: frozenset[str]) -> None:
     assert (top["count"], top["totalNs"]) == ref[top["name"]][:2]
 
 
-def test_search_and_kernel_details(prof: nsys_ai.Profile, small_profile: Path, sql: SQL,
+def test_search_and_kernel_details(prof: nsys_ai_native.Profile, small_profile: Path, sql: SQL,
                                    methods: frozenset[str]) -> None:
     need(methods, "search", "kernel/details", "timeline/range")
     ref = sql.top_kernels(small_profile)
@@ -372,7 +372,7 @@ def test_every_real_profile_displays(path: Path, methods: frozenset[str]) -> Non
     """Every real export (old schemas, no kernels, no metadata, non-UTF-8) gives a timeline
     range, a tree page, top kernels and a report without an error."""
     need(methods, "timeline/range", "nvtx/tree", "analysis/run", "report/generate")
-    p = nsys_ai.open(path)
+    p = nsys_ai_native.open(path)
     s, e = p.span()
     w = p.show()
     msg, bufs = w.answer_range({"start": s, "end": e, "width": 1000})
@@ -398,7 +398,7 @@ def test_widget_epoch_clock_offsets(gen_dir: Path, methods: frozenset[str]) -> N
     export's start and end digit for digit."""
     need(methods, "timeline/tracks", "timeline/range", "kernel/details")
     path = generate(gen_dir / "epoch.sqlite", "--preset", "small", "--epoch-clock")
-    p = nsys_ai.open(path)
+    p = nsys_ai_native.open(path)
     s, e = p.span()
     assert s > 2**53
     w = p.show()
@@ -414,7 +414,7 @@ def test_widget_epoch_clock_offsets(gen_dir: Path, methods: frozenset[str]) -> N
     assert ids, "the kernel starting at k0 is in the reply"
     html = w.details_html(ids[0])
     assert f"start {k0} ns" in html and f"end {k1} ns" in html
-    small = nsys_ai.open(generate(gen_dir / "small.sqlite", "--preset", "small")).show()
+    small = nsys_ai_native.open(generate(gen_dir / "small.sqlite", "--preset", "small")).show()
     assert small.origin == "0", "small clocks keep their times"
 
 
@@ -425,7 +425,7 @@ def test_widget_launch_flow_both_ways(gen_dir: Path, methods: frozenset[str]) ->
     need(methods, "timeline/tracks", "kernel/details")
     for path in (generate(gen_dir / "small.sqlite", "--preset", "small"),
                  generate(gen_dir / "epoch.sqlite", "--preset", "small", "--epoch-clock")):
-        p = nsys_ai.open(path)
+        p = nsys_ai_native.open(path)
         w = p.show()
         o = int(w.origin)
         for op in (3, 281, 990, 1500):

@@ -1,4 +1,4 @@
-"""nsys_ai.runs(), note(), compare_runs(), profile() and `%nsys profile` against the real
+"""nsys_ai_native.runs(), note(), compare_runs(), profile() and `%nsys profile` against the real
 server, with a stand-in `nsys` that writes a report (the real one is tested end to end
 in tests/protocol/test_capture.py)."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import nsys_ai
-from nsys_ai import NsysAIError
-from nsys_ai.magic import nsys_magic
+import nsys_ai_native
+from nsys_ai_native import NsysAIError
+from nsys_ai_native.magic import nsys_magic
 
 
 @pytest.fixture()
@@ -34,8 +34,8 @@ def test_profile_runs_note_compare(tmp_path: Path, fake_nsys: Path, small_profil
         pytest.skip("server without runs/*")
     ws = tmp_path / "ws"
     ws.mkdir()
-    assert nsys_ai.runs(ws).empty
-    p = nsys_ai.profile("python3 train.py --steps 3", root=ws, note="the loader stalls")
+    assert nsys_ai_native.runs(ws).empty
+    p = nsys_ai_native.profile("python3 train.py --steps 3", root=ws, note="the loader stalls")
     assert p.run["name"] == "r1" and p.run["status"] == "ok"
     assert p.run["command"] == ["python3", "train.py", "--steps", "3"]
     assert p.run["nsysFlags"][0] == "--trace=cuda,nvtx,osrt"
@@ -52,13 +52,13 @@ def test_profile_runs_note_compare(tmp_path: Path, fake_nsys: Path, small_profil
     finally:
         os.chdir(cwd)
     assert q.run["name"] == "r2"
-    nsys_ai.note("latest", "2 ms faster", kind="decision", root=ws)
-    df = nsys_ai.runs(ws)
+    nsys_ai_native.note("latest", "2 ms faster", kind="decision", root=ws)
+    df = nsys_ai_native.runs(ws)
     assert isinstance(df, pd.DataFrame) and list(df["name"]) == ["r2", "r1"]
     assert df.attrs["historyPath"] == str(ws / ".nsys-ai" / "runs.db")
     assert df.iloc[0]["notes"][0]["text"] == "2 ms faster"
     assert df.iloc[1]["notes"][0]["kind"] == "hypothesis"
-    c = nsys_ai.compare_runs(root=ws)
+    c = nsys_ai_native.compare_runs(root=ws)
     assert (c["before"]["run"], c["after"]["run"]) == ("r1", "r2")
     assert c["rangesAdded"] == [] and [h["run"] for h in c["history"]] == ["r1", "r2"]
 
@@ -68,9 +68,9 @@ def test_profile_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     ws.mkdir()
     monkeypatch.setenv("NSYS_AI_NSYS", str(tmp_path / "absent"))
     with pytest.raises(NsysAIError, match="nsys is not installed") as e:
-        nsys_ai.profile(["python3", "x.py"], root=ws)
-    assert e.value.code == nsys_ai.errors.NSYS_UNAVAILABLE and e.value.data["run"] == "r1"
+        nsys_ai_native.profile(["python3", "x.py"], root=ws)
+    assert e.value.code == nsys_ai_native.errors.NSYS_UNAVAILABLE and e.value.data["run"] == "r1"
     with pytest.raises(ValueError):
-        nsys_ai.profile("", root=ws)
-    runs = nsys_ai.runs(ws, frames=False)
+        nsys_ai_native.profile("", root=ws)
+    runs = nsys_ai_native.runs(ws, frames=False)
     assert runs[0]["status"] == "failed"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import nsys_ai
-from nsys_ai import NsysAIError, Server, ServerDiedError, ServerNotFoundError, find_server
-from nsys_ai import _server
+import nsys_ai_native
+from nsys_ai_native import NsysAIError, Server, ServerDiedError, ServerNotFoundError, find_server
+from nsys_ai_native import _server
 
 from conftest import BIN
 
@@ -31,6 +31,27 @@ def test_find_server_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("NSYS_AI_SERVER", str(other))
     assert find_server() == str(other)                                 # env beats PATH
     assert find_server(BIN) == os.path.abspath(BIN)                    # argument beats env
+
+
+def test_find_server_bundled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wheel's binary (inside the package) comes before PATH, after env and argument;
+    a file there that is not executable is passed over."""
+    bundled = tmp_path / "pkg" / "bin" / "nsys-ai"
+    bundled.parent.mkdir(parents=True)
+    on_path = tmp_path / "bin"
+    on_path.mkdir()
+    (on_path / "nsys-ai").symlink_to(BIN)
+    monkeypatch.setenv("PATH", str(on_path))
+    monkeypatch.delenv("NSYS_AI_SERVER", raising=False)
+    monkeypatch.setattr(_server, "BUNDLED", str(bundled))
+    assert _server.bundled_server() is None                           # a pure wheel: none
+    bundled.write_bytes(Path(BIN).read_bytes())
+    bundled.chmod(0o644)
+    assert find_server() == str(on_path / "nsys-ai")                  # not executable: PATH
+    bundled.chmod(0o755)
+    assert find_server() == str(bundled)                              # bundled beats PATH
+    monkeypatch.setenv("NSYS_AI_SERVER", str(on_path / "nsys-ai"))
+    assert find_server() == str(on_path / "nsys-ai")                  # env beats bundled
 
 
 def test_find_server_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,8 +134,8 @@ def test_timeout_cancels_request() -> None:
 
 
 def test_shared_server_restarts_and_profiles_reopen(small_profile: Path, fresh_shared_server: None) -> None:
-    p = nsys_ai.open(small_profile)
-    q = nsys_ai.open(small_profile)
+    p = nsys_ai_native.open(small_profile)
+    q = nsys_ai_native.open(small_profile)
     srv = p.server
     assert q.server is srv                      # one server per process
     assert p.id == q.id                         # the server dedups the same file
@@ -127,17 +148,17 @@ def test_shared_server_restarts_and_profiles_reopen(small_profile: Path, fresh_s
 
 
 def test_clean_shutdown_at_exit(small_profile: Path, tmp_path: Path) -> None:
-    # The child records the shared server's exit status after nsys_ai's atexit hook ran
-    # (atexit is LIFO: the hook registered before importing nsys_ai runs last).
+    # The child records the shared server's exit status after nsys_ai_native's atexit hook ran
+    # (atexit is LIFO: the hook registered before importing nsys_ai_native runs last).
     script = tmp_path / "child.py"
     script.write_text(
         "import atexit, sys\n"
         "def report():\n"
-        "    from nsys_ai import _server\n"
+        "    from nsys_ai_native import _server\n"
         "    print('EXIT', _server.last_exit_status, flush=True)\n"
         "atexit.register(report)\n"
-        "import nsys_ai\n"
-        f"p = nsys_ai.open({str(small_profile)!r})\n"
+        "import nsys_ai_native\n"
+        f"p = nsys_ai_native.open({str(small_profile)!r})\n"
         "print('PID', p.server.pid, flush=True)\n")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "NSYS_AI_SERVER": BIN})
@@ -160,12 +181,12 @@ def test_clean_shutdown_at_exit(small_profile: Path, tmp_path: Path) -> None:
 
 def test_profile_errors_carry_code(tmp_path: Path) -> None:
     with pytest.raises(NsysAIError) as ei:
-        nsys_ai.open(tmp_path / "missing.sqlite")
+        nsys_ai_native.open(tmp_path / "missing.sqlite")
     assert ei.value.code == -32001
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"this is not a database" * 100)
     with pytest.raises(NsysAIError) as ei:
-        nsys_ai.open(junk)
+        nsys_ai_native.open(junk)
     assert ei.value.code == -32003
     assert str(ei.value).startswith("[-32003]")
 
@@ -173,12 +194,12 @@ def test_profile_errors_carry_code(tmp_path: Path) -> None:
 def test_module_configure(tmp_path: Path, fresh_shared_server: None) -> None:
     link = tmp_path / "nsys-ai-link"
     link.symlink_to(BIN)
-    nsys_ai.configure(str(link))
+    nsys_ai_native.configure(str(link))
     try:
         srv, _ = _server.shared_server()
         assert srv.binary == str(link)
     finally:
-        nsys_ai.configure(None)
+        nsys_ai_native.configure(None)
 
 
 def test_progress_reported_to_caller_thread() -> None:

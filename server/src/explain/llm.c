@@ -1,7 +1,7 @@
-/* LLM client over libcurl (see llm.h). */
+/* LLM client over libcurl, loaded at run time (see llm.h, common/curl_dl.h). */
+#include "common/curl_dl.h"
 #include "explain/llm.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -309,9 +309,6 @@ static void nsys__cache_write(const char *path, const char *model, const char *a
 
 /* ---- HTTP --------------------------------------------------------------- */
 
-static pthread_once_t nsys__curl_once = PTHREAD_ONCE_INIT;
-static void nsys__curl_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
-
 typedef struct {
   nsys_strbuf body;
   bool too_big;
@@ -340,7 +337,7 @@ static size_t nsys__header_cb(char *buf, size_t size, size_t nitems, void *ud) {
   return n;
 }
 
-static int nsys__progress_cb(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un) {
+static int nsys__progress_cb(void *ud, nsys_curl_off_t dt, nsys_curl_off_t dn, nsys_curl_off_t ut, nsys_curl_off_t un) {
   (void)dt;
   (void)dn;
   (void)ut;
@@ -438,22 +435,27 @@ static bool nsys__post(nsys_call *call, const nsys_llm_config *cfg, const char *
                        size_t *len, int *attempts_out) {
   *reply = NULL;
   *len = 0;
-  pthread_once(&nsys__curl_once, nsys__curl_init);
+  char load_err[1024];
+  const nsys_curl_api *curl = nsys_curl_load(load_err, sizeof load_err);
+  if (!curl) {
+    nsys_call_fail(call, NSYS_E_LLM, "llm: %s", load_err);
+    return false;
+  }
   const bool anthropic = strcmp(cfg->provider, "anthropic") == 0;
   char *url = nsys_xasprintf("%s%s", cfg->base_url, anthropic ? "/v1/messages" : "/chat/completions");
   char host[256];
   nsys__host(cfg->base_url, host, sizeof host);
   long total_ms = timeout_ms > 0 && timeout_ms < cfg->timeout_ms ? timeout_ms : cfg->timeout_ms;
   const char *key = cfg->key_env[0] ? getenv(cfg->key_env) : NULL;
-  struct curl_slist *hdr = NULL;
-  hdr = curl_slist_append(hdr, "Content-Type: application/json");
+  nsys_curl_slist *hdr = NULL;
+  hdr = curl->slist_append(hdr, "Content-Type: application/json");
   if (key && *key) {
     char *h = anthropic ? nsys_xasprintf("x-api-key: %s", key) : nsys_xasprintf("Authorization: Bearer %s", key);
-    hdr = curl_slist_append(hdr, h);
+    hdr = curl->slist_append(hdr, h);
     memset(h, 0, strlen(h));
     free(h);
   }
-  if (anthropic) hdr = curl_slist_append(hdr, "anthropic-version: 2023-06-01");
+  if (anthropic) hdr = curl->slist_append(hdr, "anthropic-version: 2023-06-01");
   bool ok = false;
   char err[512] = "";
   bool cancelled = false;
@@ -463,7 +465,7 @@ static bool nsys__post(nsys_call *call, const nsys_llm_config *cfg, const char *
       cancelled = true;
       break;
     }
-    CURL *h = curl_easy_init();
+    nsys_curl *h = curl->easy_init();
     if (!h) {
       snprintf(err, sizeof err, "could not initialise libcurl");
       break;
@@ -472,38 +474,38 @@ static bool nsys__post(nsys_call *call, const nsys_llm_config *cfg, const char *
     memset(&x, 0, sizeof x);
     nsys_strbuf_init(&x.body);
     x.call = call;
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, nsys__write_cb);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, nsys__header_cb);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, nsys__progress_cb);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, cfg->connect_timeout_ms);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, total_ms);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl->easy_setopt(h, NSYS_CURLOPT_URL, url);
+    curl->easy_setopt(h, NSYS_CURLOPT_POST, 1L);
+    curl->easy_setopt(h, NSYS_CURLOPT_POSTFIELDS, body);
+    curl->easy_setopt(h, NSYS_CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    curl->easy_setopt(h, NSYS_CURLOPT_HTTPHEADER, hdr);
+    curl->easy_setopt(h, NSYS_CURLOPT_WRITEFUNCTION, nsys__write_cb);
+    curl->easy_setopt(h, NSYS_CURLOPT_WRITEDATA, &x);
+    curl->easy_setopt(h, NSYS_CURLOPT_HEADERFUNCTION, nsys__header_cb);
+    curl->easy_setopt(h, NSYS_CURLOPT_HEADERDATA, &x);
+    curl->easy_setopt(h, NSYS_CURLOPT_NOPROGRESS, 0L);
+    curl->easy_setopt(h, NSYS_CURLOPT_XFERINFOFUNCTION, nsys__progress_cb);
+    curl->easy_setopt(h, NSYS_CURLOPT_XFERINFODATA, &x);
+    curl->easy_setopt(h, NSYS_CURLOPT_CONNECTTIMEOUT_MS, cfg->connect_timeout_ms);
+    curl->easy_setopt(h, NSYS_CURLOPT_TIMEOUT_MS, total_ms);
+    curl->easy_setopt(h, NSYS_CURLOPT_NOSIGNAL, 1L);
+    curl->easy_setopt(h, NSYS_CURLOPT_FOLLOWLOCATION, 0L);
+    curl->easy_setopt(h, NSYS_CURLOPT_PROTOCOLS_STR, "http,https");
     attempts++;
-    CURLcode rc = curl_easy_perform(h);
+    int rc = curl->easy_perform(h);
     long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(h);
+    curl->easy_getinfo(h, NSYS_CURLINFO_RESPONSE_CODE, &status);
+    curl->easy_cleanup(h);
     bool retry = false;
-    if (rc == CURLE_ABORTED_BY_CALLBACK || nsys_call_cancelled(call)) {
+    if (rc == NSYS_CURLE_ABORTED_BY_CALLBACK || nsys_call_cancelled(call)) {
       cancelled = true;
-    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
+    } else if (rc == NSYS_CURLE_OPERATION_TIMEDOUT) {
       snprintf(err, sizeof err, "the LLM endpoint %s did not answer within %ld ms", host, total_ms);
-    } else if (rc == CURLE_WRITE_ERROR && x.too_big) {
+    } else if (rc == NSYS_CURLE_WRITE_ERROR && x.too_big) {
       snprintf(err, sizeof err, "the reply from %s exceeds %u bytes", host, NSYS__MAX_REPLY);
-    } else if (rc != CURLE_OK) {
-      snprintf(err, sizeof err, "cannot reach the LLM endpoint %s: %s", host, curl_easy_strerror(rc));
-      retry = rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR || rc == CURLE_GOT_NOTHING;
+    } else if (rc != NSYS_CURLE_OK) {
+      snprintf(err, sizeof err, "cannot reach the LLM endpoint %s: %s", host, curl->easy_strerror(rc));
+      retry = rc == NSYS_CURLE_COULDNT_CONNECT || rc == NSYS_CURLE_RECV_ERROR || rc == NSYS_CURLE_SEND_ERROR || rc == NSYS_CURLE_GOT_NOTHING;
     } else if (status == 429 || status >= 500) {
       snprintf(err, sizeof err, "the LLM endpoint %s answered HTTP %ld", host, status);
       retry = true;
@@ -528,7 +530,7 @@ static bool nsys__post(nsys_call *call, const nsys_llm_config *cfg, const char *
       break;
     }
   }
-  curl_slist_free_all(hdr);
+  curl->slist_free_all(hdr);
   free(url);
   *attempts_out = attempts;
   if (ok) return true;

@@ -47,8 +47,8 @@ def notebook(profile: Path, epoch: Optional[Path] = None) -> dict:
     """The test notebook; with `epoch` (an epoch-clocked profile) a last cell shows it with its
     output collapsed (metadata outputs_hidden): the widget renders hidden, lab.mjs shows it."""
     cells = [
-        "import nsys_ai\n"
-        f"p = nsys_ai.open({str(profile)!r})\n"
+        "import nsys_ai_native\n"
+        f"p = nsys_ai_native.open({str(profile)!r})\n"
         "w = p.show(height=360)\n"
         "w",
         "p.tree()",
@@ -56,7 +56,7 @@ def notebook(profile: Path, epoch: Optional[Path] = None) -> dict:
     ]
     meta: list[dict] = [{} for _ in cells]
     if epoch is not None:
-        cells.append(f"pe = nsys_ai.open({str(epoch)!r})\nwe = pe.show(height=300)\nwe")
+        cells.append(f"pe = nsys_ai_native.open({str(epoch)!r})\nwe = pe.show(height=300)\nwe")
         meta.append({"jupyter": {"outputs_hidden": True}})
     return {
         "nbformat": 4, "nbformat_minor": 5,
@@ -85,7 +85,7 @@ def jupyter(app: str, nb: dict, out: Path, env_extra: Optional[dict] = None) -> 
     if (env_extra or {}).get("NSYS_AI_NODELAY", os.environ.get("NSYS_AI_NODELAY", "1")) != "0":  # as `pip install` does
         d = work / "config" / "jupyter_server_config.d"
         d.mkdir(parents=True)
-        shutil.copy(PKG / "jupyter-config" / "jupyter_server_config.d" / "nsys_ai.json", d / "nsys_ai.json")
+        shutil.copy(PKG / "jupyter-config" / "jupyter_server_config.d" / "nsys_ai_native.json", d / "nsys_ai_native.json")
     port, token = free_port(), secrets.token_hex(16)
     env = {**os.environ, **(env_extra or {}),
            "JUPYTER_CONFIG_DIR": str(work / "config"), "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
@@ -205,8 +205,8 @@ def main() -> int:
             rc = subprocess.run(cmd, env={**env, **node_env}, timeout=420).returncode
         if rc == 0 and os.environ.get("NSYS_AI_NODELAY", "1") != "0":
             log = (out / f"jupyter-{server_app}.log").read_text(errors="replace")
-            if "nsys_ai: TCP_NODELAY on kernel websockets on" not in log:
-                print("FAILED: the nsys_ai server extension did not turn Nagle off (see the jupyter log)")
+            if "nsys_ai_native: TCP_NODELAY on kernel websockets on" not in log:
+                print("FAILED: the nsys_ai_native server extension did not turn Nagle off (see the jupyter log)")
                 return 1
     except RuntimeError as e:
         print(e)

@@ -1,5 +1,6 @@
 /* Where the nsys-ai binary is: the `nsys-ai.serverPath` setting when set,
- * otherwise the first `nsys-ai` on PATH. */
+ * otherwise the first `nsys-ai` on PATH, otherwise the one a platform VSIX
+ * bundles (bundledServer.ts). */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -24,7 +25,7 @@ export function findOnPath(name: string, pathEnv: string | undefined = process.e
 
 export type ServerPathResult = { ok: true; path: string } | { ok: false; message: string };
 
-export function resolveServerPath(setting: string | undefined, pathEnv?: string): ServerPathResult {
+export function resolveServerPath(setting: string | undefined, pathEnv?: string, bundled?: string): ServerPathResult {
   const configured = setting?.trim();
   if (configured) {
     if (isExecutable(configured)) return { ok: true, path: configured };
@@ -32,6 +33,7 @@ export function resolveServerPath(setting: string | undefined, pathEnv?: string)
   }
   const found = findOnPath('nsys-ai', pathEnv);
   if (found) return { ok: true, path: found };
+  if (bundled) return { ok: true, path: bundled };
   return {
     ok: false,
     message: 'nsys-ai was not found on PATH. Build it (meson setup build && ninja -C build) and set "nsys-ai.serverPath".',

@@ -1,8 +1,9 @@
-/* One NsysClient for the window: binary from settings or PATH, server log in
+/* One NsysClient for the window: binary from settings, PATH or the VSIX, server log in
  * an output channel, and a message when the server crashes or is given up on. */
 import * as vscode from 'vscode';
 import { NsysClient } from '../client/nsysClient';
 import { resolveServerPath } from '../client/serverPath';
+import { bundledServerPath } from '../client/bundledServer';
 import type { Logger } from '../client/logger';
 
 export class ServerManager implements vscode.Disposable {
@@ -18,7 +19,8 @@ export class ServerManager implements vscode.Disposable {
   async get(): Promise<NsysClient> {
     if (this.client) { await this.client.start(); return this.client; }
     const cfg = vscode.workspace.getConfiguration('nsys-ai');
-    const where = resolveServerPath(cfg.get<string>('serverPath'));
+    const bundled = bundledServerPath(vscode.extensions.getExtension('nsys-ai.nsys-ai')?.extensionPath);
+    const where = resolveServerPath(cfg.get<string>('serverPath'), undefined, bundled);
     if (!where.ok) throw new Error(where.message);
     const client = new NsysClient({ command: where.path, logger: this.logger, maxRestarts: cfg.get<number>('maxRestarts', 3) });
     client.server.onEvent((e) => {

@@ -21,6 +21,9 @@ const REPO = path.resolve(HERE, '../../../..');
 const BIN = process.env.NSYS_AI_BIN ?? path.join(REPO, 'build', 'nsys-ai');
 const VSIX = process.env.NSYS_AI_VSIX ?? path.join(REPO, 'clients', 'vscode', 'nsys-ai.vsix');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+/* NSYS_AI_E2E_BUNDLED=1 (the package suite, with a platform VSIX): no serverPath setting and no
+ * nsys-ai on code-server's PATH, so the extension must run the server its VSIX bundles. */
+const BUNDLED = process.env.NSYS_AI_E2E_BUNDLED === '1';
 const CODE_SERVER = path.join(HERE, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const OUT = process.env.E2E_OUT ?? path.join(HERE, 'test-results');
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -91,7 +94,7 @@ function writeWorkspace() {
 
 function writeSettings() {
   const settings = {
-    'nsys-ai.serverPath': BIN,
+    ...(BUNDLED ? {} : { 'nsys-ai.serverPath': BIN }),
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'workbench.enableExperiments': false,
@@ -117,8 +120,23 @@ function codeServerArgs(extDir) {
     '--disable-getting-started-override'];
 }
 
+/** PATH less the directories that hold an nsys-ai (BUNDLED mode), else PATH. */
+function codeServerPath() {
+  const dirs = (process.env.PATH ?? '').split(path.delimiter);
+  return BUNDLED ? dirs.filter((d) => d && !fs.existsSync(path.join(d, 'nsys-ai'))).join(path.delimiter) : process.env.PATH;
+}
+
+/** The executables of the running nsys-ai processes (Linux /proc). */
+function runningServers() {
+  const out = [];
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try { const exe = fs.readlinkSync(`/proc/${pid}/exe`); if (path.basename(exe) === 'nsys-ai') out.push(exe); } catch { /* gone or not ours */ }
+  }
+  return out;
+}
+
 function codeServerEnv() {
-  return { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'), XDG_DATA_HOME: path.join(tmp, 'xdg-data'),
+  return { ...process.env, PATH: codeServerPath(), XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'), XDG_DATA_HOME: path.join(tmp, 'xdg-data'),
     XDG_CACHE_HOME: path.join(tmp, 'xdg-cache'), NSYS_AI_CACHE_DIR: path.join(tmp, 'nsys-ai-cache') };
 }
 
@@ -259,6 +277,12 @@ test('"nsys-ai: Open Profile" opens the .sqlite in the profile editor and the ti
     const tab = page.locator('.tabs-container .tab').filter({ hasText: 'tagged.sqlite' });
     assert.equal(await tab.count(), 1, 'one editor tab for the profile');
     await page.screenshot({ path: path.join(OUT, 'e2e-timeline.png') });
+    if (BUNDLED) {
+      const servers = runningServers();
+      const ext = path.join(tmp, 'extensions');
+      assert.ok(servers.some((exe) => exe.startsWith(ext + path.sep) && exe.endsWith(path.join('server', 'nsys-ai'))),
+        `the server that runs is the VSIX's (under ${ext}): ${servers.join(', ') || 'none'}`);
+    }
   });
 });
 

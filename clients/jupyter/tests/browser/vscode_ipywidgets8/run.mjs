@@ -93,7 +93,7 @@ try {
   await page.goto(`${u.origin}/nsys-vscode.html`, { waitUntil: "load" });
   // VS Code picks the ipywidgets 8 bundle when the kernel's ipywidgets is 8.x: check that it is
   const code = "import ipywidgets\nassert ipywidgets.__version__.startswith('8.'), ipywidgets.__version__\n" +
-    `import nsys_ai\np = nsys_ai.open(${JSON.stringify(profile)})\nw = p.show(height=360)\nw`;
+    `import nsys_ai_native\np = nsys_ai_native.open(${JSON.stringify(profile)})\nw = p.show(height=360)\nw`;
   await page.evaluate((s) => window.nsysVscHost(s), { token, code, preloadUrl: "/vscode-preload/ipywidgets8.js",
     baseUrl: `${u.origin}/vscode-resource/jupyter/`, widgetEntryPoints: entryPoints });
   const hostErrors = await page.evaluate(() => window.nsysHostErrors);

@@ -39,7 +39,7 @@ try {
   await page.route(`${u.origin}/nsys-host.js`, (r) => r.fulfill({ contentType: "text/javascript", body: fs.readFileSync(bundle) }));
   await page.route(`${u.origin}/nsys-anywidget.js`, (r) => r.fulfill({ contentType: "text/javascript", body: fs.readFileSync(amd) }));
   await page.goto(`${u.origin}/nsys-host.html`, { waitUntil: "load" });
-  const code = `import nsys_ai\np = nsys_ai.open(${JSON.stringify(profile)})\nw = p.show(height=360)\nw`;
+  const code = `import nsys_ai_native\np = nsys_ai_native.open(${JSON.stringify(profile)})\nw = p.show(height=360)\nw`;
   await page.evaluate((s) => window.nsysHost(s), { token, code, anywidgetUrl: "/nsys-anywidget.js" });
   step("executed", { log: await page.evaluate(() => window.nsysHostLog) });
 

@@ -7,8 +7,8 @@ round trip pays it at random. This extension turns Nagle off on each kernel webs
 as it opens (the same as `WebSocketHandler.set_nodelay(True)` in tornado's docs);
 nothing else changes.
 
-Enabled by `pip install nsys-ai` (etc/jupyter/jupyter_server_config.d/nsys_ai.json);
-`jupyter server extension disable nsys_ai` (or NSYS_AI_NODELAY=0 in the server's
+Enabled by `pip install nsys-ai-native` (etc/jupyter/jupyter_server_config.d/nsys_ai_native.json);
+`jupyter server extension disable nsys_ai_native` (or NSYS_AI_NODELAY=0 in the server's
 environment) turns it off.
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ def install_nodelay() -> bool:
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     if os.environ.get("NSYS_AI_NODELAY") == "0":  # for side-by-side measurements
-        serverapp.log.info("nsys_ai: TCP_NODELAY on kernel websockets off (NSYS_AI_NODELAY=0)")
+        serverapp.log.info("nsys_ai_native: TCP_NODELAY on kernel websockets off (NSYS_AI_NODELAY=0)")
         return
     ok = install_nodelay()
-    serverapp.log.info("nsys_ai: TCP_NODELAY on kernel websockets %s", "on" if ok else "unavailable")
+    serverapp.log.info("nsys_ai_native: TCP_NODELAY on kernel websockets %s", "on" if ok else "unavailable")

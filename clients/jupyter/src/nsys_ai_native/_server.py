@@ -29,20 +29,33 @@ _RESULT_PREFIX = re.compile(rb'^\{"jsonrpc":"2\.0","id":(\d+),"result":')
 _STDERR_KEEP = 64  # last lines of server stderr kept for error messages
 
 
+# Where a platform wheel puts its server inside this package (clients/jupyter/server_bundle.py);
+# the same binary is the venv's bin/nsys-ai, which another package's `nsys-ai` may replace.
+BUNDLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "nsys-ai")
+
+
+def bundled_server() -> Optional[str]:
+    """The `nsys-ai` that this package's platform wheel carries, or None (a pure wheel,
+    an editable or source install)."""
+    return BUNDLED if os.path.isfile(BUNDLED) and os.access(BUNDLED, os.X_OK) else None
+
+
 def find_server(binary: Optional[str] = None) -> str:
-    """The `nsys-ai` executable: `binary`, else $NSYS_AI_SERVER, else `nsys-ai` on PATH."""
+    """The `nsys-ai` executable: `binary`, else $NSYS_AI_SERVER, else the one this package's
+    wheel bundles, else `nsys-ai` on PATH."""
     for cand, origin in ((binary, "argument"), (os.environ.get(ENV_SERVER), f"${ENV_SERVER}")):
         if cand:
             path = shutil.which(cand) or (cand if os.path.isfile(cand) else None)
             if not path or not os.access(path, os.X_OK):
                 raise ServerNotFoundError(f"nsys-ai server {cand!r} (from {origin}) is not an executable file")
             return os.path.abspath(path)
-    found = shutil.which("nsys-ai")
+    found = bundled_server() or shutil.which("nsys-ai")
     if found:
         return found
     raise ServerNotFoundError(
         "nsys-ai server not found: pass server=PATH, set $NSYS_AI_SERVER, or put nsys-ai on PATH "
-        "(build it with `meson setup build && ninja -C build`)")
+        "(`pip install nsys-ai-native` bundles it on x86-64 Linux; or build it with "
+        "`meson setup build && ninja -C build`)")
 
 
 _F_SETPIPE_SZ = 1031  # Linux fcntl: a pipe's capacity
@@ -93,7 +106,7 @@ class Server:
         self._reader = threading.Thread(target=self._read_loop, name="nsys-ai-reader", daemon=True)
         self._reader.start()
         threading.Thread(target=self._stderr_loop, name="nsys-ai-stderr", daemon=True).start()
-        init = self.request("initialize", {"processId": os.getpid(), "clientInfo": {"name": "nsys_ai"},
+        init = self.request("initialize", {"processId": os.getpid(), "clientInfo": {"name": "nsys_ai_native"},
                                            "capabilities": {}})
         self.server_info: dict = init.get("serverInfo", {})
         self.methods: frozenset[str] = frozenset(init.get("capabilities", {}).get("methods", []))
@@ -151,7 +164,7 @@ class Server:
                             continue
                 self._dispatch(json.loads(body))
         except Exception as e:  # a protocol violation: treat the server as dead
-            self._stderr.append(f"[nsys_ai client] bad frame from server: {e}\n")
+            self._stderr.append(f"[nsys_ai_native client] bad frame from server: {e}\n")
         finally:
             self._on_exit()
 
@@ -159,9 +172,9 @@ class Server:
         if msg.get("method") == "$/progress":
             params = msg.get("params") or {}
             token = params.get("token")
-            if isinstance(token, str) and token.startswith("nsys_ai-") and token[8:].isdigit():
+            if isinstance(token, str) and token.startswith("nsys_ai_native-") and token[8:].isdigit():
                 with self._lock:
-                    pending = self._pending.get(int(token[len("nsys_ai-"):]))
+                    pending = self._pending.get(int(token[len("nsys_ai_native-"):]))
                     if pending is not None:
                         pending.progress.append(params.get("value") or {})
                         pending.event.set()
@@ -237,7 +250,7 @@ class Server:
         rid = next(self._ids)
         pending = _Pending(raw)
         if progress is not None:
-            params = {**(params or {}), "workDoneToken": f"nsys_ai-{rid}"}
+            params = {**(params or {}), "workDoneToken": f"nsys_ai_native-{rid}"}
         with self._lock:
             if self._dead is not None:
                 raise self._dead

@@ -1,4 +1,4 @@
-"""Exceptions raised by the nsys_ai client."""
+"""Exceptions raised by the nsys_ai_native client."""
 from __future__ import annotations
 
 from typing import Any

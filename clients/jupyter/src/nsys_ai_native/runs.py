@@ -1,8 +1,8 @@
 """The workspace's run history (`.nsys-ai/runs.db`) and captures from a notebook.
 
-    nsys_ai.runs()                          # DataFrame of runs, newest first
+    nsys_ai_native.runs()                          # DataFrame of runs, newest first
     p = nsys_ai.profile("python train.py")  # nsys profile -> a Profile of the new run
-    nsys_ai.compare_runs()                  # the annotation loop: latest vs the one before
+    nsys_ai_native.compare_runs()                  # the annotation loop: latest vs the one before
 """
 from __future__ import annotations
 

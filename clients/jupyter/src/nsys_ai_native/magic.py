@@ -1,4 +1,4 @@
-"""`%load_ext nsys_ai` and the `%nsys` line magic.
+"""`%load_ext nsys_ai_native` and the `%nsys` line magic.
 
     %nsys FILE            open FILE; shows a summary, returns the Profile
     %nsys show FILE       the interactive timeline

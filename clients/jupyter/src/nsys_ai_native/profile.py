@@ -241,7 +241,7 @@ class Profile:
         return NvtxTreeWidget(self, params)
 
     def __repr__(self) -> str:
-        return f"<nsys_ai.Profile {self.path!r} id={self._id!r}>"
+        return f"<nsys_ai_native.Profile {self.path!r} id={self._id!r}>"
 
     def _repr_html_(self) -> str:
         info = self._info or {}

@@ -1,14 +1,14 @@
-"""nsys_ai: Nsight Systems profiles in Jupyter, served by `nsys-ai serve`.
+"""nsys_ai_native: Nsight Systems profiles in Jupyter, served by `nsys-ai serve`.
 
-    import nsys_ai
-    p = nsys_ai.open("run.sqlite")
+    import nsys_ai_native
+    p = nsys_ai_native.open("run.sqlite")
     p.top_kernels()      # DataFrame
     p.show()             # zoomable timeline widget
     p.report()           # root-cause report (markdown)
 
-    nsys_ai.runs()       # the workspace's run history; nsys_ai.profile("python t.py") captures
+    nsys_ai_native.runs()       # the workspace's run history; nsys_ai_native.profile("python t.py") captures
 
-`%load_ext nsys_ai` adds the `%nsys FILE` magic (`%nsys profile CMD ...` captures).
+`%load_ext nsys_ai_native` adds the `%nsys FILE` magic (`%nsys profile CMD ...` captures).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 
 def _jupyter_server_extension_points() -> list[dict]:
     """The Jupyter server extension (TCP_NODELAY on kernel websockets: `_jupyter_server.py`)."""
-    return [{"module": "nsys_ai._jupyter_server"}]
+    return [{"module": "nsys_ai_native._jupyter_server"}]
 
 
 __all__ = [

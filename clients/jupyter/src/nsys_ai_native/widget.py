@@ -56,7 +56,7 @@ def clock_origin(start: int, end: int) -> int:
 def _bundle(name: str) -> pathlib.Path:
     path = STATIC / name
     if not path.exists():
-        raise RuntimeError(f"nsys_ai widget bundle {path} is missing: build it with "
+        raise RuntimeError(f"nsys_ai_native widget bundle {path} is missing: build it with "
                            "`npm ci && npm run build` in clients/jupyter/js (the wheel build does this)")
     return path
 
