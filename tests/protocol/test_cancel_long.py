@@ -209,6 +209,16 @@ def test_sql_analyses_cancel_mid_statement(sql_heavy):
         srv.close()
 
 
+def server_cpu_s(srv: Server) -> float:
+    """CPU seconds (user + system, all threads) the server process has used."""
+    fields = Path(f"/proc/{srv.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# 50 ms of the server's own CPU; sanitizers slow every instruction ~10x
+CANCEL_CPU_S = 0.5 if os.environ.get("NSYS_AI_SANITIZED") else 0.05
+
+
 def test_explain_first_call_progress_and_cancel(big):
     """kernel/explain's first request on an open profile groups every op by
     name and derives the profile's context (ranking, idle time): it reports
@@ -236,18 +246,22 @@ def test_explain_first_call_progress_and_cancel(big):
         rid = srv.start("kernel/explain", {"profileId": pid, "name": name, "workDoneToken": "x-cancel"})
         t_req = time.monotonic()
         srv._pump_until(lambda: bool(progress_of(srv, "x-cancel")) or rid in srv.replies, 600, "explain progress")
+        cpu0 = server_cpu_s(srv)
         srv.notify("$/cancelRequest", {"id": rid})
         t_cancel = time.monotonic()
         reply = srv.wait_reply(rid, timeout=600)
         latency = time.monotonic() - t_cancel
+        cpu = server_cpu_s(srv) - cpu0
         line = (f"kernel/explain first call: full {full * 1000:.0f} ms, cancel sent at "
                 f"{(t_cancel - t_req) * 1000:.0f} ms, answer {reply.get('error', {}).get('code') or 'result'} "
-                f"{latency * 1000:.0f} ms after the cancel")
+                f"{latency * 1000:.0f} ms after the cancel ({cpu * 1000:.0f} ms of server CPU)")
         print(line, flush=True)
         record_summary("cancel-explain", line)
         if full >= 2 * (t_cancel - t_req) + MIN_CANCELLABLE_S:
             assert reply.get("error", {}).get("code") == -32800, line
-            assert (t_cancel - t_req) + latency < full, line  # cut short (the 50 ms figure is in the summary line)
+            # 50 ms of the server's own work: wall time on a shared, loaded machine
+            # also counts the time the scheduler gives other processes
+            assert cpu < CANCEL_CPU_S, line
         # nothing half-built was kept: the next request answers in full
         again = srv.request("kernel/explain", {"profileId": pid, "name": name}, timeout=600)
         assert again["stats"] == full_res["stats"]

@@ -193,6 +193,7 @@ def test_progress_methods_report_progress(small_profile: Path, tmp_path: Path) -
         for i, method in enumerate(flagged):
             params = {"profile/open": {"path": str(small_profile)},
                       "report/generate": {"profileId": pid},
+                      "kernel/explain": {"profileId": pid, "name": "ampere_sgemm_128x64_tn"},
                       "agent/ask": {"profileId": pid, "question": "Which kernel takes the most time?"},
                       "source/map": {"profileId": pid, "workspaceRoot": str(REPO / "tests" / "fixtures")}}[method]
             token = f"t{i}"

@@ -5,8 +5,8 @@
     %nsys tree FILE       the NVTX tree widget
     %nsys report FILE     the root-cause report
     %nsys top FILE        the top kernels
-    %nsys profile CMD ... captures CMD with nsys (nsys_ai.profile), returns the Profile
-    %nsys runs            the workspace's run history (nsys_ai.runs)
+    %nsys profile CMD ... captures CMD with nsys (nsys_ai_native.profile), returns the Profile
+    %nsys runs            the workspace's run history (nsys_ai_native.runs)
 """
 from __future__ import annotations
 
