@@ -37,36 +37,28 @@ static void test_table(void) {
   CHECK(!nsys_mcp_tool_find("profile_open")->agent && nsys_mcp_tool_find("report")->agent);
 }
 
-static void test_params(void) {
+/* The method params of tool with arguments args (JSON), printed. */
+static void check_params(const char *tool, const char *args, const char *want) {
   char err[128];
-  const nsys_mcp_tool *top = nsys_mcp_tool_find("analysis_top_kernels");
-  cJSON *args = parse("{\"profileId\":\"p1\",\"limit\":3,\"start\":1726751178667767434,\"name\":\"x\"}");
-  CHECK(args != NULL);
-  cJSON *p = nsys_mcp_tool_params(top, args, err, sizeof err);
+  cJSON *a = parse(args);
+  cJSON *p = nsys_mcp_tool_params(nsys_mcp_tool_find(tool), a, err, sizeof err);
   char *s = print(p);
-  CHECK_STR(s, "{\"name\":\"top_kernels\",\"params\":{\"limit\":3,\"start\":1726751178667767434},\"profileId\":\"p1\"}");
+  CHECK_STR(s, want);
   free(s);
   cJSON_Delete(p);
-  cJSON_Delete(args);
+  cJSON_Delete(a);
+}
+
+static void test_params(void) {
+  /* an analysis's own params go under params; name is the tool's */
+  check_params("analysis_top_kernels", "{\"profileId\":\"p1\",\"limit\":3,\"start\":1726751178667767434,\"name\":\"x\"}",
+               "{\"name\":\"top_kernels\",\"params\":{\"limit\":3,\"start\":1726751178667767434},\"profileId\":\"p1\"}");
   /* fixed params win; defaults apply only when absent; workDoneToken is MCP's business */
-  const nsys_mcp_tool *ex = nsys_mcp_tool_find("kernel_explain");
-  args = parse("{\"name\":\"k\",\"llm\":true,\"workDoneToken\":1}");
-  p = nsys_mcp_tool_params(ex, args, err, sizeof err);
-  s = print(p);
-  CHECK_STR(s, "{\"name\":\"k\",\"llm\":false}");
-  free(s);
-  cJSON_Delete(p);
-  cJSON_Delete(args);
-  const nsys_mcp_tool *ts = nsys_mcp_tool_find("timeline_summary");
-  args = parse("{\"width\":5}");
-  p = nsys_mcp_tool_params(ts, args, err, sizeof err);
-  s = print(p);
-  CHECK_STR(s, "{\"width\":5,\"maxEvents\":16,\"format\":\"objects\"}");
-  free(s);
-  cJSON_Delete(p);
-  cJSON_Delete(args);
+  check_params("kernel_explain", "{\"name\":\"k\",\"llm\":true,\"workDoneToken\":1}", "{\"name\":\"k\",\"llm\":false}");
+  check_params("timeline_summary", "{\"width\":5}", "{\"width\":5,\"maxEvents\":16,\"format\":\"objects\"}");
+  char err[128];
   cJSON *arr = cJSON_CreateArray();
-  CHECK(nsys_mcp_tool_params(ts, arr, err, sizeof err) == NULL && strstr(err, "object"));
+  CHECK(nsys_mcp_tool_params(nsys_mcp_tool_find("search"), arr, err, sizeof err) == NULL && strstr(err, "object"));
   cJSON_Delete(arr);
 }
 
