@@ -19,6 +19,7 @@ fraction of the uncancelled run (before, a statement ran to its end: up to
 """
 from __future__ import annotations
 
+import os
 import sqlite3
 
 
