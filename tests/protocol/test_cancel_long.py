@@ -20,10 +20,8 @@ fraction of the uncancelled run (before, a statement ran to its end: up to
 from __future__ import annotations
 
 import os
-import sqlite3
-
-
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
