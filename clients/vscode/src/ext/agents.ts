@@ -6,8 +6,6 @@
 import * as vscode from 'vscode';
 import { askMarkdown, mcpServerArgs } from '../client/agentAsk';
 import { resolveServerPath } from '../client/serverPath';
-import type { AgentAskResult } from '../protocol/generated/agent.ask.result';
-import type { AgentConfigureResult } from '../protocol/generated/agent.configure.result';
 import type { ProfileStore } from './profileStore';
 
 export const MCP_PROVIDER_ID = 'nsys-ai.mcpServers';
@@ -45,7 +43,7 @@ async function ask(store: ProfileStore): Promise<void> {
   const question = await vscode.window.showInputBox({ prompt: `Ask about ${p.title}`, placeHolder: 'Why is the GPU idle?' });
   if (!question) return;
   const client = await store.server.get();
-  const cfg = await client.request<AgentConfigureResult>('agent/configure', {});
+  const cfg = await client.request('agent/configure', {});
   if (!cfg.configured) {
     const pick = await vscode.window.showInformationMessage(
       'nsys-ai: no LLM endpoint is configured (NSYS_AI_LLM_BASE_URL and NSYS_AI_LLM_MODEL, or ~/.config/nsys-ai/config.json; docs/agents.md). Answer from the profile\'s evidence alone?',
@@ -54,7 +52,7 @@ async function ask(store: ProfileStore): Promise<void> {
   }
   const r = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: 'nsys-ai: asking', cancellable: true },
-    (progress, token) => client.requestWithProgress<AgentAskResult>('agent/ask', { profileId: p.profileId, question }, {
+    (progress, token) => client.requestWithProgress('agent/ask', { profileId: p.profileId, question }, {
       token, onProgress: (e) => { if (e.kind !== 'end' && e.message) progress.report({ message: e.message }); },
     }));
   const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: askMarkdown(r) });

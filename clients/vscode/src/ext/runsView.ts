@@ -4,8 +4,6 @@ import * as vscode from 'vscode';
 import { spawn } from 'node:child_process';
 import { resolveServerPath } from '../client/serverPath';
 import { compareMarkdown, parseProfileOutput, profileArgs, runLabel, type Run } from '../client/runsModel';
-import type { RunsListResult } from '../protocol/generated/runs.list.result';
-import type { RunsCompareResult } from '../protocol/generated/runs.compare.result';
 import type { ServerManager } from './serverManager';
 import { VIEW_TYPE } from './profileEditor';
 
@@ -38,7 +36,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<Run | string> {
     if (!root) return ['Open a folder to keep a run history.'];
     try {
       const client = await this.server.get();
-      const res = await client.request<RunsListResult>('runs/list', { workspaceRoot: root });
+      const res = await client.request('runs/list', { workspaceRoot: root });
       return res.runs.length ? res.runs : ['No runs yet: "nsys-ai: Profile this Script".'];
     } catch (e) {
       return [`unavailable: ${(e as Error).message}`];
@@ -54,7 +52,7 @@ export function registerRuns(server: ServerManager): vscode.Disposable[] {
   const pickRun = async (title: string): Promise<Run | undefined> => {
     const root = workspaceRoot();
     if (!root) throw new Error('no workspace folder');
-    const res = await (await server.get()).request<RunsListResult>('runs/list', { workspaceRoot: root });
+    const res = await (await server.get()).request('runs/list', { workspaceRoot: root });
     const items = res.runs.filter((r) => r.report).map((r) => ({ ...runLabel(r), run: r }));
     return (await vscode.window.showQuickPick(items, { title }))?.run;
   };
@@ -99,7 +97,8 @@ export function registerRuns(server: ServerManager): vscode.Disposable[] {
       const before = await pickRun(`Compare ${after.name} with…`);
       if (!before) return;
       const root = workspaceRoot();
-      const c = await (await server.get()).request<RunsCompareResult>('runs/compare', { workspaceRoot: root, before: before.name, after: after.name });
+      if (!root) throw new Error('no workspace folder');
+      const c = await (await server.get()).request('runs/compare', { workspaceRoot: root, before: before.name, after: after.name });
       tree.refresh();
       const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: compareMarkdown(c) });
       await vscode.window.showTextDocument(doc, { preview: true });
@@ -109,7 +108,9 @@ export function registerRuns(server: ServerManager): vscode.Disposable[] {
       if (!run) return;
       const text = await vscode.window.showInputBox({ title: `Note on ${run.name}`, prompt: 'A note, hypothesis or decision' });
       if (!text) return;
-      await (await server.get()).request('runs/note', { workspaceRoot: workspaceRoot(), run: run.name, text });
+      const root = workspaceRoot();
+      if (!root) throw new Error('no workspace folder');
+      await (await server.get()).request('runs/note', { workspaceRoot: root, run: run.name, text });
       tree.refresh();
     })),
   ];

@@ -37,7 +37,7 @@ test('selecting a kernel draws the flow from its API call; selecting the call fi
   /* a kernel on GPU 0 stream 7 launched by the main thread */
   let kernelId = -1, d: Record<string, any> = {};
   for (let id = 20; id < 400 && kernelId < 0; id += 7) {
-    d = await client.request<Record<string, any>>('kernel/details', { profileId: opened.profileId, kernelId: id });
+    d = await client.requestUntyped<Record<string, any>>('kernel/details', { profileId: opened.profileId, kernelId: id });
     if (d.track === 'gpu:0:7' && d.api && d.api.tid === d.api.pid && d.kind === 'kernel') kernelId = id;
   }
   assert.ok(kernelId >= 0, 'a kernel of the main thread on gpu:0:7');
@@ -84,7 +84,7 @@ test('selecting a kernel draws the flow from its API call; selecting the call fi
   const back = JSON.parse((await page.getAttribute('.timeline', 'data-flow'))!) as { api: FlowOp; ops: FlowOp[] };
   assert.equal(back.api.id, d.api.id, 'the clicked call');
   for (const o of back.ops) {
-    const od = await client.request<Record<string, any>>('kernel/details', { profileId: opened.profileId, kernelId: o.id });
+    const od = await client.requestUntyped<Record<string, any>>('kernel/details', { profileId: opened.profileId, kernelId: o.id });
     assert.equal(od.api.id, d.api.id, `op ${o.id} was launched by the call`);
   }
   await settled();
