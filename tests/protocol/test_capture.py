@@ -130,6 +130,13 @@ def test_doctor_overhead_rule(small, tmp_path):
     d = doctor(p)
     assert "profiler_overhead" in rules(d)
     assert d["facts"]["overheadNs"] == win // 200 + 3 * win // 100
+    # the same instants on other threads count once: wall time, a union, never above the window
+    p = broken_copy(p, tmp_path / "ov_threads.sqlite",
+                    f"INSERT INTO PROFILER_OVERHEAD VALUES ({a + 10}, {a + 10 + win // 200}, 1, 1)",
+                    *[f"INSERT INTO PROFILER_OVERHEAD VALUES ({a}, {b}, {t}, 1)" for t in range(2, 6)])
+    d = doctor(p)
+    assert d["facts"]["overheadRows"] == 7 and d["facts"]["overheadNs"] == win
+    assert d["facts"]["overheadNs"] <= b - a
 
 
 def test_doctor_clocks_of_one_jobs_reports(small, tmp_path, cache_dir):

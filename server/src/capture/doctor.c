@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/intervals.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
@@ -65,17 +66,41 @@ static bool nsys__q2(sqlite3 *db, nsys_task *t, const char *sql, int64_t *a, int
   return nsys_task_fail(t, NSYS_E_CORRUPT, "doctor: %s", sqlite3_errmsg(db));
 }
 
-/* Sums overhead rows of one table; *top gets the costliest name (nameId). */
+/* Adds one table's overhead rows, clipped to the GPU-active window, to the
+ * union *all (wall time: rows of several threads that overlap count once);
+ * *top gets the costliest name (nameId, by summed thread time). */
 static bool nsys__overhead(const nsys_profile *p, sqlite3 *db, nsys_task *t, const char *table,
-                           nsys_doc_report *r, int64_t *top_ns, char **top_name) {
+                           nsys_doc_report *r, nsys_ivls *all, int64_t *top_ns, char **top_name) {
   if (!nsys__has_table(p, table) || r->gpu_end <= r->gpu_start) return true;
   char sql[768], clip[256];
-  int64_t ns = 0, rows = 0;
   snprintf(clip, sizeof clip, "(min(\"end\", %" PRId64 ") - max(start, %" PRId64 "))", r->gpu_end, r->gpu_start);
-  snprintf(sql, sizeof sql, "SELECT coalesce(sum(%s), 0), count(*) FROM \"%s\" WHERE %s > 0", clip, table, clip);
-  if (!nsys__q2(db, t, sql, &ns, &rows)) return false;
-  r->overhead_ns += ns;
-  r->overhead_rows += rows;
+  snprintf(sql, sizeof sql, "SELECT max(start, %" PRId64 "), min(\"end\", %" PRId64 ") FROM \"%s\" WHERE %s > 0 "
+                            "ORDER BY 1", r->gpu_start, r->gpu_end, table, clip);
+  sqlite3_stmt *rs = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &rs, NULL) != SQLITE_OK) {
+    sqlite3_finalize(rs);
+    if (nsys_task_cancelled(t)) return nsys_task_fail_cancelled(t);
+    return nsys_task_fail(t, NSYS_E_CORRUPT, "doctor: %s", sqlite3_errmsg(db));
+  }
+  nsys_ivls one, merged;
+  nsys_ivls_init(&one);
+  nsys_ivls_init(&merged);
+  int rc;
+  while ((rc = sqlite3_step(rs)) == SQLITE_ROW) {
+    nsys_ivls_add_sorted(&one, sqlite3_column_int64(rs, 0), sqlite3_column_int64(rs, 1));
+    r->overhead_rows++;
+  }
+  sqlite3_finalize(rs);
+  if (rc != SQLITE_DONE) {
+    nsys_ivls_free(&one);
+    if (nsys_task_cancelled(t)) return nsys_task_fail_cancelled(t);
+    return nsys_task_fail(t, NSYS_E_CORRUPT, "doctor: %s", sqlite3_errmsg(db));
+  }
+  nsys_ivls_union(all, &one, &merged);
+  nsys_ivls_free(&one);
+  nsys_ivls_free(all);
+  *all = merged;
+  r->overhead_ns = nsys_ivls_total(all);
   int64_t id = -1, tns = 0;
   snprintf(sql, sizeof sql, "SELECT nameId, sum(%s) AS d FROM \"%s\" WHERE %s > 0 "
                             "GROUP BY nameId ORDER BY d DESC LIMIT 1", clip, table, clip);
@@ -150,8 +175,11 @@ static bool nsys__scan(nsys_profile *p, nsys_task *t, nsys_doc_report *r, int64_
     r->traced_cuda = cuda > 0;
     r->traced_nvtx = nvtx > 0;
   }
-  if (ok) ok = nsys__overhead(p, db, t, "PROFILER_OVERHEAD", r, top_ns, top_name);
-  if (ok) ok = nsys__overhead(p, db, t, "CUPTI_ACTIVITY_KIND_OVERHEAD", r, top_ns, top_name);
+  nsys_ivls overhead;
+  nsys_ivls_init(&overhead);
+  if (ok) ok = nsys__overhead(p, db, t, "PROFILER_OVERHEAD", r, &overhead, top_ns, top_name);
+  if (ok) ok = nsys__overhead(p, db, t, "CUPTI_ACTIVITY_KIND_OVERHEAD", r, &overhead, top_ns, top_name);
+  nsys_ivls_free(&overhead);
   sqlite3_close(db);
   return ok;
 }
@@ -284,7 +312,7 @@ bool nsys_doctor_run(nsys_profile *p, nsys_task *t, nsys_doc_report *r) {
     f = nsys__add(r, "profiler_overhead", NSYS_DOC_WARNING,
                   nsys_xasprintf("profiler overhead is visible: %.1f%% of the GPU-active window",
                                  (double)r->overhead_ns * 100.0 / (double)gw),
-                  nsys_xasprintf("%" PRId64 " overhead rows, %s in all (thread time, clipped) in a %s GPU-active "
+                  nsys_xasprintf("%" PRId64 " overhead rows covering %s of wall time in a %s GPU-active "
                                  "window%s%s", r->overhead_rows,
                                  ov, span, top_name ? "; most: " : "", top_name ? top_name : ""),
                   nsys_xstrdup("timings near those rows are inflated: flush CUPTI's buffers on a timer instead of "

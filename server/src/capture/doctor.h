@@ -34,7 +34,7 @@ typedef struct nsys_doc_report {
   int64_t nvtx_ranges;
   bool nccl_kernels, nccl_nvtx;
   int64_t gpu_start, gpu_end; /* the GPU-active window (first op start, last op end); 0,0 without ops */
-  int64_t overhead_ns;      /* PROFILER_OVERHEAD + CUPTI_ACTIVITY_KIND_OVERHEAD rows clipped to that window, summed */
+  int64_t overhead_ns;      /* wall time covered by PROFILER_OVERHEAD + CUPTI_ACTIVITY_KIND_OVERHEAD rows in that window (their union) */
   int64_t overhead_rows;
   bool capture_types_known; /* META_DATA_CAPTURE lists CAPTURE_EVENT_TYPE rows */
   bool traced_cuda, traced_nvtx; /* from META_DATA_CAPTURE when known */
