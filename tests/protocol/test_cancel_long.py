@@ -60,8 +60,6 @@ def requests(pid: str, path: Path) -> list[tuple[str, str, dict] | tuple[str, st
     out.append(("nvtx/tree ranges (first build)", "nvtx/tree", dict(tree, device=0), dict(tree, device=1)))
     out.append(("nvtx/tree aggregate (first build)", "nvtx/tree", dict(tree, mode="aggregate", start=0),
                 dict(tree, mode="aggregate", start=1)))
-
-
     # source/map caches its map per (profile, root): the cancelled run gets an
     # identical copy of the workspace under another root (see cancel_params)
     out.append(("source/map", "source/map", {"profileId": pid, "workspaceRoot": str(_workspace(path, "a"))}))
@@ -107,10 +105,8 @@ def test_long_methods_cancel_mid_flight(big):
                 full = min(full, time.monotonic() - t)
             # the same request, cancelled as soon as its work has begun
             token = f"cancel-{i}"
-            rid = srv.start(method, dict(cancelled_params[0] if cancelled_params else params, workDoneToken=token))
-
-
-            rid = srv.start(method, dict(cancel_params(method, params, big), workDoneToken=token))
+            cancelled = cancelled_params[0] if cancelled_params else cancel_params(method, params, big)
+            rid = srv.start(method, dict(cancelled, workDoneToken=token))
             t_req = time.monotonic()
             srv._pump_until(lambda: bool(progress_of(srv, token)) or rid in srv.replies, 600,
                             f"{label}: progress begin")
