@@ -292,7 +292,7 @@ static int nsys__cmd_profile(int argc, char **argv) {
   nsys_strv extra = {0};
   const char *name = NULL, *trace = NULL, *note = NULL, *root_opt = NULL, *before = NULL;
   nsys_cli_format fmt = NSYS_FMT_TEXT;
-  for (int i = 1; i < dash; i++) {
+  for (int i = 1; i < dash; i += 2) { /* KEY VALUE pairs */
     const char *k = argv[i];
     const char *v = i + 1 < dash ? argv[i + 1] : NULL;
     if (!v) {
@@ -310,7 +310,6 @@ static int nsys__cmd_profile(int argc, char **argv) {
       nsys_strv_free(&extra);
       return nsys_cli_usage(argv[0]);
     }
-    i++;
   }
   char cwd[PATH_MAX];
   const char *root = root_opt ? root_opt : nsys__root(NULL, cwd, sizeof cwd);

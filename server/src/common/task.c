@@ -24,6 +24,7 @@ bool nsys_task_cancelled(const nsys_task *t) {
   return false;
 }
 
+__attribute__((format(printf, 3, 0)))
 static bool nsys__task_failv(nsys_task *t, nsys_err err, const char *fmt, va_list ap) {
   if (!t || t->err != NSYS_OK) return false; /* keep the first (most specific) error */
   t->err = err == NSYS_OK ? NSYS_E_INTERNAL : err;
