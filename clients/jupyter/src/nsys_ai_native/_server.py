@@ -172,9 +172,10 @@ class Server:
         if msg.get("method") == "$/progress":
             params = msg.get("params") or {}
             token = params.get("token")
-            if isinstance(token, str) and token.startswith("nsys_ai_native-") and token[8:].isdigit():
+            prefix = "nsys_ai_native-"
+            if isinstance(token, str) and token.startswith(prefix) and token[len(prefix):].isdigit():
                 with self._lock:
-                    pending = self._pending.get(int(token[len("nsys_ai_native-"):]))
+                    pending = self._pending.get(int(token[len(prefix):]))
                     if pending is not None:
                         pending.progress.append(params.get("value") or {})
                         pending.event.set()

@@ -34,18 +34,18 @@ def nsys_magic(line: str) -> Any:
         action, args = args[0], args[1:]
     if len(args) != 1:
         raise ValueError("usage: %nsys [show|tree|report|top|info] FILE")
-    profile = open_profile(args[0])
+    prof = open_profile(args[0])
     if action == "open":
-        return profile
+        return prof
     if action == "show":
-        return profile.show()
+        return prof.show()
     if action == "tree":
-        return profile.tree()
+        return prof.tree()
     if action == "report":
-        return profile.report()
+        return prof.report()
     if action == "top":
-        return profile.top_kernels()
-    return profile.info()
+        return prof.top_kernels()
+    return prof.info()
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -39,8 +39,9 @@ def runs(root: Optional[Union[str, "os.PathLike[str]"]] = None, *, limit: Option
 def note(run: str, text: str, *, kind: str = "note", root: Optional[Union[str, "os.PathLike[str]"]] = None,
          server: Optional[str] = None) -> dict:
     """`runs/note`: a note, hypothesis or decision on a run ("latest", a name, "#ID")."""
-    return _server.shared_server(server)[0].request(
+    out: dict = _server.shared_server(server)[0].request(
         "runs/note", {"workspaceRoot": _root(root), "run": run, "text": text, "kind": kind})["note"]
+    return out
 
 
 def compare_runs(before: Optional[str] = None, after: Optional[str] = None, *,
@@ -52,7 +53,8 @@ def compare_runs(before: Optional[str] = None, after: Optional[str] = None, *,
         params["before"] = before
     if after:
         params["after"] = after
-    return _server.shared_server(server)[0].request("runs/compare", params)
+    out: dict = _server.shared_server(server)[0].request("runs/compare", params)
+    return out
 
 
 def profile(command: Union[str, Sequence[str]], *, root: Optional[Union[str, "os.PathLike[str]"]] = None,
