@@ -80,9 +80,23 @@ static int nsys__spawn(char *const *argv, const char *dir) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
-  if (dir) posix_spawn_file_actions_addchdir_np(&fa, dir); /* no chdir: the server has threads */
+  /* In another directory through /bin/sh's cd: the server has threads, so it
+   * never chdirs itself, and posix_spawn_file_actions_addchdir_np is newer
+   * than the glibc 2.28 the self-contained binary targets. */
+  char **run = (char **)argv;
+  if (dir) {
+    size_t n = 0;
+    while (argv[n]) n++;
+    run = nsys_xcalloc(n + 5, sizeof *run);
+    run[0] = (char *)"/bin/sh";
+    run[1] = (char *)"-c";
+    run[2] = (char *)"cd -- \"$0\" && exec \"$@\"";
+    run[3] = (char *)dir;
+    for (size_t i = 0; i < n; i++) run[4 + i] = argv[i];
+  }
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  int rc = posix_spawnp(&pid, run[0], &fa, NULL, run, environ);
+  if (run != (char **)argv) free(run);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) {
     errno = rc;
