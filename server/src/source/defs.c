@@ -211,7 +211,7 @@ static void nsys__scan_c_launches(nsys__walk *w, uint32_t file, const char *text
       e = q;
       while (e > text && (e[-1] == ' ' || e[-1] == '\t')) e--;
     }
-    size_t nl;
+    size_t nl = 0;
     const char *name = nsys__id_before(NSYS_MAX(text, e - 200), e, &nl);
     const char *close = memmem(p + 3, (size_t)NSYS_MIN(end - p - 3, 400), ">>>", 3);
     if (!name || !close) continue;
