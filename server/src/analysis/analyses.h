@@ -8,8 +8,8 @@
 /* params NULL: the defaults of a. False (after nsys_task_fail) when the window is inverted. */
 bool nsys_actx_init(nsys_actx *c, nsys_task *task, struct nsys_profile *p, const nsys_index *ix,
                     const nsys_analysis *a, const nsys_aparams *params);
-/* Prepares `sql` on the profile, recording a failure on the task (profile_sql.c). */
-struct sqlite3_stmt *nsys_analysis_prepare(nsys_task *task, struct nsys_profile *p, const char *sql);
+/* Prepares `sql` on the run's profile, a failure recorded on its task
+ * (nsys_profile_prepare with c->p and c->task; registry.c). */
 struct sqlite3_stmt *nsys_actx_prepare(nsys_actx *c, const char *sql);
 void nsys_actx_dispose(nsys_actx *c);
 

@@ -52,7 +52,7 @@ static bool nsys__clock_is_utc(nsys_task *task, nsys_profile *p) {
   const char *meta = p->schema.table[NSYS_TBL_META];
   if (meta && nsys_schema_has_column(p, NSYS_TBL_META, "name") && nsys_schema_has_column(p, NSYS_TBL_META, "value")) {
     char *sql = nsys_xasprintf("SELECT value FROM %s WHERE name = 'EXPORT_PARAM_TIME_NORMALIZE'", meta);
-    sqlite3_stmt *st = nsys_analysis_prepare(task, p, sql);
+    sqlite3_stmt *st = nsys_profile_prepare(p, task, sql);
     free(sql);
     if (st) {
       int known = -1;

@@ -27,6 +27,8 @@ const nsys_analysis *nsys_analysis_find(const char *name) {
   return NULL;
 }
 
+sqlite3_stmt *nsys_actx_prepare(nsys_actx *c, const char *sql) { return nsys_profile_prepare(c->p, c->task, sql); }
+
 void nsys_actx_dispose(nsys_actx *c) {
   nsys_acache_dispose(&c->own);
   nsys_aparams_dispose(&c->params);
