@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analysis/analyses.h"
+#include "analysis/gap_phase.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
@@ -221,6 +222,11 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys_task_fail(c->task, NSYS_E_INVALID_PARAMS, "params.params.scope: expected both, device or stream");
     return false;
   }
+  nsys_gap_phaser ph;
+  if (!nsys_gap_phaser_init(&ph, c)) {
+    nsys_gap_phaser_dispose(&ph);
+    return true; /* cancelled: nsys_analysis_run answers -32800 */
+  }
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
   nsys__gapvec gaps = {0};
@@ -297,14 +303,24 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys_json_int(bk, "5to50ms", buckets[1]);
     nsys_json_int(bk, "ge50ms", buckets[2]);
     /* causes of the device-level gaps above the threshold */
-    int64_t cause_ns[NSYS__N_CAUSES] = {0};
+    int64_t cause_ns[NSYS__N_CAUSES] = {0}, phase_ns[NSYS_GAP__PHASES] = {0}, phase_n[NSYS_GAP__PHASES] = {0};
     for (size_t gi = first_gap; gi < gaps.n; gi++) {
       if (gaps.v[gi].stream != -1) continue;
       nsys__cpu x;
-      cause_ns[nsys__cause(c, dev, gaps.v[gi].start, gaps.v[gi].end, &x)] += gaps.v[gi].end - gaps.v[gi].start;
+      int64_t len = gaps.v[gi].end - gaps.v[gi].start;
+      cause_ns[nsys__cause(c, dev, gaps.v[gi].start, gaps.v[gi].end, &x)] += len;
+      nsys_gap_phase phase = nsys_gap_phase_of(&ph, dev, gaps.v[gi].start, gaps.v[gi].end, NULL);
+      phase_ns[phase] += len;
+      phase_n[phase]++;
     }
     cJSON *cs = cJSON_AddObjectToObject(o, "causeNs");
     for (int k = 0; k < NSYS__N_CAUSES; k++) nsys_json_int(cs, nsys__causes[k], cause_ns[k]);
+    cJSON *ps = cJSON_AddObjectToObject(o, "phaseNs");
+    cJSON *pn = cJSON_AddObjectToObject(o, "phaseGaps");
+    for (int k = 0; k < NSYS_GAP__PHASES; k++) {
+      nsys_json_int(ps, nsys_gap_phase_name((nsys_gap_phase)k), phase_ns[k]);
+      nsys_json_int(pn, nsys_gap_phase_name((nsys_gap_phase)k), phase_n[k]);
+    }
     cJSON *hta = cJSON_AddObjectToObject(o, "streamIdleSplit");
     nsys_json_int(hta, "hostWaitNs", host);
     nsys_json_int(hta, "kernelWaitNs", kern);
@@ -338,6 +354,12 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys__gap_context(c, g->device, g->start, g->end, &after_sync, &nvtx);
     nsys_json_str(o, "afterSync", after_sync);
     nsys_json_str(o, "cpuNvtx", nvtx);
+    nsys_gap_phase_info pi;
+    nsys_gap_phase_of(&ph, g->device, g->start, g->end, &pi);
+    cJSON_AddStringToObject(o, "phase", nsys_gap_phase_name(pi.phase));
+    if (pi.phase == NSYS_GAP_PROCESS_SWITCH || pi.phase == NSYS_GAP_FIRST_LAUNCH) nsys_json_int(o, "phasePid", pi.pid);
+    if (pi.phase == NSYS_GAP_FIRST_LAUNCH) cJSON_AddStringToObject(o, "firstLaunch", nsys_strtab_get(&ix->strings, pi.kernel));
+    if (pi.phase == NSYS_GAP_STARTUP) nsys_json_int(o, "firstIterationStart", pi.first_iteration);
     if (g->next_op >= 0) {
       const char *kind;
       int32_t a = ix->ops.api[g->next_op];
@@ -358,6 +380,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_json_int(hta, "otherNs", all_other);
   free(gaps.v);
   free(devs);
+  nsys_gap_phaser_dispose(&ph);
   return true;
 }
 

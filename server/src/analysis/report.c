@@ -156,10 +156,24 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
     double gap_n = nsys__num(d, "gapCount");
     int dev = (int)nsys__num(d, "device");
     double span = nsys__num(d, "end") - nsys__num(d, "start");
-    /* largest device-level gap of this device */
+    /* gaps of start-up, process switches and first launches are not bubbles
+     * of the steady state (nsys__rule_gap_phases reports them): leave them out */
+    const cJSON *phases = nsys__get(d, "phaseNs");
+    double unsteady = nsys__num(phases, "process_switch") + nsys__num(phases, "startup") +
+                      nsys__num(phases, "first_launch");
+    double steady_idle = nsys__num(d, "idleNs") - unsteady;
+    gap_idle -= unsteady;
+    const cJSON *phase_n = nsys__get(d, "phaseGaps");
+    gap_n -= nsys__num(phase_n, "process_switch") + nsys__num(phase_n, "startup") + nsys__num(phase_n, "first_launch");
+    span -= unsteady; /* the steady part of the device's span */
+    const char *span_word = unsteady > 0 ? "steady span" : "span";
+    if (span > 0) idle_pct = nsys_round2(100.0 * steady_idle / span);
+    /* largest steady device-level gap of this device */
     const cJSON *big = NULL, *r;
     cJSON_ArrayForEach(r, rows) {
       if ((int)nsys__num(r, "device") != dev || !cJSON_IsNull(nsys__get(r, "stream"))) continue;
+      const char *ph = nsys__str(r, "phase");
+      if (ph && strcmp(ph, "steady")) continue;
       if (!big || nsys__num(r, "durationNs") > nsys__num(big, "durationNs")) big = r;
     }
     double big_ns = big ? nsys__num(big, "durationNs") : 0;
@@ -176,7 +190,7 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
     cJSON *ev = cJSON_CreateObject();
     nsys_json_int(ev, "device", dev);
     nsys_json_num(ev, "idlePct", idle_pct);
-    nsys_json_num(ev, "idleNs", nsys__num(d, "idleNs"));
+    nsys_json_num(ev, "idleNs", steady_idle);
     nsys_json_num(ev, "gapsOver1ms", gap_n);
     nsys_json_num(ev, "gapIdleNs", gap_idle);
     cJSON_AddItemToObject(ev, "causeNs", cJSON_Duplicate(causes, true));
@@ -195,7 +209,7 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
     char b1[32], b2[32];
     const char *as = big ? nsys__str(big, "afterSync") : NULL, *nv = big ? nsys__str(big, "cpuNvtx") : NULL;
     const char *sev = idle_pct >= 30 ? "critical" : "warning";
-    double impact = NSYS_MAX(nsys__num(d, "idleNs") * (idle_pct >= 10), big_ns);
+    double impact = NSYS_MAX(steady_idle * (idle_pct >= 10), big_ns);
     if (concentrated && big) {
       char fix[1024];
       if (as)
@@ -207,10 +221,10 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
       else
         snprintf(fix, sizeof fix, "%s", nsys__bubble_fix(nsys__str(big, "cause")));
       nsys__finding(f, "gpu_bubbles", sev, impact, ev, fix,
-                    "GPU %d idle for %s at +%.3f s (%.1f%% of its span)%s%s%s%s%s; %.0f gap%s >= 1 ms, %.1f%% idle "
+                    "GPU %d idle for %s at +%.3f s (%.1f%% of its %s)%s%s%s%s%s; %.0f gap%s >= 1 ms, %.1f%% idle "
                     "overall",
                     dev, nsys__dur(b1, sizeof b1, big_ns), (double)(nsys__int(big, "start") - f->t0) / 1e9,
-                    100.0 * big_ns / span,
+                    100.0 * big_ns / span, span_word,
                     as ? ": the queue drained in " : nv ? "" : !strcmp(nsys__str(big, "cause") ? nsys__str(big, "cause") : "", "cpu_stall") ? ", no CUDA call in progress (CPU stall)" : ", cause: ",
                     as ? as : nv ? "" : strcmp(nsys__str(big, "cause") ? nsys__str(big, "cause") : "", "cpu_stall") ? (nsys__str(big, "cause") ? nsys__str(big, "cause") : "unknown") : "",
                     nv ? (as ? ", then host-only work in NVTX '" : ": host in NVTX '") : "", nv ? nv : "",
@@ -222,16 +236,89 @@ static void nsys__rule_bubbles(nsys__findings *f, const cJSON *gaps) {
                     "The idle time is spread over many short gaps between GPU operations: the GPU waits "
                     "for the host to queue the next one. Queue work further ahead (fewer synchronisations), "
                     "capture the step in a CUDA graph, or fuse small kernels.",
-                    "GPU %d idle %.1f%% of its active span (%s), all in gaps shorter than %s", dev, idle_pct,
-                    nsys__dur(b1, sizeof b1, nsys__num(d, "idleNs")), nsys__dur(b2, sizeof b2, min_gap));
+                    "GPU %d idle %.1f%% of its active %s (%s), all in gaps shorter than %s", dev, idle_pct, span_word,
+                    nsys__dur(b1, sizeof b1, steady_idle), nsys__dur(b2, sizeof b2, min_gap));
     } else {
       nsys__finding(f, "gpu_bubbles", sev, impact, ev, nsys__bubble_fix(cause),
-                    "GPU %d idle %.1f%% of its active span: %.0f gap%s >= 1 ms (%s), mostly %s", dev, idle_pct,
+                    "GPU %d idle %.1f%% of its active %s: %.0f gap%s >= 1 ms (%s), mostly %s", dev, idle_pct, span_word,
                     gap_n, gap_n == 1 ? "" : "s", nsys__dur(b1, sizeof b1, gap_idle),
                     cause && !strcmp(cause, "cpu_stall") ? "CPU stall (no CUDA call in progress)"
                     : cause ? cause : "unknown");
     }
     (void)b2;
+  }
+}
+
+/* Idle gaps that are not steady-state bubbles (analysis/gap_phase.h): one
+ * finding per device and phase when the phase's gaps reach 5 ms and 3% of
+ * the device's span, with the cure of that phase instead of the bubble's. */
+static void nsys__rule_gap_phases(nsys__findings *f, const cJSON *gaps) {
+  static const struct {
+    const char *phase, *id, *what, *fix;
+  } kinds[] = {
+      {"startup", "gpu_idle_startup", "before the first iteration (set-up: model build, data loading, compilation, autotuning)",
+       "This is start-up, not a bubble of the training loop. Leave it out of the capture so the other findings describe "
+       "the steady state: nsys profile --capture-range=cudaProfilerApi with cudaProfilerStart() / "
+       "torch.cuda.profiler.start() at the first measured step (or --capture-range=nvtx, --delay). If start-up time "
+       "itself matters, profile it on the CPU side (nsys -s cpu, python -X importtime) and keep compile caches warm."},
+      {"first_launch", "gpu_idle_first_launch", "before the first launch of kernels",
+       "The host was preparing kernels on their first call: JIT compilation (Triton, torch.compile, CuPy, NVRTC, PTX "
+       "JIT) or lazy module loading. Warm up before the measured region, keep the compile caches (TRITON_CACHE_DIR, "
+       "CuPy's kernel cache, CUDA_CACHE_PATH for PTX), build for this GPU's architecture so no PTX is JIT-compiled, or "
+       "set CUDA_MODULE_LOADING=EAGER to move module loading to start-up."},
+      {"process_switch", "gpu_idle_process_switch", "between processes (a process's first GPU work starts after it)",
+       "The GPU waited for the next program to start: the gap is that process's start-up (interpreter, CUDA context, "
+       "data), not a stall inside either program. Profile the programs separately, or, if they are parts of one "
+       "job, start them before the GPU work of the previous one ends (overlap, a persistent worker)."},
+  };
+  const cJSON *devs = nsys__get(nsys__get(gaps, "summary"), "devices");
+  const cJSON *rows = nsys__get(gaps, "rows");
+  const cJSON *d;
+  cJSON_ArrayForEach(d, devs) {
+    int dev = (int)nsys__num(d, "device");
+    double span = nsys__num(d, "end") - nsys__num(d, "start");
+    const cJSON *phases = nsys__get(d, "phaseNs");
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+      double ns = nsys__num(phases, kinds[k].phase);
+      if (span <= 0 || ns < 5e6 || ns < 0.03 * span) continue;
+      /* the largest such gap (rows are the longest gaps) and the kernels first launched after them */
+      const cJSON *big = NULL, *r;
+      cJSON *launched = cJSON_CreateArray();
+      cJSON_ArrayForEach(r, rows) {
+        if ((int)nsys__num(r, "device") != dev || !cJSON_IsNull(nsys__get(r, "stream"))) continue;
+        const char *ph = nsys__str(r, "phase");
+        if (!ph || strcmp(ph, kinds[k].phase)) continue;
+        if (!big || nsys__num(r, "durationNs") > nsys__num(big, "durationNs")) big = r;
+        const char *kn = nsys__str(r, "firstLaunch");
+        if (kn && cJSON_GetArraySize(launched) < 8) cJSON_AddItemToArray(launched, cJSON_CreateString(kn));
+      }
+      cJSON *ev = cJSON_CreateObject();
+      nsys_json_int(ev, "device", dev);
+      nsys_json_str(ev, "phase", kinds[k].phase);
+      nsys_json_num(ev, "idleNs", ns);
+      nsys_json_num(ev, "pctOfSpan", nsys_round2(100.0 * ns / span));
+      char b1[32], extra[256] = "";
+      if (big) {
+        cJSON *g = cJSON_AddObjectToObject(ev, "largestGap");
+        nsys_json_int(g, "start", nsys__int(big, "start"));
+        nsys_json_int(g, "end", nsys__int(big, "end"));
+        nsys_json_num(g, "durationNs", nsys__num(big, "durationNs"));
+        if (nsys__get(big, "phasePid")) nsys_json_int(g, "pid", nsys__int(big, "phasePid"));
+        if (nsys__get(big, "firstIterationStart")) nsys_json_int(g, "firstIterationStart", nsys__int(big, "firstIterationStart"));
+        cJSON_AddItemToObject(ev, "window", nsys__win(nsys__int(big, "start"), nsys__int(big, "end")));
+        if (nsys__get(big, "phasePid") && !strcmp(kinds[k].phase, "process_switch"))
+          snprintf(extra, sizeof extra, "; pid %lld starts after it", (long long)nsys__int(big, "phasePid"));
+      }
+      if (cJSON_GetArraySize(launched)) {
+        snprintf(extra, sizeof extra, ", e.g. %s", cJSON_GetArrayItem(launched, 0)->valuestring);
+        cJSON_AddItemToObject(ev, "firstLaunched", launched);
+      } else {
+        cJSON_Delete(launched);
+      }
+      const char *sev = !strcmp(kinds[k].phase, "first_launch") && ns >= 0.10 * span ? "warning" : "info";
+      nsys__finding(f, kinds[k].id, sev, ns, ev, kinds[k].fix, "GPU %d idle %s (%.1f%% of its span) %s%s", dev,
+                    nsys__dur(b1, sizeof b1, ns), 100.0 * ns / span, kinds[k].what, extra);
+    }
   }
 }
 
@@ -621,6 +708,7 @@ cJSON *nsys_report_build(nsys_task *task, struct nsys_profile *p, const nsys_ind
   nsys__findings f = {cJSON_CreateArray(), ix->span_start, ix->span_end};
   nsys__rule_short(&f, r[0], r[4], span);
   nsys__rule_bubbles(&f, r[1]);
+  nsys__rule_gap_phases(&f, r[1]);
   nsys__rule_launch(&f, r[6], r[1], span);
   nsys__rule_nccl(&f, r[2], r[3]);
   nsys__rule_h2d(&f, r[5], span);

@@ -859,7 +859,7 @@ ReportGenerateResultFindingsItemEvidence = TypedDict("ReportGenerateResultFindin
 })
 
 ReportGenerateResultFindingsItem = TypedDict("ReportGenerateResultFindingsItem", {
-    "id": Literal["gpu_bubbles", "cpu_bound_launch", "exposed_nccl", "pageable_h2d", "excessive_h2d", "small_kernel_storm", "hotspot_kernel", "missing_nvtx", "sync_stalls", "iteration_outliers", "profile_too_short"],
+    "id": Literal["gpu_bubbles", "cpu_bound_launch", "exposed_nccl", "pageable_h2d", "excessive_h2d", "small_kernel_storm", "hotspot_kernel", "missing_nvtx", "sync_stalls", "iteration_outliers", "profile_too_short", "gpu_idle_startup", "gpu_idle_first_launch", "gpu_idle_process_switch"],
     "severity": Literal["critical", "warning", "info"],
     "title": str,
     "recommendation": str,

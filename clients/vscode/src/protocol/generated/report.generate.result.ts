@@ -12,7 +12,7 @@ counts: {
 
 }
 findings: {
-id: ("gpu_bubbles" | "cpu_bound_launch" | "exposed_nccl" | "pageable_h2d" | "excessive_h2d" | "small_kernel_storm" | "hotspot_kernel" | "missing_nvtx" | "sync_stalls" | "iteration_outliers" | "profile_too_short")
+id: ("gpu_bubbles" | "cpu_bound_launch" | "exposed_nccl" | "pageable_h2d" | "excessive_h2d" | "small_kernel_storm" | "hotspot_kernel" | "missing_nvtx" | "sync_stalls" | "iteration_outliers" | "profile_too_short" | "gpu_idle_startup" | "gpu_idle_first_launch" | "gpu_idle_process_switch")
 severity: ("critical" | "warning" | "info")
 title: string
 recommendation: string
