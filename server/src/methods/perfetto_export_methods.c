@@ -100,9 +100,9 @@ cJSON *nsys_method_export_perfetto(nsys_call *call) {
     nsys__pf_meta(&w, "thread_name", th->pid, th->tid, name);
   }
   /* GPU ops, with flow ends */
-  /* cancellation: polled every 4096 events (one event is ~1 us of printf) */
+  /* cancellation: polled every 1024 events (one event is ~1 us of printf: about 1 ms between polls) */
   for (uint32_t i = 0; i < ix->ops.n; i++) {
-    if ((i & 0xFFF) == 0 && nsys_call_cancelled(call)) break;
+    if ((i & 0x3FF) == 0 && nsys_call_cancelled(call)) break;
     if (ix->ops.start[i] > end || ix->ops.end[i] < start) continue;
     const nsys_gpu_track *g = &ix->tracks[ix->ops.track[i]];
     nsys__pf_sep(&w);
@@ -137,7 +137,7 @@ cJSON *nsys_method_export_perfetto(nsys_call *call) {
   }
   /* host: NVTX ranges and CUDA API calls */
   for (uint32_t i = 0; i < ix->nvtx.n; i++) {
-    if ((i & 0xFFF) == 0 && nsys_call_cancelled(call)) break;
+    if ((i & 0x3FF) == 0 && nsys_call_cancelled(call)) break;
     if (ix->nvtx.start[i] > end || ix->nvtx.end[i] < start) continue;
     const nsys_host_thread *th = &ix->threads[ix->nvtx.thread[i]];
     nsys__pf_sep(&w);
@@ -150,7 +150,7 @@ cJSON *nsys_method_export_perfetto(nsys_call *call) {
     w.slices_nvtx++;
   }
   for (uint32_t i = 0; i < ix->api.n; i++) {
-    if ((i & 0xFFF) == 0 && nsys_call_cancelled(call)) break;
+    if ((i & 0x3FF) == 0 && nsys_call_cancelled(call)) break;
     if (ix->api.start[i] > end || ix->api.end[i] < start) continue;
     const nsys_host_thread *th = &ix->threads[ix->api.thread[i]];
     nsys__pf_sep(&w);
