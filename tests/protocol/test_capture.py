@@ -492,9 +492,10 @@ def test_end_to_end_profile_doctor_annotate_refine(tmp_path):
     env = {**os.environ, "NSYS_AI_NSYS": str(nsys), "PYTHONPATH": str(ws), "NSYS_AI_NO_PROGRESS": "1"}
 
     def profile(*args: str) -> subprocess.CompletedProcess:
-        # -t nvtx,osrt: this machine has no GPU, and nsys 2022.4 hangs tracing CUDA without one
-        return subprocess.run([server_binary(), "profile", "--trace", "nvtx,osrt", *args, "--", sys.executable,
-                               "prog.py"], cwd=ws, env=env, capture_output=True, timeout=600)
+        # the default trace, CUDA included: on a machine without a GPU, nsys 2022.4 terminates once each
+        # session runs in fresh mount and PID namespaces (_iso_nsys); its hangs came from stale agents
+        return subprocess.run([server_binary(), "profile", *args, "--", sys.executable, "prog.py"], cwd=ws, env=env,
+                              capture_output=True, timeout=600)
 
     def runs() -> list[dict]:
         return call("runs/list", {"workspaceRoot": str(ws)})["runs"]
@@ -504,7 +505,7 @@ def test_end_to_end_profile_doctor_annotate_refine(tmp_path):
     assert r.returncode == 0, r.stderr.decode(errors="replace")[-3000:]
     h = runs()
     assert [x["name"] for x in h] == ["r1"] and h[0]["status"] == "ok"
-    assert h[0]["nsysFlags"][:3] == ["--trace=nvtx,osrt", "--sample=none", "--cpuctxsw=none"]
+    assert h[0]["nsysFlags"][:3] == ["--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none"]
     assert h[0]["command"] == [sys.executable, "prog.py"] and h[0]["notes"][0]["kind"] == "hypothesis"
     rep1 = Path(h[0]["report"])
     assert rep1 == ws / ".nsys-ai" / "runs" / "r1" / "report.sqlite" and rep1.exists()
@@ -531,6 +532,7 @@ def test_end_to_end_profile_doctor_annotate_refine(tmp_path):
     assert sorted(t["tag"] for t in c["rangesAdded"]) == sorted(tags) and c["rangesRemoved"] == []
     assert all(t["ranges"] == 3 for t in c["rangesAdded"])
     assert c["after"]["tags"] == len(tags) and c["after"]["kernels"] == 0 and not c["converged"]
+    assert c["idle"] == []  # no kernel traced: nothing to judge
     assert [x["run"] for x in c["history"]] == ["r1", "annotated"]
     assert runs()[0]["stats"] is not None
     # 5. diff by run names, and the CLI's history listing
@@ -567,3 +569,22 @@ def test_runs_compare_agrees_with_source_refine(generated_dir, tmp_path):
     assert r.returncode == 0 and r.stdout.count(b"next: ") == min(5, len(split)), r.stdout
     stats = [x["stats"] for x in call("runs/list", {"workspaceRoot": str(ws)})["runs"]]
     assert all(s and s["coverage"] == ref["coverage"] for s in stats)
+    # refine's candidates are the split tags, most GPU time first
+    assert [x["totalNs"] for x in ref["candidates"]] == sorted((x["totalNs"] for x in ref["candidates"]), reverse=True)
+    assert c["idle"] == []  # every tag of the generated profile launched kernels
+    # an annotation whose range launched nothing: added, and idle (to remove) in the later run
+    con = sqlite3.connect(f"file:{tagged}?mode=ro", uri=True)
+    gtid, = con.execute("SELECT globalTid FROM NVTX_EVENTS WHERE text GLOB '*.py:[0-9]* *' LIMIT 1").fetchone()
+    first, = con.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+    con.close()
+    idle = broken_copy(tagged, tmp_path / "idle.sqlite",
+                       "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) "
+                       f"VALUES ({first - 2000}, {first - 1000}, 59, 'train.py:7 unused', {gtid})")
+    call("runs/record", {"workspaceRoot": str(ws), "report": str(idle)})
+    c = call("runs/compare", {"workspaceRoot": str(ws)})
+    assert [t["tag"] for t in c["rangesAdded"]] == ["train.py:7 unused"]
+    assert [(t["tag"], t["ranges"], t["kernels"]) for t in c["idle"]] == [("train.py:7 unused", 1, 0)]
+    assert "train.py:7 unused" not in {t["tag"] for t in c["innermost"]}
+    assert c["after"]["coverage"] == c["before"]["coverage"]
+    r = cli("runs", "compare", "--root", str(ws))
+    assert r.returncode == 0 and b"no kernel train.py:7 unused" in r.stdout, r.stdout
