@@ -193,6 +193,7 @@ bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, 
   pm.cap = 1024;
   pm.slot = nsys_xcalloc(pm.cap, sizeof(uint32_t));
   bool ok = true;
+  uint32_t memo_pp = UINT32_MAX - 1, memo_name = 0, memo_dom = 0, memo_p = 0; /* the last path looked up */
   for (uint32_t r = 0; r < n; r++) {
     if ((r & 0xFFFF) == 0) {
       if (nsys_task_cancelled(task)) {
@@ -204,49 +205,55 @@ bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, 
     if (!c->keep[r]) continue;
     int32_t pa = ix->nvtx.parent[r];
     uint32_t pp = pa >= 0 && (uint32_t)pa < r && c->keep[pa] ? path_of[pa] : UINT32_MAX;
-    uint32_t key = nsys__op_key(c, &names, ix->nvtx.name[r]);
+    uint32_t name = ix->nvtx.name[r];
     uint32_t dom = ix->nvtx.domain[r];
-    if ((c->n_paths + 1) * 2 > pm.cap) { /* grow: reinsert every path (parent in inst.ids for now) */
-      free(pm.slot);
-      pm.cap *= 2;
-      pm.slot = nsys_xcalloc(pm.cap, sizeof(uint32_t));
-      for (uint32_t q = 0; q < c->n_paths; q++) {
-        uint32_t h = (uint32_t)nsys__path_hash(c->inst.ids[q], nsys__path_key(c, q), c->p_domain[q]) & (pm.cap - 1);
-        while (pm.slot[h]) h = (h + 1) & (pm.cap - 1);
-        pm.slot[h] = q + 1;
-      }
-    }
-    uint32_t h = (uint32_t)nsys__path_hash(pp, key, dom) & (pm.cap - 1);
-    uint32_t p = UINT32_MAX;
-    for (; pm.slot[h]; h = (h + 1) & (pm.cap - 1)) {
-      uint32_t q = pm.slot[h] - 1;
-      if (c->inst.ids[q] == pp && nsys__path_key(c, q) == key && c->p_domain[q] == dom) {
-        p = q;
-        break;
-      }
-    }
     int64_t d = nsys__dur(ix, r);
-    if (p == UINT32_MAX) {
-      p = c->n_paths++;
-      if (c->n_paths > cap) {
-        cap = cap ? cap * 2 : 256;
-        nsys__path_grow(c, cap);
-        c->inst.ids = nsys_xrealloc(c->inst.ids, (size_t)cap * sizeof(uint32_t)); /* parent path, for now */
+    uint32_t p = UINT32_MAX;
+    if (pp == memo_pp && name == memo_name && dom == memo_dom) {
+      p = memo_p; /* the previous range's sibling of the same name: back-to-back steps, ticks, layers */
+    } else {
+      uint32_t key = nsys__op_key(c, &names, name);
+      if ((c->n_paths + 1) * 2 > pm.cap) { /* grow: reinsert every path (parent in inst.ids for now) */
+        free(pm.slot);
+        pm.cap *= 2;
+        pm.slot = nsys_xcalloc(pm.cap, sizeof(uint32_t));
+        for (uint32_t q = 0; q < c->n_paths; q++) {
+          uint32_t h = (uint32_t)nsys__path_hash(c->inst.ids[q], nsys__path_key(c, q), c->p_domain[q]) & (pm.cap - 1);
+          while (pm.slot[h]) h = (h + 1) & (pm.cap - 1);
+          pm.slot[h] = q + 1;
+        }
       }
-      pm.slot[h] = p + 1;
-      c->inst.ids[p] = pp;
-      c->p_local[p] = (key & NSYS__LOCAL) != 0;
-      c->p_name[p] = key & ~NSYS__LOCAL;
-      c->p_domain[p] = dom;
-      c->p_depth[p] = pp == UINT32_MAX ? 0 : (uint16_t)(c->p_depth[pp] + (c->p_depth[pp] < UINT16_MAX));
-      c->p_inst[p] = 0;
-      c->p_start[p] = INT64_MAX;
-      c->p_end[p] = INT64_MIN;
-      c->p_cpu[p] = 0;
-      c->p_cnt[p] = 0;
-      c->p_kns[p] = 0;
-      c->p_gs[p] = INT64_MAX;
-      c->p_ge[p] = INT64_MIN;
+      uint32_t h = (uint32_t)nsys__path_hash(pp, key, dom) & (pm.cap - 1);
+      for (; pm.slot[h]; h = (h + 1) & (pm.cap - 1)) {
+        uint32_t q = pm.slot[h] - 1;
+        if (c->inst.ids[q] == pp && nsys__path_key(c, q) == key && c->p_domain[q] == dom) {
+          p = q;
+          break;
+        }
+      }
+      if (p == UINT32_MAX) {
+        p = c->n_paths++;
+        if (c->n_paths > cap) {
+          cap = cap ? cap * 2 : 256;
+          nsys__path_grow(c, cap);
+          c->inst.ids = nsys_xrealloc(c->inst.ids, (size_t)cap * sizeof(uint32_t)); /* parent path, for now */
+        }
+        pm.slot[h] = p + 1;
+        c->inst.ids[p] = pp;
+        c->p_local[p] = (key & NSYS__LOCAL) != 0;
+        c->p_name[p] = key & ~NSYS__LOCAL;
+        c->p_domain[p] = dom;
+        c->p_depth[p] = pp == UINT32_MAX ? 0 : (uint16_t)(c->p_depth[pp] + (c->p_depth[pp] < UINT16_MAX));
+        c->p_inst[p] = 0;
+        c->p_start[p] = INT64_MAX;
+        c->p_end[p] = INT64_MIN;
+        c->p_cpu[p] = 0;
+        c->p_cnt[p] = 0;
+        c->p_kns[p] = 0;
+        c->p_gs[p] = INT64_MAX;
+        c->p_ge[p] = INT64_MIN;
+      }
+      memo_pp = pp, memo_name = name, memo_dom = dom, memo_p = p;
     }
     path_of[r] = p;
     c->p_inst[p]++;
