@@ -255,3 +255,28 @@ def test_autograd_names_aggregate_by_op(server, small_profile, tmp_path):
     # the aggregate first level stays small: one node per op
     level = req(server, pid, mode="aggregate")
     assert level["total"] == len([p for p in agg if len(p) == 1])
+
+
+def test_aggregate_same_name_neighbours(server, small_profile, tmp_path):
+    """Back-to-back ranges of one name that are not siblings of one path: a range nested in a range of its own
+    name, the same name in another domain, the same name under another parent (the name-path pass reuses the
+    previous range's path only for a true sibling)."""
+    dst = tmp_path / "neighbours.sqlite"
+    shutil.copy(small_profile, dst)
+    with sqlite3.connect(dst) as db:
+        gtid, t0 = db.execute("SELECT globalTid, min(start) FROM NVTX_EVENTS GROUP BY globalTid LIMIT 1").fetchone()
+        fake = (gtid >> 24 << 24) | 0xBCDEF
+        rows = [(t0, t0, 75, "dom7", fake, 7)]
+        for i in range(60):
+            s = t0 + i * 1000
+            dom = 7 if i % 3 == 0 else 0
+            rows.append((s, s + 900, 59, "X", fake, dom))           # X
+            rows.append((s + 10, s + 800, 59, "X", fake, dom))      # X > X
+            rows.append((s + 20, s + 30, 59, "X", fake, 0))         # X > X > X, default domain
+            rows.append((s + 40, s + 50, 59, "X", fake, 7))         # ... and in dom7
+            rows.append((s + 850, s + 880, 59, "Y" if i % 2 else "X", fake, dom))  # X > Y or X > X again
+        db.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", rows)
+    pid = server.request("profile/open", {"path": str(dst)}, timeout=300)["profileId"]
+    ranges, agg = check_aggregate(server, pid)
+    assert sum(1 for p in agg if all(n == "X" for n, _ in p)) >= 6

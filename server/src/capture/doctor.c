@@ -1,6 +1,7 @@
 /* Capture health: each rule reads the profile's info (profile/info.c) and, for
  * overhead, NCCL's NVTX domain and the capture options, one scan of a small
- * table on a private read-only connection. Definitions: docs/analyses.md,
+ * table on a private read-only connection (overhead also reads the index's
+ * tracks: each process's GPU-active window). Definitions: docs/analyses.md,
  * "Capture health". */
 #include "capture/doctor.h"
 
@@ -13,6 +14,7 @@
 
 #include "analysis/intervals.h"
 #include "common/util.h"
+#include "index/index.h"
 #include "profile/profile.h"
 
 const char *nsys_doc_severity_name(nsys_doc_severity s) {
@@ -66,57 +68,156 @@ static bool nsys__q2(sqlite3 *db, nsys_task *t, const char *sql, int64_t *a, int
   return nsys_task_fail(t, NSYS_E_CORRUPT, "doctor: %s", sqlite3_errmsg(db));
 }
 
-/* Adds one table's overhead rows, clipped to the GPU-active window, to the
- * union *all (wall time: rows of several threads that overlap count once);
- * *top gets the costliest name (nameId, by summed thread time). */
+/* The GPU-active window of one process: first start to last end of the GPU
+ * ops its streams ran (index tracks carry the owning process). */
+typedef struct {
+  uint32_t pid;
+  int64_t s, e;
+} nsys__pwin;
+
+static int nsys__pwin_cmp(const void *a, const void *b) {
+  const nsys__pwin *x = a, *y = b;
+  return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The per-process windows, sorted by pid and merged; *unknown when some
+ * track's process is unknown (exports without globalPid on GPU ops). */
+static nsys__pwin *nsys__proc_windows(const nsys_index *ix, uint32_t *n_out, bool *unknown) {
+  nsys__pwin *w = nsys_xmalloc((size_t)(ix->n_tracks ? ix->n_tracks : 1) * sizeof *w);
+  uint32_t n = 0;
+  *unknown = false;
+  for (uint32_t t = 0; t < ix->n_tracks; t++) {
+    const nsys_gpu_track *tr = &ix->tracks[t];
+    if (!tr->count) continue;
+    int64_t e = INT64_MIN;
+    for (uint32_t i = tr->first; i < tr->first + tr->count; i++)
+      if (ix->ops.end[i] > e) e = ix->ops.end[i];
+    if (tr->pid == 0) *unknown = true;
+    w[n++] = (nsys__pwin){tr->pid, ix->ops.start[tr->first], e};
+  }
+  qsort(w, n, sizeof *w, nsys__pwin_cmp);
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (m && w[m - 1].pid == w[i].pid) {
+      if (w[i].s < w[m - 1].s) w[m - 1].s = w[i].s;
+      if (w[i].e > w[m - 1].e) w[m - 1].e = w[i].e;
+    } else {
+      w[m++] = w[i];
+    }
+  }
+  *n_out = m;
+  return w;
+}
+
+static const nsys__pwin *nsys__pwin_find(const nsys__pwin *w, uint32_t n, uint32_t pid) {
+  nsys__pwin key = {pid, 0, 0};
+  return bsearch(&key, w, n, sizeof *w, nsys__pwin_cmp);
+}
+
+/* Whether an overhead row is the profiler's own steady-state work (CUPTI's
+ * buffer flushes and instrumentation), which stalls the traced threads:
+ * overheadType 3 or 4 where the export has the column (ENUM_CUPTI_OVERHEAD_TYPE),
+ * else a name naming a flush or NVIDIA's "CUDA profiling [stop] overhead".
+ * Set-up (initialisation, dlopen, TLS and buffer allocation) and what the
+ * driver does with or without a profiler (module and lazy function loading,
+ * JIT, a full command buffer) are not. */
+static bool nsys__profiler_work(const char *name, bool has_type, int64_t type) {
+  if (has_type) return type == 3 || type == 4;
+  if (!name) return false;
+  char low[128];
+  size_t i = 0;
+  for (; name[i] && i < sizeof low - 1; i++) low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+  low[i] = 0;
+  return strstr(low, "flush") || strcmp(low, "cuda profiling overhead") == 0 ||
+         strcmp(low, "cuda profiling stop overhead") == 0;
+}
+
+typedef struct {
+  int64_t s, e;
+} nsys__span;
+
+static int nsys__span_cmp(const void *a, const void *b) {
+  const nsys__span *x = a, *y = b;
+  return x->s < y->s ? -1 : x->s > y->s;
+}
+
+typedef struct {
+  int64_t name_id, ns;
+} nsys__name_ns;
+
+/* Adds one table's profiler-overhead rows to the union *all (wall time: rows
+ * of several threads that overlap count once), each clipped to the GPU-active
+ * window of its own process, so the start-up before a process's first GPU op
+ * and the flushes at its exit after its last one are left out; *top gets the
+ * costliest name (by summed clipped time). */
 static bool nsys__overhead(const nsys_profile *p, sqlite3 *db, nsys_task *t, const char *table,
-                           nsys_doc_report *r, nsys_ivls *all, int64_t *top_ns, char **top_name) {
+                           const nsys__pwin *pw, uint32_t n_pw, bool pid_unknown, nsys_doc_report *r,
+                           nsys_ivls *all, int64_t *top_ns, char **top_name) {
   if (!nsys__has_table(p, table) || r->gpu_end <= r->gpu_start) return true;
-  char sql[768], clip[256];
-  snprintf(clip, sizeof clip, "(min(\"end\", %" PRId64 ") - max(start, %" PRId64 "))", r->gpu_end, r->gpu_start);
-  snprintf(sql, sizeof sql, "SELECT max(start, %" PRId64 "), min(\"end\", %" PRId64 ") FROM \"%s\" WHERE %s > 0 "
-                            "ORDER BY 1", r->gpu_start, r->gpu_end, table, clip);
-  sqlite3_stmt *rs = NULL;
-  if (sqlite3_prepare_v2(db, sql, -1, &rs, NULL) != SQLITE_OK) {
-    sqlite3_finalize(rs);
+  char sql[512];
+  snprintf(sql, sizeof sql, "SELECT overheadType FROM \"%s\" LIMIT 0", table);
+  sqlite3_stmt *st = NULL;
+  bool has_type = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK;
+  sqlite3_finalize(st);
+  snprintf(sql, sizeof sql, "SELECT start, \"end\", globalTid, nameId, %s FROM \"%s\" WHERE \"end\" > %" PRId64
+           " AND start < %" PRId64, has_type ? "overheadType" : "0", table, r->gpu_start, r->gpu_end);
+  st = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_finalize(st);
     if (nsys_task_cancelled(t)) return nsys_task_fail_cancelled(t);
     return nsys_task_fail(t, NSYS_E_CORRUPT, "doctor: %s", sqlite3_errmsg(db));
   }
+  nsys__span *sp = NULL;
+  nsys__name_ns *names = NULL;
+  size_t n_sp = 0, cap_sp = 0, n_names = 0;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
+    int64_t id = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3);
+    const char *name = id >= 0 ? nsys_profile_string(p, id) : NULL;
+    if (!nsys__profiler_work(name, has_type, sqlite3_column_int64(st, 4))) continue;
+    const nsys__pwin *w = nsys__pwin_find(pw, n_pw, nsys_gtid_pid(sqlite3_column_int64(st, 2)));
+    int64_t ws = w ? w->s : r->gpu_start, we = w ? w->e : r->gpu_end;
+    if (!w && !pid_unknown) continue; /* a process that ran no GPU op */
+    if (s < ws) s = ws;
+    if (e > we) e = we;
+    if (e <= s) continue;
+    if (n_sp == cap_sp) sp = nsys_xrealloc(sp, (cap_sp = cap_sp ? 2 * cap_sp : 64) * sizeof *sp);
+    sp[n_sp++] = (nsys__span){s, e};
+    r->overhead_rows++;
+    size_t k = 0;
+    while (k < n_names && names[k].name_id != id) k++;
+    if (k == n_names) {
+      names = nsys_xrealloc(names, (n_names + 1) * sizeof *names);
+      names[n_names++] = (nsys__name_ns){id, 0};
+    }
+    names[k].ns += e - s;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    free(sp), free(names);
+    if (nsys_task_cancelled(t)) return nsys_task_fail_cancelled(t);
+    return nsys_task_fail(t, NSYS_E_CORRUPT, "doctor: %s", sqlite3_errmsg(db));
+  }
+  if (n_sp > 1) qsort(sp, n_sp, sizeof *sp, nsys__span_cmp);
   nsys_ivls one, merged;
   nsys_ivls_init(&one);
   nsys_ivls_init(&merged);
-  int rc;
-  while ((rc = sqlite3_step(rs)) == SQLITE_ROW) {
-    nsys_ivls_add_sorted(&one, sqlite3_column_int64(rs, 0), sqlite3_column_int64(rs, 1));
-    r->overhead_rows++;
-  }
-  sqlite3_finalize(rs);
-  if (rc != SQLITE_DONE) {
-    nsys_ivls_free(&one);
-    if (nsys_task_cancelled(t)) return nsys_task_fail_cancelled(t);
-    return nsys_task_fail(t, NSYS_E_CORRUPT, "doctor: %s", sqlite3_errmsg(db));
-  }
+  for (size_t i = 0; i < n_sp; i++) nsys_ivls_add_sorted(&one, sp[i].s, sp[i].e);
   nsys_ivls_union(all, &one, &merged);
   nsys_ivls_free(&one);
   nsys_ivls_free(all);
   *all = merged;
   r->overhead_ns = nsys_ivls_total(all);
-  int64_t id = -1, tns = 0;
-  snprintf(sql, sizeof sql, "SELECT nameId, sum(%s) AS d FROM \"%s\" WHERE %s > 0 "
-                            "GROUP BY nameId ORDER BY d DESC LIMIT 1", clip, table, clip);
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-    id = sqlite3_column_int64(st, 0);
-    tns = sqlite3_column_int64(st, 1);
+  for (size_t k = 0; k < n_names; k++) {
+    const char *name = names[k].name_id >= 0 ? nsys_profile_string(p, names[k].name_id) : NULL;
+    if (name && names[k].ns > *top_ns) {
+      *top_ns = names[k].ns;
+      free(*top_name);
+      *top_name = nsys_xstrdup(name);
+    }
   }
-  sqlite3_finalize(st); /* a table without nameId: no name, not an error */
-  if (nsys_task_cancelled(t)) return nsys_task_fail_cancelled(t);
-  const char *name = id >= 0 ? nsys_profile_string(p, id) : NULL;
-  if (name && tns > *top_ns) {
-    *top_ns = tns;
-    free(*top_name);
-    *top_name = nsys_xstrdup(name);
-  }
+  free(sp), free(names);
   return true;
 }
 
@@ -175,11 +276,19 @@ static bool nsys__scan(nsys_profile *p, nsys_task *t, nsys_doc_report *r, int64_
     r->traced_cuda = cuda > 0;
     r->traced_nvtx = nvtx > 0;
   }
+  const nsys_index *ix = ok ? nsys_index_get(p, t) : NULL;
+  ok = ok && ix;
+  uint32_t n_pw = 0;
+  bool pid_unknown = false;
+  nsys__pwin *pw = ix ? nsys__proc_windows(ix, &n_pw, &pid_unknown) : NULL;
   nsys_ivls overhead;
   nsys_ivls_init(&overhead);
-  if (ok) ok = nsys__overhead(p, db, t, "PROFILER_OVERHEAD", r, &overhead, top_ns, top_name);
-  if (ok) ok = nsys__overhead(p, db, t, "CUPTI_ACTIVITY_KIND_OVERHEAD", r, &overhead, top_ns, top_name);
+  if (ok) ok = nsys__overhead(p, db, t, "PROFILER_OVERHEAD", pw, n_pw, pid_unknown, r, &overhead, top_ns, top_name);
+  if (ok)
+    ok = nsys__overhead(p, db, t, "CUPTI_ACTIVITY_KIND_OVERHEAD", pw, n_pw, pid_unknown, r, &overhead, top_ns,
+                        top_name);
   nsys_ivls_free(&overhead);
+  free(pw);
   sqlite3_close(db);
   return ok;
 }
@@ -312,7 +421,8 @@ bool nsys_doctor_run(nsys_profile *p, nsys_task *t, nsys_doc_report *r) {
     f = nsys__add(r, "profiler_overhead", NSYS_DOC_WARNING,
                   nsys_xasprintf("profiler overhead is visible: %.1f%% of the GPU-active window",
                                  (double)r->overhead_ns * 100.0 / (double)gw),
-                  nsys_xasprintf("%" PRId64 " overhead rows covering %s of wall time in a %s GPU-active "
+                  nsys_xasprintf("%" PRId64 " rows of the profiler's own work (buffer flushes, instrumentation) "
+                                 "cover %s of wall time while their processes ran GPU work, in a %s GPU-active "
                                  "window%s%s", r->overhead_rows,
                                  ov, span, top_name ? "; most: " : "", top_name ? top_name : ""),
                   nsys_xstrdup("timings near those rows are inflated: flush CUPTI's buffers on a timer instead of "

@@ -34,8 +34,10 @@ typedef struct nsys_doc_report {
   int64_t nvtx_ranges;
   bool nccl_kernels, nccl_nvtx;
   int64_t gpu_start, gpu_end; /* the GPU-active window (first op start, last op end); 0,0 without ops */
-  int64_t overhead_ns;      /* wall time covered by PROFILER_OVERHEAD + CUPTI_ACTIVITY_KIND_OVERHEAD rows in that window (their union) */
-  int64_t overhead_rows;
+  int64_t overhead_ns;      /* wall time covered by the profiler's own overhead rows (PROFILER_OVERHEAD,
+                               CUPTI_ACTIVITY_KIND_OVERHEAD: flushes, instrumentation), each clipped to
+                               its process's GPU-active window (their union) */
+  int64_t overhead_rows;    /* the rows counted there */
   bool capture_types_known; /* META_DATA_CAPTURE lists CAPTURE_EVENT_TYPE rows */
   bool traced_cuda, traced_nvtx; /* from META_DATA_CAPTURE when known */
   int64_t utc_epoch;        /* the session start (UTC ns); 0 when unknown */

@@ -35,6 +35,7 @@ void nsys_rc_stats_of(const nsys_src_map *m, nsys_rc_stats *out) {
     t->key = nsys_xasprintf("%s %s", t->file, sp ? sp + 1 : t->tag);
     t->line = site->line;
     t->ranges = site->n_ranges;
+    t->site = s;
   }
   for (uint32_t r = 0; r < m->n_rows; r++) {
     const nsys_src_row *row = &m->rows[r];
@@ -59,6 +60,21 @@ void nsys_rc_stats_of(const nsys_src_map *m, nsys_rc_stats *out) {
   out->coverage = nsys__pct(exact, m->gpu_ns);
   out->tagged_pct = nsys__pct(tagged, m->gpu_ns);
   if (out->n_tags > 1) qsort(out->tags, out->n_tags, sizeof *out->tags, nsys__tag_cmp);
+}
+
+static int nsys__by_time(const void *a, const void *b) {
+  const nsys_rc_tag *x = *(const nsys_rc_tag *const *)a, *y = *(const nsys_rc_tag *const *)b;
+  if (x->ns != y->ns) return x->ns < y->ns ? 1 : -1;
+  return (x->site > y->site) - (x->site < y->site);
+}
+
+const nsys_rc_tag **nsys_rc_split_by_time(const nsys_rc_stats *s, uint32_t *n) {
+  const nsys_rc_tag **v = nsys_xmalloc((size_t)(s->n_tags + 1) * sizeof *v);
+  *n = 0;
+  for (uint32_t i = 0; i < s->n_tags; i++)
+    if (s->tags[i].distinct > 1) v[(*n)++] = &s->tags[i];
+  if (*n > 1) qsort(v, *n, sizeof *v, nsys__by_time);
+  return v;
 }
 
 void nsys_rc_stats_free(nsys_rc_stats *s) {

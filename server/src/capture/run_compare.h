@@ -1,6 +1,7 @@
 /* The annotation loop across runs: per run, the NVTX source tags of its
- * source map (source/source_map.h) with the kernels under each; between two
- * runs, the tags added and removed. Convergence: every tag with kernels holds
+ * source map (source/source_map.h) with the kernels under each (the one
+ * definition of coverage, taggedPct and split tags: source/refine and
+ * runs/compare both read it); between two runs, the tags added and removed. Convergence: every tag with kernels holds
  * one kernel name (docs/analyses.md, "Annotation convergence"). No JSON. */
 #ifndef NSYS_CAPTURE_RUN_COMPARE_H
 #define NSYS_CAPTURE_RUN_COMPARE_H
@@ -20,6 +21,7 @@ typedef struct nsys_rc_tag {
   uint32_t distinct;  /* distinct kernel names launched inside (innermost) */
   uint64_t kernels;   /* kernel launches inside */
   int64_t ns;         /* their GPU time */
+  uint32_t site;      /* its site in the source map (m->sites) */
 } nsys_rc_tag;
 
 typedef struct nsys_rc_stats {
@@ -34,6 +36,9 @@ typedef struct nsys_rc_stats {
 } nsys_rc_stats;
 
 void nsys_rc_stats_of(const struct nsys_src_map *m, nsys_rc_stats *out);
+/* The split tags of s (more than one kernel name), most GPU time first (then
+ * by site): what to annotate next. *n gets their count; free the result. */
+const nsys_rc_tag **nsys_rc_split_by_time(const nsys_rc_stats *s, uint32_t *n);
 void nsys_rc_stats_free(nsys_rc_stats *s);
 /* Converged: kernels were traced, some are tagged, and no tag holds two names. */
 bool nsys_rc_converged(const nsys_rc_stats *s);

@@ -155,8 +155,9 @@ static void nsys__print_compare(const cJSON *res) {
            (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "split")),
            (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "kernels")));
   }
-  const char *lists[3][2] = {{"rangesAdded", "added"}, {"rangesRemoved", "removed"}, {"innermost", "innermost"}};
-  for (int i = 0; i < 3; i++) {
+  const char *lists[4][2] = {
+      {"rangesAdded", "added"}, {"rangesRemoved", "removed"}, {"innermost", "innermost"}, {"idle", "no kernel"}};
+  for (int i = 0; i < 4; i++) {
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(res, lists[i][0]))
         printf("  %-9s %s  (%d kernel names, %d launches)\n", lists[i][1],

@@ -23,6 +23,7 @@ bool nsys_nvtx_sweep(const nsys_index *ix, uint32_t thread, nsys_nvtx_sweep_fn f
   uint32_t cap = 64, sp = 0;
   uint32_t *stack = nsys_xmalloc(cap * sizeof(uint32_t));
   uint32_t *enc = nsys_xmalloc(cap * sizeof(uint32_t));
+  int64_t *min_end = nsys_xmalloc(cap * sizeof(int64_t)); /* min_end[k]: the earliest end of stack[0..k] */
   uint32_t r = th->nvtx_first, r_end = th->nvtx_first + th->nvtx_count;
   const nsys_nvtx_ranges *v = &ix->nvtx;
   for (uint32_t a = th->api_first; go && a < th->api_first + th->api_count; a++) {
@@ -35,10 +36,17 @@ bool nsys_nvtx_sweep(const nsys_index *ix, uint32_t thread, nsys_nvtx_sweep_fn f
         cap *= 2;
         stack = nsys_xrealloc(stack, cap * sizeof(uint32_t));
         enc = nsys_xrealloc(enc, cap * sizeof(uint32_t));
+        min_end = nsys_xrealloc(min_end, cap * sizeof(int64_t));
       }
+      min_end[sp] = sp && min_end[sp - 1] < v->end[r] ? min_end[sp - 1] : v->end[r];
       stack[sp++] = r++;
     }
     while (sp && v->end[stack[sp - 1]] < as) sp--;
+    if (!sp) continue;
+    if (min_end[sp - 1] >= ae) { /* every open range contains the call: the stack itself */
+      go = fn(ctx, a, stack, sp);
+      continue;
+    }
     uint32_t n = 0;
     for (uint32_t k = 0; k < sp; k++) {
       uint32_t q = stack[k];
@@ -48,6 +56,7 @@ bool nsys_nvtx_sweep(const nsys_index *ix, uint32_t thread, nsys_nvtx_sweep_fn f
   }
   free(stack);
   free(enc);
+  free(min_end);
   return go;
 }
 

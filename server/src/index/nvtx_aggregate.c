@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/csort.h"
+#include "common/task.h"
 #include "common/util.h"
 #include "index/nvtx_tree_internal.h"
-#include "common/task.h"
 
 /* ", KEY = " at s[i] for a key PyTorch writes after the op name */
 static size_t nsys__autograd_key(const char *s, size_t n, size_t i, const char *key) {
@@ -141,15 +142,45 @@ static uint32_t nsys__path_key(const nsys__nvtx_core *c, uint32_t p) {
   return c->p_local[p] ? (NSYS__LOCAL | c->p_name[p]) : c->p_name[p];
 }
 
-/* instances of one path: by duration, then id (qsort has no context argument:
- * the index of the build on this thread) */
-static _Thread_local const nsys_index *nsys__tl_ix;
+/* ---- instance statistics ----------------------------------------------------- */
 
-static int nsys__cmp_dur(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  int64_t dx = nsys__dur(nsys__tl_ix, x), dy = nsys__dur(nsys__tl_ix, y);
-  if (dx != dy) return dx < dy ? -1 : 1;
-  return x < y ? -1 : x > y;
+static bool nsys__cancel_cb(void *task) { return nsys_task_cancelled(task); }
+
+#define NSYS__POLL_MASK 0xFFFF
+
+/* Per path: min, lower median and max duration of its instances, and the
+ * shortest instance (the lowest id among equals) moved first in its list:
+ * linear scans and one selection per path instead of sorting the instances
+ * (a path can hold a million), cancellable. */
+static bool nsys__instance_stats(nsys__nvtx_core *c, nsys_task *task) {
+  const nsys_index *ix = c->ix;
+  uint32_t np = c->n_paths, kmax = 0;
+  for (uint32_t p = 0; p < np; p++)
+    if (c->inst.off[p + 1] - c->inst.off[p] > kmax) kmax = c->inst.off[p + 1] - c->inst.off[p];
+  int64_t *d = nsys_xmalloc(((size_t)kmax + 1) * sizeof *d);
+  uint64_t work = 0;
+  bool ok = true;
+  for (uint32_t p = 0; p < np && ok; p++) {
+    uint32_t lo = c->inst.off[p], k = c->inst.off[p + 1] - lo, *ids = c->inst.ids + lo;
+    uint32_t imin = 0;
+    int64_t dmin = nsys__dur(ix, ids[0]), dmax = dmin;
+    for (uint32_t i = 0; i < k; i++) {
+      int64_t v = nsys__dur(ix, ids[i]);
+      d[i] = v;
+      if (v < dmin || (v == dmin && ids[i] < ids[imin])) dmin = v, imin = i;
+      if (v > dmax) dmax = v;
+      if ((++work & NSYS__POLL_MASK) == 0 && nsys_task_cancelled(task)) ok = false;
+    }
+    uint32_t first = ids[imin];
+    ids[imin] = ids[0];
+    ids[0] = first;
+    c->p_min[p] = dmin;
+    c->p_max[p] = dmax;
+    if (ok && k > 2) ok = nsys_cselect_i64(d, k, (k - 1) / 2, nsys__cancel_cb, task);
+    c->p_med[p] = k > 2 ? d[(k - 1) / 2] : dmin;
+  }
+  free(d);
+  return ok || nsys_task_fail_cancelled(task);
 }
 
 bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, nsys_task *task) {
@@ -162,6 +193,7 @@ bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, 
   pm.cap = 1024;
   pm.slot = nsys_xcalloc(pm.cap, sizeof(uint32_t));
   bool ok = true;
+  uint32_t memo_pp = UINT32_MAX - 1, memo_name = 0, memo_dom = 0, memo_p = 0; /* the last path looked up */
   for (uint32_t r = 0; r < n; r++) {
     if ((r & 0xFFFF) == 0) {
       if (nsys_task_cancelled(task)) {
@@ -173,49 +205,55 @@ bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, 
     if (!c->keep[r]) continue;
     int32_t pa = ix->nvtx.parent[r];
     uint32_t pp = pa >= 0 && (uint32_t)pa < r && c->keep[pa] ? path_of[pa] : UINT32_MAX;
-    uint32_t key = nsys__op_key(c, &names, ix->nvtx.name[r]);
+    uint32_t name = ix->nvtx.name[r];
     uint32_t dom = ix->nvtx.domain[r];
-    if ((c->n_paths + 1) * 2 > pm.cap) { /* grow: reinsert every path (parent in inst.ids for now) */
-      free(pm.slot);
-      pm.cap *= 2;
-      pm.slot = nsys_xcalloc(pm.cap, sizeof(uint32_t));
-      for (uint32_t q = 0; q < c->n_paths; q++) {
-        uint32_t h = (uint32_t)nsys__path_hash(c->inst.ids[q], nsys__path_key(c, q), c->p_domain[q]) & (pm.cap - 1);
-        while (pm.slot[h]) h = (h + 1) & (pm.cap - 1);
-        pm.slot[h] = q + 1;
-      }
-    }
-    uint32_t h = (uint32_t)nsys__path_hash(pp, key, dom) & (pm.cap - 1);
-    uint32_t p = UINT32_MAX;
-    for (; pm.slot[h]; h = (h + 1) & (pm.cap - 1)) {
-      uint32_t q = pm.slot[h] - 1;
-      if (c->inst.ids[q] == pp && nsys__path_key(c, q) == key && c->p_domain[q] == dom) {
-        p = q;
-        break;
-      }
-    }
     int64_t d = nsys__dur(ix, r);
-    if (p == UINT32_MAX) {
-      p = c->n_paths++;
-      if (c->n_paths > cap) {
-        cap = cap ? cap * 2 : 256;
-        nsys__path_grow(c, cap);
-        c->inst.ids = nsys_xrealloc(c->inst.ids, (size_t)cap * sizeof(uint32_t)); /* parent path, for now */
+    uint32_t p = UINT32_MAX;
+    if (pp == memo_pp && name == memo_name && dom == memo_dom) {
+      p = memo_p; /* the previous range's sibling of the same name: back-to-back steps, ticks, layers */
+    } else {
+      uint32_t key = nsys__op_key(c, &names, name);
+      if ((c->n_paths + 1) * 2 > pm.cap) { /* grow: reinsert every path (parent in inst.ids for now) */
+        free(pm.slot);
+        pm.cap *= 2;
+        pm.slot = nsys_xcalloc(pm.cap, sizeof(uint32_t));
+        for (uint32_t q = 0; q < c->n_paths; q++) {
+          uint32_t h = (uint32_t)nsys__path_hash(c->inst.ids[q], nsys__path_key(c, q), c->p_domain[q]) & (pm.cap - 1);
+          while (pm.slot[h]) h = (h + 1) & (pm.cap - 1);
+          pm.slot[h] = q + 1;
+        }
       }
-      pm.slot[h] = p + 1;
-      c->inst.ids[p] = pp;
-      c->p_local[p] = (key & NSYS__LOCAL) != 0;
-      c->p_name[p] = key & ~NSYS__LOCAL;
-      c->p_domain[p] = dom;
-      c->p_depth[p] = pp == UINT32_MAX ? 0 : (uint16_t)(c->p_depth[pp] + (c->p_depth[pp] < UINT16_MAX));
-      c->p_inst[p] = 0;
-      c->p_start[p] = INT64_MAX;
-      c->p_end[p] = INT64_MIN;
-      c->p_cpu[p] = 0;
-      c->p_cnt[p] = 0;
-      c->p_kns[p] = 0;
-      c->p_gs[p] = INT64_MAX;
-      c->p_ge[p] = INT64_MIN;
+      uint32_t h = (uint32_t)nsys__path_hash(pp, key, dom) & (pm.cap - 1);
+      for (; pm.slot[h]; h = (h + 1) & (pm.cap - 1)) {
+        uint32_t q = pm.slot[h] - 1;
+        if (c->inst.ids[q] == pp && nsys__path_key(c, q) == key && c->p_domain[q] == dom) {
+          p = q;
+          break;
+        }
+      }
+      if (p == UINT32_MAX) {
+        p = c->n_paths++;
+        if (c->n_paths > cap) {
+          cap = cap ? cap * 2 : 256;
+          nsys__path_grow(c, cap);
+          c->inst.ids = nsys_xrealloc(c->inst.ids, (size_t)cap * sizeof(uint32_t)); /* parent path, for now */
+        }
+        pm.slot[h] = p + 1;
+        c->inst.ids[p] = pp;
+        c->p_local[p] = (key & NSYS__LOCAL) != 0;
+        c->p_name[p] = key & ~NSYS__LOCAL;
+        c->p_domain[p] = dom;
+        c->p_depth[p] = pp == UINT32_MAX ? 0 : (uint16_t)(c->p_depth[pp] + (c->p_depth[pp] < UINT16_MAX));
+        c->p_inst[p] = 0;
+        c->p_start[p] = INT64_MAX;
+        c->p_end[p] = INT64_MIN;
+        c->p_cpu[p] = 0;
+        c->p_cnt[p] = 0;
+        c->p_kns[p] = 0;
+        c->p_gs[p] = INT64_MAX;
+        c->p_ge[p] = INT64_MIN;
+      }
+      memo_pp = pp, memo_name = name, memo_dom = dom, memo_p = p;
     }
     path_of[r] = p;
     c->p_inst[p]++;
@@ -269,14 +307,5 @@ bool nsys__nvtx_aggregate_build(nsys__nvtx_core *c, const nsys__nvtx_stats *st, 
     if (c->keep[r]) c->inst.ids[pos[path_of[r]]++] = r;
   free(pos);
   free(path_of);
-  nsys__tl_ix = ix;
-  for (uint32_t p = 0; p < np; p++) {
-    uint32_t lo = c->inst.off[p], k = c->inst.off[p + 1] - lo;
-    if (k > 1) qsort(c->inst.ids + lo, k, sizeof(uint32_t), nsys__cmp_dur);
-    c->p_min[p] = nsys__dur(ix, c->inst.ids[lo]);
-    c->p_med[p] = nsys__dur(ix, c->inst.ids[lo + (k - 1) / 2]);
-    c->p_max[p] = nsys__dur(ix, c->inst.ids[lo + k - 1]);
-  }
-  nsys__tl_ix = NULL;
-  return true;
+  return nsys__instance_stats(c, task);
 }

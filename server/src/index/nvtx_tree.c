@@ -24,9 +24,32 @@ typedef struct {
   uint32_t calls;       /* callbacks so far: cancellation and progress every 4096 */
   uint64_t api_before;  /* API calls of the threads swept before this one */
   uint64_t api_total;   /* of every thread the filter keeps: the progress's 100% */
+  /* consecutive calls inside the same ranges are summed here and added to
+   * those ranges once (sums, min and max: the order does not matter) */
+  uint32_t *enc, n_enc, cap_enc;
+  uint64_t cnt;
+  int64_t kns, gs, ge;
 } nsys__stats_acc;
 
 #define NSYS__STATS_PCT 60 /* the stats sweep's share of a tree build's progress */
+
+static void nsys__stats_flush(nsys__stats_acc *c) {
+  nsys__nvtx_stats *st = c->st;
+  if (c->cnt) {
+    for (uint32_t k = 0; k < c->n_enc; k++) {
+      uint32_t r = c->enc[k];
+      st->cnt[r] += c->cnt;
+      st->kns[r] += c->kns;
+      if (c->gs < st->gs[r]) st->gs[r] = c->gs;
+      if (c->ge > st->ge[r]) st->ge[r] = c->ge;
+    }
+  }
+  c->n_enc = 0;
+  c->cnt = 0;
+  c->kns = 0;
+  c->gs = INT64_MAX;
+  c->ge = INT64_MIN;
+}
 
 static bool nsys__stats_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t n) {
   nsys__stats_acc *c = c_;
@@ -37,19 +60,23 @@ static bool nsys__stats_cb(void *c_, uint32_t api, const uint32_t *enc, uint32_t
     nsys_task_progress(c->task, (int)(NSYS__STATS_PCT * done / (c->api_total ? c->api_total : 1)),
                        "NVTX ranges' GPU time");
   }
+  if (n != c->n_enc || memcmp(enc, c->enc, n * sizeof *enc) != 0) {
+    nsys__stats_flush(c);
+    if (n > c->cap_enc) {
+      c->cap_enc = n * 2;
+      c->enc = nsys_xrealloc(c->enc, c->cap_enc * sizeof *c->enc);
+    }
+    memcpy(c->enc, enc, n * sizeof *enc);
+    c->n_enc = n;
+  }
   const nsys_index *ix = c->ix;
-  nsys__nvtx_stats *st = c->st;
   for (int32_t op = ix->api.first_op[api]; op >= 0; op = ix->op_next[op]) {
     if (c->device >= 0 && ix->tracks[ix->ops.track[op]].device != c->device) continue;
     int64_t s = ix->ops.start[op], e = ix->ops.end[op];
-    int64_t kns = ix->ops.kind[op] == NSYS_OP_KERNEL ? e - s : 0;
-    for (uint32_t k = 0; k < n; k++) {
-      uint32_t r = enc[k];
-      st->cnt[r]++;
-      st->kns[r] += kns;
-      if (s < st->gs[r]) st->gs[r] = s;
-      if (e > st->ge[r]) st->ge[r] = e;
-    }
+    c->cnt++;
+    if (ix->ops.kind[op] == NSYS_OP_KERNEL) c->kns += e - s;
+    if (s < c->gs) c->gs = s;
+    if (e > c->ge) c->ge = e;
   }
   return true;
 }
@@ -77,18 +104,21 @@ bool nsys__nvtx_stats_build(const nsys_index *ix, const nsys_nvtx_filter *f, nsy
     st->gs[i] = INT64_MAX;
     st->ge[i] = INT64_MIN;
   }
-  nsys__stats_acc acc = {.ix = ix, .device = f->device, .st = st, .task = task};
+  nsys__stats_acc acc = {.ix = ix, .device = f->device, .st = st, .task = task, .gs = INT64_MAX, .ge = INT64_MIN};
   for (uint32_t t = 0; t < ix->n_threads; t++)
     if (nsys__nvtx_thread_ok(ix, f, t)) acc.api_total += ix->threads[t].api_count;
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     if (!nsys__nvtx_thread_ok(ix, f, t)) continue;
     if (nsys_task_cancelled(task) || !nsys_nvtx_sweep(ix, t, nsys__stats_cb, &acc)) {
+      free(acc.enc);
       nsys__nvtx_stats_free(st);
       nsys_task_fail_cancelled(task);
       return false;
     }
+    nsys__stats_flush(&acc);
     acc.api_before += ix->threads[t].api_count;
   }
+  free(acc.enc);
   nsys_task_progress(task, NSYS__STATS_PCT, "NVTX ranges' GPU time");
   return true;
 }

@@ -42,7 +42,7 @@ typedef struct nsys__nvtx_core {
   uint64_t *p_cnt;
   int64_t *p_kns, *p_gs, *p_ge;
   bool *p_local;                /* p_name is in `names` (an op name made here) */
-  nsys__csr inst;               /* per path: its ranges, by duration */
+  nsys__csr inst;               /* per path: its ranges, the shortest first (lowest id among equals) */
   nsys_strtab names;            /* op names of autograd ranges not in the index */
 } nsys__nvtx_core;
 

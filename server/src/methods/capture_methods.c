@@ -479,6 +479,11 @@ cJSON *nsys_method_runs_compare(nsys_call *call) {
     for (uint32_t i = 0; i < n_add; i++) cJSON_AddItemToArray(x, nsys__tag_json(&sa.tags[add[i]]));
     x = cJSON_AddArrayToObject(res, "rangesRemoved");
     for (uint32_t i = 0; i < n_rem; i++) cJSON_AddItemToArray(x, nsys__tag_json(&sb.tags[rem[i]]));
+    /* tags added since before that launched no kernel: to take out again (judged
+     * only when the after run traced kernels) */
+    x = cJSON_AddArrayToObject(res, "idle");
+    for (uint32_t i = 0; sa.kernels && i < n_add; i++)
+      if (!sa.tags[add[i]].distinct) cJSON_AddItemToArray(x, nsys__tag_json(&sa.tags[add[i]]));
     free(add), free(rem);
     const nsys_rc_tag **inner = nsys_xmalloc((size_t)(sa.n_tags + 1) * sizeof *inner);
     uint32_t ni = 0;

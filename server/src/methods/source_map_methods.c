@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/run_compare.h"
 #include "common/util.h"
 #include "index/index.h"
 #include "profile/profile.h"
@@ -402,12 +403,6 @@ cJSON *nsys_method_source_locate(nsys_call *call) {
 
 /* ---- refine ---- */
 
-typedef struct { uint32_t site; uint32_t distinct; int64_t ns; uint32_t first_row, nrows; } nsys__tagagg;
-static int nsys__tagagg_cmp(const void *x, const void *y) {
-  const nsys__tagagg *a = x, *b = y;
-  return (a->ns < b->ns) - (a->ns > b->ns);
-}
-
 static void nsys__suggest(cJSON *cand, const char *root, const char *file, int line) {
   cJSON *sug = cJSON_AddArrayToObject(cand, "statements");
   char *abs = NULL, *rel = NULL, *rroot = NULL, err[600];
@@ -496,53 +491,38 @@ cJSON *nsys_method_source_refine(nsys_call *call) {
   nsys_src_map *m = nsys__map_get(call, root, &p, &ix);
   cJSON *res = NULL;
   if (m) {
-    /* aggregate rows of tag sites */
-    nsys__tagagg *ag = nsys_xcalloc(m->n_sites + 1, sizeof *ag);
-    for (uint32_t s = 0; s < m->n_sites; s++) ag[s].site = s;
-    for (uint32_t r = 0; r < m->n_rows; r++) {
-      const nsys_src_row *row = &m->rows[r];
-      if (m->sites[row->site].strategy != NSYS_SRC_TAG) continue;
-      ag[row->site].distinct++;
-      ag[row->site].ns += row->total_ns;
-    }
-    int64_t exact = 0, tagged = 0;
-    uint32_t n_tags = 0;
-    for (uint32_t s = 0; s < m->n_sites; s++) {
-      if (!ag[s].distinct) continue;
-      n_tags++;
-      tagged += ag[s].ns;
-      if (ag[s].distinct == 1) exact += ag[s].ns;
-    }
-    qsort(ag, m->n_sites, sizeof *ag, nsys__tagagg_cmp);
+    /* the tag statistics are capture/run_compare's (one definition with runs/compare) */
+    nsys_rc_stats st;
+    nsys_rc_stats_of(m, &st);
+    uint32_t n_split = 0;
+    const nsys_rc_tag **split = nsys_rc_split_by_time(&st, &n_split);
     res = cJSON_CreateObject();
     nsys__summary(res, m);
-    cJSON_AddNumberToObject(res, "coverage", nsys__pct(exact, m->gpu_ns));
-    cJSON_AddNumberToObject(res, "taggedPct", nsys__pct(tagged, m->gpu_ns));
-    cJSON_AddNumberToObject(res, "taggedRanges", n_tags);
+    cJSON_AddNumberToObject(res, "coverage", st.coverage);
+    cJSON_AddNumberToObject(res, "taggedPct", st.tagged_pct);
+    cJSON_AddNumberToObject(res, "taggedRanges", st.tagged_ranges);
     cJSON *cands = cJSON_AddArrayToObject(res, "candidates");
-    int64_t emitted = 0;
-    for (uint32_t i = 0; i < m->n_sites && emitted < limit; i++) {
-      if (ag[i].distinct < 2) continue;
-      const nsys_src_site *s = &m->sites[ag[i].site];
+    for (uint32_t i = 0; i < n_split && (int64_t)i < limit; i++) {
+      const nsys_rc_tag *t = split[i];
       cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "file", nsys_strtab_get(&m->strs, s->file));
-      cJSON_AddNumberToObject(o, "line", s->line);
-      cJSON_AddStringToObject(o, "tag", nsys_strtab_get(&m->strs, s->label));
-      cJSON_AddNumberToObject(o, "totalNs", (double)ag[i].ns);
-      cJSON_AddNumberToObject(o, "pctGpu", nsys__pct(ag[i].ns, m->gpu_ns));
-      cJSON_AddNumberToObject(o, "distinctKernels", ag[i].distinct);
+      cJSON_AddStringToObject(o, "file", t->file);
+      cJSON_AddNumberToObject(o, "line", t->line);
+      cJSON_AddStringToObject(o, "tag", t->tag);
+      cJSON_AddNumberToObject(o, "totalNs", (double)t->ns);
+      cJSON_AddNumberToObject(o, "pctGpu", nsys__pct(t->ns, m->gpu_ns));
+      cJSON_AddNumberToObject(o, "distinctKernels", t->distinct);
       cJSON *top = cJSON_AddArrayToObject(o, "topKernels");
       int nt = 0;
       for (uint32_t r = 0; r < m->n_rows && nt < 5; r++)
-        if (m->rows[r].site == ag[i].site) {
+        if (m->rows[r].site == t->site) {
           cJSON_AddItemToArray(top, nsys__row_json(m, ix, &m->rows[r], false));
           nt++;
         }
-      nsys__suggest(o, root, nsys_strtab_get(&m->strs, s->file), s->line);
+      nsys__suggest(o, root, t->file, t->line);
       cJSON_AddItemToArray(cands, o);
-      emitted++;
     }
-    free(ag);
+    free(split);
+    nsys_rc_stats_free(&st);
     nsys__map_release(m);
   }
   if (p) nsys_profile_release(p);

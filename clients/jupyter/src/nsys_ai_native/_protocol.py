@@ -940,6 +940,16 @@ RunsCompareResultInnermostItem = TypedDict("RunsCompareResultInnermostItem", {
     "totalNs": int,
 })
 
+RunsCompareResultIdleItem = TypedDict("RunsCompareResultIdleItem", {
+    "tag": str,
+    "file": str,
+    "line": int,
+    "ranges": int,
+    "distinctKernels": int,
+    "kernels": int,
+    "totalNs": int,
+})
+
 RunsCompareResultHistoryItem = TypedDict("RunsCompareResultHistoryItem", {
     "run": str,
     "createdNs": int,
@@ -955,6 +965,7 @@ RunsCompareResult = TypedDict("RunsCompareResult", {
     "rangesAdded": List[RunsCompareResultRangesAddedItem],
     "rangesRemoved": List[RunsCompareResultRangesRemovedItem],
     "innermost": List[RunsCompareResultInnermostItem],
+    "idle": List[RunsCompareResultIdleItem],
     "converged": bool,
     "history": List[RunsCompareResultHistoryItem],
 })

@@ -58,6 +58,7 @@ export function compareMarkdown(c: RunsCompareResult): string {
     `Converged: **${c.converged ? 'yes' : 'no'}** (every tag with kernels holds one kernel name).`, '',
     ...tags('Ranges added', c.rangesAdded), ...tags('Ranges removed', c.rangesRemoved),
     ...tags('Innermost ranges (most kernel names first)', c.innermost),
+    ...tags('Added ranges without kernels (take them out: Remove NVTX Annotations)', c.idle),
     '### Coverage over time', '', ...c.history.map((h) => `- ${h.run}: ${h.coverage.toFixed(1)}%`), '',
   ].join('\n');
 }

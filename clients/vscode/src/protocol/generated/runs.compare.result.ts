@@ -65,6 +65,18 @@ distinctKernels: number
 kernels: number
 totalNs: number
 }[]
+/**
+ * tags added since before (rangesAdded) whose ranges launched no kernel, in tag order: annotations that explain no GPU time, to take out again (source/unannotate); empty when the after run traced no kernel
+ */
+idle: {
+tag: string
+file: string
+line: number
+ranges: number
+distinctKernels: number
+kernels: number
+totalNs: number
+}[]
 converged: boolean
 /**
  * coverage over time: every run with statistics, oldest first
