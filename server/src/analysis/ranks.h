@@ -27,7 +27,7 @@ typedef struct nsys_rank_coll {
   int32_t comm_size; /* payload "No. of ranks", -1 without */
   int32_t step;      /* the rank's iteration containing start, -1 */
   char type[24];     /* AllReduce, AllGather, ... (nsys_nccl_parse) */
-  int64_t window;    /* from the previous collective's end (or the step's start) to start */
+  int64_t window;    /* from the rank's previous NCCL kernel end (its first GPU op for the first) to start */
   int64_t cause[NSYS_CAUSE__N];
 } nsys_rank_coll;
 

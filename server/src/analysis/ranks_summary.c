@@ -301,9 +301,7 @@ static void nsys__summarize_device(nsys_actx *c, int32_t dev, const nsys__payloa
       else hi = m;
     }
     k->step = lo ? (int32_t)(lo - 1) : -1;
-    int64_t w0 = prev_end;
-    if (k->step >= 0 && its[k->step].start > w0) w0 = its[k->step].start;
-    if (w0 > k->start) w0 = k->start;
+    int64_t w0 = prev_end < k->start ? prev_end : k->start;
     k->window = k->start - w0;
     if (du) k->cause[NSYS_CAUSE_COMPUTE] = nsys_ivls_len_in(&du->compute, w0, k->start);
     k->cause[NSYS_CAUSE_DATALOAD] = nsys_ivls_len_in(&load, w0, k->start);
