@@ -128,6 +128,9 @@ def _base_params(method: str, pid: str, root: str) -> dict:
         "runs/list": {"workspaceRoot": root},
         "profile/query": {"profileId": pid, "sql": "SELECT 1"},
         "agent/ask": {"profileId": pid, "question": "Which kernel takes the most time?", "llm": False},
+        "profile/openSet": {"paths": [root + "/missing.sqlite"]},
+        "set/collectives": {"setId": "s0"},
+        "set/stragglers": {"setId": "s0"},
     }[method]
 
 

@@ -58,15 +58,15 @@ static void nsys__bw(cJSON *o, const char *k, double v) {
 }
 
 cJSON *nsys_method_set_collectives(nsys_call *call) {
-  nsys_set *s = nsys__set_param(call);
-  if (!s) return NULL;
-  const char *type = NULL;
+  const char *type = NULL, *id = NULL;
   uint64_t pos;
   int64_t limit;
   cJSON *res = NULL;
-  if (!nsys_param_string(call, "type", false, &type)) goto done;
-  uint64_t key = nsys__hash(nsys__hash(1469598103934665603ULL, s->id), type);
-  if (!nsys__page(call, key, NSYS_P_SET_COLLECTIVES_LIMIT_MAX, &pos, &limit)) goto done;
+  if (!nsys_param_string(call, "type", false, &type) || !nsys_param_string(call, "setId", true, &id)) return NULL;
+  uint64_t key = nsys__hash(nsys__hash(1469598103934665603ULL, id), type);
+  if (!nsys__page(call, key, NSYS_P_SET_COLLECTIVES_LIMIT_MAX, &pos, &limit)) return NULL;
+  nsys_set *s = nsys__set_param(call);
+  if (!s) return NULL;
   const nsys_rankset *rs = &s->rs;
   res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "setId", s->id);
@@ -103,7 +103,6 @@ cJSON *nsys_method_set_collectives(nsys_call *call) {
   }
   nsys_json_int(res, "total", (int64_t)total);
   nsys__next(res, key, pos + (uint64_t)limit, total);
-done:
   nsys_set_put(s);
   return res;
 }
@@ -117,21 +116,23 @@ static cJSON *nsys__causes_obj(const int64_t *v, int64_t window) {
 }
 
 cJSON *nsys_method_set_stragglers(nsys_call *call) {
-  nsys_set *s = nsys__set_param(call);
-  if (!s) return NULL;
   uint64_t pos;
   int64_t limit, step_off = 0, step_lim = 0, only = -1;
+  const char *id = NULL;
   cJSON *res = NULL;
-  if (!nsys_param_int64(call, NSYS_P_SET_STRAGGLERS_STEP_OFFSET, &step_off) ||
+  if (!nsys_param_string(call, "setId", true, &id) ||
+      !nsys_param_int64(call, NSYS_P_SET_STRAGGLERS_STEP_OFFSET, &step_off) ||
       !nsys_param_int64(call, NSYS_P_SET_STRAGGLERS_STEP_LIMIT, &step_lim))
-    goto done;
+    return NULL;
   const cJSON *rk = cJSON_GetObjectItemCaseSensitive(call->params, "rank");
-  if (rk && !nsys_param_int64(call, NSYS_P_SET_STRAGGLERS_RANK, &only)) goto done;
+  if (rk && !nsys_param_int64(call, NSYS_P_SET_STRAGGLERS_RANK, &only)) return NULL;
   if (!step_lim) step_lim = 256;
   char kb[64];
   snprintf(kb, sizeof kb, "%lld", (long long)only);
-  uint64_t key = nsys__hash(nsys__hash(2166136261ULL, s->id), kb);
-  if (!nsys__page(call, key, NSYS_P_SET_STRAGGLERS_LIMIT_MAX, &pos, &limit)) goto done;
+  uint64_t key = nsys__hash(nsys__hash(2166136261ULL, id), kb);
+  if (!nsys__page(call, key, NSYS_P_SET_STRAGGLERS_LIMIT_MAX, &pos, &limit)) return NULL;
+  nsys_set *s = nsys__set_param(call);
+  if (!s) return NULL;
   const nsys_rankset *rs = &s->rs;
   res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "setId", s->id);
@@ -192,7 +193,6 @@ cJSON *nsys_method_set_stragglers(nsys_call *call) {
     cJSON_AddItemToArray(rows, o);
   }
   free(m);
-done:
   nsys_set_put(s);
   return res;
 }
