@@ -25,12 +25,22 @@ static const cJSON *nsys__find_dev(const cJSON *arr, int32_t dev) {
   return NULL;
 }
 
+/* The set file of set rank r (files without GPU ops have no ranks, so the
+ * reduction's file numbers are not the set's). */
+static uint32_t nsys__file_of(const nsys_set *s, uint32_t r) {
+  const char *path = s->rs.sums[s->rs.ranks[r].summary].path;
+  for (uint32_t f = 0; f < s->n_files; f++)
+    if (!strcmp(s->files[f].path, path)) return f;
+  return UINT32_MAX;
+}
+
 /* The per-rank analysis tables of profile/openSet (from the files' analysis results). */
 static void nsys__rank_tables(const nsys_set *s, uint32_t r, cJSON *ov_rows, cJSON *nc_rows, cJSON *it_rows) {
   const nsys_rankset *rs = &s->rs;
   const nsys_set_rank *rk = &rs->ranks[r];
   const nsys_rank_summary *sum = &rs->sums[rk->summary];
-  const cJSON *t = rk->file < s->n_files ? s->files[rk->file].tables : NULL;
+  uint32_t f = nsys__file_of(s, r);
+  const cJSON *t = f < s->n_files ? s->files[f].tables : NULL;
   if (!t) return;
   int32_t dev = sum->device;
   const cJSON *o = nsys__find_dev(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "overlap"), "rows"), dev);
@@ -82,7 +92,7 @@ cJSON *nsys_set_json_open(const nsys_set *s) {
     const nsys_set_file *sf = &s->files[f];
     const nsys_set_rank *first = NULL;
     for (uint32_t r = 0; r < rs->n_ranks && !first; r++)
-      if (rs->ranks[r].file == f) first = &rs->ranks[r];
+      if (!strcmp(rs->sums[rs->ranks[r].summary].path, sf->path)) first = &rs->ranks[r];
     const nsys_rank_summary *sum = first ? &rs->sums[first->summary] : NULL;
     cJSON *o = cJSON_CreateObject();
     nsys__str_or_null(o, "profileId", sf->profile_id[0] ? sf->profile_id : NULL);
@@ -103,9 +113,10 @@ cJSON *nsys_set_json_open(const nsys_set *s) {
     const nsys_rank_summary *sum = &rs->sums[rk->summary];
     cJSON *o = cJSON_CreateObject();
     nsys_json_int(o, "rank", r);
-    const char *pid = rk->file < s->n_files && s->files[rk->file].profile_id[0] ? s->files[rk->file].profile_id : NULL;
+    uint32_t f = nsys__file_of(s, r);
+    const char *pid = f < s->n_files && s->files[f].profile_id[0] ? s->files[f].profile_id : NULL;
     nsys__str_or_null(o, "profileId", pid);
-    nsys_json_int(o, "file", rk->file);
+    nsys_json_int(o, "file", f);
     nsys_json_int(o, "device", sum->device);
     nsys_json_int(o, "pid", sum->pid);
     nsys_json_int(o, "offsetNs", rk->offset);

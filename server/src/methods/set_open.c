@@ -66,18 +66,19 @@ static cJSON *nsys__tables(nsys_task *task, nsys_profile *p, const nsys_index *i
   return t;
 }
 
-/* One file: open, index, summarise, tables; close when the set does not keep it. */
-static bool nsys__one(nsys__job *j, uint32_t i, nsys_task *task) {
-  nsys_set_file *f = &j->set->files[i];
+/* One file: open, index, summarise (and the per-rank tables when f->tables
+ * is wanted); closed after unless `keep` or it was open before (`before`). */
+bool nsys_set_open_one(nsys_call *call, const char *path, bool keep, bool tables, nsys_profile *const *before,
+                       int n_before, nsys_task *task, nsys_set_file *f, nsys_rank_summary **v, uint32_t *n) {
   cJSON *op = cJSON_CreateObject();
-  cJSON_AddStringToObject(op, "path", f->path);
+  cJSON_AddStringToObject(op, "path", path);
   nsys_call sub;
-  nsys_call_init(&sub, "profile/open", op, j->call->profiles);
-  sub.task.parent = &j->call->task;
+  nsys_call_init(&sub, "profile/open", op, call->profiles);
+  sub.task.parent = task;
   const nsys_method *open = nsys_method_find("profile/open");
   cJSON *r = open ? nsys_method_run(open->fn, &sub) : NULL;
   if (!r) {
-    nsys_task_fail(task, sub.task.err ? sub.task.err : NSYS_E_INTERNAL, "params.paths[%u]: %s", i, sub.task.err_msg);
+    nsys_task_fail(task, sub.task.err ? sub.task.err : NSYS_E_INTERNAL, "%s: %s", path, sub.task.err_msg);
     nsys_call_dispose(&sub);
     cJSON_Delete(op);
     return false;
@@ -85,33 +86,43 @@ static bool nsys__one(nsys__job *j, uint32_t i, nsys_task *task) {
   nsys_call_dispose(&sub);
   cJSON_Delete(op);
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(r, "profileId");
-  nsys_profile *p = cJSON_IsString(id) ? nsys_registry_get(j->call->profiles, id->valuestring) : NULL;
+  nsys_profile *p = cJSON_IsString(id) ? nsys_registry_get(call->profiles, id->valuestring) : NULL;
   cJSON_Delete(r);
-  if (!p) return nsys_task_fail(task, NSYS_E_INTERNAL, "params.paths[%u]: profile vanished after open", i);
+  if (!p) return nsys_task_fail(task, NSYS_E_INTERNAL, "%s: profile vanished after open", path);
   const nsys_task *prev = nsys_task_enter(task);
   const nsys_index *ix = nsys_index_get(p, task);
   bool ok = ix != NULL;
-  nsys_rank_summary *v = NULL;
-  uint32_t n = 0, cap = 0;
-  if (ok) ok = nsys_rank_summarize(task, p, ix, &v, &n, &cap);
-  if (ok) ok = (f->tables = nsys__tables(task, p, ix)) != NULL;
+  uint32_t cap = 0;
+  if (ok) ok = nsys_rank_summarize(task, p, ix, v, n, &cap);
+  if (ok && tables) ok = (f->tables = nsys__tables(task, p, ix)) != NULL;
   nsys_task_leave(prev);
   f->cached = nsys_index_from_cache(ix);
   snprintf(f->profile_id, sizeof f->profile_id, "%s", p->id);
   bool opened_before = false;
-  for (int k = 0; k < j->n_before; k++) opened_before |= j->before[k] == p;
-  if (!j->keep && !opened_before) {
-    nsys_registry_remove(j->call->profiles, p->id);
+  for (int k = 0; k < n_before; k++) opened_before |= before[k] == p;
+  if (!keep && !opened_before) {
+    nsys_registry_remove(call->profiles, p->id);
     f->profile_id[0] = '\0';
   }
   nsys_profile_release(p);
+  if (!ok) {
+    for (uint32_t k = 0; k < *n; k++) nsys_rank_summary_dispose(&(*v)[k]);
+    free(*v);
+    *v = NULL;
+    *n = 0;
+  }
+  return ok;
+}
+
+static bool nsys__one(nsys__job *j, uint32_t i, nsys_task *task) {
+  nsys_rank_summary *v = NULL;
+  uint32_t n = 0;
+  bool ok = nsys_set_open_one(j->call, j->set->files[i].path, j->keep, true, j->before, j->n_before, task,
+                              &j->set->files[i], &v, &n);
   pthread_mutex_lock(&j->mu);
   j->sums[i] = v;
   j->n_sums[i] = n;
   pthread_mutex_unlock(&j->mu);
-  if (!ok) {
-    for (uint32_t k = 0; k < n; k++) nsys_rank_summary_dispose(&v[k]);
-  }
   return ok;
 }
 
@@ -142,7 +153,8 @@ static void *nsys__worker(void *arg) {
     j->done++;
     if (!ok && !j->failed) {
       j->failed = true;
-      nsys_task_fail_from(&j->call->task, &t);
+      if (t.err == NSYS_E_CANCELLED) nsys_task_fail_from(&j->call->task, &t);
+      else nsys_task_fail(&j->call->task, t.err, "params.paths[%u]: %s", i, t.err_msg);
     }
     nsys_task_progress(&j->call->task, (int)(90 * j->done / j->set->n_files), j->set->files[i].path);
     pthread_cond_broadcast(&j->cv);
@@ -150,7 +162,7 @@ static void *nsys__worker(void *arg) {
   }
 }
 
-static void nsys__set_free(nsys_set *s) {
+void nsys_set_free(nsys_set *s) {
   if (!s) return;
   nsys_rankset_dispose(&s->rs);
   for (uint32_t i = 0; i < s->n_files; i++) {
@@ -226,12 +238,12 @@ cJSON *nsys_method_profile_open_set(nsys_call *call) {
   free(j.n_sums);
   if (j.failed) {
     free(all);
-    nsys__set_free(s);
+    nsys_set_free(s);
     return NULL;
   }
   nsys_task_progress(&call->task, 95, "matching collectives");
   if (!nsys_rankset_reduce(&call->task, all, na, &s->rs)) {
-    nsys__set_free(s);
+    nsys_set_free(s);
     return NULL;
   }
   nsys_set *kept = nsys_set_registry_add(s);
@@ -264,7 +276,7 @@ nsys_set *nsys_set_registry_add(nsys_set *s) {
 
 static void nsys__unref(uint32_t i) {
   if (--nsys__reg[i].refs > 0) return;
-  nsys__set_free(nsys__reg[i].set);
+  nsys_set_free(nsys__reg[i].set);
   nsys__reg[i] = nsys__reg[--nsys__reg_n];
 }
 

@@ -29,6 +29,17 @@ typedef struct nsys_set {
   bool kept_open;
 } nsys_set;
 
+struct nsys_profile;
+/* Opens path through profile/open, summarises its ranks into *v (malloc'd,
+ * *n of them) and, when `tables`, takes its per-rank tables into f->tables;
+ * closes it after unless `keep` or it is one of `before` (open before).
+ * False after nsys_task_fail on task. */
+bool nsys_set_open_one(nsys_call *call, const char *path, bool keep, bool tables, struct nsys_profile *const *before,
+                       int n_before, nsys_task *task, nsys_set_file *f, nsys_rank_summary **v, uint32_t *n);
+
+/* Frees a set that is not in the registry. */
+void nsys_set_free(nsys_set *s);
+
 /* The set registry (thread-safe). get retains; put releases. */
 nsys_set *nsys_set_registry_add(nsys_set *s); /* assigns the id; takes s */
 nsys_set *nsys_set_get(const char *id);

@@ -1302,6 +1302,48 @@ SetNcclResult = TypedDict("SetNcclResult", {
     "rows": List[SetNcclResultRowsItem],
 })
 
+# columns, one entry per NCCL kernel in start order
+SetSummarizeResultSummaryCollectives = TypedDict("SetSummarizeResultSummaryCollectives", {
+    "start": List[int],
+    "end": List[int],
+    "bytes": List[int],
+    "commSize": List[int],
+    "step": List[int],
+    "window": List[int],
+    "compute": List[int],
+    "dataLoad": List[int],
+    "h2d": List[int],
+    "sync": List[int],
+    "launchGap": List[int],
+    "comm": List[str],
+    "type": List[str],
+})
+
+# one rank (file, device) as the map step summarises it; docs/multirank.md
+SetSummarizeResultSummary = TypedDict("SetSummarizeResultSummary", {
+    "path": str,
+    "host": Union[str, None],
+    "gpu": Union[str, None],
+    "ccMajor": int,
+    "device": int,
+    "pid": int,
+    "utcEpochNs": Ns,
+    "utcClock": bool,
+    "payloadRank": int,
+    "spanStart": Ns,
+    "spanEnd": Ns,
+    "steps": int,
+    "ncclKernels": int,
+    "collectives": SetSummarizeResultSummaryCollectives,
+})
+
+# set/reduce params
+SetReduceParams = TypedDict("SetReduceParams", {
+    "summaries": List[SetSummarizeResultSummary],
+})
+
+SetReduceResult = ProfileOpenSetResult
+
 # set/stragglers params
 SetStragglersParams = TypedDict("SetStragglersParams", {
     "setId": str,
@@ -1358,6 +1400,17 @@ SetStragglersResult = TypedDict("SetStragglersResult", {
     "next": Union[str, None],
     "events": List[SetStragglersResultEventsItem],
     "skew": SetStragglersResultSkew,
+})
+
+# set/summarize params
+SetSummarizeParams = TypedDict("SetSummarizeParams", {
+    "path": str,
+})
+
+# set/summarize result
+SetSummarizeResult = TypedDict("SetSummarizeResult", {
+    "summaries": List[SetSummarizeResultSummary],
+    "cached": bool,
 })
 
 ShutdownParams = Union[Dict[str, Any], None]
@@ -1832,7 +1885,9 @@ METHODS: Dict[str, Dict[str, str]] = {
     "set/close": {"params": "SetCloseParams", "result": "SetCloseResult"},
     "set/collectives": {"params": "SetCollectivesParams", "result": "SetCollectivesResult"},
     "set/nccl": {"params": "SetNcclParams", "result": "SetNcclResult"},
+    "set/reduce": {"params": "SetReduceParams", "result": "SetReduceResult"},
     "set/stragglers": {"params": "SetStragglersParams", "result": "SetStragglersResult"},
+    "set/summarize": {"params": "SetSummarizeParams", "result": "SetSummarizeResult"},
     "shutdown": {"params": "ShutdownParams", "result": "ShutdownResult"},
     "source/annotate": {"params": "SourceAnnotateParams", "result": "SourceAnnotateResult"},
     "source/kernelsAt": {"params": "SourceKernelsAtParams", "result": "SourceKernelsAtResult"},
@@ -1870,6 +1925,8 @@ SET_COLLECTIVES: Literal["set/collectives"] = "set/collectives"
 SET_STRAGGLERS: Literal["set/stragglers"] = "set/stragglers"
 SET_NCCL: Literal["set/nccl"] = "set/nccl"
 SET_CLOSE: Literal["set/close"] = "set/close"
+SET_SUMMARIZE: Literal["set/summarize"] = "set/summarize"
+SET_REDUCE: Literal["set/reduce"] = "set/reduce"
 PROFILE_QUERY: Literal["profile/query"] = "profile/query"
 AGENT_CONFIGURE: Literal["agent/configure"] = "agent/configure"
 KERNEL_EXPLAIN: Literal["kernel/explain"] = "kernel/explain"
@@ -1890,7 +1947,7 @@ TEST_SLEEP: Literal["test/sleep"] = "test/sleep"
 TEST_ECHO: Literal["test/echo"] = "test/echo"
 TEST_NO_RESULT: Literal["test/noResult"] = "test/noResult"
 PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "profile/openSet", "kernel/explain", "agent/ask", "source/map"})
-CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "profile/openSet", "profile/query", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"})
+CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "profile/openSet", "set/summarize", "set/reduce", "profile/query", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"})
 INLINE_METHODS = frozenset({"profile/list", "analysis/list"})
 
 # JSON-RPC error codes (protocol/errors.json; docs/protocol.md "Errors").

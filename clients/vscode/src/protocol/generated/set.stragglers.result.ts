@@ -53,7 +53,7 @@ lateNs: number
  */
 cause: ("compute" | "dataLoad" | "h2d" | "sync" | "launchGap")
 /**
- * from the rank's previous collective end (or step start) to this collective's start
+ * from the end of the rank's previous NCCL kernel (its first GPU op for the first) to this collective's start
  */
 windowNs: number
 /**
