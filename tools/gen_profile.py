@@ -1158,37 +1158,53 @@ def generate(cfg, out, args=None):
 
 
 def split_ranks(src, out_dir, gen, per_node, node_offset):
-    """One export per rank: a copy of the run keeping rank r's process only (rows of other
-    processes, devices and threads deleted), TARGET_INFO_SYSTEM_ENV Hostname node<k>
-    (k = r // per_node), and node k's session start moved by k x node_offset (a node clock
-    that is off: every event of the file lands node_offset later on the session-aligned
-    clock). The kept times are the run's, so the rank files line up like the ranks did."""
-    import shutil
+    """One export per rank: rank r's process only (rows of other processes, devices and
+    threads left out), TARGET_INFO_SYSTEM_ENV Hostname node<k> (k = r // per_node), and
+    node k's session start moved by k x node_offset (a node clock that is off: every event
+    of the file lands that much earlier on the session-aligned clock). The kept times are
+    the run's, so the rank files line up like the ranks did."""
     os.makedirs(out_dir, exist_ok=True)
+    src_db = sqlite3.connect(src)
+    ddl = src_db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+                         "AND name NOT LIKE 'sqlite_%' ORDER BY type = 'index'").fetchall()
+    cols = {n: {r[1] for r in src_db.execute('PRAGMA table_info("%s")' % n)} for t, n, _ in ddl if t == "table"}
+    src_db.close()
     for rk in gen.ranks:
         dst = os.path.join(out_dir, "rank%d.sqlite" % rk.r)
         tmp = dst + ".tmp"
-        shutil.copyfile(src, tmp)
+        if os.path.exists(tmp):
+            os.remove(tmp)
         db = sqlite3.connect(tmp)
-        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        for t in tables:
-            cols = {r[1] for r in db.execute('PRAGMA table_info("%s")' % t)}
-            if "globalPid" in cols:
-                db.execute('DELETE FROM "%s" WHERE globalPid IS NOT NULL AND globalPid != ?' % t, (rk.gpid,))
-            elif "globalTid" in cols:
-                db.execute('DELETE FROM "%s" WHERE globalTid IS NOT NULL AND (globalTid >> 24) != (? >> 24)' % t,
-                           (rk.gpid,))
-            if "deviceId" in cols and t.startswith("CUPTI"):
-                db.execute('DELETE FROM "%s" WHERE deviceId != ?' % t, (rk.device,))
+        db.execute("ATTACH DATABASE ? AS src", (src,))
+        db.execute("BEGIN")
+        for kind, name, sql in ddl:
+            if kind != "table":
+                continue
+            db.execute(sql)
+            c = cols[name]
+            where = []
+            if "globalPid" in c:
+                where.append("(globalPid IS NULL OR globalPid = %d)" % rk.gpid)
+            elif "globalTid" in c:
+                where.append("(globalTid IS NULL OR (globalTid >> 24) = %d)" % (rk.gpid >> 24))
+            if "deviceId" in c and name.startswith("CUPTI"):
+                where.append("deviceId = %d" % rk.device)
+            db.execute('INSERT INTO main."%s" SELECT * FROM src."%s"%s'
+                       % (name, name, (" WHERE " + " AND ".join(where)) if where else ""))
+        for kind, name, sql in ddl:
+            if kind == "index":
+                db.execute(sql)
         node = rk.r // max(1, per_node)
-        db.execute("CREATE TABLE IF NOT EXISTS TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, "
-                   "name TEXT NOT NULL, nameEnum INTEGER NOT NULL, value TEXT NOT NULL)")
+        if "TARGET_INFO_SYSTEM_ENV" not in cols:
+            db.execute("CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, "
+                       "name TEXT NOT NULL, nameEnum INTEGER NOT NULL, value TEXT NOT NULL)")
         db.execute("DELETE FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'")
         db.execute("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (?, 'Local (CLI)', 'Hostname', 619, ?)",
                    (GLOBAL_VM, "node%d" % node))
-        if node_offset and "TARGET_INFO_SESSION_START_TIME" in tables:
+        if node_offset and "TARGET_INFO_SESSION_START_TIME" in cols:
             db.execute("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs - ?", (node * node_offset,))
-        db.commit()
+        db.execute("COMMIT")
+        db.execute("DETACH DATABASE src")
         db.close()
         os.replace(tmp, dst)
 

@@ -18,6 +18,18 @@ static int64_t nsys__median(int64_t *v, uint32_t n) {
   return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
+/* A collective member's end and node. */
+typedef struct {
+  uint32_t node;
+  int64_t end;
+} nsys__node_end;
+
+static int nsys__cmp_node_end(const void *a, const void *b) {
+  const nsys__node_end *x = a, *y = b;
+  if (x->node != y->node) return x->node < y->node ? -1 : 1;
+  return (x->end > y->end) - (x->end < y->end);
+}
+
 void nsys_rankset_align(nsys_rankset *s) {
   int64_t min_utc = INT64_MAX;
   s->aligned = s->n_sums > 0;
@@ -33,34 +45,54 @@ void nsys_rankset_align(nsys_rankset *s) {
   s->clock_method = s->aligned ? "session" : "none";
   uint32_t ref = s->n_ranks ? s->ranks[0].node : 0;
   if (s->aligned && s->n_nodes > 1 && s->n_colls) {
-    int64_t *a = nsys_xmalloc(((size_t)s->n_ranks + 1) * sizeof *a);
-    int64_t *b = nsys_xmalloc(((size_t)s->n_ranks + 1) * sizeof *b);
-    int64_t *diffs = nsys_xmalloc(((size_t)s->n_colls + 1) * sizeof *diffs);
-    for (uint32_t nd = 0; nd < s->n_nodes; nd++) {
-      if (nd == ref) continue;
-      uint32_t nd_n = 0;
-      for (uint32_t c = 0; c < s->n_colls; c++) {
-        uint32_t na = 0, nb = 0;
-        for (uint32_t r = 0; r < s->n_ranks; r++) {
-          if (s->colls[c].member[r] == UINT32_MAX) continue;
-          uint32_t node = s->ranks[r].node;
-          if (node == ref) a[na++] = nsys_set_coll_end(s, &s->colls[c], r);
-          else if (node == nd) b[nb++] = nsys_set_coll_end(s, &s->colls[c], r);
+    /* one pass over the collectives: each member's end grouped by node (sorted
+     * by (node, end)), each node's median end against the reference node's */
+    nsys__node_end *m = nsys_xmalloc(((size_t)s->n_ranks + 1) * sizeof *m);
+    int64_t **diffs = nsys_xcalloc(s->n_nodes, sizeof *diffs);
+    uint32_t *nd_n = nsys_xcalloc(s->n_nodes, sizeof *nd_n);
+    int64_t *ends = nsys_xmalloc(((size_t)s->n_ranks + 1) * sizeof *ends);
+    for (uint32_t c = 0; c < s->n_colls; c++) {
+      uint32_t n = 0;
+      for (uint32_t r = 0; r < s->n_ranks; r++)
+        if (s->colls[c].member[r] != UINT32_MAX) m[n++] = (nsys__node_end){s->ranks[r].node, nsys_set_coll_end(s, &s->colls[c], r)};
+      qsort(m, n, sizeof *m, nsys__cmp_node_end);
+      int64_t ref_med = 0;
+      bool has_ref = false;
+      for (uint32_t i = 0; i < n;) {
+        uint32_t j = i, k = 0;
+        while (j < n && m[j].node == m[i].node) ends[k++] = m[j++].end;
+        int64_t med = nsys__median(ends, k); /* already sorted: the sort is by (node, end) */
+        if (m[i].node == ref) {
+          ref_med = med;
+          has_ref = true;
         }
-        if (na && nb) diffs[nd_n++] = nsys__median(a, na) - nsys__median(b, nb);
+        m[i].end = med; /* the group's median, kept at its first slot */
+        i = j;
       }
+      if (!has_ref) continue;
+      for (uint32_t i = 0; i < n; i++) {
+        if (i && m[i].node == m[i - 1].node) continue;
+        uint32_t node = m[i].node;
+        if (node == ref) continue;
+        if (!diffs[node]) diffs[node] = nsys_xmalloc(((size_t)s->n_colls + 1) * sizeof **diffs);
+        diffs[node][nd_n[node]++] = ref_med - m[i].end;
+      }
+    }
+    for (uint32_t nd = 0; nd < s->n_nodes; nd++) {
       nsys_set_node *node = &s->nodes[nd];
-      node->samples = nd_n;
-      if (!nd_n) continue;
-      node->disagreement = nsys__median(diffs, nd_n);
+      node->samples = nd_n[nd];
+      if (!nd_n[nd]) continue;
+      node->disagreement = nsys__median(diffs[nd], nd_n[nd]);
       if (node->disagreement > NSYS_CLOCK_THRESHOLD_NS || node->disagreement < -NSYS_CLOCK_THRESHOLD_NS) {
         node->correction = node->disagreement;
         s->clock_method = "session+nccl";
       }
     }
-    free(a);
-    free(b);
+    for (uint32_t nd = 0; nd < s->n_nodes; nd++) free(diffs[nd]);
     free(diffs);
+    free(nd_n);
+    free(ends);
+    free(m);
     for (uint32_t r = 0; r < s->n_ranks; r++) s->ranks[r].offset += s->nodes[s->ranks[r].node].correction;
   }
   s->window_start = INT64_MAX;
