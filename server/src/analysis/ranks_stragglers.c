@@ -28,7 +28,7 @@ void nsys_rankset_stragglers(nsys_rankset *s) {
     const nsys_set_coll *c = &s->colls[ci];
     if (c->step + 1 > (int32_t)s->steps) s->steps = (uint32_t)(c->step + 1);
     uint32_t L = c->last_rank;
-    s->ranks[L].last_count++;
+    if (c->skew > 0) s->ranks[L].last_count++; /* all starting together: nobody is last */
     uint32_t n = 0;
     for (uint32_t r = 0; r < s->n_ranks; r++) {
       if (c->member[r] == UINT32_MAX) continue;
