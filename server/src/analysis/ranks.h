@@ -148,6 +148,8 @@ void nsys_rankset_nccl(nsys_rankset *s);
 int64_t nsys_set_coll_start(const nsys_rankset *s, const nsys_set_coll *c, uint32_t r);
 int64_t nsys_set_coll_end(const nsys_rankset *s, const nsys_set_coll *c, uint32_t r);
 const nsys_rank_coll *nsys_set_coll_member(const nsys_rankset *s, const nsys_set_coll *c, uint32_t r);
+/* The median of v[0..n) (sorts v; the lower middle's mean with the upper, rounded down; 0 when n = 0). */
+int64_t nsys_rank_median(int64_t *v, uint32_t n);
 /* NCCL's bus-bandwidth factor for a collective type over n ranks. */
 double nsys_bus_factor(const char *type, uint32_t n);
 

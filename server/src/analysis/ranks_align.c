@@ -13,11 +13,6 @@
 
 #define NSYS_CLOCK_THRESHOLD_NS 10000
 
-static int64_t nsys__median(int64_t *v, uint32_t n) {
-  nsys_sort_i64(v, n);
-  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
-}
-
 /* A collective member's end and node. */
 typedef struct {
   uint32_t node;
@@ -61,7 +56,7 @@ void nsys_rankset_align(nsys_rankset *s) {
       for (uint32_t i = 0; i < n;) {
         uint32_t j = i, k = 0;
         while (j < n && m[j].node == m[i].node) ends[k++] = m[j++].end;
-        int64_t med = nsys__median(ends, k); /* already sorted: the sort is by (node, end) */
+        int64_t med = nsys_rank_median(ends, k); /* already sorted: the sort is by (node, end) */
         if (m[i].node == ref) {
           ref_med = med;
           has_ref = true;
@@ -82,7 +77,7 @@ void nsys_rankset_align(nsys_rankset *s) {
       nsys_set_node *node = &s->nodes[nd];
       node->samples = nd_n[nd];
       if (!nd_n[nd]) continue;
-      node->disagreement = nsys__median(diffs[nd], nd_n[nd]);
+      node->disagreement = nsys_rank_median(diffs[nd], nd_n[nd]);
       if (node->disagreement > NSYS_CLOCK_THRESHOLD_NS || node->disagreement < -NSYS_CLOCK_THRESHOLD_NS) {
         node->correction = node->disagreement;
         s->clock_method = "session+nccl";

@@ -2,7 +2,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "analysis/ranks.h"
+
+int64_t nsys_rank_median(int64_t *v, uint32_t n) {
+  if (!n) return 0;
+  nsys_sort_i64(v, n);
+  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
 
 bool nsys_rankset_reduce(nsys_task *task, nsys_rank_summary *sums, uint32_t n, nsys_rankset *out) {
   memset(out, 0, sizeof *out);

@@ -13,12 +13,6 @@
 
 #define NSYS_LATE_THRESHOLD_NS 100000
 
-static int64_t nsys__median(int64_t *v, uint32_t n) {
-  if (!n) return 0;
-  nsys_sort_i64(v, n);
-  return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
-}
-
 void nsys_rankset_stragglers(nsys_rankset *s) {
   s->late_threshold = NSYS_LATE_THRESHOLD_NS;
   s->straggler = -1;
@@ -36,7 +30,7 @@ void nsys_rankset_stragglers(nsys_rankset *s) {
       s->ranks[r].behind_sum += st - c->start;
       if (r != L) v[n++] = st;
     }
-    int64_t late = nsys_set_coll_start(s, c, L) - nsys__median(v, n);
+    int64_t late = nsys_set_coll_start(s, c, L) - nsys_rank_median(v, n);
     if (!n || late <= NSYS_LATE_THRESHOLD_NS) continue;
     if (s->n_events == cap) s->events = nsys_xrealloc(s->events, (cap = cap ? cap * 2 : 64) * sizeof *s->events);
     nsys_set_event *e = &s->events[s->n_events++];
@@ -52,7 +46,7 @@ void nsys_rankset_stragglers(nsys_rankset *s) {
         const nsys_rank_coll *o = r == L ? NULL : nsys_set_coll_member(s, c, r);
         if (o) v[m++] = k < NSYS_CAUSE__N ? o->cause[k] : o->window;
       }
-      e->peer_median[k] = nsys__median(v, m);
+      e->peer_median[k] = nsys_rank_median(v, m);
     }
     int best = 0, own = 0;
     int64_t best_x = INT64_MIN;
