@@ -96,3 +96,18 @@ def test_real_two_gpu_nccl_against_sql(server):
             "SELECT k.start, k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName "
             "WHERE s.value LIKE 'nccl%' AND k.deviceId = ? ORDER BY k.start, k.end", (r["device"],))]
         assert sorted(c["durationsNs"][r["rank"]] for c in rows) == sorted(durs[:len(rows)])
+
+
+def test_bad_sets_are_errors_and_the_server_keeps_serving(server, rank_files, tmp_path):
+    with pytest.raises(RpcError) as ei:
+        server.request("profile/openSet", {"paths": [rank_files[0], rank_files[0]]})
+    assert ei.value.code == -32602 and "listed twice" in ei.value.message
+    with pytest.raises(RpcError) as ei:
+        server.request("profile/openSet", {"paths": [rank_files[0], str(tmp_path / "missing.sqlite")]})
+    assert ei.value.code == -32001 and "params.paths[1]" in ei.value.message
+    with pytest.raises(RpcError) as ei:
+        server.request("set/reduce", {"summaries": [{"path": "x"}]})
+    assert ei.value.code == -32602 and "params.summaries[0]" in ei.value.message
+    assert server.request("set/close", {"setId": "s999"}) == {"closed": False}
+    res = server.request("profile/openSet", {"paths": rank_files[:2]})
+    assert res["collectives"]["count"] == 0 and res["collectives"]["unmatched"] > 0  # a 4-rank communicator

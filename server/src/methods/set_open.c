@@ -31,6 +31,8 @@ static int64_t nsys__estimate(const char *path) {
   return sz > 0 ? (int64_t)sz : 0;
 }
 
+static int nsys__cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
 static int64_t nsys__default_budget_mb(void) {
   long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
   int64_t mb = pages > 0 && psz > 0 ? (int64_t)pages * psz / 2 / (1 << 20) : 4096;
@@ -179,9 +181,28 @@ cJSON *nsys_method_profile_open_set(nsys_call *call) {
   if (!nsys_param_array(call, "paths", true, &paths)) return NULL;
   int n = cJSON_GetArraySize(paths);
   if (n < 1 || n > 1024) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.paths: expected 1 to 1024 paths");
-  for (int i = 0; i < n; i++)
-    if (!cJSON_IsString(cJSON_GetArrayItem(paths, i)))
+  const char **pv = nsys_xcalloc((size_t)n, sizeof *pv);
+  int i = 0;
+  const cJSON *pi;
+  cJSON_ArrayForEach(pi, paths) {
+    if (!cJSON_IsString(pi)) {
+      free(pv);
       return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.paths[%d]: expected a string", i);
+    }
+    pv[i++] = pi->valuestring;
+  }
+  /* the same path twice would be two copies of its ranks: sorted copies, neighbours compared */
+  const char **sorted = nsys_xcalloc((size_t)n, sizeof *sorted);
+  memcpy(sorted, pv, (size_t)n * sizeof *sorted);
+  qsort(sorted, (size_t)n, sizeof *sorted, nsys__cmp_str);
+  for (int k = 1; k < n; k++)
+    if (!strcmp(sorted[k - 1], sorted[k])) {
+      cJSON *r = nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.paths: %s is listed twice", sorted[k]);
+      free(sorted);
+      free(pv);
+      return r;
+    }
+  free(sorted);
   if (!nsys_param_int64(call, NSYS_P_PROFILE_OPEN_SET_MEMORY_BUDGET_MB, &budget_mb) ||
       !nsys_param_int64(call, NSYS_P_PROFILE_OPEN_SET_THREADS, &threads))
     return NULL;
@@ -197,11 +218,12 @@ cJSON *nsys_method_profile_open_set(nsys_call *call) {
   s->threads = (uint32_t)threads;
   s->budget_mb = budget_mb;
   int64_t est = 0;
-  for (int i = 0; i < n; i++) {
-    s->files[i].path = nsys_xstrdup(cJSON_GetArrayItem(paths, i)->valuestring);
+  for (i = 0; i < n; i++) {
+    s->files[i].path = nsys_xstrdup(pv[i]);
     s->files[i].est_bytes = nsys__estimate(s->files[i].path);
     est += s->files[i].est_bytes;
   }
+  free(pv);
   s->est_mb = (est + (1 << 20) - 1) >> 20;
   nsys__job j = {.call = call, .set = s, .budget = budget_mb << 20};
   j.keep = s->kept_open = s->est_mb <= budget_mb;
@@ -225,7 +247,7 @@ cJSON *nsys_method_profile_open_set(nsys_call *call) {
   /* every rank, in file order */
   nsys_rank_summary *all = NULL;
   uint32_t na = 0, cap = 0;
-  for (int i = 0; i < n; i++) {
+  for (i = 0; i < n; i++) {
     for (uint32_t k = 0; k < j.n_sums[i] && !j.failed; k++) {
       if (na == cap) all = nsys_xrealloc(all, (cap = cap ? cap * 2 : 64) * sizeof *all);
       all[na++] = j.sums[i][k];
