@@ -42,8 +42,12 @@ def test_planted_straggler_and_clock_offsets(server, rank_files):
     stalled = {e["step"] for e in st["events"] if e["cause"] == "dataLoad"}
     assert stalled == {0, 7, 14}, st["events"]
     for e in st["events"]:
-        if e["cause"] == "dataLoad":
+        if e["step"] in (0, 7, 14):
+            assert e["cause"] == "dataLoad", e  # the first measured, the rest of the step carried
+        if e["cause"] == "dataLoad" and e["carriedFrom"] is None:
             assert e["dataLoadNs"] >= 1_000_000 and e["peerMedian"]["dataLoadNs"] == 0
+    firsts = [e for e in st["events"] if e["carriedFrom"] is None and e["cause"] == "dataLoad"]
+    assert [e["step"] for e in firsts] == [0, 7, 14]
     assert len(st["skew"]["rows"]) == 4 and st["skew"]["steps"] == 15
     late = st["skew"]["rows"][2]["lateNs"]
     assert all(late[s] > 1_000_000 for s in (0, 7, 14))

@@ -98,6 +98,7 @@ typedef struct nsys_set_event {
   int32_t step;
   int64_t late;
   int cause;
+  int32_t carried_from; /* the collective whose event's cause this one carries, -1 */
   const nsys_rank_coll *rc; /* the rank's breakdown (borrowed) */
   int64_t peer_median[NSYS_CAUSE__N + 1]; /* causes, then window */
 } nsys_set_event;

@@ -158,8 +158,8 @@ cJSON *nsys_set_json_open(const nsys_set *s) {
   else cJSON_AddNullToObject(st, "straggler");
   cJSON_AddStringToObject(st, "rule",
                           "collectives are matched by communicator and sequence; the rank starting one last makes the "
-                          "others wait; a straggler has more than half the late arrivals (set/stragglers), else is last "
-                          "in more than half the collectives");
+                          "others wait; the straggler has the most total lateness over its late arrivals "
+                          "(set/stragglers), twice the next rank's, else is last in more than half the collectives");
   cJSON *ck = cJSON_AddObjectToObject(res, "clock");
   cJSON_AddStringToObject(ck, "method", rs->clock_method);
   nsys_json_int(ck, "thresholdNs", rs->clock_threshold);

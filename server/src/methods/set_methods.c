@@ -167,6 +167,8 @@ cJSON *nsys_method_set_stragglers(nsys_call *call) {
     nsys_json_int(o, "rank", e->rank);
     nsys_json_int(o, "lateNs", e->late);
     cJSON_AddStringToObject(o, "cause", nsys_cause_names[e->cause]);
+    if (e->carried_from >= 0) nsys_json_int(o, "carriedFrom", e->carried_from);
+    else cJSON_AddNullToObject(o, "carriedFrom");
     cJSON_AddItemToObject(o, "peerMedian", nsys__causes_obj(e->peer_median, e->peer_median[NSYS_CAUSE__N]));
     cJSON_AddItemToArray(events, o);
   }

@@ -1376,6 +1376,7 @@ SetStragglersResultEventsItem = TypedDict("SetStragglersResultEventsItem", {
     "syncNs": int,
     "launchGapNs": int,
     "peerMedian": Dict[str, int],
+    "carriedFrom": Union[int, None],
 })
 
 SetStragglersResultSkewRowsItem = TypedDict("SetStragglersResultSkewRowsItem", {

@@ -10,7 +10,7 @@ causes: ("compute" | "dataLoad" | "h2d" | "sync" | "launchGap")[]
  */
 lateThresholdNs: number
 /**
- * the rank last in more than half the collectives, else null
+ * the rank with the most total lateness over its events (two at least), at least twice the next rank's; else the rank last in more than half the collectives; else null
  */
 straggler?: (number | null)
 ranks: {
@@ -49,7 +49,7 @@ rank: number
  */
 lateNs: number
 /**
- * the category whose time before the collective exceeds the other ranks' median the most
+ * the category whose time before the collective exceeds the other ranks' median the most; the carried cause when carriedFrom is set
  */
 cause: ("compute" | "dataLoad" | "h2d" | "sync" | "launchGap")
 /**
@@ -82,6 +82,10 @@ launchGapNs: number
 peerMedian: {
 [k: string]: number
 }
+/**
+ * the collective whose event's cause this one carries: the rank was late there earlier in the same step and is now late by less than 1.5x that (most of the delay is the earlier one's)
+ */
+carriedFrom: (number | null)
 }[]
 skew: {
 stepOffset: number
