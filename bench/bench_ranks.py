@@ -13,7 +13,9 @@ offsets), then through `nsys-ai serve`:
 
 and prints ONE table, plus a projection of R' ranks on a Dask cluster of W workers
 from the measured per-rank costs: ceil(R'/W) x map task + reduce x (R'/R) (the reduce
-is O(n log n) in the set's collectives: linear is the honest bound to state).
+is O(n log n) in the set's collectives: linear is the honest bound to state), with the
+share of the reduce that is carrying and parsing the summaries' JSON (measured by
+sending the same bytes to set/close, which ignores them).
 
 usage: bench/bench_ranks.py [--ranks 64] [--kernels-per-rank 20000] [--dir /tmp/nsys-ai-ranks]
                             [--project 1024] [--workers 64] [--threads N] [--budget-mb N]
@@ -135,7 +137,10 @@ def main() -> int:
                                  capture_output=True, text=True).stdout
             sums += json.loads(out)["summaries"]
         with Server(env=env) as srv:
+            # the same bytes to a method that ignores them: what carrying and parsing the JSON costs
+            _, t_carry = timed(lambda: call(srv, "set/close", {"setId": "none", "summaries": sums}))
             _, t_red = timed(lambda: call(srv, "set/reduce", {"summaries": sums}))
+        sum_mb = len(json.dumps(sums)) / 2**20
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     colls = info["collectives"]["count"]
@@ -151,13 +156,16 @@ def main() -> int:
         ("set/collectives (all pages)", f"{t_co:.0f} ms ({n_co} rows)"),
         ("set/nccl", f"{t_nc:.0f} ms ({len(nc['rows'])} rows)"),
         ("map task (rank-summary) cold / cached", f"{t_map_cold:.0f} / {t_map_warm:.0f} ms"),
-        ("set/reduce of all summaries", f"{t_red:.0f} ms"),
+        ("set/reduce of all summaries", f"{t_red:.0f} ms ({sum_mb:.1f} MB of JSON; the same bytes to set/close: "
+                                        f"{t_carry:.0f} ms)"),
     ]
     waves = math.ceil(a.project / a.workers)
-    proj = waves * t_map_cold + t_red * a.project / a.ranks
+    scale = a.project / a.ranks
+    proj = waves * t_map_cold + t_red * scale
     rows.append((f"projection: {a.project} ranks on {a.workers} Dask workers",
-                 f"{proj / 1000:.1f} s cold ({waves} waves x {t_map_cold:.0f} ms + reduce "
-                 f"{t_red * a.project / a.ranks:.0f} ms), at {a.kernels_per_rank} kernels per rank"))
+                 f"{proj / 1000:.1f} s cold ({waves} waves x {t_map_cold:.0f} ms map + reduce {t_red * scale / 1000:.1f} s, "
+                 f"of which {t_carry * scale / 1000:.1f} s carrying {sum_mb * scale:.0f} MB of summaries), "
+                 f"at {a.kernels_per_rank} kernels per rank"))
     w = max(len(r[0]) for r in rows)
     print(f"{'measure':<{w}}  value")
     for k, v in rows:
