@@ -19,7 +19,7 @@ static void nsys__link(nsys_rankset *s) {
     snprintf(s->link_source, sizeof s->link_source, "ranks on %u nodes: the network is not in the exports", s->n_nodes);
     return;
   }
-  const nsys_rank_summary *r = s->n_sums ? &s->sums[0] : NULL;
+  const nsys_rank_summary *r = s->n_ranks ? &s->sums[s->ranks[0].summary] : NULL;
   if (!r || !r->gpu) {
     snprintf(s->link_source, sizeof s->link_source, "no GPU name in the exports");
     return;

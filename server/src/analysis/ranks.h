@@ -31,7 +31,8 @@ typedef struct nsys_rank_coll {
   int64_t cause[NSYS_CAUSE__N];
 } nsys_rank_coll;
 
-/* One rank: a (file, device) pair. */
+/* One rank: a (file, device) pair; device -1: a file without GPU ops (its
+ * clock and host only). */
 typedef struct nsys_rank_summary {
   char *path;          /* the file */
   char *host;          /* TARGET_INFO_SYSTEM_ENV Hostname, NULL */
@@ -49,7 +50,8 @@ typedef struct nsys_rank_summary {
   uint32_t n_colls;
 } nsys_rank_summary;
 
-/* Every rank of one file (one per device with GPU ops), appended to *out
+/* Every rank of one file (one per device with GPU ops; one with device -1
+ * when it has none), appended to *out
  * (grown; *n and *cap updated). False after nsys_task_fail (cancelled). */
 bool nsys_rank_summarize(nsys_task *task, struct nsys_profile *p, const struct nsys_index *ix,
                          nsys_rank_summary **out, uint32_t *n, uint32_t *cap);
@@ -115,6 +117,8 @@ typedef struct nsys_set_nccl_row {
 typedef struct nsys_rankset {
   nsys_rank_summary *sums; uint32_t n_sums; /* owned */
   char **files; uint32_t n_files;           /* distinct paths, input order (borrowed from sums) */
+  uint32_t *file_node, *file_sum;           /* per file: its node, its first summary */
+  int64_t *file_offset;                     /* per file: file clock + offset = set clock */
   nsys_set_rank *ranks; uint32_t n_ranks;   /* set order: by global rank, file, device */
   nsys_set_node *nodes; uint32_t n_nodes;
   const char *clock_method;  /* "session", "session+nccl", "none" */

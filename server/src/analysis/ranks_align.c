@@ -32,10 +32,12 @@ void nsys_rankset_align(nsys_rankset *s) {
     if (s->sums[i].utc_epoch_ns <= 0) s->aligned = false;
     else if (s->sums[i].utc_epoch_ns < min_utc) min_utc = s->sums[i].utc_epoch_ns;
   }
-  for (uint32_t r = 0; r < s->n_ranks; r++) {
-    const nsys_rank_summary *sum = &s->sums[s->ranks[r].summary];
-    s->ranks[r].offset = s->aligned ? (sum->utc_clock ? 0 : sum->utc_epoch_ns) - min_utc : 0;
+  s->file_offset = nsys_xcalloc((size_t)s->n_files + 1, sizeof *s->file_offset);
+  for (uint32_t f = 0; f < s->n_files; f++) {
+    const nsys_rank_summary *sum = &s->sums[s->file_sum[f]];
+    s->file_offset[f] = s->aligned ? (sum->utc_clock ? 0 : sum->utc_epoch_ns) - min_utc : 0;
   }
+  for (uint32_t r = 0; r < s->n_ranks; r++) s->ranks[r].offset = s->file_offset[s->ranks[r].file];
   s->clock_threshold = NSYS_CLOCK_THRESHOLD_NS;
   s->clock_method = s->aligned ? "session" : "none";
   uint32_t ref = s->n_ranks ? s->ranks[0].node : 0;
@@ -89,6 +91,7 @@ void nsys_rankset_align(nsys_rankset *s) {
     free(ends);
     free(m);
     for (uint32_t r = 0; r < s->n_ranks; r++) s->ranks[r].offset += s->nodes[s->ranks[r].node].correction;
+    for (uint32_t f = 0; f < s->n_files; f++) s->file_offset[f] += s->nodes[s->file_node[f]].correction;
   }
   s->window_start = INT64_MAX;
   s->window_end = INT64_MIN;

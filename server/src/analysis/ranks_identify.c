@@ -1,11 +1,14 @@
 /* Rank sets: who is who. Files (distinct paths), nodes (files of one host
  * share a clock; a file without a host name is a node of its own) and the
  * job's rank of every (file, device): NCCL's payload Rank, else the last
- * number of the file name (one rank per file, all distinct), else set order. */
+ * number of the file name (one rank per file, all distinct), else set order.
+ * A file without GPU ops comes as one summary with device -1: a file of the
+ * set (its clock counts), no rank. O(n log n). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "analysis/ranks.h"
 #include "common/util.h"
 
@@ -36,51 +39,68 @@ static int nsys__cmp_rank(const void *a, const void *b, void *ctx) {
 void nsys_rankset_identify(nsys_rankset *s) {
   uint32_t n = s->n_sums;
   s->files = nsys_xcalloc((size_t)n + 1, sizeof *s->files);
+  s->file_node = nsys_xcalloc((size_t)n + 1, sizeof *s->file_node);
+  s->file_sum = nsys_xcalloc((size_t)n + 1, sizeof *s->file_sum);
   s->ranks = nsys_xcalloc((size_t)n + 1, sizeof *s->ranks);
   s->nodes = nsys_xcalloc((size_t)n + 1, sizeof *s->nodes);
-  s->n_ranks = n;
-  uint32_t *node_of_file = nsys_xcalloc((size_t)n + 1, sizeof *node_of_file);
   for (uint32_t i = 0; i < n; i++) {
     const nsys_rank_summary *r = &s->sums[i];
-    uint32_t f = 0;
-    while (f < s->n_files && strcmp(s->files[f], r->path)) f++;
+    uint32_t f = s->n_files;
+    /* a file's summaries are adjacent (one file's ranks, in file order) */
+    if (f && !strcmp(s->files[f - 1], r->path)) f--;
     if (f == s->n_files) {
-      s->files[s->n_files++] = r->path;
+      s->files[s->n_files] = r->path;
+      s->file_sum[s->n_files++] = i;
       uint32_t nd = 0;
       if (r->host)
         while (nd < s->n_nodes && !(s->nodes[nd].host && !strcmp(s->nodes[nd].host, r->host))) nd++;
       else nd = s->n_nodes;
       if (nd == s->n_nodes) s->nodes[s->n_nodes++].host = r->host;
       s->nodes[nd].files++;
-      node_of_file[f] = nd;
+      s->file_node[f] = nd;
     }
-    s->ranks[i].summary = i;
-    s->ranks[i].file = f;
-    s->ranks[i].node = node_of_file[f];
-    s->ranks[i].global_rank = -1;
+    if (r->device < 0) continue; /* a file without GPU ops: a file of the set, no rank */
+    nsys_set_rank *k = &s->ranks[s->n_ranks++];
+    k->summary = i;
+    k->file = f;
+    k->node = s->file_node[f];
+    k->global_rank = -1;
   }
-  free(node_of_file);
   /* the job's ranks: payloads, else file names, else order */
-  bool by_payload = n > 0, by_file = n > 0 && s->n_files == n;
-  for (uint32_t i = 0; i < n; i++) {
-    if (s->sums[i].payload_rank < 0) by_payload = false;
-    if (by_file && nsys__file_number(s->sums[i].path) < 0) by_file = false;
-    for (uint32_t j = 0; j < i && (by_payload || by_file); j++) {
-      if (s->sums[i].payload_rank == s->sums[j].payload_rank) by_payload = false;
-      if (nsys__file_number(s->sums[i].path) == nsys__file_number(s->sums[j].path)) by_file = false;
-    }
+  uint32_t nr = s->n_ranks;
+  int64_t *num = nsys_xmalloc(((size_t)nr + 1) * sizeof *num);
+  int64_t *pay = nsys_xmalloc(((size_t)nr + 1) * sizeof *pay);
+  bool by_payload = nr > 0, by_file = nr > 0;
+  for (uint32_t i = 0; i < nr; i++) {
+    num[i] = nsys__file_number(s->sums[s->ranks[i].summary].path);
+    pay[i] = s->sums[s->ranks[i].summary].payload_rank;
+    if (pay[i] < 0) by_payload = false;
+    if (num[i] < 0) by_file = false;
   }
-  for (uint32_t i = 0; i < n; i++) {
+  /* distinct: sorted copies, neighbours compared */
+  if (by_payload || by_file) {
+    int64_t *v = nsys_xmalloc(((size_t)nr + 1) * sizeof *v);
+    memcpy(v, pay, nr * sizeof *v);
+    nsys_sort_i64(v, nr);
+    for (uint32_t i = 1; i < nr; i++) by_payload &= v[i] != v[i - 1];
+    memcpy(v, num, nr * sizeof *v);
+    nsys_sort_i64(v, nr);
+    for (uint32_t i = 1; i < nr; i++) by_file &= v[i] != v[i - 1];
+    free(v);
+  }
+  for (uint32_t i = 0; i < nr; i++) {
     nsys_set_rank *r = &s->ranks[i];
     if (by_payload) {
-      r->global_rank = s->sums[i].payload_rank;
+      r->global_rank = (int32_t)pay[i];
       r->rank_source = "nccl";
     } else if (by_file) {
-      r->global_rank = (int32_t)nsys__file_number(s->sums[i].path);
+      r->global_rank = (int32_t)num[i];
       r->rank_source = "file";
     } else {
       r->rank_source = "order";
     }
   }
-  if (n > 1) qsort_r(s->ranks, n, sizeof *s->ranks, nsys__cmp_rank, s);
+  free(num);
+  free(pay);
+  if (nr > 1) qsort_r(s->ranks, nr, sizeof *s->ranks, nsys__cmp_rank, s);
 }

@@ -32,6 +32,9 @@ void nsys_rankset_dispose(nsys_rankset *s) {
   for (uint32_t i = 0; i < s->n_colls; i++) free(s->colls[i].member);
   free(s->colls);
   free(s->files);
+  free(s->file_node);
+  free(s->file_sum);
+  free(s->file_offset);
   free(s->ranks);
   free(s->nodes);
   free((void *)s->types);

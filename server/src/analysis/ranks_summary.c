@@ -363,6 +363,18 @@ bool nsys_rank_summarize(nsys_task *task, nsys_profile *p, const nsys_index *ix,
     (*n)++;
     it0 = it1;
   }
+  if (ok && !nd && !c.stopped) { /* no GPU ops: the file still counts (its clock, its host) */
+    if (*n == *cap) *out = nsys_xrealloc(*out, (*cap = *cap ? *cap * 2 : 8) * sizeof **out);
+    nsys_rank_summary *r = &(*out)[(*n)++];
+    memset(r, 0, sizeof *r);
+    r->path = nsys_xstrdup(p->path);
+    r->host = host ? nsys_xstrdup(host) : NULL;
+    r->cc_major = -1;
+    r->device = -1;
+    r->payload_rank = -1;
+    r->utc_epoch_ns = p->info.utc_epoch_ns;
+    r->utc_clock = utc;
+  }
   bool stopped = c.stopped || nsys_task_cancelled(task);
   free(devs);
   free(load_name);

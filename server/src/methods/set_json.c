@@ -90,19 +90,18 @@ cJSON *nsys_set_json_open(const nsys_set *s) {
   cJSON *files = cJSON_AddArrayToObject(res, "files");
   for (uint32_t f = 0; f < s->n_files; f++) {
     const nsys_set_file *sf = &s->files[f];
-    const nsys_set_rank *first = NULL;
-    for (uint32_t r = 0; r < rs->n_ranks && !first; r++)
-      if (!strcmp(rs->sums[rs->ranks[r].summary].path, sf->path)) first = &rs->ranks[r];
-    const nsys_rank_summary *sum = first ? &rs->sums[first->summary] : NULL;
+    uint32_t rf = 0; /* the reduction's number of the file */
+    while (rf < rs->n_files && strcmp(rs->files[rf], sf->path)) rf++;
+    const nsys_rank_summary *sum = rf < rs->n_files ? &rs->sums[rs->file_sum[rf]] : NULL;
     cJSON *o = cJSON_CreateObject();
     nsys__str_or_null(o, "profileId", sf->profile_id[0] ? sf->profile_id : NULL);
     cJSON_AddStringToObject(o, "path", sf->path);
     if (sum && sum->utc_epoch_ns > 0) nsys_json_int(o, "utcEpochNs", sum->utc_epoch_ns);
     else cJSON_AddNullToObject(o, "utcEpochNs");
-    nsys_json_int(o, "offsetNs", first ? first->offset : 0);
+    nsys_json_int(o, "offsetNs", sum ? rs->file_offset[rf] : 0);
     cJSON_AddBoolToObject(o, "utcClock", sum && sum->utc_clock);
     nsys__str_or_null(o, "host", sum ? sum->host : NULL);
-    nsys_json_int(o, "node", first ? first->node : 0);
+    nsys_json_int(o, "node", sum ? rs->file_node[rf] : 0);
     cJSON_AddBoolToObject(o, "cached", sf->cached);
     cJSON_AddItemToArray(files, o);
   }
