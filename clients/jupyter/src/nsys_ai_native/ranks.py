@@ -17,6 +17,7 @@ profile/openSet), so a set reduced on Dask equals the set opened locally.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -62,7 +63,7 @@ class RankSet:
             rows += res[key]
         res[key] = rows
         res["next"] = None
-        return res
+        return dict(res)
 
     def collectives(self, type: Optional[str] = None) -> list[dict]:
         """Every matched collective (set/collectives, all pages)."""
@@ -106,10 +107,8 @@ def open_set_dask(paths: Iterable[str], client: Any, *, binary: Optional[str] = 
     file running `nsys-ai rank-summary` on a worker (`binary`: its path there; default: the
     worker's $NSYS_AI_SERVER or installed nsys-ai), then `reduce` locally. Needs
     `pip install 'nsys-ai-native[dask]'`; on Slurm, make `client` from dask_jobqueue.SLURMCluster."""
-    try:
-        import distributed  # noqa: F401
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("open_set_dask needs dask.distributed: pip install 'nsys-ai-native[dask]'") from e
+    if importlib.util.find_spec("distributed") is None:  # pragma: no cover - depends on the environment
+        raise ImportError("open_set_dask needs dask.distributed: pip install 'nsys-ai-native[dask]'")
     files = [os.path.abspath(os.fspath(p)) for p in paths]
     futures = client.map(summarize, files, binary=binary, pure=False)
     per_file = client.gather(futures)
