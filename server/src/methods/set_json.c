@@ -11,11 +11,6 @@
 #include "methods/set_open.h"
 #include "rpc/json_int.h"
 
-static void nsys__str_or_null(cJSON *o, const char *k, const char *v) {
-  if (v) cJSON_AddStringToObject(o, k, v);
-  else cJSON_AddNullToObject(o, k);
-}
-
 static const cJSON *nsys__find_dev(const cJSON *arr, int32_t dev) {
   const cJSON *it;
   cJSON_ArrayForEach(it, arr) {
@@ -94,13 +89,13 @@ cJSON *nsys_set_json_open(const nsys_set *s) {
     while (rf < rs->n_files && strcmp(rs->files[rf], sf->path)) rf++;
     const nsys_rank_summary *sum = rf < rs->n_files ? &rs->sums[rs->file_sum[rf]] : NULL;
     cJSON *o = cJSON_CreateObject();
-    nsys__str_or_null(o, "profileId", sf->profile_id[0] ? sf->profile_id : NULL);
+    nsys_json_str(o, "profileId", sf->profile_id[0] ? sf->profile_id : NULL);
     cJSON_AddStringToObject(o, "path", sf->path);
     if (sum && sum->utc_epoch_ns > 0) nsys_json_int(o, "utcEpochNs", sum->utc_epoch_ns);
     else cJSON_AddNullToObject(o, "utcEpochNs");
     nsys_json_int(o, "offsetNs", sum ? rs->file_offset[rf] : 0);
     cJSON_AddBoolToObject(o, "utcClock", sum && sum->utc_clock);
-    nsys__str_or_null(o, "host", sum ? sum->host : NULL);
+    nsys_json_str(o, "host", sum ? sum->host : NULL);
     nsys_json_int(o, "node", sum ? rs->file_node[rf] : 0);
     cJSON_AddBoolToObject(o, "cached", sf->cached);
     cJSON_AddItemToArray(files, o);
@@ -114,7 +109,7 @@ cJSON *nsys_set_json_open(const nsys_set *s) {
     nsys_json_int(o, "rank", r);
     uint32_t f = nsys__file_of(s, r);
     const char *pid = f < s->n_files && s->files[f].profile_id[0] ? s->files[f].profile_id : NULL;
-    nsys__str_or_null(o, "profileId", pid);
+    nsys_json_str(o, "profileId", pid);
     nsys_json_int(o, "file", f);
     nsys_json_int(o, "device", sum->device);
     nsys_json_int(o, "pid", sum->pid);
@@ -150,7 +145,7 @@ cJSON *nsys_set_json_open(const nsys_set *s) {
     nsys_json_int(o, "lateCount", rk->late_count);
     nsys_json_int(o, "maxLateNs", rk->max_late);
     int top = nsys__top_cause(rk);
-    nsys__str_or_null(o, "topCause", top >= 0 ? nsys_cause_names[top] : NULL);
+    nsys_json_str(o, "topCause", top >= 0 ? nsys_cause_names[top] : NULL);
     cJSON_AddItemToArray(per, o);
   }
   if (rs->straggler >= 0) nsys_json_int(st, "straggler", rs->straggler);
@@ -166,7 +161,7 @@ cJSON *nsys_set_json_open(const nsys_set *s) {
   for (uint32_t i = 0; i < rs->n_nodes; i++) {
     cJSON *o = cJSON_CreateObject();
     nsys_json_int(o, "node", i);
-    nsys__str_or_null(o, "host", rs->nodes[i].host);
+    nsys_json_str(o, "host", rs->nodes[i].host);
     nsys_json_int(o, "files", rs->nodes[i].files);
     nsys_json_int(o, "correctionNs", rs->nodes[i].correction);
     nsys_json_int(o, "disagreementNs", rs->nodes[i].disagreement);
@@ -201,8 +196,8 @@ cJSON *nsys_rank_summaries_json(const nsys_rank_summary *v, uint32_t n) {
     const nsys_rank_summary *r = &v[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "path", r->path);
-    nsys__str_or_null(o, "host", r->host);
-    nsys__str_or_null(o, "gpu", r->gpu);
+    nsys_json_str(o, "host", r->host);
+    nsys_json_str(o, "gpu", r->gpu);
     nsys_json_int(o, "ccMajor", r->cc_major);
     nsys_json_int(o, "device", r->device);
     nsys_json_int(o, "pid", r->pid);
