@@ -49,6 +49,9 @@ if [ $all -eq 1 ]; then
   python3 -m pip install -q --disable-pip-version-check pytest jsonschema
   # the MCP clients that drive `nsys-ai mcp` in tests/protocol/test_mcp*.py (pinned)
   python3 -m pip install -q --disable-pip-version-check "mcp==1.22.0"
+  # rank sets on Dask (clients/jupyter ranks.py, its LocalCluster test; bench/bench_ranks.py --dask)
+  python3 -m pip install -q --disable-pip-version-check "dask[distributed]==2026.8.0" \
+    || echo "setup: dask.distributed unavailable; the Dask rank-set test will skip"
   if command -v npm >/dev/null; then
     npm install -q --no-audit --no-fund --prefix tests/protocol/mcp-inspector "@modelcontextprotocol/inspector@0.17.2" \
       || echo "setup: the MCP Inspector is unavailable; its test will skip"

@@ -225,6 +225,9 @@ class Config:
         self.graphs = args.graphs
         self.callchains = args.callchains
         self.shapes = parse_shapes(args.shape)
+        self.straggler_rank = getattr(args, "straggler_rank", None)
+        self.straggler_every = getattr(args, "straggler_every", 7) or 7
+        self.straggler_ns = getattr(args, "straggler_ns", 2_000_000)
         if "graphs" in self.shapes:
             self.graphs = True
         if self.gpus < 1 or self.gpus > 64:
@@ -667,6 +670,11 @@ class Generator:
         L = cfg.layers
         it_cpu0 = rk.cpu
         self.push(rk, main, self.label("train_step", "train_step %d" % it))
+        if cfg.straggler_rank == rk.r and it % cfg.straggler_every == 0:
+            # rank sets: this rank's data loader stalls every straggler_every-th step
+            self.push(rk, main, "DataLoader.__next__")
+            self.advance(rk, main, cfg.straggler_ns)
+            self.pop(rk, main)
         # batch: pinned H2D on the copy stream inside a start/end range (eventType 60)
         rk.range_id += 1
         se = [rk.cpu, None, 60, rk.range_id, None, None, self.label("batch", "batch %d" % it), main, None, None, 0]
@@ -1149,6 +1157,58 @@ def generate(cfg, out, args=None):
     return gen
 
 
+def split_ranks(src, out_dir, gen, per_node, node_offset):
+    """One export per rank: rank r's process only (rows of other processes, devices and
+    threads left out), TARGET_INFO_SYSTEM_ENV Hostname node<k> (k = r // per_node), and
+    node k's session start moved by k x node_offset (a node clock that is off: every event
+    of the file lands that much earlier on the session-aligned clock). The kept times are
+    the run's, so the rank files line up like the ranks did."""
+    os.makedirs(out_dir, exist_ok=True)
+    src_db = sqlite3.connect(src)
+    ddl = src_db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+                         "AND name NOT LIKE 'sqlite_%' ORDER BY type = 'index'").fetchall()
+    cols = {n: {r[1] for r in src_db.execute('PRAGMA table_info("%s")' % n)} for t, n, _ in ddl if t == "table"}
+    src_db.close()
+    for rk in gen.ranks:
+        dst = os.path.join(out_dir, "rank%d.sqlite" % rk.r)
+        tmp = dst + ".tmp"
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        db = sqlite3.connect(tmp)
+        db.execute("ATTACH DATABASE ? AS src", (src,))
+        db.execute("BEGIN")
+        for kind, name, sql in ddl:
+            if kind != "table":
+                continue
+            db.execute(sql)
+            c = cols[name]
+            where = []
+            if "globalPid" in c:
+                where.append("(globalPid IS NULL OR globalPid = %d)" % rk.gpid)
+            elif "globalTid" in c:
+                where.append("(globalTid IS NULL OR (globalTid >> 24) = %d)" % (rk.gpid >> 24))
+            if "deviceId" in c and name.startswith("CUPTI"):
+                where.append("deviceId = %d" % rk.device)
+            db.execute('INSERT INTO main."%s" SELECT * FROM src."%s"%s'
+                       % (name, name, (" WHERE " + " AND ".join(where)) if where else ""))
+        for kind, name, sql in ddl:
+            if kind == "index":
+                db.execute(sql)
+        node = rk.r // max(1, per_node)
+        if "TARGET_INFO_SYSTEM_ENV" not in cols:
+            db.execute("CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, "
+                       "name TEXT NOT NULL, nameEnum INTEGER NOT NULL, value TEXT NOT NULL)")
+        db.execute("DELETE FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'")
+        db.execute("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (?, 'Local (CLI)', 'Hostname', 619, ?)",
+                   (GLOBAL_VM, "node%d" % node))
+        if node_offset and "TARGET_INFO_SESSION_START_TIME" in cols:
+            db.execute("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs - ?", (node * node_offset,))
+        db.execute("COMMIT")
+        db.execute("DETACH DATABASE src")
+        db.close()
+        os.replace(tmp, dst)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1171,9 +1231,20 @@ def main(argv=None):
                        help="absolute UTC ns timestamps (~1.78e18), as nsys export --ts-normalize=true")
     clock.add_argument("--negative-ts", action="store_true",
                        help="session zero at train_step 0: the setup phase has negative timestamps")
+    ranks = ap.add_argument_group("rank sets (see split_ranks): one file per rank of a multi-GPU run")
+    ranks.add_argument("--rank-files", metavar="DIR",
+                       help="also write DIR/rank<R>.sqlite per GPU (its process only; -o keeps the whole run)")
+    ranks.add_argument("--ranks-per-node", type=int, default=8, help="ranks sharing a host name and clock")
+    ranks.add_argument("--node-offset-ns", type=int, default=0,
+                       help="node k's session start (its clock) is off by k x this many ns")
+    ranks.add_argument("--straggler-rank", type=int, help="this rank's data loader stalls (DataLoader.__next__)")
+    ranks.add_argument("--straggler-every", type=int, default=7, help="... every N-th step (it %% N == 0)")
+    ranks.add_argument("--straggler-ns", type=int, default=2_000_000, help="... for this long")
     args = ap.parse_args(argv)
     cfg = Config(args)
     gen = generate(cfg, args.output, args)
+    if args.rank_files:
+        split_ranks(args.output, args.rank_files, gen, args.ranks_per_node, args.node_offset_ns)
     if args.summary:
         json.dump(shift_summary(gen.summary(), gen.clock_shift), sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -240,7 +240,13 @@ def walk_all(w: Walk, tmp: Path, other: Path):
     w.others = Truth(other).timestamps
     other_id = w.call("profile/open", {"path": str(other)})["profileId"]
     w.call("profile/diff", {"base": pid, "compare": other_id})
-    w.call("profile/openSet", {"paths": [str(t.path), str(other)]})
+    st = w.call("profile/openSet", {"paths": [str(t.path), str(other)]})
+    w.call("set/collectives", {"setId": st["setId"]})
+    w.call("set/stragglers", {"setId": st["setId"]})
+    w.call("set/nccl", {"setId": st["setId"]})
+    sums = w.call("set/summarize", {"path": str(t.path)})["summaries"]
+    w.call("set/close", {"setId": w.call("set/reduce", {"summaries": sums})["setId"]})
+    w.call("set/close", {"setId": st["setId"]})
     w.call("kernel/explain", {"profileId": pid, "kernelId": kernel_id})
     w.call("kernel/explain", {"profileId": pid, "name": "gemm"})
     w.call("agent/ask", {"profileId": pid, "question": "why is the GPU idle?", "llm": False})

@@ -128,6 +128,9 @@ def _base_params(method: str, pid: str, root: str) -> dict:
         "runs/list": {"workspaceRoot": root},
         "profile/query": {"profileId": pid, "sql": "SELECT 1"},
         "agent/ask": {"profileId": pid, "question": "Which kernel takes the most time?", "llm": False},
+        "profile/openSet": {"paths": [root + "/missing.sqlite"]},
+        "set/collectives": {"setId": "s0"},
+        "set/stragglers": {"setId": "s0"},
     }[method]
 
 
@@ -195,7 +198,8 @@ def test_progress_methods_report_progress(small_profile: Path, tmp_path: Path) -
                       "report/generate": {"profileId": pid},
                       "kernel/explain": {"profileId": pid, "name": "ampere_sgemm_128x64_tn"},
                       "agent/ask": {"profileId": pid, "question": "Which kernel takes the most time?"},
-                      "source/map": {"profileId": pid, "workspaceRoot": str(REPO / "tests" / "fixtures")}}[method]
+                      "source/map": {"profileId": pid, "workspaceRoot": str(REPO / "tests" / "fixtures")},
+                      "profile/openSet": {"paths": [str(small_profile)]}}[method]
             token = f"t{i}"
             result = s.request(method, {**params, "workDoneToken": token})
             if method == "profile/open":

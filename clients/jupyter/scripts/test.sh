@@ -36,7 +36,7 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 
 # -- 1. development venv (only re-installed when the requirement list changes) -------------
 step "venv $VENV"
-REQS="jupyterlab>=4,<5 notebook>=7,<8 anywidget>=0.9 pandas nbclient nbformat ipykernel build hatchling pytest jsonschema mypy"
+REQS="jupyterlab>=4,<5 notebook>=7,<8 anywidget>=0.9 pandas nbclient nbformat ipykernel build hatchling pytest jsonschema mypy dask[distributed]"
 if [ ! -x "$VENV/bin/python" ]; then "$PY" -m venv "$VENV" || { echo "cannot create venv"; exit 1; }; fi
 if [ "$(cat "$VENV/.nsys-ai-reqs" 2>/dev/null)" != "$REQS" ]; then
   "$VENV/bin/pip" install -q --upgrade pip >/dev/null

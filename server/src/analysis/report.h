@@ -21,7 +21,5 @@ cJSON *nsys_report_build(nsys_task *task, struct nsys_profile *p, const nsys_ind
 cJSON *nsys_diff_build(nsys_task *task, struct nsys_profile *a, const nsys_index *ia,
                        struct nsys_profile *b, const nsys_index *ib);
 
-/* profile/openSet core: ps/ixs are the opened per-rank profiles. */
-cJSON *nsys_openset_build(nsys_task *task, struct nsys_profile **ps, const nsys_index **ixs, int n);
 
 #endif

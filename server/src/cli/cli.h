@@ -30,6 +30,7 @@ extern const nsys_cli_command nsys_cli_explain[];
 extern const nsys_cli_command nsys_cli_source[];
 extern const nsys_cli_command nsys_cli_server[];
 extern const nsys_cli_command nsys_cli_capture[];
+extern const nsys_cli_command nsys_cli_ranks[];
 
 /* The report of a run named `ref` in the workspace's history (cwd or
  * $NSYS_AI_WORKSPACE) when ref is not an existing file; NULL otherwise.

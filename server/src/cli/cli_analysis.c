@@ -131,47 +131,6 @@ static int nsys__cmd_diff(int argc, char **argv) {
   return rc;
 }
 
-/* Text/markdown for profile/openSet: the per-rank tables and the straggler verdict. */
-static void nsys__render_ranks(nsys_strbuf *b, const cJSON *res, bool md) {
-  static const char *const sections[][2] = {{"ranks", "Ranks (file, device) aligned on session start"},
-                                            {"overlap", "Compute vs NCCL per rank"},
-                                            {"nccl", "NCCL per rank"},
-                                            {"iterations", "Iterations per rank"}};
-  for (size_t i = 0; i < sizeof sections / sizeof *sections; i++) {
-    nsys_strbuf_printf(b, md ? "\n## %s\n\n" : "\n%s\n", sections[i][1]);
-    nsys_render_table(b, cJSON_GetObjectItem(res, sections[i][0]), md, 0, 40);
-  }
-  const cJSON *st = cJSON_GetObjectItem(res, "stragglers");
-  nsys_strbuf_printf(b, md ? "\n## Stragglers\n\n" : "\nStragglers (%s)\n",
-                     md ? "" : cJSON_GetStringValue(cJSON_GetObjectItem(st, "rule")));
-  nsys_render_table(b, cJSON_GetObjectItem(st, "ranks"), md, 0, 0);
-  const cJSON *w = cJSON_GetObjectItem(st, "straggler");
-  if (cJSON_IsNumber(w))
-    nsys_strbuf_printf(b, "straggler: rank %d (last to start most of %d matched collectives)\n",
-                       (int)w->valuedouble, (int)cJSON_GetNumberValue(cJSON_GetObjectItem(st, "matchedCollectives")));
-  else
-    nsys_strbuf_puts(b, "no straggler: no rank is last in more than half of the matched collectives\n");
-}
-
-static int nsys__cmd_ranks(int argc, char **argv) {
-  nsys_cli_args a;
-  if (!nsys_cli_parse_args(argc, argv, 8, &a)) return nsys_cli_usage("ranks");
-  if (a.n_pos < 1 || a.opts->child) {
-    cJSON_Delete(a.opts);
-    return nsys_cli_usage("ranks");
-  }
-  int rc = NSYS_EXIT_OK;
-  nsys_cli_session s;
-  nsys_cli_session_init(&s);
-  cJSON *params = cJSON_CreateObject();
-  cJSON *paths = cJSON_AddArrayToObject(params, "paths");
-  for (int i = 0; i < a.n_pos; i++) cJSON_AddItemToArray(paths, cJSON_CreateString(a.pos[i]));
-  nsys__emit(nsys_cli_call(&s, "profile/openSet", params, &rc), a.format, nsys__render_ranks);
-  nsys_cli_session_dispose(&s);
-  cJSON_Delete(a.opts);
-  return rc;
-}
-
 const nsys_cli_command nsys_cli_analysis[] = {
     {"analyze", "NAME FILE [--param k=v]... [--format text|json|md]  |  analyze list",
      "run one analysis (nsys-ai analyze list shows them and their params)", nsys__cmd_analyze},
@@ -180,7 +139,5 @@ const nsys_cli_command nsys_cli_analysis[] = {
     {"diff", "BASE COMPARE [--format text|json|md]",
      "compare two profiles: kernels added/removed/faster/slower, overlap, idle, iterations",
      nsys__cmd_diff},
-    {"ranks", "FILE... [--format text|json|md]",
-     "multi-rank set (profile/openSet): align ranks, per-rank tables, stragglers", nsys__cmd_ranks},
     {NULL, NULL, NULL, NULL},
 };

@@ -215,3 +215,5 @@ const nsys_index *nsys_index_get(struct nsys_profile *p, nsys_task *task) {
   pthread_mutex_unlock(&nsys__build_mu);
   return ix;
 }
+
+bool nsys_index_from_cache(const nsys_index *ix) { return ix && ix->priv && nsys__priv(ix)->from_cache; }

@@ -118,6 +118,8 @@ typedef struct nsys_index {
  * and polls cancellation through `task`. Returns NULL after nsys_task_fail(). */
 nsys_index *nsys_index_build(struct nsys_profile *p, nsys_task *task);
 void nsys_index_free(nsys_index *ix);
+/* Whether ix was loaded from the cache directory (no SQL scan). */
+bool nsys_index_from_cache(const nsys_index *ix);
 
 /* Returns p->index, building and publishing it first if needed (thread-safe:
  * concurrent callers wait for one build). NULL after nsys_task_fail(). A

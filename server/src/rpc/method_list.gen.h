@@ -16,7 +16,13 @@
   X("analysis/run", nsys_method_analysis_run, NSYS_METHOD_CANCELLABLE) \
   X("report/generate", nsys_method_report_generate, NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \
   X("profile/diff", nsys_method_profile_diff, 0) \
-  X("profile/openSet", nsys_method_profile_open_set, 0) \
+  X("profile/openSet", nsys_method_profile_open_set, NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \
+  X("set/collectives", nsys_method_set_collectives, 0) \
+  X("set/stragglers", nsys_method_set_stragglers, 0) \
+  X("set/nccl", nsys_method_set_nccl, 0) \
+  X("set/close", nsys_method_set_close, 0) \
+  X("set/summarize", nsys_method_set_summarize, NSYS_METHOD_CANCELLABLE) \
+  X("set/reduce", nsys_method_set_reduce, NSYS_METHOD_CANCELLABLE) \
   X("profile/query", nsys_method_profile_query, NSYS_METHOD_CANCELLABLE) \
   X("agent/configure", nsys_method_agent_configure, 0) \
   X("kernel/explain", nsys_method_kernel_explain, NSYS_METHOD_PROGRESS | NSYS_METHOD_CANCELLABLE) \

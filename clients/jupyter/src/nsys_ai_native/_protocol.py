@@ -799,12 +799,36 @@ ProfileOpenResult = TypedDict("ProfileOpenResult", {
 # profile/openSet params
 ProfileOpenSetParams = TypedDict("ProfileOpenSetParams", {
     "paths": List[str],
+    "memoryBudgetMb": NotRequired[int],
+    "threads": NotRequired[int],
+    "workDoneToken": NotRequired[WorkDoneToken],
 })
 
 ProfileOpenSetResultFilesItem = TypedDict("ProfileOpenSetResultFilesItem", {
     "utcEpochNs": Union[int, None],
     "offsetNs": Ns,
     "utcClock": bool,
+    "profileId": Union[str, None],
+    "path": str,
+    "host": Union[str, None],
+    "node": int,
+    "cached": bool,
+})
+
+ProfileOpenSetResultRanksItem = TypedDict("ProfileOpenSetResultRanksItem", {
+    "rank": int,
+    "profileId": Union[str, None],
+    "file": NotRequired[int],
+    "device": int,
+    "pid": int,
+    "offsetNs": Ns,
+    "globalRank": Union[int, None],
+    "rankSource": Literal["nccl", "file", "order"],
+    "node": int,
+    "clockCorrectionNs": int,
+    "ncclKernels": int,
+    "collectives": int,
+    "steps": int,
 })
 
 ProfileOpenSetResultOverlapItem = TypedDict("ProfileOpenSetResultOverlapItem", {
@@ -812,21 +836,63 @@ ProfileOpenSetResultOverlapItem = TypedDict("ProfileOpenSetResultOverlapItem", {
     "end": NotRequired[Ns],
 })
 
+ProfileOpenSetResultStragglersRanksItem = TypedDict("ProfileOpenSetResultStragglersRanksItem", {
+    "lastCount": int,
+    "lateCount": int,
+    "maxLateNs": int,
+    "topCause": Union[str, None],
+})
+
 ProfileOpenSetResultStragglers = TypedDict("ProfileOpenSetResultStragglers", {
     "straggler": Union[int, None],
-    "ranks": List[Dict[str, Any]],
+    "ranks": List[ProfileOpenSetResultStragglersRanksItem],
+    "rule": str,
+})
+
+ProfileOpenSetResultClockNodesItem = TypedDict("ProfileOpenSetResultClockNodesItem", {
+    "node": int,
+    "host": Union[str, None],
+    "files": int,
+    "correctionNs": int,
+    "disagreementNs": NotRequired[int],
+    "samples": int,
+})
+
+ProfileOpenSetResultClock = TypedDict("ProfileOpenSetResultClock", {
+    "method": Literal["session", "session+nccl", "none"],
+    "thresholdNs": int,
+    "nodes": List[ProfileOpenSetResultClockNodesItem],
+})
+
+ProfileOpenSetResultCollectives = TypedDict("ProfileOpenSetResultCollectives", {
+    "count": int,
+    "matchedBy": Literal["payload", "order", "none"],
+    "unmatched": int,
+    "communicators": int,
+    "types": List[str],
+})
+
+ProfileOpenSetResultParallel = TypedDict("ProfileOpenSetResultParallel", {
+    "threads": int,
+    "memoryBudgetMb": int,
+    "estimatedMb": int,
+    "keptOpen": bool,
 })
 
 # profile/openSet result
 ProfileOpenSetResult = TypedDict("ProfileOpenSetResult", {
     "files": List[ProfileOpenSetResultFilesItem],
-    "ranks": List[Dict[str, Any]],
+    "ranks": List[ProfileOpenSetResultRanksItem],
     "aligned": bool,
     "window": Window,
     "overlap": List[ProfileOpenSetResultOverlapItem],
     "nccl": List[Dict[str, Any]],
     "iterations": List[Dict[str, Any]],
     "stragglers": ProfileOpenSetResultStragglers,
+    "setId": str,
+    "clock": ProfileOpenSetResultClock,
+    "collectives": ProfileOpenSetResultCollectives,
+    "parallel": ProfileOpenSetResultParallel,
 })
 
 # profile/query params
@@ -1169,6 +1235,194 @@ SearchResult = TypedDict("SearchResult", {
     "distinct": int,
     "matches": int,
     "truncated": bool,
+})
+
+# set/close params
+SetCloseParams = TypedDict("SetCloseParams", {
+    "setId": str,
+})
+
+# set/close result
+SetCloseResult = TypedDict("SetCloseResult", {
+    "closed": bool,
+})
+
+# set/collectives params
+SetCollectivesParams = TypedDict("SetCollectivesParams", {
+    "setId": str,
+    "cursor": NotRequired[str],
+    "limit": NotRequired[int],
+    "type": NotRequired[str],
+})
+
+SetCollectivesResultRowsItem = TypedDict("SetCollectivesResultRowsItem", {
+    "id": int,
+    "comm": str,
+    "seq": int,
+    "type": str,
+    "bytes": Union[int, None],
+    "ranks": int,
+    "start": Ns,
+    "end": Ns,
+    "step": int,
+    "lastRank": int,
+    "skewNs": int,
+    "startsNs": List[Union[int, None]],
+    "durationsNs": List[Union[int, None]],
+    "algBwGBps": Union[float, None],
+    "busBwGBps": Union[float, None],
+})
+
+# set/collectives result
+SetCollectivesResult = TypedDict("SetCollectivesResult", {
+    "setId": str,
+    "total": int,
+    "ranks": int,
+    "next": Union[str, None],
+    "rows": List[SetCollectivesResultRowsItem],
+})
+
+# set/nccl params
+SetNcclParams = TypedDict("SetNcclParams", {
+    "setId": str,
+})
+
+SetNcclResultLink = TypedDict("SetNcclResultLink", {
+    "kind": Literal["NVLink", "PCIe", "unknown"],
+    "gbps": Union[float, None],
+    "source": str,
+})
+
+SetNcclResultRowsItem = TypedDict("SetNcclResultRowsItem", {
+    "type": str,
+    "bucket": str,
+    "minBytes": Union[int, None],
+    "maxBytes": Union[int, None],
+    "count": int,
+    "totalNs": int,
+    "avgNs": int,
+    "busBwGBps": Union[float, None],
+    "maxBusBwGBps": Union[float, None],
+    "pctOfLink": Union[float, None],
+})
+
+# set/nccl result
+SetNcclResult = TypedDict("SetNcclResult", {
+    "setId": str,
+    "link": SetNcclResultLink,
+    "rows": List[SetNcclResultRowsItem],
+})
+
+# columns, one entry per NCCL kernel in start order
+SetSummarizeResultSummaryCollectives = TypedDict("SetSummarizeResultSummaryCollectives", {
+    "start": List[int],
+    "end": List[int],
+    "bytes": List[int],
+    "commSize": List[int],
+    "step": List[int],
+    "window": List[int],
+    "compute": List[int],
+    "dataLoad": List[int],
+    "h2d": List[int],
+    "sync": List[int],
+    "launchGap": List[int],
+    "comm": List[str],
+    "type": List[str],
+})
+
+# one rank (file, device) as the map step summarises it; docs/multirank.md
+SetSummarizeResultSummary = TypedDict("SetSummarizeResultSummary", {
+    "path": str,
+    "host": Union[str, None],
+    "gpu": Union[str, None],
+    "ccMajor": int,
+    "device": int,
+    "pid": int,
+    "utcEpochNs": Ns,
+    "utcClock": bool,
+    "payloadRank": int,
+    "spanStart": Ns,
+    "spanEnd": Ns,
+    "steps": int,
+    "ncclKernels": int,
+    "collectives": SetSummarizeResultSummaryCollectives,
+})
+
+# set/reduce params
+SetReduceParams = TypedDict("SetReduceParams", {
+    "summaries": List[SetSummarizeResultSummary],
+})
+
+SetReduceResult = ProfileOpenSetResult
+
+# set/stragglers params
+SetStragglersParams = TypedDict("SetStragglersParams", {
+    "setId": str,
+    "cursor": NotRequired[str],
+    "limit": NotRequired[int],
+    "stepOffset": NotRequired[int],
+    "stepLimit": NotRequired[int],
+    "rank": NotRequired[int],
+})
+
+SetStragglersResultRanksItem = TypedDict("SetStragglersResultRanksItem", {
+    "rank": int,
+    "lateCount": int,
+    "latePct": float,
+    "avgLateNs": int,
+    "maxLateNs": int,
+    "causes": Dict[str, int],
+})
+
+SetStragglersResultEventsItem = TypedDict("SetStragglersResultEventsItem", {
+    "collective": int,
+    "step": int,
+    "rank": int,
+    "lateNs": int,
+    "cause": Literal["compute", "dataLoad", "h2d", "sync", "launchGap"],
+    "windowNs": int,
+    "computeNs": int,
+    "dataLoadNs": int,
+    "h2dNs": int,
+    "syncNs": int,
+    "launchGapNs": int,
+    "peerMedian": Dict[str, int],
+    "carriedFrom": Union[int, None],
+})
+
+SetStragglersResultSkewRowsItem = TypedDict("SetStragglersResultSkewRowsItem", {
+    "rank": int,
+    "lateNs": List[int],
+})
+
+SetStragglersResultSkew = TypedDict("SetStragglersResultSkew", {
+    "stepOffset": int,
+    "steps": int,
+    "rows": List[SetStragglersResultSkewRowsItem],
+})
+
+# set/stragglers result
+SetStragglersResult = TypedDict("SetStragglersResult", {
+    "setId": str,
+    "causes": List[Literal["compute", "dataLoad", "h2d", "sync", "launchGap"]],
+    "lateThresholdNs": int,
+    "straggler": NotRequired[Union[int, None]],
+    "ranks": List[SetStragglersResultRanksItem],
+    "total": int,
+    "next": Union[str, None],
+    "events": List[SetStragglersResultEventsItem],
+    "skew": SetStragglersResultSkew,
+})
+
+# set/summarize params
+SetSummarizeParams = TypedDict("SetSummarizeParams", {
+    "path": str,
+})
+
+# set/summarize result
+SetSummarizeResult = TypedDict("SetSummarizeResult", {
+    "summaries": List[SetSummarizeResultSummary],
+    "cached": bool,
 })
 
 ShutdownParams = Union[Dict[str, Any], None]
@@ -1640,6 +1894,12 @@ METHODS: Dict[str, Dict[str, str]] = {
     "runs/note": {"params": "RunsNoteParams", "result": "RunsNoteResult"},
     "runs/record": {"params": "RunsRecordParams", "result": "RunsRecordResult"},
     "search": {"params": "SearchParams", "result": "SearchResult"},
+    "set/close": {"params": "SetCloseParams", "result": "SetCloseResult"},
+    "set/collectives": {"params": "SetCollectivesParams", "result": "SetCollectivesResult"},
+    "set/nccl": {"params": "SetNcclParams", "result": "SetNcclResult"},
+    "set/reduce": {"params": "SetReduceParams", "result": "SetReduceResult"},
+    "set/stragglers": {"params": "SetStragglersParams", "result": "SetStragglersResult"},
+    "set/summarize": {"params": "SetSummarizeParams", "result": "SetSummarizeResult"},
     "shutdown": {"params": "ShutdownParams", "result": "ShutdownResult"},
     "source/annotate": {"params": "SourceAnnotateParams", "result": "SourceAnnotateResult"},
     "source/kernelsAt": {"params": "SourceKernelsAtParams", "result": "SourceKernelsAtResult"},
@@ -1673,6 +1933,12 @@ ANALYSIS_RUN: Literal["analysis/run"] = "analysis/run"
 REPORT_GENERATE: Literal["report/generate"] = "report/generate"
 PROFILE_DIFF: Literal["profile/diff"] = "profile/diff"
 PROFILE_OPEN_SET: Literal["profile/openSet"] = "profile/openSet"
+SET_COLLECTIVES: Literal["set/collectives"] = "set/collectives"
+SET_STRAGGLERS: Literal["set/stragglers"] = "set/stragglers"
+SET_NCCL: Literal["set/nccl"] = "set/nccl"
+SET_CLOSE: Literal["set/close"] = "set/close"
+SET_SUMMARIZE: Literal["set/summarize"] = "set/summarize"
+SET_REDUCE: Literal["set/reduce"] = "set/reduce"
 PROFILE_QUERY: Literal["profile/query"] = "profile/query"
 AGENT_CONFIGURE: Literal["agent/configure"] = "agent/configure"
 KERNEL_EXPLAIN: Literal["kernel/explain"] = "kernel/explain"
@@ -1692,8 +1958,8 @@ RUNS_COMPARE: Literal["runs/compare"] = "runs/compare"
 TEST_SLEEP: Literal["test/sleep"] = "test/sleep"
 TEST_ECHO: Literal["test/echo"] = "test/echo"
 TEST_NO_RESULT: Literal["test/noResult"] = "test/noResult"
-PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "kernel/explain", "agent/ask", "source/map"})
-CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "profile/query", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"})
+PROGRESS_METHODS = frozenset({"profile/open", "report/generate", "profile/openSet", "kernel/explain", "agent/ask", "source/map"})
+CANCELLABLE_METHODS = frozenset({"profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "profile/openSet", "set/summarize", "set/reduce", "profile/query", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"})
 INLINE_METHODS = frozenset({"profile/list", "analysis/list"})
 
 # JSON-RPC error codes (protocol/errors.json; docs/protocol.md "Errors").

@@ -50,6 +50,18 @@ import type { RunsRecordParams } from './generated/runs.record.params';
 import type { RunsRecordResult } from './generated/runs.record.result';
 import type { SearchParams } from './generated/search.params';
 import type { SearchResult } from './generated/search.result';
+import type { SetCloseParams } from './generated/set.close.params';
+import type { SetCloseResult } from './generated/set.close.result';
+import type { SetCollectivesParams } from './generated/set.collectives.params';
+import type { SetCollectivesResult } from './generated/set.collectives.result';
+import type { SetNcclParams } from './generated/set.nccl.params';
+import type { SetNcclResult } from './generated/set.nccl.result';
+import type { SetReduceParams } from './generated/set.reduce.params';
+import type { SetReduceResult } from './generated/set.reduce.result';
+import type { SetStragglersParams } from './generated/set.stragglers.params';
+import type { SetStragglersResult } from './generated/set.stragglers.result';
+import type { SetSummarizeParams } from './generated/set.summarize.params';
+import type { SetSummarizeResult } from './generated/set.summarize.result';
 import type { ShutdownParams } from './generated/shutdown.params';
 import type { ShutdownResult } from './generated/shutdown.result';
 import type { SourceAnnotateParams } from './generated/source.annotate.params';
@@ -92,6 +104,12 @@ export const Method = {
   ReportGenerate: "report/generate",
   ProfileDiff: "profile/diff",
   ProfileOpenSet: "profile/openSet",
+  SetCollectives: "set/collectives",
+  SetStragglers: "set/stragglers",
+  SetNccl: "set/nccl",
+  SetClose: "set/close",
+  SetSummarize: "set/summarize",
+  SetReduce: "set/reduce",
   ProfileQuery: "profile/query",
   AgentConfigure: "agent/configure",
   KernelExplain: "kernel/explain",
@@ -133,6 +151,12 @@ export interface RequestMap {
   "report/generate": { params: ReportGenerateParams; result: ReportGenerateResult };
   "profile/diff": { params: ProfileDiffParams; result: ProfileDiffResult };
   "profile/openSet": { params: ProfileOpenSetParams; result: ProfileOpenSetResult };
+  "set/collectives": { params: SetCollectivesParams; result: SetCollectivesResult };
+  "set/stragglers": { params: SetStragglersParams; result: SetStragglersResult };
+  "set/nccl": { params: SetNcclParams; result: SetNcclResult };
+  "set/close": { params: SetCloseParams; result: SetCloseResult };
+  "set/summarize": { params: SetSummarizeParams; result: SetSummarizeResult };
+  "set/reduce": { params: SetReduceParams; result: SetReduceResult };
   "profile/query": { params: ProfileQueryParams; result: ProfileQueryResult };
   "agent/configure": { params: AgentConfigureParams; result: AgentConfigureResult };
   "kernel/explain": { params: KernelExplainParams; result: KernelExplainResult };
@@ -161,8 +185,8 @@ export type ParamsOf<M extends RequestName> = RequestMap[M]['params'];
 export type ResultOf<M extends RequestName> = RequestMap[M]['result'];
 
 /** Methods flagged in protocol/methods.json. */
-export const PROGRESS_METHODS: readonly RequestName[] = ["profile/open", "report/generate", "kernel/explain", "agent/ask", "source/map"];
-export const CANCELLABLE_METHODS: readonly RequestName[] = ["profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "profile/query", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"];
+export const PROGRESS_METHODS: readonly RequestName[] = ["profile/open", "report/generate", "profile/openSet", "kernel/explain", "agent/ask", "source/map"];
+export const CANCELLABLE_METHODS: readonly RequestName[] = ["profile/open", "timeline/range", "export/perfetto", "analysis/run", "report/generate", "profile/openSet", "set/summarize", "set/reduce", "profile/query", "kernel/explain", "agent/ask", "source/map", "source/kernelsAt", "profile/doctor", "runs/compare"];
 export const INLINE_METHODS: readonly RequestName[] = ["profile/list", "analysis/list"];
 
 /** JSON-RPC error codes (protocol/errors.json; docs/protocol.md#errors). */

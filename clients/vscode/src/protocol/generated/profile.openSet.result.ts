@@ -10,9 +10,65 @@ offsetNs: number
  * The export's timestamps are already UTC (EXPORT_PARAM_TIME_NORMALIZE=true): offsetNs does not add its utcEpochNs.
  */
 utcClock: boolean
+/**
+ * null when the file was closed after its summary (the set did not fit memoryBudgetMb)
+ */
+profileId: (string | null)
+path: string
+/**
+ * the host name the export records (TARGET_INFO_SYSTEM_ENV Hostname), null when it records none
+ */
+host: (string | null)
+/**
+ * index of the file's node: files of one host share a clock; files without a host name are one node each
+ */
+node: number
+/**
+ * the file's index came from the cache directory (no SQL scan)
+ */
+cached: boolean
 }[]
 ranks: {
-
+/**
+ * index of the rank in the set: ranks sorted by globalRank, then file and device
+ */
+rank: number
+profileId: (string | null)
+/**
+ * index into files
+ */
+file?: number
+device: number
+/**
+ * process owning the rank's NCCL (else first) stream
+ */
+pid: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+offsetNs: number
+/**
+ * the job's rank of this GPU
+ */
+globalRank: (number | null)
+/**
+ * nccl: NCCL's NVTX payload (Rank); file: the last number in the file name (one rank per file, all distinct); order: set order
+ */
+rankSource: ("nccl" | "file" | "order")
+node: number
+/**
+ * the node's correction from NCCL collective ends (0 for the reference node, or when the session clocks agree); included in offsetNs
+ */
+clockCorrectionNs: number
+ncclKernels: number
+/**
+ * the rank's collectives matched across ranks
+ */
+collectives: number
+/**
+ * iterations detected on the rank (analysis iterations)
+ */
+steps: number
 }[]
 aligned: boolean
 window: Window
@@ -35,8 +91,80 @@ iterations: {
 stragglers: {
 straggler: (number | null)
 ranks: {
-
+/**
+ * collectives this rank arrived at last
+ */
+lastCount: number
+/**
+ * collectives this rank was last at and late by more than the late threshold (set/stragglers)
+ */
+lateCount: number
+maxLateNs: number
+/**
+ * the cause of most of its late arrivals
+ */
+topCause: (string | null)
 }[]
+rule: string
+}
+/**
+ * names the set in set/* methods until set/close (or the server exits)
+ */
+setId: string
+clock: {
+/**
+ * session: TARGET_INFO_SESSION_START_TIME only; session+nccl: some node's clock was corrected from NCCL collective ends; none: a file has no session start (times as recorded)
+ */
+method: ("session" | "session+nccl" | "none")
+/**
+ * a node is corrected when the median disagreement of its collective ends exceeds this
+ */
+thresholdNs: number
+nodes: {
+node: number
+host: (string | null)
+files: number
+/**
+ * added to the node's session-aligned times
+ */
+correctionNs: number
+/**
+ * median of (reference node's collective end - this node's), before correction
+ */
+disagreementNs?: number
+/**
+ * collectives that measured it
+ */
+samples: number
+}[]
+}
+collectives: {
+/**
+ * collectives matched across all ranks of their communicator
+ */
+count: number
+/**
+ * payload: NCCL NVTX payloads (communicator, order within it); order: k-th NCCL kernel of the k-th NCCL stream of each rank
+ */
+matchedBy: ("payload" | "order" | "none")
+/**
+ * NCCL kernels left over on some ranks (a communicator's ranks ran different counts)
+ */
+unmatched: number
+communicators: number
+types: string[]
+}
+parallel: {
+threads: number
+memoryBudgetMb: number
+/**
+ * estimated memory of every file's index
+ */
+estimatedMb: number
+/**
+ * every file stays open (profileIds usable in timeline/*)
+ */
+keptOpen: boolean
 }
 }
 export interface Window {

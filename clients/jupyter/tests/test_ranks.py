@@ -1,0 +1,62 @@
+"""nsys_ai_native.ranks: a rank set reduced from summaries mapped over a Dask
+LocalCluster (each task runs `nsys-ai rank-summary` as a subprocess; thread
+workers keep the test cheap, the map is the same on process workers or Slurm)
+equals the set the server opens itself; the planted straggler and clock offset
+come through."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import generate
+from nsys_ai_native import ranks
+
+SET_KEYS = ("ranks", "clock", "collectives", "stragglers", "aligned", "window")
+
+
+@pytest.fixture(scope="session")
+def rank_files(gen_dir: Path) -> list[str]:
+    out = gen_dir / "ranks4"
+    generate(gen_dir / "ranks4_all.sqlite", "--preset", "tiny", "--gpus", "4", "--iterations", "15",
+             "--kernels", "4000", "--shape", "nccl-nvtx", "--rank-files", str(out), "--ranks-per-node", "2",
+             "--node-offset-ns", "3000000", "--straggler-rank", "2")
+    return [str(out / ("rank%d.sqlite" % r)) for r in range(4)]
+
+
+def _set_level(info: dict) -> dict:
+    d = {k: info[k] for k in SET_KEYS}
+    d["ranks"] = [{k: v for k, v in r.items() if k not in ("profileId", "file")} for r in d["ranks"]]
+    return d
+
+
+def test_summarize_runs_the_cli(rank_files: list[str]) -> None:
+    sums = ranks.summarize(rank_files[0])
+    assert len(sums) == 1 and sums[0]["device"] == 0 and sums[0]["payloadRank"] == 0
+    assert len(sums[0]["collectives"]["start"]) == sums[0]["ncclKernels"]
+
+
+def test_local_reduce_equals_open_set(rank_files: list[str]) -> None:
+    local = ranks.open_set(rank_files, threads=2)
+    red = ranks.reduce([s for f in rank_files for s in ranks.summarize(f)])
+    assert _set_level(red.info) == _set_level(local.info)
+    assert red.info["stragglers"]["straggler"] == 2
+    local.close()
+    red.close()
+
+
+def test_dask_equals_server(rank_files: list[str]) -> None:
+    distributed = pytest.importorskip("distributed", reason="dask.distributed not installed (pip install 'nsys-ai-native[dask]')")
+    local = ranks.open_set(rank_files)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            dsk = ranks.open_set_dask(rank_files, client)
+    assert _set_level(dsk.info) == _set_level(local.info)
+    assert dsk.collectives() == local.collectives()
+    assert dsk.stragglers() == {**local.stragglers(), "setId": dsk.id}
+    assert dsk.nccl() == {**local.nccl(), "setId": dsk.id}
+    ev = [e for e in dsk.stragglers(rank=2)["events"] if e["cause"] == "dataLoad"]
+    assert {e["step"] for e in ev} == {0, 7, 14}
+    assert {n["host"]: n["correctionNs"] for n in dsk.info["clock"]["nodes"]}["node1"] == 3_000_000
+    local.close()
+    dsk.close()
