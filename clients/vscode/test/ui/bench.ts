@@ -110,14 +110,18 @@ function hops(hx: Harness, from: number, method: string) {
     await page.evaluate(() => { window.__nsysPerf.frames.length = 0; window.__nsysPerf.inputToFrame.length = 0; });
     const cx = box.x + GUTTER + (box.width - GUTTER) * 0.4, cy = box.y + Math.min(22 + 11 * 22, (box.height + 22) / 2); /* inside the canvas, also with few rows */
     await page.mouse.move(cx, cy);
+    await page.keyboard.down('Control'); /* Ctrl+wheel zooms (the wheel alone pans) */
     for (let i = 0; i < 12; i++) { await page.mouse.wheel(0, -240); await sleep(16); }
+    await page.keyboard.up('Control');
     await page.mouse.down();
     for (let i = 1; i <= 40; i++) { await page.mouse.move(cx - i * 12, cy); await sleep(16); }
     await page.mouse.up();
     for (let i = 0; i < 8; i++) { await page.keyboard.press(i < 4 ? 'ArrowRight' : 'ArrowLeft'); await sleep(16); }
     for (let i = 0; i < 6; i++) { await page.keyboard.press(i % 2 ? '-' : '+'); await sleep(16); }
     await page.mouse.move(cx + 150, cy);
+    await page.keyboard.down('Control');
     for (let i = 0; i < 14; i++) { await page.mouse.wheel(0, 240); await sleep(16); }
+    await page.keyboard.up('Control');
     await page.mouse.down();
     for (let i = 1; i <= 30; i++) { await page.mouse.move(cx + 150 + i * 15, cy); await sleep(16); }
     await page.mouse.up();
@@ -149,7 +153,9 @@ function hops(hx: Harness, from: number, method: string) {
     await hoverAll(await pickTargets());
     /* zoomed in 1000x around the middle: individual kernels */
     await page.mouse.move(box.x + GUTTER + (box.width - GUTTER) / 2, box.y + 40);
+    await page.keyboard.down('Control');
     for (let i = 0; i < 38; i++) await page.mouse.wheel(0, -100);
+    await page.keyboard.up('Control');
     await sleep(2000);
     await hoverAll(await pickTargets());
     const hovers = await page.evaluate(() => [...window.__nsysPerf.hovers]);
