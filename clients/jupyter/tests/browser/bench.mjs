@@ -117,7 +117,9 @@ try {
     if (depth <= 0) dir = -1;
     depth -= dir;
     await page.mouse.move(plotX(0.1 + 0.8 * rnd()), box.y + 40 + 30 * rnd());
+    await page.keyboard.down("Control"); // Ctrl+wheel zooms (the wheel alone pans)
     await page.mouse.wheel(0, dir * 300);
+    await page.keyboard.up("Control");
   }
 
   for (let i = 0; i < 6; i++) { // warm-up: code paths, caches
