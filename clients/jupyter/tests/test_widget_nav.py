@@ -53,3 +53,34 @@ def test_view_selection_search_and_range(gen_dir: Path, methods: frozenset[str],
     a = w.analysis({"name": "top_kernels", "start": ks[2][0] - o, "end": ks[9][1] - o, "limit": 5})
     b = p.request("analysis/run", {"name": "top_kernels", "params": {"start": ks[2][0], "end": ks[9][1], "limit": 5}})
     assert a["summary"] == b["summary"] and a["rows"] == b["rows"] and a["summary"]["kernelCount"] >= 8
+
+
+def test_frames_exact_ints_and_units(gen_dir: Path, methods: frozenset[str]) -> None:
+    """DataFrames keep every integer exact on an epoch clock: a column with gaps (an NVTX range
+    with no GPU work has no gpuStart) is nullable Int64, not float64; the ns columns are named
+    in df.attrs["units"]."""
+    need(methods, "nvtx/tree", "analysis/run")
+    p = nsys_ai_native.open(generate(gen_dir / "epoch.sqlite", "--preset", "small", "--epoch-clock"))
+    df = p.nvtx_tree()
+    raw = p.nvtx_tree()
+    p.frames = False
+    flat = []
+    stack = list(reversed(p.nvtx_tree()))
+    while stack:
+        n = stack.pop()
+        flat.append(n)
+        stack.extend(reversed(n.get("children") or []))
+    assert len(flat) == len(raw)
+    gs = [n.get("gpuStart") for n in flat]
+    assert any(g is None for g in gs) and any(g is not None and g > 2**53 for g in gs)
+    assert str(df["gpuStart"].dtype) == "Int64" and str(df["start"].dtype) == "int64"
+    assert [None if v is None else v for v in gs] == [None if x is _pd_na() else int(x) for x in df["gpuStart"]]
+    assert df.attrs["units"]["gpuStart"] == "ns" and df.attrs["units"]["kernelNs"] == "ns" and "name" not in df.attrs["units"]
+    p.frames = True
+    top = p.top_kernels()
+    assert top.attrs["units"]["totalNs"] == "ns" and str(top["totalNs"].dtype) == "int64"
+
+
+def _pd_na():
+    import pandas as pd
+    return pd.NA

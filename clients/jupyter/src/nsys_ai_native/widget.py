@@ -152,7 +152,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3},
                       bufs)
         elif self._queues is not None and not content.get("inline"):  # "inline": the bench's comparison
-            self._queues[{"launched": "details", "analysis": "search"}.get(kind, kind)].put(content)
+            self._queues[{"launched": "details", "analysis": "search"}.get(str(kind), str(kind))].put(content)
         else:
             self._serve(content)
 
