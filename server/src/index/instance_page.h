@@ -10,9 +10,10 @@
 
 typedef enum { NSYS_INST_OP = 0, NSYS_INST_NVTX = 1 } nsys_inst_kind;
 
-/* One instance: a GPU op (id = kernelId) or an NVTX range (id = its index). */
+/* One instance: a GPU op (id = kernelId) or an NVTX range (id = its index);
+ * 16 bytes (its end is read from the index when a page is written). */
 typedef struct nsys_instance {
-  int64_t start, end;
+  int64_t start;
   uint32_t id;
   uint8_t kind; /* nsys_inst_kind */
 } nsys_instance;

@@ -45,12 +45,12 @@ typedef struct {
   size_t n, cap;
 } nsys__inst_vec;
 
-static void nsys__inst_push(nsys__inst_vec *iv, int64_t start, int64_t end, uint32_t id, uint8_t kind) {
+static void nsys__inst_push(nsys__inst_vec *iv, int64_t start, uint32_t id, uint8_t kind) {
   if (iv->n == iv->cap) {
     iv->cap = iv->cap ? iv->cap * 2 : 256;
     iv->v = nsys_xrealloc(iv->v, iv->cap * sizeof *iv->v);
   }
-  iv->v[iv->n++] = (nsys_instance){start, end, id, kind};
+  iv->v[iv->n++] = (nsys_instance){start, id, kind};
 }
 
 /* {total, offset, names, items}: the instances of ranks [off, off + len) in time order. */
@@ -88,7 +88,7 @@ static cJSON *nsys__instances_json(const nsys_index *ix, nsys__inst_vec *iv, siz
     nsys_json_add_i64(it, "id", in->id);
     cJSON_AddStringToObject(it, "track", tl ? tl->id : "");
     nsys_json_add_i64(it, "start", in->start);
-    nsys_json_add_i64(it, "end", in->end);
+    nsys_json_add_i64(it, "end", op ? ix->ops.end[in->id] : ix->nvtx.end[in->id]);
     nsys_json_add_i64(it, "name", slot[nm] - 1);
     cJSON_AddItemToArray(items, it);
   }
@@ -160,7 +160,7 @@ cJSON *nsys_method_search(nsys_call *call) {
       full_ns[fn] += nsys_op_dur(ix, i);
       if (full_ns[fn] > full_ns[h->example] || (full_ns[fn] == full_ns[h->example] && fn < h->example))
         h->example = fn; /* the group's demangled name with the most GPU time */
-      if (want_inst) nsys__inst_push(&iv, ix->ops.start[i], ix->ops.end[i], i, NSYS_INST_OP);
+      if (want_inst) nsys__inst_push(&iv, ix->ops.start[i], i, NSYS_INST_OP);
       total_count++;
     }
   }
@@ -180,7 +180,7 @@ cJSON *nsys_method_search(nsys_call *call) {
       nsys__hit *h = &hits[nidx[nm] - 1];
       h->count++;
       h->ns += ix->nvtx.end[i] - ix->nvtx.start[i];
-      if (want_inst) nsys__inst_push(&iv, ix->nvtx.start[i], ix->nvtx.end[i], i, NSYS_INST_NVTX);
+      if (want_inst) nsys__inst_push(&iv, ix->nvtx.start[i], i, NSYS_INST_NVTX);
       total_count++;
     }
   }

@@ -31,7 +31,7 @@ static void make(nsys_instance *v, size_t n, int shape) {
     case 4: s = (int64_t)(rnd() % 3) - 1; break;                     /* few distinct, negative */
     default: s = (int64_t)(rnd() % 1000000) + INT64_C(1700000000000000000); break; /* epoch clock */
     }
-    v[i] = (nsys_instance){s, s + (int64_t)(rnd() % 100), (uint32_t)(i / 2), (uint8_t)(i & 1)};
+    v[i] = (nsys_instance){s, (uint32_t)(i / 2), (uint8_t)(i & 1)};
   }
 }
 
