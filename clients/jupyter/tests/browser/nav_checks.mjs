@@ -2,7 +2,9 @@
 // navigation.test.ts, here in a notebook host): `/` focuses the search, Enter / Shift+Enter step
 // through the matches ("2 of N"), zooming to each and outlining it; a drag on the time axis
 // selects a range whose analyses show under the plot; the wheel pans, W zooms, `?` lists the
-// keys, Esc closes them and clears the range. Throws on the first failure.
+// keys, Esc closes them and clears the range; `w.view = (start, end)` in the kernel moves the
+// widget and `w.view` / `w.selection` read what the widget shows (JupyterLab's app object runs
+// the code in the notebook's kernel). Throws on the first failure.
 
 /** canvas pixels near colour rgb (plot area) */
 async function pixels(tl, rgb) {
@@ -82,4 +84,42 @@ export async function checkNavigation(page, tl, step, shot) {
   const after = await tl.evaluate((e) => ({ help: getComputedStyle(e.querySelector(".nsys-tl-help")).display, range: e.dataset.range }));
   if (after.help !== "none" || after.range) throw new Error(`Esc: ${JSON.stringify(after)}`);
   step("keys", { fit: f, panned: p, zoomed: z });
+  if (await page.evaluate(() => !!window.jupyterapp)) await checkPythonView(page, tl, step);
+}
+
+/** Runs `code` in the notebook's kernel; its printed text. */
+function run(page, code) {
+  return page.evaluate(async (c) => {
+    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+    const f = kernel.requestExecute({ code: c });
+    let out = "";
+    f.onIOPub = (m) => {
+      if (m.header.msg_type === "stream") out += m.content.text;
+      if (m.header.msg_type === "error") out += `ERROR ${m.content.ename}: ${m.content.evalue}`;
+    };
+    await f.done;
+    return out;
+  }, code);
+}
+
+async function checkPythonView(page, tl, step) {
+  // Python -> widget: the window set in the kernel is the one shown (offsets: origin 0 here)
+  const origin = Number(await tl.evaluate((e) => e.dataset.origin));
+  const set = await run(page, "s0, e0 = w.span['start'], w.span['end']\n" +
+    "a, b = int(w.origin) + s0 + (e0 - s0) // 4, int(w.origin) + s0 + (e0 - s0) // 2\nw.view = (a, b)\nprint(a, b)");
+  const [a, b] = set.trim().split(/\s+/).map(Number);
+  if (!(b > a)) throw new Error(`w.view = ...: ${set}`);
+  await page.waitForFunction(([x, y]) => {
+    const v = document.querySelector(".nsys-tl").__nsysNav.view();
+    return v.start === x && v.end === y;
+  }, [a - origin, b - origin], { timeout: 15000 });
+  // widget -> Python: a pan (D) and a range, read back exactly
+  await tl.locator("canvas").focus();
+  await page.keyboard.press("d");
+  const v = await tl.evaluate((e) => e.__nsysNav.view());
+  await page.waitForTimeout(600); // the widget writes its view 150 ms after the last change
+  const got = (await run(page, "print(*w.view, w.selection)")).trim();
+  const want = `${Math.round(v.start) + origin} ${Math.round(v.end) + origin} None`;
+  step("python view", { set: [a, b], shown: v, read: got });
+  if (got !== want) throw new Error(`w.view after a pan: ${got}, expected ${want}`);
 }
