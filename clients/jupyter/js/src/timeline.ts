@@ -85,7 +85,8 @@ const CSS = `
 .nsys-tl { font: 12px system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; background: var(--jp-layout-color0, #fff); }
 .nsys-tl-bar { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; padding: 4px 6px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
-.nsys-tl-bar b { margin-right: auto; font-weight: 600; }
+.nsys-tl-bar b { margin-right: auto; font-weight: 600; flex: 1 1 0; min-width: 8em; overflow: hidden; text-overflow: ellipsis;
+  white-space: nowrap; } /* its text (the window) changes with the view: its width must not (no reflow, no wrap) */
 .nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; }
 .nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; display: inline-block;
   width: 36ch; height: 16px; line-height: 16px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;
