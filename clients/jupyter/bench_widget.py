@@ -20,6 +20,9 @@ widget measures each step itself (performance.now()):
                  the notebook's own messaging cost under the same load
   padded message (--pad N) a ping answered with N bytes and no work: the messaging cost per byte
   burst last     5 notches 8 ms apart: the last notch -> its view drawn (coalescing)
+  search         Enter in the search box -> the first match's counter shown (a query
+                 scanning every kernel and NVTX range), then Enter / Shift+Enter -> the next
+                 match shown (search_step_ms; a page of 500 matches per request)
 
 Prints a table and one JSON line (p50/p99 per figure, load averages before/after).
 Default profiles: /tmp/vs-1m.sqlite and /tmp/vs-10m.sqlite when present, else a generated
@@ -164,6 +167,9 @@ def bench_one(profile: Path, app: str, out: Path, zooms: int, bursts: int, wire:
     cpu1 = os.times()
     s = res["samples"]
     figs = figures(s, res["pings"], res["bursts"], res.get("padded") or [], res.get("concurrent") or [])
+    if res.get("searchSteps"):  # the search box: Enter -> first match shown, then next/previous steps
+        figs["search_first_match_ms"] = summary([float(x) for x in res.get("searchFirst") or []])
+        figs["search_step_ms"] = summary([float(x) for x in res["searchSteps"]])
     p50 = figs["input_to_draw_ms"]["p50"]
     ping = figs["empty_message_ms"]["p50"]
     return {

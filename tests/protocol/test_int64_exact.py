@@ -215,6 +215,11 @@ def walk_all(w: Walk, tmp: Path, other: Path):
         stack.extend(n.get("children") or [])
     w.call("search", {"profileId": pid, "query": "gemm"})
     w.call("search", {"profileId": pid, "query": "*", "kinds": ["kernel", "nvtx"], "limit": 50})
+    # search's instances: the rows' own start and end, from a time given exactly
+    inst = w.call("search", {"profileId": pid, "query": "*", "instances": 200, "at": ks})["instances"]
+    assert inst["items"] and inst["items"][0]["start"] >= ks
+    for it in inst["items"]:
+        assert it["start"] in t.timestamps and it["end"] in t.timestamps
     w.call("export/perfetto", {"profileId": pid, "path": str(tmp / "trace.json")})
     w.call("export/perfetto", {"profileId": pid, "path": str(tmp / "trace2.json"), "start": ks, "end": ke})
     # the trace's microseconds since the span's start keep every nanosecond

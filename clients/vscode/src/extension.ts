@@ -14,6 +14,7 @@ import { registerCommands } from './ext/commands';
 import { registerOpenSuggestion } from './ext/openSuggestion';
 import { registerRuns } from './ext/runsView';
 import { registerAgents } from './ext/agents';
+import { FindingDiagnostics } from './ext/findingDiagnostics';
 
 const SOURCE_LANGUAGES: vscode.DocumentSelector = [
   { language: 'python' }, { language: 'cuda-cpp' }, { language: 'cpp' }, { language: 'c' },
@@ -32,6 +33,7 @@ export function activate(ctx: vscode.ExtensionContext): void {
     vscode.languages.registerHoverProvider(SOURCE_LANGUAGES, new KernelHoverProvider(store)),
     vscode.languages.registerCodeLensProvider(SOURCE_LANGUAGES, new KernelCodeLensProvider(insights)),
     vscode.languages.registerCodeActionsProvider({ language: 'python' }, new AnnotateActionProvider(), { providedCodeActionKinds: AnnotateActionProvider.kinds }),
+    ...(() => { const f = new FindingDiagnostics(store); return [f, vscode.languages.registerCodeActionsProvider(SOURCE_LANGUAGES, f, { providedCodeActionKinds: FindingDiagnostics.kinds })]; })(),
     new HeatDecorations(insights),
     vscode.window.registerTreeDataProvider('nsysAi.profiles', new ProfilesTreeProvider(store)),
     createStatusBar(store),

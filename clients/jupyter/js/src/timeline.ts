@@ -1,5 +1,9 @@
-// The timeline widget: a canvas with one row per track. Wheel zooms around the
-// cursor, drag pans, double-click resets; each view change asks the Python side
+// The timeline widget: a canvas with one row per track. Input as in Nsight Systems and
+// Perfetto, the same as the VS Code webview (timeline_nav KEYS): Ctrl+wheel or W/S zoom at the
+// cursor, the wheel, drag or A/D pan, a drag on the time axis (or Shift+drag) selects a range
+// (its analyses below the plot), double-click zooms to a slice (elsewhere: the whole profile),
+// F fits, `/` searches (Enter / Shift+Enter step through the matches), `?` lists the keys.
+// The view and the range are synced with Python (`view`, `selection`). Each view change asks the Python side
 // for `timeline/range` at the canvas's pixel width (at most one request in flight,
 // the latest view wins). Counters sit on the root element as data-* attributes.
 import { RenderProps } from "./anywidget";
@@ -8,6 +12,8 @@ import { eventColor, fmtDur, trackHue } from "./format";
 import { RangeClient, RangeData, TrackData, nameAt } from "./range_client";
 import { relTime } from "./exact_json";
 import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "./track_tree";
+import { Match, MatchPage, dragWindow, frameSpan } from "./timeline_nav";
+import { NAV_CSS, RunReply, SearchBox, fillRange, helpBox } from "./nav_ui";
 
 interface Track {
   id: string;
@@ -54,11 +60,14 @@ interface Window {
 }
 
 interface Model {
+  /** the area selection (offsets; {} when none), set here and read from Python (`selection`) */
+  _selection: Partial<Window>;
   tracks: Track[];
   /** times are offsets from this (decimal ns: exact on epoch clocks) */
   origin: string;
   span: Window;
-  view: Window;
+  /** the window shown (offsets), both ways: Python's `view` */
+  _view: Window;
   height: number;
   title: string;
 }
@@ -72,10 +81,12 @@ const MIN_SPAN_NS = 10;
 const PREVIEW_AFTER_MS = 70;
 
 const CSS = `
+.nsys-tl { position: relative; }
 .nsys-tl { font: 12px system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; background: var(--jp-layout-color0, #fff); }
-.nsys-tl-bar { display: flex; gap: 6px; align-items: center; padding: 4px 6px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
-.nsys-tl-bar b { margin-right: auto; font-weight: 600; }
+.nsys-tl-bar { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; padding: 4px 6px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
+.nsys-tl-bar b { margin-right: auto; font-weight: 600; flex: 1 1 0; min-width: 8em; overflow: hidden; text-overflow: ellipsis;
+  white-space: nowrap; } /* its text (the window) changes with the view: its width must not (no reflow, no wrap) */
 .nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; }
 .nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; display: inline-block;
   width: 36ch; height: 16px; line-height: 16px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;
@@ -151,7 +162,20 @@ class Timeline {
   /** measured view changes, newest last (at most 1000): for the benchmark and tests */
   readonly samples: Sample[] = [];
 
+  /** the area selection (offsets), or null */
+  private range: Window | null = null;
+  /** search matches: the current one and those in view (outlined) */
+  private matchNow: Match | undefined;
+  private matches: Match[] = [];
+  private search!: SearchBox;
+  private help = helpBox();
+  private rangeBox = el("div", "nsys-tl-range");
+  private model!: RenderProps<Model>["model"];
+  private titleEl = el("b");
+  private syncTimer: ReturnType<typeof setTimeout> | undefined;
+
   constructor({ model, el: host }: RenderProps<Model>) {
+    this.model = model;
     this.client = new RangeClient(model as never);
     this.client.origin = BigInt(model.get("origin") || "0");
     this.root.dataset.origin = String(this.client.origin);
@@ -160,14 +184,15 @@ class Timeline {
     this.trackById = new Map(this.tracks.map((t) => [t.id, t]));
     this.rows = visibleRows(this.tree, this.treeState);
     this.span = { ...model.get("span") };
-    this.view = { ...model.get("view") };
+    this.view = { ...model.get("_view") };
     if (!(this.span.end > this.span.start)) this.span = { start: this.span.start, end: this.span.start + 1e6 };
     if (!(this.view.end > this.view.start)) this.view = { ...this.span };
 
     const style = el("style");
-    style.textContent = CSS;
+    style.textContent = CSS + NAV_CSS;
     const bar = el("div", "nsys-tl-bar");
-    bar.append(el("b", undefined, model.get("title") || "timeline"));
+    this.titleEl.textContent = model.get("title") || "timeline";
+    bar.append(this.titleEl);
     const zoomOut = el("button", "nsys-tl-zoom-out", "−");
     const zoomIn = el("button", "nsys-tl-zoom-in", "+");
     const reset = el("button", "nsys-tl-reset", "reset");
@@ -180,13 +205,34 @@ class Timeline {
     this.unhide.title = "show the hidden rows";
     this.unhide.style.display = "none";
     this.unhide.onclick = () => this.changeRows("unhide");
-    bar.append(legend(), this.status, this.unhide, zoomOut, zoomIn, reset);
+    this.search = new SearchBox(
+      async (p) => this.toPage(await this.client.ask("search", { query: p.query, instances: p.instances,
+        ...(p.at !== undefined ? { at: Math.round(p.at) } : { offset: p.offset ?? 0 }) })),
+      async (query, s0, e0, limit) => this.toPage(await this.client.ask("search", { query, instances: limit,
+        start: Math.floor(s0), end: Math.ceil(e0) })).items,
+      (now, inView, zoom) => this.setMatches(now, inView, zoom),
+      () => this.view);
+    const helpBtn = el("button", "nsys-tl-helpbtn", "?");
+    helpBtn.title = "keyboard and mouse (?)";
+    helpBtn.onclick = () => this.toggleHelp();
+    bar.append(legend(), this.search.el, this.status, this.unhide, zoomOut, zoomIn, reset, helpBtn);
+    this.rangeBox.style.display = "none";
     this.maxH = model.get("height") || 420;
     this.scroll.style.maxHeight = `${this.maxH}px`;
     this.sizer.append(this.canvas, this.tip);
     this.scroll.append(this.sizer);
     this.details.style.display = "none";
-    this.root.append(style, bar, this.scroll, this.details);
+    this.root.append(style, bar, this.help, this.scroll, this.rangeBox, this.details);
+    this.canvas.tabIndex = 0;
+    this.canvas.addEventListener("keydown", (ev) => this.onKey(ev));
+    // Python sets the view (w.view = (start, end)): shown here
+    model.on("change:_view", () => {
+      const v = model.get("_view");
+      if (v && v.end > v.start && (v.start !== this.view.start || v.end !== this.view.end)) this.setView({ start: v.start, end: v.end }, false, true);
+    });
+    (this.root as unknown as { __nsysNav: unknown }).__nsysNav = {
+      view: () => ({ ...this.view }), range: () => this.range, steps: this.search.steps, labelW: () => this.labelW,
+    };
     host.append(this.root);
     this.bindPointer();
     this.scroll.addEventListener("scroll", () => this.onScroll(), { passive: true });
@@ -242,7 +288,7 @@ class Timeline {
   }
 
   /** A new view; previewNow: draw the old data at it in the next frame (drag), else later (zoom). */
-  private setView(v: Window, previewNow = false): void {
+  private setView(v: Window, previewNow = false, fromPython = false): void {
     const fullSpan = this.span.end - this.span.start;
     let len = Math.max(MIN_SPAN_NS, Math.min(v.end - v.start, fullSpan * 1.5));
     let start = v.start;
@@ -252,6 +298,7 @@ class Timeline {
     if (start + len > hi) start = Math.max(lo, hi - len);
     len = Math.min(len, hi - lo);
     this.view = { start, end: start + len };
+    this.viewChanged(fromPython);
     this.viewSeq++;
     this.inputAt.set(this.viewSeq, performance.now());
     this.fetch();
@@ -330,6 +377,144 @@ class Timeline {
     g.restore();
     this.paintAxis(g, this.width, s.h);
     this.shown = { ...s, view: { ...v } };
+  }
+
+  // -- navigation: search, range, keys, Python sync -------------------------------
+  /** After every view change: the matches in view, the title's window, and Python's `view`
+   *  (debounced; not echoed back when Python set it). */
+  private viewChanged(fromPython: boolean): void {
+    this.search?.viewChanged();
+    this.titleEl.textContent = `${this.model.get("title") || "timeline"} · ${formatCursor(this.view.start, this.span.start, 1)} – ${formatCursor(this.view.end, this.span.start, 1)}`;
+    if (fromPython) return;
+    clearTimeout(this.syncTimer);
+    this.syncTimer = setTimeout(() => {
+      this.model.set("_view", { start: Math.round(this.view.start), end: Math.round(this.view.end) });
+      this.model.save_changes();
+    }, 150);
+  }
+
+  /** A "search" reply: its instances with names (times: offsets, as the Python side sends them). */
+  private toPage(m: Record<string, unknown>): MatchPage {
+    const names = (m.names as string[]) ?? [];
+    const items = ((m.items as Array<Record<string, unknown>>) ?? []).map((x) => ({ kind: String(x.kind), id: Number(x.id),
+      track: String(x.track), start: Number(x.start), end: Number(x.end), name: names[Number(x.name)] ?? "" }));
+    return { total: Number(m.total ?? 0), offset: Number(m.offset ?? 0), items };
+  }
+
+  private setMatches(now: Match | undefined, inView: Match[], zoom: boolean): void {
+    this.matchNow = now;
+    this.matches = inView;
+    this.root.dataset.match = now ? `${now.kind}:${now.id}` : "";
+    this.root.dataset.matches = String(inView.length);
+    if (now && zoom) {
+      this.zoomTo(now.start, now.end);
+      const r = this.rowOfTrack(now.track); // its row scrolled into view
+      const h = this.scroll.clientHeight - AXIS_H;
+      if (r >= 0 && (r * ROW_H < this.scroll.scrollTop || (r + 1) * ROW_H > this.scroll.scrollTop + h)) this.scroll.scrollTop = Math.max(0, r * ROW_H - h / 2);
+    }
+    this.queueDraw();
+  }
+
+  /** Shows [start, end] with a margin (a match, a double-clicked slice). */
+  zoomTo(start: number, end: number): void {
+    this.setView(frameSpan(start, end, this.span));
+  }
+
+  /** F: the view fits the range, else the selected op. */
+  fit(): void {
+    const r = this.range ?? this.selectedSpan;
+    if (r) this.setView({ start: r.start, end: Math.max(r.end, r.start + MIN_SPAN_NS) });
+  }
+
+  private selectedSpan: Window | null = null;
+
+  /** Sets or clears the area selection: shaded on the plot, its analyses below it, and `selection` in Python. */
+  setRange(r: Window | null): void {
+    this.range = r;
+    this.root.dataset.range = r ? JSON.stringify(r) : "";
+    this.model.set("_selection", r ? { start: Math.round(r.start), end: Math.round(r.end) } : {});
+    this.model.save_changes();
+    this.queueDraw();
+    if (!r) {
+      this.rangeBox.style.display = "none";
+      return;
+    }
+    this.rangeBox.style.display = "block";
+    const win = { start: Math.round(r.start), end: Math.round(r.end) };
+    void fillRange(this.rangeBox, r, (t) => formatCursor(t, this.span.start, Math.max(1, (this.view.end - this.view.start) / 1000)),
+      (name) => this.client.ask("analysis", { name, ...win, ...(name === "top_kernels" ? { limit: 5 } : {}) }) as unknown as Promise<RunReply>,
+      () => this.fit());
+  }
+
+  private toggleHelp(show?: boolean): void {
+    const on = show ?? this.help.style.display === "none";
+    this.help.style.display = on ? "block" : "none";
+  }
+
+  /** The time at canvas x. */
+  private timeAt(x: number): number {
+    return this.view.start + ((x - this.labelW) / this.plotWidth()) * (this.view.end - this.view.start);
+  }
+
+  /** The row drawing track `id`: its own row, else the row that merges it; -1 if none. */
+  private rowOfTrack(id: string): number {
+    const own = this.rows.findIndex((r) => r.ids.length === 1 && r.ids[0] === id);
+    return own >= 0 ? own : this.rows.findIndex((r) => r.ids.includes(id));
+  }
+
+  private onKey(ev: KeyboardEvent): void {
+    const k = ev.key;
+    if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const len = this.view.end - this.view.start;
+    const at = this.cursorX !== null ? this.cursorX / this.plotWidth() : 0.5; // W/S at the cursor
+    if (k === "w" || k === "W" || k === "+" || k === "=") this.zoom(1 / 1.5, at);
+    else if (k === "s" || k === "S" || k === "-") this.zoom(1.5, at);
+    else if (k === "a" || k === "A" || k === "ArrowLeft") this.setView({ start: this.view.start - len * 0.1, end: this.view.end - len * 0.1 });
+    else if (k === "d" || k === "D" || k === "ArrowRight") this.setView({ start: this.view.start + len * 0.1, end: this.view.end + len * 0.1 });
+    else if (k === "0" || k === "Home") this.setView({ ...this.span });
+    else if (k === "f" || k === "F") this.fit();
+    else if (k === "/") this.search.focus();
+    else if (k === "?") this.toggleHelp();
+    else if (k === "Enter" && this.search.active) void this.search.step(ev.shiftKey ? -1 : 1);
+    else if (k === "Escape") {
+      if (this.help.style.display !== "none") this.toggleHelp(false);
+      else if (this.range) this.setRange(null);
+      else if (this.search.active) this.search.clear();
+      else return;
+    } else return;
+    ev.preventDefault();
+    ev.stopPropagation(); // not JupyterLab's command mode shortcuts (A/D/S insert, delete, save cells)
+  }
+
+  /** The range (shaded) and the search matches (outlined) on the plot. */
+  private paintNav(g: CanvasRenderingContext2D, top: number, scale: number, h: number): void {
+    const x = (t: number) => this.labelW + (t - this.view.start) * scale;
+    g.save();
+    g.beginPath();
+    g.rect(this.labelW, AXIS_H, this.width - this.labelW, h - AXIS_H);
+    g.clip();
+    const one = (m: Match, color: string, w: number) => {
+      if (m.end < this.view.start || m.start > this.view.end) return;
+      const r = this.rowOfTrack(m.track);
+      if (r < 0) return;
+      const a = x(m.start);
+      g.strokeStyle = color;
+      g.lineWidth = w;
+      g.strokeRect(a - 1, AXIS_H + r * ROW_H - top + 1, Math.max(x(m.end), a + 2) - a + 2, ROW_H - 2);
+    };
+    for (const m of this.matches) one(m, MATCH_COLOR, 1);
+    if (this.matchNow) one(this.matchNow, MATCH_NOW_COLOR, 3);
+    if (this.range) {
+      const a = Math.max(this.labelW, x(this.range.start)), b = Math.min(this.width, x(this.range.end));
+      if (b >= a) {
+        g.fillStyle = "rgba(0,127,212,0.18)";
+        g.fillRect(a, AXIS_H, Math.max(1, b - a), h - AXIS_H);
+        g.fillStyle = RANGE_COLOR;
+        g.fillRect(a, AXIS_H, 1, h - AXIS_H);
+        g.fillRect(b - 1, AXIS_H, 1, h - AXIS_H);
+      }
+    }
+    g.restore();
   }
 
   /** Zooms by `factor` (< 1 zooms in) keeping the point at fraction `at` of the plot fixed. */
@@ -432,17 +617,35 @@ class Timeline {
         if (x < 0) return; // over the labels: let the page scroll
         ev.preventDefault();
         const dy = ev.deltaMode === 1 ? ev.deltaY * 16 : ev.deltaY;
-        this.zoom(Math.exp(Math.max(-1, Math.min(1, dy * 0.002))), x / this.plotWidth());
+        if (ev.ctrlKey || ev.metaKey) { // Ctrl+wheel (a trackpad's pinch) zooms at the cursor
+          this.zoom(Math.exp(Math.max(-1, Math.min(1, dy * 0.002))), x / this.plotWidth());
+          return;
+        }
+        if (ev.shiftKey) { // Shift+wheel scrolls the rows
+          this.scroll.scrollTop += dy || ev.deltaX;
+          return;
+        }
+        const d = (Math.abs(ev.deltaX) > Math.abs(dy) ? ev.deltaX : dy) * (this.view.end - this.view.start) / this.plotWidth();
+        this.setView({ start: this.view.start + d, end: this.view.end + d }, true); // the wheel pans
       },
       { passive: false },
     );
     let dragX: number | null = null;
     let dragView: Window | null = null;
     let resizing: { x: number; w: number } | null = null;
+    // an area selection being dragged (a drag on the time axis, or Shift+drag)
+    let area: { t0: number; onAxis: boolean; prev: Window | null } | null = null;
+    const areaTo = (x: number) => dragWindow(area!.t0, this.timeAt(Math.max(this.labelW, Math.min(x, this.labelW + this.plotWidth()))),
+      (this.view.end - this.view.start) / this.plotWidth());
     const onEdge = (x: number) => x >= this.labelW - 5 && x < this.labelW;
     c.addEventListener("pointerdown", (ev: PointerEvent) => {
       if (onEdge(ev.offsetX)) {
         resizing = { x: ev.clientX, w: this.labelW };
+        c.setPointerCapture(ev.pointerId);
+        return;
+      }
+      if (ev.offsetX >= this.labelW && (ev.offsetY < AXIS_H || ev.shiftKey)) {
+        area = { t0: this.timeAt(ev.offsetX), onAxis: ev.offsetY < AXIS_H, prev: this.range };
         c.setPointerCapture(ev.pointerId);
         return;
       }
@@ -461,6 +664,14 @@ class Timeline {
         return;
       }
       c.style.cursor = onEdge(ev.offsetX) ? "col-resize" : "";
+      if (area) {
+        const r = areaTo(ev.offsetX);
+        if (r) {
+          this.range = r;
+          this.queueDraw();
+        }
+        return;
+      }
       if (dragX !== null && dragView) {
         const nsPerPx = (dragView.end - dragView.start) / this.plotWidth();
         const d = (dragX - ev.clientX) * nsPerPx;
@@ -473,6 +684,18 @@ class Timeline {
     });
     const end = (ev: PointerEvent) => {
       resizing = null;
+      if (area) {
+        const r = ev.type === "pointerup" ? areaTo(ev.offsetX) : undefined;
+        const { onAxis, prev } = area;
+        area = null;
+        if (c.hasPointerCapture(ev.pointerId)) c.releasePointerCapture(ev.pointerId);
+        this.range = prev;
+        if (r) this.setRange(r);
+        else if (onAxis && ev.type === "pointerup") this.setRange(null); // a click on the axis clears it
+        else if (ev.type === "pointerup") this.click(ev.offsetX, ev.offsetY, ev); // a Shift+click
+        this.queueDraw();
+        return;
+      }
       if (dragX !== null && Math.abs(ev.clientX - dragX) < 3 && ev.type === "pointerup") this.click(ev.offsetX, ev.offsetY, ev);
       dragX = null;
       dragView = null;
@@ -485,7 +708,13 @@ class Timeline {
       this.tip.style.display = "none";
       this.setCursor(null);
     });
-    c.addEventListener("dblclick", () => this.setView({ ...this.span }));
+    c.addEventListener("dblclick", (ev: MouseEvent) => { // a slice: zoom to it; elsewhere the whole profile
+      const hit = this.hitAt(this.rows[this.rowAt(ev.offsetY)], ev.offsetX);
+      if (hit) {
+        const [s0, e0] = itemSpan(hit.d, hit.i);
+        this.zoomTo(s0, e0);
+      } else this.setView({ ...this.span });
+    });
   }
 
   /** A click on a GPU op (or a bucket's longest op) shows kernel/details + kernel/explain. */
@@ -541,6 +770,8 @@ class Timeline {
     }
     if (!hit || hit.track.kind !== "gpu") return;
     const { d, i } = hit;
+    const [ss, se] = itemSpan(d, i);
+    this.selectedSpan = { start: ss, end: se };
     let opId: Promise<number>;
     if (d.ev) opId = Promise.resolve(d.ev.id[i]);
     else if (d.bk?.longestId) opId = Promise.resolve(d.bk.longestId[i]);
@@ -793,6 +1024,7 @@ class Timeline {
     }
     batch.flush(g);
     if (this.flow) this.paintFlow(g, this.flow, top, scale);
+    this.paintNav(g, top, scale, h);
 
     this.paintAxis(g, w, h);
     this.shown = { view: { ...v }, top, w, h, dpr };
@@ -1068,6 +1300,10 @@ interface Flow {
   ops: FlowItem[];
 }
 const FLOW_COLOR = "#ff00c8";
+/** search matches (the current one thicker) and the area selection, as in the VS Code webview */
+const MATCH_NOW_COLOR = "#ff9f1c";
+const MATCH_COLOR = "#ffd75e";
+const RANGE_COLOR = "#007fd4";
 
 /** A "bucket" reply: what a zoom reply's buckets leave out. */
 interface BucketInfo {

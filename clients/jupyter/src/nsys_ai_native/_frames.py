@@ -13,8 +13,21 @@ def have_pandas() -> bool:
     return _pd is not None
 
 
+# Times on the profile's clock, in ns, besides the `...Ns` durations (docs: the README's "DataFrames").
+TIME_COLUMNS = frozenset({"start", "end", "gpuStart", "gpuEnd"})
+
+
+def ns_columns(cols: Iterable[str]) -> dict[str, str]:
+    """The columns in ns: durations named `...Ns` (totalNs, avgNs, busyNs, ...) and the times
+    start, end, gpuStart, gpuEnd (ns on the profile's clock)."""
+    return {c: "ns" for c in cols if c.endswith("Ns") or c in TIME_COLUMNS}
+
+
 def frame(rows: list[dict], attrs: Optional[dict] = None, columns: Optional[Iterable[str]] = None) -> Any:
-    """A DataFrame of `rows` (column order: `columns` first, then first-seen keys)."""
+    """A DataFrame of `rows` (column order: `columns` first, then first-seen keys). Integer
+    columns stay exact: int64, or pandas' nullable Int64 where some rows have none (never
+    float64, which would round an epoch clock's ns). `df.attrs["units"]` names the columns in
+    ns (ns_columns)."""
     assert _pd is not None
     cols: list[str] = list(columns or [])
     seen = set(cols)
@@ -24,8 +37,15 @@ def frame(rows: list[dict], attrs: Optional[dict] = None, columns: Optional[Iter
                 seen.add(k)
                 cols.append(k)
     df = _pd.DataFrame.from_records(rows, columns=cols) if rows else _pd.DataFrame(columns=cols)
+    for c in cols:  # a column of ints with gaps: nullable Int64 from the exact Python ints
+        if rows and df[c].dtype.kind in "fO":
+            vals = [r.get(c) for r in rows]
+            if any(v is not None for v in vals) and \
+                    all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in vals):
+                df[c] = _pd.array(vals, dtype="Int64")
     if attrs:
         df.attrs.update(attrs)
+    df.attrs["units"] = ns_columns(cols)
     return df
 
 

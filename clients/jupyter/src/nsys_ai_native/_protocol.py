@@ -1216,6 +1216,11 @@ SearchParams = TypedDict("SearchParams", {
     "query": str,
     "kinds": NotRequired[List[Literal["kernel", "nvtx"]]],
     "limit": NotRequired[int],
+    "start": NotRequired[NsParam],
+    "end": NotRequired[NsParam],
+    "instances": NotRequired[int],
+    "offset": NotRequired[int],
+    "at": NotRequired[NsParam],
 })
 
 SearchResultResultsItem = TypedDict("SearchResultResultsItem", {
@@ -1227,6 +1232,23 @@ SearchResultResultsItem = TypedDict("SearchResultResultsItem", {
     "totalNs": int,
 })
 
+SearchResultInstancesItemsItem = TypedDict("SearchResultInstancesItemsItem", {
+    "kind": Literal["kernel", "nvtx"],
+    "id": int,
+    "track": str,
+    "start": Ns,
+    "end": Ns,
+    "name": int,
+})
+
+# With params.instances > 0: a page of the matching instances in time order (start, then kernels before NVTX,...
+SearchResultInstances = TypedDict("SearchResultInstances", {
+    "total": int,
+    "offset": int,
+    "names": List[str],
+    "items": List[SearchResultInstancesItemsItem],
+})
+
 # search result
 SearchResult = TypedDict("SearchResult", {
     "query": str,
@@ -1235,6 +1257,7 @@ SearchResult = TypedDict("SearchResult", {
     "distinct": int,
     "matches": int,
     "truncated": bool,
+    "instances": NotRequired[SearchResultInstances],
 })
 
 # set/close params

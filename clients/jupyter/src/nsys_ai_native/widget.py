@@ -7,7 +7,10 @@ to `fields` (the columns drawing needs), as one binary buffer: the server's JSON
 ("json"), deflated ("jsonz", when the browser can inflate: a zoom step's bytes are what
 the notebook's messaging pays for); or with `{id, kind, error, code}`. What drawing does not need is asked for when it is
 shown: `{id, kind: "bucket", track, start, resolution}` answers one bucket's count and
-longest op (the tooltip, a click), `{id, kind: "details", opId}` the details panel.
+longest op (the tooltip, a click), `{id, kind: "details", opId}` the details panel,
+`{id, kind: "search", query, instances, offset? | at?, start?, end?}` a page of search's
+instances (the search box's next/previous; times as the front end's offsets) and
+`{id, kind: "analysis", name, start, end, limit?}` an analysis of the area selection.
 In a kernel, requests are served on worker threads (ranges, buckets and details each on
 their own), so a slow explanation never holds up a zoom and the kernel's message loop
 never waits on the server. `{id, kind: "ping"}` is answered at once (the bench's empty
@@ -62,15 +65,23 @@ def _bundle(name: str) -> pathlib.Path:
 
 
 class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
-    """A canvas timeline of a profile: wheel zooms around the cursor, drag pans,
-    double-click resets. Every view change is one `timeline/range` request."""
+    """A canvas timeline of a profile, with Nsight Systems' and Perfetto's input (Ctrl+wheel
+    zooms at the cursor, the wheel and drag pan, W/A/S/D, a drag on the time axis selects a
+    range, `/` searches, `?` lists the keys). Every view change is one `timeline/range` request.
+
+    `w.view` is the visible window on the profile's clock, exact ints (set it to move the
+    widget: `w.view = (start, end)`); `w.selection` the area selection (or None)."""
 
     _esm = _bundle("timeline.js")
     tracks: Any = traitlets.List().tag(sync=True)
     # times the front end sees are offsets from `origin` (a decimal string: exact in JavaScript)
     origin = traitlets.Unicode("0").tag(sync=True)
     span = traitlets.Dict().tag(sync=True)
-    view = traitlets.Dict().tag(sync=True)
+    # the window shown, as offsets from origin (both ways: the front end writes it after each
+    # view change, Python's `view` setter moves the widget); `view` is the exact public face
+    _view = traitlets.Dict().tag(sync=True)
+    # the area selection, offsets ({} when none): written by the front end
+    _selection = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
 
@@ -96,8 +107,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         o = clock_origin(s0, s1)
         self._origin = o
         super().__init__(tracks=tracks, origin=str(o), span={"start": s0 - o, "end": s1 - o},
-                         view={"start": (s0 if start is None else int(start)) - o,
-                               "end": (s1 if end is None else int(end)) - o},
+                         _view={"start": (s0 if start is None else int(start)) - o,
+                                "end": (s1 if end is None else int(end)) - o},
                          height=height, title=pathlib.Path(profile.path).name, **kwargs)
         self._profile = profile
         self.served = 0     # range requests answered (each reply carries it: no extra state message)
@@ -105,14 +116,34 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         # in a kernel: serve on worker threads (None: inline, e.g. in tests and benches)
         self._queues: Optional[dict[str, "queue.SimpleQueue[Any]"]] = None
         if _in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
-            self._queues = {k: queue.SimpleQueue() for k in ("range", "bucket", "details")}
+            self._queues = {k: queue.SimpleQueue() for k in ("range", "bucket", "details", "search")}
             for name, q in self._queues.items():
                 threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}", daemon=True).start()
         self.on_msg(self._on_msg)
 
+    @property
+    def view(self) -> tuple[int, int]:
+        """The visible window (start, end) in ns on the profile's clock, exact ints."""
+        return int(self._view["start"]) + self._origin, int(self._view["end"]) + self._origin
+
+    @view.setter
+    def view(self, window: tuple[int, int]) -> None:
+        start, end = (int(t) for t in window)
+        if end <= start:
+            raise ValueError(f"view: end ({end}) must be greater than start ({start})")
+        self._view = {"start": start - self._origin, "end": end - self._origin}
+
+    @property
+    def selection(self) -> Optional[tuple[int, int]]:
+        """The area selection (start, end) in ns on the profile's clock, or None."""
+        s = self._selection
+        if not s or "start" not in s:
+            return None
+        return int(s["start"]) + self._origin, int(s["end"]) + self._origin
+
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
-        if kind not in ("range", "bucket", "details", "launched", "ping"):
+        if kind not in ("range", "bucket", "details", "launched", "ping", "search", "analysis"):
             return
         content["recvAt"] = time.time() * 1e3  # wall clock ms, for the bench's breakdown
         if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
@@ -121,7 +152,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3},
                       bufs)
         elif self._queues is not None and not content.get("inline"):  # "inline": the bench's comparison
-            self._queues["details" if kind == "launched" else kind].put(content)
+            self._queues[{"launched": "details", "analysis": "search"}.get(str(kind), str(kind))].put(content)
         else:
             self._serve(content)
 
@@ -152,6 +183,10 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 msg, buffers = {"kind": "bucket", **self.bucket(content)}, []
             elif kind == "launched":
                 msg, buffers = {"kind": "launched", "flow": self.launched(content)}, []
+            elif kind == "search":
+                msg, buffers = {"kind": "search", **self.search_page(content)}, []
+            elif kind == "analysis":
+                msg, buffers = {"kind": "analysis", **self.analysis(content)}, []
             else:
                 d = self._profile.kernel(int(content["opId"]))
                 msg, buffers = {"kind": "details", "html": self.details_html(int(content["opId"]), d),
@@ -165,6 +200,31 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self.send({"id": rid, "kind": kind, "error": e.message, "code": e.code})
         except Exception as e:  # report every failure to the front end, never leave it waiting
             self.send({"id": rid, "kind": kind, "error": f"{type(e).__name__}: {e}", "code": None})
+
+    def search_page(self, content: dict) -> dict:
+        """A page of search's instances for the search box: {total, offset, names, items}, times
+        (at, start, end in; items' start/end out) as offsets from the widget's origin."""
+        o = self._origin
+        params: dict = {"query": str(content["query"]), "limit": 1,
+                        "instances": max(1, min(int(content.get("instances", 500)), 10000))}
+        if content.get("at") is not None:
+            params["at"] = int(content["at"]) + o
+        else:
+            params["offset"] = max(0, int(content.get("offset") or 0))
+        if content.get("start") is not None and content.get("end") is not None:
+            params["start"], params["end"] = int(content["start"]) + o, int(content["end"]) + o
+        inst = self._profile.request("search", params).get("instances") or {}
+        items = [{**it, "start": int(it["start"]) - o, "end": int(it["end"]) - o} for it in inst.get("items", [])]
+        return {"total": inst.get("total", 0), "offset": inst.get("offset", 0), "names": inst.get("names", []), "items": items}
+
+    def analysis(self, content: dict) -> dict:
+        """analysis/run of one analysis over the area selection (offsets in): {summary, rows}."""
+        o = self._origin
+        params: dict = {"start": int(content["start"]) + o, "end": int(content["end"]) + o}
+        if content.get("limit") is not None:
+            params["limit"] = int(content["limit"])
+        r = self._profile.request("analysis/run", {"name": str(content["name"]), "params": params})
+        return {"summary": r.get("summary") or {}, "rows": r.get("rows") or []}
 
     def _flow(self, d: dict) -> Optional[dict]:
         """A GPU op's launch (kernel/details' api) for the front end: the call and the op, times

@@ -117,7 +117,9 @@ try {
     if (depth <= 0) dir = -1;
     depth -= dir;
     await page.mouse.move(plotX(0.1 + 0.8 * rnd()), box.y + 40 + 30 * rnd());
+    await page.keyboard.down("Control"); // Ctrl+wheel zooms (the wheel alone pans)
     await page.mouse.wheel(0, dir * 300);
+    await page.keyboard.up("Control");
   }
 
   for (let i = 0; i < 6; i++) { // warm-up: code paths, caches
@@ -178,11 +180,31 @@ try {
     if (!lastSample) throw new Error(`burst ${b}: the last view (${last}) was never drawn with its data`);
     bursts.push({ lastInputToDrawMs: lastSample.inputToDrawMs, requests: after.req - before.req });
   }
+  // search (SEARCH=query, default "gemm"): Enter in the search box -> the first match's counter
+  // (3 times), then 40 Enter / Shift+Enter steps, each timed by the widget (search box steps)
+  const searchFirst = [];
+  const query = process.env.SEARCH || "gemm";
+  for (let i = 0; i < 3; i++) {
+    await tl.locator(".nsys-tl-search input").fill(i % 2 ? `${query}*` : query);
+    await tl.evaluate((e) => { e.querySelector(".nsys-tl-search").dataset.counter = ""; });
+    const t0 = Date.now();
+    await tl.locator(".nsys-tl-search input").press("Enter");
+    await page.waitForFunction(() => / of |^no matches/.test(document.querySelector(".nsys-tl-search").dataset.counter || ""),
+      null, { timeout: 120000, polling: 5 });
+    searchFirst.push(Date.now() - t0);
+  }
+  for (let i = 0; i < 40; i++) {
+    await tl.locator(".nsys-tl-search input").press(i % 10 === 9 ? "Shift+Enter" : "Enter");
+    await page.waitForTimeout(20);
+  }
+  await page.waitForFunction(() => document.querySelector(".nsys-tl").__nsysNav.steps.length >= 40, null, { timeout: 60000 });
+  const searchSteps = await tl.evaluate((e) => [...e.__nsysNav.steps]);
+  log("search", { first: searchFirst, steps: searchSteps.length });
   const end = await tl.evaluate((e) => ({ ...e.dataset }));
   if (Number(end.failed || 0) > 0) throw new Error(`${end.failed} range request(s) failed`);
   await tl.screenshot({ path: path.join(outDir, "bench-timeline.png") });
   if (process.env.NSYS_AI_WS_TRACE) result.wsLog = await page.evaluate(() => window.__wsLog);
-  Object.assign(result, { ok: true, samples, pings, padded, concurrent, bursts, final: end });
+  Object.assign(result, { ok: true, samples, pings, padded, concurrent, bursts, searchFirst, searchSteps, final: end });
 } catch (e) {
   result.error = String(e && e.stack ? e.stack : e);
   console.error(`[bench] FAILED: ${result.error}`);

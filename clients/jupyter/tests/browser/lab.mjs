@@ -14,6 +14,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { checkAxis, pngStats, zoomInOtherLayouts } from "./timeline_checks.mjs";
+import { checkNavigation } from "./nav_checks.mjs";
 
 // playwright-core lives in clients/jupyter/js/node_modules (NODE_MODULES_DIR)
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
@@ -127,7 +128,9 @@ try {
   await page.mouse.move(box.x + 210 + (box.width - 210) * 0.4, box.y + 60);
   const answered0 = Number(before.answered);
   for (let i = 0; i < 3; i++) {
+    await page.keyboard.down("Control"); // Ctrl+wheel zooms (the wheel alone pans)
     await page.mouse.wheel(0, -400);
+    await page.keyboard.up("Control");
     await page.waitForTimeout(60);
   }
   await page.waitForFunction(
@@ -166,7 +169,9 @@ try {
   for (let i = 0; i < 10; i++) {
     const n = Number(await tl.evaluate((e) => e.dataset.answered));
     await page.mouse.move(box.x + 210 + (box.width - 210) * (0.3 + 0.04 * i), box.y + 60);
+    await page.keyboard.down("Control"); // Ctrl+wheel zooms (the wheel alone pans)
     await page.mouse.wheel(0, i % 3 === 2 ? 300 : -300);
+    await page.keyboard.up("Control");
     await page.waitForFunction((k) => {
       const d = document.querySelector(".nsys-tl").dataset;
       return Number(d.answered) > k && d.answered === d.requests;
@@ -253,6 +258,7 @@ try {
 
   await checkFlow(page, tl);
   await checkTrackTree(page, tl);
+  await checkNavigation(page, tl, step, (name) => path.join(outDir, `timeline-${name}.png`));
 
   // -- the NVTX tree ----------------------------------------------------------------
   const tree = page.locator(".nsys-tree").first();

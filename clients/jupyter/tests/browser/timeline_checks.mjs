@@ -46,7 +46,9 @@ export async function zoomInOtherLayouts(page, tl, lastFormat) {
   for (const other of ["json", "jsonz"].filter((w) => !lastFormat.startsWith(w + "/"))) {
     await tl.evaluate((e, w) => e.__nsysSetWire(w), other);
     const seq0 = Number(await tl.evaluate((e) => e.dataset.viewSeq));
+    await page.keyboard.down("Control"); // Ctrl+wheel zooms (the wheel alone pans)
     await page.mouse.wheel(0, -300);
+    await page.keyboard.up("Control");
     await page.waitForFunction((s0) => {
       const d = document.querySelector(".nsys-tl").dataset;
       return Number(d.viewSeq) > s0 && d.drawnSeq === d.viewSeq && d.answered === d.requests;
@@ -101,7 +103,9 @@ export async function checkTimeline(page, { screenshot, step }) {
   await page.mouse.move(box.x + 210 + (box.width - 210) * 0.4, box.y + 60);
   const trips = [];
   for (let i = 0; i < 8; i++) {
+    await page.keyboard.down("Control"); // Ctrl+wheel zooms (the wheel alone pans)
     await page.mouse.wheel(0, i < 6 ? -300 : 300);
+    await page.keyboard.up("Control");
     const seq = await tl.evaluate((e) => Number(e.dataset.viewSeq));
     await page.waitForFunction((s) => {
       const d = document.querySelector(".nsys-tl").dataset;

@@ -9,7 +9,7 @@ import type { SourceInsights } from './sourceInsights';
 import { VIEW_TYPE, REP_VIEW_TYPE } from './profileEditor';
 import { runAnnotate, runUnannotate } from './annotateAction';
 
-export interface ShowArgs { profileId?: string; kernelId?: number; name?: string; start?: Int; end?: Int; file?: string; line?: number }
+export interface ShowArgs { profileId?: string; kernelId?: number; name?: string; start?: Int; end?: Int; file?: string; line?: number; window?: { start: Int; end: Int } }
 
 export function registerCommands(store: ProfileStore, editor: ProfileEditorProvider, insights: SourceInsights): vscode.Disposable[] {
   const guard = <A extends unknown[]>(fn: (...a: A) => Promise<void>) => async (...a: A) => {
@@ -23,6 +23,7 @@ export function registerCommands(store: ProfileStore, editor: ProfileEditorProvi
     vscode.commands.registerCommand('nsys-ai.showInTimeline', guard(async (args: ShowArgs) => {
       const p = (args.profileId && store.byId(args.profileId)) || store.active;
       if (!p) throw new Error('no profile is open');
+      if (args.window) { await editor.post(p.uri, { type: 'reveal', window: args.window }); return; } /* a finding's evidence window */
       const client = await store.server.get();
       let { kernelId, start, end } = args;
       if (kernelId === undefined && args.file && args.line !== undefined) {

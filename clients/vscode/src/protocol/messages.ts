@@ -8,8 +8,8 @@ export type HostToWebview =
   | { type: 'init'; profileId: string; title: string; info: ProfileInfo; tracks?: TimelineTracksResult }
   | { type: 'rpcResult'; id: number; result: unknown }
   | { type: 'rpcError'; id: number; error: { code: number; message: string } }
-  /** `start`/`end` on the profile's clock (BigInt beyond 2^53). */
-  | { type: 'reveal'; kernelId?: number; start?: Int; end?: Int }
+  /** `start`/`end` on the profile's clock (BigInt beyond 2^53); `window`: a finding's evidence, zoomed to and marked as the range. */
+  | { type: 'reveal'; kernelId?: number; start?: Int; end?: Int; window?: { start: Int; end: Int } }
   | { type: 'profileReopened'; profileId: string };
 
 export type WebviewToHost =

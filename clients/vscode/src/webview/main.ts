@@ -14,6 +14,11 @@ import { DetailsPanel } from './detailsPanel';
 import { NvtxTreeView } from './nvtxTreeView';
 import { TopKernelsTable } from './topKernelsTable';
 import { renderFindings } from './findingsView';
+import { SearchBar } from './searchBar';
+import { RangePanel } from './rangePanel';
+import { helpOverlay } from './helpOverlay';
+import type { Match, MatchPage } from '../client/timelineNav';
+import { formatCursor } from '../client/timeAxis';
 
 const bridge = new HostBridge();
 let profileId = '';
@@ -88,6 +93,39 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
     }).catch(() => { /* the panel shows the error */ });
   });
   const findings = h('div', { class: 'findings-panel' }, h('p', { class: 'muted' }, 'Loading findings…'));
+  /* search: every match in time order (search's instances), times as the timeline's offsets */
+  type SearchReply = { instances?: { total: number; offset: number; names: string[]; items: Array<{ kind: string; id: number; track: string; start: Int; end: Int; name: number }> } };
+  const toPage = (r: SearchReply): MatchPage => {
+    const i = r.instances ?? { total: 0, offset: 0, names: [], items: [] };
+    return { total: Number(i.total), offset: Number(i.offset),
+      items: i.items.map((m): Match => ({ kind: m.kind, id: Number(m.id), track: m.track, start: rel(m.start), end: rel(m.end), name: i.names[m.name] ?? '' })) };
+  };
+  const search = new SearchBar(
+    async (p) => toPage(await rpc<SearchReply>('search', { query: p.query, limit: 1, instances: p.instances,
+      ...(p.at !== undefined ? { at: absTime(Math.round(p.at), origin) } : { offset: p.offset ?? 0 }) })),
+    async (query, s, e, limit) => toPage(await rpc<SearchReply>('search', { query, limit: 1, instances: limit,
+      start: absTime(Math.floor(s), origin), end: absTime(Math.ceil(e), origin) })).items,
+    (now, inView, zoom) => {
+      if (now && zoom) { timeline!.zoomTo(now.start, now.end); timeline!.scrollToTrack(now.track); }
+      timeline!.setMatches(now, inView.length ? inView : now ? [now] : []);
+    },
+    () => timeline!.currentView.start);
+  const axisLabel = (t: number) => formatCursor(t, start, Math.max(1, (timeline!.currentView.end - timeline!.currentView.start) / 1000));
+  const rangePanel = new RangePanel((name, params) => rpc('analysis/run', { name, params }), (t) => absTime(Math.round(t), origin), axisLabel, () => timeline!.fit());
+  const help = helpOverlay();
+  timeline.onViewChanged = (v) => search.viewChanged(v);
+  timeline.onRange = (r) => { if (r) activateTab('Range'); void rangePanel.show(r); };
+  timeline.onCommand = (c) => {
+    if (c === 'search') search.focus();
+    else if (c === 'next' || c === 'prev') { if (!search.active) return false; void search.step(c === 'next' ? 1 : -1); }
+    else if (c === 'help') help.hidden = !help.hidden;
+    else if (c === 'escape') { if (!help.hidden) help.hidden = true; else if (search.active) search.clear(); else return false; }
+    return true;
+  };
+  document.addEventListener('keydown', (ev) => {
+    if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') { ev.preventDefault(); search.focus(); }
+    else if (ev.key === 'Escape' && !help.hidden) help.hidden = true;
+  });
   const unhide = button('Show hidden rows', 'Show hidden', () => timeline!.changeRows('unhide'));
   unhide.hidden = true;
   timeline.onRowsChanged = () => {
@@ -96,18 +134,19 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
     unhide.textContent = `Show hidden (${n})`;
   };
   const toolbar = h('div', { class: 'toolbar' },
-    h('span', { class: 'title' }, title), legend(), unhide,
+    h('span', { class: 'title' }, title), legend(), search.el, unhide,
     button('Zoom in', '+', () => timeline!.zoom(1 / 1.5)),
     button('Zoom out', '−', () => timeline!.zoom(1.5)),
-    button('Reset zoom', 'Fit', () => timeline!.setView({ start, end, width: timeline!.currentView.width })));
+    button('Reset zoom', 'Fit', () => timeline!.setView({ start, end, width: timeline!.currentView.width })),
+    button('Keyboard and mouse (?)', '?', () => { help.hidden = !help.hidden; }));
   /* each panel asks the server the first time its tab opens: on large profiles the
    * report and the NVTX tree take seconds and should not compete with the timeline */
   const loadTree = () => level().then((r) => tree.render(r.nodes, r.total), (e) => tree.el.replaceChildren(errorText('NVTX tree', e)));
   const loadTop = () => rpc<TopKernelsResult>('analysis/run', { name: 'top_kernels', params: {} }).then((r) => top.render(r.rows ?? []), (e) => top.el.replaceChildren(errorText('Top kernels', e)));
-  const loadFindings = () => rpc<ReportResult>('report/generate', {}).then((r) => renderFindings(findings, r), (e) => findings.replaceChildren(errorText('Report', e)));
+  const loadFindings = () => rpc<ReportResult>('report/generate', {}).then((r) => renderFindings(findings, r, (w) => showWindow(w.start, w.end)), (e) => findings.replaceChildren(errorText('Report', e)));
   tree.el.append(h('p', { class: 'muted' }, 'Loading NVTX ranges…'));
   top.el.append(h('p', { class: 'muted' }, 'Loading top kernels…'));
-  app.replaceChildren(toolbar, timeline.el, tabs([['Details', panel.el], ['NVTX tree', tree.el, loadTree], ['Top kernels', top.el, loadTop], ['Findings', findings, loadFindings]]));
+  app.replaceChildren(toolbar, help, timeline.el, tabs([['Details', panel.el], ['Range', rangePanel.el], ['NVTX tree', tree.el, loadTree], ['Top kernels', top.el, loadTop], ['Findings', findings, loadFindings]]));
   timeline.perf.rpc = (method, params) => bridge.request(method, params);
   timeline.perf.rpcTimings = bridge.timings;
   timeline.perf.show = (s, e) => timeline!.setView({ start: rel(BigInt(s)), end: rel(BigInt(e)), width: timeline!.currentView.width });
@@ -116,7 +155,15 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
 
 }
 
+/** A window on the profile's clock (a finding's evidence): zoomed to, and marked as the area selection. */
+function showWindow(s: Int, e: Int): void {
+  const a = rel(s), b = rel(e);
+  timeline!.zoomTo(a, b);
+  timeline!.setRange({ start: a, end: Math.max(b, a + 1) });
+}
+
 function applyReveal(m: Extract<HostToWebview, { type: 'reveal' }>): void {
+  if (m.window) showWindow(m.window.start, m.window.end);
   if (m.start !== undefined && m.end !== undefined) timeline!.reveal(rel(m.start), rel(m.end), m.kernelId);
   /* the revealed kernel is selected: its details and explanation fill the Details tab */
   if (m.kernelId !== undefined) void timeline!.selectKernel(m.kernelId).catch(() => { /* the timeline still shows it */ });

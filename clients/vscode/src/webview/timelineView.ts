@@ -1,6 +1,9 @@
 /* The timeline canvas: rows of GPU streams and NVTX ranges, drawn from the
- * TimelineModel's cached tiles. Wheel or +/- zoom, drag or arrows pan, Home
- * resets, n/p step through kernels, Enter selects. Frames are timed with
+ * TimelineModel's cached tiles. Input as in Nsight Systems and Perfetto
+ * (client/timelineNav's KEYS): Ctrl+wheel or W/S zoom at the cursor, wheel,
+ * drag or A/D pan, a drag on the time axis (or Shift+drag) selects a range,
+ * double-click zooms to a slice, F fits, Home resets, n/p step through
+ * kernels, Enter selects. Search matches are outlined. Frames are timed with
  * performance marks (window.__nsysPerf collects them for tests). */
 import { TimelineModel, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams } from '../client/timelineModel';
 import { formatNs } from '../client/format';
@@ -11,6 +14,7 @@ import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h, onThemeChange } from './dom';
 import { bucketKind, isGpuId, type Row } from './tracks';
 import { newTreeState, toggle, trackTree, visibleRows, type TreeNode, type TreeState } from '../client/trackTree';
+import { dragWindow, frameSpan, type Match } from '../client/timelineNav';
 
 /** The label gutter's default width (drag its edge to resize). */
 const GUTTER = 210;
@@ -18,7 +22,15 @@ const INDENT = 12;
 const ROW_H = 22;
 const BLOCK = 4;
 const AXIS_H = 22;
-const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', '-', '_', 's', 'ArrowLeft', 'a', 'ArrowRight', 'd', 'Home', '0']);
+const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', 'W', '-', '_', 's', 'S', 'ArrowLeft', 'a', 'A', 'ArrowRight', 'd', 'D', 'Home', '0', 'f', 'F']);
+/** Search matches: the current one, and the others in view. */
+const MATCH_NOW = '#ff9f1c';
+const MATCH = '#ffd75e';
+
+/** A time range (the timeline's offsets). */
+export interface Span { start: number; end: number }
+/** What the keyboard asks of the page around the timeline (main.ts): it returns whether it handled it. */
+export type KeyCommand = 'search' | 'next' | 'prev' | 'help' | 'escape';
 
 /** A launch: an API call and the GPU ops it launched (times as the timeline's offsets). */
 interface FlowOp { id: number; trackId: string; start: number; end: number }
@@ -50,6 +62,10 @@ export interface Perf {
   openedAt?: number;
   /** Shows [start, end] on the profile's clock (decimal strings: exact on epoch clocks). */
   show?: (start: string, end: string) => void;
+  /** The view (the timeline's offsets). */
+  view?: () => { start: number; end: number };
+  /** Search step latencies (Enter in the search box → match shown; ms). */
+  searchSteps?: number[];
 }
 declare global { interface Window { __nsysPerf: Perf } }
 
@@ -93,6 +109,19 @@ export class TimelineView {
   private inputAt: number | undefined;
   /** The pointer's x over the plot (its time is shown on the axis), if any. */
   private cursorPx: number | undefined;
+  /** The area selection (a drag on the axis or Shift+drag), if any. */
+  private range: Span | undefined;
+  /** Called when the area selection changes (undefined: cleared). */
+  onRange: (r: Span | undefined) => void = () => {};
+  /** Called after every view change (the search's in-view matches follow it). */
+  onViewChanged: (v: View) => void = () => {};
+  /** Keys the page handles (search, help): returns true when it did. */
+  onCommand: (c: KeyCommand) => boolean = () => false;
+  /** Search matches: the current one and those in the view, outlined. */
+  private matchNow: Match | undefined;
+  private matches: Match[] = [];
+  /** The selected slice's span (F fits it when there is no range). */
+  private selectedSpan: Span | undefined;
 
   constructor(
     tracks: Track[],
@@ -160,6 +189,7 @@ export class TimelineView {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
     this.perf.probe = (px, py) => { const hit = this.hitAt(px, py); return hit?.gpu ? hit.id : undefined; };
     this.perf.rowIds = () => this.rows.map((r) => r.key);
+    this.perf.view = () => ({ start: this.view.start, end: this.view.end });
     this.perf.visibleRowIds = () => [...new Set(this.visibleBlocks().flatMap((b) => b.rows.flatMap((r) => r.ids)))];
     this.t0 = openedAt;
     this.perf.openedAt = openedAt;
@@ -189,6 +219,7 @@ export class TimelineView {
   setView(v: View): void {
     this.view = v;
     this.queueFrame();
+    this.onViewChanged(v);
     for (const b of this.visibleBlocks()) b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
   }
 
@@ -200,6 +231,55 @@ export class TimelineView {
 
   zoom(factor: number, anchor = (this.view.start + this.view.end) / 2): void {
     this.setView(zoomView(this.view, factor, anchor, this.bounds));
+  }
+
+  /** Shows [start, end] with a margin (a match, a double-clicked slice, a finding's window). */
+  zoomTo(start: number, end: number): void {
+    this.setView({ ...frameSpan(start, end, this.bounds), width: this.view.width });
+  }
+
+  /** F: the view fits the area selection, else the selected slice. */
+  fit(): void {
+    const r = this.range ?? this.selectedSpan;
+    if (r) this.setView({ start: r.start, end: Math.max(r.end, r.start + 10), width: this.view.width });
+  }
+
+  get currentRange(): Span | undefined { return this.range; }
+
+  /** Sets or clears the area selection. */
+  setRange(r: Span | undefined): void {
+    this.range = r;
+    this.el.dataset.range = r ? JSON.stringify(r) : '';
+    this.queueFrame();
+    this.onRange(r);
+  }
+
+  /** The current search match and the matches in view (outlined; the current one thicker). */
+  setMatches(now: Match | undefined, inView: Match[]): void {
+    this.matchNow = now;
+    this.matches = inView;
+    this.el.dataset.matches = String(inView.length);
+    this.el.dataset.match = now ? `${now.kind}:${now.id}` : '';
+    this.queueFrame();
+  }
+
+  /** Scrolls the rows so that the row drawing track `id` is in view. */
+  scrollToTrack(id: string): void {
+    const r = this.rowOfTrack(id);
+    if (r < 0) return;
+    const top = r * ROW_H, h = Math.max(ROW_H, this.el.clientHeight - AXIS_H);
+    if (top < this.el.scrollTop || top + ROW_H > this.el.scrollTop + h) this.el.scrollTop = Math.max(0, top - h / 2);
+  }
+
+  /** The time at canvas x `px` (the plot starts at the gutter). */
+  private timeAt(px: number): number {
+    return this.view.start + ((px - this.gutter) / this.view.width) * (this.view.end - this.view.start);
+  }
+
+  /** The row drawing track `id`: its own row, else the (collapsed or utilisation) row that merges it; -1 if none. */
+  private rowOfTrack(id: string): number {
+    const own = this.rows.findIndex((r) => r.ids.length === 1 && r.ids[0] === id);
+    return own >= 0 ? own : this.rows.findIndex((r) => r.ids.includes(id));
   }
 
   private queueFrame(): void {
@@ -284,6 +364,17 @@ export class TimelineView {
       }
     }
     if (this.flow) this.drawFlow(ctx, this.flow, x, rowY, sel);
+    this.drawMatches(ctx, x, rowY);
+    if (this.range) { /* the area selection: shaded, edged */
+      const x0 = Math.max(this.gutter, x(this.range.start)), x1 = Math.min(W, x(this.range.end));
+      if (x1 >= x0) {
+        ctx.fillStyle = 'rgba(0,127,212,0.18)';
+        ctx.fillRect(x0, AXIS_H, Math.max(1, x1 - x0), H - AXIS_H);
+        ctx.fillStyle = sel;
+        ctx.fillRect(x0, AXIS_H, 1, H - AXIS_H);
+        ctx.fillRect(x1 - 1, AXIS_H, 1, H - AXIS_H);
+      }
+    }
     ctx.restore();
     /* labels of events wide enough to read, in view coordinates */
     const labels: Array<[string, number, number, number]> = [];
@@ -341,11 +432,27 @@ export class TimelineView {
     this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));
   }
 
+  /** Search matches in view outlined on their rows, the current one thicker and on top. */
+  private drawMatches(ctx: CanvasRenderingContext2D, x: (ns: number) => number, rowY: (i: number) => number): void {
+    const v = this.view;
+    const one = (m: Match, color: string, w: number) => {
+      if (m.end < v.start || m.start > v.end) return;
+      const r = this.rowOfTrack(m.track);
+      if (r < 0) return;
+      const x0 = x(m.start), x1 = Math.max(x(m.end), x0 + 2);
+      ctx.strokeStyle = color;
+      ctx.lineWidth = w;
+      ctx.strokeRect(x0 - 1, rowY(r) + 1, x1 - x0 + 2, ROW_H - 3);
+    };
+    for (const m of this.matches) one(m, MATCH, 1);
+    if (this.matchNow) one(this.matchNow, MATCH_NOW, 3);
+  }
+
   /** The launch flow: the API call outlined on its row, an arrow from its end to each op's start
    * (rows inside a collapsed group: the group's row). */
   private drawFlow(ctx: CanvasRenderingContext2D, f: Flow, x: (ns: number) => number, rowY: (i: number) => number, color: string): void {
     /* the track's own row, else the (collapsed or utilisation) row that merges it */
-    const rowOf = (id: string) => { const own = this.rows.findIndex((r) => r.ids.length === 1 && r.ids[0] === id); return own >= 0 ? own : this.rows.findIndex((r) => r.ids.includes(id)); };
+    const rowOf = (id: string) => this.rowOfTrack(id);
     const ar = rowOf(f.api.trackId);
     ctx.strokeStyle = color;
     ctx.fillStyle = color;
@@ -381,6 +488,7 @@ export class TimelineView {
    * time with its hairline. What was drawn is kept in data-axis (tests). */
   private drawAxis(ctx: CanvasRenderingContext2D, colors: { fg: string; bg: string; grid: string }, W: number, H: number): void {
     const { fg, bg, grid } = colors;
+    const sel = cssVar('--vscode-focusBorder', '#007fd4');
     const v = this.view;
     const span = v.end - v.start;
     const ax = timeAxis(v.start, v.end, this.bounds.start, Math.max(2, Math.floor(v.width / 90)));
@@ -414,6 +522,18 @@ export class TimelineView {
     }
     ctx.fillStyle = fg;
     ctx.fillText(ax.span, W - spanW - 5, AXIS_H / 2);
+    if (this.range) { /* the range's extent on the axis, its duration inside */
+      const x0 = this.gutter + ((this.range.start - v.start) / span) * v.width, x1 = this.gutter + ((this.range.end - v.start) / span) * v.width;
+      ctx.fillStyle = 'rgba(0,127,212,0.45)';
+      ctx.fillRect(x0, 2, Math.max(1, x1 - x0), AXIS_H - 4);
+      const label = formatNs(this.range.end - this.range.start);
+      const lw = ctx.measureText(label).width;
+      const lx = Math.max(this.gutter + 2, Math.min((x0 + x1 - lw) / 2, W - spanW - lw - 14));
+      ctx.fillStyle = sel; /* over the tick labels under it */
+      ctx.fillRect(lx - 4, 2, lw + 8, AXIS_H - 4);
+      ctx.fillStyle = '#fff';
+      ctx.fillText(label, lx, AXIS_H / 2);
+    }
     if (cursorBox) {
       ctx.fillStyle = cssVar('--vscode-editorHoverWidget-background', '#252526');
       ctx.fillRect(cursorBox[0], 1, cursorBox[1] - cursorBox[0], AXIS_H - 3);
@@ -471,29 +591,60 @@ export class TimelineView {
   private attach(): void {
     const c = this.canvas;
     let drag: { x: number; view: View; moved: boolean } | undefined;
+    /* an area selection being dragged: where it started (a time) and whether it started on the axis */
+    let area: { t0: number; onAxis: boolean; prev: Span | undefined } | undefined;
     c.addEventListener('wheel', (ev) => {
       ev.preventDefault();
       this.inputAt ??= ev.timeStamp;
       if (ev.shiftKey) { this.el.scrollTop += ev.deltaY || ev.deltaX; return; } /* shift+wheel scrolls the rows */
       const rect = c.getBoundingClientRect();
       const px = ev.clientX - rect.left - this.gutter;
-      const anchor = this.view.start + (px / this.view.width) * (this.view.end - this.view.start);
-      this.zoom(Math.pow(1.2, ev.deltaY / 100), anchor);
+      const dy = ev.deltaMode === 1 ? ev.deltaY * 16 : ev.deltaY;
+      if (ev.ctrlKey || ev.metaKey) { /* Ctrl+wheel (and a trackpad's pinch) zooms at the cursor */
+        this.zoom(Math.pow(1.2, dy / 100), this.view.start + (px / this.view.width) * (this.view.end - this.view.start));
+        return;
+      }
+      const d = Math.abs(ev.deltaX) > Math.abs(dy) ? ev.deltaX : dy; /* the wheel pans */
+      this.setView(panView(this.view, d * (this.view.end - this.view.start) / this.view.width, this.bounds));
     }, { passive: false });
+    c.addEventListener('dblclick', (ev) => { /* a slice: zoom to it */
+      const rect = c.getBoundingClientRect();
+      const hit = this.hitAt(ev.clientX - rect.left, ev.clientY - rect.top);
+      if (hit) { this.inputAt ??= ev.timeStamp; this.zoomTo(hit.start, hit.end); }
+    });
     /* the gutter's edge drags to resize it */
     let resizing: { x: number; gutter: number } | undefined;
     const onEdge = (px: number) => px >= this.gutter - 5 && px < this.gutter; /* the plot starts at the gutter: its clicks stay clicks */
     c.addEventListener('mousedown', (ev) => {
       const px = ev.clientX - c.getBoundingClientRect().left;
       if (onEdge(px)) { resizing = { x: ev.clientX, gutter: this.gutter }; ev.preventDefault(); return; }
+      const py = ev.clientY - c.getBoundingClientRect().top;
+      if (px >= this.gutter && (py < AXIS_H || ev.shiftKey)) { /* a drag on the axis, or Shift+drag: a range */
+        area = { t0: this.timeAt(px), onAxis: py < AXIS_H, prev: this.range };
+        ev.preventDefault();
+        return;
+      }
       drag = { x: ev.clientX, view: this.view, moved: false };
     });
+    const areaTo = (clientX: number) => {
+      const px = Math.max(this.gutter, Math.min(clientX - c.getBoundingClientRect().left, this.gutter + this.view.width));
+      return dragWindow(area!.t0, this.timeAt(px), (this.view.end - this.view.start) / this.view.width);
+    };
     window.addEventListener('mousemove', (ev) => {
+      if (area) { const r = areaTo(ev.clientX); if (r) { this.range = r; this.queueFrame(); } return; }
       if (!resizing) return;
       this.setGutter(resizing.gutter + ev.clientX - resizing.x);
     });
     window.addEventListener('mouseup', (ev) => {
       if (resizing) { resizing = undefined; return; }
+      if (area) {
+        const r = areaTo(ev.clientX), { onAxis, prev } = area;
+        area = undefined;
+        if (r) { this.setRange(r); return; }
+        this.range = prev; /* too short for a range */
+        if (onAxis) { this.setRange(undefined); return; } /* a click on the axis clears the range */
+        drag = { x: ev.clientX, view: this.view, moved: false }; /* a Shift+click on the plot: a click */
+      }
       if (drag && !drag.moved && ev.target === c) {
         const rect = c.getBoundingClientRect();
         const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
@@ -556,15 +707,24 @@ export class TimelineView {
   private onKey(ev: KeyboardEvent): void {
     const span = this.view.end - this.view.start;
     const k = ev.key;
+    if (ev.altKey || ((ev.ctrlKey || ev.metaKey) && k !== 'f')) return; /* the editor's own shortcuts */
     if (PAN_ZOOM_KEYS.has(k)) this.inputAt ??= ev.timeStamp;
-    if (k === '+' || k === '=' || k === 'w') this.zoom(1 / 1.5);
-    else if (k === '-' || k === '_' || k === 's') this.zoom(1.5);
-    else if (k === 'ArrowLeft' || k === 'a') this.setView(panView(this.view, -span * 0.1, this.bounds));
-    else if (k === 'ArrowRight' || k === 'd') this.setView(panView(this.view, span * 0.1, this.bounds));
+    /* W/S zoom at the cursor when it is over the plot (Nsight Systems, Perfetto), else at the centre */
+    const anchor = this.cursorPx !== undefined ? this.view.start + (this.cursorPx / this.view.width) * span : undefined;
+    if ((ev.ctrlKey || ev.metaKey) && k === 'f') { if (!this.onCommand('search')) return; }
+    else if (k === '+' || k === '=' || k === 'w' || k === 'W') this.zoom(1 / 1.5, anchor);
+    else if (k === '-' || k === '_' || k === 's' || k === 'S') this.zoom(1.5, anchor);
+    else if (k === 'ArrowLeft' || k === 'a' || k === 'A') this.setView(panView(this.view, -span * 0.1, this.bounds));
+    else if (k === 'ArrowRight' || k === 'd' || k === 'D') this.setView(panView(this.view, span * 0.1, this.bounds));
     else if (k === 'PageDown' || k === 'PageUp') this.el.scrollTop += (k === 'PageDown' ? 1 : -1) * this.el.clientHeight * 0.8;
     else if (k === 'Home' || k === '0') this.setView({ start: this.bounds.start, end: this.bounds.end, width: this.view.width });
+    else if (k === 'f' || k === 'F') this.fit();
     else if (k === 'n' || k === 'p') this.step(k === 'n' ? 1 : -1);
-    else if (k === 'Enter' && this.hover) this.select(this.hover);
+    else if (k === 'Enter' && this.hover && !ev.shiftKey) this.select(this.hover);
+    else if (k === 'Enter') { if (!this.onCommand(ev.shiftKey ? 'prev' : 'next')) return; }
+    else if (k === 'Escape') { if (this.range) this.setRange(undefined); else if (!this.onCommand('escape')) return; }
+    else if (k === '?') { if (!this.onCommand('help')) return; }
+    else if (k === '/') { if (!this.onCommand('search')) return; }
     else return;
     ev.preventDefault();
   }
@@ -583,6 +743,7 @@ export class TimelineView {
 
   select(hit: Hit): void {
     this.selected = hit.gpu ? hit.id : undefined;
+    this.selectedSpan = { start: hit.start, end: hit.end };
     this.flow = undefined;
     this.showTooltip(undefined, 0, 0); /* the Details panel shows it now */
     this.queueFrame();

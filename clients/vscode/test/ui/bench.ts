@@ -11,7 +11,11 @@
  * pan/zoom sequence (wheel, drag, keys) times each frame's draw() and the
  * latency from the input event to the end of the frame that shows it, and
  * ~50 hovers on different kernels time the mousemove event (its timestamp) to
- * the tooltip showing kernel/details (server round trip included). An empty bridge round
+ * the tooltip showing kernel/details (server round trip included). Search:
+ * a query's first match (Enter in the search box → the counter shows it, the
+ * server scanning every kernel and NVTX range) for a few queries, then Enter /
+ * Shift+Enter steps (→ the next match shown; a page of 500 matches asked for
+ * when a step leaves the page held, e.g. wrapping to the last). An empty bridge round
  * trip (a method the host refuses without asking the server) and a trivial
  * server round trip (profile/info) are timed in the same run: the harness's
  * bridge is JSON text over the Chrome DevTools Protocol, a stand-in for VS
@@ -22,13 +26,13 @@ import * as path from 'node:path';
 import { startHarness, type Harness } from './harness';
 import { serverBinary, NO_SERVER, CLIENT_ROOT } from '../helpers';
 
-interface Stats { n: number; p50: number; p99: number; max: number }
+interface Stats { n: number; p50: number; p95: number; p99: number; max: number }
 
 function stats(a: number[]): Stats {
   const s = [...a].sort((x, y) => x - y);
   const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))]! : NaN);
   const r = (x: number) => Math.round(x * 100) / 100;
-  return { n: s.length, p50: r(at(0.5)), p99: r(at(0.99)), max: r(s.length ? s[s.length - 1]! : NaN) };
+  return { n: s.length, p50: r(at(0.5)), p95: r(at(0.95)), p99: r(at(0.99)), max: r(s.length ? s[s.length - 1]! : NaN) };
 }
 
 function arg(name: string, dflt: string): string {
@@ -110,14 +114,18 @@ function hops(hx: Harness, from: number, method: string) {
     await page.evaluate(() => { window.__nsysPerf.frames.length = 0; window.__nsysPerf.inputToFrame.length = 0; });
     const cx = box.x + GUTTER + (box.width - GUTTER) * 0.4, cy = box.y + Math.min(22 + 11 * 22, (box.height + 22) / 2); /* inside the canvas, also with few rows */
     await page.mouse.move(cx, cy);
+    await page.keyboard.down('Control'); /* Ctrl+wheel zooms (the wheel alone pans) */
     for (let i = 0; i < 12; i++) { await page.mouse.wheel(0, -240); await sleep(16); }
+    await page.keyboard.up('Control');
     await page.mouse.down();
     for (let i = 1; i <= 40; i++) { await page.mouse.move(cx - i * 12, cy); await sleep(16); }
     await page.mouse.up();
     for (let i = 0; i < 8; i++) { await page.keyboard.press(i < 4 ? 'ArrowRight' : 'ArrowLeft'); await sleep(16); }
     for (let i = 0; i < 6; i++) { await page.keyboard.press(i % 2 ? '-' : '+'); await sleep(16); }
     await page.mouse.move(cx + 150, cy);
+    await page.keyboard.down('Control');
     for (let i = 0; i < 14; i++) { await page.mouse.wheel(0, 240); await sleep(16); }
+    await page.keyboard.up('Control');
     await page.mouse.down();
     for (let i = 1; i <= 30; i++) { await page.mouse.move(cx + 150 + i * 15, cy); await sleep(16); }
     await page.mouse.up();
@@ -149,7 +157,9 @@ function hops(hx: Harness, from: number, method: string) {
     await hoverAll(await pickTargets());
     /* zoomed in 1000x around the middle: individual kernels */
     await page.mouse.move(box.x + GUTTER + (box.width - GUTTER) / 2, box.y + 40);
+    await page.keyboard.down('Control');
     for (let i = 0; i < 38; i++) await page.mouse.wheel(0, -100);
+    await page.keyboard.up('Control');
     await sleep(2000);
     await hoverAll(await pickTargets());
     const hovers = await page.evaluate(() => [...window.__nsysPerf.hovers]);
@@ -157,6 +167,28 @@ function hops(hx: Harness, from: number, method: string) {
     const cdp: number[] = [];
     for (let i = 0; i < 40; i++) { const t = performance.now(); await page.evaluate(() => 0); cdp.push(performance.now() - t); }
     const detailsHops = hops(hx, hoverFrom, 'kernel/details');
+
+    /* search: a query's first match, then steps (Enter, Shift+Enter across the wrap) */
+    await page.keyboard.press('Home');
+    const searchFrom = hx.requests.length;
+    const firstMatch: number[] = [];
+    const queries = arg('--queries', 'gemm,nccl,*kernel*').split(',');
+    for (const q of [...queries, ...queries]) {
+      await page.fill('.search-input', q);
+      const t = performance.now();
+      await page.focus('.search-input');
+      await page.evaluate(() => { (document.querySelector('.search') as HTMLElement).dataset.counter = ''; });
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => / of |^no matches/.test((document.querySelector('.search') as HTMLElement).dataset.counter ?? ''), undefined, { timeout: 120_000, polling: 5 })
+        .catch(async (e) => { throw new Error(`${q}: counter ${await page.evaluate(() => (document.querySelector('.search') as HTMLElement).textContent)}: ${String(e)}`); });
+      firstMatch.push(performance.now() - t);
+    }
+    await page.evaluate(() => { window.__nsysPerf.searchSteps = []; });
+    for (let i = 0; i < 60; i++) { await page.keyboard.press(i % 20 === 19 ? 'Shift+Enter' : 'Enter'); await sleep(30); }
+    for (let i = 0; i < 3; i++) { await page.keyboard.press('Home'); await page.focus('.search-input'); await page.fill('.search-input', queries[0]!); await page.keyboard.press('Enter'); await sleep(300); await page.keyboard.press('Shift+Enter'); await sleep(300); }
+    await page.waitForFunction((n) => (window.__nsysPerf.searchSteps ?? []).length >= n, 63, { timeout: 60_000 });
+    const searchSteps = await page.evaluate(() => [...(window.__nsysPerf.searchSteps ?? [])]);
+    const searchHops = hops(hx, searchFrom, 'search');
 
     const load1 = os.loadavg();
     const report = {
@@ -174,20 +206,26 @@ function hops(hx: Harness, from: number, method: string) {
       panZoomInputToFrameMs: stats(panZoom.inputToFrame),
       hoverMs: stats(hovers),
       hoverDetailsHostSide: detailsHops,
+      searchFirstMatchMs: stats(firstMatch),
+      searchStepMs: stats(searchSteps),
+      searchHostSide: searchHops,
       bridgeEmptyRoundTripMs: stats(bridge.empty),
       bridgeProfileInfoRoundTripMs: stats(bridge.info),
       cdpEvaluateRoundTripMs: stats(cdp),
       bridgeTileRoundTripMs: stats(bridge.big),
       bridgeTileHostSide: bigHops,
     };
-    const line = (name: string, s: Stats, target: string) => `${name.padEnd(42)} ${String(s.p50).padStart(9)} ${String(s.p99).padStart(9)} ${String(s.n).padStart(5)}   ${target}`;
+    const line = (name: string, s: Stats, target: string) => `${name.padEnd(42)} ${String(s.p50).padStart(9)} ${String(s.p95).padStart(9)} ${String(s.p99).padStart(9)} ${String(s.n).padStart(5)}   ${target}`;
     console.log(`profile ${report.profile}   load average ${report.loadAverage.before.join(' ')} → ${report.loadAverage.after.join(' ')} (${report.cpus} cpus)`);
-    console.log(`${'measure (ms)'.padEnd(42)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'n'.padStart(5)}   target`);
+    console.log(`${'measure (ms)'.padEnd(42)} ${'p50'.padStart(9)} ${'p95'.padStart(9)} ${'p99'.padStart(9)} ${'n'.padStart(5)}   target`);
     console.log(line('first full-range frame (index warm)', report.firstFrameMs, '≤ 150'));
     console.log(line('pan/zoom frame: draw()', report.panZoomDrawMs, '≤ 16'));
     console.log(line('pan/zoom frame: input event → frame drawn', report.panZoomInputToFrameMs, ''));
     console.log(line('hover: mousemove event → tooltip w/ details', report.hoverMs, '≤ 20'));
     console.log(line('  kernel/details host side (server+stdio)', report.hoverDetailsHostSide.serverMs, ''));
+    console.log(line(`search: Enter → first match shown (${queries.join(' ')})`, report.searchFirstMatchMs, ''));
+    console.log(line('search: Enter/Shift+Enter → next match shown', report.searchStepMs, ''));
+    console.log(line('  search host side (server+stdio)', report.searchHostSide.serverMs, ''));
     console.log(line(`bridge empty round trip (harness ${bridgeKind})`, report.bridgeEmptyRoundTripMs, ''));
     console.log(line('CDP evaluate round trip (for reference)', report.cdpEvaluateRoundTripMs, ''));
     console.log(line('bridge profile/info round trip', report.bridgeProfileInfoRoundTripMs, ''));

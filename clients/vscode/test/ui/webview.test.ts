@@ -129,7 +129,9 @@ test('wheel zoom sends a new timeline/range at a finer resolution', async (t) =>
   const span0 = Math.min(...before.map((r) => Number(r.params.end) - Number(r.params.start)));
   const box = (await page.locator('canvas').boundingBox())!;
   await page.mouse.move(box.x + 190 + (box.width - 190) / 2, box.y + 30);
+  await page.keyboard.down('Control'); /* Ctrl+wheel zooms at the cursor (the wheel alone pans) */
   for (let i = 0; i < 5; i++) await page.mouse.wheel(0, -300);
+  await page.keyboard.up('Control');
   await page.waitForFunction((n) => (document.querySelector('.timeline') as HTMLElement).dataset.resolution !== undefined && n >= 0, before.length);
   const deadline = Date.now() + 10_000;
   while (rangeRequests().length === before.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -313,7 +315,9 @@ test('performance marks: first frame, pan/zoom frames, hover round trip', async 
   /* drag-pan and wheel-zoom; each frame's draw() time is recorded */
   await page.evaluate(() => { window.__nsysPerf.frames.length = 0; });
   await page.mouse.move(box.x + 700, y);
+  await page.keyboard.down('Control');
   for (let i = 0; i < 4; i++) await page.mouse.wheel(0, -200);
+  await page.keyboard.up('Control');
   await page.mouse.down();
   for (let i = 0; i < 30; i++) await page.mouse.move(box.x + 700 - i * 8, y);
   await page.mouse.up();

@@ -19,7 +19,7 @@ function fakeVscode(log: Record<string, string[]>) {
     Uri: { parse: (s: string) => ({ toString: () => s }), joinPath: () => ({}) },
     ThemeIcon: class {}, TreeItem: class {}, MarkdownString: class {}, Hover: class {}, CodeLens: class {}, Range: class {},
     CodeAction: class {}, WorkspaceEdit: class {}, TabInputText: class {}, TabInputCustom: class {},
-    CodeActionKind: { RefactorRewrite: 'refactor.rewrite' },
+    CodeActionKind: { RefactorRewrite: 'refactor.rewrite', QuickFix: 'quickfix' },
     TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
     StatusBarAlignment: { Left: 1 }, OverviewRulerLane: { Left: 1 }, ProgressLocation: { Notification: 15 },
     window: {
@@ -36,6 +36,7 @@ function fakeVscode(log: Record<string, string[]>) {
       registerHoverProvider: () => { push('hover', 'x'); return disposable; },
       registerCodeLensProvider: () => { push('codeLens', 'x'); return disposable; },
       registerCodeActionsProvider: () => { push('codeActions', 'x'); return disposable; },
+      createDiagnosticCollection: (name: string) => { push('diagnostics', name); return { clear() {}, set() {}, dispose() {} }; },
     },
     commands: { registerCommand: (id: string) => { push('commands', id); return disposable; }, executeCommand: () => Promise.resolve() },
     workspace: { getConfiguration: () => ({ get: (_k: string, d: unknown) => d }), getWorkspaceFolder: () => undefined },
@@ -72,7 +73,8 @@ test('activate registers exactly what package.json contributes, and starts no se
     assert.deepEqual(log.views, c.views.nsysAi.map((x: { id: string }) => x.id));
     assert.equal(log.hover?.length, 1);
     assert.equal(log.codeLens?.length, 1, 'one CodeLens provider');
-    assert.equal(log.codeActions?.length, 1);
+    assert.equal(log.codeActions?.length, 2, 'Annotate with NVTX, and a finding\'s Show in timeline');
+    assert.deepEqual(log.diagnostics, ['nsys-ai findings'], 'report findings in Problems');
     assert.deepEqual(log.output, ['nsys-ai']);
     assert.equal(log.tabWatch?.length, 1, 'one watch for exports opened in other editors');
     /* the Open Profile command is offered where it is documented: the Explorer's context menu and the welcome view */

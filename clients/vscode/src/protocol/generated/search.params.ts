@@ -10,4 +10,24 @@ profileId: string
 query: string
 kinds?: ("kernel" | "nvtx")[]
 limit?: number
+/**
+ * Only items overlapping [start, end] (start < end and end >= start, as timeline/range): results, counts and instances alike. Default: the whole profile.
+ */
+start?: number
+/**
+ * See start.
+ */
+end?: number
+/**
+ * How many matching instances (kernels, NVTX ranges) to return in `instances`, in time order (default 0: none).
+ */
+instances?: number
+/**
+ * The rank (in time order) of the first instance returned (default 0).
+ */
+offset?: number
+/**
+ * Instead of offset: the page starts at the first instance starting at or after this time (the end when none does).
+ */
+at?: number
 }

@@ -19,4 +19,44 @@ totalNs: number
 distinct: number
 matches: number
 truncated: boolean
+/**
+ * With params.instances > 0: a page of the matching instances in time order (start, then kernels before NVTX, then id).
+ */
+instances?: {
+/**
+ * Every matching instance (== matches).
+ */
+total: number
+/**
+ * The rank of items[0] (params.offset, or the rank params.at resolved to).
+ */
+offset: number
+/**
+ * The names the page's items use (short names for kernels), indexed by items[].name.
+ */
+names: string[]
+items: {
+kind: ("kernel" | "nvtx")
+/**
+ * kernelId for kernels (kernel/details), the NVTX range's id (timeline/range events) for NVTX.
+ */
+id: number
+/**
+ * Its timeline/tracks id (gpu:D:S, nvtx:PID:TID:DEPTH).
+ */
+track: string
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+start: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+end: number
+/**
+ * Index into names.
+ */
+name: number
+}[]
+}
 }

@@ -1,0 +1,188 @@
+// The widget's navigation controls (the VS Code webview's searchBar/rangePanel/helpOverlay in
+// this widget's DOM): the search box stepping through matches (timeline_nav MatchCursor, search's
+// instances through the Python side), the `?` overlay of KEYS, and the area selection's panel
+// with the analyses of the range (analysis/run through the Python side).
+import { fmtDur } from "./format";
+import { KEYS, Match, MatchCursor, MatchFetch } from "./timeline_nav";
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+export const NAV_CSS = `
+.nsys-tl-search { display: inline-flex; gap: 3px; align-items: center; }
+.nsys-tl-search input { width: 14em; font: inherit; padding: 0 4px; }
+.nsys-tl-count { min-width: 7em; font-size: 11px; color: var(--jp-ui-font-color2, #666); white-space: nowrap; }
+.nsys-tl-help { position: absolute; right: 8px; top: 30px; z-index: 3; background: var(--jp-layout-color1, #fff);
+  border: 1px solid var(--jp-border-color1, #999); padding: 6px 10px; font-size: 12px; }
+.nsys-tl-help th { text-align: left; padding-right: 10px; white-space: nowrap; }
+.nsys-tl-range { border-top: 1px solid var(--jp-border-color2, #ddd); padding: 4px 10px; font-size: 12px; }
+.nsys-tl-range table { border-collapse: collapse; width: 100%; }
+.nsys-tl-range th, .nsys-tl-range td { text-align: left; padding: 1px 6px; vertical-align: top; }
+.nsys-tl-range td:first-child { word-break: break-all; }
+`;
+
+/** The search box: Enter / Shift+Enter (or ↓ ↑) step through every match; the current match and
+ *  the counter go to `show`; the matches in view are asked for after each view change. */
+export class SearchBox {
+  readonly el = el("span", "nsys-tl-search");
+  readonly input = el("input");
+  private count = el("span", "nsys-tl-count");
+  private cursor: MatchCursor;
+  private now: Match | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private token = 0;
+  /** search step latencies (ms), for the bench */
+  readonly steps: number[] = [];
+
+  constructor(fetch: MatchFetch,
+              private inWindow: (query: string, start: number, end: number, limit: number) => Promise<Match[]>,
+              private show: (now: Match | undefined, inView: Match[], zoom: boolean) => void,
+              private viewNow: () => { start: number; end: number }) {
+    this.cursor = new MatchCursor(fetch);
+    this.input.type = "search";
+    this.input.placeholder = "search kernels, NVTX (/)";
+    this.input.title = "Enter: next match, Shift+Enter: previous, Esc: clear";
+    const prev = el("button", "nsys-tl-prev", "↑");
+    const next = el("button", "nsys-tl-next", "↓");
+    prev.title = "previous match (Shift+Enter)";
+    next.title = "next match (Enter)";
+    prev.onclick = () => void this.step(-1);
+    next.onclick = () => void this.step(1);
+    this.el.append(this.input, this.count, prev, next);
+    this.input.addEventListener("keydown", (ev) => {
+      ev.stopPropagation(); // JupyterLab's own shortcuts (e.g. Enter runs a cell) stay out of the box
+      if (ev.key === "Enter") {
+        ev.preventDefault();
+        if (this.input.value.trim() !== this.cursor.query) void this.begin();
+        else void this.step(ev.shiftKey ? -1 : 1);
+      } else if (ev.key === "Escape") {
+        ev.preventDefault();
+        this.clear();
+      }
+    });
+  }
+
+  get active(): boolean { return this.cursor.query !== ""; }
+
+  focus(): void { this.input.focus(); this.input.select(); }
+
+  async begin(): Promise<void> {
+    const q = this.input.value.trim();
+    try {
+      const m = await this.cursor.begin(q, this.viewNow().start);
+      if (q === this.cursor.query) this.setNow(m);
+    } catch (e) {
+      this.count.textContent = (e as Error).message;
+    }
+  }
+
+  async step(dir: 1 | -1): Promise<void> {
+    if (!this.active) return this.begin();
+    const t0 = performance.now();
+    const m = await this.cursor.step(dir);
+    this.setNow(m);
+    this.steps.push(performance.now() - t0);
+  }
+
+  clear(): void {
+    this.input.value = "";
+    void this.cursor.begin("", 0);
+    this.now = undefined;
+    this.count.textContent = "";
+    this.el.dataset.counter = "";
+    this.show(undefined, [], false);
+  }
+
+  /** after a view change: the matches in view, debounced */
+  viewChanged(): void {
+    if (!this.active) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.refresh(), 120);
+  }
+
+  private async refresh(): Promise<void> {
+    const q = this.cursor.query, v = this.viewNow();
+    if (!q) return;
+    const token = ++this.token;
+    try {
+      const inView = await this.inWindow(q, v.start, v.end, 2000);
+      if (token === this.token && q === this.cursor.query) this.show(this.now, inView, false);
+    } catch { /* outlines are optional */ }
+  }
+
+  private setNow(m: Match | undefined): void {
+    this.now = m;
+    this.count.textContent = this.cursor.counter();
+    this.el.dataset.counter = this.count.textContent;
+    this.show(m, m ? [m] : [], true);
+    if (m) void this.refresh();
+  }
+}
+
+export function helpBox(): HTMLElement {
+  const box = el("div", "nsys-tl-help");
+  const t = el("table");
+  for (const [k, what] of KEYS) {
+    const tr = el("tr");
+    tr.append(el("th", undefined, k), el("td", undefined, what));
+    t.append(tr);
+  }
+  box.append(el("b", undefined, "Keyboard and mouse"), t, el("div", undefined, "Esc or ? closes this."));
+  box.style.display = "none";
+  box.onclick = () => (box.style.display = "none");
+  return box;
+}
+
+/** analysis/run's parts shown for a range */
+export interface RunReply { summary?: Record<string, unknown>; rows?: Array<Record<string, unknown>> }
+
+/** The area selection's panel: duration, kernels, overlap, gaps, launches and the top kernels. */
+export async function fillRange(box: HTMLElement, r: { start: number; end: number }, label: (t: number) => string,
+                                run: (name: string) => Promise<RunReply>, zoom: () => void): Promise<void> {
+  const head = el("p");
+  const b = el("button", "nsys-tl-zoomsel", "zoom to selection");
+  b.title = "F";
+  b.onclick = zoom;
+  head.append(el("b", undefined, `range ${fmtDur(r.end - r.start)}`), ` ${label(r.start)} → ${label(r.end)} `, b);
+  const stats = el("table");
+  box.replaceChildren(head, stats);
+  box.dataset.duration = String(r.end - r.start);
+  delete box.dataset.loaded;
+  const names = ["top_kernels", "overlap", "gpu_idle_gaps", "kernel_launch_overhead"];
+  const got = await Promise.allSettled(names.map((n) => run(n)));
+  const num = (v: unknown) => (typeof v === "number" ? v : Number(v ?? 0));
+  const row = (k: string, v: string) => {
+    const tr = el("tr");
+    tr.append(el("th", undefined, k), el("td", undefined, v));
+    stats.append(tr);
+  };
+  const sum = (i: number) => (got[i].status === "fulfilled" ? (got[i] as PromiseFulfilledResult<RunReply>).value.summary ?? {} : undefined);
+  const s1 = sum(0), s2 = sum(1), s3 = sum(2), s4 = sum(3);
+  if (s1) row("kernels", `${num(s1.kernelCount).toLocaleString("en-US")} · ${fmtDur(num(s1.totalKernelNs))} kernel time · GPU busy ${fmtDur(num(s1.gpuBusyNs))}`);
+  const tot = s2?.total as Record<string, unknown> | undefined;
+  if (tot) row("overlap", `compute only ${fmtDur(num(tot.computeOnlyNs))} · communication only ${fmtDur(num(tot.commOnlyNs))} · both ${fmtDur(num(tot.overlapNs))} · idle ${fmtDur(num(tot.idleNs))}`);
+  const devs = (s3?.devices as Array<Record<string, unknown>> | undefined) ?? [];
+  if (s3) row("idle gaps", `${devs.reduce((a, d) => a + num(d.gapCount), 0)} gaps · ${fmtDur(devs.reduce((a, d) => a + num(d.gapIdleNs), 0))}`);
+  if (s4) row("launches", `${num(s4.launchedKernels).toLocaleString("en-US")} kernels launched · ${fmtDur(num(s4.totalApiNs))} in launch calls`);
+  const bad = got.find((x) => x.status === "rejected") as PromiseRejectedResult | undefined;
+  if (bad) row("error", String((bad.reason as Error)?.message ?? bad.reason));
+  const rows = got[0].status === "fulfilled" ? (got[0] as PromiseFulfilledResult<RunReply>).value.rows ?? [] : [];
+  if (rows.length) {
+    const t = el("table");
+    const h = el("tr");
+    h.append(el("th", undefined, "top kernels in the range"), el("th", undefined, "count"), el("th", undefined, "time"));
+    t.append(h);
+    for (const k of rows) {
+      const tr = el("tr");
+      tr.append(el("td", undefined, String(k.name)), el("td", undefined, String(k.count)), el("td", undefined, fmtDur(num(k.totalNs))));
+      t.append(tr);
+    }
+    box.append(t);
+  }
+  box.dataset.loaded = "true";
+  box.dataset.kernels = s1 ? String(num(s1.kernelCount)) : "";
+}

@@ -1,0 +1,86 @@
+"""The timeline widget's navigation, Python side: `w.view` reads and sets the visible window
+in exact ints on the profile's clock (epoch clocks included), `w.selection` reads the area
+selection, the search box's pages (search's instances, offsets in and out) and the range's
+analyses (analysis/run over the selection) agree with the server asked directly and with SQL."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import nsys_ai_native
+
+from conftest import generate, need
+
+
+@pytest.mark.parametrize("clock", ["small", "epoch"])
+def test_view_selection_search_and_range(gen_dir: Path, methods: frozenset[str], clock: str) -> None:
+    need(methods, "search", "analysis/run", "timeline/tracks")
+    args = ["--preset", "small"] + (["--epoch-clock"] if clock == "epoch" else [])
+    path = generate(gen_dir / f"{clock}.sqlite", *args)
+    p = nsys_ai_native.open(path)
+    s, e = p.span()
+    w = p.show()
+    o = int(w.origin)
+    assert w.view == (s, e) and all(type(t) is int for t in w.view)
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as c:
+        ks = [r for r in c.execute('SELECT start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds n ON n.id = k.shortName '
+                                   "WHERE n.value LIKE '%nccl%' ORDER BY start, k.rowid")]
+    assert len(ks) > 10
+    # w.view = (start, end): exact, as offsets for the front end
+    w.view = (ks[3][0], ks[3][1] + 1)
+    assert w.view == (ks[3][0], ks[3][1] + 1)
+    assert w._view == {"start": ks[3][0] - o, "end": ks[3][1] + 1 - o}
+    with pytest.raises(ValueError):
+        w.view = (5, 5)
+    # the selection the front end writes (offsets) reads back exactly
+    assert w.selection is None
+    w._selection = {"start": ks[2][0] - o, "end": ks[9][1] - o}
+    assert w.selection == (ks[2][0], ks[9][1])
+    # the search box: from the first match at or after a time, then by offset; within a window
+    page = w.search_page({"query": "nccl", "instances": 5, "at": ks[4][0] - o})
+    direct = p.request("search", {"query": "nccl", "limit": 1, "instances": 5, "at": ks[4][0]})["instances"]
+    assert page["total"] == direct["total"] and page["offset"] == direct["offset"]
+    assert [(it["start"] + o, it["end"] + o) for it in page["items"]] == [(it["start"], it["end"]) for it in direct["items"]]
+    kern = [it for it in page["items"] if it["kind"] == "kernel"]
+    assert kern and (kern[0]["start"] + o, kern[0]["end"] + o) in ks
+    nxt = w.search_page({"query": "nccl", "instances": 5, "offset": page["offset"] + 5})
+    assert nxt["offset"] == page["offset"] + 5
+    inside = w.search_page({"query": "nccl", "instances": 1000, "start": ks[2][0] - o, "end": ks[9][1] - o})
+    assert inside["total"] == p.request("search", {"query": "nccl", "start": ks[2][0], "end": ks[9][1]})["matches"]
+    # the range panel's analyses: the server's, over the same window
+    a = w.analysis({"name": "top_kernels", "start": ks[2][0] - o, "end": ks[9][1] - o, "limit": 5})
+    b = p.request("analysis/run", {"name": "top_kernels", "params": {"start": ks[2][0], "end": ks[9][1], "limit": 5}})
+    assert a["summary"] == b["summary"] and a["rows"] == b["rows"] and a["summary"]["kernelCount"] >= 8
+
+
+def test_frames_exact_ints_and_units(gen_dir: Path, methods: frozenset[str]) -> None:
+    """DataFrames keep every integer exact on an epoch clock: a column with gaps (an NVTX range
+    with no GPU work has no gpuStart) is nullable Int64, not float64; the ns columns are named
+    in df.attrs["units"]."""
+    need(methods, "nvtx/tree", "analysis/run")
+    p = nsys_ai_native.open(generate(gen_dir / "epoch.sqlite", "--preset", "small", "--epoch-clock"))
+    df = p.nvtx_tree()
+    raw = p.nvtx_tree()
+    p.frames = False
+    flat = []
+    stack = list(reversed(p.nvtx_tree()))
+    while stack:
+        n = stack.pop()
+        flat.append(n)
+        stack.extend(reversed(n.get("children") or []))
+    assert len(flat) == len(raw)
+    gs = [n.get("gpuStart") for n in flat]
+    assert any(g is None for g in gs) and any(g is not None and g > 2**53 for g in gs)
+    assert str(df["gpuStart"].dtype) == "Int64" and str(df["start"].dtype) == "int64"
+    assert [None if v is None else v for v in gs] == [None if x is _pd_na() else int(x) for x in df["gpuStart"]]
+    assert df.attrs["units"]["gpuStart"] == "ns" and df.attrs["units"]["kernelNs"] == "ns" and "name" not in df.attrs["units"]
+    p.frames = True
+    top = p.top_kernels()
+    assert top.attrs["units"]["totalNs"] == "ns" and str(top["totalNs"].dtype) == "int64"
+
+
+def _pd_na():
+    import pandas as pd
+    return pd.NA

@@ -1,0 +1,107 @@
+/* Navigation both timelines share: stepping through search matches (search's
+ * `instances`, paged), the keyboard map shown by the `?` overlay, the view
+ * that frames a span, and an area selection's window. Free of DOM: the
+ * Jupyter widget's twin is clients/jupyter/js/src/timeline_nav.ts (a unit test
+ * keeps them identical). */
+
+/** One match as the timeline draws it (times: the timeline's offsets). */
+export interface Match { kind: string; id: number; track: string; start: number; end: number; name: string }
+
+/** A page of search's `instances`, times already the timeline's offsets. */
+export interface MatchPage { total: number; offset: number; items: Match[] }
+
+/** Asks search for a page: from rank `offset`, or from the first match starting at or after `at`. */
+export type MatchFetch = (p: { query: string; instances: number; offset?: number; at?: number }) => Promise<MatchPage>;
+
+/** Next/previous over every match of a query, in time order: "3 of 1,204". A
+ * page of PAGE matches is kept; a step out of it asks for the next page. */
+export class MatchCursor {
+  static readonly PAGE = 500;
+  query = '';
+  total = 0;
+  /** The current match's rank (0-based), -1 before the first step. */
+  index = -1;
+  private page: MatchPage = { total: 0, offset: 0, items: [] };
+  private token = 0;
+
+  constructor(private readonly fetch: MatchFetch) {}
+
+  /** A new query: the current match is the first one starting at or after `at` (the view's start), else the last. */
+  async begin(query: string, at: number): Promise<Match | undefined> {
+    const token = ++this.token;
+    this.query = query;
+    if (!query) { this.total = 0; this.index = -1; this.page = { total: 0, offset: 0, items: [] }; return undefined; }
+    let page = await this.fetch({ query, instances: MatchCursor.PAGE, at });
+    if (token !== this.token) return undefined;
+    const past = page.offset >= page.total; /* every match starts before `at`: the last one */
+    if (page.total > 0 && past) page = await this.fetch({ query, instances: MatchCursor.PAGE, offset: Math.max(0, page.total - MatchCursor.PAGE) });
+    if (token !== this.token) return undefined;
+    this.page = page;
+    this.total = page.total;
+    this.index = !page.total ? -1 : past ? page.total - 1 : page.offset;
+    return this.current();
+  }
+
+  /** The match at the current rank, when its page is loaded. */
+  current(): Match | undefined {
+    return this.page.items[this.index - this.page.offset];
+  }
+
+  /** Moves to the next (dir 1) or previous (-1) match, wrapping at the ends. */
+  async step(dir: 1 | -1): Promise<Match | undefined> {
+    if (!this.total) return undefined;
+    const token = this.token;
+    const i = (this.index + dir + this.total) % this.total;
+    if (i < this.page.offset || i >= this.page.offset + this.page.items.length) {
+      const offset = dir > 0 ? i : Math.max(0, i - MatchCursor.PAGE + 1);
+      const page = await this.fetch({ query: this.query, instances: MatchCursor.PAGE, offset });
+      if (token !== this.token) return undefined;
+      this.page = page;
+      this.total = page.total;
+    }
+    this.index = i;
+    return this.current();
+  }
+
+  /** "3 of 1,204", "no matches", or "" without a query. */
+  counter(): string {
+    if (!this.query) return '';
+    if (!this.total) return 'no matches';
+    return `${(this.index + 1).toLocaleString('en-US')} of ${this.total.toLocaleString('en-US')}`;
+  }
+}
+
+/** A view showing [start, end] with a margin (a fifth of the span each side,
+ * at least `minSpan` in all), kept inside the profile. */
+export function frameSpan(start: number, end: number, bounds: { start: number; end: number }, minSpan = 1000): { start: number; end: number } {
+  const len = Math.max(end - start, 0);
+  const pad = Math.max(len * 0.2, (minSpan - len) / 2, 0);
+  let s = start - pad, e = end + pad;
+  if (s < bounds.start) { e = Math.min(bounds.end, e + bounds.start - s); s = bounds.start; }
+  if (e > bounds.end) { s = Math.max(bounds.start, s - (e - bounds.end)); e = bounds.end; }
+  return { start: s, end: Math.max(e, s + 1) };
+}
+
+/** An area selection from a drag between two times (either order), or undefined when it is too short to mean one. */
+export function dragWindow(a: number, b: number, nsPerPx: number): { start: number; end: number } | undefined {
+  const start = Math.min(a, b), end = Math.max(a, b);
+  return end - start >= 3 * nsPerPx ? { start, end } : undefined;
+}
+
+/** The keys both timelines take (the `?` overlay lists them). */
+export const KEYS: ReadonlyArray<readonly [string, string]> = [
+  ['W / S', 'zoom in / out at the cursor (or the centre)'],
+  ['A / D', 'pan left / right'],
+  ['Ctrl + wheel', 'zoom at the cursor'],
+  ['wheel', 'pan (Shift + wheel: scroll the rows)'],
+  ['drag', 'pan'],
+  ['drag on the time axis, Shift + drag', 'select a time range'],
+  ['double-click a slice', 'zoom to it'],
+  ['F', 'fit the selection (the range, else the selected slice)'],
+  ['0 / Home', 'the whole profile'],
+  ['Ctrl + F, /', 'search kernels and NVTX'],
+  ['Enter / Shift + Enter', 'next / previous match'],
+  ['N / P', 'step through the kernels in view'],
+  ['Esc', 'clear the range, close the search or this help'],
+  ['?', 'this help'],
+];

@@ -1,0 +1,79 @@
+/* client/timelineNav: the match cursor against a fake search (pages, wrap,
+ * a start past the last match, a new query cancelling an old one), the span
+ * framing, the drag window, and the Jupyter twin being the same code. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MatchCursor, dragWindow, frameSpan, KEYS, type Match, type MatchFetch } from '../../src/client/timelineNav';
+import { CLIENT_ROOT } from '../helpers';
+
+/** A fake search over `n` matches at t = 10 i, counting its requests. */
+function fake(n: number): { fetch: MatchFetch; asked: Array<Record<string, unknown>> } {
+  const all: Match[] = Array.from({ length: n }, (_, i) => ({ kind: 'kernel', id: i, track: 'gpu:0:7', start: 10 * i, end: 10 * i + 5, name: 'k' }));
+  const asked: Array<Record<string, unknown>> = [];
+  return {
+    asked,
+    fetch: async (p) => {
+      asked.push(p);
+      const offset = p.at !== undefined ? all.filter((m) => m.start < p.at!).length : p.offset ?? 0;
+      return { total: n, offset, items: all.slice(offset, offset + p.instances) };
+    },
+  };
+}
+
+test('the cursor starts at the first match at or after the view, steps, wraps and pages', async () => {
+  const f = fake(1204);
+  const c = new MatchCursor(f.fetch);
+  assert.equal((await c.begin('k', 25))!.id, 3, 'first match starting at or after 25');
+  assert.equal(c.counter(), '4 of 1,204');
+  assert.equal((await c.step(-1))!.id, 2);
+  for (let i = 0; i < 3; i++) await c.step(-1);
+  assert.equal(c.index, 1203, 'wraps to the last');
+  assert.equal(c.current()!.id, 1203);
+  assert.equal((await c.step(1))!.id, 0, 'and back to the first');
+  const before = f.asked.length;
+  for (let i = 0; i < MatchCursor.PAGE; i++) await c.step(1);
+  assert.equal(c.current()!.id, MatchCursor.PAGE);
+  assert.ok(f.asked.length - before <= 2, 'a page per PAGE steps');
+});
+
+test('a start past the last match shows the last; no match and no query say so', async () => {
+  const c = new MatchCursor(fake(7).fetch);
+  assert.equal((await c.begin('k', 1000))!.id, 6);
+  assert.equal(c.counter(), '7 of 7');
+  const z = new MatchCursor(fake(0).fetch);
+  assert.equal(await z.begin('k', 0), undefined);
+  assert.equal(z.counter(), 'no matches');
+  assert.equal(await z.step(1), undefined);
+  assert.equal(await z.begin('', 0), undefined);
+  assert.equal(z.counter(), '');
+});
+
+test('a newer query wins over an older one still in flight', async () => {
+  let release: () => void = () => {};
+  const slow: MatchFetch = (p) => new Promise((r) => { release = () => r({ total: 1, offset: 0, items: [{ kind: 'nvtx', id: 9, track: 't', start: 0, end: 1, name: p.query }] }); });
+  const c = new MatchCursor(async (p) => (p.query === 'old' ? slow(p) : fake(3).fetch(p)));
+  const old = c.begin('old', 0);
+  assert.equal((await c.begin('new', 0))!.id, 0);
+  release();
+  assert.equal(await old, undefined);
+  assert.equal(c.query, 'new');
+  assert.equal(c.total, 3);
+});
+
+test('frameSpan frames with a margin inside the profile; dragWindow needs a few pixels', () => {
+  assert.deepEqual(frameSpan(100, 200, { start: 0, end: 1000 }, 10), { start: 80, end: 220 });
+  assert.deepEqual(frameSpan(0, 100, { start: 0, end: 1000 }, 10), { start: 0, end: 140 }, 'kept inside, same span');
+  assert.deepEqual(frameSpan(500, 500, { start: 0, end: 1000 }, 1000), { start: 0, end: 1000 }, 'an instant: the minimum span');
+  assert.deepEqual(dragWindow(30, 10, 1), { start: 10, end: 30 });
+  assert.equal(dragWindow(10, 12, 1), undefined);
+  assert.ok(KEYS.some(([k]) => k === '?'));
+});
+
+test('the Jupyter widget\'s timeline navigation is the same code (its twin file)', () => {
+  const body = (p: string) => readFileSync(p, 'utf8').replace(/^\/\*[\s\S]*?\*\/\n/, '');
+  const mine = body(join(CLIENT_ROOT, 'src', 'client', 'timelineNav.ts'));
+  assert.ok(mine.includes('export class MatchCursor'));
+  assert.equal(body(join(CLIENT_ROOT, '..', 'jupyter', 'js', 'src', 'timeline_nav.ts')), mine);
+});

@@ -1,0 +1,119 @@
+"""search's instances (the timeline's next/previous match): every matching
+kernel and NVTX range in time order, paged by offset or by a time (`at`),
+within a window (`start`/`end`), checked against independent SQL on real
+exports; pages agree with one another; bad params are -32602."""
+from __future__ import annotations
+
+import fnmatch
+
+import pytest
+
+from conftest import check_schema, real_path
+from nsys_rpc import RpcError
+from test_timeline_sqlref import connect, nvtx_ranges
+
+# (profile, queries): kernels and NVTX, substring and glob
+PROFILES = [("nsys2024_a100_lm_nvtx.sqlite", ("gemm", "*e*")), ("nsys2026_2gpu_nccl_before.sqlite", ("nccl", "*Reduce*")),
+            ("nsys2022_nvtx_only_negative_ts.sqlite", ("myelin*Batch", "exec"))]
+
+
+def matcher(query: str):
+    if any(c in query for c in "*?["):
+        return lambda s: fnmatch.fnmatchcase(s.lower(), query.lower())
+    return lambda s: query.lower() in s.lower()
+
+
+def sql_instances(path, query: str, lo=None, hi=None) -> list[tuple]:
+    """(start, end, kind, track prefix) of every match, sorted by start then kind (kernels first)."""
+    match = matcher(query)
+    out = []
+    with connect(path) as db:
+        tabs = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        if "CUPTI_ACTIVITY_KIND_KERNEL" in tabs:
+            strings = dict(db.execute("SELECT id, value FROM StringIds"))
+            for sn, dn, s, e, dev, st in db.execute(
+                    'SELECT shortName, demangledName, start, "end", deviceId, streamId FROM CUPTI_ACTIVITY_KIND_KERNEL'):
+                if match(strings[sn]) or match(strings[dn]):
+                    out.append((s, max(e, s), 0, f"gpu:{dev}:{st}"))
+        for g, s, e, nm in nvtx_ranges(db):
+            if match(nm):
+                out.append((s, e, 1, f"nvtx:{(g >> 24) & 0xFFFFFF}:{g & 0xFFFFFF}:"))
+    if lo is not None:
+        out = [x for x in out if x[0] < hi and x[1] >= lo]
+    return sorted(out, key=lambda x: (x[0], x[2]))
+
+
+def open_profile(server, name: str) -> tuple[str, object]:
+    path = real_path(name)
+    return server.request("profile/open", {"path": str(path)}, timeout=300)["profileId"], path
+
+
+def page(server, pid, query, check=True, **kw) -> dict:
+    r = server.request("search", {"profileId": pid, "query": query, "limit": 1, **kw})
+    if check:
+        check_schema("search", "result", r, strict_integers=True)
+    return r
+
+
+@pytest.mark.parametrize("name,queries", PROFILES)
+def test_instances_match_sql_in_time_order(server, name, queries):
+    pid, path = open_profile(server, name)
+    for query in queries:
+        ref = sql_instances(path, query)
+        assert ref, f"{query} matches something in {name}"
+        got, off = [], 0
+        while True:  # pages of 2999 (odd: pages end anywhere) until the end
+            inst = page(server, pid, query, check=off == 0, instances=2999, offset=off)["instances"]
+            assert inst["total"] == len(ref) and inst["offset"] == off
+            got += inst["items"]
+            names = inst["names"]
+            assert all(0 <= it["name"] < len(names) for it in inst["items"])
+            if not inst["items"]:
+                break
+            off += len(inst["items"])
+        assert len(got) == len(ref), query
+        assert [(g["start"], g["end"]) for g in got] == [(r[0], r[1]) for r in ref], query
+        assert [g["kind"] for g in got] == ["kernel" if r[2] == 0 else "nvtx" for r in ref]
+        # ties on start: kernels first, then by id; ids are unique per kind
+        keys = [(g["start"], g["kind"] != "kernel", g["id"]) for g in got]
+        assert keys == sorted(keys) and len(set(keys)) == len(keys)
+        for g, r in zip(got, ref):
+            assert g["track"] == r[3] if r[2] == 0 else g["track"].startswith(r[3]), (g, r)
+
+
+def test_instances_at_window_and_details(server):
+    name = "nsys2024_a100_lm_nvtx.sqlite"
+    pid, path = open_profile(server, name)
+    ref = sql_instances(path, "sgemm")
+    assert len(ref) > 100
+    for k in (0, 1, len(ref) // 3, len(ref) - 1):
+        at = ref[k][0]
+        inst = page(server, pid, "sgemm", instances=5, at=at)["instances"]
+        first = next(i for i, r in enumerate(ref) if r[0] >= at)
+        assert inst["offset"] == first
+        assert (inst["items"][0]["start"], inst["items"][0]["end"]) == ref[first][:2]
+    assert page(server, pid, "sgemm", instances=5, at=ref[-1][0] + 1)["instances"] == \
+        {"total": len(ref), "offset": len(ref), "names": [], "items": []}
+    # a kernel's instance is the op kernel/details describes
+    it = page(server, pid, "sgemm", instances=1, offset=len(ref) // 2)["instances"]["items"][0]
+    d = server.request("kernel/details", {"profileId": pid, "kernelId": it["id"]})
+    assert (d["start"], d["end"], d["track"]) == (it["start"], it["end"], it["track"])
+    # a window restricts results, counts and instances to what overlaps it
+    lo, hi = ref[len(ref) // 4][0], ref[len(ref) // 2][1]
+    wref = sql_instances(path, "sgemm", lo, hi)
+    r = page(server, pid, "sgemm", instances=10000, start=lo, end=hi)
+    assert r["matches"] == r["instances"]["total"] == len(wref)
+    assert [(g["start"], g["end"]) for g in r["instances"]["items"]] == [x[:2] for x in wref]
+    assert sum(x["count"] for x in server.request("search", {"profileId": pid, "query": "sgemm", "start": lo, "end": hi})["results"]) == len(wref)
+
+
+def test_instances_bad_params(server):
+    pid, _ = open_profile(server, "nsys2024_a100_lm_nvtx.sqlite")
+    for bad in ({"instances": 10001}, {"instances": -1}, {"offset": -1}, {"start": 10, "end": 10},
+                {"start": 20, "end": 10}, {"at": "1"}, {"start": 2 ** 62}):
+        with pytest.raises(RpcError) as ei:
+            server.request("search", {"profileId": pid, "query": "gemm", **bad})
+        assert ei.value.code == -32602, bad
+    r = page(server, pid, "gemm", instances=3, offset=10 ** 9)
+    assert r["instances"]["items"] == [] and r["instances"]["offset"] == 10 ** 9
+    assert "instances" not in server.request("search", {"profileId": pid, "query": "gemm"})
