@@ -130,6 +130,13 @@ static bool nsys__iterations(nsys_diff_side *s, nsys_actx *c) {
     free(its);
     return true;
   }
+  /* a step runs from the previous one's end: the gap before an iteration's
+   * GPU work (a data-loader stall) is part of it; the first keeps its GPU window */
+  for (uint32_t i = s->n_iters; i-- > 1;)
+    if (s->iters[i - 1].end < s->iters[i].start) {
+      s->iters[i].start = s->iters[i - 1].end;
+      s->iters[i].v[NSYS_DC_STEP] = s->iters[i].end - s->iters[i].start;
+    }
   /* components from the device's unions over all time: two binary searches per iteration */
   nsys_ivls u[5];
   for (int k = 0; k < 5; k++) nsys_ivls_init(&u[k]);

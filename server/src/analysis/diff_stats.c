@@ -89,7 +89,7 @@ nsys_diff_comp nsys_diff_compare(int64_t *a, uint32_t na, int64_t *b, uint32_t n
     c.p_value = nsys_diff_mann_whitney(a, na, b, nb);
   }
   int64_t ad = c.delta < 0 ? -c.delta : c.delta;
-  if (ad <= c.noise || (c.has_p && c.p_value >= 0.05)) c.verdict = NSYS_DV_NO_CHANGE;
+  if (ad <= c.noise) c.verdict = NSYS_DV_NO_CHANGE;
   else c.verdict = c.delta > 0 ? NSYS_DV_SLOWER : NSYS_DV_FASTER;
   return c;
 }
