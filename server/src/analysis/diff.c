@@ -70,8 +70,9 @@ static void nsys__comparability(nsys_diff *d) {
   if (!a->steady || !b->steady) {
     score *= 0.5;
     nsys__reason(d, "no_iterations", "warning",
-                 nsys_xasprintf("no iterations detected in %s: whole profiles compared, no noise estimate",
-                                !a->steady && !b->steady ? "either run" : !a->steady ? "the base" : "the compare run"));
+                 nsys_xasprintf("no iterations in %s%s: no step verdict; the deltas compare whole profiles",
+                                !a->steady && !b->steady ? "either run" : !a->steady ? "the base" : "the compare run",
+                                a->irregular || b->irregular ? " (the GPU gaps do not repeat like steps)" : ""));
   } else {
     if (strcmp(a->method, b->method)) {
       score *= 0.8;

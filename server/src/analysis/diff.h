@@ -105,6 +105,7 @@ typedef struct nsys_diff_side {
   uint32_t n_devices;
   int32_t device;     /* whose iterations are the steps; -1: no iterations */
   const char *method; /* "nvtx", "gap" or "none" */
+  bool irregular;     /* gap-based windows found but too irregular to be steps */
   uint32_t n_iters, warmup, steady;
   nsys_diff_iter *iters;
   nsys_diff_win steady_win;  /* first steady start .. last end (GPU); no iterations: the span */

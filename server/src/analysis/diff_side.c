@@ -83,6 +83,17 @@ static uint32_t nsys__warmup(const nsys_diff_iter *it, uint32_t n) {
   return w;
 }
 
+/* Gap-based windows are steps only when they repeat (docs/analyses.md#diff):
+ * at least 3 after the first, robust spread 1.4826·MAD/median <= 25%. */
+static bool nsys__regular(const nsys_diff_iter *it, uint32_t n) {
+  if (n < 4) return false;
+  int64_t *v = nsys_xmalloc((size_t)n * sizeof *v);
+  for (uint32_t i = 1; i < n; i++) v[i - 1] = it[i].v[NSYS_DC_STEP];
+  nsys_diff_stats st = nsys_diff_stats_of(v, n - 1);
+  free(v);
+  return st.median > 0 && 1.4826 * (double)st.mad <= 0.25 * (double)st.median;
+}
+
 /* Iteration index holding time t (by start), or -1. */
 static int64_t nsys__iter_at(const nsys_diff_iter *it, uint32_t n, int64_t t) {
   uint32_t lo = 0, hi = n;
@@ -126,6 +137,12 @@ static bool nsys__iterations(nsys_diff_side *s, nsys_actx *c) {
       d->kernels = its[i].kernels;
       d->v[NSYS_DC_STEP] = its[i].end - its[i].start;
     }
+  if (s->n_iters && !strcmp(s->method, "gap") && !nsys__regular(s->iters, s->n_iters)) {
+    s->irregular = true; /* a cut window without steps: compared whole */
+    s->n_iters = 0;
+    s->device = -1;
+    s->method = "none";
+  }
   if (!s->n_iters) {
     free(its);
     return true;
