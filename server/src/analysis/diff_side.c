@@ -276,7 +276,38 @@ static void nsys__sort_agg(nsys_diff_side *s, nsys_diff_kind k) {
 
 
 /* Kernel, family, stream and device totals over the ops starting in the steady window. */
-static bool nsys__op_totals(nsys_diff_side *s, nsys_actx *c, nsys__acc *by_name) {
+/* The kernel names (display names) that ran in the steady window, dense:
+ * memory per distinct name, not per string of the profile. */
+typedef struct {
+  uint32_t *dense; /* per strtab id: its dense index, or NSYS_STR_NONE */
+  uint32_t *id;    /* per dense index: the strtab id */
+  nsys__acc *acc;
+  uint8_t *fam;
+  uint32_t n, cap;
+} nsys__names;
+
+static uint32_t nsys__name_slot(nsys__names *K, const nsys_index *ix, uint32_t nm) {
+  if (K->dense[nm] != NSYS_STR_NONE) return K->dense[nm];
+  if (K->n == K->cap) {
+    K->cap = K->cap ? K->cap * 2 : 64;
+    K->id = nsys_xrealloc(K->id, (size_t)K->cap * sizeof *K->id);
+    K->acc = nsys_xrealloc(K->acc, (size_t)K->cap * sizeof *K->acc);
+    K->fam = nsys_xrealloc(K->fam, (size_t)K->cap);
+  }
+  K->id[K->n] = nm;
+  memset(&K->acc[K->n], 0, sizeof *K->acc);
+  K->fam[K->n] = nsys__family_idx(nsys_strtab_get(&ix->strings, nm));
+  return K->dense[nm] = K->n++;
+}
+
+static void nsys__names_free(nsys__names *K) {
+  free(K->dense);
+  free(K->id);
+  free(K->acc);
+  free(K->fam);
+}
+
+static bool nsys__op_totals(nsys_diff_side *s, nsys_actx *c, nsys__names *K) {
   const nsys_index *ix = c->ix;
   /* per track: its device's steady and median windows (the side's when the device has none) */
   nsys_diff_win *tw = nsys_xmalloc(((size_t)ix->n_tracks + 1) * 2 * sizeof *tw);
@@ -290,8 +321,6 @@ static bool nsys__op_totals(nsys_diff_side *s, nsys_actx *c, nsys__acc *by_name)
   }
   nsys__acc fam[NSYS__NFAM] = {{0}};
   nsys__acc *trk = nsys_xcalloc((size_t)ix->n_tracks + 1, sizeof *trk);
-  uint8_t *fidx = nsys_xmalloc((size_t)ix->strings.count + 1);
-  memset(fidx, 0xFF, (size_t)ix->strings.count + 1);
   for (uint32_t op = 0; op < ix->ops.n; op++) {
     if (nsys_actx_stop(c, op)) break;
     int64_t st = ix->ops.start[op], en = ix->ops.end[op];
@@ -302,17 +331,17 @@ static bool nsys__op_totals(nsys_diff_side *s, nsys_actx *c, nsys__acc *by_name)
     uint8_t k = ix->ops.kind[op];
     if (k != NSYS_OP_KERNEL && k != NSYS_OP_GRAPH) continue;
     uint32_t nm = nsys_op_display_name(ix, op);
-    nsys__acc_add(&by_name[nm], st, en, in_med);
-    if (fidx[nm] == 0xFF) fidx[nm] = nsys__family_idx(nsys_strtab_get(&ix->strings, nm));
-    nsys__acc_add(&fam[fidx[nm]], st, en, in_med);
+    if (nm >= ix->strings.count) continue;
+    uint32_t k2 = nsys__name_slot(K, ix, nm);
+    nsys__acc_add(&K->acc[k2], st, en, in_med);
+    nsys__acc_add(&fam[K->fam[k2]], st, en, in_med);
   }
   uint32_t cap[NSYS_DK__COUNT] = {0};
-  for (uint32_t nm = 0; nm < ix->strings.count && !c->stopped; nm++)
-    if (by_name[nm].count) {
-      nsys_diff_agg *g =
-          nsys__push(s, NSYS_DK_KERNEL, &cap[NSYS_DK_KERNEL], nsys_xstrdup(nsys_strtab_get(&ix->strings, nm)), &by_name[nm]);
-      g->family = nsys__family_name(fidx[nm]);
-    }
+  for (uint32_t k2 = 0; k2 < K->n && !c->stopped; k2++) {
+    nsys_diff_agg *g = nsys__push(s, NSYS_DK_KERNEL, &cap[NSYS_DK_KERNEL],
+                                  nsys_xstrdup(nsys_strtab_get(&ix->strings, K->id[k2])), &K->acc[k2]);
+    g->family = nsys__family_name(K->fam[k2]);
+  }
   for (uint8_t f = 0; f < NSYS__NFAM; f++)
     if (fam[f].count) nsys__push(s, NSYS_DK_FAMILY, &cap[NSYS_DK_FAMILY], nsys_xstrdup(nsys__family_name(f)), &fam[f]);
   /* streams; devices sum their streams (tracks are sorted by device) */
@@ -334,7 +363,6 @@ static bool nsys__op_totals(nsys_diff_side *s, nsys_actx *c, nsys__acc *by_name)
     if (d.count) nsys__push(s, NSYS_DK_DEVICE, &cap[NSYS_DK_DEVICE], nsys_xasprintf("%d", dev), &d)->device = dev;
   }
   free(trk);
-  free(fidx);
   free(tw);
   return !c->stopped;
 }
@@ -495,7 +523,7 @@ static bool nsys__launch_better(const nsys_diff_launch *x, const nsys_diff_launc
 
 /* The dominant configuration of every kernel name that ran in the steady
  * window, by the index's display name of its demangledName. */
-static bool nsys__launch_configs(nsys_diff_side *s, nsys_actx *c, struct nsys_profile *p, const nsys__acc *by_name) {
+static bool nsys__launch_configs(nsys_diff_side *s, nsys_actx *c, struct nsys_profile *p, const nsys__names *K) {
   char tbl[512];
   const nsys_index *ix = c->ix;
   if (!p || !nsys_profile_table_sql(p, NSYS_TBL_KERNEL, tbl, sizeof tbl)) return true;
@@ -513,7 +541,7 @@ static bool nsys__launch_configs(nsys_diff_side *s, nsys_actx *c, struct nsys_pr
   nsys_strbuf_free(&q);
   if (!st) return false;
   uint32_t ns = ix->strings.count;
-  nsys_diff_launch *best = nsys_xcalloc((size_t)ns + 1, sizeof *best);
+  nsys_diff_launch *best = nsys_xcalloc((size_t)K->n + 1, sizeof *best);
   int rc;
   for (uint64_t row = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; row++) {
     if (nsys_actx_stop(c, row)) break;
@@ -522,7 +550,8 @@ static bool nsys__launch_configs(nsys_diff_side *s, nsys_actx *c, struct nsys_pr
     uint32_t id = nsys_strtab_find(&ix->strings, nm, strlen(nm));
     if (id == NSYS_STR_NONE || id >= ns) continue;
     id = nsys_display_name(ix, id);
-    if (id >= ns || !by_name[id].count) continue;
+    if (id >= ns || K->dense[id] == NSYS_STR_NONE) continue;
+    id = K->dense[id];
     nsys_diff_launch l = {0};
     for (int k = 0; k < 3; k++) {
       l.grid[k] = sqlite3_column_int64(st, 1 + k);
@@ -536,10 +565,10 @@ static bool nsys__launch_configs(nsys_diff_side *s, nsys_actx *c, struct nsys_pr
   sqlite3_finalize(st);
   if (nsys_task_cancelled(c->task)) c->stopped = true; /* an interrupted step */
   uint32_t cap = 0;
-  for (uint32_t id = 0; id < ns && !c->stopped; id++)
-    if (best[id].count)
-      nsys__push(s, NSYS_DK_LAUNCH, &cap, nsys_xstrdup(nsys_strtab_get(&ix->strings, id)), &by_name[id])->launch =
-          best[id];
+  for (uint32_t k2 = 0; k2 < K->n && !c->stopped; k2++)
+    if (best[k2].count)
+      nsys__push(s, NSYS_DK_LAUNCH, &cap, nsys_xstrdup(nsys_strtab_get(&ix->strings, K->id[k2])), &K->acc[k2])->launch =
+          best[k2];
   free(best);
   if (c->stopped) return false;
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) return nsys_profile_sql_fail(p, c->task, rc, "kernel launch configurations");
@@ -583,11 +612,13 @@ bool nsys_diff_side_build(nsys_diff_side *s, nsys_task *task, struct nsys_profil
     s->steady_win = (nsys_diff_win){true, ix->span_start, ix->span_end + 1};
     s->steady_cpu = s->steady_win;
   }
-  nsys__acc *by_name = ok ? nsys_xcalloc((size_t)ix->strings.count + 1, sizeof *by_name) : NULL;
-  ok = ok && nsys__op_totals(s, &c, by_name);
+  nsys__names K = {0};
+  K.dense = nsys_xmalloc(((size_t)ix->strings.count + 1) * sizeof *K.dense);
+  memset(K.dense, 0xFF, ((size_t)ix->strings.count + 1) * sizeof *K.dense);
+  ok = ok && nsys__op_totals(s, &c, &K);
   ok = ok && nsys__nvtx_totals(s, &c);
-  ok = ok && nsys__launch_configs(s, &c, p, by_name);
-  free(by_name);
+  ok = ok && nsys__launch_configs(s, &c, p, &K);
+  nsys__names_free(&K);
   for (int k = 0; ok && k < NSYS_DK__COUNT; k++) nsys__sort_agg(s, (nsys_diff_kind)k);
   if (!ok && !nsys_task_failed(task)) nsys_task_fail_cancelled(task);
   nsys_actx_dispose(&c);
