@@ -116,6 +116,7 @@ def _base_params(method: str, pid: str, root: str) -> dict:
         "nvtx/tree": {"profileId": pid},
         "analysis/run": {"profileId": pid, "name": "sync_cost"},
         "report/generate": {"profileId": pid},
+        "profile/diff": {"base": pid, "compare": pid},
         "kernel/details": {"profileId": pid, "kernelId": 0},
         "search": {"profileId": pid, "query": "nccl"},
         "export/perfetto": {"profileId": pid, "path": root + "/out.json"},

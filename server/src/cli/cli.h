@@ -26,6 +26,7 @@ typedef struct nsys_cli_command {
 extern const nsys_cli_command nsys_cli_profile[];
 extern const nsys_cli_command nsys_cli_timeline[];
 extern const nsys_cli_command nsys_cli_analysis[];
+extern const nsys_cli_command nsys_cli_diff[];
 extern const nsys_cli_command nsys_cli_explain[];
 extern const nsys_cli_command nsys_cli_source[];
 extern const nsys_cli_command nsys_cli_server[];
@@ -61,6 +62,9 @@ bool nsys_cli_parse_format(const char *value, nsys_cli_format *out);
 
 /* Pretty-prints JSON to stdout followed by a newline. */
 void nsys_cli_print_json(const cJSON *json);
+/* Prints a method result: JSON as is, else rendered as text or Markdown. */
+void nsys_cli_print_result(const cJSON *res, nsys_cli_format fmt,
+                           void (*render)(nsys_strbuf *, const cJSON *, bool markdown));
 
 /* Prints "nsys-ai: msg" to stderr and returns `code`. */
 int nsys_cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

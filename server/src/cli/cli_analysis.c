@@ -1,4 +1,4 @@
-/* CLI commands of the analysis module: analyze, report, diff. */
+/* CLI commands of the analysis module: analyze, report (diff: cli_diff.c; ranks: cli_ranks.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +15,7 @@
 static void nsys__emit(cJSON *res, nsys_cli_format fmt,
                        void (*render)(nsys_strbuf *, const cJSON *, bool markdown)) {
   if (!res) return;
-  if (fmt == NSYS_FMT_JSON) {
-    nsys_cli_print_json(res);
-  } else {
-    nsys_strbuf b;
-    nsys_strbuf_init(&b);
-    render(&b, res, fmt == NSYS_FMT_MD);
-    if (b.data) fputs(b.data, stdout);
-    nsys_strbuf_free(&b);
-  }
+  nsys_cli_print_result(res, fmt, render);
   cJSON_Delete(res);
 }
 
@@ -108,36 +100,10 @@ static int nsys__cmd_report(int argc, char **argv) {
   return rc;
 }
 
-static int nsys__cmd_diff(int argc, char **argv) {
-  nsys_cli_args a;
-  if (!nsys_cli_parse_args(argc, argv, 2, &a)) return nsys_cli_usage("diff");
-  if (a.n_pos != 2 || a.opts->child) {
-    cJSON_Delete(a.opts);
-    return nsys_cli_usage("diff");
-  }
-  int rc = NSYS_EXIT_OK;
-  nsys_cli_session s;
-  nsys_cli_session_init(&s);
-  const char *ida = nsys_cli_open(&s, a.pos[0], &rc);
-  const char *idb = ida ? nsys_cli_open(&s, a.pos[1], &rc) : NULL;
-  if (ida && idb) {
-    cJSON *params = cJSON_CreateObject();
-    cJSON_AddStringToObject(params, "base", ida);
-    cJSON_AddStringToObject(params, "compare", idb);
-    nsys__emit(nsys_cli_call(&s, "profile/diff", params, &rc), a.format, nsys_diff_render);
-  }
-  nsys_cli_session_dispose(&s);
-  cJSON_Delete(a.opts);
-  return rc;
-}
-
 const nsys_cli_command nsys_cli_analysis[] = {
     {"analyze", "NAME FILE [--param k=v]... [--format text|json|md]  |  analyze list",
      "run one analysis (nsys-ai analyze list shows them and their params)", nsys__cmd_analyze},
     {"report", "FILE [--format text|json|md]",
      "root-cause report: findings with evidence and recommendations", nsys__cmd_report},
-    {"diff", "BASE COMPARE [--format text|json|md]",
-     "compare two profiles: kernels added/removed/faster/slower, overlap, idle, iterations",
-     nsys__cmd_diff},
     {NULL, NULL, NULL, NULL},
 };
