@@ -53,6 +53,16 @@ export interface Perf {
 }
 declare global { interface Window { __nsysPerf: Perf } }
 
+/** Where a frame drew things, for an overlay (views built on the timeline: diff, ranks). */
+export interface OverlayGeometry {
+  /** The plot's x of a time (offsets on the timeline's clock). */
+  x: (ns: number) => number;
+  /** The rows in view: their tracks and top y. */
+  rows: Array<{ key: string; ids: string[]; y: number }>;
+  rowH: number;
+  view: View;
+}
+
 export class TimelineView {
   readonly el: HTMLElement;
   /** As tall as the timeline's viewport (sticky at its top): a frame rasterizes
@@ -71,6 +81,10 @@ export class TimelineView {
   private gutter = GUTTER;
   /** Called when the rows change (hidden count for the toolbar). */
   onRowsChanged: () => void = () => {};
+  /** Called with every new view (pan, zoom, reveal, resize): views built on the timeline keep others in step. */
+  onViewChange: (v: View) => void = () => {};
+  /** Drawn over the rows after the selection, clipped to the plot (views built on the timeline mark things with it). */
+  overlay: ((ctx: CanvasRenderingContext2D, g: OverlayGeometry) => void) | undefined;
   /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
    * tracks and only while it is scrolled into view, with its own tile cache;
    * the requests of the visible blocks for one tile are merged into one. */
@@ -102,8 +116,10 @@ export class TimelineView {
     private readonly onSelect: (hit: Hit) => void,
     /** A time of a reply (kernel/details) as the timeline's offset. */
     private readonly rel: (t: Int) => number = Number,
+    /** The rows' tree (default: client/trackTree's, Nsight's arrangement). */
+    tree?: TreeNode[],
   ) {
-    this.tree = trackTree(tracks);
+    this.tree = tree ?? trackTree(tracks);
     this.trackById = new Map(tracks.map((t) => [t.id, t]));
     this.blocks = [];
     this.fetchTiles = coalescingFetch(fetchRange); /* the visible blocks' requests for a tile go as one */
@@ -189,6 +205,7 @@ export class TimelineView {
   setView(v: View): void {
     this.view = v;
     this.queueFrame();
+    this.onViewChange(v);
     for (const b of this.visibleBlocks()) b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
   }
 
@@ -201,6 +218,9 @@ export class TimelineView {
   zoom(factor: number, anchor = (this.view.start + this.view.end) / 2): void {
     this.setView(zoomView(this.view, factor, anchor, this.bounds));
   }
+
+  /** Draws again on the next frame (an overlay's data changed). */
+  refresh(): void { this.queueFrame(); }
 
   private queueFrame(): void {
     if (this.frameQueued) return;
@@ -284,6 +304,11 @@ export class TimelineView {
       }
     }
     if (this.flow) this.drawFlow(ctx, this.flow, x, rowY, sel);
+    if (this.overlay) {
+      const rows: OverlayGeometry['rows'] = [];
+      for (let i = first; i < last; i++) rows.push({ key: this.rows[i]!.key, ids: this.rows[i]!.ids, y: rowY(i) });
+      this.overlay(ctx, { x, rows, rowH: ROW_H, view: v });
+    }
     ctx.restore();
     /* labels of events wide enough to read, in view coordinates */
     const labels: Array<[string, number, number, number]> = [];
