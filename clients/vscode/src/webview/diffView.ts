@@ -12,6 +12,7 @@ import { h } from './dom';
 import type { HostBridge } from './rpc';
 import { linkViews, profileTimeline } from './profileTimeline';
 import type { TimelineView } from './timelineView';
+import type { RanksViewHooks } from './ranksView';
 
 /** The evidence windows' outline (a colour the palette does not use; tests look for it). */
 export const EVIDENCE = '#ff00ff';
@@ -21,7 +22,7 @@ type Side = 'base' | 'compare';
 interface Evidence { kernelId: number; start: number; end: number }
 
 export interface DiffViewHooks { views(): Array<{ start: number; end: number; width: number }>; evidence(): Partial<Record<Side, Evidence>>; pick(i: number): Promise<void> }
-declare global { interface Window { __nsysViews?: { diff?: DiffViewHooks; ranks?: unknown } } }
+declare global { interface Window { __nsysViews?: { diff?: DiffViewHooks; ranks?: RanksViewHooks } } }
 
 export class DiffView {
   readonly el: HTMLElement;

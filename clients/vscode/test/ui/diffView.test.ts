@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { CHROMIUM } from './harness';
 import { startViewHarness, hasColour, frames, type ViewHarness } from './viewHarness';
 import { generated } from './viewFixtures';
@@ -100,4 +101,5 @@ test('clicking a delta moves both timelines to its evidence windows, outlined in
     assert.ok(!(await hasColour(page, i, [255, 0, 255], { x0: GUTTER, x1: Math.max(GUTTER + 1, x - 8), y0: AXIS_H, y1: boxes[i]! })), `${side}: nothing outlined left of it`);
   }
   assert.deepEqual(hx!.logs.filter((l) => l.startsWith('pageerror')), []);
+  if (process.env.NSYS_AI_UI_SHOTS) await page.screenshot({ path: path.join(process.env.NSYS_AI_UI_SHOTS, 'diff-view.png') });
 });
