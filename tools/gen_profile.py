@@ -667,6 +667,10 @@ class Generator:
         L = cfg.layers
         it_cpu0 = rk.cpu
         self.push(rk, main, self.label("train_step", "train_step %d" % it))
+        if PLANT["loader_ns"] is not None:   # planted: the host waits for the next batch, the GPU idles
+            self.push(rk, main, self.label("data_loader", "data_loader"))
+            self.advance(rk, main, PLANT["loader_ns"])
+            self.pop(rk, main)
         # batch: pinned H2D on the copy stream inside a start/end range (eventType 60)
         rk.range_id += 1
         se = [rk.cpu, None, 60, rk.range_id, None, None, self.label("batch", "batch %d" % it), main, None, None, 0]
@@ -760,7 +764,7 @@ class Generator:
     def coll_step(self, rk, key, dur, slow, dep):
         co = self.collective(rk, key, dur, slow, dep)
         ready = next(co)
-        end = yield (ready, dur)
+        end = yield (ready, int(dur * PLANT["nccl"]))
         try:
             co.send(end)
         except StopIteration as stop:
@@ -1149,6 +1153,34 @@ def generate(cfg, out, args=None):
     return gen
 
 
+# Planted changes (main's "planted changes" options): what a before/after pair
+# differs by, for profile/diff's tests. Defaults change nothing.
+PLANT = {"nccl": 1.0, "loader_ns": None}
+
+
+def plant_changes(args):
+    """Applies the planted changes to the catalog and PLANT; returns an undo function."""
+    saved = dict(catalog.KERNELS), dict(PLANT)
+    if args.plant_slow_kernels:
+        pat = args.plant_slow_kernels.lower()
+        for key, ent in catalog.KERNELS.items():
+            if pat in ent[0].lower():
+                catalog.KERNELS[key] = ent[:9] + (int(ent[9] * args.plant_factor),)
+    if args.plant_launch_config:
+        ent = catalog.KERNELS[args.plant_launch_config]
+        g, b = ent[5], ent[6]
+        catalog.KERNELS[args.plant_launch_config] = ent[:4] + (
+            ent[4] + 8, (g[0] * 2, g[1], g[2]), (max(1, b[0] // 2), b[1], b[2])) + ent[7:9] + (int(ent[9] * 1.3),)
+    PLANT["nccl"] = args.plant_nccl_factor
+    PLANT["loader_ns"] = args.plant_loader_stall
+
+    def undo():
+        catalog.KERNELS.clear()
+        catalog.KERNELS.update(saved[0])
+        PLANT.update(saved[1])
+    return undo
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1171,9 +1203,23 @@ def main(argv=None):
                        help="absolute UTC ns timestamps (~1.78e18), as nsys export --ts-normalize=true")
     clock.add_argument("--negative-ts", action="store_true",
                        help="session zero at train_step 0: the setup phase has negative timestamps")
+    plant = ap.add_argument_group("planted changes (before/after pairs for profile/diff; same seed = same jitter)")
+    plant.add_argument("--plant-slow-kernels", metavar="SUBSTRING",
+                       help="kernels whose short name contains SUBSTRING (case-insensitive) run --plant-factor longer")
+    plant.add_argument("--plant-factor", type=float, default=1.3, help="duration factor of --plant-slow-kernels")
+    plant.add_argument("--plant-nccl-factor", type=float, default=1.0,
+                       help="NCCL collectives last this factor longer (more of them exposed)")
+    plant.add_argument("--plant-loader-stall", type=int, metavar="NS",
+                       help="a data_loader NVTX range of NS host ns at each train_step start (the GPU idles)")
+    plant.add_argument("--plant-launch-config", metavar="KEY", choices=sorted(catalog.KERNELS),
+                       help="catalog kernel launched with twice the grid, half the block, 8 more registers, 1.3x longer")
     args = ap.parse_args(argv)
-    cfg = Config(args)
-    gen = generate(cfg, args.output, args)
+    undo = plant_changes(args)
+    try:
+        cfg = Config(args)
+        gen = generate(cfg, args.output, args)
+    finally:
+        undo()
     if args.summary:
         json.dump(shift_summary(gen.summary(), gen.clock_shift), sys.stdout, indent=1)
         sys.stdout.write("\n")

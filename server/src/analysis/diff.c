@@ -1,282 +1,327 @@
-/* profile/diff: kernels added/removed/faster/slower by name, and deltas of
- * overlap, idle and iteration time, with a short plain-language summary. */
+/* profile/diff: comparability, component verdicts, ranked deltas and the
+ * gate, from two sides (diff_side.c). Definitions: docs/analyses.md#diff. */
+#include "analysis/diff.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
 #include "common/util.h"
-#include "analysis/report.h"
-#include "profile/profile.h"
 
-static double nsys__dn(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-static const cJSON *nsys__dg(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+const char *const nsys_diff_change_names[] = {"added", "removed", "slower", "faster", "no_change", "changed"};
 
-static double nsys__sum_rows(const cJSON *rows, const char *k) {
-  double s = 0;
-  const cJSON *r;
-  cJSON_ArrayForEach(r, rows) s += nsys__dn(r, k);
-  return s;
+static int64_t nsys__per_iter(int64_t ns, uint32_t steady) {
+  uint32_t n = steady ? steady : 1;
+  return (int64_t)llround((double)ns / n);
 }
 
-static int nsys__cmp_delta(const void *a, const void *b) {
-  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-  double dx = fabs(nsys__dn(x, "deltaNs")), dy = fabs(nsys__dn(y, "deltaNs"));
-  if (dx != dy) return dx > dy ? -1 : 1;
-  return strcmp(cJSON_GetStringValue(nsys__dg(x, "name")), cJSON_GetStringValue(nsys__dg(y, "name")));
+static void nsys__reason(nsys_diff *d, const char *code, const char *sev, char *msg) {
+  d->reasons = nsys_xrealloc(d->reasons, (d->n_reasons + 1) * sizeof *d->reasons);
+  d->reasons[d->n_reasons++] = (nsys_diff_reason){code, sev, msg};
 }
 
-static cJSON *nsys__side(struct nsys_profile *p, const nsys_index *ix) {
-  cJSON *o = cJSON_CreateObject();
-  nsys_json_str(o, "profileId", p->id);
-  nsys_json_str(o, "file", p->path);
-  cJSON *w = cJSON_AddObjectToObject(o, "window");
-  nsys_json_int(w, "start", ix->span_start);
-  nsys_json_int(w, "end", ix->span_end);
-  return o;
-}
-
-static cJSON *nsys__pair(double a, double b) {
-  cJSON *o = cJSON_CreateObject();
-  nsys_json_num(o, "base", a);
-  nsys_json_num(o, "compare", b);
-  nsys_json_num(o, "delta", b - a);
-  nsys_json_num(o, "deltaPct", a != 0 ? nsys_round2(100.0 * (b - a) / fabs(a)) : 0);
-  return o;
-}
-
-static int nsys__cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double nsys__median_iter(const cJSON *it) {
-  int n = cJSON_GetArraySize(nsys__dg(it, "rows"));
-  if (!n) return 0;
-  double *v = nsys_xmalloc((size_t)n * sizeof *v);
-  int k = 0;
-  const cJSON *r;
-  cJSON_ArrayForEach(r, nsys__dg(it, "rows")) v[k++] = nsys__dn(r, "durationNs");
-  qsort(v, (size_t)n, sizeof *v, nsys__cmp_double);
-  double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+static int64_t nsys__median_kernels(const nsys_diff_side *s) {
+  if (!s->steady) return 0;
+  int64_t *v = nsys_xmalloc((size_t)s->steady * sizeof *v);
+  for (uint32_t i = 0; i < s->steady; i++) v[i] = s->iters[s->warmup + i].kernels;
+  int64_t m = nsys_diff_stats_of(v, s->steady).median;
   free(v);
   return m;
 }
 
-/* The rows of a top_kernels result by name, for O(log n) lookups (the first
- * row of a name wins, as a linear search would). */
-typedef struct {
-  const char *name;
-  int pos;
-  const cJSON *row;
-} nsys__named;
-
-static int nsys__cmp_named(const void *a, const void *b) {
-  const nsys__named *x = a, *y = b;
-  int c = strcmp(x->name, y->name);
-  return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+static double nsys__kernel_overlap(const nsys_diff *d) {
+  const nsys_diff_side *a = &d->base, *b = &d->cmp;
+  double shared = 0, all = 0;
+  uint32_t i = 0, j = 0, na = a->n_agg[NSYS_DK_KERNEL], nb = b->n_agg[NSYS_DK_KERNEL];
+  const nsys_diff_agg *ga = a->agg[NSYS_DK_KERNEL], *gb = b->agg[NSYS_DK_KERNEL];
+  while (i < na || j < nb) {
+    int c = i >= na ? 1 : j >= nb ? -1 : strcmp(ga[i].key, gb[j].key);
+    double ta = c <= 0 ? (double)nsys__per_iter(ga[i].ns, a->steady) : 0;
+    double tb = c >= 0 ? (double)nsys__per_iter(gb[j].ns, b->steady) : 0;
+    all += ta + tb;
+    if (!c) shared += ta + tb;
+    if (c <= 0) i++;
+    if (c >= 0) j++;
+  }
+  return all > 0 ? shared / all : 1;
 }
 
-static nsys__named *nsys__by_name(const cJSON *rows, int *n) {
-  *n = cJSON_GetArraySize(rows);
-  nsys__named *v = nsys_xcalloc((size_t)*n + 1, sizeof *v);
-  int k = 0;
-  const cJSON *r;
-  cJSON_ArrayForEach(r, rows) {
-    v[k] = (nsys__named){cJSON_GetStringValue(nsys__dg(r, "name")), k, r};
-    k++;
+static void nsys__comparability(nsys_diff *d) {
+  const nsys_diff_side *a = &d->base, *b = &d->cmp;
+  double score = 1;
+  if (a->profile_id && b->profile_id && !strcmp(a->profile_id, b->profile_id))
+    nsys__reason(d, "same_profile", "info", nsys_xstrdup("both sides are the same profile"));
+  if (a->gpu_model && b->gpu_model && strcmp(a->gpu_model, b->gpu_model)) {
+    score *= 0.5;
+    nsys__reason(d, "gpu_model", "error", nsys_xasprintf("different GPUs: %s vs %s", a->gpu_model, b->gpu_model));
   }
-  if (*n > 1) qsort(v, (size_t)*n, sizeof *v, nsys__cmp_named);
-  return v;
-}
-
-static const cJSON *nsys__find_name(const nsys__named *v, int n, const char *name) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    int m = lo + (hi - lo) / 2;
-    if (strcmp(v[m].name, name) < 0) lo = m + 1;
-    else hi = m;
+  if (a->gpu_count != b->gpu_count) {
+    score *= 0.5;
+    nsys__reason(d, "gpu_count", "error",
+                 nsys_xasprintf("%d GPU(s) active vs %d", (int)a->gpu_count, (int)b->gpu_count));
   }
-  return lo < n && !strcmp(v[lo].name, name) ? v[lo].row : NULL;
-}
-
-cJSON *nsys_diff_build(nsys_task *task, struct nsys_profile *a, const nsys_index *ia,
-                       struct nsys_profile *b, const nsys_index *ib) {
-  nsys_aparams pk; /* every kernel name, so each side's names can be matched */
-  nsys_aparams_defaults(&pk, nsys_analysis_find("top_kernels"));
-  nsys_aparams_set_int(&pk, "limit", 0);
-  /* what the analyses derive from each index alone: built once per side */
-  nsys_acache cache_a, cache_b;
-  nsys_acache_init(&cache_a, ia);
-  nsys_acache_init(&cache_b, ib);
-  nsys_arun runs[6] = {
-      {.p = a, .ix = ia, .name = "top_kernels", .params = &pk, .cache = &cache_a},
-      {.p = b, .ix = ib, .name = "top_kernels", .params = &pk, .cache = &cache_b},
-      {.p = a, .ix = ia, .name = "overlap", .cache = &cache_a},
-      {.p = b, .ix = ib, .name = "overlap", .cache = &cache_b},
-      {.p = a, .ix = ia, .name = "iterations", .cache = &cache_a},
-      {.p = b, .ix = ib, .name = "iterations", .cache = &cache_b},
-  };
-  bool ok = nsys_analysis_run_all(task, runs, 6, "profile/diff");
-  nsys_aparams_dispose(&pk);
-  nsys_acache_dispose(&cache_a);
-  nsys_acache_dispose(&cache_b);
-  for (int i = 0; i < 6 && ok; i++) /* the first failure, in order */
-    if (!runs[i].result) ok = nsys_task_fail_from(task, &runs[i].task);
-  if (ok && nsys_task_cancelled(task)) ok = nsys_task_fail_cancelled(task);
-  if (!ok) {
-    for (int i = 0; i < 6; i++) cJSON_Delete(runs[i].result);
-    return NULL;
-  }
-  cJSON *ka = runs[0].result, *kb = runs[1].result, *oa = runs[2].result, *ob = runs[3].result;
-  cJSON *ta = runs[4].result, *tb = runs[5].result;
-  double min_delta_pct = 5.0; /* faster/slower when the total moves by >= 5% */
-  cJSON *res = cJSON_CreateObject();
-  cJSON_AddItemToObject(res, "base", nsys__side(a, ia));
-  cJSON_AddItemToObject(res, "compare", nsys__side(b, ib));
-  cJSON *rows = cJSON_CreateArray();
-  int n_add = 0, n_rem = 0, n_fast = 0, n_slow = 0;
-  int n_na, n_nb;
-  nsys__named *by_a = nsys__by_name(nsys__dg(ka, "rows"), &n_na), *by_b = nsys__by_name(nsys__dg(kb, "rows"), &n_nb);
-  const cJSON *r;
-  cJSON_ArrayForEach(r, nsys__dg(ka, "rows")) {
-    const char *nm = cJSON_GetStringValue(nsys__dg(r, "name"));
-    const cJSON *m = nsys__find_name(by_b, n_nb, nm);
-    double ta_ns = nsys__dn(r, "totalNs"), tb_ns = m ? nsys__dn(m, "totalNs") : 0;
-    const char *status = "same";
-    if (!m) {
-      status = "removed";
-      n_rem++;
-    } else if (tb_ns < ta_ns * (1 - min_delta_pct / 100)) {
-      status = "faster";
-      n_fast++;
-    } else if (tb_ns > ta_ns * (1 + min_delta_pct / 100)) {
-      status = "slower";
-      n_slow++;
+  d->kernel_overlap = nsys__kernel_overlap(d);
+  score *= d->kernel_overlap;
+  if (d->kernel_overlap < 0.9)
+    nsys__reason(d, "kernel_set", d->kernel_overlap < 0.5 ? "error" : "warning",
+                 nsys_xasprintf("only %.0f%% of kernel time is in kernels present in both runs",
+                                100 * d->kernel_overlap));
+  if (!a->steady || !b->steady) {
+    score *= 0.5;
+    nsys__reason(d, "no_iterations", "warning",
+                 nsys_xasprintf("no iterations in %s%s: no step verdict; the deltas compare whole profiles",
+                                !a->steady && !b->steady ? "either run" : !a->steady ? "the base" : "the compare run",
+                                a->irregular || b->irregular ? " (the GPU gaps do not repeat like steps)" : ""));
+  } else {
+    if (strcmp(a->method, b->method)) {
+      score *= 0.8;
+      nsys__reason(d, "iteration_method", "warning",
+                   nsys_xasprintf("iterations found by %s in the base, by %s in the compare run", a->method, b->method));
     }
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", nm);
-    cJSON_AddStringToObject(o, "status", status);
-    nsys_json_num(o, "baseCount", nsys__dn(r, "count"));
-    nsys_json_num(o, "compareCount", m ? nsys__dn(m, "count") : 0);
-    nsys_json_num(o, "baseTotalNs", ta_ns);
-    nsys_json_num(o, "compareTotalNs", tb_ns);
-    nsys_json_num(o, "deltaNs", tb_ns - ta_ns);
-    nsys_json_num(o, "deltaPct", ta_ns > 0 ? nsys_round2(100.0 * (tb_ns - ta_ns) / ta_ns) : 0);
-    nsys_json_num(o, "baseAvgNs", nsys__dn(r, "avgNs"));
-    nsys_json_num(o, "compareAvgNs", m ? nsys__dn(m, "avgNs") : 0);
-    /* per-call change, independent of how many calls fell in each window */
-    double aa = nsys__dn(r, "avgNs"), ab = m ? nsys__dn(m, "avgNs") : 0;
-    if (m && aa > 0) {
-      nsys_json_num(o, "avgDeltaPct", nsys_round2(100.0 * (ab - aa) / aa));
-      cJSON_AddStringToObject(o, "perCall", ab < aa * (1 - min_delta_pct / 100)   ? "faster"
-                                            : ab > aa * (1 + min_delta_pct / 100) ? "slower"
-                                                                                  : "same");
-    } else {
-      cJSON_AddNullToObject(o, "avgDeltaPct");
-      cJSON_AddNullToObject(o, "perCall");
+    int64_t ka = nsys__median_kernels(a), kb = nsys__median_kernels(b);
+    int64_t lo = ka < kb ? ka : kb, hi = ka < kb ? kb : ka;
+    if (hi > 0 && (double)lo < 0.9 * (double)hi) {
+      score *= (double)lo / (double)hi;
+      nsys__reason(d, "iteration_structure", (double)lo < 0.5 * (double)hi ? "error" : "warning",
+                   nsys_xasprintf("a median iteration runs %lld GPU ops in the base, %lld in the compare run",
+                                  (long long)ka, (long long)kb));
     }
-    cJSON_AddItemToArray(rows, o);
+    if (a->steady < 3 || b->steady < 3) {
+      score *= 0.9;
+      nsys__reason(d, "few_iterations", "info",
+                   nsys_xasprintf("%u and %u steady iterations: under 3 on a side, the noise floor is 5%% and no "
+                                  "test is run",
+                                  a->steady, b->steady));
+    }
   }
-  cJSON_ArrayForEach(r, nsys__dg(kb, "rows")) {
-    const char *nm = cJSON_GetStringValue(nsys__dg(r, "name"));
-    if (nsys__find_name(by_a, n_na, nm)) continue;
-    n_add++;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", nm);
-    cJSON_AddStringToObject(o, "status", "added");
-    nsys_json_num(o, "baseCount", 0);
-    nsys_json_num(o, "compareCount", nsys__dn(r, "count"));
-    nsys_json_num(o, "baseTotalNs", 0);
-    nsys_json_num(o, "compareTotalNs", nsys__dn(r, "totalNs"));
-    nsys_json_num(o, "deltaNs", nsys__dn(r, "totalNs"));
-    cJSON_AddNullToObject(o, "deltaPct");
-    nsys_json_num(o, "baseAvgNs", 0);
-    nsys_json_num(o, "compareAvgNs", nsys__dn(r, "avgNs"));
-    cJSON_AddNullToObject(o, "avgDeltaPct");
-    cJSON_AddNullToObject(o, "perCall");
-    cJSON_AddItemToArray(rows, o);
-  }
-  free(by_a);
-  free(by_b);
-  /* sort by |delta| */
-  int n = cJSON_GetArraySize(rows);
-  cJSON **v = nsys_xcalloc((size_t)n + 1, sizeof *v);
-  for (int i = 0; i < n; i++) v[i] = cJSON_DetachItemFromArray(rows, 0);
-  if ((size_t)n > 1) qsort(v, (size_t)n, sizeof *v, nsys__cmp_delta);
-  for (int i = 0; i < n; i++) cJSON_AddItemToArray(rows, v[i]);
-  free(v);
-  cJSON_AddItemToObject(res, "rows", rows);
+  d->score = score < 0 ? 0 : score > 1 ? 1 : score;
+  d->comparable = d->score >= 0.5;
+  for (uint32_t i = 0; i < d->n_reasons; i++)
+    if (!strcmp(d->reasons[i].severity, "error")) d->comparable = false;
+}
 
-  cJSON *s = cJSON_AddObjectToObject(res, "summary");
-  double kta = nsys__dn(nsys__dg(ka, "summary"), "totalKernelNs"), ktb = nsys__dn(nsys__dg(kb, "summary"), "totalKernelNs");
-  cJSON_AddItemToObject(s, "kernelNs", nsys__pair(kta, ktb));
-  cJSON_AddItemToObject(s, "kernels", nsys__pair(nsys__dn(nsys__dg(ka, "summary"), "kernelCount"),
-                                                 nsys__dn(nsys__dg(kb, "summary"), "kernelCount")));
-  const cJSON *ova = nsys__dg(ka, "rows");
-  (void)ova;
-  cJSON_AddItemToObject(s, "spanNs", nsys__pair((double)(ia->span_end - ia->span_start), (double)(ib->span_end - ib->span_start)));
-  cJSON_AddItemToObject(s, "idleNs", nsys__pair(nsys__sum_rows(nsys__dg(oa, "rows"), "idleNs"),
-                                                nsys__sum_rows(nsys__dg(ob, "rows"), "idleNs")));
-  cJSON_AddItemToObject(s, "overlapNs", nsys__pair(nsys__sum_rows(nsys__dg(oa, "rows"), "overlapNs"),
-                                                   nsys__sum_rows(nsys__dg(ob, "rows"), "overlapNs")));
-  cJSON_AddItemToObject(s, "commOnlyNs", nsys__pair(nsys__sum_rows(nsys__dg(oa, "rows"), "commOnlyNs"),
-                                                    nsys__sum_rows(nsys__dg(ob, "rows"), "commOnlyNs")));
-  cJSON_AddItemToObject(s, "computeOnlyNs", nsys__pair(nsys__sum_rows(nsys__dg(oa, "rows"), "computeOnlyNs"),
-                                                       nsys__sum_rows(nsys__dg(ob, "rows"), "computeOnlyNs")));
-  double ma = nsys__median_iter(ta), mb = nsys__median_iter(tb);
-  cJSON *it = nsys__pair(ma, mb);
-  cJSON_AddItemToObject(s, "iterationMedianNs", it);
-  cJSON_AddItemToObject(s, "iterations", nsys__pair(nsys__dn(nsys__dg(ta, "summary"), "count"),
-                                                    nsys__dn(nsys__dg(tb, "summary"), "count")));
-  cJSON *cnt = cJSON_AddObjectToObject(s, "kernelChanges");
-  nsys_json_int(cnt, "added", n_add);
-  nsys_json_int(cnt, "removed", n_rem);
-  nsys_json_int(cnt, "faster", n_fast);
-  nsys_json_int(cnt, "slower", n_slow);
-  /* plain-language summary */
+static void nsys__components(nsys_diff *d) {
+  const nsys_diff_side *a = &d->base, *b = &d->cmp;
+  int64_t *va = nsys_xmalloc(((size_t)a->steady + 1) * sizeof *va);
+  int64_t *vb = nsys_xmalloc(((size_t)b->steady + 1) * sizeof *vb);
+  int64_t floor = 0;
+  for (int c = 0; c < NSYS_DC__COUNT; c++) {
+    for (uint32_t i = 0; i < a->steady; i++) va[i] = a->iters[a->warmup + i].v[c];
+    for (uint32_t i = 0; i < b->steady; i++) vb[i] = b->iters[b->warmup + i].v[c];
+    d->comps[c] = nsys_diff_compare(va, a->steady, vb, b->steady, floor);
+    if (c == NSYS_DC_STEP) floor = d->comps[c].base.median / 200; /* components: 0.5% of the step */
+  }
+  free(va);
+  free(vb);
+}
+
+/* ---- deltas -------------------------------------------------------------- */
+
+static bool nsys__launch_same(const nsys_diff_launch *x, const nsys_diff_launch *y) {
+  for (int k = 0; k < 3; k++)
+    if (x->grid[k] != y->grid[k] || x->block[k] != y->block[k]) return false;
+  return x->regs == y->regs && x->smem == y->smem;
+}
+
+static void nsys__add_delta(nsys_diff *d, uint32_t *cap, nsys_diff_kind k, const nsys_diff_agg *ga,
+                            const nsys_diff_agg *gb, int64_t sig_floor) {
+  const nsys_diff_agg *g = ga ? ga : gb;
+  if (k == NSYS_DK_LAUNCH && ga && gb && nsys__launch_same(&ga->launch, &gb->launch)) return;
+  if (d->n_deltas == *cap) {
+    *cap = *cap ? *cap * 2 : 64;
+    d->deltas = nsys_xrealloc(d->deltas, (size_t)*cap * sizeof *d->deltas);
+  }
+  nsys_diff_delta *x = &d->deltas[d->n_deltas++];
+  memset(x, 0, sizeof *x);
+  x->kind = k;
+  x->key = g->key;
+  x->base_ns = ga ? nsys__per_iter(ga->ns, d->base.steady) : 0;
+  x->cmp_ns = gb ? nsys__per_iter(gb->ns, d->cmp.steady) : 0;
+  x->delta = x->cmp_ns - x->base_ns;
+  x->impact = x->delta < 0 ? -x->delta : x->delta;
+  x->base_count = ga ? ga->count : 0;
+  x->cmp_count = gb ? gb->count : 0;
+  if (x->base_ns) {
+    x->has_pct = true;
+    x->pct = 100.0 * (double)x->delta / (double)x->base_ns;
+  }
+  if (ga) x->ev_base = ga->ev;
+  if (gb) x->ev_cmp = gb->ev;
+  x->device = g->device;
+  x->has_stream = k == NSYS_DK_STREAM;
+  x->stream = g->stream;
+  x->family = g->family;
+  if (k == NSYS_DK_LAUNCH) {
+    x->lb = ga ? &ga->launch : NULL;
+    x->lc = gb ? &gb->launch : NULL;
+  }
+  if (!ga) x->change = NSYS_DCH_ADDED;
+  else if (!gb) x->change = NSYS_DCH_REMOVED;
+  else if (k == NSYS_DK_LAUNCH) x->change = NSYS_DCH_CHANGED;
+  else if (x->impact >= sig_floor && x->has_pct && fabs(x->pct) >= 5.0)
+    x->change = x->delta > 0 ? NSYS_DCH_SLOWER : NSYS_DCH_FASTER;
+  else x->change = NSYS_DCH_NO_CHANGE;
+  if (k == NSYS_DK_STREAM) x->label = nsys_xasprintf("GPU %d stream %lld", (int)g->device, (long long)g->stream);
+  else if (k == NSYS_DK_DEVICE) x->label = nsys_xasprintf("GPU %d", (int)g->device);
+  else x->label = nsys_xstrdup(g->key);
+}
+
+static bool nsys__is_where(nsys_diff_kind k) { return k == NSYS_DK_NVTX || k == NSYS_DK_STREAM || k == NSYS_DK_DEVICE; }
+
+/* The ranking of docs/analyses.md#diff. */
+static int nsys__cmp_delta(const void *p, const void *q) {
+  const nsys_diff_delta *x = p, *y = q;
+  int sx = x->change != NSYS_DCH_NO_CHANGE, sy = y->change != NSYS_DCH_NO_CHANGE;
+  if (sx != sy) return sy - sx;
+  int wx = nsys__is_where(x->kind), wy = nsys__is_where(y->kind);
+  if (wx != wy) return wx - wy;
+  if (x->impact != y->impact) return x->impact > y->impact ? -1 : 1;
+  if (x->kind != y->kind) return (int)x->kind - (int)y->kind;
+  return strcmp(x->key, y->key);
+}
+
+static void nsys__deltas(nsys_diff *d) {
+  int64_t sig_floor = d->comps[NSYS_DC_STEP].base.median / 200; /* 0.5% of the step */
+  if (sig_floor < 1000) sig_floor = 1000;
+  uint32_t cap = 0;
+  for (int k = 0; k < NSYS_DK__COUNT; k++) {
+    const nsys_diff_agg *ga = d->base.agg[k], *gb = d->cmp.agg[k];
+    uint32_t i = 0, j = 0, na = d->base.n_agg[k], nb = d->cmp.n_agg[k];
+    while (i < na || j < nb) {
+      int c = i >= na ? 1 : j >= nb ? -1 : strcmp(ga[i].key, gb[j].key);
+      nsys__add_delta(d, &cap, (nsys_diff_kind)k, c <= 0 ? &ga[i] : NULL, c >= 0 ? &gb[j] : NULL, sig_floor);
+      if (c <= 0) i++;
+      if (c >= 0) j++;
+    }
+  }
+  if (d->n_deltas > 1) qsort(d->deltas, d->n_deltas, sizeof *d->deltas, nsys__cmp_delta);
+}
+
+/* ---- gate and text -------------------------------------------------------- */
+
+static void nsys__fail(nsys_diff_gate_result *g, char *target, double th, bool has_pct, double pct,
+                       const char *verdict, char *msg) {
+  g->fails = nsys_xrealloc(g->fails, (g->n_fails + 1) * sizeof *g->fails);
+  g->fails[g->n_fails++] = (nsys_diff_failure){target, th, has_pct, pct, verdict, msg};
+}
+
+static void nsys__gate(nsys_diff *d, const nsys_diff_thresholds *th) {
+  d->has_gate = true;
+  nsys_diff_gate_result *g = &d->gate;
+  if (!d->comparable) {
+    g->status = "incomparable";
+    return;
+  }
+  for (int c = 0; c < NSYS_DC__COUNT; c++) {
+    const nsys_diff_comp *x = &d->comps[c];
+    if (!th->set[c] || x->verdict != NSYS_DV_SLOWER || !x->has_pct || x->pct <= th->pct[c]) continue;
+    nsys__fail(g, nsys_xstrdup(nsys_diff_comp_names[c]), th->pct[c], true, x->pct, "slower",
+               nsys_xasprintf("%s: median %+.2f%% per iteration, beyond the noise floor and above the %g%% threshold",
+                              nsys_diff_comp_names[c], x->pct, th->pct[c]));
+  }
+  for (uint32_t f = 0; f < th->n_fam; f++)
+    for (uint32_t i = 0; i < d->n_deltas; i++) {
+      const nsys_diff_delta *x = &d->deltas[i];
+      if (x->kind != NSYS_DK_FAMILY || strcmp(x->key, th->fam[f].family)) continue;
+      bool added = x->change == NSYS_DCH_ADDED;
+      if (!added && !(x->change == NSYS_DCH_SLOWER && x->pct > th->fam[f].pct)) continue;
+      nsys__fail(g, nsys_xasprintf("kernel:%s", x->key), th->fam[f].pct, x->has_pct, x->pct,
+                 nsys_diff_change_names[x->change],
+                 added ? nsys_xasprintf("kernel family %s is new in the compare run", x->key)
+                       : nsys_xasprintf("kernel family %s: %+.2f%% per iteration, above the %g%% threshold", x->key,
+                                        x->pct, th->fam[f].pct));
+    }
+  g->status = g->n_fails ? "regression" : "pass";
+}
+
+static void nsys__texts(nsys_diff *d) {
   nsys_strbuf t;
   nsys_strbuf_init(&t);
-  char d1[32], d2[32];
-  nsys_fmt_duration(d1, sizeof d1, (int64_t)fabs(ktb - kta));
-  nsys_strbuf_printf(&t, "GPU kernel time %s by %s (%+.1f%%)", ktb <= kta ? "fell" : "rose", d1,
-                     kta > 0 ? 100.0 * (ktb - kta) / kta : 0.0);
-  if (ma > 0 && mb > 0) {
-    nsys_fmt_duration(d2, sizeof d2, (int64_t)mb);
-    nsys_strbuf_printf(&t, "; median iteration %s (%+.1f%%)", d2, 100.0 * (mb - ma) / ma);
+  const nsys_diff_comp *st = &d->comps[NSYS_DC_STEP];
+  char a[32], b[32], n[32];
+  if (!d->comparable) {
+    nsys_strbuf_puts(&t, "INCOMPARABLE runs:");
+    for (uint32_t i = 0; i < d->n_reasons; i++)
+      if (strcmp(d->reasons[i].severity, "info")) nsys_strbuf_printf(&t, " %s;", d->reasons[i].message);
+    nsys_strbuf_printf(&t, " comparability %.2f. The deltas below are listed for inspection only.", d->score);
+  } else if (st->verdict == NSYS_DV_UNKNOWN) {
+    nsys_strbuf_puts(&t, "No verdict: no steady-state iterations to compare.");
+  } else {
+    nsys_fmt_duration(a, sizeof a, st->base.median);
+    nsys_fmt_duration(b, sizeof b, st->cmp.median);
+    nsys_fmt_duration(n, sizeof n, st->noise);
+    nsys_strbuf_printf(&t, "%s: median step %s -> %s (%+.1f%%, noise floor %s)",
+                       st->verdict == NSYS_DV_SLOWER   ? "SLOWER"
+                       : st->verdict == NSYS_DV_FASTER ? "FASTER"
+                                                       : "NO CHANGE beyond noise",
+                       a, b, st->has_pct ? st->pct : 0.0, n);
+    if (st->has_p && st->verdict != NSYS_DV_NO_CHANGE)
+      nsys_strbuf_printf(&t, ", confidence %.1f%%", 100 * (1 - st->p_value));
+    nsys_strbuf_printf(&t, "; %u vs %u steady iterations.", d->base.steady, d->cmp.steady);
   }
-  nsys_strbuf_puts(&t, ". ");
-  const cJSON *top = cJSON_GetArrayItem(rows, 0);
-  if (top) {
-    nsys_fmt_duration(d1, sizeof d1, (int64_t)fabs(nsys__dn(top, "deltaNs")));
-    nsys_strbuf_printf(&t, "Biggest change: %s %s%s (%.0f -> %.0f calls", cJSON_GetStringValue(nsys__dg(top, "name")),
-                       nsys__dn(top, "deltaNs") < 0 ? "-" : "+", d1, nsys__dn(top, "baseCount"),
-                       nsys__dn(top, "compareCount"));
-    const cJSON *ad = nsys__dg(top, "avgDeltaPct");
-    if (cJSON_IsNumber(ad))
-      nsys_strbuf_printf(&t, ", %+.1f%% per call%s", ad->valuedouble,
-                         fabs(ad->valuedouble) < min_delta_pct ? ": the change is in the number of calls" : "");
-    nsys_strbuf_puts(&t, "). ");
+  d->verdict_text = nsys_xstrdup(t.data ? t.data : "");
+  int shown = 0;
+  for (uint32_t i = 0; i < d->n_deltas && shown < 3; i++) {
+    const nsys_diff_delta *x = &d->deltas[i];
+    if (x->change == NSYS_DCH_NO_CHANGE) break;
+    nsys_fmt_duration(a, sizeof a, x->impact);
+    nsys_strbuf_printf(&t, "%s %s %s %s (%s%s per iteration)", shown ? ";" : " Top changes:",
+                       nsys_diff_kind_names[x->kind], x->label, nsys_diff_change_names[x->change],
+                       x->delta < 0 ? "-" : "+", a);
+    shown++;
   }
-  nsys_strbuf_printf(&t, "%d kernel names added, %d removed, %d faster, %d slower (>= 5%% change). ", n_add,
-                     n_rem, n_fast, n_slow);
-  double ia_ = nsys__sum_rows(nsys__dg(oa, "rows"), "idleNs"), ib_ = nsys__sum_rows(nsys__dg(ob, "rows"), "idleNs");
-  double ca = nsys__sum_rows(nsys__dg(oa, "rows"), "commOnlyNs"), cb = nsys__sum_rows(nsys__dg(ob, "rows"), "commOnlyNs");
-  nsys_fmt_duration(d1, sizeof d1, (int64_t)fabs(ib_ - ia_));
-  nsys_fmt_duration(d2, sizeof d2, (int64_t)fabs(cb - ca));
-  nsys_strbuf_printf(&t, "GPU idle %s by %s; exposed communication %s by %s.", ib_ <= ia_ ? "fell" : "rose", d1,
-                     cb <= ca ? "fell" : "rose", d2);
-  cJSON_AddStringToObject(s, "text", t.data);
+  if (shown) nsys_strbuf_puts(&t, ".");
+  d->text = nsys_xstrdup(t.data ? t.data : "");
   nsys_strbuf_free(&t);
-  cJSON_Delete(ka);
-  cJSON_Delete(kb);
-  cJSON_Delete(oa);
-  cJSON_Delete(ob);
-  cJSON_Delete(ta);
-  cJSON_Delete(tb);
-  return res;
+}
+
+void nsys_diff_compare_sides(nsys_diff *d, nsys_diff_side *base, nsys_diff_side *cmp, const nsys_diff_thresholds *th) {
+  memset(d, 0, sizeof *d);
+  d->base = *base;
+  d->cmp = *cmp;
+  memset(base, 0, sizeof *base);
+  memset(cmp, 0, sizeof *cmp);
+  nsys__components(d);
+  nsys__comparability(d);
+  nsys__deltas(d);
+  const nsys_diff_comp *st = &d->comps[NSYS_DC_STEP];
+  d->overall = !d->comparable ? "incomparable" : nsys_diff_verdict_name(st->verdict);
+  if (st->has_p) {
+    d->has_conf = true;
+    d->conf = 1 - st->p_value;
+  }
+  if (th && nsys_diff_thresholds_any(th)) nsys__gate(d, th);
+  nsys__texts(d);
+}
+
+bool nsys_diff_run(nsys_diff *d, nsys_task *task, struct nsys_profile *a, const nsys_index *ia,
+                   struct nsys_profile *b, const nsys_index *ib, const nsys_diff_thresholds *th) {
+  memset(d, 0, sizeof *d);
+  nsys_diff_side sa, sb;
+  memset(&sb, 0, sizeof sb);
+  nsys_task_progress_begin(task, "profile/diff");
+  bool ok = nsys_diff_side_build(&sa, task, a, ia);
+  nsys_task_progress(task, 50, "base analysed");
+  ok = ok && nsys_diff_side_build(&sb, task, b, ib);
+  if (ok) nsys_diff_compare_sides(d, &sa, &sb, th);
+  else {
+    nsys_diff_side_free(&sa);
+    nsys_diff_side_free(&sb);
+  }
+  nsys_task_progress_end(task, ok ? "done" : "stopped");
+  return ok;
+}
+
+void nsys_diff_free(nsys_diff *d) {
+  for (uint32_t i = 0; i < d->n_deltas; i++) free(d->deltas[i].label);
+  free(d->deltas);
+  for (uint32_t i = 0; i < d->n_reasons; i++) free(d->reasons[i].message);
+  free(d->reasons);
+  nsys_diff_gate_result_free(&d->gate);
+  free(d->verdict_text);
+  free(d->text);
+  nsys_diff_side_free(&d->base);
+  nsys_diff_side_free(&d->cmp);
+  memset(d, 0, sizeof *d);
 }

@@ -26,6 +26,7 @@ typedef struct nsys_cli_command {
 extern const nsys_cli_command nsys_cli_profile[];
 extern const nsys_cli_command nsys_cli_timeline[];
 extern const nsys_cli_command nsys_cli_analysis[];
+extern const nsys_cli_command nsys_cli_diff[];
 extern const nsys_cli_command nsys_cli_explain[];
 extern const nsys_cli_command nsys_cli_source[];
 extern const nsys_cli_command nsys_cli_server[];

@@ -1,4 +1,4 @@
-/* CLI commands of the analysis module: analyze, report, diff. */
+/* CLI commands of the analysis module: analyze, report, ranks (diff: cli_diff.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,29 +108,6 @@ static int nsys__cmd_report(int argc, char **argv) {
   return rc;
 }
 
-static int nsys__cmd_diff(int argc, char **argv) {
-  nsys_cli_args a;
-  if (!nsys_cli_parse_args(argc, argv, 2, &a)) return nsys_cli_usage("diff");
-  if (a.n_pos != 2 || a.opts->child) {
-    cJSON_Delete(a.opts);
-    return nsys_cli_usage("diff");
-  }
-  int rc = NSYS_EXIT_OK;
-  nsys_cli_session s;
-  nsys_cli_session_init(&s);
-  const char *ida = nsys_cli_open(&s, a.pos[0], &rc);
-  const char *idb = ida ? nsys_cli_open(&s, a.pos[1], &rc) : NULL;
-  if (ida && idb) {
-    cJSON *params = cJSON_CreateObject();
-    cJSON_AddStringToObject(params, "base", ida);
-    cJSON_AddStringToObject(params, "compare", idb);
-    nsys__emit(nsys_cli_call(&s, "profile/diff", params, &rc), a.format, nsys_diff_render);
-  }
-  nsys_cli_session_dispose(&s);
-  cJSON_Delete(a.opts);
-  return rc;
-}
-
 /* Text/markdown for profile/openSet: the per-rank tables and the straggler verdict. */
 static void nsys__render_ranks(nsys_strbuf *b, const cJSON *res, bool md) {
   static const char *const sections[][2] = {{"ranks", "Ranks (file, device) aligned on session start"},
@@ -177,9 +154,6 @@ const nsys_cli_command nsys_cli_analysis[] = {
      "run one analysis (nsys-ai analyze list shows them and their params)", nsys__cmd_analyze},
     {"report", "FILE [--format text|json|md]",
      "root-cause report: findings with evidence and recommendations", nsys__cmd_report},
-    {"diff", "BASE COMPARE [--format text|json|md]",
-     "compare two profiles: kernels added/removed/faster/slower, overlap, idle, iterations",
-     nsys__cmd_diff},
     {"ranks", "FILE... [--format text|json|md]",
      "multi-rank set (profile/openSet): align ranks, per-rank tables, stragglers", nsys__cmd_ranks},
     {NULL, NULL, NULL, NULL},

@@ -195,7 +195,7 @@ const char *nsys_cli_opt(const nsys_cli_args *a, const char *key) {
 }
 
 static const nsys_cli_command *const nsys__cli_tables[] = {
-    nsys_cli_profile, nsys_cli_timeline, nsys_cli_analysis,
+    nsys_cli_profile, nsys_cli_timeline, nsys_cli_analysis, nsys_cli_diff,
     nsys_cli_explain, nsys_cli_source, nsys_cli_capture, nsys_cli_server,
 };
 

@@ -72,23 +72,6 @@ cJSON *nsys_method_report_generate(nsys_call *call) {
   return res;
 }
 
-cJSON *nsys_method_profile_diff(nsys_call *call) {
-  nsys_profile *a = nsys_param_profile(call, "base");
-  if (!a) return NULL;
-  nsys_profile *b = nsys_param_profile(call, "compare");
-  if (!b) {
-    nsys_profile_release(a);
-    return NULL;
-  }
-  cJSON *res = NULL;
-  const nsys_index *ia = nsys_index_get(a, &call->task);
-  const nsys_index *ib = ia ? nsys_index_get(b, &call->task) : NULL;
-  if (ia && ib) res = nsys_diff_build(&call->task, a, ia, b, ib);
-  nsys_profile_release(a);
-  nsys_profile_release(b);
-  return res;
-}
-
 /* Opens each path through profile/open (same checks and caching), then aligns. */
 cJSON *nsys_method_profile_open_set(nsys_call *call) {
   const cJSON *paths = NULL;

@@ -18,9 +18,8 @@ void nsys_render_value(nsys_strbuf *b, const char *key, const cJSON *v);
 void nsys_render_table(nsys_strbuf *b, const cJSON *rows, bool md, int max_rows, int max_cell);
 /* An analysis result: header with window, rows table, summary. */
 void nsys_render_result(nsys_strbuf *b, const cJSON *result, bool md);
-/* The report/generate and profile/diff results (report_render.c). */
+/* The report/generate result (report_render.c; profile/diff: methods/diff_json.h). */
 void nsys_report_render(nsys_strbuf *b, const cJSON *report, bool md);
-void nsys_diff_render(nsys_strbuf *b, const cJSON *diff, bool md);
 /* Adds `rendered` (text or Markdown) and `format` to a report result. */
 void nsys_report_attach_rendering(cJSON *report, bool md);
 

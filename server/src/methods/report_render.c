@@ -208,64 +208,6 @@ void nsys_report_render(nsys_strbuf *b, const cJSON *rep, bool md) {
   if (!md) nsys_strbuf_puts(b, "\nDetails: nsys-ai analyze NAME FILE (nsys-ai analyze list); JSON: --format json\n");
 }
 
-void nsys_diff_render(nsys_strbuf *b, const cJSON *d, bool md) {
-  const cJSON *s = nsys__g(d, "summary");
-  const char *fa = cJSON_GetStringValue(nsys__g(nsys__g(d, "base"), "file"));
-  const char *fb = cJSON_GetStringValue(nsys__g(nsys__g(d, "compare"), "file"));
-  nsys_strbuf_printf(b, md ? "# nsys-ai diff\n\n- base: `%s`\n- compare: `%s`\n\n%s\n\n" : "nsys-ai diff\n  base:    %s\n  compare: %s\n\n%s\n\n",
-                     fa ? fa : "?", fb ? fb : "?", cJSON_GetStringValue(nsys__g(s, "text")));
-  static const char *const keys[] = {"spanNs", "kernelNs", "kernels", "iterations", "iterationMedianNs", "idleNs",
-                                     "overlapNs", "commOnlyNs", "computeOnlyNs"};
-  cJSON *tab = cJSON_CreateArray();
-  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-    const cJSON *p = nsys__g(s, keys[i]);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "metric", keys[i]);
-    bool ns = strstr(keys[i], "Ns") != NULL;
-    cJSON_AddItemToObject(o, ns ? "baseNs" : "base", cJSON_Duplicate(nsys__g(p, "base"), true));
-    cJSON_AddItemToObject(o, ns ? "compareNs" : "compare", cJSON_Duplicate(nsys__g(p, "compare"), true));
-    cJSON_AddItemToObject(o, ns ? "deltaNs" : "delta", cJSON_Duplicate(nsys__g(p, "delta"), true));
-    cJSON_AddItemToObject(o, "deltaPct", cJSON_Duplicate(nsys__g(p, "deltaPct"), true));
-    cJSON_AddItemToArray(tab, o);
-  }
-  /* normalise column names so the table has one header */
-  cJSON *norm = cJSON_CreateArray();
-  const cJSON *r;
-  cJSON_ArrayForEach(r, tab) {
-    cJSON *o = cJSON_CreateObject();
-    const cJSON *f = r->child;
-    cJSON_AddItemToObject(o, "metric", cJSON_Duplicate(f, true));
-    f = f->next;
-    nsys_strbuf cell;
-    const char *cols[] = {"base", "compare", "delta"};
-    for (int k = 0; k < 3; k++, f = f->next) {
-      nsys_strbuf_init(&cell);
-      nsys_render_value(&cell, f->string, f);
-      cJSON_AddStringToObject(o, cols[k], cell.data ? cell.data : "");
-      nsys_strbuf_free(&cell);
-    }
-    cJSON_AddItemToObject(o, "deltaPct", cJSON_Duplicate(f, true));
-    cJSON_AddItemToArray(norm, o);
-  }
-  nsys_render_table(b, norm, md, 0, 0);
-  cJSON_Delete(norm);
-  cJSON_Delete(tab);
-  nsys_strbuf_puts(b, md ? "\n## Kernel changes (largest first)\n\n" : "\nKernel changes (largest first)\n");
-  cJSON *k = cJSON_CreateArray();
-  int n = 0;
-  cJSON_ArrayForEach(r, nsys__g(d, "rows")) {
-    if (n++ >= 15) break;
-    cJSON *o = cJSON_CreateObject();
-    static const char *const kc[] = {"name", "status", "baseCount", "compareCount", "baseTotalNs", "compareTotalNs",
-                                     "deltaNs", "deltaPct", "avgDeltaPct"};
-    for (size_t i = 0; i < sizeof kc / sizeof *kc; i++)
-      cJSON_AddItemToObject(o, kc[i], cJSON_Duplicate(nsys__g(r, kc[i]), true));
-    cJSON_AddItemToArray(k, o);
-  }
-  nsys_render_table(b, k, md, 0, md ? 0 : 48);
-  cJSON_Delete(k);
-}
-
 void nsys_report_attach_rendering(cJSON *report, bool md) {
   nsys_strbuf b;
   nsys_strbuf_init(&b);

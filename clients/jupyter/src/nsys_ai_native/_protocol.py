@@ -547,104 +547,207 @@ ProfileCloseResult = TypedDict("ProfileCloseResult", {
     "closed": Literal[True],
 })
 
+# the gate: with it the result has `gate` (docs/diff.md)
+ProfileDiffParamsThresholds = TypedDict("ProfileDiffParamsThresholds", {
+    "step": NotRequired[float],
+    "compute": NotRequired[float],
+    "ncclExposed": NotRequired[float],
+    "idle": NotRequired[float],
+    "copies": NotRequired[float],
+    "launchOverhead": NotRequired[float],
+    "families": NotRequired[Dict[str, float]],
+})
+
 # profile/diff params
 ProfileDiffParams = TypedDict("ProfileDiffParams", {
     "base": ProfileId,
     "compare": ProfileId,
+    "limit": NotRequired[int],
+    "offset": NotRequired[int],
+    "kinds": NotRequired[List[Literal["kernel", "family", "nvtx", "stream", "device", "launchConfig"]]],
+    "iterationLimit": NotRequired[int],
+    "thresholds": NotRequired[ProfileDiffParamsThresholds],
+})
+
+ProfileDiffResultBaseGpus = TypedDict("ProfileDiffResultBaseGpus", {
+    "model": Union[str, None],
+    "count": int,
 })
 
 ProfileDiffResultBase = TypedDict("ProfileDiffResultBase", {
     "profileId": str,
     "file": Union[str, None],
     "window": Window,
+    "gpus": ProfileDiffResultBaseGpus,
+    "devices": List[int],
+    "device": Union[int, None],
+    "iterationMethod": Literal["nvtx", "gap", "none"],
+    "iterations": int,
+    "warmup": int,
+    "steady": int,
+    "steadyWindow": Union[Window, None],
+})
+
+ProfileDiffResultCompareGpus = TypedDict("ProfileDiffResultCompareGpus", {
+    "model": Union[str, None],
+    "count": int,
 })
 
 ProfileDiffResultCompare = TypedDict("ProfileDiffResultCompare", {
     "profileId": str,
     "file": Union[str, None],
     "window": Window,
+    "gpus": ProfileDiffResultCompareGpus,
+    "devices": List[int],
+    "device": Union[int, None],
+    "iterationMethod": Literal["nvtx", "gap", "none"],
+    "iterations": int,
+    "warmup": int,
+    "steady": int,
+    "steadyWindow": Union[Window, None],
 })
 
-ProfileDiffResultRowsItem = TypedDict("ProfileDiffResultRowsItem", {
-    "status": Literal["added", "removed", "faster", "slower", "same"],
+ProfileDiffResultComparabilityReasonsItem = TypedDict("ProfileDiffResultComparabilityReasonsItem", {
+    "code": Literal["gpu_model", "gpu_count", "kernel_set", "iteration_method", "iteration_count", "no_iterations", "few_iterations", "same_profile"],
+    "severity": Literal["info", "warning", "error"],
+    "message": str,
+})
+
+ProfileDiffResultComparability = TypedDict("ProfileDiffResultComparability", {
+    "score": float,
+    "comparable": bool,
+    "kernelTimeOverlap": float,
+    "reasons": List[ProfileDiffResultComparabilityReasonsItem],
+})
+
+ProfileDiffResultVerdict = TypedDict("ProfileDiffResultVerdict", {
+    "overall": Literal["faster", "slower", "no_change", "incomparable", "unknown"],
+    "confidence": NotRequired[Union[float, None]],
+    "text": str,
+})
+
+ProfileDiffResultComponentsItemBase = TypedDict("ProfileDiffResultComponentsItemBase", {
+    "n": int,
+    "medianNs": Ns,
+    "madNs": Ns,
+    "minNs": Ns,
+    "maxNs": Ns,
+})
+
+ProfileDiffResultComponentsItemCompare = TypedDict("ProfileDiffResultComponentsItemCompare", {
+    "n": int,
+    "medianNs": Ns,
+    "madNs": Ns,
+    "minNs": Ns,
+    "maxNs": Ns,
+})
+
+ProfileDiffResultComponentsItem = TypedDict("ProfileDiffResultComponentsItem", {
+    "name": Literal["step", "compute", "ncclExposed", "idle", "copies", "launchOverhead"],
+    "base": ProfileDiffResultComponentsItemBase,
+    "compare": ProfileDiffResultComponentsItemCompare,
+    "deltaNs": int,
     "deltaPct": Union[float, None],
-    "avgDeltaPct": Union[float, None],
-    "perCall": Union[Literal["faster", "slower", "same"], None],
+    "noiseNs": int,
+    "pValue": Union[float, None],
+    "confidence": Union[float, None],
+    "verdict": Literal["faster", "slower", "no_change", "unknown"],
 })
 
-ProfileDiffResultSummaryKernelNs = TypedDict("ProfileDiffResultSummaryKernelNs", {
-    "base": float,
-    "compare": float,
-    "delta": float,
-    "deltaPct": float,
+ProfileDiffResultIterationsBaseItem = TypedDict("ProfileDiffResultIterationsBaseItem", {
+    "index": int,
+    "start": Ns,
+    "end": Ns,
+    "warmup": bool,
+    "stepNs": Ns,
+    "computeNs": Ns,
+    "ncclExposedNs": Ns,
+    "idleNs": Ns,
+    "copiesNs": Ns,
+    "launchOverheadNs": Ns,
 })
 
-ProfileDiffResultSummaryKernels = TypedDict("ProfileDiffResultSummaryKernels", {
-    "base": float,
-    "compare": float,
-    "delta": float,
-    "deltaPct": float,
+ProfileDiffResultIterationsCompareItem = TypedDict("ProfileDiffResultIterationsCompareItem", {
+    "index": int,
+    "start": Ns,
+    "end": Ns,
+    "warmup": bool,
+    "stepNs": Ns,
+    "computeNs": Ns,
+    "ncclExposedNs": Ns,
+    "idleNs": Ns,
+    "copiesNs": Ns,
+    "launchOverheadNs": Ns,
 })
 
-ProfileDiffResultSummarySpanNs = TypedDict("ProfileDiffResultSummarySpanNs", {
-    "base": float,
-    "compare": float,
-    "delta": float,
-    "deltaPct": float,
+ProfileDiffResultIterations = TypedDict("ProfileDiffResultIterations", {
+    "base": List[ProfileDiffResultIterationsBaseItem],
+    "compare": List[ProfileDiffResultIterationsCompareItem],
+    "truncated": bool,
 })
 
-ProfileDiffResultSummaryIdleNs = TypedDict("ProfileDiffResultSummaryIdleNs", {
-    "base": float,
-    "compare": float,
-    "delta": float,
-    "deltaPct": float,
+# an occurrence in each run (in the median steady iteration when it has one), for the timelines
+ProfileDiffResultDeltasItemEvidence = TypedDict("ProfileDiffResultDeltasItemEvidence", {
+    "base": Union[Window, None],
+    "compare": Union[Window, None],
 })
 
-ProfileDiffResultSummaryOverlapNs = TypedDict("ProfileDiffResultSummaryOverlapNs", {
-    "base": float,
-    "compare": float,
-    "delta": float,
-    "deltaPct": float,
+ProfileDiffResultDeltasItemLaunchBase0 = TypedDict("ProfileDiffResultDeltasItemLaunchBase0", {
+    "grid": List[int],
+    "block": List[int],
+    "registersPerThread": int,
+    "sharedMemBytes": int,
+    "count": int,
 })
 
-ProfileDiffResultSummaryCommOnlyNs = TypedDict("ProfileDiffResultSummaryCommOnlyNs", {
-    "base": float,
-    "compare": float,
-    "delta": float,
-    "deltaPct": float,
+ProfileDiffResultDeltasItemLaunchCompare0 = TypedDict("ProfileDiffResultDeltasItemLaunchCompare0", {
+    "grid": List[int],
+    "block": List[int],
+    "registersPerThread": int,
+    "sharedMemBytes": int,
+    "count": int,
 })
 
-ProfileDiffResultSummaryComputeOnlyNs = TypedDict("ProfileDiffResultSummaryComputeOnlyNs", {
-    "base": float,
-    "compare": float,
-    "delta": float,
-    "deltaPct": float,
+# launchConfig only: the dominant configuration on each side
+ProfileDiffResultDeltasItemLaunch = TypedDict("ProfileDiffResultDeltasItemLaunch", {
+    "base": Union[ProfileDiffResultDeltasItemLaunchBase0, None],
+    "compare": Union[ProfileDiffResultDeltasItemLaunchCompare0, None],
 })
 
-ProfileDiffResultSummaryIterationMedianNs = TypedDict("ProfileDiffResultSummaryIterationMedianNs", {
-    "base": float,
-    "compare": float,
-    "delta": float,
-    "deltaPct": float,
+ProfileDiffResultDeltasItem = TypedDict("ProfileDiffResultDeltasItem", {
+    "kind": Literal["kernel", "family", "nvtx", "stream", "device", "launchConfig"],
+    "key": str,
+    "label": str,
+    "change": Literal["added", "removed", "slower", "faster", "no_change", "changed"],
+    "baseNs": int,
+    "compareNs": int,
+    "deltaNs": int,
+    "deltaPct": Union[float, None],
+    "baseCount": int,
+    "compareCount": int,
+    "impactNs": int,
+    "evidence": ProfileDiffResultDeltasItemEvidence,
+    "device": NotRequired[Union[int, None]],
+    "stream": NotRequired[Union[int, None]],
+    "family": NotRequired[Union[str, None]],
+    "launch": NotRequired[ProfileDiffResultDeltasItemLaunch],
 })
 
-ProfileDiffResultSummaryIterations = TypedDict("ProfileDiffResultSummaryIterations", {
-    "base": float,
-    "compare": float,
-    "delta": float,
-    "deltaPct": float,
+ProfileDiffResultGateFailuresItem = TypedDict("ProfileDiffResultGateFailuresItem", {
+    "target": str,
+    "thresholdPct": float,
+    "deltaPct": Union[float, None],
+    "verdict": str,
+    "message": str,
+})
+
+ProfileDiffResultGate = TypedDict("ProfileDiffResultGate", {
+    "status": Literal["pass", "regression", "incomparable"],
+    "passed": bool,
+    "failures": List[ProfileDiffResultGateFailuresItem],
 })
 
 ProfileDiffResultSummary = TypedDict("ProfileDiffResultSummary", {
-    "kernelNs": ProfileDiffResultSummaryKernelNs,
-    "kernels": ProfileDiffResultSummaryKernels,
-    "spanNs": ProfileDiffResultSummarySpanNs,
-    "idleNs": ProfileDiffResultSummaryIdleNs,
-    "overlapNs": ProfileDiffResultSummaryOverlapNs,
-    "commOnlyNs": ProfileDiffResultSummaryCommOnlyNs,
-    "computeOnlyNs": ProfileDiffResultSummaryComputeOnlyNs,
-    "iterationMedianNs": ProfileDiffResultSummaryIterationMedianNs,
-    "iterations": ProfileDiffResultSummaryIterations,
     "text": str,
 })
 
@@ -652,7 +755,15 @@ ProfileDiffResultSummary = TypedDict("ProfileDiffResultSummary", {
 ProfileDiffResult = TypedDict("ProfileDiffResult", {
     "base": ProfileDiffResultBase,
     "compare": ProfileDiffResultCompare,
-    "rows": List[ProfileDiffResultRowsItem],
+    "comparability": ProfileDiffResultComparability,
+    "verdict": ProfileDiffResultVerdict,
+    "components": List[ProfileDiffResultComponentsItem],
+    "iterations": ProfileDiffResultIterations,
+    "deltas": List[ProfileDiffResultDeltasItem],
+    "deltasTotal": int,
+    "offset": int,
+    "limit": int,
+    "gate": NotRequired[ProfileDiffResultGate],
     "summary": ProfileDiffResultSummary,
 })
 

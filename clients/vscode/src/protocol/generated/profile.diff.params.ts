@@ -8,4 +8,58 @@ base: string
  * Id returned by profile/open.
  */
 compare: string
+/**
+ * deltas per page (default 50)
+ */
+limit?: number
+/**
+ * first delta of the page (default 0)
+ */
+offset?: number
+/**
+ * delta kinds to list (default: all)
+ */
+kinds?: ("kernel" | "family" | "nvtx" | "stream" | "device" | "launchConfig")[]
+/**
+ * per-iteration rows per side (default 1000; the statistics always use every iteration)
+ */
+iterationLimit?: number
+/**
+ * the gate: with it the result has `gate` (docs/diff.md)
+ */
+thresholds?: {
+/**
+ * allowed increase of the steady-state median, in percent of the base median
+ */
+step?: number
+/**
+ * allowed increase of the steady-state median, in percent of the base median
+ */
+compute?: number
+/**
+ * allowed increase of the steady-state median, in percent of the base median
+ */
+ncclExposed?: number
+/**
+ * allowed increase of the steady-state median, in percent of the base median
+ */
+idle?: number
+/**
+ * allowed increase of the steady-state median, in percent of the base median
+ */
+copies?: number
+/**
+ * allowed increase of the steady-state median, in percent of the base median
+ */
+launchOverhead?: number
+/**
+ * kernel family -> allowed increase of its per-iteration time, percent
+ */
+families?: {
+/**
+ * allowed increase of the steady-state median, in percent of the base median
+ */
+[k: string]: number
+}
+}
 }

@@ -4,76 +4,307 @@ base: {
 profileId: string
 file: (string | null)
 window: Window
+gpus: {
+/**
+ * TARGET_INFO_GPU name (distinct names joined by ', ')
+ */
+model: (string | null)
+/**
+ * devices with GPU activity
+ */
+count: number
+}
+devices: number[]
+/**
+ * the device whose iterations define the steps (null: none)
+ */
+device: (number | null)
+iterationMethod: ("nvtx" | "gap" | "none")
+iterations: number
+warmup: number
+steady: number
+steadyWindow: (Window | null)
 }
 compare: {
 profileId: string
 file: (string | null)
 window: Window
+gpus: {
+/**
+ * TARGET_INFO_GPU name (distinct names joined by ', ')
+ */
+model: (string | null)
+/**
+ * devices with GPU activity
+ */
+count: number
 }
-rows: {
-status: ("added" | "removed" | "faster" | "slower" | "same")
+devices: number[]
+/**
+ * the device whose iterations define the steps (null: none)
+ */
+device: (number | null)
+iterationMethod: ("nvtx" | "gap" | "none")
+iterations: number
+warmup: number
+steady: number
+steadyWindow: (Window | null)
+}
+comparability: {
+score: number
+/**
+ * score >= 0.5 and no error reason
+ */
+comparable: boolean
+/**
+ * share of kernel time (both runs) in kernel names present in both
+ */
+kernelTimeOverlap: number
+reasons: {
+code: ("gpu_model" | "gpu_count" | "kernel_set" | "iteration_method" | "iteration_count" | "no_iterations" | "few_iterations" | "same_profile")
+severity: ("info" | "warning" | "error")
+message: string
+}[]
+}
+verdict: {
+overall: ("faster" | "slower" | "no_change" | "incomparable" | "unknown")
+confidence?: (number | null)
+text: string
+}
+/**
+ * step first, then compute, ncclExposed, idle, copies, launchOverhead
+ */
+components: {
+name: ("step" | "compute" | "ncclExposed" | "idle" | "copies" | "launchOverhead")
+base: {
+/**
+ * steady-state iterations
+ */
+n: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+medianNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+madNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+minNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+maxNs: number
+}
+compare: {
+/**
+ * steady-state iterations
+ */
+n: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+medianNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+madNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+minNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+maxNs: number
+}
+/**
+ * compare median - base median
+ */
+deltaNs: number
 deltaPct: (number | null)
 /**
- * change of the average duration per call (null when a side has no call)
+ * the noise floor (docs/analyses.md#diff)
  */
-avgDeltaPct: (number | null)
-perCall: ("faster" | "slower" | "same" | null)
+noiseNs: number
+/**
+ * two-sided Mann-Whitney U (null: under 3 steady iterations on a side)
+ */
+pValue: (number | null)
+/**
+ * 1 - pValue
+ */
+confidence: (number | null)
+verdict: ("faster" | "slower" | "no_change" | "unknown")
 }[]
-summary: {
-kernelNs: {
-base: number
-compare: number
-delta: number
-deltaPct: number
-}
-kernels: {
-base: number
-compare: number
-delta: number
-deltaPct: number
-}
-spanNs: {
-base: number
-compare: number
-delta: number
-deltaPct: number
-}
-idleNs: {
-base: number
-compare: number
-delta: number
-deltaPct: number
-}
-overlapNs: {
-base: number
-compare: number
-delta: number
-deltaPct: number
-}
-commOnlyNs: {
-base: number
-compare: number
-delta: number
-deltaPct: number
-}
-computeOnlyNs: {
-base: number
-compare: number
-delta: number
-deltaPct: number
-}
-iterationMedianNs: {
-base: number
-compare: number
-delta: number
-deltaPct: number
-}
 iterations: {
-base: number
-compare: number
-delta: number
-deltaPct: number
+base: {
+index: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+start: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+end: number
+warmup: boolean
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+stepNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+computeNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+ncclExposedNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+idleNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+copiesNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+launchOverheadNs: number
+}[]
+compare: {
+index: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+start: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+end: number
+warmup: boolean
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+stepNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+computeNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+ncclExposedNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+idleNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+copiesNs: number
+/**
+ * Nanoseconds on the profile's own clock.
+ */
+launchOverheadNs: number
+}[]
+truncated: boolean
 }
+/**
+ * ranked by impactNs (then kind, key)
+ */
+deltas: {
+kind: ("kernel" | "family" | "nvtx" | "stream" | "device" | "launchConfig")
+/**
+ * stable id within the kind: kernel name, family, NVTX path, 'device/stream', device
+ */
+key: string
+label: string
+change: ("added" | "removed" | "slower" | "faster" | "no_change" | "changed")
+/**
+ * time per steady-state iteration (ns, rounded)
+ */
+baseNs: number
+compareNs: number
+deltaNs: number
+deltaPct: (number | null)
+/**
+ * occurrences in the steady window
+ */
+baseCount: number
+compareCount: number
+/**
+ * |deltaNs|; the ranking key
+ */
+impactNs: number
+/**
+ * an occurrence in each run (in the median steady iteration when it has one), for the timelines
+ */
+evidence: {
+base: (Window | null)
+compare: (Window | null)
+}
+device?: (number | null)
+stream?: (number | null)
+family?: (string | null)
+/**
+ * launchConfig only: the dominant configuration on each side
+ */
+launch?: {
+base: ({
+/**
+ * @minItems 3
+ * @maxItems 3
+ */
+grid: [number, number, number]
+/**
+ * @minItems 3
+ * @maxItems 3
+ */
+block: [number, number, number]
+registersPerThread: number
+sharedMemBytes: number
+count: number
+} | null)
+compare: ({
+/**
+ * @minItems 3
+ * @maxItems 3
+ */
+grid: [number, number, number]
+/**
+ * @minItems 3
+ * @maxItems 3
+ */
+block: [number, number, number]
+registersPerThread: number
+sharedMemBytes: number
+count: number
+} | null)
+}
+}[]
+deltasTotal: number
+offset: number
+limit: number
+gate?: {
+status: ("pass" | "regression" | "incomparable")
+passed: boolean
+failures: {
+/**
+ * a component name or kernel:FAMILY
+ */
+target: string
+thresholdPct: number
+deltaPct: (number | null)
+verdict: string
+message: string
+}[]
+}
+summary: {
 text: string
 }
 }
