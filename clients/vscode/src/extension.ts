@@ -14,6 +14,7 @@ import { registerCommands } from './ext/commands';
 import { registerOpenSuggestion } from './ext/openSuggestion';
 import { registerRuns } from './ext/runsView';
 import { registerAgents } from './ext/agents';
+import { registerMultiViews } from './ext/multiViews';
 
 const SOURCE_LANGUAGES: vscode.DocumentSelector = [
   { language: 'python' }, { language: 'cuda-cpp' }, { language: 'cpp' }, { language: 'c' },
@@ -39,6 +40,7 @@ export function activate(ctx: vscode.ExtensionContext): void {
     registerOpenSuggestion(),
     ...registerRuns(server),
     ...registerAgents(store),
+    ...registerMultiViews(ctx, store),
   );
 }
 

@@ -1,47 +1,43 @@
-/* The diff view's model, free of DOM: profile/diff's kernel deltas ranked by
- * impact, the clock both timelines share (each side's times as offsets from
- * its alignment point), and a delta's evidence windows. */
+/* The diff view's model, free of DOM: the clock both timelines share (each
+ * side's times as offsets from its alignment point: the steady-state window's
+ * start profile/diff reports for each run, else each session's start), a
+ * delta's evidence windows on it, and the texts of the verdict. */
 import type { Int } from '../protocol/types';
 import type { DiffResult } from '../protocol/viewMessages';
-import { numField, strField } from './checkedFields';
-import { relTime } from './exactJson';
+import { isInt, relTime } from './exactJson';
 
-export interface Delta {
-  name: string;
-  status: DiffResult['rows'][number]['status'];
-  baseCount: number;
-  compareCount: number;
-  baseTotalNs: number;
-  compareTotalNs: number;
-  deltaNs: number;
-  deltaPct: number | null;
-}
+export type Delta = DiffResult['deltas'][number];
+export type Component = DiffResult['components'][number];
+type Window = { start: Int; end: Int };
 
-const W = 'profile/diff';
-
-/** The kernel deltas, largest |Δ time| first (ties: by name). */
-export function rankedDeltas(diff: DiffResult): Delta[] {
-  return diff.rows.map((r) => ({
-    name: strField(r, 'name', W), status: r.status, deltaPct: r.deltaPct,
-    baseCount: numField(r, 'baseCount', W), compareCount: numField(r, 'compareCount', W),
-    baseTotalNs: numField(r, 'baseTotalNs', W), compareTotalNs: numField(r, 'compareTotalNs', W), deltaNs: numField(r, 'deltaNs', W),
-  })).sort((a, b) => Math.abs(b.deltaNs) - Math.abs(a.deltaNs) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+/** A window of a reply (its times BigInt beyond 2^53: client/exactJson), or undefined. */
+function windowOf(w: unknown): Window | undefined {
+  const o = w as { start?: unknown; end?: unknown } | null | undefined;
+  return o && isInt(o.start) && isInt(o.end) ? { start: o.start, end: o.end } : undefined;
 }
 
 /** Where each side's clock starts on the shared one (its time 0), and why there. */
 export interface Alignment { base: bigint; compare: bigint; how: string }
 
-/** Both sides aligned on their session starts (profile/diff reports no steady-state iteration start yet). */
-export function alignment(baseStart: Int, compareStart: Int): Alignment {
-  return { base: BigInt(baseStart), compare: BigInt(compareStart), how: 'session start' };
+/** Both sides on their steady-state windows' starts when profile/diff found both, else on their session starts. */
+export function alignment(diff: DiffResult, baseStart: Int, compareStart: Int): Alignment {
+  const b = windowOf(diff.base.steadyWindow), c = windowOf(diff.compare.steadyWindow);
+  if (b && c) return { base: BigInt(b.start), compare: BigInt(c.start), how: 'steady-state start (warm-up excluded)' };
+  return { base: BigInt(baseStart), compare: BigInt(compareStart), how: 'session start (no steady state in both runs)' };
 }
 
 /** A window on a side's clock as offsets on the shared clock. */
-export function onSharedClock(w: { start: Int; end: Int }, at: bigint): { start: number; end: number } {
+export function onSharedClock(w: Window, at: bigint): { start: number; end: number } {
   return { start: relTime(w.start, at), end: relTime(w.end, at) };
 }
 
-/** The view that shows both evidence windows (shared clock), padded by half their span each side. */
+/** A delta's evidence windows on the shared clock (a side without an occurrence has none). */
+export function evidenceOf(d: Delta, a: Alignment): { base?: { start: number; end: number }; compare?: { start: number; end: number } } {
+  const b = windowOf(d.evidence.base), c = windowOf(d.evidence.compare);
+  return { ...(b ? { base: onSharedClock(b, a.base) } : {}), ...(c ? { compare: onSharedClock(c, a.compare) } : {}) };
+}
+
+/** The view that shows every evidence window (shared clock), padded by half their span each side. */
 export function viewOver(windows: Array<{ start: number; end: number }>): { start: number; end: number } | undefined {
   if (!windows.length) return undefined;
   const start = Math.min(...windows.map((w) => w.start)), end = Math.max(...windows.map((w) => w.end));
@@ -49,7 +45,18 @@ export function viewOver(windows: Array<{ start: number; end: number }>): { star
   return { start: start - pad, end: end + pad };
 }
 
-/** A status as the table says it. */
-export function statusText(d: Delta): string {
-  return d.status === 'added' ? 'new' : d.status === 'removed' ? 'gone' : d.status;
+const CHANGE: Record<Delta['change'], string> = { added: 'new', removed: 'gone', slower: 'slower', faster: 'faster', no_change: 'no change', changed: 'changed' };
+export const changeText = (d: Delta) => CHANGE[d.change];
+
+const COMPONENT: Record<Component['name'], string> = { step: 'Step', compute: 'Compute', ncclExposed: 'NCCL exposed', idle: 'Idle', copies: 'Copies', launchOverhead: 'Launch overhead' };
+export const componentText = (c: Component) => COMPONENT[c.name];
+
+/** The verdict's headline: incomparable runs say so before anything else. */
+export function headline(diff: DiffResult): { text: string; tone: 'bad' | 'good' | 'neutral' | 'warn' } {
+  const v = diff.verdict, c = diff.comparability;
+  if (!c.comparable || v.overall === 'incomparable') {
+    return { text: `Not comparable (score ${c.score.toFixed(2)}): ${c.reasons.filter((r) => r.severity !== 'info').map((r) => r.message).join('; ') || v.text}`, tone: 'warn' };
+  }
+  const tone = v.overall === 'slower' ? 'bad' : v.overall === 'faster' ? 'good' : 'neutral';
+  return { text: v.text, tone }; /* the text states the confidence */
 }

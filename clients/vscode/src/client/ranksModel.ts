@@ -13,10 +13,10 @@ import { intField, numField, strField } from './checkedFields';
 export interface Rank {
   /** The rank's number (profile/openSet's `rank`). */
   rank: number;
-  /** Its position in the set's ranks: synthetic track ids end with `@index`. */
+  /** Its position among the drawn ranks: merged track ids end with `@index`. */
   index: number;
   profileId: string;
-  /** Its position in the set's files (kernel ids are numbered per file). */
+  /** Its position among the set's open files (the view's profiles; kernel ids are numbered per file). */
   file: number;
   device: number;
   /** Added to its profile's times to put them on the set's clock. */
@@ -30,19 +30,26 @@ const num = (o: unknown, k: string) => numField(o, k, W);
 const int = (o: unknown, k: string) => intField(o, k, W);
 const str = (o: unknown, k: string) => strField(o, k, W);
 
-/** The set's files: profile id and path, in order. */
-export function setFiles(set: OpenSetResult): Array<{ profileId: string; path: string }> {
-  return set.files.map((f) => ({ profileId: str(f, 'profileId'), path: str(f, 'path') }));
+/** A profile id, or null where the set closed the file after its summary (memory budget). */
+const pid = (o: unknown) => ((o as Record<string, unknown>).profileId === null ? null : str(o, 'profileId'));
+
+/** The set's files: profile id (null: closed, not drawn) and path, in order. */
+export function setFiles(set: OpenSetResult): Array<{ profileId: string | null; path: string }> {
+  return set.files.map((f) => ({ profileId: pid(f), path: str(f, 'path') }));
 }
 
+/** The ranks whose files are open (the others cannot be drawn). */
 export function ranksOf(set: OpenSetResult): Rank[] {
-  const files = setFiles(set).map((f) => f.profileId);
-  return set.ranks.map((r, index) => {
-    const profileId = str(r, 'profileId');
+  const files = setFiles(set).map((f) => f.profileId).filter((p) => p !== null); /* the open ones: viewLoad's profiles */
+  const out: Rank[] = [];
+  set.ranks.forEach((r) => {
+    const profileId = pid(r);
+    if (profileId === null) return;
     const file = files.indexOf(profileId);
     if (file < 0) throw new Error(`profile/openSet: rank ${num(r, 'rank')} names a profile not in files`);
-    return { rank: num(r, 'rank'), index, profileId, file, device: num(r, 'device'), offsetNs: BigInt(int(r, 'offsetNs')) };
+    out.push({ rank: num(r, 'rank'), index: out.length, profileId, file, device: num(r, 'device'), offsetNs: BigInt(int(r, 'offsetNs')) });
   });
+  return out;
 }
 
 export function stragglers(set: OpenSetResult): { straggler: number | null; matched: number; rows: StragglerRow[] } {

@@ -24,7 +24,8 @@ export async function loadDiffView(client: NsysClient, base: OpenedProfile, comp
 /** The multi-rank view of a set of exports (one per rank, or one multi-GPU export). */
 export async function loadRanksView(client: NsysClient, paths: [string, ...string[]]): Promise<ViewInit> {
   const set = await client.request('profile/openSet', { paths });
-  const profiles = await Promise.all(setFiles(set).map(async (f) => withTracks(client, {
+  const open = setFiles(set).filter((f): f is { profileId: string; path: string } => f.profileId !== null);
+  const profiles = await Promise.all(open.map(async (f) => withTracks(client, {
     profileId: f.profileId, title: baseName(f.path), info: await client.request('profile/info', { profileId: f.profileId }),
   })));
   return { type: 'ranksInit', set, profiles };

@@ -1,11 +1,10 @@
 /* The diff view: the base and new profiles' timelines on one aligned clock
- * (client/diffModel), their pans and zooms linked, the kernel deltas ranked
- * beside them (a click moves both timelines to the delta's evidence windows,
- * outlined), and profile/diff's summary on top. A kernel clicked in either
- * timeline selects its delta. */
-import { alignment, onSharedClock, rankedDeltas, statusText, viewOver, type Alignment, type Delta } from '../client/diffModel';
+ * (client/diffModel), their pans and zooms linked; profile/diff's verdict,
+ * comparability and components on top; its ranked deltas beside the
+ * timelines (a click moves both to the delta's evidence windows, outlined in
+ * each). A kernel clicked in either timeline selects its delta. */
+import { alignment, changeText, componentText, evidenceOf, headline, onSharedClock, viewOver, type Alignment, type Delta } from '../client/diffModel';
 import { formatNs } from '../client/format';
-import type { Int, KernelExplain } from '../protocol/types';
 import { profileSpan } from '../protocol/types';
 import type { DiffResult, ViewProfile } from '../protocol/viewMessages';
 import { h } from './dom';
@@ -18,10 +17,9 @@ import type { RanksViewHooks } from './ranksView';
 export const EVIDENCE = '#ff00ff';
 
 type Side = 'base' | 'compare';
-/** A delta's evidence on one side: a kernel of that name and its window (shared clock). */
-interface Evidence { kernelId: number; start: number; end: number }
+type Span = { start: number; end: number };
 
-export interface DiffViewHooks { views(): Array<{ start: number; end: number; width: number }>; evidence(): Partial<Record<Side, Evidence>>; pick(i: number): Promise<void> }
+export interface DiffViewHooks { views(): Array<Span & { width: number }>; evidence(): Partial<Record<Side, Span>>; alignment(): Alignment; pick(i: number): void }
 declare global { interface Window { __nsysViews?: { diff?: DiffViewHooks; ranks?: RanksViewHooks } } }
 
 export class DiffView {
@@ -30,14 +28,14 @@ export class DiffView {
   private readonly align: Alignment;
   private readonly deltas: Delta[];
   private readonly table = h('tbody', {});
-  private evidence: Partial<Record<Side, Evidence>> = {};
-  private readonly bounds: { start: number; end: number };
+  private evidence: Partial<Record<Side, Span>> = {};
+  private readonly bounds: Span;
   private picked = -1;
 
-  constructor(private readonly bridge: HostBridge, private readonly base: ViewProfile, private readonly compare: ViewProfile, private readonly diff: DiffResult) {
+  constructor(bridge: HostBridge, base: ViewProfile, compare: ViewProfile, private readonly diff: DiffResult) {
     const bs = profileSpan(base.info), cs = profileSpan(compare.info);
     if (!bs || !cs) throw new Error(`${bs ? compare.title : base.title} has no timed activity`);
-    this.align = alignment(bs.start, cs.start);
+    this.align = alignment(diff, bs.start, cs.start);
     const b = onSharedClock(bs, this.align.base), c = onSharedClock(cs, this.align.compare);
     const bounds = this.bounds = { start: Math.min(b.start, c.start), end: Math.max(b.end, c.end) }; /* one range: pans and zooms clamp alike */
     const onSelect = (hit: { name: string }) => this.selectName(hit.name);
@@ -55,20 +53,25 @@ export class DiffView {
       ctx.strokeRect(x0 - 2, top + 1, x1 - x0 + 4, bottom - top - 2);
     };
     linkViews([this.timelines.base, this.timelines.compare]);
-    this.deltas = rankedDeltas(diff);
+    this.deltas = diff.deltas; /* ranked by the server (impact first) */
+    const more = diff.deltasTotal > diff.deltas.length ? ` (top ${diff.deltas.length} of ${diff.deltasTotal})` : '';
     this.el = h('div', { class: 'view-diff' },
       this.header(),
       h('div', { class: 'view-body' },
         h('div', { class: 'view-timelines' },
           h('div', { class: 'side-label' }, `Base · ${base.title}`), this.timelines.base.el,
           h('div', { class: 'side-label' }, `New · ${compare.title}`), this.timelines.compare.el),
-        h('div', { class: 'view-side deltas' }, h('table', { 'aria-label': 'Kernel deltas, largest first' },
-          h('thead', {}, h('tr', {}, ...['Kernel', 'Change', 'Δ time', 'Δ %', 'Calls'].map((t, i) => h('th', { class: i > 1 ? 'num' : '' }, t)))),
-          this.table))));
+        h('div', { class: 'view-side deltas' },
+          h('div', { class: 'side-label' }, `Where it changed${more}: per steady-state iteration`),
+          h('table', { 'aria-label': 'Deltas, largest impact first' },
+            h('thead', {}, h('tr', {}, ...['What', 'Change', 'Δ / iter', 'Δ %', 'Count'].map((t, i) => h('th', { class: i > 1 ? 'num' : '' }, t)))),
+            this.table),
+          this.components())));
     this.renderDeltas();
     window.__nsysViews = { ...window.__nsysViews, diff: {
       views: () => [this.timelines.base.currentView, this.timelines.compare.currentView],
       evidence: () => this.evidence,
+      alignment: () => this.align,
       pick: (i) => this.pick(i),
     } };
   }
@@ -80,18 +83,27 @@ export class DiffView {
   }
 
   private header(): HTMLElement {
-    const s = this.diff.summary;
-    const pct = (x: { deltaPct: number }) => `${x.deltaPct > 0 ? '+' : ''}${x.deltaPct}%`;
+    const top = headline(this.diff);
+    const c = this.diff.comparability;
     const facts = [
-      `iteration median ${formatNs(s.iterationMedianNs.base)} → ${formatNs(s.iterationMedianNs.compare)} (${pct(s.iterationMedianNs)})`,
-      `kernel time ${formatNs(s.kernelNs.base)} → ${formatNs(s.kernelNs.compare)} (${pct(s.kernelNs)})`,
-      `idle ${formatNs(s.idleNs.base)} → ${formatNs(s.idleNs.compare)}`,
+      `comparability ${c.score.toFixed(2)}${c.reasons.length ? `: ${c.reasons.map((r) => r.message).join('; ')}` : ''}`,
+      `steady iterations ${this.diff.base.steady} → ${this.diff.compare.steady}`,
       `clocks aligned on each ${this.align.how}`,
     ];
     return h('div', { class: 'view-header' },
-      h('div', { class: 'verdict' }, s.text),
+      h('div', { class: `verdict ${top.tone}`, role: 'status' }, top.text),
       h('div', { class: 'facts' }, facts.join(' · ')),
       this.zoomButtons());
+  }
+
+  /** The components (step first): medians per steady iteration, Δ, noise floor, verdict. */
+  private components(): HTMLElement {
+    return h('table', { class: 'components', 'aria-label': 'Components: median per steady-state iteration' },
+      h('thead', {}, h('tr', {}, ...['Component', 'Base', 'New', 'Δ', 'Noise', 'Verdict'].map((t, i) => h('th', { class: i ? 'num' : '' }, t)))),
+      h('tbody', {}, ...this.diff.components.map((x) => h('tr', { class: `component ${x.verdict}` },
+        h('td', {}, componentText(x)), h('td', { class: 'num' }, formatNs(x.base.medianNs)), h('td', { class: 'num' }, formatNs(x.compare.medianNs)),
+        h('td', { class: 'num' }, `${x.deltaNs > 0 ? '+' : ''}${formatNs(x.deltaNs)}`), h('td', { class: 'num' }, `±${formatNs(x.noiseNs)}`),
+        h('td', { class: 'num' }, x.verdict.replace('_', ' '))))));
   }
 
   private zoomButtons(): HTMLElement {
@@ -105,54 +117,41 @@ export class DiffView {
   private renderDeltas(): void {
     this.table.replaceChildren(...this.deltas.map((d, i) => {
       const sign = d.deltaNs > 0 ? '+' : '';
-      const tr = h('tr', { tabindex: '0', class: `delta ${d.status}`, 'data-index': String(i), title: d.name },
-        h('td', { class: 'name' }, d.name), h('td', {}, statusText(d)),
+      const tr = h('tr', { tabindex: '0', class: `delta ${d.change}`, 'data-index': String(i), title: `${d.kind}: ${d.key}` },
+        h('td', { class: 'name' }, `${d.kind === 'kernel' ? '' : `${d.kind} · `}${d.label}`), h('td', {}, changeText(d)),
         h('td', { class: 'num' }, `${sign}${formatNs(d.deltaNs)}`),
         h('td', { class: 'num' }, d.deltaPct === null ? '—' : `${sign}${d.deltaPct}%`),
         h('td', { class: 'num' }, `${d.baseCount} → ${d.compareCount}`));
       if (i === this.picked) tr.setAttribute('aria-selected', 'true');
-      tr.addEventListener('click', () => void this.pick(i));
-      tr.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') void this.pick(i); });
+      tr.addEventListener('click', () => this.pick(i));
+      tr.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') this.pick(i); });
       return tr;
     }));
   }
 
   /** The delta of a kernel clicked in a timeline. */
   private selectName(name: string): void {
-    const i = this.deltas.findIndex((d) => d.name === name);
+    const i = this.deltas.findIndex((d) => d.kind === 'kernel' && d.key === name);
     if (i < 0) return;
     this.picked = i;
     this.renderDeltas();
     this.table.children[i]?.scrollIntoView({ block: 'nearest' });
   }
 
-  /** Delta `i`: both timelines move to its evidence windows (each side's longest kernel of that name). */
-  async pick(i: number): Promise<void> {
+  /** Delta `i`: both timelines move to the window showing its evidence in both runs, outlined in each. */
+  pick(i: number): void {
     const d = this.deltas[i];
     if (!d) return;
     this.picked = i;
     this.renderDeltas();
-    const found: Partial<Record<Side, Evidence>> = {};
-    await Promise.all((['base', 'compare'] as const).map(async (side) => {
-      if ((side === 'base' ? d.baseCount : d.compareCount) === 0) return;
-      const p = side === 'base' ? this.base : this.compare;
-      const x = await this.bridge.request<KernelExplain>('kernel/explain', { profileId: p.profileId, name: d.name });
-      const id = x.stats?.longestKernelId;
-      if (id === undefined || id === null) return;
-      const k = await this.bridge.request<{ start: Int; end: Int }>('kernel/details', { profileId: p.profileId, kernelId: id });
-      found[side] = { kernelId: id, ...onSharedClock(k, side === 'base' ? this.align.base : this.align.compare) };
-    }));
-    if (i !== this.picked) return; /* another delta was picked meanwhile */
-    this.evidence = found;
-    const w = viewOver(Object.values(found));
-    if (!w) return;
-    /* the same window on both (identical bounds): each selects its own evidence kernel */
-    for (const side of ['base', 'compare'] as const) {
-      const tl = this.timelines[side];
+    this.evidence = evidenceOf(d, this.align);
+    const w = viewOver(Object.values(this.evidence));
+    if (w) {
+      const tl = this.timelines.base; /* the other follows (linkViews) */
       tl.setView({ ...w, width: tl.currentView.width });
-      const e = found[side];
-      if (e) void tl.selectKernel(e.kernelId).catch(() => { /* the outline still shows it */ });
     }
+    this.timelines.base.refresh();
+    this.timelines.compare.refresh();
     this.el.dataset.evidence = String(i);
   }
 }
