@@ -6,7 +6,7 @@ import path from "node:path";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 await build({
-  entryPoints: { timeline: path.join(here, "src/timeline.ts"), tree: path.join(here, "src/tree.ts") },
+  entryPoints: { timeline: path.join(here, "src/timeline.ts"), tree: path.join(here, "src/tree.ts"), views: path.join(here, "src/views.ts") },
   outdir: path.join(here, "..", "src", "nsys_ai_native", "static"),
   bundle: true,
   format: "esm",
@@ -15,6 +15,7 @@ await build({
   sourcemap: false,
   legalComments: "none",
   logLevel: "info",
+  loader: { ".css": "text" }, // views.ts: the VS Code views' styles, into its shadow root
 });
 
 // The test host that renders the widget outside JupyterLab (tests/browser/vscode_like):

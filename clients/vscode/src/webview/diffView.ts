@@ -8,8 +8,7 @@ import { formatNs } from '../client/format';
 import { profileSpan } from '../protocol/types';
 import type { DiffResult, ViewProfile } from '../protocol/viewMessages';
 import { h } from './dom';
-import type { HostBridge } from './rpc';
-import { linkViews, profileTimeline } from './profileTimeline';
+import { linkViews, profileTimeline, type ViewRpc } from './profileTimeline';
 import type { TimelineView } from './timelineView';
 import type { RanksViewHooks } from './ranksView';
 
@@ -32,7 +31,7 @@ export class DiffView {
   private readonly bounds: Span;
   private picked = -1;
 
-  constructor(bridge: HostBridge, base: ViewProfile, compare: ViewProfile, private readonly diff: DiffResult) {
+  constructor(bridge: ViewRpc, base: ViewProfile, compare: ViewProfile, private readonly diff: DiffResult) {
     const bs = profileSpan(base.info), cs = profileSpan(compare.info);
     if (!bs || !cs) throw new Error(`${bs ? compare.title : base.title} has no timed activity`);
     this.align = alignment(diff, bs.start, cs.start);

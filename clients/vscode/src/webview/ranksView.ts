@@ -9,8 +9,8 @@ import { isCollective, linkCollective, mergedRange, onSetClock, rankTrackId, ran
 import type { RangeColumns } from '../protocol/types';
 import type { OpenSetResult, ViewProfile } from '../protocol/viewMessages';
 import { h } from './dom';
-import type { HostBridge } from './rpc';
 import { TimelineView, type Hit } from './timelineView';
+import type { ViewRpc } from './profileTimeline';
 
 /** A linked collective's outline, and the last arriver's mark (colours the palette does not use; tests look for them). */
 export const LINKED = '#00e5ff';
@@ -33,7 +33,7 @@ export class RanksView {
   private readonly info = h('div', { class: 'collective', 'aria-live': 'polite' });
   private token = 0;
 
-  constructor(private readonly bridge: HostBridge, set: OpenSetResult, private readonly profiles: ViewProfile[]) {
+  constructor(private readonly bridge: ViewRpc, set: OpenSetResult, private readonly profiles: ViewProfile[]) {
     this.ranks = ranksOf(set);
     if (!this.ranks.length) throw new Error('the set has no ranks');
     const files = profiles.length;
