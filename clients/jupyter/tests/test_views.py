@@ -53,3 +53,19 @@ def test_rank_set_view_init(pair: tuple[Path, Path]) -> None:
     assert init["type"] == "ranksInit"
     assert len(init["set"]["ranks"]) == 2 and len(init["profiles"]) == 1
     assert w.profile_ids == {init["profiles"][0]["profileId"]}
+
+
+def test_views_drawn_in_chromium(tmp_path: Path) -> None:
+    """tests/browser/views_check.mjs: the widget's module in headless Chromium, its messages
+    answered by the Python widget (see there for what is checked on the pixels)."""
+    import os
+    import shutil
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    here = Path(__file__).resolve().parent
+    r = subprocess.run([node, str(here / "browser" / "views_check.mjs"), sys.executable, str(tmp_path)],
+                       capture_output=True, text=True, timeout=240, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    if r.returncode == 77:
+        pytest.skip(r.stdout.strip() or "no chromium or playwright-core")
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -519,7 +519,7 @@ export class TimelineView {
     });
     window.addEventListener('mouseup', (ev) => {
       if (resizing) { resizing = undefined; return; }
-      if (drag && !drag.moved && ev.target === c) {
+      if (drag && !drag.moved && ev.composedPath()[0] === c) { /* composedPath: the canvas also inside a shadow root (the Jupyter views widget) */
         const rect = c.getBoundingClientRect();
         const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
         const row = this.rowAt(px, py);
