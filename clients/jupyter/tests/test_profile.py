@@ -326,11 +326,16 @@ def test_report_is_rich(prof: nsys_ai_native.Profile, methods: frozenset[str]) -
 def test_diff(small_profile: Path, small_profile_b: Path, methods: frozenset[str]) -> None:
     need(methods, "profile/diff")
     a = nsys_ai_native.open(small_profile)
-    d = a.diff(small_profile_b)
-    assert isinstance(d, dict) and d["summary"]["text"] in d._repr_markdown_()
-    assert len(d.rows) == len(d["rows"])
+    d = a.diff(small_profile_b, thresholds={"step": 5, "families": {"gemm": 10}}, limit=5, iteration_limit=3)
+    assert isinstance(d, dict) and d.verdict in ("faster", "slower", "no_change", "incomparable", "unknown")
+    assert d["verdict"]["text"] in d._repr_markdown_() and "<table>" in d._repr_html_()
+    assert len(d.deltas) == len(d["deltas"]) <= 5 and list(d.components["component"]) == [
+        "step", "compute", "ncclExposed", "idle", "copies", "launchOverhead"]
+    its = d.iterations
+    assert set(its["side"]) <= {"base", "compare"} and len(its) == len(d["iterations"]["base"]) + len(d["iterations"]["compare"])
+    assert d.gate is not None and d.gate["status"] in ("pass", "regression", "incomparable")
     same = a.diff(a)
-    assert same["summary"]["kernelNs"]["delta"] == 0 and same["summary"]["kernelChanges"]["faster"] == 0
+    assert same.verdict == "no_change" and same.gate is None and all(x["deltaNs"] == 0 for x in same["deltas"])
 
 
 def test_real_profile(methods: frozenset[str]) -> None:

@@ -61,6 +61,9 @@ bool nsys_cli_parse_format(const char *value, nsys_cli_format *out);
 
 /* Pretty-prints JSON to stdout followed by a newline. */
 void nsys_cli_print_json(const cJSON *json);
+/* Prints a method result: JSON as is, else rendered as text or Markdown. */
+void nsys_cli_print_result(const cJSON *res, nsys_cli_format fmt,
+                           void (*render)(nsys_strbuf *, const cJSON *, bool markdown));
 
 /* Prints "nsys-ai: msg" to stderr and returns `code`. */
 int nsys_cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

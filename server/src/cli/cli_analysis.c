@@ -15,15 +15,7 @@
 static void nsys__emit(cJSON *res, nsys_cli_format fmt,
                        void (*render)(nsys_strbuf *, const cJSON *, bool markdown)) {
   if (!res) return;
-  if (fmt == NSYS_FMT_JSON) {
-    nsys_cli_print_json(res);
-  } else {
-    nsys_strbuf b;
-    nsys_strbuf_init(&b);
-    render(&b, res, fmt == NSYS_FMT_MD);
-    if (b.data) fputs(b.data, stdout);
-    nsys_strbuf_free(&b);
-  }
+  nsys_cli_print_result(res, fmt, render);
   cJSON_Delete(res);
 }
 

@@ -189,6 +189,19 @@ fail:
   return false;
 }
 
+void nsys_cli_print_result(const cJSON *res, nsys_cli_format fmt,
+                           void (*render)(nsys_strbuf *, const cJSON *, bool markdown)) {
+  if (fmt == NSYS_FMT_JSON) {
+    nsys_cli_print_json(res);
+    return;
+  }
+  nsys_strbuf b;
+  nsys_strbuf_init(&b);
+  render(&b, res, fmt == NSYS_FMT_MD);
+  if (b.data) fputs(b.data, stdout);
+  nsys_strbuf_free(&b);
+}
+
 const char *nsys_cli_opt(const nsys_cli_args *a, const char *key) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(a->opts, key);
   return cJSON_IsString(v) ? v->valuestring : NULL;

@@ -110,15 +110,7 @@ static int nsys__cmd_diff(int argc, char **argv) {
     if (gate) cJSON_AddItemToObject(params, "thresholds", nsys__thresholds_json(&th));
     cJSON *res = nsys_cli_call(&s, "profile/diff", params, &rc);
     if (res) {
-      if (fmt == NSYS_FMT_JSON) {
-        nsys_cli_print_json(res);
-      } else {
-        nsys_strbuf b;
-        nsys_strbuf_init(&b);
-        nsys_diff_render(&b, res, fmt == NSYS_FMT_MD);
-        if (b.data) fputs(b.data, stdout);
-        nsys_strbuf_free(&b);
-      }
+      nsys_cli_print_result(res, fmt, nsys_diff_render);
       const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "gate"), "status"));
       if (gate && st && !strcmp(st, "regression")) rc = NSYS_EXIT_REGRESSION;
       else if (gate && st && !strcmp(st, "incomparable")) rc = NSYS_EXIT_INCOMPARABLE;

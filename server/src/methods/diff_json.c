@@ -11,11 +11,6 @@ static void nsys__num_or_null(cJSON *o, const char *k, bool has, double v) {
   else cJSON_AddNullToObject(o, k);
 }
 
-static void nsys__str_or_null(cJSON *o, const char *k, const char *v) {
-  if (v) cJSON_AddStringToObject(o, k, v);
-  else cJSON_AddNullToObject(o, k);
-}
-
 static cJSON *nsys__win(nsys_diff_win w) {
   if (!w.set) return cJSON_CreateNull();
   cJSON *o = cJSON_CreateObject();
@@ -26,11 +21,11 @@ static cJSON *nsys__win(nsys_diff_win w) {
 
 static cJSON *nsys__side(const nsys_diff_side *s) {
   cJSON *o = cJSON_CreateObject();
-  nsys__str_or_null(o, "profileId", s->profile_id ? s->profile_id : "");
-  nsys__str_or_null(o, "file", s->file);
+  nsys_json_str(o, "profileId", s->profile_id ? s->profile_id : "");
+  nsys_json_str(o, "file", s->file);
   cJSON_AddItemToObject(o, "window", nsys__win((nsys_diff_win){true, s->span_start, s->span_end}));
   cJSON *g = cJSON_AddObjectToObject(o, "gpus");
-  nsys__str_or_null(g, "model", s->gpu_model);
+  nsys_json_str(g, "model", s->gpu_model);
   nsys_json_add_i64(g, "count", s->gpu_count);
   cJSON *dv = cJSON_AddArrayToObject(o, "devices");
   for (uint32_t i = 0; i < s->n_devices; i++) cJSON_AddItemToArray(dv, nsys_json_i64(s->devices[i]));
@@ -108,7 +103,7 @@ static cJSON *nsys__delta(const nsys_diff_delta *x) {
   else cJSON_AddNullToObject(o, "device");
   if (x->has_stream) nsys_json_add_i64(o, "stream", x->stream);
   else cJSON_AddNullToObject(o, "stream");
-  nsys__str_or_null(o, "family", x->family);
+  nsys_json_str(o, "family", x->family);
   if (x->kind == NSYS_DK_LAUNCH) {
     cJSON *l = cJSON_AddObjectToObject(o, "launch");
     cJSON_AddItemToObject(l, "base", nsys__launch(x->lb));

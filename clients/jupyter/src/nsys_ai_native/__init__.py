@@ -12,7 +12,8 @@
 """
 from __future__ import annotations
 
-from ._rich import Diff, Explanation, Report, RichResult
+from ._rich import Explanation, Report, RichResult
+from .diff import Diff
 from ._server import Server, configure, find_server, shutdown
 from .errors import NsysAIError, ServerDiedError, ServerNotFoundError
 from .magic import load_ipython_extension, unload_ipython_extension

@@ -608,7 +608,7 @@ ProfileDiffResultCompare = TypedDict("ProfileDiffResultCompare", {
 })
 
 ProfileDiffResultComparabilityReasonsItem = TypedDict("ProfileDiffResultComparabilityReasonsItem", {
-    "code": Literal["gpu_model", "gpu_count", "kernel_set", "iteration_method", "iteration_count", "no_iterations", "few_iterations", "same_profile"],
+    "code": Literal["gpu_model", "gpu_count", "kernel_set", "iteration_method", "iteration_structure", "no_iterations", "few_iterations", "same_profile"],
     "severity": Literal["info", "warning", "error"],
     "message": str,
 })

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Union, cast
 
 from . import _protocol, _server
 from ._frames import flatten_tree, frame, have_pandas, timeline_rows
-from ._rich import Diff, Explanation, Report
+from ._rich import Explanation, Report
+from .diff import Diff, diff_params
 from .errors import PROFILE_NOT_OPEN, NsysAIError
 
 if TYPE_CHECKING:
@@ -211,12 +212,16 @@ class Profile:
         attrs = {k: v for k, v in res.items() if k != "kernels"} if isinstance(res, dict) else {}
         return frame(rows, attrs)
 
-    def diff(self, other: Union["Profile", str, "os.PathLike[str]"]) -> Diff:
-        """`profile/diff` with this profile as base and `other` (a Profile or a path) as compare."""
+    def diff(self, other: Union["Profile", str, "os.PathLike[str]"], thresholds: Optional[dict] = None,
+             limit: Optional[int] = None, offset: Optional[int] = None, kinds: Optional[list] = None,
+             iteration_limit: Optional[int] = None) -> Diff:
+        """`profile/diff` with this profile as base and `other` (a Profile or a path) as compare:
+        verdict, components, ranked deltas, per-iteration values (docs/diff.md). `thresholds`
+        ({"step": 5, "families": {"gemm": 10}}) adds the gate's outcome (`.gate`)."""
         if not isinstance(other, Profile):
             other = Profile(other, server=self._server_arg, frames=self.frames)
-        other_id = other.id
-        return Diff(self.request(M_DIFF, {"compare": other_id}, id_key="base"))
+        params = {"compare": other.id, **diff_params(thresholds, limit, offset, kinds, iteration_limit)}
+        return Diff(self.request(M_DIFF, params, id_key="base"))
 
     # -- display ---------------------------------------------------------------------
     def span(self) -> tuple[int, int]:

@@ -61,7 +61,7 @@ comparable: boolean
  */
 kernelTimeOverlap: number
 reasons: {
-code: ("gpu_model" | "gpu_count" | "kernel_set" | "iteration_method" | "iteration_count" | "no_iterations" | "few_iterations" | "same_profile")
+code: ("gpu_model" | "gpu_count" | "kernel_set" | "iteration_method" | "iteration_structure" | "no_iterations" | "few_iterations" | "same_profile")
 severity: ("info" | "warning" | "error")
 message: string
 }[]
