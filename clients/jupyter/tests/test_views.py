@@ -44,6 +44,10 @@ def test_diff_view_init_and_requests(pair: tuple[Path, Path]) -> None:
     # a server error comes back as an error, the widget keeps answering
     bad = w.answer({"id": 10, "method": "kernel/details", "params": json.dumps({"profileId": base.id, "kernelId": -5})})
     assert bad["error"] and "result" not in bad
+    # p.diff(other).show(): the same view from the diff engineer's result object
+    shown = json.loads(base.diff(new).show().init)
+    assert shown["type"] == "diffInit" and shown["diff"]["deltas"] == init["diff"]["deltas"]
+    assert shown["compare"]["title"] == pair[1].name
 
 
 def test_rank_set_view_init(pair: tuple[Path, Path]) -> None:

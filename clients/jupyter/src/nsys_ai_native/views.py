@@ -73,18 +73,28 @@ class ViewWidget(anywidget.AnyWidget):  # type: ignore[misc]
             return {"id": rid, "kind": "rpc", "error": f"{type(e).__name__}: {e}", "code": None}
 
 
-def _side(p: "Profile") -> dict:
-    return {"profileId": p.id, "title": pathlib.Path(p.path).name, "info": p.info(),
-            "tracks": p.request(_protocol.TIMELINE_TRACKS)}
+def _side(srv: _server.Server, side: dict) -> dict:
+    """A run of a profile/diff result as the view needs it: its id, file name, info and tracks."""
+    pid = side["profileId"]
+    return {"profileId": pid, "title": pathlib.Path(str(side.get("file") or pid)).name,
+            "info": srv.request(_protocol.PROFILE_INFO, {"profileId": pid}),
+            "tracks": srv.request(_protocol.TIMELINE_TRACKS, {"profileId": pid})}
+
+
+def diff_result_view(diff: dict, *, server: Optional[str] = None, height: int = 640) -> ViewWidget:
+    """The diff view of a profile/diff result (`p.diff(other)`'s, whose `.show()` calls this):
+    both timelines on one clock aligned on their steady-state starts (pans and zooms linked),
+    the verdict and comparability on top, the ranked deltas beside them (a click shows both
+    runs' evidence windows)."""
+    srv, _ = _server.shared_server(server)
+    init = {"type": "diffInit", "base": _side(srv, diff["base"]), "compare": _side(srv, diff["compare"]), "diff": dict(diff)}
+    return ViewWidget(srv, init, height=height)
 
 
 def diff_view(base: "Profile", new: "Profile", height: int = 640) -> ViewWidget:
-    """The diff view: both timelines on one clock aligned on their steady-state starts (pans and
-    zooms linked), the verdict and comparability on top, the ranked deltas beside them (a click
-    shows both runs' evidence windows)."""
-    init = {"type": "diffInit", "base": _side(base), "compare": _side(new),
-            "diff": base.request(_protocol.PROFILE_DIFF, {"compare": new.id}, id_key="base")}
-    return ViewWidget(base.server, init, height=height)
+    """The diff view of two profiles (see diff_result_view)."""
+    return diff_result_view(base.request(_protocol.PROFILE_DIFF, {"compare": new.id}, id_key="base"),
+                            server=base._server_arg, height=height)
 
 
 def rank_set_view(paths: "list[Union[str, os.PathLike[str]]]", *, server: Optional[str] = None,

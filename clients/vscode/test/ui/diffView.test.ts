@@ -20,8 +20,8 @@ const GUTTER = 210, AXIS_H = 22;
 
 before(async () => {
   if (skip) return;
-  /* a planted change: the new run's GEMMs take 1.5× longer (same seed: same jitter) */
-  const a = generated('diff-base', ['--kernels', '400', '--seed', '1']), b = generated('diff-new', ['--kernels', '400', '--seed', '1', '--plant-slow-kernels', 'gemm', '--plant-factor', '1.5']);
+  /* a planted change: the new run's GEMMs take 1.5× longer (same seed: same jitter); epoch clocks (~1.78e18 ns: times beyond 2^53) */
+  const a = generated('diff-base', ['--kernels', '400', '--seed', '1', '--epoch-clock']), b = generated('diff-new', ['--kernels', '400', '--seed', '1', '--epoch-clock', '--plant-slow-kernels', 'gemm', '--plant-factor', '1.5']);
   if (!a || !b) { skip = NO_PROFILE; return; }
   hx = await startViewHarness(bin!, async (c) => {
     const [x, y] = [await c.openProfile(a), await c.openProfile(b)];
