@@ -23,7 +23,8 @@ export interface Rank {
   offsetNs: bigint;
 }
 
-export interface StragglerRow { rank: number; lastCount: number; lastPct: number; avgLateNs: number }
+/** `cause`: what the rank did before most of its late arrivals, where the server says (openSet's newer `topCause`). */
+export interface StragglerRow { rank: number; lastCount: number; lastPct: number; avgLateNs: number; cause?: string }
 
 const W = 'profile/openSet';
 const num = (o: unknown, k: string) => numField(o, k, W);
@@ -56,7 +57,10 @@ export function stragglers(set: OpenSetResult): { straggler: number | null; matc
   return {
     straggler: set.stragglers.straggler,
     matched: num(set.stragglers, 'matchedCollectives'),
-    rows: set.stragglers.ranks.map((r) => ({ rank: num(r, 'rank'), lastCount: num(r, 'lastCount'), lastPct: num(r, 'lastPct'), avgLateNs: num(r, 'avgLateNs') })),
+    rows: set.stragglers.ranks.map((r) => {
+      const cause = (r as Record<string, unknown>).topCause;
+      return { rank: num(r, 'rank'), lastCount: num(r, 'lastCount'), lastPct: num(r, 'lastPct'), avgLateNs: num(r, 'avgLateNs'), ...(typeof cause === 'string' ? { cause } : {}) };
+    }),
   };
 }
 

@@ -58,12 +58,13 @@ export class RanksView {
       }
     };
     const s = stragglers(set);
+    const causes = s.rows.some((r) => r.cause !== undefined);
     const table = h('table', { 'aria-label': 'Stragglers: how often each rank was the last to start a collective' },
-      h('thead', {}, h('tr', {}, ...['Rank', 'Last', 'Last %', 'Avg late'].map((t, i) => h('th', { class: i ? 'num' : '' }, t)))),
+      h('thead', {}, h('tr', {}, ...['Rank', 'Last', 'Last %', 'Avg late', ...(causes ? ['Cause'] : [])].map((t, i) => h('th', { class: i && i < 4 ? 'num' : '' }, t)))),
       h('tbody', {}, ...s.rows.map((r) => {
         const tr = h('tr', { tabindex: '0', class: r.rank === s.straggler ? 'straggler' : '', title: 'Show or hide this rank\'s streams' },
           h('td', {}, `${r.rank}${r.rank === s.straggler ? ' (straggler)' : ''}`), h('td', { class: 'num' }, String(r.lastCount)),
-          h('td', { class: 'num' }, `${r.lastPct}%`), h('td', { class: 'num' }, formatNs(r.avgLateNs)));
+          h('td', { class: 'num' }, `${r.lastPct}%`), h('td', { class: 'num' }, formatNs(r.avgLateNs)), ...(causes ? [h('td', {}, r.cause ?? '—')] : []));
         const open = () => { const k = this.ranks.find((x) => x.rank === r.rank); if (k) this.timeline.changeRows('open', `rank:${k.index}`); };
         tr.addEventListener('click', open);
         tr.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') open(); });
