@@ -1,17 +1,18 @@
 // The notebook widget of the views over several profiles (anywidget ESM): the diff view
 // and the multi-rank timeline. The views themselves are the VS Code webview's
 // (clients/vscode/src/webview/diffView.ts, ranksView.ts, through viewRender.ts): the same
-// code draws both clients. Here they live in a shadow root (their styles stay inside it),
+// code draws both clients ("nsys-views/..." is clients/vscode/src: build.mjs's alias, the
+// sdist's js/vscode-src). Here they live in a shadow root (their styles stay inside it),
 // with `init` (the view's data as exact JSON text, protocol/viewMessages' ViewInit) from
 // Python, and their requests go to Python as `{id, kind: "rpc", method, params}` custom
 // messages (params as exact JSON text), answered `{id, kind: "rpc", result}` (the server's
 // JSON text) or `{id, kind: "rpc", error, code}`.
 import type { AnyModel, RenderProps } from "./anywidget";
 import { parseExact, stringifyExact } from "./exact_json";
-import { renderView } from "../../../vscode/src/webview/viewRender";
-import type { ViewInit } from "../../../vscode/src/protocol/viewMessages";
-import baseCss from "../../../vscode/src/webview/webview.css";
-import viewsCss from "../../../vscode/src/webview/views.css";
+import { renderView } from "nsys-views/webview/viewRender";
+import type { ViewInit } from "nsys-views/protocol/viewMessages";
+import baseCss from "nsys-views/webview/webview.css";
+import viewsCss from "nsys-views/webview/views.css";
 
 interface Model { init: string; height: number }
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
