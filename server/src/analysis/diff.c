@@ -127,7 +127,8 @@ static bool nsys__launch_same(const nsys_diff_launch *x, const nsys_diff_launch 
 static void nsys__add_delta(nsys_diff *d, uint32_t *cap, nsys_diff_kind k, const nsys_diff_agg *ga,
                             const nsys_diff_agg *gb, int64_t sig_floor) {
   const nsys_diff_agg *g = ga ? ga : gb;
-  if (k == NSYS_DK_LAUNCH && ga && gb && nsys__launch_same(&ga->launch, &gb->launch)) return;
+  /* a configuration is a delta when it changed (a new or vanished kernel is one already) */
+  if (k == NSYS_DK_LAUNCH && (!ga || !gb || nsys__launch_same(&ga->launch, &gb->launch))) return;
   if (d->n_deltas == *cap) {
     *cap = *cap ? *cap * 2 : 64;
     d->deltas = nsys_xrealloc(d->deltas, (size_t)*cap * sizeof *d->deltas);

@@ -276,7 +276,44 @@ static void nsys__sort_agg(nsys_diff_side *s, nsys_diff_kind k) {
 
 
 /* Kernel, family, stream and device totals over the ops starting in the steady window. */
-static bool nsys__op_totals(nsys_diff_side *s, nsys_actx *c, nsys__acc *by_name) {
+/* The kernel names (display names) that ran in the steady window, dense:
+ * memory per distinct name, not per string of the profile. */
+typedef struct {
+  uint32_t *dense; /* per strtab id: its dense index, or NSYS_STR_NONE */
+  uint32_t *id;    /* per dense index: the strtab id */
+  nsys__acc *acc;
+  uint8_t *fam;
+  uint32_t n, cap;
+  uint32_t *samp; /* per dense index: up to NSYS__NSAMP kernel ops, evenly spaced over its occurrences */
+  uint8_t *n_samp;
+} nsys__names;
+
+#define NSYS__NSAMP 16
+
+static uint32_t nsys__name_slot(nsys__names *K, const nsys_index *ix, uint32_t nm) {
+  if (K->dense[nm] != NSYS_STR_NONE) return K->dense[nm];
+  if (K->n == K->cap) {
+    K->cap = K->cap ? K->cap * 2 : 64;
+    K->id = nsys_xrealloc(K->id, (size_t)K->cap * sizeof *K->id);
+    K->acc = nsys_xrealloc(K->acc, (size_t)K->cap * sizeof *K->acc);
+    K->fam = nsys_xrealloc(K->fam, (size_t)K->cap);
+  }
+  K->id[K->n] = nm;
+  memset(&K->acc[K->n], 0, sizeof *K->acc);
+  K->fam[K->n] = nsys__family_idx(nsys_strtab_get(&ix->strings, nm));
+  return K->dense[nm] = K->n++;
+}
+
+static void nsys__names_free(nsys__names *K) {
+  free(K->samp);
+  free(K->n_samp);
+  free(K->dense);
+  free(K->id);
+  free(K->acc);
+  free(K->fam);
+}
+
+static bool nsys__op_totals(nsys_diff_side *s, nsys_actx *c, nsys__names *K) {
   const nsys_index *ix = c->ix;
   /* per track: its device's steady and median windows (the side's when the device has none) */
   nsys_diff_win *tw = nsys_xmalloc(((size_t)ix->n_tracks + 1) * 2 * sizeof *tw);
@@ -290,8 +327,6 @@ static bool nsys__op_totals(nsys_diff_side *s, nsys_actx *c, nsys__acc *by_name)
   }
   nsys__acc fam[NSYS__NFAM] = {{0}};
   nsys__acc *trk = nsys_xcalloc((size_t)ix->n_tracks + 1, sizeof *trk);
-  uint8_t *fidx = nsys_xmalloc((size_t)ix->strings.count + 1);
-  memset(fidx, 0xFF, (size_t)ix->strings.count + 1);
   for (uint32_t op = 0; op < ix->ops.n; op++) {
     if (nsys_actx_stop(c, op)) break;
     int64_t st = ix->ops.start[op], en = ix->ops.end[op];
@@ -302,17 +337,33 @@ static bool nsys__op_totals(nsys_diff_side *s, nsys_actx *c, nsys__acc *by_name)
     uint8_t k = ix->ops.kind[op];
     if (k != NSYS_OP_KERNEL && k != NSYS_OP_GRAPH) continue;
     uint32_t nm = nsys_op_display_name(ix, op);
-    nsys__acc_add(&by_name[nm], st, en, in_med);
-    if (fidx[nm] == 0xFF) fidx[nm] = nsys__family_idx(nsys_strtab_get(&ix->strings, nm));
-    nsys__acc_add(&fam[fidx[nm]], st, en, in_med);
+    if (nm >= ix->strings.count) continue;
+    uint32_t k2 = nsys__name_slot(K, ix, nm);
+    nsys__acc_add(&K->acc[k2], st, en, in_med);
+    nsys__acc_add(&fam[K->fam[k2]], st, en, in_med);
   }
+  /* second pass: the kernel ops of each name at occurrences i·count/NSAMP (launch configurations) */
+  K->samp = nsys_xmalloc(((size_t)K->n + 1) * NSYS__NSAMP * sizeof *K->samp);
+  K->n_samp = nsys_xcalloc((size_t)K->n + 1, 1);
+  int64_t *seen = nsys_xcalloc((size_t)K->n + 1, sizeof *seen);
+  for (uint32_t op = 0; op < ix->ops.n && !c->stopped; op++) {
+    if (nsys_actx_stop(c, op) || ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
+    int64_t st = ix->ops.start[op];
+    const nsys_diff_win *w = &tw[2 * ix->ops.track[op]];
+    uint32_t nm = nsys_op_display_name(ix, op);
+    if (st < w[0].start || st >= w[0].end || nm >= ix->strings.count) continue;
+    uint32_t k2 = K->dense[nm];
+    int64_t cnt = K->acc[k2].count, i = seen[k2]++;
+    uint8_t *ns = &K->n_samp[k2];
+    if (*ns < NSYS__NSAMP && i * NSYS__NSAMP >= (int64_t)*ns * cnt) K->samp[(size_t)k2 * NSYS__NSAMP + (*ns)++] = op;
+  }
+  free(seen);
   uint32_t cap[NSYS_DK__COUNT] = {0};
-  for (uint32_t nm = 0; nm < ix->strings.count && !c->stopped; nm++)
-    if (by_name[nm].count) {
-      nsys_diff_agg *g =
-          nsys__push(s, NSYS_DK_KERNEL, &cap[NSYS_DK_KERNEL], nsys_xstrdup(nsys_strtab_get(&ix->strings, nm)), &by_name[nm]);
-      g->family = nsys__family_name(fidx[nm]);
-    }
+  for (uint32_t k2 = 0; k2 < K->n && !c->stopped; k2++) {
+    nsys_diff_agg *g = nsys__push(s, NSYS_DK_KERNEL, &cap[NSYS_DK_KERNEL],
+                                  nsys_xstrdup(nsys_strtab_get(&ix->strings, K->id[k2])), &K->acc[k2]);
+    g->family = nsys__family_name(K->fam[k2]);
+  }
   for (uint8_t f = 0; f < NSYS__NFAM; f++)
     if (fam[f].count) nsys__push(s, NSYS_DK_FAMILY, &cap[NSYS_DK_FAMILY], nsys_xstrdup(nsys__family_name(f)), &fam[f]);
   /* streams; devices sum their streams (tracks are sorted by device) */
@@ -334,7 +385,6 @@ static bool nsys__op_totals(nsys_diff_side *s, nsys_actx *c, nsys__acc *by_name)
     if (d.count) nsys__push(s, NSYS_DK_DEVICE, &cap[NSYS_DK_DEVICE], nsys_xasprintf("%d", dev), &d)->device = dev;
   }
   free(trk);
-  free(fidx);
   free(tw);
   return !c->stopped;
 }
@@ -494,55 +544,58 @@ static bool nsys__launch_better(const nsys_diff_launch *x, const nsys_diff_launc
 }
 
 /* The dominant configuration of every kernel name that ran in the steady
- * window, by the index's display name of its demangledName. */
-static bool nsys__launch_configs(nsys_diff_side *s, nsys_actx *c, struct nsys_profile *p, const nsys__acc *by_name) {
+ * window: the most frequent among its sampled occurrences (nsys__op_totals),
+ * each read by rowid from the kernel table (O(names · log n), not a scan). */
+static bool nsys__launch_configs(nsys_diff_side *s, nsys_actx *c, struct nsys_profile *p, const nsys__names *K) {
   char tbl[512];
   const nsys_index *ix = c->ix;
-  if (!p || !nsys_profile_table_sql(p, NSYS_TBL_KERNEL, tbl, sizeof tbl)) return true;
+  if (!p || !K->n || !nsys_profile_table_sql(p, NSYS_TBL_KERNEL, tbl, sizeof tbl)) return true;
   static const char *const cols[] = {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
                                      "registersPerThread", "staticSharedMemory", "dynamicSharedMemory"};
-  const char *nmcol = nsys_schema_has_column(p, NSYS_TBL_KERNEL, "demangledName") ? "demangledName" : "shortName";
-  if (!nsys_schema_has_column(p, NSYS_TBL_KERNEL, nmcol)) return true;
   nsys_strbuf q;
   nsys_strbuf_init(&q);
-  nsys_strbuf_printf(&q, "SELECT %s", nmcol);
+  nsys_strbuf_puts(&q, "SELECT ");
   for (size_t i = 0; i < NSYS_ARRAY_LEN(cols); i++)
-    nsys_strbuf_printf(&q, ", %s", nsys_schema_has_column(p, NSYS_TBL_KERNEL, cols[i]) ? cols[i] : "0");
-  nsys_strbuf_printf(&q, ", COUNT(*) FROM %s GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10", tbl);
+    nsys_strbuf_printf(&q, "%s%s", i ? ", " : "", nsys_schema_has_column(p, NSYS_TBL_KERNEL, cols[i]) ? cols[i] : "0");
+  nsys_strbuf_printf(&q, " FROM %s WHERE rowid = ?1", tbl);
   sqlite3_stmt *st = nsys_actx_prepare(c, q.data);
   nsys_strbuf_free(&q);
   if (!st) return false;
-  uint32_t ns = ix->strings.count;
-  nsys_diff_launch *best = nsys_xcalloc((size_t)ns + 1, sizeof *best);
-  int rc;
-  for (uint64_t row = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; row++) {
-    if (nsys_actx_stop(c, row)) break;
-    const char *nm = nsys_profile_string(p, sqlite3_column_int64(st, 0));
-    if (!nm) continue;
-    uint32_t id = nsys_strtab_find(&ix->strings, nm, strlen(nm));
-    if (id == NSYS_STR_NONE || id >= ns) continue;
-    id = nsys_display_name(ix, id);
-    if (id >= ns || !by_name[id].count) continue;
-    nsys_diff_launch l = {0};
-    for (int k = 0; k < 3; k++) {
-      l.grid[k] = sqlite3_column_int64(st, 1 + k);
-      l.block[k] = sqlite3_column_int64(st, 4 + k);
+  uint32_t cap = 0;
+  int rc = SQLITE_DONE;
+  for (uint32_t k2 = 0; k2 < K->n && !nsys_actx_stop(c, k2); k2++) {
+    nsys_diff_launch v[NSYS__NSAMP], best = {0};
+    uint32_t nv = 0;
+    for (uint32_t j = 0; j < K->n_samp[k2]; j++) {
+      sqlite3_reset(st);
+      sqlite3_bind_int64(st, 1, ix->ops.rowid[K->samp[(size_t)k2 * NSYS__NSAMP + j]]);
+      if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+        if (rc == SQLITE_DONE) continue;
+        break;
+      }
+      nsys_diff_launch l = {0};
+      for (int k = 0; k < 3; k++) {
+        l.grid[k] = sqlite3_column_int64(st, k);
+        l.block[k] = sqlite3_column_int64(st, 3 + k);
+      }
+      l.regs = sqlite3_column_int64(st, 6);
+      l.smem = sqlite3_column_int64(st, 7) + sqlite3_column_int64(st, 8);
+      uint32_t m = 0;
+      while (m < nv && memcmp(&v[m], &l, offsetof(nsys_diff_launch, count))) m++;
+      if (m == nv) v[nv++] = l;
+      v[m].count++;
     }
-    l.regs = sqlite3_column_int64(st, 7);
-    l.smem = sqlite3_column_int64(st, 8) + sqlite3_column_int64(st, 9);
-    l.count = sqlite3_column_int64(st, 10);
-    if (nsys__launch_better(&l, &best[id])) best[id] = l;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) break;
+    rc = SQLITE_DONE;
+    for (uint32_t m = 0; m < nv; m++)
+      if (nsys__launch_better(&v[m], &best)) best = v[m];
+    if (best.count)
+      nsys__push(s, NSYS_DK_LAUNCH, &cap, nsys_xstrdup(nsys_strtab_get(&ix->strings, K->id[k2])), &K->acc[k2])->launch =
+          best;
   }
   sqlite3_finalize(st);
-  if (nsys_task_cancelled(c->task)) c->stopped = true; /* an interrupted step */
-  uint32_t cap = 0;
-  for (uint32_t id = 0; id < ns && !c->stopped; id++)
-    if (best[id].count)
-      nsys__push(s, NSYS_DK_LAUNCH, &cap, nsys_xstrdup(nsys_strtab_get(&ix->strings, id)), &by_name[id])->launch =
-          best[id];
-  free(best);
-  if (c->stopped) return false;
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return nsys_profile_sql_fail(p, c->task, rc, "kernel launch configurations");
+  if (c->stopped || nsys_task_cancelled(c->task)) return false;
+  if (rc != SQLITE_DONE) return nsys_profile_sql_fail(p, c->task, rc, "kernel launch configurations");
   return true;
 }
 
@@ -583,11 +636,13 @@ bool nsys_diff_side_build(nsys_diff_side *s, nsys_task *task, struct nsys_profil
     s->steady_win = (nsys_diff_win){true, ix->span_start, ix->span_end + 1};
     s->steady_cpu = s->steady_win;
   }
-  nsys__acc *by_name = ok ? nsys_xcalloc((size_t)ix->strings.count + 1, sizeof *by_name) : NULL;
-  ok = ok && nsys__op_totals(s, &c, by_name);
+  nsys__names K = {0};
+  K.dense = nsys_xmalloc(((size_t)ix->strings.count + 1) * sizeof *K.dense);
+  memset(K.dense, 0xFF, ((size_t)ix->strings.count + 1) * sizeof *K.dense);
+  ok = ok && nsys__op_totals(s, &c, &K);
   ok = ok && nsys__nvtx_totals(s, &c);
-  ok = ok && nsys__launch_configs(s, &c, p, by_name);
-  free(by_name);
+  ok = ok && nsys__launch_configs(s, &c, p, &K);
+  nsys__names_free(&K);
   for (int k = 0; ok && k < NSYS_DK__COUNT; k++) nsys__sort_agg(s, (nsys_diff_kind)k);
   if (!ok && !nsys_task_failed(task)) nsys_task_fail_cancelled(task);
   nsys_actx_dispose(&c);

@@ -10,40 +10,44 @@
 #include "rpc/method_table.h"
 #include "rpc/params.h"
 
+/* Records -32602 with the message; returns false (for `return nsys__bad(...)`). */
+static bool nsys__bad(nsys_call *call, const char *what, const char *detail) {
+  nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.%s%s", what, detail);
+  return false;
+}
+
 /* params.thresholds -> t (false after nsys_call_fail). */
 static bool nsys__thresholds(nsys_call *call, nsys_diff_thresholds *t) {
   const cJSON *th = NULL;
   if (!nsys_param_any(call, "thresholds", false, &th)) return false;
   if (!th || cJSON_IsNull(th)) return true;
-  if (!cJSON_IsObject(th)) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.thresholds: expected an object") != NULL;
+  if (!cJSON_IsObject(th)) return nsys__bad(call, "thresholds", ": expected an object");
   const cJSON *it;
   char err[256];
   cJSON_ArrayForEach(it, th) {
     if (!strcmp(it->string, "families")) {
       if (!cJSON_IsObject(it))
-        return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.thresholds.families: expected an object") != NULL;
+        return nsys__bad(call, "thresholds.families", ": expected an object");
       const cJSON *f;
       cJSON_ArrayForEach(f, it) {
         char key[300], val[64];
         if (!cJSON_IsNumber(f) || strlen(f->string) > 256)
-          return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.thresholds.families: expected FAMILY: percent") !=
-                 NULL;
+          return nsys__bad(call, "thresholds.families", ": expected FAMILY: percent");
         snprintf(key, sizeof key, "kernel:%s", f->string);
         snprintf(val, sizeof val, "%.17g", f->valuedouble);
         if (!nsys_diff_threshold_set(t, key, strlen(key), val, strlen(val), err, sizeof err))
-          return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.thresholds.families: %s", err) != NULL;
+          return nsys__bad(call, "thresholds.families: ", err);
       }
       continue;
     }
     if (nsys_diff_comp_find(it->string, strlen(it->string)) < 0 || !cJSON_IsNumber(it))
-      return nsys_call_fail(call, NSYS_E_INVALID_PARAMS,
-                            "params.thresholds.%s: expected a percentage for step, compute, ncclExposed, idle, copies, "
-                            "launchOverhead or families",
-                            it->string) != NULL;
+      return nsys__bad(call, "thresholds",
+                       ": expected percentages for step, compute, ncclExposed, idle, copies, launchOverhead or "
+                       "families");
     char val[64];
     snprintf(val, sizeof val, "%.17g", it->valuedouble);
     if (!nsys_diff_threshold_set(t, it->string, strlen(it->string), val, strlen(val), err, sizeof err))
-      return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.thresholds: %s", err) != NULL;
+      return nsys__bad(call, "thresholds: ", err);
   }
   return true;
 }
@@ -51,9 +55,9 @@ static bool nsys__thresholds(nsys_call *call, nsys_diff_thresholds *t) {
 static bool nsys__page(nsys_call *call, nsys_diff_page *pg) {
   int64_t off = 0, lim = 50, il = 1000;
   const cJSON *kinds = NULL;
-  if (!nsys_param_int64(call, "offset", false, 0, 1000000000, &off) ||
-      !nsys_param_int64(call, "limit", false, 1, 1000, &lim) ||
-      !nsys_param_int64(call, "iterationLimit", false, 0, 100000, &il) ||
+  if (!nsys_param_int64(call, NSYS_P_PROFILE_DIFF_OFFSET, &off) ||
+      !nsys_param_int64(call, NSYS_P_PROFILE_DIFF_LIMIT, &lim) ||
+      !nsys_param_int64(call, NSYS_P_PROFILE_DIFF_ITERATION_LIMIT, &il) ||
       !nsys_param_array(call, "kinds", false, &kinds))
     return false;
   *pg = (nsys_diff_page){(uint32_t)off, (uint32_t)lim, 0, (uint32_t)il};
@@ -61,8 +65,7 @@ static bool nsys__page(nsys_call *call, nsys_diff_page *pg) {
   cJSON_ArrayForEach(k, kinds) {
     int i = cJSON_IsString(k) ? nsys_diff_kind_find(k->valuestring) : -1;
     if (i < 0)
-      return nsys_call_fail(call, NSYS_E_INVALID_PARAMS,
-                            "params.kinds: expected kernel, family, nvtx, stream, device or launchConfig") != NULL;
+      return nsys__bad(call, "kinds", ": expected kernel, family, nvtx, stream, device or launchConfig");
     pg->kinds |= 1u << i;
   }
   return true;

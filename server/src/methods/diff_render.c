@@ -13,12 +13,15 @@ static const char *nsys__s(const cJSON *o, const char *k) {
 static void nsys__side_line(nsys_strbuf *b, const char *label, const cJSON *s, bool md) {
   const cJSON *g = nsys__g(s, "gpus");
   const char *model = cJSON_GetStringValue(nsys__g(g, "model"));
-  nsys_strbuf_printf(b, md ? "- %s: `%s` (%s x%d; %d iterations by %s, %d warm-up, %d steady)\n"
-                           : "  %-8s %s\n           %s x%d; %d iterations by %s, %d warm-up, %d steady\n",
-                     label, nsys__s(s, "file"), model ? model : "GPU unknown",
-                     (int)cJSON_GetNumberValue(nsys__g(g, "count")),
-                     (int)cJSON_GetNumberValue(nsys__g(s, "iterations")), nsys__s(s, "iterationMethod"),
-                     (int)cJSON_GetNumberValue(nsys__g(s, "warmup")), (int)cJSON_GetNumberValue(nsys__g(s, "steady")));
+  nsys_strbuf_printf(b, md ? "- %s: `%s` (%s x%d; " : "  %-8s %s\n           %s x%d; ", label, nsys__s(s, "file"),
+                     model ? model : "GPU unknown", (int)cJSON_GetNumberValue(nsys__g(g, "count")));
+  int n = (int)cJSON_GetNumberValue(nsys__g(s, "iterations"));
+  if (n)
+    nsys_strbuf_printf(b, "%d iterations by %s, %d warm-up, %d steady", n, nsys__s(s, "iterationMethod"),
+                       (int)cJSON_GetNumberValue(nsys__g(s, "warmup")), (int)cJSON_GetNumberValue(nsys__g(s, "steady")));
+  else
+    nsys_strbuf_puts(b, "no iterations: compared whole");
+  nsys_strbuf_puts(b, md ? ")\n" : "\n");
 }
 
 /* Copies the listed fields of each row (cells keep their key, so *Ns renders as a duration). */
