@@ -117,6 +117,7 @@ def _base_params(method: str, pid: str, root: str) -> dict:
         "analysis/run": {"profileId": pid, "name": "sync_cost"},
         "report/generate": {"profileId": pid},
         "kernel/details": {"profileId": pid, "kernelId": 0},
+        "profile/diff": {"base": pid, "compare": pid},
         "search": {"profileId": pid, "query": "nccl"},
         "export/perfetto": {"profileId": pid, "path": root + "/out.json"},
         "agent/configure": {},
