@@ -26,7 +26,7 @@ def _server_bundle() -> Any:
     return mod
 
 
-BUNDLES = ("timeline.js", "tree.js")
+BUNDLES = ("timeline.js", "tree.js", "views.js")
 
 
 class WidgetBuildHook(BuildHookInterface):  # type: ignore[misc]
@@ -46,6 +46,9 @@ class WidgetBuildHook(BuildHookInterface):  # type: ignore[misc]
         static = root / "src" / "nsys_ai_native" / "static"
         outs = [static / b for b in BUNDLES]
         srcs = [p for p in (js / "src").glob("*.ts")] + [js / "build.mjs", js / "package.json"] if js.is_dir() else []
+        # views.js bundles the VS Code views (js/src/views.ts): the repo's, or the sdist's copy
+        vscode = next((d for d in (root.parent / "vscode" / "src", js / "vscode-src") if d.is_dir()), None)
+        srcs += [p for p in vscode.rglob("*") if p.suffix in (".ts", ".css")] if js.is_dir() and vscode else []
         fresh = all(o.exists() for o in outs) and (
             not srcs or min(o.stat().st_mtime for o in outs) >= max(s.stat().st_mtime for s in srcs if s.exists()))
         if fresh or os.environ.get("NSYS_AI_SKIP_JS") == "1":

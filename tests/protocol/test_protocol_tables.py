@@ -118,6 +118,7 @@ def _base_params(method: str, pid: str, root: str) -> dict:
         "report/generate": {"profileId": pid},
         "profile/diff": {"base": pid, "compare": pid},
         "kernel/details": {"profileId": pid, "kernelId": 0},
+        "profile/diff": {"base": pid, "compare": pid},
         "search": {"profileId": pid, "query": "nccl"},
         "export/perfetto": {"profileId": pid, "path": root + "/out.json"},
         "agent/configure": {},

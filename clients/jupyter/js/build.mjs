@@ -5,8 +5,10 @@ import fs from "node:fs";
 import path from "node:path";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+// the VS Code views that views.ts renders: clients/vscode/src in the repo, js/vscode-src in the sdist
+const viewsSrc = [path.join(here, "..", "..", "vscode", "src"), path.join(here, "vscode-src")].find((d) => fs.existsSync(d));
 await build({
-  entryPoints: { timeline: path.join(here, "src/timeline.ts"), tree: path.join(here, "src/tree.ts") },
+  entryPoints: { timeline: path.join(here, "src/timeline.ts"), tree: path.join(here, "src/tree.ts"), views: path.join(here, "src/views.ts") },
   outdir: path.join(here, "..", "src", "nsys_ai_native", "static"),
   bundle: true,
   format: "esm",
@@ -15,6 +17,8 @@ await build({
   sourcemap: false,
   legalComments: "none",
   logLevel: "info",
+  loader: { ".css": "text" }, // views.ts: the VS Code views' styles, into its shadow root
+  alias: viewsSrc ? { "nsys-views": viewsSrc } : {},
 });
 
 // The test host that renders the widget outside JupyterLab (tests/browser/vscode_like):

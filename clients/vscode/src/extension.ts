@@ -15,6 +15,7 @@ import { registerOpenSuggestion } from './ext/openSuggestion';
 import { registerRuns } from './ext/runsView';
 import { registerAgents } from './ext/agents';
 import { FindingDiagnostics } from './ext/findingDiagnostics';
+import { registerMultiViews } from './ext/multiViews';
 
 const SOURCE_LANGUAGES: vscode.DocumentSelector = [
   { language: 'python' }, { language: 'cuda-cpp' }, { language: 'cpp' }, { language: 'c' },
@@ -41,6 +42,7 @@ export function activate(ctx: vscode.ExtensionContext): void {
     registerOpenSuggestion(),
     ...registerRuns(server),
     ...registerAgents(store),
+    ...registerMultiViews(ctx, store),
   );
 }
 

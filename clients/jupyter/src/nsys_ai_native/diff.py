@@ -45,6 +45,12 @@ class Diff(RichResult):
     def gate(self) -> Optional[dict]:
         return self.get("gate")
 
+    def show(self, height: int = 640) -> Any:
+        """The diff view as a widget (nsys_ai_native.views: the VS Code diff view's code): both
+        timelines on one clock aligned on the steady state, zoom linked, the ranked deltas."""
+        from .views import diff_result_view
+        return diff_result_view(self, height=height)
+
     @property
     def components(self) -> Any:
         """One row per component: base/compare median and MAD, delta, noise floor, p-value, verdict."""

@@ -20,9 +20,38 @@ export interface BridgeContext {
   onRequest?: (method: string, params: Record<string, unknown>) => void;
 }
 
+/** Forwards a webview's `rpc` messages to the server, read-only methods
+ * (`allowed`) only, with the params the caller resolved; `cancel` stops one.
+ * The profile view's bridge and the views over several profiles
+ * (client/viewBridge) share it. */
+export function createForwarder(ctx: Pick<BridgeContext, 'client' | 'onRequest'>, post: (m: HostToWebview) => void, allowed: ReadonlySet<string> = WEBVIEW_METHODS) {
+  const inflight = new Map<number, CancellationTokenSource>();
+  return {
+    async rpc(m: Extract<WebviewToHost, { type: 'rpc' }>, params: Record<string, unknown>): Promise<void> {
+      if (!allowed.has(m.method)) {
+        post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.MethodNotFound, message: `${m.method} is not available to the webview` } });
+        return;
+      }
+      const src = new CancellationTokenSource();
+      inflight.set(m.id, src);
+      ctx.onRequest?.(m.method, params);
+      try {
+        const client = await ctx.client();
+        post({ type: 'rpcResult', id: m.id, result: await client.requestUntyped(m.method, params, { token: src.token }) });
+      } catch (e) {
+        const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
+        post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });
+      } finally {
+        inflight.delete(m.id);
+      }
+    },
+    cancel(id: number): void { inflight.get(id)?.cancel(); },
+  };
+}
+
 export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Promise<void> } {
   const post = (m: HostToWebview) => ctx.post(toEnvelope(m), m);
-  const inflight = new Map<number, CancellationTokenSource>();
+  const forward = createForwarder(ctx, post);
   /* the timeline's first request, asked as soon as the bridge exists (while the
    * webview's page loads) and handed over with init; per profile id (restarts change it) */
   const tracks = new Map<string, Promise<TimelineTracksResult | undefined>>();
@@ -48,27 +77,8 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
         if (pending) post(pending);
         return;
       }
-      case 'rpc': {
-        if (!WEBVIEW_METHODS.has(m.method)) {
-          post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.MethodNotFound, message: `${m.method} is not available to the webview` } });
-          return;
-        }
-        const src = new CancellationTokenSource();
-        inflight.set(m.id, src);
-        const params = { ...m.params, profileId: ctx.profile().profileId };
-        ctx.onRequest?.(m.method, params);
-        try {
-          const client = await ctx.client();
-          post({ type: 'rpcResult', id: m.id, result: await client.requestUntyped(m.method, params, { token: src.token }) });
-        } catch (e) {
-          const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
-          post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });
-        } finally {
-          inflight.delete(m.id);
-        }
-        return;
-      }
-      case 'cancel': inflight.get(m.id)?.cancel(); return;
+      case 'rpc': return forward.rpc(m, { ...m.params, profileId: ctx.profile().profileId });
+      case 'cancel': forward.cancel(m.id); return;
       case 'log': ctx.logger[m.level](`[webview] ${m.message}`); return;
       case 'perf': ctx.logger.info(`[webview] ${m.name}: ${m.ms.toFixed(1)} ms`); return;
       default: ctx.logger.warn(`unknown webview message ${(m as { type?: string }).type}`);

@@ -69,6 +69,16 @@ export interface Perf {
 }
 declare global { interface Window { __nsysPerf: Perf } }
 
+/** Where a frame drew things, for an overlay (views built on the timeline: diff, ranks). */
+export interface OverlayGeometry {
+  /** The plot's x of a time (offsets on the timeline's clock). */
+  x: (ns: number) => number;
+  /** The rows in view: their tracks and top y. */
+  rows: Array<{ key: string; ids: string[]; y: number }>;
+  rowH: number;
+  view: View;
+}
+
 export class TimelineView {
   readonly el: HTMLElement;
   /** As tall as the timeline's viewport (sticky at its top): a frame rasterizes
@@ -87,6 +97,10 @@ export class TimelineView {
   private gutter = GUTTER;
   /** Called when the rows change (hidden count for the toolbar). */
   onRowsChanged: () => void = () => {};
+  /** Called with every new view (pan, zoom, reveal, resize): views built on the timeline keep others in step. */
+  onViewChange: (v: View) => void = () => {};
+  /** Drawn over the rows after the selection, clipped to the plot (views built on the timeline mark things with it). */
+  overlay: ((ctx: CanvasRenderingContext2D, g: OverlayGeometry) => void) | undefined;
   /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
    * tracks and only while it is scrolled into view, with its own tile cache;
    * the requests of the visible blocks for one tile are merged into one. */
@@ -131,8 +145,10 @@ export class TimelineView {
     private readonly onSelect: (hit: Hit) => void,
     /** A time of a reply (kernel/details) as the timeline's offset. */
     private readonly rel: (t: Int) => number = Number,
+    /** The rows' tree (default: client/trackTree's, Nsight's arrangement). */
+    tree?: TreeNode[],
   ) {
-    this.tree = trackTree(tracks);
+    this.tree = tree ?? trackTree(tracks);
     this.trackById = new Map(tracks.map((t) => [t.id, t]));
     this.blocks = [];
     this.fetchTiles = coalescingFetch(fetchRange); /* the visible blocks' requests for a tile go as one */
@@ -220,6 +236,7 @@ export class TimelineView {
     this.view = v;
     this.queueFrame();
     this.onViewChanged(v);
+    this.onViewChange(v);
     for (const b of this.visibleBlocks()) b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
   }
 
@@ -281,6 +298,8 @@ export class TimelineView {
     const own = this.rows.findIndex((r) => r.ids.length === 1 && r.ids[0] === id);
     return own >= 0 ? own : this.rows.findIndex((r) => r.ids.includes(id));
   }
+  /** Draws again on the next frame (an overlay's data changed). */
+  refresh(): void { this.queueFrame(); }
 
   private queueFrame(): void {
     if (this.frameQueued) return;
@@ -374,6 +393,11 @@ export class TimelineView {
         ctx.fillRect(x0, AXIS_H, 1, H - AXIS_H);
         ctx.fillRect(x1 - 1, AXIS_H, 1, H - AXIS_H);
       }
+    }
+    if (this.overlay) {
+      const rows: OverlayGeometry['rows'] = [];
+      for (let i = first; i < last; i++) rows.push({ key: this.rows[i]!.key, ids: this.rows[i]!.ids, y: rowY(i) });
+      this.overlay(ctx, { x, rows, rowH: ROW_H, view: v });
     }
     ctx.restore();
     /* labels of events wide enough to read, in view coordinates */
@@ -645,7 +669,7 @@ export class TimelineView {
         if (onAxis) { this.setRange(undefined); return; } /* a click on the axis clears the range */
         drag = { x: ev.clientX, view: this.view, moved: false }; /* a Shift+click on the plot: a click */
       }
-      if (drag && !drag.moved && ev.target === c) {
+      if (drag && !drag.moved && ev.composedPath()[0] === c) { /* composedPath: the canvas also inside a shadow root (the Jupyter views widget) */
         const rect = c.getBoundingClientRect();
         const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
         const row = this.rowAt(px, py);

@@ -1,0 +1,68 @@
+// The notebook widget of the views over several profiles (anywidget ESM): the diff view
+// and the multi-rank timeline. The views themselves are the VS Code webview's
+// (clients/vscode/src/webview/diffView.ts, ranksView.ts, through viewRender.ts): the same
+// code draws both clients ("nsys-views/..." is clients/vscode/src: build.mjs's alias, the
+// sdist's js/vscode-src). Here they live in a shadow root (their styles stay inside it),
+// with `init` (the view's data as exact JSON text, protocol/viewMessages' ViewInit) from
+// Python, and their requests go to Python as `{id, kind: "rpc", method, params}` custom
+// messages (params as exact JSON text), answered `{id, kind: "rpc", result}` (the server's
+// JSON text) or `{id, kind: "rpc", error, code}`.
+import type { AnyModel, RenderProps } from "./anywidget";
+import { parseExact, stringifyExact } from "./exact_json";
+import { renderView } from "nsys-views/webview/viewRender";
+import type { ViewInit } from "nsys-views/protocol/viewMessages";
+import baseCss from "nsys-views/webview/webview.css";
+import viewsCss from "nsys-views/webview/views.css";
+
+interface Model { init: string; height: number }
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+
+/** The widget's requests as custom messages; answers matched by id. */
+class WidgetRpc {
+  private next = 1;
+  private pending = new Map<number, Pending>();
+  constructor(private readonly model: AnyModel<Model>) {
+    model.on("msg:custom", (msg: unknown) => this.settle(msg as { id?: number; kind?: string; result?: string; error?: string }));
+  }
+  request<R>(method: string, params: Record<string, unknown>): Promise<R> {
+    const id = this.next++;
+    return new Promise<R>((resolve, reject) => {
+      this.pending.set(id, { resolve: (v) => resolve(v as R), reject });
+      this.model.send({ id, kind: "rpc", method, params: stringifyExact(params) });
+    });
+  }
+  private settle(m: { id?: number; kind?: string; result?: string; error?: string }): void {
+    if (m.kind !== "rpc" || m.id === undefined) return;
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (typeof m.result === "string") p.resolve(parseExact(m.result));
+    else p.reject(new Error(m.error ?? "no answer"));
+  }
+  dispose(): void {
+    for (const p of this.pending.values()) p.reject(new Error("the widget closed"));
+    this.pending.clear();
+  }
+}
+
+/* the views fill the widget's height (not the page's), on VS Code's dark palette (their fallbacks) */
+const WIDGET_CSS = `:host { display: block; }
+.nsys-views { color: #ccc; background: #1e1e1e; font-family: system-ui, sans-serif; font-size: 13px; }
+.nsys-views .view-diff, .nsys-views .view-ranks { height: var(--nsys-views-height); }
+.nsys-views .view-diff .timeline { max-height: calc((var(--nsys-views-height) - 150px) / 2); }
+.nsys-views .view-ranks .timeline { max-height: calc(var(--nsys-views-height) - 80px); }`;
+
+function render({ model, el }: RenderProps<Model>): () => void {
+  const shadow = el.attachShadow({ mode: "open" });
+  const style = document.createElement("style");
+  style.textContent = baseCss + viewsCss + WIDGET_CSS;
+  const root = document.createElement("div");
+  root.className = "nsys-views";
+  root.style.setProperty("--nsys-views-height", `${model.get("height") || 640}px`);
+  shadow.append(style, root);
+  const rpc = new WidgetRpc(model);
+  renderView(root, rpc, parseExact(model.get("init")) as ViewInit);
+  return () => rpc.dispose();
+}
+
+export default { render };

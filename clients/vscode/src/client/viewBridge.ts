@@ -1,0 +1,56 @@
+/* The host side of the views over several profiles (diff, ranks), free of
+ * vscode imports: `ready` gets the view's data (viewLoad), and the webview's
+ * requests are forwarded (client/bridgeCore's forwarder, the read-only
+ * methods of the profile view) when every profile they name is one of the
+ * view's. The extension wires it to a WebviewPanel, the UI tests to a page. */
+import { fromEnvelope, isWebviewToHost, type Envelope, type HostToWebview } from '../protocol/messages';
+import { viewEnvelope, viewProfileIds, type ViewHostToWebview, type ViewInit } from '../protocol/viewMessages';
+import { ErrorCode } from '../protocol/methods';
+import { createForwarder } from './bridgeCore';
+import type { Logger } from './logger';
+import type { NsysClient } from './nsysClient';
+
+export interface ViewBridgeContext {
+  client: () => Promise<NsysClient>;
+  /** The view's data (asked once, on the first `ready`). */
+  init: () => Promise<ViewInit>;
+  post: (envelope: Envelope) => void;
+  logger: Logger;
+  onRequest?: (method: string, params: Record<string, unknown>) => void;
+}
+
+/** Params naming profiles: profileId, or profile/diff's base and compare. */
+const PROFILE_PARAMS = ['profileId', 'base', 'compare'];
+
+export function createViewBridge(ctx: ViewBridgeContext): { handle: (raw: unknown) => Promise<void> } {
+  const post = (m: ViewHostToWebview) => ctx.post(viewEnvelope(m));
+  const forward = createForwarder(ctx, (m: HostToWebview) => post(m as ViewHostToWebview));
+  let data: Promise<ViewInit> | undefined;
+  let ids = new Set<string>();
+  const handle = async (raw: unknown): Promise<void> => {
+    const m = fromEnvelope(raw);
+    if (!isWebviewToHost(m)) { ctx.logger.warn('view sent a malformed message'); return; }
+    switch (m.type) {
+      case 'ready': {
+        data ??= ctx.init().catch((e: unknown) => ({ type: 'viewError' as const, message: (e as Error)?.message ?? String(e) }));
+        const init = await data;
+        ids = viewProfileIds(init);
+        post(init);
+        return;
+      }
+      case 'rpc': {
+        const named = PROFILE_PARAMS.map((k) => m.params[k]).filter((v) => v !== undefined);
+        if (!named.length || !named.every((v) => typeof v === 'string' && ids.has(v))) {
+          post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.InvalidParams, message: `${m.method}: the request names no profile of this view` } });
+          return;
+        }
+        return forward.rpc(m, m.params);
+      }
+      case 'cancel': forward.cancel(m.id); return;
+      case 'log': ctx.logger[m.level](`[view] ${m.message}`); return;
+      case 'perf': ctx.logger.info(`[view] ${m.name}: ${m.ms.toFixed(1)} ms`); return;
+      default: ctx.logger.warn(`unknown view message ${(m as { type?: string }).type}`);
+    }
+  };
+  return { handle };
+}
