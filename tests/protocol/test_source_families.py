@@ -136,3 +136,34 @@ def test_public_repositories_at_target():
         t = ev.evaluate(server_binary(), ev.repo_cases(Path(d), mirror, missing), False)
     assert t["labelled"] and t["right"] / t["predicted"] >= 0.95 and t["right"] / t["labelled"] >= 0.90, t
     assert t["wrong_full"] == 0 and t["ambiguous_full"] == 0, t
+
+
+def test_two_executables_same_kernel_name(tmp_path):
+    """tests/fixtures/gpu/h200_vecadd_two_exes: a real export of ex1.cu and
+    ex2.cu run one after the other, both launching `vecAdd`. Each process's
+    kernels map to its own file, with the evidence that tells them apart: the
+    process (or, where bash exec'd the program and PROCESSES kept the name
+    'bash', its main thread) named after the file, the literal launch
+    configuration against the profile's, one stream against four."""
+    case = next(c for c in ev.load_truth()["captured"] if c["id"] == "h200-vecadd-two-exes")
+    [(_, prof, root)] = [x for x in ev.captured_cases(tmp_path) if x[0]["id"] == case["id"]]
+    for lab in case["labels"]:
+        kid = ev.kernel_of_process(server_binary(), prof, lab["pid"], lab["name"])
+        assert kid is not None, lab
+        res = call("source/locate", {"kernelId": kid, "workspaceRoot": str(root)}, prof)
+        defs = [c for c in res["candidates"] if c["strategy"] == "definition"]
+        top, other = defs[0], defs[1]
+        assert f"{top['file']}:{top['line']}" == lab["expect"], defs
+        assert top["confidence"] > other["confidence"] and other["confidence"] < 0.1, defs
+        assert all(w in top["evidence"] for w in lab["evidence"]), top["evidence"]
+        assert "ruled out" in other["evidence"], other["evidence"]
+        launches = [f"{c['file']}:{c['line']}" for c in res["candidates"] if c["strategy"] == "launch"]
+        assert launches == lab["launches"], res["candidates"]
+    # by name: both files, each once per process, none at full confidence
+    res = call("source/locate", {"name": "vecAdd", "workspaceRoot": str(root)}, prof)
+    defs = [c for c in res["candidates"] if c["strategy"] == "definition"]
+    assert sorted((c["file"], c["confidence"] > 0.5) for c in defs) == [
+        ("ex1.cu", False), ("ex1.cu", True), ("ex2.cu", False), ("ex2.cu", True)], defs
+    assert all(c["confidence"] < ev.FULL for c in defs)
+    t = ev.evaluate(server_binary(), [(case, prof, root)], False)
+    assert t["right"] == t["labelled"] == 2 and not t["misses"], t

@@ -30,6 +30,9 @@ typedef struct nsys_src_cand {
 typedef struct nsys_kernel_facts {
   const char *name;            /* demangled kernel name */
   const char *exe;             /* the process's name (path or basename), or NULL */
+  const char *exe_alt;         /* its main thread's name, or NULL: a process that a shell
+                                  exec'd keeps the shell's name in PROCESSES, its main
+                                  thread is named after the program */
   uint32_t n_streams;          /* distinct streams the kernel ran on in this process */
   const int32_t (*configs)[6]; /* distinct (gridX, gridY, gridZ, blockX, blockY, blockZ) */
   uint32_t n_configs;          /* 0: unknown */

@@ -215,8 +215,8 @@ static void nsys__scan_c_launches(nsys__walk *w, uint32_t file, const char *text
     const char *name = nsys__id_before(NSYS_MAX(text, e - 200), e, &nl);
     const char *close = memmem(p + 3, (size_t)NSYS_MIN(end - p - 3, 400), ">>>", 3);
     if (!name || !close) continue;
-    nsys__add_span(w, name, nl, file, nsys__line_at(&lc, name), 0, 0, NSYS_DEF_LAUNCH, p + 3,
-                   (size_t)(close - p - 3));
+    nsys__add_span(w, name, nl, file, nsys__line_at(&lc, name), 0, 0, NSYS_DEF_LAUNCH, p,
+                   (size_t)(close + 3 - p));
   }
   static const char *apis[] = {"cudaLaunchKernel(", "cudaLaunchKernelEx(", "cudaLaunchCooperativeKernel(",
                                "cuModuleGetFunction("};

@@ -544,7 +544,8 @@ static uint32_t nsys__siblings(void *ctx, uint32_t file) {
 typedef struct {
   uint32_t pid;
   char *name;
-  bool builds_read;          /* the build lines naming it, computed once */
+  char *main_thread;         /* its main thread's name when it differs, or NULL */
+  bool builds_read;          /* the build lines naming either, computed once */
   uint32_t *builds, n_builds;
 } nsys__proc;
 static int nsys__proc_cmp(const void *x, const void *y) {
@@ -580,6 +581,7 @@ static bool nsys__read_process_facts(nsys_profile *p, sqlite3 *db, const nsys_in
         }
         (*procs)[*n_procs].pid = nsys_gtid_pid(sqlite3_column_int64(st, 0));
         (*procs)[*n_procs].name = nsys_xstrdup((const char *)sqlite3_column_text(st, 1));
+        (*procs)[*n_procs].main_thread = NULL;
         (*procs)[*n_procs].builds_read = false;
         (*procs)[*n_procs].builds = NULL;
         (*procs)[(*n_procs)++].n_builds = 0;
@@ -588,6 +590,26 @@ static bool nsys__read_process_facts(nsys_profile *p, sqlite3 *db, const nsys_in
     sqlite3_finalize(st);
     free(sql);
     if (*n_procs) qsort(*procs, *n_procs, sizeof **procs, nsys__proc_cmp);
+  }
+  /* main threads (tid == pid): after an exec their name is the program's */
+  const char *tn = p->schema.table[NSYS_TBL_THREAD_NAMES];
+  if (*n_procs && tn && nsys_schema_has_column(p, NSYS_TBL_THREAD_NAMES, "globalTid") &&
+      nsys_schema_has_column(p, NSYS_TBL_THREAD_NAMES, "nameId")) {
+    char *sql = nsys_xasprintf("SELECT globalTid, nameId FROM %s WHERE globalTid %% 16777216 = "
+                               "(globalTid / 16777216) %% 16777216",
+                               tn);
+    st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+      while (sqlite3_step(st) == SQLITE_ROW) {
+        nsys__proc key = {.pid = nsys_gtid_pid(sqlite3_column_int64(st, 0))};
+        nsys__proc *pr = bsearch(&key, *procs, *n_procs, sizeof **procs, nsys__proc_cmp);
+        const char *name = nsys_profile_string(p, sqlite3_column_int64(st, 1));
+        if (pr && name && *name && !pr->main_thread && strcmp(name, pr->name) != 0)
+          pr->main_thread = nsys_xstrdup(name);
+      }
+    }
+    sqlite3_finalize(st);
+    free(sql);
   }
   const char *kt = p->schema.table[NSYS_TBL_KERNEL];
   if (n_wanted && kt && nsys_schema_has_column(p, NSYS_TBL_KERNEL, "gridX") &&
@@ -635,7 +657,7 @@ static bool nsys__read_process_facts(nsys_profile *p, sqlite3 *db, const nsys_in
 }
 
 static void nsys__procs_free(nsys__proc *procs, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) free(procs[i].name), free(procs[i].builds);
+  for (uint32_t i = 0; i < n; i++) free(procs[i].name), free(procs[i].main_thread), free(procs[i].builds);
   free(procs);
 }
 
@@ -725,6 +747,13 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, cons
     nsys__proc *proc = nprocs ? bsearch(&key, procs, nprocs, sizeof *procs, nsys__proc_cmp) : NULL;
     if (proc && !proc->builds_read) {
       proc->builds = nsys_exe_build_lines(defs, proc->name, &proc->n_builds);
+      uint32_t n2 = 0, *b2 = proc->main_thread ? nsys_exe_build_lines(defs, proc->main_thread, &n2) : NULL;
+      if (n2) {
+        proc->builds = nsys_xrealloc(proc->builds, sizeof *proc->builds * (proc->n_builds + n2));
+        memcpy(proc->builds + proc->n_builds, b2, sizeof *b2 * n2);
+        proc->n_builds += n2;
+      }
+      free(b2);
       proc->builds_read = true;
     }
     static const uint32_t none = 0;
@@ -732,6 +761,7 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, cons
     nsys_kernel_facts f = {
         .name = nsys_strtab_get(&ix->strings, g->fn),
         .exe = proc ? proc->name : NULL,
+        .exe_alt = proc ? proc->main_thread : NULL,
         .n_streams = g->n_streams,
         .configs = (const int32_t(*)[6])g->configs,
         .n_configs = g->n_configs,
@@ -754,6 +784,31 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, cons
   free(pf);
   nsys__procs_free(procs, nprocs);
   return true;
+}
+
+static int nsys__group_cmp(const void *x, const void *y) {
+  const nsys_src_group *a = x, *b = y;
+  if (a->fn != b->fn) return a->fn < b->fn ? -1 : 1;
+  return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* The groups with sites, kept for source/locate by kernelId. */
+static void nsys__keep_groups(nsys_src_map *m, nsys__groups *G) {
+  m->groups = nsys_xmalloc(sizeof *m->groups * (G->n + 1));
+  for (uint32_t gi = 0; gi < G->n; gi++)
+    if (G->v[gi].n_sites)
+      m->groups[m->n_groups++] = (nsys_src_group){G->v[gi].fn, G->v[gi].pid, G->v[gi].site0, G->v[gi].n_sites};
+  if (m->n_groups) qsort(m->groups, m->n_groups, sizeof *m->groups, nsys__group_cmp);
+  m->group_sites = G->sites;
+  G->sites = NULL;
+}
+
+const nsys_src_group *nsys_src_map_group(const nsys_src_map *m, const nsys_index *ix, uint32_t op) {
+  if (op >= ix->ops.n || !m->n_groups) return NULL;
+  uint32_t t = ix->ops.track[op];
+  const nsys_gpu_track *tr = ix->tracks && t < ix->n_tracks ? &ix->tracks[t] : NULL;
+  nsys_src_group key = {ix->ops.full_name[op], tr ? tr->pid : 0, 0, 0};
+  return bsearch(&key, m->groups, m->n_groups, sizeof *m->groups, nsys__group_cmp);
 }
 
 nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_defs *defs,
@@ -952,6 +1007,7 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   }
   free(tab);
   free(op_group);
+  nsys__keep_groups(m, &G);
   nsys__groups_free(&G);
   /* sort rows, build the line index */
   pthread_mutex_lock(&nsys__sort_lock);
@@ -1004,6 +1060,8 @@ void nsys_src_map_free(nsys_src_map *m) {
   free(m->op_def);
   free(m->rows);
   free(m->lines);
+  free(m->groups);
+  free(m->group_sites);
   free(m);
 }
 

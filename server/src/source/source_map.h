@@ -64,6 +64,11 @@ typedef struct nsys_src_line {
   uint32_t kernels;
 } nsys_src_line;
 
+typedef struct nsys_src_group { /* the kernels of one name in one process */
+  uint32_t fn, pid;   /* index strtab id of the demangled name; process */
+  uint32_t first, count; /* their candidate definitions, then launch lines: group_sites[first ..) */
+} nsys_src_group;
+
 typedef struct nsys_src_map {
   char *root;                      /* realpath or "" */
   char key[96];                    /* profile identity */
@@ -73,6 +78,8 @@ typedef struct nsys_src_map {
   int32_t *op_def;                 /* per op: definition site or -1 */
   nsys_src_row *rows; uint32_t n_rows;   /* sorted by (file, line, total desc) */
   nsys_src_line *lines; uint32_t n_lines; /* sorted by (file id, line) */
+  nsys_src_group *groups; uint32_t n_groups; /* sorted by (fn, pid) */
+  int32_t *group_sites;
   int64_t gpu_ns;                  /* total kernel time */
   uint32_t n_kernels;
   int64_t strategy_ns[NSYS_SRC__COUNT];  /* kernel time with an attribution of each kind */
@@ -87,6 +94,9 @@ typedef struct nsys_src_map {
 nsys_src_map *nsys_src_map_build(struct nsys_profile *p, const struct nsys_index *ix,
                                  struct nsys_defs *defs, nsys_task *task);
 void nsys_src_map_free(nsys_src_map *m);
+
+/* The group of GPU op `op` (a kernel), or NULL when it has none. */
+const nsys_src_group *nsys_src_map_group(const nsys_src_map *m, const struct nsys_index *ix, uint32_t op);
 
 /* Rows at file:line (file relative to the root, or absolute under it): the
  * entry of that line, else the nearest entry whose span holds the line (a
