@@ -85,6 +85,11 @@ static const char *nsys__rel(const char *root, const char *path) {
   return path;
 }
 
+/* A file of the workspace (its scan interned every file's path). */
+static bool nsys__workspace_file(const nsys_defs *defs, const char *rel) {
+  return nsys_strtab_find(&defs->strs, rel, strlen(rel)) != NSYS_STR_NONE;
+}
+
 /* A source location named anywhere in an NVTX range's text (pyprof/DLProf
  * markers, stack lists, "conv2 @ model.py:22"): tokens PATH.EXT:LINE with a
  * source extension. The last one is the innermost frame of a stack; with a
@@ -116,7 +121,7 @@ static bool nsys__embedded_tag(const char *text, const nsys_defs *defs, const ch
     memcpy(tmp, b, pl);
     tmp[pl] = '\0';
     const char *rel = nsys__rel(root, tmp);
-    bool in_ws = defs && nsys_strtab_find(&defs->strs, rel, strlen(rel)) != NSYS_STR_NONE;
+    bool in_ws = defs && nsys__workspace_file(defs, rel);
     if (found_ws && !in_ws) continue;
     if (strlen(rel) >= cap) continue;
     snprintf(path, cap, "%s", rel);
@@ -836,7 +841,9 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
       char path[512], attr[128];
       int line;
       name_site[nm] = -1;
-      if (nsys_parse_source_tag(text, path, sizeof path, &line)) {
+      if (nsys_parse_source_tag(text, path, sizeof path, &line) ||
+          (defs && nsys_parse_source_tag_spaced(text, path, sizeof path, &line) &&
+           nsys__workspace_file(defs, nsys__rel(m->root, path)))) {
         char ev[600];
         snprintf(ev, sizeof ev, "launched inside the NVTX source tag range \"%.500s\"", text);
         name_site[nm] = nsys__site(&b, nsys__rel(m->root, path), line, NSYS_SRC_TAG, 0.95f, ev, text);
