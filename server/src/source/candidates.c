@@ -173,23 +173,27 @@ static bool nsys__has_token(const char *name, const char *word) {
   return false;
 }
 
+int nsys_exe_names_file(const char *exe, const char *file) {
+  if (!exe || !*exe || !file) return 0;
+  char estem[256], stem[256];
+  nsys__stem(exe, estem, sizeof estem);
+  nsys__stem(file, stem, sizeof stem);
+  if (stem[0] && strcmp(stem, estem) == 0) return 3;
+  if (strlen(stem) >= 2 && nsys__has_token(estem, stem)) return 2;
+  return 0;
+}
+
 /* What the process name `exe` says about the candidate in `file`: appends
  * the evidence, returns its weight (0 when it says nothing). */
 static int nsys__exe_evidence(const nsys_defs *d, const nsys_kernel_facts *f, const char *exe, const char *who,
                               const char *file, char *ev, size_t cap) {
   if (!exe || !*exe) return 0;
-  char estem[256], stem[256];
-  nsys__stem(exe, estem, sizeof estem);
+  char stem[256];
   nsys__stem(file, stem, sizeof stem);
   const char *ebase = nsys__base(exe), *fbase = nsys__base(file);
-  int score = 0;
-  if (strcmp(stem, estem) == 0) {
-    score += 3;
-    nsys__append(ev, cap, "; the %s %s is named after this file", who, ebase);
-  } else if (strlen(stem) >= 2 && nsys__has_token(estem, stem)) {
-    score += 2;
-    nsys__append(ev, cap, "; the %s %s is named after this file (%s)", who, ebase, stem);
-  }
+  int score = nsys_exe_names_file(exe, file);
+  if (score == 3) nsys__append(ev, cap, "; the %s %s is named after this file", who, ebase);
+  else if (score == 2) nsys__append(ev, cap, "; the %s %s is named after this file (%s)", who, ebase, stem);
   for (uint32_t k = 0; k < nsys__n_builds(d, f); k++) {
     const nsys_build_line *bl = nsys__build(d, f, k);
     const char *t = nsys_strtab_get(&d->strs, bl->text);
@@ -385,10 +389,17 @@ uint32_t nsys_kernel_candidates(const nsys_defs *d, const nsys_kernel_facts *f, 
       c->score += 1;
       nsys__append(c->evidence, sizeof c->evidence, "%s", "; it launches on explicit streams, as the profile shows");
     }
-    /* the native frame that launched it */
+    /* the frame that launched it */
     if (f->callchain_file && strcmp(f->callchain_file, file) == 0) {
-      c->score += 2;
-      nsys__append(c->evidence, sizeof c->evidence, "%s", "; the launching call's backtrace is in this file");
+      if (f->callchain_launch > 0) {
+        c->score += 4;
+        nsys__append(c->evidence, sizeof c->evidence,
+                     "; confirmed by the launching call's backtrace, which passes through its launch line %d",
+                     f->callchain_launch);
+      } else {
+        c->score += 2;
+        nsys__append(c->evidence, sizeof c->evidence, "%s", "; the launching call's backtrace is in this file");
+      }
     }
     sib[i] = f->siblings ? f->siblings(f->siblings_ctx, c->file) : 0;
     if (sib[i] > sib_max) sib_max = sib[i];
@@ -435,6 +446,24 @@ uint32_t nsys_kernel_candidates(const nsys_defs *d, const nsys_kernel_facts *f, 
   }
   qsort(out, n, sizeof *out, nsys__cand_rank);
   return n;
+}
+
+bool nsys_launch_refuted(const nsys_defs *d, const nsys_kernel_facts *f, const char *file, int line, char *why,
+                         size_t cap) {
+  char base[256], module[256];
+  why[0] = '\0';
+  nsys_kernel_def_name(f->name, base, sizeof base, module, sizeof module);
+  uint32_t fid = file ? nsys_strtab_find(&d->strs, file, strlen(file)) : NSYS_STR_NONE;
+  if (!base[0] || fid == NSYS_STR_NONE) return false;
+  uint32_t cnt, d0 = nsys_defs_find(d, base, &cnt), seen = 0, contra = 0;
+  for (uint32_t k = d0; k < d0 + cnt; k++) {
+    const nsys_def *v = &d->v[k];
+    if (v->kind != NSYS_DEF_LAUNCH || v->file != fid || v->line != line) continue;
+    bool ex, so, st;
+    seen++;
+    contra += nsys__launch_contradicted(f, nsys_strtab_get(&d->strs, v->aux), why, cap, &ex, &so, &st);
+  }
+  return seen && contra == seen;
 }
 
 uint32_t nsys_kernel_launches(const nsys_defs *d, const nsys_kernel_facts *f, const nsys_src_cand *def,

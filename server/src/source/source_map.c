@@ -12,6 +12,7 @@
 #include "source/annotate.h"
 #include "source/candidates.h"
 #include "source/defs.h"
+#include "source/frames.h"
 
 const char *nsys_src_strategy_name(nsys_src_strategy s) {
   static const char *n[] = {"tag", "callchain", "module", "definition", "launch"};
@@ -55,6 +56,7 @@ static int32_t nsys__site(nsys__mb *b, const char *file, int line, nsys_src_stra
   s->label = nsys_strtab_intern(&m->strs, label, strlen(label));
   s->n_ranges = 0;
   s->range_ns = 0;
+  s->launch = s->frame_line = 0;
   s->first_line = s->last_line = line;
   if ((m->n_sites + 1) * 2 > b->nslots) {
     uint32_t ns = b->nslots ? b->nslots * 2 : 256;
@@ -370,22 +372,19 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, sqlite3 *db, const ns
       mbase = mbase ? mbase + 1 : (mod ? mod : "?");
       snprintf(ev, sizeof ev, "CUDA backtrace of %s: launched from %.150s in %.100s", api, s, mbase);
       snprintf(lab, sizeof lab, "%.150s", base);
-      uint32_t n = 0, d0 = defs ? nsys_defs_find(defs, base, &n) : 0;
-      const nsys_def *best = NULL;
-      uint32_t nbest = 0;
-      for (uint32_t k = d0; k < d0 + n; k++) {
-        /* a native frame maps only to native source, never to a Python def
-         * of the same name */
-        if (defs->v[k].kind == NSYS_DEF_C_FUNC) {
-          if (!best) best = &defs->v[k];
-          nbest++;
-        }
-      }
-      if (best)
-        api_site[a] = nsys__site(b, nsys_strtab_get(&defs->strs, best->file), best->line,
-                                 NSYS_SRC_CALLCHAIN, 0.6f / (float)nbest, ev, lab);
-      else
+      /* a native frame maps only to native source; a launch line of the
+       * kernel in its body confirms it */
+      nsys_frame_site fs;
+      if (defs && nsys_native_frame_site(defs, base, mod, kbase, &fs)) {
+        char ev2[800];
+        snprintf(ev2, sizeof ev2, "%s%s", ev, fs.evidence);
+        api_site[a] = nsys__site(b, nsys_strtab_get(&defs->strs, fs.file), fs.line, NSYS_SRC_CALLCHAIN,
+                                 fs.confidence, ev2, lab);
+        m->sites[api_site[a]].launch = fs.launch;
+        m->sites[api_site[a]].frame_line = fs.func_line;
+      } else {
         api_site[a] = nsys__site(b, "", 0, NSYS_SRC_CALLCHAIN, 0.3f, ev, lab);
+      }
       break;
     }
     if (chain_site && cid >= 0 && cid <= max_id) chain_site[cid] = api_site[a];
@@ -454,7 +453,10 @@ typedef struct {
   uint32_t fn, pid;                  /* index strtab id of the demangled name; process */
   int64_t streams[NSYS__GRP_STREAMS];
   uint32_t n_streams;                /* distinct, counted up to NSYS__GRP_STREAMS + 1 */
-  uint32_t chain_file;               /* map strtab: file of the native launching frame, 0 none */
+  uint32_t chain_file;               /* map strtab: file of the launching frame, 0 none */
+  int chain_launch;                  /* the kernel's launch line that frame confirms, 0 none */
+  bool chain_refuted;                /* ... whose configuration the profile contradicts */
+  int32_t refuted_site;              /* the frame's function instead (made on first use), -1 */
   int32_t configs[NSYS__GRP_CONFIGS][6];
   uint32_t n_configs;
   uint32_t files[NSYS_CAND_MAX], n_files; /* candidate files (defs strtab), before weighing */
@@ -506,6 +508,7 @@ static uint32_t nsys__group(nsys__groups *G, uint32_t fn, uint32_t pid, int64_t 
       G->v = nsys_xrealloc(G->v, sizeof *G->v * G->cap);
     }
     memset(&G->v[G->n], 0, sizeof *G->v);
+    G->v[G->n].refuted_site = -1;
     G->v[G->n].fn = fn;
     G->v[G->n].pid = pid;
     G->slots[h] = ++G->n;
@@ -771,11 +774,18 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, cons
         .configs = (const int32_t(*)[6])g->configs,
         .n_configs = g->n_configs,
         .callchain_file = g->chain_file ? nsys_strtab_get(&m->strs, g->chain_file) : NULL,
+        .callchain_launch = g->chain_launch,
         .exe_builds = proc ? (proc->builds ? proc->builds : &none) : NULL,
         .n_exe_builds = proc ? proc->n_builds : 0,
         .siblings = nsys__siblings,
         .siblings_ctx = &sc,
     };
+    char why[300];
+    if (g->chain_launch > 0 &&
+        nsys_launch_refuted(defs, &f, f.callchain_file, g->chain_launch, why, sizeof why)) {
+      g->chain_refuted = true;
+      f.callchain_launch = 0; /* the frame's file still counts, its launch line does not */
+    }
     uint32_t n = nsys_kernel_candidates(defs, &f, cands, NULL);
     for (uint32_t k = 0; k < n; k++) nsys__push_site(G, nsys__cand_site(b, defs, &cands[k], NSYS_SRC_DEFINITION));
     g->n_defs = n;
@@ -964,7 +974,10 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
       if (site < 0) site = module_site;
     }
     m->op_launch[i] = site;
-    if (site >= 0) {
+    /* a backtrace confirmed by a launch line waits for the profile's launch
+     * configuration (pass 3) */
+    bool deferred = site >= 0 && m->sites[site].launch > 0 && defs && ix->ops.full_name[i] < ns;
+    if (site >= 0 && !deferred) {
       m->strategy_ns[m->sites[site].strategy] += dur;
       nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)site, ix->ops.name[i], i, dur);
     }
@@ -973,7 +986,10 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
       const nsys_gpu_track *tr = ix->tracks && t < ix->n_tracks ? &ix->tracks[t] : NULL;
       op_group[i] = (int32_t)nsys__group(&G, ix->ops.full_name[i], tr ? tr->pid : 0, tr ? tr->stream : 0);
       nsys__grp *g = &G.v[op_group[i]];
-      if (g->chain_file == 0 && chain_site >= 0) g->chain_file = m->sites[chain_site].file;
+      if (g->chain_file == 0 && chain_site >= 0) {
+        g->chain_file = m->sites[chain_site].file;
+        g->chain_launch = m->sites[chain_site].launch;
+      }
     }
   }
   free(up);
@@ -998,8 +1014,27 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
       nsys__groups_free(&G);
       goto cancelled;
     }
-    const nsys__grp *g = &G.v[op_group[i]];
+    nsys__grp *g = &G.v[op_group[i]];
     int64_t dur = nsys_op_dur(ix, i);
+    int32_t ls = m->op_launch[i];
+    if (ls >= 0 && m->sites[ls].launch > 0) { /* deferred in pass 1 */
+      if (g->chain_refuted) {
+        if (g->refuted_site < 0) {
+          const nsys_src_site *cs = &m->sites[ls];
+          char ev[900];
+          snprintf(ev, sizeof ev, "%s; but the profile's launch configuration rules out that launch line",
+                   nsys_strtab_get(&m->strs, cs->evidence));
+          char *file = nsys_xstrdup(nsys_strtab_get(&m->strs, cs->file));
+          char *lab = nsys_xstrdup(nsys_strtab_get(&m->strs, cs->label));
+          g->refuted_site = nsys__site(&b, file, cs->frame_line, NSYS_SRC_CALLCHAIN, 0.6f, ev, lab);
+          free(file);
+          free(lab);
+        }
+        ls = m->op_launch[i] = g->refuted_site;
+      }
+      m->strategy_ns[NSYS_SRC_CALLCHAIN] += dur;
+      nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)ls, ix->ops.name[i], i, dur);
+    }
     for (uint32_t k = 0; k < g->n_sites; k++) {
       int32_t site = G.sites[g->site0 + k];
       uint32_t r = nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)site, ix->ops.name[i], i, dur);

@@ -42,6 +42,8 @@ typedef struct nsys_src_site {
   float confidence;
   uint32_t evidence;  /* map strtab */
   uint32_t label;     /* map strtab: tag text / symbol / definition kind */
+  int launch;         /* callchain sites: the kernel's launch line that confirms the frame, 0 none */
+  int frame_line;     /* callchain sites: the line of the frame's function */
   uint32_t n_ranges;  /* tag sites: NVTX ranges carrying this tag */
   int64_t range_ns;   /* tag sites: their total CPU duration */
 } nsys_src_site;
