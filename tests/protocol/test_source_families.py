@@ -167,3 +167,81 @@ def test_two_executables_same_kernel_name(tmp_path):
     assert all(c["confidence"] < ev.FULL for c in defs)
     t = ev.evaluate(server_binary(), [(case, prof, root)], False)
     assert t["right"] == t["labelled"] == 2 and not t["misses"], t
+
+
+def _openacc_profile(tmp: Path, root: Path, *, columns: str, launch_line: dict, other_thread: bool = False) -> Path:
+    """A generated export whose kernel launches sit inside OpenACC records
+    (CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH around each launching call, a compute
+    construct in _OTHER around that), as nsys --trace=openacc writes them."""
+    import sqlite3
+    kernels = [{"short": k, "full": k, "grid": [64, 1, 1], "block": [128, 1, 1], "count": 3} for k in launch_line]
+    prof = ev.make_profile(ev.generated_base(tmp), tmp / "acc.sqlite", kernels, "./jacobi")
+    con = sqlite3.connect(prof)
+    src = ev._string_id(con, str(root / "jacobi.c"))
+    func = ev._string_id(con, "main")
+    con.execute(f"CREATE TABLE CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH ({columns})")
+    con.execute(f"CREATE TABLE CUPTI_ACTIVITY_KIND_OPENACC_OTHER ({columns})")
+    cols = [c.split()[0] for c in columns.split(",")]
+    rows = con.execute("SELECT r.start, r.end, r.globalTid, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                       "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId "
+                       "AND k.globalPid / 16777216 = r.globalTid / 16777216 "
+                       "JOIN StringIds s ON s.id = k.demangledName").fetchall()
+    assert rows
+    for start, end, tid, name in rows:
+        vals = {"start": start - 50, "end": end + 50, "globalTid": tid + (1 if other_thread else 0),
+                "srcFile": src, "lineNo": launch_line[name], "funcName": func, "eventKind": 4, "nameId": func}
+        con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH ({', '.join(cols)}) VALUES "
+                    f"({', '.join('?' * len(cols))})", [vals[c] for c in cols])
+        vals.update(start=start - 500, end=end + 500, lineNo=10, eventKind=9)  # the enclosing construct
+        con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_OPENACC_OTHER ({', '.join(cols)}) VALUES "
+                    f"({', '.join('?' * len(cols))})", [vals[c] for c in cols])
+    con.commit()
+    con.close()
+    return prof
+
+
+ACC_COLUMNS = ("start INTEGER NOT NULL, end INTEGER NOT NULL, nameId INTEGER, globalTid INTEGER, eventKind INTEGER, "
+               "lineNo INTEGER, srcFile INTEGER, funcName INTEGER")
+
+
+def test_openacc_trace_records_map_kernels_directly(tmp_path):
+    """OpenACC records carry the directive's srcFile:lineNo: the kernel whose
+    launching call sits inside one maps there ('trace'), even when its name
+    says nothing (acc_opaque_kernel) or another line (main_13_gpu names the
+    loop, the record the directive); the innermost record wins over the
+    enclosing construct's."""
+    root = ev.FAMILIES / "nvhpc"
+    prof = _openacc_profile(tmp_path, root, columns=ACC_COLUMNS,
+                            launch_line={"main_13_gpu": 12, "acc_opaque_kernel": 19})
+    for name, line in (("main_13_gpu", 12), ("acc_opaque_kernel", 19)):
+        res = call("source/locate", {"name": name, "workspaceRoot": str(root)}, prof)
+        tr = [c for c in res["candidates"] if c["strategy"] == "trace"]
+        assert [(c["file"], c["line"], c["count"]) for c in tr] == [("jacobi.c", line, 3)], res["candidates"]
+        assert tr[0]["confidence"] == 0.95 and "OpenACC trace" in tr[0]["evidence"]
+        assert "in function main" in tr[0]["evidence"]
+    at = call("source/kernelsAt", {"file": "jacobi.c", "line": 19, "workspaceRoot": str(root)}, prof)
+    assert [k["name"] for k in at["kernels"] if k["strategy"] == "trace"] == ["acc_opaque_kernel"]
+    m = call("source/map", {"workspaceRoot": str(root)}, prof)
+    assert m["strategies"]["trace"]["totalNs"] > 0, m["strategies"]
+
+
+@pytest.mark.parametrize("shape", ["no-srcFile", "other-thread", "null-and-zero"])
+def test_openacc_records_that_say_nothing(tmp_path, shape):
+    """Older exports without srcFile, records on another thread than the
+    launching call, and records without a file or line are left out, and
+    the map still answers from the rest (the kernel's name)."""
+    import sqlite3
+    root = ev.FAMILIES / "nvhpc"
+    cols = ACC_COLUMNS.replace(", srcFile INTEGER", "") if shape == "no-srcFile" else ACC_COLUMNS
+    prof = _openacc_profile(tmp_path, root, columns=cols, launch_line={"main_13_gpu": 12},
+                            other_thread=shape == "other-thread")
+    if shape == "null-and-zero":
+        con = sqlite3.connect(prof)
+        con.execute("UPDATE CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH SET srcFile = NULL")
+        con.execute("UPDATE CUPTI_ACTIVITY_KIND_OPENACC_OTHER SET lineNo = 0")
+        con.commit()
+        con.close()
+    res = call("source/locate", {"name": "main_13_gpu", "workspaceRoot": str(root)}, prof)
+    assert not [c for c in res["candidates"] if c["strategy"] == "trace"], res["candidates"]
+    defs = [c for c in res["candidates"] if c["strategy"] == "definition"]
+    assert defs and (defs[0]["file"], defs[0]["line"]) == ("jacobi.c", 13)

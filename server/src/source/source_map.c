@@ -13,9 +13,10 @@
 #include "source/candidates.h"
 #include "source/defs.h"
 #include "source/frames.h"
+#include "source/openacc_trace.h"
 
 const char *nsys_src_strategy_name(nsys_src_strategy s) {
-  static const char *n[] = {"tag", "callchain", "module", "definition", "launch"};
+  static const char *n[] = {"tag", "callchain", "module", "definition", "launch", "trace"};
   _Static_assert(sizeof n / sizeof *n == NSYS_SRC__COUNT, "one name per strategy");
   return (unsigned)s < NSYS_SRC__COUNT ? n[s] : "unknown";
 }
@@ -801,6 +802,19 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, cons
   return true;
 }
 
+/* The site of an OpenACC record: its srcFile (relative to the root when
+ * under it) and lineNo. */
+static int32_t nsys__acc_site(nsys__mb *b, nsys_profile *p, const nsys_acc_site *r) {
+  const char *file = p ? nsys_profile_string(p, r->file) : NULL;
+  if (!file || !*file) return -1;
+  const char *func = r->func >= 0 ? nsys_profile_string(p, r->func) : NULL;
+  char ev[700];
+  snprintf(ev, sizeof ev, "OpenACC trace: launched by the %s at %.300s:%d%s%.100s",
+           r->launch ? "compute construct's kernel launch" : "construct", file, r->line,
+           func && *func ? " in function " : "", func && *func ? func : "");
+  return nsys__site(b, nsys__rel(b->m->root, file), r->line, NSYS_SRC_TRACE, 0.95f, ev, func ? func : "");
+}
+
 static int nsys__group_cmp(const void *x, const void *y) {
   const nsys_src_group *a = x, *b = y;
   if (a->fn != b->fn) return a->fn < b->fn ? -1 : 1;
@@ -905,6 +919,7 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   int32_t *up = nsys_xmalloc(sizeof *up * (nr + 1));
   for (uint32_t r = 0; r < nr; r++) up[r] = -2;
   int32_t *api_site = nsys_xmalloc(sizeof *api_site * (ix->api.n + 1));
+  nsys_acc_site *acc = NULL;
   for (uint32_t a = 0; a < ix->api.n; a++) api_site[a] = -1;
   /* the profile's reads run on a private connection that a cancel interrupts */
   if (p) {
@@ -918,6 +933,13 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
     goto fail;
   }
   if (nsys_task_cancelled(task)) goto cancelled;
+  /* OpenACC records around the calls */
+  acc = nsys_xmalloc(sizeof *acc * (ix->api.n + 1));
+  for (uint32_t a = 0; a < ix->api.n; a++) acc[a].line = 0;
+  if (db && !nsys_openacc_sites(db, ix, acc, task)) {
+    if (nsys_task_cancelled(task)) goto cancelled;
+    goto fail;
+  }
   /* pass 1: launch sites, and the kernels grouped by (name, process) */
   nsys__groups G = {0};
   int32_t *op_group = nsys_xmalloc(sizeof *op_group * (nops + 1));
@@ -970,6 +992,10 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
         }
       }
       if (api_site[a] >= 0 && m->sites[api_site[a]].file != 0) chain_site = api_site[a];
+      if (acc[a].line > 0) {
+        int32_t ts = nsys__acc_site(&b, p, &acc[a]);
+        if (ts >= 0) site = ts;
+      }
       if (site < 0) site = chain_site;
       if (site < 0) site = module_site;
     }
@@ -1077,6 +1103,7 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   free(name_site);
   free(rsite);
   free(api_site);
+  free(acc);
   free(b.slots);
   if (db) sqlite3_close(db);
   return m;
@@ -1088,6 +1115,7 @@ fail:
   free(rsite);
   free(up); /* NULL once passed */
   free(api_site);
+  free(acc);
   free(b.slots);
   nsys_src_map_free(m);
   return NULL;

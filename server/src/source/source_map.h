@@ -1,9 +1,13 @@
 /* Kernel <-> source mapping over the index. Strategies, each with a
  * confidence and evidence:
+ *   trace      the file:line the profile recorded for the launching call:
+ *              the OpenACC record (srcFile, lineNo) around it (0.95)
  *   tag        innermost NVTX range whose text starts with "PATH:LINE" around
  *              the launching API call (0.95)
  *   callchain  CUDA_CALLCHAINS backtrace of the launch: first user frame,
- *              matched to a function definition in the workspace (0.6)
+ *              matched to a function definition in the workspace (0.6); a
+ *              launch line of the kernel in its body that the profile's
+ *              launch configuration allows confirms it (that line, 0.9)
  *   module     PyTorch module-path range "(a.b.layer)" -> `self.layer = ...`
  *              in the workspace (0.4 / candidates)
  *   definition every candidate definition of the kernel (source/candidates.h:
@@ -11,8 +15,8 @@
  *              ranked by the profile's own facts (0.9 when the only one)
  *   launch     the static launch lines of the chosen definition
  *              (NAME<<<...>>>, cudaLaunchKernel, NAME[grid](...), ...)
- * The first three are launch sites (at most one per kernel, in that order of
- * precedence); a definition is where the kernel's code lives. Native
+ * trace, tag, callchain and module are launch sites (at most one per kernel,
+ * in that order of precedence); a definition is where the kernel's code lives. Native
  * callchain frames map only to native (C/C++/CUDA/Fortran) functions.
  * No JSON: the handlers are methods/source_map_methods.c. */
 #ifndef NSYS_SOURCE_MAP_H
@@ -29,6 +33,7 @@ struct nsys_defs;
 
 typedef enum {
   NSYS_SRC_TAG = 0, NSYS_SRC_CALLCHAIN, NSYS_SRC_MODULE, NSYS_SRC_DEFINITION, NSYS_SRC_LAUNCH,
+  NSYS_SRC_TRACE,
   NSYS_SRC__COUNT
 } nsys_src_strategy;
 
