@@ -245,3 +245,77 @@ def test_openacc_records_that_say_nothing(tmp_path, shape):
     assert not [c for c in res["candidates"] if c["strategy"] == "trace"], res["candidates"]
     defs = [c for c in res["candidates"] if c["strategy"] == "definition"]
     assert defs and (defs[0]["file"], defs[0]["line"]) == ("jacobi.c", 13)
+
+
+def _pybt_payload(frames: list[tuple[int, int, int]]) -> bytes:
+    """nsys' Python backtrace payload: uint32 1, uint32 1, uint64 nFrames,
+    then (function, file, line) per frame as uint64, innermost first."""
+    import struct
+    return struct.pack("<IIQ", 1, 1, len(frames)) + b"".join(struct.pack("<QQQ", *f) for f in frames)
+
+
+def _pybt_profile(tmp: Path, root: Path, *, line: int, encoding: str = "blob", domain: str = "Python Backtrace",
+                  other_thread: bool = False, damage: bool = False) -> Path:
+    """A generated export of add_kernel whose launching calls carry an nsys
+    Python backtrace (a mark in the 'Python Backtrace' domain at the call,
+    frames: Triton's jit.py, then add.py:LINE, then main)."""
+    import base64
+    import sqlite3
+    kernels = [{"short": "add_kernel", "full": "add_kernel", "grid": [64, 1, 1], "block": [128, 1, 1], "count": 3}]
+    prof = ev.make_profile(ev.generated_base(tmp), tmp / "pybt.sqlite", kernels, "python3")
+    con = sqlite3.connect(prof)
+    sid = lambda s: ev._string_id(con, s)  # noqa: E731
+    frames = [(sid("run"), sid("/usr/lib/python3/site-packages/triton/runtime/jit.py"), 500),
+              (sid("add"), sid(str(root / "add.py")), line), (sid("main"), sid(str(root / "add.py")), 30)]
+    blob = _pybt_payload(frames)
+    if damage:
+        blob = blob[:-5]
+    value = {"blob": blob, "hex": blob.hex(), "base64": base64.b64encode(blob).decode()}[encoding]
+    rows = con.execute("SELECT r.start, r.globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                       "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId "
+                       "AND k.globalPid / 16777216 = r.globalTid / 16777216").fetchall()
+    assert rows
+    for start, tid in {(s, t) for s, t in rows}:
+        t = tid + (1 if other_thread else 0)
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, domainId, text) "
+                    "VALUES (?, NULL, 75, ?, 77, ?)", (start - 1000, t, domain))
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, domainId, binaryData) "
+                    "VALUES (?, NULL, 34, ?, 77, ?)", (start + 1, t, value))
+    con.commit()
+    con.close()
+    return prof
+
+
+@pytest.mark.parametrize("encoding", ["blob", "hex", "base64"])
+def test_python_backtrace_maps_the_launch_line(tmp_path, encoding):
+    """An nsys Python backtrace names the call's file:line: the innermost
+    workspace frame (add.py:21, below Triton's own jit.py) is the launch site
+    ('trace'), confirmed at 0.95 when it is a launch line of the kernel."""
+    root = ev.FAMILIES / "triton"
+    prof = _pybt_profile(tmp_path, root, line=21, encoding=encoding)
+    res = call("source/locate", {"name": "add_kernel", "workspaceRoot": str(root)}, prof)
+    tr = [c for c in res["candidates"] if c["strategy"] == "trace"]
+    assert [(c["file"], c["line"], c["count"], c["confidence"]) for c in tr] == [("add.py", 21, 3, 0.95)], tr
+    assert "nsys Python backtrace of" in tr[0]["evidence"] and "launch line of add_kernel" in tr[0]["evidence"]
+    at = call("source/kernelsAt", {"file": "add.py", "line": 21, "workspaceRoot": str(root)}, prof)
+    assert "trace" in [k["strategy"] for k in at["kernels"]]
+
+
+def test_python_backtrace_line_not_a_launch_line(tmp_path):
+    root = ev.FAMILIES / "triton"
+    prof = _pybt_profile(tmp_path, root, line=19)
+    res = call("source/locate", {"name": "add_kernel", "workspaceRoot": str(root)}, prof)
+    tr = [c for c in res["candidates"] if c["strategy"] == "trace"]
+    assert [(c["file"], c["line"], c["confidence"]) for c in tr] == [("add.py", 19, 0.9)], tr
+
+
+@pytest.mark.parametrize("shape", ["other-domain", "other-thread", "damaged"])
+def test_python_backtraces_that_say_nothing(tmp_path, shape):
+    """Marks of another domain, of another thread than the launching call,
+    or whose payload is not the layout, are left out."""
+    root = ev.FAMILIES / "triton"
+    prof = _pybt_profile(tmp_path, root, line=21, domain="Other" if shape == "other-domain" else "Python Backtrace",
+                         other_thread=shape == "other-thread", damage=shape == "damaged")
+    res = call("source/locate", {"name": "add_kernel", "workspaceRoot": str(root)}, prof)
+    assert not [c for c in res["candidates"] if c["strategy"] == "trace"], res["candidates"]
+    assert [c for c in res["candidates"] if c["strategy"] == "definition"][0]["line"] == 11

@@ -14,6 +14,8 @@
 #include "source/defs.h"
 #include "source/frames.h"
 #include "source/openacc_trace.h"
+#include "source/python_backtrace.h"
+#include "source/workspace.h"
 
 const char *nsys_src_strategy_name(nsys_src_strategy s) {
   static const char *n[] = {"tag", "callchain", "module", "definition", "launch", "trace"};
@@ -80,13 +82,6 @@ static int32_t nsys__site(nsys__mb *b, const char *file, int line, nsys_src_stra
   return (int32_t)m->n_sites++;
 }
 
-/* Tag path as written, made relative to the root when it is absolute under it. */
-static const char *nsys__rel(const char *root, const char *path) {
-  size_t rl = root ? strlen(root) : 0;
-  if (rl && strncmp(path, root, rl) == 0 && path[rl] == '/') return path + rl + 1;
-  if (path[0] == '.' && path[1] == '/') return path + 2;
-  return path;
-}
 
 /* A file of the workspace (its scan interned every file's path). */
 static bool nsys__workspace_file(const nsys_defs *defs, const char *rel) {
@@ -123,7 +118,7 @@ static bool nsys__embedded_tag(const char *text, const nsys_defs *defs, const ch
     char tmp[512];
     memcpy(tmp, b, pl);
     tmp[pl] = '\0';
-    const char *rel = nsys__rel(root, tmp);
+    const char *rel = nsys_ws_relative(root, tmp);
     bool in_ws = defs && nsys__workspace_file(defs, rel);
     if (found_ws && !in_ws) continue;
     if (strlen(rel) >= cap) continue;
@@ -812,7 +807,23 @@ static int32_t nsys__acc_site(nsys__mb *b, nsys_profile *p, const nsys_acc_site 
   snprintf(ev, sizeof ev, "OpenACC trace: launched by the %s at %.300s:%d%s%.100s",
            r->launch ? "compute construct's kernel launch" : "construct", file, r->line,
            func && *func ? " in function " : "", func && *func ? func : "");
-  return nsys__site(b, nsys__rel(b->m->root, file), r->line, NSYS_SRC_TRACE, 0.95f, ev, func ? func : "");
+  return nsys__site(b, nsys_ws_relative(b->m->root, file), r->line, NSYS_SRC_TRACE, 0.95f, ev, func ? func : "");
+}
+
+/* The site of a Python backtrace's launching frame: its file:line, confirmed
+ * when that line is a launch line of the kernel. */
+static int32_t nsys__pybt_site(nsys__mb *b, nsys_profile *p, const nsys_defs *defs, const nsys_pybt_site *r,
+                               const char *kbase) {
+  const char *file = nsys_profile_string(p, r->file);
+  if (!file || !*file) return -1;
+  const char *func = nsys_profile_string(p, r->func);
+  const char *rel = nsys_ws_relative(b->m->root, file);
+  nsys_frame_site fs;
+  bool ws = defs && nsys_python_frame_site(defs, rel, r->line, kbase, &fs);
+  char ev[900];
+  snprintf(ev, sizeof ev, "nsys Python backtrace of the launching call: %.80s at %.300s:%d (frame %u from the innermost)%s",
+           func && *func ? func : "?", rel, r->line, r->depth, ws ? fs.evidence : "");
+  return nsys__site(b, rel, r->line, NSYS_SRC_TRACE, ws ? fs.confidence : 0.9f, ev, func ? func : "");
 }
 
 static int nsys__group_cmp(const void *x, const void *y) {
@@ -867,10 +878,10 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
       name_site[nm] = -1;
       if (nsys_parse_source_tag(text, path, sizeof path, &line) ||
           (defs && nsys_parse_source_tag_spaced(text, path, sizeof path, &line) &&
-           nsys__workspace_file(defs, nsys__rel(m->root, path)))) {
+           nsys__workspace_file(defs, nsys_ws_relative(m->root, path)))) {
         char ev[600];
         snprintf(ev, sizeof ev, "launched inside the NVTX source tag range \"%.500s\"", text);
-        name_site[nm] = nsys__site(&b, nsys__rel(m->root, path), line, NSYS_SRC_TAG, 0.95f, ev, text);
+        name_site[nm] = nsys__site(&b, nsys_ws_relative(m->root, path), line, NSYS_SRC_TAG, 0.95f, ev, text);
       } else if (nsys__embedded_tag(text, defs, m->root, path, sizeof path, &line)) {
         char ev[600];
         snprintf(ev, sizeof ev, "launched inside an NVTX range whose text names %.200s:%d (\"%.300s\")", path,
@@ -920,6 +931,7 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   for (uint32_t r = 0; r < nr; r++) up[r] = -2;
   int32_t *api_site = nsys_xmalloc(sizeof *api_site * (ix->api.n + 1));
   nsys_acc_site *acc = NULL;
+  nsys_pybt_site *pyb = NULL;
   for (uint32_t a = 0; a < ix->api.n; a++) api_site[a] = -1;
   /* the profile's reads run on a private connection that a cancel interrupts */
   if (p) {
@@ -937,6 +949,13 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   acc = nsys_xmalloc(sizeof *acc * (ix->api.n + 1));
   for (uint32_t a = 0; a < ix->api.n; a++) acc[a].line = 0;
   if (db && !nsys_openacc_sites(db, ix, acc, task)) {
+    if (nsys_task_cancelled(task)) goto cancelled;
+    goto fail;
+  }
+  /* nsys Python backtraces at the calls */
+  pyb = nsys_xmalloc(sizeof *pyb * (ix->api.n + 1));
+  for (uint32_t a = 0; a < ix->api.n; a++) pyb[a].file = 0;
+  if (db && !nsys_python_backtraces(db, p, ix, defs, m->root, pyb, task)) {
     if (nsys_task_cancelled(task)) goto cancelled;
     goto fail;
   }
@@ -992,10 +1011,14 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
         }
       }
       if (api_site[a] >= 0 && m->sites[api_site[a]].file != 0) chain_site = api_site[a];
-      if (acc[a].line > 0) {
-        int32_t ts = nsys__acc_site(&b, p, &acc[a]);
-        if (ts >= 0) site = ts;
+      int32_t ts = acc[a].line > 0 ? nsys__acc_site(&b, p, &acc[a]) : -1;
+      if (ts < 0 && pyb[a].file) {
+        char kbase[160];
+        nsys_symbol_base_name(nsys_strtab_get(&ix->strings, ix->ops.full_name[i]), kbase, sizeof kbase);
+        ts = nsys__pybt_site(&b, p, defs, &pyb[a], kbase);
+        if (ts >= 0) chain_site = ts; /* the backtrace's file weighs the candidates too */
       }
+      if (ts >= 0) site = ts;
       if (site < 0) site = chain_site;
       if (site < 0) site = module_site;
     }
@@ -1104,6 +1127,7 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   free(rsite);
   free(api_site);
   free(acc);
+  free(pyb);
   free(b.slots);
   if (db) sqlite3_close(db);
   return m;
@@ -1116,6 +1140,7 @@ fail:
   free(up); /* NULL once passed */
   free(api_site);
   free(acc);
+  free(pyb);
   free(b.slots);
   nsys_src_map_free(m);
   return NULL;
@@ -1136,7 +1161,7 @@ void nsys_src_map_free(nsys_src_map *m) {
 }
 
 const nsys_src_line *nsys_src_map_at(const nsys_src_map *m, const char *file, int line) {
-  const char *rel = nsys__rel(m->root, file);
+  const char *rel = nsys_ws_relative(m->root, file);
   uint32_t fid = nsys_strtab_find(&m->strs, rel, strlen(rel));
   if (fid == NSYS_STR_NONE || fid == 0) {
     /* suffix match: "dir/train.py" vs "train.py" */

@@ -1,7 +1,9 @@
 /* Kernel <-> source mapping over the index. Strategies, each with a
  * confidence and evidence:
  *   trace      the file:line the profile recorded for the launching call:
- *              the OpenACC record (srcFile, lineNo) around it (0.95)
+ *              the OpenACC record (srcFile, lineNo) around it (0.95), else
+ *              the innermost workspace frame of its nsys Python backtrace
+ *              (0.95 on a launch line of the kernel, else 0.9)
  *   tag        innermost NVTX range whose text starts with "PATH:LINE" around
  *              the launching API call (0.95)
  *   callchain  CUDA_CALLCHAINS backtrace of the launch: first user frame,
