@@ -2,10 +2,14 @@
 """Precision and recall of kernel -> definition mapping against the labelled
 truth table tests/source_eval/truth.json.
 
-Two sets:
+Three sets:
   fixtures  the committed trees in tests/fixtures/source_families, each with a
             profile made from the generator's tiny preset (kernel names,
             grid/block, streams and the process name set by SQL);
+  captured  the project's own real exports (tests/fixtures/gpu) with the
+            sources that made them, labelled per process: source/locate is
+            asked for a kernel of that process (kernelId), and its evidence
+            must name what tells the processes apart;
   repos     public repositories holding both the code and an nsys export of
             it, read from a git mirror at the commit the table names (default
             /work/.mirror/OWNER+NAME/repo, or --mirror DIR); skipped with a
@@ -19,11 +23,12 @@ check is that no candidate reaches full confidence, 0.9). Exit status 1 when
 a target is missed: precision >= 95 %, recall >= 90 %, no wrong mapping at
 full confidence.
 
-usage: bench/eval_source_map.py [--bin build/nsys-ai] [--mirror DIR] [--set fixtures|repos|all] [-v]
+usage: bench/eval_source_map.py [--bin build/nsys-ai] [--mirror DIR] [--set fixtures|captured|repos|all] [-v]
 """
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -148,6 +153,33 @@ def fixture_cases(tmp: Path, base: Path):
         yield case, prof, FAMILIES / case["workspace"]
 
 
+def _call(binary: str, method: str, params: dict, prof: Path) -> dict | None:
+    r = subprocess.run([binary, "call", method, json.dumps(params), "--profile", str(prof)], capture_output=True,
+                       timeout=300, env={**os.environ, "NSYS_AI_NO_PROGRESS": "1"})
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def kernel_of_process(binary: str, prof: Path, pid: int, name: str) -> int | None:
+    """The first kernelId named `name` that process `pid` ran."""
+    kid = 0
+    while True:
+        d = _call(binary, "kernel/details", {"kernelId": kid}, prof)
+        if d is None:
+            return None
+        if d.get("pid") == pid and d.get("name") == name:
+            return kid
+        kid += 1
+
+
+def captured_cases(tmp: Path):
+    """(case, profile, workspace) of the 'captured' set: each case's labels are
+    per process ('pid'); evaluate() asks for one kernel of each."""
+    for case in load_truth().get("captured", []):
+        prof = tmp / f"{case['id']}.sqlite"
+        prof.write_bytes(gzip.decompress((REPO / case["profile"]).read_bytes()))
+        yield case, prof, REPO / case["workspace"]
+
+
 def extract(mirror: Path, repo: str, commit: str, dest: Path) -> Path | None:
     git = mirror / repo.replace("/", "+") / "repo"
     if not git.exists():
@@ -187,21 +219,36 @@ def evaluate(binary: str, cases, verbose: bool) -> dict:
     t = {"labelled": 0, "predicted": 0, "right": 0, "wrong_full": 0, "ambiguous": 0, "ambiguous_full": 0,
          "launch_missing": 0, "misses": []}
     for case, prof, root in cases:
-        for name, expect in case["expect"].items():
-            res = locate(binary, prof, root, name)
+        labels = case.get("labels") or [{"name": n, "expect": e, "launches": case.get("launches", {}).get(n, [])}
+                                        for n, e in case["expect"].items()]
+        for lab in labels:
+            name, expect = lab["name"], lab["expect"]
+            if "pid" in lab:
+                kid = kernel_of_process(binary, prof, lab["pid"], name)
+                res = (_call(binary, "source/locate", {"kernelId": kid, "workspaceRoot": str(root)}, prof)
+                       if kid is not None else None) or {"candidates": [], "error": f"no {name} in pid {lab['pid']}"}
+                name = f"{name} (pid {lab['pid']})"
+            else:
+                res = locate(binary, prof, root, name)
             verdict, pred, conf = judge(res, expect)
+            if verdict == "right" and lab.get("evidence"):
+                top = next(c for c in res["candidates"] if c["strategy"] == "definition")
+                lost = [w for w in lab["evidence"] if w not in top["evidence"]]
+                if lost:
+                    verdict = "no-evidence"
+                    t["misses"].append(f"{case['id']}: {name}: evidence does not name {lost}: {top['evidence']}")
             if expect == "ambiguous":
                 t["ambiguous"] += 1
                 t["ambiguous_full"] += verdict == "ambiguous-full"
             else:
                 t["labelled"] += 1
-                t["predicted"] += verdict in ("right", "wrong")
+                t["predicted"] += verdict in ("right", "wrong", "no-evidence")
                 t["right"] += verdict == "right"
                 t["wrong_full"] += verdict == "wrong" and conf >= FULL
-            if verdict not in ("right", "ambiguous-ok"):
+            if verdict not in ("right", "ambiguous-ok", "no-evidence"):
                 t["misses"].append(f"{case['id']}: {name} -> {pred or '-'} ({conf}) expected {expect} [{verdict}]"
                                    + (f" {res['error']}" if res.get("error") else ""))
-            for w in launches_listed(res, case.get("launches", {}).get(name, [])):
+            for w in launches_listed(res, lab.get("launches", [])):
                 t["launch_missing"] += 1
                 t["misses"].append(f"{case['id']}: launch line {w} of {name} not listed")
             if verbose:
@@ -225,7 +272,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.environ.get("NSYS_AI_BIN", str(REPO / "build" / "nsys-ai")))
     ap.add_argument("--mirror", default=os.environ.get("NSYS_AI_EVAL_MIRROR", "/work/.mirror"))
-    ap.add_argument("--set", choices=["fixtures", "repos", "all"], default="all")
+    ap.add_argument("--set", choices=["fixtures", "captured", "repos", "all"], default="all")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
     ok = True
@@ -233,6 +280,8 @@ def main() -> int:
         tmp = Path(d)
         if a.set in ("fixtures", "all"):
             ok &= report("fixtures", evaluate(a.bin, fixture_cases(tmp, generated_base(tmp)), a.verbose))
+        if a.set in ("captured", "all"):
+            ok &= report("captured", evaluate(a.bin, captured_cases(tmp), a.verbose))
         if a.set in ("repos", "all"):
             missing: list[str] = []
             t = evaluate(a.bin, repo_cases(tmp, Path(a.mirror), missing), a.verbose)

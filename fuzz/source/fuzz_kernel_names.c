@@ -35,6 +35,11 @@ static void nsys__check(const char *name, size_t cap) {
     nsys__terminated(out, cap);
     if (line <= 0) abort();
   }
+  line = -7;
+  if (nsys_parse_source_tag_spaced(name, out, cap, &line)) {
+    nsys__terminated(out, cap);
+    if (line <= 0) abort();
+  }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

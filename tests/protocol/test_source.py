@@ -380,10 +380,14 @@ def test_definition_and_callchain_match_real_profile(tmp_path):
     best = loc["candidates"][0]
     assert (best["file"], best["line"], best["strategy"]) == ("kernels/ex_gpu.cu", 5, "definition")
     assert sum(c["count"] for c in loc["candidates"] if c["strategy"] == "definition") == counts["init_array"]
-    # launched from main(): CUDA_CALLCHAINS -> int main(...) in the fixture
+    # launched from main(): CUDA_CALLCHAINS -> int main(...) in the fixture;
+    # main's body launches init_array<<<64, 256>>> at line 20, but the profile
+    # ran it with grid 1, block 10: that launch line does not confirm the
+    # frame, which stays at main's line
     cc = [c for c in loc["candidates"] if c["strategy"] == "callchain"]
-    assert cc and cc[0]["file"] == "kernels/ex_gpu.cu" and cc[0]["line"] == 18
-    assert "main" in cc[0]["evidence"]
+    assert cc and cc[0]["file"] == "kernels/ex_gpu.cu" and cc[0]["line"] == 18, cc
+    assert "main" in cc[0]["evidence"] and "rules out that launch line" in cc[0]["evidence"]
+    assert cc[0]["confidence"] == 0.6
     # __launch_bounds__ and a template in a .cuh
     va = call("source/locate", {"name": "vector_add", "workspaceRoot": str(ws)}, prof)
     assert ("kernels/ex_gpu.cu", 11) in {(c["file"], c["line"]) for c in va["candidates"]}
@@ -400,6 +404,18 @@ def test_definition_and_callchain_match_real_profile(tmp_path):
     at = call("source/kernelsAt", {"file": "kernels/ex_gpu.cu", "line": 18, "workspaceRoot": str(ws)}, prof)
     assert at["count"] == sum(counts.values())
     assert all(k["strategy"] == "callchain" and k["explanation"] for k in at["kernels"])
+    # with the launch the profile shows (<<<1, 10>>>), that line confirms the
+    # backtrace: init_array's launch site is line 20, at 0.9
+    src = ws / "kernels" / "ex_gpu.cu"
+    src.write_text(src.read_text().replace("init_array<<<64, 256>>>", "init_array<<<1, 10>>>"))
+    loc = call("source/locate", {"name": "init_array", "workspaceRoot": str(ws)}, prof)
+    cc = [c for c in loc["candidates"] if c["strategy"] == "callchain"]
+    assert [(c["line"], c["confidence"]) for c in cc] == [(20, 0.9)], cc
+    assert "main (kernels/ex_gpu.cu:18-22) launches init_array at line 20" in cc[0]["evidence"]
+    at = call("source/kernelsAt", {"file": "kernels/ex_gpu.cu", "line": 18, "workspaceRoot": str(ws)}, prof)
+    at20 = call("source/kernelsAt", {"file": "kernels/ex_gpu.cu", "line": 20, "workspaceRoot": str(ws)}, prof)
+    assert "init_array" not in [k["name"] for k in at["kernels"]]
+    assert [k["name"] for k in at20["kernels"] if k["strategy"] == "callchain"] == ["init_array"]
     with pytest.raises(CallError):
         call("source/locate", {"name": "no_such_kernel", "workspaceRoot": str(ws)}, prof)
 

@@ -348,9 +348,17 @@ cJSON *nsys_method_source_locate(nsys_call *call) {
         nsys_call_fail(call, NSYS_E_NOT_FOUND, "no kernel with kernelId %lld", (long long)kid);
       } else {
         kname = nsys_strtab_get(&ix->strings, ix->ops.name[kid]);
-        int32_t s[2] = {m->op_launch[kid], m->op_def[kid]};
-        for (int k = 0; k < 2; k++)
-          if (s[k] >= 0) c[nc++] = (nsys__cand){(uint32_t)s[k], 1, nsys_op_dur(ix, (uint32_t)kid)};
+        /* its launch site, then every candidate definition and launch line of
+         * its name in its process */
+        int64_t dur = nsys_op_dur(ix, (uint32_t)kid);
+        if (m->op_launch[kid] >= 0) c[nc++] = (nsys__cand){(uint32_t)m->op_launch[kid], 1, dur};
+        const nsys_src_group *g = nsys_src_map_group(m, ix, (uint32_t)kid);
+        for (uint32_t k = 0; g && k < g->count && nc < m->n_sites; k++) {
+          uint32_t site = (uint32_t)m->group_sites[g->first + k];
+          bool dup = false;
+          for (uint32_t j = 0; j < nc; j++) dup |= c[j].site == site;
+          if (!dup) c[nc++] = (nsys__cand){site, 1, dur};
+        }
       }
     } else {
       want = nsys_strtab_find(&ix->strings, name, strlen(name));

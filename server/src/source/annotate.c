@@ -773,7 +773,10 @@ void nsys_annotate_result_free(nsys_annotate_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-bool nsys_parse_source_tag(const char *text, char *path, size_t cap, int *line) {
+/* "PATH:LINE" at the start of `text`, then the end or a space. A path
+ * with spaces is taken only when `spaces` says so, or when it is explicit
+ * (absolute, ./, ../ or ~/): "see foo.py:12 for" is free text. */
+static bool nsys__source_tag(const char *text, char *path, size_t cap, int *line, bool spaces) {
   if (!text) return false;
   for (const char *c = text; *c; c++) {
     if (*c == '\n') return false;
@@ -786,15 +789,29 @@ bool nsys_parse_source_tag(const char *text, char *path, size_t cap, int *line) 
     size_t pl = (size_t)(c - text);
     if (text[0] == ' ' || text[pl - 1] == ' ' || v < 1) return false;
     if (pl >= cap) return false;
-    /* a path has no spaces-only parts and no ", " (PyTorch op ranges) */
-    for (size_t k = 0; k < pl; k++)
+    /* no ", " or parentheses (PyTorch op ranges) */
+    bool spaced = false;
+    for (size_t k = 0; k < pl; k++) {
       if (text[k] == ',' || text[k] == '(' || text[k] == ')') return false;
+      spaced |= text[k] == ' ';
+    }
+    bool explicit_path = text[0] == '/' || strncmp(text, "./", 2) == 0 || strncmp(text, "../", 3) == 0 ||
+                         strncmp(text, "~/", 2) == 0;
+    if (spaced && !spaces && !explicit_path) return false;
     memcpy(path, text, pl);
     path[pl] = '\0';
     *line = (int)v;
     return true;
   }
   return false;
+}
+
+bool nsys_parse_source_tag(const char *text, char *path, size_t cap, int *line) {
+  return nsys__source_tag(text, path, cap, line, false);
+}
+
+bool nsys_parse_source_tag_spaced(const char *text, char *path, size_t cap, int *line) {
+  return nsys__source_tag(text, path, cap, line, true);
 }
 
 /* The promises of annotate, checked on every result before it is returned:

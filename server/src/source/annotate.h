@@ -52,8 +52,13 @@ int nsys_unannotate(const char *src, size_t n, nsys_annotate_result *r);
 void nsys_annotate_result_free(nsys_annotate_result *r);
 
 /* Parses an NVTX source tag "PATH:LINE[ label]" at the start of `text`.
- * On success fills path (NUL-terminated, truncated to cap) and *line (1-based)
- * and returns true. */
+ * On success fills path (NUL-terminated; false when it does not fit in cap)
+ * and *line (1-based) and returns true. Spaces are legal in paths, but
+ * "see foo.py:12 for" is free text: a PATH with spaces is taken only when it
+ * is explicit (absolute, ./, ../, ~/). */
 bool nsys_parse_source_tag(const char *text, char *path, size_t cap, int *line);
+/* The same, taking any PATH with spaces ("My Project/train.py:3 step"):
+ * for a caller that then checks that the file exists. */
+bool nsys_parse_source_tag_spaced(const char *text, char *path, size_t cap, int *line);
 
 #endif

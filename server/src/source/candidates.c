@@ -81,38 +81,39 @@ static int64_t nsys__literal(const char *b, const char *e) {
   return v;
 }
 
+/* The arguments of a "<<<...>>>" launch (any other launch text has none). */
 static nsys__launch_cfg nsys__parse_launch(const char *aux) {
   nsys__launch_cfg c = {0, -1, -1};
-  if (strncmp(aux, "cu", 2) == 0 || aux[0] == '[' || aux[0] == '(' ||
-      strncmp(aux, "torch", 5) == 0)
-    return c; /* not a <<<...>>> configuration */
-  const char *b = aux;
+  size_t n = strlen(aux);
+  if (n < 6 || strncmp(aux, "<<<", 3) != 0 || strcmp(aux + n - 3, ">>>") != 0) return c;
+  const char *b = aux + 3, *e = aux + n - 3;
   int depth = 0;
-  for (const char *q = aux;; q++) {
-    if (*q == '(' || *q == '[' || *q == '{' || *q == '<') depth++;
-    else if ((*q == ')' || *q == ']' || *q == '}' || *q == '>') && depth > 0) depth--;
-    else if ((*q == ',' && depth == 0) || *q == '\0') {
+  for (const char *q = b;; q++) {
+    if (q < e && (*q == '(' || *q == '[' || *q == '{' || *q == '<')) depth++;
+    else if (q < e && (*q == ')' || *q == ']' || *q == '}' || *q == '>') && depth > 0) depth--;
+    else if (q == e || (*q == ',' && depth == 0)) {
       if (c.n_args == 0) c.grid = nsys__literal(b, q);
       else if (c.n_args == 1) c.block = nsys__literal(b, q);
       c.n_args++;
       b = q + 1;
-      if (!*q) break;
+      if (q == e) break;
     }
   }
   return c;
 }
 
 /* Why the profile rules this launch out ("" when it does not); *exact when
- * its literal grid and block match one of the profile's configurations. */
+ * its literal grid and block match one of the profile's configurations,
+ * *some when the one of them that is literal does (the other an expression). */
 static bool nsys__launch_contradicted(const nsys_kernel_facts *f, const char *aux, char *why, size_t cap,
-                                      bool *exact, bool *streamed) {
+                                      bool *exact, bool *some, bool *streamed) {
   nsys__launch_cfg c = nsys__parse_launch(aux);
-  *exact = *streamed = false;
+  *exact = *some = *streamed = false;
   why[0] = '\0';
   if (c.n_args == 0) return false;
   *streamed = c.n_args >= 4;
   if (f->n_streams > 1 && c.n_args < 4) {
-    snprintf(why, cap, "its launch <<<%.60s>>> uses one stream, the profile ran the kernel on %u streams",
+    snprintf(why, cap, "its launch %.70s uses one stream, the profile ran the kernel on %u streams",
              aux, f->n_streams);
     return true;
   }
@@ -125,10 +126,11 @@ static bool nsys__launch_contradicted(const nsys_kernel_facts *f, const char *au
     if (gm) grid_ok = true;
     if (bm) block_ok = true;
     if ((gm || c.grid < 0) && (bm || c.block < 0) && c.grid >= 0 && c.block >= 0) *exact = true;
+    if ((gm && c.block < 0) || (bm && c.grid < 0)) *some = true;
   }
   if (!grid_ok || !block_ok) {
     const int32_t *g = f->configs[0];
-    snprintf(why, cap, "its launch <<<%.60s>>> does not match the profile's grid (%d,%d,%d) block (%d,%d,%d)",
+    snprintf(why, cap, "its launch %.70s does not match the profile's grid (%d,%d,%d) block (%d,%d,%d)",
              aux, g[0], g[1], g[2], g[3], g[4], g[5]);
     return true;
   }
@@ -156,6 +158,53 @@ __attribute__((format(printf, 3, 4))) static void nsys__append(char *buf, size_t
   va_start(ap, fmt);
   vsnprintf(buf + n, cap - n, fmt, ap);
   va_end(ap);
+}
+
+/* `word` is one of the tokens of `name` split at '_', '-', '.' and digits'
+ * boundaries are kept ("vecadd_ex1" has "vecadd" and "ex1"). */
+static bool nsys__has_token(const char *name, const char *word) {
+  size_t wl = strlen(word);
+  if (!wl) return false;
+  for (const char *q = name; (q = strstr(q, word)) != NULL; q++) {
+    bool lb = q == name || q[-1] == '_' || q[-1] == '-' || q[-1] == '.';
+    char e = q[wl];
+    if (lb && (e == '\0' || e == '_' || e == '-' || e == '.')) return true;
+  }
+  return false;
+}
+
+int nsys_exe_names_file(const char *exe, const char *file) {
+  if (!exe || !*exe || !file) return 0;
+  char estem[256], stem[256];
+  nsys__stem(exe, estem, sizeof estem);
+  nsys__stem(file, stem, sizeof stem);
+  if (stem[0] && strcmp(stem, estem) == 0) return 3;
+  if (strlen(stem) >= 2 && nsys__has_token(estem, stem)) return 2;
+  return 0;
+}
+
+/* What the process name `exe` says about the candidate in `file`: appends
+ * the evidence, returns its weight (0 when it says nothing). */
+static int nsys__exe_evidence(const nsys_defs *d, const nsys_kernel_facts *f, const char *exe, const char *who,
+                              const char *file, char *ev, size_t cap) {
+  if (!exe || !*exe) return 0;
+  char stem[256];
+  nsys__stem(file, stem, sizeof stem);
+  const char *ebase = nsys__base(exe), *fbase = nsys__base(file);
+  int score = nsys_exe_names_file(exe, file);
+  if (score == 3) nsys__append(ev, cap, "; the %s %s is named after this file", who, ebase);
+  else if (score == 2) nsys__append(ev, cap, "; the %s %s is named after this file (%s)", who, ebase, stem);
+  for (uint32_t k = 0; k < nsys__n_builds(d, f); k++) {
+    const nsys_build_line *bl = nsys__build(d, f, k);
+    const char *t = nsys_strtab_get(&d->strs, bl->text);
+    if (nsys__has_word(t, ebase, false) && nsys__has_word(t, fbase, true)) {
+      score += 3;
+      nsys__append(ev, cap, "; %.80s:%d builds %.60s from this file", nsys_strtab_get(&d->strs, bl->file),
+                   bl->line, ebase);
+      break;
+    }
+  }
+  return score;
 }
 
 static uint32_t nsys__by_name(const nsys_defs *d, const char *name, nsys_src_cand *out, uint32_t n,
@@ -281,17 +330,10 @@ uint32_t nsys_kernel_candidates(const nsys_defs *d, const nsys_kernel_facts *f, 
   if (n == 1) return 1;
 
   /* Several: weigh what the profile says about each. */
-  char exe[256] = "";
-  if (f->exe && *f->exe) nsys__stem(f->exe, exe, sizeof exe);
-  char exe_base[256] = "";
-  if (f->exe) snprintf(exe_base, sizeof exe_base, "%s", nsys__base(f->exe));
   uint32_t sib[NSYS_CAND_MAX] = {0}, sib_max = 0, sib_min = UINT32_MAX;
   for (uint32_t i = 0; i < n; i++) {
     nsys_src_cand *c = &out[i];
     const char *file = nsys_strtab_get(&d->strs, c->file);
-    char stem[256];
-    nsys__stem(file, stem, sizeof stem);
-    const char *fbase = nsys__base(file);
     char why[300];
     /* the Numba module names the file */
     if (module[0] && strcmp(module, "__main__") != 0) {
@@ -308,39 +350,28 @@ uint32_t nsys_kernel_candidates(const nsys_defs *d, const nsys_kernel_facts *f, 
         nsys__append(c->evidence, sizeof c->evidence, "; not the Numba module %s", module);
       }
     }
-    /* the executable */
-    if (exe[0] && strcmp(stem, exe) == 0) {
-      c->score += 3;
-      nsys__append(c->evidence, sizeof c->evidence, "; the process %s is named after this file", exe_base);
-    }
-    if (exe_base[0]) {
-      for (uint32_t k = 0; k < nsys__n_builds(d, f); k++) {
-        const nsys_build_line *bl = nsys__build(d, f, k);
-        const char *t = nsys_strtab_get(&d->strs, bl->text);
-        if (nsys__has_word(t, exe_base, false) && nsys__has_word(t, fbase, true)) {
-          c->score += 3;
-          snprintf(why, sizeof why, "; %.80s:%d builds %.60s from this file",
-                   nsys_strtab_get(&d->strs, bl->file), bl->line, exe_base);
-          nsys__append(c->evidence, sizeof c->evidence, "%s", why);
-          break;
-        }
-      }
-    }
+    /* the executable (as PROCESSES names it, and as its main thread does) */
+    int exe_score = nsys__exe_evidence(d, f, f->exe, "process", file, c->evidence, sizeof c->evidence);
+    if (!exe_score && f->exe_alt && (!f->exe || strcmp(f->exe_alt, f->exe) != 0))
+      exe_score = nsys__exe_evidence(d, f, f->exe_alt, "process's main thread", file, c->evidence,
+                                     sizeof c->evidence);
+    c->score += exe_score;
     /* its launches in its own file */
     uint32_t cnt, d0 = nsys_defs_find(d, base, &cnt);
     int sites = 0, contra = 0;
-    bool exact = false, streamed = false;
+    bool exact = false, some = false, streamed = false;
     char first_why[300] = "";
     for (uint32_t k = d0; k < d0 + cnt; k++) {
       const nsys_def *v = &d->v[k];
       if (v->kind != NSYS_DEF_LAUNCH || v->file != c->file) continue;
-      bool ex, st;
+      bool ex, so, st;
       sites++;
-      if (nsys__launch_contradicted(f, nsys_strtab_get(&d->strs, v->aux), why, sizeof why, &ex, &st)) {
+      if (nsys__launch_contradicted(f, nsys_strtab_get(&d->strs, v->aux), why, sizeof why, &ex, &so, &st)) {
         contra++;
         if (!first_why[0]) snprintf(first_why, sizeof first_why, "%s", why);
       } else {
         exact |= ex;
+        some |= so;
         streamed |= st;
       }
     }
@@ -350,14 +381,25 @@ uint32_t nsys_kernel_candidates(const nsys_defs *d, const nsys_kernel_facts *f, 
     } else if (exact) {
       c->score += 2;
       nsys__append(c->evidence, sizeof c->evidence, "%s", "; its launch's literal grid and block match the profile");
+    } else if (some) {
+      c->score += 1;
+      nsys__append(c->evidence, sizeof c->evidence, "%s",
+                   "; its launch's literal grid or block matches the profile (the other is an expression)");
     } else if (streamed && f->n_streams > 1) {
       c->score += 1;
       nsys__append(c->evidence, sizeof c->evidence, "%s", "; it launches on explicit streams, as the profile shows");
     }
-    /* the native frame that launched it */
+    /* the frame that launched it */
     if (f->callchain_file && strcmp(f->callchain_file, file) == 0) {
-      c->score += 2;
-      nsys__append(c->evidence, sizeof c->evidence, "%s", "; the launching call's backtrace is in this file");
+      if (f->callchain_launch > 0) {
+        c->score += 4;
+        nsys__append(c->evidence, sizeof c->evidence,
+                     "; confirmed by the launching call's backtrace, which passes through its launch line %d",
+                     f->callchain_launch);
+      } else {
+        c->score += 2;
+        nsys__append(c->evidence, sizeof c->evidence, "%s", "; the launching call's backtrace is in this file");
+      }
     }
     sib[i] = f->siblings ? f->siblings(f->siblings_ctx, c->file) : 0;
     if (sib[i] > sib_max) sib_max = sib[i];
@@ -406,6 +448,24 @@ uint32_t nsys_kernel_candidates(const nsys_defs *d, const nsys_kernel_facts *f, 
   return n;
 }
 
+bool nsys_launch_refuted(const nsys_defs *d, const nsys_kernel_facts *f, const char *file, int line, char *why,
+                         size_t cap) {
+  char base[256], module[256];
+  why[0] = '\0';
+  nsys_kernel_def_name(f->name, base, sizeof base, module, sizeof module);
+  uint32_t fid = file ? nsys_strtab_find(&d->strs, file, strlen(file)) : NSYS_STR_NONE;
+  if (!base[0] || fid == NSYS_STR_NONE) return false;
+  uint32_t cnt, d0 = nsys_defs_find(d, base, &cnt), seen = 0, contra = 0;
+  for (uint32_t k = d0; k < d0 + cnt; k++) {
+    const nsys_def *v = &d->v[k];
+    if (v->kind != NSYS_DEF_LAUNCH || v->file != fid || v->line != line) continue;
+    bool ex, so, st;
+    seen++;
+    contra += nsys__launch_contradicted(f, nsys_strtab_get(&d->strs, v->aux), why, cap, &ex, &so, &st);
+  }
+  return seen && contra == seen;
+}
+
 uint32_t nsys_kernel_launches(const nsys_defs *d, const nsys_kernel_facts *f, const nsys_src_cand *def,
                               uint32_t n_cands, nsys_src_cand *out, uint32_t cap) {
   char base[256], module[256];
@@ -433,17 +493,17 @@ uint32_t nsys_kernel_launches(const nsys_defs *d, const nsys_kernel_facts *f, co
       }
       const char *aux = nsys_strtab_get(&d->strs, v->aux);
       char why[300];
-      bool ex, st;
-      if (nsys__launch_contradicted(f, aux, why, sizeof why, &ex, &st)) continue;
+      bool ex, so, st;
+      if (nsys__launch_contradicted(f, aux, why, sizeof why, &ex, &so, &st)) continue;
       nsys_src_cand *c = &out[n++];
       memset(c, 0, sizeof *c);
       c->file = v->file;
       c->line = c->first_line = c->last_line = v->line;
       c->kind = NSYS_DEF_LAUNCH;
       c->confidence = def->confidence;
-      bool cfg = aux[0] && aux[0] != '[' && aux[0] != '(' && strncmp(aux, "cu", 2) != 0 && strncmp(aux, "torch", 5) != 0;
-      snprintf(c->evidence, sizeof c->evidence, "launches %.80s%s%.100s%s (the kernel defined at %.120s:%d%s)",
-               base, cfg ? "<<<" : " via ", aux, cfg ? ">>>" : "", def_file, def->line,
+      bool cfg = strncmp(aux, "<<<", 3) == 0;
+      snprintf(c->evidence, sizeof c->evidence, "launches %.80s%s%.100s (the kernel defined at %.120s:%d%s)",
+               base, cfg ? "" : " via ", aux, def_file, def->line,
                pass == 1 ? ", a file the executable's build line names" : "");
     }
   }

@@ -30,10 +30,16 @@ typedef struct nsys_src_cand {
 typedef struct nsys_kernel_facts {
   const char *name;            /* demangled kernel name */
   const char *exe;             /* the process's name (path or basename), or NULL */
+  const char *exe_alt;         /* its main thread's name, or NULL: a process that a shell
+                                  exec'd keeps the shell's name in PROCESSES, its main
+                                  thread is named after the program */
   uint32_t n_streams;          /* distinct streams the kernel ran on in this process */
   const int32_t (*configs)[6]; /* distinct (gridX, gridY, gridZ, blockX, blockY, blockZ) */
   uint32_t n_configs;          /* 0: unknown */
-  const char *callchain_file;  /* workspace file of the native frame that launched it, or NULL */
+  const char *callchain_file;  /* workspace file of the frame that launched it (native backtrace,
+                                  Python backtrace), or NULL */
+  int callchain_launch;        /* > 0: that frame is at, or its function holds, this launch line
+                                  of the kernel in callchain_file (the backtrace confirms it) */
   /* the build lines (indices into defs->builds) naming the executable, from
    * nsys_exe_build_lines(); NULL: every build line is checked */
   const uint32_t *exe_builds;
@@ -42,6 +48,12 @@ typedef struct nsys_kernel_facts {
   uint32_t (*siblings)(void *ctx, uint32_t file);
   void *siblings_ctx;
 } nsys_kernel_facts;
+
+/* How well an executable's name (a path or basename: a process, a
+ * callchain frame's module) names the source `file`: 3 the same stem
+ * ("add_gpu_4" / "dir/add_gpu_4.cu"), 2 the file's stem is one of its
+ * '_'/'-'/'.'-separated words ("vecadd_ex1" / "ex1.cu"), 0 neither. */
+int nsys_exe_names_file(const char *exe, const char *file);
 
 /* The build lines naming `exe` (its basename, as a word): a malloc'd array
  * of indices into d->builds (NULL when none); *n receives the count. */
@@ -53,6 +65,12 @@ uint32_t *nsys_exe_build_lines(const nsys_defs *d, const char *exe, uint32_t *n)
  * "lambda", "numba"). */
 uint32_t nsys_kernel_candidates(const nsys_defs *d, const nsys_kernel_facts *f, nsys_src_cand *out,
                                 const char **family);
+
+/* Whether the profile rules out the kernel's launch line(s) at file:line
+ * (a path relative to the root): their literal configuration or stream use
+ * does not match; *why says how. */
+bool nsys_launch_refuted(const nsys_defs *d, const nsys_kernel_facts *f, const char *file, int line, char *why,
+                         size_t cap);
 
 /* Launch lines of the kernel whose chosen definition is `def` (a candidate
  * from nsys_kernel_candidates): launches in the definition's file, else in

@@ -215,8 +215,8 @@ static void nsys__scan_c_launches(nsys__walk *w, uint32_t file, const char *text
     const char *name = nsys__id_before(NSYS_MAX(text, e - 200), e, &nl);
     const char *close = memmem(p + 3, (size_t)NSYS_MIN(end - p - 3, 400), ">>>", 3);
     if (!name || !close) continue;
-    nsys__add_span(w, name, nl, file, nsys__line_at(&lc, name), 0, 0, NSYS_DEF_LAUNCH, p + 3,
-                   (size_t)(close - p - 3));
+    nsys__add_span(w, name, nl, file, nsys__line_at(&lc, name), 0, 0, NSYS_DEF_LAUNCH, p,
+                   (size_t)(close + 3 - p));
   }
   static const char *apis[] = {"cudaLaunchKernel(", "cudaLaunchKernelEx(", "cudaLaunchCooperativeKernel(",
                                "cuModuleGetFunction("};
@@ -338,7 +338,7 @@ static void nsys__scan_c(nsys__walk *w, uint32_t file, const char *text, size_t 
   nsys__scan_c_launches(w, file, text, n);
   /* host function definitions: "TYPE name(...) {" starting at column 0; directives */
   int line = 1;
-  const char *func = NULL;
+  const char *func = NULL, *scanned_to = text;
   size_t func_len = 0;
   for (const char *p = text; p < text + n;) {
     const char *e = memchr(p, '\n', (size_t)(text + n - p));
@@ -364,14 +364,22 @@ static void nsys__scan_c(nsys__walk *w, uint32_t file, const char *text, size_t 
         const char *tail = e;
         while (tail > p && (tail[-1] == ' ' || tail[-1] == '\t' || tail[-1] == '\r')) tail--;
         bool ends_semi = tail > p && tail[-1] == ';';
-        bool brace = memchr(par, '{', (size_t)(e - par)) != NULL;
-        if (!brace && e < text + n) {
+        const char *bp = memchr(par, '{', (size_t)(e - par));
+        if (!bp && e < text + n) {
           const char *nx = e + 1;
           while (nx < text + n && (*nx == ' ' || *nx == '\t' || *nx == '\r' || *nx == '\n')) nx++;
-          brace = nx < text + n && *nx == '{';
+          if (nx < text + n && *nx == '{') bp = nx;
         }
-        if (nb < ne && nb > p && !ends_semi && brace && !nsys__is_c_keyword(nb, (size_t)(ne - nb))) {
-          nsys__add(w, nb, (size_t)(ne - nb), file, line, NSYS_DEF_C_FUNC);
+        if (nb < ne && nb > p && !ends_semi && bp && !nsys__is_c_keyword(nb, (size_t)(ne - nb))) {
+          /* its body's span; bodies are scanned once each (one inside an
+           * already scanned body, or after an unclosed one, keeps its line) */
+          int last = line;
+          if (bp >= scanned_to) {
+            const char *be = nsys__brace_end(bp, text + n);
+            scanned_to = be ? be + 1 : text + n;
+            for (const char *c = p; be && c < be; c++) last += *c == '\n';
+          }
+          nsys__add_span(w, nb, (size_t)(ne - nb), file, line, line, last, NSYS_DEF_C_FUNC, NULL, 0);
           func = nb;
           func_len = (size_t)(ne - nb);
         }

@@ -30,7 +30,9 @@ typedef enum {
                                RawKernel / ElementwiseKernel / ReductionKernel */
   NSYS_DEF_LAUNCH,          /* a launch line: NAME<<<...>>>, cudaLaunchKernel(NAME,
                                NAME[grid](...), cuModuleGetFunction(.., "NAME"),
-                               torch.ops.NS.NAME(...); aux = the launch text */
+                               torch.ops.NS.NAME(...); aux = the launch text
+                               ("<<<grid, block, ...>>>", "cudaLaunchKernel(...)",
+                               "[grid](", "((grid,), ...", "torch.ops.NS.NAME") */
   NSYS_DEF_PRAGMA,          /* OpenACC/OpenMP compute construct (#pragma acc parallel|
                                kernels|serial, omp target; !$acc/!$omp); name = enclosing
                                function (lower case for Fortran), aux = the directive,

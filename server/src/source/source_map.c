@@ -12,9 +12,13 @@
 #include "source/annotate.h"
 #include "source/candidates.h"
 #include "source/defs.h"
+#include "source/frames.h"
+#include "source/openacc_trace.h"
+#include "source/python_backtrace.h"
+#include "source/workspace.h"
 
 const char *nsys_src_strategy_name(nsys_src_strategy s) {
-  static const char *n[] = {"tag", "callchain", "module", "definition", "launch"};
+  static const char *n[] = {"tag", "callchain", "module", "definition", "launch", "trace"};
   _Static_assert(sizeof n / sizeof *n == NSYS_SRC__COUNT, "one name per strategy");
   return (unsigned)s < NSYS_SRC__COUNT ? n[s] : "unknown";
 }
@@ -55,6 +59,7 @@ static int32_t nsys__site(nsys__mb *b, const char *file, int line, nsys_src_stra
   s->label = nsys_strtab_intern(&m->strs, label, strlen(label));
   s->n_ranges = 0;
   s->range_ns = 0;
+  s->launch = s->frame_line = 0;
   s->first_line = s->last_line = line;
   if ((m->n_sites + 1) * 2 > b->nslots) {
     uint32_t ns = b->nslots ? b->nslots * 2 : 256;
@@ -77,12 +82,10 @@ static int32_t nsys__site(nsys__mb *b, const char *file, int line, nsys_src_stra
   return (int32_t)m->n_sites++;
 }
 
-/* Tag path as written, made relative to the root when it is absolute under it. */
-static const char *nsys__rel(const char *root, const char *path) {
-  size_t rl = root ? strlen(root) : 0;
-  if (rl && strncmp(path, root, rl) == 0 && path[rl] == '/') return path + rl + 1;
-  if (path[0] == '.' && path[1] == '/') return path + 2;
-  return path;
+
+/* A file of the workspace (its scan interned every file's path). */
+static bool nsys__workspace_file(const nsys_defs *defs, const char *rel) {
+  return nsys_strtab_find(&defs->strs, rel, strlen(rel)) != NSYS_STR_NONE;
 }
 
 /* A source location named anywhere in an NVTX range's text (pyprof/DLProf
@@ -115,8 +118,8 @@ static bool nsys__embedded_tag(const char *text, const nsys_defs *defs, const ch
     char tmp[512];
     memcpy(tmp, b, pl);
     tmp[pl] = '\0';
-    const char *rel = nsys__rel(root, tmp);
-    bool in_ws = defs && nsys_strtab_find(&defs->strs, rel, strlen(rel)) != NSYS_STR_NONE;
+    const char *rel = nsys_ws_relative(root, tmp);
+    bool in_ws = defs && nsys__workspace_file(defs, rel);
     if (found_ws && !in_ws) continue;
     if (strlen(rel) >= cap) continue;
     snprintf(path, cap, "%s", rel);
@@ -365,22 +368,19 @@ static bool nsys__callchains(nsys__mb *b, nsys_profile *p, sqlite3 *db, const ns
       mbase = mbase ? mbase + 1 : (mod ? mod : "?");
       snprintf(ev, sizeof ev, "CUDA backtrace of %s: launched from %.150s in %.100s", api, s, mbase);
       snprintf(lab, sizeof lab, "%.150s", base);
-      uint32_t n = 0, d0 = defs ? nsys_defs_find(defs, base, &n) : 0;
-      const nsys_def *best = NULL;
-      uint32_t nbest = 0;
-      for (uint32_t k = d0; k < d0 + n; k++) {
-        /* a native frame maps only to native source, never to a Python def
-         * of the same name */
-        if (defs->v[k].kind == NSYS_DEF_C_FUNC) {
-          if (!best) best = &defs->v[k];
-          nbest++;
-        }
-      }
-      if (best)
-        api_site[a] = nsys__site(b, nsys_strtab_get(&defs->strs, best->file), best->line,
-                                 NSYS_SRC_CALLCHAIN, 0.6f / (float)nbest, ev, lab);
-      else
+      /* a native frame maps only to native source; a launch line of the
+       * kernel in its body confirms it */
+      nsys_frame_site fs;
+      if (defs && nsys_native_frame_site(defs, base, mod, kbase, &fs)) {
+        char ev2[800];
+        snprintf(ev2, sizeof ev2, "%s%s", ev, fs.evidence);
+        api_site[a] = nsys__site(b, nsys_strtab_get(&defs->strs, fs.file), fs.line, NSYS_SRC_CALLCHAIN,
+                                 fs.confidence, ev2, lab);
+        m->sites[api_site[a]].launch = fs.launch;
+        m->sites[api_site[a]].frame_line = fs.func_line;
+      } else {
         api_site[a] = nsys__site(b, "", 0, NSYS_SRC_CALLCHAIN, 0.3f, ev, lab);
+      }
       break;
     }
     if (chain_site && cid >= 0 && cid <= max_id) chain_site[cid] = api_site[a];
@@ -449,7 +449,10 @@ typedef struct {
   uint32_t fn, pid;                  /* index strtab id of the demangled name; process */
   int64_t streams[NSYS__GRP_STREAMS];
   uint32_t n_streams;                /* distinct, counted up to NSYS__GRP_STREAMS + 1 */
-  uint32_t chain_file;               /* map strtab: file of the native launching frame, 0 none */
+  uint32_t chain_file;               /* map strtab: file of the launching frame, 0 none */
+  int chain_launch;                  /* the kernel's launch line that frame confirms, 0 none */
+  bool chain_refuted;                /* ... whose configuration the profile contradicts */
+  int32_t refuted_site;              /* the frame's function instead (made on first use), -1 */
   int32_t configs[NSYS__GRP_CONFIGS][6];
   uint32_t n_configs;
   uint32_t files[NSYS_CAND_MAX], n_files; /* candidate files (defs strtab), before weighing */
@@ -501,6 +504,7 @@ static uint32_t nsys__group(nsys__groups *G, uint32_t fn, uint32_t pid, int64_t 
       G->v = nsys_xrealloc(G->v, sizeof *G->v * G->cap);
     }
     memset(&G->v[G->n], 0, sizeof *G->v);
+    G->v[G->n].refuted_site = -1;
     G->v[G->n].fn = fn;
     G->v[G->n].pid = pid;
     G->slots[h] = ++G->n;
@@ -544,7 +548,8 @@ static uint32_t nsys__siblings(void *ctx, uint32_t file) {
 typedef struct {
   uint32_t pid;
   char *name;
-  bool builds_read;          /* the build lines naming it, computed once */
+  char *main_thread;         /* its main thread's name when it differs, or NULL */
+  bool builds_read;          /* the build lines naming either, computed once */
   uint32_t *builds, n_builds;
 } nsys__proc;
 static int nsys__proc_cmp(const void *x, const void *y) {
@@ -580,6 +585,7 @@ static bool nsys__read_process_facts(nsys_profile *p, sqlite3 *db, const nsys_in
         }
         (*procs)[*n_procs].pid = nsys_gtid_pid(sqlite3_column_int64(st, 0));
         (*procs)[*n_procs].name = nsys_xstrdup((const char *)sqlite3_column_text(st, 1));
+        (*procs)[*n_procs].main_thread = NULL;
         (*procs)[*n_procs].builds_read = false;
         (*procs)[*n_procs].builds = NULL;
         (*procs)[(*n_procs)++].n_builds = 0;
@@ -588,6 +594,26 @@ static bool nsys__read_process_facts(nsys_profile *p, sqlite3 *db, const nsys_in
     sqlite3_finalize(st);
     free(sql);
     if (*n_procs) qsort(*procs, *n_procs, sizeof **procs, nsys__proc_cmp);
+  }
+  /* main threads (tid == pid): after an exec their name is the program's */
+  const char *tn = p->schema.table[NSYS_TBL_THREAD_NAMES];
+  if (*n_procs && tn && nsys_schema_has_column(p, NSYS_TBL_THREAD_NAMES, "globalTid") &&
+      nsys_schema_has_column(p, NSYS_TBL_THREAD_NAMES, "nameId")) {
+    char *sql = nsys_xasprintf("SELECT globalTid, nameId FROM %s WHERE globalTid %% 16777216 = "
+                               "(globalTid / 16777216) %% 16777216",
+                               tn);
+    st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+      while (sqlite3_step(st) == SQLITE_ROW) {
+        nsys__proc key = {.pid = nsys_gtid_pid(sqlite3_column_int64(st, 0))};
+        nsys__proc *pr = bsearch(&key, *procs, *n_procs, sizeof **procs, nsys__proc_cmp);
+        const char *name = nsys_profile_string(p, sqlite3_column_int64(st, 1));
+        if (pr && name && *name && !pr->main_thread && strcmp(name, pr->name) != 0)
+          pr->main_thread = nsys_xstrdup(name);
+      }
+    }
+    sqlite3_finalize(st);
+    free(sql);
   }
   const char *kt = p->schema.table[NSYS_TBL_KERNEL];
   if (n_wanted && kt && nsys_schema_has_column(p, NSYS_TBL_KERNEL, "gridX") &&
@@ -635,7 +661,7 @@ static bool nsys__read_process_facts(nsys_profile *p, sqlite3 *db, const nsys_in
 }
 
 static void nsys__procs_free(nsys__proc *procs, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) free(procs[i].name), free(procs[i].builds);
+  for (uint32_t i = 0; i < n; i++) free(procs[i].name), free(procs[i].main_thread), free(procs[i].builds);
   free(procs);
 }
 
@@ -725,6 +751,13 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, cons
     nsys__proc *proc = nprocs ? bsearch(&key, procs, nprocs, sizeof *procs, nsys__proc_cmp) : NULL;
     if (proc && !proc->builds_read) {
       proc->builds = nsys_exe_build_lines(defs, proc->name, &proc->n_builds);
+      uint32_t n2 = 0, *b2 = proc->main_thread ? nsys_exe_build_lines(defs, proc->main_thread, &n2) : NULL;
+      if (n2) {
+        proc->builds = nsys_xrealloc(proc->builds, sizeof *proc->builds * (proc->n_builds + n2));
+        memcpy(proc->builds + proc->n_builds, b2, sizeof *b2 * n2);
+        proc->n_builds += n2;
+      }
+      free(b2);
       proc->builds_read = true;
     }
     static const uint32_t none = 0;
@@ -732,15 +765,23 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, cons
     nsys_kernel_facts f = {
         .name = nsys_strtab_get(&ix->strings, g->fn),
         .exe = proc ? proc->name : NULL,
+        .exe_alt = proc ? proc->main_thread : NULL,
         .n_streams = g->n_streams,
         .configs = (const int32_t(*)[6])g->configs,
         .n_configs = g->n_configs,
         .callchain_file = g->chain_file ? nsys_strtab_get(&m->strs, g->chain_file) : NULL,
+        .callchain_launch = g->chain_launch,
         .exe_builds = proc ? (proc->builds ? proc->builds : &none) : NULL,
         .n_exe_builds = proc ? proc->n_builds : 0,
         .siblings = nsys__siblings,
         .siblings_ctx = &sc,
     };
+    char why[300];
+    if (g->chain_launch > 0 &&
+        nsys_launch_refuted(defs, &f, f.callchain_file, g->chain_launch, why, sizeof why)) {
+      g->chain_refuted = true;
+      f.callchain_launch = 0; /* the frame's file still counts, its launch line does not */
+    }
     uint32_t n = nsys_kernel_candidates(defs, &f, cands, NULL);
     for (uint32_t k = 0; k < n; k++) nsys__push_site(G, nsys__cand_site(b, defs, &cands[k], NSYS_SRC_DEFINITION));
     g->n_defs = n;
@@ -754,6 +795,60 @@ static bool nsys__resolve_groups(nsys__mb *b, nsys_profile *p, sqlite3 *db, cons
   free(pf);
   nsys__procs_free(procs, nprocs);
   return true;
+}
+
+/* The site of an OpenACC record: its srcFile (relative to the root when
+ * under it) and lineNo. */
+static int32_t nsys__acc_site(nsys__mb *b, nsys_profile *p, const nsys_acc_site *r) {
+  const char *file = p ? nsys_profile_string(p, r->file) : NULL;
+  if (!file || !*file) return -1;
+  const char *func = r->func >= 0 ? nsys_profile_string(p, r->func) : NULL;
+  char ev[700];
+  snprintf(ev, sizeof ev, "OpenACC trace: launched by the %s at %.300s:%d%s%.100s",
+           r->launch ? "compute construct's kernel launch" : "construct", file, r->line,
+           func && *func ? " in function " : "", func && *func ? func : "");
+  return nsys__site(b, nsys_ws_relative(b->m->root, file), r->line, NSYS_SRC_TRACE, 0.95f, ev, func ? func : "");
+}
+
+/* The site of a Python backtrace's launching frame: its file:line, confirmed
+ * when that line is a launch line of the kernel. */
+static int32_t nsys__pybt_site(nsys__mb *b, nsys_profile *p, const nsys_defs *defs, const nsys_pybt_site *r,
+                               const char *kbase) {
+  const char *file = nsys_profile_string(p, r->file);
+  if (!file || !*file) return -1;
+  const char *func = nsys_profile_string(p, r->func);
+  const char *rel = nsys_ws_relative(b->m->root, file);
+  nsys_frame_site fs;
+  bool ws = defs && nsys_python_frame_site(defs, rel, r->line, kbase, &fs);
+  char ev[900];
+  snprintf(ev, sizeof ev, "nsys Python backtrace of the launching call: %.80s at %.300s:%d (frame %u from the innermost)%s",
+           func && *func ? func : "?", rel, r->line, r->depth, ws ? fs.evidence : "");
+  return nsys__site(b, rel, r->line, NSYS_SRC_TRACE, ws ? fs.confidence : 0.9f, ev, func ? func : "");
+}
+
+static int nsys__group_cmp(const void *x, const void *y) {
+  const nsys_src_group *a = x, *b = y;
+  if (a->fn != b->fn) return a->fn < b->fn ? -1 : 1;
+  return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* The groups with sites, kept for source/locate by kernelId. */
+static void nsys__keep_groups(nsys_src_map *m, nsys__groups *G) {
+  m->groups = nsys_xmalloc(sizeof *m->groups * (G->n + 1));
+  for (uint32_t gi = 0; gi < G->n; gi++)
+    if (G->v[gi].n_sites)
+      m->groups[m->n_groups++] = (nsys_src_group){G->v[gi].fn, G->v[gi].pid, G->v[gi].site0, G->v[gi].n_sites};
+  if (m->n_groups) qsort(m->groups, m->n_groups, sizeof *m->groups, nsys__group_cmp);
+  m->group_sites = G->sites;
+  G->sites = NULL;
+}
+
+const nsys_src_group *nsys_src_map_group(const nsys_src_map *m, const nsys_index *ix, uint32_t op) {
+  if (op >= ix->ops.n || !m->n_groups) return NULL;
+  uint32_t t = ix->ops.track[op];
+  const nsys_gpu_track *tr = ix->tracks && t < ix->n_tracks ? &ix->tracks[t] : NULL;
+  nsys_src_group key = {ix->ops.full_name[op], tr ? tr->pid : 0, 0, 0};
+  return bsearch(&key, m->groups, m->n_groups, sizeof *m->groups, nsys__group_cmp);
 }
 
 nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_defs *defs,
@@ -781,10 +876,12 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
       char path[512], attr[128];
       int line;
       name_site[nm] = -1;
-      if (nsys_parse_source_tag(text, path, sizeof path, &line)) {
+      if (nsys_parse_source_tag(text, path, sizeof path, &line) ||
+          (defs && nsys_parse_source_tag_spaced(text, path, sizeof path, &line) &&
+           nsys__workspace_file(defs, nsys_ws_relative(m->root, path)))) {
         char ev[600];
         snprintf(ev, sizeof ev, "launched inside the NVTX source tag range \"%.500s\"", text);
-        name_site[nm] = nsys__site(&b, nsys__rel(m->root, path), line, NSYS_SRC_TAG, 0.95f, ev, text);
+        name_site[nm] = nsys__site(&b, nsys_ws_relative(m->root, path), line, NSYS_SRC_TAG, 0.95f, ev, text);
       } else if (nsys__embedded_tag(text, defs, m->root, path, sizeof path, &line)) {
         char ev[600];
         snprintf(ev, sizeof ev, "launched inside an NVTX range whose text names %.200s:%d (\"%.300s\")", path,
@@ -833,6 +930,8 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   int32_t *up = nsys_xmalloc(sizeof *up * (nr + 1));
   for (uint32_t r = 0; r < nr; r++) up[r] = -2;
   int32_t *api_site = nsys_xmalloc(sizeof *api_site * (ix->api.n + 1));
+  nsys_acc_site *acc = NULL;
+  nsys_pybt_site *pyb = NULL;
   for (uint32_t a = 0; a < ix->api.n; a++) api_site[a] = -1;
   /* the profile's reads run on a private connection that a cancel interrupts */
   if (p) {
@@ -846,6 +945,20 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
     goto fail;
   }
   if (nsys_task_cancelled(task)) goto cancelled;
+  /* OpenACC records around the calls */
+  acc = nsys_xmalloc(sizeof *acc * (ix->api.n + 1));
+  for (uint32_t a = 0; a < ix->api.n; a++) acc[a].line = 0;
+  if (db && !nsys_openacc_sites(db, ix, acc, task)) {
+    if (nsys_task_cancelled(task)) goto cancelled;
+    goto fail;
+  }
+  /* nsys Python backtraces at the calls */
+  pyb = nsys_xmalloc(sizeof *pyb * (ix->api.n + 1));
+  for (uint32_t a = 0; a < ix->api.n; a++) pyb[a].file = 0;
+  if (db && !nsys_python_backtraces(db, p, ix, defs, m->root, pyb, task)) {
+    if (nsys_task_cancelled(task)) goto cancelled;
+    goto fail;
+  }
   /* pass 1: launch sites, and the kernels grouped by (name, process) */
   nsys__groups G = {0};
   int32_t *op_group = nsys_xmalloc(sizeof *op_group * (nops + 1));
@@ -898,11 +1011,22 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
         }
       }
       if (api_site[a] >= 0 && m->sites[api_site[a]].file != 0) chain_site = api_site[a];
+      int32_t ts = acc[a].line > 0 ? nsys__acc_site(&b, p, &acc[a]) : -1;
+      if (ts < 0 && pyb[a].file) {
+        char kbase[160];
+        nsys_symbol_base_name(nsys_strtab_get(&ix->strings, ix->ops.full_name[i]), kbase, sizeof kbase);
+        ts = nsys__pybt_site(&b, p, defs, &pyb[a], kbase);
+        if (ts >= 0) chain_site = ts; /* the backtrace's file weighs the candidates too */
+      }
+      if (ts >= 0) site = ts;
       if (site < 0) site = chain_site;
       if (site < 0) site = module_site;
     }
     m->op_launch[i] = site;
-    if (site >= 0) {
+    /* a backtrace confirmed by a launch line waits for the profile's launch
+     * configuration (pass 3) */
+    bool deferred = site >= 0 && m->sites[site].launch > 0 && defs && ix->ops.full_name[i] < ns;
+    if (site >= 0 && !deferred) {
       m->strategy_ns[m->sites[site].strategy] += dur;
       nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)site, ix->ops.name[i], i, dur);
     }
@@ -911,7 +1035,10 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
       const nsys_gpu_track *tr = ix->tracks && t < ix->n_tracks ? &ix->tracks[t] : NULL;
       op_group[i] = (int32_t)nsys__group(&G, ix->ops.full_name[i], tr ? tr->pid : 0, tr ? tr->stream : 0);
       nsys__grp *g = &G.v[op_group[i]];
-      if (g->chain_file == 0 && chain_site >= 0) g->chain_file = m->sites[chain_site].file;
+      if (g->chain_file == 0 && chain_site >= 0) {
+        g->chain_file = m->sites[chain_site].file;
+        g->chain_launch = m->sites[chain_site].launch;
+      }
     }
   }
   free(up);
@@ -936,8 +1063,27 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
       nsys__groups_free(&G);
       goto cancelled;
     }
-    const nsys__grp *g = &G.v[op_group[i]];
+    nsys__grp *g = &G.v[op_group[i]];
     int64_t dur = nsys_op_dur(ix, i);
+    int32_t ls = m->op_launch[i];
+    if (ls >= 0 && m->sites[ls].launch > 0) { /* deferred in pass 1 */
+      if (g->chain_refuted) {
+        if (g->refuted_site < 0) {
+          const nsys_src_site *cs = &m->sites[ls];
+          char ev[900];
+          snprintf(ev, sizeof ev, "%s; but the profile's launch configuration rules out that launch line",
+                   nsys_strtab_get(&m->strs, cs->evidence));
+          char *file = nsys_xstrdup(nsys_strtab_get(&m->strs, cs->file));
+          char *lab = nsys_xstrdup(nsys_strtab_get(&m->strs, cs->label));
+          g->refuted_site = nsys__site(&b, file, cs->frame_line, NSYS_SRC_CALLCHAIN, 0.6f, ev, lab);
+          free(file);
+          free(lab);
+        }
+        ls = m->op_launch[i] = g->refuted_site;
+      }
+      m->strategy_ns[NSYS_SRC_CALLCHAIN] += dur;
+      nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)ls, ix->ops.name[i], i, dur);
+    }
     for (uint32_t k = 0; k < g->n_sites; k++) {
       int32_t site = G.sites[g->site0 + k];
       uint32_t r = nsys__add_row(m, &tab, &tcap, &rcap, (uint32_t)site, ix->ops.name[i], i, dur);
@@ -952,6 +1098,7 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   }
   free(tab);
   free(op_group);
+  nsys__keep_groups(m, &G);
   nsys__groups_free(&G);
   /* sort rows, build the line index */
   pthread_mutex_lock(&nsys__sort_lock);
@@ -979,6 +1126,8 @@ nsys_src_map *nsys_src_map_build(nsys_profile *p, const nsys_index *ix, nsys_def
   free(name_site);
   free(rsite);
   free(api_site);
+  free(acc);
+  free(pyb);
   free(b.slots);
   if (db) sqlite3_close(db);
   return m;
@@ -990,6 +1139,8 @@ fail:
   free(rsite);
   free(up); /* NULL once passed */
   free(api_site);
+  free(acc);
+  free(pyb);
   free(b.slots);
   nsys_src_map_free(m);
   return NULL;
@@ -1004,11 +1155,13 @@ void nsys_src_map_free(nsys_src_map *m) {
   free(m->op_def);
   free(m->rows);
   free(m->lines);
+  free(m->groups);
+  free(m->group_sites);
   free(m);
 }
 
 const nsys_src_line *nsys_src_map_at(const nsys_src_map *m, const char *file, int line) {
-  const char *rel = nsys__rel(m->root, file);
+  const char *rel = nsys_ws_relative(m->root, file);
   uint32_t fid = nsys_strtab_find(&m->strs, rel, strlen(rel));
   if (fid == NSYS_STR_NONE || fid == 0) {
     /* suffix match: "dir/train.py" vs "train.py" */

@@ -136,3 +136,10 @@ int nsys_ws_write_file(const char *path, const char *data, size_t len, char *err
   free(tmp);
   return 0;
 }
+
+const char *nsys_ws_relative(const char *root, const char *path) {
+  size_t rl = root ? strlen(root) : 0;
+  if (rl && strncmp(path, root, rl) == 0 && path[rl] == '/') return path + rl + 1;
+  if (path[0] == '.' && path[1] == '/') return path + 2;
+  return path;
+}

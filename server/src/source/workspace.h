@@ -16,6 +16,10 @@
 nsys_err nsys_ws_resolve(const char *root, const char *file, char **abs_out, char **rel_out,
                          char **root_out, char *err, size_t errcap);
 
+/* `path` as written, made relative to `root` when it is absolute under it
+ * ("./x" -> "x"); a pointer into path. */
+const char *nsys_ws_relative(const char *root, const char *path);
+
 /* Reads a whole regular file (at most max_bytes). Returns NULL with errno-based
  * message in err on failure. */
 char *nsys_ws_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t errcap);

@@ -202,7 +202,27 @@ static void test_tags_and_names(void) {
   int line = 0;
   CHECK_MSG(nsys_parse_source_tag("train.py:42 forward", path, sizeof path, &line) && line == 42 &&
             strcmp(path, "train.py") == 0, "basic tag");
-  CHECK_MSG(nsys_parse_source_tag("a/b c.py:7", path, sizeof path, &line) && line == 7, "no label");
+  CHECK_MSG(nsys_parse_source_tag("a/b.py:7", path, sizeof path, &line) && line == 7, "no label");
+  /* spaces are legal in paths, but "see foo.py:12 for" is free text: a path
+   * with spaces is taken when explicit, else only by the _spaced variant
+   * (whose caller checks that the file exists) */
+  CHECK_MSG(!nsys_parse_source_tag("see foo.py:12 for details", path, sizeof path, &line), "free text");
+  CHECK_MSG(!nsys_parse_source_tag("My Project/train.py:3 step", path, sizeof path, &line), "implicit spaced");
+  CHECK_MSG(nsys_parse_source_tag_spaced("My Project/train.py:3 step", path, sizeof path, &line) && line == 3 &&
+                strcmp(path, "My Project/train.py") == 0,
+            "spaced variant");
+  CHECK_MSG(nsys_parse_source_tag_spaced("see foo.py:12 for", path, sizeof path, &line) &&
+                strcmp(path, "see foo.py") == 0,
+            "spaced variant leaves the check to its caller");
+  CHECK_MSG(nsys_parse_source_tag("/home/me/My Project/train.py:3 step", path, sizeof path, &line) &&
+                strcmp(path, "/home/me/My Project/train.py") == 0,
+            "absolute spaced");
+  CHECK_MSG(nsys_parse_source_tag("./a b.py:9", path, sizeof path, &line) && line == 9, "./ spaced");
+  CHECK_MSG(!nsys_parse_source_tag_spaced("conv2d, see x.py:3", path, sizeof path, &line), "comma");
+  CHECK_MSG(!nsys_parse_source_tag("a.py:0 x", path, sizeof path, &line), "line 0");
+  CHECK_MSG(!nsys_parse_source_tag("averyveryveryveryveryveryveryveryveryveryveryverylongname/file.py:3", path, 16,
+                                   &line),
+            "does not fit");
   CHECK_MSG(!nsys_parse_source_tag("aten::linear, seq = 12, op_id = 3", path, sizeof path, &line), "aten");
   CHECK_MSG(!nsys_parse_source_tag("FSDP::post_forward (encoder.block.0:1)", path, sizeof path, &line), "fsdp");
   CHECK_MSG(!nsys_parse_source_tag("step:abc", path, sizeof path, &line), "not a number");

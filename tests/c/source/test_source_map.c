@@ -139,6 +139,40 @@ int main(void) {
               "k0 -> train.py:40");
     nsys_src_map_free(m);
   }
+  /* a tag whose path has spaces: taken when the workspace has that file;
+   * "see model.py:3 for" is free text naming model.py:3, never "see model.py" */
+  char *spdir = nsys_xasprintf("%s/My Project", real), *spfile = nsys_xasprintf("%s/My Project/train.py", real);
+  mkdir(spdir, 0700);
+  f = fopen(spfile, "w");
+  fputs("def step():\n    pass\n", f);
+  fclose(f);
+  nsys_defs *defs2 = nsys_defs_build(real, NULL);
+  nname[3] = S(&ix, "My Project/train.py:2 step");
+  nname[1] = S(&ix, "see model.py:3 for the layer");
+  nname[0] = S(&ix, "Other Project/train.py:5 step"); /* not a workspace file */
+  m = nsys_src_map_build(NULL, &ix, defs2, NULL);
+  if (m) {
+    CHECK_MSG(m->op_launch[2] >= 0 && m->sites[m->op_launch[2]].strategy == NSYS_SRC_TAG &&
+                  m->sites[m->op_launch[2]].line == 2 &&
+                  strcmp(nsys_strtab_get(&m->strs, m->sites[m->op_launch[2]].file), "My Project/train.py") == 0,
+              "k2 -> My Project/train.py:2");
+    for (int k = 0; k < 2; k++)
+      CHECK_MSG(m->op_launch[k] >= 0 && m->sites[m->op_launch[k]].line == 3 &&
+                    strcmp(nsys_strtab_get(&m->strs, m->sites[m->op_launch[k]].file), "model.py") == 0,
+                "k%d -> model.py:3 named in free text", k);
+    const nsys_src_line *l = nsys_src_map_at(m, "see model.py", 3);
+    CHECK_MSG(l == NULL, "no site at 'see model.py'");
+    bool other = false;
+    for (uint32_t i = 0; i < m->n_sites; i++)
+      other |= strcmp(nsys_strtab_get(&m->strs, m->sites[i].file), "Other Project/train.py") == 0;
+    CHECK_MSG(!other, "a spaced path outside the workspace is not a tag");
+    nsys_src_map_free(m);
+  }
+  nsys_defs_free(defs2);
+  unlink(spfile);
+  rmdir(spdir);
+  free(spfile);
+  free(spdir);
   nsys_defs_free(defs);
   nsys_strtab_free(&ix.strings);
   unlink(kfile);

@@ -5,7 +5,7 @@ kernelId?: number
 candidates: {
 file: string
 line: number
-strategy: ("tag" | "callchain" | "module" | "definition" | "launch")
+strategy: ("tag" | "callchain" | "module" | "definition" | "launch" | "trace")
 confidence: number
 evidence: string
 count: number

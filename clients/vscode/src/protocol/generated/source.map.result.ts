@@ -28,7 +28,7 @@ count: number
 totalNs: number
 avgNs: number
 pctGpu: number
-strategy: ("tag" | "callchain" | "module" | "definition" | "launch")
+strategy: ("tag" | "callchain" | "module" | "definition" | "launch" | "trace")
 confidence: number
 evidence: string
 explanation?: string
