@@ -45,6 +45,14 @@ const char *nsys_explain_guess_category(const char *name) {
 
 static void nsys__fmt_ns(char *out, size_t cap, double ns) { nsys_fmt_duration(out, cap, (int64_t)llround(ns)); }
 
+/* "23.4 MiB" */
+static void nsys__fmt_bytes(char *out, size_t cap, int64_t b) {
+  if (b >= 1 << 30) snprintf(out, cap, "%.1f GiB", (double)b / (1 << 30));
+  else if (b >= 1 << 20) snprintf(out, cap, "%.1f MiB", (double)b / (1 << 20));
+  else if (b >= 1 << 10) snprintf(out, cap, "%.1f KiB", (double)b / (1 << 10));
+  else snprintf(out, cap, "%lld B", (long long)b);
+}
+
 /* Appends a copy of s. */
 static void nsys__text(nsys_explain_texts *t, const char *s) {
   if (t->n == t->cap) {
@@ -162,8 +170,8 @@ typedef struct {
   char instance_nvtx[512];
   const nsys_explain_context *cx; /* NULL without a profile */
   bool serial;                     /* one thread in one block */
-  int64_t um_ns;                   /* unified-memory migrations overlapping the kernel */
-  uint32_t um_count, um_kernels;
+  bool have_detect;
+  nsys_detect det;                 /* detectors around its instances (detect.h) */
   char short_buf[256]; /* short name derived from a full name given alone */
   char qual_buf[2048]; /* mangled names: the nested names, then the mangled name */
 } nsys__ctx;
@@ -172,13 +180,15 @@ static bool nsys__is_gemm(const nsys__ctx *c) {
   return strcmp(c->category, "gemm") == 0 || strcmp(c->category, "convolution") == 0;
 }
 
-/* Unified-memory migrations explain the kernel's time when they overlap at
- * least half of its launches or add up to a tenth of its time. */
 static bool nsys__um_matters(const nsys__ctx *c) {
-  if (c->um_count == 0) return false;
-  uint32_t launches = c->have_stats ? c->st.count : 1;
-  int64_t total = c->have_stats ? c->st.total_ns : 0;
-  return (uint64_t)c->um_kernels * 2 >= launches || c->um_ns * 10 >= total;
+  return c->have_detect &&
+         nsys_detect_um_matters(&c->det, c->have_stats ? c->st.count : 1u, c->have_stats ? c->st.total_ns : 0);
+}
+
+static bool nsys__copies_matter(const nsys__ctx *c) { return c->have_detect && nsys_detect_copies_matter(&c->det); }
+
+static bool nsys__launch_bound(const nsys__ctx *c) {
+  return c->have_detect && !c->serial && !c->info.is_nccl && nsys_detect_launch_bound(&c->det);
 }
 
 /* Decides the likely bound with reasons (strings added to `reasons`). */
@@ -253,14 +263,59 @@ static const char *nsys__bound(const nsys__ctx *c, nsys_explain_texts *reasons) 
       }
     }
   }
-  if (nsys__um_matters(c)) {
-    nsys__fmt_ns(a, sizeof a, (double)c->um_ns);
+  if (nsys__launch_bound(c)) {
+    const nsys_detect *d = &c->det;
+    nsys__fmt_ns(a, sizeof a, (double)d->launched_kernel_ns / d->launched);
+    nsys__fmt_ns(b, sizeof b, (double)d->launch_api_ns / d->launched);
     snprintf(buf, sizeof buf,
-             "%u unified-memory migrations (%s of copy time) ran on the same GPU while %u of its %u launches ran: the "
-             "kernel waits on page faults, so its duration measures migration, not its own work.",
-             c->um_count, a, c->um_kernels, c->have_stats ? c->st.count : 1u);
+             "Launch-bound: %u of its %u launches ran shorter than their launch call (%s on the GPU against %s on the "
+             "CPU, on average) and %u found their stream empty: the GPU waits for the CPU to issue the next kernel.",
+             d->shorter_than_launch, d->launched, a, b, d->starved);
     nsys__text(reasons, buf);
+    bound = "latency";
+  }
+  if (nsys__um_matters(c)) {
+    const nsys_detect *d = &c->det;
+    uint32_t launches = c->have_stats ? c->st.count : 1u;
+    if (d->um_migrations > 0) {
+      char mb[32];
+      nsys__fmt_ns(a, sizeof a, (double)d->um_ns);
+      nsys__fmt_bytes(mb, sizeof mb, d->um_bytes);
+      snprintf(buf, sizeof buf,
+               "%u unified-memory migrations (%s, %s of copy time) ran on the same GPU while %u of its %u launches ran: "
+               "the kernel waits on page faults, so its duration measures migration, not its own work.",
+               d->um_migrations, mb, a, d->um_instances, launches);
+      nsys__text(reasons, buf);
+    }
+    if (d->gpu_fault_events > 0) {
+      nsys__fmt_ns(a, sizeof a, (double)d->gpu_fault_ns);
+      snprintf(buf, sizeof buf,
+               "The GPU page-fault table records %lld page faults in %u fault groups (%s servicing them) during %u of its "
+               "%u launches.",
+               (long long)d->gpu_faults, d->gpu_fault_events, a, d->gpu_fault_instances, launches);
+      nsys__text(reasons, buf);
+    }
+    if (d->cpu_faults > 0) {
+      snprintf(buf, sizeof buf,
+               "%lld CPU page faults of its process fell between it and the operations next to it on its stream: the "
+               "host touches the same managed memory, so pages migrate back and forth.",
+               (long long)d->cpu_faults);
+      nsys__text(reasons, buf);
+    }
     bound = "memory";
+  }
+  if (nsys__copies_matter(c)) {
+    const nsys_detect *d = &c->det;
+    char mb[32];
+    nsys__fmt_ns(a, sizeof a, (double)d->copy_ns);
+    nsys__fmt_bytes(mb, sizeof mb, d->copy_bytes);
+    snprintf(buf, sizeof buf,
+             "%u of its %u instances sit next to host<->device copies on its stream: %u cop%s (%u from or to pageable "
+             "host memory, %u synchronous), %s, %s. A pageable copy is staged through a driver buffer at a fraction of "
+             "the link's bandwidth and a synchronous one blocks the host, so copy and kernel serialise.",
+             d->copy_instances, d->instances, d->copies, d->copies == 1 ? "y" : "ies", d->pageable_copies,
+             d->sync_copies, mb, a);
+    nsys__text(reasons, buf);
   }
   if (!c->have_stats && c->st.kind != NSYS_OP_KERNEL && strncmp(c->short_name, "[CUDA memcpy", 12) == 0) {
     nsys__text(reasons, ("A copy is limited by the link it crosses (PCIe/NVLink) or by device memory."));
@@ -277,8 +332,13 @@ static void nsys__evidence_suggestions(const nsys__ctx *c, nsys_explain_texts *s
   char buf[640], a[32];
   if (c->serial) nsys__suggest(sugg, nsys_advice_serial(nsys__fw(c)));
   if (nsys__um_matters(c)) nsys__suggest(sugg, nsys_advice_unified_memory(nsys__fw(c)));
-  if (c->have_stats && c->st.kind == NSYS_OP_KERNEL && c->st.median_ns < 10000 && c->st.count >= 100 &&
-      !c->info.is_nccl && !c->serial) {
+  if (nsys__copies_matter(c)) nsys__suggest(sugg, nsys_advice_copies(nsys__fw(c)));
+  if (nsys__launch_bound(c)) {
+    snprintf(buf, sizeof buf, "Launch-bound (%u of %u launches shorter than their launch call, stream empty): %s",
+             c->det.shorter_than_launch, c->det.launched, nsys_advice_launch_overhead(nsys__fw(c)));
+    nsys__suggest(sugg, buf);
+  } else if (c->have_stats && c->st.kind == NSYS_OP_KERNEL && c->st.median_ns < 10000 && c->st.count >= 100 &&
+             !c->info.is_nccl && !c->serial) {
     nsys__fmt_ns(a, sizeof a, (double)c->st.median_ns);
     snprintf(buf, sizeof buf, "%u launches of about %s each: %s", c->st.count, a, nsys_advice_launch_overhead(nsys__fw(c)));
     nsys__suggest(sugg, buf);
@@ -641,11 +701,13 @@ bool nsys_explain_kernel(nsys_task *task, const nsys_explain_req *req, nsys_expl
         free(name_copy);
         return false; /* cancelled: the task holds the error */
       }
-      if (c.cx->um_ops > 0 && ix->ops.kind[c.op] == NSYS_OP_KERNEL &&
-          !nsys_explain_um_overlap(req->p, ix, ix->ops.name[c.op], device, task, &c.um_ns, &c.um_count,
-                                   &c.um_kernels)) {
-        free(name_copy);
-        return false;
+      if (ix->ops.kind[c.op] == NSYS_OP_KERNEL) {
+        nsys_task_progress(task, 85, "detectors");
+        if (!nsys_detect_kernel(ix, c.cx->detect_data, ix->ops.name[c.op], device, task, &c.det)) {
+          free(name_copy);
+          return false;
+        }
+        c.have_detect = true;
       }
     }
   } else if (!c.have_stats) {
@@ -704,7 +766,13 @@ bool nsys_explain_kernel(nsys_task *task, const nsys_explain_req *req, nsys_expl
   if (c.cx) {
     out->have_context = true;
     out->context = *c.cx;
+    out->context.detect_data = NULL;
   }
+  out->have_detect = c.have_detect;
+  out->detect = c.det;
+  out->fires_copies = nsys__copies_matter(&c);
+  out->fires_unified_memory = nsys__um_matters(&c);
+  out->fires_launch_bound = nsys__launch_bound(&c);
   out->markdown = nsys__markdown(&c, out->bound, &out->reasons, &out->suggestions, ix);
   free(name_copy);
   return true;

@@ -12,6 +12,7 @@
 
 #include "common/task.h"
 #include "explain/context.h"
+#include "explain/detect.h"
 #include "explain/kb.h"
 #include "explain/kernel_name.h"
 #include "explain/kernel_stats.h"
@@ -89,6 +90,9 @@ typedef struct nsys_explain_result {
   nsys_explain_texts withheld, withheld_reasons; /* KB suggestions whose preconditions fail, and why */
   bool have_context;
   nsys_explain_context context;  /* a copy of the profile's context (its pointers are left NULL) */
+  bool have_detect;              /* a kernel in a profile: the detectors ran */
+  nsys_detect detect;            /* their evidence around its instances (detect.h) */
+  bool fires_copies, fires_unified_memory, fires_launch_bound; /* which detectors explain its time */
   char *markdown;                /* owned */
 } nsys_explain_result;
 

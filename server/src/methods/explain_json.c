@@ -195,6 +195,44 @@ static cJSON *nsys__context(const nsys_explain_result *r) {
   nsys_json_add_i64(o, "gpuOperationNs", cx->gpu_op_ns);
   nsys_json_add_i64(o, "idleNs", cx->idle_ns);
   nsys_json_add_i64(o, "unifiedMemoryMigrations", cx->um_ops);
+  cJSON *api = cJSON_AddObjectToObject(o, "apiCalls");
+  for (int a = 0; a < NSYS_XAPI_COUNT; a++) nsys_json_add_i64(api, nsys_xapi_name((nsys_xapi)a), cx->api_calls[a]);
+  return o;
+}
+
+static cJSON *nsys__detectors(const nsys_explain_result *r) {
+  if (!r->have_detect) return cJSON_CreateNull();
+  const nsys_detect *d = &r->detect;
+  cJSON *o = cJSON_CreateObject();
+  nsys_json_add_i64(o, "instances", d->instances);
+  cJSON *c = cJSON_AddObjectToObject(o, "copies");
+  cJSON_AddBoolToObject(c, "fires", r->fires_copies);
+  nsys_json_add_i64(c, "instancesNextToCopy", d->copy_instances);
+  nsys_json_add_i64(c, "copies", d->copies);
+  nsys_json_add_i64(c, "pageable", d->pageable_copies);
+  nsys_json_add_i64(c, "synchronous", d->sync_copies);
+  nsys_json_add_i64(c, "bytes", d->copy_bytes);
+  nsys_json_add_i64(c, "ns", d->copy_ns);
+  cJSON *u = cJSON_AddObjectToObject(o, "unifiedMemory");
+  cJSON_AddBoolToObject(u, "fires", r->fires_unified_memory);
+  nsys_json_add_i64(u, "migrations", d->um_migrations);
+  nsys_json_add_i64(u, "migrationBytes", d->um_bytes);
+  nsys_json_add_i64(u, "migrationNs", d->um_ns);
+  nsys_json_add_i64(u, "instancesWithMigrations", d->um_instances);
+  cJSON_AddBoolToObject(u, "faultTables", d->fault_tables);
+  nsys_json_add_i64(u, "gpuFaultGroups", d->gpu_fault_events);
+  nsys_json_add_i64(u, "gpuFaults", d->gpu_faults);
+  nsys_json_add_i64(u, "gpuFaultNs", d->gpu_fault_ns);
+  nsys_json_add_i64(u, "instancesWithGpuFaults", d->gpu_fault_instances);
+  nsys_json_add_i64(u, "cpuFaults", d->cpu_faults);
+  cJSON *l = cJSON_AddObjectToObject(o, "launch");
+  cJSON_AddBoolToObject(l, "fires", r->fires_launch_bound);
+  nsys_json_add_i64(l, "launched", d->launched);
+  nsys_json_add_i64(l, "graphLaunched", d->graph_launched);
+  nsys_json_add_i64(l, "shorterThanLaunch", d->shorter_than_launch);
+  nsys_json_add_i64(l, "streamEmpty", d->starved);
+  nsys_json_add_i64(l, "launchApiNs", d->launch_api_ns);
+  nsys_json_add_i64(l, "kernelNs", d->launched_kernel_ns);
   return o;
 }
 
@@ -238,6 +276,7 @@ cJSON *nsys_explain_result_json(const nsys_explain_result *r) {
     cJSON_AddItemToArray(withheld, w);
   }
   cJSON_AddItemToObject(res, "context", nsys__context(r));
+  cJSON_AddItemToObject(res, "detectors", nsys__detectors(r));
   cJSON_AddStringToObject(res, "markdown", r->markdown);
   return res;
 }
