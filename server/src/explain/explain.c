@@ -753,11 +753,15 @@ bool nsys_explain_kernel(nsys_task *task, const nsys_explain_req *req, nsys_expl
   out->have_nvtx_path = c.op >= 0 && ix && c.instance_nvtx[0];
   memcpy(out->nvtx_path, c.instance_nvtx, sizeof out->nvtx_path);
   nsys__evidence_suggestions(&c, &out->suggestions);
+  out->n_evidence_suggestions = out->suggestions.n;
   out->have_priority = nsys__priority(&c, ix, &out->suggestions, &out->priority);
+  out->first_kb_suggestion = -1;
   for (int i = 0; c.pat && i < c.pat->n_suggestions; i++) {
     char why[512];
     if (nsys_advice_kb_applies(c.pat, i, c.cx, why, sizeof why)) {
+      int before = out->suggestions.n;
       nsys__suggest(&out->suggestions, c.pat->suggestions[i]);
+      if (out->first_kb_suggestion < 0 && out->suggestions.n > before) out->first_kb_suggestion = before;
     } else {
       nsys__text(&out->withheld, c.pat->suggestions[i]);
       nsys__text(&out->withheld_reasons, why);

@@ -87,6 +87,8 @@ typedef struct nsys_explain_result {
   bool have_priority;
   nsys_explain_priority priority;
   nsys_explain_texts suggestions;
+  int n_evidence_suggestions;    /* suggestions[0 ..) drawn from the profile's evidence, before the priority statement */
+  int first_kb_suggestion;       /* index of the first knowledge-base suggestion, -1 when none applies */
   nsys_explain_texts withheld, withheld_reasons; /* KB suggestions whose preconditions fail, and why */
   bool have_context;
   nsys_explain_context context;  /* a copy of the profile's context (its pointers are left NULL) */
