@@ -8,7 +8,6 @@ profiles changed with SQL to make each detector fire or not, and on the real
 exports of ../shared/profiles when present."""
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import captured_profiles, real_profiles
+from test_explain_context import variant
 from nsys_rpc import Server, result_schema_errors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -219,17 +219,6 @@ def tiny(tmp_path_factory) -> Path:
     subprocess.run([sys.executable, str(ROOT / "tools" / "gen_profile.py"), "-o", str(out), "--preset", "tiny"],
                    check=True, capture_output=True)
     return out
-
-
-def variant(base: Path, tmp: Path, name: str, *sql: str | tuple) -> Path:
-    p = tmp / f"{name}.sqlite"
-    shutil.copy(base, p)
-    db = sqlite3.connect(p)
-    for stmt in sql:
-        db.execute(*stmt) if isinstance(stmt, tuple) else db.execute(stmt)
-    db.commit()
-    db.close()
-    return p
 
 
 def first_kernel_after_copy(path: Path) -> str:
