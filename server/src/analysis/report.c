@@ -625,7 +625,8 @@ cJSON *nsys_report_build(nsys_task *task, struct nsys_profile *p, const nsys_ind
   /* explain's verdict on the largest kernel (explain/hotspot.h) */
   nsys_explain_hotspot hot;
   const cJSON *top0 = cJSON_GetArrayItem(nsys__get(r[0], "rows"), 0);
-  bool have_hot = top0 && nsys_explain_hotspot_of(p, ix, nsys__str(top0, "name"), task, &hot);
+  bool have_hot = top0 && nsys__num(top0, "pctOfGpu") >= 25 && /* the rule's threshold: only then is it asked */
+                  nsys_explain_hotspot_of(p, ix, nsys__str(top0, "name"), task, &hot);
   if (!have_hot && nsys_task_failed(task)) {
     cJSON_Delete(analyses);
     return NULL;
