@@ -230,40 +230,93 @@ static int64_t nsys__cpu_faults(const struct nsys_detect_data *d, uint32_t pid, 
   return (int64_t)(lo - a);
 }
 
-/* A copy next to an instance: counts it once (ops are visited in track
- * order, so a copy between two instances is met twice in a row). */
-static void nsys__copy_neighbour(const nsys_index *ix, const struct nsys_detect_data *d, uint32_t op, int64_t *last,
-                                 bool *hit, nsys_detect *out) {
-  if (ix->ops.kind[op] != NSYS_OP_MEMCPY) return;
+/* Whether op is a host<->device copy that is pageable or synchronous; its
+ * flags when it is. */
+static bool nsys__bad_copy(const nsys_index *ix, const struct nsys_detect_data *d, uint32_t op, bool *pageable,
+                           bool *sync) {
+  if (ix->ops.kind[op] != NSYS_OP_MEMCPY) return false;
   ssize_t ci = nsys__copy_find(d, ix->ops.rowid[op]);
   uint8_t flags = ci >= 0 ? d->copy_flags[ci] : 0;
   int32_t api = ix->ops.api[op];
-  bool sync = api >= 0 && nsys__sync_copy_api(nsys_strtab_get(&ix->strings, ix->api.name[api]));
-  bool pageable = (flags & NSYS__COPY_PAGEABLE) != 0;
+  *sync = api >= 0 && nsys__sync_copy_api(nsys_strtab_get(&ix->strings, ix->api.name[api]));
+  *pageable = (flags & NSYS__COPY_PAGEABLE) != 0;
   const char *name = nsys_strtab_get(&ix->strings, ix->ops.name[op]);
   bool host = ci >= 0 ? (flags & NSYS__COPY_HOST) != 0 : (strstr(name, "HtoD") || strstr(name, "DtoH"));
-  if (!host || (!sync && !pageable)) return;
-  *hit = true;
-  if (*last == (int64_t)op) return;
-  *last = op;
-  out->copies++;
-  out->pageable_copies += pageable;
-  out->sync_copies += sync;
-  out->copy_bytes += ci >= 0 ? d->copy_bytes[ci] : 0;
-  out->copy_ns += ix->ops.end[op] - ix->ops.start[op];
+  return host && (*sync || *pageable);
 }
 
-bool nsys_detect_kernel(const nsys_index *ix, const struct nsys_detect_data *d, uint32_t name_id, int32_t device,
-                        nsys_task *task, nsys_detect *out) {
+static int nsys__u32_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+bool nsys_detect_kernel(const nsys_index *ix, const struct nsys_detect_data *d, const uint32_t *ops, uint32_t n_ops,
+                        int32_t device, bool scan_unified, nsys_task *task, nsys_detect *out) {
   memset(out, 0, sizeof *out);
   out->fault_tables = d && d->fault_tables;
-  nsys__iv *kv = NULL, *um = NULL;
-  size_t n_k = 0, kcap = 0, n_um = 0, ucap = 0;
+  nsys__iv *kv = nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof *kv);
+  uint32_t *nb = nsys_xmalloc((size_t)(2 * n_ops + 1) * sizeof *nb); /* neighbouring bad copies */
+  size_t n_k = 0, n_nb = 0;
+  for (uint32_t i = 0; i < n_ops; i++) {
+    uint32_t op = ops[i];
+    if ((i + 1) % NSYS__POLL == 0 && nsys_task_cancelled(task)) {
+      free(kv);
+      free(nb);
+      return nsys_task_fail_cancelled(task);
+    }
+    const nsys_gpu_track *tr = &ix->tracks[ix->ops.track[op]];
+    if (tr->device != device || ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
+    uint32_t k = op - tr->first; /* its position on its track */
+    out->instances++;
+    kv[n_k++] = (nsys__iv){ix->ops.start[op], ix->ops.end[op], 0};
+    /* copies just before and after it on its stream */
+    bool hit = false, pageable, sync;
+    if (k > 0 && nsys__bad_copy(ix, d, op - 1, &pageable, &sync)) nb[n_nb++] = op - 1, hit = true;
+    if (k + 1 < tr->count && nsys__bad_copy(ix, d, op + 1, &pageable, &sync)) nb[n_nb++] = op + 1, hit = true;
+    out->copy_instances += hit;
+    /* CPU faults of its process around it on its stream */
+    int64_t before = k > 0 ? ix->ops.end[op - 1] : ix->ops.start[op];
+    int64_t after = k + 1 < tr->count ? ix->ops.start[op + 1] : ix->ops.end[op];
+    out->cpu_faults += nsys__cpu_faults(d, tr->pid, before, ix->ops.start[op]) +
+                       nsys__cpu_faults(d, tr->pid, ix->ops.end[op], after);
+    /* its launch */
+    int32_t api = ix->ops.api[op];
+    if (api < 0) continue;
+    const char *an = nsys_strtab_get(&ix->strings, ix->api.name[api]);
+    if (strstr(an, "Graph")) {
+      out->graph_launched++;
+      continue;
+    }
+    if (!nsys__is_launch_api(an)) continue;
+    int64_t api_ns = ix->api.end[api] - ix->api.start[api];
+    int64_t k_ns = ix->ops.end[op] - ix->ops.start[op];
+    out->launched++;
+    out->launch_api_ns += api_ns;
+    out->launched_kernel_ns += k_ns;
+    out->shorter_than_launch += k_ns < api_ns;
+    out->starved += k == 0 || ix->ops.end[op - 1] <= ix->api.start[api];
+  }
+  /* each neighbouring copy once (one between two instances is met twice) */
+  qsort(nb, n_nb, sizeof *nb, nsys__u32_cmp);
+  for (size_t i = 0; i < n_nb; i++) {
+    if (i > 0 && nb[i] == nb[i - 1]) continue;
+    bool pageable, sync;
+    nsys__bad_copy(ix, d, nb[i], &pageable, &sync);
+    ssize_t ci = nsys__copy_find(d, ix->ops.rowid[nb[i]]);
+    out->copies++;
+    out->pageable_copies += pageable;
+    out->sync_copies += sync;
+    out->copy_bytes += ci >= 0 ? d->copy_bytes[ci] : 0;
+    out->copy_ns += ix->ops.end[nb[i]] - ix->ops.start[nb[i]];
+  }
+  free(nb);
+  /* the device's unified-memory migrations (only when the profile has some: a pass over the device's ops) */
+  nsys__iv *um = NULL;
+  size_t n_um = 0, ucap = 0;
   uint32_t polled = 0;
-  for (uint32_t t = 0; t < ix->n_tracks; t++) {
+  for (uint32_t t = 0; scan_unified && t < ix->n_tracks; t++) {
     const nsys_gpu_track *tr = &ix->tracks[t];
     if (tr->device != device) continue;
-    int64_t last_copy = -1;
     for (uint32_t k = 0; k < tr->count; k++) {
       uint32_t op = tr->first + k;
       if (++polled % NSYS__POLL == 0 && nsys_task_cancelled(task)) {
@@ -271,41 +324,11 @@ bool nsys_detect_kernel(const nsys_index *ix, const struct nsys_detect_data *d, 
         free(um);
         return nsys_task_fail_cancelled(task);
       }
-      if (ix->ops.kind[op] == NSYS_OP_MEMCPY && strstr(nsys_strtab_get(&ix->strings, ix->ops.name[op]), "Unified")) {
-        if (n_um == ucap) ucap = ucap ? ucap * 2 : 64, um = nsys_xrealloc(um, ucap * sizeof *um);
-        ssize_t ci = nsys__copy_find(d, ix->ops.rowid[op]);
-        um[n_um++] = (nsys__iv){ix->ops.start[op], ix->ops.end[op], ci >= 0 ? d->copy_bytes[ci] : 0};
-      }
-      if (ix->ops.name[op] != name_id || ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
-      out->instances++;
-      if (n_k == kcap) kcap = kcap ? kcap * 2 : 64, kv = nsys_xrealloc(kv, kcap * sizeof *kv);
-      kv[n_k++] = (nsys__iv){ix->ops.start[op], ix->ops.end[op], 0};
-      /* copies just before and after it on its stream */
-      bool hit = false;
-      if (k > 0) nsys__copy_neighbour(ix, d, op - 1, &last_copy, &hit, out);
-      if (k + 1 < tr->count) nsys__copy_neighbour(ix, d, op + 1, &last_copy, &hit, out);
-      out->copy_instances += hit;
-      /* CPU faults of its process around it on its stream */
-      int64_t before = k > 0 ? ix->ops.end[op - 1] : ix->ops.start[op];
-      int64_t after = k + 1 < tr->count ? ix->ops.start[op + 1] : ix->ops.end[op];
-      out->cpu_faults += nsys__cpu_faults(d, tr->pid, before, ix->ops.start[op]) +
-                         nsys__cpu_faults(d, tr->pid, ix->ops.end[op], after);
-      /* its launch */
-      int32_t api = ix->ops.api[op];
-      if (api < 0) continue;
-      const char *an = nsys_strtab_get(&ix->strings, ix->api.name[api]);
-      if (strstr(an, "Graph")) {
-        out->graph_launched++;
+      if (ix->ops.kind[op] != NSYS_OP_MEMCPY || !strstr(nsys_strtab_get(&ix->strings, ix->ops.name[op]), "Unified"))
         continue;
-      }
-      if (!nsys__is_launch_api(an)) continue;
-      int64_t api_ns = ix->api.end[api] - ix->api.start[api];
-      int64_t k_ns = ix->ops.end[op] - ix->ops.start[op];
-      out->launched++;
-      out->launch_api_ns += api_ns;
-      out->launched_kernel_ns += k_ns;
-      out->shorter_than_launch += k_ns < api_ns;
-      out->starved += k == 0 || ix->ops.end[op - 1] <= ix->api.start[api];
+      if (n_um == ucap) ucap = ucap ? ucap * 2 : 64, um = nsys_xrealloc(um, ucap * sizeof *um);
+      ssize_t ci = nsys__copy_find(d, ix->ops.rowid[op]);
+      um[n_um++] = (nsys__iv){ix->ops.start[op], ix->ops.end[op], ci >= 0 ? d->copy_bytes[ci] : 0};
     }
   }
   bool ok = nsys_csort(kv, n_k, sizeof *kv, nsys__iv_cmp, nsys__cancel_cb, task) &&

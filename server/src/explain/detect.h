@@ -21,9 +21,10 @@
  *               before the call began, or there was none): the GPU waited
  *               for the CPU.
  *
- * Cost: one pass over the index's ops (O(n)) plus sorts and binary searches
- * of the kernel's instances against the profile's tables, which
- * nsys_detect_data_load reads once per open (O(m log m)). */
+ * Cost: O(k log k) in the kernel's k instances plus binary searches against
+ * the profile's tables, which nsys_detect_data_load reads once per open
+ * (O(m log m)); a pass over the device's ops only when the profile has
+ * unified-memory migrations. */
 #ifndef NSYS_EXPLAIN_DETECT_H
 #define NSYS_EXPLAIN_DETECT_H
 
@@ -69,11 +70,15 @@ typedef struct nsys_detect {
 struct nsys_detect_data *nsys_detect_data_load(const struct nsys_profile *p, nsys_task *task);
 void nsys_detect_data_free(struct nsys_detect_data *d);
 
-/* Runs every detector on the ops with short-name id `name_id` on `device`.
- * False after nsys_task_fail() when cancelled. d may be NULL (no table
- * evidence: copies are judged by their API call only, no bytes). */
-bool nsys_detect_kernel(const nsys_index *ix, const struct nsys_detect_data *d, uint32_t name_id, int32_t device,
-                        nsys_task *task, nsys_detect *out);
+/* Runs every detector on the kernel instances among `ops` (a name's
+ * instances, e.g. nsys_kstats_ops) that ran on `device`. scan_unified: the
+ * profile has unified-memory migrations (context.h's um_ops), so the device's
+ * ops are scanned for them (O(n)); otherwise the cost is O(k log k) in the
+ * instances plus binary searches. False after nsys_task_fail() when
+ * cancelled. d may be NULL (no table evidence: copies are judged by their
+ * API call only, no bytes). */
+bool nsys_detect_kernel(const nsys_index *ix, const struct nsys_detect_data *d, const uint32_t *ops, uint32_t n_ops,
+                        int32_t device, bool scan_unified, nsys_task *task, nsys_detect *out);
 
 /* The rules: whether each finding explains the kernel's time. */
 bool nsys_detect_copies_matter(const nsys_detect *d);

@@ -368,6 +368,24 @@ bool nsys_kstats_get(const nsys_profile *p, const nsys_index *ix, nsys_kstats_ke
   return ok;
 }
 
+uint32_t *nsys_kstats_ops(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                           uint32_t *n) {
+  *n = 0;
+  if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return NULL;
+  int k = key == NSYS_KSTATS_BY_FULL_NAME ? 1 : 0;
+  pthread_mutex_lock(&nsys__mu);
+  nsys__entry *e = nsys__entry_for(p, ix);
+  nsys__grouping *g = &e->g[k];
+  uint32_t *out = NULL;
+  if ((g->built || nsys__build(g, ix, key, NULL, NULL)) && name_id < g->n_names) {
+    *n = g->off[name_id + 1] - g->off[name_id];
+    out = nsys_xmalloc((size_t)(*n ? *n : 1) * sizeof *out);
+    memcpy(out, g->ops + g->off[name_id], (size_t)*n * sizeof *out);
+  }
+  pthread_mutex_unlock(&nsys__mu);
+  return out;
+}
+
 void nsys_kstats_totals(const nsys_profile *p, const nsys_index *ix, int64_t *all_ns, int64_t *kernel_ns) {
   pthread_mutex_lock(&nsys__mu);
   nsys__entry *e = nsys__entry_for(p, ix);
