@@ -1,6 +1,7 @@
 /* Detectors around a kernel's instances (see detect.h). */
 #include "explain/detect.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,19 @@ typedef struct {
   int64_t s, e, n;
 } nsys__ev;
 
+#define NSYS__MEMO 256
+
+typedef struct {
+  bool used;
+  uint32_t name;
+  int32_t device;
+  nsys_detect det;
+} nsys__memo;
+
 struct nsys_detect_data {
+  /* results per (name, device), so a repeated hover costs no pass */
+  pthread_mutex_t mu;
+  nsys__memo memo[NSYS__MEMO];
   /* memcpy rows in rowid order */
   size_t n_copy;
   int64_t *copy_rowid, *copy_bytes;
@@ -50,6 +63,7 @@ static int nsys__iv_cmp(const void *a, const void *b) {
 
 void nsys_detect_data_free(struct nsys_detect_data *d) {
   if (!d) return;
+  pthread_mutex_destroy(&d->mu);
   free(d->copy_rowid);
   free(d->copy_bytes);
   free(d->copy_flags);
@@ -87,6 +101,7 @@ static bool nsys__load_events(const nsys_profile *p, nsys_task *task, const char
 
 struct nsys_detect_data *nsys_detect_data_load(const nsys_profile *p, nsys_task *task) {
   struct nsys_detect_data *d = nsys_xcalloc(1, sizeof *d);
+  pthread_mutex_init(&d->mu, NULL);
   char tbl[512];
   if (nsys_profile_table_sql(p, NSYS_TBL_MEMCPY, tbl, sizeof tbl) && nsys_schema_has_column(p, NSYS_TBL_MEMCPY, "bytes")) {
     bool kinds = nsys_schema_has_column(p, NSYS_TBL_MEMCPY, "srcKind") &&
@@ -353,6 +368,29 @@ bool nsys_detect_kernel(const nsys_index *ix, const struct nsys_detect_data *d, 
   free(kv);
   free(um);
   return ok ? true : nsys_task_fail_cancelled(task);
+}
+
+static nsys__memo *nsys__memo_slot(struct nsys_detect_data *d, uint32_t name_id, int32_t device) {
+  uint64_t h = ((uint64_t)name_id * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)(uint32_t)device * 0xC2B2AE3D27D4EB4FULL);
+  return &d->memo[(h >> 32) % NSYS__MEMO];
+}
+
+bool nsys_detect_recall(struct nsys_detect_data *d, uint32_t name_id, int32_t device, nsys_detect *out) {
+  if (!d) return false;
+  pthread_mutex_lock(&d->mu);
+  nsys__memo *m = nsys__memo_slot(d, name_id, device);
+  bool hit = m->used && m->name == name_id && m->device == device;
+  if (hit) *out = m->det;
+  pthread_mutex_unlock(&d->mu);
+  return hit;
+}
+
+void nsys_detect_remember(struct nsys_detect_data *d, uint32_t name_id, int32_t device, const nsys_detect *det) {
+  if (!d) return;
+  pthread_mutex_lock(&d->mu);
+  nsys__memo *m = nsys__memo_slot(d, name_id, device);
+  *m = (nsys__memo){true, name_id, device, *det};
+  pthread_mutex_unlock(&d->mu);
 }
 
 bool nsys_detect_copies_matter(const nsys_detect *d) {

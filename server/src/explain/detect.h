@@ -80,6 +80,11 @@ void nsys_detect_data_free(struct nsys_detect_data *d);
 bool nsys_detect_kernel(const nsys_index *ix, const struct nsys_detect_data *d, const uint32_t *ops, uint32_t n_ops,
                         int32_t device, bool scan_unified, nsys_task *task, nsys_detect *out);
 
+/* A result remembered for (short-name id, device) in d (a bounded memo:
+ * a repeated hover costs no pass); recall is false when it is not there. */
+bool nsys_detect_recall(struct nsys_detect_data *d, uint32_t name_id, int32_t device, nsys_detect *out);
+void nsys_detect_remember(struct nsys_detect_data *d, uint32_t name_id, int32_t device, const nsys_detect *det);
+
 /* The rules: whether each finding explains the kernel's time. */
 bool nsys_detect_copies_matter(const nsys_detect *d);
 bool nsys_detect_um_matters(const nsys_detect *d, uint32_t launches, int64_t total_ns);

@@ -703,13 +703,17 @@ bool nsys_explain_kernel(nsys_task *task, const nsys_explain_req *req, nsys_expl
       }
       if (ix->ops.kind[c.op] == NSYS_OP_KERNEL) {
         nsys_task_progress(task, 85, "detectors");
-        uint32_t n_inst = 0;
-        uint32_t *inst = nsys_kstats_ops(req->p, ix, NSYS_KSTATS_BY_NAME, ix->ops.name[c.op], &n_inst);
-        bool ok = nsys_detect_kernel(ix, c.cx->detect_data, inst, n_inst, device, c.cx->um_ops > 0, task, &c.det);
-        free(inst);
-        if (!ok) {
-          free(name_copy);
-          return false;
+        uint32_t sid = ix->ops.name[c.op];
+        if (!nsys_detect_recall(c.cx->detect_data, sid, device, &c.det)) {
+          uint32_t n_inst = 0;
+          uint32_t *inst = nsys_kstats_ops(req->p, ix, NSYS_KSTATS_BY_NAME, sid, &n_inst);
+          bool ok = nsys_detect_kernel(ix, c.cx->detect_data, inst, n_inst, device, c.cx->um_ops > 0, task, &c.det);
+          free(inst);
+          if (!ok) {
+            free(name_copy);
+            return false;
+          }
+          nsys_detect_remember(c.cx->detect_data, sid, device, &c.det);
         }
         c.have_detect = true;
       }
