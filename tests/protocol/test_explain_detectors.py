@@ -9,18 +9,13 @@ exports of ../shared/profiles when present."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import captured_profiles, real_profiles
-from test_explain_context import variant
+from test_explain_context import base, variant  # noqa: F401 (base: a fixture)
 from nsys_rpc import Server, result_schema_errors
-
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def captured(name: str) -> Path:
     (p,) = [p for p in captured_profiles() if p.name == name]
@@ -214,11 +209,9 @@ def test_launch_bound_gpt_train():
 # ---- generated profiles changed with SQL: each detector on and off ---------------------------
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("det") / "tiny.sqlite"
-    subprocess.run([sys.executable, str(ROOT / "tools" / "gen_profile.py"), "-o", str(out), "--preset", "tiny"],
-                   check=True, capture_output=True)
-    return out
+def tiny(base) -> Path:
+    """The generated tiny profile (test_explain_context's `base`)."""
+    return base
 
 
 def first_kernel_after_copy(path: Path) -> str:
