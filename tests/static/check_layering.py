@@ -25,8 +25,6 @@ ALLOWED = {
     "analysis/openset.c": "builds its result as cJSON",
     "analysis/report.h": "report findings are cJSON",
     "explain/agent.h": "agent/ask answers with cJSON",
-    "explain/explain.h": "kernel/explain answers with cJSON",
-    "explain/kb.c": "parses the knowledge base JSON with cJSON",
     "explain/llm.c": "prints LLM request bodies with rpc/json_write.h (the one exact printer)",
     "explain/llm.h": "LLM settings and requests are cJSON",
 }

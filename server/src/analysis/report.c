@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "explain/hotspot.h"
 #include "profile/profile.h"
 
 static double nsys__num(const cJSON *o, const char *k) {
@@ -496,7 +497,8 @@ static const char *nsys__hotspot_fix(const char *name) {
          "Compute (ncu --kernel-name) for occupancy and memory throughput.";
 }
 
-static void nsys__rule_hotspot(nsys__findings *f, const cJSON *top) {
+/* v: explain's verdict on the kernel (explain/hotspot.h), NULL when none */
+static void nsys__rule_hotspot(nsys__findings *f, const cJSON *top, const nsys_explain_hotspot *v) {
   const cJSON *r = cJSON_GetArrayItem(nsys__get(top, "rows"), 0);
   if (!r) return;
   double pct = nsys__num(r, "pctOfGpu");
@@ -512,10 +514,13 @@ static void nsys__rule_hotspot(nsys__findings *f, const cJSON *top) {
   char b1[32], b2[32];
   /* where time goes, not time wasted: impact 0 so that waste findings of the
    * same severity come first */
+  if (v) nsys_json_str(ev, "cause", nsys_hotspot_cause_name(v->cause));
   nsys__finding(f, "hotspot_kernel", pct >= 40 ? "warning" : "info", 0, ev,
-                nsys__hotspot_fix(name), "Hotspot kernel %s: %.1f%% of GPU kernel time (%s over %.0f calls, avg %s)",
-                name, pct, nsys__dur(b1, sizeof b1, nsys__num(r, "totalNs")), nsys__num(r, "count"),
-                nsys__dur(b2, sizeof b2, nsys__num(r, "avgNs")));
+                v && v->recommendation[0] ? v->recommendation : nsys__hotspot_fix(name),
+                "Hotspot kernel %s: %.1f%% of GPU kernel time (%s over %.0f calls, avg %s)%s%s", name, pct,
+                nsys__dur(b1, sizeof b1, nsys__num(r, "totalNs")), nsys__num(r, "count"),
+                nsys__dur(b2, sizeof b2, nsys__num(r, "avgNs")), v && v->cause_text[0] ? "; " : "",
+                v ? v->cause_text : "");
 }
 
 static void nsys__rule_nvtx(nsys__findings *f, const cJSON *nv) {
@@ -704,6 +709,15 @@ cJSON *nsys_report_build(nsys_task *task, struct nsys_profile *p, const nsys_ind
     cJSON_Delete(analyses);
     return NULL;
   }
+  /* explain's verdict on the largest kernel (explain/hotspot.h) */
+  nsys_explain_hotspot hot;
+  const cJSON *top0 = cJSON_GetArrayItem(nsys__get(r[0], "rows"), 0);
+  bool have_hot = top0 && nsys__num(top0, "pctOfGpu") >= 25 && /* the rule's threshold: only then is it asked */
+                  nsys_explain_hotspot_of(p, ix, nsys__str(top0, "name"), task, &hot);
+  if (!have_hot && nsys_task_failed(task)) {
+    cJSON_Delete(analyses);
+    return NULL;
+  }
   int64_t span = ix->span_end - ix->span_start;
   nsys__findings f = {cJSON_CreateArray(), ix->span_start, ix->span_end};
   nsys__rule_short(&f, r[0], r[4], span);
@@ -713,7 +727,7 @@ cJSON *nsys_report_build(nsys_task *task, struct nsys_profile *p, const nsys_ind
   nsys__rule_nccl(&f, r[2], r[3]);
   nsys__rule_h2d(&f, r[5], span);
   nsys__rule_small(&f, r[6], r[0]);
-  nsys__rule_hotspot(&f, r[0]);
+  nsys__rule_hotspot(&f, r[0], have_hot ? &hot : NULL);
   nsys__rule_nvtx(&f, r[8]);
   nsys__rule_sync(&f, r[7], span);
   nsys__rule_iters(&f, r[4]);

@@ -94,6 +94,27 @@ const char *nsys_advice_unified_memory(nsys_framework fw) {
   }
 }
 
+const char *nsys_advice_copies(nsys_framework fw) {
+  switch (fw) {
+  case NSYS_FW_PYTORCH:
+    return "Copy from pinned memory without blocking: DataLoader(pin_memory=True) or tensor.pin_memory(), then "
+           ".to('cuda', non_blocking=True), and avoid .item()/.cpu() in the step so the copy overlaps compute.";
+  case NSYS_FW_CUPY:
+    return "Stage host data in pinned memory (cupyx.empty_pinned / cupy.cuda.alloc_pinned_memory) and copy with "
+           "ndarray.set(..., stream=s) on a non-default stream so the copy overlaps kernels.";
+  case NSYS_FW_NVHPC:
+    return "Keep the arrays on the device across regions (acc data / enter data) and move updates with "
+           "acc update ... async so the transfers overlap the compute regions.";
+  case NSYS_FW_JULIA:
+    return "Allocate host buffers pinned (CUDA.pin or Mem.alloc(Mem.Host)) and copy with copyto! on a task's own "
+           "stream so the transfer overlaps kernels.";
+  default:
+    return "Allocate the host buffers pinned (cudaMallocHost / cudaHostRegister) and copy with cudaMemcpyAsync on "
+           "a non-default stream, so the copy runs at full link bandwidth and overlaps kernels on other streams "
+           "instead of blocking the host.";
+  }
+}
+
 void nsys_advice_fp32_gemm(const nsys_explain_context *cx, const char *origin, char *out, size_t cap) {
   if (cap) out[0] = '\0';
   if (!cx || cx->cc_major < 0) return;

@@ -27,6 +27,10 @@ const char *nsys_advice_serial(nsys_framework fw);
 /* Unified-memory migrations during a kernel: what to do. */
 const char *nsys_advice_unified_memory(nsys_framework fw);
 
+/* Pageable or synchronous host<->device copies next to a kernel on its
+ * stream: what to do. */
+const char *nsys_advice_copies(nsys_framework fw);
+
 /* An FP32 GEMM/convolution from `origin` running without tensor cores:
  * the advice that fits the GPU's compute capability and the framework, or
  * "" when none does (e.g. a CUTLASS kernel: its template fixes the math;

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "explain/csort.h"
+#include "common/csort.h"
+#include "explain/detect.h"
+#include "explain/framework.h"
 #include "explain/kb.h"
 #include "explain/kernel_stats.h"
 #include "profile/profile.h"
@@ -41,28 +43,6 @@ int nsys_explain_context_rank(const nsys_explain_context *cx, const char *label)
   for (int i = 0; i < cx->n_items; i++)
     if (strcmp(cx->items[i].label, label) == 0) return i + 1;
   return 0;
-}
-
-/* The framework an origin of the knowledge base belongs to (NSYS_FW_CUDA: none). */
-static nsys_framework nsys__fw_of_origin(const char *o) {
-  static const struct {
-    const char *origin;
-    nsys_framework fw;
-  } map[] = {{"pytorch", NSYS_FW_PYTORCH},       {"triton", NSYS_FW_PYTORCH},   {"apex", NSYS_FW_PYTORCH},
-             {"flash-attention", NSYS_FW_PYTORCH}, {"transformer-engine", NSYS_FW_PYTORCH},
-             {"xformers", NSYS_FW_PYTORCH},      {"nvfuser", NSYS_FW_PYTORCH},  {"torchvision", NSYS_FW_PYTORCH},
-             {"fbgemm", NSYS_FW_PYTORCH},        {"vllm", NSYS_FW_PYTORCH},     {"megatron", NSYS_FW_PYTORCH},
-             {"deepep", NSYS_FW_PYTORCH},        {"tensorrt", NSYS_FW_TENSORRT}, {"tensorrt-llm", NSYS_FW_TENSORRT},
-             {"xla", NSYS_FW_XLA},               {"tensorflow", NSYS_FW_TENSORFLOW}, {"nvhpc", NSYS_FW_NVHPC},
-             {"cupy", NSYS_FW_CUPY},             {"numba", NSYS_FW_NUMBA},      {"julia", NSYS_FW_JULIA}};
-  for (size_t i = 0; i < NSYS_ARRAY_LEN(map); i++)
-    if (strcmp(o, map[i].origin) == 0) return map[i].fw;
-  return NSYS_FW_CUDA;
-}
-
-static bool nsys__ends_with(const char *s, const char *suf) {
-  size_t a = strlen(s), b = strlen(suf);
-  return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
 /* ---- ranking ------------------------------------------------------------ */
@@ -185,7 +165,7 @@ static bool nsys__build(const nsys_profile *p, const nsys_index *ix, nsys_task *
       const nsys_kb_pattern *pat = nsys_kb_match(kb, sn, fn);
       nsys_explain_item_label(pat, sn, it.label, sizeof it.label);
       it.kind = NSYS_XITEM_KERNELS;
-      if (pat) fw_ns[nsys__fw_of_origin(pat->origin)] += (double)st.total_ns;
+      if (pat) fw_ns[nsys_framework_of_origin(pat->origin)] += (double)st.total_ns;
     } else {
       snprintf(it.label, sizeof it.label, "%s", sn);
       it.kind = st.kind == NSYS_OP_MEMSET ? NSYS_XITEM_MEMSET : NSYS_XITEM_COPY;
@@ -233,40 +213,10 @@ static bool nsys__build(const nsys_profile *p, const nsys_index *ix, nsys_task *
   }
   free(items);
 
-  /* framework: process names first (they name the program), then the
-   * families that carry the kernel time */
-  for (int i = 0; i < p->info.n_processes; i++) {
-    const char *n = p->info.processes[i].name;
-    if (!n) continue;
-    const char *base = strrchr(n, '/');
-    base = base ? base + 1 : n;
-    nsys_framework f = NSYS_FW_CUDA;
-    if (strcmp(base, "julia") == 0 || strncmp(base, "julia-", 6) == 0) f = NSYS_FW_JULIA;
-    else if (strstr(base, "trtexec")) f = NSYS_FW_TENSORRT;
-    else if (nsys__ends_with(base, "_perf") || nsys__ends_with(base, "_perf_mpi")) f = NSYS_FW_NCCL_TESTS;
-    if (f != NSYS_FW_CUDA) {
-      cx->framework = f;
-      snprintf(cx->framework_evidence, sizeof cx->framework_evidence, "process '%.100s'", base);
-      return true;
-    }
-  }
-  double kernel_fw_total = 0, top = 0;
-  nsys_framework top_fw = NSYS_FW_CUDA;
-  for (int f = 1; f < NSYS_FW_COUNT; f++) {
-    kernel_fw_total += fw_ns[f];
-    if (fw_ns[f] > top) top = fw_ns[f], top_fw = (nsys_framework)f;
-  }
-  if (top > 0) {
-    cx->framework = top_fw;
-    snprintf(cx->framework_evidence, sizeof cx->framework_evidence,
-             "%.0f%% of the GPU time of framework-specific kernels is in %s kernels", 100.0 * top / kernel_fw_total,
-             nsys_framework_name(top_fw));
-  } else {
-    cx->framework = NSYS_FW_CUDA;
-    snprintf(cx->framework_evidence, sizeof cx->framework_evidence,
-             "no process or kernel family of a framework: plain CUDA (or libraries called directly)");
-  }
-  return true;
+  if (!nsys_framework_decide(p, ix, fw_ns, task, cx)) return false;
+  /* what the detectors read from the tables, once per open */
+  cx->detect_data = nsys_detect_data_load(p, task);
+  return cx->detect_data != NULL;
 }
 
 /* ---- cache -------------------------------------------------------------- */
@@ -279,6 +229,11 @@ typedef struct {
   uint64_t last_used;
   nsys_explain_context cx;
 } nsys__slot;
+
+static void nsys__slot_free(nsys__slot *s) {
+  if (s) nsys_detect_data_free(s->cx.detect_data);
+  free(s);
+}
 
 static pthread_mutex_t nsys__mu = PTHREAD_MUTEX_INITIALIZER;
 static nsys__slot *nsys__slots[NSYS__CACHE_SLOTS];
@@ -304,6 +259,7 @@ const nsys_explain_context *nsys_explain_context_get(const nsys_profile *p, cons
   }
   nsys__slot *s = nsys_xcalloc(1, sizeof *s);
   if (!nsys__build(p, ix, task, &s->cx)) {
+    nsys_detect_data_free(s->cx.detect_data);
     free(s);
     pthread_mutex_unlock(&nsys__mu);
     return NULL;
@@ -315,7 +271,7 @@ const nsys_explain_context *nsys_explain_context_get(const nsys_profile *p, cons
   s->mtime = p->st_mtime_ns;
   s->last_used = nsys__clock;
   int slot = free_slot >= 0 ? free_slot : lru;
-  free(nsys__slots[slot]); /* a context is only read under the index's lifetime */
+  nsys__slot_free(nsys__slots[slot]); /* a context is only read under the index's lifetime */
   nsys__slots[slot] = s;
   pthread_mutex_unlock(&nsys__mu);
   return &s->cx;
@@ -324,81 +280,8 @@ const nsys_explain_context *nsys_explain_context_get(const nsys_profile *p, cons
 void nsys_explain_context_clear(void) {
   pthread_mutex_lock(&nsys__mu);
   for (int i = 0; i < NSYS__CACHE_SLOTS; i++) {
-    free(nsys__slots[i]);
+    nsys__slot_free(nsys__slots[i]);
     nsys__slots[i] = NULL;
   }
   pthread_mutex_unlock(&nsys__mu);
-}
-
-/* ---- unified memory around a kernel -------------------------------------- */
-
-/* Whether a overlaps any of the n intervals b (sorted by start; reach[i] the
- * latest end among b[0..i]). */
-static bool nsys__overlaps_set(nsys__iv a, const nsys__iv *b, const int64_t *reach, size_t n) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (b[mid].s < a.e) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo > 0 && reach[lo - 1] > a.s;
-}
-
-bool nsys_explain_um_overlap(const nsys_profile *p, const nsys_index *ix, uint32_t name_id, int32_t device,
-                             nsys_task *task, int64_t *um_ns, uint32_t *um_count, uint32_t *kernels_hit) {
-  (void)p;
-  *um_ns = 0;
-  *um_count = 0;
-  *kernels_hit = 0;
-  /* the device's unified-memory migrations, sorted by start */
-  nsys__iv *um = NULL;
-  size_t n_um = 0, cap = 0;
-  for (uint32_t t = 0; t < ix->n_tracks; t++) {
-    if (ix->tracks[t].device != device) continue;
-    for (uint32_t k = 0; k < ix->tracks[t].count; k++) {
-      uint32_t op = ix->tracks[t].first + k;
-      if (ix->ops.kind[op] != NSYS_OP_MEMCPY) continue;
-      if (!strstr(nsys_strtab_get(&ix->strings, ix->ops.name[op]), "Unified")) continue;
-      if (n_um == cap) cap = cap ? cap * 2 : 64, um = nsys_xrealloc(um, cap * sizeof *um);
-      um[n_um].s = ix->ops.start[op];
-      um[n_um].e = ix->ops.end[op];
-      n_um++;
-    }
-  }
-  if (n_um == 0) return true;
-  /* the kernel's instances on that device */
-  nsys__iv *kv = NULL;
-  size_t n_k = 0, kcap = 0;
-  for (uint32_t op = 0; op < ix->ops.n; op++) {
-    if (ix->ops.name[op] != name_id || ix->tracks[ix->ops.track[op]].device != device) continue;
-    if (n_k == kcap) kcap = kcap ? kcap * 2 : 64, kv = nsys_xrealloc(kv, kcap * sizeof *kv);
-    kv[n_k].s = ix->ops.start[op];
-    kv[n_k].e = ix->ops.end[op];
-    n_k++;
-  }
-  /* a interval overlaps some interval of the sorted set b iff the latest end
-   * among b's intervals starting before a ends is after a starts: two binary
-   * searches per interval, O((k + m) log(k + m)) */
-  if (!nsys_csort(um, n_um, sizeof *um, nsys__iv_cmp, nsys__cancel_cb, task) ||
-      !nsys_csort(kv, n_k, sizeof *kv, nsys__iv_cmp, nsys__cancel_cb, task)) {
-    free(kv);
-    free(um);
-    return nsys_task_fail_cancelled(task);
-  }
-  int64_t *um_reach = nsys_xmalloc(n_um * sizeof *um_reach);
-  for (size_t i = 0; i < n_um; i++) um_reach[i] = i && um_reach[i - 1] > um[i].e ? um_reach[i - 1] : um[i].e;
-  int64_t *k_reach = nsys_xmalloc((n_k ? n_k : 1) * sizeof *k_reach);
-  for (size_t i = 0; i < n_k; i++) k_reach[i] = i && k_reach[i - 1] > kv[i].e ? k_reach[i - 1] : kv[i].e;
-  for (size_t i = 0; i < n_k; i++)
-    if (nsys__overlaps_set(kv[i], um, um_reach, n_um)) (*kernels_hit)++;
-  for (size_t i = 0; i < n_um; i++)
-    if (nsys__overlaps_set(um[i], kv, k_reach, n_k)) {
-      (*um_count)++;
-      *um_ns += um[i].e - um[i].s;
-    }
-  free(k_reach);
-  free(um_reach);
-  free(kv);
-  free(um);
-  return true;
 }

@@ -4,8 +4,9 @@
  *     bandwidth and which tensor-core precisions it has;
  *   - the runtime/framework that launched the work (PyTorch, TensorRT,
  *     JAX/XLA, TensorFlow, NVHPC OpenACC/OpenMP, CuPy, Numba, Julia,
- *     NCCL tests, plain CUDA), from process names and the families of the
- *     kernels that carry the GPU time, with the evidence that decided it;
+ *     NCCL tests, plain CUDA), from process names, NVTX domains and range
+ *     names, the families of the kernels that carry the GPU time and the
+ *     API mix (framework.c), with the evidence that decided it;
  *   - the whole-profile ranking of where GPU time goes: kernel families,
  *     each copy kind, memsets and GPU idle, largest first. It decides what
  *     is "first" to optimise.
@@ -41,6 +42,17 @@ typedef enum {
  * "numba", "julia", "nccl-tests". */
 const char *nsys_framework_name(nsys_framework f);
 
+/* Library API calls counted in the CUDA API trace (the "API mix"). */
+typedef enum {
+  NSYS_XAPI_CUBLAS, NSYS_XAPI_CUDNN, NSYS_XAPI_CUFFT, NSYS_XAPI_CURAND, NSYS_XAPI_CUSPARSE, NSYS_XAPI_CUSOLVER,
+  NSYS_XAPI_NCCL, NSYS_XAPI_DRIVER_LAUNCH, NSYS_XAPI_RUNTIME_LAUNCH, NSYS_XAPI_GRAPH_LAUNCH, NSYS_XAPI_COUNT
+} nsys_xapi;
+
+/* "cublas", "cudnn", "cufft", "curand", "cusparse", "cusolver", "nccl",
+ * "driverLaunch" (cuLaunchKernel*), "runtimeLaunch" (cudaLaunchKernel*),
+ * "graphLaunch" (cudaGraphLaunch / cuGraphLaunch). */
+const char *nsys_xapi_name(nsys_xapi a);
+
 #define NSYS_XCTX_MAX_ITEMS 32
 
 typedef enum { NSYS_XITEM_KERNELS, NSYS_XITEM_COPY, NSYS_XITEM_MEMSET, NSYS_XITEM_IDLE } nsys_xitem_kind;
@@ -70,6 +82,10 @@ typedef struct nsys_explain_context {
   int64_t gpu_op_ns;         /* summed duration of every GPU operation */
   int64_t idle_ns;           /* summed idle time of every device between its first and last operation */
   uint32_t um_ops;           /* unified-memory migrations ([CUDA memcpy Unified ...]) */
+  uint32_t api_calls[NSYS_XAPI_COUNT]; /* the API mix (framework.c) */
+  /* what the detectors read from the profile's tables (detect.h), owned by
+   * the context cache; NULL in copies of the context */
+  struct nsys_detect_data *detect_data;
 } nsys_explain_context;
 
 /* The context of an open profile (computed on first use, then cached for
@@ -87,13 +103,6 @@ void nsys_explain_item_label(const struct nsys_kb_pattern *pat, const char *shor
 
 /* Rank (1-based) of the item with this label, or 0 when absent. */
 int nsys_explain_context_rank(const nsys_explain_context *cx, const char *label);
-
-/* Summed duration and count of unified-memory migrations on `device` that
- * overlap the ops with this short-name id, and how many of those ops they
- * overlap. O((k + m) log(k + m)); call only when the context counted
- * migrations. False after nsys_task_fail() when cancelled. */
-bool nsys_explain_um_overlap(const struct nsys_profile *p, const nsys_index *ix, uint32_t name_id, int32_t device,
-                             nsys_task *task, int64_t *um_ns, uint32_t *um_count, uint32_t *kernels_hit);
 
 /* Drops the cache (tests). */
 void nsys_explain_context_clear(void);

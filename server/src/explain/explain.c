@@ -1,4 +1,4 @@
-/* kernel/explain result builder (see explain.h). */
+/* kernel/explain: the typed result (see explain.h). */
 #include "explain/explain.h"
 
 #include <ctype.h>
@@ -20,13 +20,6 @@
 #include "profile/profile.h"
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static void nsys__add_i64(cJSON *o, const char *k, int64_t v) { cJSON_AddNumberToObject(o, k, (double)v); }
-
-static void nsys__add_str_or_null(cJSON *o, const char *k, const char *v) {
-  if (v && *v) cJSON_AddStringToObject(o, k, v);
-  else cJSON_AddNullToObject(o, k);
-}
 
 static bool nsys__icontains(const char *h, const char *n) {
   size_t nl = strlen(n);
@@ -52,39 +45,53 @@ const char *nsys_explain_guess_category(const char *name) {
 
 static void nsys__fmt_ns(char *out, size_t cap, double ns) { nsys_fmt_duration(out, cap, (int64_t)llround(ns)); }
 
-/* Appends s unless already present. */
-static void nsys__suggest(cJSON *arr, const char *s) {
-  const cJSON *it;
-  cJSON_ArrayForEach(it, arr) {
-    if (cJSON_IsString(it) && strcmp(it->valuestring, s) == 0) return;
+/* "23.4 MiB" */
+static void nsys__fmt_bytes(char *out, size_t cap, int64_t b) {
+  if (b >= 1 << 30) snprintf(out, cap, "%.1f GiB", (double)b / (1 << 30));
+  else if (b >= 1 << 20) snprintf(out, cap, "%.1f MiB", (double)b / (1 << 20));
+  else if (b >= 1 << 10) snprintf(out, cap, "%.1f KiB", (double)b / (1 << 10));
+  else snprintf(out, cap, "%lld B", (long long)b);
+}
+
+/* Appends a copy of s. */
+static void nsys__text(nsys_explain_texts *t, const char *s) {
+  if (t->n == t->cap) {
+    t->cap = t->cap ? t->cap * 2 : 8;
+    t->v = nsys_xrealloc(t->v, (size_t)t->cap * sizeof *t->v);
   }
-  cJSON_AddItemToArray(arr, cJSON_CreateString(s));
+  t->v[t->n++] = nsys_xstrdup(s);
+}
+
+static void nsys__texts_free(nsys_explain_texts *t) {
+  for (int i = 0; i < t->n; i++) free(t->v[i]);
+  free(t->v);
+  memset(t, 0, sizeof *t);
+}
+
+/* Appends s unless already present. */
+static void nsys__suggest(nsys_explain_texts *t, const char *s) {
+  for (int i = 0; i < t->n; i++)
+    if (strcmp(t->v[i], s) == 0) return;
+  nsys__text(t, s);
 }
 
 /* ---- GPU of an op ----------------------------------------------------- */
 
-typedef struct {
-  const nsys_gpu_info *gpu;  /* may be NULL */
-  const nsys_gpu_spec *spec; /* may be NULL */
-  int cc_major, cc_minor;    /* -1 when unknown */
-  int sm_count;              /* 0 when unknown */
-  const char *name;          /* for display; may be NULL */
-} nsys__gpu;
-
-static void nsys__gpu_for(const nsys_profile *p, int32_t device, int arch_hint, nsys__gpu *g) {
+static void nsys__gpu_for(const nsys_profile *p, int32_t device, int arch_hint, nsys_explain_gpu *g) {
   memset(g, 0, sizeof *g);
   g->cc_major = g->cc_minor = -1;
+  const nsys_gpu_info *gi = NULL;
   if (p) {
     for (int i = 0; i < p->info.n_gpus; i++)
-      if (p->info.gpus[i].id == device) g->gpu = &p->info.gpus[i];
-    if (!g->gpu && p->info.n_gpus == 1) g->gpu = &p->info.gpus[0];
+      if (p->info.gpus[i].id == device) gi = &p->info.gpus[i];
+    if (!gi && p->info.n_gpus == 1) gi = &p->info.gpus[0];
   }
-  if (g->gpu) {
-    g->name = g->gpu->name;
-    g->cc_major = g->gpu->cc_major;
-    g->cc_minor = g->gpu->cc_minor;
-    g->sm_count = g->gpu->sm_count;
-    g->spec = nsys_gpu_spec_match_or_cc(g->gpu->name, g->gpu->cc_major, g->gpu->cc_minor);
+  if (gi) {
+    snprintf(g->name, sizeof g->name, "%s", gi->name ? gi->name : "");
+    g->cc_major = gi->cc_major;
+    g->cc_minor = gi->cc_minor;
+    g->sm_count = gi->sm_count;
+    g->spec = nsys_gpu_spec_match_or_cc(gi->name, gi->cc_major, gi->cc_minor);
   }
   if (g->spec) {
     if (g->cc_major < 0) {
@@ -157,64 +164,43 @@ typedef struct {
   int64_t op;            /* representative op, -1 */
   bool have_launch;
   nsys_launch launch;
-  nsys__gpu gpu;
+  nsys_explain_gpu gpu;
   nsys_occupancy occ;
   bool have_occ;
   char instance_nvtx[512];
   const nsys_explain_context *cx; /* NULL without a profile */
   bool serial;                     /* one thread in one block */
-  int64_t um_ns;                   /* unified-memory migrations overlapping the kernel */
-  uint32_t um_count, um_kernels;
+  bool have_detect;
+  nsys_detect det;                 /* detectors around its instances (detect.h) */
   char short_buf[256]; /* short name derived from a full name given alone */
   char qual_buf[2048]; /* mangled names: the nested names, then the mangled name */
 } nsys__ctx;
-
-static cJSON *nsys__precision_json(const nsys__ctx *c) {
-  cJSON *o = cJSON_CreateObject();
-  nsys__add_str_or_null(o, "dtype", c->info.precision);
-  if (c->info.tensor_cores < 0) cJSON_AddNullToObject(o, "tensorCores");
-  else cJSON_AddBoolToObject(o, "tensorCores", c->info.tensor_cores == 1);
-  nsys__add_str_or_null(o, "mma", c->info.mma);
-  nsys__add_str_or_null(o, "tile", c->info.tile);
-  if (c->info.sm_arch > 0) cJSON_AddNumberToObject(o, "smArch", c->info.sm_arch);
-  else cJSON_AddNullToObject(o, "smArch");
-  return o;
-}
-
-static cJSON *nsys__nccl_json(const nsys__ctx *c) {
-  if (!c->info.is_nccl) return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  nsys__add_str_or_null(o, "collective", c->info.nccl_collective);
-  nsys__add_str_or_null(o, "algorithm", c->info.nccl_algorithm);
-  nsys__add_str_or_null(o, "protocol", c->info.nccl_protocol);
-  nsys__add_str_or_null(o, "op", c->info.nccl_op);
-  nsys__add_str_or_null(o, "dtype", c->info.nccl_dtype);
-  return o;
-}
 
 static bool nsys__is_gemm(const nsys__ctx *c) {
   return strcmp(c->category, "gemm") == 0 || strcmp(c->category, "convolution") == 0;
 }
 
-/* Unified-memory migrations explain the kernel's time when they overlap at
- * least half of its launches or add up to a tenth of its time. */
 static bool nsys__um_matters(const nsys__ctx *c) {
-  if (c->um_count == 0) return false;
-  uint32_t launches = c->have_stats ? c->st.count : 1;
-  int64_t total = c->have_stats ? c->st.total_ns : 0;
-  return (uint64_t)c->um_kernels * 2 >= launches || c->um_ns * 10 >= total;
+  return c->have_detect &&
+         nsys_detect_um_matters(&c->det, c->have_stats ? c->st.count : 1u, c->have_stats ? c->st.total_ns : 0);
+}
+
+static bool nsys__copies_matter(const nsys__ctx *c) { return c->have_detect && nsys_detect_copies_matter(&c->det); }
+
+static bool nsys__launch_bound(const nsys__ctx *c) {
+  return c->have_detect && !c->serial && !c->info.is_nccl && nsys_detect_launch_bound(&c->det);
 }
 
 /* Decides the likely bound with reasons (strings added to `reasons`). */
-static const char *nsys__bound(const nsys__ctx *c, cJSON *reasons) {
+static const char *nsys__bound(const nsys__ctx *c, nsys_explain_texts *reasons) {
   char buf[512], a[32], b[32];
   const char *bound = c->typical_bound;
   if (c->pat) {
     snprintf(buf, sizeof buf, "Typical bound for %s: %s.", c->pat->title ? c->pat->title : c->category, c->typical_bound);
-    cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+    nsys__text(reasons, buf);
   }
   if (c->info.is_nccl || strcmp(c->typical_bound, "communication") == 0) {
-    cJSON_AddItemToArray(reasons, cJSON_CreateString(
+    nsys__text(reasons, (
         "Communication kernel: its duration includes waiting for the other ranks, so it measures synchronisation as much as bandwidth."));
     return "communication";
   }
@@ -227,7 +213,7 @@ static const char *nsys__bound(const nsys__ctx *c, cJSON *reasons) {
                f32, tc, c->gpu.spec->name);
     else
       snprintf(buf, sizeof buf, "Runs on FP32 FMA units (FFMA), not tensor cores: far below the GPU's tensor-core peak.");
-    cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+    nsys__text(reasons, buf);
   }
   if (c->have_stats && c->st.kind == NSYS_OP_KERNEL) {
     if (c->st.median_ns < 5000 && c->st.count >= 50) {
@@ -236,7 +222,7 @@ static const char *nsys__bound(const nsys__ctx *c, cJSON *reasons) {
                "%u launches with a median of %s: a launch costs a few microseconds of CPU and GPU front-end time, so kernels "
                "this short are dominated by launch latency.",
                c->st.count, a);
-      cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+      nsys__text(reasons, buf);
       bound = "latency";
     }
     if (c->st.p95_ns > 3 * c->st.median_ns && c->st.median_ns > 0 && c->st.count >= 20) {
@@ -244,11 +230,11 @@ static const char *nsys__bound(const nsys__ctx *c, cJSON *reasons) {
       nsys__fmt_ns(b, sizeof b, (double)c->st.p95_ns);
       snprintf(buf, sizeof buf,
                "Durations vary widely (median %s, p95 %s): the calls have different shapes, or some wait on other work.", a, b);
-      cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+      nsys__text(reasons, buf);
     }
   }
   if (c->serial) {
-    cJSON_AddItemToArray(reasons, cJSON_CreateString(
+    nsys__text(reasons, (
         "Launched with grid 1x1x1 and block 1x1x1: one thread on one SM does all the work, serially; occupancy and "
         "grid-size figures do not matter until the work is spread over threads."));
     bound = "serial";
@@ -258,12 +244,12 @@ static const char *nsys__bound(const nsys__ctx *c, cJSON *reasons) {
     if (blocks * 2 < sms) {
       snprintf(buf, sizeof buf, "Its grid has %lld block%s for %lld SMs: %lld SMs idle while it runs.", (long long)blocks,
                blocks == 1 ? "" : "s", (long long)sms, (long long)(sms - blocks));
-      cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+      nsys__text(reasons, buf);
       if (strcmp(bound, "compute") == 0 || strcmp(bound, "memory") == 0) bound = "latency";
     } else if (blocks < sms) {
       snprintf(buf, sizeof buf, "Its %lld blocks occupy %lld of the %lld SMs: one wave that fills %.0f%% of the GPU, "
                "not a latency problem.", (long long)blocks, (long long)blocks, (long long)sms, 100.0 * (double)blocks / (double)sms);
-      cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+      nsys__text(reasons, buf);
     } else if (blocks > slots) {
       int64_t full = blocks / slots, tail = blocks % slots;
       double tail_frac = (double)tail / (double)slots;
@@ -273,36 +259,86 @@ static const char *nsys__bound(const nsys__ctx *c, cJSON *reasons) {
                  "so about %.0f%% of the GPU's block slots sit idle over its run.",
                  (long long)blocks, c->occ.blocks_per_sm > 0 ? c->occ.blocks_per_sm : 1, (long long)full, full == 1 ? "" : "s",
                  (long long)slots, 100 * tail_frac, 100 * (1 - tail_frac) / (double)(full + 1));
-        cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+        nsys__text(reasons, buf);
       }
     }
   }
-  if (nsys__um_matters(c)) {
-    nsys__fmt_ns(a, sizeof a, (double)c->um_ns);
+  if (nsys__launch_bound(c)) {
+    const nsys_detect *d = &c->det;
+    nsys__fmt_ns(a, sizeof a, (double)d->launched_kernel_ns / d->launched);
+    nsys__fmt_ns(b, sizeof b, (double)d->launch_api_ns / d->launched);
     snprintf(buf, sizeof buf,
-             "%u unified-memory migrations (%s of copy time) ran on the same GPU while %u of its %u launches ran: the "
-             "kernel waits on page faults, so its duration measures migration, not its own work.",
-             c->um_count, a, c->um_kernels, c->have_stats ? c->st.count : 1u);
-    cJSON_AddItemToArray(reasons, cJSON_CreateString(buf));
+             "Launch-bound: %u of its %u launches ran shorter than their launch call (%s on the GPU against %s on the "
+             "CPU, on average) and %u found their stream empty: the GPU waits for the CPU to issue the next kernel.",
+             d->shorter_than_launch, d->launched, a, b, d->starved);
+    nsys__text(reasons, buf);
+    bound = "latency";
+  }
+  if (nsys__um_matters(c)) {
+    const nsys_detect *d = &c->det;
+    uint32_t launches = c->have_stats ? c->st.count : 1u;
+    if (d->um_migrations > 0) {
+      char mb[32];
+      nsys__fmt_ns(a, sizeof a, (double)d->um_ns);
+      nsys__fmt_bytes(mb, sizeof mb, d->um_bytes);
+      snprintf(buf, sizeof buf,
+               "%u unified-memory migrations (%s, %s of copy time) ran on the same GPU while %u of its %u launches ran: "
+               "the kernel waits on page faults, so its duration measures migration, not its own work.",
+               d->um_migrations, mb, a, d->um_instances, launches);
+      nsys__text(reasons, buf);
+    }
+    if (d->gpu_fault_events > 0) {
+      nsys__fmt_ns(a, sizeof a, (double)d->gpu_fault_ns);
+      snprintf(buf, sizeof buf,
+               "The GPU page-fault table records %lld page faults in %u fault groups (%s servicing them) during %u of its "
+               "%u launches.",
+               (long long)d->gpu_faults, d->gpu_fault_events, a, d->gpu_fault_instances, launches);
+      nsys__text(reasons, buf);
+    }
+    if (d->cpu_faults > 0) {
+      snprintf(buf, sizeof buf,
+               "%lld CPU page faults of its process fell between it and the operations next to it on its stream: the "
+               "host touches the same managed memory, so pages migrate back and forth.",
+               (long long)d->cpu_faults);
+      nsys__text(reasons, buf);
+    }
     bound = "memory";
   }
-  if (!c->have_stats && c->st.kind != NSYS_OP_KERNEL && strncmp(c->short_name, "[CUDA memcpy", 12) == 0) {
-    cJSON_AddItemToArray(reasons, cJSON_CreateString("A copy is limited by the link it crosses (PCIe/NVLink) or by device memory."));
+  if (nsys__copies_matter(c)) {
+    const nsys_detect *d = &c->det;
+    char mb[32];
+    nsys__fmt_ns(a, sizeof a, (double)d->copy_ns);
+    nsys__fmt_bytes(mb, sizeof mb, d->copy_bytes);
+    snprintf(buf, sizeof buf,
+             "%u of its %u instances sit next to host<->device copies on its stream: %u cop%s (%u from or to pageable "
+             "host memory, %u synchronous), %s, %s. A pageable copy is staged through a driver buffer at a fraction of "
+             "the link's bandwidth and a synchronous one blocks the host, so copy and kernel serialise.",
+             d->copy_instances, d->instances, d->copies, d->copies == 1 ? "y" : "ies", d->pageable_copies,
+             d->sync_copies, mb, a);
+    nsys__text(reasons, buf);
   }
-  if (!c->pat && cJSON_GetArraySize(reasons) == 0)
-    cJSON_AddItemToArray(reasons, cJSON_CreateString(
+  if (!c->have_stats && c->st.kind != NSYS_OP_KERNEL && strncmp(c->short_name, "[CUDA memcpy", 12) == 0) {
+    nsys__text(reasons, ("A copy is limited by the link it crosses (PCIe/NVLink) or by device memory."));
+  }
+  if (!c->pat && reasons->n == 0)
+    nsys__text(reasons, (
         "Not in the knowledge base: no typical bound is known; judge it by its share of GPU time and its launch configuration."));
   return bound;
 }
 
 static nsys_framework nsys__fw(const nsys__ctx *c) { return c->cx ? c->cx->framework : NSYS_FW_CUDA; }
 
-static void nsys__evidence_suggestions(const nsys__ctx *c, cJSON *sugg) {
+static void nsys__evidence_suggestions(const nsys__ctx *c, nsys_explain_texts *sugg) {
   char buf[640], a[32];
   if (c->serial) nsys__suggest(sugg, nsys_advice_serial(nsys__fw(c)));
   if (nsys__um_matters(c)) nsys__suggest(sugg, nsys_advice_unified_memory(nsys__fw(c)));
-  if (c->have_stats && c->st.kind == NSYS_OP_KERNEL && c->st.median_ns < 10000 && c->st.count >= 100 &&
-      !c->info.is_nccl && !c->serial) {
+  if (nsys__copies_matter(c)) nsys__suggest(sugg, nsys_advice_copies(nsys__fw(c)));
+  if (nsys__launch_bound(c)) {
+    snprintf(buf, sizeof buf, "Launch-bound (%u of %u launches shorter than their launch call, stream empty): %s",
+             c->det.shorter_than_launch, c->det.launched, nsys_advice_launch_overhead(nsys__fw(c)));
+    nsys__suggest(sugg, buf);
+  } else if (c->have_stats && c->st.kind == NSYS_OP_KERNEL && c->st.median_ns < 10000 && c->st.count >= 100 &&
+             !c->info.is_nccl && !c->serial) {
     nsys__fmt_ns(a, sizeof a, (double)c->st.median_ns);
     snprintf(buf, sizeof buf, "%u launches of about %s each: %s", c->st.count, a, nsys_advice_launch_overhead(nsys__fw(c)));
     nsys__suggest(sugg, buf);
@@ -338,34 +374,28 @@ static void nsys__evidence_suggestions(const nsys__ctx *c, cJSON *sugg) {
 
 /* Where the kernel's family ranks in the whole-profile ranking (context.h),
  * and what is first; adds the statement to `sugg` and returns the JSON. */
-static cJSON *nsys__priority_json(const nsys__ctx *c, const nsys_index *ix, cJSON *sugg) {
-  if (!c->cx || !c->have_stats || c->cx->n_items == 0) return cJSON_CreateNull();
+static bool nsys__priority(const nsys__ctx *c, const nsys_index *ix, nsys_explain_texts *sugg, nsys_explain_priority *o) {
+  memset(o, 0, sizeof *o);
+  if (!c->cx || !c->have_stats || c->cx->n_items == 0) return false;
   const nsys_explain_context *cx = c->cx;
-  char label[128], buf[640], a[32], b[32];
-  if (c->st.kind == NSYS_OP_KERNEL) nsys_explain_item_label(c->pat, c->short_name, label, sizeof label);
-  else snprintf(label, sizeof label, "%s", c->short_name);
+  char buf[640], a[32], b[32];
+  if (c->st.kind == NSYS_OP_KERNEL) nsys_explain_item_label(c->pat, c->short_name, o->item, sizeof o->item);
+  else snprintf(o->item, sizeof o->item, "%s", c->short_name);
+  const char *label = o->item;
   int rank = nsys_explain_context_rank(cx, label);
   int64_t ranked = 0;
   for (int i = 0; i < cx->n_items; i++) ranked += cx->items[i].ns;
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "item", label);
-  if (rank > 0) {
-    cJSON_AddNumberToObject(o, "rank", rank);
-    nsys__add_i64(o, "itemNs", cx->items[rank - 1].ns);
-  } else {
-    cJSON_AddNullToObject(o, "rank");
-    cJSON_AddNullToObject(o, "itemNs");
-  }
-  cJSON_AddNumberToObject(o, "of", cx->n_items);
+  o->rank = rank;
+  if (rank > 0) o->item_ns = cx->items[rank - 1].ns;
+  o->of = cx->n_items;
   const nsys_xctx_item *first = &cx->items[0];
-  cJSON *fo = cJSON_AddObjectToObject(o, "first");
-  cJSON_AddStringToObject(fo, "item", first->label);
-  nsys__add_i64(fo, "ns", first->ns);
-  cJSON_AddNumberToObject(fo, "pctRankedTime", ranked > 0 ? 100.0 * (double)first->ns / (double)ranked : 0);
-  nsys__add_i64(o, "rankedNs", ranked);
+  snprintf(o->first_item, sizeof o->first_item, "%s", first->label);
+  o->first_ns = first->ns;
+  o->first_pct = ranked > 0 ? 100.0 * (double)first->ns / (double)ranked : 0;
+  o->ranked_ns = ranked;
   /* "first place to optimise" only for the largest name of the first item */
   bool is_first = rank == 1 && c->op >= 0 && ix && cx->items[0].top_name == ix->ops.name[c->op];
-  cJSON_AddBoolToObject(o, "isFirst", is_first);
+  o->is_first = is_first;
   if (is_first && ranked > 0) {
     snprintf(buf, sizeof buf, "Its family (%s) is %.0f%% of the profile's GPU time plus idle time, the largest item: this "
              "is the first place to optimise.", label, 100.0 * (double)first->ns / (double)ranked);
@@ -382,144 +412,7 @@ static cJSON *nsys__priority_json(const nsys__ctx *c, const nsys_index *ix, cJSO
                cx->n_items, first->label, a, 100.0 * (double)first->ns / (double)ranked);
     nsys__suggest(sugg, buf);
   }
-  return o;
-}
-
-static cJSON *nsys__context_json(const nsys_explain_context *cx) {
-  if (!cx) return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "framework", nsys_framework_name(cx->framework));
-  cJSON_AddStringToObject(o, "frameworkEvidence", cx->framework_evidence);
-  cJSON *g = cJSON_AddObjectToObject(o, "gpu");
-  nsys__add_str_or_null(g, "name", cx->gpu_name);
-  if (cx->cc_major >= 0) {
-    char cc[16];
-    snprintf(cc, sizeof cc, "%d.%d", cx->cc_major, cx->cc_minor);
-    cJSON_AddStringToObject(g, "computeCapability", cc);
-  } else {
-    cJSON_AddNullToObject(g, "computeCapability");
-  }
-  if (cx->sm_count > 0) cJSON_AddNumberToObject(g, "smCount", cx->sm_count);
-  else cJSON_AddNullToObject(g, "smCount");
-  if (cx->mem_bw_gbps > 0) cJSON_AddNumberToObject(g, "memoryBandwidthGBs", cx->mem_bw_gbps);
-  else cJSON_AddNullToObject(g, "memoryBandwidthGBs");
-  cJSON *tc = cJSON_AddArrayToObject(g, "tensorCorePrecisions");
-  static const char *const names[] = {"fp16", "int8", "tf32", "bf16", "fp8"};
-  const bool has[] = {cx->tc_fp16, cx->tc_int8, cx->tc_tf32, cx->tc_bf16, cx->tc_fp8};
-  for (size_t i = 0; i < NSYS_ARRAY_LEN(names); i++)
-    if (has[i]) cJSON_AddItemToArray(tc, cJSON_CreateString(names[i]));
-  cJSON *items = cJSON_AddArrayToObject(o, "ranking");
-  for (int i = 0; i < cx->n_items; i++) {
-    cJSON *it = cJSON_CreateObject();
-    cJSON_AddStringToObject(it, "item", cx->items[i].label);
-    static const char *const kinds[] = {"kernels", "copy", "memset", "idle"};
-    cJSON_AddStringToObject(it, "kind", kinds[cx->items[i].kind]);
-    nsys__add_i64(it, "ns", cx->items[i].ns);
-    cJSON_AddNumberToObject(it, "count", cx->items[i].count);
-    cJSON_AddItemToArray(items, it);
-  }
-  nsys__add_i64(o, "gpuOperationNs", cx->gpu_op_ns);
-  nsys__add_i64(o, "idleNs", cx->idle_ns);
-  cJSON_AddNumberToObject(o, "unifiedMemoryMigrations", cx->um_ops);
-  return o;
-}
-
-static cJSON *nsys__stats_json(const nsys__ctx *c, const nsys_index *ix) {
-  if (!c->have_stats) return cJSON_CreateNull();
-  const nsys_kstats *s = &c->st;
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "count", s->count);
-  nsys__add_i64(o, "totalNs", s->total_ns);
-  cJSON_AddNumberToObject(o, "avgNs", s->avg_ns);
-  nsys__add_i64(o, "medianNs", s->median_ns);
-  nsys__add_i64(o, "p95Ns", s->p95_ns);
-  nsys__add_i64(o, "minNs", s->min_ns);
-  nsys__add_i64(o, "maxNs", s->max_ns);
-  cJSON_AddNumberToObject(o, "pctGpuTime", s->pct_gpu_time);
-  if (s->kind == NSYS_OP_KERNEL) cJSON_AddNumberToObject(o, "pctKernelTime", s->pct_kind_time);
-  else cJSON_AddNullToObject(o, "pctKernelTime");
-  cJSON_AddNumberToObject(o, "rank", s->rank);
-  cJSON_AddNumberToObject(o, "distinctNames", s->n_groups);
-  cJSON_AddNumberToObject(o, "variants", s->n_variants);
-  cJSON_AddNumberToObject(o, "streamCount", s->n_tracks);
-  cJSON *streams = cJSON_AddArrayToObject(o, "streams");
-  for (uint32_t i = 0; i < NSYS_MIN(s->n_tracks, (uint32_t)NSYS_KSTATS_MAX_STREAMS); i++) {
-    const nsys_gpu_track *t = &ix->tracks[s->tracks[i]];
-    cJSON *so = cJSON_CreateObject();
-    cJSON_AddNumberToObject(so, "device", t->device);
-    nsys__add_i64(so, "stream", t->stream);
-    cJSON_AddItemToArray(streams, so);
-  }
-  cJSON_AddNumberToObject(o, "longestKernelId", s->longest_op);
-  cJSON_AddNumberToObject(o, "medianKernelId", s->median_op);
-  cJSON *nv = cJSON_AddObjectToObject(o, "nvtx");
-  cJSON_AddNumberToObject(nv, "sampled", s->nvtx_sampled);
-  cJSON_AddNumberToObject(nv, "attributed", s->nvtx_attributed);
-  cJSON *paths = cJSON_AddArrayToObject(nv, "paths");
-  for (int i = 0; i < s->n_nvtx; i++) {
-    cJSON *po = cJSON_CreateObject();
-    cJSON_AddStringToObject(po, "path", s->nvtx[i].path);
-    cJSON_AddNumberToObject(po, "count", s->nvtx[i].count);
-    cJSON_AddItemToArray(paths, po);
-  }
-  return o;
-}
-
-static cJSON *nsys__launch_json(const nsys__ctx *c) {
-  if (!c->have_launch) return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  nsys__add_i64(o, "kernelId", c->op);
-  cJSON *g = cJSON_AddArrayToObject(o, "grid");
-  cJSON *b = cJSON_AddArrayToObject(o, "block");
-  for (int i = 0; i < 3; i++) {
-    cJSON_AddItemToArray(g, cJSON_CreateNumber((double)c->launch.grid[i]));
-    cJSON_AddItemToArray(b, cJSON_CreateNumber((double)c->launch.block[i]));
-  }
-  cJSON_AddNumberToObject(o, "registersPerThread", c->launch.regs_per_thread);
-  nsys__add_i64(o, "staticSharedMemory", c->launch.static_smem);
-  nsys__add_i64(o, "dynamicSharedMemory", c->launch.dynamic_smem);
-  nsys__add_i64(o, "localMemoryPerThread", c->launch.local_mem_per_thread);
-  if (c->launch.smem_config > 0) nsys__add_i64(o, "sharedMemoryConfig", c->launch.smem_config);
-  return o;
-}
-
-static cJSON *nsys__occ_json(const nsys__ctx *c) {
-  if (!c->have_launch) return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  const nsys_occupancy *oc = &c->occ;
-  if (!c->have_occ || !oc->valid) {
-    cJSON_AddNullToObject(o, "theoretical");
-    cJSON_AddStringToObject(o, "note", c->have_occ && oc->why[0] ? oc->why : "unknown compute capability");
-  } else {
-    cJSON_AddNumberToObject(o, "theoretical", oc->occupancy);
-    cJSON_AddNumberToObject(o, "activeWarpsPerSm", oc->active_warps_per_sm);
-    cJSON_AddNumberToObject(o, "maxWarpsPerSm", oc->max_warps_per_sm);
-    cJSON_AddNumberToObject(o, "blocksPerSm", oc->blocks_per_sm);
-    cJSON_AddStringToObject(o, "limiter", nsys_occ_limiter_name(oc->limiter));
-    cJSON *lim = cJSON_AddObjectToObject(o, "blocksPerSmBy");
-    cJSON_AddNumberToObject(lim, "warps", oc->limit_warps);
-    if (oc->limit_regs == NSYS_OCC_UNLIMITED) cJSON_AddNullToObject(lim, "registers");
-    else cJSON_AddNumberToObject(lim, "registers", oc->limit_regs);
-    if (oc->limit_smem == NSYS_OCC_UNLIMITED) cJSON_AddNullToObject(lim, "sharedMemory");
-    else cJSON_AddNumberToObject(lim, "sharedMemory", oc->limit_smem);
-    cJSON_AddNumberToObject(lim, "blockSlots", oc->limit_blocks);
-    nsys__add_i64(o, "totalBlocks", oc->total_blocks);
-    if (oc->waves > 0) cJSON_AddNumberToObject(o, "waves", oc->waves);
-    else cJSON_AddNullToObject(o, "waves");
-  }
-  cJSON *g = cJSON_AddObjectToObject(o, "gpu");
-  nsys__add_str_or_null(g, "name", c->gpu.name);
-  nsys__add_str_or_null(g, "spec", c->gpu.spec ? c->gpu.spec->name : NULL);
-  if (c->gpu.cc_major >= 0) {
-    char cc[16];
-    snprintf(cc, sizeof cc, "%d.%d", c->gpu.cc_major, c->gpu.cc_minor);
-    cJSON_AddStringToObject(g, "computeCapability", cc);
-  } else {
-    cJSON_AddNullToObject(g, "computeCapability");
-  }
-  if (c->gpu.sm_count > 0) cJSON_AddNumberToObject(g, "smCount", c->gpu.sm_count);
-  else cJSON_AddNullToObject(g, "smCount");
-  return o;
+  return true;
 }
 
 /* Escapes markdown-special characters of names shown in prose/tables. */
@@ -530,7 +423,8 @@ static void nsys__md_text(nsys_strbuf *b, const char *s) {
   }
 }
 
-static char *nsys__markdown(const nsys__ctx *c, const char *bound, const cJSON *reasons, const cJSON *sugg,
+static char *nsys__markdown(const nsys__ctx *c, const char *bound, const nsys_explain_texts *reasons,
+                            const nsys_explain_texts *sugg,
                             const nsys_index *ix) {
   nsys_strbuf b;
   nsys_strbuf_init(&b);
@@ -626,29 +520,27 @@ static char *nsys__markdown(const nsys__ctx *c, const char *bound, const cJSON *
     }
     nsys_strbuf_puts(&b, "\n");
   }
-  if (cJSON_GetArraySize(reasons) > 0) {
+  if (reasons->n > 0) {
     if (strcmp(bound, "unknown") == 0) nsys_strbuf_puts(&b, "**Bound unknown:**");
     else nsys_strbuf_printf(&b, "**Likely %s-bound:**", bound);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, reasons) {
+    for (int i = 0; i < reasons->n; i++) {
       nsys_strbuf_putc(&b, ' ');
-      nsys__md_text(&b, it->valuestring);
+      nsys__md_text(&b, reasons->v[i]);
     }
     nsys_strbuf_puts(&b, "\n\n");
   }
-  if (cJSON_GetArraySize(sugg) > 0) {
+  if (sugg->n > 0) {
     nsys_strbuf_puts(&b, "**What to do:**\n");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, sugg) {
+    for (int i = 0; i < sugg->n; i++) {
       nsys_strbuf_puts(&b, "- ");
-      nsys__md_text(&b, it->valuestring);
+      nsys__md_text(&b, sugg->v[i]);
       nsys_strbuf_putc(&b, '\n');
     }
   }
   return nsys_strbuf_steal(&b);
 }
 
-static bool nsys__cancel_cb(void *ctx) { return nsys_call_cancelled((nsys_call *)ctx); }
+static bool nsys__cancel_cb(void *ctx) { return nsys_task_cancelled((nsys_task *)ctx); }
 
 /* Identity memo: KB match, name analysis and display name per (short, full)
  * name pair, so repeated hovers skip the regex matching. Direct-mapped,
@@ -701,7 +593,9 @@ static void nsys__identity(nsys__ctx *c) {
   pthread_mutex_unlock(&nsys__memo_mu);
 }
 
-cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
+bool nsys_explain_kernel(nsys_task *task, const nsys_explain_req *req, nsys_explain_result *out) {
+  memset(out, 0, sizeof *out);
+  out->kernel_id = req->kernel_id;
   nsys__ctx c;
   memset(&c, 0, sizeof c);
   c.op = -1;
@@ -711,7 +605,7 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
   nsys_kstats_key key = NSYS_KSTATS_BY_NAME;
   if (req->kernel_id >= 0) {
     if (!ix || (uint64_t)req->kernel_id >= ix->ops.n)
-      return nsys_call_fail(call, NSYS_E_NOT_FOUND, "params.kernelId: no GPU operation %lld (the profile has %u)",
+      return nsys_task_fail(task, NSYS_E_NOT_FOUND, "params.kernelId: no GPU operation %lld (the profile has %u)",
                             (long long)req->kernel_id, ix ? ix->ops.n : 0);
     c.op = req->kernel_id;
     c.short_name = nsys_strtab_get(&ix->strings, ix->ops.name[c.op]);
@@ -728,28 +622,28 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
         /* a short name, else a demangled name */
         nsys_kstats probe;
         bool cancelled = false;
-        if (nsys_kstats_get(req->p, ix, NSYS_KSTATS_BY_NAME, id, &probe, nsys__cancel_cb, call, &cancelled)) {
+        if (nsys_kstats_get(req->p, ix, NSYS_KSTATS_BY_NAME, id, &probe, nsys__cancel_cb, task, &cancelled)) {
           name_id = id;
           key = NSYS_KSTATS_BY_NAME;
         } else if (!cancelled &&
-                   nsys_kstats_get(req->p, ix, NSYS_KSTATS_BY_FULL_NAME, id, &probe, nsys__cancel_cb, call, &cancelled)) {
+                   nsys_kstats_get(req->p, ix, NSYS_KSTATS_BY_FULL_NAME, id, &probe, nsys__cancel_cb, task, &cancelled)) {
           name_id = id;
           key = NSYS_KSTATS_BY_FULL_NAME;
         }
         if (cancelled) {
           free(name_copy);
-          return nsys_call_fail_cancelled(call);
+          return nsys_task_fail_cancelled(task);
         }
       }
     }
   }
   if (name_id != NSYS_STR_NONE && ix) {
-    nsys_call_progress(call, 30, "statistics per kernel name");
+    nsys_task_progress(task, 30, "statistics per kernel name");
     bool cancelled = false;
-    c.have_stats = nsys_kstats_get(req->p, ix, key, name_id, &c.st, nsys__cancel_cb, call, &cancelled);
+    c.have_stats = nsys_kstats_get(req->p, ix, key, name_id, &c.st, nsys__cancel_cb, task, &cancelled);
     if (cancelled) {
       free(name_copy);
-      return nsys_call_fail_cancelled(call);
+      return nsys_task_fail_cancelled(task);
     }
     c.in_profile = c.have_stats;
     if (c.have_stats && c.op < 0) {
@@ -801,17 +695,27 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
     c.serial = c.have_launch && c.launch.grid[0] * c.launch.grid[1] * c.launch.grid[2] == 1 &&
                c.launch.block[0] * c.launch.block[1] * c.launch.block[2] == 1;
     if (req->p) {
-      nsys_call_progress(call, 70, "profile context and ranking");
-      c.cx = nsys_explain_context_get(req->p, ix, &call->task);
+      nsys_task_progress(task, 70, "profile context and ranking");
+      c.cx = nsys_explain_context_get(req->p, ix, task);
       if (!c.cx) {
         free(name_copy);
-        return NULL; /* cancelled: the task holds the error */
+        return false; /* cancelled: the task holds the error */
       }
-      if (c.cx->um_ops > 0 && ix->ops.kind[c.op] == NSYS_OP_KERNEL &&
-          !nsys_explain_um_overlap(req->p, ix, ix->ops.name[c.op], device, &call->task, &c.um_ns, &c.um_count,
-                                   &c.um_kernels)) {
-        free(name_copy);
-        return NULL;
+      if (ix->ops.kind[c.op] == NSYS_OP_KERNEL) {
+        nsys_task_progress(task, 85, "detectors");
+        uint32_t sid = ix->ops.name[c.op];
+        if (!nsys_detect_recall(c.cx->detect_data, sid, device, &c.det)) {
+          uint32_t n_inst = 0;
+          uint32_t *inst = nsys_kstats_ops(req->p, ix, NSYS_KSTATS_BY_NAME, sid, &n_inst);
+          bool ok = nsys_detect_kernel(ix, c.cx->detect_data, inst, n_inst, device, c.cx->um_ops > 0, task, &c.det);
+          free(inst);
+          if (!ok) {
+            free(name_copy);
+            return false;
+          }
+          nsys_detect_remember(c.cx->detect_data, sid, device, &c.det);
+        }
+        c.have_detect = true;
       }
     }
   } else if (!c.have_stats) {
@@ -825,61 +729,74 @@ cJSON *nsys_explain_kernel(nsys_call *call, const nsys_explain_req *req) {
       (c.cx->framework == NSYS_FW_JULIA || c.cx->framework == NSYS_FW_NUMBA || c.cx->framework == NSYS_FW_CUPY))
     c.origin = nsys_framework_name(c.cx->framework);
 
-  cJSON *res = cJSON_CreateObject();
-  cJSON_AddStringToObject(res, "name", c.short_name);
-  cJSON_AddStringToObject(res, "demangledName", c.full_name);
-  cJSON_AddStringToObject(res, "displayName", c.display);
-  if (req->kernel_id >= 0) cJSON_AddNumberToObject(res, "kernelId", (double)req->kernel_id);
-  cJSON_AddBoolToObject(res, "inProfile", c.in_profile);
-  cJSON_AddStringToObject(res, "origin", c.origin);
-  cJSON_AddStringToObject(res, "category", c.category);
-  cJSON_AddBoolToObject(res, "known", c.pat != NULL);
-  cJSON_AddBoolToObject(res, "categoryGuessed", c.pat == NULL);
-  if (c.pat) {
-    cJSON *po = cJSON_AddObjectToObject(res, "pattern");
-    cJSON_AddStringToObject(po, "id", c.pat->id);
-    cJSON_AddStringToObject(po, "family", c.pat->family);
-    nsys__add_str_or_null(po, "title", c.pat->title);
-    cJSON_AddStringToObject(res, "description", c.pat->description);
-  } else {
-    cJSON_AddNullToObject(res, "pattern");
-    cJSON_AddStringToObject(res, "description",
-                            "Origin unknown: this name is not in the knowledge base (probably user-written code or a library "
-                            "it does not cover). The analysis below relies on the profile's statistics only.");
+  out->name = nsys_xstrdup(c.short_name);
+  out->demangled_name = nsys_xstrdup(c.full_name);
+  memcpy(out->display_name, c.display, sizeof out->display_name);
+  out->in_profile = c.in_profile;
+  out->origin = c.origin;
+  out->category = c.category;
+  out->pattern = c.pat;
+  out->description = c.pat ? c.pat->description
+                           : "Origin unknown: this name is not in the knowledge base (probably user-written code or a "
+                             "library it does not cover). The analysis below relies on the profile's statistics only.";
+  out->info = c.info;
+  out->bound = nsys__bound(&c, &out->reasons);
+  out->typical_bound = c.typical_bound;
+  out->have_launch = c.have_launch;
+  out->launch_op = c.op;
+  out->launch = c.launch;
+  out->have_occ = c.have_occ;
+  out->occ = c.occ;
+  out->gpu = c.gpu;
+  out->have_stats = c.have_stats && ix;
+  if (out->have_stats) {
+    out->stats = c.st;
+    out->n_streams = (int)NSYS_MIN(c.st.n_tracks, (uint32_t)NSYS_KSTATS_MAX_STREAMS);
+    for (int i = 0; i < out->n_streams; i++) {
+      const nsys_gpu_track *t = &ix->tracks[c.st.tracks[i]];
+      out->streams[i].device = t->device;
+      out->streams[i].stream = t->stream;
+    }
   }
-  cJSON_AddItemToObject(res, "precision", nsys__precision_json(&c));
-  cJSON_AddItemToObject(res, "nccl", nsys__nccl_json(&c));
-  cJSON *reasons = cJSON_CreateArray();
-  const char *bound = nsys__bound(&c, reasons);
-  cJSON_AddStringToObject(res, "bound", bound);
-  cJSON_AddStringToObject(res, "typicalBound", c.typical_bound);
-  cJSON_AddItemToObject(res, "boundReasons", reasons);
-  cJSON_AddItemToObject(res, "launch", nsys__launch_json(&c));
-  cJSON_AddItemToObject(res, "occupancy", nsys__occ_json(&c));
-  cJSON_AddItemToObject(res, "stats", ix ? nsys__stats_json(&c, ix) : cJSON_CreateNull());
-  if (c.op >= 0 && ix) nsys__add_str_or_null(res, "nvtxPath", c.instance_nvtx);
-  else cJSON_AddNullToObject(res, "nvtxPath");
-  cJSON *sugg = cJSON_CreateArray();
-  cJSON *withheld = cJSON_CreateArray();
-  nsys__evidence_suggestions(&c, sugg);
-  cJSON_AddItemToObject(res, "priority", nsys__priority_json(&c, ix, sugg));
+  out->have_nvtx_path = c.op >= 0 && ix && c.instance_nvtx[0];
+  memcpy(out->nvtx_path, c.instance_nvtx, sizeof out->nvtx_path);
+  nsys__evidence_suggestions(&c, &out->suggestions);
+  out->n_evidence_suggestions = out->suggestions.n;
+  out->have_priority = nsys__priority(&c, ix, &out->suggestions, &out->priority);
+  out->first_kb_suggestion = -1;
   for (int i = 0; c.pat && i < c.pat->n_suggestions; i++) {
     char why[512];
     if (nsys_advice_kb_applies(c.pat, i, c.cx, why, sizeof why)) {
-      nsys__suggest(sugg, c.pat->suggestions[i]);
+      int before = out->suggestions.n;
+      nsys__suggest(&out->suggestions, c.pat->suggestions[i]);
+      if (out->first_kb_suggestion < 0 && out->suggestions.n > before) out->first_kb_suggestion = before;
     } else {
-      cJSON *w = cJSON_CreateObject();
-      cJSON_AddStringToObject(w, "text", c.pat->suggestions[i]);
-      cJSON_AddStringToObject(w, "reason", why);
-      cJSON_AddItemToArray(withheld, w);
+      nsys__text(&out->withheld, c.pat->suggestions[i]);
+      nsys__text(&out->withheld_reasons, why);
     }
   }
-  cJSON_AddItemToObject(res, "suggestions", sugg);
-  cJSON_AddItemToObject(res, "suggestionsWithheld", withheld);
-  cJSON_AddItemToObject(res, "context", nsys__context_json(c.cx));
-  char *md = nsys__markdown(&c, bound, reasons, sugg, ix);
-  cJSON_AddStringToObject(res, "markdown", md);
-  free(md);
+  if (c.cx) {
+    out->have_context = true;
+    out->context = *c.cx;
+    out->context.detect_data = NULL;
+  }
+  out->have_detect = c.have_detect;
+  out->detect = c.det;
+  out->fires_copies = nsys__copies_matter(&c);
+  out->fires_unified_memory = nsys__um_matters(&c);
+  out->fires_launch_bound = nsys__launch_bound(&c);
+  out->markdown = nsys__markdown(&c, out->bound, &out->reasons, &out->suggestions, ix);
   free(name_copy);
-  return res;
+  return true;
+}
+
+void nsys_explain_result_free(nsys_explain_result *r) {
+  free(r->name);
+  free(r->demangled_name);
+  nsys__texts_free(&r->reasons);
+  nsys__texts_free(&r->suggestions);
+  nsys__texts_free(&r->withheld);
+  nsys__texts_free(&r->withheld_reasons);
+  free(r->markdown);
+  memset(r, 0, sizeof *r);
 }

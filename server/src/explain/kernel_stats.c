@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "common/util.h"
-#include "explain/csort.h"
+#include "common/csort.h"
 #include "profile/profile.h"
 
 #define NSYS__CACHE_SLOTS 4
@@ -124,9 +124,9 @@ typedef struct {
   uint32_t track, aux;
 } nsys__sortrec;
 
-static int nsys__cmp_rec(const void *a, const void *b) {
+/* Within one name: by duration, then op id. */
+static int nsys__cmp_dur(const void *a, const void *b) {
   const nsys__sortrec *x = a, *y = b;
-  if (x->name != y->name) return x->name < y->name ? -1 : 1;
   if (x->dur != y->dur) return x->dur < y->dur ? -1 : 1;
   return x->op < y->op ? -1 : x->op > y->op;
 }
@@ -135,17 +135,28 @@ static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key
                         void *cctx) {
   uint32_t n = ix->ops.n, names = ix->strings.count;
   const uint32_t *ids = key == NSYS_KSTATS_BY_FULL_NAME ? ix->ops.full_name : ix->ops.name;
+  /* a counting sort by name id (each name's records then come in op order),
+   * then each name's records sorted by duration: O(n + names + Σ k log k) */
   nsys__sortrec *recs = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *recs);
+  uint32_t *at = nsys_xcalloc((size_t)names + 2, sizeof *at);
+  for (uint32_t i = 0; i < n; i++) at[(ids[i] < names ? ids[i] : 0) + 1]++;
+  for (uint32_t k = 0; k < names; k++) at[k + 1] += at[k];
   for (uint32_t i = 0; i < n; i++) {
     uint32_t id = ids[i] < names ? ids[i] : 0;
     int64_t d = nsys_op_dur(ix, i);
-    recs[i] = (nsys__sortrec){id, i, d < 0 ? 0 : d, ix->ops.track[i], ix->ops.full_name[i]};
+    recs[at[id]++] = (nsys__sortrec){id, i, d < 0 ? 0 : d, ix->ops.track[i], ix->ops.full_name[i]};
     if ((i & 0xFFFF) == 0 && cancelled && cancelled(cctx)) {
+      free(at);
       free(recs);
       return false;
     }
   }
-  if (!nsys_csort(recs, n, sizeof *recs, nsys__cmp_rec, cancelled, cctx) || (cancelled && cancelled(cctx))) {
+  /* at[k] is now the end of name k's records: sort each run */
+  bool ok = true;
+  for (uint32_t k = 0, lo = 0; k < names && ok; lo = at[k], k++)
+    if (at[k] - lo > 1) ok = nsys_csort(recs + lo, at[k] - lo, sizeof *recs, nsys__cmp_dur, cancelled, cctx);
+  free(at);
+  if (!ok || (cancelled && cancelled(cctx))) {
     free(recs);
     return false;
   }
@@ -355,6 +366,24 @@ bool nsys_kstats_get(const nsys_profile *p, const nsys_index *ix, nsys_kstats_ke
   }
   pthread_mutex_unlock(&nsys__mu);
   return ok;
+}
+
+uint32_t *nsys_kstats_ops(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                           uint32_t *n) {
+  *n = 0;
+  if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return NULL;
+  int k = key == NSYS_KSTATS_BY_FULL_NAME ? 1 : 0;
+  pthread_mutex_lock(&nsys__mu);
+  nsys__entry *e = nsys__entry_for(p, ix);
+  nsys__grouping *g = &e->g[k];
+  uint32_t *out = NULL;
+  if ((g->built || nsys__build(g, ix, key, NULL, NULL)) && name_id < g->n_names) {
+    *n = g->off[name_id + 1] - g->off[name_id];
+    out = nsys_xmalloc((size_t)(*n ? *n : 1) * sizeof *out);
+    memcpy(out, g->ops + g->off[name_id], (size_t)*n * sizeof *out);
+  }
+  pthread_mutex_unlock(&nsys__mu);
+  return out;
 }
 
 void nsys_kstats_totals(const nsys_profile *p, const nsys_index *ix, int64_t *all_ns, int64_t *kernel_ns) {

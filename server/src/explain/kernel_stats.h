@@ -64,6 +64,11 @@ void nsys_kstats_nvtx_path(const nsys_index *ix, uint32_t op, char *out, size_t 
 uint32_t nsys_kstats_top(const struct nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, int kind,
                          uint32_t *ids, uint32_t max);
 
+/* A copy of the op ids of the group (by duration), *n of them; NULL (n 0)
+ * when no op has that name. Free it. */
+uint32_t *nsys_kstats_ops(const struct nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                          uint32_t *n);
+
 /* Summed durations of all GPU ops, and of kernels only. */
 void nsys_kstats_totals(const struct nsys_profile *p, const nsys_index *ix, int64_t *all_ns, int64_t *kernel_ns);
 

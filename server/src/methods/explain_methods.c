@@ -8,6 +8,7 @@
 #include "explain/agent.h"
 #include "explain/explain.h"
 #include "explain/llm.h"
+#include "methods/explain_json.h"
 #include "profile/profile.h"
 #include "rpc/method_table.h"
 #include "rpc/params.h"
@@ -52,7 +53,9 @@ cJSON *nsys_method_kernel_explain(nsys_call *call) {
     }
   }
   nsys_explain_req req = {p, ix, name, kernel_id};
-  cJSON *res = nsys_explain_kernel(call, &req);
+  nsys_explain_result r;
+  cJSON *res = nsys_explain_kernel(&call->task, &req, &r) ? nsys_explain_result_json(&r) : NULL;
+  nsys_explain_result_free(&r);
   if (res && llm) {
     if (!nsys_llm_enrich_explain(call, &cfg, res)) {
       cJSON_Delete(res);

@@ -1,5 +1,6 @@
 /* The knowledge base: every pattern's example names resolve to that
- * pattern, every data/kernels file is embedded, bad files are rejected,
+ * pattern, every data/kernels file is in the generated tables and every
+ * table row loads, malformed rows are rejected, matching semantics,
  * and the real kernel names of ../shared/profiles are classified (the
  * expected origins below were checked by hand). */
 #include <dirent.h>
@@ -9,7 +10,6 @@
 
 #include "../common/nsys_check.h"
 #include "explain/kb.h"
-#include "explain/kb_embedded.h"
 #include "explain/kernel_name.h"
 
 static void test_examples(const nsys_kb *kb) {
@@ -36,7 +36,7 @@ static void test_examples(const nsys_kb *kb) {
     for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) ok |= strcmp(p->bound, bounds[b]) == 0;
     CHECK_MSG(ok, "%s: bad bound %s", p->id, p->bound);
   }
-  printf("kb: %d patterns, %d examples, %zu files\n", kb->n, n_examples, nsys_kb_embedded_count);
+  printf("kb: %d patterns, %d examples, %d files\n", kb->n, n_examples, nsys_kb_table_file_count);
 }
 
 static void test_all_files_embedded(void) {
@@ -54,8 +54,7 @@ static void test_all_files_embedded(void) {
       size_t l = strlen(e->d_name);
       if (l < 6 || strcmp(e->d_name + l - 5, ".json") != 0) continue;
       int found = 0;
-      for (size_t i = 0; i < nsys_kb_embedded_count; i++)
-        found |= strcmp(nsys_kb_embedded_files[i].name, e->d_name) == 0;
+      for (int i = 0; i < nsys_kb_table_file_count; i++) found |= strcmp(nsys_kb_table_files[i], e->d_name) == 0;
       CHECK_MSG(found, "data/kernels/%s is not listed in server/src/explain/meson.build", e->d_name);
     }
     closedir(d);
@@ -63,28 +62,40 @@ static void test_all_files_embedded(void) {
   free(dir);
 }
 
-static void test_bad_files(void) {
-  static const char *const bad[] = {
-      "", "{", "[]", "{\"patterns\": 3}",
-      "{\"patterns\": [{\"id\": \"x\"}]}",
-      "{\"patterns\": [{\"id\": \"x\", \"prefix\": \"a\", \"contains\": \"b\", \"origin\": \"o\", \"category\": \"c\", \"bound\": \"memory\", \"description\": \"d\"}]}",
-      "{\"patterns\": [{\"id\": \"x\", \"regex\": \"(unclosed\", \"origin\": \"o\", \"category\": \"c\", \"bound\": \"memory\", \"description\": \"d\"}]}",
+static const char *const nsys__sugg[] = {"s"};
+static const char *const nsys__any[] = {NULL};
+static const char *const nsys__bad_fw[] = {"pytorch,nosuchframework"};
+static const int nsys__cc0[] = {0};
+static const char *const nsys__ex[] = {"x"};
+#define ROWF(ID, KIND, MATCH, FW) \
+  .id = ID, .family = "t", .kind = KIND, .match = MATCH, .origin = "o", .category = "c", .bound = "memory", \
+  .description = "d", .suggestions = nsys__sugg, .suggestion_frameworks = FW, .suggestion_min_cc = nsys__cc0, \
+  .n_suggestions = 1, .examples = nsys__ex, .n_examples = 1
+#define ROW(ID, KIND, MATCH) ROWF(ID, KIND, MATCH, nsys__any)
+
+static void test_bad_rows(void) {
+  const nsys_kb_pattern bad[] = {
+      {ROW("no_match", NSYS_KB_PREFIX, "")},
+      {ROW("bad_regex", NSYS_KB_REGEX, "(unclosed")},
+      {ROWF("bad_fw", NSYS_KB_PREFIX, "a", nsys__bad_fw)},
+      {ROW(NULL, NSYS_KB_PREFIX, "a")},
   };
+  static const char *const want[] = {"no_match", "bad_regex", "nosuchframework", "?"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     nsys_kb kb;
-    nsys_kb_init(&kb);
     char err[256] = "";
-    CHECK(!nsys_kb_add_json(&kb, bad[i], strlen(bad[i]), "bad.json", err, sizeof err));
-    CHECK(strstr(err, "bad.json") != NULL);
+    CHECK(!nsys_kb_load(&kb, &bad[i], 1, err, sizeof err));
+    CHECK_MSG(strstr(err, want[i]) != NULL, "%s", err);
     nsys_kb_free(&kb);
   }
-  const char *good = "{\"defaults\": {\"origin\": \"o\", \"category\": \"c\", \"bound\": \"memory\", \"description\": \"d\"},"
-                     " \"patterns\": [{\"id\": \"g\", \"glob\": \"foo*bar\"}, {\"id\": \"r\", \"regex\": \"^ba+z$\", \"icase\": true},"
-                     " {\"id\": \"f\", \"contains\": \"qux\", \"field\": \"full\", \"priority\": 5}]}";
+  const nsys_kb_pattern good[] = {
+      {ROW("g", NSYS_KB_GLOB, "foo*bar")},
+      {ROW("r", NSYS_KB_REGEX, "^ba+z$"), .icase = true},
+      {ROW("f", NSYS_KB_CONTAINS, "qux"), .field = NSYS_KB_FIELD_FULL, .priority = 5},
+  };
   nsys_kb kb;
-  nsys_kb_init(&kb);
   char err[256] = "";
-  CHECK(nsys_kb_add_json(&kb, good, strlen(good), "good.json", err, sizeof err));
+  CHECK(nsys_kb_load(&kb, good, 3, err, sizeof err));
   CHECK(kb.n == 3);
   const nsys_kb_pattern *m = nsys_kb_match(&kb, "foo_x_bar", NULL);
   CHECK(m && strcmp(m->id, "g") == 0);
@@ -211,10 +222,10 @@ static void test_real_profiles(const nsys_kb *kb) {
 
 int main(void) {
   const nsys_kb *kb = nsys_kb_get();
-  CHECK(kb && kb->n > 0);
+  CHECK(kb && kb->n > 0 && kb->n == nsys_kb_table_count); /* every table row loaded */
   test_examples(kb);
   test_all_files_embedded();
-  test_bad_files();
+  test_bad_rows();
   test_real_profiles(kb);
   return nsys_check_done("explain_kb");
 }

@@ -1,13 +1,13 @@
 /* Per-name statistics, NVTX placement and kernel/explain on a hand-built
  * index (no profile: launch configuration and occupancy are absent). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../common/nsys_check.h"
 #include "common/strtab.h"
 #include "explain/explain.h"
 #include "explain/kernel_stats.h"
 #include "index/index.h"
-#include "rpc/call.h"
 
 /* Two streams on device 0; ops (start, dur, name):
  *   A x5 durations 10,20,30,40,1000 (stream 7), B x2 durations 5,7 (stream 8),
@@ -121,28 +121,27 @@ int main(void) {
   CHECK(nsys_kstats_top(NULL, ix, NSYS_KSTATS_BY_NAME, -1, top, 1) == 1 && top[0] == a);
   CHECK(!nsys_kstats_get(NULL, ix, NSYS_KSTATS_BY_NAME, 999, &st, NULL, NULL, NULL));
 
-  /* kernel/explain on the hand-built index */
-  nsys_call call;
-  nsys_call_init(&call, "kernel/explain", NULL, NULL);
+  /* kernel/explain on the hand-built index: the typed result */
+  nsys_task task;
+  nsys_task_init(&task);
   nsys_explain_req req = {NULL, ix, "ampere_sgemm_128x64_tn", -1};
-  cJSON *r = nsys_explain_kernel(&call, &req);
-  CHECK(r != NULL);
-  if (r) {
-    CHECK_STR(cJSON_GetObjectItem(r, "origin")->valuestring, "cublas");
-    const cJSON *s = cJSON_GetObjectItem(r, "stats");
-    CHECK(cJSON_GetObjectItem(s, "count")->valueint == 5);
-    CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "launch")));
-    CHECK_STR(cJSON_GetObjectItem(r, "nvtxPath")->valuestring, "step > fwd");
-    cJSON_Delete(r);
-  }
+  nsys_explain_result r;
+  CHECK(nsys_explain_kernel(&task, &req, &r));
+  CHECK_STR(r.origin, "cublas");
+  CHECK(r.have_stats && r.stats.count == 5 && r.stats.total_ns == 1100);
+  CHECK(!r.have_launch && r.pattern != NULL && r.kernel_id == -1);
+  CHECK(r.have_nvtx_path);
+  CHECK_STR(r.nvtx_path, "step > fwd");
+  CHECK(r.n_streams == 1 && r.markdown && strstr(r.markdown, "ampere") != NULL);
+  nsys_explain_result_free(&r);
   req = (nsys_explain_req){NULL, ix, NULL, 6};
-  r = nsys_explain_kernel(&call, &req);
-  CHECK(r && strcmp(cJSON_GetObjectItem(r, "origin")->valuestring, "unknown") == 0);
-  CHECK(r && cJSON_IsFalse(cJSON_GetObjectItem(r, "known")));
-  cJSON_Delete(r);
+  CHECK(nsys_explain_kernel(&task, &req, &r));
+  CHECK_STR(r.origin, "unknown");
+  CHECK(r.pattern == NULL && r.kernel_id == 6);
+  nsys_explain_result_free(&r);
   req = (nsys_explain_req){NULL, ix, NULL, 99};
-  CHECK(nsys_explain_kernel(&call, &req) == NULL && call.task.err == NSYS_E_NOT_FOUND);
-  nsys_call_dispose(&call);
+  CHECK(!nsys_explain_kernel(&task, &req, &r) && task.err == NSYS_E_NOT_FOUND);
+  nsys_explain_result_free(&r);
   nsys_kstats_cache_clear();
   release(ix);
   return nsys_check_done("explain_stats");

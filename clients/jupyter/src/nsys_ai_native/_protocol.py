@@ -435,6 +435,20 @@ KernelExplainResultContext1RankingItem = TypedDict("KernelExplainResultContext1R
     "count": int,
 })
 
+# The API mix: calls of the CUDA API trace by library (cuBLAS, cuDNN, ... names starting so), kernel launches...
+KernelExplainResultContext1ApiCalls = TypedDict("KernelExplainResultContext1ApiCalls", {
+    "cublas": int,
+    "cudnn": int,
+    "cufft": int,
+    "curand": int,
+    "cusparse": int,
+    "cusolver": int,
+    "nccl": int,
+    "driverLaunch": int,
+    "runtimeLaunch": int,
+    "graphLaunch": int,
+})
+
 KernelExplainResultContext1 = TypedDict("KernelExplainResultContext1", {
     "framework": Literal["cuda", "pytorch", "tensorrt", "xla", "tensorflow", "nvhpc", "cupy", "numba", "julia", "nccl-tests"],
     "frameworkEvidence": str,
@@ -443,6 +457,48 @@ KernelExplainResultContext1 = TypedDict("KernelExplainResultContext1", {
     "gpuOperationNs": int,
     "idleNs": int,
     "unifiedMemoryMigrations": int,
+    "apiCalls": KernelExplainResultContext1ApiCalls,
+})
+
+KernelExplainResultDetectors1Copies = TypedDict("KernelExplainResultDetectors1Copies", {
+    "fires": bool,
+    "instancesNextToCopy": int,
+    "copies": int,
+    "pageable": int,
+    "synchronous": int,
+    "bytes": int,
+    "ns": int,
+})
+
+KernelExplainResultDetectors1UnifiedMemory = TypedDict("KernelExplainResultDetectors1UnifiedMemory", {
+    "fires": bool,
+    "migrations": int,
+    "migrationBytes": int,
+    "migrationNs": int,
+    "instancesWithMigrations": int,
+    "faultTables": bool,
+    "gpuFaultGroups": int,
+    "gpuFaults": int,
+    "gpuFaultNs": int,
+    "instancesWithGpuFaults": int,
+    "cpuFaults": int,
+})
+
+KernelExplainResultDetectors1Launch = TypedDict("KernelExplainResultDetectors1Launch", {
+    "fires": bool,
+    "launched": int,
+    "graphLaunched": int,
+    "shorterThanLaunch": int,
+    "streamEmpty": int,
+    "launchApiNs": int,
+    "kernelNs": int,
+})
+
+KernelExplainResultDetectors1 = TypedDict("KernelExplainResultDetectors1", {
+    "instances": int,
+    "copies": KernelExplainResultDetectors1Copies,
+    "unifiedMemory": KernelExplainResultDetectors1UnifiedMemory,
+    "launch": KernelExplainResultDetectors1Launch,
 })
 
 # kernel/explain result
@@ -473,6 +529,7 @@ KernelExplainResult = TypedDict("KernelExplainResult", {
     "priority": NotRequired[Union[None, KernelExplainResultPriority1]],
     "suggestionsWithheld": NotRequired[List[KernelExplainResultSuggestionsWithheldItem]],
     "context": NotRequired[Union[None, KernelExplainResultContext1]],
+    "detectors": NotRequired[Union[None, KernelExplainResultDetectors1]],
 })
 
 # nvtx/tree params

@@ -164,5 +164,57 @@ count: number
 gpuOperationNs: number
 idleNs: number
 unifiedMemoryMigrations: number
+/**
+ * The API mix: calls of the CUDA API trace by library (cuBLAS, cuDNN, ... names starting so), kernel launches through the driver (cuLaunchKernel*) or runtime (cudaLaunchKernel*), graph launches.
+ */
+apiCalls: {
+cublas: number
+cudnn: number
+cufft: number
+curand: number
+cusparse: number
+cusolver: number
+nccl: number
+driverLaunch: number
+runtimeLaunch: number
+graphLaunch: number
+}
+})
+/**
+ * Evidence around the kernel's instances on its device (docs/analyses.md, "Kernel explanations: detectors"); each detector says whether it explains the kernel's time (fires). null for a name explained without a profile, or a copy or memset.
+ */
+detectors?: (null | {
+instances: number
+copies: {
+fires: boolean
+instancesNextToCopy: number
+copies: number
+pageable: number
+synchronous: number
+bytes: number
+ns: number
+}
+unifiedMemory: {
+fires: boolean
+migrations: number
+migrationBytes: number
+migrationNs: number
+instancesWithMigrations: number
+faultTables: boolean
+gpuFaultGroups: number
+gpuFaults: number
+gpuFaultNs: number
+instancesWithGpuFaults: number
+cpuFaults: number
+}
+launch: {
+fires: boolean
+launched: number
+graphLaunched: number
+shorterThanLaunch: number
+streamEmpty: number
+launchApiNs: number
+kernelNs: number
+}
 })
 }

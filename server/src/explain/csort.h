@@ -1,2 +1,0 @@
-/* Forwarding header: the cancellable sort lives in common/csort.h. */
-#include "common/csort.h"
