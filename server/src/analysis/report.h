@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "index/index.h"
 #include "common/task.h"
+#include "analysis/analysis_compat.h" /* diff.c and openset.c read analysis results as JSON */
 
 struct nsys_profile;
 
