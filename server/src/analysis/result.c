@@ -45,8 +45,9 @@ nsys_rec nsys_rrec_new(const nsys_rdef *def) { return nsys_rtab_add(nsys_rtab_ne
 
 static nsys_rtab *nsys__rtab_copy(const nsys_rtab *src, uint32_t from, uint32_t to);
 
-static void nsys__rrow_copy(nsys_rtab *dst, const nsys_rtab *src, uint32_t r) {
+static nsys_rec nsys__rrow_copy(nsys_rtab *dst, const nsys_rtab *src, uint32_t r) {
   const nsys_rdef *d = src->def;
+  if (dst->def != d) abort();
   nsys_rec o = nsys_rtab_add(dst);
   for (uint16_t i = 0; i < d->n; i++) {
     const nsys_rval *s = &src->v[(size_t)r * d->n + i];
@@ -56,6 +57,7 @@ static void nsys__rrow_copy(nsys_rtab *dst, const nsys_rtab *src, uint32_t r) {
     if (d->cols[i].type == NSYS_RT_str) v->u.s = nsys_xstrdup(s->u.s);
     else if (d->cols[i].type >= NSYS_RT_obj) v->u.t = nsys__rtab_copy(s->u.t, 0, s->u.t->n);
   }
+  return o;
 }
 
 static nsys_rtab *nsys__rtab_copy(const nsys_rtab *src, uint32_t from, uint32_t to) {
@@ -63,6 +65,8 @@ static nsys_rtab *nsys__rtab_copy(const nsys_rtab *src, uint32_t from, uint32_t 
   for (uint32_t r = from; r < to; r++) nsys__rrow_copy(t, src, r);
   return t;
 }
+
+nsys_rec nsys_rtab_add_copy(nsys_rtab *t, nsys_rec src) { return nsys__rrow_copy(t, src.t, src.r); }
 
 nsys_rec nsys_rrec_copy(nsys_rec src) {
   if (!src.t) return src;
@@ -113,17 +117,23 @@ void nsys_rset_str(nsys_rec o, nsys_c_str c, const char *x) {
   else v->st = NSYS_RV_NULL;
 }
 void nsys_rset_bool(nsys_rec o, nsys_c_bool c, bool x) { nsys__wslot(o, c.def, c.i, NSYS_RT_bool)->u.b = x; }
-nsys_rec nsys_rset_obj(nsys_rec o, nsys_c_obj c) {
+nsys_rec nsys_rset_obj_as(nsys_rec o, nsys_c_obj c, const nsys_rdef *def) {
+  const nsys_rdef *sub = c.def->cols[c.i].sub;
+  if (sub && sub != def) abort();
   nsys_rval *v = nsys__wslot(o, c.def, c.i, NSYS_RT_obj);
-  v->u.t = nsys_rtab_new(c.def->cols[c.i].sub);
+  v->u.t = nsys_rtab_new(def);
   return nsys_rtab_add(v->u.t);
+}
+nsys_rec nsys_rset_obj(nsys_rec o, nsys_c_obj c) {
+  if (!c.def->cols[c.i].sub) abort(); /* of any type: nsys_rset_obj_as */
+  return nsys_rset_obj_as(o, c, c.def->cols[c.i].sub);
 }
 void nsys_rset_obj_copy(nsys_rec o, nsys_c_obj c, nsys_rec src) {
   if (!src.t) {
     nsys_rset_null(o, c);
     return;
   }
-  if (src.t->def != c.def->cols[c.i].sub) abort();
+  if (c.def->cols[c.i].sub && src.t->def != c.def->cols[c.i].sub) abort();
   nsys_rval *v = nsys__wslot(o, c.def, c.i, NSYS_RT_obj);
   v->u.t = nsys__rtab_copy(src.t, src.r, src.r + 1);
 }

@@ -30,7 +30,7 @@ typedef enum {
   NSYS_RT_f64,
   NSYS_RT_str,
   NSYS_RT_bool,
-  NSYS_RT_obj,  /* a nested record (of `sub`) */
+  NSYS_RT_obj,  /* a nested record (of `sub`; sub NULL: of any record type, set with nsys_rset_obj_as) */
   NSYS_RT_arr,  /* an array of records (of `sub`) */
   NSYS_RT_list, /* an array of scalars: rows of `sub`, a record type of one column, written bare */
 } nsys_rtype;
@@ -111,6 +111,8 @@ nsys_rec nsys_rtab_row(const nsys_rtab *t, uint32_t r);
 static inline uint32_t nsys_rtab_len(const nsys_rtab *t) { return t ? t->n : 0; }
 /* A new table of one row (a summary, an evidence object). */
 nsys_rec nsys_rrec_new(const nsys_rdef *def);
+/* Appends a deep copy of src (a record of t's type) to t. */
+nsys_rec nsys_rtab_add_copy(nsys_rtab *t, nsys_rec src);
 /* A deep copy of a record into a new table of one row. */
 nsys_rec nsys_rrec_copy(nsys_rec src);
 static inline bool nsys_rrec_ok(nsys_rec o) { return o.t != NULL; }
@@ -125,6 +127,7 @@ void nsys_rset_f64(nsys_rec o, nsys_c_f64 c, double v);     /* not finite: null 
 void nsys_rset_str(nsys_rec o, nsys_c_str c, const char *v); /* copied; NULL: null */
 void nsys_rset_bool(nsys_rec o, nsys_c_bool c, bool v);
 nsys_rec nsys_rset_obj(nsys_rec o, nsys_c_obj c);            /* a new nested record */
+nsys_rec nsys_rset_obj_as(nsys_rec o, nsys_c_obj c, const nsys_rdef *def); /* the same, of def */
 void nsys_rset_obj_copy(nsys_rec o, nsys_c_obj c, nsys_rec src); /* a copy of src; empty src: null */
 nsys_rtab *nsys_rset_arr(nsys_rec o, nsys_c_arr c);          /* a new, empty nested table */
 nsys_rtab *nsys_rset_list(nsys_rec o, nsys_c_list c);

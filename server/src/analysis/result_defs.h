@@ -1,4 +1,4 @@
-/* The record types of every analysis result, declared once: for each, the
+/* The record types of every analysis result and of the report, declared once: for each, the
  * columns in JSON key order (X(HANDLE, "key", type, sub), analysis/result.h).
  * The definitions are in result_defs.c; docs/analyses.md defines the numbers.
  * Handles are prefixed by their record type, so a column of one analysis
@@ -505,6 +505,210 @@ NSYS_RDECL(NSYS_RD_ST_ROW)
   X(STS_STAGE_PATTERN, "stagePattern", str, NULL)
 #define NSYS__REC nsys_rd_st_sum
 NSYS_RDECL(NSYS_RD_ST_SUM)
+#undef NSYS__REC
+
+/* ---- report/generate (analysis/report.c): the findings' evidence, one
+ * record type per rule, and the report itself */
+#define NSYS_RD_EV_SHORT0(X) \
+  X(EVS0_KERNELS, "kernels", i64, NULL) \
+  X(EVS0_SPAN_NS, "spanNs", i64, NULL) \
+  X(EVS0_WINDOW, "window", obj, &nsys_rd_window)
+#define NSYS__REC nsys_rd_ev_short0
+NSYS_RDECL(NSYS_RD_EV_SHORT0)
+#undef NSYS__REC
+#define NSYS_RD_EV_SHORT(X) \
+  X(EVSH_SPAN_NS, "spanNs", i64, NULL) \
+  X(EVSH_KERNELS, "kernels", i64, NULL) \
+  X(EVSH_ITERATIONS, "iterations", i64, NULL) \
+  X(EVSH_WINDOW, "window", obj, &nsys_rd_window)
+#define NSYS__REC nsys_rd_ev_short
+NSYS_RDECL(NSYS_RD_EV_SHORT)
+#undef NSYS__REC
+#define NSYS_RD_EV_GAP(X) \
+  X(EVG_START, "start", i64, NULL) \
+  X(EVG_END, "end", i64, NULL) \
+  X(EVG_DURATION_NS, "durationNs", i64, NULL) \
+  X(EVG_CAUSE, "cause", str, NULL) \
+  X(EVG_TOP_API, "topApi", str, NULL) \
+  X(EVG_AFTER_SYNC, "afterSync", str, NULL) \
+  X(EVG_CPU_NVTX, "cpuNvtx", str, NULL)
+#define NSYS__REC nsys_rd_ev_gap
+NSYS_RDECL(NSYS_RD_EV_GAP)
+#undef NSYS__REC
+/* per-device findings (bubbles, exposed NCCL) end with devices and
+ * perDevice when merged over several GPUs */
+#define NSYS_RD_EV_BUBBLES(X) \
+  X(EVB_DEVICE, "device", i64, NULL) \
+  X(EVB_IDLE_PCT, "idlePct", f64, NULL) \
+  X(EVB_IDLE_NS, "idleNs", i64, NULL) \
+  X(EVB_GAPS_OVER_1MS, "gapsOver1ms", i64, NULL) \
+  X(EVB_GAP_IDLE_NS, "gapIdleNs", i64, NULL) \
+  X(EVB_CAUSE_NS, "causeNs", obj, &nsys_rd_gap_causes) \
+  X(EVB_SPLIT, "streamIdleSplit", obj, &nsys_rd_gap_split) \
+  X(EVB_LARGEST_GAP, "largestGap", obj, &nsys_rd_ev_gap) \
+  X(EVB_WINDOW, "window", obj, &nsys_rd_window) \
+  X(EVB_DEVICES, "devices", list, &nsys_rd_numlist) \
+  X(EVB_PER_DEVICE, "perDevice", arr, &nsys_rd_ev_bubbles)
+#define NSYS__REC nsys_rd_ev_bubbles
+NSYS_RDECL(NSYS_RD_EV_BUBBLES)
+#undef NSYS__REC
+#define NSYS_RD_EV_LAUNCH(X) \
+  X(EVL_LAUNCHED, "launchedKernels", i64, NULL) \
+  X(EVL_PCT_SHORTER, "pctShorterThanLaunch", f64, NULL) \
+  X(EVL_AVG_API_NS, "avgApiNs", f64, NULL) \
+  X(EVL_EXPOSED_NS, "exposedLaunchNs", i64, NULL) \
+  X(EVL_HOST_WAIT_NS, "hostWaitNs", i64, NULL) \
+  X(EVL_WINDOW, "window", obj, &nsys_rd_window)
+#define NSYS__REC nsys_rd_ev_launch
+NSYS_RDECL(NSYS_RD_EV_LAUNCH)
+#undef NSYS__REC
+#define NSYS_RD_EV_NCCL(X) \
+  X(EVN_DEVICE, "device", i64, NULL) \
+  X(EVN_COMM_NS, "commNs", i64, NULL) \
+  X(EVN_COMM_ONLY_NS, "commOnlyNs", i64, NULL) \
+  X(EVN_COMM_ONLY_PCT, "commOnlyPct", f64, NULL) \
+  X(EVN_COMM_HIDDEN_PCT, "commHiddenPct", f64, NULL) \
+  X(EVN_EXPOSED_SHARE_PCT, "exposedShareOfCommPct", f64, NULL) \
+  X(EVN_DOMINANT, "dominantCollective", str, NULL) \
+  X(EVN_WINDOW, "window", obj, &nsys_rd_window) \
+  X(EVN_DEVICES, "devices", list, &nsys_rd_numlist) \
+  X(EVN_PER_DEVICE, "perDevice", arr, &nsys_rd_ev_nccl)
+#define NSYS__REC nsys_rd_ev_nccl
+NSYS_RDECL(NSYS_RD_EV_NCCL)
+#undef NSYS__REC
+#define NSYS_RD_EV_PAGEABLE(X) \
+  X(EVP_COPIES, "pageableH2dCopies", i64, NULL) \
+  X(EVP_BYTES, "pageableH2dBytes", i64, NULL) \
+  X(EVP_NS, "pageableH2dNs", i64, NULL) \
+  X(EVP_GB_PER_SEC, "gbPerSec", f64, NULL) \
+  X(EVP_SYNC_COPIES, "syncCopies", i64, NULL) \
+  X(EVP_WINDOW, "window", obj, &nsys_rd_window)
+#define NSYS__REC nsys_rd_ev_pageable
+NSYS_RDECL(NSYS_RD_EV_PAGEABLE)
+#undef NSYS__REC
+#define NSYS_RD_EV_H2D(X) \
+  X(EVH_NS, "h2dNs", i64, NULL) \
+  X(EVH_BYTES, "h2dBytes", i64, NULL) \
+  X(EVH_COUNT, "h2dCount", i64, NULL) \
+  X(EVH_BUSIEST_DEVICE, "busiestDevice", i64, NULL) \
+  X(EVH_BUSIEST_NS, "busiestDeviceH2dNs", i64, NULL) \
+  X(EVH_PCT_OF_WINDOW, "h2dPctOfWindow", f64, NULL) \
+  X(EVH_GB_PER_SEC, "gbPerSec", f64, NULL) \
+  X(EVH_WINDOW, "window", obj, &nsys_rd_window)
+#define NSYS__REC nsys_rd_ev_h2d
+NSYS_RDECL(NSYS_RD_EV_H2D)
+#undef NSYS__REC
+/* the window is the largest storm's (before shortKernels), else the
+ * profile's (after it) */
+#define NSYS_RD_EV_SMALL(X) \
+  X(EVK_SMALL, "smallKernels", i64, NULL) \
+  X(EVK_PCT_SMALL, "pctSmallKernels", f64, NULL) \
+  X(EVK_STORMS, "storms", i64, NULL) \
+  X(EVK_LARGEST_STORM, "largestStorm", obj, &nsys_rd_kl_storm) \
+  X(EVK_STORM_WINDOW, "window", obj, &nsys_rd_window) \
+  X(EVK_SHORT_KERNELS, "shortKernels", list, &nsys_rd_strlist) \
+  X(EVK_WINDOW, "window", obj, &nsys_rd_window)
+#define NSYS__REC nsys_rd_ev_small
+NSYS_RDECL(NSYS_RD_EV_SMALL)
+#undef NSYS__REC
+#define NSYS_RD_EV_HOTSPOT(X) \
+  X(EVT_KERNEL, "kernel", str, NULL) \
+  X(EVT_PCT_OF_GPU, "pctOfGpu", f64, NULL) \
+  X(EVT_TOTAL_NS, "totalNs", i64, NULL) \
+  X(EVT_COUNT, "count", i64, NULL) \
+  X(EVT_AVG_NS, "avgNs", f64, NULL) \
+  X(EVT_P95_NS, "p95Ns", f64, NULL) \
+  X(EVT_WINDOW, "window", obj, &nsys_rd_window)
+#define NSYS__REC nsys_rd_ev_hotspot
+NSYS_RDECL(NSYS_RD_EV_HOTSPOT)
+#undef NSYS__REC
+#define NSYS_RD_EV_NVTX(X) \
+  X(EVX_RANGES, "nvtxRanges", i64, NULL) \
+  X(EVX_KERNELS, "kernels", i64, NULL) \
+  X(EVX_PCT, "kernelsInNvtxPct", f64, NULL) \
+  X(EVX_WINDOW, "window", obj, &nsys_rd_window)
+#define NSYS__REC nsys_rd_ev_nvtx
+NSYS_RDECL(NSYS_RD_EV_NVTX)
+#undef NSYS__REC
+#define NSYS_RD_EV_SYNC(X) \
+  X(EVY_TOTAL_NS, "totalSyncNs", i64, NULL) \
+  X(EVY_GPU_IDLE_NS, "gpuIdleDuringSyncNs", i64, NULL) \
+  X(EVY_CALLS, "calls", i64, NULL) \
+  X(EVY_TOP_API, "topApi", str, NULL) \
+  X(EVY_TOP_API_COUNT, "topApiCount", i64, NULL) \
+  X(EVY_TOP_API_NS, "topApiNs", i64, NULL) \
+  X(EVY_WINDOW, "window", obj, &nsys_rd_window)
+#define NSYS__REC nsys_rd_ev_sync
+NSYS_RDECL(NSYS_RD_EV_SYNC)
+#undef NSYS__REC
+#define NSYS_RD_EV_OUTLIER(X) \
+  X(EVO_INDEX, "index", i64, NULL) \
+  X(EVO_NAME, "name", str, NULL) \
+  X(EVO_DEVICE, "device", i64, NULL) \
+  X(EVO_START, "start", i64, NULL) \
+  X(EVO_END, "end", i64, NULL) \
+  X(EVO_DURATION_NS, "durationNs", i64, NULL) \
+  X(EVO_VS_MEDIAN, "vsMedian", f64, NULL)
+#define NSYS__REC nsys_rd_ev_outlier
+NSYS_RDECL(NSYS_RD_EV_OUTLIER)
+#undef NSYS__REC
+#define NSYS_RD_EV_ITERS(X) \
+  X(EVI_PER_DEVICE, "iterationsPerDevice", f64, NULL) \
+  X(EVI_OUTLIERS, "outliers", i64, NULL) \
+  X(EVI_METHOD, "method", str, NULL) \
+  X(EVI_LIST, "outlierIterations", arr, &nsys_rd_ev_outlier) \
+  X(EVI_WINDOW, "window", obj, &nsys_rd_window)
+#define NSYS__REC nsys_rd_ev_iters
+NSYS_RDECL(NSYS_RD_EV_ITERS)
+#undef NSYS__REC
+/* a finding; its evidence is one of the nsys_rd_ev_* types */
+#define NSYS_RD_FINDING(X) \
+  X(FND_ID, "id", str, NULL) \
+  X(FND_SEVERITY, "severity", str, NULL) \
+  X(FND_TITLE, "title", str, NULL) \
+  X(FND_EVIDENCE, "evidence", obj, NULL) \
+  X(FND_RECOMMENDATION, "recommendation", str, NULL) \
+  X(FND_IMPACT_NS, "impactNs", f64, NULL)
+#define NSYS__REC nsys_rd_finding
+NSYS_RDECL(NSYS_RD_FINDING)
+#undef NSYS__REC
+#define NSYS_RD_REP_GPU(X) \
+  X(RG_ID, "id", i64, NULL) \
+  X(RG_NAME, "name", str, NULL) \
+  X(RG_SM_COUNT, "smCount", i64, NULL)
+#define NSYS__REC nsys_rd_rep_gpu
+NSYS_RDECL(NSYS_RD_REP_GPU)
+#undef NSYS__REC
+#define NSYS_RD_REP_TOTALS(X) \
+  X(RT_DURATION_NS, "durationNs", i64, NULL) \
+  X(RT_KERNELS, "kernels", i64, NULL) \
+  X(RT_KERNEL_NS, "kernelNs", i64, NULL) \
+  X(RT_GPU_BUSY_NS, "gpuBusyNs", i64, NULL) \
+  X(RT_MEMCPYS, "memcpys", i64, NULL) \
+  X(RT_NVTX_RANGES, "nvtxRanges", i64, NULL) \
+  X(RT_ITERATIONS, "iterations", i64, NULL) \
+  X(RT_ITERATION_METHOD, "iterationMethod", str, NULL) \
+  X(RT_DEVICES, "devices", i64, NULL)
+#define NSYS__REC nsys_rd_rep_totals
+NSYS_RDECL(NSYS_RD_REP_TOTALS)
+#undef NSYS__REC
+#define NSYS_RD_REP_COUNTS(X) \
+  X(RC_CRITICAL, "critical", i64, NULL) \
+  X(RC_WARNING, "warning", i64, NULL) \
+  X(RC_INFO, "info", i64, NULL)
+#define NSYS__REC nsys_rd_rep_counts
+NSYS_RDECL(NSYS_RD_REP_COUNTS)
+#undef NSYS__REC
+/* the report (report.h adds analyses:{name: result} after these) */
+#define NSYS_RD_REPORT(X) \
+  X(REP_FILE, "file", str, NULL) \
+  X(REP_GPUS, "gpus", arr, &nsys_rd_rep_gpu) \
+  X(REP_WINDOW, "window", obj, &nsys_rd_window) \
+  X(REP_TOTALS, "totals", obj, &nsys_rd_rep_totals) \
+  X(REP_COUNTS, "counts", obj, &nsys_rd_rep_counts) \
+  X(REP_FINDINGS, "findings", arr, &nsys_rd_finding)
+#define NSYS__REC nsys_rd_report
+NSYS_RDECL(NSYS_RD_REPORT)
 #undef NSYS__REC
 
 #endif

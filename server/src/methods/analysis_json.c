@@ -71,3 +71,11 @@ cJSON *nsys_aresult_json(const nsys_aresult *r) {
   cJSON_AddItemToObject(res, "summary", nsys_rrec_json(r->summary));
   return res;
 }
+
+cJSON *nsys_report_json(const nsys_report *r) {
+  cJSON *res = nsys_rrec_json(r->rec);
+  cJSON *an = cJSON_AddObjectToObject(res, "analyses");
+  for (int i = 0; i < NSYS_REPORT_ANALYSES; i++)
+    if (r->results[i]) cJSON_AddItemToObject(an, r->names[i], nsys_aresult_json(r->results[i]));
+  return res;
+}

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "analysis/analysis.h"
+#include "analysis/report_result.h"
 
 /* A record as an object ({} for the empty record). */
 cJSON *nsys_rrec_json(nsys_rec o);
@@ -16,5 +17,7 @@ cJSON *nsys_rtab_json(const nsys_rtab *t);
 cJSON *nsys_aparams_json(const nsys_aparams *ps);
 /* {name, params, window:{start,end}, rows, summary}; a stub: {rows, summary}. */
 cJSON *nsys_aresult_json(const nsys_aresult *r);
+/* report/generate's result: the report's record, then analyses:{name: result}. */
+cJSON *nsys_report_json(const nsys_report *r);
 
 #endif

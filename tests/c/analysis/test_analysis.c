@@ -10,6 +10,7 @@
 #include "analysis/nccl.h"
 #include "analysis/report.h"
 #include "common/util.h"
+#include "methods/analysis_json.h"
 #include "methods/analysis_params.h"
 #include "methods/analysis_render.h"
 #include "../common/nsys_check.h"
@@ -461,8 +462,10 @@ static bool has_finding(const cJSON *rep, const char *id) {
 static cJSON *report_of(tix *t) {
   nsys_task task;
   nsys_task_init(&task);
-  cJSON *rep = nsys_report_build(&task, NULL, &t->ix);
-  CHECK_MSG(rep != NULL, "report: %s", task.err_msg);
+  nsys_report *r = nsys_report_build(&task, NULL, &t->ix);
+  CHECK_MSG(r != NULL, "report: %s", task.err_msg);
+  cJSON *rep = r ? nsys_report_json(r) : NULL;
+  nsys_report_free(r);
   return rep;
 }
 
