@@ -539,28 +539,27 @@ typedef struct {
   nsys_c_arr per;
 } nsys__perdev;
 
-static const nsys__perdev *nsys__perdev_of(nsys_rec ev) {
-  static nsys__perdev kinds[2];
-  if (!kinds[0].def) { /* (handles are not constant expressions in C) */
-    kinds[0] = (nsys__perdev){&nsys_rd_ev_bubbles, EVB_DEVICE, EVB_DEVICES, EVB_PER_DEVICE};
-    kinds[1] = (nsys__perdev){&nsys_rd_ev_nccl, EVN_DEVICE, EVN_DEVICES, EVN_PER_DEVICE};
-  }
-  for (int k = 0; k < 2; k++)
-    if (ev.t && ev.t->def == kinds[k].def && nsys_rhas(ev, kinds[k].device)) return &kinds[k];
-  return NULL;
+/* The device columns of ev when it is per-device evidence with a device set. */
+static bool nsys__perdev_of(nsys_rec ev, nsys__perdev *out) {
+  if (!ev.t) return false;
+  if (ev.t->def == &nsys_rd_ev_bubbles) *out = (nsys__perdev){&nsys_rd_ev_bubbles, EVB_DEVICE, EVB_DEVICES, EVB_PER_DEVICE};
+  else if (ev.t->def == &nsys_rd_ev_nccl) *out = (nsys__perdev){&nsys_rd_ev_nccl, EVN_DEVICE, EVN_DEVICES, EVN_PER_DEVICE};
+  else return false;
+  return nsys_rhas(ev, out->device);
 }
 
 /* Per-device findings of one rule are merged: the title and numbers of the
  * worst device, evidence.devices listing all, evidence.perDevice theirs. */
 static void nsys__merge_devices(nsys__findings *f) {
   for (uint32_t i = 0; i < f->n; i++) {
-    const nsys__perdev *pd = nsys__perdev_of(f->v[i].ev);
-    if (!pd) continue;
+    nsys__perdev pdv, other;
+    if (!nsys__perdev_of(f->v[i].ev, &pdv)) continue;
+    const nsys__perdev *pd = &pdv;
     const char *id = f->v[i].id;
     /* the group: i and the later findings of the same rule with a device, in order */
     uint32_t *grp = nsys_xmalloc((f->n - i) * sizeof *grp), gn = 0;
     for (uint32_t j = i; j < f->n; j++)
-      if (!strcmp(f->v[j].id, id) && nsys__perdev_of(f->v[j].ev)) grp[gn++] = j;
+      if (!strcmp(f->v[j].id, id) && nsys__perdev_of(f->v[j].ev, &other)) grp[gn++] = j;
     if (gn == 1) {
       free(grp);
       continue;
