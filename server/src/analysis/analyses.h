@@ -4,6 +4,7 @@
 #define NSYS_ANALYSES_H
 
 #include "analysis/analysis.h"
+#include "analysis/result_defs.h"
 
 /* params NULL: the defaults of a. False (after nsys_task_fail) when the window is inverted. */
 bool nsys_actx_init(nsys_actx *c, nsys_task *task, struct nsys_profile *p, const nsys_index *ix,
@@ -13,7 +14,7 @@ bool nsys_actx_init(nsys_actx *c, nsys_task *task, struct nsys_profile *p, const
 struct sqlite3_stmt *nsys_actx_prepare(nsys_actx *c, const char *sql);
 void nsys_actx_dispose(nsys_actx *c);
 
-#define NSYS__ANALYSIS(fn) bool fn(nsys_actx *c, cJSON *rows, cJSON *summary)
+#define NSYS__ANALYSIS(fn) bool fn(nsys_actx *c, nsys_rtab *rows, nsys_rec summary)
 NSYS__ANALYSIS(nsys_an_top_kernels);
 NSYS__ANALYSIS(nsys_an_gpu_idle_gaps);
 NSYS__ANALYSIS(nsys_an_overlap);

@@ -1,22 +1,21 @@
 /* Deterministic analyses over a profile's index (and, for the few tables the
  * index does not carry, read-only SQL on the profile). Each analysis is a
- * registry entry: name, description, typed params with defaults, and a run
- * function that fills `rows` and `summary` of the common result shape
- *   {name, params, window:{start,end}, rows:[...], summary:{...}}.
- * The analysis layer builds JSON itself (result builders may use cJSON), but
- * every computation works on plain arrays so it is unit-testable with a
+ * registry entry: name, description, typed params with defaults, the record
+ * types of its rows and summary (analysis/result_defs.h), and a run function
+ * that fills them: a typed result (nsys_aresult) that methods/analysis_json.c
+ * writes as {name, params, window:{start,end}, rows:[...], summary:{...}}.
+ * Every computation works on plain arrays so it is unit-testable with a
  * hand-built nsys_index (p == NULL: SQL-backed parts report missing data). */
 #ifndef NSYS_ANALYSIS_H
 #define NSYS_ANALYSIS_H
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "analysis/intervals.h"
+#include "analysis/result.h"
 #include "index/index.h"
 #include "common/task.h"
-#include "rpc/json_int.h"
 
 struct nsys_profile;
 
@@ -67,12 +66,10 @@ void nsys_aparams_set_str(nsys_aparams *ps, const char *name, const char *v);
 void nsys_aparams_set_bool(nsys_aparams *ps, const char *name, bool v);
 /* The value of a declared param (abort when undeclared). */
 const nsys_aval *nsys_aparams_get(const nsys_aparams *ps, const char *name);
-/* The result's `params` object (declaration order, null where unset). */
-cJSON *nsys_aparams_json(const nsys_aparams *ps);
 
 /* What the analyses derive from the index alone (never from params or the
  * window), filled lazily on first use. A context owns one (`own`) unless the
- * caller lends it one (nsys_analysis_run_cached): report/generate and
+ * caller lends it one (nsys_analysis_exec's cache): report/generate and
  * profile/diff lend one per index to all the analyses of the run, so each is
  * built once per run. Not thread-safe: one run (one thread) uses it at a time. */
 typedef struct nsys_acache {
@@ -95,7 +92,7 @@ typedef struct nsys_acache {
 void nsys_acache_init(nsys_acache *k, const nsys_index *ix);
 void nsys_acache_dispose(nsys_acache *k);
 /* Builds everything a cache holds at once and marks it lent, so that runs on
- * several threads then only read it (nsys_analysis_run_all). False when the
+ * several threads then only read it (nsys_analysis_exec_all). False when the
  * task was cancelled (the cache is then partly built: dispose it). */
 bool nsys_acache_build(nsys_acache *k, nsys_task *task);
 
@@ -115,20 +112,23 @@ typedef struct nsys_actx {
 /* Cancellation poll for the analyses' loops: true once the request is
  * cancelled. Reads the request's flag every 2^16 values of i (a loop index),
  * then stays true, so nested loops unwind at once. The run's answer is then
- * discarded for -32800 (nsys_analysis_run). */
+ * discarded for -32800 (nsys_analysis_exec). */
 static inline bool nsys_actx_stop(nsys_actx *c, uint64_t i) {
   if (c->stopped) return true;
   if ((i & 0xFFFF) == 0 && nsys_task_cancelled(c->task)) c->stopped = true;
   return c->stopped;
 }
 
-typedef bool (*nsys_analysis_fn)(nsys_actx *ctx, cJSON *rows, cJSON *summary);
+/* Fills rows (a table of the analysis's row record type) and summary (a
+ * record of its summary type); false after nsys_task_fail. */
+typedef bool (*nsys_analysis_fn)(nsys_actx *ctx, nsys_rtab *rows, nsys_rec summary);
 
 typedef struct nsys_analysis {
   const char *name;
   const char *description;
   const nsys_aparam *params; /* terminated by {NULL} */
   nsys_analysis_fn run;
+  const nsys_rdef *row, *summary; /* record types of rows and summary */
 } nsys_analysis;
 
 /* The registry (terminated by {NULL}) and lookup. */
@@ -139,32 +139,48 @@ const nsys_analysis *nsys_analysis_find_or_fail(nsys_task *task, const char *nam
 /* The params every analysis accepts after its own (start, end, device). */
 extern const nsys_aparam nsys_analysis_common_params[];
 
+/* A typed analysis result: what methods/analysis_json.c writes as
+ * {name, params, window:{start,end}, rows, summary}. A stub (a == NULL: the
+ * report's stand-in for an analysis whose data is missing) is only
+ * {rows: [], summary: {}}. */
+typedef struct nsys_aresult {
+  const nsys_analysis *a; /* NULL: a stub */
+  nsys_aparams params;    /* resolved */
+  int64_t t0, t1;         /* the window */
+  nsys_rtab *rows;        /* of a->row */
+  nsys_rec summary;       /* of a->summary */
+} nsys_aresult;
+
+/* An empty stub result, and freeing any result (NULL is fine). */
+nsys_aresult *nsys_aresult_stub(void);
+void nsys_aresult_free(nsys_aresult *r);
+
 /* Runs `name` on an index with `params` (resolved for that analysis; NULL:
  * the defaults). p may be NULL (unit tests). `cache`: the index caches of
  * the caller (nsys_acache_init'ed on ix, disposed after the last run that
  * uses it), NULL = a cache of the run's own; answers are the same byte for
- * byte either way. Returns the result object, or NULL after nsys_task_fail()
+ * byte either way. Returns the result, or NULL after nsys_task_fail()
  * (-32800 when cancelled). */
-cJSON *nsys_analysis_run(nsys_task *task, struct nsys_profile *p, const nsys_index *ix,
-                         const char *name, const nsys_aparams *params, nsys_acache *cache);
+nsys_aresult *nsys_analysis_exec(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, const char *name,
+                                 const nsys_aparams *params, nsys_acache *cache);
 
-/* One run of nsys_analysis_run_all: the inputs, then its result and status. */
-typedef struct nsys_arun {
+/* One run of nsys_analysis_exec_all: the inputs, then its result and status. */
+typedef struct nsys_aexec {
   struct nsys_profile *p;
   const nsys_index *ix;
   const char *name;
   const nsys_aparams *params; /* NULL: defaults */
   nsys_acache *cache;         /* shared by runs on the same index, or NULL */
-  cJSON *result;              /* out: NULL when the run failed (task says why) */
+  nsys_aresult *result;       /* out: NULL when the run failed (task says why) */
   nsys_task task;             /* out: the run's own status; a child of the caller's task */
-} nsys_arun;
+} nsys_aexec;
 
 /* Runs every run on up to one thread per CPU (NSYS_AI_ANALYSIS_THREADS caps
  * it), after building each shared cache whole (nsys_acache_build); progress
  * `title` on task. The results are those of running them one after another.
  * False (task failed: cancelled) when a cache build was cut short; otherwise
  * true, with each run's outcome in its result and task. */
-bool nsys_analysis_run_all(nsys_task *task, nsys_arun *runs, uint32_t n, const char *title);
+bool nsys_analysis_exec_all(nsys_task *task, nsys_aexec *runs, uint32_t n, const char *title);
 
 /* --- shared helpers (analysis/common.c) --- */
 typedef enum {
@@ -224,10 +240,7 @@ double nsys_percentile_sorted(const int64_t *v, uint32_t n, double q);
 void nsys_sort_i64(int64_t *v, size_t n);
 /* Case-insensitive substring test. */
 bool nsys_icontains(const char *hay, const char *needle);
-/* JSON helpers */
-void nsys_json_num(cJSON *o, const char *k, double v);
-void nsys_json_int(cJSON *o, const char *k, int64_t v);
-void nsys_json_str(cJSON *o, const char *k, const char *v); /* null when v == NULL */
+/* v rounded to 2 decimals (percentages, rates). */
 double nsys_round2(double v);
 
 #endif

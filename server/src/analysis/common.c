@@ -390,15 +390,6 @@ void nsys_sort_i64(int64_t *v, size_t n) {
   free(tmp);
 }
 
-void nsys_json_num(cJSON *o, const char *k, double v) {
-  if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
-  else cJSON_AddNullToObject(o, k);
-}
-void nsys_json_int(cJSON *o, const char *k, int64_t v) { nsys_json_add_i64(o, k, v); }
-void nsys_json_str(cJSON *o, const char *k, const char *v) {
-  if (v) cJSON_AddStringToObject(o, k, v);
-  else cJSON_AddNullToObject(o, k);
-}
 double nsys_round2(double v) { return round(v * 100.0) / 100.0; }
 
 bool nsys_acache_build(nsys_acache *k, nsys_task *task) {

@@ -75,10 +75,9 @@ static void nsys__cpu_union(nsys__cpu *x) {
 
 /* Gap causes: a CUDA API class (memcpy: both flavours) or, last, cpu_stall. */
 enum { NSYS__N_CAUSES = 7 };
-static const char *const nsys__causes[NSYS__N_CAUSES] = {"sync",  "memcpy",        "launch",   "module_load",
-                                                         "alloc", "host_register", "cpu_stall"};
-static const char *const nsys__cause_cpu_keys[NSYS__N_CAUSES - 1] = {"sync",        "memcpy", "launch",
-                                                                     "moduleLoad", "alloc",  "hostRegister"};
+/* Their names are the columns of nsys_rd_gap_causes, in this order; a gap's
+ * CPU time per class is nsys_rd_gap_cpu (the causes but cpu_stall, then
+ * otherApi). */
 
 static int64_t nsys__cause_ns(const nsys__cpu *x, int k) {
   switch (k) {
@@ -91,7 +90,7 @@ static int64_t nsys__cause_ns(const nsys__cpu *x, int k) {
   }
 }
 
-/* Index into nsys__causes of the gap [a, b) on `device`; fills x. */
+/* Index of the cause (a column of nsys_rd_gap_causes) of the gap [a, b) on `device`; fills x. */
 static int nsys__cause(nsys_actx *c, int32_t device, int64_t a, int64_t b, nsys__cpu *x) {
   memset(x, 0, sizeof *x);
   x->a = a;
@@ -102,7 +101,7 @@ static int nsys__cause(nsys_actx *c, int32_t device, int64_t a, int64_t b, nsys_
   nsys__cpu_union(x);
   /* the dominant CUDA activity must cover a quarter of the gap; otherwise the
    * host thread was busy outside CUDA (Python, data loading, I/O): a CPU stall.
-   * Ties go to the earlier cause of nsys__causes. */
+   * Ties go to the earlier cause (column) of nsys_rd_gap_causes. */
   int best = -1;
   int64_t best_ns = 0;
   for (int k = 0; k < NSYS__N_CAUSES - 1; k++) {
@@ -210,7 +209,7 @@ static void nsys__gap_push(nsys__gapvec *g, nsys__gap x) {
   g->v[g->n++] = x;
 }
 
-bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   int64_t min_gap = nsys_actx_int(c, "minGapNs");
   int64_t limit = nsys_actx_int(c, "limit");
@@ -225,12 +224,12 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
   nsys_gap_phaser ph;
   if (!nsys_gap_phaser_init(&ph, c)) {
     nsys_gap_phaser_dispose(&ph);
-    return true; /* cancelled: nsys_analysis_run answers -32800 */
+    return true; /* cancelled: the run answers -32800 */
   }
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
   nsys__gapvec gaps = {0};
-  cJSON *per_dev = cJSON_AddArrayToObject(summary, "devices");
+  nsys_rtab *per_dev = nsys_rset_arr(summary, GS_DEVICES);
   nsys_ivls u;
   nsys_ivls_init(&u);
   int64_t all_idle = 0, all_host = 0, all_kern = 0, all_other = 0;
@@ -289,19 +288,19 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
       }
     }
     int64_t span = u.n ? u.e[u.n - 1] - u.s[0] : 0;
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "device", dev);
-    nsys_json_int(o, "start", u.n ? u.s[0] : c->t0);
-    nsys_json_int(o, "end", u.n ? u.e[u.n - 1] : c->t0);
-    nsys_json_int(o, "busyNs", nsys_ivls_total(&u));
-    nsys_json_int(o, "idleNs", idle_any);
-    nsys_json_num(o, "idlePct", span ? nsys_round2(100.0 * (double)idle_any / (double)span) : 0);
-    nsys_json_int(o, "gapCount", n_thr);
-    nsys_json_int(o, "gapIdleNs", idle_thr);
-    cJSON *bk = cJSON_AddObjectToObject(o, "buckets");
-    nsys_json_int(bk, "lt5ms", buckets[0]);
-    nsys_json_int(bk, "5to50ms", buckets[1]);
-    nsys_json_int(bk, "ge50ms", buckets[2]);
+    nsys_rec o = nsys_rtab_add(per_dev);
+    nsys_rset_i64(o, GD_DEVICE, dev);
+    nsys_rset_i64(o, GD_START, u.n ? u.s[0] : c->t0);
+    nsys_rset_i64(o, GD_END, u.n ? u.e[u.n - 1] : c->t0);
+    nsys_rset_i64(o, GD_BUSY_NS, nsys_ivls_total(&u));
+    nsys_rset_i64(o, GD_IDLE_NS, idle_any);
+    nsys_rset_f64(o, GD_IDLE_PCT, span ? nsys_round2(100.0 * (double)idle_any / (double)span) : 0);
+    nsys_rset_i64(o, GD_GAP_COUNT, n_thr);
+    nsys_rset_i64(o, GD_GAP_IDLE_NS, idle_thr);
+    nsys_rec bk = nsys_rset_obj(o, GD_BUCKETS);
+    nsys_rset_i64(bk, GB_LT5MS, buckets[0]);
+    nsys_rset_i64(bk, GB_5TO50MS, buckets[1]);
+    nsys_rset_i64(bk, GB_GE50MS, buckets[2]);
     /* causes of the device-level gaps above the threshold */
     int64_t cause_ns[NSYS__N_CAUSES] = {0}, phase_ns[NSYS_GAP__PHASES] = {0}, phase_n[NSYS_GAP__PHASES] = {0};
     for (size_t gi = first_gap; gi < gaps.n; gi++) {
@@ -313,19 +312,17 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
       phase_ns[phase] += len;
       phase_n[phase]++;
     }
-    cJSON *cs = cJSON_AddObjectToObject(o, "causeNs");
-    for (int k = 0; k < NSYS__N_CAUSES; k++) nsys_json_int(cs, nsys__causes[k], cause_ns[k]);
-    cJSON *ps = cJSON_AddObjectToObject(o, "phaseNs");
-    cJSON *pn = cJSON_AddObjectToObject(o, "phaseGaps");
+    nsys_rec cs = nsys_rset_obj(o, GD_CAUSE_NS);
+    for (int k = 0; k < NSYS__N_CAUSES; k++) nsys_rset_i64(cs, nsys_rcol_i64(&nsys_rd_gap_causes, k), cause_ns[k]);
+    nsys_rec ps = nsys_rset_obj(o, GD_PHASE_NS), pn = nsys_rset_obj(o, GD_PHASE_GAPS);
     for (int k = 0; k < NSYS_GAP__PHASES; k++) {
-      nsys_json_int(ps, nsys_gap_phase_name((nsys_gap_phase)k), phase_ns[k]);
-      nsys_json_int(pn, nsys_gap_phase_name((nsys_gap_phase)k), phase_n[k]);
+      nsys_rset_i64(ps, nsys_rcol_i64(&nsys_rd_gap_phases, k), phase_ns[k]);
+      nsys_rset_i64(pn, nsys_rcol_i64(&nsys_rd_gap_phases, k), phase_n[k]);
     }
-    cJSON *hta = cJSON_AddObjectToObject(o, "streamIdleSplit");
-    nsys_json_int(hta, "hostWaitNs", host);
-    nsys_json_int(hta, "kernelWaitNs", kern);
-    nsys_json_int(hta, "otherNs", other);
-    cJSON_AddItemToArray(per_dev, o);
+    nsys_rec hta = nsys_rset_obj(o, GD_SPLIT);
+    nsys_rset_i64(hta, GSPL_HOST_WAIT_NS, host);
+    nsys_rset_i64(hta, GSPL_KERNEL_WAIT_NS, kern);
+    nsys_rset_i64(hta, GSPL_OTHER_NS, other);
     all_idle += idle_any;
     all_host += host;
     all_kern += kern;
@@ -338,46 +335,45 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys__gap *g = &gaps.v[i];
     nsys__cpu x;
     int cause = nsys__cause(c, g->device, g->start, g->end, &x);
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "device", g->device);
-    if (g->stream < 0) cJSON_AddNullToObject(o, "stream");
-    else nsys_json_int(o, "stream", g->stream);
-    nsys_json_int(o, "start", g->start);
-    nsys_json_int(o, "end", g->end);
-    nsys_json_int(o, "durationNs", g->end - g->start);
-    cJSON_AddStringToObject(o, "cause", nsys__causes[cause]);
-    cJSON *cpu = cJSON_AddObjectToObject(o, "cpuNs");
-    for (int k = 0; k < NSYS__N_CAUSES - 1; k++) nsys_json_int(cpu, nsys__cause_cpu_keys[k], nsys__cause_ns(&x, k));
-    nsys_json_int(cpu, "otherApi", x.ns[NSYS_API_OTHER]);
-    nsys_json_str(o, "topApi", x.top_api >= 0 ? nsys_strtab_get(&ix->strings, ix->api.name[x.top_api]) : NULL);
+    nsys_rec o = nsys_rtab_add(rows);
+    nsys_rset_i64(o, GAP_DEVICE, g->device);
+    if (g->stream < 0) nsys_rset_null(o, GAP_STREAM);
+    else nsys_rset_i64(o, GAP_STREAM, g->stream);
+    nsys_rset_i64(o, GAP_START, g->start);
+    nsys_rset_i64(o, GAP_END, g->end);
+    nsys_rset_i64(o, GAP_DURATION_NS, g->end - g->start);
+    nsys_rset_str(o, GAP_CAUSE, nsys_rd_gap_causes.cols[cause].key);
+    nsys_rec cpu = nsys_rset_obj(o, GAP_CPU_NS);
+    for (int k = 0; k < NSYS__N_CAUSES - 1; k++) nsys_rset_i64(cpu, nsys_rcol_i64(&nsys_rd_gap_cpu, k), nsys__cause_ns(&x, k));
+    nsys_rset_i64(cpu, GCPU_OTHER_API, x.ns[NSYS_API_OTHER]);
+    nsys_rset_str(o, GAP_TOP_API, x.top_api >= 0 ? nsys_strtab_get(&ix->strings, ix->api.name[x.top_api]) : NULL);
     const char *after_sync, *nvtx;
     nsys__gap_context(c, g->device, g->start, g->end, &after_sync, &nvtx);
-    nsys_json_str(o, "afterSync", after_sync);
-    nsys_json_str(o, "cpuNvtx", nvtx);
+    nsys_rset_str(o, GAP_AFTER_SYNC, after_sync);
+    nsys_rset_str(o, GAP_CPU_NVTX, nvtx);
     nsys_gap_phase_info pi;
     nsys_gap_phase_of(&ph, g->device, g->start, g->end, &pi);
-    cJSON_AddStringToObject(o, "phase", nsys_gap_phase_name(pi.phase));
-    if (pi.phase == NSYS_GAP_PROCESS_SWITCH || pi.phase == NSYS_GAP_FIRST_LAUNCH) nsys_json_int(o, "phasePid", pi.pid);
-    if (pi.phase == NSYS_GAP_FIRST_LAUNCH) cJSON_AddStringToObject(o, "firstLaunch", nsys_strtab_get(&ix->strings, pi.kernel));
-    if (pi.phase == NSYS_GAP_STARTUP) nsys_json_int(o, "firstIterationStart", pi.first_iteration);
+    nsys_rset_str(o, GAP_PHASE, nsys_gap_phase_name(pi.phase));
+    if (pi.phase == NSYS_GAP_PROCESS_SWITCH || pi.phase == NSYS_GAP_FIRST_LAUNCH) nsys_rset_i64(o, GAP_PHASE_PID, pi.pid);
+    if (pi.phase == NSYS_GAP_FIRST_LAUNCH) nsys_rset_str(o, GAP_FIRST_LAUNCH, nsys_strtab_get(&ix->strings, pi.kernel));
+    if (pi.phase == NSYS_GAP_STARTUP) nsys_rset_i64(o, GAP_FIRST_ITERATION, pi.first_iteration);
     if (g->next_op >= 0) {
       const char *kind;
       int32_t a = ix->ops.api[g->next_op];
       if (a >= 0 && ix->api.start[a] > g->start) kind = "host_wait";
       else if (g->end - g->start < kwait) kind = "kernel_wait";
       else kind = "other";
-      cJSON_AddStringToObject(o, "streamSplit", kind);
-      cJSON_AddStringToObject(o, "nextOp", nsys_strtab_get(&ix->strings, ix->ops.name[g->next_op]));
+      nsys_rset_str(o, GAP_STREAM_SPLIT, kind);
+      nsys_rset_str(o, GAP_NEXT_OP, nsys_strtab_get(&ix->strings, ix->ops.name[g->next_op]));
     }
-    cJSON_AddItemToArray(rows, o);
   }
-  nsys_json_int(summary, "gapCount", (int64_t)gaps.n);
-  nsys_json_int(summary, "minGapNs", min_gap);
-  nsys_json_int(summary, "deviceIdleNs", all_idle);
-  cJSON *hta = cJSON_AddObjectToObject(summary, "streamIdleSplit");
-  nsys_json_int(hta, "hostWaitNs", all_host);
-  nsys_json_int(hta, "kernelWaitNs", all_kern);
-  nsys_json_int(hta, "otherNs", all_other);
+  nsys_rset_i64(summary, GS_GAP_COUNT, (int64_t)gaps.n);
+  nsys_rset_i64(summary, GS_MIN_GAP_NS, min_gap);
+  nsys_rset_i64(summary, GS_DEVICE_IDLE_NS, all_idle);
+  nsys_rec hta = nsys_rset_obj(summary, GS_SPLIT);
+  nsys_rset_i64(hta, GSPL_HOST_WAIT_NS, all_host);
+  nsys_rset_i64(hta, GSPL_KERNEL_WAIT_NS, all_kern);
+  nsys_rset_i64(hta, GSPL_OTHER_NS, all_other);
   free(gaps.v);
   free(devs);
   nsys_gap_phaser_dispose(&ph);
@@ -416,10 +412,10 @@ static int nsys__cmp_sgroup(const void *a, const void *b) {
   return x->name < y->name ? -1 : x->name > y->name;
 }
 
-static void nsys__sync_table(nsys_actx *c, cJSON *summary) {
+static void nsys__sync_table(nsys_actx *c, nsys_rec summary) {
   struct nsys_profile *p = c->p;
   if (!p || !p->schema.table[NSYS_TBL_SYNC]) {
-    cJSON_AddNullToObject(summary, "gpuSyncEvents");
+    nsys_rset_null(summary, SYS_EVENTS);
     return;
   }
   char *sql = nsys_xasprintf("SELECT syncType, COUNT(*), SUM(\"end\"-start) FROM %s "
@@ -429,7 +425,7 @@ static void nsys__sync_table(nsys_actx *c, cJSON *summary) {
   free(sql);
   if (!st) {
     nsys_task_forgive(c->task, NSYS_OK); /* tolerate: the table shape differs */
-    cJSON_AddNullToObject(summary, "gpuSyncEvents");
+    nsys_rset_null(summary, SYS_EVENTS);
     return;
   }
   sqlite3_bind_int64(st, 1, c->t0);
@@ -437,20 +433,19 @@ static void nsys__sync_table(nsys_actx *c, cJSON *summary) {
   if (c->device >= 0) sqlite3_bind_int64(st, 3, c->device);
   static const char *const types[] = {"unknown", "event_sync", "stream_wait_event", "stream_sync",
                                       "context_sync"};
-  cJSON *arr = cJSON_AddArrayToObject(summary, "gpuSyncEvents");
+  nsys_rtab *arr = nsys_rset_arr(summary, SYS_EVENTS);
   while (sqlite3_step(st) == SQLITE_ROW) {
     int64_t t = sqlite3_column_int64(st, 0);
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "syncType", t);
-    cJSON_AddStringToObject(o, "label", t >= 0 && t < 5 ? types[t] : "unknown");
-    nsys_json_int(o, "count", sqlite3_column_int64(st, 1));
-    nsys_json_int(o, "totalNs", sqlite3_column_int64(st, 2));
-    cJSON_AddItemToArray(arr, o);
+    nsys_rec o = nsys_rtab_add(arr);
+    nsys_rset_i64(o, SE_SYNC_TYPE, t);
+    nsys_rset_str(o, SE_LABEL, t >= 0 && t < 5 ? types[t] : "unknown");
+    nsys_rset_i64(o, SE_COUNT, sqlite3_column_int64(st, 1));
+    nsys_rset_i64(o, SE_TOTAL_NS, sqlite3_column_int64(st, 2));
   }
   sqlite3_finalize(st);
 }
 
-bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_sync_cost(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
@@ -506,28 +501,27 @@ bool nsys_an_sync_cost(nsys_actx *c, cJSON *rows, cJSON *summary) {
     if (g[k].count) g[ng++] = g[k];
   if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_sgroup);
   for (uint32_t r = 0; r < ng; r++) {
-    cJSON *o = cJSON_CreateObject();
+    nsys_rec o = nsys_rtab_add(rows);
     const char *nm = g[r].name < ns ? nsys_strtab_get(&ix->strings, g[r].name) : "";
-    cJSON_AddStringToObject(o, "api", nm);
-    cJSON_AddStringToObject(o, "kind", nsys_api_classify(nm) == NSYS_API_SYNC ? "sync" : "blocking_memcpy");
-    nsys_json_int(o, "count", g[r].count);
-    nsys_json_int(o, "totalNs", g[r].total);
-    nsys_json_num(o, "avgNs", round((double)g[r].total / g[r].count));
-    nsys_json_int(o, "maxNs", g[r].max);
+    nsys_rset_str(o, SY_API, nm);
+    nsys_rset_str(o, SY_KIND, nsys_api_classify(nm) == NSYS_API_SYNC ? "sync" : "blocking_memcpy");
+    nsys_rset_i64(o, SY_COUNT, g[r].count);
+    nsys_rset_i64(o, SY_TOTAL_NS, g[r].total);
+    nsys_rset_f64(o, SY_AVG_NS, round((double)g[r].total / g[r].count));
+    nsys_rset_i64(o, SY_MAX_NS, g[r].max);
     /* null: no call of this name ran in a process with a traced GPU */
-    if (g[r].traced) nsys_json_int(o, "gpuIdleNs", g[r].idle);
-    else cJSON_AddNullToObject(o, "gpuIdleNs");
-    cJSON_AddItemToArray(rows, o);
+    if (g[r].traced) nsys_rset_i64(o, SY_GPU_IDLE_NS, g[r].idle);
+    else nsys_rset_null(o, SY_GPU_IDLE_NS);
   }
   int64_t win = c->t1 - c->t0;
-  nsys_json_int(summary, "calls", (int64_t)calls);
-  nsys_json_int(summary, "totalSyncNs", total);
+  nsys_rset_i64(summary, SYS_CALLS, (int64_t)calls);
+  nsys_rset_i64(summary, SYS_TOTAL_NS, total);
   /* wall time: some thread was in such a call (a union, so <= 100%) */
   int64_t wall = nsys__pairs_union(iv, niv);
-  nsys_json_int(summary, "wallSyncNs", wall);
-  nsys_json_num(summary, "pctOfWindow", win > 0 ? nsys_round2(100.0 * (double)wall / (double)win) : 0);
-  if (traced) nsys_json_int(summary, "gpuIdleDuringSyncNs", idle_total);
-  else cJSON_AddNullToObject(summary, "gpuIdleDuringSyncNs");
+  nsys_rset_i64(summary, SYS_WALL_NS, wall);
+  nsys_rset_f64(summary, SYS_PCT_OF_WINDOW, win > 0 ? nsys_round2(100.0 * (double)wall / (double)win) : 0);
+  if (traced) nsys_rset_i64(summary, SYS_GPU_IDLE_NS, idle_total);
+  else nsys_rset_null(summary, SYS_GPU_IDLE_NS);
   free(iv);
   nsys__sync_table(c, summary);
   for (uint32_t d = 0; d < nd; d++) nsys_ivls_free(&busy[d]);

@@ -264,7 +264,7 @@ static double nsys__median_dur(const nsys_iter *its, uint32_t n, uint32_t first)
   return med;
 }
 
-bool nsys_an_iterations(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_iterations(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   nsys_iter *its;
   const char *method;
@@ -274,51 +274,48 @@ bool nsys_an_iterations(nsys_actx *c, cJSON *rows, cJSON *summary) {
   int32_t cur_dev = INT32_MIN;
   double med = 0;
   uint32_t idx = 0;
-  cJSON *per_dev = cJSON_CreateArray();
+  nsys_rtab *per_dev = nsys_rset_arr(summary, ITS_DEVICES);
   for (uint32_t i = 0; i < n; i++) {
     const nsys_iter *it = &its[i];
     if (it->device != cur_dev) {
       cur_dev = it->device;
       med = nsys__median_dur(its, n, i);
       idx = 0;
-      cJSON *o = cJSON_CreateObject();
-      nsys_json_int(o, "device", cur_dev);
-      nsys_json_num(o, "medianNs", round(med));
-      cJSON_AddItemToArray(per_dev, o);
+      nsys_rec o = nsys_rtab_add(per_dev);
+      nsys_rset_i64(o, ITD_DEVICE, cur_dev);
+      nsys_rset_f64(o, ITD_MEDIAN_NS, round(med));
     }
     nsys__itstats st;
     nsys__iter_stats(c, it, &st);
     int64_t dur = it->end - it->start;
     bool outlier = med > 0 && (double)dur > factor * med;
     if (outlier) outliers++;
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "index", idx++);
-    nsys_json_int(o, "device", it->device);
-    nsys_json_str(o, "name", it->name == NSYS_STR_NONE ? NULL : nsys_strtab_get(&ix->strings, it->name));
-    nsys_json_int(o, "start", it->start);
-    nsys_json_int(o, "end", it->end);
-    nsys_json_int(o, "durationNs", dur);
-    nsys_json_int(o, "kernels", it->kernels);
-    nsys_json_int(o, "computeNs", st.compute);
-    nsys_json_int(o, "ncclNs", st.nccl);
-    nsys_json_int(o, "overlapNs", st.overlap);
-    nsys_json_int(o, "idleNs", dur - st.busy);
-    nsys_json_num(o, "vsMedian", med > 0 ? nsys_round2((double)dur / med) : 0);
-    cJSON_AddBoolToObject(o, "outlier", outlier);
-    cJSON_AddItemToArray(rows, o);
+    nsys_rec o = nsys_rtab_add(rows);
+    nsys_rset_i64(o, IT_INDEX, idx++);
+    nsys_rset_i64(o, IT_DEVICE, it->device);
+    nsys_rset_str(o, IT_NAME, it->name == NSYS_STR_NONE ? NULL : nsys_strtab_get(&ix->strings, it->name));
+    nsys_rset_i64(o, IT_START, it->start);
+    nsys_rset_i64(o, IT_END, it->end);
+    nsys_rset_i64(o, IT_DURATION_NS, dur);
+    nsys_rset_i64(o, IT_KERNELS, it->kernels);
+    nsys_rset_i64(o, IT_COMPUTE_NS, st.compute);
+    nsys_rset_i64(o, IT_NCCL_NS, st.nccl);
+    nsys_rset_i64(o, IT_OVERLAP_NS, st.overlap);
+    nsys_rset_i64(o, IT_IDLE_NS, dur - st.busy);
+    nsys_rset_f64(o, IT_VS_MEDIAN, med > 0 ? nsys_round2((double)dur / med) : 0);
+    nsys_rset_bool(o, IT_OUTLIER, outlier);
   }
-  cJSON_AddStringToObject(summary, "method", method);
-  nsys_json_int(summary, "count", n);
-  nsys_json_int(summary, "outliers", outliers);
-  nsys_json_num(summary, "outlierFactor", factor);
-  cJSON_AddItemToObject(summary, "devices", per_dev);
+  nsys_rset_str(summary, ITS_METHOD, method);
+  nsys_rset_i64(summary, ITS_COUNT, n);
+  nsys_rset_i64(summary, ITS_OUTLIERS, outliers);
+  nsys_rset_f64(summary, ITS_OUTLIER_FACTOR, factor);
   free(its);
   return true;
 }
 
 /* ---------------------------------------------------------------- mfu */
 
-bool nsys_an_mfu(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_mfu(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   double flops = nsys_actx_num(c, "modelFlops");
   double nparams = nsys_actx_num(c, "params");
   double tokens = nsys_actx_num(c, "tokens");
@@ -379,35 +376,34 @@ bool nsys_an_mfu(nsys_actx *c, cJSON *rows, cJSON *summary) {
   for (uint32_t i = 0; i < n; i++) {
     double s = (double)(its[i].end - its[i].start) / 1e9;
     double tf = s > 0 ? flops / s / 1e12 : 0;
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "index", i);
-    nsys_json_int(o, "device", its[i].device);
-    nsys_json_int(o, "start", its[i].start);
-    nsys_json_int(o, "end", its[i].end);
-    nsys_json_int(o, "durationNs", its[i].end - its[i].start);
-    nsys_json_num(o, "achievedTflops", nsys_round2(tf));
-    nsys_json_num(o, "mfuPct", nsys_round2(100.0 * tf / peak));
-    cJSON_AddItemToArray(rows, o);
+    nsys_rec o = nsys_rtab_add(rows);
+    nsys_rset_i64(o, MFU_INDEX, i);
+    nsys_rset_i64(o, MFU_DEVICE, its[i].device);
+    nsys_rset_i64(o, MFU_START, its[i].start);
+    nsys_rset_i64(o, MFU_END, its[i].end);
+    nsys_rset_i64(o, MFU_DURATION_NS, its[i].end - its[i].start);
+    nsys_rset_f64(o, MFU_TFLOPS, nsys_round2(tf));
+    nsys_rset_f64(o, MFU_PCT, nsys_round2(100.0 * tf / peak));
     sum += tf;
   }
-  nsys_json_num(summary, "modelFlops", flops);
-  cJSON_AddStringToObject(summary, "flopsBasis", basis);
-  nsys_json_str(summary, "gpu", gpu_name);
-  nsys_json_str(summary, "specMatched", spec ? spec->name : NULL);
-  cJSON_AddBoolToObject(summary, "gpuKnown", spec != NULL);
-  cJSON_AddBoolToObject(summary, "mig", mig);
-  if (sms > 0) nsys_json_int(summary, "smCount", sms);
-  else cJSON_AddNullToObject(summary, "smCount");
-  if (spec) nsys_json_int(summary, "specSmCount", spec->sm_count);
-  else cJSON_AddNullToObject(summary, "specSmCount");
-  nsys_json_num(summary, "peakTflops", peak);
-  cJSON_AddStringToObject(summary, "peakSource", peak_source);
-  nsys_json_str(summary, "dtype", dtype);
-  cJSON_AddStringToObject(summary, "iterationMethod", method);
-  nsys_json_int(summary, "iterations", n);
-  nsys_json_num(summary, "avgAchievedTflops", n ? nsys_round2(sum / n) : 0);
-  nsys_json_num(summary, "avgMfuPct", n ? nsys_round2(100.0 * sum / n / peak) : 0);
-  cJSON_AddBoolToObject(summary, "implausible", n && sum / n > peak);
+  nsys_rset_f64(summary, MFUS_MODEL_FLOPS, flops);
+  nsys_rset_str(summary, MFUS_FLOPS_BASIS, basis);
+  nsys_rset_str(summary, MFUS_GPU, gpu_name);
+  nsys_rset_str(summary, MFUS_SPEC_MATCHED, spec ? spec->name : NULL);
+  nsys_rset_bool(summary, MFUS_GPU_KNOWN, spec != NULL);
+  nsys_rset_bool(summary, MFUS_MIG, mig);
+  if (sms > 0) nsys_rset_i64(summary, MFUS_SM_COUNT, sms);
+  else nsys_rset_null(summary, MFUS_SM_COUNT);
+  if (spec) nsys_rset_i64(summary, MFUS_SPEC_SM_COUNT, spec->sm_count);
+  else nsys_rset_null(summary, MFUS_SPEC_SM_COUNT);
+  nsys_rset_f64(summary, MFUS_PEAK_TFLOPS, peak);
+  nsys_rset_str(summary, MFUS_PEAK_SOURCE, peak_source);
+  nsys_rset_str(summary, MFUS_DTYPE, dtype);
+  nsys_rset_str(summary, MFUS_ITERATION_METHOD, method);
+  nsys_rset_i64(summary, MFUS_ITERATIONS, n);
+  nsys_rset_f64(summary, MFUS_AVG_TFLOPS, n ? nsys_round2(sum / n) : 0);
+  nsys_rset_f64(summary, MFUS_AVG_MFU_PCT, n ? nsys_round2(100.0 * sum / n / peak) : 0);
+  nsys_rset_bool(summary, MFUS_IMPLAUSIBLE, n && sum / n > peak);
   free(its);
   return true;
 }

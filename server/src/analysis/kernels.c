@@ -25,7 +25,7 @@ static int nsys__cmp_group_total(const void *a, const void *b) {
   return x->name < y->name ? -1 : x->name > y->name;
 }
 
-bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   const char *names = nsys_actx_str(c, "names");
   bool demangled = names && strcmp(names, "demangled") == 0;
@@ -88,30 +88,28 @@ bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys_sort_i64(d, cn);
     double mean = (double)g[r].total / cn, var = 0;
     for (uint32_t j = 0; j < cn; j++) var += ((double)d[j] - mean) * ((double)d[j] - mean);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", k < ns ? nsys_strtab_get(&ix->strings, k) : "");
-    nsys_json_int(o, "count", cn);
-    nsys_json_int(o, "totalNs", g[r].total);
-    nsys_json_num(o, "avgNs", round(mean));
-    nsys_json_int(o, "minNs", d[0]);
-    nsys_json_int(o, "maxNs", d[cn - 1]);
-    nsys_json_num(o, "medianNs", round(nsys_percentile_sorted(d, cn, 0.5)));
-    nsys_json_num(o, "p95Ns", round(nsys_percentile_sorted(d, cn, 0.95)));
+    nsys_rec o = nsys_rtab_add(rows);
+    nsys_rset_str(o, TK_NAME, k < ns ? nsys_strtab_get(&ix->strings, k) : "");
+    nsys_rset_i64(o, TK_COUNT, cn);
+    nsys_rset_i64(o, TK_TOTAL_NS, g[r].total);
+    nsys_rset_f64(o, TK_AVG_NS, round(mean));
+    nsys_rset_i64(o, TK_MIN_NS, d[0]);
+    nsys_rset_i64(o, TK_MAX_NS, d[cn - 1]);
+    nsys_rset_f64(o, TK_MEDIAN_NS, round(nsys_percentile_sorted(d, cn, 0.5)));
+    nsys_rset_f64(o, TK_P95_NS, round(nsys_percentile_sorted(d, cn, 0.95)));
     /* the sample standard deviation (n - 1), as `nsys stats` (cuda_gpu_kern_sum) prints it */
-    nsys_json_num(o, "stddevNs", cn > 1 ? round(sqrt(var / (cn - 1))) : 0);
-    nsys_json_num(o, "pctOfGpu", total ? nsys_round2(100.0 * (double)g[r].total / (double)total) : 0);
-    cJSON_AddBoolToObject(o, "nccl", k < ns && nsys_name_is_nccl(nsys_strtab_get(&ix->strings, k)));
-    cJSON *st = cJSON_AddArrayToObject(o, "streams");
+    nsys_rset_f64(o, TK_STDDEV_NS, cn > 1 ? round(sqrt(var / (cn - 1))) : 0);
+    nsys_rset_f64(o, TK_PCT_OF_GPU, total ? nsys_round2(100.0 * (double)g[r].total / (double)total) : 0);
+    nsys_rset_bool(o, TK_NCCL, k < ns && nsys_name_is_nccl(nsys_strtab_get(&ix->strings, k)));
+    nsys_rtab *st = nsys_rset_arr(o, TK_STREAMS);
     for (uint64_t j = off[r]; j < off[r + 1]; j++) {
       uint32_t t = trk[j];
       if (mark[t] == r) continue;
       mark[t] = r;
-      cJSON *so = cJSON_CreateObject();
-      nsys_json_int(so, "device", ix->tracks[t].device);
-      nsys_json_int(so, "stream", ix->tracks[t].stream);
-      cJSON_AddItemToArray(st, so);
+      nsys_rec so = nsys_rtab_add(st);
+      nsys_rset_i64(so, TKST_DEVICE, ix->tracks[t].device);
+      nsys_rset_i64(so, TKST_STREAM, ix->tracks[t].stream);
     }
-    cJSON_AddItemToArray(rows, o);
   }
   /* GPU busy (union per device, summed) for context */
   int32_t *devs;
@@ -125,12 +123,12 @@ bool nsys_an_top_kernels(nsys_actx *c, cJSON *rows, cJSON *summary) {
   }
   nsys_ivls_free(&u);
   free(devs);
-  nsys_json_int(summary, "kernelCount", (int64_t)n);
-  nsys_json_int(summary, "distinctNames", ng);
-  nsys_json_int(summary, "totalKernelNs", total);
-  nsys_json_int(summary, "gpuBusyNs", busy);
-  cJSON_AddStringToObject(summary, "names", demangled ? "demangled" : "short");
-  cJSON_AddStringToObject(summary, "pctOfGpuBasis", "sum of kernel durations in the window");
+  nsys_rset_i64(summary, TKS_KERNEL_COUNT, (int64_t)n);
+  nsys_rset_i64(summary, TKS_DISTINCT_NAMES, ng);
+  nsys_rset_i64(summary, TKS_TOTAL_KERNEL_NS, total);
+  nsys_rset_i64(summary, TKS_GPU_BUSY_NS, busy);
+  nsys_rset_str(summary, TKS_NAMES, demangled ? "demangled" : "short");
+  nsys_rset_str(summary, TKS_PCT_BASIS, "sum of kernel durations in the window");
   free(mark);
   free(g);
   free(dur);
@@ -160,21 +158,20 @@ typedef struct {
   /* storm tracking */
   uint32_t run_n;
   int64_t run_s, run_e;
-  cJSON *storms;
+  nsys_rtab *storms;
   int32_t device;
   uint32_t n_storms;
 } nsys__sweep;
 
 static void nsys__storm_close(nsys__sweep *w) {
   if (w->run_n >= (uint32_t)w->min_run && w->n_storms++ < 50) {
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "device", w->device);
-    nsys_json_int(o, "start", w->run_s);
-    nsys_json_int(o, "end", w->run_e);
-    nsys_json_int(o, "kernels", w->run_n);
+    nsys_rec o = nsys_rtab_add(w->storms);
+    nsys_rset_i64(o, KLST_DEVICE, w->device);
+    nsys_rset_i64(o, KLST_START, w->run_s);
+    nsys_rset_i64(o, KLST_END, w->run_e);
+    nsys_rset_i64(o, KLST_KERNELS, w->run_n);
     double span_ms = (double)(w->run_e - w->run_s) / 1e6;
-    nsys_json_num(o, "kernelsPerMs", span_ms > 0 ? nsys_round2(w->run_n / span_ms) : 0);
-    cJSON_AddItemToArray(w->storms, o);
+    nsys_rset_f64(o, KLST_PER_MS, span_ms > 0 ? nsys_round2(w->run_n / span_ms) : 0);
   }
   w->run_n = 0;
 }
@@ -211,7 +208,7 @@ static int nsys__cmp_lgroup(const void *a, const void *b, void *ctx) {
   return x < y ? -1 : x > y;
 }
 
-bool nsys_an_kernel_launch_overhead(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   int64_t small = nsys_actx_int(c, "smallKernelNs");
   int64_t limit = nsys_actx_int(c, "limit");
@@ -252,24 +249,23 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, cJSON *rows, cJSON *summary) {
   uint32_t shown = (limit > 0 && (uint64_t)limit < no) ? (uint32_t)limit : no;
   for (uint32_t r = 0; r < shown; r++) {
     nsys__lgroup *x = &g[order[r]];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", order[r] < ns ? nsys_strtab_get(&ix->strings, order[r]) : "");
-    nsys_json_int(o, "count", x->count);
-    nsys_json_num(o, "avgKernelNs", round((double)x->kern / x->count));
-    nsys_json_num(o, "avgApiNs", round((double)x->api / x->count));
-    nsys_json_num(o, "avgQueueNs", round((double)x->queue / x->count));
-    nsys_json_int(o, "maxQueueNs", x->queue_max);
-    nsys_json_int(o, "totalApiNs", x->api);
-    nsys_json_int(o, "shorterThanLaunch", x->shorter);
-    cJSON_AddBoolToObject(o, "launchBound", x->kern < x->api);
-    cJSON_AddItemToArray(rows, o);
+    nsys_rec o = nsys_rtab_add(rows);
+    nsys_rset_str(o, KL_NAME, order[r] < ns ? nsys_strtab_get(&ix->strings, order[r]) : "");
+    nsys_rset_i64(o, KL_COUNT, x->count);
+    nsys_rset_f64(o, KL_AVG_KERNEL_NS, round((double)x->kern / x->count));
+    nsys_rset_f64(o, KL_AVG_API_NS, round((double)x->api / x->count));
+    nsys_rset_f64(o, KL_AVG_QUEUE_NS, round((double)x->queue / x->count));
+    nsys_rset_i64(o, KL_MAX_QUEUE_NS, x->queue_max);
+    nsys_rset_i64(o, KL_TOTAL_API_NS, x->api);
+    nsys_rset_i64(o, KL_SHORTER, x->shorter);
+    nsys_rset_bool(o, KL_LAUNCH_BOUND, x->kern < x->api);
   }
   /* per device: exposed launch overhead and small-kernel storms */
   nsys__sweep w = {0};
   w.small_ns = small;
   w.min_run = nsys_actx_int(c, "stormMinKernels");
   w.max_gap = nsys_actx_int(c, "stormMaxGapNs");
-  w.storms = cJSON_CreateArray();
+  w.storms = nsys_rset_arr(summary, KLS_STORMS);
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
   for (uint32_t d = 0; d < nd; d++) {
@@ -280,20 +276,19 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, cJSON *rows, cJSON *summary) {
     nsys__storm_close(&w);
   }
   free(devs);
-  nsys_json_int(summary, "kernels", (int64_t)kernels);
-  nsys_json_int(summary, "launchedKernels", (int64_t)launched);
-  nsys_json_int(summary, "kernelsShorterThanLaunch", (int64_t)shorter);
-  nsys_json_num(summary, "pctShorterThanLaunch",
+  nsys_rset_i64(summary, KLS_KERNELS, (int64_t)kernels);
+  nsys_rset_i64(summary, KLS_LAUNCHED, (int64_t)launched);
+  nsys_rset_i64(summary, KLS_SHORTER, (int64_t)shorter);
+  nsys_rset_f64(summary, KLS_PCT_SHORTER,
                 launched ? nsys_round2(100.0 * (double)shorter / (double)launched) : 0);
-  nsys_json_int(summary, "smallKernels", (int64_t)small_n);
-  nsys_json_num(summary, "pctSmallKernels",
+  nsys_rset_i64(summary, KLS_SMALL, (int64_t)small_n);
+  nsys_rset_f64(summary, KLS_PCT_SMALL,
                 kernels ? nsys_round2(100.0 * (double)small_n / (double)kernels) : 0);
-  nsys_json_int(summary, "totalApiNs", api_total);
-  nsys_json_num(summary, "avgApiNs", launched ? round((double)api_total / launched) : 0);
-  nsys_json_num(summary, "avgQueueNs", launched ? round((double)queue_total / launched) : 0);
-  nsys_json_int(summary, "exposedLaunchNs", w.exposed);
-  nsys_json_int(summary, "stormCount", w.n_storms);
-  cJSON_AddItemToObject(summary, "storms", w.storms);
+  nsys_rset_i64(summary, KLS_TOTAL_API_NS, api_total);
+  nsys_rset_f64(summary, KLS_AVG_API_NS, launched ? round((double)api_total / launched) : 0);
+  nsys_rset_f64(summary, KLS_AVG_QUEUE_NS, launched ? round((double)queue_total / launched) : 0);
+  nsys_rset_i64(summary, KLS_EXPOSED_NS, w.exposed);
+  nsys_rset_i64(summary, KLS_STORM_COUNT, w.n_storms);
   free(order);
   free(g);
   return true;

@@ -102,7 +102,7 @@ static uint32_t nsys__ngroup_find(nsys__ngroup **g, uint32_t *n, uint32_t *cap, 
   return (*n)++;
 }
 
-bool nsys_an_nccl_breakdown(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_nccl_breakdown(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   uint32_t ns = ix->strings.count;
   /* parse each distinct name once */
@@ -142,35 +142,33 @@ bool nsys_an_nccl_breakdown(nsys_actx *c, cJSON *rows, cJSON *summary) {
   }
   if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_ngroup);
   for (uint32_t i = 0; i < ng; i++) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "collective", g[i].info.collective);
-    cJSON_AddStringToObject(o, "algorithm", g[i].info.algorithm);
-    cJSON_AddStringToObject(o, "protocol", g[i].info.protocol);
-    cJSON_AddStringToObject(o, "dtype", g[i].info.dtype);
-    cJSON_AddStringToObject(o, "redop", g[i].info.redop);
-    nsys_json_int(o, "count", g[i].count);
-    nsys_json_int(o, "totalNs", g[i].total);
-    nsys_json_num(o, "avgNs", round((double)g[i].total / g[i].count));
-    nsys_json_int(o, "minNs", g[i].min);
-    nsys_json_int(o, "maxNs", g[i].max);
-    nsys_json_num(o, "pctOfNccl", total ? nsys_round2(100.0 * (double)g[i].total / (double)total) : 0);
-    cJSON_AddItemToArray(rows, o);
+    nsys_rec o = nsys_rtab_add(rows);
+    nsys_rset_str(o, NC_COLLECTIVE, g[i].info.collective);
+    nsys_rset_str(o, NC_ALGORITHM, g[i].info.algorithm);
+    nsys_rset_str(o, NC_PROTOCOL, g[i].info.protocol);
+    nsys_rset_str(o, NC_DTYPE, g[i].info.dtype);
+    nsys_rset_str(o, NC_REDOP, g[i].info.redop);
+    nsys_rset_i64(o, NC_COUNT, g[i].count);
+    nsys_rset_i64(o, NC_TOTAL_NS, g[i].total);
+    nsys_rset_f64(o, NC_AVG_NS, round((double)g[i].total / g[i].count));
+    nsys_rset_i64(o, NC_MIN_NS, g[i].min);
+    nsys_rset_i64(o, NC_MAX_NS, g[i].max);
+    nsys_rset_f64(o, NC_PCT_OF_NCCL, total ? nsys_round2(100.0 * (double)g[i].total / (double)total) : 0);
   }
-  cJSON *bs = cJSON_AddArrayToObject(summary, "byStream");
+  nsys_rtab *bs = nsys_rset_arr(summary, NCS_BY_STREAM);
   for (uint32_t t = 0; t < ix->n_tracks; t++) {
     if (!trk_n[t]) continue;
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "device", ix->tracks[t].device);
-    nsys_json_int(o, "stream", ix->tracks[t].stream);
-    nsys_json_int(o, "count", trk_n[t]);
-    nsys_json_int(o, "totalNs", trk_ns[t]);
-    cJSON *cl = cJSON_AddArrayToObject(o, "collectives");
+    nsys_rec o = nsys_rtab_add(bs);
+    nsys_rset_i64(o, NCST_DEVICE, ix->tracks[t].device);
+    nsys_rset_i64(o, NCST_STREAM, ix->tracks[t].stream);
+    nsys_rset_i64(o, NCST_COUNT, trk_n[t]);
+    nsys_rset_i64(o, NCST_TOTAL_NS, trk_ns[t]);
+    nsys_rtab *cl = nsys_rset_list(o, NCST_COLLECTIVES);
     for (size_t k = 0; k < NSYS_ARRAY_LEN(nsys__colls); k++)
-      if (trk_coll[t] & (1u << k)) cJSON_AddItemToArray(cl, cJSON_CreateString(nsys__colls[k]));
-    cJSON_AddItemToArray(bs, o);
+      if (trk_coll[t] & (1u << k)) nsys_rlist_str(cl, nsys__colls[k]);
   }
   /* per rank = per device (one rank per GPU in a profile; openSet adds files) */
-  cJSON *br = cJSON_AddArrayToObject(summary, "byRank");
+  nsys_rtab *br = nsys_rset_arr(summary, NCS_BY_RANK);
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
   nsys_ivls u;
@@ -185,18 +183,17 @@ bool nsys_an_nccl_breakdown(nsys_actx *c, cJSON *rows, cJSON *summary) {
       }
     if (!cnt) continue;
     nsys_actx_device_union(c, devs[d], nsys_pred_comm, c->t0, c->t1, &u);
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "device", devs[d]);
-    nsys_json_int(o, "count", cnt);
-    nsys_json_int(o, "totalNs", sum);
-    nsys_json_int(o, "unionNs", nsys_ivls_total(&u));
-    cJSON_AddItemToArray(br, o);
+    nsys_rec o = nsys_rtab_add(br);
+    nsys_rset_i64(o, NCR_DEVICE, devs[d]);
+    nsys_rset_i64(o, NCR_COUNT, cnt);
+    nsys_rset_i64(o, NCR_TOTAL_NS, sum);
+    nsys_rset_i64(o, NCR_UNION_NS, nsys_ivls_total(&u));
   }
   nsys_ivls_free(&u);
   free(devs);
-  nsys_json_int(summary, "kernels", (int64_t)count);
-  nsys_json_int(summary, "totalNs", total);
-  nsys_json_str(summary, "dominantCollective", ng ? g[0].info.collective : NULL);
+  nsys_rset_i64(summary, NCS_KERNELS, (int64_t)count);
+  nsys_rset_i64(summary, NCS_TOTAL_NS, total);
+  nsys_rset_str(summary, NCS_DOMINANT, ng ? g[0].info.collective : NULL);
   free(trk_ns);
   free(trk_n);
   free(trk_coll);

@@ -80,7 +80,7 @@ static void nsys__pm_add(nsys__pairmap *m, uint32_t k, uint32_t v, int64_t ns) {
   m->ns[h] += ns;
 }
 
-bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_nvtx_summary(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   uint32_t ns = ix->strings.count, nr = ix->nvtx.n;
   int64_t limit = nsys_actx_int(c, "limit");
@@ -171,14 +171,13 @@ bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
   uint32_t shown = (limit > 0 && (uint64_t)limit < no) ? (uint32_t)limit : no;
   for (uint32_t i = 0; i < shown; i++) {
     nsys__nv *x = &g[order[i]];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", order[i] < ns ? nsys_strtab_get(&ix->strings, order[i]) : "");
-    nsys_json_int(o, "count", x->count);
-    nsys_json_int(o, "cpuNs", x->cpu);
-    nsys_json_int(o, "gpuProjectedNs", x->proj);
-    nsys_json_int(o, "kernelNs", x->kern);
-    nsys_json_int(o, "rangesWithGpuWork", x->with_gpu);
-    cJSON_AddItemToArray(rows, o);
+    nsys_rec o = nsys_rtab_add(rows);
+    nsys_rset_str(o, NV_NAME, order[i] < ns ? nsys_strtab_get(&ix->strings, order[i]) : "");
+    nsys_rset_i64(o, NV_COUNT, x->count);
+    nsys_rset_i64(o, NV_CPU_NS, x->cpu);
+    nsys_rset_i64(o, NV_GPU_PROJECTED_NS, x->proj);
+    nsys_rset_i64(o, NV_KERNEL_NS, x->kern);
+    nsys_rset_i64(o, NV_WITH_GPU, x->with_gpu);
   }
   /* kernel -> innermost NVTX map, top 50 by kernel time */
   nsys__kmap *km = nsys_xmalloc((pm.n + 1) * sizeof *km);
@@ -189,20 +188,19 @@ bool nsys_an_nvtx_summary(nsys_actx *c, cJSON *rows, cJSON *summary) {
       km[m++] = (nsys__kmap){(uint32_t)(key >> 32), (uint32_t)key, pm.count[i], pm.ns[i]};
     }
   if (m > 1) qsort(km, m, sizeof *km, nsys__cmp_kmap_ns);
-  cJSON *map = cJSON_AddArrayToObject(summary, "kernelToNvtx");
+  nsys_rtab *map = nsys_rset_arr(summary, NVS_KERNEL_TO_NVTX);
   for (size_t i = 0; i < m && i < 50; i++) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "kernel", nsys_strtab_get(&ix->strings, km[i].kernel));
-    cJSON_AddStringToObject(o, "nvtx", nsys_strtab_get(&ix->strings, km[i].nvtx));
-    nsys_json_int(o, "count", km[i].count);
-    nsys_json_int(o, "kernelNs", km[i].ns);
-    cJSON_AddItemToArray(map, o);
+    nsys_rec o = nsys_rtab_add(map);
+    nsys_rset_str(o, NVM_KERNEL, nsys_strtab_get(&ix->strings, km[i].kernel));
+    nsys_rset_str(o, NVM_NVTX, nsys_strtab_get(&ix->strings, km[i].nvtx));
+    nsys_rset_i64(o, NVM_COUNT, km[i].count);
+    nsys_rset_i64(o, NVM_KERNEL_NS, km[i].ns);
   }
-  nsys_json_int(summary, "ranges", (int64_t)ranges);
-  nsys_json_int(summary, "distinctNames", no);
-  nsys_json_int(summary, "kernels", (int64_t)kernels);
-  nsys_json_int(summary, "kernelsInNvtx", (int64_t)attributed);
-  nsys_json_num(summary, "kernelsInNvtxPct", kernels ? nsys_round2(100.0 * (double)attributed / (double)kernels) : 0);
+  nsys_rset_i64(summary, NVS_RANGES, (int64_t)ranges);
+  nsys_rset_i64(summary, NVS_DISTINCT_NAMES, no);
+  nsys_rset_i64(summary, NVS_KERNELS, (int64_t)kernels);
+  nsys_rset_i64(summary, NVS_KERNELS_IN_NVTX, (int64_t)attributed);
+  nsys_rset_f64(summary, NVS_KERNELS_IN_NVTX_PCT, kernels ? nsys_round2(100.0 * (double)attributed / (double)kernels) : 0);
   free(km);
   free(pm.keys);
   free(pm.count);

@@ -24,47 +24,49 @@ static void nsys__overlap_in(nsys_actx *c, int32_t dev, int64_t a, int64_t b, ns
   if (o->idle < 0) o->idle = 0;
 }
 
-static cJSON *nsys__ov_json(int32_t dev, int64_t a, int64_t b, const nsys__ov *o) {
-  cJSON *j = cJSON_CreateObject();
-  nsys_json_int(j, "device", dev);
-  nsys_json_int(j, "start", a);
-  nsys_json_int(j, "end", b);
-  nsys_json_int(j, "computeOnlyNs", o->compute - o->overlap);
-  nsys_json_int(j, "commOnlyNs", o->comm - o->overlap);
-  nsys_json_int(j, "overlapNs", o->overlap);
-  nsys_json_int(j, "idleNs", o->idle);
-  nsys_json_int(j, "computeNs", o->compute);
-  nsys_json_int(j, "commNs", o->comm);
-  if (o->comm > 0) nsys_json_num(j, "commHiddenPct", nsys_round2(100.0 * (double)o->overlap / (double)o->comm));
-  else cJSON_AddNullToObject(j, "commHiddenPct");
-  nsys_json_num(j, "idlePct", o->span > 0 ? nsys_round2(100.0 * (double)o->idle / (double)o->span) : 0);
+/* The measures of o (what summary.total holds). */
+static void nsys__ov_fill(nsys_rec j, const nsys__ov *o) {
+  nsys_rset_i64(j, OV_COMPUTE_ONLY_NS, o->compute - o->overlap);
+  nsys_rset_i64(j, OV_COMM_ONLY_NS, o->comm - o->overlap);
+  nsys_rset_i64(j, OV_OVERLAP_NS, o->overlap);
+  nsys_rset_i64(j, OV_IDLE_NS, o->idle);
+  nsys_rset_i64(j, OV_COMPUTE_NS, o->compute);
+  nsys_rset_i64(j, OV_COMM_NS, o->comm);
+  if (o->comm > 0) nsys_rset_f64(j, OV_COMM_HIDDEN_PCT, nsys_round2(100.0 * (double)o->overlap / (double)o->comm));
+  else nsys_rset_null(j, OV_COMM_HIDDEN_PCT);
+  nsys_rset_f64(j, OV_IDLE_PCT, o->span > 0 ? nsys_round2(100.0 * (double)o->idle / (double)o->span) : 0);
+}
+
+/* A new row of t: device, window and the measures of o. */
+static nsys_rec nsys__ov_add(nsys_rtab *t, int32_t dev, int64_t a, int64_t b, const nsys__ov *o) {
+  nsys_rec j = nsys_rtab_add(t);
+  nsys_rset_i64(j, OV_DEVICE, dev);
+  nsys_rset_i64(j, OV_START, a);
+  nsys_rset_i64(j, OV_END, b);
+  nsys__ov_fill(j, o);
   return j;
 }
 
-bool nsys_an_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_overlap(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
-  cJSON *sd = cJSON_AddArrayToObject(summary, "devices");
+  nsys_rtab *sd = nsys_rset_arr(summary, OVS_DEVICES);
   nsys__ov tot = {0};
   for (uint32_t d = 0; d < nd; d++) {
     int64_t a, b;
     if (!nsys_actx_device_span(c, devs[d], nsys_pred_kernel_or_graph, &a, &b)) continue;
     nsys__ov o;
     nsys__overlap_in(c, devs[d], a, b, &o);
-    cJSON_AddItemToArray(rows, nsys__ov_json(devs[d], a, b, &o));
-    cJSON_AddItemToArray(sd, nsys__ov_json(devs[d], a, b, &o));
+    nsys__ov_add(rows, devs[d], a, b, &o);
+    nsys__ov_add(sd, devs[d], a, b, &o);
     tot.compute += o.compute;
     tot.comm += o.comm;
     tot.overlap += o.overlap;
     tot.idle += o.idle;
     tot.span += o.span;
   }
-  cJSON *t = nsys__ov_json(-1, c->t0, c->t1, &tot);
-  cJSON_DeleteItemFromObject(t, "device");
-  cJSON_DeleteItemFromObject(t, "start");
-  cJSON_DeleteItemFromObject(t, "end");
-  cJSON_AddItemToObject(summary, "total", t);
-  cJSON *iters = cJSON_AddArrayToObject(summary, "iterations");
+  nsys__ov_fill(nsys_rset_obj(summary, OVS_TOTAL), &tot);
+  nsys_rtab *iters = nsys_rset_arr(summary, OVS_ITERATIONS);
   if (nsys_actx_bool(c, "perIteration")) {
     nsys_iter *its;
     const char *method;
@@ -74,25 +76,26 @@ bool nsys_an_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
       for (uint32_t i = 0; i < n; i++) {
         nsys__ov o;
         nsys__overlap_in(c, its[i].device, its[i].start, its[i].end, &o);
-        cJSON *j = nsys__ov_json(its[i].device, its[i].start, its[i].end, &o);
-        nsys_json_int(j, "iteration", i);
-        cJSON_AddItemToArray(iters, j);
+        nsys_rset_i64(nsys__ov_add(iters, its[i].device, its[i].start, its[i].end, &o), OV_ITERATION, i);
       }
     }
-    cJSON_AddStringToObject(summary, "iterationMethod", method);
+    nsys_rset_str(summary, OVS_ITERATION_METHOD, method);
     free(its);
   }
-  cJSON_AddStringToObject(summary, "commRule", "kernel name contains 'nccl' (case-insensitive)");
+  nsys_rset_str(summary, OVS_COMM_RULE, "kernel name contains 'nccl' (case-insensitive)");
   free(devs);
   return true;
 }
 
 /* ------------------------------------------------------ stream_classification */
 
-bool nsys_an_stream_classification(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_stream_classification(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   uint32_t counts[4] = {0};
-  static const char *const cls_names[4] = {"compute", "comm", "copy", "mixed"};
+  /* a class's name is its summary column's key */
+  _Static_assert((int)SCS_COMPUTE__i == (int)NSYS_STREAM_COMPUTE && (int)SCS_COMM__i == (int)NSYS_STREAM_COMM &&
+                     (int)SCS_COPY__i == (int)NSYS_STREAM_COPY && (int)SCS_MIXED__i == (int)NSYS_STREAM_MIXED,
+                 "stream classes are the first columns of nsys_rd_sc_sum");
   for (uint32_t t = 0; t < ix->n_tracks; t++) {
     const nsys_gpu_track *tr = &ix->tracks[t];
     if (!nsys_actx_device_selected(c, tr->device)) continue;
@@ -134,22 +137,21 @@ bool nsys_an_stream_classification(nsys_actx *c, cJSON *rows, cJSON *summary) {
     else if (comm == 0) cls = NSYS_STREAM_COMPUTE;
     else cls = NSYS_STREAM_MIXED;
     counts[cls]++;
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "device", tr->device);
-    nsys_json_int(o, "stream", tr->stream);
-    cJSON_AddStringToObject(o, "class", cls_names[cls]);
-    nsys_json_int(o, "kernels", (int64_t)kern);
-    nsys_json_int(o, "commKernels", (int64_t)comm);
-    nsys_json_int(o, "copies", (int64_t)copies);
-    nsys_json_int(o, "busyNs", busy);
-    if (comm && purpose_mixed) cJSON_AddStringToObject(o, "purpose", "(disagreeing NVTX ranges)");
-    else if (comm && purpose >= 0) cJSON_AddStringToObject(o, "purpose", nsys_strtab_get(&ix->strings, (uint32_t)purpose));
-    else cJSON_AddNullToObject(o, "purpose");
-    cJSON_AddItemToArray(rows, o);
+    nsys_rec o = nsys_rtab_add(rows);
+    nsys_rset_i64(o, SC_DEVICE, tr->device);
+    nsys_rset_i64(o, SC_STREAM, tr->stream);
+    nsys_rset_str(o, SC_CLASS, nsys_rd_sc_sum.cols[cls].key);
+    nsys_rset_i64(o, SC_KERNELS, (int64_t)kern);
+    nsys_rset_i64(o, SC_COMM_KERNELS, (int64_t)comm);
+    nsys_rset_i64(o, SC_COPIES, (int64_t)copies);
+    nsys_rset_i64(o, SC_BUSY_NS, busy);
+    if (comm && purpose_mixed) nsys_rset_str(o, SC_PURPOSE, "(disagreeing NVTX ranges)");
+    else if (comm && purpose >= 0) nsys_rset_str(o, SC_PURPOSE, nsys_strtab_get(&ix->strings, (uint32_t)purpose));
+    else nsys_rset_null(o, SC_PURPOSE);
   }
-  for (int k = 0; k < 4; k++) nsys_json_int(summary, cls_names[k], counts[k]);
-  cJSON_AddStringToObject(summary, "rule",
-                          "comm: every kernel is NCCL and their innermost NVTX agree; compute: no NCCL "
-                          "kernel; copy: memcpy/memset only; else mixed");
+  for (int k = 0; k < 4; k++) nsys_rset_i64(summary, nsys_rcol_i64(&nsys_rd_sc_sum, k), counts[k]);
+  nsys_rset_str(summary, SCS_RULE,
+                "comm: every kernel is NCCL and their innermost NVTX agree; compute: no NCCL "
+                "kernel; copy: memcpy/memset only; else mixed");
   return true;
 }

@@ -65,8 +65,22 @@ const nsys_analysis *nsys_analysis_find_or_fail(nsys_task *task, const char *nam
   return a;
 }
 
-cJSON *nsys_analysis_run(nsys_task *task, struct nsys_profile *p, const nsys_index *ix,
-                         const char *name, const nsys_aparams *params, nsys_acache *cache) {
+nsys_aresult *nsys_aresult_stub(void) {
+  nsys_aresult *r = nsys_xcalloc(1, sizeof *r);
+  r->rows = nsys_rtab_new(NULL);
+  return r;
+}
+
+void nsys_aresult_free(nsys_aresult *r) {
+  if (!r) return;
+  nsys_aparams_dispose(&r->params);
+  nsys_rtab_free(r->rows);
+  nsys_rtab_free(r->summary.t);
+  free(r);
+}
+
+nsys_aresult *nsys_analysis_exec(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, const char *name,
+                                 const nsys_aparams *params, nsys_acache *cache) {
   const nsys_analysis *a = nsys_analysis_find_or_fail(task, name);
   if (!a) return NULL;
   nsys_actx c;
@@ -75,45 +89,26 @@ cJSON *nsys_analysis_run(nsys_task *task, struct nsys_profile *p, const nsys_ind
     c.cache = cache;
     if (!cache->lent) cache->lent = true; /* (already set, and only read, when runs share it on threads) */
   }
-  cJSON *res = cJSON_CreateObject();
-  cJSON_AddStringToObject(res, "name", a->name);
-  cJSON_AddItemToObject(res, "params", nsys_aparams_json(&c.params));
-  cJSON *rows = cJSON_CreateArray(), *summary = cJSON_CreateObject();
+  nsys_aresult *res = nsys_xcalloc(1, sizeof *res);
+  res->a = a;
+  res->rows = nsys_rtab_new(a->row);
+  res->summary = nsys_rrec_new(a->summary);
   if (task && !task->progress_begun) nsys_task_progress_begin(task, a->name);
-  bool ok = a->run(&c, rows, summary);
+  bool ok = a->run(&c, res->rows, res->summary);
   if (ok && (c.stopped || nsys_task_cancelled(task))) { /* cut short: partial numbers are not an answer */
     ok = false;
     nsys_task_fail_cancelled(task);
   }
   if (!ok) {
-    cJSON_Delete(rows);
-    cJSON_Delete(summary);
-    cJSON_Delete(res);
+    nsys_aresult_free(res);
     nsys_actx_dispose(&c);
     if (!nsys_task_failed(task)) nsys_task_fail(task, NSYS_E_INTERNAL, "analysis %s failed", name);
     return NULL;
   }
-  cJSON *w = cJSON_AddObjectToObject(res, "window");
-  nsys_json_int(w, "start", c.t0);
-  nsys_json_int(w, "end", c.t1);
-  cJSON_AddItemToObject(res, "rows", rows);
-  cJSON_AddItemToObject(res, "summary", summary);
+  res->t0 = c.t0;
+  res->t1 = c.t1;
+  res->params = c.params; /* moved */
+  memset(&c.params, 0, sizeof c.params);
   nsys_actx_dispose(&c);
   return res;
-}
-
-/* The resolved params as the result's `params` object (declaration order;
- * null where unset). Moves to methods/ with the rest of the result's JSON. */
-cJSON *nsys_aparams_json(const nsys_aparams *ps) {
-  cJSON *o = cJSON_CreateObject();
-  for (uint32_t i = 0; i < ps->n; i++) {
-    const nsys_aparam *d = nsys_aparams_decl(ps, i);
-    const nsys_aval *v = &ps->v[i];
-    if (!v->set) cJSON_AddNullToObject(o, d->name);
-    else if (d->type == NSYS_AP_STR) cJSON_AddStringToObject(o, d->name, v->str);
-    else if (d->type == NSYS_AP_BOOL) cJSON_AddBoolToObject(o, d->name, v->b);
-    else if (d->type == NSYS_AP_INT || v->integral) nsys_json_add_i64(o, d->name, v->i);
-    else cJSON_AddNumberToObject(o, d->name, v->num);
-  }
-  return o;
 }

@@ -1,21 +1,17 @@
-/* The root-cause report (rules over analysis results -> findings); profile/diff
- * is typed (analysis/diff.h). The report builds JSON; methods/analysis_render.h turns it into
- * text/Markdown. */
+/* The root-cause report, typed (analysis/report_result.h: findings with
+ * their evidence as records; methods/analysis_json.c converts it, and
+ * methods/analysis_render.h renders that JSON as text/Markdown). */
 #ifndef NSYS_REPORT_H
 #define NSYS_REPORT_H
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 
+#include "analysis/analysis.h"
+#include "analysis/report_result.h"
 #include "common/util.h"
 #include "index/index.h"
 #include "common/task.h"
 
 struct nsys_profile;
-
-/* report/generate result: {file, gpus, window, totals, findings:[...],
- * analyses:{name: result}}. NULL after nsys_call_fail(). */
-cJSON *nsys_report_build(nsys_task *task, struct nsys_profile *p, const nsys_index *ix);
-
 
 #endif

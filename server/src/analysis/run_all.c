@@ -1,4 +1,4 @@
-/* nsys_analysis_run_all: the runs of a report or diff on several threads.
+/* nsys_analysis_exec_all: the runs of a report or diff on several threads.
  * Each cache the runs share is built whole first (nsys_acache_build), so the
  * threads only read it; each run has its own sub-task (its own error; the
  * request's cancellation reaches it). The calling thread works too and alone
@@ -13,7 +13,7 @@
 #include "common/util.h"
 
 typedef struct {
-  nsys_arun *runs;
+  nsys_aexec *runs;
   uint32_t n;
   atomic_uint next, done;
 } nsys__pool;
@@ -21,9 +21,9 @@ typedef struct {
 static bool nsys__work_one(nsys__pool *pl) {
   uint32_t i = atomic_fetch_add(&pl->next, 1);
   if (i >= pl->n) return false;
-  nsys_arun *r = &pl->runs[i];
+  nsys_aexec *r = &pl->runs[i];
   const nsys_task *prev = nsys_task_enter(&r->task); /* its SQL stops when the request is cancelled */
-  r->result = nsys_analysis_run(&r->task, r->p, r->ix, r->name, r->params, r->cache);
+  r->result = nsys_analysis_exec(&r->task, r->p, r->ix, r->name, r->params, r->cache);
   nsys_task_leave(prev);
   atomic_fetch_add(&pl->done, 1);
   return true;
@@ -44,7 +44,7 @@ static uint32_t nsys__threads(uint32_t n) {
   return (uint32_t)NSYS_MIN((long)n, t);
 }
 
-bool nsys_analysis_run_all(nsys_task *task, nsys_arun *runs, uint32_t n, const char *title) {
+bool nsys_analysis_exec_all(nsys_task *task, nsys_aexec *runs, uint32_t n, const char *title) {
   for (uint32_t i = 0; i < n; i++) {
     nsys_task_init_child(&runs[i].task, task);
     runs[i].result = NULL;

@@ -30,7 +30,7 @@ static const char *nsys__mem_kind(int64_t k) {
 }
 
 /* Host memory kinds are pageable (0) on the host side of HtoD/DtoH. */
-bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_memory_transfers(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   if (!nsys__need_db(c)) return false;
   nsys_profile *p = c->p;
   const char *tbl = p->schema.table[NSYS_TBL_MEMCPY];
@@ -55,17 +55,16 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
               dk = sqlite3_column_int64(st, 2), n = sqlite3_column_int64(st, 3),
               by = sqlite3_column_int64(st, 4), ns = sqlite3_column_int64(st, 5);
       bool pageable = (ck == 1 && sk == 0) || (ck == 2 && dk == 0);
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "copyKind", nsys__copy_kind(ck));
-      nsys_json_str(o, "srcKind", sk >= 0 ? nsys__mem_kind(sk) : NULL);
-      nsys_json_str(o, "dstKind", dk >= 0 ? nsys__mem_kind(dk) : NULL);
-      nsys_json_int(o, "count", n);
-      nsys_json_int(o, "bytes", by);
-      nsys_json_int(o, "totalNs", ns);
-      nsys_json_num(o, "gbPerSec", ns > 0 ? nsys_round2((double)by / (double)ns) : 0);
-      nsys_json_num(o, "avgBytes", n ? round((double)by / n) : 0);
-      cJSON_AddBoolToObject(o, "pageable", pageable);
-      cJSON_AddItemToArray(rows, o);
+      nsys_rec o = nsys_rtab_add(rows);
+      nsys_rset_str(o, MEM_COPY_KIND, nsys__copy_kind(ck));
+      nsys_rset_str(o, MEM_SRC_KIND, sk >= 0 ? nsys__mem_kind(sk) : NULL);
+      nsys_rset_str(o, MEM_DST_KIND, dk >= 0 ? nsys__mem_kind(dk) : NULL);
+      nsys_rset_i64(o, MEM_COUNT, n);
+      nsys_rset_i64(o, MEM_BYTES, by);
+      nsys_rset_i64(o, MEM_TOTAL_NS, ns);
+      nsys_rset_f64(o, MEM_GB_PER_SEC, ns > 0 ? nsys_round2((double)by / (double)ns) : 0);
+      nsys_rset_f64(o, MEM_AVG_BYTES, n ? round((double)by / n) : 0);
+      nsys_rset_bool(o, MEM_PAGEABLE, pageable);
       n_all += n;
       bytes_all += by;
       ns_all += ns;
@@ -140,38 +139,38 @@ bool nsys_an_memory_transfers(nsys_actx *c, cJSON *rows, cJSON *summary) {
     int32_t a = ix->ops.api[i];
     if (a >= 0 && nsys_actx_api_class(c, (uint32_t)a) == NSYS_API_MEMCPY_SYNC) sync_n++;
   }
-  nsys_json_int(summary, "count", n_all);
-  nsys_json_int(summary, "bytes", bytes_all);
-  nsys_json_int(summary, "totalNs", ns_all);
-  nsys_json_int(summary, "h2dCount", h2d_n);
-  nsys_json_int(summary, "h2dBytes", h2d_bytes);
-  nsys_json_int(summary, "h2dNs", h2d_ns);
-  nsys_json_int(summary, "pageableCount", pageable_n);
-  nsys_json_int(summary, "pageableBytes", pageable_bytes);
-  nsys_json_int(summary, "pageableH2dCount", ph2d_n);
-  nsys_json_int(summary, "pageableH2dBytes", ph2d_bytes);
-  nsys_json_int(summary, "pageableH2dNs", ph2d_ns);
+  nsys_rset_i64(summary, MEMS_COUNT, n_all);
+  nsys_rset_i64(summary, MEMS_BYTES, bytes_all);
+  nsys_rset_i64(summary, MEMS_TOTAL_NS, ns_all);
+  nsys_rset_i64(summary, MEMS_H2D_COUNT, h2d_n);
+  nsys_rset_i64(summary, MEMS_H2D_BYTES, h2d_bytes);
+  nsys_rset_i64(summary, MEMS_H2D_NS, h2d_ns);
+  nsys_rset_i64(summary, MEMS_PAGEABLE_COUNT, pageable_n);
+  nsys_rset_i64(summary, MEMS_PAGEABLE_BYTES, pageable_bytes);
+  nsys_rset_i64(summary, MEMS_PH2D_COUNT, ph2d_n);
+  nsys_rset_i64(summary, MEMS_PH2D_BYTES, ph2d_bytes);
+  nsys_rset_i64(summary, MEMS_PH2D_NS, ph2d_ns);
   if (ph2d_n) {
-    cJSON *w = cJSON_AddObjectToObject(summary, "pageableH2dWindow");
-    nsys_json_int(w, "start", ph2d_s);
-    nsys_json_int(w, "end", ph2d_e);
+    nsys_rec w = nsys_rset_obj(summary, MEMS_PH2D_WINDOW);
+    nsys_rset_i64(w, WIN_START, ph2d_s);
+    nsys_rset_i64(w, WIN_END, ph2d_e);
   } else {
-    cJSON_AddNullToObject(summary, "pageableH2dWindow");
+    nsys_rset_null(summary, MEMS_PH2D_WINDOW);
   }
-  nsys_json_int(summary, "syncCopies", sync_n);
+  nsys_rset_i64(summary, MEMS_SYNC_COPIES, sync_n);
   int64_t win = c->t1 - c->t0;
-  if (h2d_dev >= 0) nsys_json_int(summary, "h2dBusiestDevice", h2d_dev);
-  else cJSON_AddNullToObject(summary, "h2dBusiestDevice");
-  nsys_json_int(summary, "h2dBusiestDeviceNs", h2d_max_dev);
+  if (h2d_dev >= 0) nsys_rset_i64(summary, MEMS_H2D_BUSIEST_DEVICE, h2d_dev);
+  else nsys_rset_null(summary, MEMS_H2D_BUSIEST_DEVICE);
+  nsys_rset_i64(summary, MEMS_H2D_BUSIEST_NS, h2d_max_dev);
   /* HtoD time of the busiest device as a share of the window */
-  nsys_json_num(summary, "h2dPctOfWindow", win > 0 ? nsys_round2(100.0 * (double)h2d_max_dev / (double)win) : 0);
-  cJSON_AddBoolToObject(summary, "memcpyTable", tbl != NULL);
+  nsys_rset_f64(summary, MEMS_H2D_PCT_OF_WINDOW, win > 0 ? nsys_round2(100.0 * (double)h2d_max_dev / (double)win) : 0);
+  nsys_rset_bool(summary, MEMS_MEMCPY_TABLE, tbl != NULL);
   return true;
 }
 
 /* ---------------------------------------------------------------- threads */
 
-bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_thread_utilization(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   if (!nsys__need_db(c)) return false;
   nsys_profile *p = c->p;
   const nsys_index *ix = c->ix;
@@ -254,59 +253,57 @@ bool nsys_an_thread_utilization(nsys_actx *c, cJSON *rows, cJSON *summary) {
   int64_t win = c->t1 - c->t0;
   size_t shown = (limit > 0 && (size_t)limit < n) ? (size_t)limit : n;
   for (size_t i = 0; i < shown; i++) {
-    cJSON *o = cJSON_CreateObject();
+    nsys_rec o = nsys_rtab_add(rows);
     uint32_t pid = nsys_gtid_pid(v[i].gtid), tid = nsys_gtid_tid(v[i].gtid);
-    nsys_json_int(o, "pid", pid);
-    nsys_json_int(o, "tid", tid);
+    nsys_rset_i64(o, TU_PID, pid);
+    nsys_rset_i64(o, TU_TID, tid);
     const char *name = NULL;
     for (int k = 0; k < p->info.n_processes && !name; k++)
       if (p->info.processes[k].pid == pid)
         for (int m = 0; m < p->info.processes[k].n_threads; m++)
           if (p->info.processes[k].threads[m].tid == tid) name = p->info.processes[k].threads[m].name;
-    nsys_json_str(o, "name", name);
+    nsys_rset_str(o, TU_NAME, name);
     if (samp) {
-      nsys_json_int(o, "samples", v[i].samples);
-      nsys_json_num(o, "cpuPct", total_samples ? nsys_round2(100.0 * (double)v[i].samples / (double)total_samples) : 0);
+      nsys_rset_i64(o, TU_SAMPLES, v[i].samples);
+      nsys_rset_f64(o, TU_CPU_PCT, total_samples ? nsys_round2(100.0 * (double)v[i].samples / (double)total_samples) : 0);
     } else if (osrt) {
-      nsys_json_int(o, "osrtNs", v[i].osrt_ns);
-      nsys_json_num(o, "osrtPct", win > 0 ? nsys_round2(100.0 * (double)v[i].osrt_ns / (double)win) : 0);
+      nsys_rset_i64(o, TU_OSRT_NS, v[i].osrt_ns);
+      nsys_rset_f64(o, TU_OSRT_PCT, win > 0 ? nsys_round2(100.0 * (double)v[i].osrt_ns / (double)win) : 0);
     }
-    nsys_json_int(o, "cudaApiNs", v[i].api_ns);
-    nsys_json_num(o, "cudaApiPct", win > 0 ? nsys_round2(100.0 * (double)v[i].api_ns / (double)win) : 0);
-    cJSON_AddItemToArray(rows, o);
+    nsys_rset_i64(o, TU_CUDA_API_NS, v[i].api_ns);
+    nsys_rset_f64(o, TU_CUDA_API_PCT, win > 0 ? nsys_round2(100.0 * (double)v[i].api_ns / (double)win) : 0);
   }
-  cJSON_AddStringToObject(summary, "source", source);
-  nsys_json_int(summary, "threads", (int64_t)n);
-  nsys_json_int(summary, "samples", total_samples);
-  cJSON_AddStringToObject(summary, "cpuPctBasis",
-                          samp ? "share of all CPU samples in the window"
-                               : osrt ? "OS runtime call time / window (blocked time, not CPU)"
-                                      : "no sampling or OSRT data: CUDA API time only");
+  nsys_rset_str(summary, TUS_SOURCE, source);
+  nsys_rset_i64(summary, TUS_THREADS, (int64_t)n);
+  nsys_rset_i64(summary, TUS_SAMPLES, total_samples);
+  nsys_rset_str(summary, TUS_CPU_PCT_BASIS,
+                samp ? "share of all CPU samples in the window"
+                     : osrt ? "OS runtime call time / window (blocked time, not CPU)"
+                            : "no sampling or OSRT data: CUDA API time only");
   free(v);
   return true;
 }
 
 /* ---------------------------------------------------------------- schema */
 
-bool nsys_an_schema_inspect(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_schema_inspect(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   if (!nsys__need_db(c)) return false;
   nsys_profile *p = c->p;
   bool counts = nsys_actx_bool(c, "rowCounts");
   int64_t total_rows = 0;
   for (int i = 0; i < p->schema.n_all_tables; i++) {
     const char *t = p->schema.all_tables[i];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "table", t);
-    cJSON *cols = cJSON_AddArrayToObject(o, "columns");
+    nsys_rec o = nsys_rtab_add(rows);
+    nsys_rset_str(o, SCH_TABLE, t);
+    nsys_rtab *cols = nsys_rset_arr(o, SCH_COLUMNS);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(p->db, "SELECT name, type FROM pragma_table_info(?1)", -1, &st, NULL) == SQLITE_OK) {
       sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
       while (sqlite3_step(st) == SQLITE_ROW) {
-        cJSON *col = cJSON_CreateObject();
-        cJSON_AddStringToObject(col, "name", (const char *)sqlite3_column_text(st, 0));
+        nsys_rec col = nsys_rtab_add(cols);
+        nsys_rset_str(col, SCHC_NAME, (const char *)sqlite3_column_text(st, 0));
         const unsigned char *ty = sqlite3_column_text(st, 1);
-        cJSON_AddStringToObject(col, "type", ty ? (const char *)ty : "");
-        cJSON_AddItemToArray(cols, col);
+        nsys_rset_str(col, SCHC_TYPE, ty ? (const char *)ty : "");
       }
     }
     sqlite3_finalize(st);
@@ -320,23 +317,22 @@ bool nsys_an_schema_inspect(nsys_actx *c, cJSON *rows, cJSON *summary) {
       sqlite3_finalize(st);
       free(q);
       if (cnt >= 0) {
-        nsys_json_int(o, "rowCount", cnt);
+        nsys_rset_i64(o, SCH_ROW_COUNT, cnt);
         total_rows += cnt;
       } else {
-        cJSON_AddNullToObject(o, "rowCount");
+        nsys_rset_null(o, SCH_ROW_COUNT);
       }
     } else {
-      cJSON_AddNullToObject(o, "rowCount");
+      nsys_rset_null(o, SCH_ROW_COUNT);
     }
-    cJSON_AddItemToArray(rows, o);
     if (nsys_task_cancelled(c->task)) {
       nsys_task_fail_cancelled(c->task);
       return false;
     }
   }
-  nsys_json_int(summary, "tables", p->schema.n_all_tables);
-  if (counts) nsys_json_int(summary, "rows", total_rows);
-  nsys_json_str(summary, "exportSchemaVersion", p->info.schema_version);
-  nsys_json_str(summary, "nsysVersion", p->info.nsys_version);
+  nsys_rset_i64(summary, SCHS_TABLES, p->schema.n_all_tables);
+  if (counts) nsys_rset_i64(summary, SCHS_ROWS, total_rows);
+  nsys_rset_str(summary, SCHS_SCHEMA_VERSION, p->info.schema_version);
+  nsys_rset_str(summary, SCHS_NSYS_VERSION, p->info.nsys_version);
   return true;
 }

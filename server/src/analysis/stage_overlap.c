@@ -446,7 +446,7 @@ static int nsys__cmp_stage(const void *a, const void *b) {
   return x->name < y->name ? -1 : x->name > y->name;
 }
 
-bool nsys_an_stage_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
+bool nsys_an_stage_overlap(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   const char *pat = nsys_actx_str(c, "stagePattern");
   uint32_t ns = ix->strings.count;
@@ -496,29 +496,28 @@ bool nsys_an_stage_overlap(nsys_actx *c, cJSON *rows, cJSON *summary) {
   int64_t exposed = 0;
   for (uint32_t i = 0; i < nst; i++) {
     const nsys__stage *S = &st.v[i];
-    cJSON *o = cJSON_CreateObject();
-    nsys_json_int(o, "device", S->device);
-    cJSON_AddStringToObject(o, "stage", nsys_strtab_get(&ix->strings, S->name));
-    nsys_json_int(o, "ranges", S->ranges);
-    nsys_json_int(o, "gpuNs", S->gpu);
-    nsys_json_int(o, "commNs", S->comm);
-    nsys_json_int(o, "exposedCommNs", S->exposed);
-    if (S->comm > 0) nsys_json_num(o, "overlapPct", nsys_round2(100.0 * (double)S->overlap / (double)S->comm));
-    else cJSON_AddNullToObject(o, "overlapPct");
-    nsys_json_int(o, "commKernels", S->comm_kernels);
+    nsys_rec o = nsys_rtab_add(rows);
+    nsys_rset_i64(o, ST_DEVICE, S->device);
+    nsys_rset_str(o, ST_STAGE, nsys_strtab_get(&ix->strings, S->name));
+    nsys_rset_i64(o, ST_RANGES, S->ranges);
+    nsys_rset_i64(o, ST_GPU_NS, S->gpu);
+    nsys_rset_i64(o, ST_COMM_NS, S->comm);
+    nsys_rset_i64(o, ST_EXPOSED_COMM_NS, S->exposed);
+    if (S->comm > 0) nsys_rset_f64(o, ST_OVERLAP_PCT, nsys_round2(100.0 * (double)S->overlap / (double)S->comm));
+    else nsys_rset_null(o, ST_OVERLAP_PCT);
+    nsys_rset_i64(o, ST_COMM_KERNELS, S->comm_kernels);
     if (S->comm_kernels) {
-      nsys_json_num(o, "minKernelOverlapPct", nsys_round2(100.0 * S->min_frac));
-      nsys_json_num(o, "maxKernelOverlapPct", nsys_round2(100.0 * S->max_frac));
+      nsys_rset_f64(o, ST_MIN_KERNEL_OVERLAP_PCT, nsys_round2(100.0 * S->min_frac));
+      nsys_rset_f64(o, ST_MAX_KERNEL_OVERLAP_PCT, nsys_round2(100.0 * S->max_frac));
     } else {
-      cJSON_AddNullToObject(o, "minKernelOverlapPct");
-      cJSON_AddNullToObject(o, "maxKernelOverlapPct");
+      nsys_rset_null(o, ST_MIN_KERNEL_OVERLAP_PCT);
+      nsys_rset_null(o, ST_MAX_KERNEL_OVERLAP_PCT);
     }
-    cJSON_AddItemToArray(rows, o);
     exposed += S->exposed;
   }
-  nsys_json_int(summary, "stages", nst);
-  nsys_json_int(summary, "exposedCommNs", exposed);
-  nsys_json_str(summary, "stagePattern", pat && *pat ? pat : "forward|backward|fwd|bwd|stage");
+  nsys_rset_i64(summary, STS_STAGES, nst);
+  nsys_rset_i64(summary, STS_EXPOSED_COMM_NS, exposed);
+  nsys_rset_str(summary, STS_STAGE_PATTERN, pat && *pat ? pat : "forward|backward|fwd|bwd|stage");
   free(st.v);
   free(st.slot);
   return true;

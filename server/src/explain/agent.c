@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/analysis_compat.h" /* the facts of an analysis result, read as JSON */
 #include "common/util.h"
 #include "explain/kb.h"
 #include "explain/kernel_name.h"

@@ -4,6 +4,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/report.h"
+#include "methods/analysis_json.h"
 #include "methods/analysis_params.h"
 #include "methods/analysis_render.h"
 #include "methods/analysis_reply.h"
@@ -65,7 +66,9 @@ cJSON *nsys_method_report_generate(nsys_call *call) {
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
-  cJSON *res = nsys_report_build(&call->task, p, ix);
+  nsys_report *rep = nsys_report_build(&call->task, p, ix);
+  cJSON *res = rep ? nsys_report_json(rep) : NULL;
+  nsys_report_free(rep);
   if (res && (md || text)) nsys_report_attach_rendering(res, md);
   if (res) nsys_report_fit(res, max_bytes);
   nsys_profile_release(p);

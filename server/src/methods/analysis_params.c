@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "methods/analysis_json.h"
 #include "rpc/json_int.h"
 
 static const char *nsys__type_name(nsys_aparam_type t) {
@@ -133,7 +134,9 @@ cJSON *nsys_analysis_run_json(nsys_task *task, struct nsys_profile *p, const nsy
   if (!a) return NULL;
   nsys_aparams ps;
   if (!nsys_analysis_params_from_json(task, a, params, &ps)) return NULL;
-  cJSON *r = nsys_analysis_run(task, p, ix, name, &ps, cache);
+  nsys_aresult *r = nsys_analysis_exec(task, p, ix, name, &ps, cache);
   nsys_aparams_dispose(&ps);
-  return r;
+  cJSON *j = r ? nsys_aresult_json(r) : NULL;
+  nsys_aresult_free(r);
+  return j;
 }

@@ -15,7 +15,7 @@ cJSON *nsys_analysis_list_json(void);
 bool nsys_analysis_params_from_json(nsys_task *task, const nsys_analysis *a, const cJSON *given,
                                     nsys_aparams *out);
 
-/* nsys_analysis_run with params parsed from JSON. */
+/* nsys_analysis_exec with params parsed from JSON, its result as JSON. */
 cJSON *nsys_analysis_run_json(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, const char *name,
                               const cJSON *params, nsys_acache *cache);
 

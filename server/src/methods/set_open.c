@@ -13,6 +13,7 @@
 #include "analysis/analysis.h"
 #include "common/util.h"
 #include "index/index.h"
+#include "methods/analysis_json.h"
 #include "methods/set_open.h"
 #include "profile/profile.h"
 #include "rpc/json_int.h"
@@ -58,7 +59,9 @@ static cJSON *nsys__tables(nsys_task *task, nsys_profile *p, const nsys_index *i
   static const char *const names[][2] = {{"overlap", "overlap"}, {"nccl", "nccl_breakdown"}, {"iterations", "iterations"}};
   cJSON *t = cJSON_CreateObject();
   for (size_t i = 0; i < NSYS_ARRAY_LEN(names); i++) {
-    cJSON *r = nsys_analysis_run(task, p, ix, names[i][1], NULL, NULL);
+    nsys_aresult *res = nsys_analysis_exec(task, p, ix, names[i][1], NULL, NULL);
+    cJSON *r = res ? nsys_aresult_json(res) : NULL;
+    nsys_aresult_free(res);
     if (!r) {
       cJSON_Delete(t);
       return NULL;

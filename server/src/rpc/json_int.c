@@ -208,3 +208,15 @@ void nsys_json_number_text(nsys_strbuf *b, const cJSON *item) {
     nsys_strbuf_puts(b, buf);
   }
 }
+
+void nsys_json_num(cJSON *o, const char *k, double v) {
+  if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
+  else cJSON_AddNullToObject(o, k);
+}
+
+void nsys_json_int(cJSON *o, const char *k, int64_t v) { nsys_json_add_i64(o, k, v); }
+
+void nsys_json_str(cJSON *o, const char *k, const char *v) {
+  if (v) cJSON_AddStringToObject(o, k, v);
+  else cJSON_AddNullToObject(o, k);
+}

@@ -33,6 +33,11 @@
 /* An integer item (see above); nsys_json_add_i64 adds one to an object. */
 cJSON *nsys_json_i64(int64_t v);
 void nsys_json_add_i64(cJSON *obj, const char *key, int64_t v);
+/* Object members of method results: a number (null when not finite), an
+ * exact integer (nsys_json_add_i64), a string (null when v is NULL). */
+void nsys_json_num(cJSON *o, const char *k, double v);
+void nsys_json_int(cJSON *o, const char *k, int64_t v);
+void nsys_json_str(cJSON *o, const char *k, const char *v);
 
 /* What a number is: an int64 (then *out is set), a number with a fraction,
  * an integer beyond int64, or no number at all. */

@@ -10,6 +10,7 @@
 #include "analysis/nccl.h"
 #include "analysis/report.h"
 #include "common/util.h"
+#include "methods/analysis_json.h"
 #include "methods/analysis_params.h"
 #include "methods/analysis_render.h"
 #include "../common/nsys_check.h"
@@ -461,8 +462,10 @@ static bool has_finding(const cJSON *rep, const char *id) {
 static cJSON *report_of(tix *t) {
   nsys_task task;
   nsys_task_init(&task);
-  cJSON *rep = nsys_report_build(&task, NULL, &t->ix);
-  CHECK_MSG(rep != NULL, "report: %s", task.err_msg);
+  nsys_report *r = nsys_report_build(&task, NULL, &t->ix);
+  CHECK_MSG(r != NULL, "report: %s", task.err_msg);
+  cJSON *rep = r ? nsys_report_json(r) : NULL;
+  nsys_report_free(r);
   return rep;
 }
 
@@ -637,7 +640,7 @@ static void test_shared_cache(void) {
   nsys_strtab_free(&t.ix.strings);
 }
 
-/* nsys_analysis_run_all: every analysis over every window, all on 4 threads
+/* nsys_analysis_exec_all: every analysis over every window, all on 4 threads
  * sharing one cache, answers exactly what each run alone answers (or fails
  * with the same message); a cancelled request cancels every run. */
 static void test_run_all(void) {
@@ -646,7 +649,7 @@ static void test_run_all(void) {
   static const char *const windows[] = {NULL, "{\"start\": 12, \"end\": 75}", "{\"device\": 1}",
                                         "{\"start\": -10, \"end\": 90}"};
   enum { NW = sizeof windows / sizeof windows[0], MAXR = 32 * NW };
-  nsys_arun runs[MAXR];
+  nsys_aexec runs[MAXR];
   nsys_aparams ps[MAXR];
   char *own[MAXR];
   uint32_t n = 0;
@@ -658,7 +661,7 @@ static void test_run_all(void) {
       cJSON *pj = windows[w] ? cJSON_Parse(windows[w]) : NULL;
       CHECK(nsys_analysis_params_from_json(&pt, a, pj, &ps[n]));
       cJSON_Delete(pj);
-      runs[n] = (nsys_arun){.ix = &t.ix, .name = a->name, .params = &ps[n]};
+      runs[n] = (nsys_aexec){.ix = &t.ix, .name = a->name, .params = &ps[n]};
     }
   setenv("NSYS_AI_ANALYSIS_THREADS", "4", 1);
   for (int cancel = 0; cancel < 2; cancel++) {
@@ -668,17 +671,19 @@ static void test_run_all(void) {
     nsys_task task;
     nsys_task_init(&task);
     if (cancel) nsys_task_cancel(&task);
-    bool ok = nsys_analysis_run_all(&task, runs, n, "test");
+    bool ok = nsys_analysis_exec_all(&task, runs, n, "test");
     CHECK(ok == !cancel);
     for (uint32_t i = 0; i < n; i++) {
       if (cancel) {
         CHECK(!runs[i].result);
         continue;
       }
-      char *got = runs[i].result ? cJSON_PrintUnformatted(runs[i].result) : nsys_xstrdup(runs[i].task.err_msg);
+      cJSON *j = runs[i].result ? nsys_aresult_json(runs[i].result) : NULL;
+      char *got = j ? cJSON_PrintUnformatted(j) : nsys_xstrdup(runs[i].task.err_msg);
       CHECK_MSG(!strcmp(got, own[i]), "%s run %u on threads:\n  %s\nalone:\n  %s", runs[i].name, i, got, own[i]);
       free(got);
-      cJSON_Delete(runs[i].result);
+      cJSON_Delete(j);
+      nsys_aresult_free(runs[i].result);
     }
     nsys_acache_dispose(&k);
   }

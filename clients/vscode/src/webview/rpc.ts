@@ -1,6 +1,7 @@
 /* The webview's side of the host bridge: requests become `rpc` messages and
  * `rpcResult` / `rpcError` messages settle them. */
 import { toEnvelope, type Envelope, type HostToWebview, type WebviewToHost } from '../protocol/messages';
+import type { ParamsOf, RequestName, ResultOf } from '../protocol/methods';
 
 interface VsCodeApi { postMessage(m: Envelope): void; getState(): unknown; setState(s: unknown): void }
 declare function acquireVsCodeApi(): VsCodeApi;
@@ -19,17 +20,22 @@ export class HostBridge {
 
   post(m: WebviewToHost): void { this.api.postMessage(toEnvelope(m)); }
 
-  request<R>(method: string, params: Record<string, unknown>): Promise<R> {
+  /** A request typed by the generated method map (protocol/methods.ts), like the extension's NsysClient.request. */
+  request<M extends RequestName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>>;
+  /** Untyped: for callers not yet on the method map (the result type is the caller's claim). */
+  request<R>(method: string, params: Record<string, unknown>): Promise<R>;
+  request(method: string, params: object): Promise<unknown> {
     const id = this.next++;
-    this.sent.push({ method, params });
+    const p = params as Record<string, unknown>;
+    this.sent.push({ method, params: p });
     if (this.sent.length > 500) this.sent.splice(0, 250);
-    const timing: { method: string; params: Record<string, unknown>; sent: number; settled?: number } = { method, params, sent: performance.now() };
+    const timing: { method: string; params: Record<string, unknown>; sent: number; settled?: number } = { method, params: p, sent: performance.now() };
     this.timings.push(timing);
     if (this.timings.length > 500) this.timings.splice(0, 250);
-    return new Promise<R>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const done = () => { timing.settled = performance.now(); };
-      this.pending.set(id, { resolve: (v) => { done(); resolve(v as R); }, reject: (e) => { done(); reject(e); } });
-      this.post({ type: 'rpc', id, method, params });
+      this.pending.set(id, { resolve: (v) => { done(); resolve(v); }, reject: (e) => { done(); reject(e); } });
+      this.post({ type: 'rpc', id, method, params: p });
     });
   }
 
