@@ -99,10 +99,11 @@ def test_long_methods_cancel_mid_flight(big):
             full = time.monotonic() - t
             kinds = [v["kind"] for v in progress_of(srv, token)]
             assert kinds and kinds[0] == "begin" and kinds[-1] == "end", (label, kinds)
-            if not cancelled_params:
-                t = time.monotonic()
-                srv.request(method, params, timeout=600)
-                full = min(full, time.monotonic() - t)
+            if not cancelled_params:  # the best of three: a load spike must not make a short run look long
+                for _ in range(2):
+                    t = time.monotonic()
+                    srv.request(method, params, timeout=600)
+                    full = min(full, time.monotonic() - t)
             # the same request, cancelled as soon as its work has begun
             token = f"cancel-{i}"
             cancelled = cancelled_params[0] if cancelled_params else cancel_params(method, params, big)

@@ -259,25 +259,25 @@ static void nsys__rule_bubbles(nsys__findings *f, const nsys_aresult *gaps) {
 static void nsys__rule_gap_phases(nsys__findings *f, const nsys_aresult *gaps) {
   static const struct {
     const char *phase, *id, *what, *fix;
-    nsys_c_i64 col;
+    int col; /* its column of nsys_rd_gap_phases */
   } kinds[] = {
       {"startup", "gpu_idle_startup", "before the first iteration (set-up: model build, data loading, compilation, autotuning)",
        "This is start-up, not a bubble of the training loop. Leave it out of the capture so the other findings describe "
        "the steady state: nsys profile --capture-range=cudaProfilerApi with cudaProfilerStart() / "
        "torch.cuda.profiler.start() at the first measured step (or --capture-range=nvtx, --delay). If start-up time "
        "itself matters, profile it on the CPU side (nsys -s cpu, python -X importtime) and keep compile caches warm.",
-       GPH_STARTUP},
+       GPH_STARTUP__i},
       {"first_launch", "gpu_idle_first_launch", "before the first launch of kernels",
        "The host was preparing kernels on their first call: JIT compilation (Triton, torch.compile, CuPy, NVRTC, PTX "
        "JIT) or lazy module loading. Warm up before the measured region, keep the compile caches (TRITON_CACHE_DIR, "
        "CuPy's kernel cache, CUDA_CACHE_PATH for PTX), build for this GPU's architecture so no PTX is JIT-compiled, or "
        "set CUDA_MODULE_LOADING=EAGER to move module loading to start-up.",
-       GPH_FIRST_LAUNCH},
+       GPH_FIRST_LAUNCH__i},
       {"process_switch", "gpu_idle_process_switch", "between processes (a process's first GPU work starts after it)",
        "The GPU waited for the next program to start: the gap is that process's start-up (interpreter, CUDA context, "
        "data), not a stall inside either program. Profile the programs separately, or, if they are parts of one "
        "job, start them before the GPU work of the previous one ends (overlap, a persistent worker).",
-       GPH_PROCESS_SWITCH},
+       GPH_PROCESS_SWITCH__i},
   };
   const nsys_rtab *devs = nsys_rget_arr(gaps->summary, GS_DEVICES);
   const nsys_rtab *rows = gaps->rows;
@@ -287,7 +287,7 @@ static void nsys__rule_gap_phases(nsys__findings *f, const nsys_aresult *gaps) {
     double span = (double)nsys_rget_i64(d, GD_END) - (double)nsys_rget_i64(d, GD_START);
     nsys_rec phases = nsys_rget_obj(d, GD_PHASE_NS);
     for (size_t k = 0; k < NSYS_ARRAY_LEN(kinds); k++) {
-      int64_t ns = nsys_rget_i64(phases, kinds[k].col);
+      int64_t ns = nsys_rget_i64(phases, nsys_rcol_i64(&nsys_rd_gap_phases, kinds[k].col));
       if (span <= 0 || ns < 5000000 || (double)ns < 0.03 * span) continue;
       /* the largest such gap (rows are the longest gaps) and the kernels first launched after them */
       nsys_rec big = {NULL, 0};
@@ -318,11 +318,11 @@ static void nsys__rule_gap_phases(nsys__findings *f, const nsys_aresult *gaps) {
         if (nsys_rhas(big, GAP_PHASE_PID)) nsys_rset_i64(g, EVQG_PID, nsys_rget_i64(big, GAP_PHASE_PID));
         if (nsys_rhas(big, GAP_FIRST_ITERATION)) nsys_rset_i64(g, EVQG_FIRST_ITERATION, nsys_rget_i64(big, GAP_FIRST_ITERATION));
         nsys__set_window(ev, EVQ_WINDOW, nsys_rget_i64(big, GAP_START), nsys_rget_i64(big, GAP_END));
-        if (nsys_rhas(big, GAP_PHASE_PID) && kinds[k].col.i == GPH_PROCESS_SWITCH.i)
+        if (nsys_rhas(big, GAP_PHASE_PID) && kinds[k].col == GPH_PROCESS_SWITCH__i)
           snprintf(extra, sizeof extra, "; pid %lld starts after it", (long long)nsys_rget_i64(big, GAP_PHASE_PID));
       }
       if (launched) snprintf(extra, sizeof extra, ", e.g. %s", nsys_rget_str(nsys_rtab_row(launched, 0), STRLIST_V));
-      const char *sev = kinds[k].col.i == GPH_FIRST_LAUNCH.i && (double)ns >= 0.10 * span ? "warning" : "info";
+      const char *sev = kinds[k].col == GPH_FIRST_LAUNCH__i && (double)ns >= 0.10 * span ? "warning" : "info";
       nsys__finding(f, kinds[k].id, sev, (double)ns, ev, EVQ_WINDOW, kinds[k].fix, "GPU %d idle %s (%.1f%% of its span) %s%s",
                     dev, nsys__dur(b1, sizeof b1, (double)ns), 100.0 * (double)ns / span, kinds[k].what, extra);
     }
