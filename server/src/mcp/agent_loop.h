@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
-#include "explain/llm.h"
+#include "agent/llm.h"
 #include "rpc/call.h"
 
 /* Checks agent/ask's budget params (maxTurns, maxTokens, maxSeconds) in

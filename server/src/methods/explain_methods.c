@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "explain/agent.h"
+#include "agent/agent.h"
 #include "explain/explain.h"
-#include "explain/llm.h"
+#include "agent/llm.h"
 #include "methods/explain_json.h"
 #include "profile/profile.h"
 #include "rpc/method_table.h"

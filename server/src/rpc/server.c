@@ -10,7 +10,7 @@
 #include <uv.h>
 
 #include "common/util.h"
-#include "explain/llm.h"
+#include "agent/llm.h"
 #include "profile/profile.h"
 #include "rpc/framing.h"
 #include "rpc/jsonrpc.h"

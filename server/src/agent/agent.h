@@ -9,7 +9,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "explain/llm.h"
+#include "agent/llm.h"
 #include "index/index.h"
 #include "rpc/call.h"
 

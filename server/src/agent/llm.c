@@ -1,6 +1,6 @@
 /* LLM client over libcurl, loaded at run time (see llm.h, common/curl_dl.h). */
 #include "common/curl_dl.h"
-#include "explain/llm.h"
+#include "agent/llm.h"
 
 #include <errno.h>
 #include <fcntl.h>

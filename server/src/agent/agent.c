@@ -1,5 +1,5 @@
 /* agent/ask (see agent.h). */
-#include "explain/agent.h"
+#include "agent/agent.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "analysis/analysis_compat.h" /* the facts of an analysis result, read as JSON */
+#include "methods/analysis_json.h" /* the facts of an analysis result, read as JSON */
+#include "rpc/json_int.h"
 #include "common/util.h"
 #include "explain/kb.h"
 #include "explain/kernel_name.h"
@@ -413,7 +414,9 @@ static void nsys__summary_facts(const cJSON *summary, cJSON *facts) {
 static bool nsys__run_analysis(nsys_call *call, nsys_profile *p, const nsys_index *ix, const char *name, cJSON *list) {
   const nsys_analysis *a = nsys_analysis_find(name);
   if (!a) return true;
-  cJSON *r = nsys_analysis_run(&call->task, p, ix, name, NULL, NULL);
+  nsys_aresult *res = nsys_analysis_exec(&call->task, p, ix, name, NULL, NULL);
+  cJSON *r = res ? nsys_aresult_json(res) : NULL;
+  nsys_aresult_free(res);
   if (!r) {
     if (call->task.err == NSYS_E_CANCELLED || nsys_call_cancelled(call)) return false;
     /* forget the sub-analysis error: the answer goes on without it */
