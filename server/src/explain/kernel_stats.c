@@ -9,7 +9,6 @@
 #include <sys/types.h>
 
 #include "common/util.h"
-#include "common/csort.h"
 #include "profile/profile.h"
 
 #define NSYS__CACHE_SLOTS 4
@@ -124,37 +123,73 @@ typedef struct {
   uint32_t track, aux;
 } nsys__sortrec;
 
-/* Within one name: by duration, then op id. */
-static int nsys__cmp_dur(const void *a, const void *b) {
-  const nsys__sortrec *x = a, *y = b;
-  if (x->dur != y->dur) return x->dur < y->dur ? -1 : 1;
-  return x->op < y->op ? -1 : x->op > y->op;
+static int64_t nsys__dur0(const nsys_index *ix, uint32_t i) {
+  int64_t d = nsys_op_dur(ix, i);
+  return d < 0 ? 0 : d;
+}
+
+/* perm := every op id ordered by (duration, op id): an LSD radix sort of the
+ * durations (11-bit digits, as many passes as the longest duration needs:
+ * three up to 8.6 s), stable, so ties keep op order. O(n) per pass; polls
+ * cancellation every 2^16 ops. False when cancelled. */
+static bool nsys__order_by_duration(const nsys_index *ix, uint32_t *perm, bool (*cancelled)(void *), void *cctx) {
+  enum { BITS = 11, RADIX = 1 << BITS };
+  uint32_t n = ix->ops.n;
+  uint64_t max = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    perm[i] = i;
+    uint64_t d = (uint64_t)nsys__dur0(ix, i);
+    if (d > max) max = d;
+  }
+  uint32_t *src = perm, *dst = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *dst);
+  uint32_t *cnt = nsys_xmalloc(RADIX * sizeof *cnt);
+  bool ok = true;
+  for (unsigned shift = 0; ok && shift < 64 && (max >> shift) != 0; shift += BITS) {
+    memset(cnt, 0, RADIX * sizeof *cnt);
+    for (uint32_t j = 0; j < n; j++) cnt[((uint64_t)nsys__dur0(ix, src[j]) >> shift) & (RADIX - 1)]++;
+    for (uint32_t k = 0, at = 0; k < RADIX; k++) {
+      uint32_t c = cnt[k];
+      cnt[k] = at;
+      at += c;
+    }
+    for (uint32_t j = 0; j < n && ok; j++) {
+      uint32_t op = src[j];
+      dst[cnt[((uint64_t)nsys__dur0(ix, op) >> shift) & (RADIX - 1)]++] = op;
+      if ((j & 0xFFFF) == 0 && cancelled && cancelled(cctx)) ok = false;
+    }
+    uint32_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (ok && src != perm) memcpy(perm, src, (size_t)n * sizeof *perm);
+  free(src == perm ? dst : src);
+  free(cnt);
+  return ok;
 }
 
 static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key key, bool (*cancelled)(void *),
                         void *cctx) {
   uint32_t n = ix->ops.n, names = ix->strings.count;
   const uint32_t *ids = key == NSYS_KSTATS_BY_FULL_NAME ? ix->ops.full_name : ix->ops.name;
-  /* a counting sort by name id (each name's records then come in op order),
-   * then each name's records sorted by duration: O(n + names + Σ k log k) */
+  /* ops by (duration, op id), then a stable counting sort by name id: each
+   * name's records by duration, ties in op order. O(n + names) per pass. */
+  uint32_t *perm = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *perm);
+  if (!nsys__order_by_duration(ix, perm, cancelled, cctx)) {
+    free(perm);
+    return false;
+  }
   nsys__sortrec *recs = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *recs);
   uint32_t *at = nsys_xcalloc((size_t)names + 2, sizeof *at);
   for (uint32_t i = 0; i < n; i++) at[(ids[i] < names ? ids[i] : 0) + 1]++;
   for (uint32_t k = 0; k < names; k++) at[k + 1] += at[k];
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t id = ids[i] < names ? ids[i] : 0;
-    int64_t d = nsys_op_dur(ix, i);
-    recs[at[id]++] = (nsys__sortrec){id, i, d < 0 ? 0 : d, ix->ops.track[i], ix->ops.full_name[i]};
-    if ((i & 0xFFFF) == 0 && cancelled && cancelled(cctx)) {
-      free(at);
-      free(recs);
-      return false;
-    }
-  }
-  /* at[k] is now the end of name k's records: sort each run */
   bool ok = true;
-  for (uint32_t k = 0, lo = 0; k < names && ok; lo = at[k], k++)
-    if (at[k] - lo > 1) ok = nsys_csort(recs + lo, at[k] - lo, sizeof *recs, nsys__cmp_dur, cancelled, cctx);
+  for (uint32_t j = 0; j < n && ok; j++) {
+    uint32_t i = perm[j];
+    uint32_t id = ids[i] < names ? ids[i] : 0;
+    recs[at[id]++] = (nsys__sortrec){id, i, nsys__dur0(ix, i), ix->ops.track[i], ix->ops.full_name[i]};
+    if ((j & 0xFFFF) == 0 && cancelled && cancelled(cctx)) ok = false;
+  }
+  free(perm);
   free(at);
   if (!ok || (cancelled && cancelled(cctx))) {
     free(recs);

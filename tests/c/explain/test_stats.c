@@ -142,6 +142,17 @@ int main(void) {
   req = (nsys_explain_req){NULL, ix, NULL, 99};
   CHECK(!nsys_explain_kernel(&task, &req, &r) && task.err == NSYS_E_NOT_FOUND);
   nsys_explain_result_free(&r);
+  /* the order within a name is (duration, op id) whatever the durations'
+   * magnitudes (the radix sort's passes: beyond 2^33 ns, ties, zero) */
+  nsys_kstats_cache_clear();
+  static const int64_t big_dur[5] = {(1LL << 40) + 5, 7, (1LL << 40) + 5, 0, 1LL << 33};
+  for (uint32_t i = 0; i < 5; i++) ix->ops.end[i] = ix->ops.start[i] + big_dur[i];
+  uint32_t n_ops = 0, *ops = nsys_kstats_ops(NULL, ix, NSYS_KSTATS_BY_NAME, a, &n_ops);
+  CHECK(ops && n_ops == 5);
+  CHECK(ops[0] == 3 && ops[1] == 1 && ops[2] == 4 && ops[3] == 0 && ops[4] == 2);
+  free(ops);
+  CHECK(nsys_kstats_get(NULL, ix, NSYS_KSTATS_BY_NAME, a, &st, NULL, NULL, NULL));
+  CHECK(st.max_ns == (1LL << 40) + 5 && st.min_ns == 0);
   nsys_kstats_cache_clear();
   release(ix);
   return nsys_check_done("explain_stats");
