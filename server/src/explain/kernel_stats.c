@@ -128,41 +128,47 @@ static int64_t nsys__dur0(const nsys_index *ix, uint32_t i) {
   return d < 0 ? 0 : d;
 }
 
-/* perm := every op id ordered by (duration, op id): an LSD radix sort of the
- * durations (11-bit digits, as many passes as the longest duration needs:
- * three up to 8.6 s), stable, so ties keep op order. O(n) per pass; polls
- * cancellation every 2^16 ops. False when cancelled. */
+/* perm := every op id ordered by (duration, op id): an LSD radix sort of
+ * (duration, op) pairs (11-bit digits, as many passes as the longest
+ * duration needs: three up to 8.6 s), stable, so ties keep op order; the
+ * pairs are sorted, not op ids, so every pass reads and writes sequentially.
+ * O(n) per pass; polls cancellation every 2^16 ops. False when cancelled. */
+typedef struct {
+  uint64_t dur;
+  uint32_t op;
+} nsys__durop;
+
 static bool nsys__order_by_duration(const nsys_index *ix, uint32_t *perm, bool (*cancelled)(void *), void *cctx) {
   enum { BITS = 11, RADIX = 1 << BITS };
   uint32_t n = ix->ops.n;
+  nsys__durop *src = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *src);
+  nsys__durop *dst = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *dst);
   uint64_t max = 0;
   for (uint32_t i = 0; i < n; i++) {
-    perm[i] = i;
-    uint64_t d = (uint64_t)nsys__dur0(ix, i);
-    if (d > max) max = d;
+    src[i] = (nsys__durop){(uint64_t)nsys__dur0(ix, i), i};
+    if (src[i].dur > max) max = src[i].dur;
   }
-  uint32_t *src = perm, *dst = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *dst);
   uint32_t *cnt = nsys_xmalloc(RADIX * sizeof *cnt);
   bool ok = true;
   for (unsigned shift = 0; ok && shift < 64 && (max >> shift) != 0; shift += BITS) {
     memset(cnt, 0, RADIX * sizeof *cnt);
-    for (uint32_t j = 0; j < n; j++) cnt[((uint64_t)nsys__dur0(ix, src[j]) >> shift) & (RADIX - 1)]++;
+    for (uint32_t j = 0; j < n; j++) cnt[(src[j].dur >> shift) & (RADIX - 1)]++;
     for (uint32_t k = 0, at = 0; k < RADIX; k++) {
       uint32_t c = cnt[k];
       cnt[k] = at;
       at += c;
     }
     for (uint32_t j = 0; j < n && ok; j++) {
-      uint32_t op = src[j];
-      dst[cnt[((uint64_t)nsys__dur0(ix, op) >> shift) & (RADIX - 1)]++] = op;
+      dst[cnt[(src[j].dur >> shift) & (RADIX - 1)]++] = src[j];
       if ((j & 0xFFFF) == 0 && cancelled && cancelled(cctx)) ok = false;
     }
-    uint32_t *t = src;
+    nsys__durop *t = src;
     src = dst;
     dst = t;
   }
-  if (ok && src != perm) memcpy(perm, src, (size_t)n * sizeof *perm);
-  free(src == perm ? dst : src);
+  for (uint32_t j = 0; ok && j < n; j++) perm[j] = src[j].op;
+  free(src);
+  free(dst);
   free(cnt);
   return ok;
 }
