@@ -17,7 +17,7 @@ function candidatesMarkdown(at: KernelsAtResult, alternatives: Record<string, Lo
   for (const k of at.kernels.slice(0, 8)) {
     const several = (k.candidates ?? 1) > 1;
     if (!several && k.confidence >= 0.9) continue;
-    const alts = (alternatives[k.name] ?? []).filter((c) => c.strategy === 'definition' || c.strategy === 'launch');
+    const alts = (alternatives[k.name] ?? []).filter((c) => c.strategy === 'definition' || c.strategy === 'launch' || c.strategy === 'trace');
     if (several) out.push(`**\`${cell(clip(k.name, 60))}\`** has ${k.candidates} candidate definitions:`, '');
     else out.push(`**\`${cell(clip(k.name, 60))}\`** (${Math.round(k.confidence * 100)}%): ${cell(clip(k.evidence, 300))}`, '');
     if (!several) continue;

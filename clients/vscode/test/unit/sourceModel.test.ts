@@ -68,6 +68,10 @@ test('ambiguous kernels: SourceIndex keeps their candidates, the lens names them
   const md = hoverMarkdown('run.sqlite', 'p1', at, undefined, { vecadd: alts });
   assert.match(md, /\*\*`vecadd`\*\* has 3 candidate definitions:/);
   for (const c of alts) assert.ok(md.includes(`- \`${c.file}:${c.line}\` · definition · ${Math.round(c.confidence * 100)}% · ${c.evidence}`), c.file);
+  // a candidate the profile's own trace records name (OpenACC srcFile:lineNo, a Python backtrace) is listed too
+  const traced: LocateCandidate = { ...vecadd('solver.c', 204, 0.95, 'OpenACC launch record: solver.c:204 in solve'), strategy: 'trace' };
+  assert.ok(hoverMarkdown('run.sqlite', 'p1', at, undefined, { vecadd: [...alts, traced] })
+    .includes('- `solver.c:204` · trace · 95% · OpenACC launch record: solver.c:204 in solve'));
   // without the locate answer, the row's own evidence is still shown
   assert.ok(hoverMarkdown('run.sqlite', 'p1', at).includes(`- this line · 77% · ${ev}`));
   // a certain kernel adds nothing
