@@ -83,7 +83,9 @@ try {
   check(b0 === c0, "diff: both axes alike at open");
   const box = await diff.evaluate(() => { const r = document.querySelector("#w").shadowRoot.querySelector("canvas").getBoundingClientRect(); return { x: r.x, y: r.y }; });
   await diff.mouse.move(box.x + GUTTER + 300, box.y + 40);
+  await diff.keyboard.down("Control"); /* Ctrl+wheel zooms (the plain wheel pans) */
   await diff.mouse.wheel(0, -400);
+  await diff.keyboard.up("Control");
   await diff.mouse.move(2, 2);
   const [b1, c1] = await axes();
   check(b1 !== b0, "diff: the zoom changed the base axis");

@@ -19,10 +19,18 @@ export function profileTimeline(bridge: ViewRpc, p: ViewProfile, at: bigint, bou
 
 /** Keeps the timelines' views in step: a pan or zoom of any one moves the
  * others to the same time at the same x (the same ns per pixel from the same
- * left edge, whatever each one's width). */
+ * left edge, whatever each one's width), and an area selection made in one is
+ * made in the others (they share one clock). */
 export function linkViews(views: TimelineView[]): void {
   let syncing = false;
   for (const a of views) {
+    a.onRange = (r) => {
+      if (syncing) return;
+      syncing = true;
+      try {
+        for (const b of views) if (b !== a) b.setRange(r);
+      } finally { syncing = false; }
+    };
     a.onViewChange = (v: View) => {
       if (syncing) return;
       syncing = true;

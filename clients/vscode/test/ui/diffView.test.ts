@@ -55,7 +55,9 @@ test('the two timelines stay aligned after a zoom or pan of either', async (t) =
   const boxes = await page.locator('canvas').evaluateAll((cs) => cs.map((c) => { const r = c.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; }));
   /* zoom the base timeline at a third of its plot */
   await page.mouse.move(boxes[0]!.x + GUTTER + 300, boxes[0]!.y + 40);
+  await page.keyboard.down('Control'); /* Ctrl+wheel zooms (the plain wheel pans) */
   await page.mouse.wheel(0, -400);
+  await page.keyboard.up('Control');
   await page.mouse.move(2, 2); /* off the canvases: no cursor line on an axis */
   const [v0, v1] = await views();
   assert.ok(v0!.start > 0, 'zoomed in, not at the start');
@@ -77,6 +79,17 @@ test('the two timelines stay aligned after a zoom or pan of either', async (t) =
   assert.equal(w0!.start, w1!.start);
   const per = (w: typeof w0) => (w!.end - w!.start) / w!.width;
   assert.ok(Math.abs(per(w0) - per(w1)) <= 1e-9 * per(w0), 'same ns per pixel');
+  /* an area selection dragged on the base's time axis is made on the new timeline too (one clock) */
+  const ay = boxes[0]!.y + 6, ax = boxes[0]!.x + GUTTER + 100;
+  await page.mouse.move(ax, ay);
+  await page.mouse.down();
+  await page.mouse.move(ax + 120, ay, { steps: 5 });
+  await page.mouse.up();
+  await page.mouse.move(2, 2);
+  const ranges = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('[data-range]')].map((e) => e.dataset.range ?? ''));
+  assert.equal(ranges.length, 2, 'two timelines');
+  assert.ok(ranges[0], 'the base has an area selection');
+  assert.equal(ranges[1], ranges[0], 'the new timeline has the same one');
 });
 
 test('clicking a delta moves both timelines to its evidence windows, outlined in each', async (t) => {
