@@ -291,7 +291,15 @@ bool nsys_an_schema_inspect(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   nsys_profile *p = c->p;
   bool counts = nsys_actx_bool(c, "rowCounts");
   int64_t total_rows = 0;
-  for (int i = 0; i < p->schema.n_all_tables; i++) {
+  /* whole-table counts from the open-time summary, or COUNT(*) on a private
+   * connection a cancellation interrupts (profile/row_count.c) */
+  int n_tables = p->schema.n_all_tables;
+  int64_t *nrows = counts ? nsys_xcalloc((size_t)n_tables + 1, sizeof *nrows) : NULL;
+  if (counts && !nsys_profile_count_rows(p, c->task, (const char *const *)p->schema.all_tables, n_tables, nrows)) {
+    free(nrows);
+    return false;
+  }
+  for (int i = 0; i < n_tables; i++) {
     const char *t = p->schema.all_tables[i];
     nsys_rec o = nsys_rtab_add(rows);
     nsys_rset_str(o, SCH_TABLE, t);
@@ -308,14 +316,7 @@ bool nsys_an_schema_inspect(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
     }
     sqlite3_finalize(st);
     if (counts) {
-      char *q = nsys_xasprintf("SELECT COUNT(*) FROM \"%s\"", t);
-      st = NULL;
-      int64_t cnt = -1;
-      if (!strchr(t, '"') && sqlite3_prepare_v2(p->db, q, -1, &st, NULL) == SQLITE_OK &&
-          sqlite3_step(st) == SQLITE_ROW)
-        cnt = sqlite3_column_int64(st, 0);
-      sqlite3_finalize(st);
-      free(q);
+      int64_t cnt = nrows[i];
       if (cnt >= 0) {
         nsys_rset_i64(o, SCH_ROW_COUNT, cnt);
         total_rows += cnt;
@@ -326,10 +327,12 @@ bool nsys_an_schema_inspect(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
       nsys_rset_null(o, SCH_ROW_COUNT);
     }
     if (nsys_task_cancelled(c->task)) {
+      free(nrows);
       nsys_task_fail_cancelled(c->task);
       return false;
     }
   }
+  free(nrows);
   nsys_rset_i64(summary, SCHS_TABLES, p->schema.n_all_tables);
   if (counts) nsys_rset_i64(summary, SCHS_ROWS, total_rows);
   nsys_rset_str(summary, SCHS_SCHEMA_VERSION, p->info.schema_version);
