@@ -4,14 +4,15 @@
 import { absTime, relTime, type Int } from '../client/exactJson';
 import { rebaseColumns, type View } from '../client/timelineModel';
 import type { RangeColumns } from '../protocol/types';
+import type { RequestName } from '../protocol/methods';
 import type { ViewProfile } from '../protocol/viewMessages';
 import { TimelineView, type Hit } from './timelineView';
 
 /** What the views ask the server through: the webview's HostBridge, or the Jupyter widget's messages. */
-export interface ViewRpc { request<R>(method: string, params: Record<string, unknown>): Promise<R> }
+export interface ViewRpc { request<R>(method: RequestName, params: Record<string, unknown>): Promise<R> }
 
 export function profileTimeline(bridge: ViewRpc, p: ViewProfile, at: bigint, bounds: { start: number; end: number }, onSelect: (hit: Hit) => void): TimelineView {
-  const rpc = <R>(method: string, params: Record<string, unknown>) => bridge.request<R>(method, { ...params, profileId: p.profileId });
+  const rpc = <R>(method: RequestName, params: Record<string, unknown>) => bridge.request<R>(method, { ...params, profileId: p.profileId });
   const range = (q: Record<string, unknown> & { start: number; end: number }) =>
     rpc<RangeColumns>('timeline/range', { ...q, start: absTime(q.start, at), end: absTime(q.end, at) }).then((r) => rebaseColumns(r, at));
   return new TimelineView(p.tracks.tracks, bounds, range, (kernelId) => rpc<Record<string, unknown>>('kernel/details', { kernelId }), onSelect, (t: Int) => relTime(t, at));

@@ -22,8 +22,9 @@ export class HostBridge {
 
   /** A request typed by the generated method map (protocol/methods.ts), like the extension's NsysClient.request. */
   request<M extends RequestName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>>;
-  /** Untyped: for callers not yet on the method map (the result type is the caller's claim). */
-  request<R>(method: string, params: Record<string, unknown>): Promise<R>;
+  /** A method of the generated map whose result the caller reads through a narrower
+   * view derived from the generated types (protocol/types.ts: RangeColumns, ...). */
+  request<R>(method: RequestName, params: Record<string, unknown>): Promise<R>;
   request(method: string, params: object): Promise<unknown> {
     const id = this.next++;
     const p = params as Record<string, unknown>;
