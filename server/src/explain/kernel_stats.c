@@ -128,47 +128,43 @@ static int64_t nsys__dur0(const nsys_index *ix, uint32_t i) {
   return d < 0 ? 0 : d;
 }
 
-/* perm := every op id ordered by (duration, op id): an LSD radix sort of
- * (duration, op) pairs (11-bit digits, as many passes as the longest
- * duration needs: three up to 8.6 s), stable, so ties keep op order; the
- * pairs are sorted, not op ids, so every pass reads and writes sequentially.
- * O(n) per pass; polls cancellation every 2^16 ops. False when cancelled. */
-typedef struct {
-  uint64_t dur;
-  uint32_t op;
-} nsys__durop;
-
-static bool nsys__order_by_duration(const nsys_index *ix, uint32_t *perm, bool (*cancelled)(void *), void *cctx) {
+/* recs (n of them, in op order) sorted by (name, duration, op id): an LSD
+ * radix sort of the durations (11-bit digits, as many passes as the longest
+ * duration needs: three up to 8.6 s), then a counting pass by name; every
+ * pass is stable (ties keep op order) and reads and writes the records in
+ * sequence. O(n + names) per pass; polls cancellation every 2^16 records.
+ * The result is in *recs (tmp is scratch of the same size). False when
+ * cancelled. */
+static bool nsys__sort_records(nsys__sortrec **recs, nsys__sortrec **tmp, uint32_t n, uint32_t names,
+                               bool (*cancelled)(void *), void *cctx) {
   enum { BITS = 11, RADIX = 1 << BITS };
-  uint32_t n = ix->ops.n;
-  nsys__durop *src = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *src);
-  nsys__durop *dst = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *dst);
   uint64_t max = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    src[i] = (nsys__durop){(uint64_t)nsys__dur0(ix, i), i};
-    if (src[i].dur > max) max = src[i].dur;
-  }
-  uint32_t *cnt = nsys_xmalloc(RADIX * sizeof *cnt);
+  for (uint32_t j = 0; j < n; j++)
+    if ((uint64_t)(*recs)[j].dur > max) max = (uint64_t)(*recs)[j].dur;
+  uint32_t *cnt = nsys_xmalloc(((size_t)(names > RADIX ? names : RADIX) + 1) * sizeof *cnt);
   bool ok = true;
-  for (unsigned shift = 0; ok && shift < 64 && (max >> shift) != 0; shift += BITS) {
-    memset(cnt, 0, RADIX * sizeof *cnt);
-    for (uint32_t j = 0; j < n; j++) cnt[(src[j].dur >> shift) & (RADIX - 1)]++;
-    for (uint32_t k = 0, at = 0; k < RADIX; k++) {
+  for (unsigned pass = 0; ok; pass++) {
+    unsigned shift = pass * BITS;
+    bool by_name = shift >= 64 || (max >> shift) == 0; /* the last pass: by name */
+    uint32_t buckets = by_name ? (names ? names : 1) : RADIX;
+    nsys__sortrec *src = *recs, *dst = *tmp;
+#define NSYS__KEY(r) (by_name ? (r).name : (uint32_t)(((uint64_t)(r).dur >> shift) & (RADIX - 1)))
+    memset(cnt, 0, (size_t)buckets * sizeof *cnt);
+    for (uint32_t j = 0; j < n; j++) cnt[NSYS__KEY(src[j])]++;
+    for (uint32_t k = 0, at = 0; k < buckets; k++) {
       uint32_t c = cnt[k];
       cnt[k] = at;
       at += c;
     }
     for (uint32_t j = 0; j < n && ok; j++) {
-      dst[cnt[(src[j].dur >> shift) & (RADIX - 1)]++] = src[j];
+      dst[cnt[NSYS__KEY(src[j])]++] = src[j];
       if ((j & 0xFFFF) == 0 && cancelled && cancelled(cctx)) ok = false;
     }
-    nsys__durop *t = src;
-    src = dst;
-    dst = t;
+#undef NSYS__KEY
+    *recs = dst;
+    *tmp = src;
+    if (by_name) break;
   }
-  for (uint32_t j = 0; ok && j < n; j++) perm[j] = src[j].op;
-  free(src);
-  free(dst);
   free(cnt);
   return ok;
 }
@@ -177,26 +173,14 @@ static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key
                         void *cctx) {
   uint32_t n = ix->ops.n, names = ix->strings.count;
   const uint32_t *ids = key == NSYS_KSTATS_BY_FULL_NAME ? ix->ops.full_name : ix->ops.name;
-  /* ops by (duration, op id), then a stable counting sort by name id: each
-   * name's records by duration, ties in op order. O(n + names) per pass. */
-  uint32_t *perm = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *perm);
-  if (!nsys__order_by_duration(ix, perm, cancelled, cctx)) {
-    free(perm);
-    return false;
-  }
+  /* the records in op order (sequential reads), then sorted by (name,
+   * duration, op id): each name's records by duration, ties in op order */
   nsys__sortrec *recs = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *recs);
-  uint32_t *at = nsys_xcalloc((size_t)names + 2, sizeof *at);
-  for (uint32_t i = 0; i < n; i++) at[(ids[i] < names ? ids[i] : 0) + 1]++;
-  for (uint32_t k = 0; k < names; k++) at[k + 1] += at[k];
-  bool ok = true;
-  for (uint32_t j = 0; j < n && ok; j++) {
-    uint32_t i = perm[j];
-    uint32_t id = ids[i] < names ? ids[i] : 0;
-    recs[at[id]++] = (nsys__sortrec){id, i, nsys__dur0(ix, i), ix->ops.track[i], ix->ops.full_name[i]};
-    if ((j & 0xFFFF) == 0 && cancelled && cancelled(cctx)) ok = false;
-  }
-  free(perm);
-  free(at);
+  nsys__sortrec *tmp = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *tmp);
+  for (uint32_t i = 0; i < n; i++)
+    recs[i] = (nsys__sortrec){ids[i] < names ? ids[i] : 0, i, nsys__dur0(ix, i), ix->ops.track[i], ix->ops.full_name[i]};
+  bool ok = nsys__sort_records(&recs, &tmp, n, names, cancelled, cctx);
+  free(tmp);
   if (!ok || (cancelled && cancelled(cctx))) {
     free(recs);
     return false;
