@@ -133,7 +133,7 @@ def test_long_methods_cancel_mid_flight(big):
         srv.close()
 
 
-SQL_ROWS = {"memcpy": 400_000, "osrt": 800_000, "sched": 3_000_000}
+SQL_ROWS = {"memcpy": 400_000, "osrt": 800_000, "sched": 6_000_000}
 
 
 @pytest.fixture(scope="module")
