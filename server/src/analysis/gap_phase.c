@@ -118,8 +118,8 @@ bool nsys_gap_phaser_init(nsys_gap_phaser *g, nsys_actx *c) {
   g->kernels = kernels.v;
   g->n_kernels = kernels.n;
   if (!ok) return false;
-  qsort(g->procs, g->n_procs, sizeof *g->procs, nsys__cmp_first);
-  qsort(g->kernels, g->n_kernels, sizeof *g->kernels, nsys__cmp_first);
+  if (g->n_procs > 1) qsort(g->procs, g->n_procs, sizeof *g->procs, nsys__cmp_first);
+  if (g->n_kernels > 1) qsort(g->kernels, g->n_kernels, sizeof *g->kernels, nsys__cmp_first);
   return nsys__first_iterations(g, c);
 }
 
