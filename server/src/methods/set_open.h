@@ -4,7 +4,7 @@
 #ifndef NSYS_SET_OPEN_H
 #define NSYS_SET_OPEN_H
 
-#include <cJSON.h>
+#include <cjson/cJSON.h>
 
 #include "analysis/ranks.h"
 #include "rpc/call.h"
