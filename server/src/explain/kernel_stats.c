@@ -79,6 +79,12 @@ static bool nsys__same(const nsys__entry *e, const nsys_profile *p, const nsys_i
 }
 
 /* Caller holds the mutex. */
+/* An op's duration, 0 for the rare end < start. */
+static int64_t nsys__dur0(const nsys_index *ix, uint32_t i) {
+  int64_t d = nsys_op_dur(ix, i);
+  return d < 0 ? 0 : d;
+}
+
 static nsys__entry *nsys__entry_for(const nsys_profile *p, const nsys_index *ix) {
   nsys__clock++;
   int free_slot = -1, lru = 0;
@@ -107,8 +113,7 @@ static nsys__entry *nsys__entry_for(const nsys_profile *p, const nsys_index *ix)
   }
   e->last_used = nsys__clock;
   for (uint32_t i = 0; i < ix->ops.n; i++) {
-    int64_t d = nsys_op_dur(ix, i);
-    if (d < 0) d = 0;
+    int64_t d = nsys__dur0(ix, i);
     e->sum_all += d;
     uint8_t k = ix->ops.kind[i];
     if (k < 3) e->sum_kind[k] += d;
@@ -122,11 +127,6 @@ typedef struct {
   int64_t dur;
   uint32_t track, aux;
 } nsys__sortrec;
-
-static int64_t nsys__dur0(const nsys_index *ix, uint32_t i) {
-  int64_t d = nsys_op_dur(ix, i);
-  return d < 0 ? 0 : d;
-}
 
 /* recs (n of them, in op order) sorted by (name, duration, op id): an LSD
  * radix sort of the durations (11-bit digits, as many passes as the longest
