@@ -46,9 +46,6 @@ export class SearchBox {
     this.input.type = "search";
     this.input.placeholder = "search kernels, NVTX (/)";
     this.input.title = "Enter: next match, Shift+Enter: previous, Esc: clear";
-    // Lumino (JupyterLab, Notebook 7) handles shortcuts on the document in the capture phase,
-    // before the box sees the key: without this, Shift+Enter runs the cell instead of stepping back
-    this.input.setAttribute("data-lm-suppress-shortcuts", "true");
     const prev = el("button", "nsys-tl-prev", "↑");
     const next = el("button", "nsys-tl-next", "↓");
     prev.title = "previous match (Shift+Enter)";

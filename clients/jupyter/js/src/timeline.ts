@@ -223,6 +223,10 @@ class Timeline {
     this.scroll.append(this.sizer);
     this.details.style.display = "none";
     this.root.append(style, bar, this.help, this.scroll, this.rangeBox, this.details);
+    // Lumino (JupyterLab, Notebook 7) handles shortcuts on the document in the capture phase,
+    // before the widget sees the key: without this, Shift+Enter in the search box runs the cell
+    // and `0` on the plot is held as the first half of "0, 0" (restart the kernel)
+    this.root.setAttribute("data-lm-suppress-shortcuts", "true");
     this.canvas.tabIndex = 0;
     this.canvas.addEventListener("keydown", (ev) => this.onKey(ev));
     // Python sets the view (w.view = (start, end)): shown here
