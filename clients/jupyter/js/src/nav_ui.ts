@@ -3,14 +3,8 @@
 // instances through the Python side), the `?` overlay of KEYS, and the area selection's panel
 // with the analyses of the range (analysis/run through the Python side).
 import { fmtDur } from "./format";
+import { el } from "./dom";
 import { KEYS, Match, MatchCursor, MatchFetch } from "./timeline_nav";
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 export const NAV_CSS = `
 .nsys-tl-search { display: inline-flex; gap: 3px; align-items: center; }

@@ -7,6 +7,7 @@
 // for `timeline/range` at the canvas's pixel width (at most one request in flight,
 // the latest view wins). Counters sit on the root element as data-* attributes.
 import { RenderProps } from "./anywidget";
+import { el, ownKeys } from "./dom";
 import { formatCursor, timeAxis } from "./axis";
 import { eventColor, fmtDur, trackHue } from "./format";
 import { RangeClient, RangeData, TrackData, nameAt } from "./range_client";
@@ -109,13 +110,6 @@ const CSS = `
 .nsys-tl-legend-item { display: inline-flex; gap: 3px; align-items: center; white-space: nowrap; }
 .nsys-tl-legend-item i { display: inline-block; width: 9px; height: 9px; border-radius: 2px; }
 `;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 class Timeline {
   private root = el("div", "nsys-tl");
@@ -223,10 +217,7 @@ class Timeline {
     this.scroll.append(this.sizer);
     this.details.style.display = "none";
     this.root.append(style, bar, this.help, this.scroll, this.rangeBox, this.details);
-    // Lumino (JupyterLab, Notebook 7) handles shortcuts on the document in the capture phase,
-    // before the widget sees the key: without this, Shift+Enter in the search box runs the cell
-    // and `0` on the plot is held as the first half of "0, 0" (restart the kernel)
-    this.root.setAttribute("data-lm-suppress-shortcuts", "true");
+    ownKeys(this.root); // the focusable parts are marked by el() (dom.ts)
     this.canvas.tabIndex = 0;
     this.canvas.addEventListener("keydown", (ev) => this.onKey(ev));
     // Python sets the view (w.view = (start, end)): shown here
