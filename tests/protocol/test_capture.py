@@ -403,6 +403,45 @@ def test_runs_concurrent_writers(small, tmp_path, cache_dir):
     assert notes == sorted(f"{t}{i}" for t in "abs" for i in range(n))
 
 
+def test_runs_compare_default_pair(small, tmp_path):
+    """runs/compare (and `refine` without a PROFILE) pairs the later run with the run it was
+    profiled as the after of, else with the newest earlier run that has a report; one run alone
+    is a clear error that says how to get a second."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    def pair(**params) -> tuple[str, str]:
+        c = call("runs/compare", {"workspaceRoot": str(ws), **params})
+        return c["before"]["run"], c["after"]["run"]
+
+    call("runs/record", {"workspaceRoot": str(ws), "report": str(small)})
+    with pytest.raises(CallError) as e:
+        pair()
+    assert "no run with a report before r1" in e.value.stderr and "--before r1" in e.value.stderr
+    r = cli("refine", "--root", str(ws))
+    assert r.returncode != 0 and b"no run with a report before r1" in r.stderr, r.stderr
+    call("runs/record", {"workspaceRoot": str(ws), "report": str(small)})
+    assert pair() == ("r1", "r2")
+    # a failed capture (no nsys) has no report: skipped
+    env = {**os.environ, "NSYS_AI_NSYS": str(tmp_path / "absent"), "NSYS_AI_NO_PROGRESS": "1"}
+    subprocess.run([server_binary(), "profile", "--root", str(ws), "--", "python3", "x.py"], env=env,
+                   capture_output=True, timeout=60)
+    call("runs/record", {"workspaceRoot": str(ws), "report": str(small)})
+    assert [x["name"] for x in call("runs/list", {"workspaceRoot": str(ws)})["runs"]] == ["r4", "r3", "r2", "r1"]
+    assert pair() == ("r2", "r4")
+    # the after of r1 (profile --before r1) pairs with r1, not with the run recorded just before it
+    call("runs/record", {"workspaceRoot": str(ws), "report": str(small), "name": "fix", "before": "r1"})
+    assert pair() == ("r1", "fix")
+    assert pair(after="r2") == ("r1", "r2")  # the run before r2, not latest~1
+    assert pair(before="r4") == ("r4", "fix") and pair(before="r2", after="r4") == ("r2", "r4")
+    # `refine` without a PROFILE is runs compare
+    r = cli("refine", "--root", str(ws), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == call("runs/compare", {"workspaceRoot": str(ws)})
+    r = cli("refine", cwd=ws)
+    assert r.returncode == 0 and r.stdout.startswith(b"before r1 ") and b"\nafter  fix " in r.stdout, r.stdout
+
+
 def test_runs_survive_a_killed_writer(small, tmp_path):
     """A capture killed mid-way leaves its run behind, listed as interrupted; the
     database stays consistent and writable."""

@@ -213,16 +213,25 @@ static bool nsys__collect(nsys_history *h, sqlite3_stmt *st, nsys_run **out, int
   return nsys__fail(h, t, "reading runs");
 }
 
-bool nsys_history_get_id(nsys_history *h, int64_t id, nsys_run *out, nsys_task *t) {
+/* The one run `sql` selects with id bound to its parameter; when there is none,
+ * NSYS_E_NOT_FOUND saying no run has that id, or (previous: the name of run id)
+ * that none precedes it. */
+static bool nsys__get_one_by_id(nsys_history *h, const char *sql, int64_t id, const char *previous, nsys_run *out,
+                                nsys_task *t) {
   sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(h->db, "SELECT " NSYS__RUN_COLS " FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
-    return nsys__fail(h, t, "reading a run");
+  if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return nsys__fail(h, t, "reading a run");
   sqlite3_bind_int64(st, 1, id);
   nsys_run *v = NULL;
   int n = 0;
   bool ok = nsys__collect(h, st, &v, &n, t);
   sqlite3_finalize(st);
-  if (ok && n == 0) ok = nsys_task_fail(t, NSYS_E_NOT_FOUND, "no run #%lld in %s", (long long)id, h->dir);
+  if (ok && n == 0 && previous)
+    ok = nsys_task_fail(t, NSYS_E_NOT_FOUND,
+                        "no run with a report before %s in %s: profile again (nsys-ai profile --before %s)"
+                        " to have two runs to compare",
+                        previous, h->dir, previous);
+  else if (ok && n == 0)
+    ok = nsys_task_fail(t, NSYS_E_NOT_FOUND, "no run #%lld in %s", (long long)id, h->dir);
   if (ok) {
     *out = v[0];
     free(v);
@@ -230,6 +239,17 @@ bool nsys_history_get_id(nsys_history *h, int64_t id, nsys_run *out, nsys_task *
     nsys_runs_free(v, n);
   }
   return ok;
+}
+
+bool nsys_history_get_id(nsys_history *h, int64_t id, nsys_run *out, nsys_task *t) {
+  return nsys__get_one_by_id(h, "SELECT " NSYS__RUN_COLS " FROM runs WHERE id = ?", id, NULL, out, t);
+}
+
+bool nsys_history_previous(nsys_history *h, const nsys_run *run, nsys_run *out, nsys_task *t) {
+  return nsys__get_one_by_id(h,
+                             "SELECT " NSYS__RUN_COLS " FROM runs WHERE report IS NOT NULL AND status IN ('ok', 'recorded')"
+                             " AND id < ? ORDER BY id DESC LIMIT 1",
+                             run->id, run->name, out, t);
 }
 
 bool nsys_history_add(nsys_history *h, const nsys_run *spec, nsys_run *out, nsys_task *t) {

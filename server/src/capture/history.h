@@ -67,6 +67,8 @@ bool nsys_history_list(nsys_history *h, int64_t limit, nsys_run **out, int *n, n
  * before the newest one with a report). false with NSYS_E_NOT_FOUND. */
 bool nsys_history_get(nsys_history *h, const char *ref, nsys_run *out, nsys_task *t);
 bool nsys_history_get_id(nsys_history *h, int64_t id, nsys_run *out, nsys_task *t);
+/* The newest run with a report recorded before `run`. false with NSYS_E_NOT_FOUND. */
+bool nsys_history_previous(nsys_history *h, const nsys_run *run, nsys_run *out, nsys_task *t);
 bool nsys_history_add_note(nsys_history *h, int64_t run_id, const char *kind, const char *text,
                            nsys_run_note *out, nsys_task *t);
 bool nsys_history_notes(nsys_history *h, int64_t run_id, nsys_run_note **out, int *n, nsys_task *t);

@@ -280,6 +280,18 @@ static int nsys__cmd_runs(int argc, char **argv) {
   return code;
 }
 
+int nsys_cli_runs_compare_latest(int argc, char **argv) {
+  char runs[] = "runs", compare[] = "compare";
+  char **args = nsys_xmalloc((size_t)(argc + 2) * sizeof *args);
+  args[0] = runs;
+  args[1] = compare;
+  for (int i = 1; i < argc; i++) args[i + 1] = argv[i];
+  args[argc + 1] = NULL;
+  int code = nsys__cmd_runs(argc + 1, args);
+  free(args);
+  return code;
+}
+
 /* nsys-ai profile [--name N] [--root DIR] [--trace T] [--nsys-flag F]... [--note TEXT] [--format F] -- CMD ... */
 static int nsys__cmd_profile(int argc, char **argv) {
   int dash = -1;
