@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 import shutil
 import signal
 import sqlite3
@@ -473,6 +474,34 @@ def test_runs_survive_a_killed_writer(small, tmp_path):
     con.close()
     r = call("runs/record", {"workspaceRoot": str(ws), "report": str(small)})["run"]
     assert r["name"] == "r2"
+
+
+def test_runs_record_killed_at_random(small, tmp_path):
+    """runs/record writers SIGKILLed at random moments: a run is recorded with its hypothesis or
+    not at all, every writer that answered finds its run, and the database stays writable."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rng = random.Random(24)
+    answered = []
+    for i in range(120):
+        p = subprocess.Popen([server_binary(), "call", "runs/record", json.dumps(
+            {"workspaceRoot": str(ws), "report": str(small), "note": f"h{i}"})],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0, 0.03))
+        p.kill()
+        out, _ = p.communicate(timeout=30)
+        if p.returncode == 0:
+            answered.append(json.loads(out)["run"]["name"])
+    runs = call("runs/list", {"workspaceRoot": str(ws)})["runs"]
+    assert 0 < len(runs) < 120, len(runs)  # some were killed before and some after their commit
+    assert set(answered) <= {r["name"] for r in runs}
+    assert [r["name"] for r in runs if [n["kind"] for n in r["notes"]] != ["hypothesis"]] == []
+    con = sqlite3.connect(ws / ".nsys-ai" / "runs.db")
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert con.execute("SELECT count(*) FROM notes WHERE run_id NOT IN (SELECT id FROM runs)").fetchone()[0] == 0
+    con.close()
+    r = call("runs/record", {"workspaceRoot": str(ws), "report": str(small), "note": "after"})["run"]
+    assert r["notes"][0]["text"] == "after" and r["name"] not in {x["name"] for x in runs}
 
 
 def test_profile_without_nsys(tmp_path):

@@ -253,6 +253,11 @@ bool nsys_history_previous(nsys_history *h, const nsys_run *run, nsys_run *out, 
 }
 
 bool nsys_history_add(nsys_history *h, const nsys_run *spec, nsys_run *out, nsys_task *t) {
+  return nsys_history_add_with_note(h, spec, NULL, NULL, out, t);
+}
+
+bool nsys_history_add_with_note(nsys_history *h, const nsys_run *spec, const char *kind, const char *text,
+                                nsys_run *out, nsys_task *t) {
   if (!nsys__begin(h, t)) return false;
   sqlite3_stmt *st = NULL;
   bool ok = sqlite3_prepare_v2(h->db,
@@ -291,6 +296,20 @@ bool nsys_history_add(nsys_history *h, const nsys_run *spec, nsys_run *out, nsys
     char sql[128];
     snprintf(sql, sizeof sql, "UPDATE runs SET name = 'r' || id WHERE id = %lld", (long long)id);
     ok = nsys__exec(h, t, sql);
+  }
+  if (ok && text) { /* in the same transaction: a killed writer leaves the run with its note or neither */
+    sqlite3_stmt *nt = NULL;
+    ok = sqlite3_prepare_v2(h->db, "INSERT INTO notes (run_id, created_ns, kind, text) VALUES (?, ?, ?, ?)", -1, &nt,
+                            NULL) == SQLITE_OK;
+    if (ok) {
+      sqlite3_bind_int64(nt, 1, id);
+      sqlite3_bind_int64(nt, 2, nsys__utc_ns());
+      nsys__bind_text(nt, 3, kind);
+      nsys__bind_text(nt, 4, text);
+      ok = sqlite3_step(nt) == SQLITE_DONE;
+    }
+    sqlite3_finalize(nt);
+    if (!ok) nsys__fail(h, t, "adding a note");
   }
   if (!ok) {
     nsys__rollback(h);

@@ -56,6 +56,10 @@ const char *nsys_history_dir(const nsys_history *h); /* ROOT/.nsys-ai (realpath 
 /* Adds a run from spec (id, name if NULL, created_ns, pid and interrupted are
  * filled in) in one transaction; *out gets the stored run. */
 bool nsys_history_add(nsys_history *h, const nsys_run *spec, nsys_run *out, nsys_task *t);
+/* nsys_history_add and, when text is not NULL, a note (kind, text) on the run
+ * in the same transaction (a hypothesis is never lost to a killed writer). */
+bool nsys_history_add_with_note(nsys_history *h, const nsys_run *spec, const char *kind, const char *text,
+                                nsys_run *out, nsys_task *t);
 /* Sets status, report, summary, error and gpu of run id (NULL leaves a field). */
 bool nsys_history_finish(nsys_history *h, int64_t id, const char *status, const char *report,
                          const char *summary, const char *error, const char *gpu, nsys_task *t);

@@ -361,14 +361,9 @@ cJSON *nsys_method_runs_record(nsys_call *call) {
   spec.env = nsys_strv_json_text(&env);
   nsys_strv_free(&env);
   spec.before_id = before.id;
-  bool ok = nsys_history_add(h, &spec, &got, &call->task);
+  bool ok = nsys_history_add_with_note(h, &spec, "hypothesis", note, &got, &call->task);
   free(spec.command), free(spec.nsys_flags), free(spec.git_commit), free(spec.env);
   nsys_run_free(&before);
-  if (ok && note) {
-    nsys_run_note n;
-    ok = nsys_history_add_note(h, got.id, "hypothesis", note, &n, &call->task);
-    if (ok) nsys_run_note_free(&n);
-  }
   if (ok) res = nsys__wrap_run(call, h, &got);
   nsys_run_free(&got);
 done:
