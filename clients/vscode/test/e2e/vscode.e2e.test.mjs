@@ -221,7 +221,11 @@ function diagnostics() {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (/exthost|nsys-ai|remoteagent/i.test(p)) logs.push(`--- ${p}\n${fs.readFileSync(p, 'utf8').slice(-3000)}`);
+      else if (/exthost|nsys-ai|remoteagent/i.test(p)) {
+        /* less nsys export's progress bars, which would fill the tail */
+        const text = fs.readFileSync(p, 'utf8').split('\n').filter((l) => !/Exporting \d+ events|^[\s\d:. -]*(\[info\])?\s*=*\d*%?\s*\]?$/.test(l)).join('\n');
+        logs.push(`--- ${p}\n${text.slice(-3000)}`);
+      }
     }
   };
   try { walk(path.join(userDir, 'logs')); } catch { /* no logs yet */ }
