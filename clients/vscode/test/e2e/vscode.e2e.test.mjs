@@ -66,7 +66,7 @@ const NSYS = (process.env.PATH ?? '').split(path.delimiter).map((d) => path.join
 const NVTX_LIBS = ['/usr/lib/x86_64-linux-gnu/libnvToolsExt.so.1', '/usr/lib/aarch64-linux-gnu/libnvToolsExt.so.1'];
 const flowSkip = skip || (BUNDLED ? 'the guided flow runs in the vscode-e2e suite, not with the bundled server'
   : !NSYS || !fs.existsSync('/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter')
-    ? 'nsys is not installed: apt-get install nsight-systems libnvtoolsext1 (Debian non-free; /work/shared/reference/nsys-on-debian.md)'
+    ? 'nsys is not installed: apt-get install nsight-systems libnvtoolsext1 (Debian non-free)'
     : !NVTX_LIBS.some((p) => fs.existsSync(p)) ? 'libnvToolsExt.so.1 is not installed (apt-get install libnvtoolsext1)' : false);
 /* the program the flow profiles, and the ctypes stand-in for the nvtx package it imports once annotated */
 const FLOW_FIXTURE = path.join(REPO, 'tests', 'fixtures', 'workspace', 'e2e');
