@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 import shutil
 import signal
 import sqlite3
@@ -403,6 +404,45 @@ def test_runs_concurrent_writers(small, tmp_path, cache_dir):
     assert notes == sorted(f"{t}{i}" for t in "abs" for i in range(n))
 
 
+def test_runs_compare_default_pair(small, tmp_path):
+    """runs/compare (and `refine` without a PROFILE) pairs the later run with the run it was
+    profiled as the after of, else with the newest earlier run that has a report; one run alone
+    is a clear error that says how to get a second."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    def pair(**params) -> tuple[str, str]:
+        c = call("runs/compare", {"workspaceRoot": str(ws), **params})
+        return c["before"]["run"], c["after"]["run"]
+
+    call("runs/record", {"workspaceRoot": str(ws), "report": str(small)})
+    with pytest.raises(CallError) as e:
+        pair()
+    assert "no run with a report before r1" in e.value.stderr and "--before r1" in e.value.stderr
+    r = cli("refine", "--root", str(ws))
+    assert r.returncode != 0 and b"no run with a report before r1" in r.stderr, r.stderr
+    call("runs/record", {"workspaceRoot": str(ws), "report": str(small)})
+    assert pair() == ("r1", "r2")
+    # a failed capture (no nsys) has no report: skipped
+    env = {**os.environ, "NSYS_AI_NSYS": str(tmp_path / "absent"), "NSYS_AI_NO_PROGRESS": "1"}
+    subprocess.run([server_binary(), "profile", "--root", str(ws), "--", "python3", "x.py"], env=env,
+                   capture_output=True, timeout=60)
+    call("runs/record", {"workspaceRoot": str(ws), "report": str(small)})
+    assert [x["name"] for x in call("runs/list", {"workspaceRoot": str(ws)})["runs"]] == ["r4", "r3", "r2", "r1"]
+    assert pair() == ("r2", "r4")
+    # the after of r1 (profile --before r1) pairs with r1, not with the run recorded just before it
+    call("runs/record", {"workspaceRoot": str(ws), "report": str(small), "name": "fix", "before": "r1"})
+    assert pair() == ("r1", "fix")
+    assert pair(after="r2") == ("r1", "r2")  # the run before r2, not latest~1
+    assert pair(before="r4") == ("r4", "fix") and pair(before="r2", after="r4") == ("r2", "r4")
+    # `refine` without a PROFILE is runs compare
+    r = cli("refine", "--root", str(ws), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == call("runs/compare", {"workspaceRoot": str(ws)})
+    r = cli("refine", cwd=ws)
+    assert r.returncode == 0 and r.stdout.startswith(b"before r1 ") and b"\nafter  fix " in r.stdout, r.stdout
+
+
 def test_runs_survive_a_killed_writer(small, tmp_path):
     """A capture killed mid-way leaves its run behind, listed as interrupted; the
     database stays consistent and writable."""
@@ -434,6 +474,34 @@ def test_runs_survive_a_killed_writer(small, tmp_path):
     con.close()
     r = call("runs/record", {"workspaceRoot": str(ws), "report": str(small)})["run"]
     assert r["name"] == "r2"
+
+
+def test_runs_record_killed_at_random(small, tmp_path):
+    """runs/record writers SIGKILLed at random moments: a run is recorded with its hypothesis or
+    not at all, every writer that answered finds its run, and the database stays writable."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rng = random.Random(24)
+    answered = []
+    for i in range(120):
+        p = subprocess.Popen([server_binary(), "call", "runs/record", json.dumps(
+            {"workspaceRoot": str(ws), "report": str(small), "note": f"h{i}"})],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0, 0.03))
+        p.kill()
+        out, _ = p.communicate(timeout=30)
+        if p.returncode == 0:
+            answered.append(json.loads(out)["run"]["name"])
+    runs = call("runs/list", {"workspaceRoot": str(ws)})["runs"]
+    assert 0 < len(runs) < 120, len(runs)  # some were killed before and some after their commit
+    assert set(answered) <= {r["name"] for r in runs}
+    assert [r["name"] for r in runs if [n["kind"] for n in r["notes"]] != ["hypothesis"]] == []
+    con = sqlite3.connect(ws / ".nsys-ai" / "runs.db")
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert con.execute("SELECT count(*) FROM notes WHERE run_id NOT IN (SELECT id FROM runs)").fetchone()[0] == 0
+    con.close()
+    r = call("runs/record", {"workspaceRoot": str(ws), "report": str(small), "note": "after"})["run"]
+    assert r["notes"][0]["text"] == "after" and r["name"] not in {x["name"] for x in runs}
 
 
 def test_profile_without_nsys(tmp_path):

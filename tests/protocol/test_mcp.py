@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
@@ -62,11 +63,21 @@ def tool_args(name: str, pid: str, root: str) -> dict:
         "source_map": {"profileId": pid, "workspaceRoot": root},
         "source_kernels_at": {"profileId": pid, "file": "train.py", "line": 1, "workspaceRoot": root},
         "sql_query": {"profileId": pid, "sql": "SELECT count(*) AS n FROM CUPTI_ACTIVITY_KIND_KERNEL"},
+        "profile_doctor": {"profileId": pid},
+        # the run history of root: two runs recorded before the tools are called
+        "runs_list": {"workspaceRoot": root},
+        "runs_get": {"workspaceRoot": root, "run": "latest"},
+        "runs_note": {"workspaceRoot": root, "run": "r1", "text": "from an agent", "kind": "hypothesis"},
+        "runs_compare": {"workspaceRoot": root},
     }[name]
 
 
 def test_sdk_lists_and_calls_every_tool(small_profile, tmp_path, cache_dir):
     env = {"NSYS_AI_CACHE_DIR": str(cache_dir), "PATH": "/usr/bin:/bin"}
+    for _ in range(2):  # a run history for the runs_* tools
+        rec = subprocess.run([server_binary(), "call", "runs/record", json.dumps(
+            {"workspaceRoot": str(tmp_path), "report": str(small_profile)})], capture_output=True)
+        assert rec.returncode == 0, rec.stderr
 
     async def body(s: ClientSession):
         tools = (await s.list_tools()).tools

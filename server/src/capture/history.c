@@ -213,16 +213,25 @@ static bool nsys__collect(nsys_history *h, sqlite3_stmt *st, nsys_run **out, int
   return nsys__fail(h, t, "reading runs");
 }
 
-bool nsys_history_get_id(nsys_history *h, int64_t id, nsys_run *out, nsys_task *t) {
+/* The one run `sql` selects with id bound to its parameter; when there is none,
+ * NSYS_E_NOT_FOUND saying no run has that id, or (previous: the name of run id)
+ * that none precedes it. */
+static bool nsys__get_one_by_id(nsys_history *h, const char *sql, int64_t id, const char *previous, nsys_run *out,
+                                nsys_task *t) {
   sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(h->db, "SELECT " NSYS__RUN_COLS " FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
-    return nsys__fail(h, t, "reading a run");
+  if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return nsys__fail(h, t, "reading a run");
   sqlite3_bind_int64(st, 1, id);
   nsys_run *v = NULL;
   int n = 0;
   bool ok = nsys__collect(h, st, &v, &n, t);
   sqlite3_finalize(st);
-  if (ok && n == 0) ok = nsys_task_fail(t, NSYS_E_NOT_FOUND, "no run #%lld in %s", (long long)id, h->dir);
+  if (ok && n == 0 && previous)
+    ok = nsys_task_fail(t, NSYS_E_NOT_FOUND,
+                        "no run with a report before %s in %s: profile again (nsys-ai profile --before %s)"
+                        " to have two runs to compare",
+                        previous, h->dir, previous);
+  else if (ok && n == 0)
+    ok = nsys_task_fail(t, NSYS_E_NOT_FOUND, "no run #%lld in %s", (long long)id, h->dir);
   if (ok) {
     *out = v[0];
     free(v);
@@ -232,7 +241,23 @@ bool nsys_history_get_id(nsys_history *h, int64_t id, nsys_run *out, nsys_task *
   return ok;
 }
 
+bool nsys_history_get_id(nsys_history *h, int64_t id, nsys_run *out, nsys_task *t) {
+  return nsys__get_one_by_id(h, "SELECT " NSYS__RUN_COLS " FROM runs WHERE id = ?", id, NULL, out, t);
+}
+
+bool nsys_history_previous(nsys_history *h, const nsys_run *run, nsys_run *out, nsys_task *t) {
+  return nsys__get_one_by_id(h,
+                             "SELECT " NSYS__RUN_COLS " FROM runs WHERE report IS NOT NULL AND status IN ('ok', 'recorded')"
+                             " AND id < ? ORDER BY id DESC LIMIT 1",
+                             run->id, run->name, out, t);
+}
+
 bool nsys_history_add(nsys_history *h, const nsys_run *spec, nsys_run *out, nsys_task *t) {
+  return nsys_history_add_with_note(h, spec, NULL, NULL, out, t);
+}
+
+bool nsys_history_add_with_note(nsys_history *h, const nsys_run *spec, const char *kind, const char *text,
+                                nsys_run *out, nsys_task *t) {
   if (!nsys__begin(h, t)) return false;
   sqlite3_stmt *st = NULL;
   bool ok = sqlite3_prepare_v2(h->db,
@@ -271,6 +296,20 @@ bool nsys_history_add(nsys_history *h, const nsys_run *spec, nsys_run *out, nsys
     char sql[128];
     snprintf(sql, sizeof sql, "UPDATE runs SET name = 'r' || id WHERE id = %lld", (long long)id);
     ok = nsys__exec(h, t, sql);
+  }
+  if (ok && text) { /* in the same transaction: a killed writer leaves the run with its note or neither */
+    sqlite3_stmt *nt = NULL;
+    ok = sqlite3_prepare_v2(h->db, "INSERT INTO notes (run_id, created_ns, kind, text) VALUES (?, ?, ?, ?)", -1, &nt,
+                            NULL) == SQLITE_OK;
+    if (ok) {
+      sqlite3_bind_int64(nt, 1, id);
+      sqlite3_bind_int64(nt, 2, nsys__utc_ns());
+      nsys__bind_text(nt, 3, kind);
+      nsys__bind_text(nt, 4, text);
+      ok = sqlite3_step(nt) == SQLITE_DONE;
+    }
+    sqlite3_finalize(nt);
+    if (!ok) nsys__fail(h, t, "adding a note");
   }
   if (!ok) {
     nsys__rollback(h);

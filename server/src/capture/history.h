@@ -56,6 +56,10 @@ const char *nsys_history_dir(const nsys_history *h); /* ROOT/.nsys-ai (realpath 
 /* Adds a run from spec (id, name if NULL, created_ns, pid and interrupted are
  * filled in) in one transaction; *out gets the stored run. */
 bool nsys_history_add(nsys_history *h, const nsys_run *spec, nsys_run *out, nsys_task *t);
+/* nsys_history_add and, when text is not NULL, a note (kind, text) on the run
+ * in the same transaction (a hypothesis is never lost to a killed writer). */
+bool nsys_history_add_with_note(nsys_history *h, const nsys_run *spec, const char *kind, const char *text,
+                                nsys_run *out, nsys_task *t);
 /* Sets status, report, summary, error and gpu of run id (NULL leaves a field). */
 bool nsys_history_finish(nsys_history *h, int64_t id, const char *status, const char *report,
                          const char *summary, const char *error, const char *gpu, nsys_task *t);
@@ -67,6 +71,8 @@ bool nsys_history_list(nsys_history *h, int64_t limit, nsys_run **out, int *n, n
  * before the newest one with a report). false with NSYS_E_NOT_FOUND. */
 bool nsys_history_get(nsys_history *h, const char *ref, nsys_run *out, nsys_task *t);
 bool nsys_history_get_id(nsys_history *h, int64_t id, nsys_run *out, nsys_task *t);
+/* The newest run with a report recorded before `run`. false with NSYS_E_NOT_FOUND. */
+bool nsys_history_previous(nsys_history *h, const nsys_run *run, nsys_run *out, nsys_task *t);
 bool nsys_history_add_note(nsys_history *h, int64_t run_id, const char *kind, const char *text,
                            nsys_run_note *out, nsys_task *t);
 bool nsys_history_notes(nsys_history *h, int64_t run_id, nsys_run_note **out, int *n, nsys_task *t);

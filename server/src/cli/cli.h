@@ -37,6 +37,10 @@ extern const nsys_cli_command nsys_cli_ranks[];
  * $NSYS_AI_WORKSPACE) when ref is not an existing file; NULL otherwise.
  * Caller frees. */
 char *nsys_cli_run_report(const char *ref);
+/* `runs compare [--root DIR] [--format F]` with argv[1..] as its options: the
+ * latest run against the one before it, and the next annotations (what
+ * `refine` without a PROFILE prints). */
+int nsys_cli_runs_compare_latest(int argc, char **argv);
 
 /* A CLI session: a private profile registry plus the profiles it opened. */
 typedef struct nsys_cli_session {

@@ -280,6 +280,18 @@ static int nsys__cmd_runs(int argc, char **argv) {
   return code;
 }
 
+int nsys_cli_runs_compare_latest(int argc, char **argv) {
+  char runs[] = "runs", compare[] = "compare";
+  char **args = nsys_xmalloc((size_t)(argc + 2) * sizeof *args);
+  args[0] = runs;
+  args[1] = compare;
+  for (int i = 1; i < argc; i++) args[i + 1] = argv[i];
+  args[argc + 1] = NULL;
+  int code = nsys__cmd_runs(argc + 1, args);
+  free(args);
+  return code;
+}
+
 /* nsys-ai profile [--name N] [--root DIR] [--trace T] [--nsys-flag F]... [--note TEXT] [--format F] -- CMD ... */
 static int nsys__cmd_profile(int argc, char **argv) {
   int dash = -1;
@@ -338,14 +350,9 @@ static int nsys__cmd_profile(int argc, char **argv) {
   run_spec.env = nsys_strv_json_text(&env);
   run_spec.before_id = prev.id;
   nsys_capture_git(root, &run_spec.git_commit, &run_spec.git_dirty);
-  bool added = nsys_history_add(h, &run_spec, &run, &t);
+  bool added = nsys_history_add_with_note(h, &run_spec, "hypothesis", note, &run, &t);
   free(run_spec.command), free(run_spec.nsys_flags), free(run_spec.env), free(run_spec.git_commit);
   if (!added) goto fail;
-  if (note) {
-    nsys_run_note n;
-    if (!nsys_history_add_note(h, run.id, "hypothesis", note, &n, &t)) goto fail;
-    nsys_run_note_free(&n);
-  }
   if (!nsys) {
     nsys_task_fail(&t, NSYS_E_NSYS_UNAVAILABLE,
                    "nsys is not installed (or not on PATH; NSYS_AI_NSYS names it): install NVIDIA Nsight Systems");

@@ -181,6 +181,12 @@ static int nsys__cli_profile_method(int argc, char **argv, const char *method) {
 
 static int nsys__cli_map(int argc, char **argv) { return nsys__cli_profile_method(argc, argv, "source/map"); }
 static int nsys__cli_refine(int argc, char **argv) {
+  /* no PROFILE: the closed loop over the workspace's runs (runs compare) */
+  nsys_cli_args a;
+  if (!nsys_cli_parse_args(argc, argv, 1, &a)) return nsys_cli_usage(argv[0]);
+  int n_pos = a.n_pos;
+  cJSON_Delete(a.opts);
+  if (n_pos == 0) return nsys_cli_runs_compare_latest(argc, argv);
   return nsys__cli_profile_method(argc, argv, "source/refine");
 }
 
@@ -190,7 +196,9 @@ const nsys_cli_command nsys_cli_source[] = {
      nsys__cli_annotate},
     {"map", "PROFILE [--root DIR] [--format json]", "which source lines launched which kernels",
      nsys__cli_map},
-    {"refine", "PROFILE [--root DIR] [--format json]",
-     "tagged ranges that still cover several kernels, and what to annotate next", nsys__cli_refine},
+    {"refine", "[PROFILE|RUN] [--root DIR] [--format json]",
+     "tagged ranges that still cover several kernels, and what to annotate next; without PROFILE, the latest run "
+     "against the one before it (runs compare)",
+     nsys__cli_refine},
     {NULL, NULL, NULL, NULL},
 };

@@ -361,14 +361,9 @@ cJSON *nsys_method_runs_record(nsys_call *call) {
   spec.env = nsys_strv_json_text(&env);
   nsys_strv_free(&env);
   spec.before_id = before.id;
-  bool ok = nsys_history_add(h, &spec, &got, &call->task);
+  bool ok = nsys_history_add_with_note(h, &spec, "hypothesis", note, &got, &call->task);
   free(spec.command), free(spec.nsys_flags), free(spec.git_commit), free(spec.env);
   nsys_run_free(&before);
-  if (ok && note) {
-    nsys_run_note n;
-    ok = nsys_history_add_note(h, got.id, "hypothesis", note, &n, &call->task);
-    if (ok) nsys_run_note_free(&n);
-  }
   if (ok) res = nsys__wrap_run(call, h, &got);
   nsys_run_free(&got);
 done:
@@ -463,9 +458,15 @@ cJSON *nsys_method_runs_compare(nsys_call *call) {
   nsys_run rb = {0}, ra = {0};
   nsys_rc_stats sb = {0}, sa = {0};
   cJSON *res = NULL;
-  bool ok = nsys__run_param(call, h, "before", false, "latest~1", &rb) &&
-            nsys__run_param(call, h, "after", false, "latest", &ra) && nsys__run_stats(call, h, &rb, &sb) &&
-            nsys__run_stats(call, h, &ra, &sa);
+  /* before: as asked, else the run `after` was profiled as the after of (profile --before), else the
+   * newest run with a report recorded before it */
+  const char *before_ref = NULL;
+  bool ok = nsys_param_string(call, "before", false, &before_ref) &&
+            nsys__run_param(call, h, "after", false, "latest", &ra);
+  if (ok && before_ref) ok = nsys__run_param(call, h, "before", false, NULL, &rb);
+  else if (ok && ra.before_id > 0) ok = nsys_history_get_id(h, ra.before_id, &rb, &call->task);
+  else if (ok) ok = nsys_history_previous(h, &ra, &rb, &call->task);
+  ok = ok && nsys__run_stats(call, h, &rb, &sb) && nsys__run_stats(call, h, &ra, &sa);
   nsys_run *all = NULL;
   int n_all = 0;
   if (ok) ok = nsys_history_list(h, 0, &all, &n_all, &call->task);

@@ -1,6 +1,7 @@
 /* capture/history.c: runs, names, references, notes, stats; threads writing at
  * once through their own connections lose nothing. */
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,35 @@ static void test_add_get_list(void) {
   CHECK_EQ(k, 1);
   if (k == 1) CHECK_STR(notes[0].text, "it's the \"loader\"");
   nsys_run_notes_free(notes, k);
+  /* a run and its hypothesis in one transaction: a refused run leaves no note behind */
+  nsys_run d = {0};
+  spec.name = "named";
+  CHECK(!nsys_history_add_with_note(h, &spec, "hypothesis", "lost?", &d, &t));
+  nsys_task_init(&t);
+  spec.name = "with-note";
+  CHECK(nsys_history_add_with_note(h, &spec, "hypothesis", "the loader", &d, &t));
+  CHECK(nsys_history_notes(h, d.id, &notes, &k, &t));
+  CHECK_EQ(k, 1);
+  if (k == 1) CHECK(strcmp(notes[0].kind, "hypothesis") == 0 && strcmp(notes[0].text, "the loader") == 0);
+  nsys_run_notes_free(notes, k);
+  /* the previous run with a report: "named" (r3 failed), none before r1 */
+  CHECK(nsys_history_previous(h, &d, &g, &t));
+  CHECK_STR(g.name, "named");
+  nsys_run_free(&g);
+  CHECK(!nsys_history_previous(h, &a, &g, &t));
+  CHECK_EQ(t.err, NSYS_E_NOT_FOUND);
+  CHECK(strstr(t.err_msg, "before r1") != NULL);
+  nsys_task_init(&t);
+  sqlite3 *db = NULL;
+  char *path = nsys_xasprintf("%s/runs.db", nsys_history_dir(h));
+  CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  sqlite3_stmt *q = NULL;
+  CHECK(sqlite3_prepare_v2(db, "SELECT count(*) FROM notes WHERE text = 'lost?'", -1, &q, NULL) == SQLITE_OK);
+  CHECK(sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 0);
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  free(path);
+  nsys_run_free(&d);
   nsys_run_free(&a), nsys_run_free(&b), nsys_run_free(&c);
   nsys_history_close(h);
 }
@@ -129,7 +159,7 @@ static void test_concurrent_threads(void) {
   nsys_run *all = NULL;
   int k = 0;
   CHECK(h && nsys_history_list(h, 0, &all, &k, &t));
-  CHECK_EQ(k, 3 + THREADS * PER);
+  CHECK_EQ(k, 4 + THREADS * PER); /* test_add_get_list left 4 */
   nsys_runs_free(all, k);
   nsys_history_close(h);
 }

@@ -88,6 +88,8 @@ export function registerGuidedFlow(host: FlowHost): vscode.Disposable[] {
       if (!picked?.length) return;
       for (const p of picked) await runAnnotate(host.server, vscode.Uri.file(path.join(root, p.t.file)), p.t.scope, p.t.granularity);
       await vscode.workspace.saveAll(false);
+      /* show what changed: the first annotated file */
+      await vscode.window.showTextDocument(vscode.Uri.file(path.join(root, picked[0].t.file)), { preview: false });
       await note(root, run, 'annotate', picked.map((p) => `${p.t.file} (${p.t.granularity})`).join(', '));
     },
     reprofile: async () => {

@@ -60,7 +60,19 @@ const missing = [[BIN, 'the server (ninja -C build)'], [VSIX, 'the .vsix (cd cli
   .filter(([p]) => !fs.existsSync(p)).map(([p, what]) => `${p} is missing: ${what}`);
 const skip = missing.length ? missing.join('; ') : false;
 
-let tmp, ws, userDir, codeServer, codeServerLog = '', context, page;
+/* The guided flow needs the real nsys (CPU-side tracing: NVTX + OS runtime; Debian's non-free
+ * nsight-systems with its QdstrmImporter, and libnvToolsExt.so.1 for the fixture's ctypes NVTX). */
+const NSYS = (process.env.PATH ?? '').split(path.delimiter).map((d) => path.join(d, 'nsys')).find((p) => fs.existsSync(p));
+const NVTX_LIBS = ['/usr/lib/x86_64-linux-gnu/libnvToolsExt.so.1', '/usr/lib/aarch64-linux-gnu/libnvToolsExt.so.1'];
+const flowSkip = skip || (BUNDLED ? 'the guided flow runs in the vscode-e2e suite, not with the bundled server'
+  : !NSYS || !fs.existsSync('/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter')
+    ? 'nsys is not installed: apt-get install nsight-systems libnvtoolsext1 (Debian non-free)'
+    : !NVTX_LIBS.some((p) => fs.existsSync(p)) ? 'libnvToolsExt.so.1 is not installed (apt-get install libnvtoolsext1)' : false);
+/* the program the flow profiles, and the ctypes stand-in for the nvtx package it imports once annotated */
+const FLOW_FIXTURE = path.join(REPO, 'tests', 'fixtures', 'workspace', 'e2e');
+const FLOW_SCRIPT = 'prog.py';
+
+let tmp, ws, userDir, codeServer, codeServerLog = '', context, page, nsysWrapper;
 const pageLog = [];
 
 function step(what, ms, fn) {
@@ -90,6 +102,21 @@ function writeWorkspace() {
     else lines.push('');
   }
   fs.writeFileSync(path.join(ws, PY_FILE), lines.join('\n') + '\n');
+  for (const f of fs.readdirSync(FLOW_FIXTURE)) fs.copyFileSync(path.join(FLOW_FIXTURE, f), path.join(ws, f));
+}
+
+/** The real nsys, each call in fresh mount + PID namespaces where unshare works (nsys 2022.4's
+ * stale agents otherwise hang later sessions; tests/protocol/test_capture.py does the same), killed after 150 s. */
+function writeNsysWrapper() {
+  const w = path.join(tmp, 'nsys');
+  let isolated = false;
+  try { execFileSync('unshare', ['-m', '-p', '-f', '--mount-proc', 'true'], { stdio: 'ignore' }); isolated = true; } catch { /* not permitted */ }
+  fs.writeFileSync(w, isolated
+    ? '#!/bin/sh\nexec timeout -k 5 150 unshare -m -p -f --mount-proc --propagation private sh -c ' +
+      '\'mount -t tmpfs tmpfs /dev/shm; mkdir -p /tmp/nvidia; mount -t tmpfs tmpfs /tmp/nvidia; ' +
+      `${NSYS} "$@"' sh "$@"\n`
+    : `#!/bin/sh\nexec timeout -k 5 150 ${NSYS} "$@"\n`, { mode: 0o755 });
+  return w;
 }
 
 function writeSettings() {
@@ -137,7 +164,8 @@ function runningServers() {
 
 function codeServerEnv() {
   return { ...process.env, PATH: codeServerPath(), XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'), XDG_DATA_HOME: path.join(tmp, 'xdg-data'),
-    XDG_CACHE_HOME: path.join(tmp, 'xdg-cache'), NSYS_AI_CACHE_DIR: path.join(tmp, 'nsys-ai-cache') };
+    XDG_CACHE_HOME: path.join(tmp, 'xdg-cache'), NSYS_AI_CACHE_DIR: path.join(tmp, 'nsys-ai-cache'),
+    ...(nsysWrapper ? { NSYS_AI_NSYS: nsysWrapper } : {}) };
 }
 
 before(async () => {
@@ -149,6 +177,7 @@ before(async () => {
   fs.mkdirSync(OUT, { recursive: true });
   writeWorkspace();
   writeSettings();
+  if (!flowSkip) nsysWrapper = writeNsysWrapper();
   const installed = execFileSync(process.execPath, [...codeServerArgs(extDir), '--install-extension', VSIX],
     { encoding: 'utf8', env: codeServerEnv(), timeout: 120_000 });
   assert.match(installed, /nsys-ai/, `install-extension said: ${installed}`);
@@ -192,7 +221,11 @@ function diagnostics() {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (/exthost|nsys-ai|remoteagent/i.test(p)) logs.push(`--- ${p}\n${fs.readFileSync(p, 'utf8').slice(-3000)}`);
+      else if (/exthost|nsys-ai|remoteagent/i.test(p)) {
+        /* less nsys export's progress bars, which would fill the tail */
+        const text = fs.readFileSync(p, 'utf8').split('\n').filter((l) => !/Exporting \d+ events|^[\s\d:. -]*(\[info\])?\s*=*\d*%?\s*\]?$/.test(l)).join('\n');
+        logs.push(`--- ${p}\n${text.slice(-3000)}`);
+      }
     }
   };
   try { walk(path.join(userDir, 'logs')); } catch { /* no logs yet */ }
@@ -319,7 +352,14 @@ test(`hovering ${PY_FILE}:${PY_LINE} shows the kernels the server maps to it, wi
         try { await hover.first().waitFor({ state: 'visible', timeout: 5_000 }); return; } catch (e) { if (i >= 9) throw e; }
       }
     });
-    const text = (await hover.first().innerText()).replace(/\s+/g, ' ');
+    /* the hover may show a finding's diagnostic (which also names nsys-ai) before the source map answers */
+    let text = '';
+    await step('the hover lists the line\'s kernels', 30_000, async () => {
+      for (const until = Date.now() + 25_000; ; await page.waitForTimeout(250)) {
+        text = (await hover.first().innerText()).replace(/\s+/g, ' ');
+        if (/launch(es)? of \d+ kernels?/.test(text) || Date.now() > until) return;
+      }
+    });
     assert.match(text, new RegExp(`${expected.count} launch(es)? of ${expected.kernels.length} kernels?`), text);
     for (const k of expected.kernels.slice(0, 3)) {
       assert.ok(text.includes(k.name.slice(0, 40)), `hover names ${k.name}: ${text}`);
@@ -386,5 +426,170 @@ test('a file that is not a profile: the editor shows the server\'s message and a
       await frame.locator('button[data-action="showLog"]').click();
       await page.locator('.output-view, .panel').filter({ hasText: 'not-a-profile.sqlite failed' }).first().waitFor({ timeout: 25_000 });
     });
+  });
+});
+
+/* ---------------------------------------------------------------- the guided flow, with the real nsys
+ * profile → diagnose → annotate → profile again → refine, each run from the command palette as a
+ * user would, on tests/fixtures/workspace/e2e/prog.py; checked at each step against what VS Code
+ * shows (the Runs view's runs and steps, the step's document, the file) and the history database. */
+
+/** The workspace's run history as the server reads it (runs newest first). */
+function history() {
+  return JSON.parse(execFileSync(BIN, ['call', 'runs/list', JSON.stringify({ workspaceRoot: ws })],
+    { encoding: 'utf8', env: codeServerEnv() })).runs;
+}
+
+const normalize = (t) => t.replace(/\u00a0/g, ' ').replace(/\s+/g, ' ').trim();
+
+/** The rows of the Runs view (label and description, whitespace collapsed). */
+async function runsRows() {
+  const pane = page.locator('.pane').filter({ has: page.locator('.pane-header h3.title', { hasText: /^Runs$/ }) });
+  const parts = await pane.locator('.monaco-list-row').evaluateAll((rows) => rows.map((r) =>
+    [r.querySelector('.label-name'), r.querySelector('.label-description')].map((e) => e?.textContent ?? '')));
+  return parts.map(([label, description]) => normalize(`${label} ${description}`));
+}
+
+/** Waits until the Runs view has a row matching each pattern; returns the rows. */
+async function runsViewShows(what, patterns, ms = 60_000) {
+  let rows = [];
+  await step(`the Runs view shows ${what}`, ms + 5_000, async () => {
+    for (const until = Date.now() + ms; ; await page.waitForTimeout(300)) {
+      rows = await runsRows();
+      if (patterns.every((p) => rows.some((r) => p.test(r)))) return;
+      if (Date.now() > until) throw new Error(`the Runs view shows ${JSON.stringify(rows)}, wanted ${patterns.join(', ')}`);
+    }
+  });
+  return rows;
+}
+
+/** The text of the editor whose text matches `pattern` (the step's markdown document). */
+async function editorText(what, pattern, ms = 60_000) {
+  let text = '';
+  await step(`the editor shows ${what}`, ms + 5_000, async () => {
+    for (const until = Date.now() + ms; ; await page.waitForTimeout(300)) {
+      for (const t of await page.locator('.monaco-editor .view-lines').allInnerTexts()) {
+        if (pattern.test(normalize(t))) { text = t.replace(/\u00a0/g, ' '); return; }
+      }
+      if (Date.now() > until) throw new Error(`no editor shows ${pattern}`);
+    }
+  });
+  return text;
+}
+
+/** Answers the input box titled `title` (showInputBox) with `text`. */
+async function answerInputBox(title, text) {
+  await page.locator('.quick-input-widget .quick-input-title').filter({ hasText: title }).waitFor({ timeout: 20_000 });
+  await page.locator('.quick-input-widget input').fill(text);
+  await page.keyboard.press('Enter');
+}
+
+async function showRunsView() {
+  const pane = page.locator('.pane-header h3.title', { hasText: /^Runs$/ });
+  if (!(await pane.isVisible())) await page.locator('.activitybar [aria-label*="nsys-ai"]').first().click();
+  await pane.waitFor({ timeout: 20_000 });
+}
+
+test('the guided flow with the real nsys: profile, diagnose, annotate, profile again, refine; the Runs view and the history follow', async (t) => {
+  if (flowSkip) return t.skip(flowSkip);
+  const script = path.join(ws, FLOW_SCRIPT);
+  /* what the server proposes for a first pass (every function of the script), asked on the unannotated file */
+  const proposed = JSON.parse(execFileSync(BIN, ['call', 'source/annotate', JSON.stringify({ file: FLOW_SCRIPT, workspaceRoot: ws,
+    scope: 'file', granularity: 'function', includeText: true })], { encoding: 'utf8', env: codeServerEnv() }));
+  const tags = proposed.added.map((a) => a.tag);
+  assert.deepEqual(tags, ['prog.py:7 work', 'prog.py:15 step', 'prog.py:23 main'], 'source/annotate proposes the three functions');
+  await withDiagnostics('flow', async () => {
+    await step(`open ${FLOW_SCRIPT}`, 45_000, async () => {
+      const input = page.locator('.quick-input-widget input');
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+P');
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      await input.fill(FLOW_SCRIPT);
+      await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: FLOW_SCRIPT }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      await page.locator('.tabs-container .tab.active').filter({ hasText: FLOW_SCRIPT }).waitFor({ timeout: 15_000 });
+    });
+    await showRunsView();
+
+    /* 1. profile: the hypothesis asked, nsys run, the run listed with its doctor verdict */
+    await step('run "Guided Flow: Profile the Script"', 30_000, () => commandPalette('nsys-ai: Guided Flow: Profile the Script'));
+    await answerInputBox('Profile this script', 'step() is slow');
+    await runsViewShows('run r1, captured, with its doctor verdict', [/^r1 ok · doctor broken\b/], 120_000);
+    let h = history();
+    assert.deepEqual(h.map((r) => [r.name, r.status, r.before]), [['r1', 'ok', null]]);
+    assert.deepEqual(h[0].command, ['python3', script]);
+    assert.deepEqual(h[0].notes.map((n) => [n.kind, n.text]), [['hypothesis', 'step() is slow']]);
+    assert.ok(fs.existsSync(h[0].report) && h[0].report.startsWith(path.join(ws, '.nsys-ai', 'runs', 'r1') + path.sep), h[0].report);
+    /* CPU-side tracing: no kernel, so doctor says broken and names the rule */
+    assert.deepEqual(h[0].summary.rules, ['no_gpu_activity']);
+    await page.locator('.notifications-toasts .notification-toast').filter({ hasText: 'Run r1: doctor broken' }).first()
+      .waitFor({ timeout: 20_000 });
+    await runsViewShows('the next step: diagnose', [/^1\. Profile the script 1 run, latest r1$/, /^2\. Diagnose \(doctor \+ report\) next · /]);
+
+    /* 2. diagnose: doctor's findings with their flags in a document, a decision note on r1 */
+    await step('run "Guided Flow: Diagnose the Latest Run"', 30_000, () => commandPalette('nsys-ai: Guided Flow: Diagnose the Latest Run'));
+    const doctor = JSON.parse(execFileSync(BIN, ['doctor', h[0].report, '--format', 'json'], { encoding: 'utf8', env: codeServerEnv() }));
+    const diagnosis = await editorText('the diagnosis of r1', /# r1: diagnosis/);
+    assert.match(diagnosis, /Capture health: \*\*broken\*\*/);
+    for (const f of doctor.findings) assert.ok(normalize(diagnosis).includes(normalize(`**${f.severity}** ${f.title}`)), `the diagnosis shows "${f.title}": ${diagnosis}`);
+    assert.ok(diagnosis.includes('--trace=cuda,nvtx,osrt'), `the diagnosis names the flags: ${diagnosis}`);
+    await runsViewShows('diagnose done, annotate next', [/^2\. Diagnose \(doctor \+ report\) doctor broken, \d+ findings?/, /^3\. Annotate the hot code with NVTX next · /]);
+    h = history();
+    const diagnoseNote = h[0].notes.find((n) => n.text.startsWith('flow diagnose: '));
+    assert.equal(diagnoseNote?.kind, 'decision', JSON.stringify(h[0].notes));
+    assert.match(diagnoseNote.text, /^flow diagnose: doctor broken, \d+ findings?/);
+
+    /* 3. annotate: the proposed targets picked, the server's NVTX edits applied to the file and saved */
+    await step('run "Guided Flow: Annotate the Hot Code"', 30_000, () => commandPalette('nsys-ai: Guided Flow: Annotate the Hot Code'));
+    await step('accept the proposed targets', 30_000, async () => {
+      await page.locator('.quick-input-widget .quick-input-title').filter({ hasText: 'Annotate for the run after r1' }).waitFor({ timeout: 20_000 });
+      await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: FLOW_SCRIPT }).first().waitFor({ timeout: 10_000 });
+      await page.keyboard.press('Enter');
+    });
+    await step(`${FLOW_SCRIPT} is annotated and saved`, 30_000, async () => {
+      while (fs.readFileSync(script, 'utf8') !== proposed.text) await page.waitForTimeout(300);
+    });
+    await editorText(`the annotated ${FLOW_SCRIPT}`, /with nvtx\.annotate\("prog\.py:7 work"\): # nsys-ai/);
+    await runsViewShows('annotate done, profile again next', [/^3\. Annotate the hot code with NVTX prog\.py \(function\)$/, /^4\. Profile again next · /]);
+    assert.deepEqual(history()[0].notes.map((n) => n.text).slice(-1), ['flow annotate: prog.py (function)']);
+
+    /* 4. profile again: the after of r1, its report holds the new ranges */
+    await step('run "Guided Flow: Profile Again"', 30_000, () => commandPalette('nsys-ai: Guided Flow: Profile Again'));
+    await answerInputBox('Profile again (after r1)', 'each function wrapped');
+    await runsViewShows('run r2, the after of r1', [/^r2 ok · doctor broken · after r1$/, /^r1 ok · doctor broken/], 120_000);
+    h = history();
+    assert.deepEqual(h.map((r) => [r.name, r.status, r.before]), [['r2', 'ok', 'r1'], ['r1', 'ok', null]]);
+    assert.deepEqual(h[0].notes.map((n) => [n.kind, n.text]), [['hypothesis', 'each function wrapped']]);
+    const nvtx = JSON.parse(execFileSync('python3', ['-c',
+      'import json, sqlite3, sys; c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True); ' +
+      'print(json.dumps([t for (t,) in c.execute("SELECT text FROM NVTX_EVENTS WHERE eventType = 59 ORDER BY start")]))', h[0].report],
+    { encoding: 'utf8' }));
+    /* main() once, step() three times, work() twice per step */
+    assert.deepEqual(tags.map((tag) => nvtx.filter((x) => x === tag).length), [6, 3, 1], `NVTX ranges of r2: ${nvtx}`);
+    await runsViewShows('refine next', [/^5\. Refine: what changed next · /]);
+
+    /* 5. refine: runs/compare of r1 → r2 shown, convergence and coverage over time, a decision note on r2 */
+    await step('run "Guided Flow: Refine"', 30_000, () => commandPalette('nsys-ai: Guided Flow: Refine'));
+    const compare = JSON.parse(execFileSync(BIN, ['call', 'runs/compare', JSON.stringify({ workspaceRoot: ws, before: 'r1', after: 'r2' })],
+      { encoding: 'utf8', env: codeServerEnv() }));
+    assert.deepEqual(compare.rangesAdded.map((r) => r.tag).sort(), [...tags].sort());
+    assert.equal(compare.converged, false);
+    const refined = normalize(await editorText('the refinement r1 → r2', /# r1 → r2/));
+    const pct = (x) => `${x.toFixed(1)}%`;
+    for (const s of [compare.before, compare.after]) {
+      assert.ok(refined.includes(`| ${s.run} | ${pct(s.coverage)} | ${pct(s.taggedPct)} | ${s.tags} | ${s.split} | ${s.kernels} |`), `row of ${s.run}: ${refined}`);
+    }
+    assert.equal(compare.after.tags, 3);
+    assert.ok(refined.includes('Converged: **no**'), refined);
+    for (const tag of tags) assert.ok(refined.includes(`\`${tag}\``), `ranges added name ${tag}: ${refined}`);
+    assert.ok(refined.includes(`### Coverage over time - r1: ${pct(compare.history[0].coverage)} - r2: ${pct(compare.history[1].coverage)}`), refined);
+    const refineNote = `vs r1, coverage ${pct(compare.before.coverage)} → ${pct(compare.after.coverage)}, ${compare.after.split} split`;
+    await runsViewShows('refine done, and the loop back to annotate', [
+      new RegExp(`^5\\. Refine: what changed ${refineNote.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+      /^3\. Annotate the hot code with NVTX next · /]);
+    h = history();
+    assert.deepEqual(h[0].notes.slice(-1).map((n) => [n.kind, n.text]), [['decision', `flow refine: ${refineNote}`]]);
+    assert.ok(h[0].stats && h[0].stats.coverage === compare.after.coverage, JSON.stringify(h[0].stats));
+    await page.screenshot({ path: path.join(OUT, 'e2e-flow.png') });
   });
 });

@@ -5,7 +5,7 @@ export interface RunsCompareParams {
  */
 workspaceRoot: string
 /**
- * default latest~1
+ * default: the run `after` was profiled as the after of (profile --before), else the newest run with a report recorded before `after`
  */
 before?: string
 /**
