@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "common/csort.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
@@ -128,45 +129,6 @@ static nsys__entry *nsys__entry_for(const nsys_profile *p, const nsys_index *ix)
   return e;
 }
 
-typedef struct {
-  uint32_t op;
-  int64_t dur;
-  uint32_t track, aux;
-} nsys__sortrec;
-
-/* recs (n of them) sorted by duration, stably: an LSD radix sort (11-bit
- * digits, as many passes as the longest duration needs: three up to 8.6 s);
- * every pass reads and writes the records in sequence. O(n) per pass; polls
- * cancellation every 2^16 records. The result is in *recs (tmp is scratch
- * of the same size). False when cancelled. */
-static bool nsys__sort_records(nsys__sortrec **recs, nsys__sortrec **tmp, uint32_t n, bool (*cancelled)(void *),
-                               void *cctx) {
-  enum { BITS = 11, RADIX = 1 << BITS };
-  uint64_t max = 0;
-  for (uint32_t j = 0; j < n; j++)
-    if ((uint64_t)(*recs)[j].dur > max) max = (uint64_t)(*recs)[j].dur;
-  uint32_t cnt[RADIX];
-  for (unsigned shift = 0; shift < 64 && (max >> shift) != 0; shift += BITS) {
-    nsys__sortrec *src = *recs, *dst = *tmp;
-#define NSYS__KEY(r) ((uint32_t)(((uint64_t)(r).dur >> shift) & (RADIX - 1)))
-    memset(cnt, 0, sizeof cnt);
-    for (uint32_t j = 0; j < n; j++) cnt[NSYS__KEY(src[j])]++;
-    for (uint32_t k = 0, at = 0; k < RADIX; k++) {
-      uint32_t c = cnt[k];
-      cnt[k] = at;
-      at += c;
-    }
-    for (uint32_t j = 0; j < n; j++) {
-      dst[cnt[NSYS__KEY(src[j])]++] = src[j];
-      if ((j & 0xFFFF) == 0 && cancelled && cancelled(cctx)) return false;
-    }
-#undef NSYS__KEY
-    *recs = dst;
-    *tmp = src;
-  }
-  return true;
-}
-
 /* Groups the ops by name id: a stable counting sort (two sequential passes
  * over the ops), so each group is in op order; a group is sorted by duration
  * only when its statistics or ops are first asked for (nsys__sort_group):
@@ -223,30 +185,91 @@ static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key
   return true;
 }
 
+typedef struct {
+  int64_t dur;
+  uint32_t at;
+} nsys__durpos;
+
+static int nsys__cmp_durpos(const void *a, const void *b) {
+  const nsys__durpos *x = a, *y = b;
+  if (x->dur != y->dur) return x->dur < y->dur ? -1 : 1;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static unsigned nsys__bits(uint64_t v) {
+  unsigned b = 0;
+  while (v) b++, v >>= 1;
+  return b;
+}
+
+/* pos[0..n): the group's positions (0..n-1) in (duration, position) order.
+ * Keys (duration << bits(n - 1)) | position fit in 64 bits unless a duration
+ * exceeds ~2^40 ns: an LSD radix sort of the keys (11-bit digits, only as
+ * many passes as the largest key needs), sequential 8-byte reads and writes;
+ * otherwise a (cancellable) merge sort of (duration, position) pairs. Polls
+ * cancellation every 2^16 keys; false when cancelled. */
+static bool nsys__group_order(const nsys__grouping *g, const nsys_index *ix, uint32_t a, uint32_t n, uint32_t *pos,
+                              bool (*cancelled)(void *), void *cctx) {
+  enum { BITS = 11, RADIX = 1 << BITS };
+  uint64_t maxd = 0;
+  for (uint32_t i = 0; i < n; i++) maxd = NSYS_MAX(maxd, (uint64_t)nsys__dur0(ix, g->ops[a + i]));
+  unsigned pb = n > 1 ? nsys__bits(n - 1) : 0, kb = pb + nsys__bits(maxd);
+  if (kb > 64) {
+    nsys__durpos *v = nsys_xmalloc((size_t)n * sizeof *v);
+    for (uint32_t i = 0; i < n; i++) v[i] = (nsys__durpos){nsys__dur0(ix, g->ops[a + i]), i};
+    bool ok = nsys_csort(v, n, sizeof *v, nsys__cmp_durpos, cancelled, cctx);
+    for (uint32_t i = 0; ok && i < n; i++) pos[i] = v[i].at;
+    free(v);
+    return ok;
+  }
+  uint64_t *key = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *key), *tmp = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *tmp);
+  for (uint32_t i = 0; i < n; i++) key[i] = ((uint64_t)nsys__dur0(ix, g->ops[a + i]) << pb) | i;
+  uint32_t cnt[RADIX];
+  bool ok = true;
+  for (unsigned shift = 0; shift < kb && ok; shift += BITS) {
+    memset(cnt, 0, sizeof cnt);
+    for (uint32_t j = 0; j < n; j++) cnt[(key[j] >> shift) & (RADIX - 1)]++;
+    for (uint32_t k = 0, at = 0; k < RADIX; k++) {
+      uint32_t c = cnt[k];
+      cnt[k] = at;
+      at += c;
+    }
+    for (uint32_t j = 0; j < n && ok; j++) {
+      tmp[cnt[(key[j] >> shift) & (RADIX - 1)]++] = key[j];
+      if ((j & 0xFFFF) == 0 && cancelled && cancelled(cctx)) ok = false;
+    }
+    uint64_t *t = key;
+    key = tmp;
+    tmp = t;
+  }
+  uint64_t mask = pb ? (~0ULL >> (64 - pb)) : 0;
+  for (uint32_t i = 0; ok && i < n; i++) pos[i] = (uint32_t)(key[i] & mask);
+  free(key);
+  free(tmp);
+  return ok;
+}
+
 /* Puts group id's ops (with their tracks and full names) in (duration, op id)
- * order, once: the group is in op order, so the stable radix sort of the
- * durations keeps ties in op order. O(group size) per pass. False when
- * cancelled, the group then untouched (still in op order). */
+ * order, once: the group is in op order, so (duration, position) is that
+ * order. O(group size) per radix pass. False when cancelled, the group then
+ * untouched (still in op order). */
 static bool nsys__sort_group(nsys__grouping *g, const nsys_index *ix, uint32_t id, bool (*cancelled)(void *),
                              void *cctx) {
   if (g->sorted[id]) return true;
   uint32_t a = g->off[id], n = g->off[id + 1] - a;
-  nsys__sortrec *recs = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *recs);
-  nsys__sortrec *tmp = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *tmp);
-  for (uint32_t i = 0; i < n; i++)
-    recs[i] = (nsys__sortrec){g->ops[a + i], nsys__dur0(ix, g->ops[a + i]), g->trk[a + i], g->aux[a + i]};
-  nsys__sortrec *sorted = recs, *scratch = tmp;
-  bool ok = nsys__sort_records(&sorted, &scratch, n, cancelled, cctx) && !(cancelled && cancelled(cctx));
+  uint32_t *pos = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *pos);
+  bool ok = nsys__group_order(g, ix, a, n, pos, cancelled, cctx) && !(cancelled && cancelled(cctx));
   if (ok) {
-    for (uint32_t i = 0; i < n; i++) {
-      g->ops[a + i] = sorted[i].op;
-      g->trk[a + i] = sorted[i].track;
-      g->aux[a + i] = sorted[i].aux;
+    uint32_t *old = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *old);
+    uint32_t *arr[3] = {g->ops, g->trk, g->aux};
+    for (int k = 0; k < 3; k++) {
+      memcpy(old, arr[k] + a, (size_t)n * sizeof *old);
+      for (uint32_t i = 0; i < n; i++) arr[k][a + i] = old[pos[i]];
     }
+    free(old);
     g->sorted[id] = 1;
   }
-  free(recs);
-  free(tmp);
+  free(pos);
   return ok;
 }
 
