@@ -87,13 +87,15 @@ typedef struct nsys_acache {
   struct nsys_piddev *piddev;       /* sorted distinct (pid, device) of the tracks */
   uint32_t n_piddev;
   bool lent;                        /* lent to several runs: worth building whole-device unions */
+  bool built;                       /* built whole (nsys_acache_build): only read from then on */
 } nsys_acache;
 
 void nsys_acache_init(nsys_acache *k, const nsys_index *ix);
 void nsys_acache_dispose(nsys_acache *k);
-/* Builds everything a cache holds at once and marks it lent, so that runs on
- * several threads then only read it (nsys_analysis_exec_all). False when the
- * task was cancelled (the cache is then partly built: dispose it). */
+/* Builds everything a cache holds at once and marks it lent and built, so
+ * that runs on several threads then only read it (nsys_analysis_exec_all,
+ * analysis/amemo.h). False when the task was cancelled (the cache is then
+ * partly built: dispose it). A built cache is returned at once. */
 bool nsys_acache_build(nsys_acache *k, nsys_task *task);
 
 /* Everything an analysis run may touch. */
@@ -158,8 +160,9 @@ void nsys_aresult_free(nsys_aresult *r);
 /* Runs `name` on an index with `params` (resolved for that analysis; NULL:
  * the defaults). p may be NULL (unit tests). `cache`: the index caches of
  * the caller (nsys_acache_init'ed on ix, disposed after the last run that
- * uses it), NULL = a cache of the run's own; answers are the same byte for
- * byte either way. Returns the result, or NULL after nsys_task_fail()
+ * uses it), NULL = the profile's memo (analysis/amemo.h), else (no profile,
+ * or the memo turned off) a cache of the run's own; answers are the same
+ * byte for byte either way. Returns the result, or NULL after nsys_task_fail()
  * (-32800 when cancelled). */
 nsys_aresult *nsys_analysis_exec(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, const char *name,
                                  const nsys_aparams *params, nsys_acache *cache);

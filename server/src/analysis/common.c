@@ -393,6 +393,7 @@ void nsys_sort_i64(int64_t *v, size_t n) {
 double nsys_round2(double v) { return round(v * 100.0) / 100.0; }
 
 bool nsys_acache_build(nsys_acache *k, nsys_task *task) {
+  if (k->built) return true;
   nsys_actx c;
   memset(&c, 0, sizeof c);
   c.task = task;
@@ -406,5 +407,6 @@ bool nsys_acache_build(nsys_acache *k, nsys_task *task) {
   if (!k->api_pmax) k->api_pmax = nsys_xcalloc(1, sizeof *k->api_pmax);
   nsys__nvtx_jump(k);
   nsys_actx_devunions(&c, 0); /* every device's unions, recording each device's op order */
-  return !c.stopped && !nsys_task_cancelled(task);
+  k->built = !c.stopped && !nsys_task_cancelled(task);
+  return k->built;
 }

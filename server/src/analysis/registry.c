@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/amemo.h"
 #include "analysis/analyses.h"
 #include "analysis/devunions.h"
 #include "common/util.h"
@@ -83,6 +84,8 @@ nsys_aresult *nsys_analysis_exec(nsys_task *task, struct nsys_profile *p, const 
                                  const nsys_aparams *params, nsys_acache *cache) {
   const nsys_analysis *a = nsys_analysis_find_or_fail(task, name);
   if (!a) return NULL;
+  if (task && !task->progress_begun) nsys_task_progress_begin(task, a->name); /* before the memo's build */
+  if (!cache && !nsys_amemo_get(task, p, ix, &cache)) return NULL; /* cancelled while it was built */
   nsys_actx c;
   if (!nsys_actx_init(&c, task, p, ix, a, params)) return NULL;
   if (cache && cache->ix == ix) { /* a cache of another index is never lent */
@@ -93,7 +96,6 @@ nsys_aresult *nsys_analysis_exec(nsys_task *task, struct nsys_profile *p, const 
   res->a = a;
   res->rows = nsys_rtab_new(a->row);
   res->summary = nsys_rrec_new(a->summary);
-  if (task && !task->progress_begun) nsys_task_progress_begin(task, a->name);
   bool ok = a->run(&c, res->rows, res->summary);
   if (ok && (c.stopped || nsys_task_cancelled(task))) { /* cut short: partial numbers are not an answer */
     ok = false;

@@ -12,6 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/result_defs.h"
+#include "analysis/amemo.h"
 #include "explain/hotspot.h"
 #include "profile/profile.h"
 
@@ -715,12 +716,15 @@ nsys_report *nsys_report_build(nsys_task *task, struct nsys_profile *p, const ns
       "top_kernels", "gpu_idle_gaps", "overlap", "nccl_breakdown", "iterations", "memory_transfers",
       "kernel_launch_overhead", "sync_cost", "nvtx_summary"};
   enum { N = NSYS_REPORT_ANALYSES };
-  nsys_acache cache; /* what the analyses derive from the index alone: built once for all of them */
-  nsys_acache_init(&cache, ix);
+  /* what the analyses derive from the index alone, built once for all of
+   * them: the profile's memo (analysis/amemo.h), else a cache of this run */
+  nsys_acache own, *cache = NULL;
+  if (!nsys_amemo_get(task, p, ix, &cache)) return NULL;
+  if (!cache) nsys_acache_init(cache = &own, ix);
   nsys_aexec runs[N];
-  for (size_t i = 0; i < N; i++) runs[i] = (nsys_aexec){.p = p, .ix = ix, .name = names[i], .cache = &cache};
+  for (size_t i = 0; i < N; i++) runs[i] = (nsys_aexec){.p = p, .ix = ix, .name = names[i], .cache = cache};
   bool ok = nsys_analysis_exec_all(task, runs, N, "report");
-  nsys_acache_dispose(&cache);
+  if (cache == &own) nsys_acache_dispose(&own);
   nsys_report *rep = nsys_xcalloc(1, sizeof *rep);
   for (size_t i = 0; i < N; i++) {
     nsys_aresult *x = runs[i].result;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "common/csort.h"
+#include "analysis/devunions.h"
 #include "explain/detect.h"
 #include "explain/framework.h"
 #include "explain/kb.h"
@@ -53,53 +53,42 @@ static int nsys__item_cmp(const void *a, const void *b) {
   return strcmp(x->label, y->label);
 }
 
-typedef struct {
-  int64_t s, e;
-} nsys__iv;
-
-static int nsys__iv_cmp(const void *a, const void *b) {
-  const nsys__iv *x = a, *y = b;
-  return x->s < y->s ? -1 : x->s > y->s;
-}
-
 static bool nsys__cancel_cb(void *ctx) { return nsys_task_cancelled((nsys_task *)ctx); }
 
-/* Summed idle time between each device's first and last operation. */
+/* Summed idle time between each device's first and last operation: the
+ * device's ops in start order (analysis/devunions.h: a heap merge of its
+ * tracks, each already in start order; O(n log tracks), no copy, no sort),
+ * the gaps where no op runs. An op that ends before it starts (rare in
+ * exports) covers nothing past its start. */
 static bool nsys__idle(const nsys_index *ix, nsys_task *task, int64_t *idle, uint32_t *devices) {
   *idle = 0;
   *devices = 0;
-  nsys__iv *iv = nsys_xmalloc(sizeof *iv * (ix->ops.n ? ix->ops.n : 1));
   bool *done = nsys_xcalloc(ix->n_tracks ? ix->n_tracks : 1, sizeof *done);
   bool ok = true;
   uint32_t polled = 0;
   for (uint32_t t0 = 0; t0 < ix->n_tracks && ok; t0++) {
     if (done[t0]) continue;
     int32_t dev = ix->tracks[t0].device;
-    size_t n = 0;
-    for (uint32_t t = t0; t < ix->n_tracks; t++) {
-      if (ix->tracks[t].device != dev) continue;
-      done[t] = true;
-      for (uint32_t k = 0; k < ix->tracks[t].count; k++) {
-        uint32_t op = ix->tracks[t].first + k;
-        iv[n].s = ix->ops.start[op];
-        iv[n].e = ix->ops.end[op];
-        n++;
-        if (++polled % NSYS__POLL == 0 && nsys_task_cancelled(task)) ok = false;
+    for (uint32_t t = t0; t < ix->n_tracks; t++)
+      if (ix->tracks[t].device == dev) done[t] = true;
+    nsys_opmerge m;
+    nsys_opmerge_init(&m, ix, dev, INT64_MIN);
+    int64_t op = nsys_opmerge_next(&m);
+    if (op >= 0) {
+      int64_t reach = NSYS_MAX(ix->ops.start[op], ix->ops.end[op]);
+      while ((op = nsys_opmerge_next(&m)) >= 0) {
+        int64_t s = ix->ops.start[op], e = NSYS_MAX(s, ix->ops.end[op]);
+        if (s > reach) *idle += s - reach;
+        if (e > reach) reach = e;
+        if (++polled % NSYS__POLL == 0 && nsys_task_cancelled(task)) {
+          ok = false;
+          break;
+        }
       }
+      if (ok) (*devices)++;
     }
-    if (!ok || n == 0) continue;
-    if (!nsys_csort(iv, n, sizeof *iv, nsys__iv_cmp, nsys__cancel_cb, task)) {
-      ok = false;
-      break;
-    }
-    int64_t reach = iv[0].e;
-    for (size_t i = 1; i < n; i++) {
-      if (iv[i].s > reach) *idle += iv[i].s - reach;
-      if (iv[i].e > reach) reach = iv[i].e;
-    }
-    (*devices)++;
+    nsys_opmerge_free(&m);
   }
-  free(iv);
   free(done);
   return ok;
 }
@@ -148,9 +137,9 @@ static bool nsys__build(const nsys_profile *p, const nsys_index *ix, nsys_task *
   double fw_ns[NSYS_FW_COUNT] = {0};
   const nsys_kb *kb = nsys_kb_get();
   for (uint32_t i = 0; i < n_ids; i++) {
-    nsys_kstats st;
+    nsys_kstats_brief st;
     bool cancelled = false;
-    if (!nsys_kstats_get(p, ix, NSYS_KSTATS_BY_NAME, ids[i], &st, nsys__cancel_cb, task, &cancelled)) {
+    if (!nsys_kstats_brief_get(p, ix, NSYS_KSTATS_BY_NAME, ids[i], &st, nsys__cancel_cb, task, &cancelled)) {
       if (cancelled) {
         free(items);
         return nsys_task_fail_cancelled(task);

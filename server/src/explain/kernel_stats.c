@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "common/csort.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
@@ -23,6 +24,9 @@ typedef struct {
   uint32_t *aux;      /* BY_NAME: full-name id of ops[i] */
   uint32_t *stamp;    /* scratch, per name id: last group that saw it (variants) */
   int64_t *totals;    /* per name id */
+  uint8_t *kind;      /* per name id: kind of the group's shortest op (lowest op id on ties) */
+  uint32_t *first;    /* per name id: lowest op id of the group */
+  uint8_t *sorted;    /* per name id: the group's ops are in duration order (else op order) */
   uint32_t n_groups;
   nsys_kstats **stats; /* per name id, allocated on first use */
 } nsys__grouping;
@@ -49,6 +53,9 @@ static void nsys__grouping_free(nsys__grouping *g) {
   free(g->aux);
   free(g->stamp);
   free(g->totals);
+  free(g->kind);
+  free(g->first);
+  free(g->sorted);
   if (g->stats)
     for (uint32_t i = 0; i < g->n_names; i++) free(g->stats[i]);
   free(g->stats);
@@ -122,91 +129,148 @@ static nsys__entry *nsys__entry_for(const nsys_profile *p, const nsys_index *ix)
   return e;
 }
 
-typedef struct {
-  uint32_t name, op;
-  int64_t dur;
-  uint32_t track, aux;
-} nsys__sortrec;
+/* Groups the ops by name id: a stable counting sort (two sequential passes
+ * over the ops), so each group is in op order; a group is sorted by duration
+ * only when its statistics or ops are first asked for (nsys__sort_group):
+ * the report and the explain context ask for a few names, never all. The
+ * per-name totals, shortest durations and kinds come from the counting pass.
+ * O(n + names). False when cancelled (g is then to be freed). */
+static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key key, bool (*cancelled)(void *),
+                        void *cctx) {
+  uint32_t n = ix->ops.n, names = ix->strings.count;
+  const uint32_t *ids = key == NSYS_KSTATS_BY_FULL_NAME ? ix->ops.full_name : ix->ops.name;
+  g->n_names = names;
+  g->off = nsys_xcalloc((size_t)names + 1, sizeof *g->off);
+  g->stamp = nsys_xcalloc((size_t)names + 1, sizeof *g->stamp);
+  g->totals = nsys_xcalloc((size_t)names + 1, sizeof *g->totals);
+  int64_t *min_dur = nsys_xmalloc(((size_t)names + 1) * sizeof *min_dur); /* per name: shortest duration */
+  g->kind = nsys_xcalloc((size_t)names + 1, sizeof *g->kind);
+  g->sorted = nsys_xcalloc((size_t)names + 1, sizeof *g->sorted);
+  g->first = nsys_xcalloc((size_t)names + 1, sizeof *g->first);
+  g->stats = nsys_xcalloc((size_t)names + 1, sizeof *g->stats);
+  for (uint32_t k = 0; k <= names; k++) min_dur[k] = INT64_MAX;
+  for (uint32_t i = 0; i < n; i++) {
+    if ((i & 0xFFFF) == 0 && cancelled && cancelled(cctx)) {
+      free(min_dur);
+      return false;
+    }
+    uint32_t name = ids[i] < names ? ids[i] : 0;
+    int64_t d = nsys__dur0(ix, i);
+    if (g->off[name + 1]++ == 0) g->first[name] = i;
+    g->totals[name] += d;
+    if (d < min_dur[name]) min_dur[name] = d, g->kind[name] = ix->ops.kind[i]; /* op order: ties keep the first */
+  }
+  free(min_dur);
+  for (uint32_t k = 0; k < names; k++) {
+    if (g->off[k + 1]) g->n_groups++;
+    g->off[k + 1] += g->off[k];
+  }
+  uint32_t *at = nsys_xmalloc(((size_t)names + 1) * sizeof *at);
+  memcpy(at, g->off, ((size_t)names + 1) * sizeof *at);
+  g->ops = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *g->ops);
+  g->trk = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *g->trk);
+  g->aux = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *g->aux);
+  for (uint32_t i = 0; i < n; i++) {
+    if ((i & 0xFFFF) == 0 && cancelled && cancelled(cctx)) {
+      free(at);
+      return false;
+    }
+    uint32_t pos = at[ids[i] < names ? ids[i] : 0]++;
+    g->ops[pos] = i;
+    g->trk[pos] = ix->ops.track[i];
+    g->aux[pos] = ix->ops.full_name[i];
+  }
+  free(at);
+  g->built = true;
+  return true;
+}
 
-/* recs (n of them, in op order) sorted by (name, duration, op id): an LSD
- * radix sort of the durations (11-bit digits, as many passes as the longest
- * duration needs: three up to 8.6 s), then a counting pass by name; every
- * pass is stable (ties keep op order) and reads and writes the records in
- * sequence. O(n + names) per pass; polls cancellation every 2^16 records.
- * The result is in *recs (tmp is scratch of the same size). False when
- * cancelled. */
-static bool nsys__sort_records(nsys__sortrec **recs, nsys__sortrec **tmp, uint32_t n, uint32_t names,
-                               bool (*cancelled)(void *), void *cctx) {
+typedef struct {
+  int64_t dur;
+  uint32_t at;
+} nsys__durpos;
+
+static int nsys__cmp_durpos(const void *a, const void *b) {
+  const nsys__durpos *x = a, *y = b;
+  if (x->dur != y->dur) return x->dur < y->dur ? -1 : 1;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static unsigned nsys__bits(uint64_t v) {
+  unsigned b = 0;
+  while (v) b++, v >>= 1;
+  return b;
+}
+
+/* pos[0..n): the group's positions (0..n-1) in (duration, position) order.
+ * Keys (duration << bits(n - 1)) | position fit in 64 bits unless a duration
+ * exceeds ~2^40 ns: an LSD radix sort of the keys (11-bit digits, only as
+ * many passes as the largest key needs), sequential 8-byte reads and writes;
+ * otherwise a (cancellable) merge sort of (duration, position) pairs. Polls
+ * cancellation every 2^16 keys; false when cancelled. */
+static bool nsys__group_order(const nsys__grouping *g, const nsys_index *ix, uint32_t a, uint32_t n, uint32_t *pos,
+                              bool (*cancelled)(void *), void *cctx) {
   enum { BITS = 11, RADIX = 1 << BITS };
-  uint64_t max = 0;
-  for (uint32_t j = 0; j < n; j++)
-    if ((uint64_t)(*recs)[j].dur > max) max = (uint64_t)(*recs)[j].dur;
-  uint32_t *cnt = nsys_xmalloc(((size_t)(names > RADIX ? names : RADIX) + 1) * sizeof *cnt);
+  uint64_t maxd = 0;
+  for (uint32_t i = 0; i < n; i++) maxd = NSYS_MAX(maxd, (uint64_t)nsys__dur0(ix, g->ops[a + i]));
+  unsigned pb = n > 1 ? nsys__bits(n - 1) : 0, kb = pb + nsys__bits(maxd);
+  if (kb > 64) {
+    nsys__durpos *v = nsys_xmalloc((size_t)n * sizeof *v);
+    for (uint32_t i = 0; i < n; i++) v[i] = (nsys__durpos){nsys__dur0(ix, g->ops[a + i]), i};
+    bool ok = nsys_csort(v, n, sizeof *v, nsys__cmp_durpos, cancelled, cctx);
+    for (uint32_t i = 0; ok && i < n; i++) pos[i] = v[i].at;
+    free(v);
+    return ok;
+  }
+  uint64_t *key = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *key), *tmp = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *tmp);
+  for (uint32_t i = 0; i < n; i++) key[i] = ((uint64_t)nsys__dur0(ix, g->ops[a + i]) << pb) | i;
+  uint32_t cnt[RADIX];
   bool ok = true;
-  for (unsigned pass = 0; ok; pass++) {
-    unsigned shift = pass * BITS;
-    bool by_name = shift >= 64 || (max >> shift) == 0; /* the last pass: by name */
-    uint32_t buckets = by_name ? (names ? names : 1) : RADIX;
-    nsys__sortrec *src = *recs, *dst = *tmp;
-#define NSYS__KEY(r) (by_name ? (r).name : (uint32_t)(((uint64_t)(r).dur >> shift) & (RADIX - 1)))
-    memset(cnt, 0, (size_t)buckets * sizeof *cnt);
-    for (uint32_t j = 0; j < n; j++) cnt[NSYS__KEY(src[j])]++;
-    for (uint32_t k = 0, at = 0; k < buckets; k++) {
+  for (unsigned shift = 0; shift < kb && ok; shift += BITS) {
+    memset(cnt, 0, sizeof cnt);
+    for (uint32_t j = 0; j < n; j++) cnt[(key[j] >> shift) & (RADIX - 1)]++;
+    for (uint32_t k = 0, at = 0; k < RADIX; k++) {
       uint32_t c = cnt[k];
       cnt[k] = at;
       at += c;
     }
     for (uint32_t j = 0; j < n && ok; j++) {
-      dst[cnt[NSYS__KEY(src[j])]++] = src[j];
+      tmp[cnt[(key[j] >> shift) & (RADIX - 1)]++] = key[j];
       if ((j & 0xFFFF) == 0 && cancelled && cancelled(cctx)) ok = false;
     }
-#undef NSYS__KEY
-    *recs = dst;
-    *tmp = src;
-    if (by_name) break;
+    uint64_t *t = key;
+    key = tmp;
+    tmp = t;
   }
-  free(cnt);
+  uint64_t mask = pb ? (~0ULL >> (64 - pb)) : 0;
+  for (uint32_t i = 0; ok && i < n; i++) pos[i] = (uint32_t)(key[i] & mask);
+  free(key);
+  free(tmp);
   return ok;
 }
 
-static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key key, bool (*cancelled)(void *),
-                        void *cctx) {
-  uint32_t n = ix->ops.n, names = ix->strings.count;
-  const uint32_t *ids = key == NSYS_KSTATS_BY_FULL_NAME ? ix->ops.full_name : ix->ops.name;
-  /* the records in op order (sequential reads), then sorted by (name,
-   * duration, op id): each name's records by duration, ties in op order */
-  nsys__sortrec *recs = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *recs);
-  nsys__sortrec *tmp = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *tmp);
-  for (uint32_t i = 0; i < n; i++)
-    recs[i] = (nsys__sortrec){ids[i] < names ? ids[i] : 0, i, nsys__dur0(ix, i), ix->ops.track[i], ix->ops.full_name[i]};
-  bool ok = nsys__sort_records(&recs, &tmp, n, names, cancelled, cctx);
-  free(tmp);
-  if (!ok || (cancelled && cancelled(cctx))) {
-    free(recs);
-    return false;
+/* Puts group id's ops (with their tracks and full names) in (duration, op id)
+ * order, once: the group is in op order, so (duration, position) is that
+ * order. O(group size) per radix pass. False when cancelled, the group then
+ * untouched (still in op order). */
+static bool nsys__sort_group(nsys__grouping *g, const nsys_index *ix, uint32_t id, bool (*cancelled)(void *),
+                             void *cctx) {
+  if (g->sorted[id]) return true;
+  uint32_t a = g->off[id], n = g->off[id + 1] - a;
+  uint32_t *pos = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *pos);
+  bool ok = nsys__group_order(g, ix, a, n, pos, cancelled, cctx) && !(cancelled && cancelled(cctx));
+  if (ok) {
+    uint32_t *old = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *old);
+    uint32_t *arr[3] = {g->ops, g->trk, g->aux};
+    for (int k = 0; k < 3; k++) {
+      memcpy(old, arr[k] + a, (size_t)n * sizeof *old);
+      for (uint32_t i = 0; i < n; i++) arr[k][a + i] = old[pos[i]];
+    }
+    free(old);
+    g->sorted[id] = 1;
   }
-  g->n_names = names;
-  g->off = nsys_xcalloc((size_t)names + 1, sizeof *g->off);
-  g->ops = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *g->ops);
-  g->trk = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *g->trk);
-  g->aux = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *g->aux);
-  g->stamp = nsys_xcalloc((size_t)names + 1, sizeof *g->stamp);
-  g->totals = nsys_xcalloc((size_t)names + 1, sizeof *g->totals);
-  g->stats = nsys_xcalloc((size_t)names + 1, sizeof *g->stats);
-  for (uint32_t i = 0; i < n; i++) {
-    g->ops[i] = recs[i].op;
-    g->trk[i] = recs[i].track;
-    g->aux[i] = recs[i].aux;
-    g->off[recs[i].name + 1]++;
-    g->totals[recs[i].name] += recs[i].dur;
-  }
-  for (uint32_t k = 0; k < names; k++) {
-    if (g->off[k + 1]) g->n_groups++;
-    g->off[k + 1] += g->off[k];
-  }
-  free(recs);
-  g->built = true;
-  return true;
+  free(pos);
+  return ok;
 }
 
 void nsys_kstats_nvtx_path(const nsys_index *ix, uint32_t op, char *out, size_t cap) {
@@ -294,7 +358,7 @@ static void nsys__compute(const nsys__entry *e, nsys__grouping *g, const nsys_in
   /* rank among the names of the same op kind (kernels among kernels) */
   uint32_t rank = 1, groups = 0;
   for (uint32_t k = 0; k < g->n_names; k++) {
-    if (g->off[k + 1] == g->off[k] || ix->ops.kind[g->ops[g->off[k]]] != st->kind) continue;
+    if (g->off[k + 1] == g->off[k] || g->kind[k] != st->kind) continue;
     groups++;
     if (g->totals[k] > st->total_ns || (g->totals[k] == st->total_ns && k < id)) rank++;
   }
@@ -382,6 +446,11 @@ bool nsys_kstats_get(const nsys_profile *p, const nsys_index *ix, nsys_kstats_ke
     return false;
   }
   bool ok = name_id < g->n_names && g->off[name_id + 1] > g->off[name_id];
+  if (ok && !g->stats[name_id] && !nsys__sort_group(g, ix, name_id, cancelled, cancel_ctx)) {
+    pthread_mutex_unlock(&nsys__mu);
+    if (was_cancelled) *was_cancelled = true;
+    return false;
+  }
   if (ok) {
     if (!g->stats[name_id]) {
       g->stats[name_id] = nsys_xmalloc(sizeof(nsys_kstats));
@@ -389,6 +458,30 @@ bool nsys_kstats_get(const nsys_profile *p, const nsys_index *ix, nsys_kstats_ke
     }
     *out = *g->stats[name_id];
   }
+  pthread_mutex_unlock(&nsys__mu);
+  return ok;
+}
+
+bool nsys_kstats_brief_get(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                           nsys_kstats_brief *out, bool (*cancelled)(void *), void *cancel_ctx, bool *was_cancelled) {
+  if (was_cancelled) *was_cancelled = false;
+  if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return false;
+  int k = key == NSYS_KSTATS_BY_FULL_NAME ? 1 : 0;
+  pthread_mutex_lock(&nsys__mu);
+  nsys__entry *e = nsys__entry_for(p, ix);
+  nsys__grouping *g = &e->g[k];
+  if (!g->built && !nsys__build(g, ix, key, cancelled, cancel_ctx)) {
+    nsys__grouping_free(g);
+    pthread_mutex_unlock(&nsys__mu);
+    if (was_cancelled) *was_cancelled = true;
+    return false;
+  }
+  bool ok = name_id < g->n_names && g->off[name_id + 1] > g->off[name_id];
+  if (ok)
+    *out = (nsys_kstats_brief){.count = g->off[name_id + 1] - g->off[name_id],
+                               .total_ns = g->totals[name_id],
+                               .kind = g->kind[name_id],
+                               .first_op = g->first[name_id]};
   pthread_mutex_unlock(&nsys__mu);
   return ok;
 }
@@ -403,6 +496,7 @@ uint32_t *nsys_kstats_ops(const nsys_profile *p, const nsys_index *ix, nsys_ksta
   nsys__grouping *g = &e->g[k];
   uint32_t *out = NULL;
   if ((g->built || nsys__build(g, ix, key, NULL, NULL)) && name_id < g->n_names) {
+    nsys__sort_group(g, ix, name_id, NULL, NULL);
     *n = g->off[name_id + 1] - g->off[name_id];
     out = nsys_xmalloc((size_t)(*n ? *n : 1) * sizeof *out);
     memcpy(out, g->ops + g->off[name_id], (size_t)*n * sizeof *out);
@@ -433,7 +527,7 @@ uint32_t nsys_kstats_top(const nsys_profile *p, const nsys_index *ix, nsys_kstat
   uint32_t n = 0;
   for (uint32_t id = 0; id < g->n_names; id++) {
     if (g->off[id + 1] == g->off[id]) continue;
-    if (kind >= 0 && ix->ops.kind[g->ops[g->off[id]]] != kind) continue;
+    if (kind >= 0 && g->kind[id] != kind) continue;
     int64_t t = g->totals[id];
     /* insertion into the descending top list */
     if (n == max && g->totals[ids[n - 1]] >= t) continue;

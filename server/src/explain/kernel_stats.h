@@ -1,8 +1,10 @@
 /* Per-kernel-name statistics over a profile's index, computed lazily once
  * and cached, so that a hover (kernel/explain) costs microseconds:
- *   - the first request groups all GPU ops by name id (counting sort) and
- *     sorts each group by duration: O(n log n) once per index and grouping;
- *   - each group's statistics are then computed on first use and kept.
+ *   - the first request groups all GPU ops by name id (a stable counting
+ *     sort: O(n + names) once per index and grouping);
+ *   - a group is sorted by duration (radix, O(group)) and its statistics
+ *     computed when first asked for, and kept; the totals, counts and kinds
+ *     of every group (nsys_kstats_top, nsys_kstats_brief_get) need no sort.
  * The cache is keyed by the index (immutable once published) and by the
  * profile's file identity, bounded to a few indexes (least recently used
  * evicted). No JSON here. */
@@ -54,6 +56,20 @@ typedef struct nsys_kstats {
 bool nsys_kstats_get(const struct nsys_profile *p, const nsys_index *ix, nsys_kstats_key key,
                      uint32_t name_id, nsys_kstats *out, bool (*cancelled)(void *), void *cancel_ctx,
                      bool *was_cancelled);
+
+/* What nsys_kstats_get says of a group without sorting it by duration:
+ * count, total, kind and first op (the same values). O(1) once the grouping
+ * is built. */
+typedef struct nsys_kstats_brief {
+  uint32_t count;
+  int64_t total_ns;
+  uint8_t kind;
+  uint32_t first_op;
+} nsys_kstats_brief;
+
+bool nsys_kstats_brief_get(const struct nsys_profile *p, const nsys_index *ix, nsys_kstats_key key,
+                           uint32_t name_id, nsys_kstats_brief *out, bool (*cancelled)(void *), void *cancel_ctx,
+                           bool *was_cancelled);
 
 /* NVTX path (outermost > ... > innermost) of the ranges enclosing op's
  * launching API call on its thread, or "" when none (or no launch known). */

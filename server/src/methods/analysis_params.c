@@ -138,5 +138,10 @@ cJSON *nsys_analysis_run_json(nsys_task *task, struct nsys_profile *p, const nsy
   nsys_aparams_dispose(&ps);
   cJSON *j = r ? nsys_aresult_json(r) : NULL;
   nsys_aresult_free(r);
+  if (j && nsys_task_cancelled(task)) { /* cancelled while the answer was converted: still -32800 */
+    cJSON_Delete(j);
+    nsys_task_fail_cancelled(task);
+    return NULL;
+  }
   return j;
 }

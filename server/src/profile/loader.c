@@ -168,6 +168,7 @@ bool nsys_profile_check_unchanged(const nsys_profile *p, nsys_task *task) {
 static void nsys__profile_free(nsys_profile *p) {
   nsys_info_job_discard(p->info_job); /* first: it reads p's schema, strings and paths */
   p->info_job = NULL;
+  if (p->memo && p->memo_free) p->memo_free(p->memo); /* derived from the index: before it */
   nsys_index_free(atomic_load(&p->index));
   if (p->db) sqlite3_close_v2(p->db);
   nsys_strings_free(p);

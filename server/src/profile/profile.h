@@ -156,6 +156,11 @@ typedef struct nsys_profile {
   nsys_info info;
   nsys_info_job *info_job;  /* summary still computing (open_begin .. open_finish) */
   _Atomic(struct nsys_index *) index; /* NULL until built; owned */
+  /* What a later layer derives from `index` alone and keeps while the
+   * profile is open (analysis/amemo.h: the analyses' shared cache); owned
+   * by that layer (its own lock), freed with memo_free before the index. */
+  void *memo;
+  void (*memo_free)(void *memo);
   atomic_int refcount;
 } nsys_profile;
 

@@ -88,7 +88,35 @@ static void release(nsys_index *ix) {
   free(ix);
 }
 
+/* A group's order by (duration, op id): ties keep op order, on the radix
+ * path (small durations) and on the fallback for durations whose key does
+ * not fit 64 bits; the brief figures equal the full statistics'. */
+static void check_group_order(int64_t big) {
+  nsys_kstats_cache_clear();
+  nsys_index *ix = build();
+  const int64_t dur[5] = {big, 7, big, 7, 3};
+  for (uint32_t i = 0; i < 5; i++) ix->ops.end[i] = ix->ops.start[i] + dur[i];
+  uint32_t a = nsys_strtab_find(&ix->strings, "ampere_sgemm_128x64_tn", 22);
+  nsys_kstats_brief br;
+  CHECK(nsys_kstats_brief_get(NULL, ix, NSYS_KSTATS_BY_NAME, a, &br, NULL, NULL, NULL));
+  uint32_t n = 0;
+  uint32_t *ops = nsys_kstats_ops(NULL, ix, NSYS_KSTATS_BY_NAME, a, &n);
+  static const uint32_t want[5] = {4, 1, 3, 0, 2};
+  CHECK_EQ(n, 5);
+  for (uint32_t i = 0; ops && i < 5 && i < n; i++) CHECK_EQ(ops[i], want[i]);
+  free(ops);
+  nsys_kstats st;
+  CHECK(nsys_kstats_get(NULL, ix, NSYS_KSTATS_BY_NAME, a, &st, NULL, NULL, NULL));
+  CHECK(st.min_ns == 3 && st.max_ns == big && st.longest_op == 2 && st.median_op == 3 && st.median_ns == 7);
+  CHECK(br.count == st.count && br.total_ns == st.total_ns && br.kind == st.kind && br.first_op == st.first_op);
+  CHECK_EQ(br.total_ns, 2 * big + 17);
+  release(ix);
+  nsys_kstats_cache_clear();
+}
+
 int main(void) {
+  check_group_order(30);
+  check_group_order((int64_t)1 << 61); /* key bits 62 + 3 > 64: the pair sort */
   nsys_index *ix = build();
   nsys_kstats st;
   uint32_t a = nsys_strtab_find(&ix->strings, "ampere_sgemm_128x64_tn", 22);

@@ -1,0 +1,82 @@
+/* The per-profile memo of the analyses' shared cache (see amemo.h). */
+#include "analysis/amemo.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "profile/profile.h"
+
+typedef struct {
+  nsys_acache k;
+  const nsys_index *ix;
+  bool ready; /* built whole; until then the building request owns k */
+} nsys__memo;
+
+/* One lock for every profile's memo: held only to look up, claim and
+ * publish, never while building. */
+static pthread_mutex_t nsys__mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t nsys__cv = PTHREAD_COND_INITIALIZER;
+
+static void nsys__memo_free(void *v) {
+  nsys__memo *m = v;
+  if (!m) return;
+  nsys_acache_dispose(&m->k);
+  free(m);
+}
+
+static bool nsys__enabled(void) {
+  const char *e = getenv("NSYS_AI_ANALYSIS_MEMO");
+  return !(e && strcmp(e, "0") == 0);
+}
+
+bool nsys_amemo_get(nsys_task *task, nsys_profile *p, const nsys_index *ix, nsys_acache **out) {
+  *out = NULL;
+  if (!p || !ix || atomic_load(&p->index) != ix || !nsys__enabled()) return true;
+  pthread_mutex_lock(&nsys__mu);
+  for (;;) {
+    nsys__memo *m = p->memo;
+    if (!m) break; /* nobody has built it or is building it: this request builds */
+    if (m->ready) {
+      pthread_mutex_unlock(&nsys__mu);
+      *out = &m->k;
+      return true;
+    }
+    if (nsys_task_cancelled(task)) {
+      pthread_mutex_unlock(&nsys__mu);
+      return nsys_task_fail_cancelled(task);
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 10 * 1000 * 1000;
+    if (ts.tv_nsec >= 1000000000) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&nsys__cv, &nsys__mu, &ts);
+  }
+  nsys__memo *m = nsys_xcalloc(1, sizeof *m);
+  m->ix = ix;
+  nsys_acache_init(&m->k, ix);
+  p->memo = m;
+  p->memo_free = nsys__memo_free;
+  pthread_mutex_unlock(&nsys__mu);
+
+  bool ok = nsys_acache_build(&m->k, task);
+
+  pthread_mutex_lock(&nsys__mu);
+  if (ok) {
+    m->ready = true;
+  } else { /* cut short: nothing half-built is kept */
+    p->memo = NULL;
+    nsys__memo_free(m);
+    m = NULL;
+  }
+  pthread_cond_broadcast(&nsys__cv);
+  pthread_mutex_unlock(&nsys__mu);
+  if (!ok) return nsys_task_fail_cancelled(task);
+  *out = &m->k;
+  return true;
+}

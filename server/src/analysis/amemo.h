@@ -1,0 +1,27 @@
+/* The analyses' shared cache of an open profile (a per-profile memo): one
+ * nsys_acache per profile, built whole (nsys_acache_build) by the first
+ * analysis request on it and kept while the profile is open, so that every
+ * later analysis, report/generate and the analyses of set methods read the
+ * device orders and unions, op classes and API search arrays instead of
+ * rebuilding them. Built whole, it is only read afterwards: concurrent
+ * requests share it. Concurrent first requests wait for one build (polling
+ * their own cancellation every 10 ms); a cancelled build is discarded whole,
+ * never kept half-built, and the next request builds it again. Freed with
+ * the profile (nsys_profile.memo), before its index.
+ * NSYS_AI_ANALYSIS_MEMO=0 turns it off (each run then has a cache of its
+ * own, as before: comparisons, benchmarks). Answers are the same byte for
+ * byte either way (tests/c/analysis/test_amemo.c). */
+#ifndef NSYS_ANALYSIS_AMEMO_H
+#define NSYS_ANALYSIS_AMEMO_H
+
+#include <stdbool.h>
+
+#include "analysis/analysis.h"
+
+/* The memo of p for its index ix: *out is the built cache, or NULL when
+ * there is none to use (no profile, ix is not p's published index, or
+ * turned off). False after nsys_task_fail_cancelled (task cancelled while
+ * building or waiting). */
+bool nsys_amemo_get(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, nsys_acache **out);
+
+#endif
