@@ -93,6 +93,9 @@ class Server:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env)
         self.messages: "queue.Queue[dict | None]" = queue.Queue()
         self.notifications: list[dict] = []
+        # when each reply's header arrived (time.monotonic()): the server had finished the
+        # answer then; a large reply is still being read and parsed after it
+        self.reply_header_at: dict[Any, float] = {}
         self.replies: dict[Any, dict] = {}
         self.null_id_errors: list[dict] = []
         self._next_id = 1
@@ -111,8 +114,11 @@ class Server:
         try:
             while True:
                 headers = {}
+                t_header = None
                 while True:
                     line = out.readline()
+                    if t_header is None:
+                        t_header = time.monotonic()
                     if not line:
                         self.messages.put(None)
                         return
@@ -123,7 +129,10 @@ class Server:
                     headers[k.strip().lower()] = v.strip()
                 n = int(headers[b"content-length"])
                 body = out.read(n)
-                self.messages.put(json.loads(body))
+                msg = json.loads(body)
+                if isinstance(msg, dict) and "method" not in msg and msg.get("id") is not None:
+                    self.reply_header_at[msg["id"]] = t_header
+                self.messages.put(msg)
         except Exception:  # pragma: no cover - surfaced through queue end
             self.messages.put(None)
 
