@@ -13,11 +13,6 @@ static int nsys__tag_cmp(const void *a, const void *b) {
   return c ? c : (x->line > y->line) - (x->line < y->line);
 }
 
-/* A percentage truncated to 0.01, as source/refine writes coverage (one definition). */
-static double nsys__pct(int64_t part, int64_t whole) {
-  return whole > 0 ? (double)(int64_t)((double)part * 10000.0 / (double)whole) / 100.0 : 0.0;
-}
-
 void nsys_rc_stats_of(const nsys_src_map *m, nsys_rc_stats *out) {
   memset(out, 0, sizeof *out);
   int32_t *slot = nsys_xmalloc((size_t)(m->n_sites + 1) * sizeof *slot);
@@ -57,8 +52,8 @@ void nsys_rc_stats_of(const nsys_src_map *m, nsys_rc_stats *out) {
   }
   out->kernels = m->n_kernels;
   out->gpu_ns = m->gpu_ns;
-  out->coverage = nsys__pct(exact, m->gpu_ns);
-  out->tagged_pct = nsys__pct(tagged, m->gpu_ns);
+  out->coverage = nsys_src_pct(exact, m->gpu_ns);
+  out->tagged_pct = nsys_src_pct(tagged, m->gpu_ns);
   if (out->n_tags > 1) qsort(out->tags, out->n_tags, sizeof *out->tags, nsys__tag_cmp);
 }
 

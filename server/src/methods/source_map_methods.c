@@ -113,17 +113,13 @@ static int64_t nsys__json_bytes(const cJSON *o) {
   return n;
 }
 
-static double nsys__pct(int64_t part, int64_t whole) {
-  return whole > 0 ? (double)(int64_t)((double)part * 10000.0 / (double)whole) / 100.0 : 0.0;
-}
-
 static void nsys__explain(const nsys_src_map *m, const nsys_index *ix, const nsys_src_row *r,
                           char *out, size_t cap) {
   char tot[32];
   nsys_fmt_duration(tot, sizeof tot, r->total_ns);
   const nsys_src_site *s = &m->sites[r->site];
   snprintf(out, cap, "%u x %s, %s total (%.2f%% of GPU time): %s", r->count,
-           nsys_strtab_get(&ix->strings, r->kname), tot, nsys__pct(r->total_ns, m->gpu_ns),
+           nsys_strtab_get(&ix->strings, r->kname), tot, nsys_src_pct(r->total_ns, m->gpu_ns),
            nsys_strtab_get(&m->strs, s->evidence));
 }
 
@@ -144,7 +140,7 @@ static cJSON *nsys__row_json(const nsys_src_map *m, const nsys_index *ix, const 
   cJSON_AddNumberToObject(o, "count", r->count);
   cJSON_AddNumberToObject(o, "totalNs", (double)r->total_ns);
   cJSON_AddNumberToObject(o, "avgNs", r->count ? (double)(r->total_ns / r->count) : 0);
-  cJSON_AddNumberToObject(o, "pctGpu", nsys__pct(r->total_ns, m->gpu_ns));
+  cJSON_AddNumberToObject(o, "pctGpu", nsys_src_pct(r->total_ns, m->gpu_ns));
   cJSON_AddStringToObject(o, "strategy", nsys_src_strategy_name((nsys_src_strategy)s->strategy));
   cJSON_AddNumberToObject(o, "confidence", (double)(int)(s->confidence * 100.0f + 0.5f) / 100.0);
   cJSON_AddStringToObject(o, "evidence", nsys_strtab_get(&m->strs, s->evidence));
@@ -166,7 +162,7 @@ static void nsys__summary(cJSON *res, const nsys_src_map *m) {
   for (int s = 0; s < NSYS_SRC__COUNT; s++) {
     cJSON *o = cJSON_AddObjectToObject(st, nsys_src_strategy_name((nsys_src_strategy)s));
     cJSON_AddNumberToObject(o, "totalNs", (double)m->strategy_ns[s]);
-    cJSON_AddNumberToObject(o, "pctGpu", nsys__pct(m->strategy_ns[s], m->gpu_ns));
+    cJSON_AddNumberToObject(o, "pctGpu", nsys_src_pct(m->strategy_ns[s], m->gpu_ns));
   }
 }
 
@@ -196,7 +192,7 @@ cJSON *nsys_method_source_map(nsys_call *call) {
       if (l->file != cur_file) {
         if (cur) {
           cJSON_AddNumberToObject(cur, "totalNs", (double)file_ns);
-          cJSON_AddNumberToObject(cur, "pctGpu", nsys__pct(file_ns, m->gpu_ns));
+          cJSON_AddNumberToObject(cur, "pctGpu", nsys_src_pct(file_ns, m->gpu_ns));
           /* the reply-size rule: whole files only, in order, while they fit */
           used += nsys__json_bytes(cur);
           if (used > max_bytes) {
@@ -218,7 +214,7 @@ cJSON *nsys_method_source_map(nsys_call *call) {
       cJSON_AddNumberToObject(lo, "line", l->line);
       cJSON_AddNumberToObject(lo, "count", l->kernels);
       cJSON_AddNumberToObject(lo, "totalNs", (double)l->total_ns);
-      cJSON_AddNumberToObject(lo, "pctGpu", nsys__pct(l->total_ns, m->gpu_ns));
+      cJSON_AddNumberToObject(lo, "pctGpu", nsys_src_pct(l->total_ns, m->gpu_ns));
       cJSON *ks = cJSON_AddArrayToObject(lo, "kernels");
       for (uint32_t k = 0; k < l->count && k < (uint32_t)per_line; k++)
         cJSON_AddItemToArray(ks, nsys__row_json(m, ix, &m->rows[l->first + k], false));
@@ -226,7 +222,7 @@ cJSON *nsys_method_source_map(nsys_call *call) {
     }
     if (cur) {
       cJSON_AddNumberToObject(cur, "totalNs", (double)file_ns);
-      cJSON_AddNumberToObject(cur, "pctGpu", nsys__pct(file_ns, m->gpu_ns));
+      cJSON_AddNumberToObject(cur, "pctGpu", nsys_src_pct(file_ns, m->gpu_ns));
       used += nsys__json_bytes(cur);
       if (used > max_bytes) {
         cJSON_DeleteItemFromArray(files, cJSON_GetArraySize(files) - 1);
@@ -296,7 +292,7 @@ cJSON *nsys_method_source_kernels_at(nsys_call *call) {
     cJSON_AddNumberToObject(res, "line", (double)line);
     cJSON_AddNumberToObject(res, "count", l ? l->kernels : 0);
     cJSON_AddNumberToObject(res, "totalNs", l ? (double)l->total_ns : 0);
-    cJSON_AddNumberToObject(res, "pctGpu", l ? nsys__pct(l->total_ns, m->gpu_ns) : 0);
+    cJSON_AddNumberToObject(res, "pctGpu", l ? nsys_src_pct(l->total_ns, m->gpu_ns) : 0);
     cJSON *ks = cJSON_AddArrayToObject(res, "kernels");
     for (uint32_t k = 0; l && k < l->count && k < 50; k++)
       if (!nsys__append_capped(ks, nsys__row_json(m, ix, &m->rows[l->first + k], true), &used, max_bytes,
@@ -517,7 +513,7 @@ cJSON *nsys_method_source_refine(nsys_call *call) {
       cJSON_AddNumberToObject(o, "line", t->line);
       cJSON_AddStringToObject(o, "tag", t->tag);
       cJSON_AddNumberToObject(o, "totalNs", (double)t->ns);
-      cJSON_AddNumberToObject(o, "pctGpu", nsys__pct(t->ns, m->gpu_ns));
+      cJSON_AddNumberToObject(o, "pctGpu", nsys_src_pct(t->ns, m->gpu_ns));
       cJSON_AddNumberToObject(o, "distinctKernels", t->distinct);
       cJSON *top = cJSON_AddArrayToObject(o, "topKernels");
       int nt = 0;

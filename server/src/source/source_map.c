@@ -1201,3 +1201,7 @@ const nsys_src_line *nsys_src_map_at(const nsys_src_map *m, const char *file, in
   }
   return best;
 }
+
+double nsys_src_pct(int64_t part, int64_t whole) {
+  return whole > 0 ? (double)(int64_t)((double)part * 10000.0 / (double)whole) / 100.0 : 0.0;
+}

@@ -112,4 +112,8 @@ const nsys_src_group *nsys_src_map_group(const nsys_src_map *m, const struct nsy
  * kernel's template line, signature continuation or body); NULL if none. */
 const nsys_src_line *nsys_src_map_at(const nsys_src_map *m, const char *file, int line);
 
+/* A share of GPU time as the source views write it: percent truncated to 0.01
+ * (pctGpu in source/map, hover, refine coverage); 0 when whole is not positive. */
+double nsys_src_pct(int64_t part, int64_t whole);
+
 #endif
