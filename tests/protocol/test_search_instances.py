@@ -117,3 +117,55 @@ def test_instances_bad_params(server):
     r = page(server, pid, "gemm", instances=3, offset=10 ** 9)
     assert r["instances"]["items"] == [] and r["instances"]["offset"] == 10 ** 9
     assert "instances" not in server.request("search", {"profileId": pid, "query": "gemm"})
+
+
+def sql_exact(path, name: str, kind: str) -> list[tuple]:
+    """(start, end) of every kernel whose short or demangled name is `name`, or every NVTX range
+    named `name`, case-sensitively, by start."""
+    out = []
+    with connect(path) as db:
+        tabs = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        if kind == "kernel" and "CUPTI_ACTIVITY_KIND_KERNEL" in tabs:
+            strings = dict(db.execute("SELECT id, value FROM StringIds"))
+            out = [(s, max(e, s)) for sn, dn, s, e in db.execute(
+                'SELECT shortName, demangledName, start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL')
+                if name in (strings[sn], strings[dn])]
+        elif kind == "nvtx":
+            out = [(s, e) for _, s, e, nm in nvtx_ranges(db) if nm == name]
+    return sorted(out)
+
+
+def exact_cases(server, pid) -> list[tuple[str, str]]:
+    """(kind, name): the top_kernels rows' names and the NVTX tree's root names (what w.show marks)."""
+    top = server.request("analysis/run", {"profileId": pid, "name": "top_kernels", "params": {"limit": 4}})["rows"]
+    roots = server.request("nvtx/tree", {"profileId": pid, "limit": 50})
+    names = sorted({n["name"] for n in roots.get("roots", roots.get("nodes", []))})[:4]
+    return [("kernel", r["name"]) for r in top] + [("nvtx", n) for n in names]
+
+
+@pytest.mark.parametrize("name", ["small", "nsys2024_a100_lm_nvtx.sqlite", "nsys2022_nvtx_only_negative_ts.sqlite"])
+def test_exact_names_match_sql(server, small_profile, name):
+    """exact: a top_kernels row's or an NVTX node's name finds its instances and nothing else
+    (not the names it is a substring of, not another case); counts and totals as SQL's."""
+    pid, path = open_profile(server, name) if name != "small" else \
+        (server.request("profile/open", {"path": str(small_profile)})["profileId"], small_profile)
+    cases = exact_cases(server, pid)
+    assert cases
+    for kind, nm in cases:
+        ref = sql_exact(path, nm, kind)
+        assert ref, (kind, nm)
+        r = page(server, pid, nm, exact=True, kinds=[kind], instances=10000)
+        assert r["mode"] == "exact"
+        assert r["matches"] == r["instances"]["total"] == len(ref), (kind, nm)
+        assert sorted((g["start"], g["end"]) for g in r["instances"]["items"]) == ref[:10000]
+        assert {it["kind"] for it in r["instances"]["items"]} == {kind}
+        assert sum(x["totalNs"] for x in server.request("search", {"profileId": pid, "query": nm, "exact": True,
+                                                                     "kinds": [kind]})["results"]) == \
+            sum(e - s for s, e in ref)
+        # a strict prefix or another case is not the name
+        for other in (nm[:-1], nm.swapcase()):
+            if other and other != nm and not sql_exact(path, other, kind):
+                assert page(server, pid, other, exact=True, kinds=[kind])["matches"] == 0, other
+    with pytest.raises(RpcError) as ei:
+        server.request("search", {"profileId": pid, "query": "x", "exact": "yes"})
+    assert ei.value.code == -32602

@@ -1,5 +1,5 @@
-/* search {profileId, query, kinds?, limit?, start?, end?, instances?, offset?, at?}
- * -> substring or glob matches over kernel names (short, demangled and display)
+/* search {profileId, query, exact?, kinds?, limit?, start?, end?, instances?, offset?, at?}
+ * -> substring, glob or exact-name matches over kernel names (short, demangled and display)
  * and NVTX names, with per-name counts and total time, and optionally a page of
  * the matching instances in time order (the timeline's next/previous match).
  * docs/protocol.md ("search"), protocol/schemas/search.*. */
@@ -28,8 +28,11 @@ typedef struct {
   bool is_nvtx;
 } nsys__hit;
 
-static bool nsys__match(const char *q, bool glob, const char *s) {
-  if (glob) return fnmatch(q, s, FNM_CASEFOLD) == 0;
+typedef enum { NSYS__SUBSTRING, NSYS__GLOB, NSYS__EXACT } nsys__mode;
+
+static bool nsys__match(const char *q, nsys__mode mode, const char *s) {
+  if (mode == NSYS__EXACT) return strcmp(q, s) == 0;
+  if (mode == NSYS__GLOB) return fnmatch(q, s, FNM_CASEFOLD) == 0;
   return strcasestr(s, q) != NULL;
 }
 
@@ -102,7 +105,9 @@ cJSON *nsys_method_search(nsys_call *call) {
   const char *q = NULL;
   const cJSON *kinds = NULL;
   int64_t limit = 50, want_inst = 0, offset = 0, at = 0, ws = INT64_MIN, we = INT64_MAX;
+  bool exact = false;
   if (!nsys_param_string(call, "query", true, &q) || !nsys_param_array(call, "kinds", false, &kinds) ||
+      !nsys_param_bool(call, "exact", false, &exact) ||
       !nsys_param_int64(call, NSYS_P_SEARCH_LIMIT, &limit) ||
       !nsys_param_int64(call, NSYS_P_SEARCH_INSTANCES, &want_inst) ||
       !nsys_param_int64(call, NSYS_P_SEARCH_OFFSET, &offset) || !nsys_param_int64(call, NSYS_P_SEARCH_AT, &at) ||
@@ -122,7 +127,8 @@ cJSON *nsys_method_search(nsys_call *call) {
       k++;
     }
   }
-  bool glob = strpbrk(q, "*?[") != NULL;
+  /* exact: the whole name, case-sensitive (a row of top_kernels or nvtx/tree names its kernels or ranges) */
+  nsys__mode mode = exact ? NSYS__EXACT : strpbrk(q, "*?[") ? NSYS__GLOB : NSYS__SUBSTRING;
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
@@ -130,7 +136,7 @@ cJSON *nsys_method_search(nsys_call *call) {
   uint32_t ns = ix->strings.count;
   /* per string id: 0 unknown, 1 match, 2 no match */
   uint8_t *m = nsys_xcalloc(ns + 1, 1);
-#define NSYS__M(id) (m[id] ? m[id] == 1 : (m[id] = nsys__match(q, glob, nsys__s(ix, id)) ? 1 : 2) == 1)
+#define NSYS__M(id) (m[id] ? m[id] == 1 : (m[id] = nsys__match(q, mode, nsys__s(ix, id)) ? 1 : 2) == 1)
   uint32_t *kidx = nsys_xmalloc((ns + 1) * sizeof(uint32_t)); /* name id -> hit + 1 */
   uint32_t *nidx = nsys_xmalloc((ns + 1) * sizeof(uint32_t));
   memset(kidx, 0, (ns + 1) * sizeof(uint32_t));
@@ -193,7 +199,7 @@ cJSON *nsys_method_search(nsys_call *call) {
   if (nh) qsort(hits, nh, sizeof *hits, nsys__cmp_hit);
   res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "query", q);
-  cJSON_AddStringToObject(res, "mode", glob ? "glob" : "substring");
+  cJSON_AddStringToObject(res, "mode", mode == NSYS__EXACT ? "exact" : mode == NSYS__GLOB ? "glob" : "substring");
   cJSON *arr = cJSON_AddArrayToObject(res, "results");
   for (uint32_t k = 0; k < nh && k < (uint64_t)limit; k++) {
     cJSON *o = cJSON_CreateObject();

@@ -1382,6 +1382,7 @@ RunsRecordResult = TypedDict("RunsRecordResult", {
 SearchParams = TypedDict("SearchParams", {
     "profileId": ProfileId,
     "query": str,
+    "exact": NotRequired[bool],
     "kinds": NotRequired[List[Literal["kernel", "nvtx"]]],
     "limit": NotRequired[int],
     "start": NotRequired[NsParam],
@@ -1420,7 +1421,7 @@ SearchResultInstances = TypedDict("SearchResultInstances", {
 # search result
 SearchResult = TypedDict("SearchResult", {
     "query": str,
-    "mode": Literal["substring", "glob"],
+    "mode": Literal["substring", "glob", "exact"],
     "results": List[SearchResultResultsItem],
     "distinct": int,
     "matches": int,

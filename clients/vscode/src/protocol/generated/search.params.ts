@@ -8,6 +8,10 @@ profileId: string
  * substring (case-insensitive), or a glob when it has * ? [
  */
 query: string
+/**
+ * The query is a whole name, compared case-sensitively: a kernel's short, demangled or display name, an NVTX range's name (default false: substring or glob). What a top_kernels or nvtx/tree row names.
+ */
+exact?: boolean
 kinds?: ("kernel" | "nvtx")[]
 limit?: number
 /**
