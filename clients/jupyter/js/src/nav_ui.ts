@@ -3,7 +3,7 @@
 // instances through the Python side), the `?` overlay of KEYS, and the area selection's panel
 // with the analyses of the range (analysis/run through the Python side).
 import { fmtDur } from "./format";
-import { KEYS, Match, MatchCursor, MatchFetch } from "./timeline_nav";
+import { KEYS, Match, MatchCursor, MatchFetch, WindowCache, WindowFetch } from "./timeline_nav";
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -35,11 +35,13 @@ export class SearchBox {
   private now: Match | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private token = 0;
+  /** the matches around the view: a view change inside the window fetched asks nothing */
+  readonly around = new WindowCache();
   /** search step latencies (ms), for the bench */
   readonly steps: number[] = [];
 
   constructor(fetch: MatchFetch,
-              private inWindow: (query: string, start: number, end: number, limit: number) => Promise<Match[]>,
+              private inWindow: (query: string) => WindowFetch,
               private show: (now: Match | undefined, inView: Match[], zoom: boolean) => void,
               private viewNow: () => { start: number; end: number }) {
     this.cursor = new MatchCursor(fetch);
@@ -109,7 +111,7 @@ export class SearchBox {
     if (!q) return;
     const token = ++this.token;
     try {
-      const inView = await this.inWindow(q, v.start, v.end, 2000);
+      const inView = await this.around.inView(q, v.start, v.end, this.inWindow(q));
       if (token === this.token && q === this.cursor.query) this.show(this.now, inView, false);
     } catch { /* outlines are optional */ }
   }

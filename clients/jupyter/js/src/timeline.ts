@@ -14,6 +14,7 @@ import { relTime } from "./exact_json";
 import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "./track_tree";
 import { Match, MatchPage, dragWindow, frameSpan } from "./timeline_nav";
 import { NAV_CSS, RunReply, SearchBox, fillRange, helpBox } from "./nav_ui";
+import { MARKS_CSS, MARK_COLOR, MarkEntry, MarksPanel } from "./marks";
 
 interface Track {
   id: string;
@@ -70,6 +71,8 @@ interface Model {
   _view: Window;
   height: number;
   title: string;
+  /** rows shown from Python (`w.show(rows)`): their kernels / NVTX ranges are outlined */
+  _marks: MarkEntry[];
 }
 
 const LABEL_W = 210;
@@ -168,6 +171,7 @@ class Timeline {
   private matchNow: Match | undefined;
   private matches: Match[] = [];
   private search!: SearchBox;
+  private marks!: MarksPanel;
   private help = helpBox();
   private rangeBox = el("div", "nsys-tl-range");
   private model!: RenderProps<Model>["model"];
@@ -189,7 +193,7 @@ class Timeline {
     if (!(this.view.end > this.view.start)) this.view = { ...this.span };
 
     const style = el("style");
-    style.textContent = CSS + NAV_CSS;
+    style.textContent = CSS + NAV_CSS + MARKS_CSS;
     const bar = el("div", "nsys-tl-bar");
     this.titleEl.textContent = model.get("title") || "timeline";
     bar.append(this.titleEl);
@@ -208,10 +212,19 @@ class Timeline {
     this.search = new SearchBox(
       async (p) => this.toPage(await this.client.ask("search", { query: p.query, instances: p.instances,
         ...(p.at !== undefined ? { at: Math.round(p.at) } : { offset: p.offset ?? 0 }) })),
-      async (query, s0, e0, limit) => this.toPage(await this.client.ask("search", { query, instances: limit,
-        start: Math.floor(s0), end: Math.ceil(e0) })).items,
+      (query) => async (s0, e0, limit) => this.toPage(await this.client.ask("search", { query, instances: limit,
+        start: Math.floor(s0), end: Math.ceil(e0) })),
       (now, inView, zoom) => this.setMatches(now, inView, zoom),
       () => this.view);
+    this.marks = new MarksPanel(
+      async (e, p) => this.toPage(await this.client.ask("search", { query: e.name, exact: true, kinds: [e.kind], ...p })),
+      () => this.view,
+      (m) => {
+        this.root.dataset.markNow = m ? `${m.kind}:${m.id}` : "";
+        if (m) this.reveal(m);
+        this.queueDraw();
+      });
+    model.on("change:_marks", () => this.marks.set(model.get("_marks") ?? []));
     const helpBtn = el("button", "nsys-tl-helpbtn", "?");
     helpBtn.title = "keyboard and mouse (?)";
     helpBtn.onclick = () => this.toggleHelp();
@@ -222,7 +235,7 @@ class Timeline {
     this.sizer.append(this.canvas, this.tip);
     this.scroll.append(this.sizer);
     this.details.style.display = "none";
-    this.root.append(style, bar, this.help, this.scroll, this.rangeBox, this.details);
+    this.root.append(style, bar, this.marks.el, this.help, this.scroll, this.rangeBox, this.details);
     // Lumino (JupyterLab, Notebook 7) handles shortcuts on the document in the capture phase,
     // before the widget sees the key: without this, Shift+Enter in the search box runs the cell
     // and `0` on the plot is held as the first half of "0, 0" (restart the kernel)
@@ -236,8 +249,10 @@ class Timeline {
     });
     (this.root as unknown as { __nsysNav: unknown }).__nsysNav = {
       view: () => ({ ...this.view }), range: () => this.range, steps: this.search.steps, labelW: () => this.labelW,
+      fetches: () => ({ search: this.search.around.fetches, marks: this.marks.fetches }),
     };
     host.append(this.root);
+    if (model.get("_marks")?.length) this.marks.set(model.get("_marks")); // shown before this view rendered
     this.bindPointer();
     this.scroll.addEventListener("scroll", () => this.onScroll(), { passive: true });
     this.root.dataset.served = "0";
@@ -388,6 +403,7 @@ class Timeline {
    *  (debounced; not echoed back when Python set it). */
   private viewChanged(fromPython: boolean): void {
     this.search?.viewChanged();
+    this.marks?.viewChanged();
     this.titleEl.textContent = `${this.model.get("title") || "timeline"} · ${formatCursor(this.view.start, this.span.start, 1)} – ${formatCursor(this.view.end, this.span.start, 1)}`;
     if (fromPython) return;
     clearTimeout(this.syncTimer);
@@ -410,13 +426,16 @@ class Timeline {
     this.matches = inView;
     this.root.dataset.match = now ? `${now.kind}:${now.id}` : "";
     this.root.dataset.matches = String(inView.length);
-    if (now && zoom) {
-      this.zoomTo(now.start, now.end);
-      const r = this.rowOfTrack(now.track); // its row scrolled into view
-      const h = this.scroll.clientHeight - AXIS_H;
-      if (r >= 0 && (r * ROW_H < this.scroll.scrollTop || (r + 1) * ROW_H > this.scroll.scrollTop + h)) this.scroll.scrollTop = Math.max(0, r * ROW_H - h / 2);
-    }
+    if (now && zoom) this.reveal(now);
     this.queueDraw();
+  }
+
+  /** Zooms to a match (a search step, a shown row's instance) and scrolls its row into view. */
+  private reveal(m: Match): void {
+    this.zoomTo(m.start, m.end);
+    const r = this.rowOfTrack(m.track);
+    const h = this.scroll.clientHeight - AXIS_H;
+    if (r >= 0 && (r * ROW_H < this.scroll.scrollTop || (r + 1) * ROW_H > this.scroll.scrollTop + h)) this.scroll.scrollTop = Math.max(0, r * ROW_H - h / 2);
   }
 
   /** Shows [start, end] with a margin (a match, a double-clicked slice). */
@@ -506,6 +525,8 @@ class Timeline {
       g.lineWidth = w;
       g.strokeRect(a - 1, AXIS_H + r * ROW_H - top + 1, Math.max(x(m.end), a + 2) - a + 2, ROW_H - 2);
     };
+    for (const m of this.marks.inView) one(m, MARK_COLOR, 1);
+    if (this.marks.now) one(this.marks.now, MARK_COLOR, 3);
     for (const m of this.matches) one(m, MATCH_COLOR, 1);
     if (this.matchNow) one(this.matchNow, MATCH_NOW_COLOR, 3);
     if (this.range) {
