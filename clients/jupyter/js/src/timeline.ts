@@ -220,7 +220,8 @@ class Timeline {
       async (e, p) => this.toPage(await this.client.ask("search", { query: e.name, exact: true, kinds: [e.kind], ...p })),
       () => this.view,
       (m) => {
-        this.root.dataset.markNow = m ? `${m.kind}:${m.id}` : "";
+        const now = this.marks.now;
+        this.root.dataset.markNow = now ? `${now.kind}:${now.id}` : "";
         if (m) this.reveal(m);
         this.queueDraw();
       });

@@ -1,8 +1,9 @@
 /* The timeline's search (Ctrl+F or /): kernels and NVTX ranges by name
  * (search's substring or glob), Enter / Shift+Enter step through every match
  * in time order ("3 of 1,204") and zoom to each; the matches in view are
- * outlined (a windowed search after each view change, debounced). */
-import { MatchCursor, type Match, type MatchFetch } from '../client/timelineNav';
+ * outlined (a windowed search after each view change, debounced; the window
+ * fetched is three views wide and reused while the view stays inside it). */
+import { MatchCursor, WindowCache, type Match, type MatchFetch, type WindowFetch } from '../client/timelineNav';
 import type { View } from '../client/timelineModel';
 import { h } from './dom';
 
@@ -18,11 +19,13 @@ export class SearchBar {
   private viewToken = 0;
   private lastView: View | undefined;
   private now: Match | undefined;
+  /** The matches around the view: a view change inside the window fetched asks nothing. */
+  readonly around = new WindowCache(IN_VIEW);
 
   constructor(
     fetch: MatchFetch,
-    /** The matches overlapping [start, end] (at most `limit`). */
-    private readonly inWindow: (query: string, start: number, end: number, limit: number) => Promise<Match[]>,
+    /** The query's matches overlapping [start, end] (at most `limit`, with how many overlap). */
+    private readonly inWindow: (query: string) => WindowFetch,
     private readonly show: (now: Match | undefined, inView: Match[], zoom: boolean) => void,
     private readonly viewStart: () => number,
   ) {
@@ -90,7 +93,8 @@ export class SearchBar {
     if (!v || !q) return;
     const token = ++this.viewToken;
     try {
-      const inView = await this.inWindow(q, v.start, v.end, IN_VIEW);
+      const inView = await this.around.inView(q, v.start, v.end, this.inWindow(q));
+      this.el.dataset.fetches = String(this.around.fetches);
       if (token === this.viewToken && q === this.cursor.query) this.show(this.now, inView, false);
     } catch { /* the outlines are optional */ }
   }
