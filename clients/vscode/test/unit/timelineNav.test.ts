@@ -89,7 +89,7 @@ test('WindowCache: views inside the window fetched ask nothing; outside, another
     return { total: hit.length, offset: 0, items: hit.slice(0, limit) };
   };
   const inRef = (s: number, e: number) => all.filter((m) => m.start < e && m.end >= s).map((m) => m.id);
-  const c = new WindowCache(100);
+  const c = new WindowCache(60);
   assert.deepEqual((await c.inView('q', 1000, 1200, win)).map((m) => m.id), inRef(1000, 1200));
   assert.deepEqual(asked, [[800, 1400]], 'three views wide');
   for (const [s, e] of [[900, 1100], [800, 1400], [1003, 1007]]) // pans and zooms inside
@@ -107,7 +107,7 @@ test('WindowCache: views inside the window fetched ask nothing; outside, another
   assert.equal(asked.length, 2, 'the complete view is reused');
   // denser than the limit in view: the first `limit`, asked at each view change
   const cut = await c.inView('q', 0, 5000, win);
-  assert.deepEqual(cut.map((m) => m.id), inRef(0, 5000).slice(0, 100));
+  assert.deepEqual(cut.map((m) => m.id), inRef(0, 5000).slice(0, 60));
   await c.inView('q', 0, 5000, win);
   assert.equal(asked.length, 6);
   c.clear();
