@@ -210,10 +210,10 @@ class Timeline {
     this.unhide.style.display = "none";
     this.unhide.onclick = () => this.changeRows("unhide");
     this.search = new SearchBox(
-      async (p) => this.toPage(await this.client.ask("search", { query: p.query, instances: p.instances,
+      async (p) => this.toPage(await this.client.ask("search", { query: p.query, instances: p.instances, kinds: this.search.kinds,
         ...(p.at !== undefined ? { at: Math.round(p.at) } : { offset: p.offset ?? 0 }) })),
       (query) => async (s0, e0, limit) => this.toPage(await this.client.ask("search", { query, instances: limit,
-        start: Math.floor(s0), end: Math.ceil(e0) })),
+        kinds: this.search.kinds, start: Math.floor(s0), end: Math.ceil(e0) })),
       (now, inView, zoom) => this.setMatches(now, inView, zoom),
       () => this.view);
     this.marks = new MarksPanel(

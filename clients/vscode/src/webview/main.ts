@@ -102,9 +102,9 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
       items: i.items.map((m): Match => ({ kind: m.kind, id: Number(m.id), track: m.track, start: rel(m.start), end: rel(m.end), name: i.names[m.name] ?? '' })) };
   };
   const search = new SearchBar(
-    async (p) => toPage(await rpc<SearchReply>('search', { query: p.query, limit: 1, instances: p.instances,
+    async (p) => toPage(await rpc<SearchReply>('search', { query: p.query, limit: 1, instances: p.instances, kinds: search.kinds,
       ...(p.at !== undefined ? { at: absTime(Math.round(p.at), origin) } : { offset: p.offset ?? 0 }) })),
-    (query) => async (s, e, limit) => toPage(await rpc<SearchReply>('search', { query, limit: 1, instances: limit,
+    (query) => async (s, e, limit) => toPage(await rpc<SearchReply>('search', { query, limit: 1, instances: limit, kinds: search.kinds,
       start: absTime(Math.floor(s), origin), end: absTime(Math.ceil(e), origin) })),
     (now, inView, zoom) => {
       if (now && zoom) { timeline!.zoomTo(now.start, now.end); timeline!.scrollToTrack(now.track); }
