@@ -1,6 +1,7 @@
 // Navigation like Nsight Systems and Perfetto in the widget (the VS Code webview's
 // navigation.test.ts, here in a notebook host): `/` focuses the search, Enter / Shift+Enter step
-// through the matches ("2 of N"), zooming to each and outlining it; a drag on the time axis
+// through the matches ("2 of N"), zooming to each and outlining it (CUDA API calls too, picked in the
+// kind select); `w.show(top_kernels rows)` outlines their kernels; a drag on the time axis
 // selects a range whose analyses show under the plot; the wheel pans, W zooms, `?` lists the
 // keys, Esc closes them and clears the range; `w.view = (start, end)` in the kernel moves the
 // widget and `w.view` / `w.selection` read what the widget shows (JupyterLab's app object runs
@@ -46,6 +47,19 @@ export async function checkNavigation(page, tl, step, shot) {
   if ((await tl.evaluate((e) => e.dataset.match)) !== first) throw new Error("the previous-match button did not go back");
   if (shot) await tl.screenshot({ path: shot("search") });
   await page.keyboard.press("Escape");
+  // the kind select: CUDA API calls are found, zoomed to and outlined on their thread's API row
+  const box_ = tl.locator(".nsys-tl-search input");
+  await tl.locator(".nsys-tl-kinds").selectOption({ label: "CUDA API" });
+  await box_.fill("cudaMemcpy");
+  await box_.press("Enter");
+  // the first call at or after the view's start: "k of N" for a CUDA API match
+  await page.waitForFunction(() => /^api:/.test(document.querySelector(".nsys-tl").dataset.match || ""), null, { timeout: 30000 });
+  await page.waitForTimeout(400);
+  const api = await tl.evaluate((e) => e.dataset.match), apiOutlined = await pixels(tl, [255, 159, 28]);
+  step("search CUDA API", { match: api, outlined: apiOutlined, counter: await tl.evaluate((e) => e.querySelector(".nsys-tl-search").dataset.counter) });
+  if (!/^api:\d+$/.test(api || "") || apiOutlined < 10) throw new Error(`CUDA API search: ${api}, ${apiOutlined} px outlined`);
+  await tl.locator(".nsys-tl-kinds").selectOption({ index: 0 });
+  await box_.press("Escape");
   // a drag on the time axis: the range and its analyses
   await canvas.focus();
   await page.keyboard.press("0");
