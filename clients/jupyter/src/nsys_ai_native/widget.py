@@ -431,7 +431,8 @@ def mark_entries(profile: "Profile", rows: Any, kind: Optional[str] = None) -> l
     for r in items:
         if isinstance(r, dict):
             name = r.get("name")
-            k = r.get("kind") if r.get("kind") in MARK_KINDS and kind is None else \
+            own = r.get("kind")
+            k: str = own if isinstance(own, str) and own in MARK_KINDS and kind is None else \
                 default or ("nvtx" if "depth" in r or "childCount" in r else "kernel")
         else:
             name, k = r, default or "kernel"
