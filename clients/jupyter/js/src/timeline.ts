@@ -177,6 +177,8 @@ class Timeline {
   private model!: RenderProps<Model>["model"];
   private titleEl = el("b");
   private syncTimer: ReturnType<typeof setTimeout> | undefined;
+  /** views written to Python whose echo has not come back (at most 16) */
+  private sentViews = new Set<string>();
 
   constructor({ model, el: host }: RenderProps<Model>) {
     this.model = model;
@@ -246,6 +248,9 @@ class Timeline {
     // Python sets the view (w.view = (start, end)): shown here
     model.on("change:_view", () => {
       const v = model.get("_view");
+      // the kernel's echo of a view this widget wrote (ipywidgets 8 echoes state updates): not a
+      // move from Python; applying it would jump back to a view the user has since left
+      if (v && this.sentViews.delete(`${v.start}|${v.end}`)) return;
       if (v && v.end > v.start && (v.start !== this.view.start || v.end !== this.view.end)) this.setView({ start: v.start, end: v.end }, false, true);
     });
     (this.root as unknown as { __nsysNav: unknown }).__nsysNav = {
@@ -409,8 +414,11 @@ class Timeline {
     if (fromPython) return;
     clearTimeout(this.syncTimer);
     this.syncTimer = setTimeout(() => {
-      this.model.set("_view", { start: Math.round(this.view.start), end: Math.round(this.view.end) });
+      const v = { start: Math.round(this.view.start), end: Math.round(this.view.end) };
+      this.model.set("_view", v);
       this.model.save_changes();
+      this.sentViews.add(`${v.start}|${v.end}`); // after set: its own change event has passed
+      if (this.sentViews.size > 16) this.sentViews.delete(this.sentViews.values().next().value as string);
     }, 150);
   }
 
