@@ -99,18 +99,27 @@ test('WindowCache: views inside the window fetched ask nothing; outside, another
   assert.equal(c.fetches, 2);
   await c.inView('other', 1300, 1500, win);
   assert.equal(c.fetches, 3, 'another query asks again');
-  // dense: the wide window holds more than the limit -> the view alone, complete: kept
+  // dense: the wide window holds more than the limit; its first 60 by start (to t = 590) cover the view: kept to there
   asked.length = 0;
   assert.deepEqual((await c.inView('q', 0, 500, win)).map((m) => m.id), inRef(0, 500));
-  assert.deepEqual(asked, [[-500, 1000], [0, 500]]);
-  await c.inView('q', 100, 400, win);
-  assert.equal(asked.length, 2, 'the complete view is reused');
-  // denser than the limit in view: the first `limit`, asked at each view change
+  assert.deepEqual(asked, [[-500, 1000]]);
+  assert.deepEqual((await c.inView('q', 100, 590, win)).map((m) => m.id), inRef(100, 590));
+  assert.equal(asked.length, 1, 'reused up to the last match\'s start');
+  await c.inView('q', 100, 600, win);
+  assert.deepEqual(asked.slice(1), [[-400, 1100], [100, 600]], 'past it: asked again (the wide window, then the view alone)');
+  // denser than the limit in view: the first `limit` (the wide window, then the view alone) ...
+  asked.length = 0;
   const cut = await c.inView('q', 0, 5000, win);
   assert.deepEqual(cut.map((m) => m.id), inRef(0, 5000).slice(0, 60));
-  await c.inView('q', 0, 5000, win);
-  assert.equal(asked.length, 6);
+  assert.deepEqual(asked, [[-5000, 10000], [0, 5000]]);
+  // ... and while it stays that dense, the view alone at once: one request per change, as without the cache
+  await c.inView('q', 100, 5100, win);
+  assert.deepEqual(asked.slice(2), [[100, 5100]]);
+  // sparse again: the view alone is complete and kept
+  assert.deepEqual((await c.inView('q', 1000, 1100, win)).map((m) => m.id), inRef(1000, 1100));
+  await c.inView('q', 1010, 1090, win);
+  assert.equal(asked.length, 4);
   c.clear();
-  await c.inView('q', 0, 500, win);
-  assert.equal(asked.length, 8);
+  await c.inView('q', 1000, 1100, win);
+  assert.deepEqual(asked[4], [900, 1200], 'cleared: a wide window again');
 });
