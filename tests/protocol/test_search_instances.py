@@ -10,7 +10,7 @@ import pytest
 
 from conftest import check_schema, real_path
 from nsys_rpc import RpcError
-from test_timeline_sqlref import connect, nvtx_ranges
+from test_timeline_sqlref import connect, gpu_ops, nvtx_ranges, runtime_calls
 
 # (profile, queries): kernels and NVTX, substring and glob
 PROFILES = [("nsys2024_a100_lm_nvtx.sqlite", ("gemm", "*e*")), ("nsys2026_2gpu_nccl_before.sqlite", ("nccl", "*Reduce*")),
@@ -117,3 +117,108 @@ def test_instances_bad_params(server):
     r = page(server, pid, "gemm", instances=3, offset=10 ** 9)
     assert r["instances"]["items"] == [] and r["instances"]["offset"] == 10 ** 9
     assert "instances" not in server.request("search", {"profileId": pid, "query": "gemm"})
+
+
+def sql_exact(path, name: str, kind: str) -> list[tuple]:
+    """(start, end) of every kernel whose short or demangled name is `name`, or every NVTX range
+    named `name`, case-sensitively, by start."""
+    out = []
+    with connect(path) as db:
+        tabs = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        if kind == "kernel" and "CUPTI_ACTIVITY_KIND_KERNEL" in tabs:
+            strings = dict(db.execute("SELECT id, value FROM StringIds"))
+            out = [(s, max(e, s)) for sn, dn, s, e in db.execute(
+                'SELECT shortName, demangledName, start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL')
+                if name in (strings[sn], strings[dn])]
+        elif kind == "nvtx":
+            out = [(s, e) for _, s, e, nm in nvtx_ranges(db) if nm == name]
+    return sorted(out)
+
+
+def exact_cases(server, pid) -> list[tuple[str, str]]:
+    """(kind, name): the top_kernels rows' names and the NVTX tree's root names (what w.show marks)."""
+    top = server.request("analysis/run", {"profileId": pid, "name": "top_kernels", "params": {"limit": 4}})["rows"]
+    roots = server.request("nvtx/tree", {"profileId": pid, "limit": 50})
+    names = sorted({n["name"] for n in roots.get("roots", roots.get("nodes", []))})[:4]
+    return [("kernel", r["name"]) for r in top] + [("nvtx", n) for n in names]
+
+
+@pytest.mark.parametrize("name", ["small", "nsys2024_a100_lm_nvtx.sqlite", "nsys2022_nvtx_only_negative_ts.sqlite"])
+def test_exact_names_match_sql(server, small_profile, name):
+    """exact: a top_kernels row's or an NVTX node's name finds its instances and nothing else
+    (not the names it is a substring of, not another case); counts and totals as SQL's."""
+    pid, path = open_profile(server, name) if name != "small" else \
+        (server.request("profile/open", {"path": str(small_profile)})["profileId"], small_profile)
+    cases = exact_cases(server, pid)
+    assert cases
+    for kind, nm in cases:
+        ref = sql_exact(path, nm, kind)
+        assert ref, (kind, nm)
+        r = page(server, pid, nm, exact=True, kinds=[kind], instances=10000)
+        assert r["mode"] == "exact"
+        assert r["matches"] == r["instances"]["total"] == len(ref), (kind, nm)
+        assert sorted((g["start"], g["end"]) for g in r["instances"]["items"]) == ref[:10000]
+        assert {it["kind"] for it in r["instances"]["items"]} == {kind}
+        assert sum(x["totalNs"] for x in server.request("search", {"profileId": pid, "query": nm, "exact": True,
+                                                                     "kinds": [kind]})["results"]) == \
+            sum(e - s for s, e in ref)
+        # a strict prefix or another case is not the name
+        for other in (nm[:-1], nm.swapcase()):
+            if other and other != nm and not sql_exact(path, other, kind):
+                assert page(server, pid, other, exact=True, kinds=[kind])["matches"] == 0, other
+    with pytest.raises(RpcError) as ei:
+        server.request("search", {"profileId": pid, "query": "x", "exact": "yes"})
+    assert ei.value.code == -32602
+
+
+def sql_ops_and_calls(path, kind: str, query: str) -> list[tuple]:
+    """(start, end, track) of every memcpy / memset op, or of every CUDA runtime call whose name
+    (version suffix stripped) holds `query` case-insensitively, by start."""
+    with connect(path) as db:
+        if kind in ("memcpy", "memset"):
+            out = [(s, e, f"gpu:{dev}:{st}") for k, dev, st, _, s, e, _, _, _ in gpu_ops(db) if k == kind]
+        else:
+            strings = dict(db.execute("SELECT id, value FROM StringIds"))
+            out = []
+            for g, s, e, _, nid in runtime_calls(db):
+                nm = strings.get(nid, "")
+                base = nm.split("_v")[0] if "_v" in nm and nm.rsplit("_v", 1)[1].isdigit() else nm
+                if query.lower() in base.lower():
+                    out.append((s, e, f"api:{(g >> 24) & 0xFFFFFF}:{g & 0xFFFFFF}"))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("name", ["small", "nsys2024_a100_lm_nvtx.sqlite"])
+def test_memcpy_memset_and_api_kinds_match_sql(server, small_profile, name):
+    """kinds memcpy, memset, api: every copy, set and matching runtime call, counts, total time,
+    instances in time order with their tracks, as SQL; the default kinds stay kernels and NVTX."""
+    pid, path = open_profile(server, name) if name != "small" else \
+        (server.request("profile/open", {"path": str(small_profile)})["profileId"], small_profile)
+    cases = (("memcpy", "memcpy"), ("memset", "memset"), ("api", "cudaLaunch"), ("api", "Synchronize"))
+    for kind, query in cases if name == "small" else cases[::2]:  # a real export: one API query (SQL reads every call)
+        ref = sql_ops_and_calls(path, kind, query)
+        r = page(server, pid, query, kinds=[kind], instances=10000, limit=1000)
+        if kind in ("memcpy", "memset") and name == "small":
+            assert ref, kind  # the generated profile has both
+        assert r["matches"] == r["instances"]["total"] == len(ref), (kind, query)
+        assert {x["kind"] for x in r["results"]} <= {kind} and sum(x["count"] for x in r["results"]) == len(ref)
+        assert sum(x["totalNs"] for x in r["results"]) == sum(e - s for s, e, _ in ref), (kind, query)
+        items = r["instances"]["items"]
+        assert [(g["start"], g["end"]) for g in items] == [(s, e) for s, e, _ in ref[:10000]], (kind, query)
+        assert all(g["kind"] == kind for g in items)
+        assert [g["track"] for g in items] == [t for _, _, t in ref[:10000]], (kind, query)
+    # an API call's instance is the call timeline/range draws on its thread's API row
+    r = page(server, pid, "cudaLaunch", kinds=["api"], instances=1, offset=0)
+    it = r["instances"]["items"][0]
+    tl = server.request("timeline/range", {"profileId": pid, "start": it["start"], "end": it["end"] + 1, "width": 100000,
+                                           "tracks": [it["track"]]})
+    assert any(e.get("id") == it["id"] and e["start"] == it["start"] for t in tl["tracks"] for e in t.get("events") or [])
+    # mixed kinds: one time order, ops before NVTX before API calls at equal starts
+    mixed = page(server, pid, "*", kinds=["memcpy", "api", "nvtx"], instances=3000)["instances"]["items"]
+    order = {"memcpy": 0, "nvtx": 1, "api": 2}
+    keys = [(g["start"], order[g["kind"]], g["id"]) for g in mixed]
+    assert keys == sorted(keys) and {g["kind"] for g in mixed} >= {"api"}
+    assert not {x["kind"] for x in server.request("search", {"profileId": pid, "query": "memcpy"})["results"]} - {"kernel", "nvtx"}
+    with pytest.raises(RpcError) as ei:
+        server.request("search", {"profileId": pid, "query": "x", "kinds": ["graph"]})
+    assert ei.value.code == -32602

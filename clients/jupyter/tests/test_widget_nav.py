@@ -84,3 +84,43 @@ def test_frames_exact_ints_and_units(gen_dir: Path, methods: frozenset[str]) -> 
 def _pd_na():
     import pandas as pd
     return pd.NA
+
+
+def test_show_marks_rows_by_exact_name(small_profile: Path, methods: frozenset[str]) -> None:
+    """`w.show(rows)`: top_kernels rows name kernels, nvtx_tree rows NVTX ranges, search rows their
+    own kind; counts and totals are the whole profile's, by exact name (SQL); the front end's
+    pages for an entry hold only its instances; None clears; bad input is a ValueError."""
+    need(methods, "search", "analysis/run", "nvtx/tree")
+    p = nsys_ai_native.open(small_profile)
+    w = p.show()
+    o = int(w.origin)
+    top = p.top_kernels(limit=3)
+    with sqlite3.connect(f"file:{small_profile}?mode=ro", uri=True) as c:
+        def kernels(name: str) -> list[tuple[int, int]]:
+            return list(c.execute('SELECT start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds n ON n.id = k.shortName '
+                                  "WHERE n.value = ? ORDER BY start", (name,)))
+
+        def ranges(name: str) -> list[tuple[int, int]]:
+            return list(c.execute('SELECT start, "end" FROM NVTX_EVENTS WHERE text = ? AND "end" IS NOT NULL '
+                                  "AND eventType IN (59, 60) ORDER BY start", (name,)))
+
+        assert w.show(top) is w
+        assert [(m["kind"], m["name"]) for m in w.marked] == [("kernel", n) for n in top["name"]]
+        for m in w.marked:
+            ref = kernels(m["name"])
+            assert m["count"] == len(ref) > 0 and m["totalNs"] == sum(e - s for s, e in ref)
+            page = w.search_page({"query": m["name"], "exact": True, "kinds": ["kernel"], "instances": 10000})
+            assert [(it["start"] + o, it["end"] + o) for it in page["items"]] == ref
+        tree = p.nvtx_tree(maxDepth=1)
+        w.show(tree.head(2))
+        assert [m["kind"] for m in w.marked] == ["nvtx", "nvtx"]
+        for m in w.marked:
+            assert m["count"] == len(ranges(m["name"])) > 0
+        assert {m["kind"] for m in w.show(p.search("nccl")).marked} == {"kernel", "nvtx"}
+        assert w.show(top.iloc[0]).marked[0]["name"] == top["name"][0]
+        assert w.show([top["name"][0][:-1]]).marked[0]["count"] == 0  # a prefix is not the name
+    assert w.show(None).marked == [] and w._marks == []
+    with pytest.raises(ValueError):
+        w.show(["setup"], kind="api")
+    with pytest.raises(ValueError):
+        w.show([{"count": 3}])

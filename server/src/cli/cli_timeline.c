@@ -2,7 +2,7 @@
  * server (`--format json` prints exactly its result):
  *   nsys-ai timeline FILE [--start NS] [--end NS] [--width PX] [--tracks ID,ID]
  *   nsys-ai tree FILE [--device D] [--thread TID|PID:TID] [--max-depth N] [--aggregate]
- *   nsys-ai search FILE QUERY [--kinds kernel,nvtx] [--limit N]
+ *   nsys-ai search FILE QUERY [--kinds kernel,nvtx,memcpy,memset,api] [--limit N]
  *   nsys-ai export FILE -o trace.json [--start NS] [--end NS] */
 #include <errno.h>
 #include <stdio.h>
@@ -358,7 +358,7 @@ const nsys_cli_command nsys_cli_timeline[] = {
      "GPU streams, projected NVTX, NVTX and CUDA API rows over a time window (zoom buckets)", nsys__cmd_timeline},
     {"tree", "FILE [--device D] [--thread TID|PID:TID] [--max-depth N] [--aggregate] [--parent ID] [--limit N] [--cursor TOKEN] [--max-bytes N] [--format text|json]",
      "NVTX range tree with GPU projection, op counts, kernel time and top kernels", nsys__cmd_tree},
-    {"search", "FILE QUERY [--kinds kernel,nvtx] [--limit N] [--format text|json]",
+    {"search", "FILE QUERY [--kinds kernel,nvtx,memcpy,memset,api] [--limit N] [--format text|json]",
      "kernel and NVTX names matching a substring or glob, with counts and total time", nsys__cmd_search},
     {"export", "FILE -o TRACE.json [--start NS] [--end NS] [--format text|json]",
      "write Chrome Trace JSON for ui.perfetto.dev (GPU streams, threads, NVTX, launch arrows)", nsys__cmd_export},

@@ -1,4 +1,4 @@
-/* Pages of timeline instances (GPU ops, NVTX ranges) in time order, without
+/* Pages of timeline instances (GPU ops, NVTX ranges, CUDA API calls) in time order, without
  * sorting them all: search's `instances` (methods/search_methods.c) picks the
  * page [offset, offset + len) of its matches in O(n) expected time, O(n log n)
  * at worst, and the page's own sort. No cJSON here. */
@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { NSYS_INST_OP = 0, NSYS_INST_NVTX = 1 } nsys_inst_kind;
+typedef enum { NSYS_INST_OP = 0, NSYS_INST_NVTX = 1, NSYS_INST_API = 2 } nsys_inst_kind;
 
-/* One instance: a GPU op (id = kernelId) or an NVTX range (id = its index);
+/* One instance: a GPU op (id = kernelId), an NVTX range or a CUDA API call (id = its index);
  * 16 bytes (its end is read from the index when a page is written). */
 typedef struct nsys_instance {
   int64_t start;
@@ -18,7 +18,7 @@ typedef struct nsys_instance {
   uint8_t kind; /* nsys_inst_kind */
 } nsys_instance;
 
-/* The total order of instances: start, then kind (ops first), then id. */
+/* The total order of instances: start, then kind (ops, NVTX ranges, API calls), then id. */
 int nsys_instance_cmp(const nsys_instance *a, const nsys_instance *b);
 
 /* How many of v[0..n) start before `at` (the rank of the first starting at or after it). */

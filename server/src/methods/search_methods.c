@@ -1,8 +1,8 @@
-/* search {profileId, query, kinds?, limit?, start?, end?, instances?, offset?, at?}
- * -> substring or glob matches over kernel names (short, demangled and display)
- * and NVTX names, with per-name counts and total time, and optionally a page of
- * the matching instances in time order (the timeline's next/previous match).
- * docs/protocol.md ("search"), protocol/schemas/search.*. */
+/* search {profileId, query, exact?, kinds?, limit?, start?, end?, instances?, offset?, at?}
+ * -> substring, glob or exact-name matches over kernel names (short, demangled and display),
+ * NVTX names and, when asked for by kinds, memcpy/memset names and CUDA API names, with
+ * per-name counts and total time, and optionally a page of the matching instances in time
+ * order (the timeline's next/previous match). docs/protocol.md ("search"), protocol/schemas/search.*. */
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,23 +20,32 @@
 
 static const char *nsys__s(const nsys_index *ix, uint32_t id) { return nsys_strtab_get(&ix->strings, id); }
 
+/* What a search finds: GPU ops by their kind, NVTX ranges, CUDA API calls. */
+typedef enum { NSYS__KERNEL, NSYS__NVTX, NSYS__MEMCPY, NSYS__MEMSET, NSYS__API, NSYS__KINDS } nsys__kind;
+static const char *const nsys__kind_name[NSYS__KINDS] = {"kernel", "nvtx", "memcpy", "memset", "api"};
+
 typedef struct {
-  uint32_t name;   /* display name (kernel short name or NVTX text) */
+  uint32_t name;   /* kernel short name, NVTX text, copy/set name ("[CUDA memcpy HtoD]"), API name */
   uint32_t count;
   int64_t ns;
   uint32_t example; /* kernels: the demangled name with the most matched GPU time */
-  bool is_nvtx;
+  uint8_t kind;     /* nsys__kind */
 } nsys__hit;
 
-static bool nsys__match(const char *q, bool glob, const char *s) {
-  if (glob) return fnmatch(q, s, FNM_CASEFOLD) == 0;
+typedef enum { NSYS__SUBSTRING, NSYS__GLOB, NSYS__EXACT } nsys__mode;
+
+static bool nsys__match(const char *q, nsys__mode mode, const char *s) {
+  if (mode == NSYS__EXACT) return strcmp(q, s) == 0;
+  if (mode == NSYS__GLOB) return fnmatch(q, s, FNM_CASEFOLD) == 0;
   return strcasestr(s, q) != NULL;
 }
 
+/* by total time, then count, then kind and name */
 static int nsys__cmp_hit(const void *a, const void *b) {
   const nsys__hit *x = a, *y = b;
   if (x->ns != y->ns) return x->ns > y->ns ? -1 : 1;
   if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
   return x->name < y->name ? -1 : x->name > y->name;
 }
 
@@ -53,17 +62,28 @@ static void nsys__inst_push(nsys__inst_vec *iv, int64_t start, uint32_t id, uint
   iv->v[iv->n++] = (nsys_instance){start, id, kind};
 }
 
+/* The op kinds search reports (graph launches are not searched). */
+static int nsys__op_kind(uint8_t op_kind) {
+  return op_kind == NSYS_OP_KERNEL   ? NSYS__KERNEL
+         : op_kind == NSYS_OP_MEMCPY ? NSYS__MEMCPY
+         : op_kind == NSYS_OP_MEMSET ? NSYS__MEMSET
+                                     : -1;
+}
+
 /* {total, offset, names, items}: the instances of ranks [off, off + len) in time order. */
 static cJSON *nsys__instances_json(const nsys_index *ix, nsys__inst_vec *iv, size_t off, size_t len) {
   nsys_instance_page(iv->v, iv->n, off, len);
-  /* timeline/tracks ids: GPU track index -> its track; a thread's NVTX rows are consecutive by depth */
+  /* timeline/tracks ids: GPU track index -> its track; a thread's NVTX rows are consecutive by
+   * depth; a thread's API row */
   uint32_t nt = nsys_tl_track_count(ix);
   const nsys_tl_track **gpu = nsys_xcalloc(ix->n_tracks + 1, sizeof *gpu);
   const nsys_tl_track **nvtx0 = nsys_xcalloc(ix->n_threads + 1, sizeof *nvtx0);
+  const nsys_tl_track **api = nsys_xcalloc(ix->n_threads + 1, sizeof *api);
   for (uint32_t t = 0; t < nt; t++) {
     const nsys_tl_track *tl = nsys_tl_track_at(ix, t);
     if (tl->kind == NSYS_TL_GPU && tl->ref < ix->n_tracks) gpu[tl->ref] = tl;
     else if (tl->kind == NSYS_TL_NVTX && tl->depth == 0 && tl->thread < ix->n_threads) nvtx0[tl->thread] = tl;
+    else if (tl->kind == NSYS_TL_API && tl->thread < ix->n_threads) api[tl->thread] = tl;
   }
   cJSON *o = cJSON_CreateObject();
   nsys_json_add_i64(o, "total", (int64_t)iv->n);
@@ -74,35 +94,73 @@ static cJSON *nsys__instances_json(const nsys_index *ix, nsys__inst_vec *iv, siz
   uint32_t nused = 0;
   for (size_t k = off; k < iv->n && k < off + len; k++) {
     const nsys_instance *in = &iv->v[k];
-    bool op = in->kind == NSYS_INST_OP;
-    uint32_t nm = op ? ix->ops.name[in->id] : ix->nvtx.name[in->id];
+    uint32_t id = in->id, nm;
+    int64_t end;
+    const char *kind;
     const nsys_tl_track *tl = NULL;
-    if (op) tl = gpu[ix->ops.track[in->id]];
-    else if (nvtx0[ix->nvtx.thread[in->id]]) tl = nvtx0[ix->nvtx.thread[in->id]] + ix->nvtx.depth[in->id];
+    if (in->kind == NSYS_INST_OP) {
+      nm = ix->ops.name[id];
+      end = ix->ops.end[id];
+      kind = nsys__kind_name[nsys__op_kind(ix->ops.kind[id])];
+      tl = gpu[ix->ops.track[id]];
+    } else if (in->kind == NSYS_INST_NVTX) {
+      nm = ix->nvtx.name[id];
+      end = ix->nvtx.end[id];
+      kind = "nvtx";
+      if (nvtx0[ix->nvtx.thread[id]]) tl = nvtx0[ix->nvtx.thread[id]] + ix->nvtx.depth[id];
+    } else {
+      nm = ix->api.name[id];
+      end = ix->api.end[id];
+      kind = "api";
+      tl = api[ix->api.thread[id]];
+    }
     if (!slot[nm]) {
       cJSON_AddItemToArray(names, cJSON_CreateString(nsys__s(ix, nm)));
       slot[nm] = ++nused;
     }
     cJSON *it = cJSON_CreateObject();
-    cJSON_AddStringToObject(it, "kind", op ? "kernel" : "nvtx");
-    nsys_json_add_i64(it, "id", in->id);
+    cJSON_AddStringToObject(it, "kind", kind);
+    nsys_json_add_i64(it, "id", id);
     cJSON_AddStringToObject(it, "track", tl ? tl->id : "");
     nsys_json_add_i64(it, "start", in->start);
-    nsys_json_add_i64(it, "end", op ? ix->ops.end[in->id] : ix->nvtx.end[in->id]);
+    nsys_json_add_i64(it, "end", end);
     nsys_json_add_i64(it, "name", slot[nm] - 1);
     cJSON_AddItemToArray(items, it);
   }
   free(slot);
   free(gpu);
   free(nvtx0);
+  free(api);
   return o;
+}
+
+/* The hits so far: one per (kind, name), with per-kind name id -> hit + 1 maps. */
+typedef struct {
+  nsys__hit *v;
+  uint32_t n, cap;
+  uint32_t *idx[NSYS__KINDS]; /* NULL for the kinds not searched */
+} nsys__hits;
+
+static nsys__hit *nsys__hit_of(nsys__hits *h, nsys__kind kind, uint32_t name, uint32_t example) {
+  uint32_t *idx = h->idx[kind];
+  if (!idx[name]) {
+    if (h->n == h->cap) {
+      h->cap = h->cap ? h->cap * 2 : 64;
+      h->v = nsys_xrealloc(h->v, h->cap * sizeof *h->v);
+    }
+    h->v[h->n] = (nsys__hit){name, 0, 0, example, (uint8_t)kind};
+    idx[name] = ++h->n;
+  }
+  return &h->v[idx[name] - 1];
 }
 
 cJSON *nsys_method_search(nsys_call *call) {
   const char *q = NULL;
   const cJSON *kinds = NULL;
   int64_t limit = 50, want_inst = 0, offset = 0, at = 0, ws = INT64_MIN, we = INT64_MAX;
+  bool exact = false;
   if (!nsys_param_string(call, "query", true, &q) || !nsys_param_array(call, "kinds", false, &kinds) ||
+      !nsys_param_bool(call, "exact", false, &exact) ||
       !nsys_param_int64(call, NSYS_P_SEARCH_LIMIT, &limit) ||
       !nsys_param_int64(call, NSYS_P_SEARCH_INSTANCES, &want_inst) ||
       !nsys_param_int64(call, NSYS_P_SEARCH_OFFSET, &offset) || !nsys_param_int64(call, NSYS_P_SEARCH_AT, &at) ||
@@ -111,18 +169,23 @@ cJSON *nsys_method_search(nsys_call *call) {
   bool has_at = cJSON_GetObjectItemCaseSensitive(call->params, "at") != NULL;
   if (!q[0]) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.query: must not be empty");
   if (we <= ws) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must be greater than params.start");
-  bool want_k = !kinds, want_n = !kinds;
+  bool want[NSYS__KINDS] = {!kinds, !kinds, false, false, false}; /* default: kernels and NVTX */
   if (kinds) {
     const cJSON *it;
     int k = 0;
     cJSON_ArrayForEach(it, kinds) {
-      if (cJSON_IsString(it) && strcmp(it->valuestring, "kernel") == 0) want_k = true;
-      else if (cJSON_IsString(it) && strcmp(it->valuestring, "nvtx") == 0) want_n = true;
-      else return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.kinds[%d]: expected \"kernel\" or \"nvtx\"", k);
+      int found = -1;
+      for (int j = 0; j < NSYS__KINDS && cJSON_IsString(it); j++)
+        if (strcmp(it->valuestring, nsys__kind_name[j]) == 0) found = j;
+      if (found < 0)
+        return nsys_call_fail(call, NSYS_E_INVALID_PARAMS,
+                              "params.kinds[%d]: expected \"kernel\", \"nvtx\", \"memcpy\", \"memset\" or \"api\"", k);
+      want[found] = true;
       k++;
     }
   }
-  bool glob = strpbrk(q, "*?[") != NULL;
+  /* exact: the whole name, case-sensitive (a row of top_kernels or nvtx/tree names its kernels or ranges) */
+  nsys__mode mode = exact ? NSYS__EXACT : strpbrk(q, "*?[") ? NSYS__GLOB : NSYS__SUBSTRING;
   nsys_profile *p = NULL;
   const nsys_index *ix = nsys_param_profile_index(call, "profileId", &p);
   if (!ix) return NULL;
@@ -130,61 +193,60 @@ cJSON *nsys_method_search(nsys_call *call) {
   uint32_t ns = ix->strings.count;
   /* per string id: 0 unknown, 1 match, 2 no match */
   uint8_t *m = nsys_xcalloc(ns + 1, 1);
-#define NSYS__M(id) (m[id] ? m[id] == 1 : (m[id] = nsys__match(q, glob, nsys__s(ix, id)) ? 1 : 2) == 1)
-  uint32_t *kidx = nsys_xmalloc((ns + 1) * sizeof(uint32_t)); /* name id -> hit + 1 */
-  uint32_t *nidx = nsys_xmalloc((ns + 1) * sizeof(uint32_t));
-  memset(kidx, 0, (ns + 1) * sizeof(uint32_t));
-  memset(nidx, 0, (ns + 1) * sizeof(uint32_t));
-  nsys__hit *hits = NULL;
-  uint32_t nh = 0, caph = 0;
+#define NSYS__M(id) (m[id] ? m[id] == 1 : (m[id] = nsys__match(q, mode, nsys__s(ix, id)) ? 1 : 2) == 1)
+  nsys__hits hs = {0};
+  for (int j = 0; j < NSYS__KINDS; j++)
+    if (want[j]) hs.idx[j] = nsys_xcalloc(ns + 1, sizeof(uint32_t));
   int64_t total_count = 0;
-  int64_t *full_ns = want_k ? nsys_xcalloc(ns + 1, sizeof(int64_t)) : NULL; /* matched GPU time per name */
+  int64_t *full_ns = want[NSYS__KERNEL] ? nsys_xcalloc(ns + 1, sizeof(int64_t)) : NULL; /* matched GPU time per name */
   nsys__inst_vec iv = {0};
-  if (want_k) {
+  if (want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET]) {
     for (uint32_t i = 0; i < ix->ops.n; i++) {
       if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
-      if (ix->ops.kind[i] != NSYS_OP_KERNEL || ix->ops.start[i] >= we || ix->ops.end[i] < ws) continue;
+      int kind = nsys__op_kind(ix->ops.kind[i]);
+      if (kind < 0 || !want[kind] || ix->ops.start[i] >= we || ix->ops.end[i] < ws) continue;
       uint32_t sn = ix->ops.name[i], fn = ix->ops.full_name[i];
-      if (!NSYS__M(sn) && !NSYS__M(fn) && !NSYS__M(nsys_display_name(ix, fn))) continue;
-      if (!kidx[sn]) {
-        if (nh == caph) {
-          caph = caph ? caph * 2 : 64;
-          hits = nsys_xrealloc(hits, caph * sizeof *hits);
-        }
-        hits[nh] = (nsys__hit){sn, 0, 0, fn, false};
-        kidx[sn] = ++nh;
-      }
-      nsys__hit *h = &hits[kidx[sn] - 1];
+      if (kind == NSYS__KERNEL ? !NSYS__M(sn) && !NSYS__M(fn) && !NSYS__M(nsys_display_name(ix, fn)) : !NSYS__M(sn))
+        continue;
+      nsys__hit *h = nsys__hit_of(&hs, (nsys__kind)kind, sn, fn);
       h->count++;
       h->ns += nsys_op_dur(ix, i);
-      full_ns[fn] += nsys_op_dur(ix, i);
-      if (full_ns[fn] > full_ns[h->example] || (full_ns[fn] == full_ns[h->example] && fn < h->example))
-        h->example = fn; /* the group's demangled name with the most GPU time */
+      if (kind == NSYS__KERNEL) {
+        full_ns[fn] += nsys_op_dur(ix, i);
+        if (full_ns[fn] > full_ns[h->example] || (full_ns[fn] == full_ns[h->example] && fn < h->example))
+          h->example = fn; /* the group's demangled name with the most GPU time */
+      }
       if (want_inst) nsys__inst_push(&iv, ix->ops.start[i], i, NSYS_INST_OP);
       total_count++;
     }
   }
-  if (want_n) {
+  if (want[NSYS__NVTX]) {
     for (uint32_t i = 0; i < ix->nvtx.n; i++) {
       if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
       uint32_t nm = ix->nvtx.name[i];
       if (ix->nvtx.start[i] >= we || ix->nvtx.end[i] < ws || !NSYS__M(nm)) continue;
-      if (!nidx[nm]) {
-        if (nh == caph) {
-          caph = caph ? caph * 2 : 64;
-          hits = nsys_xrealloc(hits, caph * sizeof *hits);
-        }
-        hits[nh] = (nsys__hit){nm, 0, 0, NSYS_STR_NONE, true};
-        nidx[nm] = ++nh;
-      }
-      nsys__hit *h = &hits[nidx[nm] - 1];
+      nsys__hit *h = nsys__hit_of(&hs, NSYS__NVTX, nm, NSYS_STR_NONE);
       h->count++;
       h->ns += ix->nvtx.end[i] - ix->nvtx.start[i];
       if (want_inst) nsys__inst_push(&iv, ix->nvtx.start[i], i, NSYS_INST_NVTX);
       total_count++;
     }
   }
+  if (want[NSYS__API]) {
+    for (uint32_t i = 0; i < ix->api.n; i++) {
+      if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
+      uint32_t nm = ix->api.name[i];
+      if (ix->api.start[i] >= we || ix->api.end[i] < ws || !NSYS__M(nm)) continue;
+      nsys__hit *h = nsys__hit_of(&hs, NSYS__API, nm, NSYS_STR_NONE);
+      h->count++;
+      h->ns += ix->api.end[i] > ix->api.start[i] ? ix->api.end[i] - ix->api.start[i] : 0;
+      if (want_inst) nsys__inst_push(&iv, ix->api.start[i], i, NSYS_INST_API);
+      total_count++;
+    }
+  }
 #undef NSYS__M
+  nsys__hit *hits = hs.v;
+  uint32_t nh = hs.n;
   cJSON *res = NULL;
   if (nsys_call_cancelled(call)) { /* cut short: not an answer */
     nsys_call_fail_cancelled(call);
@@ -193,13 +255,13 @@ cJSON *nsys_method_search(nsys_call *call) {
   if (nh) qsort(hits, nh, sizeof *hits, nsys__cmp_hit);
   res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "query", q);
-  cJSON_AddStringToObject(res, "mode", glob ? "glob" : "substring");
+  cJSON_AddStringToObject(res, "mode", mode == NSYS__EXACT ? "exact" : mode == NSYS__GLOB ? "glob" : "substring");
   cJSON *arr = cJSON_AddArrayToObject(res, "results");
   for (uint32_t k = 0; k < nh && k < (uint64_t)limit; k++) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "kind", hits[k].is_nvtx ? "nvtx" : "kernel");
+    cJSON_AddStringToObject(o, "kind", nsys__kind_name[hits[k].kind]);
     cJSON_AddStringToObject(o, "name", nsys__s(ix, hits[k].name));
-    if (!hits[k].is_nvtx) {
+    if (hits[k].kind == NSYS__KERNEL) {
       cJSON_AddStringToObject(o, "demangledName", nsys__s(ix, hits[k].example));
       cJSON_AddStringToObject(o, "displayName", nsys__s(ix, nsys_display_name(ix, hits[k].example)));
     }
@@ -217,8 +279,7 @@ cJSON *nsys_method_search(nsys_call *call) {
 done:
   free(iv.v);
   free(hits);
-  free(kidx);
-  free(nidx);
+  for (int j = 0; j < NSYS__KINDS; j++) free(hs.idx[j]);
   free(m);
   free(full_ns);
   nsys_profile_release(p);

@@ -4,11 +4,12 @@
 // with the analyses of the range (analysis/run through the Python side).
 import { fmtDur } from "./format";
 import { el } from "./dom";
-import { KEYS, Match, MatchCursor, MatchFetch } from "./timeline_nav";
+import { KEYS, Match, MatchCursor, MatchFetch, WindowCache, WindowFetch } from "./timeline_nav";
 
 export const NAV_CSS = `
 .nsys-tl-search { display: inline-flex; gap: 3px; align-items: center; }
 .nsys-tl-search input { width: 14em; font: inherit; padding: 0 4px; }
+.nsys-tl-search select { font: inherit; }
 .nsys-tl-count { min-width: 7em; font-size: 11px; color: var(--jp-ui-font-color2, #666); white-space: nowrap; }
 .nsys-tl-help { position: absolute; right: 8px; top: 30px; z-index: 3; background: var(--jp-layout-color1, #fff);
   border: 1px solid var(--jp-border-color1, #999); padding: 6px 10px; font-size: 12px; }
@@ -19,26 +20,39 @@ export const NAV_CSS = `
 .nsys-tl-range td:first-child { word-break: break-all; }
 `;
 
+/** What the search box looks for: search's `kinds` (undefined: the server's default, kernels and NVTX). */
+export const SEARCH_KINDS: ReadonlyArray<readonly [string, string[] | undefined]> = [
+  ["kernels, NVTX", undefined], ["all", ["kernel", "nvtx", "memcpy", "memset", "api"]], ["kernels", ["kernel"]],
+  ["NVTX", ["nvtx"]], ["memcpy", ["memcpy"]], ["memset", ["memset"]], ["CUDA API", ["api"]],
+];
+
 /** The search box: Enter / Shift+Enter (or ↓ ↑) step through every match; the current match and
- *  the counter go to `show`; the matches in view are asked for after each view change. */
+ *  the counter go to `show`; the matches in view are asked for after each view change. A
+ *  select picks the kinds searched (SEARCH_KINDS). */
 export class SearchBox {
   readonly el = el("span", "nsys-tl-search");
   readonly input = el("input");
+  readonly kindSelect = el("select", "nsys-tl-kinds");
   private count = el("span", "nsys-tl-count");
   private cursor: MatchCursor;
   private now: Match | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private token = 0;
+  /** the matches around the view: a view change inside the window fetched asks nothing */
+  readonly around = new WindowCache();
   /** search step latencies (ms), for the bench */
   readonly steps: number[] = [];
 
   constructor(fetch: MatchFetch,
-              private inWindow: (query: string, start: number, end: number, limit: number) => Promise<Match[]>,
+              private inWindow: (query: string) => WindowFetch,
               private show: (now: Match | undefined, inView: Match[], zoom: boolean) => void,
               private viewNow: () => { start: number; end: number }) {
     this.cursor = new MatchCursor(fetch);
     this.input.type = "search";
-    this.input.placeholder = "search kernels, NVTX (/)";
+    this.input.placeholder = "search (/)";
+    SEARCH_KINDS.forEach(([label], i) => this.kindSelect.append(new Option(label, String(i))));
+    this.kindSelect.title = "what to search";
+    this.kindSelect.onchange = () => { this.around.clear(); if (this.input.value.trim()) void this.begin(); };
     this.input.title = "Enter: next match, Shift+Enter: previous, Esc: clear";
     const prev = el("button", "nsys-tl-prev", "↑");
     const next = el("button", "nsys-tl-next", "↓");
@@ -46,7 +60,7 @@ export class SearchBox {
     next.title = "next match (Enter)";
     prev.onclick = () => void this.step(-1);
     next.onclick = () => void this.step(1);
-    this.el.append(this.input, this.count, prev, next);
+    this.el.append(this.kindSelect, this.input, this.count, prev, next);
     this.input.addEventListener("keydown", (ev) => {
       ev.stopPropagation(); // JupyterLab's own shortcuts (e.g. Enter runs a cell) stay out of the box
       if (ev.key === "Enter") {
@@ -61,6 +75,9 @@ export class SearchBox {
   }
 
   get active(): boolean { return this.cursor.query !== ""; }
+
+  /** search's `kinds` for the selected entry (undefined: the default) */
+  get kinds(): string[] | undefined { return SEARCH_KINDS[Number(this.kindSelect.value) || 0][1]; }
 
   focus(): void { this.input.focus(); this.input.select(); }
 
@@ -103,7 +120,7 @@ export class SearchBox {
     if (!q) return;
     const token = ++this.token;
     try {
-      const inView = await this.inWindow(q, v.start, v.end, 2000);
+      const inView = await this.around.inView(`${this.kindSelect.value}|${q}`, v.start, v.end, this.inWindow(q));
       if (token === this.token && q === this.cursor.query) this.show(this.now, inView, false);
     } catch { /* outlines are optional */ }
   }

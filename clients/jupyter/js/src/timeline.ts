@@ -15,6 +15,7 @@ import { relTime } from "./exact_json";
 import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "./track_tree";
 import { Match, MatchPage, dragWindow, frameSpan } from "./timeline_nav";
 import { NAV_CSS, RunReply, SearchBox, fillRange, helpBox } from "./nav_ui";
+import { MARKS_CSS, MARK_COLOR, MarkEntry, MarksPanel } from "./marks";
 
 interface Track {
   id: string;
@@ -71,6 +72,8 @@ interface Model {
   _view: Window;
   height: number;
   title: string;
+  /** rows shown from Python (`w.show(rows)`): their kernels / NVTX ranges are outlined */
+  _marks: MarkEntry[];
 }
 
 const LABEL_W = 210;
@@ -162,11 +165,14 @@ class Timeline {
   private matchNow: Match | undefined;
   private matches: Match[] = [];
   private search!: SearchBox;
+  private marks!: MarksPanel;
   private help = helpBox();
   private rangeBox = el("div", "nsys-tl-range");
   private model!: RenderProps<Model>["model"];
   private titleEl = el("b");
   private syncTimer: ReturnType<typeof setTimeout> | undefined;
+  /** views written to Python whose echo has not come back (at most 16) */
+  private sentViews = new Set<string>();
 
   constructor({ model, el: host }: RenderProps<Model>) {
     this.model = model;
@@ -183,7 +189,7 @@ class Timeline {
     if (!(this.view.end > this.view.start)) this.view = { ...this.span };
 
     const style = el("style");
-    style.textContent = CSS + NAV_CSS;
+    style.textContent = CSS + NAV_CSS + MARKS_CSS;
     const bar = el("div", "nsys-tl-bar");
     this.titleEl.textContent = model.get("title") || "timeline";
     bar.append(this.titleEl);
@@ -200,12 +206,22 @@ class Timeline {
     this.unhide.style.display = "none";
     this.unhide.onclick = () => this.changeRows("unhide");
     this.search = new SearchBox(
-      async (p) => this.toPage(await this.client.ask("search", { query: p.query, instances: p.instances,
+      async (p) => this.toPage(await this.client.ask("search", { query: p.query, instances: p.instances, kinds: this.search.kinds,
         ...(p.at !== undefined ? { at: Math.round(p.at) } : { offset: p.offset ?? 0 }) })),
-      async (query, s0, e0, limit) => this.toPage(await this.client.ask("search", { query, instances: limit,
-        start: Math.floor(s0), end: Math.ceil(e0) })).items,
+      (query) => async (s0, e0, limit) => this.toPage(await this.client.ask("search", { query, instances: limit,
+        kinds: this.search.kinds, start: Math.floor(s0), end: Math.ceil(e0) })),
       (now, inView, zoom) => this.setMatches(now, inView, zoom),
       () => this.view);
+    this.marks = new MarksPanel(
+      async (e, p) => this.toPage(await this.client.ask("search", { query: e.name, exact: true, kinds: [e.kind], ...p })),
+      () => this.view,
+      (m) => {
+        const now = this.marks.now;
+        this.root.dataset.markNow = now ? `${now.kind}:${now.id}` : "";
+        if (m) this.reveal(m);
+        this.queueDraw();
+      });
+    model.on("change:_marks", () => this.marks.set(model.get("_marks") ?? []));
     const helpBtn = el("button", "nsys-tl-helpbtn", "?");
     helpBtn.title = "keyboard and mouse (?)";
     helpBtn.onclick = () => this.toggleHelp();
@@ -216,19 +232,24 @@ class Timeline {
     this.sizer.append(this.canvas, this.tip);
     this.scroll.append(this.sizer);
     this.details.style.display = "none";
-    this.root.append(style, bar, this.help, this.scroll, this.rangeBox, this.details);
+    this.root.append(style, bar, this.marks.el, this.help, this.scroll, this.rangeBox, this.details);
     ownKeys(this.root); // the focusable parts are marked by el() (dom.ts)
     this.canvas.tabIndex = 0;
     this.canvas.addEventListener("keydown", (ev) => this.onKey(ev));
     // Python sets the view (w.view = (start, end)): shown here
     model.on("change:_view", () => {
       const v = model.get("_view");
+      // the kernel's echo of a view this widget wrote (ipywidgets 8 echoes state updates): not a
+      // move from Python; applying it would jump back to a view the user has since left
+      if (v && this.sentViews.delete(`${v.start}|${v.end}`)) return;
       if (v && v.end > v.start && (v.start !== this.view.start || v.end !== this.view.end)) this.setView({ start: v.start, end: v.end }, false, true);
     });
     (this.root as unknown as { __nsysNav: unknown }).__nsysNav = {
       view: () => ({ ...this.view }), range: () => this.range, steps: this.search.steps, labelW: () => this.labelW,
+      fetches: () => ({ search: this.search.around.fetches, marks: this.marks.fetches }),
     };
     host.append(this.root);
+    if (model.get("_marks")?.length) this.marks.set(model.get("_marks")); // shown before this view rendered
     this.bindPointer();
     this.scroll.addEventListener("scroll", () => this.onScroll(), { passive: true });
     this.root.dataset.served = "0";
@@ -379,12 +400,16 @@ class Timeline {
    *  (debounced; not echoed back when Python set it). */
   private viewChanged(fromPython: boolean): void {
     this.search?.viewChanged();
+    this.marks?.viewChanged();
     this.titleEl.textContent = `${this.model.get("title") || "timeline"} · ${formatCursor(this.view.start, this.span.start, 1)} – ${formatCursor(this.view.end, this.span.start, 1)}`;
     if (fromPython) return;
     clearTimeout(this.syncTimer);
     this.syncTimer = setTimeout(() => {
-      this.model.set("_view", { start: Math.round(this.view.start), end: Math.round(this.view.end) });
+      const v = { start: Math.round(this.view.start), end: Math.round(this.view.end) };
+      this.model.set("_view", v);
       this.model.save_changes();
+      this.sentViews.add(`${v.start}|${v.end}`); // after set: its own change event has passed
+      if (this.sentViews.size > 16) this.sentViews.delete(this.sentViews.values().next().value as string);
     }, 150);
   }
 
@@ -401,13 +426,16 @@ class Timeline {
     this.matches = inView;
     this.root.dataset.match = now ? `${now.kind}:${now.id}` : "";
     this.root.dataset.matches = String(inView.length);
-    if (now && zoom) {
-      this.zoomTo(now.start, now.end);
-      const r = this.rowOfTrack(now.track); // its row scrolled into view
-      const h = this.scroll.clientHeight - AXIS_H;
-      if (r >= 0 && (r * ROW_H < this.scroll.scrollTop || (r + 1) * ROW_H > this.scroll.scrollTop + h)) this.scroll.scrollTop = Math.max(0, r * ROW_H - h / 2);
-    }
+    if (now && zoom) this.reveal(now);
     this.queueDraw();
+  }
+
+  /** Zooms to a match (a search step, a shown row's instance) and scrolls its row into view. */
+  private reveal(m: Match): void {
+    this.zoomTo(m.start, m.end);
+    const r = this.rowOfTrack(m.track);
+    const h = this.scroll.clientHeight - AXIS_H;
+    if (r >= 0 && (r * ROW_H < this.scroll.scrollTop || (r + 1) * ROW_H > this.scroll.scrollTop + h)) this.scroll.scrollTop = Math.max(0, r * ROW_H - h / 2);
   }
 
   /** Shows [start, end] with a margin (a match, a double-clicked slice). */
@@ -497,6 +525,8 @@ class Timeline {
       g.lineWidth = w;
       g.strokeRect(a - 1, AXIS_H + r * ROW_H - top + 1, Math.max(x(m.end), a + 2) - a + 2, ROW_H - 2);
     };
+    for (const m of this.marks.inView) one(m, MARK_COLOR, 1);
+    if (this.marks.now) one(this.marks.now, MARK_COLOR, 3);
     for (const m of this.matches) one(m, MATCH_COLOR, 1);
     if (this.matchNow) one(this.matchNow, MATCH_NOW_COLOR, 3);
     if (this.range) {

@@ -1382,7 +1382,8 @@ RunsRecordResult = TypedDict("RunsRecordResult", {
 SearchParams = TypedDict("SearchParams", {
     "profileId": ProfileId,
     "query": str,
-    "kinds": NotRequired[List[Literal["kernel", "nvtx"]]],
+    "exact": NotRequired[bool],
+    "kinds": NotRequired[List[Literal["kernel", "nvtx", "memcpy", "memset", "api"]]],
     "limit": NotRequired[int],
     "start": NotRequired[NsParam],
     "end": NotRequired[NsParam],
@@ -1392,7 +1393,7 @@ SearchParams = TypedDict("SearchParams", {
 })
 
 SearchResultResultsItem = TypedDict("SearchResultResultsItem", {
-    "kind": Literal["kernel", "nvtx"],
+    "kind": Literal["kernel", "nvtx", "memcpy", "memset", "api"],
     "name": str,
     "demangledName": NotRequired[str],
     "displayName": NotRequired[str],
@@ -1401,7 +1402,7 @@ SearchResultResultsItem = TypedDict("SearchResultResultsItem", {
 })
 
 SearchResultInstancesItemsItem = TypedDict("SearchResultInstancesItemsItem", {
-    "kind": Literal["kernel", "nvtx"],
+    "kind": Literal["kernel", "nvtx", "memcpy", "memset", "api"],
     "id": int,
     "track": str,
     "start": Ns,
@@ -1420,7 +1421,7 @@ SearchResultInstances = TypedDict("SearchResultInstances", {
 # search result
 SearchResult = TypedDict("SearchResult", {
     "query": str,
-    "mode": Literal["substring", "glob"],
+    "mode": Literal["substring", "glob", "exact"],
     "results": List[SearchResultResultsItem],
     "distinct": int,
     "matches": int,

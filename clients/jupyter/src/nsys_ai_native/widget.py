@@ -8,8 +8,9 @@ to `fields` (the columns drawing needs), as one binary buffer: the server's JSON
 the notebook's messaging pays for); or with `{id, kind, error, code}`. What drawing does not need is asked for when it is
 shown: `{id, kind: "bucket", track, start, resolution}` answers one bucket's count and
 longest op (the tooltip, a click), `{id, kind: "details", opId}` the details panel,
-`{id, kind: "search", query, instances, offset? | at?, start?, end?}` a page of search's
-instances (the search box's next/previous; times as the front end's offsets) and
+`{id, kind: "search", query, exact?, kinds?, instances, offset? | at?, start?, end?}` a page of
+search's instances (the search box's next/previous, the outlines of the rows `w.show(rows)`
+marks; times as the front end's offsets) and
 `{id, kind: "analysis", name, start, end, limit?}` an analysis of the area selection.
 In a kernel, requests are served on worker threads (ranges, buckets and details each on
 their own), so a slow explanation never holds up a zoom and the kernel's message loop
@@ -84,6 +85,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
     _selection = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
+    # the rows `show` marks: [{kind, name, count, totalNs}] (the front end outlines their instances)
+    _marks: Any = traitlets.List().tag(sync=True)
 
     def __init__(self, profile: "Profile", start: Optional[int] = None, end: Optional[int] = None,
                  height: int = 420, wire: Optional[str] = None, **kwargs: Any) -> None:
@@ -140,6 +143,22 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         if not s or "start" not in s:
             return None
         return int(s["start"]) + self._origin, int(s["end"]) + self._origin
+
+    def show(self, rows: Any = None, kind: Optional[str] = None) -> "TimelineWidget":
+        """Marks rows on the timeline: every instance in view of the kernels or NVTX ranges they
+        name is outlined, and a list under the toolbar zooms to each one's next instance per click.
+        `rows`: a DataFrame (or one row) of `top_kernels()` (kernels by name), `nvtx_tree()` (NVTX
+        ranges by name) or `search()` (its `kind` column), those results without pandas, an NVTX
+        tree widget (`p.tree()`: its roots), or a list of names (`kind`: "kernel", the default, or
+        "nvtx"). Names match exactly (search's `exact`), never as substrings. None clears.
+        Returns the widget (so `w.show(...)` as a cell's last line displays it)."""
+        self._marks = mark_entries(self._profile, rows, kind)
+        return self
+
+    @property
+    def marked(self) -> list[dict]:
+        """The rows `show` marks: [{kind, name, count, totalNs}] (count, totalNs: the whole profile)."""
+        return [dict(m) for m in self._marks]
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
@@ -207,6 +226,10 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         o = self._origin
         params: dict = {"query": str(content["query"]), "limit": 1,
                         "instances": max(1, min(int(content.get("instances", 500)), 10000))}
+        if content.get("exact"):
+            params["exact"] = True
+        if isinstance(content.get("kinds"), list):
+            params["kinds"] = [str(k) for k in content["kinds"]]
         if content.get("at") is not None:
             params["at"] = int(content["at"]) + o
         else:
@@ -362,6 +385,70 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                                                   "pack": round((t2 - t1) * 1e3, 3)}}, [body]
 
 
+MARK_KINDS = ("kernel", "nvtx")
+MAX_MARKS = 50
+
+
+def _mark_rows(rows: Any, kind: Optional[str]) -> tuple[list[Any], Optional[str]]:
+    """The rows of what `TimelineWidget.show` was given, and the kind its rows name by default."""
+    from ._frames import flatten_tree
+    if isinstance(rows, NvtxTreeWidget):
+        return [n for n in rows._level(None, 0)[0]], kind or "nvtx"
+    if hasattr(rows, "to_dict") and hasattr(rows, "columns"):  # a DataFrame
+        cols = set(rows.columns)
+        attrs = getattr(rows, "attrs", {}) or {}
+        default = kind or ("nvtx" if {"depth", "path"} <= cols or "childCount" in cols else
+                           "kernel" if attrs.get("name") == "top_kernels" or "pctOfGpu" in cols else None)
+        return rows.to_dict("records"), default
+    if hasattr(rows, "to_dict") and hasattr(rows, "index"):  # one row of a DataFrame (a Series)
+        return [rows.to_dict()], kind
+    if isinstance(rows, dict):
+        if isinstance(rows.get("rows"), list):  # an analysis result without pandas (top_kernels)
+            return rows["rows"], kind or ("kernel" if rows.get("name", "top_kernels") == "top_kernels" else None)
+        if isinstance(rows.get("results"), list):  # search's result
+            return rows["results"], kind
+        return [rows], kind
+    if isinstance(rows, str):
+        return [rows], kind
+    rows = list(rows)
+    if rows and all(isinstance(r, dict) for r in rows) and any("children" in r for r in rows):  # nvtx_tree() roots
+        return flatten_tree(rows), kind or "nvtx"
+    return rows, kind
+
+
+def mark_entries(profile: "Profile", rows: Any, kind: Optional[str] = None) -> list[dict]:
+    """`TimelineWidget.show`'s entries: one per distinct (kind, name) in row order, with the
+    whole profile's count and total time (search with `exact`). A row's own `kind` (search's
+    rows) wins over the default; NVTX rows are recognised by their depth/path/childCount,
+    kernel rows otherwise."""
+    if rows is None:
+        return []
+    if kind is not None and kind not in MARK_KINDS:
+        raise ValueError(f"kind: expected one of {', '.join(MARK_KINDS)}, not {kind!r}")
+    items, default = _mark_rows(rows, kind)
+    seen: set[tuple[str, str]] = set()
+    out: list[dict] = []
+    for r in items:
+        if isinstance(r, dict):
+            name = r.get("name")
+            own = r.get("kind")
+            k: str = own if isinstance(own, str) and own in MARK_KINDS and kind is None else \
+                default or ("nvtx" if "depth" in r or "childCount" in r else "kernel")
+        else:
+            name, k = r, default or "kernel"
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"show: a row without a name: {r!r}")
+        if (k, name) in seen:
+            continue
+        seen.add((k, name))
+        if len(seen) > MAX_MARKS:
+            raise ValueError(f"show: more than {MAX_MARKS} distinct names; pass fewer rows (e.g. .head(10))")
+        res = profile.request("search", {"query": name, "exact": True, "kinds": [k], "limit": 100000})
+        out.append({"kind": k, "name": name, "count": int(res.get("matches", 0)),
+                    "totalNs": sum(int(h.get("totalNs", 0)) for h in res.get("results") or [])})
+    return out
+
+
 def _in_kernel() -> bool:
     """Whether this process is an IPython kernel (widgets then talk to a front end)."""
     try:
@@ -421,6 +508,22 @@ class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]
         out["childCount"] = node.get("childCount")
         out["key"] = {"path": path, "id": node.get("id"), "depth": node.get("depth")}
         return out
+
+    def show(self, rows: Any = None, kind: Optional[str] = None) -> "TimelineWidget":
+        """Marks rows on the timeline: every instance in view of the kernels or NVTX ranges they
+        name is outlined, and a list under the toolbar zooms to each one's next instance per click.
+        `rows`: a DataFrame (or one row) of `top_kernels()` (kernels by name), `nvtx_tree()` (NVTX
+        ranges by name) or `search()` (its `kind` column), those results without pandas, an NVTX
+        tree widget (`p.tree()`: its roots), or a list of names (`kind`: "kernel", the default, or
+        "nvtx"). Names match exactly (search's `exact`), never as substrings. None clears.
+        Returns the widget (so `w.show(...)` as a cell's last line displays it)."""
+        self._marks = mark_entries(self._profile, rows, kind)
+        return self
+
+    @property
+    def marked(self) -> list[dict]:
+        """The rows `show` marks: [{kind, name, count, totalNs}] (count, totalNs: the whole profile)."""
+        return [dict(m) for m in self._marks]
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict) or content.get("kind") not in ("roots", "children"):

@@ -1,6 +1,7 @@
 // Navigation like Nsight Systems and Perfetto in the widget (the VS Code webview's
 // navigation.test.ts, here in a notebook host): `/` focuses the search, Enter / Shift+Enter step
-// through the matches ("2 of N"), zooming to each and outlining it; a drag on the time axis
+// through the matches ("2 of N"), zooming to each and outlining it (CUDA API calls too, picked in the
+// kind select); `w.show(top_kernels rows)` outlines their kernels; a drag on the time axis
 // selects a range whose analyses show under the plot; the wheel pans, W zooms, `?` lists the
 // keys, Esc closes them and clears the range; `w.view = (start, end)` in the kernel moves the
 // widget and `w.view` / `w.selection` read what the widget shows (JupyterLab's app object runs
@@ -46,6 +47,19 @@ export async function checkNavigation(page, tl, step, shot) {
   if ((await tl.evaluate((e) => e.dataset.match)) !== first) throw new Error("the previous-match button did not go back");
   if (shot) await tl.screenshot({ path: shot("search") });
   await page.keyboard.press("Escape");
+  // the kind select: CUDA API calls are found, zoomed to and outlined on their thread's API row
+  const box_ = tl.locator(".nsys-tl-search input");
+  await tl.locator(".nsys-tl-kinds").selectOption({ label: "CUDA API" });
+  await box_.fill("cudaMemcpy");
+  await box_.press("Enter");
+  // the first call at or after the view's start: "k of N" for a CUDA API match
+  await page.waitForFunction(() => /^api:/.test(document.querySelector(".nsys-tl").dataset.match || ""), null, { timeout: 30000 });
+  await page.waitForTimeout(400);
+  const api = await tl.evaluate((e) => e.dataset.match), apiOutlined = await pixels(tl, [255, 159, 28]);
+  step("search CUDA API", { match: api, outlined: apiOutlined, counter: await tl.evaluate((e) => e.querySelector(".nsys-tl-search").dataset.counter) });
+  if (!/^api:\d+$/.test(api || "") || apiOutlined < 10) throw new Error(`CUDA API search: ${api}, ${apiOutlined} px outlined`);
+  await tl.locator(".nsys-tl-kinds").selectOption({ index: 0 });
+  await box_.press("Escape");
   // a drag on the time axis: the range and its analyses
   await canvas.focus();
   await page.keyboard.press("0");
@@ -112,7 +126,9 @@ async function checkPythonView(page, tl, step) {
   await page.waitForFunction(([x, y]) => {
     const v = document.querySelector(".nsys-tl").__nsysNav.view();
     return v.start === x && v.end === y;
-  }, [a - origin, b - origin], { timeout: 15000 });
+  }, [a - origin, b - origin], { timeout: 15000 }).catch(async (e) => {
+    throw new Error(`${e.message}: ${JSON.stringify({ set, origin, view: await tl.evaluate((x) => x.__nsysNav.view()), py: await run(page, "print(w._view, w.view, nsys_ai_native.__file__)") })}`);
+  });
   // widget -> Python: a pan (D) and a range, read back exactly
   await tl.locator("canvas").focus();
   await page.keyboard.press("d");
@@ -122,4 +138,57 @@ async function checkPythonView(page, tl, step) {
   const want = `${Math.round(v.start) + origin} ${Math.round(v.end) + origin} None`;
   step("python view", { set: [a, b], shown: v, read: got });
   if (got !== want) throw new Error(`w.view after a pan: ${got}, expected ${want}`);
+  await checkShownRows(page, tl, step);
+}
+
+/** `w.show(p.top_kernels().head(2))`: the rows' kernels in view outlined (lime), a list of the two
+ *  entries whose clicks zoom to each next instance, pans inside the window fetched ask nothing,
+ *  `w.show(None)` clears. */
+async function checkShownRows(page, tl, step) {
+  const lime = [57, 255, 20];
+  const marks = () => tl.evaluate((e) => ({ ...e.querySelector(".nsys-tl-marks").dataset,
+    root: e.dataset.markNow, fetches: e.__nsysNav.fetches().marks, view: e.__nsysNav.view() }));
+  if ((await pixels(tl, lime)) > 0) throw new Error("lime outlines before any row is shown");
+  const out = await run(page, "top = p.top_kernels().head(2)\nw.show(top)\nprint(*[m['count'] for m in w.marked])");
+  const counts = out.trim().split(/\s+/).map(Number);
+  if (counts.length !== 2 || !(counts[0] > 0)) throw new Error(`w.show(top): ${out}`);
+  await page.waitForFunction(() => document.querySelector(".nsys-tl-marks")?.dataset.marks === "2", null, { timeout: 15000 });
+  await tl.locator("canvas").focus();
+  await page.keyboard.press("0");
+  await page.waitForFunction(() => Number(document.querySelector(".nsys-tl-marks").dataset.inView) > 0, null, { timeout: 15000 });
+  await page.waitForTimeout(300);
+  const whole = await marks(), outlined = await pixels(tl, lime);
+  const labels = await tl.locator(".nsys-tl-marks button").allInnerTexts();
+  if (outlined < 20) throw new Error(`the shown rows' kernels are not outlined (${outlined} px)`);
+  if (labels.length !== 2 || !labels[0].includes(`(${counts[0].toLocaleString("en-US")})`)) throw new Error(`list: ${labels}`);
+  // a click zooms to the entry's next instance (its outline thicker), the next click to the one after
+  const btn = tl.locator(".nsys-tl-marks button").first();
+  await btn.click();
+  await page.waitForFunction(() => !!document.querySelector(".nsys-tl-marks").dataset.now, null, { timeout: 15000 });
+  const first = await marks();
+  // the instance zoomed to is one of the row's kernels, in view
+  const origin = Number(await tl.evaluate((e) => e.dataset.origin));
+  const [nm, s0, e0] = (await run(page, `d = p.kernel(${first.now.split(":")[1]})\nprint(d['name'] == top['name'].iloc[0], d['start'], d['end'])`)).trim().split(/\s+/);
+  if (nm !== "True" || !(first.view.start <= Number(s0) - origin && Number(e0) - origin <= first.view.end)) throw new Error(`a click zoomed to ${first.now} (${nm} ${s0} ${e0}), view ${JSON.stringify(first.view)}`);
+  await btn.click();
+  await page.waitForFunction((n) => document.querySelector(".nsys-tl-marks").dataset.now !== n, first.now, { timeout: 15000 });
+  const second = await marks();
+  if (second.root !== second.now) throw new Error(`the widget's current mark ${second.root}, the list's ${second.now}`);
+  if (!(second.view.end - second.view.start < (whole.view.end - whole.view.start) / 10)) throw new Error(`a click did not zoom: ${JSON.stringify(second.view)}`);
+  // pans inside the window already fetched (three views wide) ask nothing
+  await page.waitForTimeout(300);
+  const before = (await marks()).fetches;
+  await tl.locator("canvas").focus();
+  await page.keyboard.press("d");
+  await page.keyboard.press("a");
+  await page.keyboard.press("a");
+  await page.waitForTimeout(400);
+  const after = (await marks()).fetches;
+  step("shown rows", { counts, labels, inView: whole.inView, outlined, first: first.now, second: second.now, fetches: [before, after] });
+  if (after !== before) throw new Error(`pans inside the cached window asked again (${before} -> ${after} requests)`);
+  await run(page, "w.show(None)");
+  await page.waitForFunction(() => document.querySelector(".nsys-tl-marks")?.dataset.marks === "0", null, { timeout: 15000 });
+  await page.waitForTimeout(200);
+  const left = await pixels(tl, lime);
+  if (left > 0 || (await tl.locator(".nsys-tl-marks button").count()) !== 0) throw new Error(`w.show(None) left ${left} px outlined`);
 }

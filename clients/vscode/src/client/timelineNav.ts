@@ -71,6 +71,58 @@ export class MatchCursor {
   }
 }
 
+/** Asks search for the matches overlapping [start, end] (at most `limit` of them, in time order; `total`: how many overlap). */
+export type WindowFetch = (start: number, end: number, limit: number) => Promise<MatchPage>;
+
+/** The matches of one query around the view, so that the outlines of a view change inside the
+ * window already fetched ask nothing. A miss asks for the view widened by its span on each side
+ * (three views). When that window holds more than `limit` matches, its first `limit` by start
+ * still hold every match starting before the last one's start: kept when that covers the
+ * view; else the view alone is asked for (kept only when complete), and, while the query stays
+ * that dense, later misses ask for the view alone at once (one request per change, as before). */
+export class WindowCache {
+  /** requests made (for tests and the bench) */
+  fetches = 0;
+  private key = '';
+  private win: { start: number; end: number } | undefined;
+  private items: Match[] = [];
+  private dense = false;
+
+  constructor(private readonly limit = 2000) {}
+
+  clear(): void { this.key = ''; this.win = undefined; this.items = []; this.dense = false; }
+
+  /** The matches of query `key` overlapping [start, end] (as the server: starting before end, ending at or after start). */
+  async inView(key: string, start: number, end: number, fetch: WindowFetch): Promise<Match[]> {
+    const w = this.win;
+    if (this.key !== key || !w || start < w.start || end > w.end) {
+      const len = Math.max(end - start, 1);
+      let s = Math.floor(start - len), e = Math.ceil(end + len);
+      let page: MatchPage | undefined;
+      let complete = false;
+      if (!this.dense || this.key !== key) {
+        page = await fetch(s, e, this.limit);
+        this.fetches++;
+        complete = page.items.length >= page.total;
+        const last = page.items[page.items.length - 1];
+        if (!complete && last && last.start >= end) { e = last.start; complete = true; }
+      }
+      if (!page || !complete) {
+        s = Math.floor(start);
+        e = Math.ceil(end);
+        page = await fetch(s, e, this.limit);
+        this.fetches++;
+        complete = page.items.length >= page.total;
+      }
+      this.key = key;
+      this.items = page.items;
+      this.dense = !complete;
+      this.win = complete ? { start: s, end: e } : undefined;
+    }
+    return this.items.filter((m) => m.start < end && m.end >= start);
+  }
+}
+
 /** A view showing [start, end] with a margin (a fifth of the span each side,
  * at least `minSpan` in all), kept inside the profile. */
 export function frameSpan(start: number, end: number, bounds: { start: number; end: number }, minSpan = 1000): { start: number; end: number } {

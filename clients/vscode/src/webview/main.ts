@@ -102,10 +102,10 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
       items: i.items.map((m): Match => ({ kind: m.kind, id: Number(m.id), track: m.track, start: rel(m.start), end: rel(m.end), name: i.names[m.name] ?? '' })) };
   };
   const search = new SearchBar(
-    async (p) => toPage(await rpc<SearchReply>('search', { query: p.query, limit: 1, instances: p.instances,
+    async (p) => toPage(await rpc<SearchReply>('search', { query: p.query, limit: 1, instances: p.instances, kinds: search.kinds,
       ...(p.at !== undefined ? { at: absTime(Math.round(p.at), origin) } : { offset: p.offset ?? 0 }) })),
-    async (query, s, e, limit) => toPage(await rpc<SearchReply>('search', { query, limit: 1, instances: limit,
-      start: absTime(Math.floor(s), origin), end: absTime(Math.ceil(e), origin) })).items,
+    (query) => async (s, e, limit) => toPage(await rpc<SearchReply>('search', { query, limit: 1, instances: limit, kinds: search.kinds,
+      start: absTime(Math.floor(s), origin), end: absTime(Math.ceil(e), origin) })),
     (now, inView, zoom) => {
       if (now && zoom) { timeline!.zoomTo(now.start, now.end); timeline!.scrollToTrack(now.track); }
       timeline!.setMatches(now, inView.length ? inView : now ? [now] : []);
@@ -114,7 +114,7 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   const axisLabel = (t: number) => formatCursor(t, start, Math.max(1, (timeline!.currentView.end - timeline!.currentView.start) / 1000));
   const rangePanel = new RangePanel((name, params) => rpc('analysis/run', { name, params }), (t) => absTime(Math.round(t), origin), axisLabel, () => timeline!.fit());
   const help = helpOverlay();
-  timeline.onViewChanged = (v) => search.viewChanged(v);
+  timeline.addViewListener((v) => search.viewChanged(v));
   timeline.onRange = (r) => { if (r) activateTab('Range'); void rangePanel.show(r); };
   timeline.onCommand = (c) => {
     if (c === 'search') search.focus();

@@ -32,7 +32,7 @@ export function linkViews(views: TimelineView[]): void {
         for (const b of views) if (b !== a) b.setRange(r);
       } finally { syncing = false; }
     };
-    a.onViewChange = (v: View) => {
+    a.addViewListener((v: View) => {
       if (syncing) return;
       syncing = true;
       try {
@@ -42,6 +42,6 @@ export function linkViews(views: TimelineView[]): void {
           b.setView({ start: v.start, end: v.start + ((v.end - v.start) * w) / v.width, width: w });
         }
       } finally { syncing = false; }
-    };
+    });
   }
 }

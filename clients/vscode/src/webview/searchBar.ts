@@ -1,10 +1,18 @@
 /* The timeline's search (Ctrl+F or /): kernels and NVTX ranges by name
- * (search's substring or glob), Enter / Shift+Enter step through every match
+ * (search's substring or glob; a select adds copies, sets and CUDA API calls), Enter / Shift+Enter step through every match
  * in time order ("3 of 1,204") and zoom to each; the matches in view are
- * outlined (a windowed search after each view change, debounced). */
-import { MatchCursor, type Match, type MatchFetch } from '../client/timelineNav';
+ * outlined (a windowed search after each view change, debounced; the window
+ * fetched is three views wide and reused while the view stays inside it). */
+import { MatchCursor, WindowCache, type Match, type MatchFetch, type WindowFetch } from '../client/timelineNav';
 import type { View } from '../client/timelineModel';
+import type { SearchParams } from '../protocol/generated/search.params';
 import { h } from './dom';
+
+/** What the search looks for: search's `kinds` (undefined: the server's default, kernels and NVTX). */
+export const SEARCH_KINDS: ReadonlyArray<readonly [string, SearchParams['kinds']]> = [
+  ['kernels, NVTX', undefined], ['all', ['kernel', 'nvtx', 'memcpy', 'memset', 'api']], ['kernels', ['kernel']],
+  ['NVTX', ['nvtx']], ['memcpy', ['memcpy']], ['memset', ['memset']], ['CUDA API', ['api']],
+];
 
 /** How many matches in view are outlined at most. */
 const IN_VIEW = 2000;
@@ -12,28 +20,35 @@ const IN_VIEW = 2000;
 export class SearchBar {
   readonly el: HTMLElement;
   readonly input: HTMLInputElement;
+  /** Picks the kinds searched (SEARCH_KINDS). */
+  readonly kindSelect: HTMLSelectElement;
   private readonly count: HTMLElement;
   private readonly cursor: MatchCursor;
   private viewTimer: ReturnType<typeof setTimeout> | undefined;
   private viewToken = 0;
   private lastView: View | undefined;
   private now: Match | undefined;
+  /** The matches around the view: a view change inside the window fetched asks nothing. */
+  readonly around = new WindowCache(IN_VIEW);
 
   constructor(
     fetch: MatchFetch,
-    /** The matches overlapping [start, end] (at most `limit`). */
-    private readonly inWindow: (query: string, start: number, end: number, limit: number) => Promise<Match[]>,
+    /** The query's matches overlapping [start, end] (at most `limit`, with how many overlap). */
+    private readonly inWindow: (query: string) => WindowFetch,
     private readonly show: (now: Match | undefined, inView: Match[], zoom: boolean) => void,
     private readonly viewStart: () => number,
   ) {
     this.cursor = new MatchCursor(fetch);
-    this.input = h('input', { type: 'search', class: 'search-input', placeholder: 'Search kernels, NVTX (Ctrl+F)', 'aria-label': 'Search kernels and NVTX ranges' });
+    this.input = h('input', { type: 'search', class: 'search-input', placeholder: 'Search (Ctrl+F)', 'aria-label': 'Search kernels, NVTX ranges, copies, sets and CUDA API calls' });
+    this.kindSelect = h('select', { class: 'search-kinds', title: 'What to search', 'aria-label': 'What to search' });
+    SEARCH_KINDS.forEach(([label], i) => this.kindSelect.append(new Option(label, String(i))));
+    this.kindSelect.addEventListener('change', () => { this.around.clear(); if (this.input.value.trim()) void this.begin(); });
     this.count = h('span', { class: 'search-count', 'aria-live': 'polite' });
     const prev = h('button', { 'aria-label': 'Previous match (Shift+Enter)', title: 'Previous match (Shift+Enter)' }, '↑');
     const next = h('button', { 'aria-label': 'Next match (Enter)', title: 'Next match (Enter)' }, '↓');
     prev.addEventListener('click', () => void this.step(-1));
     next.addEventListener('click', () => void this.step(1));
-    this.el = h('span', { class: 'search' }, this.input, this.count, prev, next);
+    this.el = h('span', { class: 'search' }, this.kindSelect, this.input, this.count, prev, next);
     let typed: ReturnType<typeof setTimeout> | undefined;
     this.input.addEventListener('input', () => { clearTimeout(typed); typed = setTimeout(() => void this.begin(), 250); });
     this.input.addEventListener('keydown', (ev) => {
@@ -46,6 +61,9 @@ export class SearchBar {
   }
 
   get active(): boolean { return this.cursor.query !== ''; }
+
+  /** search's `kinds` for the selected entry (undefined: the default). */
+  get kinds(): SearchParams['kinds'] { return SEARCH_KINDS[Number(this.kindSelect.value) || 0][1]; }
 
   focus(): void { this.input.focus(); this.input.select(); }
 
@@ -90,7 +108,8 @@ export class SearchBar {
     if (!v || !q) return;
     const token = ++this.viewToken;
     try {
-      const inView = await this.inWindow(q, v.start, v.end, IN_VIEW);
+      const inView = await this.around.inView(`${this.kindSelect.value}|${q}`, v.start, v.end, this.inWindow(q));
+      this.el.dataset.fetches = String(this.around.fetches);
       if (token === this.viewToken && q === this.cursor.query) this.show(this.now, inView, false);
     } catch { /* the outlines are optional */ }
   }

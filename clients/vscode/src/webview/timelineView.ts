@@ -97,8 +97,9 @@ export class TimelineView {
   private gutter = GUTTER;
   /** Called when the rows change (hidden count for the toolbar). */
   onRowsChanged: () => void = () => {};
-  /** Called with every new view (pan, zoom, reveal, resize): views built on the timeline keep others in step. */
-  onViewChange: (v: View) => void = () => {};
+  /** Called with every new view (pan, zoom, reveal, resize), in the order added: linked views
+   *  keep each other in step, the search outlines its matches in view. */
+  private readonly viewListeners: Array<(v: View) => void> = [];
   /** Drawn over the rows after the selection, clipped to the plot (views built on the timeline mark things with it). */
   overlay: ((ctx: CanvasRenderingContext2D, g: OverlayGeometry) => void) | undefined;
   /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
@@ -127,8 +128,6 @@ export class TimelineView {
   private range: Span | undefined;
   /** Called when the area selection changes (undefined: cleared). */
   onRange: (r: Span | undefined) => void = () => {};
-  /** Called after every view change (the search's in-view matches follow it). */
-  onViewChanged: (v: View) => void = () => {};
   /** Keys the page handles (search, help): returns true when it did. */
   onCommand: (c: KeyCommand) => boolean = () => false;
   /** Search matches: the current one and those in the view, outlined. */
@@ -232,11 +231,16 @@ export class TimelineView {
 
   get currentView(): View { return this.view; }
 
+  /** Calls `f` with every new view from now on; returns what removes it. */
+  addViewListener(f: (v: View) => void): () => void {
+    this.viewListeners.push(f);
+    return () => { const i = this.viewListeners.indexOf(f); if (i >= 0) this.viewListeners.splice(i, 1); };
+  }
+
   setView(v: View): void {
     this.view = v;
     this.queueFrame();
-    this.onViewChanged(v);
-    this.onViewChange(v);
+    for (const f of this.viewListeners) f(v);
     for (const b of this.visibleBlocks()) b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
   }
 

@@ -2,6 +2,7 @@
  * real server, asserting on what is drawn: search steps through every match
  * in time order (the counter, the view, the current match outlined), a drag
  * on the time axis selects a range whose analyses equal analysis/run's, the
+ * search kinds find CUDA API calls and copies (outlines cached by window), the
  * wheel pans and Ctrl+wheel zooms at the cursor, W/A, double-click zooms to a
  * slice, F fits, `?` lists the keys, and a finding's "Show in timeline" marks
  * its evidence window. */
@@ -74,6 +75,46 @@ test('search: Enter / Shift+Enter step through every match in time order, zoom t
   await page.keyboard.press('Escape');
   await settle();
   assert.equal(await pixels([255, 159, 28]), 0, 'no match outlined after Escape');
+  assert.deepEqual(hx!.logs.filter((l) => l.startsWith('pageerror')), []);
+});
+
+test('search kinds: CUDA API calls and copies are found, zoomed to and outlined; pans inside the window fetched ask nothing', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page, client, opened } = hx!;
+  await home();
+  for (const [label, kind, query] of [['CUDA API', 'api', 'cudaMemcpy'], ['memcpy', 'memcpy', 'HtoD']] as const) {
+    const ref = await client.requestUntyped<{ instances: { total: number; items: Array<{ id: number; kind: string; start: number; end: number; track: string }> } }>(
+      'search', { profileId: opened.profileId, query, kinds: [kind], limit: 1, instances: 2 });
+    assert.ok(ref.instances.total >= 2, `the small profile has ${kind} ${query}`);
+    await page.selectOption('.search-kinds', { label });
+    await page.fill('.search-input', query);
+    await page.press('.search-input', 'Enter');
+    const n = ref.instances.total.toLocaleString('en-US');
+    await page.waitForSelector(`.search[data-counter="1 of ${n}"]`, { timeout: 15_000 });
+    await page.press('.search-input', 'Enter');
+    await page.waitForSelector(`.search[data-counter="2 of ${n}"]`, { timeout: 15_000 });
+    const m = ref.instances.items[1]!;
+    assert.equal(await page.getAttribute('.timeline', 'data-match'), `${kind}:${m.id}`);
+    const v = await view();
+    assert.ok(v.start <= m.start && m.end <= v.end, `zoomed to the ${kind}: ${JSON.stringify(v)} ${m.start}..${m.end}`);
+    await page.waitForFunction(() => Number((document.querySelector('.timeline') as HTMLElement).dataset.matches) >= 1);
+    await settle();
+    const now = await pixels([255, 159, 28]);
+    assert.ok(now > 30, `the current ${kind} is outlined (${now} px)`);
+    if (kind === 'api') await page.screenshot({ path: path.join(RESULTS, 'search-api.png') });
+  }
+  /* the outlines of views inside the window fetched (three views wide) ask nothing */
+  await settle();
+  const fetches = () => page.evaluate(() => Number((document.querySelector('.search') as HTMLElement).dataset.fetches));
+  const before = await fetches();
+  assert.ok(before >= 1, `the outlines were fetched (${before})`);
+  await page.locator('.timeline canvas').focus();
+  for (const k of ['d', 'a', 'a']) { await page.keyboard.press(k); await settle(); }
+  assert.equal(await fetches(), before, 'pans inside the cached window ask nothing');
+  await page.selectOption('.search-kinds', { index: 0 });
+  await page.fill('.search-input', '');
+  await page.press('.search-input', 'Escape');
+  await settle();
   assert.deepEqual(hx!.logs.filter((l) => l.startsWith('pageerror')), []);
 });
 

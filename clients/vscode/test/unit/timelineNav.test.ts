@@ -1,11 +1,12 @@
 /* client/timelineNav: the match cursor against a fake search (pages, wrap,
- * a start past the last match, a new query cancelling an old one), the span
+ * a start past the last match, a new query cancelling an old one), the window
+ * cache of the outlines (reuse inside, refetch outside, dense views), the span
  * framing, the drag window, and the Jupyter twin being the same code. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MatchCursor, dragWindow, frameSpan, KEYS, type Match, type MatchFetch } from '../../src/client/timelineNav';
+import { MatchCursor, WindowCache, dragWindow, frameSpan, KEYS, type Match, type MatchFetch, type WindowFetch } from '../../src/client/timelineNav';
 import { CLIENT_ROOT } from '../helpers';
 
 /** A fake search over `n` matches at t = 10 i, counting its requests. */
@@ -76,4 +77,49 @@ test('the Jupyter widget\'s timeline navigation is the same code (its twin file)
   const mine = body(join(CLIENT_ROOT, 'src', 'client', 'timelineNav.ts'));
   assert.ok(mine.includes('export class MatchCursor'));
   assert.equal(body(join(CLIENT_ROOT, '..', 'jupyter', 'js', 'src', 'timeline_nav.ts')), mine);
+});
+
+test('WindowCache: views inside the window fetched ask nothing; outside, another query or a dense window asks again', async () => {
+  // matches at t = 10 i, lasting 5
+  const all: Match[] = Array.from({ length: 1000 }, (_, i) => ({ kind: 'kernel', id: i, track: 'gpu:0:7', start: 10 * i, end: 10 * i + 5, name: 'k' }));
+  const asked: Array<[number, number]> = [];
+  const win: WindowFetch = async (s, e, limit) => {
+    asked.push([s, e]);
+    const hit = all.filter((m) => m.start < e && m.end >= s);
+    return { total: hit.length, offset: 0, items: hit.slice(0, limit) };
+  };
+  const inRef = (s: number, e: number) => all.filter((m) => m.start < e && m.end >= s).map((m) => m.id);
+  const c = new WindowCache(60);
+  assert.deepEqual((await c.inView('q', 1000, 1200, win)).map((m) => m.id), inRef(1000, 1200));
+  assert.deepEqual(asked, [[800, 1400]], 'three views wide');
+  for (const [s, e] of [[900, 1100], [800, 1400], [1003, 1007]]) // pans and zooms inside
+    assert.deepEqual((await c.inView('q', s, e, win)).map((m) => m.id), inRef(s, e));
+  assert.equal(c.fetches, 1);
+  assert.deepEqual((await c.inView('q', 1300, 1500, win)).map((m) => m.id), inRef(1300, 1500), 'outside: asks again');
+  assert.equal(c.fetches, 2);
+  await c.inView('other', 1300, 1500, win);
+  assert.equal(c.fetches, 3, 'another query asks again');
+  // dense: the wide window holds more than the limit; its first 60 by start (to t = 590) cover the view: kept to there
+  asked.length = 0;
+  assert.deepEqual((await c.inView('q', 0, 500, win)).map((m) => m.id), inRef(0, 500));
+  assert.deepEqual(asked, [[-500, 1000]]);
+  assert.deepEqual((await c.inView('q', 100, 590, win)).map((m) => m.id), inRef(100, 590));
+  assert.equal(asked.length, 1, 'reused up to the last match\'s start');
+  await c.inView('q', 100, 600, win);
+  assert.deepEqual(asked.slice(1), [[-400, 1100], [100, 600]], 'past it: asked again (the wide window, then the view alone)');
+  // denser than the limit in view: the first `limit` (the wide window, then the view alone) ...
+  asked.length = 0;
+  const cut = await c.inView('q', 0, 5000, win);
+  assert.deepEqual(cut.map((m) => m.id), inRef(0, 5000).slice(0, 60));
+  assert.deepEqual(asked, [[-5000, 10000], [0, 5000]]);
+  // ... and while it stays that dense, the view alone at once: one request per change, as without the cache
+  await c.inView('q', 100, 5100, win);
+  assert.deepEqual(asked.slice(2), [[100, 5100]]);
+  // sparse again: the view alone is complete and kept
+  assert.deepEqual((await c.inView('q', 1000, 1100, win)).map((m) => m.id), inRef(1000, 1100));
+  await c.inView('q', 1010, 1090, win);
+  assert.equal(asked.length, 4);
+  c.clear();
+  await c.inView('q', 1000, 1100, win);
+  assert.deepEqual(asked[4], [900, 1200], 'cleared: a wide window again');
 });

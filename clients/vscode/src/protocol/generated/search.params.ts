@@ -8,7 +8,14 @@ profileId: string
  * substring (case-insensitive), or a glob when it has * ? [
  */
 query: string
-kinds?: ("kernel" | "nvtx")[]
+/**
+ * The query is a whole name, compared case-sensitively: a kernel's short, demangled or display name, an NVTX range's name (default false: substring or glob). What a top_kernels or nvtx/tree row names.
+ */
+exact?: boolean
+/**
+ * What to search (default ["kernel", "nvtx"]): kernels, NVTX ranges, memcpy and memset ops (by their names, e.g. "[CUDA memcpy HtoD]"), CUDA API calls (by name, version suffix stripped).
+ */
+kinds?: ("kernel" | "nvtx" | "memcpy" | "memset" | "api")[]
 limit?: number
 /**
  * Only items overlapping [start, end] (start < end and end >= start, as timeline/range): results, counts and instances alike. Default: the whole profile.
