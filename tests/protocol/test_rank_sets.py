@@ -70,6 +70,18 @@ def test_planted_straggler_and_clock_offsets(server, rank_files):
     with pytest.raises(RpcError) as ei:
         server.request("set/collectives", {"setId": sid, "cursor": "0" * 24})
     assert ei.value.code == -32602
+    # rank + at: the collective holding that rank's kernel (what a client links on a click)
+    for c in rows[::7]:
+        for r in (0, c["lastRank"], 3):
+            one = server.request("set/collectives", {"setId": sid, "rank": r, "at": c["startsNs"][r]})
+            check_schema("set/collectives", "result", one)
+            assert [x["id"] for x in one["rows"]] == [c["id"]] and one["rows"][0] == c
+    miss = server.request("set/collectives", {"setId": sid, "rank": 1, "at": rows[0]["startsNs"][1] + 1})
+    assert miss["rows"] == [] and miss["total"] == 0
+    for bad in ({"rank": 1}, {"at": rows[0]["start"]}, {"rank": 4, "at": rows[0]["start"]}):
+        with pytest.raises(RpcError) as ei:
+            server.request("set/collectives", {"setId": sid, **bad})
+        assert ei.value.code == -32602, bad
     assert server.request("set/close", {"setId": sid}) == {"closed": True}
     with pytest.raises(RpcError):
         server.request("set/nccl", {"setId": sid})

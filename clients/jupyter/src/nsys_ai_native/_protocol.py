@@ -1444,6 +1444,8 @@ SetCollectivesParams = TypedDict("SetCollectivesParams", {
     "cursor": NotRequired[str],
     "limit": NotRequired[int],
     "type": NotRequired[str],
+    "rank": NotRequired[int],
+    "at": NotRequired[Ns],
 })
 
 SetCollectivesResultRowsItem = TypedDict("SetCollectivesResultRowsItem", {
