@@ -87,6 +87,50 @@ def test_planted_straggler_and_clock_offsets(server, rank_files):
         server.request("set/nccl", {"setId": sid})
 
 
+@pytest.fixture(scope="session")
+def derived_rank_files(generated_dir):
+    """The generator's fast path (--derive-ranks): 2 simulated ranks, 8 rank files copied from
+    them in SQL (each its own pid, payload rank and clock), 4 nodes, the straggler rank 5."""
+    out = generated_dir / "derived8"
+    generate(generated_dir / "derived8_all.sqlite", "--preset", "tiny", "--iterations", "15", "--kernels", "2000",
+             "--shape", "nccl-nvtx", "--rank-files", str(out), "--derive-ranks", "8", "--ranks-per-node", "2",
+             "--node-offset-ns", str(OFFSET), "--straggler-rank", "5")
+    return [str(out / ("rank%d.sqlite" % r)) for r in range(8)]
+
+
+def test_derived_set_keeps_the_planted_straggler_and_clock_offsets(server, derived_rank_files):
+    # each derived file is its own rank: pid, NCCL payload rank and size, session start (independent SQL)
+    pids, starts = set(), []
+    for r, f in enumerate(derived_rank_files):
+        db = sqlite3.connect("file:%s?mode=ro" % f, uri=True)
+        pid, gpids = db.execute("SELECT pid, globalPid FROM PROCESSES").fetchone()
+        assert gpids >> 24 & 0xFFFFFF == pid and not pids & {pid}
+        pids.add(pid)
+        assert {g >> 24 & 0xFFFFFF for (g,) in db.execute("SELECT DISTINCT globalTid FROM NVTX_EVENTS")} == {pid}
+        pay = db.execute("SELECT DISTINCT json_extract(jsonText, '$.Rank'), json_extract(jsonText, '$.\"No. of ranks\"') "
+                         "FROM NVTX_EVENTS WHERE jsonText LIKE '%NCCL communicator ID%'").fetchall()
+        assert pay == [(r, 8)], pay
+        starts.append(db.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0])
+        db.close()
+    assert len(set(starts[:5] + starts[6:])) == 7  # every rank on its own file clock
+    res = server.request("profile/openSet", {"paths": derived_rank_files, "threads": 2})
+    check_schema("profile/openSet", "result", res)
+    assert [r["globalRank"] for r in res["ranks"]] == list(range(8))
+    assert {r["rankSource"] for r in res["ranks"]} == {"nccl"}
+    assert res["clock"]["method"] == "session+nccl"
+    corr = {n["host"]: n["correctionNs"] for n in res["clock"]["nodes"]}
+    for k in range(4):
+        assert abs(corr["node%d" % k] - k * OFFSET) < 20_000, corr
+    assert res["collectives"]["matchedBy"] == "payload" and res["collectives"]["unmatched"] == 0
+    assert res["stragglers"]["straggler"] == 5
+    st = server.request("set/stragglers", {"setId": res["setId"], "rank": 5})
+    firsts = [e["step"] for e in st["events"] if e["carriedFrom"] is None and e["cause"] == "dataLoad"]
+    assert firsts == [0, 7, 14], st["events"]
+    others = server.request("set/stragglers", {"setId": res["setId"], "limit": 100000})
+    assert {e["rank"] for e in others["events"]} == {5}
+    server.request("set/close", {"setId": res["setId"]})
+
+
 def test_budget_closes_files(server, rank_files):
     res = server.request("profile/openSet", {"paths": rank_files, "memoryBudgetMb": 64, "threads": 1})
     assert res["parallel"]["keptOpen"] in (True, False)
