@@ -4,6 +4,7 @@ clock offset (node 1 off by 3 ms); the real two-GPU NCCL exports against
 independent SQL."""
 from __future__ import annotations
 
+import base64
 import sqlite3
 
 import pytest
@@ -171,3 +172,81 @@ def test_bad_sets_are_errors_and_the_server_keeps_serving(server, rank_files, tm
     assert server.request("set/close", {"setId": "s999"}) == {"closed": False}
     res = server.request("profile/openSet", {"paths": rank_files[:2]})
     assert res["collectives"]["count"] == 0 and res["collectives"]["unmatched"] > 0  # a 4-rank communicator
+
+
+COLUMNS = ["start", "end", "bytes", "commSize", "step", "window", "compute", "dataLoad", "h2d", "sync", "launchGap"]
+
+
+def unpack(c):
+    """The packed collectives decoded independently of the server (docs/multirank.md)."""
+    raw, pos, cols = base64.b64decode(c["packed"], validate=True), 0, []
+    for _ in range(len(COLUMNS) + 2):
+        prev, col = 0, []
+        for _ in range(c["n"]):
+            z = shift = 0
+            while True:
+                b = raw[pos]
+                pos += 1
+                z |= (b & 0x7F) << shift
+                shift += 7
+                if not b & 0x80:
+                    break
+            prev = (prev + ((z >> 1) ^ -(z & 1))) % 2**64
+            col.append(prev - 2**64 if prev >= 2**63 else prev)
+        cols.append(col)
+    assert pos == len(raw)
+    out = dict(zip(COLUMNS, cols))
+    out["comm"] = [c["comms"][i] for i in cols[-2]]
+    out["type"] = [c["types"][i] for i in cols[-1]]
+    return out
+
+
+def test_packed_summaries_are_the_columns_and_reduce_alike(server, rank_files, generated_dir):
+    epoch = generated_dir / "ranks2_epoch"  # times past 2^53: exact through the packing
+    generate(generated_dir / "ranks2_epoch_all.sqlite", "--preset", "tiny", "--gpus", "2", "--kernels", "600",
+             "--shape", "nccl-nvtx", "--epoch-clock", "--rank-files", str(epoch))
+    for f in rank_files + [str(epoch / "rank1.sqlite")]:
+        plain = server.request("set/summarize", {"path": f})
+        packed = server.request("set/summarize", {"path": f, "packed": True})
+        check_schema("set/summarize", "result", packed)
+        for a, b in zip(plain["summaries"], packed["summaries"]):
+            assert b["collectives"]["n"] == len(a["collectives"]["start"]) > 0
+            assert unpack(b["collectives"]) == a["collectives"]
+            assert {k: v for k, v in a.items() if k != "collectives"} == {k: v for k, v in b.items() if k != "collectives"}
+    assert max(unpack(packed["summaries"][0]["collectives"])["start"]) > 2**53
+    sums = lambda packed: [x for f in rank_files for x in server.request(  # noqa: E731
+        "set/summarize", {"path": f, "packed": packed})["summaries"]]
+    a, b = server.request("set/reduce", {"summaries": sums(False)}), server.request("set/reduce", {"summaries": sums(True)})
+    assert {**a, "setId": None} == {**b, "setId": None} and b["stragglers"]["straggler"] == 2
+
+
+@pytest.mark.parametrize("bad, why", [
+    ({"packed": "!!!!"}, ".packed: expected base64"),
+    ({"packed": "AAAA"}, "cannot hold"),
+    ({"n": 1}, "cannot hold"),
+    ({"comms": []}, "outside its dictionary"),
+    ({"comms": ["x12"]}, ".comms[0]: expected p<hex>"),
+    ({"types": [7]}, ".types: expected an array"),
+    ({"n": -1}, ".n: expected a count"),
+    ({"packed": None}, "expected path and collectives"),
+])
+def test_bad_packed_summaries_are_errors(server, rank_files, bad, why):
+    good = server.request("set/summarize", {"path": rank_files[0], "packed": True})["summaries"][0]
+    c = good["collectives"]
+    n = c["n"]
+    if "n" in bad and bad["n"] == 1:
+        bad = {"n": n * 100}
+    broken = {**good, "collectives": {k: v for k, v in {**c, **bad}.items() if v is not None}}
+    if bad == {"packed": None}:
+        broken["collectives"] = {"n": n}
+    with pytest.raises(RpcError) as ei:
+        server.request("set/reduce", {"summaries": [broken]})
+    assert ei.value.code == -32602 and "params.summaries[0]" in ei.value.message and why in ei.value.message, ei.value.message
+    # truncated bytes and a varint longer than 64 bits
+    raw = base64.b64decode(c["packed"])
+    for cut in (raw[:-1], raw + b"\x00", raw[:-1] + b"\xff" * 11):
+        broken = {**good, "collectives": {**c, "packed": base64.b64encode(cut).decode()}}
+        with pytest.raises(RpcError) as ei:
+            server.request("set/reduce", {"summaries": [broken]})
+        assert ei.value.code == -32602, cut[-12:]
+    assert server.request("set/reduce", {"summaries": [good]})["ranks"]

@@ -9,6 +9,7 @@
 #include "analysis/analysis.h"
 #include "common/util.h"
 #include "methods/set_open.h"
+#include "methods/set_packed.h"
 #include "rpc/json_int.h"
 
 static const cJSON *nsys__find_dev(const cJSON *arr, int32_t dev) {
@@ -190,7 +191,7 @@ cJSON *nsys_set_json_open(const nsys_set *s) {
   X("compute", cause[NSYS_CAUSE_COMPUTE]) X("dataLoad", cause[NSYS_CAUSE_DATALOAD]) X("h2d", cause[NSYS_CAUSE_H2D]) \
   X("sync", cause[NSYS_CAUSE_SYNC]) X("launchGap", cause[NSYS_CAUSE_LAUNCH_GAP])
 
-cJSON *nsys_rank_summaries_json(const nsys_rank_summary *v, uint32_t n) {
+cJSON *nsys_rank_summaries_json(const nsys_rank_summary *v, uint32_t n, bool packed) {
   cJSON *arr = cJSON_CreateArray();
   for (uint32_t i = 0; i < n; i++) {
     const nsys_rank_summary *r = &v[i];
@@ -208,6 +209,11 @@ cJSON *nsys_rank_summaries_json(const nsys_rank_summary *v, uint32_t n) {
     nsys_json_int(o, "spanEnd", r->span_end);
     nsys_json_int(o, "steps", r->steps);
     nsys_json_int(o, "ncclKernels", r->n_nccl);
+    if (packed) {
+      cJSON_AddItemToObject(o, "collectives", nsys_rank_colls_packed_json(r->colls, r->n_colls));
+      cJSON_AddItemToArray(arr, o);
+      continue;
+    }
     cJSON *c = cJSON_AddObjectToObject(o, "collectives");
 #define NSYS__W(key, field)                                                               \
   {                                                                                       \
@@ -251,7 +257,8 @@ bool nsys_rank_summaries_from_json(const cJSON *arr, nsys_rank_summary **out, ui
     const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "path"));
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "collectives");
     const cJSON *comm = cJSON_GetObjectItemCaseSensitive(c, "comm"), *type = cJSON_GetObjectItemCaseSensitive(c, "type");
-    if (!path || !cJSON_IsObject(c) || !cJSON_IsArray(comm) || !cJSON_IsArray(type)) {
+    bool packed = cJSON_GetObjectItemCaseSensitive(c, "packed") != NULL;
+    if (!path || !cJSON_IsObject(c) || (!packed && (!cJSON_IsArray(comm) || !cJSON_IsArray(type)))) {
       snprintf(err, errcap, "[%d]: expected path and collectives", idx);
       return false;
     }
@@ -262,12 +269,23 @@ bool nsys_rank_summaries_from_json(const cJSON *arr, nsys_rank_summary **out, ui
       }
     int64_t nn = 0;
     nsys__get(o, "ncclKernels", &nn);
-    int nc = cJSON_GetArraySize(comm);
+    nsys_rank_coll *colls = NULL;
+    int nc = 0;
+    if (packed) {
+      char why[160];
+      uint32_t pn = 0;
+      if (!nsys_rank_colls_from_packed(c, &colls, &pn, why, sizeof why)) {
+        snprintf(err, errcap, "[%d].collectives%s", idx, why);
+        return false;
+      }
+      nc = (int)pn;
+    } else {
+    nc = cJSON_GetArraySize(comm);
     if (cJSON_GetArraySize(type) != nc) {
       snprintf(err, errcap, "[%d].collectives: arrays of different lengths", idx);
       return false;
     }
-    nsys_rank_coll *colls = nsys_xcalloc((size_t)nc + 1, sizeof *colls);
+    colls = nsys_xcalloc((size_t)nc + 1, sizeof *colls);
 #define NSYS__R(key, field)                                                                  \
   {                                                                                          \
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, key);                               \
@@ -304,6 +322,7 @@ bool nsys_rank_summaries_from_json(const cJSON *arr, nsys_rank_summary **out, ui
       snprintf(colls[k].type, sizeof colls[k].type, "%s", ts);
       t = t->next;
       k++;
+    }
     }
     if (*n == *cap) *out = nsys_xrealloc(*out, (*cap = *cap ? *cap * 2 : 16) * sizeof **out);
     nsys_rank_summary *r = &(*out)[(*n)++];
