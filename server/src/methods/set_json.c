@@ -243,6 +243,58 @@ static char *nsys__dup_or_null(const cJSON *o, const char *k) {
   return s ? nsys_xstrdup(s) : NULL;
 }
 
+/* The columns form of a summary's collectives (one JSON array per field) into
+ * *out (calloc'd) and *count; false after a message in err. */
+static bool nsys__colls_from_columns(const cJSON *c, int idx, nsys_rank_coll **out, int *count, char *err, size_t errcap) {
+  const cJSON *comm = cJSON_GetObjectItemCaseSensitive(c, "comm"), *type = cJSON_GetObjectItemCaseSensitive(c, "type");
+  int nc = cJSON_GetArraySize(comm);
+  if (cJSON_GetArraySize(type) != nc) {
+    snprintf(err, errcap, "[%d].collectives: arrays of different lengths", idx);
+    return false;
+  }
+  nsys_rank_coll *colls = nsys_xcalloc((size_t)nc + 1, sizeof *colls);
+#define NSYS__R(key, field)                                                                  \
+  {                                                                                          \
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, key);                               \
+    if (cJSON_GetArraySize(a) != nc) {                                                       \
+      snprintf(err, errcap, "[%d].collectives.%s: expected %d integers", idx, key, nc);      \
+      free(colls);                                                                           \
+      return false;                                                                          \
+    }                                                                                        \
+    int k = 0;                                                                               \
+    const cJSON *e;                                                                          \
+    cJSON_ArrayForEach(e, a) {                                                               \
+      int64_t v;                                                                             \
+      if (!nsys_json_get_i64(e, &v)) {                                                       \
+        snprintf(err, errcap, "[%d].collectives.%s[%d]: expected an integer", idx, key, k); \
+        free(colls);                                                                         \
+        return false;                                                                        \
+      }                                                                                      \
+      colls[k++].field = (__typeof__(colls[0].field))v;                                      \
+    }                                                                                        \
+  }
+  NSYS__COLL_FIELDS(NSYS__R)
+#undef NSYS__R
+  int k = 0;
+  const cJSON *e, *t = type->child;
+  cJSON_ArrayForEach(e, comm) {
+    const char *cs = cJSON_GetStringValue(e), *ts = cJSON_GetStringValue(t);
+    if (!cs || (cs[0] != 'p' && cs[0] != 's') || !ts) {
+      snprintf(err, errcap, "[%d].collectives.comm[%d]: expected p<hex> or s<hex>", idx, k);
+      free(colls);
+      return false;
+    }
+    colls[k].comm_payload = cs[0] == 'p';
+    colls[k].comm = strtoull(cs + 1, NULL, 16);
+    snprintf(colls[k].type, sizeof colls[k].type, "%s", ts);
+    t = t->next;
+    k++;
+  }
+  *out = colls;
+  *count = nc;
+  return true;
+}
+
 bool nsys_rank_summaries_from_json(const cJSON *arr, nsys_rank_summary **out, uint32_t *n, uint32_t *cap, char *err,
                                    size_t errcap) {
   if (!cJSON_IsArray(arr)) {
@@ -279,50 +331,8 @@ bool nsys_rank_summaries_from_json(const cJSON *arr, nsys_rank_summary **out, ui
         return false;
       }
       nc = (int)pn;
-    } else {
-    nc = cJSON_GetArraySize(comm);
-    if (cJSON_GetArraySize(type) != nc) {
-      snprintf(err, errcap, "[%d].collectives: arrays of different lengths", idx);
+    } else if (!nsys__colls_from_columns(c, idx, &colls, &nc, err, errcap)) {
       return false;
-    }
-    colls = nsys_xcalloc((size_t)nc + 1, sizeof *colls);
-#define NSYS__R(key, field)                                                                  \
-  {                                                                                          \
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, key);                               \
-    if (cJSON_GetArraySize(a) != nc) {                                                       \
-      snprintf(err, errcap, "[%d].collectives.%s: expected %d integers", idx, key, nc);      \
-      free(colls);                                                                           \
-      return false;                                                                          \
-    }                                                                                        \
-    int k = 0;                                                                               \
-    const cJSON *e;                                                                          \
-    cJSON_ArrayForEach(e, a) {                                                               \
-      int64_t v;                                                                             \
-      if (!nsys_json_get_i64(e, &v)) {                                                       \
-        snprintf(err, errcap, "[%d].collectives.%s[%d]: expected an integer", idx, key, k); \
-        free(colls);                                                                         \
-        return false;                                                                        \
-      }                                                                                      \
-      colls[k++].field = (__typeof__(colls[0].field))v;                                      \
-    }                                                                                        \
-  }
-    NSYS__COLL_FIELDS(NSYS__R)
-#undef NSYS__R
-    int k = 0;
-    const cJSON *e, *t = type->child;
-    cJSON_ArrayForEach(e, comm) {
-      const char *cs = cJSON_GetStringValue(e), *ts = cJSON_GetStringValue(t);
-      if (!cs || (cs[0] != 'p' && cs[0] != 's') || !ts) {
-        snprintf(err, errcap, "[%d].collectives.comm[%d]: expected p<hex> or s<hex>", idx, k);
-        free(colls);
-        return false;
-      }
-      colls[k].comm_payload = cs[0] == 'p';
-      colls[k].comm = strtoull(cs + 1, NULL, 16);
-      snprintf(colls[k].type, sizeof colls[k].type, "%s", ts);
-      t = t->next;
-      k++;
-    }
     }
     if (*n == *cap) *out = nsys_xrealloc(*out, (*cap = *cap ? *cap * 2 : 16) * sizeof **out);
     nsys_rank_summary *r = &(*out)[(*n)++];
