@@ -104,12 +104,8 @@ cJSON *nsys_rank_colls_packed_json(const nsys_rank_coll *c, uint32_t n) {
 }
 
 static int nsys__b64val(unsigned char ch) {
-  if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-  if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-  if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-  if (ch == '+') return 62;
-  if (ch == '/') return 63;
-  return -1;
+  const char *at = ch ? strchr(nsys__b64, ch) : NULL;
+  return at ? (int)(at - nsys__b64) : -1;
 }
 
 /* base64 (standard alphabet, padded) to bytes; NULL when it is not */
