@@ -1445,7 +1445,7 @@ SetCollectivesParams = TypedDict("SetCollectivesParams", {
     "limit": NotRequired[int],
     "type": NotRequired[str],
     "rank": NotRequired[int],
-    "at": NotRequired[Ns],
+    "at": NotRequired[NsParam],
 })
 
 SetCollectivesResultRowsItem = TypedDict("SetCollectivesResultRowsItem", {
