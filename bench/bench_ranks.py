@@ -9,7 +9,7 @@ offsets), then through `nsys-ai serve`:
                 pages), nccl (set/nccl)
   peak RSS      the server's VmHWM after each open
   per rank      `nsys-ai rank-summary FILE` cold and cached (one worker's map task),
-                set/reduce of the R gathered summaries
+                set/reduce of the R gathered summaries, as JSON columns and packed (--packed)
 
 and prints ONE table, plus a projection of R' ranks on a Dask cluster of W workers
 from the measured per-rank costs: ceil(R'/W) x map task + reduce x (R'/R) (the reduce
@@ -54,12 +54,14 @@ def generate(d: Path, ranks: int, kpr: int) -> list[str]:
         return files
     iters = max(8, min(60, kpr // 1500))
     t = time.perf_counter()
+    # the generator's fast path: 2 simulated ranks, the others copied from them in SQL (derive_ranks)
     subprocess.run([sys.executable, str(REPO / "tools" / "gen_profile.py"), "-o", str(d / f"all-{ranks}-{kpr}.sqlite"),
-                    "--preset", "small", "--gpus", str(ranks), "--kernels", str(kpr * ranks), "--iterations",
-                    str(iters), "--shape", "nccl-nvtx", "--rank-files", str(out), "--ranks-per-node", "8",
+                    "--preset", "small", "--kernels", str(kpr * 2), "--iterations", str(iters), "--shape", "nccl-nvtx",
+                    "--rank-files", str(out), "--derive-ranks", str(ranks), "--ranks-per-node", "8",
                     "--node-offset-ns", "1500000", "--straggler-rank", str(ranks // 3)], check=True)
     os.remove(d / f"all-{ranks}-{kpr}.sqlite")
-    print(f"  generated {ranks} rank files in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    print(f"  generated {ranks} rank files (2 simulated, {ranks - 2} derived) in {time.perf_counter() - t:.1f} s",
+          file=sys.stderr)
     return files
 
 
@@ -131,16 +133,24 @@ def main() -> int:
         _, t_map_warm = timed(lambda: subprocess.run([bin_, "rank-summary", one], env=e1, check=True,
                                                      capture_output=True))
         shutil.rmtree(cold_cache, ignore_errors=True)
-        sums = []
-        for f in files:
-            out = subprocess.run([bin_, "rank-summary", f], env={**os.environ, **env}, check=True,
-                                 capture_output=True, text=True).stdout
-            sums += json.loads(out)["summaries"]
-        with Server(env=env) as srv:
+        def gather(*flags: str) -> list:
+            out = []
+            for f in files:
+                text = subprocess.run([bin_, "rank-summary", f, *flags], env={**os.environ, **env}, check=True,
+                                      capture_output=True, text=True).stdout
+                out += json.loads(text)["summaries"]
+            return out
+        sums, packed = gather(), gather("--packed")
+        # at 64 x 1M the summaries (hundreds of MB of JSON) exceed the default 64 MiB frame
+        with Server("--max-frame-bytes", str(1 << 30), env=env) as srv:
             # the same bytes to a method that ignores them: what carrying and parsing the JSON costs
             _, t_carry = timed(lambda: call(srv, "set/close", {"setId": "none", "summaries": sums}))
             _, t_red = timed(lambda: call(srv, "set/reduce", {"summaries": sums}))
+            _, t_pcarry = timed(lambda: call(srv, "set/close", {"setId": "none", "summaries": packed}))
+            red_p, t_pred = timed(lambda: call(srv, "set/reduce", {"summaries": packed}))
+            assert red_p["collectives"] == info["collectives"], "the packed summaries reduce to another set"
         sum_mb = len(json.dumps(sums)) / 2**20
+        psum_mb = len(json.dumps(packed)) / 2**20
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     colls = info["collectives"]["count"]
@@ -158,9 +168,12 @@ def main() -> int:
         ("map task (rank-summary) cold / cached", f"{t_map_cold:.0f} / {t_map_warm:.0f} ms"),
         ("set/reduce of all summaries", f"{t_red:.0f} ms ({sum_mb:.1f} MB of JSON; the same bytes to set/close: "
                                         f"{t_carry:.0f} ms)"),
+        ("set/reduce of all summaries, packed", f"{t_pred:.0f} ms ({psum_mb:.1f} MB of JSON; the same bytes to "
+                                                f"set/close: {t_pcarry:.0f} ms)"),
     ]
     waves = math.ceil(a.project / a.workers)
     scale = a.project / a.ranks
+    t_red, t_carry, sum_mb = t_pred, t_pcarry, psum_mb  # the projection: the packed form Dask sends
     proj = waves * t_map_cold + t_red * scale
     rows.append((f"projection: {a.project} ranks on {a.workers} Dask workers",
                  f"{proj / 1000:.1f} s cold ({waves} waves x {t_map_cold:.0f} ms map + reduce {t_red * scale / 1000:.1f} s, "

@@ -79,6 +79,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sqlite3
 import sys
 
@@ -1213,6 +1214,78 @@ def split_ranks(src, out_dir, gen, per_node, node_offset):
         os.replace(tmp, dst)
 
 
+DERIVED_CLOCK_STEP_NS = 997_003  # derived rank r's file clock starts r x this later (its own session start)
+
+
+def derive_ranks(base_dir, out_dir, n, straggler, per_node, node_offset):
+    """The fast path for large rank sets (--derive-ranks): instead of simulating N ranks, the
+    2-GPU run's rank files (split_ranks: rank 0 a plain rank, rank 1 the one whose data loader
+    stalled, both waiting on each other at every collective) are copied in SQL, one pass per
+    derived file (INSERT ... SELECT, indexes built after). Rank r of N is a copy of base rank 0,
+    rank `straggler` of base rank 1, with:
+      - its own process: pid BASE_PID + 1 + r in PROCESSES, TARGET_INFO_CUDA_* and the pid
+        bits (24..47) of every globalPid / globalTid / endGlobalTid;
+      - its NCCL payloads (NVTX jsonText): "Rank" r, "No. of ranks" N (the communicator id kept);
+      - its own clock: every start/end/timestamp r x DERIVED_CLOCK_STEP_NS earlier and its
+        session start (utcEpochNs) that much later, as a process started later sees it: the
+        session start puts it back exactly;
+      - its node: Hostname node<k> (k = r // per_node) and node k's session start moved by
+        k x node_offset, as split_ranks does (the clock offset the set must recover).
+    The ranks are copies, so every collective ends at the same set time on every rank and the
+    straggler is the only late arriver: what split_ranks' files of an N-GPU run look like, at
+    the cost of copying N files instead of simulating N ranks."""
+    os.makedirs(out_dir, exist_ok=True)
+    templates = [os.path.join(base_dir, "rank%d.sqlite" % r) for r in (0, 1)]
+    src_db = sqlite3.connect(templates[0])
+    ddl = src_db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+                         "AND name NOT LIKE 'sqlite_%' ORDER BY type = 'index'").fetchall()
+    cols = {n_: [r[1] for r in src_db.execute('PRAGMA table_info("%s")' % n_)] for t, n_, _ in ddl if t == "table"}
+    src_db.close()
+    pid_mask = 0xFFFFFF << 24
+    for r in range(n):
+        pid, shift = BASE_PID + 1 + r, r * DERIVED_CLOCK_STEP_NS
+        gpid_bits = pid << 24
+
+        def expr(table, c):
+            q = '"%s"' % c
+            if c in ("start", "end", "timestamp"):
+                return "%s - %d" % (q, shift)
+            if c in ("globalPid", "globalTid", "endGlobalTid"):
+                return "((%s & ~%d) | %d)" % (q, pid_mask, gpid_bits)
+            if (table, c) in (("PROCESSES", "pid"), ("TARGET_INFO_CUDA_DEVICE", "pid"),
+                              ("TARGET_INFO_CUDA_CONTEXT_INFO", "processId"), ("TARGET_INFO_CUDA_STREAM", "processId")):
+                return "%d" % pid
+            if (table, c) == ("NVTX_EVENTS", "jsonText"):
+                return ("CASE WHEN %s LIKE '%%NCCL communicator ID%%' THEN json_set(%s, '$.\"Rank\"', %d, "
+                        "'$.\"No. of ranks\"', %d) ELSE %s END" % (q, q, r, n, q))
+            return q
+        dst = os.path.join(out_dir, "rank%d.sqlite" % r)
+        tmp = dst + ".tmp"
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        db = sqlite3.connect(tmp)
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute("ATTACH DATABASE ? AS src", (templates[1 if r == straggler else 0],))
+        db.execute("BEGIN")
+        for kind, name, sql in ddl:
+            if kind == "table":
+                db.execute(sql)
+                db.execute('INSERT INTO main."%s" SELECT %s FROM src."%s"'
+                           % (name, ", ".join(expr(name, c) for c in cols[name]), name))
+        for kind, name, sql in ddl:
+            if kind == "index":
+                db.execute(sql)
+        node = r // max(1, per_node)
+        db.execute("UPDATE TARGET_INFO_SYSTEM_ENV SET value = ? WHERE name = 'Hostname'", ("node%d" % node,))
+        if "TARGET_INFO_SESSION_START_TIME" in cols:
+            db.execute("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + ?", (shift - node * node_offset,))
+        db.execute("COMMIT")
+        db.execute("DETACH DATABASE src")
+        db.close()
+        os.replace(tmp, dst)
+
+
 # Planted changes (main's "planted changes" options): what a before/after pair
 # differs by, for profile/diff's tests. Defaults change nothing.
 PLANT = {"nccl": 1.0, "loader_ns": None}
@@ -1272,6 +1345,9 @@ def main(argv=None):
     ranks.add_argument("--straggler-rank", type=int, help="this rank's data loader stalls (DataLoader.__next__)")
     ranks.add_argument("--straggler-every", type=int, default=7, help="... every N-th step (it %% N == 0)")
     ranks.add_argument("--straggler-ns", type=int, default=2_000_000, help="... for this long")
+    ranks.add_argument("--derive-ranks", type=int, metavar="N",
+                       help="fast path (see derive_ranks): simulate 2 GPUs (--kernels: theirs, both), write N rank "
+                            "files to --rank-files copied from those two in SQL (needs --rank-files)")
     plant = ap.add_argument_group("planted changes (before/after pairs for profile/diff; same seed = same jitter)")
     plant.add_argument("--plant-slow-kernels", metavar="SUBSTRING",
                        help="kernels whose short name contains SUBSTRING (case-insensitive) run --plant-factor longer")
@@ -1283,13 +1359,27 @@ def main(argv=None):
     plant.add_argument("--plant-launch-config", metavar="KEY", choices=sorted(catalog.KERNELS),
                        help="catalog kernel launched with twice the grid, half the block, 8 more registers, 1.3x longer")
     args = ap.parse_args(argv)
+    derived = None
+    if args.derive_ranks:
+        if not args.rank_files or args.derive_ranks < 2:
+            ap.error("--derive-ranks N needs --rank-files and N >= 2")
+        if args.straggler_rank is not None and not 0 <= args.straggler_rank < args.derive_ranks:
+            ap.error("--straggler-rank must be a rank of the derived set")
+        # the simulated run: 2 GPUs, its rank 1 the straggler's template
+        derived = (args.derive_ranks, args.straggler_rank, args.rank_files)
+        args.gpus, args.straggler_rank = 2, (1 if args.straggler_rank is not None else None)
+        args.rank_files = args.rank_files.rstrip("/") + ".base"
     undo = plant_changes(args)
     try:
         cfg = Config(args)
         gen = generate(cfg, args.output, args)
     finally:
         undo()
-    if args.rank_files:
+    if derived:
+        split_ranks(args.output, args.rank_files, gen, 2, 0)
+        derive_ranks(args.rank_files, derived[2], derived[0], derived[1], args.ranks_per_node, args.node_offset_ns)
+        shutil.rmtree(args.rank_files)
+    elif args.rank_files:
         split_ranks(args.output, args.rank_files, gen, args.ranks_per_node, args.node_offset_ns)
     if args.summary:
         json.dump(shift_summary(gen.summary(), gen.clock_shift), sys.stdout, indent=1)

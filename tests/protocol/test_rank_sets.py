@@ -4,6 +4,7 @@ clock offset (node 1 off by 3 ms); the real two-GPU NCCL exports against
 independent SQL."""
 from __future__ import annotations
 
+import base64
 import sqlite3
 
 import pytest
@@ -70,9 +71,65 @@ def test_planted_straggler_and_clock_offsets(server, rank_files):
     with pytest.raises(RpcError) as ei:
         server.request("set/collectives", {"setId": sid, "cursor": "0" * 24})
     assert ei.value.code == -32602
+    # rank + at: the collective holding that rank's kernel (what a client links on a click)
+    for c in rows[::7]:
+        for r in (0, c["lastRank"], 3):
+            one = server.request("set/collectives", {"setId": sid, "rank": r, "at": c["startsNs"][r]})
+            check_schema("set/collectives", "result", one)
+            assert [x["id"] for x in one["rows"]] == [c["id"]] and one["rows"][0] == c
+    miss = server.request("set/collectives", {"setId": sid, "rank": 1, "at": rows[0]["startsNs"][1] + 1})
+    assert miss["rows"] == [] and miss["total"] == 0
+    for bad in ({"rank": 1}, {"at": rows[0]["start"]}, {"rank": 4, "at": rows[0]["start"]}):
+        with pytest.raises(RpcError) as ei:
+            server.request("set/collectives", {"setId": sid, **bad})
+        assert ei.value.code == -32602, bad
     assert server.request("set/close", {"setId": sid}) == {"closed": True}
     with pytest.raises(RpcError):
         server.request("set/nccl", {"setId": sid})
+
+
+@pytest.fixture(scope="session")
+def derived_rank_files(generated_dir):
+    """The generator's fast path (--derive-ranks): 2 simulated ranks, 8 rank files copied from
+    them in SQL (each its own pid, payload rank and clock), 4 nodes, the straggler rank 5."""
+    out = generated_dir / "derived8"
+    generate(generated_dir / "derived8_all.sqlite", "--preset", "tiny", "--iterations", "15", "--kernels", "2000",
+             "--shape", "nccl-nvtx", "--rank-files", str(out), "--derive-ranks", "8", "--ranks-per-node", "2",
+             "--node-offset-ns", str(OFFSET), "--straggler-rank", "5")
+    return [str(out / ("rank%d.sqlite" % r)) for r in range(8)]
+
+
+def test_derived_set_keeps_the_planted_straggler_and_clock_offsets(server, derived_rank_files):
+    # each derived file is its own rank: pid, NCCL payload rank and size, session start (independent SQL)
+    pids, starts = set(), []
+    for r, f in enumerate(derived_rank_files):
+        db = sqlite3.connect("file:%s?mode=ro" % f, uri=True)
+        pid, gpids = db.execute("SELECT pid, globalPid FROM PROCESSES").fetchone()
+        assert gpids >> 24 & 0xFFFFFF == pid and not pids & {pid}
+        pids.add(pid)
+        assert {g >> 24 & 0xFFFFFF for (g,) in db.execute("SELECT DISTINCT globalTid FROM NVTX_EVENTS")} == {pid}
+        pay = db.execute("SELECT DISTINCT json_extract(jsonText, '$.Rank'), json_extract(jsonText, '$.\"No. of ranks\"') "
+                         "FROM NVTX_EVENTS WHERE jsonText LIKE '%NCCL communicator ID%'").fetchall()
+        assert pay == [(r, 8)], pay
+        starts.append(db.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0])
+        db.close()
+    assert len(set(starts[:5] + starts[6:])) == 7  # every rank on its own file clock
+    res = server.request("profile/openSet", {"paths": derived_rank_files, "threads": 2})
+    check_schema("profile/openSet", "result", res)
+    assert [r["globalRank"] for r in res["ranks"]] == list(range(8))
+    assert {r["rankSource"] for r in res["ranks"]} == {"nccl"}
+    assert res["clock"]["method"] == "session+nccl"
+    corr = {n["host"]: n["correctionNs"] for n in res["clock"]["nodes"]}
+    for k in range(4):
+        assert abs(corr["node%d" % k] - k * OFFSET) < 20_000, corr
+    assert res["collectives"]["matchedBy"] == "payload" and res["collectives"]["unmatched"] == 0
+    assert res["stragglers"]["straggler"] == 5
+    st = server.request("set/stragglers", {"setId": res["setId"], "rank": 5})
+    firsts = [e["step"] for e in st["events"] if e["carriedFrom"] is None and e["cause"] == "dataLoad"]
+    assert firsts == [0, 7, 14], st["events"]
+    others = server.request("set/stragglers", {"setId": res["setId"], "limit": 100000})
+    assert {e["rank"] for e in others["events"]} == {5}
+    server.request("set/close", {"setId": res["setId"]})
 
 
 def test_budget_closes_files(server, rank_files):
@@ -115,3 +172,81 @@ def test_bad_sets_are_errors_and_the_server_keeps_serving(server, rank_files, tm
     assert server.request("set/close", {"setId": "s999"}) == {"closed": False}
     res = server.request("profile/openSet", {"paths": rank_files[:2]})
     assert res["collectives"]["count"] == 0 and res["collectives"]["unmatched"] > 0  # a 4-rank communicator
+
+
+COLUMNS = ["start", "end", "bytes", "commSize", "step", "window", "compute", "dataLoad", "h2d", "sync", "launchGap"]
+
+
+def unpack(c):
+    """The packed collectives decoded independently of the server (docs/multirank.md)."""
+    raw, pos, cols = base64.b64decode(c["packed"], validate=True), 0, []
+    for _ in range(len(COLUMNS) + 2):
+        prev, col = 0, []
+        for _ in range(c["n"]):
+            z = shift = 0
+            while True:
+                b = raw[pos]
+                pos += 1
+                z |= (b & 0x7F) << shift
+                shift += 7
+                if not b & 0x80:
+                    break
+            prev = (prev + ((z >> 1) ^ -(z & 1))) % 2**64
+            col.append(prev - 2**64 if prev >= 2**63 else prev)
+        cols.append(col)
+    assert pos == len(raw)
+    out = dict(zip(COLUMNS, cols))
+    out["comm"] = [c["comms"][i] for i in cols[-2]]
+    out["type"] = [c["types"][i] for i in cols[-1]]
+    return out
+
+
+def test_packed_summaries_are_the_columns_and_reduce_alike(server, rank_files, generated_dir):
+    epoch = generated_dir / "ranks2_epoch"  # times past 2^53: exact through the packing
+    generate(generated_dir / "ranks2_epoch_all.sqlite", "--preset", "tiny", "--gpus", "2", "--kernels", "600",
+             "--shape", "nccl-nvtx", "--epoch-clock", "--rank-files", str(epoch))
+    for f in rank_files + [str(epoch / "rank1.sqlite")]:
+        plain = server.request("set/summarize", {"path": f})
+        packed = server.request("set/summarize", {"path": f, "packed": True})
+        check_schema("set/summarize", "result", packed)
+        for a, b in zip(plain["summaries"], packed["summaries"]):
+            assert b["collectives"]["n"] == len(a["collectives"]["start"]) > 0
+            assert unpack(b["collectives"]) == a["collectives"]
+            assert {k: v for k, v in a.items() if k != "collectives"} == {k: v for k, v in b.items() if k != "collectives"}
+    assert max(unpack(packed["summaries"][0]["collectives"])["start"]) > 2**53
+    sums = lambda packed: [x for f in rank_files for x in server.request(  # noqa: E731
+        "set/summarize", {"path": f, "packed": packed})["summaries"]]
+    a, b = server.request("set/reduce", {"summaries": sums(False)}), server.request("set/reduce", {"summaries": sums(True)})
+    assert {**a, "setId": None} == {**b, "setId": None} and b["stragglers"]["straggler"] == 2
+
+
+@pytest.mark.parametrize("bad, why", [
+    ({"packed": "!!!!"}, ".packed: expected base64"),
+    ({"packed": "AAAA"}, "cannot hold"),
+    ({"n": 1}, "cannot hold"),
+    ({"comms": []}, "outside its dictionary"),
+    ({"comms": ["x12"]}, ".comms[0]: expected p<hex>"),
+    ({"types": [7]}, ".types: expected an array"),
+    ({"n": -1}, ".n: expected a count"),
+    ({"packed": None}, "expected path and collectives"),
+])
+def test_bad_packed_summaries_are_errors(server, rank_files, bad, why):
+    good = server.request("set/summarize", {"path": rank_files[0], "packed": True})["summaries"][0]
+    c = good["collectives"]
+    n = c["n"]
+    if "n" in bad and bad["n"] == 1:
+        bad = {"n": n * 100}
+    broken = {**good, "collectives": {k: v for k, v in {**c, **bad}.items() if v is not None}}
+    if bad == {"packed": None}:
+        broken["collectives"] = {"n": n}
+    with pytest.raises(RpcError) as ei:
+        server.request("set/reduce", {"summaries": [broken]})
+    assert ei.value.code == -32602 and "params.summaries[0]" in ei.value.message and why in ei.value.message, ei.value.message
+    # truncated bytes and a varint longer than 64 bits
+    raw = base64.b64decode(c["packed"])
+    for cut in (raw[:-1], raw + b"\x00", raw[:-1] + b"\xff" * 11):
+        broken = {**good, "collectives": {**c, "packed": base64.b64encode(cut).decode()}}
+        with pytest.raises(RpcError) as ei:
+            server.request("set/reduce", {"summaries": [broken]})
+        assert ei.value.code == -32602, cut[-12:]
+    assert server.request("set/reduce", {"summaries": [good]})["ranks"]

@@ -34,6 +34,9 @@ def test_summarize_runs_the_cli(rank_files: list[str]) -> None:
     sums = ranks.summarize(rank_files[0])
     assert len(sums) == 1 and sums[0]["device"] == 0 and sums[0]["payloadRank"] == 0
     assert len(sums[0]["collectives"]["start"]) == sums[0]["ncclKernels"]
+    packed = ranks.summarize(rank_files[0], packed=True)
+    assert packed[0]["collectives"]["n"] == sums[0]["ncclKernels"] and isinstance(packed[0]["collectives"]["packed"], str)
+    assert {k: v for k, v in packed[0].items() if k != "collectives"} == {k: v for k, v in sums[0].items() if k != "collectives"}
 
 
 def test_local_reduce_equals_open_set(rank_files: list[str]) -> None:

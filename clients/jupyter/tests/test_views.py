@@ -57,6 +57,18 @@ def test_rank_set_view_init(pair: tuple[Path, Path]) -> None:
     assert init["type"] == "ranksInit"
     assert len(init["set"]["ranks"]) == 2 and len(init["profiles"]) == 1
     assert w.profile_ids == {init["profiles"][0]["profileId"]}
+    # set/collectives of the view's own set (the server's matching of a clicked collective), exact text
+    sid = init["set"]["setId"]
+    ask = lambda i, p: w.answer({"id": i, "kind": "rpc", "method": "set/collectives", "params": json.dumps(p)})  # noqa: E731
+    rows = json.loads(ask(1, {"setId": sid, "limit": 5})["result"])["rows"]
+    c = rows[0]
+    one = json.loads(ask(2, {"setId": sid, "rank": c["lastRank"], "at": c["startsNs"][c["lastRank"]]})["result"])
+    assert one["rows"] == [c]
+    assert ask(3, {"setId": sid + "x"})["code"] == -32602
+    assert ask(4, {"setId": sid, "rank": 0})["code"] == -32602  # rank without at: the server's error, passed on
+    # the diff view has no set: refused
+    d = views.diff_view(nsys_ai_native.open(pair[0]), nsys_ai_native.open(pair[1]))
+    assert d.answer({"id": 5, "method": "set/collectives", "params": json.dumps({"setId": sid})})["code"] == -32601
 
 
 def test_views_drawn_in_chromium(tmp_path: Path) -> None:

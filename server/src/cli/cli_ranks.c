@@ -118,12 +118,20 @@ usage:
 }
 
 static int nsys__cmd_rank_summary(int argc, char **argv) {
-  if (argc != 2 || !strncmp(argv[1], "--", 2)) return nsys_cli_usage("rank-summary");
+  const char *file = NULL;
+  bool packed = false;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--packed")) packed = true;
+    else if (!strncmp(argv[i], "--", 2) || file) return nsys_cli_usage("rank-summary");
+    else file = argv[i];
+  }
+  if (!file) return nsys_cli_usage("rank-summary");
   int rc = NSYS_EXIT_OK;
   nsys_cli_session s;
   nsys_cli_session_init(&s);
   cJSON *params = cJSON_CreateObject();
-  cJSON_AddStringToObject(params, "path", argv[1]);
+  cJSON_AddStringToObject(params, "path", file);
+  if (packed) cJSON_AddTrueToObject(params, "packed");
   cJSON *res = nsys_cli_call(&s, "set/summarize", params, &rc);
   if (res) nsys_cli_print_json(res);
   cJSON_Delete(res);
@@ -135,7 +143,8 @@ const nsys_cli_command nsys_cli_ranks[] = {
     {"ranks", "FILE... [--memory-budget-mb N] [--threads N] [--format text|json|md]",
      "multi-rank set (profile/openSet): one clock, collectives matched, stragglers with causes, NCCL bandwidth",
      nsys__cmd_ranks},
-    {"rank-summary", "FILE", "one rank file's summary as JSON (set/summarize; what a Dask worker runs)",
+    {"rank-summary", "FILE [--packed]",
+     "one rank file's summary as JSON (set/summarize; what a Dask worker runs; --packed: collectives packed)",
      nsys__cmd_rank_summary},
     {NULL, NULL, NULL, NULL},
 };

@@ -9,6 +9,7 @@
 #include "analysis/analysis.h"
 #include "common/util.h"
 #include "methods/set_open.h"
+#include "methods/set_packed.h"
 #include "rpc/json_int.h"
 
 static const cJSON *nsys__find_dev(const cJSON *arr, int32_t dev) {
@@ -190,7 +191,7 @@ cJSON *nsys_set_json_open(const nsys_set *s) {
   X("compute", cause[NSYS_CAUSE_COMPUTE]) X("dataLoad", cause[NSYS_CAUSE_DATALOAD]) X("h2d", cause[NSYS_CAUSE_H2D]) \
   X("sync", cause[NSYS_CAUSE_SYNC]) X("launchGap", cause[NSYS_CAUSE_LAUNCH_GAP])
 
-cJSON *nsys_rank_summaries_json(const nsys_rank_summary *v, uint32_t n) {
+cJSON *nsys_rank_summaries_json(const nsys_rank_summary *v, uint32_t n, bool packed) {
   cJSON *arr = cJSON_CreateArray();
   for (uint32_t i = 0; i < n; i++) {
     const nsys_rank_summary *r = &v[i];
@@ -208,6 +209,11 @@ cJSON *nsys_rank_summaries_json(const nsys_rank_summary *v, uint32_t n) {
     nsys_json_int(o, "spanEnd", r->span_end);
     nsys_json_int(o, "steps", r->steps);
     nsys_json_int(o, "ncclKernels", r->n_nccl);
+    if (packed) {
+      cJSON_AddItemToObject(o, "collectives", nsys_rank_colls_packed_json(r->colls, r->n_colls));
+      cJSON_AddItemToArray(arr, o);
+      continue;
+    }
     cJSON *c = cJSON_AddObjectToObject(o, "collectives");
 #define NSYS__W(key, field)                                                               \
   {                                                                                       \
@@ -237,37 +243,16 @@ static char *nsys__dup_or_null(const cJSON *o, const char *k) {
   return s ? nsys_xstrdup(s) : NULL;
 }
 
-bool nsys_rank_summaries_from_json(const cJSON *arr, nsys_rank_summary **out, uint32_t *n, uint32_t *cap, char *err,
-                                   size_t errcap) {
-  if (!cJSON_IsArray(arr)) {
-    snprintf(err, errcap, "expected an array of rank summaries");
+/* The columns form of a summary's collectives (one JSON array per field) into
+ * *out (calloc'd) and *count; false after a message in err. */
+static bool nsys__colls_from_columns(const cJSON *c, int idx, nsys_rank_coll **out, int *count, char *err, size_t errcap) {
+  const cJSON *comm = cJSON_GetObjectItemCaseSensitive(c, "comm"), *type = cJSON_GetObjectItemCaseSensitive(c, "type");
+  int nc = cJSON_GetArraySize(comm);
+  if (cJSON_GetArraySize(type) != nc) {
+    snprintf(err, errcap, "[%d].collectives: arrays of different lengths", idx);
     return false;
   }
-  const cJSON *o;
-  int idx = 0;
-  cJSON_ArrayForEach(o, arr) {
-    int64_t x[8];
-    static const char *const ints[] = {"ccMajor", "device", "pid", "utcEpochNs", "payloadRank", "spanStart", "spanEnd", "steps"};
-    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "path"));
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "collectives");
-    const cJSON *comm = cJSON_GetObjectItemCaseSensitive(c, "comm"), *type = cJSON_GetObjectItemCaseSensitive(c, "type");
-    if (!path || !cJSON_IsObject(c) || !cJSON_IsArray(comm) || !cJSON_IsArray(type)) {
-      snprintf(err, errcap, "[%d]: expected path and collectives", idx);
-      return false;
-    }
-    for (size_t i = 0; i < NSYS_ARRAY_LEN(ints); i++)
-      if (!nsys__get(o, ints[i], &x[i])) {
-        snprintf(err, errcap, "[%d].%s: expected an integer", idx, ints[i]);
-        return false;
-      }
-    int64_t nn = 0;
-    nsys__get(o, "ncclKernels", &nn);
-    int nc = cJSON_GetArraySize(comm);
-    if (cJSON_GetArraySize(type) != nc) {
-      snprintf(err, errcap, "[%d].collectives: arrays of different lengths", idx);
-      return false;
-    }
-    nsys_rank_coll *colls = nsys_xcalloc((size_t)nc + 1, sizeof *colls);
+  nsys_rank_coll *colls = nsys_xcalloc((size_t)nc + 1, sizeof *colls);
 #define NSYS__R(key, field)                                                                  \
   {                                                                                          \
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, key);                               \
@@ -288,22 +273,66 @@ bool nsys_rank_summaries_from_json(const cJSON *arr, nsys_rank_summary **out, ui
       colls[k++].field = (__typeof__(colls[0].field))v;                                      \
     }                                                                                        \
   }
-    NSYS__COLL_FIELDS(NSYS__R)
+  NSYS__COLL_FIELDS(NSYS__R)
 #undef NSYS__R
-    int k = 0;
-    const cJSON *e, *t = type->child;
-    cJSON_ArrayForEach(e, comm) {
-      const char *cs = cJSON_GetStringValue(e), *ts = cJSON_GetStringValue(t);
-      if (!cs || (cs[0] != 'p' && cs[0] != 's') || !ts) {
-        snprintf(err, errcap, "[%d].collectives.comm[%d]: expected p<hex> or s<hex>", idx, k);
-        free(colls);
+  int k = 0;
+  const cJSON *e, *t = type->child;
+  cJSON_ArrayForEach(e, comm) {
+    const char *cs = cJSON_GetStringValue(e), *ts = cJSON_GetStringValue(t);
+    if (!cs || (cs[0] != 'p' && cs[0] != 's') || !ts) {
+      snprintf(err, errcap, "[%d].collectives.comm[%d]: expected p<hex> or s<hex>", idx, k);
+      free(colls);
+      return false;
+    }
+    colls[k].comm_payload = cs[0] == 'p';
+    colls[k].comm = strtoull(cs + 1, NULL, 16);
+    snprintf(colls[k].type, sizeof colls[k].type, "%s", ts);
+    t = t->next;
+    k++;
+  }
+  *out = colls;
+  *count = nc;
+  return true;
+}
+
+bool nsys_rank_summaries_from_json(const cJSON *arr, nsys_rank_summary **out, uint32_t *n, uint32_t *cap, char *err,
+                                   size_t errcap) {
+  if (!cJSON_IsArray(arr)) {
+    snprintf(err, errcap, "expected an array of rank summaries");
+    return false;
+  }
+  const cJSON *o;
+  int idx = 0;
+  cJSON_ArrayForEach(o, arr) {
+    int64_t x[8];
+    static const char *const ints[] = {"ccMajor", "device", "pid", "utcEpochNs", "payloadRank", "spanStart", "spanEnd", "steps"};
+    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "path"));
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "collectives");
+    const cJSON *comm = cJSON_GetObjectItemCaseSensitive(c, "comm"), *type = cJSON_GetObjectItemCaseSensitive(c, "type");
+    bool packed = cJSON_GetObjectItemCaseSensitive(c, "packed") != NULL;
+    if (!path || !cJSON_IsObject(c) || (!packed && (!cJSON_IsArray(comm) || !cJSON_IsArray(type)))) {
+      snprintf(err, errcap, "[%d]: expected path and collectives", idx);
+      return false;
+    }
+    for (size_t i = 0; i < NSYS_ARRAY_LEN(ints); i++)
+      if (!nsys__get(o, ints[i], &x[i])) {
+        snprintf(err, errcap, "[%d].%s: expected an integer", idx, ints[i]);
         return false;
       }
-      colls[k].comm_payload = cs[0] == 'p';
-      colls[k].comm = strtoull(cs + 1, NULL, 16);
-      snprintf(colls[k].type, sizeof colls[k].type, "%s", ts);
-      t = t->next;
-      k++;
+    int64_t nn = 0;
+    nsys__get(o, "ncclKernels", &nn);
+    nsys_rank_coll *colls = NULL;
+    int nc = 0;
+    if (packed) {
+      char why[160];
+      uint32_t pn = 0;
+      if (!nsys_rank_colls_from_packed(c, &colls, &pn, why, sizeof why)) {
+        snprintf(err, errcap, "[%d].collectives%s", idx, why);
+        return false;
+      }
+      nc = (int)pn;
+    } else if (!nsys__colls_from_columns(c, idx, &colls, &nc, err, errcap)) {
+      return false;
     }
     if (*n == *cap) *out = nsys_xrealloc(*out, (*cap = *cap ? *cap * 2 : 16) * sizeof **out);
     nsys_rank_summary *r = &(*out)[(*n)++];

@@ -1,5 +1,6 @@
 /* The set methods (set/collectives, set/stragglers, set/nccl, set/close):
  * the results of a rank set opened by profile/openSet, paged. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,12 +63,28 @@ cJSON *nsys_method_set_collectives(nsys_call *call) {
   uint64_t pos;
   int64_t limit;
   cJSON *res = NULL;
-  if (!nsys_param_string(call, "type", false, &type) || !nsys_param_string(call, "setId", true, &id)) return NULL;
-  uint64_t key = nsys__hash(nsys__hash(1469598103934665603ULL, id), type);
+  int64_t only_rank = -1, at = 0;
+  if (!nsys_param_string(call, "type", false, &type) || !nsys_param_string(call, "setId", true, &id) ||
+      !nsys_param_int64(call, NSYS_P_SET_COLLECTIVES_RANK, &only_rank) ||
+      !nsys_param_int64(call, NSYS_P_SET_COLLECTIVES_AT, &at))
+    return NULL;
+  bool has_at = cJSON_GetObjectItemCaseSensitive(call->params, "at") != NULL;
+  if ((only_rank >= 0) != has_at) {
+    nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.%s: rank and at go together", has_at ? "rank" : "at");
+    return NULL;
+  }
+  char member[48];
+  snprintf(member, sizeof member, "%" PRId64 "@%" PRId64, only_rank, at);
+  uint64_t key = nsys__hash(nsys__hash(nsys__hash(1469598103934665603ULL, id), type), member);
   if (!nsys__page(call, key, NSYS_P_SET_COLLECTIVES_LIMIT_MAX, &pos, &limit)) return NULL;
   nsys_set *s = nsys__set_param(call);
   if (!s) return NULL;
   const nsys_rankset *rs = &s->rs;
+  if (only_rank >= (int64_t)rs->n_ranks) {
+    nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.rank: the set has %u ranks", rs->n_ranks);
+    nsys_set_put(s);
+    return NULL;
+  }
   res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "setId", s->id);
   nsys_json_int(res, "ranks", rs->n_ranks);
@@ -76,8 +93,12 @@ cJSON *nsys_method_set_collectives(nsys_call *call) {
   for (uint32_t i = 0; i < rs->n_colls; i++) {
     const nsys_set_coll *c = &rs->colls[i];
     if (type && strcmp(type, c->type)) continue;
-    uint64_t at = total++;
-    if (at < pos || at >= pos + (uint64_t)limit) continue;
+    if (only_rank >= 0) { /* the collective holding that rank's kernel starting at `at` */
+      const nsys_rank_coll *m = nsys_set_coll_member(rs, c, (uint32_t)only_rank);
+      if (!m || m->start + rs->ranks[only_rank].offset != at) continue;
+    }
+    uint64_t row = total++;
+    if (row < pos || row >= pos + (uint64_t)limit) continue;
     cJSON *o = cJSON_CreateObject();
     nsys_json_int(o, "id", i);
     cJSON_AddStringToObject(o, "comm", c->comm);

@@ -50,7 +50,7 @@ bool nsys_set_remove(const char *id);
 cJSON *nsys_set_json_open(const nsys_set *s);
 /* Per-rank summaries to JSON (rank-summary, Dask) and back (NULL after a
  * message in *err: the field at fault). */
-cJSON *nsys_rank_summaries_json(const nsys_rank_summary *v, uint32_t n);
+cJSON *nsys_rank_summaries_json(const nsys_rank_summary *v, uint32_t n, bool packed);
 bool nsys_rank_summaries_from_json(const cJSON *arr, nsys_rank_summary **out, uint32_t *n, uint32_t *cap,
                                    char *err, size_t errcap);
 

@@ -14,7 +14,8 @@
 
 cJSON *nsys_method_set_summarize(nsys_call *call) {
   const char *path = NULL;
-  if (!nsys_param_string(call, "path", true, &path)) return NULL;
+  bool packed = false;
+  if (!nsys_param_string(call, "path", true, &path) || !nsys_param_bool(call, "packed", false, &packed)) return NULL;
   int n_before = 0;
   nsys_profile **before = nsys_registry_list(call->profiles, &n_before);
   nsys_set_file f = {0};
@@ -25,7 +26,7 @@ cJSON *nsys_method_set_summarize(nsys_call *call) {
   free(before);
   if (!ok) return NULL;
   cJSON *res = cJSON_CreateObject();
-  cJSON_AddItemToObject(res, "summaries", nsys_rank_summaries_json(v, n));
+  cJSON_AddItemToObject(res, "summaries", nsys_rank_summaries_json(v, n, packed));
   cJSON_AddBoolToObject(res, "cached", f.cached);
   for (uint32_t k = 0; k < n; k++) nsys_rank_summary_dispose(&v[k]);
   free(v);

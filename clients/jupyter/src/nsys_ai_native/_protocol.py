@@ -1445,6 +1445,8 @@ SetCollectivesParams = TypedDict("SetCollectivesParams", {
     "cursor": NotRequired[str],
     "limit": NotRequired[int],
     "type": NotRequired[str],
+    "rank": NotRequired[int],
+    "at": NotRequired[NsParam],
 })
 
 SetCollectivesResultRowsItem = TypedDict("SetCollectivesResultRowsItem", {
@@ -1506,7 +1508,7 @@ SetNcclResult = TypedDict("SetNcclResult", {
 })
 
 # columns, one entry per NCCL kernel in start order
-SetSummarizeResultSummaryCollectives = TypedDict("SetSummarizeResultSummaryCollectives", {
+SetSummarizeResultSummaryCollectives0 = TypedDict("SetSummarizeResultSummaryCollectives0", {
     "start": List[int],
     "end": List[int],
     "bytes": List[int],
@@ -1520,6 +1522,14 @@ SetSummarizeResultSummaryCollectives = TypedDict("SetSummarizeResultSummaryColle
     "launchGap": List[int],
     "comm": List[str],
     "type": List[str],
+})
+
+# the packed form (set/summarize {packed: true}, rank-summary --packed): every column of the columns form as ...
+SetSummarizeResultSummaryCollectives1 = TypedDict("SetSummarizeResultSummaryCollectives1", {
+    "n": int,
+    "comms": List[str],
+    "types": List[str],
+    "packed": str,
 })
 
 # one rank (file, device) as the map step summarises it; docs/multirank.md
@@ -1537,7 +1547,7 @@ SetSummarizeResultSummary = TypedDict("SetSummarizeResultSummary", {
     "spanEnd": Ns,
     "steps": int,
     "ncclKernels": int,
-    "collectives": SetSummarizeResultSummaryCollectives,
+    "collectives": Union[SetSummarizeResultSummaryCollectives0, SetSummarizeResultSummaryCollectives1],
 })
 
 # set/reduce params
@@ -1609,6 +1619,7 @@ SetStragglersResult = TypedDict("SetStragglersResult", {
 # set/summarize params
 SetSummarizeParams = TypedDict("SetSummarizeParams", {
     "path": str,
+    "packed": NotRequired[bool],
 })
 
 # set/summarize result

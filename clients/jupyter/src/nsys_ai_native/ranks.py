@@ -33,11 +33,14 @@ M_CLOSE = _protocol.SET_CLOSE
 M_REDUCE = _protocol.SET_REDUCE
 
 
-def summarize(path: str, binary: Optional[str] = None) -> list[dict]:
+def summarize(path: str, binary: Optional[str] = None, packed: bool = False) -> list[dict]:
     """One file's rank summaries (`nsys-ai rank-summary FILE`, run as a subprocess:
-    what a Dask worker calls). Uses the worker's index cache like any open."""
+    what a Dask worker calls). Uses the worker's index cache like any open. `packed`:
+    the collectives in the packed form (`--packed`: one base64 string instead of a JSON
+    array per column; `reduce` reads both), what `open_set_dask` gathers."""
     exe = _server.find_server(binary)
-    out = subprocess.run([exe, "rank-summary", os.fspath(path)], check=False, capture_output=True, text=True)
+    out = subprocess.run([exe, "rank-summary", os.fspath(path), *(["--packed"] if packed else [])], check=False,
+                         capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError("nsys-ai rank-summary %s failed (%d): %s" % (path, out.returncode, out.stderr.strip()))
     return list(json.loads(out.stdout)["summaries"])
@@ -104,12 +107,12 @@ def reduce(summaries: list[dict], server: Optional[str] = None) -> RankSet:
 def open_set_dask(paths: Iterable[str], client: Any, *, binary: Optional[str] = None,
                   server: Optional[str] = None) -> RankSet:
     """The map step on a Dask cluster (`client`: a dask.distributed.Client), one task per
-    file running `nsys-ai rank-summary` on a worker (`binary`: its path there; default: the
+    file running `nsys-ai rank-summary --packed` on a worker (`binary`: its path there; default: the
     worker's $NSYS_AI_SERVER or installed nsys-ai), then `reduce` locally. Needs
     `pip install 'nsys-ai-native[dask]'`; on Slurm, make `client` from dask_jobqueue.SLURMCluster."""
     if importlib.util.find_spec("distributed") is None:  # pragma: no cover - depends on the environment
         raise ImportError("open_set_dask needs dask.distributed: pip install 'nsys-ai-native[dask]'")
     files = [os.path.abspath(os.fspath(p)) for p in paths]
-    futures = client.map(summarize, files, binary=binary, pure=False)
+    futures = client.map(summarize, files, binary=binary, packed=True, pure=False)
     per_file = client.gather(futures)
     return reduce([s for file_sums in per_file for s in file_sums], server)

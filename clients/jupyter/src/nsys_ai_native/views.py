@@ -8,7 +8,7 @@ viewMessages.ts) as exact JSON text, and the view's requests come as custom mess
 `{id, kind: "rpc", method, params}` (params as JSON text), answered `{id, kind: "rpc",
 result}` with the server's JSON text undecoded (exact 64-bit integers), or `{id, kind:
 "rpc", error, code}`. Only the read-only methods the VS Code webview may call are served,
-and only for the view's own profiles.
+and only for the view's own profiles (and set/collectives for the ranks view's own set).
 """
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ class ViewWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def __init__(self, server: _server.Server, init: dict, height: int = 640, **kwargs: Any) -> None:
         super().__init__(init=json.dumps(init), height=height, **kwargs)
         self._server = server
+        self.set_id = init["set"]["setId"] if init.get("type") == "ranksInit" else None
         if init.get("type") == "diffInit":
             self.profile_ids = frozenset({init["base"]["profileId"], init["compare"]["profileId"]})
         else:
@@ -61,9 +62,13 @@ class ViewWidget(anywidget.AnyWidget):  # type: ignore[misc]
         try:
             method = str(content.get("method"))
             params = json.loads(str(content.get("params") or "{}"))
-            if method not in VIEW_METHODS:
+            if method not in VIEW_METHODS and not (method == _protocol.SET_COLLECTIVES and self.set_id):
                 return {"id": rid, "kind": "rpc", "error": f"{method} is not available to the view", "code": -32601}
-            if not isinstance(params, dict) or params.get("profileId") not in self.profile_ids:
+            if method == _protocol.SET_COLLECTIVES:  # the ranks view links a collective as the server matched it
+                if not isinstance(params, dict) or params.get("setId") != self.set_id:
+                    return {"id": rid, "kind": "rpc", "error": f"{method}: the request names no set of this view",
+                            "code": -32602}
+            elif not isinstance(params, dict) or params.get("profileId") not in self.profile_ids:
                 return {"id": rid, "kind": "rpc", "error": f"{method}: the request names no profile of this view",
                         "code": -32602}
             return {"id": rid, "kind": "rpc", "result": self._server.request_raw(method, params).decode("utf-8")}

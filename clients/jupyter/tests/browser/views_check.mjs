@@ -3,7 +3,8 @@
 // widget (views_host.py, answering through its own handler from a real `nsys-ai serve`).
 // Checks what is drawn: the diff view's two time axes stay alike after a zoom of either;
 // the rank set shows one row per rank, and a collective clicked on rank 0 marks rank 1
-// (the planted straggler) as the last arriver, on its row where its instance starts.
+// (the planted straggler) as the last arriver, on its row where its instance starts; the
+// views follow JupyterLab's theme variables where the page has them.
 //
 //   NODE_MODULES_DIR=clients/jupyter/js/node_modules node views_check.mjs PYTHON OUT_DIR
 // Exit status 0 on success, 1 on failure, 77 when chromium or playwright-core is absent.
@@ -53,7 +54,7 @@ const browser = await chromium.launch({ executablePath: chromiumPath, headless: 
 let failed = false;
 const check = (ok, what) => { console.log(`${ok ? "ok" : "FAIL"} ${what}`); if (!ok) failed = true; };
 
-async function open(name) {
+async function open(name, hostVars = "") {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on("pageerror", (e) => check(false, `page error: ${e.message}`));
   page.on("console", (m) => { if (m.type() === "error") console.log(`console.${m.type()} ${m.text()}`); });
@@ -61,6 +62,7 @@ async function open(name) {
   onLine = (m) => void page.evaluate((r) => window.__deliver(r), m.reply).catch(() => {});
   await page.goto(`http://127.0.0.1:${server.address().port}/`);
   await page.waitForFunction(() => window.__loaded);
+  if (hostVars) await page.evaluate((v) => { document.body.style.cssText += v; }, hostVars); /* a host's theme variables */
   await page.evaluate(([n, i, h]) => window.__start(n, i, h), [name, ready.ready[name].init, ready.ready[name].height]);
   await page.waitForFunction((n) => document.querySelector("#w").shadowRoot.querySelectorAll('.timeline[data-rendered="true"]').length === n, name === "diff" ? 2 : 1, { timeout: 30_000 });
   return page;
@@ -125,6 +127,18 @@ try {
   check(!(await hasColour(ranks, 0, [255, 45, 85], { x0: GUTTER, x1: cb.w, ...y(0) })), "ranks: rank 0 is not marked last");
   check(await hasColour(ranks, 0, [0, 229, 255], { x0: GUTTER, x1: cb.w, ...y(rank1) }), "ranks: rank 1's instance is outlined");
   await ranks.screenshot({ path: path.join(outDir, "views-ranks.png") });
+
+  /* the theme: without host variables VS Code's dark fallbacks; on a page with JupyterLab's
+   * variables (a light theme here) the view and its canvas follow them */
+  const themed = async (page) => page.evaluate((r) => { const s = getComputedStyle(eval(r).querySelector(".nsys-views")); return [s.backgroundColor, s.color]; }, root);
+  const below = { x0: 4, x1: 60, y0: 1, y1: 6 }; /* the axis row's gutter: the canvas's background */
+  check(JSON.stringify(await themed(ranks)) === '["rgb(30, 30, 30)","rgb(204, 204, 204)"]', `theme: no host variables, the dark fallbacks (${await themed(ranks)})`);
+  check(await hasColour(ranks, 0, [30, 30, 30], below), "theme: the canvas on the dark fallback");
+  const lab = await open("ranks", "--jp-layout-color0: #fefefe; --jp-layout-color1: #f5f5f5; --jp-ui-font-color1: #101010; --jp-ui-font-color2: #555; --jp-border-color1: #bbb; --jp-border-color2: #e0e0e0; --jp-brand-color1: #1976d2;");
+  await frames(lab);
+  check(JSON.stringify(await themed(lab)) === '["rgb(254, 254, 254)","rgb(16, 16, 16)"]', `theme: JupyterLab's variables followed (${await themed(lab)})`);
+  check(await hasColour(lab, 0, [254, 254, 254], below) && !(await hasColour(lab, 0, [30, 30, 30], below)), "theme: the canvas on JupyterLab's background");
+  await lab.screenshot({ path: path.join(outDir, "views-ranks-jupyterlab-theme.png") });
 } catch (e) {
   check(false, String(e?.stack ?? e));
 } finally {

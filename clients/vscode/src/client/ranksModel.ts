@@ -143,29 +143,43 @@ export function mergedRange(ranks: Rank[], files: number, origin: bigint,
   };
 }
 
-/** One rank's instance of a collective (times on the merged timeline). */
-export interface CollectiveLink { rank: number; index: number; trackId: string; id: number; start: number; end: number }
+/** One rank's instance of a collective (times on the merged timeline); its
+ * stream's track and kernel id where the drawn kernels hold it, else it is
+ * drawn on its rank's row only. */
+export interface CollectiveLink { rank: number; index: number; trackId: string | undefined; id: number | undefined; start: number; end: number }
 
 export const isCollective = (name: string) => /nccl/i.test(name);
 
-/** The collective `name` that ends at `end` on each rank: a collective ends
- * together on every rank (each waits for the last to arrive), so each rank's
- * instance is its kernel of that name whose end is nearest; the last arriver
- * is the rank whose instance started last. */
-export function linkCollective(name: string, end: number, ranks: Rank[], answer: RangeColumns): { links: CollectiveLink[]; last: CollectiveLink | undefined } {
-  const best = new Map<number, CollectiveLink>();
-  for (const t of answer.tracks) {
-    if (!('events' in t)) continue;
-    const { index } = splitTrackId(t.id);
-    const e = t.events;
-    for (let j = 0; j < e.id.length; j++) {
-      if (answer.names[e.name[j]!] !== name) continue;
-      const cur = best.get(index);
-      const link = { rank: ranks[index]!.rank, index, trackId: t.id, id: e.id[j]!, start: e.start[j] as number, end: e.end[j] as number };
-      if (!cur || Math.abs(link.end - end) < Math.abs(cur.end - end)) best.set(index, link);
-    }
+/** A set/collectives row, the server's matching: the collective's start and
+ * duration on every set rank (null: not in it) and the rank that arrived last. */
+export interface CollectiveRow { id: number; type: string; lastRank: number; startsNs: Array<Int | null>; durationsNs: Array<Int | null> }
+
+/** The params of set/collectives asking which collective holds a clicked
+ * kernel: its rank (the set's index) and its start on the set clock. */
+export function collectiveAt(setId: string, rank: Rank, start: number, origin: bigint): Record<string, unknown> {
+  return { setId, rank: rank.rank, at: absTime(start, origin) };
+}
+
+/** The drawn ranks' instances of a collective as the server matched it
+ * (the same instances the straggler analysis measured), and its last arriver
+ * (the server's lastRank, when drawn). `answer` (kernels around the
+ * collective) gives each instance its stream: the kernel of the rank that
+ * starts exactly there. */
+export function linksOf(row: CollectiveRow, ranks: Rank[], origin: bigint, answer: RangeColumns | undefined): { links: CollectiveLink[]; last: CollectiveLink | undefined } {
+  const links: CollectiveLink[] = [];
+  for (const r of ranks) {
+    const s = row.startsNs[r.rank], d = row.durationsNs[r.rank];
+    if (s === null || s === undefined || d === null || d === undefined) continue;
+    const start = relTime(s, origin);
+    links.push({ rank: r.rank, index: r.index, trackId: undefined, id: undefined, start, end: start + Number(d) });
   }
-  const links = [...best.values()].sort((a, b) => a.index - b.index);
-  const last = links.reduce<CollectiveLink | undefined>((m, l) => (!m || l.start > m.start ? l : m), undefined);
+  for (const t of answer?.tracks ?? []) {
+    if (!('events' in t)) continue;
+    const l = links.find((x) => x.index === splitTrackId(t.id).index);
+    if (!l || l.trackId !== undefined) continue;
+    const j = t.events.start.findIndex((st, k) => st === l.start && isCollective(answer!.names[t.events.name[k]!] ?? ''));
+    if (j >= 0) { l.trackId = t.id; l.id = t.events.id[j]!; }
+  }
+  const last = links.find((l) => l.rank === row.lastRank);
   return { links, last: links.length > 1 ? last : undefined };
 }

@@ -28,6 +28,11 @@ export function viewEnvelope(m: ViewHostToWebview): Envelope {
   return { json: stringifyExact(m) };
 }
 
+/** The rank sets a view's requests may name (set/collectives: the ranks view links a collective as the server matched it). */
+export function viewSetIds(m: ViewInit): Set<string> {
+  return m.type === 'ranksInit' ? new Set([m.set.setId]) : new Set();
+}
+
 /** The profiles a view's requests may name. */
 export function viewProfileIds(m: ViewInit): Set<string> {
   if (m.type === 'diffInit') return new Set([m.base.profileId, m.compare.profileId]);

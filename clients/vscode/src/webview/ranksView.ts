@@ -1,11 +1,13 @@
 /* The multi-rank view: every rank's GPU on the set's clock (client/ranksModel),
  * one utilisation row per rank (click a rank to see its streams), the
  * straggler table beside it. A click on a collective (an NCCL kernel) links
- * it across ranks: its instance on every rank is outlined, and the last
- * arriver (the rank the others waited for) is marked at its start. */
+ * it across ranks as the server matched it (set/collectives: the instances
+ * the straggler analysis measured): its instance on every rank is outlined,
+ * and the last arriver (the rank the others waited for) is marked at its
+ * start. */
 import { clockOrigin, relTime, type Int } from '../client/exactJson';
 import { formatNs } from '../client/format';
-import { isCollective, linkCollective, mergedRange, onSetClock, rankTrackId, rankTracks, ranksOf, splitId, stragglers, type CollectiveLink, type Rank } from '../client/ranksModel';
+import { collectiveAt, isCollective, linksOf, mergedRange, onSetClock, rankTrackId, rankTracks, ranksOf, splitId, splitTrackId, stragglers, type CollectiveLink, type CollectiveRow, type Rank } from '../client/ranksModel';
 import type { RangeColumns } from '../protocol/types';
 import type { OpenSetResult, ViewProfile } from '../protocol/viewMessages';
 import { h } from './dom';
@@ -16,7 +18,7 @@ import type { ViewRpc } from './profileTimeline';
 export const LINKED = '#00e5ff';
 export const LAST = '#ff2d55';
 
-/** Events asked around a collective to find its instance on every rank. */
+/** Events asked around a collective to find each instance's stream. */
 const LINK_EVENTS = 100_000;
 
 export interface RanksViewHooks { links(): CollectiveLink[]; last(): CollectiveLink | undefined; view(): { start: number; end: number; width: number }; setView(start: number, end: number): void; rows(): string[] }
@@ -33,8 +35,11 @@ export class RanksView {
   private readonly info = h('div', { class: 'collective', 'aria-live': 'polite' });
   private token = 0;
 
+  private readonly setId: string;
+
   constructor(private readonly bridge: ViewRpc, set: OpenSetResult, private readonly profiles: ViewProfile[]) {
     this.ranks = ranksOf(set);
+    this.setId = set.setId;
     if (!this.ranks.length) throw new Error('the set has no ranks');
     const files = profiles.length;
     this.origin = clockOrigin(set.window.start, set.window.end);
@@ -46,7 +51,7 @@ export class RanksView {
     this.timeline = new TimelineView(tracks, bounds, this.range, (id) => this.details(id), (hit) => void this.onSelect(hit), rel, tree);
     this.timeline.overlay = (ctx, g) => {
       if (!this.links.length) return;
-      for (const l of this.links) for (const row of g.rows.filter((r) => r.ids.includes(l.trackId))) { /* its rank's row, and its stream's when open */
+      for (const l of this.links) for (const row of g.rows.filter((r) => (l.trackId === undefined ? r.key === `rank:${l.index}` : r.ids.includes(l.trackId)))) { /* its rank's row, and its stream's when open */
         const x0 = g.x(l.start), x1 = Math.max(g.x(l.end), x0 + 2);
         ctx.strokeStyle = LINKED;
         ctx.lineWidth = 2;
@@ -99,20 +104,31 @@ export class RanksView {
     return { ...move(d), ...api, track: typeof d.track === 'string' ? rankTrackId(d.track, rank) : d.track };
   }
 
-  /** A collective clicked: its instance on every rank, from the kernels around it. */
+  /** A collective clicked: the server's collective holding that kernel, its instances' streams from the kernels around them. */
   private async onSelect(hit: Hit): Promise<void> {
     const token = ++this.token;
-    if (!hit.gpu || !isCollective(hit.name)) { this.links = []; this.last = undefined; this.info.replaceChildren(); this.timeline.refresh(); return; }
-    const dur = Math.max(hit.end - hit.start, 1000);
-    const answer = await this.range({ start: hit.start - 4 * dur, end: hit.end + 4 * dur, width: 1000, maxEvents: LINK_EVENTS, format: 'columns', tracks: this.trackIds });
+    const rank = this.ranks[splitTrackId(hit.trackId).index];
+    if (!hit.gpu || !isCollective(hit.name) || !rank) { this.show([], undefined, hit.name); return; }
+    const res = await this.bridge.request<{ rows: CollectiveRow[] }>('set/collectives', collectiveAt(this.setId, rank, hit.start, this.origin));
     if (token !== this.token) return;
-    const { links, last } = linkCollective(hit.name, hit.end, this.ranks, answer);
+    const row = res.rows[0];
+    if (!row) { this.show([], undefined, hit.name); return; } /* not matched on every rank of its communicator */
+    const starts = row.startsNs.filter((x) => x !== null).map((x) => relTime(x, this.origin));
+    const ends = row.startsNs.map((x, r) => (x === null ? -Infinity : relTime(x, this.origin) + Number(row.durationsNs[r] ?? 0)));
+    const answer = await this.range({ start: Math.min(...starts), end: Math.max(...ends) + 1, width: 1000, maxEvents: LINK_EVENTS, format: 'columns', tracks: this.ranks.filter((r) => row.startsNs[r.rank] !== null).flatMap((r) => this.trackIds.filter((id) => splitTrackId(id).index === r.index)) });
+    if (token !== this.token) return;
+    const { links, last } = linksOf(row, this.ranks, this.origin, answer);
+    this.show(links, last, `${hit.name} (${row.type} #${row.id})`);
+  }
+
+  private show(links: CollectiveLink[], last: CollectiveLink | undefined, name: string): void {
     this.links = links;
     this.last = last;
     const first = Math.min(...links.map((l) => l.start));
-    this.info.replaceChildren(h('p', {}, `${hit.name}: on ${links.length} of ${this.ranks.length} ranks`),
+    this.info.replaceChildren(...(links.length ? [h('p', {}, `${name}: on ${links.length} of ${this.ranks.length} ranks`),
       h('ul', {}, ...links.map((l) => h('li', { class: l === last ? 'last' : '' },
-        `rank ${l.rank}: starts +${formatNs(l.start - first)}, ${formatNs(l.end - l.start)}${l === last ? ' — last to arrive' : ''}`))));
+        `rank ${l.rank}: starts +${formatNs(l.start - first)}, ${formatNs(l.end - l.start)}${l === last ? ' — last to arrive' : ''}`)))]
+      : isCollective(name) ? [h('p', {}, `${name}: not matched across ranks`)] : []));
     this.el.dataset.linked = String(links.length);
     this.timeline.refresh();
   }

@@ -1,10 +1,10 @@
 /* The multi-rank view's model without a server: two rank files whose clocks
  * differ (offsets, one beyond 2^53), a merged range request split per rank and
  * the answers merged (times on the set's clock, names, track and kernel ids
- * unique), and a collective linked across ranks by its end. */
+ * unique), and a collective linked across ranks as the server matched it. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { linkCollective, mergedId, mergedRange, ranksOf, rankTracks, splitId, stragglers } from '../../src/client/ranksModel';
+import { collectiveAt, linksOf, mergedId, mergedRange, ranksOf, rankTracks, splitId, stragglers } from '../../src/client/ranksModel';
 import type { OpenSetResult, ViewProfile } from '../../src/protocol/viewMessages';
 import type { RangeColumns } from '../../src/protocol/types';
 
@@ -50,7 +50,16 @@ test('a merged range asks each rank on its own clock and merges the answers on t
   const [a, b] = r.tracks as Array<{ id: string; events: { id: number[]; start: number[]; end: number[]; name: number[] } }>;
   assert.deepEqual([a!.id, a!.events.id, a!.events.start, a!.events.name], ['gpu:0:7@0', [6, 8], [100, 1000], [0, 1]]);
   assert.deepEqual([b!.id, b!.events.id, b!.events.start, b!.events.end, b!.events.name], ['gpu:0:7@1', [7, 9], [100, 1700], [900, 2500], [2, 3]]);
-  const { links, last } = linkCollective('ncclAllReduce', 2500, ranks, r);
-  assert.deepEqual(links.map((l) => [l.rank, l.id, l.start]), [[0, 8, 1000], [1, 9, 1700]]);
-  assert.equal(last?.rank, 1, 'rank 1 started it last');
+  /* the server's row (set/collectives): rank 1's instance is the one at 1700 (exact clock: 2^53 and beyond on its file) */
+  const row = { id: 4, type: 'AllReduce', lastRank: 1, startsNs: [1000, 1700], durationsNs: [1500, 800] };
+  const { links, last } = linksOf(row, ranks, 0n, r);
+  assert.deepEqual(links.map((l) => [l.rank, l.id, l.trackId, l.start, l.end]), [[0, 8, 'gpu:0:7@0', 1000, 2500], [1, 9, 'gpu:0:7@1', 1700, 2500]]);
+  assert.equal(last?.rank, 1, 'the server\'s last arriver');
+  /* the server names a rank whose instance the drawn kernels do not hold: drawn on its rank's row, not on a neighbour */
+  const far = linksOf({ ...row, lastRank: 0, startsNs: [100, 1701] }, ranks, 0n, r);
+  assert.deepEqual(far.links.map((l) => [l.rank, l.id, l.trackId, l.start]), [[0, undefined, undefined, 100], [1, undefined, undefined, 1701]]);
+  assert.equal(far.last?.rank, 0, 'last is the server\'s, not the latest drawn start');
+  const one = linksOf({ ...row, startsNs: [1000, null], durationsNs: [1500, null] }, ranks, 0n, r);
+  assert.deepEqual([one.links.length, one.last], [1, undefined]);
+  assert.deepEqual(collectiveAt('s1', ranks[1]!, 1700, EPOCH), { setId: 's1', rank: 1, at: EPOCH + 1700n });
 });

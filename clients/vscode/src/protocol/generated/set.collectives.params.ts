@@ -16,4 +16,12 @@ limit?: number
  * only collectives of this type (AllReduce, AllGather, ...)
  */
 type?: string
+/**
+ * with `at`: only the collectives in which this set rank's (profile/openSet's `rank`) NCCL kernel starts at `at` (the collective a client clicked on, as the server matched it)
+ */
+rank?: number
+/**
+ * with `rank`: the start of that rank's kernel on the set clock (startsNs)
+ */
+at?: number
 }

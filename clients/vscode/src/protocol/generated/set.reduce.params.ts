@@ -31,10 +31,7 @@ spanStart: number
 spanEnd: number
 steps: number
 ncclKernels: number
-/**
- * columns, one entry per NCCL kernel in start order
- */
-collectives: {
+collectives: ({
 start: number[]
 end: number[]
 bytes: number[]
@@ -51,5 +48,22 @@ launchGap: number[]
  */
 comm: string[]
 type: string[]
-}
+} | {
+/**
+ * NCCL kernels
+ */
+n: number
+/**
+ * communicators (p<hex>: payload id, s<hex>: NCCL stream ordinal) the comm column indexes
+ */
+comms: string[]
+/**
+ * collective types the type column indexes
+ */
+types: string[]
+/**
+ * columns start, end, bytes, commSize, step, window, compute, dataLoad, h2d, sync, launchGap, comm, type: n varints each, value minus the column's previous (zigzag)
+ */
+packed: string
+})
 }

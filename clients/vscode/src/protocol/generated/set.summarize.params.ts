@@ -4,4 +4,8 @@ export interface SetSummarizeParams {
  * one rank file; opened, summarised and closed again (unless it was open)
  */
 path: string
+/**
+ * collectives in the packed form (default false: one JSON array per column); set/reduce reads both
+ */
+packed?: boolean
 }
