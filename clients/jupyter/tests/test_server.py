@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import nsys_ai_native
-from nsys_ai_native import NsysAIError, Server, ServerDiedError, ServerNotFoundError, find_server
+from nsys_ai_native import NsysAIError, RequestTooLargeError, Server, ServerDiedError, ServerNotFoundError, find_server
 from nsys_ai_native import _server
 
 from conftest import BIN
@@ -77,6 +77,21 @@ def test_initialize_and_errors() -> None:
         with pytest.raises(NsysAIError) as ei:
             s.request("profile/open", {"path": 42})
         assert ei.value.code == -32602 and "path" in ei.value.message
+
+
+def test_request_over_the_frame_limit_is_refused_before_sending() -> None:
+    """The server refuses an oversized frame with id null (it cannot read the id without
+    reading the frame), which would leave the request waiting: the client refuses it first,
+    with the sizes, and the server keeps serving."""
+    with Server(BIN, args=("--max-frame-bytes", "8192")) as s:
+        assert s.max_frame_bytes == 8192
+        with pytest.raises(RequestTooLargeError, match="over the server's frame limit of 8,192 bytes") as ei:
+            s.request("profile/open", {"path": "x" * 10_000}, timeout=10)
+        assert ei.value.size > 8192 and ei.value.method == "profile/open"
+        assert not s._pending
+        with pytest.raises(NsysAIError) as e2:  # a request under the limit still answered
+            s.request("profile/open", {"path": "x" * 100}, timeout=10)
+        assert e2.value.code != 0
 
 
 def test_concurrent_requests_from_threads(small_profile: Path) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ._rich import Explanation, Report, RichResult
 from .diff import Diff
 from ._server import Server, configure, find_server, shutdown
-from .errors import NsysAIError, ServerDiedError, ServerNotFoundError
+from .errors import NsysAIError, RequestTooLargeError, ServerDiedError, ServerNotFoundError
 from .magic import load_ipython_extension, unload_ipython_extension
 from .profile import Profile, open
 from .runs import compare_runs, note, profile, runs
@@ -30,7 +30,7 @@ def _jupyter_server_extension_points() -> list[dict]:
 
 __all__ = [
     "Diff", "Explanation", "NsysAIError", "Profile", "Report", "RichResult", "Server",
-    "ServerDiedError", "ServerNotFoundError", "compare_runs", "configure", "find_server",
+    "RequestTooLargeError", "ServerDiedError", "ServerNotFoundError", "compare_runs", "configure", "find_server",
     "load_ipython_extension", "note", "open", "profile", "runs", "shutdown", "unload_ipython_extension",
     "__version__",
 ]

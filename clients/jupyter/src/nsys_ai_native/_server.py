@@ -20,7 +20,7 @@ import time
 from collections import deque
 from typing import Any, Callable, Optional
 
-from .errors import NsysAIError, ServerDiedError, ServerNotFoundError
+from .errors import NsysAIError, RequestTooLargeError, ServerDiedError, ServerNotFoundError
 
 ENV_SERVER = "NSYS_AI_SERVER"
 # The server writes replies as {"jsonrpc":"2.0","id":N,"result":...}: a raw request
@@ -106,10 +106,13 @@ class Server:
         self._reader = threading.Thread(target=self._read_loop, name="nsys-ai-reader", daemon=True)
         self._reader.start()
         threading.Thread(target=self._stderr_loop, name="nsys-ai-stderr", daemon=True).start()
+        self.max_frame_bytes: Optional[int] = None  # the server's, once initialized
         init = self.request("initialize", {"processId": os.getpid(), "clientInfo": {"name": "nsys_ai_native"},
                                            "capabilities": {}})
         self.server_info: dict = init.get("serverInfo", {})
         self.methods: frozenset[str] = frozenset(init.get("capabilities", {}).get("methods", []))
+        limit = init.get("capabilities", {}).get("maxFrameBytes")
+        self.max_frame_bytes = int(limit) if isinstance(limit, int) and limit > 0 else None
         self.notify("initialized", {})
 
     # -- state -----------------------------------------------------------------
@@ -219,6 +222,8 @@ class Server:
 
     def _send(self, msg: dict) -> None:
         body = json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        if self.max_frame_bytes is not None and len(body) > self.max_frame_bytes and "id" in msg:
+            raise RequestTooLargeError(str(msg.get("method")), len(body), self.max_frame_bytes)
         data = b"Content-Length: %d\r\n\r\n" % len(body) + body
         stdin = self._proc.stdin
         assert stdin is not None
@@ -261,6 +266,10 @@ class Server:
             msg["params"] = params
         try:
             self._send(msg)
+        except RequestTooLargeError:
+            with self._lock:
+                self._pending.pop(rid, None)
+            raise
         except (BrokenPipeError, OSError):
             self._reader.join(timeout=5)
             with self._lock:

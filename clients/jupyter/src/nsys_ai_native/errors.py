@@ -16,7 +16,7 @@ __all__ = [
     "INVALID_REQUEST", "IO", "LLM", "LLM_NOT_CONFIGURED", "METHOD_NOT_FOUND", "NOT_FOUND", "NOT_INITIALIZED",
     "NOT_NSYS_EXPORT", "NOT_SQLITE", "NSYS_UNAVAILABLE", "OUTSIDE_WORKSPACE", "PARSE", "PROFILE_CHANGED",
     "PROFILE_NOT_OPEN", "SHUTTING_DOWN", "UNKNOWN_ANALYSIS",
-    "NsysAIError", "ServerNotFoundError", "ServerDiedError",
+    "NsysAIError", "ServerNotFoundError", "ServerDiedError", "RequestTooLargeError",
 ]
 
 class NsysAIError(Exception):
@@ -46,3 +46,15 @@ class ServerDiedError(RuntimeError):
         super().__init__(message)
         self.returncode = returncode
         self.stderr_tail = stderr_tail
+
+
+class RequestTooLargeError(ValueError):
+    """A request larger than the server's frame limit (its `maxFrameBytes`): refused here,
+    before sending, since the server can only refuse such a frame without knowing its id."""
+
+    def __init__(self, method: str, size: int, limit: int) -> None:
+        super().__init__(f"{method}: the request is {size:,} bytes, over the server's frame limit of {limit:,} bytes "
+                         "(`nsys-ai serve --max-frame-bytes N` raises it; or send less per request)")
+        self.method = method
+        self.size = size
+        self.limit = limit
