@@ -105,17 +105,12 @@ function writeWorkspace() {
   for (const f of fs.readdirSync(FLOW_FIXTURE)) fs.copyFileSync(path.join(FLOW_FIXTURE, f), path.join(ws, f));
 }
 
-/** The real nsys, each call in fresh mount + PID namespaces where unshare works (nsys 2022.4's
- * stale agents otherwise hang later sessions; tests/protocol/test_capture.py does the same), killed after 150 s. */
+/** The real nsys through tests/fixtures/nsys_isolated.sh (fresh mount + PID namespaces where
+ * unshare works, killed after 150 s, a failed `nsys profile` run once more; tests/protocol/test_capture.py
+ * uses it too). */
 function writeNsysWrapper() {
   const w = path.join(tmp, 'nsys');
-  let isolated = false;
-  try { execFileSync('unshare', ['-m', '-p', '-f', '--mount-proc', 'true'], { stdio: 'ignore' }); isolated = true; } catch { /* not permitted */ }
-  fs.writeFileSync(w, isolated
-    ? '#!/bin/sh\nexec timeout -k 5 150 unshare -m -p -f --mount-proc --propagation private sh -c ' +
-      '\'mount -t tmpfs tmpfs /dev/shm; mkdir -p /tmp/nvidia; mount -t tmpfs tmpfs /tmp/nvidia; ' +
-      `${NSYS} "$@"' sh "$@"\n`
-    : `#!/bin/sh\nexec timeout -k 5 150 ${NSYS} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(w, `#!/bin/sh\nexec sh '${path.join(REPO, 'tests', 'fixtures', 'nsys_isolated.sh')}' '${NSYS}' "$@"\n`, { mode: 0o755 });
   return w;
 }
 
