@@ -482,12 +482,23 @@ def test_runs_record_killed_at_random(small, tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     rng = random.Random(24)
+    # how long a writer takes here, start to exit (an ASan build or a loaded machine is several
+    # times slower): the kills land anywhere from its start to half as long again past its end
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    took = []
+    for _ in range(3):
+        t = time.monotonic()
+        subprocess.run([server_binary(), "call", "runs/record", json.dumps(
+            {"workspaceRoot": str(probe), "report": str(small), "note": "probe"})], capture_output=True, check=True)
+        took.append(time.monotonic() - t)
+    span = 1.5 * sorted(took)[1]
     answered = []
     for i in range(120):
         p = subprocess.Popen([server_binary(), "call", "runs/record", json.dumps(
             {"workspaceRoot": str(ws), "report": str(small), "note": f"h{i}"})],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(rng.uniform(0, 0.03))
+        time.sleep(rng.uniform(0, span))
         p.kill()
         out, _ = p.communicate(timeout=30)
         if p.returncode == 0:
