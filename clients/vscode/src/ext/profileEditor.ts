@@ -9,6 +9,7 @@ import { findOnPath } from '../client/serverPath';
 import { describeOpenError, renderOpenErrorHtml, type OpenErrorActionId } from '../client/openError';
 import type { ProfileStore, OpenProfile } from './profileStore';
 import { connectWebview } from './webviewBridge';
+import { holdWhileOpening } from '../client/holdWhileOpening';
 import { toEnvelope, type HostToWebview } from '../protocol/messages';
 
 export const VIEW_TYPE = 'nsysAi.profile';
@@ -103,17 +104,10 @@ export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvide
    * fails, the error page replaces it. */
   private showWhileOpening(doc: ProfileDocument, panel: vscode.WebviewPanel, opening: Promise<void>): void {
     this.setTimelineHtml(panel, path.basename(doc.uri.fsPath));
-    const held: unknown[] = [];
-    const hold = panel.webview.onDidReceiveMessage((m: unknown) => held.push(m));
-    let closed = false;
-    const closing = panel.onDidDispose(() => { closed = true; hold.dispose(); });
-    void opening.then(() => {
-      hold.dispose();
-      closing.dispose();
-      if (closed) return;
-      const profile = doc.error === undefined ? this.store.get(doc.uri) : undefined;
-      if (profile) this.wire(doc, panel, profile, held); else this.show(doc, panel);
-    });
+    const open = opening.then(() => (doc.error === undefined ? this.store.get(doc.uri) : undefined));
+    const hold = holdWhileOpening((fn) => panel.webview.onDidReceiveMessage(fn), open,
+      (profile, held) => this.wire(doc, panel, profile, held), () => this.show(doc, panel));
+    panel.onDidDispose(() => hold.dispose());
   }
 
   private setTimelineHtml(panel: vscode.WebviewPanel, title: string): void {
@@ -129,7 +123,7 @@ export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvide
   }
 
   /** Connects the page to the open profile; `held`: its messages so far, replayed in order. */
-  private wire(doc: ProfileDocument, panel: vscode.WebviewPanel, profile: OpenProfile, held: unknown[]): void {
+  private wire(doc: ProfileDocument, panel: vscode.WebviewPanel, profile: OpenProfile, held: readonly unknown[]): void {
     const key = doc.uri.toString();
     const bridge = connectWebview(panel, profile, this.store, () => {
       const m = this.pending.get(key);
