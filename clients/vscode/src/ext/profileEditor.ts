@@ -21,12 +21,15 @@ class ProfileDocument implements vscode.CustomDocument {
   /** Set while the server opens the profile: the editor's webview loads meanwhile. */
   opening: Promise<void> | undefined;
   constructor(readonly uri: vscode.Uri, private readonly onClose: () => void) {}
-  dispose(): void { this.onClose(); }
+  /** Closed while still opening: closes once the open has finished (else the server would keep it). */
+  dispose(): void { if (this.opening) void this.opening.then(() => this.onClose()); else this.onClose(); }
 }
 
 export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvider<ProfileDocument> {
   private panels = new Map<string, vscode.WebviewPanel>();
   private pending = new Map<string, HostToWebview>();
+  /** The newest document per file. */
+  private docs = new Map<string, ProfileDocument>();
 
   constructor(private readonly ctx: vscode.ExtensionContext, private readonly store: ProfileStore) {}
 
@@ -34,7 +37,14 @@ export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvide
    * loads while it opens (the first frame waits for the later of the two, not
    * their sum); a failure replaces the page with the error page. */
   openCustomDocument(uri: vscode.Uri): ProfileDocument {
-    const doc = new ProfileDocument(uri, () => void this.store.close(uri));
+    const key = uri.toString();
+    /* a document closed while opening closes the profile later, unless a newer document of the same file uses it by then */
+    const doc: ProfileDocument = new ProfileDocument(uri, () => {
+      if (this.docs.get(key) !== doc) return;
+      this.docs.delete(key);
+      void this.store.close(uri);
+    });
+    this.docs.set(key, doc);
     doc.opening = this.openProfile(uri).then(() => { doc.error = undefined; }, (e: unknown) => {
       doc.error = e ?? new Error('unknown error');
       this.reportOpenError(doc);
