@@ -2,12 +2,14 @@
  * opens the profile on the server and shows the timeline webview. When opening
  * fails, the editor shows the server's message with actions (client/openError.ts),
  * a notification offers the same actions, and the nsys-ai output logs it. */
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { renderWebviewHtml, makeNonce } from '../client/webviewHtml';
 import { findOnPath } from '../client/serverPath';
 import { describeOpenError, renderOpenErrorHtml, type OpenErrorActionId } from '../client/openError';
-import type { ProfileStore } from './profileStore';
+import type { ProfileStore, OpenProfile } from './profileStore';
 import { connectWebview } from './webviewBridge';
+import { holdWhileOpening } from '../client/holdWhileOpening';
 import { toEnvelope, type HostToWebview } from '../protocol/messages';
 
 export const VIEW_TYPE = 'nsysAi.profile';
@@ -16,20 +18,37 @@ export const REP_VIEW_TYPE = 'nsysAi.nsysRep';
 class ProfileDocument implements vscode.CustomDocument {
   /** Why the profile could not be opened (the editor shows it), or undefined once it is open. */
   error: unknown;
+  /** Set while the server opens the profile: the editor's webview loads meanwhile. */
+  opening: Promise<void> | undefined;
   constructor(readonly uri: vscode.Uri, private readonly onClose: () => void) {}
-  dispose(): void { this.onClose(); }
+  /** Closed while still opening: closes once the open has finished (else the server would keep it). */
+  dispose(): void { if (this.opening) void this.opening.then(() => this.onClose()); else this.onClose(); }
 }
 
 export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvider<ProfileDocument> {
   private panels = new Map<string, vscode.WebviewPanel>();
   private pending = new Map<string, HostToWebview>();
+  /** The newest document per file. */
+  private docs = new Map<string, ProfileDocument>();
 
   constructor(private readonly ctx: vscode.ExtensionContext, private readonly store: ProfileStore) {}
 
-  async openCustomDocument(uri: vscode.Uri): Promise<ProfileDocument> {
-    const doc = new ProfileDocument(uri, () => void this.store.close(uri));
-    doc.error = await this.openProfile(uri).then(() => undefined, (e: unknown) => e ?? new Error('unknown error'));
-    if (doc.error !== undefined) this.reportOpenError(doc);
+  /** Returns before the server has opened the profile: the timeline's page
+   * loads while it opens (the first frame waits for the later of the two, not
+   * their sum); a failure replaces the page with the error page. */
+  openCustomDocument(uri: vscode.Uri): ProfileDocument {
+    const key = uri.toString();
+    /* a document closed while opening closes the profile later, unless a newer document of the same file uses it by then */
+    const doc: ProfileDocument = new ProfileDocument(uri, () => {
+      if (this.docs.get(key) !== doc) return;
+      this.docs.delete(key);
+      void this.store.close(uri);
+    });
+    this.docs.set(key, doc);
+    doc.opening = this.openProfile(uri).then(() => { doc.error = undefined; }, (e: unknown) => {
+      doc.error = e ?? new Error('unknown error');
+      this.reportOpenError(doc);
+    }).finally(() => { doc.opening = undefined; });
     return doc;
   }
 
@@ -70,8 +89,9 @@ export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvide
     this.show(doc, panel);
   }
 
-  /** The timeline when the profile is open, else the error page. */
+  /** The timeline when the profile is open or opening, else the error page. */
   private show(doc: ProfileDocument, panel: vscode.WebviewPanel): void {
+    if (doc.opening) { this.showWhileOpening(doc, panel, doc.opening); return; }
     const profile = doc.error === undefined ? this.store.get(doc.uri) : undefined;
     if (!profile) {
       const v = describeOpenError(doc.error ?? new Error('the profile is not open'));
@@ -85,6 +105,22 @@ export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvide
       panel.onDidDispose(() => sub.dispose());
       return;
     }
+    this.setTimelineHtml(panel, profile.title);
+    this.wire(doc, panel, profile, []);
+  }
+
+  /** The timeline's page loads now; what it sends before the profile is open
+   * (its `ready`) is held and handed to the bridge once it is; if opening
+   * fails, the error page replaces it. */
+  private showWhileOpening(doc: ProfileDocument, panel: vscode.WebviewPanel, opening: Promise<void>): void {
+    this.setTimelineHtml(panel, path.basename(doc.uri.fsPath));
+    const open = opening.then(() => (doc.error === undefined ? this.store.get(doc.uri) : undefined));
+    const hold = holdWhileOpening((fn) => panel.webview.onDidReceiveMessage(fn), open,
+      (profile, held) => this.wire(doc, panel, profile, held), () => this.show(doc, panel));
+    panel.onDidDispose(() => hold.dispose());
+  }
+
+  private setTimelineHtml(panel: vscode.WebviewPanel, title: string): void {
     const dist = vscode.Uri.joinPath(this.ctx.extensionUri, 'dist');
     panel.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     panel.webview.html = renderWebviewHtml({
@@ -92,14 +128,18 @@ export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvide
       cspSource: panel.webview.cspSource,
       scriptUri: panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
       styleUri: panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
-      title: profile.title,
+      title,
     });
+  }
+
+  /** Connects the page to the open profile; `held`: its messages so far, replayed in order. */
+  private wire(doc: ProfileDocument, panel: vscode.WebviewPanel, profile: OpenProfile, held: readonly unknown[]): void {
     const key = doc.uri.toString();
     const bridge = connectWebview(panel, profile, this.store, () => {
       const m = this.pending.get(key);
       this.pending.delete(key);
       return m;
-    });
+    }, held);
     panel.onDidChangeViewState(() => { if (panel.active) this.store.setActive(doc.uri); });
     panel.onDidDispose(() => bridge.dispose());
   }

@@ -4,9 +4,11 @@ import { createBridge } from '../client/bridgeCore';
 import { toEnvelope, type Envelope, type HostToWebview } from '../protocol/messages';
 import type { ProfileStore, OpenProfile } from './profileStore';
 
-export function connectWebview(panel: vscode.WebviewPanel, profile: OpenProfile, store: ProfileStore, takePending: () => HostToWebview | undefined): vscode.Disposable {
+export function connectWebview(panel: vscode.WebviewPanel, profile: OpenProfile, store: ProfileStore, takePending: () => HostToWebview | undefined, held: readonly unknown[] = []): vscode.Disposable {
   const post = (e: Envelope) => void panel.webview.postMessage(e);
   const bridge = createBridge({ client: () => store.server.get(), profile: () => profile, post, logger: store.server.logger, takePending });
+  /* what the page sent while the profile was opening, before anything newer */
+  for (const m of held) void bridge.handle(m);
   const sub = panel.webview.onDidReceiveMessage((m: unknown) => bridge.handle(m));
   let lastId = profile.profileId;
   const reopen = store.onDidChange(() => {

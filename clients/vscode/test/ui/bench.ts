@@ -86,7 +86,7 @@ function hops(hx: Harness, from: number, method: string) {
     /* the last load's requests as the webview saw them, ms after it received init */
     const loadTimeline = await page.evaluate(() => {
       const p = window.__nsysPerf, t0 = p.openedAt ?? 0, r = (x?: number) => (x === undefined ? null : Math.round((x - t0) * 10) / 10);
-      return { requests: (p.rpcTimings ?? []).filter((x) => x.sent <= t0 + p.firstFrameMs!).map((x) => ({ method: x.method, sent: r(x.sent), settled: r(x.settled) })), firstFrame: Math.round(p.firstFrameMs! * 10) / 10, firstFrameDraw: Math.round((p.firstFrameDrawMs ?? NaN) * 10) / 10 };
+      return { requests: (p.rpcTimings ?? []).filter((x) => x.sent <= t0 + p.firstFrameMs!).map((x) => ({ method: x.method, sent: r(x.sent), settled: r(x.settled) })), initAt: Math.round(t0 * 10) / 10, firstFrame: Math.round(p.firstFrameMs! * 10) / 10, firstFrameDraw: Math.round((p.firstFrameDrawMs ?? NaN) * 10) / 10 };
     });
 
     /* bridge costs: empty round trip (refused by the host, no server), trivial server round trip */
@@ -234,6 +234,7 @@ function hops(hx: Harness, from: number, method: string) {
     console.log(line('first frame: timeline/range host side', loadHops.serverMs, ''));
     console.log(line(`first frame: post to page (${bridgeKind === 'cdp' ? 'stringify+CDP+parse' : 'stringify+write'})`, loadHops.postMs, ''));
     console.log(`first frame (ms after init): ${loadTimeline.requests.map((x) => `${x.method} ${x.sent}→${x.settled}`).join(', ')}, complete frame ${loadTimeline.firstFrame} (its draw() ${loadTimeline.firstFrameDraw})`);
+    console.log(`page load: navigation → init received ${loadTimeline.initAt} ms (the part the profile editor overlaps with profile/open)`);
     console.log(`first frame: ${loadHops.requests} timeline/range requests, ${(loadHops.bytes / 1e6).toFixed(2)} MB JSON; warm-up load ${report.warmupFirstFrameMs} ms; harness open ${openMs} ms`);
     const out = arg('--json', path.join(CLIENT_ROOT, 'test-results', 'bench.json'));
     fs.mkdirSync(path.dirname(out), { recursive: true });
