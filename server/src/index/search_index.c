@@ -287,13 +287,3 @@ const nsys_sx *nsys_sx_get(nsys_task *task, nsys_profile *p, const nsys_index *i
   }
   return &m->src[src];
 }
-
-size_t nsys_sx_bytes(nsys_profile *p) {
-  size_t b = 0;
-  pthread_mutex_lock(&nsys__mu);
-  nsys__sx_memo *m = p ? p->search_memo : NULL;
-  for (int k = 0; m && k < NSYS_SX_SOURCES; k++)
-    if (m->state[k] == 2) b += m->src[k].bytes;
-  pthread_mutex_unlock(&nsys__mu);
-  return b;
-}

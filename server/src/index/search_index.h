@@ -41,7 +41,7 @@ typedef struct {
   uint32_t n_groups;
   int64_t *tree; /* max end per block of perm, as a heap: leaves at [leaves, 2 * leaves) */
   uint32_t leaves;
-  size_t bytes; /* memory held */
+  size_t bytes; /* memory held: 4 to 6 bytes per instance (bench/README.md) */
 } nsys_sx;
 
 /* The source's index for p's published index ix, built if needed. NULL after
@@ -53,8 +53,5 @@ const nsys_sx *nsys_sx_get(nsys_task *task, struct nsys_profile *p, const struct
  * order; stops early (returning false) when emit returns false. */
 bool nsys_sx_window(const nsys_sx *s, uint32_t g, int64_t ws, int64_t we, bool (*emit)(void *ctx, uint32_t id),
                     void *ctx);
-
-/* Bytes held by p's search index (every source built so far); 0 when none. */
-size_t nsys_sx_bytes(struct nsys_profile *p);
 
 #endif
