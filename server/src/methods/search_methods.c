@@ -13,6 +13,7 @@
 #include "index/index.h"
 #include "index/index_query.h"
 #include "index/instance_page.h"
+#include "index/search_index.h"
 #include "methods/timeline_handlers.h"
 #include "profile/profile.h"
 #include "rpc/jsonrpc.h"
@@ -154,6 +155,69 @@ static nsys__hit *nsys__hit_of(nsys__hits *h, nsys__kind kind, uint32_t name, ui
   return &h->v[idx[name] - 1];
 }
 
+/* What the matched instances add up to: the hits, the per-name GPU time, the instances. */
+typedef struct {
+  const nsys_index *ix;
+  nsys__hits hs;
+  int64_t *full_ns; /* kernels: matched GPU time per demangled name */
+  nsys__inst_vec iv;
+  bool want_inst;
+  int64_t total_count;
+  nsys_call *call;
+  uint32_t kind;    /* nsys__kind of what nsys__emit_* receive */
+  uint32_t polled;  /* instances since the last cancellation check */
+} nsys__acc;
+
+static void nsys__take_op(nsys__acc *a, uint32_t i, nsys__kind kind) {
+  const nsys_index *ix = a->ix;
+  uint32_t sn = ix->ops.name[i], fn = ix->ops.full_name[i];
+  nsys__hit *h = nsys__hit_of(&a->hs, kind, sn, fn);
+  h->count++;
+  h->ns += nsys_op_dur(ix, i);
+  if (kind == NSYS__KERNEL) {
+    a->full_ns[fn] += nsys_op_dur(ix, i);
+    if (a->full_ns[fn] > a->full_ns[h->example] || (a->full_ns[fn] == a->full_ns[h->example] && fn < h->example))
+      h->example = fn; /* the group's demangled name with the most GPU time */
+  }
+  if (a->want_inst) nsys__inst_push(&a->iv, ix->ops.start[i], i, NSYS_INST_OP);
+  a->total_count++;
+}
+
+static void nsys__take_nvtx(nsys__acc *a, uint32_t i) {
+  const nsys_index *ix = a->ix;
+  nsys__hit *h = nsys__hit_of(&a->hs, NSYS__NVTX, ix->nvtx.name[i], NSYS_STR_NONE);
+  h->count++;
+  h->ns += ix->nvtx.end[i] - ix->nvtx.start[i];
+  if (a->want_inst) nsys__inst_push(&a->iv, ix->nvtx.start[i], i, NSYS_INST_NVTX);
+  a->total_count++;
+}
+
+static void nsys__take_api(nsys__acc *a, uint32_t i) {
+  const nsys_index *ix = a->ix;
+  nsys__hit *h = nsys__hit_of(&a->hs, NSYS__API, ix->api.name[i], NSYS_STR_NONE);
+  h->count++;
+  h->ns += ix->api.end[i] > ix->api.start[i] ? ix->api.end[i] - ix->api.start[i] : 0;
+  if (a->want_inst) nsys__inst_push(&a->iv, ix->api.start[i], i, NSYS_INST_API);
+  a->total_count++;
+}
+
+/* nsys_sx_window's callback: one matched instance of source a->kind; false once cancelled. */
+static bool nsys__emit(void *ctx, uint32_t id) {
+  nsys__acc *a = ctx;
+  if ((++a->polled & 0xFFFF) == 0 && nsys_call_cancelled(a->call)) return false;
+  if (a->kind == NSYS__NVTX) nsys__take_nvtx(a, id);
+  else if (a->kind == NSYS__API) nsys__take_api(a, id);
+  else nsys__take_op(a, id, (nsys__kind)a->kind);
+  return true;
+}
+
+/* NSYS_AI_SEARCH_INDEX=0: windowed searches scan every instance as unwindowed ones do
+ * (comparisons, benchmarks); the answers are the same byte for byte. */
+static bool nsys__use_search_index(void) {
+  const char *e = getenv("NSYS_AI_SEARCH_INDEX");
+  return !(e && strcmp(e, "0") == 0);
+}
+
 cJSON *nsys_method_search(nsys_call *call) {
   const char *q = NULL;
   const cJSON *kinds = NULL;
@@ -194,57 +258,75 @@ cJSON *nsys_method_search(nsys_call *call) {
   /* per string id: 0 unknown, 1 match, 2 no match */
   uint8_t *m = nsys_xcalloc(ns + 1, 1);
 #define NSYS__M(id) (m[id] ? m[id] == 1 : (m[id] = nsys__match(q, mode, nsys__s(ix, id)) ? 1 : 2) == 1)
-  nsys__hits hs = {0};
+  nsys__acc acc = {.ix = ix, .want_inst = want_inst > 0, .call = call};
   for (int j = 0; j < NSYS__KINDS; j++)
-    if (want[j]) hs.idx[j] = nsys_xcalloc(ns + 1, sizeof(uint32_t));
-  int64_t total_count = 0;
-  int64_t *full_ns = want[NSYS__KERNEL] ? nsys_xcalloc(ns + 1, sizeof(int64_t)) : NULL; /* matched GPU time per name */
-  nsys__inst_vec iv = {0};
-  if (want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET]) {
-    for (uint32_t i = 0; i < ix->ops.n; i++) {
-      if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
-      int kind = nsys__op_kind(ix->ops.kind[i]);
-      if (kind < 0 || !want[kind] || ix->ops.start[i] >= we || ix->ops.end[i] < ws) continue;
-      uint32_t sn = ix->ops.name[i], fn = ix->ops.full_name[i];
-      if (kind == NSYS__KERNEL ? !NSYS__M(sn) && !NSYS__M(fn) && !NSYS__M(nsys_display_name(ix, fn)) : !NSYS__M(sn))
+    if (want[j]) acc.hs.idx[j] = nsys_xcalloc(ns + 1, sizeof(uint32_t));
+  acc.full_ns = want[NSYS__KERNEL] ? nsys_xcalloc(ns + 1, sizeof(int64_t)) : NULL;
+  /* A window: each matching name's instances from the search index, O(log n + k) (built once per
+   * profile and source); no window: every instance is a match candidate, so scan them. */
+  bool windowed = (ws != INT64_MIN || we != INT64_MAX) && nsys__use_search_index();
+  const nsys_sx *sx[NSYS_SX_SOURCES] = {0};
+  if (windowed) {
+    bool any_op = want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET];
+    if (any_op) sx[NSYS_SX_OPS] = nsys_sx_get(&call->task, p, ix, NSYS_SX_OPS);
+    if (want[NSYS__NVTX] && !nsys_call_cancelled(call)) sx[NSYS_SX_NVTX] = nsys_sx_get(&call->task, p, ix, NSYS_SX_NVTX);
+    if (want[NSYS__API] && !nsys_call_cancelled(call)) sx[NSYS_SX_API] = nsys_sx_get(&call->task, p, ix, NSYS_SX_API);
+    windowed = !nsys_call_cancelled(call) && (!any_op || sx[NSYS_SX_OPS]) && (!want[NSYS__NVTX] || sx[NSYS_SX_NVTX]) &&
+               (!want[NSYS__API] || sx[NSYS_SX_API]);
+  }
+  if (nsys_call_cancelled(call)) {
+    /* answered below as cancelled */
+  } else if (windowed) {
+    const nsys_sx *s = sx[NSYS_SX_OPS];
+    for (uint32_t g = 0; s && g < s->n_groups && !nsys_call_cancelled(call); g++) {
+      const nsys_sx_group *gr = &s->groups[g];
+      int kind = nsys__op_kind(gr->op_kind);
+      if (kind < 0 || !want[kind]) continue;
+      if (kind == NSYS__KERNEL ? !NSYS__M(gr->name) && !NSYS__M(gr->full) && !NSYS__M(nsys_display_name(ix, gr->full))
+                               : !NSYS__M(gr->name))
         continue;
-      nsys__hit *h = nsys__hit_of(&hs, (nsys__kind)kind, sn, fn);
-      h->count++;
-      h->ns += nsys_op_dur(ix, i);
-      if (kind == NSYS__KERNEL) {
-        full_ns[fn] += nsys_op_dur(ix, i);
-        if (full_ns[fn] > full_ns[h->example] || (full_ns[fn] == full_ns[h->example] && fn < h->example))
-          h->example = fn; /* the group's demangled name with the most GPU time */
+      acc.kind = (uint32_t)kind;
+      nsys_sx_window(s, g, ws, we, nsys__emit, &acc);
+    }
+    static const nsys__kind host_kind[2] = {NSYS__NVTX, NSYS__API};
+    for (int h = 0; h < 2; h++) {
+      s = sx[h == 0 ? NSYS_SX_NVTX : NSYS_SX_API];
+      acc.kind = host_kind[h];
+      for (uint32_t g = 0; s && g < s->n_groups && !nsys_call_cancelled(call); g++)
+        if (NSYS__M(s->groups[g].name)) nsys_sx_window(s, g, ws, we, nsys__emit, &acc);
+    }
+  } else {
+    if (want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET]) {
+      for (uint32_t i = 0; i < ix->ops.n; i++) {
+        if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
+        int kind = nsys__op_kind(ix->ops.kind[i]);
+        if (kind < 0 || !want[kind] || ix->ops.start[i] >= we || ix->ops.end[i] < ws) continue;
+        uint32_t sn = ix->ops.name[i], fn = ix->ops.full_name[i];
+        if (kind == NSYS__KERNEL ? !NSYS__M(sn) && !NSYS__M(fn) && !NSYS__M(nsys_display_name(ix, fn)) : !NSYS__M(sn))
+          continue;
+        nsys__take_op(&acc, i, (nsys__kind)kind);
       }
-      if (want_inst) nsys__inst_push(&iv, ix->ops.start[i], i, NSYS_INST_OP);
-      total_count++;
     }
-  }
-  if (want[NSYS__NVTX]) {
-    for (uint32_t i = 0; i < ix->nvtx.n; i++) {
-      if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
-      uint32_t nm = ix->nvtx.name[i];
-      if (ix->nvtx.start[i] >= we || ix->nvtx.end[i] < ws || !NSYS__M(nm)) continue;
-      nsys__hit *h = nsys__hit_of(&hs, NSYS__NVTX, nm, NSYS_STR_NONE);
-      h->count++;
-      h->ns += ix->nvtx.end[i] - ix->nvtx.start[i];
-      if (want_inst) nsys__inst_push(&iv, ix->nvtx.start[i], i, NSYS_INST_NVTX);
-      total_count++;
+    if (want[NSYS__NVTX]) {
+      for (uint32_t i = 0; i < ix->nvtx.n; i++) {
+        if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
+        if (ix->nvtx.start[i] >= we || ix->nvtx.end[i] < ws || !NSYS__M(ix->nvtx.name[i])) continue;
+        nsys__take_nvtx(&acc, i);
+      }
     }
-  }
-  if (want[NSYS__API]) {
-    for (uint32_t i = 0; i < ix->api.n; i++) {
-      if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
-      uint32_t nm = ix->api.name[i];
-      if (ix->api.start[i] >= we || ix->api.end[i] < ws || !NSYS__M(nm)) continue;
-      nsys__hit *h = nsys__hit_of(&hs, NSYS__API, nm, NSYS_STR_NONE);
-      h->count++;
-      h->ns += ix->api.end[i] > ix->api.start[i] ? ix->api.end[i] - ix->api.start[i] : 0;
-      if (want_inst) nsys__inst_push(&iv, ix->api.start[i], i, NSYS_INST_API);
-      total_count++;
+    if (want[NSYS__API]) {
+      for (uint32_t i = 0; i < ix->api.n; i++) {
+        if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
+        if (ix->api.start[i] >= we || ix->api.end[i] < ws || !NSYS__M(ix->api.name[i])) continue;
+        nsys__take_api(&acc, i);
+      }
     }
   }
 #undef NSYS__M
+  nsys__hits hs = acc.hs;
+  nsys__inst_vec iv = acc.iv;
+  int64_t total_count = acc.total_count;
+  int64_t *full_ns = acc.full_ns;
   nsys__hit *hits = hs.v;
   uint32_t nh = hs.n;
   cJSON *res = NULL;

@@ -169,6 +169,7 @@ static void nsys__profile_free(nsys_profile *p) {
   nsys_info_job_discard(p->info_job); /* first: it reads p's schema, strings and paths */
   p->info_job = NULL;
   if (p->memo && p->memo_free) p->memo_free(p->memo); /* derived from the index: before it */
+  if (p->search_memo && p->search_memo_free) p->search_memo_free(p->search_memo);
   nsys_index_free(atomic_load(&p->index));
   if (p->db) sqlite3_close_v2(p->db);
   nsys_strings_free(p);

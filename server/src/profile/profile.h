@@ -161,6 +161,10 @@ typedef struct nsys_profile {
    * by that layer (its own lock), freed with memo_free before the index. */
   void *memo;
   void (*memo_free)(void *memo);
+  /* search's per-name instance index (index/search_index.h), the same way: owned by that layer,
+   * freed with search_memo_free before the index. */
+  void *search_memo;
+  void (*search_memo_free)(void *memo);
   atomic_int refcount;
 } nsys_profile;
 
