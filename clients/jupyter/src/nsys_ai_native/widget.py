@@ -509,22 +509,6 @@ class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]
         out["key"] = {"path": path, "id": node.get("id"), "depth": node.get("depth")}
         return out
 
-    def show(self, rows: Any = None, kind: Optional[str] = None) -> "TimelineWidget":
-        """Marks rows on the timeline: every instance in view of the kernels or NVTX ranges they
-        name is outlined, and a list under the toolbar zooms to each one's next instance per click.
-        `rows`: a DataFrame (or one row) of `top_kernels()` (kernels by name), `nvtx_tree()` (NVTX
-        ranges by name) or `search()` (its `kind` column), those results without pandas, an NVTX
-        tree widget (`p.tree()`: its roots), or a list of names (`kind`: "kernel", the default, or
-        "nvtx"). Names match exactly (search's `exact`), never as substrings. None clears.
-        Returns the widget (so `w.show(...)` as a cell's last line displays it)."""
-        self._marks = mark_entries(self._profile, rows, kind)
-        return self
-
-    @property
-    def marked(self) -> list[dict]:
-        """The rows `show` marks: [{kind, name, count, totalNs}] (count, totalNs: the whole profile)."""
-        return [dict(m) for m in self._marks]
-
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict) or content.get("kind") not in ("roots", "children"):
             return
