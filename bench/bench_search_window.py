@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import sys
 import time
@@ -29,25 +28,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "protocol"))
 from nsys_rpc import Server  # noqa: E402
 
+sys.path.insert(0, str(REPO / "bench"))
+from nav_trace import trace  # noqa: E402
+
 LIMIT = 2000
-
-
-def trace(span: tuple[int, int], steps: int, seed: int, frac: int) -> list[tuple[int, int]]:
-    rnd = random.Random(seed)
-    s0, s1 = span
-    length = max((s1 - s0) // frac, 1000)
-    start = rnd.randint(s0, max(s0, s1 - length))
-    views = [(start, start + length)]
-    for _ in range(steps):
-        a, b = views[-1]
-        n = b - a
-        if rnd.random() < 0.8:
-            d = n // 5 * (1 if rnd.random() < 0.8 else -1)
-            views.append((a + d, b + d))
-        else:
-            c, half = (a + b) // 2, max(int(n * (1.5 if rnd.random() < 0.5 else 1 / 1.5)) // 2, 500)
-            views.append((c - half, c + half))
-    return views
 
 
 def rss_mb(s: Server) -> float:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import sys
 import time
@@ -34,27 +33,10 @@ from typing import Optional
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
 import nsys_ai_native  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from nav_trace import trace as nav_trace  # noqa: E402
+
 LIMIT = 2000  # the outlines' limit (searchBar.ts IN_VIEW, nav_ui.ts WindowCache default)
-
-
-def trace(span: tuple[int, int], steps: int, seed: int) -> list[tuple[int, int]]:
-    rnd = random.Random(seed)
-    s0, s1 = span
-    length = max((s1 - s0) // 2000, 1000)
-    start = rnd.randint(s0, max(s0, s1 - length))
-    views = [(start, start + length)]
-    for _ in range(steps):
-        a, b = views[-1]
-        n = b - a
-        if rnd.random() < 0.8:
-            d = n // 5 * (1 if rnd.random() < 0.8 else -1)
-            views.append((a + d, b + d))
-        else:
-            f = 1.5 if rnd.random() < 0.5 else 1 / 1.5
-            c = (a + b) // 2
-            half = max(int(n * f) // 2, 500)
-            views.append((c - half, c + half))
-    return views
 
 
 def ask(w, query: str, start: int, end: int) -> tuple[float, int, int, Optional[int]]:
@@ -74,7 +56,7 @@ def pct(xs: list[float], q: float) -> float:
 def run(path: str, query: str, steps: int) -> dict:
     p = nsys_ai_native.open(path)
     w = p.show()
-    views = trace(p.span(), steps, 1)
+    views = nav_trace(p.span(), steps, 1, 2000)
     ask(w, query, *p.span())  # warm: the first search of a profile pays for its first touch of the index
     before: list[float] = []
     after: list[float] = []

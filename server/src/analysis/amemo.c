@@ -4,8 +4,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/cond_wait.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
@@ -44,18 +44,10 @@ bool nsys_amemo_get(nsys_task *task, nsys_profile *p, const nsys_index *ix, nsys
       *out = &m->k;
       return true;
     }
-    if (nsys_task_cancelled(task)) {
+    if (!nsys_task_wait_turn(task, &nsys__cv, &nsys__mu, 10)) {
       pthread_mutex_unlock(&nsys__mu);
       return nsys_task_fail_cancelled(task);
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 10 * 1000 * 1000;
-    if (ts.tv_nsec >= 1000000000) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&nsys__cv, &nsys__mu, &ts);
   }
   nsys__memo *m = nsys_xcalloc(1, sizeof *m);
   m->ix = ix;

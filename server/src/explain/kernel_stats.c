@@ -431,11 +431,14 @@ static void nsys__compute(const nsys__entry *e, nsys__grouping *g, const nsys_in
   memcpy(st->nvtx, buckets, (size_t)st->n_nvtx * sizeof buckets[0]);
 }
 
-/* The profile's grouping by `key`, built if needed, with nsys__mu held; NULL (the mutex released,
- * *was_cancelled set, nothing kept) when the build was cancelled. */
+/* The profile's grouping by `key`, built if needed, with nsys__mu held, and in *has_name whether
+ * name_id has ops in it; NULL (the mutex not held) for an empty index or a name beyond its strings,
+ * and when the build was cancelled (*was_cancelled set, nothing kept). */
 static nsys__grouping *nsys__grouping_locked(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key,
-                                             bool (*cancelled)(void *), void *cancel_ctx, bool *was_cancelled,
-                                             nsys__entry **entry) {
+                                             uint32_t name_id, bool (*cancelled)(void *), void *cancel_ctx,
+                                             bool *was_cancelled, nsys__entry **entry, bool *has_name) {
+  if (was_cancelled) *was_cancelled = false;
+  if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return NULL;
   pthread_mutex_lock(&nsys__mu);
   nsys__entry *e = nsys__entry_for(p, ix);
   nsys__grouping *g = &e->g[key == NSYS_KSTATS_BY_FULL_NAME ? 1 : 0];
@@ -446,17 +449,16 @@ static nsys__grouping *nsys__grouping_locked(const nsys_profile *p, const nsys_i
     return NULL;
   }
   *entry = e;
+  *has_name = name_id < g->n_names && g->off[name_id + 1] > g->off[name_id];
   return g;
 }
 
 bool nsys_kstats_get(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
                      nsys_kstats *out, bool (*cancelled)(void *), void *cancel_ctx, bool *was_cancelled) {
-  if (was_cancelled) *was_cancelled = false;
-  if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return false;
   nsys__entry *e;
-  nsys__grouping *g = nsys__grouping_locked(p, ix, key, cancelled, cancel_ctx, was_cancelled, &e);
+  bool ok;
+  nsys__grouping *g = nsys__grouping_locked(p, ix, key, name_id, cancelled, cancel_ctx, was_cancelled, &e, &ok);
   if (!g) return false;
-  bool ok = name_id < g->n_names && g->off[name_id + 1] > g->off[name_id];
   if (ok && !g->stats[name_id] && !nsys__sort_group(g, ix, name_id, cancelled, cancel_ctx)) {
     pthread_mutex_unlock(&nsys__mu);
     if (was_cancelled) *was_cancelled = true;
@@ -475,12 +477,10 @@ bool nsys_kstats_get(const nsys_profile *p, const nsys_index *ix, nsys_kstats_ke
 
 bool nsys_kstats_brief_get(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
                            nsys_kstats_brief *out, bool (*cancelled)(void *), void *cancel_ctx, bool *was_cancelled) {
-  if (was_cancelled) *was_cancelled = false;
-  if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return false;
   nsys__entry *e;
-  nsys__grouping *g = nsys__grouping_locked(p, ix, key, cancelled, cancel_ctx, was_cancelled, &e);
+  bool ok;
+  nsys__grouping *g = nsys__grouping_locked(p, ix, key, name_id, cancelled, cancel_ctx, was_cancelled, &e, &ok);
   if (!g) return false;
-  bool ok = name_id < g->n_names && g->off[name_id + 1] > g->off[name_id];
   if (ok)
     *out = (nsys_kstats_brief){.count = g->off[name_id + 1] - g->off[name_id],
                                .total_ns = g->totals[name_id],

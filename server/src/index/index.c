@@ -5,8 +5,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/cond_wait.h"
 #include "common/util.h"
 #include "index/index_internal.h"
 #include "profile/profile.h"
@@ -175,19 +175,11 @@ const nsys_index *nsys_index_get(struct nsys_profile *p, nsys_task *task) {
       return ix;
     }
     if (!nsys__is_building(p)) break;
-    if (nsys_task_cancelled(task)) {
+    if (!nsys_task_wait_turn(task, &nsys__build_cv, &nsys__build_mu, 50)) {
       pthread_mutex_unlock(&nsys__build_mu);
       nsys_task_fail_cancelled(task);
       return NULL;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 50 * 1000 * 1000;
-    if (ts.tv_nsec >= 1000000000) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&nsys__build_cv, &nsys__build_mu, &ts);
   }
   size_t slot = NSYS_ARRAY_LEN(nsys__building);
   for (size_t i = 0; i < NSYS_ARRAY_LEN(nsys__building); i++)

@@ -4,8 +4,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/cond_wait.h"
 #include "common/util.h"
 #include "index/index.h"
 #include "profile/profile.h"
@@ -253,21 +253,12 @@ const nsys_sx *nsys_sx_get(nsys_task *task, nsys_profile *p, const nsys_index *i
     p->search_memo = m;
     p->search_memo_free = nsys__sx_memo_free;
   }
-  while (m->state[src] == 1) { /* another request builds it: wait, polling our cancellation */
-    if (nsys_task_cancelled(task)) {
+  while (m->state[src] == 1) /* another request builds it: wait, polling our cancellation */
+    if (!nsys_task_wait_turn(task, &nsys__cv, &nsys__mu, 10)) {
       pthread_mutex_unlock(&nsys__mu);
       nsys_task_fail_cancelled(task);
       return NULL;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 10 * 1000 * 1000;
-    if (ts.tv_nsec >= 1000000000) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&nsys__cv, &nsys__mu, &ts);
-  }
   if (m->state[src] == 2) {
     pthread_mutex_unlock(&nsys__mu);
     return &m->src[src];

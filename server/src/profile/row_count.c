@@ -11,12 +11,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/cond_wait.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
-#define NSYS__WATCH_NS (5 * 1000 * 1000) /* how often the watcher reads the cancel flag */
+#define NSYS__WATCH_MS 5 /* how often the watcher reads the cancel flag */
 
 typedef struct {
   sqlite3 *db;
@@ -34,14 +34,7 @@ static void *nsys__watcher(void *arg) {
      * when the next one starts. The connection outlives this thread (joined
      * before it closes). */
     if (nsys_task_cancelled(w->task)) sqlite3_interrupt(w->db);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += NSYS__WATCH_NS;
-    if (until.tv_nsec >= 1000000000L) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(&w->cv, &w->mu, &until);
+    nsys_cond_wait_ms(&w->cv, &w->mu, NSYS__WATCH_MS);
   }
   pthread_mutex_unlock(&w->mu);
   return NULL;
