@@ -357,6 +357,14 @@ def test_runs_record_list_note(small, tmp_path):
     assert r.returncode == 0, r.stderr
     r = cli("runs", "--root", str(ws))
     assert r.returncode == 0 and b"after-fix" in r.stdout and b"2 ms faster" in r.stdout
+    # from a subdirectory of the workspace: the history is found in the nearest parent that holds one
+    sub = ws / "src" / "deep"
+    sub.mkdir(parents=True)
+    r = cli("diff", "r1", "after-fix", "--format", "json", cwd=sub)
+    assert r.returncode == 0, r.stderr
+    r = cli("runs", cwd=sub)
+    assert r.returncode == 0 and b"after-fix" in r.stdout, r.stderr
+    assert not (sub / ".nsys-ai").exists() and not (ws / "src" / ".nsys-ai").exists()
 
 
 def test_git_state_recorded(small, tmp_path):

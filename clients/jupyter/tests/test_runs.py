@@ -60,6 +60,14 @@ def test_profile_runs_note_compare(tmp_path: Path, fake_nsys: Path, small_profil
     assert df.iloc[1]["notes"][0]["kind"] == "hypothesis"
     c = nsys_ai_native.compare_runs(root=ws)
     assert (c["before"]["run"], c["after"]["run"]) == ("r1", "r2")
+    sub = ws / "notebooks" / "exp"  # a notebook below the workspace: the history above it
+    sub.mkdir(parents=True)
+    os.chdir(sub)
+    try:
+        assert list(nsys_ai_native.runs(frames=False)[i]["name"] for i in range(2)) == ["r2", "r1"]
+    finally:
+        os.chdir(cwd)
+    assert not (sub / ".nsys-ai").exists()
     assert c["rangesAdded"] == [] and [h["run"] for h in c["history"]] == ["r1", "r2"]
 
 

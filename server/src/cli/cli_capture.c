@@ -14,12 +14,30 @@
 #include "methods/capture_json.h"
 #include "profile/profile.h"
 
-/* The workspace root: --root, else $NSYS_AI_WORKSPACE, else the current directory. */
+/* The workspace root: --root, else $NSYS_AI_WORKSPACE, else the nearest of the current
+ * directory and its parents that holds a run history (.nsys-ai/runs.db, found as git finds
+ * .git, so run names resolve from any subdirectory of the workspace), else the current
+ * directory. */
 static const char *nsys__root(const nsys_cli_args *a, char *buf, size_t cap) {
   const char *r = a ? nsys_cli_opt(a, "root") : NULL;
   if (!r) r = getenv("NSYS_AI_WORKSPACE");
   if (r && *r) return r;
-  return getcwd(buf, cap) ? buf : ".";
+  if (!getcwd(buf, cap)) return ".";
+  char *dir = nsys_xstrdup(buf);
+  for (;;) {
+    char *db = nsys_xasprintf("%s/.nsys-ai/runs.db", strcmp(dir, "/") == 0 ? "" : dir);
+    bool have = access(db, F_OK) == 0;
+    free(db);
+    if (have) {
+      snprintf(buf, cap, "%s", dir);
+      break;
+    }
+    char *slash = strrchr(dir, '/');
+    if (!slash || (slash == dir && dir[1] == '\0')) break; /* "/" tried: the current directory */
+    slash[slash == dir ? 1 : 0] = '\0';                     /* up one level */
+  }
+  free(dir);
+  return buf;
 }
 
 char *nsys_cli_run_report(const char *ref) {

@@ -20,12 +20,25 @@ _RUN_COLUMNS = ("name", "status", "createdNs", "command", "git", "report", "summ
 
 
 def _root(root: Optional[Union[str, "os.PathLike[str]"]]) -> str:
-    return os.path.abspath(os.fspath(root) if root is not None else os.getcwd())
+    """`root`, else the nearest of the current directory and its parents that holds a run
+    history (`.nsys-ai/runs.db`, found as git finds `.git`: a notebook in `notebooks/` sees
+    the workspace's runs), else the current directory; the CLI resolves it the same way."""
+    if root is not None:
+        return os.path.abspath(os.fspath(root))
+    cwd = os.getcwd()
+    d = cwd
+    while True:
+        if os.path.exists(os.path.join(d, ".nsys-ai", "runs.db")):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return cwd
+        d = up
 
 
 def runs(root: Optional[Union[str, "os.PathLike[str]"]] = None, *, limit: Optional[int] = None,
          server: Optional[str] = None, frames: bool = True) -> Any:
-    """`runs/list`: the runs of the workspace `root` (default: the current directory),
+    """`runs/list`: the runs of the workspace `root` (default: the nearest with a history),
     newest first; a DataFrame (historyPath in `df.attrs`), or the list without pandas."""
     params: dict[str, Any] = {"workspaceRoot": _root(root)}
     if limit is not None:
