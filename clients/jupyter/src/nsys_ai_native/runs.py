@@ -1,7 +1,7 @@
 """The workspace's run history (`.nsys-ai/runs.db`) and captures from a notebook.
 
     nsys_ai_native.runs()                          # DataFrame of runs, newest first
-    p = nsys_ai.profile("python train.py")  # nsys profile -> a Profile of the new run
+    p = nsys_ai_native.profile("python train.py")  # nsys profile -> a Profile of the new run
     nsys_ai_native.compare_runs()                  # the annotation loop: latest vs the one before
 """
 from __future__ import annotations
