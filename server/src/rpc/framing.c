@@ -253,9 +253,10 @@ static nsys_frame_kind nsys__step_body(nsys_frame_reader *r, nsys_frame_event *e
     nsys__body_append(r, p, take);
   }
   r->pos += take;
-  bool id_found = discard && r->refusal_pending && r->id_scan.result == NSYS_ID_FOUND;
+  /* refused as soon as the scanner settles (the id found, or none to find) */
+  bool settled = discard && r->refusal_pending && r->id_scan.result != NSYS_ID_SCANNING;
   if (m == NSYS__MATCH_PARTIAL) /* wait for the rest */
-    return id_found ? nsys__refuse(r, ev) : NSYS_FRAME_NONE;
+    return settled ? nsys__refuse(r, ev) : NSYS_FRAME_NONE;
   if (m == NSYS__MATCH_YES) {
     size_t got = discard ? 0 : r->body_len;
     size_t claimed = discard ? 0 : r->want;
@@ -271,7 +272,7 @@ static nsys_frame_kind nsys__step_body(nsys_frame_reader *r, nsys_frame_event *e
   }
   if (discard) {
     if (r->want == 0) nsys__reset_header(r);
-    return r->refusal_pending && (r->want == 0 || id_found) ? nsys__refuse(r, ev) : NSYS_FRAME_NONE;
+    return r->refusal_pending && (r->want == 0 || settled) ? nsys__refuse(r, ev) : NSYS_FRAME_NONE;
   }
   if (r->body_len < r->want) return NSYS_FRAME_NONE;
   nsys__body_append(r, "", 0); /* make sure there is room for the NUL */

@@ -7,8 +7,9 @@
  *   - a frame claiming more than max_frame bytes is refused without allocating
  *     the claimed size; its body is skipped as it streams in, through a small
  *     scanner that looks for the message's top-level "id" (frame_id_scan.h);
- *     the refusal comes once the id is found, else once the body is skipped
- *     (or cut by a new header), with the id's text when there was one;
+ *     the refusal comes once the scanner settles (the id found, or none to
+ *     be found), else once the body is skipped (or cut by a new header),
+ *     with the id's text when there was one;
  *   - a garbage header (no Content-Length, a line over 8 KiB, a bad length, a
  *     line without ':') makes the reader scan for the next "Content-Length:";
  *   - a truncated body is detected when a new header ("Content-Length: N"
