@@ -1557,7 +1557,7 @@ SetReduceParams = TypedDict("SetReduceParams", {
     "partialId": NotRequired[str],
 })
 
-# a partial reduce (params.partial true)
+# set/reduce partial
 SetReduceResultPartial = TypedDict("SetReduceResultPartial", {
     "partialId": str,
     "ranks": int,
