@@ -103,3 +103,17 @@ def test_dask_reduce_in_pieces_under_the_frame_limit(rank_files: list[str], monk
         dsk.close()
     finally:
         small.close()
+
+
+def test_pieces_stay_under_the_limit_and_keep_the_order() -> None:
+    import json
+
+    from nsys_ai_native import RequestTooLargeError
+    sums = [{"path": "r%d" % i, "pad": "x" * (50 * (i % 7))} for i in range(40)]
+    limit = 4096 + 700
+    pieces = ranks._pieces(sums, limit)
+    assert [s for p in pieces for s in p] == sums and all(pieces)
+    assert all(len(json.dumps({"summaries": p}, separators=(",", ":"))) <= limit - 4096 + 20 for p in pieces)
+    assert len(pieces) > 1 and ranks._pieces(sums, None) == [sums]
+    with pytest.raises(RequestTooLargeError, match="summaries\\[3\\] alone"):
+        ranks._pieces(sums[:3] + [{"pad": "y" * 800}], limit)

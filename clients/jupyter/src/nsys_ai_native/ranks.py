@@ -26,6 +26,7 @@ import subprocess
 from typing import Any, Iterable, Optional
 
 from . import _protocol, _server
+from .errors import RequestTooLargeError
 
 M_OPEN_SET = _protocol.PROFILE_OPEN_SET
 M_COLLECTIVES = _protocol.SET_COLLECTIVES
@@ -115,7 +116,7 @@ def _pieces(summaries: list[dict], limit: Optional[int]) -> list[list[dict]]:
     for i, s in enumerate(summaries):
         size = len(json.dumps(s, separators=(",", ":"), ensure_ascii=False).encode("utf-8")) + 1
         if size > room:
-            raise _server.RequestTooLargeError(f"{M_REDUCE} (summaries[{i}] alone)", size + _ENVELOPE_BYTES, limit)
+            raise RequestTooLargeError(f"{M_REDUCE} (summaries[{i}] alone)", size + _ENVELOPE_BYTES, limit)
         if used + size > room and out[-1]:
             out.append([])
             used = 0
