@@ -30,7 +30,7 @@ static void nsys__check_scanner(const char *body, size_t len, size_t chunk, cons
   cJSON *scanned = nsys__scan_id(body, len, chunk);
   if (scanned) { /* what the server would echo: valid UTF-8 */
     size_t n;
-    char *out = nsys_rpc_print(cJSON_Duplicate(scanned, 1), &n);
+    char *out = nsys_rpc_print(scanned, &n);
     if (!nsys_utf8_valid(out, n)) abort();
     free(out);
   }
