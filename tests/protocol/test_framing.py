@@ -94,10 +94,51 @@ def test_oversized_frame_is_refused_then_valid_request(tserver):
     big = echo_body(600, "x" * 10000)  # > 4096
     tserver.send_raw(frame(big))
     tserver.send_raw(frame(echo_body(601)))
-    err = tserver.wait_null_id_errors(1)[0]["error"]
+    err = tserver.wait_reply(600)["error"]  # the refusal names the request
     assert err["code"] == -32600 and "4096" in err["message"]
     assert tserver.wait_reply(601)["result"] == {"p": 601}
-    assert 600 not in tserver.replies
+    assert not tserver.null_id_errors
+
+
+def over_the_limit(head: bytes, tail: bytes, limit: int = 4096) -> bytes:
+    """head + padding (a string member) + tail: a body exactly one byte over the limit."""
+    pad = limit + 1 - len(head) - len(tail) - len(b'"pad":"",')
+    body = head + b'"pad":"' + b"q" * pad + b'",' + tail
+    assert len(body) == limit + 1
+    return body
+
+
+@pytest.mark.parametrize("rid", [604, "req-\u00e9\\\"x", -9007199254740991])
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_frame_just_over_the_limit_is_refused_with_its_id(tserver, rid, where):
+    """One byte over the limit, the id first or last in the object (after a
+    nested object that has an "id" of its own): the refusal carries the id, so a
+    client fails that request instead of waiting, and the server keeps serving."""
+    rid_json = json.dumps(rid).encode()
+    params = b'"params":{"id":"not this one","a":[{"id":1}]}'
+    if where == "first":
+        body = over_the_limit(b'{"id":' + rid_json + b',"jsonrpc":"2.0","method":"test/echo",' + params + b",",
+                              b'"z":0}')
+    else:
+        body = over_the_limit(b'{"jsonrpc":"2.0","method":"test/echo",' + params + b",", b'"id":' + rid_json + b"}")
+    json.loads(body)  # a valid request, but for its size
+    tserver.send_raw(frame(body))
+    err = tserver.wait_reply(rid)["error"]
+    assert err["code"] == -32600 and "4097 bytes" in err["message"]
+    tserver.send_raw(frame(echo_body(605)))
+    assert tserver.wait_reply(605)["result"] == {"p": 605}
+    assert not tserver.null_id_errors
+
+
+def test_oversized_frame_without_a_usable_id_is_refused_with_id_null(tserver):
+    for body in (over_the_limit(b'{"jsonrpc":"2.0","method":"test/echo",', b'"id":null}'),
+                 over_the_limit(b'{"jsonrpc":"2.0","method":"test/echo",', b'"id":1.5}'),
+                 over_the_limit(b'{"method":"test/echo",', b'"params":1}')):
+        tserver.send_raw(frame(body))
+    errs = tserver.wait_null_id_errors(3)
+    assert all(e["error"]["code"] == -32600 for e in errs)
+    tserver.send_raw(frame(echo_body(606)))
+    assert tserver.wait_reply(606)["result"] == {"p": 606}
 
 
 def test_frame_at_the_limit_is_accepted(tserver):
@@ -140,7 +181,7 @@ def test_tiny_limit_with_suffix_syntax(cache_dir):
     s = Server("--test-methods", "--max-frame-bytes=1k", env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
     try:
         s.send_raw(frame(echo_body(800, "z" * 1025)))
-        assert s.wait_null_id_errors(1)[0]["error"]["code"] == -32600
+        assert s.wait_reply(800)["error"]["code"] == -32600
         s.send_raw(frame(b'{"jsonrpc":"2.0","id":801,"method":"test/echo"}'))
         assert s.wait_reply(801)["result"] is None
     finally:

@@ -250,3 +250,60 @@ def test_bad_packed_summaries_are_errors(server, rank_files, bad, why):
             server.request("set/reduce", {"summaries": [broken]})
         assert ei.value.code == -32602, cut[-12:]
     assert server.request("set/reduce", {"summaries": [good]})["ranks"]
+
+
+def set_answers(server, res) -> str:
+    """Everything a set answers (the reduce's reply, every page of collectives and stragglers,
+    the NCCL summary) as one JSON text, without its id: byte-equal sets give equal texts."""
+    import json
+    sid = res["setId"]
+    pages = lambda m, key: server.request(m, {"setId": sid, "limit": 100000})[key]  # noqa: E731
+    out = {"reduce": {**res, "setId": None}, "collectives": pages("set/collectives", "rows"),
+           "stragglers": pages("set/stragglers", "events"),
+           "nccl": {**server.request("set/nccl", {"setId": sid}), "setId": None}}
+    server.request("set/close", {"setId": sid})
+    return json.dumps(out, sort_keys=False)
+
+
+@pytest.mark.parametrize("groups", [[2, 2, 2, 2], [3, 3, 2], [1, 4, 3], [5, 3], [1] * 8, [8], [0, 3, 0, 5]])
+def test_reduce_in_pieces_is_the_whole_reduce(server, derived_rank_files, groups):
+    """The 8-rank derived set (straggler rank 5) sent to set/reduce in pieces of 2, 3, odd
+    sizes and empty ones (partial, then partialId): the same set, to the byte, as one request."""
+    sums = [x for f in derived_rank_files
+            for x in server.request("set/summarize", {"path": f, "packed": True})["summaries"]]
+    whole = server.request("set/reduce", {"summaries": sums})
+    assert whole["stragglers"]["straggler"] == 5
+    want = set_answers(server, whole)
+    pid, at = None, 0
+    for k, g in enumerate(groups):
+        params = {"summaries": sums[at:at + g], **({"partialId": pid} if pid else {})}
+        at += g
+        if k < len(groups) - 1:
+            part = server.request("set/reduce", {**params, "partial": True})
+            check_schema("set/reduce", "result", part)
+            assert part["ranks"] == at and (pid is None or part["partialId"] == pid)
+            pid = part["partialId"]
+        else:
+            res = server.request("set/reduce", params)
+    check_schema("set/reduce", "result", res)
+    assert set_answers(server, res) == want
+    if pid:  # the last request reduced it: the partial is gone
+        with pytest.raises(RpcError) as ei:
+            server.request("set/reduce", {"summaries": [], "partialId": pid})
+        assert ei.value.code == -32008 and "no partial reduce" in ei.value.message
+
+
+def test_partial_reduce_refusals_keep_the_partial(server, derived_rank_files):
+    sums = server.request("set/summarize", {"path": derived_rank_files[0], "packed": True})["summaries"]
+    part = server.request("set/reduce", {"summaries": sums, "partial": True})
+    broken = {**sums[0], "collectives": {**sums[0]["collectives"], "packed": "!!!!"}}
+    with pytest.raises(RpcError) as ei:  # a bad piece: refused, the partial as it was
+        server.request("set/reduce", {"summaries": [sums[0], broken], "partialId": part["partialId"], "partial": True})
+    assert ei.value.code == -32602 and "params.summaries[1]" in ei.value.message
+    again = server.request("set/reduce", {"summaries": [], "partialId": part["partialId"], "partial": True})
+    assert again == {"partialId": part["partialId"], "ranks": len(sums)}
+    with pytest.raises(RpcError) as ei:
+        server.request("set/reduce", {"summaries": [], "partialId": "p999999"})
+    assert ei.value.code == -32008 and "params.partialId" in ei.value.message
+    assert server.request("set/close", {"setId": part["partialId"]}) == {"closed": True}
+    assert server.request("set/close", {"setId": part["partialId"]}) == {"closed": False}

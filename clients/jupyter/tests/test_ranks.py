@@ -63,3 +63,57 @@ def test_dask_equals_server(rank_files: list[str]) -> None:
     assert {n["host"]: n["correctionNs"] for n in dsk.info["clock"]["nodes"]}["node1"] == 3_000_000
     local.close()
     dsk.close()
+
+
+def _answers(s: ranks.RankSet) -> str:
+    """Everything the set answers, without its id, as one JSON text."""
+    import json
+    strip = lambda d: {k: v for k, v in d.items() if k != "setId"}  # noqa: E731
+    return json.dumps([strip(s.info), s.collectives(), strip(s.stragglers()), strip(s.nccl())])
+
+
+def test_dask_reduce_in_pieces_under_the_frame_limit(rank_files: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server whose frame limit holds at most two of the packed summaries: open_set_dask
+    reduces in pieces (set/reduce partial, then partialId), every request under the limit,
+    and the set is the one-shot reduce's, to the byte."""
+    import json
+
+    from conftest import BIN
+    from nsys_ai_native import _server
+    distributed = pytest.importorskip("distributed", reason="dask.distributed not installed (pip install 'nsys-ai-native[dask]')")
+    sums = [s for f in rank_files for s in ranks.summarize(f, packed=True)]
+    whole = ranks.reduce(sums)  # one request on the default limit
+    want = _answers(whole)
+    whole.close()
+    sizes = [len(json.dumps(s, separators=(",", ":")).encode()) for s in sums]
+    limit = 2 * max(sizes) + 4096 + 2
+    small = _server.Server(BIN, args=("--max-frame-bytes", str(limit)))
+    sent: list[int] = []
+    send = small._send
+    monkeypatch.setattr(small, "_send", lambda msg: (sent.append(len(json.dumps(msg).encode())), send(msg))[1])
+    monkeypatch.setattr(_server, "_shared", small)
+    try:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+            with distributed.Client(cluster) as client:
+                dsk = ranks.open_set_dask(rank_files, client)
+        reduces = [n for n in sent if n > max(sizes)]
+        assert 2 <= len(reduces) <= len(sums) and max(sent) <= limit, (sent, limit)
+        assert _answers(dsk) == want
+        assert dsk.info["stragglers"]["straggler"] == 2
+        dsk.close()
+    finally:
+        small.close()
+
+
+def test_pieces_stay_under_the_limit_and_keep_the_order() -> None:
+    import json
+
+    from nsys_ai_native import RequestTooLargeError
+    sums = [{"path": "r%d" % i, "pad": "x" * (50 * (i % 7))} for i in range(40)]
+    limit = 4096 + 700
+    pieces = ranks._pieces(sums, limit)
+    assert [s for p in pieces for s in p] == sums and all(pieces)
+    assert all(len(json.dumps({"summaries": p}, separators=(",", ":"))) <= limit - 4096 + 20 for p in pieces)
+    assert len(pieces) > 1 and ranks._pieces(sums, None) == [sums]
+    with pytest.raises(RequestTooLargeError, match="summaries\\[3\\] alone"):
+        ranks._pieces(sums[:3] + [{"pad": "y" * 800}], limit)

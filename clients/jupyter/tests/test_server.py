@@ -94,6 +94,19 @@ def test_request_over_the_frame_limit_is_refused_before_sending() -> None:
         assert e2.value.code != 0
 
 
+def test_request_refused_by_the_server_fails_with_its_sizes() -> None:
+    """A client that does not know the limit sends the request: the server's refusal
+    carries the request's id, so the request fails at once (not a wait), as too large."""
+    with Server(BIN, args=("--max-frame-bytes", "8192")) as s:
+        s.max_frame_bytes = None  # as a client that did not read maxFrameBytes
+        with pytest.raises(RequestTooLargeError, match="refused by the server") as ei:
+            s.request("profile/open", {"path": "x" * 10_000}, timeout=10)
+        assert ei.value.limit == 8192 and ei.value.size > 10_000 and ei.value.by_server
+        assert not s._pending
+        with pytest.raises(NsysAIError):  # and it keeps serving
+            s.request("profile/open", {"path": "x" * 100}, timeout=10)
+
+
 def test_concurrent_requests_from_threads(small_profile: Path) -> None:
     with Server(BIN) as s:
         pid = s.request("profile/open", {"path": str(small_profile)})["profileId"]

@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "methods/reply_limit.h"
 #include "methods/set_open.h"
+#include "methods/set_partial.h"
 #include "rpc/json_int.h"
 #include "rpc/method_table.h"
 #include "rpc/params.h"
@@ -259,6 +260,6 @@ cJSON *nsys_method_set_close(nsys_call *call) {
   const char *id = NULL;
   if (!nsys_param_string(call, "setId", true, &id)) return NULL;
   cJSON *res = cJSON_CreateObject();
-  cJSON_AddBoolToObject(res, "closed", nsys_set_remove(id));
+  cJSON_AddBoolToObject(res, "closed", nsys_set_remove(id) || nsys_set_partial_drop(id)); /* a set or a partial reduce */
   return res;
 }

@@ -2,12 +2,14 @@
  * sets larger than one machine. A Dask worker runs `nsys-ai rank-summary
  * FILE` (set/summarize in process) on each file; the client sends every
  * summary to set/reduce, which answers as profile/openSet does (without the
- * per-rank analysis tables) and keeps the set for the set methods. */
+ * per-rank analysis tables) and keeps the set for the set methods; a set
+ * too large for one request goes in pieces (set_partial.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
 #include "methods/set_open.h"
+#include "methods/set_partial.h"
 #include "profile/profile.h"
 #include "rpc/method_table.h"
 #include "rpc/params.h"
@@ -33,17 +35,44 @@ cJSON *nsys_method_set_summarize(nsys_call *call) {
   return res;
 }
 
+/* set/reduce {summaries, partial?, partialId?}: with partialId, the summaries
+ * continue that partial (received before them); with partial: true they are
+ * kept (answer {partialId, ranks}) rather than reduced: a set too large for one
+ * request's frame is sent in pieces, and reduced by the last. */
 cJSON *nsys_method_set_reduce(nsys_call *call) {
   const cJSON *arr = NULL;
-  if (!nsys_param_array(call, "summaries", true, &arr)) return NULL;
-  nsys_rank_summary *v = NULL;
-  uint32_t n = 0, cap = 0;
+  const char *partial_id = NULL;
+  bool keep = false;
+  if (!nsys_param_array(call, "summaries", true, &arr) || !nsys_param_bool(call, "partial", false, &keep) ||
+      !nsys_param_string(call, "partialId", false, &partial_id))
+    return NULL;
+  nsys_set_partial *p = NULL;
+  if (partial_id && !(p = nsys_set_partial_take(partial_id)))
+    return nsys_call_fail(call, NSYS_E_NOT_FOUND,
+                          "params.partialId: no partial reduce %s (unknown, already reduced, closed, or in use by "
+                          "another request)", partial_id);
+  if (!p) p = nsys_xcalloc(1, sizeof *p);
+  uint32_t before = p->n;
   char err[256];
-  if (!nsys_rank_summaries_from_json(arr, &v, &n, &cap, err, sizeof err)) {
-    for (uint32_t k = 0; k < n; k++) nsys_rank_summary_dispose(&v[k]);
-    free(v);
+  if (!nsys_rank_summaries_from_json(arr, &p->sums, &p->n, &p->cap, err, sizeof err)) {
+    for (uint32_t k = before; k < p->n; k++) nsys_rank_summary_dispose(&p->sums[k]);
+    p->n = before; /* the partial is as it was: the request can be sent again */
+    if (p->id[0]) nsys_set_partial_keep(p);
+    else nsys_set_partial_free(p);
     return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.summaries%s", err);
   }
+  if (keep) {
+    nsys_set_partial_keep(p);
+    cJSON *res = cJSON_CreateObject();
+    cJSON_AddStringToObject(res, "partialId", p->id);
+    cJSON_AddNumberToObject(res, "ranks", p->n);
+    return res;
+  }
+  nsys_rank_summary *v = p->sums;
+  uint32_t n = p->n;
+  p->sums = NULL;
+  p->n = 0;
+  nsys_set_partial_free(p);
   nsys_set *s = nsys_xcalloc(1, sizeof *s);
   if (!nsys_rankset_reduce(&call->task, v, n, &s->rs)) {
     nsys_set_free(s);

@@ -183,13 +183,13 @@ static nsys_frame_kind nsys__step_header(nsys_frame_reader *r, nsys_frame_event 
       size_t length = r->length;
       r->pos += r->hdr_bytes;
       nsys__reset_header(r);
-      if (length > r->max_frame) {
+      if (length > r->max_frame) { /* refused once its id is found or its body skipped */
         r->state = NSYS__FR_DISCARD;
         r->want = length;
-        return nsys__error(r, ev, NSYS_E_INVALID_REQUEST,
-                           "invalid request: frame of %zu bytes exceeds the maximum of %zu bytes "
-                           "(--max-frame-bytes); skipped",
-                           length, r->max_frame);
+        r->refusal_pending = 1;
+        r->refused_length = length;
+        nsys_id_scan_init(&r->id_scan);
+        return NSYS_FRAME_NONE;
       }
       r->state = NSYS__FR_BODY;
       r->want = length;
@@ -220,6 +220,19 @@ static nsys_frame_kind nsys__step_header(nsys_frame_reader *r, nsys_frame_event 
   }
 }
 
+/* The refusal of the oversized frame being skipped, with its id when the scanner found one. */
+static nsys_frame_kind nsys__refuse(nsys_frame_reader *r, nsys_frame_event *ev) {
+  r->refusal_pending = 0;
+  if (nsys_id_scan_end(&r->id_scan) == NSYS_ID_FOUND) {
+    memcpy(ev->id, r->id_scan.id, r->id_scan.id_len + 1);
+    ev->id_len = r->id_scan.id_len;
+  }
+  return nsys__error(r, ev, NSYS_E_INVALID_REQUEST,
+                     "invalid request: frame of %zu bytes exceeds the maximum of %zu bytes "
+                     "(--max-frame-bytes); skipped",
+                     r->refused_length, r->max_frame);
+}
+
 /* BODY and DISCARD: take up to `want` more bytes, cutting at an embedded header. */
 static nsys_frame_kind nsys__step_body(nsys_frame_reader *r, nsys_frame_event *ev) {
   bool discard = r->state == NSYS__FR_DISCARD;
@@ -233,13 +246,17 @@ static nsys_frame_kind nsys__step_body(nsys_frame_reader *r, nsys_frame_event *e
   if (m == NSYS__MATCH_PARTIAL && avail >= need) m = NSYS__MATCH_NO; /* body completes first */
   if (m != NSYS__MATCH_NO) take = at;
   if (discard) {
+    if (r->refusal_pending) nsys_id_scan_feed(&r->id_scan, p, take);
     r->n_discarded_bytes += take;
     r->want -= take;
   } else if (take) {
     nsys__body_append(r, p, take);
   }
   r->pos += take;
-  if (m == NSYS__MATCH_PARTIAL) return NSYS_FRAME_NONE; /* wait for the rest */
+  /* refused as soon as the scanner settles (the id found, or none to find) */
+  bool settled = discard && r->refusal_pending && r->id_scan.result != NSYS_ID_SCANNING;
+  if (m == NSYS__MATCH_PARTIAL) /* wait for the rest */
+    return settled ? nsys__refuse(r, ev) : NSYS_FRAME_NONE;
   if (m == NSYS__MATCH_YES) {
     size_t got = discard ? 0 : r->body_len;
     size_t claimed = discard ? 0 : r->want;
@@ -247,7 +264,7 @@ static nsys_frame_kind nsys__step_body(nsys_frame_reader *r, nsys_frame_event *e
     r->body = NULL;
     r->body_len = r->body_cap = 0;
     nsys__reset_header(r);
-    if (discard) return NSYS_FRAME_NONE; /* the oversized frame was already reported */
+    if (discard) return r->refusal_pending ? nsys__refuse(r, ev) : NSYS_FRAME_NONE;
     return nsys__error(r, ev, NSYS_E_PARSE,
                        "parse error: truncated frame: Content-Length said %zu bytes but a new "
                        "header began after %zu",
@@ -255,7 +272,7 @@ static nsys_frame_kind nsys__step_body(nsys_frame_reader *r, nsys_frame_event *e
   }
   if (discard) {
     if (r->want == 0) nsys__reset_header(r);
-    return NSYS_FRAME_NONE;
+    return r->refusal_pending && (r->want == 0 || settled) ? nsys__refuse(r, ev) : NSYS_FRAME_NONE;
   }
   if (r->body_len < r->want) return NSYS_FRAME_NONE;
   nsys__body_append(r, "", 0); /* make sure there is room for the NUL */

@@ -5,7 +5,11 @@
  * NSYS_FRAME_NONE. It yields either a complete body or an error, after which
  * it has already recovered:
  *   - a frame claiming more than max_frame bytes is refused without allocating
- *     the claimed size; its body is skipped as it streams in;
+ *     the claimed size; its body is skipped as it streams in, through a small
+ *     scanner that looks for the message's top-level "id" (frame_id_scan.h);
+ *     the refusal comes once the scanner settles (the id found, or none to
+ *     be found), else once the body is skipped (or cut by a new header),
+ *     with the id's text when there was one;
  *   - a garbage header (no Content-Length, a line over 8 KiB, a bad length, a
  *     line without ':') makes the reader scan for the next "Content-Length:";
  *   - a truncated body is detected when a new header ("Content-Length: N"
@@ -20,6 +24,7 @@
 #include <stddef.h>
 
 #include "common/errors.h"
+#include "rpc/frame_id_scan.h"
 
 #define NSYS_FRAME_DEFAULT_MAX ((size_t)64 << 20) /* 64 MiB */
 #define NSYS_FRAME_MAX_LINE 8192                  /* longest header line */
@@ -37,6 +42,10 @@ typedef struct nsys_frame_event {
   size_t len;
   nsys_err err; /* ERROR: NSYS_E_PARSE (garbage/truncated) or NSYS_E_INVALID_REQUEST (too big) */
   char msg[160];
+  /* ERROR for an oversized frame: the JSON text of the request's id when the
+   * scanner found one (id_len 0: none; the reply's id is null) */
+  char id[NSYS_FRAME_ID_MAX + 1];
+  size_t id_len;
 } nsys_frame_event;
 
 typedef enum {
@@ -60,6 +69,10 @@ typedef struct nsys_frame_reader {
   size_t want;
   char *body;
   size_t body_len, body_cap;
+  /* an oversized frame being skipped: its refusal is still to be reported */
+  int refusal_pending;
+  size_t refused_length;
+  nsys_id_scan id_scan;
   /* counters, for logs and tests */
   size_t n_messages, n_errors, n_discarded_bytes;
 } nsys_frame_reader;

@@ -507,7 +507,10 @@ static void nsys__on_bytes(nsys__server *s, const char *data, size_t n) {
       nsys__on_body(s, ev.body, ev.len);
     } else {
       nsys__log(NSYS_LOG_WARN, "%s", ev.msg);
-      nsys__reply_error(s, NULL, ev.err, ev.msg);
+      /* an oversized request's id, as the framing reader's scanner found it */
+      cJSON *id = nsys_id_scan_parse(ev.id, ev.id_len);
+      nsys__reply_error(s, id, ev.err, ev.msg);
+      cJSON_Delete(id);
     }
   }
 }

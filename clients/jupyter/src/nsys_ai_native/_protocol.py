@@ -1553,9 +1553,17 @@ SetSummarizeResultSummary = TypedDict("SetSummarizeResultSummary", {
 # set/reduce params
 SetReduceParams = TypedDict("SetReduceParams", {
     "summaries": List[SetSummarizeResultSummary],
+    "partial": NotRequired[bool],
+    "partialId": NotRequired[str],
 })
 
-SetReduceResult = ProfileOpenSetResult
+# set/reduce partial
+SetReduceResultPartial = TypedDict("SetReduceResultPartial", {
+    "partialId": str,
+    "ranks": int,
+})
+
+SetReduceResult = Union[ProfileOpenSetResult, SetReduceResultPartial]
 
 # set/stragglers params
 SetStragglersParams = TypedDict("SetStragglersParams", {

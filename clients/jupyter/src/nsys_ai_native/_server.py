@@ -20,11 +20,13 @@ import time
 from collections import deque
 from typing import Any, Callable, Optional
 
-from .errors import NsysAIError, RequestTooLargeError, ServerDiedError, ServerNotFoundError
+from .errors import INVALID_REQUEST, NsysAIError, RequestTooLargeError, ServerDiedError, ServerNotFoundError
 
 ENV_SERVER = "NSYS_AI_SERVER"
 # The server writes replies as {"jsonrpc":"2.0","id":N,"result":...}: a raw request
 # takes the result's JSON text without decoding it (anything else is decoded normally).
+# The server's refusal of a frame over its limit (answered with the request's id when it finds it).
+_FRAME_REFUSAL = re.compile(r"frame of (\d+) bytes exceeds the maximum of (\d+) bytes")
 _RESULT_PREFIX = re.compile(rb'^\{"jsonrpc":"2\.0","id":(\d+),"result":')
 _STDERR_KEEP = 64  # last lines of server stderr kept for error messages
 
@@ -308,6 +310,9 @@ class Server:
             raise self._dead
         if "error" in reply:
             e = reply["error"]
+            refused = _FRAME_REFUSAL.search(str(e.get("message", "")))
+            if e.get("code") == INVALID_REQUEST and refused:  # a frame the server would not read
+                raise RequestTooLargeError(method, int(refused[1]), int(refused[2]), by_server=True)
             raise NsysAIError(int(e.get("code", 0)), str(e.get("message", "")), e.get("data"))
         result = reply.get("result")
         if raw:  # a reply in another layout: encode the decoded result

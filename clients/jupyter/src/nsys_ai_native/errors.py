@@ -50,11 +50,14 @@ class ServerDiedError(RuntimeError):
 
 class RequestTooLargeError(ValueError):
     """A request larger than the server's frame limit (its `maxFrameBytes`): refused here,
-    before sending, since the server can only refuse such a frame without knowing its id."""
+    before sending, when the limit is known; else refused by the server, which answers
+    such a frame with the request's id when it finds it in the skipped body (`by_server`)."""
 
-    def __init__(self, method: str, size: int, limit: int) -> None:
-        super().__init__(f"{method}: the request is {size:,} bytes, over the server's frame limit of {limit:,} bytes "
-                         "(`nsys-ai serve --max-frame-bytes N` raises it; or send less per request)")
+    def __init__(self, method: str, size: int, limit: int, by_server: bool = False) -> None:
+        super().__init__(f"{method}: the request is {size:,} bytes, over the server's frame limit of {limit:,} bytes"
+                         + (" (refused by the server)" if by_server else "")
+                         + " (`nsys-ai serve --max-frame-bytes N` raises it; or send less per request)")
         self.method = method
         self.size = size
         self.limit = limit
+        self.by_server = by_server

@@ -14,6 +14,8 @@ and the set is reduced by the local server from the gathered summaries:
 
 The results are the server's own (set/reduce runs the same reduction as
 profile/openSet), so a set reduced on Dask equals the set opened locally.
+Summaries too large for one request under the server's frame limit are sent in
+pieces, each under it (`reduce`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import subprocess
 from typing import Any, Iterable, Optional
 
 from . import _protocol, _server
+from .errors import RequestTooLargeError
 
 M_OPEN_SET = _protocol.PROFILE_OPEN_SET
 M_COLLECTIVES = _protocol.SET_COLLECTIVES
@@ -99,9 +102,49 @@ def open_set(paths: Iterable[str], *, memory_budget_mb: Optional[int] = None, th
     return RankSet(_server.shared_server(server)[0].request(M_OPEN_SET, params), server)
 
 
+# room left in a request for its envelope and the params besides the summaries
+_ENVELOPE_BYTES = 4096
+
+
+def _pieces(summaries: list[dict], limit: Optional[int]) -> list[list[dict]]:
+    """The summaries in consecutive pieces, each request's body under `limit` bytes (None: one piece)."""
+    if limit is None:
+        return [summaries]
+    room = limit - _ENVELOPE_BYTES
+    out: list[list[dict]] = [[]]
+    used = 0
+    for i, s in enumerate(summaries):
+        size = len(json.dumps(s, separators=(",", ":"), ensure_ascii=False).encode("utf-8")) + 1
+        if size > room:
+            raise RequestTooLargeError(f"{M_REDUCE} (summaries[{i}] alone)", size + _ENVELOPE_BYTES, limit)
+        if used + size > room and out[-1]:
+            out.append([])
+            used = 0
+        out[-1].append(s)
+        used += size
+    return out
+
+
 def reduce(summaries: list[dict], server: Optional[str] = None) -> RankSet:
-    """set/reduce on the local server: gathered summaries (file order) to a set."""
-    return RankSet(_server.shared_server(server)[0].request(M_REDUCE, {"summaries": summaries}), server)
+    """set/reduce on the local server: gathered summaries (file order) to a set. When they do
+    not fit one request under the server's frame limit (`maxFrameBytes`), they go in pieces
+    (set/reduce `partial`, then `partialId`), each under it: the same set, to the byte."""
+    srv = _server.shared_server(server)[0]
+    pieces = _pieces(summaries, srv.max_frame_bytes)
+    partial_id: Optional[str] = None
+    try:
+        for piece in pieces[:-1]:
+            partial_id = srv.request(M_REDUCE, {"summaries": piece, "partial": True,
+                                                **({"partialId": partial_id} if partial_id else {})})["partialId"]
+        info = srv.request(M_REDUCE, {"summaries": pieces[-1], **({"partialId": partial_id} if partial_id else {})})
+    except BaseException:
+        if partial_id is not None:  # a piece failed: drop what the server kept
+            try:
+                srv.request(M_CLOSE, {"setId": partial_id}, timeout=30)
+            except Exception:
+                pass
+        raise
+    return RankSet(info, server)
 
 
 def open_set_dask(paths: Iterable[str], client: Any, *, binary: Optional[str] = None,
