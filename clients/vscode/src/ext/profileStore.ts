@@ -28,6 +28,7 @@ export class ProfileStore implements vscode.Disposable {
   async open(uri: vscode.Uri): Promise<OpenProfile> {
     const hit = this.byUri.get(uri.toString());
     if (hit) return hit;
+    const t0 = Date.now();
     const client = await this.server.get();
     const title = path.basename(uri.fsPath);
     const res = await vscode.window.withProgress(
@@ -44,6 +45,8 @@ export class ProfileStore implements vscode.Disposable {
           },
         });
       });
+    /* epoch ms on both ends: the code-server bench lines this up with the webview's clock */
+    this.server.logger.info(`opened ${title} in ${Date.now() - t0} ms (server + profile/open: ${t0} → ${Date.now()})`);
     const entry: OpenProfile = { uri, profileId: res.profileId, info: res.info, title };
     this.byUri.set(uri.toString(), entry);
     this.activeKey = uri.toString();
