@@ -73,7 +73,8 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   const start = rel(span.start), end = rel(span.end);
   const details = (kernelId: number) => rpc<Record<string, unknown>>('kernel/details', { kernelId });
   const explain = (kernelId: number) => rpc<KernelExplain>('kernel/explain', { kernelId });
-  const panel = new DetailsPanel(details, explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), span.start);
+  /* the Details panel reads kernel/details through the timeline's cache (a hovered kernel's are there already) */
+  const panel = new DetailsPanel((kernelId) => timeline!.kernelDetails(kernelId), explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), span.start);
   const range = (p: Record<string, unknown> & { start: number; end: number }) =>
     rpc<RangeColumns>('timeline/range', { ...p, start: absTime(p.start, origin), end: absTime(p.end, origin) }).then((r) => rebaseColumns(r, origin));
   timeline = new TimelineView(tracks.tracks, { start, end }, range, details, (hit) => {

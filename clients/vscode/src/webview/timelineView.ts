@@ -861,6 +861,9 @@ export class TimelineView {
     this.tooltip.replaceChildren(h('div', { class: 'tip-name' }, row.title), h('div', {}, extra), h('div', { class: 'tip-extra' }, how));
   }
 
+  /** kernel/details of GPU op `id` from the cache the hovers fill (the Details panel asks it too). */
+  kernelDetails(id: number): Promise<Record<string, unknown>> { return this.detailsFor(id); }
+
   /** kernel/details, cached (the most recent 2000). */
   private detailsFor(id: number): Promise<Record<string, unknown>> {
     let p = this.detailsCache.get(id);

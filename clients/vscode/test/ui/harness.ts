@@ -36,6 +36,8 @@ export interface Harness {
   logs: string[];
   /** Posts a message to the webview as the extension host does (e.g. a reveal). */
   post(m: HostToWebview): void;
+  /** Holds the answers of `method` (the page waits) until the returned function is called. */
+  hold(method: string): () => void;
   close(): Promise<void>;
 }
 
@@ -104,11 +106,13 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
       .then(() => { if (rec) rec.postMs = performance.now() - t0; }, () => {});
   };
   const timed = Object.create(client) as NsysClient;
+  const held = new Map<string, Promise<void>>();
   timed.requestUntyped = async <R>(method: string, params: unknown, opts?: unknown): Promise<R> => {
     const rec = requests.find((r) => r.params === params);
     const t0 = performance.now();
     try {
       const r = await client.requestUntyped<R>(method, params, opts as never);
+      await held.get(method);
       if (rec && typeof r === 'object' && r) answered.set(r, rec);
       return r;
     } finally { if (rec) rec.ms = performance.now() - t0; }
@@ -140,6 +144,11 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   return {
     page, client, opened, requests, logs,
     post: (m) => post(toEnvelope(m), m),
+    hold(method) {
+      let release = () => {};
+      held.set(method, new Promise<void>((r) => { release = r; }));
+      return () => { held.delete(method); release(); };
+    },
     async close() {
       stream?.end();
       await context.close();
