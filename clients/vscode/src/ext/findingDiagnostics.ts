@@ -10,6 +10,9 @@ import type { ProfileStore } from './profileStore';
 
 const SOURCE = 'nsys-ai';
 
+/** How long the findings wait for a profile's first frame at most (a profile shown in no timeline). */
+const REPORT_WAIT_MS = 5000;
+
 export class FindingDiagnostics implements vscode.Disposable, vscode.CodeActionProvider {
   static readonly kinds = [vscode.CodeActionKind.QuickFix];
   private readonly collection = vscode.languages.createDiagnosticCollection('nsys-ai findings');
@@ -29,6 +32,9 @@ export class FindingDiagnostics implements vscode.Disposable, vscode.CodeActionP
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!p || !folder) { this.collection.clear(); return; }
     try {
+      /* not alongside the first frame: report/generate takes seconds of server CPU on a large profile */
+      await this.store.firstFrames.wait(p.uri.toString(), REPORT_WAIT_MS);
+      if (token !== this.token) return;
       const client = await this.store.server.get();
       const report = await client.requestUntyped<{ findings?: Parameters<typeof findingSources>[0] }>('report/generate', { profileId: p.profileId });
       const found = await findingSources(report.findings ?? [], (name) => client.locate(p.profileId, name, folder.uri.fsPath));

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { ProfileInfo, Track } from '../protocol/types';
 import type { ServerManager } from './serverManager';
+import { FirstFrameGate } from '../client/firstFrameGate';
 
 export interface OpenProfile { uri: vscode.Uri; profileId: string; info: ProfileInfo; title: string; tracks?: Track[] }
 
@@ -13,6 +14,8 @@ export class ProfileStore implements vscode.Disposable {
   private activeKey: string | undefined;
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
+  /** Which open profiles' timelines have drawn (work that can wait waits for it). */
+  readonly firstFrames = new FirstFrameGate();
 
   constructor(readonly server: ServerManager) {
     void server; /* reopen remapping is wired on first open */
@@ -67,6 +70,7 @@ export class ProfileStore implements vscode.Disposable {
     const p = this.byUri.get(uri.toString());
     if (!p) return;
     this.byUri.delete(uri.toString());
+    this.firstFrames.forget(uri.toString());
     if (this.activeKey === uri.toString()) this.activeKey = undefined;
     this.changed.fire();
     try { await (await this.server.get()).closeProfile(p.profileId); } catch { /* server may be gone */ }

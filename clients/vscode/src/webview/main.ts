@@ -1,6 +1,6 @@
 /* Webview entry: builds the layout and routes host messages (one union keyed
  * on `type`; unknown types are logged). All data comes through the host bridge. */
-import { fromEnvelope, type HostToWebview } from '../protocol/messages';
+import { FIRST_FRAME, fromEnvelope, type HostToWebview } from '../protocol/messages';
 import { absTime, clockOrigin, relTime, type Int } from '../client/exactJson';
 import { rebaseColumns } from '../client/timelineModel';
 import { LEGEND } from '../client/trackTree';
@@ -155,6 +155,7 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   timeline.perf.rpc = (method, params) => bridge.request(method as RequestName, params);
   timeline.perf.rpcTimings = bridge.timings;
   timeline.perf.show = (s, e) => timeline!.setView({ start: rel(BigInt(s)), end: rel(BigInt(e)), width: timeline!.currentView.width });
+  timeline.onFirstFrame = (ms) => bridge.post({ type: 'perf', name: FIRST_FRAME, ms });
   timeline.start(openedAt);
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
 

@@ -136,6 +136,8 @@ export class TimelineView {
   private cursorPx: number | undefined;
   /** The area selection (a drag on the axis or Shift+drag), if any. */
   private range: Span | undefined;
+  /** Called once, with the first complete frame (ms after the view opened). */
+  onFirstFrame: (ms: number) => void = () => {};
   /** Called when the area selection changes (undefined: cleared). */
   onRange: (r: Span | undefined) => void = () => {};
   /** Keys the page handles (search, help): returns true when it did. */
@@ -469,6 +471,7 @@ export class TimelineView {
       this.perf.firstFrameDrawMs = performance.now() - t;
       performance.measure('nsys-first-frame', 'nsys-open');
       this.el.dataset.rendered = 'true';
+      this.onFirstFrame(this.perf.firstFrameMs);
     }
     this.perf.onFrame?.();
     this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));

@@ -1,4 +1,6 @@
-/* A clicked kernel's details fill the Details panel as soon as kernel/details
+/* What waits for what. The page tells the host when its first complete frame
+ * is drawn (the findings' report/generate waits for it: client/firstFrameGate).
+ * A clicked kernel's details fill the Details panel as soon as kernel/details
  * answers, while its explanation (kernel/explain, seconds on a large profile)
  * is still on its way; the explanation follows when it arrives. */
 import { test, before, after } from 'node:test';
@@ -18,6 +20,19 @@ before(async () => {
   hx = await startHarness(bin!, profile);
 });
 after(async () => { await hx?.close(); });
+
+test('the page tells the host of its first complete frame, once', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  await page.waitForFunction(() => window.__nsysPerf.firstFrameMs !== undefined);
+  for (let i = 0; i < 50 && hx!.firstFrames() === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(hx!.firstFrames(), 1, 'the bridge heard of the first frame');
+  assert.equal(hx!.logs.filter((l) => /^info \[webview\] first frame: \d+(\.\d)? ms$/.test(l)).length, 1, hx!.logs.join('\n'));
+  await page.keyboard.press('Home');
+  await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+  assert.equal(hx!.firstFrames(), 1, 'later frames do not tell it again');
+});
 
 test('Details shows the kernel\'s details before its explanation arrives', async (t) => {
   if (skip) return t.skip(skip);
