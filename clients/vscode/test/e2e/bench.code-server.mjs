@@ -195,7 +195,7 @@ async function closeEditors(page, frame) {
   await page.locator('.tabs-container .tab.active').first().click().catch(() => {});
   await commandPalette(page, 'View: Close All Editors');
   for (const until = Date.now() + 20_000; !frame.isDetached() && Date.now() < until;) await sleep(100);
-  await sleep(1500); /* the document is disposed and the server closes the profile */
+  await sleep(3000); /* the document is disposed, the server closes the profile, what the open started settles */
 }
 
 /** `n` timed opens of `file` (after `warm` untimed ones); `beforeEach` runs before each. */
