@@ -2,7 +2,7 @@
  * extension wires it to a WebviewPanel, the UI-test harness to a browser page.
  * Read-only methods are forwarded to the server; everything else is refused. */
 import type { Envelope, HostToWebview, WebviewToHost } from '../protocol/messages';
-import { fromEnvelope, isWebviewToHost, toEnvelope } from '../protocol/messages';
+import { FIRST_FRAME, fromEnvelope, isWebviewToHost, toEnvelope } from '../protocol/messages';
 import type { ProfileInfo, TimelineTracksResult } from '../protocol/types';
 import { ErrorCode } from '../protocol/methods';
 import type { Logger } from './logger';
@@ -16,6 +16,8 @@ export interface BridgeContext {
   logger: Logger;
   /** A message to deliver right after `init` (e.g. a pending reveal). */
   takePending?: () => HostToWebview | undefined;
+  /** The page drew its first complete frame (its `perf` message "first frame"). */
+  onFirstFrame?: () => void;
   /** Observes every forwarded request (tests use it). */
   onRequest?: (method: string, params: Record<string, unknown>) => void;
 }
@@ -80,7 +82,10 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
       case 'rpc': return forward.rpc(m, { ...m.params, profileId: ctx.profile().profileId });
       case 'cancel': forward.cancel(m.id); return;
       case 'log': ctx.logger[m.level](`[webview] ${m.message}`); return;
-      case 'perf': ctx.logger.info(`[webview] ${m.name}: ${m.ms.toFixed(1)} ms`); return;
+      case 'perf':
+        ctx.logger.info(`[webview] ${m.name}: ${m.ms.toFixed(1)} ms`);
+        if (m.name === FIRST_FRAME) ctx.onFirstFrame?.();
+        return;
       default: ctx.logger.warn(`unknown webview message ${(m as { type?: string }).type}`);
     }
   };

@@ -7,8 +7,12 @@ import * as vscode from 'vscode';
 import { findingSources, type FindingSource } from '../client/findingSources';
 import type { Int } from '../client/exactJson';
 import type { ProfileStore } from './profileStore';
+import { CancellationTokenSource } from '../client/nsysClient';
 
 const SOURCE = 'nsys-ai';
+
+/** How long the findings wait for a profile's first frame at most (a profile shown in no timeline). */
+const REPORT_WAIT_MS = 5000;
 
 export class FindingDiagnostics implements vscode.Disposable, vscode.CodeActionProvider {
   static readonly kinds = [vscode.CodeActionKind.QuickFix];
@@ -17,6 +21,8 @@ export class FindingDiagnostics implements vscode.Disposable, vscode.CodeActionP
   private readonly found = new WeakMap<vscode.Diagnostic, { profileId: string; window: { start: Int; end: Int } }>();
   private sub: vscode.Disposable;
   private token = 0;
+  /** The report/generate on its way, cancelled when its profile is no longer the active one (closed, say). */
+  private inflight: { profileId: string; src: CancellationTokenSource } | undefined;
 
   constructor(private readonly store: ProfileStore) {
     this.sub = store.onDidChange(() => void this.refresh());
@@ -26,11 +32,18 @@ export class FindingDiagnostics implements vscode.Disposable, vscode.CodeActionP
   async refresh(): Promise<void> {
     const token = ++this.token;
     const p = this.store.active;
+    if (this.inflight && this.inflight.profileId !== p?.profileId) { this.inflight.src.cancel(); this.inflight = undefined; }
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!p || !folder) { this.collection.clear(); return; }
     try {
+      /* not alongside the first frame: report/generate takes seconds of server CPU on a large profile */
+      await this.store.firstFrames.wait(p.uri.toString(), REPORT_WAIT_MS);
+      if (token !== this.token) return;
       const client = await this.store.server.get();
-      const report = await client.requestUntyped<{ findings?: Parameters<typeof findingSources>[0] }>('report/generate', { profileId: p.profileId });
+      const src = new CancellationTokenSource();
+      this.inflight = { profileId: p.profileId, src };
+      const report = await client.requestUntyped<{ findings?: Parameters<typeof findingSources>[0] }>('report/generate', { profileId: p.profileId }, { token: src.token })
+        .finally(() => { if (this.inflight?.src === src) this.inflight = undefined; src.dispose(); });
       const found = await findingSources(report.findings ?? [], (name) => client.locate(p.profileId, name, folder.uri.fsPath));
       if (token !== this.token) return;
       const byFile = new Map<string, vscode.Diagnostic[]>();
@@ -64,7 +77,7 @@ export class FindingDiagnostics implements vscode.Disposable, vscode.CodeActionP
     return out;
   }
 
-  dispose(): void { this.sub.dispose(); this.collection.dispose(); }
+  dispose(): void { this.inflight?.src.cancel(); this.sub.dispose(); this.collection.dispose(); }
 }
 
 function severity(f: FindingSource): vscode.DiagnosticSeverity {

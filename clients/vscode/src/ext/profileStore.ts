@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { ProfileInfo, Track } from '../protocol/types';
 import type { ServerManager } from './serverManager';
+import { FirstFrameGate } from '../client/firstFrameGate';
 
 export interface OpenProfile { uri: vscode.Uri; profileId: string; info: ProfileInfo; title: string; tracks?: Track[] }
 
@@ -13,6 +14,8 @@ export class ProfileStore implements vscode.Disposable {
   private activeKey: string | undefined;
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
+  /** Which open profiles' timelines have drawn (work that can wait waits for it). */
+  readonly firstFrames = new FirstFrameGate();
 
   constructor(readonly server: ServerManager) {
     void server; /* reopen remapping is wired on first open */
@@ -28,6 +31,7 @@ export class ProfileStore implements vscode.Disposable {
   async open(uri: vscode.Uri): Promise<OpenProfile> {
     const hit = this.byUri.get(uri.toString());
     if (hit) return hit;
+    const t0 = Date.now();
     const client = await this.server.get();
     const title = path.basename(uri.fsPath);
     const res = await vscode.window.withProgress(
@@ -44,6 +48,8 @@ export class ProfileStore implements vscode.Disposable {
           },
         });
       });
+    /* epoch ms on both ends: the code-server bench lines this up with the webview's clock */
+    this.server.logger.info(`opened ${title} in ${Date.now() - t0} ms (server + profile/open: ${t0} → ${Date.now()})`);
     const entry: OpenProfile = { uri, profileId: res.profileId, info: res.info, title };
     this.byUri.set(uri.toString(), entry);
     this.activeKey = uri.toString();
@@ -64,6 +70,7 @@ export class ProfileStore implements vscode.Disposable {
     const p = this.byUri.get(uri.toString());
     if (!p) return;
     this.byUri.delete(uri.toString());
+    this.firstFrames.forget(uri.toString());
     if (this.activeKey === uri.toString()) this.activeKey = undefined;
     this.changed.fire();
     try { await (await this.server.get()).closeProfile(p.profileId); } catch { /* server may be gone */ }

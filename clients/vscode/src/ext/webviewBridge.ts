@@ -6,7 +6,8 @@ import type { ProfileStore, OpenProfile } from './profileStore';
 
 export function connectWebview(panel: vscode.WebviewPanel, profile: OpenProfile, store: ProfileStore, takePending: () => HostToWebview | undefined, held: readonly unknown[] = []): vscode.Disposable {
   const post = (e: Envelope) => void panel.webview.postMessage(e);
-  const bridge = createBridge({ client: () => store.server.get(), profile: () => profile, post, logger: store.server.logger, takePending });
+  const bridge = createBridge({ client: () => store.server.get(), profile: () => profile, post, logger: store.server.logger, takePending,
+    onFirstFrame: () => store.firstFrames.drawn(profile.uri.toString()) });
   /* what the page sent while the profile was opening, before anything newer */
   for (const m of held) void bridge.handle(m);
   const sub = panel.webview.onDidReceiveMessage((m: unknown) => bridge.handle(m));

@@ -19,6 +19,9 @@ export type WebviewToHost =
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
   | { type: 'perf'; name: string; ms: number };
 
+/** The `perf` message the timeline page posts with its first complete frame (ms after init). */
+export const FIRST_FRAME = 'first frame';
+
 export function isWebviewToHost(m: unknown): m is WebviewToHost {
   return typeof m === 'object' && m !== null && typeof (m as { type?: unknown }).type === 'string';
 }

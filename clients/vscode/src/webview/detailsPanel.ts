@@ -1,5 +1,6 @@
 /* The selection panel: a kernel's details (kernel/details) and its
- * explanation (kernel/explain markdown), or an NVTX range's span. */
+ * explanation (kernel/explain markdown), each shown as soon as it arrives, or
+ * an NVTX range's span. */
 import { formatNs } from '../client/format';
 import { columnRows, detailRows, type DetailRow } from '../client/detailRows';
 import type { Int, KernelExplain } from '../protocol/types';
@@ -53,20 +54,22 @@ export class DetailsPanel {
     const all = h('details', { class: 'all-columns' });
     const explainBox = h('div', { class: 'explain' }, h('p', { class: 'muted' }, 'Explaining…'));
     this.el.append(explainBox, h('h3', {}, 'Details'), table, all);
-    const [d, x] = await Promise.allSettled([this.details(hit.id), this.explain(hit.id)]);
-    if (token !== this.token) return;
-    if (x.status === 'fulfilled') {
-      this.fillExplain(explainBox, x.value);
-    } else {
-      explainBox.replaceChildren(h('p', { class: 'error' }, `No explanation: ${String((x.reason as Error)?.message ?? x.reason)}`));
-    }
-    if (d.status === 'fulfilled') {
-      table.append(...kvRows(detailRows(d.value, this.origin)));
-      const cols = columnRows(d.value);
+    /* each part as soon as it arrives: kernel/details is quick (and often cached from the hover),
+     * kernel/explain can take a second on a large profile */
+    const fillDetails = this.details(hit.id).then((d) => {
+      if (token !== this.token) return;
+      table.append(...kvRows(detailRows(d, this.origin)));
+      const cols = columnRows(d);
       if (cols.length) all.append(h('summary', {}, `All columns (${cols.length})`), h('table', { class: 'kv' }, ...kvRows(cols)));
-    } else {
-      table.append(h('tr', {}, h('td', { class: 'error' }, `No details: ${String((d.reason as Error)?.message ?? d.reason)}`)));
-    }
+    }, (e: unknown) => {
+      if (token === this.token) table.append(h('tr', {}, h('td', { class: 'error' }, `No details: ${String((e as Error)?.message ?? e)}`)));
+    });
+    const fillExplain = this.explain(hit.id).then((x) => {
+      if (token === this.token) this.fillExplain(explainBox, x);
+    }, (e: unknown) => {
+      if (token === this.token) explainBox.replaceChildren(h('p', { class: 'error' }, `No explanation: ${String((e as Error)?.message ?? e)}`));
+    });
+    await Promise.all([fillDetails, fillExplain]);
   }
 }
 

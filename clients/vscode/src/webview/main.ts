@@ -1,6 +1,6 @@
 /* Webview entry: builds the layout and routes host messages (one union keyed
  * on `type`; unknown types are logged). All data comes through the host bridge. */
-import { fromEnvelope, type HostToWebview } from '../protocol/messages';
+import { FIRST_FRAME, fromEnvelope, type HostToWebview } from '../protocol/messages';
 import { absTime, clockOrigin, relTime, type Int } from '../client/exactJson';
 import { rebaseColumns } from '../client/timelineModel';
 import { LEGEND } from '../client/trackTree';
@@ -21,6 +21,8 @@ import { helpOverlay } from './helpOverlay';
 import type { Match, MatchPage } from '../client/timelineNav';
 import { formatCursor } from '../client/timeAxis';
 
+/* when the bundle started running (the bench splits the first frame at it) */
+window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], inputToComplete: [], hovers: [], scriptAt: performance.now() };
 const bridge = new HostBridge();
 let profileId = '';
 let timeline: TimelineView | undefined;
@@ -71,7 +73,8 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   const start = rel(span.start), end = rel(span.end);
   const details = (kernelId: number) => rpc<Record<string, unknown>>('kernel/details', { kernelId });
   const explain = (kernelId: number) => rpc<KernelExplain>('kernel/explain', { kernelId });
-  const panel = new DetailsPanel(details, explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), span.start);
+  /* the Details panel reads kernel/details through the timeline's cache (a hovered kernel's are there already) */
+  const panel = new DetailsPanel((kernelId) => timeline!.kernelDetails(kernelId), explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), span.start);
   const range = (p: Record<string, unknown> & { start: number; end: number }) =>
     rpc<RangeColumns>('timeline/range', { ...p, start: absTime(p.start, origin), end: absTime(p.end, origin) }).then((r) => rebaseColumns(r, origin));
   timeline = new TimelineView(tracks.tracks, { start, end }, range, details, (hit) => {
@@ -152,6 +155,7 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   timeline.perf.rpc = (method, params) => bridge.request(method as RequestName, params);
   timeline.perf.rpcTimings = bridge.timings;
   timeline.perf.show = (s, e) => timeline!.setView({ start: rel(BigInt(s)), end: rel(BigInt(e)), width: timeline!.currentView.width });
+  timeline.onFirstFrame = (ms) => bridge.post({ type: 'perf', name: FIRST_FRAME, ms });
   timeline.start(openedAt);
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
 

@@ -44,6 +44,12 @@ export interface Hit { id: number; name: string; kind: string; start: number; en
  * hover-to-details latency (from the mousemove event), and probes. */
 export interface Perf {
   firstFrameMs?: number; frames: number[]; inputToFrame: number[];
+  /** The oldest input not yet shown completely (pan, zoom, a row opened) → the first complete frame after it. */
+  inputToComplete: number[];
+  /** Called after every frame (the bench times what a frame shows). */
+  onFrame?: () => void;
+  /** performance.now() when the webview's script started (main.ts). */
+  scriptAt?: number;
   /** hover: mousemove event (its timestamp) → tooltip with details. */
   hovers: number[];
   redraw?: () => number;
@@ -55,6 +61,8 @@ export interface Perf {
   rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number }>;
   /** Track ids of every row, and of the rows in the blocks scrolled into view. */
   rowIds?: () => string[];
+  /** Every row: its key, whether it is an open or closed group (undefined: a leaf), and its top y on the canvas (scrolled). */
+  rowsAt?: () => Array<{ key: string; open: boolean | undefined; y: number }>;
   visibleRowIds?: () => string[];
   /** draw() time of the first complete frame (its bitmaps rendered synchronously). */
   firstFrameDrawMs?: number;
@@ -119,13 +127,17 @@ export class TimelineView {
   private detailsCache = new Map<number, Promise<Record<string, unknown>>>();
   /** Row labels fitted to the gutter (measureText per row per frame adds up). */
   private fitted = new Map<string, string>();
-  readonly perf: Perf = (window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], hovers: [], firstFrameMs: undefined });
+  readonly perf: Perf = (window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], inputToComplete: [], hovers: [], firstFrameMs: undefined });
   /** performance.now() of the oldest pan/zoom input not yet drawn. */
   private inputAt: number | undefined;
+  /** performance.now() of the oldest input not yet shown by a complete frame. */
+  private incompleteSince: number | undefined;
   /** The pointer's x over the plot (its time is shown on the axis), if any. */
   private cursorPx: number | undefined;
   /** The area selection (a drag on the axis or Shift+drag), if any. */
   private range: Span | undefined;
+  /** Called once, with the first complete frame (ms after the view opened). */
+  onFirstFrame: (ms: number) => void = () => {};
   /** Called when the area selection changes (undefined: cleared). */
   onRange: (r: Span | undefined) => void = () => {};
   /** Keys the page handles (search, help): returns true when it did. */
@@ -204,6 +216,7 @@ export class TimelineView {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
     this.perf.probe = (px, py) => { const hit = this.hitAt(px, py); return hit?.gpu ? hit.id : undefined; };
     this.perf.rowIds = () => this.rows.map((r) => r.key);
+    this.perf.rowsAt = () => this.rows.map((r, i) => ({ key: r.key, open: r.open, y: AXIS_H + i * ROW_H - this.el.scrollTop }));
     this.perf.view = () => ({ start: this.view.start, end: this.view.end });
     this.perf.visibleRowIds = () => [...new Set(this.visibleBlocks().flatMap((b) => b.rows.flatMap((r) => r.ids)))];
     this.t0 = openedAt;
@@ -450,13 +463,17 @@ export class TimelineView {
     this.drawAxis(ctx, { fg, bg, grid }, W, H);
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
-    if (this.inputAt !== undefined) { this.perf.inputToFrame.push(performance.now() - this.inputAt); this.inputAt = undefined; }
-    if (this.perf.firstFrameMs === undefined && this.complete()) {
+    if (this.inputAt !== undefined) { this.perf.inputToFrame.push(performance.now() - this.inputAt); this.incompleteSince ??= this.inputAt; this.inputAt = undefined; }
+    const complete = (this.perf.firstFrameMs === undefined || this.incompleteSince !== undefined) && this.complete();
+    if (complete && this.incompleteSince !== undefined) { this.perf.inputToComplete.push(performance.now() - this.incompleteSince); this.incompleteSince = undefined; }
+    if (this.perf.firstFrameMs === undefined && complete) {
       this.perf.firstFrameMs = performance.now() - this.t0;
       this.perf.firstFrameDrawMs = performance.now() - t;
       performance.measure('nsys-first-frame', 'nsys-open');
       this.el.dataset.rendered = 'true';
+      this.onFirstFrame(this.perf.firstFrameMs);
     }
+    this.perf.onFrame?.();
     this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));
   }
 
@@ -678,6 +695,7 @@ export class TimelineView {
         const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
         const row = this.rowAt(px, py);
         if (row) { /* a label: click opens or closes a group, Shift+click pins, Alt+click hides */
+          if (ev.altKey || ev.shiftKey || row.open !== undefined) this.inputAt ??= ev.timeStamp;
           if (ev.altKey) this.changeRows('hidden', row.key);
           else if (ev.shiftKey) this.changeRows('pinned', row.key);
           else if (row.open !== undefined) this.changeRows('open', row.key);
@@ -845,6 +863,9 @@ export class TimelineView {
     const how = row.open === undefined ? 'Shift+click pins, Alt+click hides' : `click ${row.open ? 'collapses' : 'expands'}; Shift+click pins, Alt+click hides`;
     this.tooltip.replaceChildren(h('div', { class: 'tip-name' }, row.title), h('div', {}, extra), h('div', { class: 'tip-extra' }, how));
   }
+
+  /** kernel/details of GPU op `id` from the cache the hovers fill (the Details panel asks it too). */
+  kernelDetails(id: number): Promise<Record<string, unknown>> { return this.detailsFor(id); }
 
   /** kernel/details, cached (the most recent 2000). */
   private detailsFor(id: number): Promise<Record<string, unknown>> {

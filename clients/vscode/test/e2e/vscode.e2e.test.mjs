@@ -8,26 +8,19 @@
  * e2e-failure-*.png on failure. E2E_KEEP=1 keeps the temp dir (user data, logs). */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { HERE, REPO, CHROMIUM, CODE_SERVER, step, writeSettings as writeQuietSettings, codeServerArgs as argsFor, installExtension,
+  startCodeServer, launchChromium, commandPalette as paletteIn, webviewFrame } from './codeServer.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const REPO = path.resolve(HERE, '../../../..');
 const BIN = process.env.NSYS_AI_BIN ?? path.join(REPO, 'build', 'nsys-ai');
 const VSIX = process.env.NSYS_AI_VSIX ?? path.join(REPO, 'clients', 'vscode', 'nsys-ai.vsix');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 /* NSYS_AI_E2E_BUNDLED=1 (the package suite, with a platform VSIX): no serverPath setting and no
  * nsys-ai on code-server's PATH, so the extension must run the server its VSIX bundles. */
 const BUNDLED = process.env.NSYS_AI_E2E_BUNDLED === '1';
-const CODE_SERVER = path.join(HERE, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const OUT = process.env.E2E_OUT ?? path.join(HERE, 'test-results');
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /* the Python file and line the hover is checked on: --source-tags tags the mlp ranges model.py:74 */
 const PY_FILE = 'model.py';
 const PY_LINE = 74;
@@ -75,22 +68,6 @@ const FLOW_SCRIPT = 'prog.py';
 let tmp, ws, userDir, codeServer, codeServerLog = '', context, page, nsysWrapper;
 const pageLog = [];
 
-function step(what, ms, fn) {
-  let timer;
-  return Promise.race([
-    fn().finally(() => clearTimeout(timer)),
-    new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`step timed out after ${ms / 1000} s: ${what}`)), ms); }),
-  ]);
-}
-
-async function freePort() {
-  const srv = net.createServer();
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address();
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
 function writeWorkspace() {
   fs.mkdirSync(ws, { recursive: true });
   execFileSync('python3', [path.join(REPO, 'tools', 'gen_profile.py'), '--preset', 'small', '--source-tags',
@@ -115,31 +92,11 @@ function writeNsysWrapper() {
 }
 
 function writeSettings() {
-  const settings = {
-    ...(BUNDLED ? {} : { 'nsys-ai.serverPath': BIN }),
-    'workbench.startupEditor': 'none',
-    'workbench.tips.enabled': false,
-    'workbench.enableExperiments': false,
-    'security.workspace.trust.enabled': false,
-    'telemetry.telemetryLevel': 'off',
-    'update.mode': 'none',
-    'extensions.autoCheckUpdates': false,
-    'extensions.autoUpdate': false,
-    'extensions.ignoreRecommendations': true,
-    'editor.hover.delay': 150,
-    'editor.hover.sticky': true,
-    'chat.disableAIFeatures': true,
-    'git.enabled': false,
-    'workbench.secondarySideBar.defaultVisibility': 'hidden',
-  };
-  fs.mkdirSync(path.join(userDir, 'User'), { recursive: true });
-  fs.writeFileSync(path.join(userDir, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  writeQuietSettings(userDir, BUNDLED ? {} : { 'nsys-ai.serverPath': BIN });
 }
 
 function codeServerArgs(extDir) {
-  return [CODE_SERVER, '--user-data-dir', userDir, '--extensions-dir', extDir, '--config', path.join(tmp, 'config.yaml'),
-    '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    '--disable-getting-started-override'];
+  return argsFor(tmp, userDir, extDir);
 }
 
 /** PATH less the directories that hold an nsys-ai (BUNDLED mode), else PATH. */
@@ -173,27 +130,12 @@ before(async () => {
   writeWorkspace();
   writeSettings();
   if (!flowSkip) nsysWrapper = writeNsysWrapper();
-  const installed = execFileSync(process.execPath, [...codeServerArgs(extDir), '--install-extension', VSIX],
-    { encoding: 'utf8', env: codeServerEnv(), timeout: 120_000 });
+  const installed = installExtension(codeServerArgs(extDir), VSIX, codeServerEnv());
   assert.match(installed, /nsys-ai/, `install-extension said: ${installed}`);
 
-  const port = await freePort();
-  codeServer = spawn(process.execPath, [...codeServerArgs(extDir), '--bind-addr', `127.0.0.1:${port}`,
-    '--ignore-last-opened', ws], { env: codeServerEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  await step('code-server starts listening', 60_000, () => new Promise((resolve, reject) => {
-    const onData = (d) => {
-      codeServerLog += d.toString();
-      if (/HTTP server listening on/.test(codeServerLog)) resolve();
-    };
-    codeServer.stdout.on('data', onData);
-    codeServer.stderr.on('data', onData);
-    codeServer.on('exit', (code) => reject(new Error(`code-server exited with ${code}:\n${codeServerLog}`)));
-  }));
-
-  /* a fresh Chromium profile in tmp (Playwright passes it as --user-data-dir) */
-  context = await chromium.launchPersistentContext(path.join(tmp, 'chromium'), {
-    executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1400, height: 900 } });
-  page = context.pages()[0] ?? await context.newPage();
+  let port;
+  ({ proc: codeServer, port } = await startCodeServer(codeServerArgs(extDir), ws, codeServerEnv(), (d) => { codeServerLog += d; }));
+  ({ context, page } = await launchChromium(path.join(tmp, 'chromium')));
   page.on('console', (m) => { if (m.type() === 'error') pageLog.push(`console.error ${m.text()}`); });
   page.on('pageerror', (e) => pageLog.push(`pageerror ${e.message}`));
   await step('the workbench loads', 90_000, async () => {
@@ -236,20 +178,7 @@ async function withDiagnostics(name, fn) {
   }
 }
 
-async function commandPalette(text) {
-  const input = page.locator('.quick-input-widget input');
-  const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: text }).first();
-  for (let i = 0; ; i++) {
-    await page.keyboard.press('F1');
-    await input.waitFor({ state: 'visible', timeout: 10_000 });
-    await input.fill(`>${text}`);
-    try { await row.waitFor({ timeout: 5_000 }); break; } catch (e) {
-      if (i >= 2) throw e;
-      await page.keyboard.press('Escape');
-    }
-  }
-  await page.keyboard.press('Enter');
-}
+const commandPalette = (text) => paletteIn(page, text);
 
 /** Picks ws/NAME in code-server's open dialog (VS Code's simple, quick-input file dialog). */
 async function pickInOpenDialog(name) {
@@ -269,18 +198,8 @@ async function pickInOpenDialog(name) {
   }
 }
 
-/** The webview frame holding the nsys-ai timeline (code-server nests it: iframe.webview > iframe#active-frame). */
-async function timelineFrame(timeoutMs) {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    for (const f of page.frames()) {
-      const hit = await f.$('.timeline[data-rendered="true"]').catch(() => null);
-      if (hit) return f;
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error('no webview frame with a rendered .timeline');
-}
+/** The webview frame holding the nsys-ai timeline, once it has drawn. */
+const timelineFrame = (timeoutMs) => webviewFrame(page, '.timeline[data-rendered="true"]', timeoutMs);
 
 test('"nsys-ai: Open Profile" opens the .sqlite in the profile editor and the timeline canvas paints', async (t) => {
   if (skip) return t.skip(skip);

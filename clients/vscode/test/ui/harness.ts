@@ -36,6 +36,10 @@ export interface Harness {
   logs: string[];
   /** Posts a message to the webview as the extension host does (e.g. a reveal). */
   post(m: HostToWebview): void;
+  /** How many times the bridge was told the page drew its first frame (BridgeContext.onFirstFrame). */
+  firstFrames: () => number;
+  /** Holds the answers of `method` (the page waits) until the returned function is called. */
+  hold(method: string): () => void;
   close(): Promise<void>;
 }
 
@@ -104,11 +108,14 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
       .then(() => { if (rec) rec.postMs = performance.now() - t0; }, () => {});
   };
   const timed = Object.create(client) as NsysClient;
+  const held = new Map<string, Promise<void>>();
+  let firstFrames = 0;
   timed.requestUntyped = async <R>(method: string, params: unknown, opts?: unknown): Promise<R> => {
     const rec = requests.find((r) => r.params === params);
     const t0 = performance.now();
     try {
       const r = await client.requestUntyped<R>(method, params, opts as never);
+      await held.get(method);
       if (rec && typeof r === 'object' && r) answered.set(r, rec);
       return r;
     } finally { if (rec) rec.ms = performance.now() - t0; }
@@ -118,6 +125,7 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
     profile: () => ({ profileId: opened.profileId, title: path.basename(profilePath), info: opened.info }),
     post, logger,
     onRequest: (method, params) => requests.push({ method, params, at: Date.now() }),
+    onFirstFrame: () => { firstFrames++; },
   });
   page.on('console', (m) => logs.push(`console.${m.type()} ${m.text()}`));
   page.on('pageerror', (e) => logs.push(`pageerror ${e.message}`));
@@ -140,6 +148,12 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   return {
     page, client, opened, requests, logs,
     post: (m) => post(toEnvelope(m), m),
+    firstFrames: () => firstFrames,
+    hold(method) {
+      let release = () => {};
+      held.set(method, new Promise<void>((r) => { release = r; }));
+      return () => { held.delete(method); release(); };
+    },
     async close() {
       stream?.end();
       await context.close();

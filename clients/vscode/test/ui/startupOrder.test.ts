@@ -1,0 +1,52 @@
+/* What waits for what. The page tells the host when its first complete frame
+ * is drawn (the findings' report/generate waits for it: client/firstFrameGate).
+ * A clicked kernel's details fill the Details panel as soon as kernel/details
+ * answers, while its explanation (kernel/explain, seconds on a large profile)
+ * is still on its way; the explanation follows when it arrives. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { startHarness, CHROMIUM, type Harness } from './harness';
+import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE } from '../helpers';
+
+const bin = serverBinary();
+let skip: string | false = !fs.existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !bin ? NO_SERVER : false;
+let hx: Harness | undefined;
+
+before(async () => {
+  if (skip) return;
+  const profile = smallProfile();
+  if (!profile) { skip = NO_PROFILE; return; }
+  hx = await startHarness(bin!, profile);
+});
+after(async () => { await hx?.close(); });
+
+test('the page tells the host of its first complete frame, once', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  await page.waitForFunction(() => window.__nsysPerf.firstFrameMs !== undefined);
+  for (let i = 0; i < 50 && hx!.firstFrames() === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(hx!.firstFrames(), 1, 'the bridge heard of the first frame');
+  assert.equal(hx!.logs.filter((l) => /^info \[webview\] first frame: \d+(\.\d)? ms$/.test(l)).length, 1, hx!.logs.join('\n'));
+  await page.keyboard.press('Home');
+  await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+  assert.equal(hx!.firstFrames(), 1, 'later frames do not tell it again');
+});
+
+test('Details shows the kernel\'s details before its explanation arrives', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page, client, opened } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  const kernelId = 42;
+  const d = await client.requestUntyped<Record<string, unknown>>('kernel/details', { profileId: opened.profileId, kernelId });
+  const release = hx!.hold('kernel/explain');
+  hx!.post({ type: 'reveal', kernelId });
+  await page.waitForSelector(`.details[data-kernel-id="${kernelId}"] > table.kv tr`, { timeout: 15_000 });
+  const shown = await page.textContent('.details');
+  assert.ok(shown!.includes(String(d.displayName ?? d.name)), `Details names the kernel: ${shown}`);
+  assert.equal(await page.textContent('.details .explain'), 'Explaining…', 'the explanation is still on its way');
+  release();
+  await page.waitForSelector('.details .explain[data-loaded="true"]', { timeout: 30_000 });
+  assert.ok((await page.locator('.details > table.kv tr').count()) > 0, 'the details stay');
+});
