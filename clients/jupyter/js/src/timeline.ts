@@ -74,7 +74,13 @@ interface Model {
   title: string;
   /** rows shown from Python (`w.show(rows)`): their kernels / NVTX ranges are outlined */
   _marks: MarkEntry[];
+  /** wall-clock ms of the Python side's first-frame stages (open, opened, show, tracks) */
+  _stamps: Record<string, number>;
 }
+
+/** when this module was evaluated (wall clock ms): the first-frame breakdown's "module loaded" */
+const MODULE_AT = performance.timeOrigin + performance.now();
+const wallNow = () => performance.timeOrigin + performance.now();
 
 const LABEL_W = 210;
 const AXIS_H = 22;
@@ -174,8 +180,20 @@ class Timeline {
   /** views written to Python whose echo has not come back (at most 16) */
   private sentViews = new Set<string>();
 
+  /** wall-clock stamps (ms) of the first frame's stages, on the root as data-first-* (bench_widget_ux.py) */
+  private first: Record<string, number> = {};
+
+  private stamp(name: string): void {
+    if (this.first[name] !== undefined) return;
+    this.first[name] = wallNow();
+    this.root.dataset[`first${name[0].toUpperCase()}${name.slice(1)}`] = this.first[name].toFixed(1);
+  }
+
   constructor({ model, el: host }: RenderProps<Model>) {
     this.model = model;
+    this.root.dataset.firstModule = MODULE_AT.toFixed(1);
+    this.root.dataset.pyStamps = JSON.stringify(model.get("_stamps") ?? {});
+    this.stamp("render");
     this.client = new RangeClient(model as never);
     this.client.origin = BigInt(model.get("origin") || "0");
     this.root.dataset.origin = String(this.client.origin);
@@ -247,6 +265,9 @@ class Timeline {
     (this.root as unknown as { __nsysNav: unknown }).__nsysNav = {
       view: () => ({ ...this.view }), range: () => this.range, steps: this.search.steps, labelW: () => this.labelW,
       fetches: () => ({ search: this.search.around.fetches, marks: this.marks.fetches }),
+      seq: () => this.viewSeq,
+      rows: () => this.rows.map((r) => ({ key: r.key, open: r.open, kind: r.kind, ids: r.ids.length })),
+      scrollTop: () => this.scroll.scrollTop,
     };
     host.append(this.root);
     if (model.get("_marks")?.length) this.marks.set(model.get("_marks")); // shown before this view rendered
@@ -569,9 +590,11 @@ class Timeline {
     const v = { ...this.view };
     const seq = this.viewSeq;
     const width = this.plotWidth();
+    this.stamp("sent");
     this.client
       .request(v.start, v.end, width, this.visibleTracks())
       .then((d) => {
+        this.stamp("decoded");
         this.data = d;
         this.dataWidth = width;
         this.root.dataset.dataWidth = String(width);
@@ -941,6 +964,7 @@ class Timeline {
     this.tipKey = key;
     this.tip.textContent = `${track.name}\n${describeAt(d, i)}`;
     this.tip.style.display = "block";
+    this.root.dataset.tipShown = `${key}|${d.bk && !d.bk.count ? 0 : 1}`;
     this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
     this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
     if (d.bk && !d.bk.count) {
@@ -952,6 +976,7 @@ class Timeline {
           if (this.tipKey === key) {
             this.tip.textContent = `${track.name}\n${describeAt(d, i, b)}`;
             this.root.dataset.tipBucket = key;
+            this.root.dataset.tipShown = `${key}|1`;
           }
         }).catch(() => undefined);
       }, this.bucketCache.has(bucketKey(d, i)) ? 0 : 40);
@@ -971,7 +996,21 @@ class Timeline {
   private draw(): void {
     const t0 = performance.now();
     this.paint();
+    const complete = this.complete();
+    if (this.first.drawn === undefined && complete) this.stamp("drawn");
+    // what the last frame showed: rows, whether complete, for which view (the bench's "expand")
+    const painted = `${this.rows.length}:${complete ? 1 : 0}:${this.viewSeq}`;
+    if (this.root.dataset.painted !== painted) this.root.dataset.painted = painted;
     if (this.data && this.dataSeq > this.drawnSeq) this.measured(this.dataSeq, t0, performance.now());
+  }
+
+  /** Whether the frame just painted shows every visible row from data answered for exactly this
+   *  view at this plot width (the first such frame is the first complete frame). */
+  private complete(): boolean {
+    const d = this.data;
+    if (!d || this.dataWidth !== this.plotWidth() || this.dataSeq !== this.viewSeq) return false;
+    const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
+    return ids.every((id) => d.tracks.has(id));
   }
 
   /** Records the latency of every view change up to `seq`, now drawn with answered data. */

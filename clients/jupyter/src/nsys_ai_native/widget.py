@@ -87,10 +87,13 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
     title = traitlets.Unicode("").tag(sync=True)
     # the rows `show` marks: [{kind, name, count, totalNs}] (the front end outlines their instances)
     _marks: Any = traitlets.List().tag(sync=True)
+    # wall-clock ms of the first frame's Python stages: {open, opened, show, shown} (bench_widget_ux.py)
+    _stamps = traitlets.Dict().tag(sync=True)
 
     def __init__(self, profile: "Profile", start: Optional[int] = None, end: Optional[int] = None,
                  height: int = 420, wire: Optional[str] = None, **kwargs: Any) -> None:
         from .profile import M_TRACKS
+        t_show = time.time() * 1e3
         # "jsonz" (default): the server's "columns" JSON deflated here (zlib level 1, ~0.2 ms for
         # 100 KB) and inflated by the browser (fflate, synchronously), for a front end that says
         # it can inflate (else "json"); "json": the JSON forwarded undecoded, turned into typed
@@ -107,12 +110,15 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         s0, s1 = profile.span()
         tracks_res = profile.request(M_TRACKS)
         tracks = tracks_res.get("tracks", []) if isinstance(tracks_res, dict) else tracks_res
+        t_tracks = time.time() * 1e3
         o = clock_origin(s0, s1)
         self._origin = o
         super().__init__(tracks=tracks, origin=str(o), span={"start": s0 - o, "end": s1 - o},
                          _view={"start": (s0 if start is None else int(start)) - o,
                                 "end": (s1 if end is None else int(end)) - o},
-                         height=height, title=pathlib.Path(profile.path).name, **kwargs)
+                         height=height, title=pathlib.Path(profile.path).name,
+                         _stamps={**dict(zip(("open", "opened"), getattr(profile, "opened_ms", ()))), "show": t_show,
+                                  "tracks": t_tracks}, **kwargs)
         self._profile = profile
         self.served = 0     # range requests answered (each reply carries it: no extra state message)
         self.last_ms = 0.0  # server + packing time of the last range request
