@@ -94,12 +94,18 @@ const CSS = `
 .nsys-tl { position: relative; }
 .nsys-tl { font: 12px system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; background: var(--jp-layout-color0, #fff); }
-.nsys-tl-bar { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; padding: 4px 6px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
-.nsys-tl-bar b { margin-right: auto; font-weight: 600; flex: 1 1 0; min-width: 8em; overflow: hidden; text-overflow: ellipsis;
+/* one line at every width: the legend, the status, the search box and the title give room (shrink weighted so
+   that the title keeps the most), the buttons never do, so "?" stays on the line (it wrapped onto a second one when narrow) */
+.nsys-tl-bar { display: flex; flex-wrap: nowrap; gap: 6px; align-items: center; padding: 4px 6px; overflow: hidden;
+  border-bottom: 1px solid var(--jp-border-color2, #ddd); }
+.nsys-tl-bar b { margin-right: auto; font-weight: 600; flex: 1 1 12em; min-width: 0; overflow: hidden; text-overflow: ellipsis;
   white-space: nowrap; } /* its text (the window) changes with the view: its width must not (no reflow, no wrap) */
-.nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; }
+.nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; flex: none; white-space: nowrap; }
+.nsys-tl-bar .nsys-tl-legend { flex: 0 3 auto; min-width: 0; overflow: hidden; }
+.nsys-tl-bar .nsys-tl-search { flex: 0 1 auto; min-width: 0; }
+.nsys-tl-bar .nsys-tl-search input { flex: 0 1 14em; min-width: 4em; }
 .nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; display: inline-block;
-  width: 36ch; height: 16px; line-height: 16px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;
+  flex: 0 2 36ch; min-width: 0; height: 16px; line-height: 16px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;
   text-align: right; contain: strict; }
 .nsys-tl-scroll { overflow-y: auto; overflow-x: hidden; position: relative; }
 .nsys-tl-sizer { position: relative; }

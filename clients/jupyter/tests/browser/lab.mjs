@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { checkAxis, pngStats, zoomInOtherLayouts } from "./timeline_checks.mjs";
 import { checkNavigation } from "./nav_checks.mjs";
+import { checkToolbarOneLine } from "./toolbar_check.mjs";
 
 // playwright-core lives in clients/jupyter/js/node_modules (NODE_MODULES_DIR)
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
@@ -259,6 +260,7 @@ try {
   await checkFlow(page, tl);
   await checkTrackTree(page, tl);
   await checkNavigation(page, tl, step, (name) => path.join(outDir, `timeline-${name}.png`));
+  await checkToolbarOneLine(tl, step);
 
   // -- the NVTX tree ----------------------------------------------------------------
   const tree = page.locator(".nsys-tree").first();
