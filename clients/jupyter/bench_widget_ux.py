@@ -43,20 +43,17 @@ import run as browser  # noqa: E402  (tests/browser/run.py: the jupyter server h
 from bench_widget import summary  # noqa: E402
 
 BENCH = Path(os.environ.get("NSYS_AI_BENCH_DIR", "/tmp/nsys-ai-bench"))
-STAGES = (("request -> open", None, "open"), ("open", "open", "opened"), ("show: span + tracks", "show", "tracks"),
+STAGES = (("request -> open", None, "open"), ("open", "open", "opened"), ("-> show (widget module import)", "opened", "show"),
+          ("show: span + tracks", "show", "tracks"),
           ("-> widget rendered", "tracks", "render"), ("  (module loaded)", "tracks", "module"),
           ("-> range sent", "render", "sent"), ("range round trip", "sent", "decoded"), ("-> drawn", "decoded", "drawn"))
 
 
-def first_notebook(profile: Path, cold_root: Path) -> dict:
-    cells = ["import nsys_ai_native",
-             "import os, tempfile\n"
-             f"os.environ['NSYS_AI_CACHE_DIR'] = tempfile.mkdtemp(dir={str(cold_root)!r})\n"
-             "import nsys_ai_native",
-             f"nsys_ai_native.open({str(profile)!r}).show(height=420)",
-             f"p = nsys_ai_native.open({str(profile)!r})",
-             "p.show(height=420)"]
-    return _nb(cells)
+def first_notebook(profile: Path) -> dict:
+    return _nb(["import nsys_ai_native",  # the page sets it per run (cold: a fresh cache; preload on/off)
+                f"nsys_ai_native.open({str(profile)!r}).show(height=420)",
+                f"p = nsys_ai_native.open({str(profile)!r})",
+                "p.show(height=420)"])
 
 
 def interact_notebook(profile: Path) -> dict:
@@ -73,9 +70,10 @@ def _nb(cells: list[str]) -> dict:
                        "source": src} for i, src in enumerate(cells)]}
 
 
-def drive(app: str, nb: dict, out: Path, mode: str, n: int) -> dict:
+def drive(app: str, nb: dict, out: Path, mode: str, n: int, extra: dict | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
-    env_extra = {"PYTHONPATH": os.pathsep.join(filter(None, [str(HERE / "src"), os.environ.get("PYTHONPATH")]))}
+    env_extra = {"PYTHONPATH": os.pathsep.join(filter(None, [str(HERE / "src"), os.environ.get("PYTHONPATH")])),
+                 **(extra or {})}
     with browser.jupyter(app, nb, out, env_extra) as (url, env):
         rc = subprocess.run(["node", str(HERE / "tests" / "browser" / "bench_ux.mjs"), url, str(out), mode, str(n)],
                             env={**env, "CHROMIUM": os.environ.get("CHROMIUM", "/usr/bin/chromium"),
@@ -87,20 +85,19 @@ def drive(app: str, nb: dict, out: Path, mode: str, n: int) -> dict:
 
 
 def first_figures(runs: list[dict]) -> dict:
-    """p50/p90 of the first frame and its stages per scenario (ms from the execute request)."""
+    """p50/p90 of the first frame and its stages per variant and cell (ms from the execute request)."""
     out: dict = {}
-    for name, pick in (("open+show cached", lambda r: r["openShow"] if not r["cold"] else None),
-                       ("open+show cold", lambda r: r["openShow"] if r["cold"] else None),
-                       ("show cached", lambda r: r.get("show"))):
-        rs = [x for x in (pick(r) for r in runs) if x]
-        if not rs:
-            continue
-        fig = {"first_frame_ms": summary([x["drawn"] for x in rs])}
-        for label, a, b in STAGES:
-            vals = [x[b] - (x[a] if a else 0) for x in rs if x.get(b) is not None and (a is None or x.get(a) is not None)]
-            if vals:
-                fig[label] = summary(vals)
-        out[name] = fig
+    for variant in dict.fromkeys(r["variant"] for r in runs):
+        for cell, key, stages in (("open+show", "openShow", STAGES), ("show", "show", (("request -> show", None, "show"),) + STAGES[3:])):
+            rs = [r[key] for r in runs if r["variant"] == variant and r.get(key)]
+            if not rs:
+                continue
+            fig = {"first_frame_ms": summary([x["drawn"] for x in rs])}
+            for label, a, b in stages:
+                vals = [x[b] - (x[a] if a else 0) for x in rs if x.get(b) is not None and (a is None or x.get(a) is not None)]
+                if vals:
+                    fig[label] = summary(vals)
+            out[f"{cell} {variant}"] = fig
     return out
 
 
@@ -111,6 +108,9 @@ def main() -> int:
     ap.add_argument("--first", type=Path, default=BENCH / "default-1000000-s1.sqlite")
     ap.add_argument("--interact", type=Path, default=BENCH / "default-10000000-s1.sqlite")
     ap.add_argument("--runs", type=int, default=5, help="first-frame runs per scenario (cached and cold)")
+    ap.add_argument("--variants", default="cached,cold,cached-nopreload,cold-nopreload",
+                    help="first-frame variants, alternated run by run: cached / cold index; -nopreload: the widget "
+                         "module imported by show() (NSYS_AI_WIDGET_PRELOAD=0), the comparison")
     ap.add_argument("--rounds", type=int, default=12, help="interaction rounds (each: every kind of input)")
     ap.add_argument("--skip", choices=("first", "interact"))
     ap.add_argument("--out", type=Path, default=HERE / "test-output" / "bench-widget-ux")
@@ -133,7 +133,8 @@ def main() -> int:
             return 2
         cold_root = Path(tempfile.mkdtemp(prefix="nsys-ai-cold-"))
         try:
-            r = drive(args.app, first_notebook(args.first.resolve(), cold_root), args.out / "first", "first", args.runs)
+            r = drive(args.app, first_notebook(args.first.resolve()), args.out / "first", "first", args.runs,
+                      {"BENCH_COLD_ROOT": str(cold_root), "VARIANTS": args.variants})
         finally:
             shutil.rmtree(cold_root, ignore_errors=True)
         res["first"] = {"profile": str(args.first), "runs": r["runs"], "figures": first_figures(r["runs"])}

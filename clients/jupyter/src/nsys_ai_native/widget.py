@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import anywidget
 import traitlets
 
+from ._preload import in_kernel
 from .errors import NsysAIError
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self.last_ms = 0.0  # server + packing time of the last range request
         # in a kernel: serve on worker threads (None: inline, e.g. in tests and benches)
         self._queues: Optional[dict[str, "queue.SimpleQueue[Any]"]] = None
-        if _in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
+        if in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
             self._queues = {k: queue.SimpleQueue() for k in ("range", "bucket", "details", "search")}
             for name, q in self._queues.items():
                 threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}", daemon=True).start()
@@ -453,16 +454,6 @@ def mark_entries(profile: "Profile", rows: Any, kind: Optional[str] = None) -> l
         out.append({"kind": k, "name": name, "count": int(res.get("matches", 0)),
                     "totalNs": sum(int(h.get("totalNs", 0)) for h in res.get("results") or [])})
     return out
-
-
-def _in_kernel() -> bool:
-    """Whether this process is an IPython kernel (widgets then talk to a front end)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    ip = get_ipython()
-    return ip is not None and getattr(ip, "kernel", None) is not None
 
 
 class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]

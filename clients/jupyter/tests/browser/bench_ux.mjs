@@ -4,10 +4,9 @@
 //   node bench_ux.mjs URL OUT_DIR first RUNS      the first frame: cells 0-4 of the notebook
 //   node bench_ux.mjs URL OUT_DIR interact ROUNDS interactions on the widget of cell 0
 //
-// "first": per run the kernel is restarted and the outputs cleared, then (cached index) cell 0
-// (`import nsys_ai_native`), cell 2 (`nsys_ai_native.open(P).show()`), cell 3 (`p = open(P)`) and
-// cell 4 (`p.show()`) are run, or (cold) cell 1 (the same import with a fresh NSYS_AI_CACHE_DIR)
-// and cell 2. One clock: wall-clock ms (performance.timeOrigin + now() in the page, time.time()
+// "first": per run the kernel is restarted and the outputs cleared, then cell 0 (`import
+// nsys_ai_native`, for a cold run with a fresh NSYS_AI_CACHE_DIR), cell 1
+// (`nsys_ai_native.open(P).show()`) and, cached, cell 2 (`p = open(P)`) and cell 3 (`p.show()`). One clock: wall-clock ms (performance.timeOrigin + now() in the page, time.time()
 // in the kernel, same machine): from just before the cell's execute request to the end of the
 // widget's first complete frame (every visible row drawn from data answered for that view at
 // that width: data-first-drawn), with the stages in between (the widget's data-first-* stamps and
@@ -85,21 +84,31 @@ const firstFrame = async (i, t0) => {
 };
 
 async function first() {
+  // variants (VARIANTS, comma-separated): "cached" / "cold" index, "-nopreload": the widget module
+  // not imported in the background (NSYS_AI_WIDGET_PRELOAD=0), the comparison
+  const variants = (process.env.VARIANTS || "cached,cold,cached-nopreload,cold-nopreload").split(",");
   const runs = [];
-  for (let r = -1; r < N * 2; r++) { // r = -1: a warm-up (cached), not counted; then cached / cold alternately
-    const cold = r >= 0 && r % 2 === 1;
+  for (let r = -1; r < N * variants.length; r++) { // r = -1: a warm-up (cached), not counted
+    const variant = r < 0 ? "cached" : variants[r % variants.length];
+    const cold = variant.startsWith("cold");
     await idle();
     await page.evaluate(() => window.jupyterapp.commands.execute("notebook:clear-all-cell-outputs"));
     await page.evaluate(() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart());
     await idle();
-    await runCell(cold ? 1 : 0);
-    const t0 = await runCell(2);
-    const openShow = await firstFrame(2, t0);
-    const run = { cold, openShow };
+    await page.evaluate(([cold, preload]) => {
+      const src = "import os, tempfile\n" +
+        (cold ? "os.environ['NSYS_AI_CACHE_DIR'] = tempfile.mkdtemp(dir=os.environ['BENCH_COLD_ROOT'])\n" : "") +
+        `os.environ['NSYS_AI_WIDGET_PRELOAD'] = '${preload ? 1 : 0}'\nimport nsys_ai_native`;
+      window.jupyterapp.shell.currentWidget.content.widgets[0].model.sharedModel.setSource(src);
+    }, [cold, !variant.includes("nopreload")]);
+    await runCell(0);
+    const t0 = await runCell(1);
+    const openShow = await firstFrame(1, t0);
+    const run = { variant, cold, openShow };
     if (!cold) {
-      await runCell(3);
-      const t1 = await runCell(4);
-      run.show = await firstFrame(4, t1);
+      await runCell(2);
+      const t1 = await runCell(3);
+      run.show = await firstFrame(3, t1);
     }
     log(r < 0 ? "warm-up" : "run", run);
     if (r >= 0) runs.push(run);
