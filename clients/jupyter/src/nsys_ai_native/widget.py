@@ -7,13 +7,14 @@ to `fields` (the columns drawing needs), as one binary buffer: the server's JSON
 ("json"), deflated ("jsonz", when the browser can inflate: a zoom step's bytes are what
 the notebook's messaging pays for); or with `{id, kind, error, code}`. What drawing does not need is asked for when it is
 shown: `{id, kind: "bucket", track, start, resolution}` answers one bucket's count and
-longest op (the tooltip, a click), `{id, kind: "details", opId}` the details panel,
+longest op (the tooltip, a click), `{id, kind: "details", opId, explain?}` the details panel
+(`explain: false`: without the explanation, which `{id, kind: "explain", opId}` answers beside it),
 `{id, kind: "search", query, exact?, kinds?, instances, offset? | at?, start?, end?}` a page of
 search's instances (the search box's next/previous, the outlines of the rows `w.show(rows)`
 marks; times as the front end's offsets) and
 `{id, kind: "analysis", name, start, end, limit?}` an analysis of the area selection.
-In a kernel, requests are served on worker threads (ranges, buckets and details each on
-their own), so a slow explanation never holds up a zoom and the kernel's message loop
+In a kernel, requests are served on worker threads (ranges, buckets, details and explanations
+each on their own), so a slow explanation never holds up a zoom and the kernel's message loop
 never waits on the server. `{id, kind: "ping"}` is answered at once (the bench's empty
 round trip).
 """
@@ -126,7 +127,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         # in a kernel: serve on worker threads (None: inline, e.g. in tests and benches)
         self._queues: Optional[dict[str, "queue.SimpleQueue[Any]"]] = None
         if in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
-            self._queues = {k: queue.SimpleQueue() for k in ("range", "bucket", "details", "search")}
+            self._queues = {k: queue.SimpleQueue() for k in ("range", "bucket", "details", "explain", "search")}
             for name, q in self._queues.items():
                 threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}", daemon=True).start()
         self.on_msg(self._on_msg)
@@ -169,7 +170,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
-        if kind not in ("range", "bucket", "details", "launched", "ping", "search", "analysis"):
+        if kind not in ("range", "bucket", "details", "explain", "launched", "ping", "search", "analysis"):
             return
         content["recvAt"] = time.time() * 1e3  # wall clock ms, for the bench's breakdown
         if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
@@ -213,10 +214,12 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 msg, buffers = {"kind": "search", **self.search_page(content)}, []
             elif kind == "analysis":
                 msg, buffers = {"kind": "analysis", **self.analysis(content)}, []
-            else:
+            elif kind == "explain":
+                msg, buffers = {"kind": "explain", "html": self.explain_html(int(content["opId"]))}, []
+            else:  # details; `explain: false`: without the explanation (the front end asks "explain" beside it)
                 d = self._profile.kernel(int(content["opId"]))
-                msg, buffers = {"kind": "details", "html": self.details_html(int(content["opId"]), d),
-                                "flow": self._flow(d)}, []
+                msg, buffers = {"kind": "details", "flow": self._flow(d),
+                                "html": self.details_html(int(content["opId"]), d, content.get("explain") is not False)}, []
             msg["id"] = rid
             if "recvAt" in content:
                 msg["recvAt"] = content["recvAt"]
@@ -313,11 +316,17 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         return {"api": {"id": api_id, "track": track, "start": int(content["start"]), "end": int(content["end"])},
                 "ops": ops}
 
-    def details_html(self, op_id: int, d: Optional[dict] = None) -> str:
+    def explain_html(self, op_id: int) -> str:
+        """`kernel/explain` of a kernel as escaped HTML ("" for other ops): the details panel's second
+        part, asked beside the details (an explanation takes 0.1-1.5 s at 10M kernels, the details ms)."""
+        from ._rich import markdown_to_html
+        d = self._profile.kernel(op_id)
+        return markdown_to_html(self._profile.explain(str(d.get("name"))).markdown) if d.get("kind") == "kernel" else ""
+
+    def details_html(self, op_id: int, d: Optional[dict] = None, explain: bool = True) -> str:
         """The panel shown when a GPU op is clicked: `kernel/details` (`d`, when already asked),
-        plus `kernel/explain` for kernels (escaped HTML rendered from the server's markdown)."""
+        plus (`explain`) `kernel/explain` for kernels (escaped HTML rendered from the server's markdown)."""
         from ._rich import _ns, markdown_to_html
-        from .profile import M_EXPLAIN
         if d is None:
             d = self._profile.kernel(op_id)
         api = d.get("api") or {}
@@ -331,7 +340,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         if path:
             lines.append(f"NVTX: {path}")
         md = "\n\n".join(lines)
-        if d.get("kind") == "kernel":
+        if explain and d.get("kind") == "kernel":
             ex = self._profile.explain(str(d.get("name")))
             md += "\n\n" + ex.markdown
         return markdown_to_html(md)

@@ -120,6 +120,22 @@ try {
       if (asked && tipBucket === undefined) fail("bucket tooltip completed without its bucket request");
       if (!/^[1-9]\d* ops, .* busy in .*\nlongest: [^?\n].* \(\d/m.test(tip)) fail(`bucket tooltip incomplete: ${tip}`);
     } else step("bucket tooltip: the first row has no buckets in this view (skipped)", { tip });
+    // a sweep along the row, a move every 10 ms: tooltips complete while the pointer moves (no rest
+    // needed: asked at once), with one "bucket" request at a time (fewer than the moves)
+    await page.mouse.move(cb.x + 5, cb.y - 40);
+    const asks0 = Number(await tl.evaluate((e) => e.dataset.tipAsks || 0));
+    await tl.evaluate((e) => { delete e.dataset.tipBucket; });
+    const moves = 40;
+    let completedDuring = false;
+    for (let k = 0; k < moves; k++) {
+      await page.mouse.move(cb.x + 215 + ((cb.width - 220) * k) / moves, cb.y + 22 + 8);
+      await page.waitForTimeout(10);
+      completedDuring ||= !!(await tl.evaluate((e) => e.dataset.tipBucket));
+    }
+    const asks = Number(await tl.evaluate((e) => e.dataset.tipAsks || 0)) - asks0;
+    step("tooltip sweep", { moves, asks, completedDuring });
+    if (seen && !completedDuring) fail("no tooltip completed during a sweep (a move every 10 ms)");
+    if (asks >= moves) fail(`a sweep of ${moves} moves sent ${asks} bucket requests (one at a time expected)`);
     await page.mouse.move(cb.x + 5, cb.y - 40);
   }
 
@@ -255,6 +271,17 @@ try {
   const panel = await tl.locator(".nsys-tl-details").innerText();
   step("clicked kernel details", { opId: await tl.evaluate((e) => e.dataset.detailsShown), text: panel.slice(0, 160) });
   if (!/launched by/.test(panel)) fail(`details panel incomplete: ${panel.slice(0, 300)}`);
+  // the explanation (kernel/explain, asked beside the details) follows below them
+  await page.waitForFunction(() => {
+    const d = document.querySelector(".nsys-tl").dataset;
+    return d.explained !== undefined && d.explained === d.detailsShown;
+  }, null, { timeout: 60000 });
+  const explanation = await tl.locator(".nsys-tl-details .nsys-tl-explain").innerText();
+  const panel2 = await tl.locator(".nsys-tl-details").innerText();
+  step("kernel explanation", { text: explanation.slice(0, 160) });
+  if (explanation.length < 40 || /explaining/.test(explanation) || !/launched by/.test(panel2)) {
+    fail(`explanation not shown below the details: ${panel2.slice(0, 400)}`);
+  }
   await tl.screenshot({ path: path.join(outDir, "timeline-details.png") });
 
   await checkFlow(page, tl);
