@@ -57,6 +57,17 @@ const idle = () => page.waitForFunction(() => {
   return w?.sessionContext?.session?.kernel?.status === "idle";
 }, null, { timeout: 300000, polling: 100 });
 
+/** The restarted kernel answers: connected, idle, and a trivial execution done (a cell run while the
+ *  restart is still settling can be lost). */
+const ready = async () => {
+  await page.waitForFunction(() => {
+    const k = window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel;
+    return k?.status === "idle" && k?.connectionStatus === "connected";
+  }, null, { timeout: 300000, polling: 100 });
+  await page.evaluate(() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.requestExecute({ code: "1" }).done);
+  await idle();
+};
+
 /** Runs cell i; resolves with the wall-clock ms just before its execute request (after it ran). */
 const runCell = (i) => page.evaluate(async (i) => {
   const nb = window.jupyterapp.shell.currentWidget.content;
@@ -94,7 +105,7 @@ async function first() {
     await idle();
     await page.evaluate(() => window.jupyterapp.commands.execute("notebook:clear-all-cell-outputs"));
     await page.evaluate(() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart());
-    await idle();
+    await ready();
     await page.evaluate(([cold, preload]) => {
       const src = "import os, tempfile\n" +
         (cold ? "os.environ['NSYS_AI_CACHE_DIR'] = tempfile.mkdtemp(dir=os.environ['BENCH_COLD_ROOT'])\n" : "") +
