@@ -13,8 +13,8 @@ longest op (the tooltip, a click), `{id, kind: "details", opId, explain?}` the d
 search's instances (the search box's next/previous, the outlines of the rows `w.show(rows)`
 marks; times as the front end's offsets) and
 `{id, kind: "analysis", name, start, end, limit?}` an analysis of the area selection.
-In a kernel, requests are served on worker threads (ranges, buckets, details and explanations
-each on their own), so a slow explanation never holds up a zoom and the kernel's message loop
+In a kernel, requests are served on worker threads (ranges, buckets, details, explanations and
+searches each on their own, analyses on four: `WORKERS`), so a slow explanation never holds up a zoom and the kernel's message loop
 never waits on the server. `{id, kind: "ping"}` is answered at once (the bench's empty
 round trip).
 """
@@ -43,6 +43,9 @@ WIRES = ("jsonz", "json")
 # The timeline/range columns the front end's zoom steps ask for (js/src/range_client.ts
 # FIELDS; a test checks that they agree): what drawing, the event tooltip and a click need.
 DRAW_FIELDS = ("id", "start", "end", "name", "kind", "indexStep", "busyPct")
+# worker threads per kind of request in a kernel: an area selection asks for 4 analyses at once
+# (70-500 ms each at 10M kernels), answered side by side (the server serves requests concurrently)
+WORKERS = {"range": 1, "bucket": 1, "details": 1, "explain": 1, "search": 1, "analysis": 4}
 
 
 _ALIGN = 1 << 40
@@ -127,9 +130,10 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         # in a kernel: serve on worker threads (None: inline, e.g. in tests and benches)
         self._queues: Optional[dict[str, "queue.SimpleQueue[Any]"]] = None
         if in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
-            self._queues = {k: queue.SimpleQueue() for k in ("range", "bucket", "details", "explain", "search")}
+            self._queues = {k: queue.SimpleQueue() for k in WORKERS}
             for name, q in self._queues.items():
-                threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}", daemon=True).start()
+                for i in range(WORKERS[name]):
+                    threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}-{i}", daemon=True).start()
         self.on_msg(self._on_msg)
 
     @property
@@ -179,7 +183,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3},
                       bufs)
         elif self._queues is not None and not content.get("inline"):  # "inline": the bench's comparison
-            self._queues[{"launched": "details", "analysis": "search"}.get(str(kind), str(kind))].put(content)
+            self._queues[{"launched": "details"}.get(str(kind), str(kind))].put(content)
         else:
             self._serve(content)
 
@@ -195,8 +199,9 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def close(self) -> None:
         if self._queues is not None:
-            for q in self._queues.values():
-                q.put(None)
+            for name, q in self._queues.items():
+                for _ in range(WORKERS[name]):
+                    q.put(None)
             self._queues = None
         super().close()
 
