@@ -17,11 +17,9 @@
 // MutationObserver on the widget: a view drawn with its data, the rows drawn complete, the tooltip
 // completed, the details panel filled, the area selection's analyses shown). Writes bench-ux.json.
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 
-const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
-const { chromium } = require("playwright-core");
+import { launch, seeded } from "./bench_common.mjs";
 
 const [url, outDir, mode, nArg] = process.argv.slice(2);
 const N = Number(nArg || 5);
@@ -30,22 +28,9 @@ const userDataDir = fs.mkdtempSync(path.join(outDir, "chromium-profile-"));
 const result = { ok: false, mode };
 const log = (s, d = {}) => console.log(`[bench-ux] ${s} ${JSON.stringify(d)}`);
 
-let seed = 4242; // mulberry32: every run does the same inputs
-const rnd = () => {
-  seed |= 0;
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
+const rnd = seeded(4242);
 
-const browser = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1600, height: 1000 },
-});
+const browser = await launch(userDataDir);
 const page = browser.pages()[0] ?? (await browser.newPage());
 page.on("console", (m) => {
   if (m.type() === "error" || m.text().includes("nsys-ai")) console.log(`[browser ${m.type()}] ${m.text()}`);
