@@ -120,21 +120,36 @@ try {
       if (asked && tipBucket === undefined) fail("bucket tooltip completed without its bucket request");
       if (!/^[1-9]\d* ops, .* busy in .*\nlongest: [^?\n].* \(\d/m.test(tip)) fail(`bucket tooltip incomplete: ${tip}`);
     } else step("bucket tooltip: the first row has no buckets in this view (skipped)", { tip });
-    // a sweep along the row, a move every 10 ms: tooltips complete while the pointer moves (no rest
-    // needed: asked at once), with one "bucket" request at a time (fewer than the moves)
+    // the bucket request leaves with the pointermove that reaches a bucket (not after a rest), and a
+    // sweep (40 moves 10 ms apart, dispatched in the page) asks one at a time, fewer than the moves,
+    // the last bucket hovered completed when the sweep stops
     await page.mouse.move(cb.x + 5, cb.y - 40);
-    const asks0 = Number(await tl.evaluate((e) => e.dataset.tipAsks || 0));
-    await tl.evaluate((e) => { delete e.dataset.tipBucket; });
+    await page.waitForTimeout(500); // no tooltip request in flight
+    const atOnce = await tl.evaluate((e) => {
+      const c = e.querySelector("canvas"), b = c.getBoundingClientRect();
+      for (let k = 0; k < 40; k++) {
+        const asks0 = Number(e.dataset.tipAsks || 0);
+        c.dispatchEvent(new PointerEvent("pointermove", { clientX: b.left + 215 + ((b.width - 220) * (k + 0.5)) / 40,
+          clientY: b.top + 22 + 8, bubbles: true }));
+        if ((e.dataset.tipShown || "").endsWith("|0")) return { k, askedAtOnce: Number(e.dataset.tipAsks || 0) > asks0 };
+      }
+      return null;
+    });
     const moves = 40;
-    let completedDuring = false;
-    for (let k = 0; k < moves; k++) {
-      await page.mouse.move(cb.x + 215 + ((cb.width - 220) * k) / moves, cb.y + 22 + 8);
-      await page.waitForTimeout(10);
-      completedDuring ||= !!(await tl.evaluate((e) => e.dataset.tipBucket));
-    }
+    const asks0 = Number(await tl.evaluate((e) => e.dataset.tipAsks || 0));
+    const last = await tl.evaluate(async (e, moves) => {
+      const c = e.querySelector("canvas"), b = c.getBoundingClientRect();
+      for (let k = 0; k < moves; k++) {
+        c.dispatchEvent(new PointerEvent("pointermove", { clientX: b.left + 215 + ((b.width - 220) * (k + 0.25)) / moves,
+          clientY: b.top + 22 + 8, bubbles: true }));
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      return (e.dataset.tipShown || "").replace(/\|[01]$/, "");
+    }, moves);
+    if (last) await page.waitForFunction((k) => document.querySelector(".nsys-tl").dataset.tipShown === `${k}|1`, last, { timeout: 30000 });
     const asks = Number(await tl.evaluate((e) => e.dataset.tipAsks || 0)) - asks0;
-    step("tooltip sweep", { moves, asks, completedDuring });
-    if (seen && !completedDuring) fail("no tooltip completed during a sweep (a move every 10 ms)");
+    step("tooltip at once, sweep", { atOnce, moves, asks, last });
+    if (seen && !atOnce?.askedAtOnce) fail(`a bucket's tooltip request did not leave with the pointermove: ${JSON.stringify(atOnce)}`);
     if (asks >= moves) fail(`a sweep of ${moves} moves sent ${asks} bucket requests (one at a time expected)`);
     await page.mouse.move(cb.x + 5, cb.y - 40);
   }
