@@ -153,6 +153,15 @@ def test_widget_serves_range_requests(prof: nsys_ai_native.Profile, methods: fro
     name = prof.kernel(kid)["name"]
     assert det["id"] == 11 and det["kind"] == "details" and "launched by" in det["html"]
     assert name.replace("_", "")[:20] in det["html"].replace("_", "") and "<table>" in det["html"]
+    # `explain: false`: the details without the explanation, which "explain" answers on its own
+    w._on_msg(w, {"id": 13, "kind": "details", "opId": kid, "explain": False}, [])
+    w._on_msg(w, {"id": 14, "kind": "explain", "opId": kid}, [])
+    core, ex = sent[-2][0], sent[-1][0]
+    assert core["id"] == 13 and "launched by" in core["html"] and core["flow"] == det["flow"]
+    assert ex["id"] == 14 and ex["kind"] == "explain" and len(ex["html"]) > 40
+    inner = ex["html"].removeprefix('<div class="nsys-ai">').removesuffix("</div>")
+    assert inner not in core["html"] and inner in det["html"]  # together: the whole panel
+    del sent[-2:]
     w._on_msg(w, {"id": 12, "kind": "details", "opId": 10**8}, [])
     assert sent[-1][0]["id"] == 12 and "error" in sent[-1][0]
     del sent[-2:]

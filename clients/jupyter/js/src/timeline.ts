@@ -74,7 +74,13 @@ interface Model {
   title: string;
   /** rows shown from Python (`w.show(rows)`): their kernels / NVTX ranges are outlined */
   _marks: MarkEntry[];
+  /** wall-clock ms of the Python side's first-frame stages (open, opened, show, tracks) */
+  _stamps: Record<string, number>;
 }
+
+/** when this module was evaluated (wall clock ms): the first-frame breakdown's "module loaded" */
+const MODULE_AT = performance.timeOrigin + performance.now();
+const wallNow = () => performance.timeOrigin + performance.now();
 
 const LABEL_W = 210;
 const AXIS_H = 22;
@@ -88,12 +94,18 @@ const CSS = `
 .nsys-tl { position: relative; }
 .nsys-tl { font: 12px system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; background: var(--jp-layout-color0, #fff); }
-.nsys-tl-bar { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; padding: 4px 6px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
-.nsys-tl-bar b { margin-right: auto; font-weight: 600; flex: 1 1 0; min-width: 8em; overflow: hidden; text-overflow: ellipsis;
+/* one line at every width: the legend, the status, the search box and the title give room (shrink weighted so
+   that the title keeps the most), the buttons never do, so "?" stays on the line (it wrapped onto a second one when narrow) */
+.nsys-tl-bar { display: flex; flex-wrap: nowrap; gap: 6px; align-items: center; padding: 4px 6px; overflow: hidden;
+  border-bottom: 1px solid var(--jp-border-color2, #ddd); }
+.nsys-tl-bar b { margin-right: auto; font-weight: 600; flex: 1 1 12em; min-width: 0; overflow: hidden; text-overflow: ellipsis;
   white-space: nowrap; } /* its text (the window) changes with the view: its width must not (no reflow, no wrap) */
-.nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; }
+.nsys-tl-bar button { font: inherit; padding: 0 8px; cursor: pointer; flex: none; white-space: nowrap; }
+.nsys-tl-bar .nsys-tl-legend { flex: 0 3 auto; min-width: 0; overflow: hidden; }
+.nsys-tl-bar .nsys-tl-search { flex: 0 1 auto; min-width: 0; }
+.nsys-tl-bar .nsys-tl-search input { flex: 0 1 14em; min-width: 4em; }
 .nsys-tl-status { color: var(--jp-ui-font-color2, #666); font-variant-numeric: tabular-nums; display: inline-block;
-  width: 36ch; height: 16px; line-height: 16px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;
+  flex: 0 2 36ch; min-width: 0; height: 16px; line-height: 16px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;
   text-align: right; contain: strict; }
 .nsys-tl-scroll { overflow-y: auto; overflow-x: hidden; position: relative; }
 .nsys-tl-sizer { position: relative; }
@@ -174,8 +186,20 @@ class Timeline {
   /** views written to Python whose echo has not come back (at most 16) */
   private sentViews = new Set<string>();
 
+  /** wall-clock stamps (ms) of the first frame's stages, on the root as data-first-* (bench_widget_ux.py) */
+  private first: Record<string, number> = {};
+
+  private stamp(name: string): void {
+    if (this.first[name] !== undefined) return;
+    this.first[name] = wallNow();
+    this.root.dataset[`first${name[0].toUpperCase()}${name.slice(1)}`] = this.first[name].toFixed(1);
+  }
+
   constructor({ model, el: host }: RenderProps<Model>) {
     this.model = model;
+    this.root.dataset.firstModule = MODULE_AT.toFixed(1);
+    this.root.dataset.pyStamps = JSON.stringify(model.get("_stamps") ?? {});
+    this.stamp("render");
     this.client = new RangeClient(model as never);
     this.client.origin = BigInt(model.get("origin") || "0");
     this.root.dataset.origin = String(this.client.origin);
@@ -247,6 +271,9 @@ class Timeline {
     (this.root as unknown as { __nsysNav: unknown }).__nsysNav = {
       view: () => ({ ...this.view }), range: () => this.range, steps: this.search.steps, labelW: () => this.labelW,
       fetches: () => ({ search: this.search.around.fetches, marks: this.marks.fetches }),
+      seq: () => this.viewSeq,
+      rows: () => this.rows.map((r) => ({ key: r.key, open: r.open, kind: r.kind, ids: r.ids.length })),
+      scrollTop: () => this.scroll.scrollTop,
     };
     host.append(this.root);
     if (model.get("_marks")?.length) this.marks.set(model.get("_marks")); // shown before this view rendered
@@ -282,7 +309,6 @@ class Timeline {
   }
 
   destroy(): void {
-    clearTimeout(this.tipTimer);
     clearTimeout(this.previewTimer);
     this.resize.disconnect();
     this.visibility.disconnect();
@@ -569,9 +595,11 @@ class Timeline {
     const v = { ...this.view };
     const seq = this.viewSeq;
     const width = this.plotWidth();
+    this.stamp("sent");
     this.client
       .request(v.start, v.end, width, this.visibleTracks())
       .then((d) => {
+        this.stamp("decoded");
         this.data = d;
         this.dataWidth = width;
         this.root.dataset.dataWidth = String(width);
@@ -875,17 +903,31 @@ class Timeline {
     g.restore();
   }
 
-  /** kernel/details + kernel/explain of one op in the panel under the plot. */
+  /** kernel/details of one op in the panel under the plot, then its kernel/explain below them:
+   *  asked together, the details shown as soon as they come (ms), the explanation when it comes
+   *  (0.1-1.5 s for a kernel not explained before, at 10M kernels). */
   private showDetails(opId: number): void {
     this.details.style.display = "block";
     this.details.textContent = "loading…";
     this.root.dataset.detailsFor = String(opId);
+    delete this.root.dataset.explained;
+    const explained = this.client.ask("explain", { opId });
+    explained.catch(() => undefined); // shown with the details (or not at all when they fail)
     this.client
-      .ask("details", { opId })
+      .ask("details", { opId, explain: false })
       .then((m) => {
         this.details.innerHTML = String(m.html ?? ""); // escaped HTML rendered by the Python side
         this.root.dataset.detailsShown = String(opId);
         this.setFlow((m.flow as Flow | null) ?? null);
+        const ex = el("div", "nsys-tl-explain", "explaining…");
+        this.details.append(ex);
+        explained.then((x) => {
+          if (!ex.isConnected) return; // another op's details since
+          ex.innerHTML = String(x.html ?? "");
+          this.root.dataset.explained = String(opId);
+        }).catch((e: Error) => {
+          if (ex.isConnected) ex.textContent = e.message;
+        });
       })
       .catch((e: Error) => {
         this.details.textContent = e.message;
@@ -917,7 +959,34 @@ class Timeline {
 
   /** what the tooltip shows now (hover replies for another item are dropped) */
   private tipKey = "";
-  private tipTimer: ReturnType<typeof setTimeout> | undefined;
+  /** the bucket whose details the tooltip waits for, and whether a "bucket" request for the
+   *  tooltip is in flight */
+  private tipWanted: { d: TrackData; i: number; key: string; name: string } | null = null;
+  private tipAsking = false;
+
+  /** Completes the tooltip with its bucket's details: asked for at once (a round trip, ~20 ms,
+   *  instead of after a 40 ms rest: 65-80 ms to a complete tooltip at 10M kernels), with at most one
+   *  request in flight, so a sweep across a row asks for one bucket per round trip (the latest
+   *  hovered when the previous answer comes), not one per bucket crossed. */
+  private askTip(want: { d: TrackData; i: number; key: string; name: string } | null = null): void {
+    if (want) this.tipWanted = want;
+    if (this.tipAsking || !this.tipWanted) return;
+    const w = this.tipWanted;
+    this.tipWanted = null;
+    if (this.tipKey !== w.key) return; // the pointer has left it
+    this.tipAsking = true;
+    this.root.dataset.tipAsks = String(Number(this.root.dataset.tipAsks || 0) + 1);
+    this.bucketInfo(w.d, w.i).then((b) => {
+      if (this.tipKey === w.key) {
+        this.tip.textContent = `${w.name}\n${describeAt(w.d, w.i, b)}`;
+        this.root.dataset.tipBucket = w.key;
+        this.root.dataset.tipShown = `${w.key}|1`;
+      }
+    }).catch(() => undefined).finally(() => {
+      this.tipAsking = false;
+      this.askTip();
+    });
+  }
 
   private hover(x: number, y: number): void {
     const row = this.rows[this.rowAt(y)];
@@ -941,22 +1010,12 @@ class Timeline {
     this.tipKey = key;
     this.tip.textContent = `${track.name}\n${describeAt(d, i)}`;
     this.tip.style.display = "block";
+    this.root.dataset.tipShown = `${key}|${d.bk && !d.bk.count ? 0 : 1}`;
     this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
     this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
-    if (d.bk && !d.bk.count) {
-      // asked for once the pointer rests on the bucket (a sweep across the row asks nothing)
-      clearTimeout(this.tipTimer);
-      this.tipTimer = setTimeout(() => {
-        if (this.tipKey !== key) return;
-        this.bucketInfo(d, i).then((b) => {
-          if (this.tipKey === key) {
-            this.tip.textContent = `${track.name}\n${describeAt(d, i, b)}`;
-            this.root.dataset.tipBucket = key;
-          }
-        }).catch(() => undefined);
-      }, this.bucketCache.has(bucketKey(d, i)) ? 0 : 40);
-    }
+    if (d.bk && !d.bk.count) this.askTip({ d, i, key, name: track.name });
   }
+
 
   // -- drawing -----------------------------------------------------------------------
   private queueDraw(): void {
@@ -971,7 +1030,21 @@ class Timeline {
   private draw(): void {
     const t0 = performance.now();
     this.paint();
+    const complete = this.complete();
+    if (this.first.drawn === undefined && complete) this.stamp("drawn");
+    // what the last frame showed: rows, whether complete, for which view (the bench's "expand")
+    const painted = `${this.rows.length}:${complete ? 1 : 0}:${this.viewSeq}`;
+    if (this.root.dataset.painted !== painted) this.root.dataset.painted = painted;
     if (this.data && this.dataSeq > this.drawnSeq) this.measured(this.dataSeq, t0, performance.now());
+  }
+
+  /** Whether the frame just painted shows every visible row from data answered for exactly this
+   *  view at this plot width (the first such frame is the first complete frame). */
+  private complete(): boolean {
+    const d = this.data;
+    if (!d || this.dataWidth !== this.plotWidth() || this.dataSeq !== this.viewSeq) return false;
+    const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
+    return ids.every((id) => d.tracks.has(id));
   }
 
   /** Records the latency of every view change up to `seq`, now drawn with answered data. */

@@ -28,6 +28,10 @@ def _jupyter_server_extension_points() -> list[dict]:
     return [{"module": "nsys_ai_native._jupyter_server"}]
 
 
+from . import _preload  # noqa: E402
+
+_preload.start()  # in a notebook kernel: the widget module loads while the user opens a profile
+
 __all__ = [
     "Diff", "Explanation", "NsysAIError", "Profile", "Report", "RichResult", "Server",
     "RequestTooLargeError", "ServerDiedError", "ServerNotFoundError", "compare_runs", "configure", "find_server",

@@ -55,7 +55,10 @@ class Profile:
         self._id = ""
         self._info: Optional[dict] = None
         self._closed = False
+        t0 = time.time() * 1e3
         self._open()
+        # wall-clock ms of this open (the widget's first-frame breakdown, bench_widget_ux.py)
+        self.opened_ms = (t0, time.time() * 1e3)
 
     # -- connection --------------------------------------------------------------
     def _open(self) -> tuple[_server.Server, str]:

@@ -7,13 +7,14 @@ to `fields` (the columns drawing needs), as one binary buffer: the server's JSON
 ("json"), deflated ("jsonz", when the browser can inflate: a zoom step's bytes are what
 the notebook's messaging pays for); or with `{id, kind, error, code}`. What drawing does not need is asked for when it is
 shown: `{id, kind: "bucket", track, start, resolution}` answers one bucket's count and
-longest op (the tooltip, a click), `{id, kind: "details", opId}` the details panel,
+longest op (the tooltip, a click), `{id, kind: "details", opId, explain?}` the details panel
+(`explain: false`: without the explanation, which `{id, kind: "explain", opId}` answers beside it),
 `{id, kind: "search", query, exact?, kinds?, instances, offset? | at?, start?, end?}` a page of
 search's instances (the search box's next/previous, the outlines of the rows `w.show(rows)`
 marks; times as the front end's offsets) and
 `{id, kind: "analysis", name, start, end, limit?}` an analysis of the area selection.
-In a kernel, requests are served on worker threads (ranges, buckets and details each on
-their own), so a slow explanation never holds up a zoom and the kernel's message loop
+In a kernel, requests are served on worker threads (ranges, buckets, details, explanations and
+searches each on their own, analyses on four: `WORKERS`), so a slow explanation never holds up a zoom and the kernel's message loop
 never waits on the server. `{id, kind: "ping"}` is answered at once (the bench's empty
 round trip).
 """
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import anywidget
 import traitlets
 
+from ._preload import in_kernel
 from .errors import NsysAIError
 
 if TYPE_CHECKING:
@@ -41,6 +43,9 @@ WIRES = ("jsonz", "json")
 # The timeline/range columns the front end's zoom steps ask for (js/src/range_client.ts
 # FIELDS; a test checks that they agree): what drawing, the event tooltip and a click need.
 DRAW_FIELDS = ("id", "start", "end", "name", "kind", "indexStep", "busyPct")
+# worker threads per kind of request in a kernel: an area selection asks for 4 analyses at once
+# (70-500 ms each at 10M kernels), answered side by side (the server serves requests concurrently)
+WORKERS = {"range": 1, "bucket": 1, "details": 1, "explain": 1, "search": 1, "analysis": 4}
 
 
 _ALIGN = 1 << 40
@@ -87,10 +92,13 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
     title = traitlets.Unicode("").tag(sync=True)
     # the rows `show` marks: [{kind, name, count, totalNs}] (the front end outlines their instances)
     _marks: Any = traitlets.List().tag(sync=True)
+    # wall-clock ms of the first frame's Python stages: {open, opened, show, shown} (bench_widget_ux.py)
+    _stamps = traitlets.Dict().tag(sync=True)
 
     def __init__(self, profile: "Profile", start: Optional[int] = None, end: Optional[int] = None,
                  height: int = 420, wire: Optional[str] = None, **kwargs: Any) -> None:
         from .profile import M_TRACKS
+        t_show = time.time() * 1e3
         # "jsonz" (default): the server's "columns" JSON deflated here (zlib level 1, ~0.2 ms for
         # 100 KB) and inflated by the browser (fflate, synchronously), for a front end that says
         # it can inflate (else "json"); "json": the JSON forwarded undecoded, turned into typed
@@ -107,21 +115,25 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         s0, s1 = profile.span()
         tracks_res = profile.request(M_TRACKS)
         tracks = tracks_res.get("tracks", []) if isinstance(tracks_res, dict) else tracks_res
+        t_tracks = time.time() * 1e3
         o = clock_origin(s0, s1)
         self._origin = o
         super().__init__(tracks=tracks, origin=str(o), span={"start": s0 - o, "end": s1 - o},
                          _view={"start": (s0 if start is None else int(start)) - o,
                                 "end": (s1 if end is None else int(end)) - o},
-                         height=height, title=pathlib.Path(profile.path).name, **kwargs)
+                         height=height, title=pathlib.Path(profile.path).name,
+                         _stamps={**dict(zip(("open", "opened"), getattr(profile, "opened_ms", ()))), "show": t_show,
+                                  "tracks": t_tracks}, **kwargs)
         self._profile = profile
         self.served = 0     # range requests answered (each reply carries it: no extra state message)
         self.last_ms = 0.0  # server + packing time of the last range request
         # in a kernel: serve on worker threads (None: inline, e.g. in tests and benches)
         self._queues: Optional[dict[str, "queue.SimpleQueue[Any]"]] = None
-        if _in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
-            self._queues = {k: queue.SimpleQueue() for k in ("range", "bucket", "details", "search")}
+        if in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
+            self._queues = {k: queue.SimpleQueue() for k in WORKERS}
             for name, q in self._queues.items():
-                threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}", daemon=True).start()
+                for i in range(WORKERS[name]):
+                    threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}-{i}", daemon=True).start()
         self.on_msg(self._on_msg)
 
     @property
@@ -162,7 +174,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
-        if kind not in ("range", "bucket", "details", "launched", "ping", "search", "analysis"):
+        if kind not in ("range", "bucket", "details", "explain", "launched", "ping", "search", "analysis"):
             return
         content["recvAt"] = time.time() * 1e3  # wall clock ms, for the bench's breakdown
         if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
@@ -171,7 +183,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3},
                       bufs)
         elif self._queues is not None and not content.get("inline"):  # "inline": the bench's comparison
-            self._queues[{"launched": "details", "analysis": "search"}.get(str(kind), str(kind))].put(content)
+            self._queues[{"launched": "details"}.get(str(kind), str(kind))].put(content)
         else:
             self._serve(content)
 
@@ -187,8 +199,9 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def close(self) -> None:
         if self._queues is not None:
-            for q in self._queues.values():
-                q.put(None)
+            for name, q in self._queues.items():
+                for _ in range(WORKERS[name]):
+                    q.put(None)
             self._queues = None
         super().close()
 
@@ -206,10 +219,12 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 msg, buffers = {"kind": "search", **self.search_page(content)}, []
             elif kind == "analysis":
                 msg, buffers = {"kind": "analysis", **self.analysis(content)}, []
-            else:
+            elif kind == "explain":
+                msg, buffers = {"kind": "explain", "html": self.explain_html(int(content["opId"]))}, []
+            else:  # details; `explain: false`: without the explanation (the front end asks "explain" beside it)
                 d = self._profile.kernel(int(content["opId"]))
-                msg, buffers = {"kind": "details", "html": self.details_html(int(content["opId"]), d),
-                                "flow": self._flow(d)}, []
+                msg, buffers = {"kind": "details", "flow": self._flow(d),
+                                "html": self.details_html(int(content["opId"]), d, content.get("explain") is not False)}, []
             msg["id"] = rid
             if "recvAt" in content:
                 msg["recvAt"] = content["recvAt"]
@@ -306,11 +321,17 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         return {"api": {"id": api_id, "track": track, "start": int(content["start"]), "end": int(content["end"])},
                 "ops": ops}
 
-    def details_html(self, op_id: int, d: Optional[dict] = None) -> str:
+    def explain_html(self, op_id: int) -> str:
+        """`kernel/explain` of a kernel as escaped HTML ("" for other ops): the details panel's second
+        part, asked beside the details (an explanation takes 0.1-1.5 s at 10M kernels, the details ms)."""
+        from ._rich import markdown_to_html
+        d = self._profile.kernel(op_id)
+        return markdown_to_html(self._profile.explain(str(d.get("name"))).markdown) if d.get("kind") == "kernel" else ""
+
+    def details_html(self, op_id: int, d: Optional[dict] = None, explain: bool = True) -> str:
         """The panel shown when a GPU op is clicked: `kernel/details` (`d`, when already asked),
-        plus `kernel/explain` for kernels (escaped HTML rendered from the server's markdown)."""
+        plus (`explain`) `kernel/explain` for kernels (escaped HTML rendered from the server's markdown)."""
         from ._rich import _ns, markdown_to_html
-        from .profile import M_EXPLAIN
         if d is None:
             d = self._profile.kernel(op_id)
         api = d.get("api") or {}
@@ -324,7 +345,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         if path:
             lines.append(f"NVTX: {path}")
         md = "\n\n".join(lines)
-        if d.get("kind") == "kernel":
+        if explain and d.get("kind") == "kernel":
             ex = self._profile.explain(str(d.get("name")))
             md += "\n\n" + ex.markdown
         return markdown_to_html(md)
@@ -447,16 +468,6 @@ def mark_entries(profile: "Profile", rows: Any, kind: Optional[str] = None) -> l
         out.append({"kind": k, "name": name, "count": int(res.get("matches", 0)),
                     "totalNs": sum(int(h.get("totalNs", 0)) for h in res.get("results") or [])})
     return out
-
-
-def _in_kernel() -> bool:
-    """Whether this process is an IPython kernel (widgets then talk to a front end)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    ip = get_ipython()
-    return ip is not None and getattr(ip, "kernel", None) is not None
 
 
 class NvtxTreeWidget(anywidget.AnyWidget):  # type: ignore[misc]

@@ -10,11 +10,9 @@
 //
 //   node bench.mjs URL OUT_DIR ZOOMS BURSTS
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 
-const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
-const { chromium } = require("playwright-core");
+import { launch, seeded } from "./bench_common.mjs";
 
 const [url, outDir, zoomsArg, burstsArg] = process.argv.slice(2);
 const ZOOMS = Number(zoomsArg || 60);
@@ -25,22 +23,9 @@ const result = { ok: false };
 const log = (s, d = {}) => console.log(`[bench] ${s} ${JSON.stringify(d)}`);
 
 // a fixed pseudo-random sequence (mulberry32), so every run zooms the same way
-let seed = 12345;
-const rnd = () => {
-  seed |= 0;
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
+const rnd = seeded(12345);
 
-const browser = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1600, height: 1000 },
-});
+const browser = await launch(userDataDir);
 try {
   const page = browser.pages()[0] ?? (await browser.newPage());
   // bench_widget.py --hops: the page's websocket message events, [sentAt, wall ms, bytes] per widget

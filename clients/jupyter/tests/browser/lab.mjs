@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { checkAxis, pngStats, zoomInOtherLayouts } from "./timeline_checks.mjs";
 import { checkNavigation } from "./nav_checks.mjs";
+import { checkToolbarOneLine } from "./toolbar_check.mjs";
 
 // playwright-core lives in clients/jupyter/js/node_modules (NODE_MODULES_DIR)
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
@@ -119,6 +120,37 @@ try {
       if (asked && tipBucket === undefined) fail("bucket tooltip completed without its bucket request");
       if (!/^[1-9]\d* ops, .* busy in .*\nlongest: [^?\n].* \(\d/m.test(tip)) fail(`bucket tooltip incomplete: ${tip}`);
     } else step("bucket tooltip: the first row has no buckets in this view (skipped)", { tip });
+    // the bucket request leaves with the pointermove that reaches a bucket (not after a rest), and a
+    // sweep (40 moves 10 ms apart, dispatched in the page) asks one at a time, fewer than the moves,
+    // the last bucket hovered completed when the sweep stops
+    await page.mouse.move(cb.x + 5, cb.y - 40);
+    await page.waitForTimeout(500); // no tooltip request in flight
+    const atOnce = await tl.evaluate((e) => {
+      const c = e.querySelector("canvas"), b = c.getBoundingClientRect();
+      for (let k = 0; k < 40; k++) {
+        const asks0 = Number(e.dataset.tipAsks || 0);
+        c.dispatchEvent(new PointerEvent("pointermove", { clientX: b.left + 215 + ((b.width - 220) * (k + 0.5)) / 40,
+          clientY: b.top + 22 + 8, bubbles: true }));
+        if ((e.dataset.tipShown || "").endsWith("|0")) return { k, askedAtOnce: Number(e.dataset.tipAsks || 0) > asks0 };
+      }
+      return null;
+    });
+    const moves = 40;
+    const asks0 = Number(await tl.evaluate((e) => e.dataset.tipAsks || 0));
+    const last = await tl.evaluate(async (e, moves) => {
+      const c = e.querySelector("canvas"), b = c.getBoundingClientRect();
+      for (let k = 0; k < moves; k++) {
+        c.dispatchEvent(new PointerEvent("pointermove", { clientX: b.left + 215 + ((b.width - 220) * (k + 0.25)) / moves,
+          clientY: b.top + 22 + 8, bubbles: true }));
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      return (e.dataset.tipShown || "").replace(/\|[01]$/, "");
+    }, moves);
+    if (last) await page.waitForFunction((k) => document.querySelector(".nsys-tl").dataset.tipShown === `${k}|1`, last, { timeout: 30000 });
+    const asks = Number(await tl.evaluate((e) => e.dataset.tipAsks || 0)) - asks0;
+    step("tooltip at once, sweep", { atOnce, moves, asks, last });
+    if (seen && !atOnce?.askedAtOnce) fail(`a bucket's tooltip request did not leave with the pointermove: ${JSON.stringify(atOnce)}`);
+    if (asks >= moves) fail(`a sweep of ${moves} moves sent ${asks} bucket requests (one at a time expected)`);
     await page.mouse.move(cb.x + 5, cb.y - 40);
   }
 
@@ -254,11 +286,23 @@ try {
   const panel = await tl.locator(".nsys-tl-details").innerText();
   step("clicked kernel details", { opId: await tl.evaluate((e) => e.dataset.detailsShown), text: panel.slice(0, 160) });
   if (!/launched by/.test(panel)) fail(`details panel incomplete: ${panel.slice(0, 300)}`);
+  // the explanation (kernel/explain, asked beside the details) follows below them
+  await page.waitForFunction(() => {
+    const d = document.querySelector(".nsys-tl").dataset;
+    return d.explained !== undefined && d.explained === d.detailsShown;
+  }, null, { timeout: 60000 });
+  const explanation = await tl.locator(".nsys-tl-details .nsys-tl-explain").innerText();
+  const panel2 = await tl.locator(".nsys-tl-details").innerText();
+  step("kernel explanation", { text: explanation.slice(0, 160) });
+  if (explanation.length < 40 || /explaining/.test(explanation) || !/launched by/.test(panel2)) {
+    fail(`explanation not shown below the details: ${panel2.slice(0, 400)}`);
+  }
   await tl.screenshot({ path: path.join(outDir, "timeline-details.png") });
 
   await checkFlow(page, tl);
   await checkTrackTree(page, tl);
   await checkNavigation(page, tl, step, (name) => path.join(outDir, `timeline-${name}.png`));
+  await checkToolbarOneLine(tl, step);
 
   // -- the NVTX tree ----------------------------------------------------------------
   const tree = page.locator(".nsys-tree").first();

@@ -1,0 +1,267 @@
+// The timeline's first frame and interactions, measured in a real JupyterLab (or Notebook 7) page
+// in headless Chromium (driven by ../../bench_widget_ux.py).
+//
+//   node bench_ux.mjs URL OUT_DIR first RUNS      the first frame: cells 0-4 of the notebook
+//   node bench_ux.mjs URL OUT_DIR interact ROUNDS interactions on the widget of cell 0
+//
+// "first": per run the kernel is restarted and the outputs cleared, then cell 0 (`import
+// nsys_ai_native`, for a cold run with a fresh NSYS_AI_CACHE_DIR), cell 1
+// (`nsys_ai_native.open(P).show()`) and, cached, cell 2 (`p = open(P)`) and cell 3 (`p.show()`). One clock: wall-clock ms (performance.timeOrigin + now() in the page, time.time()
+// in the kernel, same machine): from just before the cell's execute request to the end of the
+// widget's first complete frame (every visible row drawn from data answered for that view at
+// that width: data-first-drawn), with the stages in between (the widget's data-first-* stamps and
+// the Python side's _stamps).
+//
+// "interact": each input is sent by Playwright (real input events); the page records the event's
+// timeStamp (capture phase on window) and the time the widget's DOM shows the result (a
+// MutationObserver on the widget: a view drawn with its data, the rows drawn complete, the tooltip
+// completed, the details panel filled, the area selection's analyses shown). Writes bench-ux.json.
+import fs from "node:fs";
+import path from "node:path";
+
+import { launch, seeded } from "./bench_common.mjs";
+
+const [url, outDir, mode, nArg] = process.argv.slice(2);
+const N = Number(nArg || 5);
+fs.mkdirSync(outDir, { recursive: true });
+const userDataDir = fs.mkdtempSync(path.join(outDir, "chromium-profile-"));
+const result = { ok: false, mode };
+const log = (s, d = {}) => console.log(`[bench-ux] ${s} ${JSON.stringify(d)}`);
+
+const rnd = seeded(4242);
+
+const browser = await launch(userDataDir);
+const page = browser.pages()[0] ?? (await browser.newPage());
+page.on("console", (m) => {
+  if (m.type() === "error" || m.text().includes("nsys-ai")) console.log(`[browser ${m.type()}] ${m.text()}`);
+});
+page.on("pageerror", (e) => console.log(`[browser pageerror] ${e.message}`));
+
+const idle = () => page.waitForFunction(() => {
+  const w = window.jupyterapp?.shell?.currentWidget;
+  return w?.sessionContext?.session?.kernel?.status === "idle";
+}, null, { timeout: 300000, polling: 100 });
+
+/** The restarted kernel answers: connected, idle, and a trivial execution done (a cell run while the
+ *  restart is still settling can be lost). */
+const ready = async () => {
+  await page.waitForFunction(() => {
+    const k = window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel;
+    return k?.status === "idle" && k?.connectionStatus === "connected";
+  }, null, { timeout: 300000, polling: 100 });
+  await page.evaluate(() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.requestExecute({ code: "1" }).done);
+  await idle();
+};
+
+/** Runs cell i; resolves with the wall-clock ms just before its execute request (after it ran). */
+const runCell = (i) => page.evaluate(async (i) => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  nb.activeCellIndex = i;
+  const t0 = performance.timeOrigin + performance.now();
+  await window.jupyterapp.commands.execute("notebook:run-cell");
+  return t0;
+}, i);
+
+/** The first-frame stamps of the widget in cell i, relative to t0 (ms). */
+const firstFrame = async (i, t0) => {
+  await page.waitForFunction((i) => {
+    const nb = window.jupyterapp.shell.currentWidget.content;
+    return !!nb.widgets[i].node.querySelector(".nsys-tl")?.dataset.firstDrawn;
+  }, i, { timeout: 600000, polling: 50 });
+  return page.evaluate(([i, t0]) => {
+    const e = window.jupyterapp.shell.currentWidget.content.widgets[i].node.querySelector(".nsys-tl");
+    const d = e.dataset;
+    const py = JSON.parse(d.pyStamps || "{}");
+    const rel = (v) => (v === undefined || v === null || v === "" ? null : Math.round((Number(v) - t0) * 10) / 10);
+    return { open: rel(py.open), opened: rel(py.opened), show: rel(py.show), tracks: rel(py.tracks),
+      module: rel(d.firstModule), render: rel(d.firstRender), sent: rel(d.firstSent), decoded: rel(d.firstDecoded),
+      drawn: rel(d.firstDrawn), failed: Number(d.failed || 0) };
+  }, [i, t0]);
+};
+
+async function first() {
+  // variants (VARIANTS, comma-separated): "cached" / "cold" index, "-nopreload": the widget module
+  // not imported in the background (NSYS_AI_WIDGET_PRELOAD=0), the comparison
+  const variants = (process.env.VARIANTS || "cached,cold,cached-nopreload,cold-nopreload").split(",");
+  const runs = [];
+  for (let r = -1; r < N * variants.length; r++) { // r = -1: a warm-up (cached), not counted
+    const variant = r < 0 ? "cached" : variants[r % variants.length];
+    const cold = variant.startsWith("cold");
+    await idle();
+    await page.evaluate(() => window.jupyterapp.commands.execute("notebook:clear-all-cell-outputs"));
+    await page.evaluate(() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart());
+    await ready();
+    await page.evaluate(([cold, preload]) => {
+      const src = "import os, tempfile\n" +
+        (cold ? "os.environ['NSYS_AI_CACHE_DIR'] = tempfile.mkdtemp(dir=os.environ['BENCH_COLD_ROOT'])\n" : "") +
+        `os.environ['NSYS_AI_WIDGET_PRELOAD'] = '${preload ? 1 : 0}'\nimport nsys_ai_native`;
+      window.jupyterapp.shell.currentWidget.content.widgets[0].model.sharedModel.setSource(src);
+    }, [cold, !variant.includes("nopreload")]);
+    await runCell(0);
+    const t0 = await runCell(1);
+    const openShow = await firstFrame(1, t0);
+    const run = { variant, cold, openShow };
+    if (!cold) {
+      await runCell(2);
+      const t1 = await runCell(3);
+      run.show = await firstFrame(3, t1);
+    }
+    log(r < 0 ? "warm-up" : "run", run);
+    if (r >= 0) runs.push(run);
+  }
+  result.runs = runs;
+}
+
+async function interact() {
+  await idle();
+  await page.evaluate(() => window.jupyterapp.commands.execute("notebook:run-all-cells"));
+  const tl = page.locator(".nsys-tl").first();
+  await tl.waitFor({ state: "visible", timeout: 900000 });
+  await page.waitForFunction(() => !!document.querySelector(".nsys-tl")?.dataset.firstDrawn, null, { timeout: 900000 });
+  const canvas = tl.locator("canvas");
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const labelW = Number(await tl.evaluate((e) => e.dataset.labelWidth || 210));
+  const plotX = (f) => box.x + labelW + (box.width - labelW) * f;
+  const rowY = (i, top) => box.y + 22 + i * 16 - top + 8;
+  await page.evaluate(() => {
+    const e = document.querySelector(".nsys-tl");
+    const last = {};
+    for (const t of ["wheel", "pointerdown", "pointermove", "pointerup", "keydown", "click"]) {
+      window.addEventListener(t, (ev) => { last[t] = ev.timeStamp; }, true);
+    }
+    const d = e.dataset;
+    const nav = e.__nsysNav;
+    const viewDrawn = (seq0) => () => nav.seq() > seq0 && Number(d.drawnSeq || 0) >= nav.seq() && d.answered === d.requests;
+    const conds = {
+      view: () => viewDrawn(nav.seq()),
+      rows: () => { const n0 = nav.rows().length; return () => nav.rows().length !== n0 && d.painted === `${nav.rows().length}:1:${nav.seq()}`; },
+      tip: () => { delete d.tipShown; return () => !!d.tipShown?.endsWith("|1") && e.querySelector(".nsys-tl-tip").style.display === "block"; },
+      details: () => { delete d.detailsShown; delete d.detailsFor; return () => !!d.detailsShown && d.detailsShown === d.detailsFor; },
+      area: () => { const b = e.querySelector(".nsys-tl-range"); delete b.dataset.loaded; return () => b.dataset.loaded === "true"; },
+    };
+    // arms a measurement: resolves with (DOM shows it) - (the last `startType` event's timeStamp)
+    window.__uxArm = (kind, startType, timeoutMs) => {
+      const cond = conds[kind]();
+      window.__uxPending = new Promise((resolve) => {
+        let done = false;
+        const finish = (v) => { if (done) return; done = true; mo.disconnect(); clearTimeout(timer); resolve(v); };
+        const check = () => {
+          if (last[startType] !== undefined && last[startType] > armedAt && cond()) finish(performance.now() - last[startType]);
+        };
+        const armedAt = performance.now();
+        const mo = new MutationObserver(check);
+        mo.observe(e, { attributes: true, childList: true, subtree: true, characterData: true });
+        const timer = setTimeout(() => finish(null), timeoutMs);
+      });
+    };
+  });
+  const samples = {};
+  const misses = {};
+  async function measure(name, kind, startType, input, timeoutMs = 20000) {
+    await page.evaluate(([k, s, t]) => window.__uxArm(k, s, t), [kind, startType, timeoutMs]);
+    await input();
+    const ms = await page.evaluate(() => window.__uxPending);
+    if (ms === null) misses[name] = (misses[name] || 0) + 1;
+    else (samples[name] ??= []).push(Math.round(ms * 100) / 100);
+    await settle();
+  }
+  // every request answered and the latest view drawn (between measurements)
+  const settle = () => page.waitForFunction(() => {
+    const e = document.querySelector(".nsys-tl");
+    const d = e.dataset;
+    return d.answered === d.requests && Number(d.drawnSeq || 0) >= e.__nsysNav.seq();
+  }, null, { timeout: 60000, polling: 20 });
+  const focusPlot = () => tl.evaluate((e) => e.querySelector("canvas").focus());
+  const rows = () => tl.evaluate((e) => ({ rows: e.__nsysNav.rows(), top: e.__nsysNav.scrollTop() }));
+
+  for (let round = 0; round < N; round++) {
+    await focusPlot();
+    await page.keyboard.press("0"); // the whole profile
+    await settle();
+    const depth = 1 + (round % 4); // zoom in 1-4 notches first: every interaction at several scales
+    for (let k = 0; k < depth; k++) {
+      await page.mouse.move(plotX(0.2 + 0.6 * rnd()), box.y + 60);
+      await measure("zoom: ctrl+wheel", "view", "wheel", async () => {
+        await page.keyboard.down("Control");
+        await page.mouse.wheel(0, -300);
+        await page.keyboard.up("Control");
+      });
+    }
+    await focusPlot();
+    await measure("zoom: W key", "view", "keydown", () => page.keyboard.press("w"));
+    await measure("zoom: S key", "view", "keydown", () => page.keyboard.press("s"));
+    await measure("zoom: + button", "view", "click", () => tl.locator(".nsys-tl-zoom-in").click());
+    await measure("zoom: - button", "view", "click", () => tl.locator(".nsys-tl-zoom-out").click());
+    await focusPlot();
+    await measure("pan: D key", "view", "keydown", () => page.keyboard.press("d"));
+    await measure("pan: A key", "view", "keydown", () => page.keyboard.press("a"));
+    await page.mouse.move(plotX(0.5), box.y + 60);
+    await measure("pan: wheel", "view", "wheel", () => page.mouse.wheel(0, rnd() < 0.5 ? -120 : 120));
+    // drag: the last move of a drag -> its view drawn with its data
+    const x0 = plotX(0.3 + 0.4 * rnd());
+    await page.mouse.move(x0, box.y + 60);
+    await page.mouse.down();
+    for (let s = 1; s <= 3; s++) await page.mouse.move(x0 + s * 20, box.y + 60);
+    await settle();
+    await measure("pan: drag", "view", "pointermove", () => page.mouse.move(x0 + 100, box.y + 60));
+    await page.mouse.up();
+    await settle();
+    // hover: the tooltip with its details (a bucket's count and longest op: a "bucket" request)
+    const { rows: rs, top } = await rows();
+    const gpuRows = rs.map((r, i) => [r, i]).filter(([r, i]) => r.kind === "gpu" && rowY(i, top) < box.y + box.height - 8);
+    for (let h = 0; h < 3 && gpuRows.length; h++) {
+      const [, i] = gpuRows[Math.floor(rnd() * gpuRows.length)];
+      await page.mouse.move(plotX(0.05), box.y + 10); // off the rows first
+      await measure("hover: tooltip complete", "tip", "pointermove", () => page.mouse.move(plotX(0.1 + 0.8 * rnd()), rowY(i, top)), 3000);
+    }
+    // select: a click on a GPU op -> its details panel (kernel/details + kernel/explain)
+    if (gpuRows.length) {
+      const [, i] = gpuRows[Math.floor(rnd() * gpuRows.length)];
+      await measure("select: click -> details", "details", "pointerup", () => page.mouse.click(plotX(0.1 + 0.8 * rnd()), rowY(i, top)), 5000);
+    }
+    // area selection: a drag on the time axis -> the window's analyses shown
+    const a = 0.2 + 0.4 * rnd();
+    await measure("select: area -> stats", "area", "pointerup", async () => {
+      await page.mouse.move(plotX(a), box.y + 10);
+      await page.mouse.down();
+      await page.mouse.move(plotX(a + 0.1), box.y + 10);
+      await page.mouse.move(plotX(a + 0.2), box.y + 10);
+      await page.mouse.up();
+    }, 30000);
+    await focusPlot();
+    await page.keyboard.press("Escape"); // clears the selection
+    // expand / collapse a row group (a click on its label): the rows drawn, every one with its data
+    const groups = (await rows()).rows.map((r, i) => [r, i]).filter(([r, i]) => r.open !== undefined && rowY(i, top) < box.y + box.height - 8);
+    if (groups.length) {
+      const [g, i] = groups[round % groups.length];
+      const t2 = (await rows()).top;
+      await measure(g.open ? "collapse: row group" : "expand: row group", "rows", "pointerdown", () => page.mouse.click(box.x + 30, rowY(i, t2)));
+      const t3 = (await rows()).top;
+      await measure(g.open ? "expand: row group" : "collapse: row group", "rows", "pointerdown", () => page.mouse.click(box.x + 30, rowY(i, t3)));
+    }
+  }
+  await tl.screenshot({ path: path.join(outDir, "bench-ux-timeline.png") });
+  result.samples = samples;
+  result.misses = misses;
+  result.final = await tl.evaluate((e) => ({ ...e.dataset }));
+}
+
+try {
+  await page.goto(url, { waitUntil: "domcontentloaded", timeout: 120000 });
+  await page.waitForFunction(() => window.jupyterapp && document.querySelector(".jp-Notebook"), null, { timeout: 120000 });
+  if (mode === "first") await first();
+  else await interact();
+  result.ok = true;
+} catch (e) {
+  result.error = String(e && e.stack ? e.stack : e);
+  console.error(`[bench-ux] FAILED: ${result.error}`);
+  try {
+    await page.screenshot({ path: path.join(outDir, "bench-ux-failure.png") });
+  } catch {}
+} finally {
+  await browser.close();
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+  fs.writeFileSync(path.join(outDir, "bench-ux.json"), JSON.stringify(result, null, 1));
+}
+process.exit(result.ok ? 0 : 1);
