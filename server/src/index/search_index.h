@@ -49,7 +49,7 @@ typedef struct {
   uint32_t n_groups;
   int64_t *tree; /* max end per block of perm, as a heap: leaves at [leaves, 2 * leaves) */
   uint32_t leaves;
-  size_t bytes; /* memory held: 9 to 11 bytes per instance (bench/README.md) */
+  size_t bytes; /* memory held: 10 to 11 bytes per instance (bench/README.md) */
 } nsys_sx;
 
 /* The source's index for p's published index ix, built if needed. NULL after

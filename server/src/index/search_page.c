@@ -162,33 +162,34 @@ static bool nsys__select_rank(nsys_task *task, const nsys_sx_run *runs, size_t n
   return ok;
 }
 
+/* Restores the min-heap (by head) of heap[0..n) below v. */
+static void nsys__sift_down(size_t *heap, size_t n, const nsys_instance *head, size_t v) {
+  for (size_t c; (c = 2 * v + 1) < n; v = c) {
+    if (c + 1 < n && nsys_instance_cmp(&head[heap[c + 1]], &head[heap[c]]) < 0) c++;
+    if (nsys_instance_cmp(&head[heap[c]], &head[heap[v]]) >= 0) break;
+    size_t t = heap[c];
+    heap[c] = heap[v];
+    heap[v] = t;
+  }
+}
+
 /* The k-way merge: len instances from pos[k] in each run, appended to page. */
 static void nsys__merge(const nsys_sx_run *runs, size_t n_runs, uint32_t *pos, size_t len, nsys_sx_page_out *page) {
   size_t *heap = nsys_xmalloc((n_runs + 1) * sizeof *heap), nh = 0;
-  nsys_instance *head = nsys_xmalloc((n_runs + 1) * sizeof *head);
+  nsys_instance *head = nsys_xmalloc((n_runs + 1) * sizeof *head); /* by run: its next instance */
   for (size_t k = 0; k < n_runs; k++)
-    if (pos[k] < runs[k].hi) heap[nh++] = k, head[k] = nsys__inst(&runs[k], pos[k]);
-#define NSYS__LESS(a, b) (nsys_instance_cmp(&head[heap[a]], &head[heap[b]]) < 0)
-  for (size_t i = nh / 2; i-- > 0;) /* heapify, then pop the least len times */
-    for (size_t v = i, c; (c = 2 * v + 1) < nh; v = c) {
-      if (c + 1 < nh && NSYS__LESS(c + 1, c)) c++;
-      if (!NSYS__LESS(c, v)) break;
-      size_t t = heap[c];
-      heap[c] = heap[v], heap[v] = t;
+    if (pos[k] < runs[k].hi) {
+      heap[nh++] = k;
+      head[k] = nsys__inst(&runs[k], pos[k]);
     }
+  for (size_t v = nh / 2; v-- > 0;) nsys__sift_down(heap, nh, head, v);
   while (len-- > 0 && nh > 0) {
     size_t k = heap[0];
     page->items[page->n++] = head[k];
     if (++pos[k] < runs[k].hi) head[k] = nsys__inst(&runs[k], pos[k]);
     else heap[0] = heap[--nh];
-    for (size_t v = 0, c; (c = 2 * v + 1) < nh; v = c) {
-      if (c + 1 < nh && NSYS__LESS(c + 1, c)) c++;
-      if (!NSYS__LESS(c, v)) break;
-      size_t t = heap[c];
-      heap[c] = heap[v], heap[v] = t;
-    }
+    nsys__sift_down(heap, nh, head, 0);
   }
-#undef NSYS__LESS
   free(head);
   free(heap);
 }
