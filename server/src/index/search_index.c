@@ -166,6 +166,50 @@ static uint32_t *nsys__by_group(const nsys_sx *s, const uint32_t *ids, uint32_t 
   return out;
 }
 
+typedef struct {
+  int64_t end;
+  uint32_t id;
+} nsys__by_end;
+
+static int nsys__cmp_end(const void *a, const void *b) {
+  const nsys__by_end *x = a, *y = b;
+  return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* s->perm_end from s->perm: each group's slice by end (ties in any order: only which instances
+ * end before a time matters). A group's start order is nearly its end order (ops overlap a
+ * few at a time): an insertion sort, given up for a sort of (end, id) pairs (fewer than 2^16)
+ * or a radix sort once it has moved 8 entries per instance. False when cancelled. */
+static bool nsys__end_order(nsys_task *task, nsys_sx *s) {
+  s->perm_end = nsys_xmalloc(((size_t)s->n + 1) * sizeof *s->perm_end);
+  memcpy(s->perm_end, s->perm, (size_t)s->n * sizeof *s->perm);
+  const int64_t *end = s->end;
+  for (uint32_t g = 0; g < s->n_groups; g++) {
+    uint32_t *v = s->perm_end + s->groups[g].first, c = s->groups[g].count, j = 1;
+    uint64_t budget = (uint64_t)c * 8 + 64;
+    for (; j < c && budget > 0; j++) {
+      uint32_t k = j, x = v[j];
+      int64_t e = end[x];
+      for (; k > 0 && budget > 0 && end[v[k - 1]] > e; k--, budget--) v[k] = v[k - 1];
+      v[k] = x;
+      if (budget == 0) break; /* v[0..j] may be unsorted now: sort all of it */
+    }
+    if (j >= c) {
+      /* sorted */
+    } else if (c < (1u << 16)) {
+      nsys__by_end *pairs = nsys_xmalloc((size_t)c * sizeof *pairs);
+      for (uint32_t k = 0; k < c; k++) pairs[k] = (nsys__by_end){end[v[k]], v[k]};
+      qsort(pairs, c, sizeof *pairs, nsys__cmp_end);
+      for (uint32_t k = 0; k < c; k++) v[k] = pairs[k].id;
+      free(pairs);
+    } else if (!nsys__radix_by(task, end, v, c)) {
+      return false;
+    }
+    if ((g & 255) == 0 && nsys_task_cancelled(task)) return false;
+  }
+  return true;
+}
+
 /* False when cancelled, or (with *usable false) when an instance ends before it starts. */
 static bool nsys__sx_build(nsys_task *task, const nsys_index *ix, nsys_sx_source src, nsys_sx *s, bool *usable) {
   memset(s, 0, sizeof *s);
@@ -181,12 +225,9 @@ static bool nsys__sx_build(nsys_task *task, const nsys_index *ix, nsys_sx_source
     if (s->end[i] < s->start[i]) *usable = false; /* the counts below assume end >= start */
     ids[n++] = i;
   }
-  uint32_t *ids_end = *usable ? nsys_xmalloc(((size_t)n + 1) * sizeof *ids_end) : NULL;
-  if (ids_end) memcpy(ids_end, ids, (size_t)n * sizeof *ids);
   uint32_t *group_of = *usable ? nsys_xmalloc(((size_t)total + 1) * sizeof *group_of) : NULL;
-  bool ok = *usable && nsys__radix_by(task, s->start, ids, n) && nsys__assign_groups(task, ix, src, s, ids, n, group_of) &&
-            nsys__radix_by(task, s->end, ids_end, n);
-  if (ok) { /* counting sorts by group, stable: (group, start, id) and (group, end, id) */
+  bool ok = *usable && nsys__radix_by(task, s->start, ids, n) && nsys__assign_groups(task, ix, src, s, ids, n, group_of);
+  if (ok) { /* a counting sort by group, stable: (group, start, id); then each group by end */
     uint32_t sum = 0;
     for (uint32_t g = 0; g < s->n_groups; g++) {
       s->groups[g].first = sum;
@@ -194,7 +235,9 @@ static bool nsys__sx_build(nsys_task *task, const nsys_index *ix, nsys_sx_source
     }
     s->n = n;
     s->perm = nsys__by_group(s, ids, n, group_of);
-    s->perm_end = nsys__by_group(s, ids_end, n, group_of);
+    ok = nsys__end_order(task, s);
+  }
+  if (ok) {
     s->dur_start = nsys__dur_prefix(s, s->perm);
     s->dur_end = nsys__dur_prefix(s, s->perm_end);
     uint32_t nb = (n + NSYS__BLOCK - 1) / NSYS__BLOCK;
@@ -214,7 +257,6 @@ static bool nsys__sx_build(nsys_task *task, const nsys_index *ix, nsys_sx_source
                2 * ((size_t)n / NSYS__BLOCK + 1) * sizeof *s->dur_start + (size_t)2 * s->leaves * sizeof *s->tree;
   }
   free(group_of);
-  free(ids_end);
   free(ids);
   if (!ok) nsys__sx_free_parts(s);
   return ok;
