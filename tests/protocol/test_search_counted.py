@@ -155,3 +155,28 @@ def test_clocks(servers, generated_dir, clock):
     path = generate(generated_dir / f"search-tiny{clock}.sqlite", "--preset", "tiny", clock)
     compare(servers, path, windows(path, 3, 8), [("gemm", None), ("*", ["kernel", "nvtx", "memcpy", "memset", "api"])],
             sql_queries=("gemm",))
+
+
+def test_concurrent_first_searches_and_cancel(servers, generated_dir, cache_dir):
+    """A fresh server asked many windowed searches at once (they race to build the index: one
+    builds, the others wait for it), one of them cancelled: every answer is the scan's or, for the
+    cancelled one, -32800; nothing half-built stays (the requests after agree too)."""
+    path, mid = edges_profile(generated_dir)
+    _, scan = servers
+    ps = scan.request("profile/open", {"path": str(path)}, timeout=300)["profileId"]
+    asks = [{"query": q, "start": mid - w, "end": mid + w, "instances": 50, "offset": o,
+             "kinds": ["kernel", "nvtx", "api"]}
+            for q, w, o in [("_kernel", 10, 0), ("span_kernel", 3000, 700), ("*", 10 ** 6, 5), ("a", 100, 1)]] * 3
+    with Server(env={"NSYS_AI_CACHE_DIR": str(cache_dir)}) as fresh:
+        pid = fresh.request("profile/open", {"path": str(path)}, timeout=300)["profileId"]
+        ids = [fresh.start("search", {"profileId": pid, **a}) for a in asks]
+        fresh.notify("$/cancelRequest", {"id": ids[1]})
+        for rid, a in zip(ids, asks):
+            reply = fresh.wait_reply(rid, 120)
+            want = ask(scan, {"profileId": ps, **a})
+            if rid == ids[1] and "error" in reply:
+                assert reply["error"]["code"] == -32800, reply
+            else:
+                assert json.dumps(reply["result"]) == json.dumps(want), a
+        for a in asks[:4]:
+            assert json.dumps(ask(fresh, {"profileId": pid, **a})) == json.dumps(ask(scan, {"profileId": ps, **a}))
