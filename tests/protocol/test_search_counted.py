@@ -18,20 +18,11 @@ import pytest
 from conftest import check_schema, generate
 from nsys_rpc import Server
 from test_search_instances import matcher
-from test_search_window import ask, sql_matches, windows
+from test_search_window import ask, servers, sql_matches, windows  # noqa: F401 (servers: the fixture)
 from test_timeline_sqlref import connect
 
 SPAN = 1500  # nested kernels spanning the middle of the run
 ZERO = 3000  # zero-length kernels, three to a start
-
-
-@pytest.fixture(scope="module")
-def servers(cache_dir):
-    idx = Server(env={"NSYS_AI_CACHE_DIR": str(cache_dir)})
-    scan = Server(env={"NSYS_AI_CACHE_DIR": str(cache_dir), "NSYS_AI_SEARCH_INDEX": "0"})
-    yield idx, scan
-    idx.close()
-    scan.close()
 
 
 def add_kernels(src, out, rows):

@@ -296,41 +296,24 @@ bool nsys_sx_ending_from(const nsys_sx *s, uint32_t g, uint32_t before, int64_t 
   return nsys__report(&w, 1, 0, s->leaves);
 }
 
-uint32_t nsys_sx_starting_before(const nsys_sx *s, uint32_t g, int64_t t) {
-  const nsys_sx_group *gr = &s->groups[g];
-  const uint32_t *perm = s->perm + gr->first;
-  uint32_t lo = 0, hi = gr->count;
+/* How many of v[0..n) have key[v[j]] < t (v sorted by key). */
+static uint32_t nsys__count_below(const int64_t *key, const uint32_t *v, uint32_t n, int64_t t) {
+  uint32_t lo = 0, hi = n;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (s->start[perm[mid]] < t) lo = mid + 1;
+    if (key[v[mid]] < t) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
-uint32_t nsys_sx_position(const nsys_sx *s, uint32_t g, int64_t t, uint32_t id) {
-  const nsys_sx_group *gr = &s->groups[g];
-  const uint32_t *perm = s->perm + gr->first;
-  uint32_t lo = 0, hi = gr->count;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2, i = perm[mid];
-    if (s->start[i] < t || (s->start[i] == t && i < id)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+uint32_t nsys_sx_starting_before(const nsys_sx *s, uint32_t g, int64_t t) {
+  return nsys__count_below(s->start, s->perm + s->groups[g].first, s->groups[g].count, t);
 }
 
 /* How many of group g's instances end before t. */
 static uint32_t nsys__ending_before(const nsys_sx *s, uint32_t g, int64_t t) {
-  const nsys_sx_group *gr = &s->groups[g];
-  const uint32_t *perm = s->perm_end + gr->first;
-  uint32_t lo = 0, hi = gr->count;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (s->end[perm[mid]] < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return nsys__count_below(s->end, s->perm_end + s->groups[g].first, s->groups[g].count, t);
 }
 
 /* The sum of end - start over order[0 .. pos) (mod 2^64), from the sample at or before pos. */

@@ -67,9 +67,6 @@ const nsys_sx *nsys_sx_peek(struct nsys_profile *p, const struct nsys_index *ix,
  * the first starting at or after t. O(log n). */
 uint32_t nsys_sx_starting_before(const nsys_sx *s, uint32_t g, int64_t t);
 
-/* The position in g's (start, id) order of the first instance at or after (t, id). O(log n). */
-uint32_t nsys_sx_position(const nsys_sx *s, uint32_t g, int64_t t, uint32_t id);
-
 /* The id at position pos of g's (start, id) order. */
 static inline uint32_t nsys_sx_at(const nsys_sx *s, uint32_t g, uint32_t pos) { return s->perm[s->groups[g].first + pos]; }
 

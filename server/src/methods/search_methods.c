@@ -429,7 +429,7 @@ cJSON *nsys_method_search(nsys_call *call) {
   cJSON_AddNumberToObject(res, "matches", (double)acc.total_count);
   cJSON_AddBoolToObject(res, "truncated", nh > (uint64_t)limit);
   if (want_inst) {
-    const nsys_instance *items = indexed ? page.items : acc.iv.v + (page.n ? page.offset : 0);
+    const nsys_instance *items = indexed ? page.items : page.n ? acc.iv.v + page.offset : NULL;
     cJSON_AddItemToObject(res, "instances",
                           nsys__instances_json(ix, items, page.n, (size_t)acc.total_count, page.offset));
   }
