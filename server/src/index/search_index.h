@@ -12,7 +12,8 @@
  * that started before ws and still run at it, a descent of the tree that
  * visits only blocks holding an instance ending at or after ws (one huge
  * instance among millions of tiny ones costs one block). Built once per
- * (profile, source), lazily, in O(n) after two radix sorts; kept with the
+ * (profile, source), lazily (a radix sort by start; each group's end
+ * order from its start order: O(n log n) at worst); kept with the
  * profile (nsys_profile.search_memo) and freed with it; cancellable while
  * built (nothing half-built is kept); read-only once built, so concurrent
  * requests share it. methods/search_methods.c, index/search_page.c. */
