@@ -14,6 +14,7 @@
 #include "index/index_query.h"
 #include "index/instance_page.h"
 #include "index/search_index.h"
+#include "index/search_page.h"
 #include "methods/timeline_handlers.h"
 #include "profile/profile.h"
 #include "rpc/jsonrpc.h"
@@ -71,9 +72,8 @@ static int nsys__op_kind(uint8_t op_kind) {
                                      : -1;
 }
 
-/* {total, offset, names, items}: the instances of ranks [off, off + len) in time order. */
-static cJSON *nsys__instances_json(const nsys_index *ix, nsys__inst_vec *iv, size_t off, size_t len) {
-  nsys_instance_page(iv->v, iv->n, off, len);
+/* {total, offset, names, items}: the page (the instances of ranks [off, off + n) in time order). */
+static cJSON *nsys__instances_json(const nsys_index *ix, const nsys_instance *page, size_t n, size_t total, size_t off) {
   /* timeline/tracks ids: GPU track index -> its track; a thread's NVTX rows are consecutive by
    * depth; a thread's API row */
   uint32_t nt = nsys_tl_track_count(ix);
@@ -87,14 +87,14 @@ static cJSON *nsys__instances_json(const nsys_index *ix, nsys__inst_vec *iv, siz
     else if (tl->kind == NSYS_TL_API && tl->thread < ix->n_threads) api[tl->thread] = tl;
   }
   cJSON *o = cJSON_CreateObject();
-  nsys_json_add_i64(o, "total", (int64_t)iv->n);
+  nsys_json_add_i64(o, "total", (int64_t)total);
   nsys_json_add_i64(o, "offset", (int64_t)off);
   cJSON *names = cJSON_AddArrayToObject(o, "names");
   cJSON *items = cJSON_AddArrayToObject(o, "items");
   uint32_t *slot = nsys_xcalloc((size_t)ix->strings.count + 1, sizeof *slot); /* name id -> index in names + 1 */
   uint32_t nused = 0;
-  for (size_t k = off; k < iv->n && k < off + len; k++) {
-    const nsys_instance *in = &iv->v[k];
+  for (size_t k = 0; k < n; k++) {
+    const nsys_instance *in = &page[k];
     uint32_t id = in->id, nm;
     int64_t end;
     const char *kind;
@@ -155,18 +155,41 @@ static nsys__hit *nsys__hit_of(nsys__hits *h, nsys__kind kind, uint32_t name, ui
   return &h->v[idx[name] - 1];
 }
 
-/* What the matched instances add up to: the hits, the per-name GPU time, the instances. */
+/* Which names match the query, each string id tested once (0 unknown, 1 match, 2 no match). */
+typedef struct {
+  const nsys_index *ix;
+  const char *q;
+  nsys__mode mode;
+  uint8_t *seen;
+} nsys__matcher;
+
+static bool nsys__name_matches(nsys__matcher *mt, uint32_t id) {
+  if (!mt->seen[id]) mt->seen[id] = nsys__match(mt->q, mt->mode, nsys__s(mt->ix, id)) ? 1 : 2;
+  return mt->seen[id] == 1;
+}
+
+/* A GPU op of search kind `kind` with short name sn and demangled name fn: kernels match on
+ * the short, the demangled or the display name, copies and sets on their name. */
+static bool nsys__op_matches(nsys__matcher *mt, int kind, uint32_t sn, uint32_t fn) {
+  if (kind != NSYS__KERNEL) return nsys__name_matches(mt, sn);
+  return nsys__name_matches(mt, sn) || nsys__name_matches(mt, fn) ||
+         nsys__name_matches(mt, nsys_display_name(mt->ix, fn));
+}
+
+/* What the matches add up to: the hits, the per-name GPU time, the match count, and (the scan)
+ * every matched instance or (the index) the matching groups' runs, paged without visiting them. */
 typedef struct {
   const nsys_index *ix;
   nsys__hits hs;
   int64_t *full_ns; /* kernels: matched GPU time per demangled name */
-  nsys__inst_vec iv;
   bool want_inst;
   int64_t total_count;
-  nsys_call *call;
-  uint32_t kind;    /* nsys__kind of what nsys__emit_* receive */
-  uint32_t polled;  /* instances since the last cancellation check */
+  nsys__inst_vec iv;
+  nsys_sx_run *runs;
+  size_t n_runs, runs_cap;
 } nsys__acc;
+
+/* ---- the scan: every instance ---- */
 
 static void nsys__take_op(nsys__acc *a, uint32_t i, nsys__kind kind) {
   const nsys_index *ix = a->ix;
@@ -201,21 +224,116 @@ static void nsys__take_api(nsys__acc *a, uint32_t i) {
   a->total_count++;
 }
 
-/* nsys_sx_window's callback: one matched instance of source a->kind; false once cancelled. */
-static bool nsys__emit(void *ctx, uint32_t id) {
-  nsys__acc *a = ctx;
-  if ((++a->polled & 0xFFFF) == 0 && nsys_call_cancelled(a->call)) return false;
-  if (a->kind == NSYS__NVTX) nsys__take_nvtx(a, id);
-  else if (a->kind == NSYS__API) nsys__take_api(a, id);
-  else nsys__take_op(a, id, (nsys__kind)a->kind);
-  return true;
+static void nsys__scan(nsys_call *call, nsys__acc *acc, nsys__matcher *mt, const bool *want, int64_t ws, int64_t we) {
+  const nsys_index *ix = acc->ix;
+  if (want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET]) {
+    for (uint32_t i = 0; i < ix->ops.n; i++) {
+      if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) return;
+      int kind = nsys__op_kind(ix->ops.kind[i]);
+      if (kind < 0 || !want[kind] || ix->ops.start[i] >= we || ix->ops.end[i] < ws) continue;
+      if (nsys__op_matches(mt, kind, ix->ops.name[i], ix->ops.full_name[i])) nsys__take_op(acc, i, (nsys__kind)kind);
+    }
+  }
+  if (want[NSYS__NVTX]) {
+    for (uint32_t i = 0; i < ix->nvtx.n; i++) {
+      if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) return;
+      if (ix->nvtx.start[i] >= we || ix->nvtx.end[i] < ws || !nsys__name_matches(mt, ix->nvtx.name[i])) continue;
+      nsys__take_nvtx(acc, i);
+    }
+  }
+  if (want[NSYS__API]) {
+    for (uint32_t i = 0; i < ix->api.n; i++) {
+      if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) return;
+      if (ix->api.start[i] >= we || ix->api.end[i] < ws || !nsys__name_matches(mt, ix->api.name[i])) continue;
+      nsys__take_api(acc, i);
+    }
+  }
 }
 
-/* NSYS_AI_SEARCH_INDEX=0: windowed searches scan every instance as unwindowed ones do
- * (comparisons, benchmarks); the answers are the same byte for byte. */
+/* ---- the index: each matching group's count and time in the window, O(log n) ---- */
+
+/* Group g of s (search kind `kind`), whose `count` instances in [ws, we) take `ns`. */
+static uint32_t nsys__take_group(nsys__acc *a, const nsys_sx *s, uint32_t g, nsys__kind kind, uint8_t inst_kind,
+                                 int64_t ws, int64_t we, uint32_t count, int64_t ns) {
+  const nsys_sx_group *gr = &s->groups[g];
+  nsys__hit *h = nsys__hit_of(&a->hs, kind, gr->name, gr->full);
+  h->count += count;
+  h->ns += ns;
+  a->total_count += count;
+  if (a->want_inst) {
+    if (a->n_runs == a->runs_cap) {
+      a->runs_cap = a->runs_cap ? a->runs_cap * 2 : 64;
+      a->runs = nsys_xrealloc(a->runs, a->runs_cap * sizeof *a->runs);
+    }
+    a->runs[a->n_runs++] = nsys_sx_run_of(s, g, inst_kind, ws, we, count);
+  }
+  return (uint32_t)(h - a->hs.v);
+}
+
+static void nsys__indexed(nsys_call *call, nsys__acc *acc, nsys__matcher *mt, const bool *want,
+                          const nsys_sx *const *sx, int64_t ws, int64_t we) {
+  const nsys_sx *s = sx[NSYS_SX_OPS];
+  uint32_t *kernel_hit = NULL, n_kernel = 0; /* matched kernel groups: (hit, demangled name) pairs */
+  if (s) kernel_hit = nsys_xmalloc(((size_t)s->n_groups + 1) * 2 * sizeof *kernel_hit);
+  for (uint32_t g = 0; s && g < s->n_groups && !nsys_call_cancelled(call); g++) {
+    const nsys_sx_group *gr = &s->groups[g];
+    int kind = nsys__op_kind(gr->op_kind);
+    if (kind < 0 || !want[kind] || !nsys__op_matches(mt, kind, gr->name, gr->full)) continue;
+    uint32_t count;
+    int64_t ns;
+    nsys_sx_overlapping(s, g, ws, we, &count, &ns);
+    if (!count) continue;
+    uint32_t h = nsys__take_group(acc, s, g, (nsys__kind)kind, NSYS_INST_OP, ws, we, count, ns);
+    if (kind == NSYS__KERNEL) {
+      acc->full_ns[gr->full] += ns;
+      kernel_hit[2 * n_kernel] = h;
+      kernel_hit[2 * n_kernel++ + 1] = gr->full;
+    }
+  }
+  /* a kernel hit's example: its demangled name with the most matched GPU time, the smaller
+   * string id on ties (what the scan's running maximum ends with) */
+  for (uint32_t k = 0; k < n_kernel; k++) {
+    nsys__hit *h = &acc->hs.v[kernel_hit[2 * k]];
+    uint32_t fn = kernel_hit[2 * k + 1];
+    if (acc->full_ns[fn] > acc->full_ns[h->example] || (acc->full_ns[fn] == acc->full_ns[h->example] && fn < h->example))
+      h->example = fn;
+  }
+  free(kernel_hit);
+  static const nsys__kind host_kind[2] = {NSYS__NVTX, NSYS__API};
+  static const uint8_t host_inst[2] = {NSYS_INST_NVTX, NSYS_INST_API};
+  for (int k = 0; k < 2; k++) {
+    s = sx[k == 0 ? NSYS_SX_NVTX : NSYS_SX_API];
+    for (uint32_t g = 0; s && g < s->n_groups && !nsys_call_cancelled(call); g++) {
+      if (!nsys__name_matches(mt, s->groups[g].name)) continue;
+      uint32_t count;
+      int64_t ns;
+      nsys_sx_overlapping(s, g, ws, we, &count, &ns);
+      if (count) nsys__take_group(acc, s, g, host_kind[k], host_inst[k], ws, we, count, ns);
+    }
+  }
+}
+
+/* NSYS_AI_SEARCH_INDEX=0: searches scan every instance, windowed or not (comparisons,
+ * benchmarks); the answers are the same byte for byte. */
 static bool nsys__use_search_index(void) {
   const char *e = getenv("NSYS_AI_SEARCH_INDEX");
   return !(e && strcmp(e, "0") == 0);
+}
+
+/* The sources' indexes search needs (want), into sx: built if needed for a windowed search;
+ * only if already built for an unwindowed one (a scan costs less than a build: bench/README.md).
+ * False when one is missing (then scan) or the call was cancelled. */
+static bool nsys__indexes(nsys_call *call, nsys_profile *p, const nsys_index *ix, const bool *want, bool windowed,
+                          const nsys_sx **sx) {
+  if (!nsys__use_search_index()) return false;
+  bool need[NSYS_SX_SOURCES] = {want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET], want[NSYS__NVTX],
+                                want[NSYS__API]};
+  for (int src = 0; src < NSYS_SX_SOURCES; src++) {
+    if (!need[src]) continue;
+    sx[src] = windowed ? nsys_sx_get(&call->task, p, ix, (nsys_sx_source)src) : nsys_sx_peek(p, ix, (nsys_sx_source)src);
+    if (!sx[src] || nsys_call_cancelled(call)) return false;
+  }
+  return true;
 }
 
 cJSON *nsys_method_search(nsys_call *call) {
@@ -255,80 +373,36 @@ cJSON *nsys_method_search(nsys_call *call) {
   if (!ix) return NULL;
   nsys_call_progress_begin(call, "search");
   uint32_t ns = ix->strings.count;
-  /* per string id: 0 unknown, 1 match, 2 no match */
-  uint8_t *m = nsys_xcalloc(ns + 1, 1);
-#define NSYS__M(id) (m[id] ? m[id] == 1 : (m[id] = nsys__match(q, mode, nsys__s(ix, id)) ? 1 : 2) == 1)
-  nsys__acc acc = {.ix = ix, .want_inst = want_inst > 0, .call = call};
+  nsys__matcher mt = {ix, q, mode, nsys_xcalloc(ns + 1, 1)};
+  nsys__acc acc = {.ix = ix, .want_inst = want_inst > 0};
   for (int j = 0; j < NSYS__KINDS; j++)
     if (want[j]) acc.hs.idx[j] = nsys_xcalloc(ns + 1, sizeof(uint32_t));
   acc.full_ns = want[NSYS__KERNEL] ? nsys_xcalloc(ns + 1, sizeof(int64_t)) : NULL;
-  /* A window: each matching name's instances from the search index, O(log n + k) (built once per
-   * profile and source); no window: every instance is a match candidate, so scan them. */
-  bool windowed = (ws != INT64_MIN || we != INT64_MAX) && nsys__use_search_index();
+  /* From the search index (each matching name O(log n), the page without visiting the matches)
+   * when it is there: built by the first windowed search (what the timelines ask on every view
+   * change); else a scan of every instance. */
   const nsys_sx *sx[NSYS_SX_SOURCES] = {0};
-  if (windowed) {
-    bool any_op = want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET];
-    if (any_op) sx[NSYS_SX_OPS] = nsys_sx_get(&call->task, p, ix, NSYS_SX_OPS);
-    if (want[NSYS__NVTX] && !nsys_call_cancelled(call)) sx[NSYS_SX_NVTX] = nsys_sx_get(&call->task, p, ix, NSYS_SX_NVTX);
-    if (want[NSYS__API] && !nsys_call_cancelled(call)) sx[NSYS_SX_API] = nsys_sx_get(&call->task, p, ix, NSYS_SX_API);
-    windowed = !nsys_call_cancelled(call) && (!any_op || sx[NSYS_SX_OPS]) && (!want[NSYS__NVTX] || sx[NSYS_SX_NVTX]) &&
-               (!want[NSYS__API] || sx[NSYS_SX_API]);
-  }
+  bool indexed = nsys__indexes(call, p, ix, want, ws != INT64_MIN || we != INT64_MAX, sx);
   if (nsys_call_cancelled(call)) {
     /* answered below as cancelled */
-  } else if (windowed) {
-    const nsys_sx *s = sx[NSYS_SX_OPS];
-    for (uint32_t g = 0; s && g < s->n_groups && !nsys_call_cancelled(call); g++) {
-      const nsys_sx_group *gr = &s->groups[g];
-      int kind = nsys__op_kind(gr->op_kind);
-      if (kind < 0 || !want[kind]) continue;
-      if (kind == NSYS__KERNEL ? !NSYS__M(gr->name) && !NSYS__M(gr->full) && !NSYS__M(nsys_display_name(ix, gr->full))
-                               : !NSYS__M(gr->name))
-        continue;
-      acc.kind = (uint32_t)kind;
-      nsys_sx_window(s, g, ws, we, nsys__emit, &acc);
-    }
-    static const nsys__kind host_kind[2] = {NSYS__NVTX, NSYS__API};
-    for (int h = 0; h < 2; h++) {
-      s = sx[h == 0 ? NSYS_SX_NVTX : NSYS_SX_API];
-      acc.kind = host_kind[h];
-      for (uint32_t g = 0; s && g < s->n_groups && !nsys_call_cancelled(call); g++)
-        if (NSYS__M(s->groups[g].name)) nsys_sx_window(s, g, ws, we, nsys__emit, &acc);
-    }
+  } else if (indexed) {
+    nsys__indexed(call, &acc, &mt, want, sx, ws, we);
   } else {
-    if (want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET]) {
-      for (uint32_t i = 0; i < ix->ops.n; i++) {
-        if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
-        int kind = nsys__op_kind(ix->ops.kind[i]);
-        if (kind < 0 || !want[kind] || ix->ops.start[i] >= we || ix->ops.end[i] < ws) continue;
-        uint32_t sn = ix->ops.name[i], fn = ix->ops.full_name[i];
-        if (kind == NSYS__KERNEL ? !NSYS__M(sn) && !NSYS__M(fn) && !NSYS__M(nsys_display_name(ix, fn)) : !NSYS__M(sn))
-          continue;
-        nsys__take_op(&acc, i, (nsys__kind)kind);
-      }
-    }
-    if (want[NSYS__NVTX]) {
-      for (uint32_t i = 0; i < ix->nvtx.n; i++) {
-        if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
-        if (ix->nvtx.start[i] >= we || ix->nvtx.end[i] < ws || !NSYS__M(ix->nvtx.name[i])) continue;
-        nsys__take_nvtx(&acc, i);
-      }
-    }
-    if (want[NSYS__API]) {
-      for (uint32_t i = 0; i < ix->api.n; i++) {
-        if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) break;
-        if (ix->api.start[i] >= we || ix->api.end[i] < ws || !NSYS__M(ix->api.name[i])) continue;
-        nsys__take_api(&acc, i);
-      }
+    nsys__scan(call, &acc, &mt, want, ws, we);
+  }
+  nsys_sx_page_out page = {0};
+  if (want_inst && !nsys_call_cancelled(call)) {
+    if (indexed) {
+      nsys_sx_page(&call->task, acc.runs, acc.n_runs, ws, has_at, at, (size_t)offset, (size_t)want_inst, &page);
+    } else {
+      page.offset = has_at ? nsys_instance_rank(acc.iv.v, acc.iv.n, at) : (size_t)offset;
+      nsys_instance_page(acc.iv.v, acc.iv.n, page.offset, (size_t)want_inst);
+      page.n = page.offset < acc.iv.n ? acc.iv.n - page.offset : 0;
+      if (page.n > (size_t)want_inst) page.n = (size_t)want_inst;
     }
   }
-#undef NSYS__M
-  nsys__hits hs = acc.hs;
-  nsys__inst_vec iv = acc.iv;
-  int64_t total_count = acc.total_count;
-  int64_t *full_ns = acc.full_ns;
-  nsys__hit *hits = hs.v;
-  uint32_t nh = hs.n;
+  nsys__hit *hits = acc.hs.v;
+  uint32_t nh = acc.hs.n;
   cJSON *res = NULL;
   if (nsys_call_cancelled(call)) { /* cut short: not an answer */
     nsys_call_fail_cancelled(call);
@@ -352,18 +426,21 @@ cJSON *nsys_method_search(nsys_call *call) {
     cJSON_AddItemToArray(arr, o);
   }
   cJSON_AddNumberToObject(res, "distinct", nh);
-  cJSON_AddNumberToObject(res, "matches", (double)total_count);
+  cJSON_AddNumberToObject(res, "matches", (double)acc.total_count);
   cJSON_AddBoolToObject(res, "truncated", nh > (uint64_t)limit);
   if (want_inst) {
-    size_t off = has_at ? nsys_instance_rank(iv.v, iv.n, at) : (size_t)offset;
-    cJSON_AddItemToObject(res, "instances", nsys__instances_json(ix, &iv, off, (size_t)want_inst));
+    const nsys_instance *items = indexed ? page.items : page.n ? acc.iv.v + page.offset : NULL;
+    cJSON_AddItemToObject(res, "instances",
+                          nsys__instances_json(ix, items, page.n, (size_t)acc.total_count, page.offset));
   }
 done:
-  free(iv.v);
+  if (indexed) free(page.items);
+  free(acc.iv.v);
+  free(acc.runs);
   free(hits);
-  for (int j = 0; j < NSYS__KINDS; j++) free(hs.idx[j]);
-  free(m);
-  free(full_ns);
+  for (int j = 0; j < NSYS__KINDS; j++) free(acc.hs.idx[j]);
+  free(mt.seen);
+  free(acc.full_ns);
   nsys_profile_release(p);
   return res;
 }
