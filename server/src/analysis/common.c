@@ -209,6 +209,16 @@ void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int
   nsys_actx_device_unions(c, device, a, b, &pred, outs, 1);
 }
 
+const nsys_ivls *nsys_actx_device_union_ref(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,
+                                            nsys_ivls *scratch) {
+  const nsys_devunions *du = nsys_actx_devunions_covering(c, device, a, b);
+  const nsys_ivls *whole = du ? nsys_devunions_of(du, pred) : NULL;
+  if (whole && (whole->pre || !whole->n)) return whole;
+  nsys_actx_device_union(c, device, pred, a, b, scratch);
+  nsys_ivls_index(scratch);
+  return scratch;
+}
+
 bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t *s,
                            int64_t *e) {
   const nsys_index *ix = c->ix;

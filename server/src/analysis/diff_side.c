@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/amemo.h"
 #include "analysis/analyses.h"
 #include "analysis/diff.h"
 #include "common/strtab.h"
@@ -627,8 +628,13 @@ bool nsys_diff_side_build(nsys_diff_side *s, nsys_task *task, struct nsys_profil
     s->file = p->path ? nsys_xstrdup(p->path) : NULL;
   }
   nsys__gpu_model(s, p);
+  /* the profile's memo (analysis/amemo.h): device orders and unions, op
+   * and API classes built once per open profile, shared with the analyses */
+  nsys_acache *memo;
+  if (!nsys_amemo_get(task, p, ix, &memo)) return false;
   nsys_actx c;
   if (!nsys_actx_init(&c, task, p, ix, nsys_analysis_find("iterations"), NULL)) return false;
+  if (memo && memo->ix == ix) c.cache = memo;
   s->n_devices = nsys_actx_devices(&c, &s->devices);
   s->gpu_count = (int32_t)s->n_devices;
   bool ok = nsys__iterations(s, &c);

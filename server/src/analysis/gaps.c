@@ -236,11 +236,11 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   for (uint32_t d = 0; d < nd; d++) {
     int32_t dev = devs[d];
     size_t first_gap = gaps.n;
-    nsys_actx_device_union(c, dev, nsys_pred_any, c->t0, c->t1, &u);
+    const nsys_ivls *up = nsys_actx_device_union_ref(c, dev, nsys_pred_any, c->t0, c->t1, &u);
     int64_t idle_any = 0, idle_thr = 0;
     uint32_t n_thr = 0, buckets[3] = {0};
-    for (uint32_t i = 1; i < u.n; i++) {
-      int64_t gs = u.e[i - 1], ge = u.s[i];
+    for (uint32_t i = 1; i < up->n; i++) {
+      int64_t gs = up->e[i - 1], ge = up->s[i];
       idle_any += ge - gs;
       if (ge - gs >= min_gap) {
         idle_thr += ge - gs;
@@ -287,12 +287,12 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
         have = true;
       }
     }
-    int64_t span = u.n ? u.e[u.n - 1] - u.s[0] : 0;
+    int64_t span = up->n ? up->e[up->n - 1] - up->s[0] : 0;
     nsys_rec o = nsys_rtab_add(per_dev);
     nsys_rset_i64(o, GD_DEVICE, dev);
-    nsys_rset_i64(o, GD_START, u.n ? u.s[0] : c->t0);
-    nsys_rset_i64(o, GD_END, u.n ? u.e[u.n - 1] : c->t0);
-    nsys_rset_i64(o, GD_BUSY_NS, nsys_ivls_total(&u));
+    nsys_rset_i64(o, GD_START, up->n ? up->s[0] : c->t0);
+    nsys_rset_i64(o, GD_END, up->n ? up->e[up->n - 1] : c->t0);
+    nsys_rset_i64(o, GD_BUSY_NS, nsys_ivls_total(up));
     nsys_rset_i64(o, GD_IDLE_NS, idle_any);
     nsys_rset_f64(o, GD_IDLE_PCT, span ? nsys_round2(100.0 * (double)idle_any / (double)span) : 0);
     nsys_rset_i64(o, GD_GAP_COUNT, n_thr);
@@ -449,11 +449,11 @@ bool nsys_an_sync_cost(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
-  nsys_ivls *busy = nsys_xcalloc(nd + 1, sizeof *busy);
+  nsys_ivls *scratch = nsys_xcalloc(nd + 1, sizeof *scratch);
+  const nsys_ivls **busy = nsys_xcalloc(nd + 1, sizeof *busy);
   for (uint32_t d = 0; d < nd; d++) {
-    nsys_ivls_init(&busy[d]);
-    nsys_actx_device_union(c, devs[d], nsys_pred_any, INT64_MIN, INT64_MAX, &busy[d]);
-    nsys_ivls_index(&busy[d]);
+    nsys_ivls_init(&scratch[d]);
+    busy[d] = nsys_actx_device_union_ref(c, devs[d], nsys_pred_any, INT64_MIN, INT64_MAX, &scratch[d]);
   }
   uint32_t ns = ix->strings.count;
   nsys__sgroup *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
@@ -474,7 +474,7 @@ bool nsys_an_sync_cost(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
       if (cls != NSYS_API_SYNC && cls != NSYS_API_MEMCPY_SYNC) continue;
       int64_t a = ix->api.start[k], b = ix->api.end[k], dur = b - a;
       int64_t idle = 0;
-      for (uint32_t j = 0; j < nm_dev; j++) idle += dur - nsys_ivls_len_in(&busy[mine[j]], a, b);
+      for (uint32_t j = 0; j < nm_dev; j++) idle += dur - nsys_ivls_len_in(busy[mine[j]], a, b);
       bool dev = nm_dev > 0;
       uint32_t nm = ix->api.name[k] < ns ? ix->api.name[k] : ns;
       g[nm].name = nm;
@@ -524,7 +524,8 @@ bool nsys_an_sync_cost(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   else nsys_rset_null(summary, SYS_GPU_IDLE_NS);
   free(iv);
   nsys__sync_table(c, summary);
-  for (uint32_t d = 0; d < nd; d++) nsys_ivls_free(&busy[d]);
+  for (uint32_t d = 0; d < nd; d++) nsys_ivls_free(&scratch[d]);
+  free(scratch);
   free(busy);
   free(mine);
   free(g);
