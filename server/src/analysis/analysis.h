@@ -211,6 +211,10 @@ bool nsys_name_is_nccl(const char *name);
 nsys_api_class nsys_api_classify(const char *name);
 bool nsys_actx_is_nccl_op(nsys_actx *c, uint32_t op); /* kernel whose name is NCCL */
 nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api);
+/* The class of every string id as an API name (nsys_api_class values, one
+ * byte each, ix->strings.count of them): nsys_actx_api_class without a call
+ * per API call, for loops over all of them. */
+const uint8_t *nsys_actx_api_classes(nsys_actx *c);
 /* Distinct devices present in tracks (sorted); returns count, *out malloc'd. */
 uint32_t nsys_actx_devices(nsys_actx *c, int32_t **out);
 bool nsys_actx_device_selected(const nsys_actx *c, int32_t device);

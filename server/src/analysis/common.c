@@ -91,6 +91,11 @@ nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api) {
   return nm < c->ix->strings.count ? (nsys_api_class)c->cache->name_api[nm] : NSYS_API_OTHER;
 }
 
+const uint8_t *nsys_actx_api_classes(nsys_actx *c) {
+  nsys__fill_name_caches(c->cache);
+  return c->cache->name_api;
+}
+
 bool nsys_pred_kernel(nsys_actx *c, uint32_t op) {
   uint8_t k = nsys__op_class(c, op);
   return k == 1 || k == 2;
