@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/amemo.h"
 #include "analysis/analysis.h"
 #include "common/util.h"
 
@@ -310,7 +311,7 @@ typedef struct {
 static void *nsys__side_thread(void *arg) {
   nsys__side_job *j = arg;
   const nsys_task *prev = nsys_task_enter(&j->task); /* its SQL stops when the request is cancelled */
-  j->ok = nsys_diff_side_build(&j->side, &j->task, j->p, j->ix);
+  j->ok = nsys_amemo_diff_side(&j->task, j->p, j->ix, &j->side);
   nsys_task_leave(prev);
   return NULL;
 }
@@ -326,7 +327,7 @@ bool nsys_diff_run(nsys_diff *d, nsys_task *task, struct nsys_profile *a, const 
    * both the same one, read-only): the compare side on a second thread */
   pthread_t th_b;
   bool threaded = nsys_analysis_threads(2) > 1 && pthread_create(&th_b, NULL, nsys__side_thread, &jb) == 0;
-  bool ok = nsys_diff_side_build(&sa, task, a, ia);
+  bool ok = nsys_amemo_diff_side(task, a, ia, &sa);
   nsys_task_progress(task, 50, "base analysed");
   if (threaded) pthread_join(th_b, NULL);
   else if (ok) nsys__side_thread(&jb);

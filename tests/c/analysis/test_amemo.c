@@ -6,7 +6,8 @@
  * half-built, and the next request builds it whole and answers as a fresh
  * open does; concurrent first requests share one build and all answer the
  * same bytes; profile/diff answers the same with its two sides on one thread
- * or two. Skips (77) when the shared real profiles are absent. */
+ * or two, and from the side the memo keeps (after a cancelled first diff
+ * too). Skips (77) when the shared real profiles are absent. */
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -209,6 +210,19 @@ static void check_profile(const char *path) {
   CHECK_MSG(dcut == NULL && code == NSYS_E_CANCELLED, "%s: cancelled diff answered (%d)", path, code);
   CHECK_MSG(tp.p->memo == NULL, "%s: a cancelled diff left a memo", path);
   free(dcut);
+  /* a diff cancelled once the memo is built (its side not yet): -32800, and
+   * the next diff builds the side whole and answers as before, twice (the
+   * second from the memo's side) */
+  char *warm = answer(tp.p, ix, "nccl_breakdown", false, &code);
+  free(warm);
+  dcut = diff_answer(tp.p, ix, true, &code);
+  CHECK_MSG(dcut == NULL && code == NSYS_E_CANCELLED, "%s: cancelled diff on a built memo answered (%d)", path, code);
+  free(dcut);
+  for (int k = 0; k < 2; k++) {
+    char *d2 = diff_answer(tp.p, ix, false, &code);
+    CHECK_MSG(d2 && strcmp(d2, diff_fresh) == 0, "%s: diff after a cancelled one differs (%d)", path, k);
+    free(d2);
+  }
   check_race(path, tp.p, ix, fresh, diff_fresh);
   check_cancel_midway(path, tp.p, ix, fresh[4]);
   unsetenv("NSYS_AI_ANALYSIS_THREADS");
