@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import analysis_ref as ref
 from conftest import generate
 from test_analysis_real import analyze
 
@@ -113,23 +114,11 @@ def test_wall_time_is_the_union_of_the_calls(four_gpus):
     for s, e, n in db.execute("SELECT r.start, r.\"end\", s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
                               "JOIN StringIds s ON s.id = r.nameId WHERE r.start >= ? AND r.start < ?",
                               (w["start"], w["end"])):
-        base = n.split("_v")[0]
+        base = ref.api_name(n)
         if base in names:
             iv.append((s, min(e, w["end"])))
     db.close()
-    iv.sort()
-    total, cur_s, cur_e = 0, None, None
-    for s, e in iv:
-        if e <= s:
-            continue
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None:
-        total += cur_e - cur_s
+    total = ref.union_len([(a, b) for a, b in iv if b > a])
     assert res["summary"]["wallSyncNs"] == total
     assert sum(r["count"] for r in res["rows"]) == len(iv) == res["summary"]["calls"]
     assert len({t for t, in sqlite3.connect(f"file:{tiny}?mode=ro", uri=True).execute(
