@@ -78,13 +78,22 @@ bool nsys_amemo_get(nsys_task *task, nsys_profile *p, const nsys_index *ix, nsys
   return true;
 }
 
+nsys_acache *nsys_amemo_peek(nsys_profile *p, const nsys_index *ix) {
+  if (!p || !ix || atomic_load(&p->index) != ix || !nsys__enabled()) return NULL;
+  pthread_mutex_lock(&nsys__mu);
+  nsys__memo *m = p->memo;
+  nsys_acache *k = m && m->ready ? &m->k : NULL;
+  pthread_mutex_unlock(&nsys__mu);
+  return k;
+}
+
 bool nsys_amemo_diff_side(nsys_task *task, nsys_profile *p, const nsys_index *ix, nsys_diff_side *out) {
   memset(out, 0, sizeof *out);
-  nsys_acache *k;
-  if (!nsys_amemo_get(task, p, ix, &k)) return false;
-  if (!k) return nsys_diff_side_build(out, task, p, ix); /* no memo: computed for this request */
+  /* only on a built memo: a memo built for one diff costs more than the
+   * diff's own passes (a one-shot `nsys-ai diff`) */
+  if (!nsys_amemo_peek(p, ix)) return nsys_diff_side_build(out, task, p, ix);
   pthread_mutex_lock(&nsys__mu);
-  nsys__memo *m = p->memo; /* built (k): kept until the profile is freed */
+  nsys__memo *m = p->memo; /* built: kept until the profile is freed */
   for (;;) {
     if (m->side) {
       nsys_diff_side_copy(out, m->side);

@@ -628,10 +628,9 @@ bool nsys_diff_side_build(nsys_diff_side *s, nsys_task *task, struct nsys_profil
     s->file = p->path ? nsys_xstrdup(p->path) : NULL;
   }
   nsys__gpu_model(s, p);
-  /* the profile's memo (analysis/amemo.h): device orders and unions, op
-   * and API classes built once per open profile, shared with the analyses */
-  nsys_acache *memo;
-  if (!nsys_amemo_get(task, p, ix, &memo)) return false;
+  /* the profile's memo when an analysis built it (analysis/amemo.h):
+   * device orders and unions, op and API classes, shared with the analyses */
+  nsys_acache *memo = nsys_amemo_peek(p, ix);
   nsys_actx c;
   if (!nsys_actx_init(&c, task, p, ix, nsys_analysis_find("iterations"), NULL)) return false;
   if (memo && memo->ix == ix) c.cache = memo;
