@@ -13,6 +13,7 @@ shape generated with another seed (or, with --diff-self, with itself).
 
 usage: bench/bench_analyses.py [--scale 1m|10m|N] [--shapes default,stages,...]
                                [--dir /tmp/nsys-ai-bench] [--repeat N] [--best] [--cpu]
+                               [--before OTHER_BINARY]   (side by side: OTHER's column, then --bin's)
        bench/bench_analyses.py --profile FILE.sqlite   (one existing profile)
 Target (issue 16): each method <= 300 ms at 10M kernels, report <= 1 s.
 """
@@ -118,6 +119,8 @@ def main() -> int:
     ap.add_argument("--diff-self", action="store_true",
                     help="profile/diff compares each profile with itself (no second seed to generate: 10m)")
     ap.add_argument("--bin", default=str(REPO / "build" / "nsys-ai"))
+    ap.add_argument("--before", help="another binary (e.g. main's, built in another dir) timed in the same run, "
+                                     "each shape with it first, then with --bin: columns 'SHAPE before', 'SHAPE'")
     ap.add_argument("--cpu", action="store_true",
                     help="cells are the server's CPU ms (user + system, /proc; 10 ms ticks): steadier than "
                          "wall clock on a loaded machine")
@@ -127,9 +130,11 @@ def main() -> int:
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, float]] = {}
+    bins = ([(" before", args.before)] if args.before else []) + [("", args.bin)]
     if args.profile:
         warm_index(args.bin, Path(args.profile))
-        results[Path(args.profile).stem] = bench_shape(args.bin, Path(args.profile), None, args.repeat, args.best)
+        for tag, b in bins:
+            results[Path(args.profile).stem + tag] = bench_shape(b, Path(args.profile), None, args.repeat, args.best)
     else:
         kernels = scale_kernels(args.scale)
         for shape in [s for s in args.shapes.split(",") if s]:
@@ -138,8 +143,9 @@ def main() -> int:
             warm_index(args.bin, p)
             if p2 != p:
                 warm_index(args.bin, p2)
-            print(f"  {shape}: timing", file=sys.stderr)
-            results[shape] = bench_shape(args.bin, p, p2, args.repeat, args.best)
+            for tag, b in bins:
+                print(f"  {shape}{tag}: timing", file=sys.stderr)
+                results[shape + tag] = bench_shape(b, p, p2, args.repeat, args.best)
     cols = list(results)
     rows = list(dict.fromkeys(k for r in results.values() for k in r))
     load = os.getloadavg()

@@ -24,4 +24,18 @@
  * building or waiting). */
 bool nsys_amemo_get(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, nsys_acache **out);
 
+/* The built memo of p for ix, or NULL (none yet, being built, turned off):
+ * never builds and never waits. */
+nsys_acache *nsys_amemo_peek(struct nsys_profile *p, const nsys_index *ix);
+
+struct nsys_diff_side;
+/* profile/diff's side of p (analysis/diff.h: it depends on the profile
+ * alone) into *out, a copy the caller frees with nsys_diff_side_free. On a
+ * built memo (an analysis or report ran on p) it is built once and kept in
+ * the memo (concurrent first requests wait for one build; a cancelled build
+ * keeps nothing); otherwise it is built for this request with caches of its
+ * own, as a memo built for one diff would cost more than the diff's own
+ * passes. False after nsys_task_fail (cancelled). */
+bool nsys_amemo_diff_side(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, struct nsys_diff_side *out);
+
 #endif

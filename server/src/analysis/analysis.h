@@ -184,6 +184,15 @@ typedef struct nsys_aexec {
  * False (task failed: cancelled) when a cache build was cut short; otherwise
  * true, with each run's outcome in its result and task. */
 bool nsys_analysis_exec_all(nsys_task *task, nsys_aexec *runs, uint32_t n, const char *title);
+/* Threads for n independent parts: NSYS_AI_ANALYSIS_THREADS when set (1:
+ * one after another on the calling thread), else the online CPUs; never
+ * more than n. */
+uint32_t nsys_analysis_threads(uint32_t n);
+/* fn(arg, i) for every i < n, on nsys_analysis_threads(n) threads, the
+ * calling thread included (it alone calls tick(arg, parts done so far) after
+ * each of its parts, when tick is not NULL). Returns when all are done. */
+void nsys_analysis_parallel(uint32_t n, void (*fn)(void *arg, uint32_t i), void *arg,
+                            void (*tick)(void *arg, uint32_t done));
 
 /* --- shared helpers (analysis/common.c) --- */
 typedef enum {
@@ -202,6 +211,10 @@ bool nsys_name_is_nccl(const char *name);
 nsys_api_class nsys_api_classify(const char *name);
 bool nsys_actx_is_nccl_op(nsys_actx *c, uint32_t op); /* kernel whose name is NCCL */
 nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api);
+/* The class of every string id as an API name (nsys_api_class values, one
+ * byte each, ix->strings.count of them): nsys_actx_api_class without a call
+ * per API call, for loops over all of them. */
+const uint8_t *nsys_actx_api_classes(nsys_actx *c);
 /* Distinct devices present in tracks (sorted); returns count, *out malloc'd. */
 uint32_t nsys_actx_devices(nsys_actx *c, int32_t **out);
 bool nsys_actx_device_selected(const nsys_actx *c, int32_t device);
@@ -215,6 +228,12 @@ bool nsys_pred_comm(nsys_actx *c, uint32_t op);    /* NCCL kernel */
 /* Union of the ops of `device` (all tracks) that satisfy pred, clipped to [a,b). */
 void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,
                             nsys_ivls *out);
+/* The same union, read-only: the cache's whole-time union itself when [a,b)
+ * holds every op of the device and the cache keeps one for pred (a lent
+ * cache: no copy, already indexed for nsys_ivls_len_in), else `scratch`
+ * filled as nsys_actx_device_union does (and indexed). Never modify it. */
+const nsys_ivls *nsys_actx_device_union_ref(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,
+                                            nsys_ivls *scratch);
 /* Up to 4 unions in one pass (preds[k] -> outs[k]), clipped to [a,b). */
 void nsys_actx_device_unions(nsys_actx *c, int32_t device, int64_t a, int64_t b, const nsys_op_pred *preds,
                              nsys_ivls *const *outs, int n);

@@ -91,6 +91,11 @@ nsys_api_class nsys_actx_api_class(nsys_actx *c, uint32_t api) {
   return nm < c->ix->strings.count ? (nsys_api_class)c->cache->name_api[nm] : NSYS_API_OTHER;
 }
 
+const uint8_t *nsys_actx_api_classes(nsys_actx *c) {
+  nsys__fill_name_caches(c->cache);
+  return c->cache->name_api;
+}
+
 bool nsys_pred_kernel(nsys_actx *c, uint32_t op) {
   uint8_t k = nsys__op_class(c, op);
   return k == 1 || k == 2;
@@ -207,6 +212,16 @@ void nsys_actx_device_union(nsys_actx *c, int32_t device, nsys_op_pred pred, int
                             nsys_ivls *out) {
   nsys_ivls *outs[1] = {out};
   nsys_actx_device_unions(c, device, a, b, &pred, outs, 1);
+}
+
+const nsys_ivls *nsys_actx_device_union_ref(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t a, int64_t b,
+                                            nsys_ivls *scratch) {
+  const nsys_devunions *du = nsys_actx_devunions_covering(c, device, a, b);
+  const nsys_ivls *whole = du ? nsys_devunions_of(du, pred) : NULL;
+  if (whole && (whole->pre || !whole->n)) return whole;
+  nsys_actx_device_union(c, device, pred, a, b, scratch);
+  nsys_ivls_index(scratch);
+  return scratch;
 }
 
 bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t *s,

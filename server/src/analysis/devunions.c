@@ -1,6 +1,7 @@
 /* See devunions.h. */
 #include "analysis/devunions.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,6 +191,49 @@ void nsys_devorder_free(nsys_acache *k) {
   k->n_devorder = 0;
 }
 
+/* The unions of one device (du->device), from its ops in start order. */
+static void nsys__build_device(nsys_actx *c, nsys_devunions *du) {
+  const nsys_index *ix = c->ix;
+  nsys_ivls_init(&du->compute);
+  nsys_ivls_init(&du->comm);
+  nsys_ivls_init(&du->any);
+  nsys_ivls_init(&du->both);
+  nsys_ivls_init(&du->kernel);
+  du->with_kernel = c->cache->lent; /* only a lent cache serves whole-window kernel unions */
+  nsys_opiter m;
+  nsys_opiter_init(&m, c, du->device, INT64_MIN);
+  for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
+    int64_t s = ix->ops.start[op], e = ix->ops.end[op];
+    nsys_ivls_add_sorted(&du->any, s, e);
+    if (nsys_pred_compute(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->compute, s, e);
+    else if (nsys_pred_comm(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->comm, s, e);
+    if (du->with_kernel && nsys_pred_kernel(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->kernel, s, e);
+  }
+  nsys_opiter_free(&m);
+  nsys_ivls_intersect(&du->compute, &du->comm, &du->both);
+  nsys_ivls_index(&du->compute);
+  nsys_ivls_index(&du->comm);
+  nsys_ivls_index(&du->any);
+  nsys_ivls_index(&du->both);
+  if (du->with_kernel) nsys_ivls_index(&du->kernel);
+}
+
+/* Devices built on several threads: each part writes only its device's
+ * unions and recorded order, and polls cancellation on a context of its own. */
+typedef struct {
+  const nsys_actx *c;
+  nsys_devunions *du;
+  atomic_bool stopped;
+} nsys__par_build;
+
+static void nsys__build_part(void *arg, uint32_t d) {
+  nsys__par_build *pb = arg;
+  nsys_actx c = *pb->c;
+  c.stopped = false;
+  nsys__build_device(&c, &pb->du[d]);
+  if (c.stopped) atomic_store(&pb->stopped, true);
+}
+
 static void nsys__build(nsys_actx *c) {
   const nsys_index *ix = c->ix;
   nsys_acache *k = c->cache;
@@ -197,32 +241,19 @@ static void nsys__build(nsys_actx *c) {
   uint32_t u = nsys__track_devices(ix, &devs);
   k->devunions = nsys_xcalloc((size_t)u + 1, sizeof *k->devunions);
   k->n_devunions = u;
-  for (uint32_t d = 0; d < u; d++) {
-    nsys_devunions *du = &k->devunions[d];
-    du->device = devs[d];
-    nsys_ivls_init(&du->compute);
-    nsys_ivls_init(&du->comm);
-    nsys_ivls_init(&du->any);
-    nsys_ivls_init(&du->both);
-    nsys_ivls_init(&du->kernel);
-    du->with_kernel = k->lent; /* only a lent cache serves whole-window kernel unions */
-    nsys_opiter m;
-    nsys_opiter_init(&m, c, devs[d], INT64_MIN);
-    for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
-      int64_t s = ix->ops.start[op], e = ix->ops.end[op];
-      nsys_ivls_add_sorted(&du->any, s, e);
-      if (nsys_pred_compute(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->compute, s, e);
-      else if (nsys_pred_comm(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->comm, s, e);
-      if (du->with_kernel && nsys_pred_kernel(c, (uint32_t)op)) nsys_ivls_add_sorted(&du->kernel, s, e);
-    }
-    nsys_opiter_free(&m);
-    nsys_ivls_intersect(&du->compute, &du->comm, &du->both);
-    nsys_ivls_index(&du->compute);
-    nsys_ivls_index(&du->comm);
-    nsys_ivls_index(&du->any);
-    nsys_ivls_index(&du->both);
-  }
+  for (uint32_t d = 0; d < u; d++) k->devunions[d].device = devs[d];
   free(devs);
+  /* a cache being built whole (nsys_acache_build: lent, op classes made)
+   * builds its devices in parallel; the order table exists before they start */
+  if (k->lent && k->op_class && u > 1 && !c->stopped) {
+    nsys__devorder(k, k->devunions[0].device);
+    nsys__par_build pb = {.c = c, .du = k->devunions};
+    atomic_init(&pb.stopped, false);
+    nsys_analysis_parallel(u, nsys__build_part, &pb, NULL);
+    if (atomic_load(&pb.stopped)) c->stopped = true;
+  } else {
+    for (uint32_t d = 0; d < u; d++) nsys__build_device(c, &k->devunions[d]);
+  }
   k->devunions_whole = !c->stopped; /* a cut-short build is rebuilt by the next run that lends this cache */
 }
 

@@ -3,10 +3,13 @@
 #include "analysis/diff.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/amemo.h"
+#include "analysis/analysis.h"
 #include "common/util.h"
 
 const char *const nsys_diff_change_names[] = {"added", "removed", "slower", "faster", "no_change", "changed"};
@@ -296,15 +299,41 @@ void nsys_diff_compare_sides(nsys_diff *d, nsys_diff_side *base, nsys_diff_side 
   nsys__texts(d);
 }
 
+/* The compare side, built on a thread of its own beside the base side. */
+typedef struct {
+  nsys_diff_side side;
+  nsys_task task; /* a child of the request's: its own error, the request's cancellation */
+  struct nsys_profile *p;
+  const nsys_index *ix;
+  bool ok;
+} nsys__side_job;
+
+static void *nsys__side_thread(void *arg) {
+  nsys__side_job *j = arg;
+  const nsys_task *prev = nsys_task_enter(&j->task); /* its SQL stops when the request is cancelled */
+  j->ok = nsys_amemo_diff_side(&j->task, j->p, j->ix, &j->side);
+  nsys_task_leave(prev);
+  return NULL;
+}
+
 bool nsys_diff_run(nsys_diff *d, nsys_task *task, struct nsys_profile *a, const nsys_index *ia,
                    struct nsys_profile *b, const nsys_index *ib, const nsys_diff_thresholds *th) {
   memset(d, 0, sizeof *d);
-  nsys_diff_side sa, sb;
-  memset(&sb, 0, sizeof sb);
+  nsys_diff_side sa;
+  nsys__side_job jb = {.p = b, .ix = ib};
+  nsys_task_init_child(&jb.task, task);
   nsys_task_progress_begin(task, "profile/diff");
-  bool ok = nsys_diff_side_build(&sa, task, a, ia);
+  /* the two sides are independent (each reads its own index and memo, or
+   * both the same one, read-only): the compare side on a second thread */
+  pthread_t th_b;
+  bool threaded = nsys_analysis_threads(2) > 1 && pthread_create(&th_b, NULL, nsys__side_thread, &jb) == 0;
+  bool ok = nsys_amemo_diff_side(task, a, ia, &sa);
   nsys_task_progress(task, 50, "base analysed");
-  ok = ok && nsys_diff_side_build(&sb, task, b, ib);
+  if (threaded) pthread_join(th_b, NULL);
+  else if (ok) nsys__side_thread(&jb);
+  nsys_diff_side sb = jb.side;
+  if (ok && !jb.ok) ok = nsys_task_fail_from(task, &jb.task);
+  if (ok && nsys_task_cancelled(task)) ok = nsys_task_fail_cancelled(task); /* a side's SQL cut short */
   if (ok) nsys_diff_compare_sides(d, &sa, &sb, th);
   else {
     nsys_diff_side_free(&sa);

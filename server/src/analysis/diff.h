@@ -124,6 +124,8 @@ const char *nsys_diff_family(const char *name);
  * launch configurations). False after nsys_task_fail (cancelled). */
 bool nsys_diff_side_build(nsys_diff_side *s, nsys_task *task, struct nsys_profile *p, const nsys_index *ix);
 void nsys_diff_side_free(nsys_diff_side *s);
+/* dst = a deep copy of src (free it with nsys_diff_side_free). */
+void nsys_diff_side_copy(nsys_diff_side *dst, const nsys_diff_side *src);
 
 typedef enum {
   NSYS_DCH_ADDED = 0,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/amemo.h"
 #include "analysis/analyses.h"
 #include "analysis/diff.h"
 #include "common/strtab.h"
@@ -627,8 +628,12 @@ bool nsys_diff_side_build(nsys_diff_side *s, nsys_task *task, struct nsys_profil
     s->file = p->path ? nsys_xstrdup(p->path) : NULL;
   }
   nsys__gpu_model(s, p);
+  /* the profile's memo when an analysis built it (analysis/amemo.h):
+   * device orders and unions, op and API classes, shared with the analyses */
+  nsys_acache *memo = nsys_amemo_peek(p, ix);
   nsys_actx c;
   if (!nsys_actx_init(&c, task, p, ix, nsys_analysis_find("iterations"), NULL)) return false;
+  if (memo && memo->ix == ix) c.cache = memo;
   s->n_devices = nsys_actx_devices(&c, &s->devices);
   s->gpu_count = (int32_t)s->n_devices;
   bool ok = nsys__iterations(s, &c);
@@ -647,6 +652,29 @@ bool nsys_diff_side_build(nsys_diff_side *s, nsys_task *task, struct nsys_profil
   if (!ok && !nsys_task_failed(task)) nsys_task_fail_cancelled(task);
   nsys_actx_dispose(&c);
   return ok;
+}
+
+/* n items of `size` bytes from src (room for n + 1), or NULL when src is. */
+static void *nsys__dup_items(const void *src, size_t n, size_t size) {
+  if (!src) return NULL;
+  void *d = nsys_xcalloc(n + 1, size);
+  if (n) memcpy(d, src, n * size);
+  return d;
+}
+
+void nsys_diff_side_copy(nsys_diff_side *dst, const nsys_diff_side *src) {
+  *dst = *src;
+  dst->profile_id = src->profile_id ? nsys_xstrdup(src->profile_id) : NULL;
+  dst->file = src->file ? nsys_xstrdup(src->file) : NULL;
+  dst->gpu_model = src->gpu_model ? nsys_xstrdup(src->gpu_model) : NULL;
+  dst->devices = nsys__dup_items(src->devices, src->n_devices, sizeof *src->devices);
+  dst->iters = nsys__dup_items(src->iters, src->n_iters, sizeof *src->iters);
+  dst->dev_steady = nsys__dup_items(src->dev_steady, src->n_devices, sizeof *src->dev_steady);
+  dst->dev_median = nsys__dup_items(src->dev_median, src->n_devices, sizeof *src->dev_median);
+  for (int k = 0; k < NSYS_DK__COUNT; k++) {
+    dst->agg[k] = nsys__dup_items(src->agg[k], src->n_agg[k], sizeof *src->agg[k]);
+    for (uint32_t i = 0; i < src->n_agg[k]; i++) dst->agg[k][i].key = nsys_xstrdup(src->agg[k][i].key);
+  }
 }
 
 void nsys_diff_side_free(nsys_diff_side *s) {

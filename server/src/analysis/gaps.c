@@ -236,11 +236,11 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   for (uint32_t d = 0; d < nd; d++) {
     int32_t dev = devs[d];
     size_t first_gap = gaps.n;
-    nsys_actx_device_union(c, dev, nsys_pred_any, c->t0, c->t1, &u);
+    const nsys_ivls *up = nsys_actx_device_union_ref(c, dev, nsys_pred_any, c->t0, c->t1, &u);
     int64_t idle_any = 0, idle_thr = 0;
     uint32_t n_thr = 0, buckets[3] = {0};
-    for (uint32_t i = 1; i < u.n; i++) {
-      int64_t gs = u.e[i - 1], ge = u.s[i];
+    for (uint32_t i = 1; i < up->n; i++) {
+      int64_t gs = up->e[i - 1], ge = up->s[i];
       idle_any += ge - gs;
       if (ge - gs >= min_gap) {
         idle_thr += ge - gs;
@@ -287,12 +287,12 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
         have = true;
       }
     }
-    int64_t span = u.n ? u.e[u.n - 1] - u.s[0] : 0;
+    int64_t span = up->n ? up->e[up->n - 1] - up->s[0] : 0;
     nsys_rec o = nsys_rtab_add(per_dev);
     nsys_rset_i64(o, GD_DEVICE, dev);
-    nsys_rset_i64(o, GD_START, u.n ? u.s[0] : c->t0);
-    nsys_rset_i64(o, GD_END, u.n ? u.e[u.n - 1] : c->t0);
-    nsys_rset_i64(o, GD_BUSY_NS, nsys_ivls_total(&u));
+    nsys_rset_i64(o, GD_START, up->n ? up->s[0] : c->t0);
+    nsys_rset_i64(o, GD_END, up->n ? up->e[up->n - 1] : c->t0);
+    nsys_rset_i64(o, GD_BUSY_NS, nsys_ivls_total(up));
     nsys_rset_i64(o, GD_IDLE_NS, idle_any);
     nsys_rset_f64(o, GD_IDLE_PCT, span ? nsys_round2(100.0 * (double)idle_any / (double)span) : 0);
     nsys_rset_i64(o, GD_GAP_COUNT, n_thr);
@@ -395,14 +395,39 @@ static int nsys__cmp_i64pair(const void *a, const void *b) {
   return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-/* Length of the union of n [start, end) pairs (sorted in place). */
-static int64_t nsys__pairs_union(int64_t *iv, size_t n) {
-  if (n > 1) qsort(iv, n, 2 * sizeof *iv, nsys__cmp_i64pair);
-  nsys_ivls u;
-  nsys_ivls_init(&u);
-  for (size_t i = 0; i < n; i++) nsys_ivls_add_sorted(&u, iv[2 * i], iv[2 * i + 1]);
-  int64_t len = nsys_ivls_total(&u);
-  nsys_ivls_free(&u);
+/* Length of the union of n [start, end) pairs, given as nr runs (run r
+ * starts at pair run[r]; run[nr] == n), each in start order (a thread's
+ * calls): each run's union, then the unions merged pairwise, O(n log nr).
+ * A run out of order (never in a valid index) falls back to sorting them
+ * all in place. */
+static int64_t nsys__pairs_union(int64_t *iv, size_t n, const size_t *run, size_t nr) {
+  bool sorted = true;
+  for (size_t r = 0; r < nr && sorted; r++)
+    for (size_t i = run[r] + 1; i < run[r + 1] && sorted; i++) sorted = iv[2 * i - 2] <= iv[2 * i];
+  if (!sorted) {
+    nsys_ivls u;
+    nsys_ivls_init(&u);
+    if (n > 1) qsort(iv, n, 2 * sizeof *iv, nsys__cmp_i64pair);
+    for (size_t i = 0; i < n; i++) nsys_ivls_add_sorted(&u, iv[2 * i], iv[2 * i + 1]);
+    int64_t len = nsys_ivls_total(&u);
+    nsys_ivls_free(&u);
+    return len;
+  }
+  nsys_ivls *u = nsys_xcalloc(nr + 1, sizeof *u);
+  for (size_t r = 0; r < nr; r++)
+    for (size_t i = run[r]; i < run[r + 1]; i++) nsys_ivls_add_sorted(&u[r], iv[2 * i], iv[2 * i + 1]);
+  for (size_t step = 1; step < nr; step *= 2)
+    for (size_t r = 0; r + step < nr; r += 2 * step) {
+      nsys_ivls m;
+      nsys_ivls_init(&m);
+      nsys_ivls_union(&u[r], &u[r + step], &m);
+      nsys_ivls_free(&u[r]);
+      nsys_ivls_free(&u[r + step]);
+      u[r] = m;
+    }
+  int64_t len = nr ? nsys_ivls_total(&u[0]) : 0;
+  if (nr) nsys_ivls_free(&u[0]);
+  free(u);
   return len;
 }
 
@@ -412,36 +437,91 @@ static int nsys__cmp_sgroup(const void *a, const void *b) {
   return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* syncType groups of the synchronization table summed in C, in the order of
+ * SQL's GROUP BY syncType (NULL first, then by value): no sorter over the
+ * table's rows. Only integer (or NULL) types 0..NSYS__SYNC_FAST-1 and
+ * integer (or NULL) durations ("end"-start, as SUM sees them); anything else
+ * (and a sum that would overflow, which SQL's SUM reports as an error) says
+ * false, and the caller asks SQL. */
+enum { NSYS__SYNC_FAST = 64 };
+typedef struct {
+  int64_t count[NSYS__SYNC_FAST + 1], total[NSYS__SYNC_FAST + 1]; /* [0]: NULL type, [1 + t]: type t */
+} nsys__sync_sums;
+
+static bool nsys__sync_sum_rows(sqlite3_stmt *st, nsys__sync_sums *g) {
+  memset(g, 0, sizeof *g);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    sqlite3_value *vt = sqlite3_column_value(st, 0), *vd = sqlite3_column_value(st, 1); /* (the value_* calls take no lock) */
+    int tt = sqlite3_value_type(vt), td = sqlite3_value_type(vd);
+    if ((tt != SQLITE_INTEGER && tt != SQLITE_NULL) || (td != SQLITE_INTEGER && td != SQLITE_NULL)) return false;
+    int64_t t = sqlite3_value_int64(vt);
+    if (tt == SQLITE_INTEGER && (t < 0 || t >= NSYS__SYNC_FAST)) return false;
+    size_t k = tt == SQLITE_NULL ? 0 : (size_t)t + 1;
+    g->count[k]++;
+    if (td == SQLITE_NULL) continue; /* SUM skips a NULL duration */
+    if (__builtin_add_overflow(g->total[k], sqlite3_value_int64(vd), &g->total[k])) return false;
+  }
+  return rc == SQLITE_DONE;
+}
+
+static const char *nsys__sync_label(int64_t t) {
+  static const char *const types[] = {"unknown", "event_sync", "stream_wait_event", "stream_sync", "context_sync"};
+  return t >= 0 && t < 5 ? types[t] : "unknown";
+}
+
+static void nsys__sync_event(nsys_rtab *arr, int64_t t, int64_t count, int64_t total) {
+  nsys_rec o = nsys_rtab_add(arr);
+  nsys_rset_i64(o, SE_SYNC_TYPE, t);
+  nsys_rset_str(o, SE_LABEL, nsys__sync_label(t));
+  nsys_rset_i64(o, SE_COUNT, count);
+  nsys_rset_i64(o, SE_TOTAL_NS, total);
+}
+
+static sqlite3_stmt *nsys__sync_prepare(nsys_actx *c, const char *cols, const char *tail) {
+  char *sql = nsys_xasprintf("SELECT %s FROM %s WHERE start >= ?1 AND start < ?2 %s%s", cols,
+                             c->p->schema.table[NSYS_TBL_SYNC], c->device >= 0 ? "AND deviceId = ?3 " : "", tail);
+  sqlite3_stmt *st = nsys_actx_prepare(c, sql);
+  free(sql);
+  if (!st) return NULL;
+  sqlite3_bind_int64(st, 1, c->t0);
+  sqlite3_bind_int64(st, 2, c->t1);
+  if (c->device >= 0) sqlite3_bind_int64(st, 3, c->device);
+  return st;
+}
+
 static void nsys__sync_table(nsys_actx *c, nsys_rec summary) {
   struct nsys_profile *p = c->p;
   if (!p || !p->schema.table[NSYS_TBL_SYNC]) {
     nsys_rset_null(summary, SYS_EVENTS);
     return;
   }
-  char *sql = nsys_xasprintf("SELECT syncType, COUNT(*), SUM(\"end\"-start) FROM %s "
-                             "WHERE start >= ?1 AND start < ?2 %s GROUP BY syncType ORDER BY syncType",
-                             p->schema.table[NSYS_TBL_SYNC], c->device >= 0 ? "AND deviceId = ?3" : "");
-  sqlite3_stmt *st = nsys_actx_prepare(c, sql);
-  free(sql);
+  sqlite3_stmt *st = nsys__sync_prepare(c, "syncType, \"end\"-start", "");
   if (!st) {
     nsys_task_forgive(c->task, NSYS_OK); /* tolerate: the table shape differs */
     nsys_rset_null(summary, SYS_EVENTS);
     return;
   }
-  sqlite3_bind_int64(st, 1, c->t0);
-  sqlite3_bind_int64(st, 2, c->t1);
-  if (c->device >= 0) sqlite3_bind_int64(st, 3, c->device);
-  static const char *const types[] = {"unknown", "event_sync", "stream_wait_event", "stream_sync",
-                                      "context_sync"};
+  nsys__sync_sums *g = nsys_xmalloc(sizeof *g);
+  bool fast = nsys__sync_sum_rows(st, g);
+  sqlite3_finalize(st);
   nsys_rtab *arr = nsys_rset_arr(summary, SYS_EVENTS);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    int64_t t = sqlite3_column_int64(st, 0);
-    nsys_rec o = nsys_rtab_add(arr);
-    nsys_rset_i64(o, SE_SYNC_TYPE, t);
-    nsys_rset_str(o, SE_LABEL, t >= 0 && t < 5 ? types[t] : "unknown");
-    nsys_rset_i64(o, SE_COUNT, sqlite3_column_int64(st, 1));
-    nsys_rset_i64(o, SE_TOTAL_NS, sqlite3_column_int64(st, 2));
+  if (fast) {
+    for (size_t k = 0; k <= NSYS__SYNC_FAST; k++)
+      if (g->count[k]) nsys__sync_event(arr, k ? (int64_t)k - 1 : 0, g->count[k], g->total[k]);
+    free(g);
+    return;
   }
+  free(g);
+  /* types or times the fast path does not take, or a cancelled step: SQL groups them */
+  st = nsys__sync_prepare(c, "syncType, COUNT(*), SUM(\"end\"-start)", "GROUP BY syncType ORDER BY syncType");
+  if (!st) {
+    nsys_task_forgive(c->task, NSYS_OK);
+    nsys_rset_null(summary, SYS_EVENTS);
+    return;
+  }
+  while (sqlite3_step(st) == SQLITE_ROW)
+    nsys__sync_event(arr, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
   sqlite3_finalize(st);
 }
 
@@ -449,18 +529,20 @@ bool nsys_an_sync_cost(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
-  nsys_ivls *busy = nsys_xcalloc(nd + 1, sizeof *busy);
+  nsys_ivls *scratch = nsys_xcalloc(nd + 1, sizeof *scratch);
+  const nsys_ivls **busy = nsys_xcalloc(nd + 1, sizeof *busy);
   for (uint32_t d = 0; d < nd; d++) {
-    nsys_ivls_init(&busy[d]);
-    nsys_actx_device_union(c, devs[d], nsys_pred_any, INT64_MIN, INT64_MAX, &busy[d]);
-    nsys_ivls_index(&busy[d]);
+    nsys_ivls_init(&scratch[d]);
+    busy[d] = nsys_actx_device_union_ref(c, devs[d], nsys_pred_any, INT64_MIN, INT64_MAX, &scratch[d]);
   }
   uint32_t ns = ix->strings.count;
   nsys__sgroup *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
+  const uint8_t *name_api = nsys_actx_api_classes(c);
   int64_t total = 0, idle_total = 0;
   uint64_t calls = 0, traced = 0;
   int64_t *iv = NULL; /* the calls clipped to the window, for the wall-time share */
   size_t niv = 0, civ = 0;
+  size_t *run = nsys_xmalloc(((size_t)ix->n_threads + 2) * sizeof *run), nrun = 0; /* where each thread's calls begin */
   uint32_t *mine = nsys_xmalloc(((size_t)nd + 1) * sizeof *mine); /* devices of the thread's process */
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
@@ -468,13 +550,15 @@ bool nsys_an_sync_cost(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
     for (uint32_t d = 0; d < nd; d++)
       if (nsys_actx_thread_on_device(c, t, devs[d])) mine[nm_dev++] = d;
     if (!nm_dev && c->device >= 0) continue;
+    if (!nrun || run[nrun - 1] < niv) run[nrun++] = niv;
     for (uint32_t k = th->api_first; k < th->api_first + th->api_count && !nsys_actx_stop(c, k); k++) {
       if (ix->api.start[k] < c->t0 || ix->api.start[k] >= c->t1) continue;
-      nsys_api_class cls = nsys_actx_api_class(c, k);
+      uint32_t an = ix->api.name[k];
+      nsys_api_class cls = an < ns ? (nsys_api_class)name_api[an] : NSYS_API_OTHER; /* = nsys_actx_api_class */
       if (cls != NSYS_API_SYNC && cls != NSYS_API_MEMCPY_SYNC) continue;
       int64_t a = ix->api.start[k], b = ix->api.end[k], dur = b - a;
       int64_t idle = 0;
-      for (uint32_t j = 0; j < nm_dev; j++) idle += dur - nsys_ivls_len_in(&busy[mine[j]], a, b);
+      for (uint32_t j = 0; j < nm_dev; j++) idle += dur - nsys_ivls_len_in(busy[mine[j]], a, b);
       bool dev = nm_dev > 0;
       uint32_t nm = ix->api.name[k] < ns ? ix->api.name[k] : ns;
       g[nm].name = nm;
@@ -517,14 +601,18 @@ bool nsys_an_sync_cost(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   nsys_rset_i64(summary, SYS_CALLS, (int64_t)calls);
   nsys_rset_i64(summary, SYS_TOTAL_NS, total);
   /* wall time: some thread was in such a call (a union, so <= 100%) */
-  int64_t wall = nsys__pairs_union(iv, niv);
+  if (nrun && run[nrun - 1] == niv) nrun--; /* the last thread added none */
+  run[nrun] = niv;
+  int64_t wall = nsys__pairs_union(iv, niv, run, nrun);
   nsys_rset_i64(summary, SYS_WALL_NS, wall);
   nsys_rset_f64(summary, SYS_PCT_OF_WINDOW, win > 0 ? nsys_round2(100.0 * (double)wall / (double)win) : 0);
   if (traced) nsys_rset_i64(summary, SYS_GPU_IDLE_NS, idle_total);
   else nsys_rset_null(summary, SYS_GPU_IDLE_NS);
   free(iv);
+  free(run);
   nsys__sync_table(c, summary);
-  for (uint32_t d = 0; d < nd; d++) nsys_ivls_free(&busy[d]);
+  for (uint32_t d = 0; d < nd; d++) nsys_ivls_free(&scratch[d]);
+  free(scratch);
   free(busy);
   free(mine);
   free(g);

@@ -118,8 +118,7 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   nsys_ivls u;
   nsys_ivls_init(&u);
   for (uint32_t d = 0; d < nd; d++) {
-    nsys_actx_device_union(c, devs[d], nsys_pred_kernel, c->t0, c->t1, &u);
-    busy += nsys_ivls_total(&u);
+    busy += nsys_ivls_total(nsys_actx_device_union_ref(c, devs[d], nsys_pred_kernel, c->t0, c->t1, &u));
   }
   nsys_ivls_free(&u);
   free(devs);

@@ -182,12 +182,12 @@ bool nsys_an_nccl_breakdown(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
         cnt += trk_n[t];
       }
     if (!cnt) continue;
-    nsys_actx_device_union(c, devs[d], nsys_pred_comm, c->t0, c->t1, &u);
+    const nsys_ivls *cu = nsys_actx_device_union_ref(c, devs[d], nsys_pred_comm, c->t0, c->t1, &u);
     nsys_rec o = nsys_rtab_add(br);
     nsys_rset_i64(o, NCR_DEVICE, devs[d]);
     nsys_rset_i64(o, NCR_COUNT, cnt);
     nsys_rset_i64(o, NCR_TOTAL_NS, sum);
-    nsys_rset_i64(o, NCR_UNION_NS, nsys_ivls_total(&u));
+    nsys_rset_i64(o, NCR_UNION_NS, nsys_ivls_total(cu));
   }
   nsys_ivls_free(&u);
   free(devs);

@@ -3,7 +3,7 @@
  * threads only read it; each run has its own sub-task (its own error; the
  * request's cancellation reaches it). The calling thread works too and alone
  * reports progress on the request's task. Answers are those of the same runs
- * one after another. */
+ * one after another. nsys_analysis_parallel is the pool it runs on. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -13,18 +13,16 @@
 #include "common/util.h"
 
 typedef struct {
-  nsys_aexec *runs;
   uint32_t n;
+  void (*fn)(void *arg, uint32_t i);
+  void *arg;
   atomic_uint next, done;
 } nsys__pool;
 
 static bool nsys__work_one(nsys__pool *pl) {
   uint32_t i = atomic_fetch_add(&pl->next, 1);
   if (i >= pl->n) return false;
-  nsys_aexec *r = &pl->runs[i];
-  const nsys_task *prev = nsys_task_enter(&r->task); /* its SQL stops when the request is cancelled */
-  r->result = nsys_analysis_exec(&r->task, r->p, r->ix, r->name, r->params, r->cache);
-  nsys_task_leave(prev);
+  pl->fn(pl->arg, i);
   atomic_fetch_add(&pl->done, 1);
   return true;
 }
@@ -35,13 +33,46 @@ static void *nsys__worker(void *arg) {
   return NULL;
 }
 
-/* Threads to use: NSYS_AI_ANALYSIS_THREADS when set (1: one after another on
- * the calling thread), else the online CPUs; never more than the runs. */
-static uint32_t nsys__threads(uint32_t n) {
+uint32_t nsys_analysis_threads(uint32_t n) {
   const char *env = getenv("NSYS_AI_ANALYSIS_THREADS");
   long t = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
   if (t < 1) t = 1;
   return (uint32_t)NSYS_MIN((long)n, t);
+}
+
+void nsys_analysis_parallel(uint32_t n, void (*fn)(void *arg, uint32_t i), void *arg,
+                            void (*tick)(void *arg, uint32_t done)) {
+  nsys__pool pl = {.n = n, .fn = fn, .arg = arg};
+  atomic_init(&pl.next, 0);
+  atomic_init(&pl.done, 0);
+  uint32_t nt = nsys_analysis_threads(n);
+  pthread_t *th = nsys_xcalloc((size_t)nt + 1, sizeof *th);
+  uint32_t started = 0;
+  for (uint32_t t = 1; t < nt; t++)
+    if (pthread_create(&th[started], NULL, nsys__worker, &pl) == 0) started++;
+  while (nsys__work_one(&pl))
+    if (tick) tick(arg, atomic_load(&pl.done));
+  for (uint32_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+  free(th);
+}
+
+typedef struct {
+  nsys_aexec *runs;
+  uint32_t n;
+  nsys_task *task;
+  const char *title;
+} nsys__execs;
+
+static void nsys__exec_one(void *arg, uint32_t i) {
+  nsys_aexec *r = &((nsys__execs *)arg)->runs[i];
+  const nsys_task *prev = nsys_task_enter(&r->task); /* its SQL stops when the request is cancelled */
+  r->result = nsys_analysis_exec(&r->task, r->p, r->ix, r->name, r->params, r->cache);
+  nsys_task_leave(prev);
+}
+
+static void nsys__exec_tick(void *arg, uint32_t done) {
+  nsys__execs *x = arg;
+  nsys_task_progress(x->task, (int)(100 * done / x->n), x->title);
 }
 
 bool nsys_analysis_exec_all(nsys_task *task, nsys_aexec *runs, uint32_t n, const char *title) {
@@ -57,17 +88,8 @@ bool nsys_analysis_exec_all(nsys_task *task, nsys_aexec *runs, uint32_t n, const
     if (k && !seen && k->ix == runs[i].ix && !nsys_acache_build(k, task)) return nsys_task_fail_cancelled(task);
   }
   nsys_task_progress_begin(task, title);
-  nsys__pool pl = {.runs = runs, .n = n};
-  atomic_init(&pl.next, 0);
-  atomic_init(&pl.done, 0);
-  uint32_t nt = nsys__threads(n);
-  pthread_t *th = nsys_xcalloc(nt, sizeof *th);
-  uint32_t started = 0;
-  for (uint32_t t = 1; t < nt; t++)
-    if (pthread_create(&th[started], NULL, nsys__worker, &pl) == 0) started++;
-  while (nsys__work_one(&pl)) nsys_task_progress(task, (int)(100 * atomic_load(&pl.done) / n), title);
-  for (uint32_t t = 0; t < started; t++) pthread_join(th[t], NULL);
-  free(th);
+  nsys__execs x = {runs, n, task, title};
+  nsys_analysis_parallel(n, nsys__exec_one, &x, nsys__exec_tick);
   nsys_task_progress(task, 100, title);
   return true;
 }
