@@ -2,6 +2,7 @@
  * tree (equal name paths merged), each level one nvtx/tree request with `parent`. */
 import * as vscode from 'vscode';
 import { formatNs } from '../client/format';
+import { distinguishingDirs } from '../client/pathLabels';
 import type { ProfileStore, OpenProfile } from './profileStore';
 
 type Node =
@@ -26,7 +27,10 @@ export class ProfilesTreeProvider implements vscode.TreeDataProvider<Node> {
     switch (n.kind) {
       case 'profile': {
         const it = new vscode.TreeItem(n.p.title, C.Expanded);
-        it.description = n.p === this.store.active ? 'active' : undefined;
+        const all = this.store.all;
+        const dir = distinguishingDirs(all.map((p) => p.uri.path))[all.indexOf(n.p)] ?? '';
+        it.description = [dir, n.p === this.store.active ? 'active' : ''].filter((s) => s).join(' · ') || undefined;
+        it.tooltip = n.p.uri.fsPath;
         it.iconPath = new vscode.ThemeIcon('pulse');
         it.command = { command: 'vscode.openWith', title: 'Open', arguments: [n.p.uri, 'nsysAi.profile'] };
         return it;
