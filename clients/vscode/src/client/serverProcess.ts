@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type Message, type MessageConnection } from 'vscode-jsonrpc/node';
 import { parseExact, stringifyExact } from './exactJson';
+import { lastFrame } from './progressFold';
 import type { Logger } from './logger';
 
 export interface ServerProcessOptions {
@@ -54,7 +55,7 @@ export class ServerProcess {
       stderrBuf += chunk;
       let nl: number;
       while ((nl = stderrBuf.indexOf('\n')) >= 0) {
-        this.opts.logger.info(`[server] ${stderrBuf.slice(0, nl)}`);
+        this.opts.logger.info(`[server] ${lastFrame(stderrBuf.slice(0, nl))}`); /* nsys export's progress bars: the last frame */
         stderrBuf = stderrBuf.slice(nl + 1);
       }
     });

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { spawn } from 'node:child_process';
 import { resolveServerPath } from '../client/serverPath';
 import { compareMarkdown, parseProfileOutput, profileArgs, runLabel, type Run } from '../client/runsModel';
+import { ProgressFold } from '../client/progressFold';
 import { flowSteps, type FlowStep } from '../client/flowModel';
 import { registerGuidedFlow } from './guidedFlow';
 import type { ServerManager } from './serverManager';
@@ -99,8 +100,10 @@ export function registerRuns(server: ServerManager): vscode.Disposable[] {
       (_p, token) => new Promise<ReturnType<typeof parseProfileOutput>>((resolve) => {
         const child = spawn(where.path, args, { cwd: root, env: { ...process.env, NSYS_AI_NO_PROGRESS: '1' } });
         let out = '', err = '';
+        const shown = new ProgressFold(); /* nsys's progress bars: their last frame, not every one */
         child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-        child.stderr.on('data', (d: Buffer) => { err += d.toString(); server.output.append(d.toString()); });
+        child.stderr.on('data', (d: Buffer) => { err += d.toString(); server.output.append(shown.push(d.toString())); });
+        child.on('close', () => server.output.append(shown.flush()));
         token.onCancellationRequested(() => child.kill('SIGTERM'));
         child.on('error', (e) => resolve({ ok: false, message: e.message }));
         child.on('close', (code) => resolve(parseProfileOutput(out, err, code)));
