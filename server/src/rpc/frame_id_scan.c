@@ -21,7 +21,9 @@ enum {
   S_AFTER_VALUE, /* after a member's value: ',' or '}' */
 };
 
-static bool nsys__ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+/* Whitespace as the request parser (cJSON) skips it: any byte up to ' ', not
+ * only JSON's four, so that the scanner follows every body the parser reads. */
+static bool nsys__ws(char c) { return (unsigned char)c <= ' '; }
 
 static int nsys__hex(char c) {
   if (c >= '0' && c <= '9') return c - '0';

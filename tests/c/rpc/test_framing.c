@@ -53,6 +53,8 @@ static const frame_case cases[] = {
      0, 8, "E:-32600#\"a\\\"b\"|M:{}"},
     {"oversized, escaped member name", "Content-Length: 25\r\n\r\n{\"\\u0069d\":-3,\"x\":\"yyyy\"}" V, 0, 8,
      "E:-32600#-3|M:{}"},
+    {"oversized, control characters as whitespace (as the parser reads them)",
+     "Content-Length: 18\r\n\r\n{\"a\":1,\x17\"id\":\x01 5\x1f}" V, 0, 8, "E:-32600#5|M:{}"},
     {"oversized, id null", "Content-Length: 20\r\n\r\n{\"id\":null,\"a\":\"bb\"}" V, 0, 8, "E:-32600|M:{}"},
     {"oversized, no id", "Content-Length: 20\r\n\r\n{\"ids\":1, \"a\":\"bbb\"}" V, 0, 8, "E:-32600|M:{}"},
     {"oversized, an array", "Content-Length: 20\r\n\r\n[{\"id\":1},{\"id\":22}]" V, 0, 8, "E:-32600|M:{}"},
