@@ -219,6 +219,22 @@ export class RangeClient {
   /** the widget's clock origin (its times are offsets from it) */
   origin = 0n;
 
+  /** requests sent per kind other than "range" (tests: a click's round trips) */
+  asked: Record<string, number> = {};
+
+  /** tests: while set, replies are kept (in order) instead of handled; `release()` handles them */
+  private held: [unknown, Buffer[]][] | null = null;
+
+  hold(): void {
+    this.held ??= [];
+  }
+
+  release(): void {
+    const h = this.held ?? [];
+    this.held = null;
+    for (const [m, b] of h) this.onMessage(m, b);
+  }
+
   constructor(private model: AnyModel<unknown>) {
     model.on("msg:custom", (msg: unknown, buffers: Buffer[]) => this.onMessage(msg, buffers));
   }
@@ -253,6 +269,7 @@ export class RangeClient {
   /** Any other request ({kind, ...} -> the reply's fields), e.g. details of a clicked op. */
   ask(kind: string, fields: Record<string, unknown>): Promise<Record<string, unknown>> {
     const id = this.nextId++;
+    this.asked[kind] = (this.asked[kind] ?? 0) + 1;
     return new Promise((resolve, reject) => {
       this.asks.set(id, { resolve, reject });
       this.model.send({ id, kind, ...fields });
@@ -268,6 +285,10 @@ export class RangeClient {
   }
 
   private onMessage(msg: unknown, buffers: Buffer[]): void {
+    if (this.held) {
+      this.held.push([msg, buffers]);
+      return;
+    }
     const m = msg as WireReply;
     if (!m || typeof m !== "object" || typeof m.id !== "number") return;
     const a = this.asks.get(m.id);
@@ -304,6 +325,20 @@ export class RangeClient {
       }
     }
     this.decoded(m, p, buffers ?? [], raw, tArrived, wallArrived, mods);
+  }
+
+  /** The first view's data sent with the widget's state (`_first`: the range reply's buffer,
+   *  `_first_meta`: its message fields), decoded as a reply is: no round trip. */
+  initial(meta: Record<string, unknown>, buf: Buffer): RangeData {
+    const m = meta as unknown as WireReply;
+    const raw = m.format === "jsonz" ? inflate(buf, m.jsonBytes) : undefined;
+    const [head, tracks] = decodeJsonColumns(raw ?? buf, this.origin);
+    let items = 0;
+    for (const t of tracks.values()) items += t.n;
+    const bytes = (buf as ArrayBufferView | ArrayBuffer).byteLength;
+    return { start: head.start ?? 0, end: head.end ?? 0, resolution: head.resolution ?? 1, serverMs: m.serverMs ?? 0,
+      roundTripMs: 0, decodeMs: 0, bytes, rawBytes: raw ? raw.byteLength : bytes, items, served: 0,
+      format: `${m.format}+initial/${m.source ?? "?"}`, timing: m.timing, upMs: NaN, kernelMs: NaN, downMs: NaN, tracks };
   }
 
   /** the bench variant's modifiers per request id */
@@ -347,4 +382,16 @@ export class RangeClient {
       tracks,
     });
   }
+}
+
+/** The resolution timeline/range answers a request with (docs/protocol.md): ceil((end - start) /
+ *  width) rounded up to a power of two, for the request's integer start/end and width. Replies
+ *  for two widths with the same resolution lie on the same bucket grid (only the events-or-
+ *  buckets threshold, maxEvents = width/4, differs), so data answered at one width is drawn
+ *  as is at the other. */
+export function gridResolution(start: number, end: number, width: number): number {
+  const perPx = Math.ceil((Math.ceil(end) - Math.floor(start)) / Math.max(1, Math.round(width)));
+  let r = 1;
+  while (r < perPx) r *= 2;
+  return r;
 }

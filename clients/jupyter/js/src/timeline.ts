@@ -10,7 +10,7 @@ import { RenderProps } from "./anywidget";
 import { el, ownKeys } from "./dom";
 import { formatCursor, timeAxis } from "./axis";
 import { eventColor, fmtDur, trackHue } from "./format";
-import { RangeClient, RangeData, TrackData, nameAt } from "./range_client";
+import { RangeClient, RangeData, TrackData, gridResolution, nameAt } from "./range_client";
 import { relTime } from "./exact_json";
 import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "./track_tree";
 import { Match, MatchPage, dragWindow, frameSpan } from "./timeline_nav";
@@ -52,7 +52,7 @@ interface Sample {
   packMs: number;
   /** reply layout / server format, e.g. "bin/columns" */
   format: string;
-  /** whether a stretched preview was drawn while this view's data was awaited */
+  /** whether a frame showed this view (drawn from the data already there) before its data came */
   previewed: boolean;
 }
 
@@ -76,6 +76,10 @@ interface Model {
   _marks: MarkEntry[];
   /** wall-clock ms of the Python side's first-frame stages (open, opened, show, tracks) */
   _stamps: Record<string, number>;
+  /** the first view's data, answered by Python at show() (a range reply's buffer; empty: none) */
+  _first: DataView | ArrayBuffer | null;
+  /** its reply fields, plus the plot width it was asked for (`width`) */
+  _first_meta: Record<string, unknown>;
 }
 
 /** when this module was evaluated (wall clock ms): the first-frame breakdown's "module loaded" */
@@ -86,9 +90,6 @@ const LABEL_W = 210;
 const AXIS_H = 22;
 const ROW_H = 16;
 const MIN_SPAN_NS = 10;
-/** a zoom not answered by then shows its stretched preview (well under the ~100 ms that still
- *  feels immediate; most answers come first and cost no preview) */
-const PREVIEW_AFTER_MS = 70;
 
 const CSS = `
 .nsys-tl { position: relative; }
@@ -155,7 +156,11 @@ class Timeline {
   private dirty = false;
   private width = 600;
   private drawQueued = false;
-  private previewQueued = false;
+  /** the latest data whose window covers the whole profile (the first view's, or a later
+   *  whole-profile answer): drawn, coarse, where the current data does not reach */
+  private coarse: RangeData | null = null;
+  /** the latest view a frame showed before its own data came */
+  private shownEarly = 0;
   /** row labels clipped to the label column */
   private labels = new Map<string, string>();
   private resize: ResizeObserver;
@@ -211,6 +216,7 @@ class Timeline {
     this.view = { ...model.get("_view") };
     if (!(this.span.end > this.span.start)) this.span = { start: this.span.start, end: this.span.start + 1e6 };
     if (!(this.view.end > this.view.start)) this.view = { ...this.span };
+    this.takeInitial(model.get("_first"), model.get("_first_meta"));
 
     const style = el("style");
     style.textContent = CSS + NAV_CSS + MARKS_CSS;
@@ -266,9 +272,18 @@ class Timeline {
       // the kernel's echo of a view this widget wrote (ipywidgets 8 echoes state updates): not a
       // move from Python; applying it would jump back to a view the user has since left
       if (v && this.sentViews.delete(`${v.start}|${v.end}`)) return;
-      if (v && v.end > v.start && (v.start !== this.view.start || v.end !== this.view.end)) this.setView({ start: v.start, end: v.end }, false, true);
+      if (v && v.end > v.start && (v.start !== this.view.start || v.end !== this.view.end)) this.setView({ start: v.start, end: v.end }, true);
     });
     (this.root as unknown as { __nsysNav: unknown }).__nsysNav = {
+      asked: () => ({ ...this.client.asked }),
+      ask: (kind: string, fields: Record<string, unknown>) => this.client.ask(kind, fields),
+      // tests: the GPU bucket at canvas (x, y), or null
+      bucketAt: (x: number, y: number) => {
+        const hit = this.hitAt(this.rows[this.rowAt(y)], x);
+        if (!hit || !hit.d.bk || hit.track.kind !== "gpu") return null;
+        return { track: hit.d.id, start: itemSpan(hit.d, hit.i)[0], resolution: hit.d.resolution };
+      },
+      hold: (on: boolean) => (on ? this.client.hold() : this.client.release()),
       view: () => ({ ...this.view }), range: () => this.range, steps: this.search.steps, labelW: () => this.labelW,
       fetches: () => ({ search: this.search.around.fetches, marks: this.marks.fetches }),
       seq: () => this.viewSeq,
@@ -308,8 +323,36 @@ class Timeline {
     this.onResize();
   }
 
+  /** The first view's data, sent with the widget (Python answered it at show()): drawn in the
+   *  first frame with no round trip. Asked for at a guessed plot width; when this plot's width
+   *  puts the view on another grid it is drawn (coarse) until this width's answer comes. */
+  private takeInitial(buf: DataView | ArrayBuffer | null | undefined, meta: Record<string, unknown> | undefined): void {
+    if (!buf || !buf.byteLength || !meta || !(Number(meta.width) > 0)) return;
+    try {
+      const d = this.client.initial(meta, buf);
+      this.data = d;
+      this.dataWidth = Number(meta.width);
+      this.dataSeq = 0;
+      this.noteCoarse(d);
+      this.root.dataset.initial = `${d.bytes}|${d.resolution}|${this.dataWidth}`;
+      this.status.textContent = `${fmtDur(this.view.end - this.view.start)} · ${fmtDur(d.resolution)}/px · sent with the widget`;
+    } catch (e) {
+      console.warn("nsys-ai: the widget's first view could not be decoded", e);
+    }
+  }
+
+  /** Keeps `d` as the coarse picture when it covers the whole profile. */
+  private noteCoarse(d: RangeData): void {
+    if (d.start <= this.span.start && d.end >= this.span.end) this.coarse = d;
+  }
+
+  /** Whether `d` is the answer for the view at this plot width: asked at it, or on the same grid. */
+  private fitsWidth(d: RangeData): boolean {
+    const pw = this.plotWidth();
+    return this.dataWidth === pw || d.resolution === gridResolution(this.view.start, this.view.end, pw);
+  }
+
   destroy(): void {
-    clearTimeout(this.previewTimer);
     this.resize.disconnect();
     this.visibility.disconnect();
     this.client.dispose();
@@ -329,8 +372,10 @@ class Timeline {
     return Math.max(50, this.width - this.labelW);
   }
 
-  /** A new view; previewNow: draw the old data at it in the next frame (drag), else later (zoom). */
-  private setView(v: Window, previewNow = false, fromPython = false): void {
+  /** A new view: drawn in the next frame from the data already here (the last answer shifted
+   *  and scaled to the view, the coarse whole-profile picture where it does not reach), and
+   *  asked for (at most one request in flight; the newest view replaces a queued one). */
+  private setView(v: Window, fromPython = false): void {
     const fullSpan = this.span.end - this.span.start;
     let len = Math.max(MIN_SPAN_NS, Math.min(v.end - v.start, fullSpan * 1.5));
     let start = v.start;
@@ -344,81 +389,7 @@ class Timeline {
     this.viewSeq++;
     this.inputAt.set(this.viewSeq, performance.now());
     this.fetch();
-    if (previewNow) this.queueDraw();
-    else this.queuePreview();
-  }
-
-  /** The picture already drawn, stretched to the new view: feedback for a zoom whose data is
-   *  slow to come, shown PREVIEW_AFTER_MS after it (in the next frame after that) unless the
-   *  answer came first. It costs one image copy, not a redraw, but that copy, its frame and the
-   *  compositor's commit of the whole canvas land on the renderer's main thread while the
-   *  reply is being read from the websocket (Chromium hands a large message to the page in
-   *  ~64 KB chunks, each a main-thread task), so a preview drawn two frames after the input
-   *  (the bench's "~early") delays the reply it previews: 4-5 ms of the kernel -> browser leg
-   *  p50, input -> drawn 38 vs 41 ms at 1M kernels, 41 vs 47 at 10M (bench_widget.py --ab
-   *  json~early,json, under load). */
-  private queuePreview(): void {
-    if (this.previewQueued || this.client.wire?.includes("~nopreview")) return;
-    this.previewQueued = true;
-    const run = () => {
-      this.previewQueued = false;
-      if (this.drawnSeq < this.viewSeq && !this.drawQueued) {
-        if (this.client.wire?.includes("~redraw")) this.paint(); // the bench's comparison: a full redraw
-        else this.preview();
-        this.previewedSeq = this.viewSeq;
-      }
-    };
-    if (this.client.wire?.includes("~early")) requestAnimationFrame(() => requestAnimationFrame(run));
-    else this.previewTimer = setTimeout(() => requestAnimationFrame(run), PREVIEW_AFTER_MS);
-  }
-
-  private previewTimer: ReturnType<typeof setTimeout> | undefined;
-  /** the latest view shown as a preview (for the samples) */
-  private previewedSeq = 0;
-
-  /** the view, scroll offset and size the canvas's plot area shows now (null: nothing to reuse) */
-  private shown: { view: Window; top: number; w: number; h: number; dpr: number } | null = null;
-
-  private preview(): void {
-    const s = this.shown;
-    const dpr = window.devicePixelRatio || 1;
-    const g = this.canvas.getContext("2d");
-    if (!s || !g || s.top !== this.scroll.scrollTop || s.w !== this.width || s.dpr !== dpr ||
-        this.canvas.width !== Math.round(s.w * dpr)) {
-      this.paint();
-      return;
-    }
-    const pw = this.plotWidth();
-    const v = this.view;
-    const scale = pw / (v.end - v.start);
-    // the old plot [s.view] lands at [dx, dx + dw) in the new view
-    const dx = this.labelW + (s.view.start - v.start) * scale;
-    const dw = (s.view.end - s.view.start) * scale;
-    const y0 = AXIS_H;
-    const h = s.h - AXIS_H;
-    g.setTransform(1, 0, 0, 1, 0, 0);
-    g.save();
-    g.beginPath();
-    g.rect(this.labelW * dpr, y0 * dpr, pw * dpr, h * dpr);
-    g.clip();
-    g.imageSmoothingEnabled = false;
-    g.drawImage(this.canvas, this.labelW * dpr, y0 * dpr, pw * dpr, h * dpr, dx * dpr, y0 * dpr, dw * dpr, h * dpr);
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    // what the old plot does not cover (a zoom out): the rows' background only
-    for (const [a, b] of [[this.labelW, dx], [dx + dw, this.labelW + pw]]) {
-      if (b <= a) continue;
-      g.clearRect(a, y0, b - a, h);
-      const first = Math.floor(s.top / ROW_H);
-      for (let i = first; AXIS_H + i * ROW_H - s.top < s.h; i++) {
-        if (i % 2 === 0 && i < this.rows.length) {
-          g.fillStyle = "rgba(128,128,128,0.07)";
-          g.fillRect(a, AXIS_H + i * ROW_H - s.top, b - a, ROW_H);
-        }
-      }
-    }
-    g.restore();
-    this.paintAxis(g, this.width, s.h);
-    this.shown = { ...s, view: { ...v } };
+    this.queueDraw();
   }
 
   // -- navigation: search, range, keys, Python sync -------------------------------
@@ -601,6 +572,7 @@ class Timeline {
       .then((d) => {
         this.stamp("decoded");
         this.data = d;
+        this.noteCoarse(d);
         this.dataWidth = width;
         this.root.dataset.dataWidth = String(width);
         this.dataSeq = seq;
@@ -651,12 +623,12 @@ class Timeline {
   private onResize(): void {
     if (!this.laidOut()) return;
     const w = Math.floor(this.root.clientWidth);
-    const resized = w !== this.width;
     this.width = w;
     this.queueDraw();
     // the data must cover the rows in view at this width (the view may have grown taller)
     const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
-    if (resized || this.dirty || !this.data || this.dataWidth !== this.plotWidth() || ids.some((id) => !this.data!.tracks.has(id))) this.fetch();
+    // (a new width whose grid is the data's draws the data as is)
+    if (this.dirty || !this.data || !this.fitsWidth(this.data) || ids.some((id) => !this.data!.tracks.has(id))) this.fetch();
   }
 
 
@@ -679,7 +651,7 @@ class Timeline {
           return;
         }
         const d = (Math.abs(ev.deltaX) > Math.abs(dy) ? ev.deltaX : dy) * (this.view.end - this.view.start) / this.plotWidth();
-        this.setView({ start: this.view.start + d, end: this.view.end + d }, true); // the wheel pans
+        this.setView({ start: this.view.start + d, end: this.view.end + d }); // the wheel pans
       },
       { passive: false },
     );
@@ -728,7 +700,7 @@ class Timeline {
       if (dragX !== null && dragView) {
         const nsPerPx = (dragView.end - dragView.start) / this.plotWidth();
         const d = (dragX - ev.clientX) * nsPerPx;
-        this.setView({ start: dragView.start + d, end: dragView.end + d }, true);
+        this.setView({ start: dragView.start + d, end: dragView.end + d });
         this.tip.style.display = "none";
         return;
       }
@@ -825,16 +797,17 @@ class Timeline {
     const { d, i } = hit;
     const [ss, se] = itemSpan(d, i);
     this.selectedSpan = { start: ss, end: se };
-    let opId: Promise<number>;
-    if (d.ev) opId = Promise.resolve(d.ev.id[i]);
-    else if (d.bk?.longestId) opId = Promise.resolve(d.bk.longestId[i]);
-    else opId = this.bucketInfo(d, i).then((b) => b.longestId);
-    opId.then((id) => {
-      if (id >= 0) this.showDetails(id);
-    }).catch((e: Error) => {
-      this.status.classList.add("nsys-tl-err");
-      this.status.textContent = e.message;
-    });
+    if (d.ev) this.showDetails({ opId: d.ev.id[i] });
+    else if (d.bk?.longestId) {
+      if (d.bk.longestId[i] >= 0) this.showDetails({ opId: d.bk.longestId[i] });
+    } else {
+      // a bucket: its longest op's details in one round trip (the Python side finds the op),
+      // unless a hover's "bucket" answer has already named it
+      const known = this.bucketKnown.get(bucketKey(d, i));
+      if (known) {
+        if (known.longestId >= 0) this.showDetails({ opId: known.longestId });
+      } else this.showDetails({ bucket: { track: d.id, start: ss, resolution: d.resolution } });
+    }
   }
 
   /** The selection's launch flow: an API call and the GPU ops it launched (offsets), or null. */
@@ -906,16 +879,26 @@ class Timeline {
   /** kernel/details of one op in the panel under the plot, then its kernel/explain below them:
    *  asked together, the details shown as soon as they come (ms), the explanation when it comes
    *  (0.1-1.5 s for a kernel not explained before, at 10M kernels). */
-  private showDetails(opId: number): void {
+  private showDetails(which: { opId: number } | { bucket: { track: string; start: number; resolution: number } }): void {
     this.details.style.display = "block";
     this.details.textContent = "loading…";
-    this.root.dataset.detailsFor = String(opId);
+    // a bucket's op is known with the reply ("?" until then)
+    const asked = (this.root.dataset.detailsFor = "opId" in which ? String(which.opId) : "?");
+    this.root.dataset.detailsBy = "opId" in which ? "op" : "bucket";
     delete this.root.dataset.explained;
-    const explained = this.client.ask("explain", { opId });
+    const explained = this.client.ask("explain", which);
     explained.catch(() => undefined); // shown with the details (or not at all when they fail)
     this.client
-      .ask("details", { opId, explain: false })
+      .ask("details", { ...which, explain: false })
       .then((m) => {
+        if (this.root.dataset.detailsFor !== asked) return; // another click since
+        const opId = Number(m.opId);
+        if (!(opId >= 0)) { // an empty bucket (no op starts in it)
+          this.details.style.display = "none";
+          delete this.root.dataset.detailsFor;
+          return;
+        }
+        this.root.dataset.detailsFor = String(opId);
         this.details.innerHTML = String(m.html ?? ""); // escaped HTML rendered by the Python side
         this.root.dataset.detailsShown = String(opId);
         this.setFlow((m.flow as Flow | null) ?? null);
@@ -943,16 +926,21 @@ class Timeline {
   /** What a zoom reply leaves out of bucket i (count, longest op's id and duration): asked for
    *  once per (track, resolution, bucket) and kept (bucket edges do not move). */
   private bucketCache = new Map<string, Promise<BucketInfo>>();
+  /** the answered ones */
+  private bucketKnown = new Map<string, BucketInfo>();
 
   private bucketInfo(d: TrackData, i: number): Promise<BucketInfo> {
     const start = d.start + (d.bk as NonNullable<TrackData["bk"]>).index[i] * d.resolution;
     const key = bucketKey(d, i);
     let p = this.bucketCache.get(key);
     if (!p) {
-      if (this.bucketCache.size > 4096) this.bucketCache.clear();
+      if (this.bucketCache.size > 4096) {
+        this.bucketCache.clear();
+        this.bucketKnown.clear();
+      }
       p = this.client.ask("bucket", { track: d.id, start, resolution: d.resolution }) as unknown as Promise<BucketInfo>;
       this.bucketCache.set(key, p);
-      p.catch(() => this.bucketCache.delete(key));
+      p.then((b) => this.bucketKnown.set(key, b), () => this.bucketCache.delete(key));
     }
     return p;
   }
@@ -1031,7 +1019,13 @@ class Timeline {
     const t0 = performance.now();
     this.paint();
     const complete = this.complete();
-    if (this.first.drawn === undefined && complete) this.stamp("drawn");
+    if (this.first.drawn === undefined && complete) {
+      this.stamp("drawn");
+      // tests: how many range requests the first complete frame waited for (0: the data sent with
+      // the widget) and its resolution
+      this.root.dataset.firstRequests = String(this.client.sent);
+      this.root.dataset.firstResolution = String(this.data?.resolution);
+    }
     // what the last frame showed: rows, whether complete, for which view (the bench's "expand")
     const painted = `${this.rows.length}:${complete ? 1 : 0}:${this.viewSeq}`;
     if (this.root.dataset.painted !== painted) this.root.dataset.painted = painted;
@@ -1042,7 +1036,7 @@ class Timeline {
    *  view at this plot width (the first such frame is the first complete frame). */
   private complete(): boolean {
     const d = this.data;
-    if (!d || this.dataWidth !== this.plotWidth() || this.dataSeq !== this.viewSeq) return false;
+    if (!d || !this.fitsWidth(d) || this.dataSeq !== this.viewSeq) return false;
     const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
     return ids.every((id) => d.tracks.has(id));
   }
@@ -1055,7 +1049,7 @@ class Timeline {
       const s: Sample = { seq, inputToDrawMs: now - tIn, roundTripMs: d.roundTripMs, pythonMs: d.serverMs,
         decodeMs: d.decodeMs, drawMs: now - drawStart, bytes: d.bytes, rawBytes: d.rawBytes, items: d.items, upMs: d.upMs,
         kernelMs: d.kernelMs, downMs: d.downMs, rpcMs: d.timing?.rpc ?? NaN, pyDecodeMs: d.timing?.decode ?? NaN,
-        packMs: d.timing?.pack ?? NaN, format: d.format, previewed: this.previewedSeq >= seq };
+        packMs: d.timing?.pack ?? NaN, format: d.format, previewed: this.shownEarly >= seq };
       this.samples.push(s);
       if (this.samples.length > 1000) this.samples.shift();
       this.root.dataset.lastInputToDrawMs = s.inputToDrawMs.toFixed(3);
@@ -1095,6 +1089,15 @@ class Timeline {
     const first = Math.max(0, Math.floor(top / ROW_H) - 1);
     const last = Math.min(this.rows.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 1);
     const batch = new Batch();
+    // the parts of the plot the data does not cover (pixels)
+    const gaps: [number, number][] = [];
+    if (this.coarse && this.coarse !== this.data) {
+      const x0 = this.labelW, x1 = this.labelW + pw;
+      const xa = this.data ? Math.max(x0, Math.min(x1, x0 + (this.data.start - v.start) * scale)) : x1;
+      const xb = this.data ? Math.max(x0, Math.min(x1, x0 + (this.data.end - v.start) * scale)) : x1;
+      if (xa > x0) gaps.push([x0, xa]);
+      if (xb < x1 && xb > xa) gaps.push([xb, x1]);
+    }
     for (let i = first; i < last; i++) {
       const row = this.rows[i];
       const tr = this.trackById.get(row.ids[0] ?? "");
@@ -1116,8 +1119,15 @@ class Timeline {
       }
       g.fillText(text, x0, y + ROW_H / 2);
       for (const id of row.ids) { // several tracks (a GPU's utilisation, a collapsed group): drawn merged
-        const d = this.data?.tracks.get(id), t = this.trackById.get(id);
-        if (d && t) drawTrack(batch, d, t.streamClass ?? t.kind, v.start, scale, this.labelW, pw, y + 2, ROW_H - 4);
+        const t = this.trackById.get(id);
+        if (!t) continue;
+        const kind = t.streamClass ?? t.kind;
+        const d = this.data?.tracks.get(id);
+        const c = this.coarse !== this.data ? this.coarse?.tracks.get(id) : undefined;
+        // the coarse picture where the data does not reach (a pan or zoom out before its answer)
+        if (c && !d) drawTrack(batch, c, kind, v.start, scale, this.labelW, pw, y + 2, ROW_H - 4);
+        else if (c) for (const [a, b] of gaps) drawTrack(batch, c, kind, v.start + (a - this.labelW) / scale, scale, a, b - a, y + 2, ROW_H - 4);
+        if (d) drawTrack(batch, d, kind, v.start, scale, this.labelW, pw, y + 2, ROW_H - 4);
       }
     }
     batch.flush(g);
@@ -1125,7 +1135,7 @@ class Timeline {
     this.paintNav(g, top, scale, h);
 
     this.paintAxis(g, w, h);
-    this.shown = { view: { ...v }, top, w, h, dpr };
+    if (this.dataSeq < this.viewSeq) this.shownEarly = this.viewSeq;
   }
 
   /** the theme's text and background colours, read at most once a second (a forced style

@@ -43,6 +43,13 @@ WIRES = ("jsonz", "json")
 # The timeline/range columns the front end's zoom steps ask for (js/src/range_client.ts
 # FIELDS; a test checks that they agree): what drawing, the event tooltip and a click need.
 DRAW_FIELDS = ("id", "start", "end", "name", "kind", "indexStep", "busyPct")
+# The plot width (px) the first view is answered at when show() builds the widget (the front end
+# draws it in its first frame, no round trip, when its own width puts the view on the same grid:
+# range_client.ts gridResolution); after a range request, that request's width (the last
+# widget's plot width in this kernel).
+FIRST_WIDTH = 960
+# A first view larger than this (deflated bytes) is not sent with the widget (the front end asks).
+FIRST_MAX_BYTES = 1 << 20
 # worker threads per kind of request in a kernel: an area selection asks for 4 analyses at once
 # (70-500 ms each at 10M kernels), answered side by side (the server serves requests concurrently)
 WORKERS = {"range": 1, "bucket": 1, "details": 1, "explain": 1, "search": 1, "analysis": 4}
@@ -94,6 +101,13 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
     _marks: Any = traitlets.List().tag(sync=True)
     # wall-clock ms of the first frame's Python stages: {open, opened, show, shown} (bench_widget_ux.py)
     _stamps = traitlets.Dict().tag(sync=True)
+    # the first view's data, answered at show() and sent with the widget's state (a binary buffer:
+    # a range reply's body, as answer_range makes it), and its reply fields + the plot `width`
+    # it was asked at; b"" when none (the front end then asks, as for every later view)
+    _first = traitlets.Bytes(b"").tag(sync=True)
+    _first_meta = traitlets.Dict().tag(sync=True)
+    # the plot width of this kernel's last range request (FIRST_WIDTH until one comes)
+    plot_width = FIRST_WIDTH
 
     def __init__(self, profile: "Profile", start: Optional[int] = None, end: Optional[int] = None,
                  height: int = 420, wire: Optional[str] = None, **kwargs: Any) -> None:
@@ -118,15 +132,16 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         t_tracks = time.time() * 1e3
         o = clock_origin(s0, s1)
         self._origin = o
-        super().__init__(tracks=tracks, origin=str(o), span={"start": s0 - o, "end": s1 - o},
-                         _view={"start": (s0 if start is None else int(start)) - o,
-                                "end": (s1 if end is None else int(end)) - o},
-                         height=height, title=pathlib.Path(profile.path).name,
-                         _stamps={**dict(zip(("open", "opened"), getattr(profile, "opened_ms", ()))), "show": t_show,
-                                  "tracks": t_tracks}, **kwargs)
         self._profile = profile
         self.served = 0     # range requests answered (each reply carries it: no extra state message)
         self.last_ms = 0.0  # server + packing time of the last range request
+        view = {"start": (s0 if start is None else int(start)) - o, "end": (s1 if end is None else int(end)) - o}
+        first, first_meta = self._first_view(view)
+        super().__init__(tracks=tracks, origin=str(o), span={"start": s0 - o, "end": s1 - o},
+                         _view=view, _first=first, _first_meta=first_meta,
+                         height=height, title=pathlib.Path(profile.path).name,
+                         _stamps={**dict(zip(("open", "opened"), getattr(profile, "opened_ms", ()))), "show": t_show,
+                                  "tracks": t_tracks, "first": time.time() * 1e3}, **kwargs)
         # in a kernel: serve on worker threads (None: inline, e.g. in tests and benches)
         self._queues: Optional[dict[str, "queue.SimpleQueue[Any]"]] = None
         if in_kernel() and os.environ.get("NSYS_AI_WIDGET_THREADS", "1") != "0":
@@ -135,6 +150,23 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 for i in range(WORKERS[name]):
                     threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}-{i}", daemon=True).start()
         self.on_msg(self._on_msg)
+
+    def _first_view(self, view: dict) -> tuple[bytes, dict]:
+        """The first view's data at the last known plot width, as a range request from the front
+        end would get it (answer_range: every track, DRAW_FIELDS, deflated for "jsonz"), so that
+        the widget draws its first frame without a round trip; (b"", {}) when it fails or is
+        larger than FIRST_MAX_BYTES (the front end then asks)."""
+        if view["end"] <= view["start"]:
+            return b"", {}
+        width = TimelineWidget.plot_width
+        try:
+            msg, bufs = self.answer_range({"start": view["start"], "end": view["end"], "width": width,
+                                           "fields": list(DRAW_FIELDS), "inflate": True}, count=False)
+        except Exception:  # the front end asks for it (and shows the error if it fails again)
+            return b"", {}
+        if len(bufs[0]) > FIRST_MAX_BYTES:
+            return b"", {}
+        return bufs[0], {**msg, "width": width}
 
     @property
     def view(self) -> tuple[int, int]:
@@ -220,11 +252,13 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             elif kind == "analysis":
                 msg, buffers = {"kind": "analysis", **self.analysis(content)}, []
             elif kind == "explain":
-                msg, buffers = {"kind": "explain", "html": self.explain_html(int(content["opId"]))}, []
+                op = self.op_of(content)
+                msg, buffers = {"kind": "explain", "opId": op, "html": self.explain_html(op) if op >= 0 else ""}, []
             else:  # details; `explain: false`: without the explanation (the front end asks "explain" beside it)
-                d = self._profile.kernel(int(content["opId"]))
-                msg, buffers = {"kind": "details", "flow": self._flow(d),
-                                "html": self.details_html(int(content["opId"]), d, content.get("explain") is not False)}, []
+                op = self.op_of(content)
+                d = self._profile.kernel(op) if op >= 0 else None
+                msg, buffers = {"kind": "details", "opId": op, "flow": self._flow(d) if d else None,
+                                "html": self.details_html(op, d, content.get("explain") is not False) if d else ""}, []
             msg["id"] = rid
             if "recvAt" in content:
                 msg["recvAt"] = content["recvAt"]
@@ -234,6 +268,14 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self.send({"id": rid, "kind": kind, "error": e.message, "code": e.code})
         except Exception as e:  # report every failure to the front end, never leave it waiting
             self.send({"id": rid, "kind": kind, "error": f"{type(e).__name__}: {e}", "code": None})
+
+    def op_of(self, content: dict) -> int:
+        """The op a details/explain request names: `opId`, or `bucket` ({track, start, resolution}:
+        a zoomed-out bucket, whose longest op it is; -1 when no op starts in it), so that a click
+        on a bucket is one round trip."""
+        if content.get("opId") is not None:
+            return int(content["opId"])
+        return int(self.bucket(dict(content["bucket"]))["longestId"])
 
     def search_page(self, content: dict) -> dict:
         """A page of search's instances for the search box: {total, offset, names, items}, times
@@ -374,11 +416,13 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                        "longestDur": b["longestDur"][j]}
         return out
 
-    def answer_range(self, content: dict) -> tuple[dict, list[bytes]]:
+    def answer_range(self, content: dict, count: bool = True) -> tuple[dict, list[bytes]]:
         """Serves one front-end range request (also callable directly, e.g. by the bench):
         the message fields and the one buffer: the server's "columns" JSON as it wrote it
         (format "json"), or deflated (format "jsonz", when the request says `inflate`).
-        `fields` (a list of column names) asks the server for those columns only."""
+        `fields` (a list of column names) asks the server for those columns only. `count`: a
+        front end's request (counted in `served`; its width is remembered for the next widget's
+        first view)."""
         from .profile import M_RANGE
         t0 = time.perf_counter()
         o = self._origin  # the front end's times are offsets from it
@@ -399,7 +443,9 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             body = zlib.compress(body, 1)
         t2 = time.perf_counter()
         self.last_ms = (t2 - t0) * 1e3
-        self.served += 1
+        if count:
+            self.served += 1
+            TimelineWidget.plot_width = params["width"]
         return {"kind": "range", "format": wire, "source": "columns", "serverMs": round(self.last_ms, 3),
                 "jsonBytes": json_bytes,  # the inflated size: the browser inflates into one buffer
                 "served": self.served, "timing": {"rpc": round((t1 - t0) * 1e3, 3), "decode": 0,

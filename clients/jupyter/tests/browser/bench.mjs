@@ -60,7 +60,7 @@ try {
   await page.evaluate(() => window.jupyterapp.commands.execute("notebook:run-all-cells"));
   const tl = page.locator(".nsys-tl").first();
   await tl.waitFor({ state: "visible", timeout: 900000 }); // a 10M profile's first open builds its index
-  await page.waitForFunction(() => Number(document.querySelector(".nsys-tl")?.dataset.answered || 0) >= 1, null,
+  await page.waitForFunction(() => !!document.querySelector(".nsys-tl")?.dataset.firstDrawn, null,
     { timeout: 300000 });
   const first = await tl.evaluate((e) => ({ ...e.dataset }));
   log("timeline shown", first);

@@ -16,6 +16,7 @@ import path from "node:path";
 import { checkAxis, pngStats, zoomInOtherLayouts } from "./timeline_checks.mjs";
 import { checkNavigation } from "./nav_checks.mjs";
 import { checkToolbarOneLine } from "./toolbar_check.mjs";
+import { checkBucketClick, checkDrawsBeforeReply, checkFirstFrame, checkSecondWidgetNoRequest } from "./immediate_checks.mjs";
 
 // playwright-core lives in clients/jupyter/js/node_modules (NODE_MODULES_DIR)
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
@@ -81,11 +82,15 @@ try {
   // -- the timeline ---------------------------------------------------------------
   const tl = page.locator(".nsys-tl").first();
   await tl.waitFor({ state: "visible", timeout: 120000 });
-  await page.waitForFunction(() => Number(document.querySelector(".nsys-tl")?.dataset.answered || 0) >= 1, null,
+  await page.waitForFunction(() => { // the first complete frame (from the data sent with the widget, or a reply)
+    const d = document.querySelector(".nsys-tl")?.dataset;
+    return !!d?.firstDrawn && d.answered === d.requests;
+  }, null,
     { timeout: 60000 });
   await page.waitForTimeout(300); // let the frame paint
   const before = await tl.evaluate((e) => ({ ...e.dataset, status: e.querySelector(".nsys-tl-status").textContent }));
-  step("timeline first range answered", before);
+  step("timeline first frame drawn", before);
+  await checkFirstFrame(page, tl, step);
   if (Number(before.failed || 0) > 0) fail(`range request failed: ${before.status}`);
   const shot1 = await tl.screenshot({ path: path.join(outDir, "timeline.png") });
   const s1 = await pngStats(page, shot1);
@@ -276,6 +281,8 @@ try {
   let clicked = false;
   for (let k = 0; k < 24 && !clicked; k++) {
     await page.mouse.click(cbox.x + 215 + ((cbox.width - 220) * k) / 24, cbox.y + 22 + 8);
+    // a bucket's op is known with its reply (detailsFor "?" until then; none: an empty bucket)
+    await page.waitForFunction((e) => e.dataset.detailsFor !== "?", await tl.elementHandle(), { timeout: 30000 });
     clicked = await tl.evaluate((e) => e.dataset.detailsFor !== undefined);
   }
   if (!clicked) fail("no kernel found to click on the first GPU row");
@@ -300,6 +307,8 @@ try {
   await tl.screenshot({ path: path.join(outDir, "timeline-details.png") });
 
   await checkFlow(page, tl);
+  await checkDrawsBeforeReply(page, tl, step);
+  await checkBucketClick(page, tl, step);
   await checkTrackTree(page, tl);
   await checkNavigation(page, tl, step, (name) => path.join(outDir, `timeline-${name}.png`));
   await checkToolbarOneLine(tl, step);
@@ -327,6 +336,7 @@ try {
 
   await page.screenshot({ path: path.join(outDir, "lab.png"), fullPage: false });
   if (epochProfile) await checkHiddenEpochWidget(page);
+  await checkSecondWidgetNoRequest(page, step, rowsDrawn);
   if (widgetErrors.length) fail(`widget errors in the page: ${widgetErrors.join(" | ")}`);
   result.ok = true;
 } catch (e) {
@@ -383,7 +393,7 @@ async function checkHiddenEpochWidget(page) {
   await tl.scrollIntoViewIfNeeded();
   const settled = async () => page.waitForFunction((el) => {
     const d = el.dataset;
-    return Number(d.answered || 0) >= 1 && d.answered === d.requests && Number(d.drawnSeq || 0) >= Number(d.viewSeq || 0);
+    return !!d.firstDrawn && d.answered === d.requests && Number(d.drawnSeq || 0) >= Number(d.viewSeq || 0);
   }, await tl.elementHandle(), { timeout: 60000 });
   await settled();
   await page.waitForTimeout(300);

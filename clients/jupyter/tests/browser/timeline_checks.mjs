@@ -91,7 +91,10 @@ export async function pngStats(page, png) {
 export async function checkTimeline(page, { screenshot, step }) {
   const tl = page.locator(".nsys-tl").first();
   await tl.waitFor({ state: "visible", timeout: 60000 });
-  await page.waitForFunction(() => Number(document.querySelector(".nsys-tl")?.dataset.answered || 0) >= 1, null, { timeout: 60000 });
+  await page.waitForFunction(() => { // the first complete frame (from the data sent with the widget, or a reply)
+    const d = document.querySelector(".nsys-tl")?.dataset;
+    return !!d?.firstDrawn && d.answered === d.requests;
+  }, null, { timeout: 60000 });
   const before = await tl.evaluate((e) => ({ ...e.dataset }));
   step("timeline first range answered", before);
   if (Number(before.failed || 0) > 0) throw new Error("first range failed");
@@ -137,6 +140,8 @@ export async function checkTimeline(page, { screenshot, step }) {
   let clicked = false;
   for (let k = 0; k < 24 && !clicked; k++) {
     await page.mouse.click(box.x + 215 + ((box.width - 220) * k) / 24, box.y + 22 + 8);
+    // a bucket's op is known with its reply (detailsFor "?" until then; none: an empty bucket)
+    await page.waitForFunction((e) => e.dataset.detailsFor !== "?", await tl.elementHandle(), { timeout: 30000 });
     clicked = await tl.evaluate((e) => e.dataset.detailsFor !== undefined);
   }
   if (!clicked) throw new Error("no kernel found to click on the first GPU row");
