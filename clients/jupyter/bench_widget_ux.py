@@ -44,8 +44,9 @@ from bench_widget import summary  # noqa: E402
 
 BENCH = Path(os.environ.get("NSYS_AI_BENCH_DIR", "/tmp/nsys-ai-bench"))
 STAGES = (("request -> open", None, "open"), ("open", "open", "opened"), ("-> show (widget module import)", "opened", "show"),
-          ("show: span + tracks", "show", "tracks"),
+          ("show: span + tracks", "show", "tracks"), ("show: first view answered (sent with the widget)", "tracks", "first"),
           ("-> widget rendered", "tracks", "render"), ("  (module loaded)", "tracks", "module"),
+          ("rendered -> drawn", "render", "drawn"),
           ("-> range sent", "render", "sent"), ("range round trip", "sent", "decoded"), ("-> drawn", "decoded", "drawn"))
 
 
@@ -53,7 +54,20 @@ def first_notebook(profile: Path) -> dict:
     return _nb(["import nsys_ai_native",  # the page sets it per run (cold: a fresh cache; preload on/off)
                 f"nsys_ai_native.open({str(profile)!r}).show(height=420)",
                 f"p = nsys_ai_native.open({str(profile)!r})",
-                "p.show(height=420)"])
+                "p.show(height=420)",
+                FLOOR_CLASS,
+                "_Floor()"])
+
+
+# JupyterLab's own floor for a widget's first frame: a trivial anywidget (no data, no messages),
+# shown the same way; its front end stamps the module's evaluation, its render and the next frame
+FLOOR_ESM = """const at = () => performance.timeOrigin + performance.now();
+const module = at();
+export default { render({ el }) {
+  el.className = "nsys-floor"; el.textContent = "floor"; el.dataset.module = module; el.dataset.render = at();
+  requestAnimationFrame(() => { el.dataset.drawn = at(); });
+} };"""
+FLOOR_CLASS = f"import anywidget\nclass _Floor(anywidget.AnyWidget):\n    _esm = {FLOOR_ESM!r}\n"
 
 
 def interact_notebook(profile: Path) -> dict:
@@ -98,6 +112,11 @@ def first_figures(runs: list[dict]) -> dict:
                 if vals:
                     fig[label] = summary(vals)
             out[f"{cell} {variant}"] = fig
+        floors = [r["floor"] for r in runs if r["variant"] == variant and r.get("floor")]
+        if floors:
+            out[f"trivial anywidget {variant}"] = {"first_frame_ms": summary([f["drawn"] for f in floors]),
+                                                   "(module loaded)": summary([f["module"] for f in floors]),
+                                                   "(rendered)": summary([f["render"] for f in floors])}
     return out
 
 

@@ -244,6 +244,67 @@ def test_widget_fields_and_buckets(prof: nsys_ai_native.Profile, methods: frozen
     assert "error" in sent[-1] and "resolution" in sent[-1]["error"]
 
 
+def test_widget_first_view_sent_with_it(prof: nsys_ai_native.Profile, methods: frozenset[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """show() answers the first view (the widget's whole window, every track, DRAW_FIELDS) at the
+    last plot width a range request told this kernel, and sends it with the widget's state: the
+    server's reply for that request, deflated; none when larger than FIRST_MAX_BYTES."""
+    need(methods, "timeline/tracks", "timeline/range")
+    monkeypatch.setattr(widget.TimelineWidget, "plot_width", widget.FIRST_WIDTH)
+    s, e = prof.span()
+    for width in (widget.FIRST_WIDTH, 517):
+        w = prof.show()
+        meta = w._first_meta
+        assert meta["width"] == width and meta["format"] == "jsonz" and w.served == 0
+        want = prof.request("timeline/range", {"start": s, "end": e, "width": width, "format": "columns",
+                                               "fields": list(DRAW_FIELDS)})
+        got = json.loads(zlib.decompress(w._first))
+        assert len(zlib.decompress(w._first)) == meta["jsonBytes"]
+        assert got == want
+        w.answer_range({"start": 0, "end": e - s, "width": 517, "inflate": True})  # a front end's request: remembered
+        assert widget.TimelineWidget.plot_width == 517 and w.served == 1
+    part = prof.show(start=s + (e - s) // 4, end=s + (e - s) // 2)
+    got = json.loads(zlib.decompress(part._first))
+    assert got["start"] <= s + (e - s) // 4 and got["end"] >= s + (e - s) // 2 and got["end"] < e
+    monkeypatch.setattr(widget, "FIRST_MAX_BYTES", 100)
+    big = prof.show()
+    assert big._first == b"" and big._first_meta == {}
+
+
+def test_widget_bucket_details_in_one_request(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
+    """A click on a bucket asks "details" (and "explain") naming the bucket: answered for the
+    bucket's longest op (the full reply's longestId), opId -1 and nothing shown when no op starts in it."""
+    need(methods, "timeline/tracks", "timeline/range")
+    w = prof.show()
+    s, e = prof.span()
+    full = prof.request("timeline/range", {"start": s, "end": e, "width": 400, "format": "columns"})
+    sent: list[dict] = []
+    w.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    seen = {"op": 0, "empty": 0}
+    for t in full["tracks"]:
+        b = t.get("buckets")
+        if not b or not t["id"].startswith("gpu:"):
+            continue
+        for j in range(0, len(b["index"]), max(1, len(b["index"]) // 6)):
+            start = full["start"] + b["index"][j] * full["resolution"]
+            bucket = {"track": t["id"], "start": start, "resolution": full["resolution"]}
+            w._on_msg(w, {"id": 7, "kind": "details", "explain": False, "bucket": bucket}, [])
+            got = sent[-1]
+            assert "error" not in got and got["opId"] == b["longestId"][j], (got, b["longestId"][j])
+            if got["opId"] >= 0:
+                name = full["names"][b["longestName"][j]]
+                assert name.split("<")[0] in got["html"] and got["flow"] is not None
+                w._on_msg(w, {"id": 8, "kind": "explain", "bucket": bucket}, [])
+                assert sent[-1]["opId"] == got["opId"] and "error" not in sent[-1]
+                seen["op"] += 1
+            else:
+                assert got["html"] == "" and got["flow"] is None
+                seen["empty"] += 1
+    assert seen["op"] > 0, seen
+    w._on_msg(w, {"id": 9, "kind": "details", "bucket": {"track": "gpu:0:7", "start": s, "resolution": 3}}, [])
+    assert "error" in sent[-1] and "resolution" in sent[-1]["error"]
+
+
 def test_nvtx_tree_frame(prof: nsys_ai_native.Profile, small_profile: Path, sql: SQL, methods: frozenset[str]) -> None:
     need(methods, "nvtx/tree")
     df = prof.nvtx_tree()

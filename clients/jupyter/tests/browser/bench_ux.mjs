@@ -73,7 +73,7 @@ const firstFrame = async (i, t0) => {
     const d = e.dataset;
     const py = JSON.parse(d.pyStamps || "{}");
     const rel = (v) => (v === undefined || v === null || v === "" ? null : Math.round((Number(v) - t0) * 10) / 10);
-    return { open: rel(py.open), opened: rel(py.opened), show: rel(py.show), tracks: rel(py.tracks),
+    return { open: rel(py.open), opened: rel(py.opened), show: rel(py.show), tracks: rel(py.tracks), first: rel(py.first),
       module: rel(d.firstModule), render: rel(d.firstRender), sent: rel(d.firstSent), decoded: rel(d.firstDecoded),
       drawn: rel(d.firstDrawn), failed: Number(d.failed || 0) };
   }, [i, t0]);
@@ -91,12 +91,13 @@ async function first() {
     await page.evaluate(() => window.jupyterapp.commands.execute("notebook:clear-all-cell-outputs"));
     await page.evaluate(() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart());
     await ready();
-    await page.evaluate(([cold, preload]) => {
+    await page.evaluate(([cold, preload, first]) => {
       const src = "import os, tempfile\n" +
         (cold ? "os.environ['NSYS_AI_CACHE_DIR'] = tempfile.mkdtemp(dir=os.environ['BENCH_COLD_ROOT'])\n" : "") +
-        `os.environ['NSYS_AI_WIDGET_PRELOAD'] = '${preload ? 1 : 0}'\nimport nsys_ai_native`;
+        `os.environ['NSYS_AI_WIDGET_PRELOAD'] = '${preload ? 1 : 0}'\nos.environ['NSYS_AI_WIDGET_FIRST'] = '${first ? 1 : 0}'\n` +
+        "import nsys_ai_native";
       window.jupyterapp.shell.currentWidget.content.widgets[0].model.sharedModel.setSource(src);
-    }, [cold, !variant.includes("nopreload")]);
+    }, [cold, !variant.includes("nopreload"), !variant.includes("nofirst")]);
     await runCell(0);
     const t0 = await runCell(1);
     const openShow = await firstFrame(1, t0);
@@ -105,6 +106,16 @@ async function first() {
       await runCell(2);
       const t1 = await runCell(3);
       run.show = await firstFrame(3, t1);
+      // JupyterLab's own floor: a trivial anywidget (its class defined in cell 4) shown by cell 5
+      // the same way, from the execute request to its first frame after render
+      await runCell(4);
+      const t2 = await runCell(5);
+      const floor = await page.waitForFunction(() => {
+        const e = window.jupyterapp.shell.currentWidget.content.widgets[5].node.querySelector(".nsys-floor");
+        return e?.dataset.drawn ? { render: Number(e.dataset.render), drawn: Number(e.dataset.drawn), module: Number(e.dataset.module) } : null;
+      }, null, { timeout: 120000, polling: 20 }).then((h) => h.jsonValue());
+      run.floor = { module: Math.round((floor.module - t2) * 10) / 10, render: Math.round((floor.render - t2) * 10) / 10,
+        drawn: Math.round((floor.drawn - t2) * 10) / 10 };
     }
     log(r < 0 ? "warm-up" : "run", run);
     if (r >= 0) runs.push(run);
@@ -133,6 +144,9 @@ async function interact() {
     const d = e.dataset;
     const nav = e.__nsysNav;
     const viewDrawn = (seq0) => () => nav.seq() > seq0 && Number(d.drawnSeq || 0) >= nav.seq() && d.answered === d.requests;
+    // a view change's first frame showing it (drawn from the data already there)
+    const viewShown = (seq0) => () => nav.seq() > seq0 && Number((d.painted || "0:0:0").split(":")[2]) >= nav.seq();
+    const early = { view: () => viewShown(nav.seq()) };
     const conds = {
       view: () => viewDrawn(nav.seq()),
       rows: () => { const n0 = nav.rows().length; return () => nav.rows().length !== n0 && d.painted === `${nav.rows().length}:1:${nav.seq()}`; },
@@ -143,11 +157,15 @@ async function interact() {
     // arms a measurement: resolves with (DOM shows it) - (the last `startType` event's timeStamp)
     window.__uxArm = (kind, startType, timeoutMs) => {
       const cond = conds[kind]();
+      const shown = early[kind]?.();
+      let shownMs = null;
       window.__uxPending = new Promise((resolve) => {
         let done = false;
-        const finish = (v) => { if (done) return; done = true; mo.disconnect(); clearTimeout(timer); resolve(v); };
+        const finish = (v) => { if (done) return; done = true; mo.disconnect(); clearTimeout(timer); resolve({ ms: v, shownMs }); };
         const check = () => {
-          if (last[startType] !== undefined && last[startType] > armedAt && cond()) finish(performance.now() - last[startType]);
+          if (last[startType] === undefined || !(last[startType] > armedAt)) return;
+          if (shown && shownMs === null && shown()) shownMs = performance.now() - last[startType];
+          if (cond()) finish(performance.now() - last[startType]);
         };
         const armedAt = performance.now();
         const mo = new MutationObserver(check);
@@ -161,9 +179,11 @@ async function interact() {
   async function measure(name, kind, startType, input, timeoutMs = 20000) {
     await page.evaluate(([k, s, t]) => window.__uxArm(k, s, t), [kind, startType, timeoutMs]);
     await input();
-    const ms = await page.evaluate(() => window.__uxPending);
+    const { ms, shownMs } = await page.evaluate(() => window.__uxPending);
     if (ms === null) misses[name] = (misses[name] || 0) + 1;
     else (samples[name] ??= []).push(Math.round(ms * 100) / 100);
+    // the same input until a frame showed it (from the data already there, before its own data)
+    if (shownMs !== null) (samples[`${name} (shown)`] ??= []).push(Math.round(shownMs * 100) / 100);
     await settle();
   }
   // every request answered and the latest view drawn (between measurements)
