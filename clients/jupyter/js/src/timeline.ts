@@ -294,7 +294,8 @@ class Timeline {
     if (model.get("_marks")?.length) this.marks.set(model.get("_marks")); // shown before this view rendered
     this.bindPointer();
     this.scroll.addEventListener("scroll", () => this.onScroll(), { passive: true });
-    this.root.dataset.served = "0";
+    // counters from the start (a first frame drawn from the data sent with the widget asks nothing)
+    Object.assign(this.root.dataset, { served: "0", requests: "0", answered: "0", failed: "0" });
     // for tests: one empty request/reply through the widget's messages, in ms
     const hook = this.root as unknown as { __nsysPing: (pad?: number) => Promise<{ ms: number; upMs: number; downMs: number }>; __nsysSamples: Sample[];
       __nsysSetWire: (w?: string) => void };

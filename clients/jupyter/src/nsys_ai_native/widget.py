@@ -5,10 +5,14 @@ The timeline's front end asks for data with custom messages
 answers each with `timeline/range` in the server's compact "columns" format, restricted
 to `fields` (the columns drawing needs), as one binary buffer: the server's JSON as is
 ("json"), deflated ("jsonz", when the browser can inflate: a zoom step's bytes are what
-the notebook's messaging pays for); or with `{id, kind, error, code}`. What drawing does not need is asked for when it is
+the notebook's messaging pays for); or with `{id, kind, error, code}`. The first view is
+answered at show() and sent with the widget's state (`_first`, a binary buffer), so the first
+frame needs no request. What drawing does not need is asked for when it is
 shown: `{id, kind: "bucket", track, start, resolution}` answers one bucket's count and
-longest op (the tooltip, a click), `{id, kind: "details", opId, explain?}` the details panel
-(`explain: false`: without the explanation, which `{id, kind: "explain", opId}` answers beside it),
+longest op (the tooltip), `{id, kind: "details", opId | bucket, explain?}` the details panel of
+an op, or of a bucket's longest op (`bucket`: {track, start, resolution}, one round trip for a
+click on a bucket; the reply's `opId` says which, -1: none) (`explain: false`: without the
+explanation, which `{id, kind: "explain", opId | bucket}` answers beside it),
 `{id, kind: "search", query, exact?, kinds?, instances, offset? | at?, start?, end?}` a page of
 search's instances (the search box's next/previous, the outlines of the rows `w.show(rows)`
 marks; times as the front end's offsets) and
