@@ -46,7 +46,8 @@ BENCH = Path(os.environ.get("NSYS_AI_BENCH_DIR", "/tmp/nsys-ai-bench"))
 STAGES = (("request -> open", None, "open"), ("open", "open", "opened"), ("-> show (widget module import)", "opened", "show"),
           ("show: span + tracks", "show", "tracks"), ("show: first view answered (sent with the widget)", "tracks", "first"),
           ("-> widget rendered", "tracks", "render"), ("  (module loaded)", "tracks", "module"),
-          ("rendered -> drawn", "render", "drawn"),
+          ("rendered -> drawn", "render", "drawn"), ("  (first view decoded)", "render", "initial"),
+          ("  (laid out)", "render", "layout"),
           ("-> range sent", "render", "sent"), ("range round trip", "sent", "decoded"), ("-> drawn", "decoded", "drawn"))
 
 

@@ -276,6 +276,8 @@ class Timeline {
     });
     (this.root as unknown as { __nsysNav: unknown }).__nsysNav = {
       asked: () => ({ ...this.client.asked }),
+      // the latest view a frame showed before its own data came
+      shownEarly: () => this.shownEarly,
       ask: (kind: string, fields: Record<string, unknown>) => this.client.ask(kind, fields),
       // tests: the GPU bucket at canvas (x, y), or null
       bucketAt: (x: number, y: number) => {
@@ -335,6 +337,7 @@ class Timeline {
       this.dataWidth = Number(meta.width);
       this.dataSeq = 0;
       this.noteCoarse(d);
+      this.stamp("initial");
       this.root.dataset.initial = `${d.bytes}|${d.resolution}|${this.dataWidth}`;
       this.status.textContent = `${fmtDur(this.view.end - this.view.start)} · ${fmtDur(d.resolution)}/px · sent with the widget`;
     } catch (e) {
@@ -623,6 +626,7 @@ class Timeline {
 
   private onResize(): void {
     if (!this.laidOut()) return;
+    this.stamp("layout");
     const w = Math.floor(this.root.clientWidth);
     this.width = w;
     this.queueDraw();

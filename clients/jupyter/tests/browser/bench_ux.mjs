@@ -74,7 +74,7 @@ const firstFrame = async (i, t0) => {
     const py = JSON.parse(d.pyStamps || "{}");
     const rel = (v) => (v === undefined || v === null || v === "" ? null : Math.round((Number(v) - t0) * 10) / 10);
     return { open: rel(py.open), opened: rel(py.opened), show: rel(py.show), tracks: rel(py.tracks), first: rel(py.first),
-      module: rel(d.firstModule), render: rel(d.firstRender), sent: rel(d.firstSent), decoded: rel(d.firstDecoded),
+      module: rel(d.firstModule), render: rel(d.firstRender), initial: rel(d.firstInitial), layout: rel(d.firstLayout), sent: rel(d.firstSent), decoded: rel(d.firstDecoded),
       drawn: rel(d.firstDrawn), failed: Number(d.failed || 0) };
   }, [i, t0]);
 };

@@ -50,9 +50,10 @@ export async function checkFirstFrame(page, tl, step) {
   }
 }
 
-/** With the range replies held back: a pan (D) and a zoom (W) are each drawn in the next frames
- *  from the data already there (the pan: the same picture shifted by the pan's pixels; the
- *  zoom: a different picture), with no reply handled; released, the replies draw each view. */
+/** With the range replies held back: a pan (D) and a zoom (W) are each drawn from the data
+ *  already there (the pan: the same picture shifted by the pan's pixels, the part it brings in
+ *  drawn from the whole-profile picture; the zoom: a different picture), with no reply handled;
+ *  released, the replies draw each view. */
 export async function checkDrawsBeforeReply(page, tl, step) {
   const el = await tl.elementHandle();
   const settled = () => page.waitForFunction((e) => e.dataset.answered === e.dataset.requests &&
@@ -64,7 +65,6 @@ export async function checkDrawsBeforeReply(page, tl, step) {
   await page.waitForFunction((e) => e.dataset.answered === e.dataset.requests &&
     Number(e.dataset.drawnSeq || 0) >= e.__nsysNav.seq(), el, { timeout: 30000 });
   const before = await plotColumns(tl);
-  const answered0 = await tl.evaluate((e) => e.dataset.answered);
   await tl.evaluate((e) => e.__nsysNav.hold(true));
   try {
     const seq0 = await tl.evaluate((e) => e.__nsysNav.seq());
@@ -80,18 +80,35 @@ export async function checkDrawsBeforeReply(page, tl, step) {
       n++;
       if ([-2, -1, 0, 1, 2].some((dx) => pan.cols[x] === before.cols[x + shift + dx])) same++;
     }
-    const panInfo = { shiftPx: shift, sameColumns: same, columns: n, drawnFrac: pan.drawnFrac,
-      answered: await tl.evaluate((e) => e.dataset.answered), painted: await painted(tl) };
+    const panInfo = { shiftPx: shift, sameColumns: same, columns: n, drawnFrac: pan.drawnFrac, seq: seq0 + 1,
+      shownEarly: await tl.evaluate((e) => e.__nsysNav.shownEarly()), painted: await painted(tl) };
     step("pan drawn before its reply", panInfo);
-    if (panInfo.answered !== answered0) throw new Error(`a reply was handled while held: ${JSON.stringify(panInfo)}`);
+    if (!(panInfo.shownEarly > seq0)) throw new Error(`the pan's frame was not drawn before its data: ${JSON.stringify(panInfo)}`);
     if (before.cols.join("|") === pan.cols.join("|")) throw new Error("the pan did not change the picture before its reply");
     if (same < 0.9 * n) throw new Error(`the pan's picture is not the old one shifted: ${JSON.stringify(panInfo)}`);
+    // the part the pan brings in (beyond the old answer) is drawn from the whole-profile picture,
+    // not left blank until the reply
+    // (GPU rows: their kernels are a few pixels long here, so only that picture fills the part;
+    // an NVTX range of the old answer can reach into it)
+    const gpuRows = await tl.evaluate((e) => {
+      const top = e.__nsysNav.scrollTop();
+      return e.__nsysNav.rows().map((r, i) => [r.kind, i - Math.ceil(top / 16)]).filter(([k, i]) => k === "gpu" && i >= 0).map(([, i]) => i);
+    });
+    const fresh = gpuRows.map((r) => {
+      let n = 0;
+      for (let x = pan.w - shift + 2; x < pan.w; x++) if (pan.cols[x][r] === "1") n++;
+      return n;
+    });
+    step("pan: the new part drawn from the whole-profile picture", { columns: shift, gpuRowsDrawnPixels: fresh });
+    if (!fresh.some((n) => n > 10)) throw new Error(`the part a pan brings in is blank on every GPU row before its reply: ${fresh}`);
     const seq1 = await tl.evaluate((e) => e.__nsysNav.seq());
     await page.keyboard.press("w");
     await page.waitForFunction(([e, s]) => Number((e.dataset.painted || "0:0:0").split(":")[2]) > s, [el, seq1], { timeout: 5000 })
       .catch(() => { throw new Error("a zoom was not drawn before its reply"); });
     const zoom = await plotColumns(tl);
-    step("zoom drawn before its reply", { drawnFrac: zoom.drawnFrac, answered: await tl.evaluate((e) => e.dataset.answered) });
+    const zoomEarly = await tl.evaluate((e) => e.__nsysNav.shownEarly());
+    step("zoom drawn before its reply", { drawnFrac: zoom.drawnFrac, shownEarly: zoomEarly, seq: seq1 + 1 });
+    if (!(zoomEarly > seq1)) throw new Error(`the zoom's frame was not drawn before its data: ${zoomEarly} <= ${seq1}`);
     if (zoom.cols.join("|") === pan.cols.join("|")) throw new Error("the zoom did not change the picture before its reply");
     if (!(zoom.drawnFrac > 0.01)) throw new Error(`the zoom drew a blank plot before its reply: ${zoom.drawnFrac}`);
   } finally {
