@@ -395,3 +395,9 @@ export function gridResolution(start: number, end: number, width: number): numbe
   while (r < perPx) r *= 2;
   return r;
 }
+
+/** A "jsonz" buffer inflated by the browser (DecompressionStream: native code, asynchronous). */
+export async function inflateNative(buf: Buffer): Promise<Uint8Array> {
+  const stream = new Blob([bytesOf(buf) as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("deflate"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}

@@ -10,7 +10,7 @@ import { RenderProps } from "./anywidget";
 import { el, ownKeys } from "./dom";
 import { formatCursor, timeAxis } from "./axis";
 import { eventColor, fmtDur, trackHue } from "./format";
-import { RangeClient, RangeData, TrackData, gridResolution, nameAt } from "./range_client";
+import { RangeClient, RangeData, TrackData, gridResolution, inflateNative, nameAt } from "./range_client";
 import { relTime } from "./exact_json";
 import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "./track_tree";
 import { Match, MatchPage, dragWindow, frameSpan } from "./timeline_nav";
@@ -331,19 +331,41 @@ class Timeline {
    *  puts the view on another grid it is drawn (coarse) until this width's answer comes. */
   private takeInitial(buf: DataView | ArrayBuffer | null | undefined, meta: Record<string, unknown> | undefined): void {
     if (!buf || !buf.byteLength || !meta || !(Number(meta.width) > 0)) return;
-    try {
-      const d = this.client.initial(meta, buf);
+    const take = (d: RangeData) => {
       this.data = d;
       this.dataWidth = Number(meta.width);
       this.dataSeq = 0;
       this.noteCoarse(d);
       this.stamp("initial");
-      this.root.dataset.initial = `${d.bytes}|${d.resolution}|${this.dataWidth}`;
+      this.root.dataset.initial = `${buf.byteLength}|${d.resolution}|${this.dataWidth}`;
       this.status.textContent = `${fmtDur(this.view.end - this.view.start)} · ${fmtDur(d.resolution)}/px · sent with the widget`;
-    } catch (e) {
-      console.warn("nsys-ai: the widget's first view could not be decoded", e);
+    };
+    const failed = (e: unknown) => console.warn("nsys-ai: the widget's first view could not be decoded", e);
+    if (meta.format !== "jsonz" || typeof DecompressionStream !== "function") {
+      try {
+        take(this.client.initial(meta, buf));
+      } catch (e) {
+        failed(e);
+      }
+      return;
     }
+    // inflated natively (the first call of fflate's inflate, unoptimised code, took ~80 ms for the
+    // 500 KB of a 1M-kernel profile's first view; the browser's own, ~2 ms); range requests wait
+    // for it (as for one in flight), then what the view needs is asked for
+    this.inflight = true;
+    inflateNative(buf)
+      .then((raw) => take(this.client.initial({ ...meta, format: "json" }, raw)))
+      .catch(failed)
+      .finally(() => {
+        this.inflight = false;
+        // asked for meanwhile only because there was no data yet (no view change since): what
+        // the view needs now is decided by the data (onResize)
+        if (this.viewSeq === 0) this.dirty = false;
+        this.onResize();
+        this.queueDraw();
+      });
   }
+
 
   /** Keeps `d` as the coarse picture when it covers the whole profile. */
   private noteCoarse(d: RangeData): void {
