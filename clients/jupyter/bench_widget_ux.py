@@ -130,7 +130,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5, help="first-frame runs per scenario (cached and cold)")
     ap.add_argument("--variants", default="cached,cold,cached-nopreload,cold-nopreload",
                     help="first-frame variants, alternated run by run: cached / cold index; -nopreload: the widget "
-                         "module imported by show() (NSYS_AI_WIDGET_PRELOAD=0), the comparison")
+                         "module imported by show() (NSYS_AI_WIDGET_PRELOAD=0), the comparison; -nofirst: the first "
+                         "view not sent with the widget (NSYS_AI_WIDGET_FIRST=0: asked by the page)")
     ap.add_argument("--rounds", type=int, default=12, help="interaction rounds (each: every kind of input)")
     ap.add_argument("--skip", choices=("first", "interact"))
     ap.add_argument("--out", type=Path, default=HERE / "test-output" / "bench-widget-ux")
