@@ -9,12 +9,22 @@
 #include "analysis/devunions.h"
 #include "common/util.h"
 
+static inline unsigned char nsys__fold(unsigned char ch) { return ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch + 32) : ch; }
+
+/* strncasecmp at every position in the C locale (ASCII folding), without a
+ * call per position: a position is compared only when its first byte
+ * matches (names are scanned per NVTX name and per op class). */
 bool nsys_icontains(const char *hay, const char *needle) {
   if (!hay || !needle) return false;
-  size_t n = strlen(needle);
-  if (!n) return true;
-  for (const char *p = hay; *p; p++)
-    if (strncasecmp(p, needle, n) == 0) return true;
+  const unsigned char *h = (const unsigned char *)hay, *nd = (const unsigned char *)needle;
+  if (!nd[0]) return true;
+  unsigned char f = nsys__fold(nd[0]);
+  for (; *h; h++) {
+    if (nsys__fold(*h) != f) continue;
+    size_t i = 1;
+    while (nd[i] && h[i] && nsys__fold(h[i]) == nsys__fold(nd[i])) i++;
+    if (!nd[i]) return true;
+  }
   return false;
 }
 

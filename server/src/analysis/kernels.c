@@ -13,6 +13,13 @@ static bool nsys__kernel_in(nsys_actx *c, uint32_t i) {
   return nsys_actx_device_selected(c, ix->tracks[ix->ops.track[i]].device);
 }
 
+/* nsys__kernel_in with the device test read from a per-track table. */
+static inline bool nsys__kernel_sel(const nsys_actx *c, const uint8_t *dev_ok, uint32_t i) {
+  const nsys_index *ix = c->ix;
+  return ix->ops.kind[i] == NSYS_OP_KERNEL && ix->ops.start[i] >= c->t0 && ix->ops.start[i] < c->t1 &&
+         dev_ok[ix->ops.track[i]];
+}
+
 typedef struct {
   uint32_t name;
   uint32_t count;
@@ -36,13 +43,15 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   int64_t limit = nsys_actx_int(c, "limit");
   const uint32_t *nm = demangled ? ix->ops.full_name : ix->ops.name;
   uint32_t ns = ix->strings.count;
-  /* pass 1: count and total per name */
+  /* pass 1: count and total per name (the device test per track, once) */
+  uint8_t *dev_ok = nsys_xmalloc((size_t)ix->n_tracks + 1);
+  for (uint32_t t = 0; t < ix->n_tracks; t++) dev_ok[t] = nsys_actx_device_selected(c, ix->tracks[t].device);
   uint32_t *cnt = nsys_xcalloc((size_t)ns + 1, sizeof *cnt);
   int64_t *tot = nsys_xcalloc((size_t)ns + 1, sizeof *tot);
   uint64_t n = 0;
   int64_t total = 0;
   for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
-    if (!nsys__kernel_in(c, i)) continue;
+    if (!nsys__kernel_sel(c, dev_ok, i)) continue;
     uint32_t k = nm[i] < ns ? nm[i] : ns;
     int64_t d = nsys_op_dur(ix, i);
     cnt[k]++;
@@ -72,7 +81,7 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   memcpy(pos, off, ((size_t)shown + 1) * sizeof *pos);
   for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
     uint32_t k = nm[i] < ns ? nm[i] : ns;
-    if (slot[k] == UINT32_MAX || !nsys__kernel_in(c, i)) continue;
+    if (slot[k] == UINT32_MAX || !nsys__kernel_sel(c, dev_ok, i)) continue;
     uint64_t p = pos[slot[k]]++;
     dur[p] = nsys_op_dur(ix, i);
     trk[p] = ix->ops.track[i];
@@ -136,6 +145,7 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   free(slot);
   free(tot);
   free(cnt);
+  free(dev_ok);
   return true;
 }
 

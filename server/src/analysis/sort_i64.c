@@ -2,22 +2,20 @@
  *
  * Short arrays: insertion sort. Longer ones: LSD radix sort of the offsets
  * from the minimum (v - min, unsigned: order-preserving for any int64, the
- * extremes included), 11-bit digits (2048 counters per digit: L1-resident),
- * only as many digits as the range max - min needs (durations of one kernel
- * name usually span < 2^22 ns: two passes), every digit's histogram counted
- * in one read, a digit that is the same in every value skipped. O(n) time
- * for a fixed key width (at most 6 scatter passes), n + 2048 * digits words
- * of scratch. */
+ * extremes included), only as many digits as the range max - min needs, of
+ * equal width, at most log2(n) - 1 bits (8 to 16: the counters stay small
+ * next to the array), so that durations of one kernel name (a range under
+ * 2^28 ns) take two scatter passes; every digit's histogram counted in one
+ * read, a digit that is the same in every value skipped. O(n) time for a
+ * fixed key width (at most 8 scatter passes), n + digits * 2^width words of
+ * scratch. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
 #include "common/util.h"
 
-#define NSYS__SORT_SMALL 32
-#define NSYS__SORT_BITS 11
-#define NSYS__SORT_BUCKETS ((size_t)1 << NSYS__SORT_BITS)
-#define NSYS__SORT_MASK ((uint64_t)NSYS__SORT_BUCKETS - 1)
+#define NSYS__SORT_SMALL 64
 
 static void nsys__insertion_i64(int64_t *v, size_t n) {
   for (size_t i = 1; i < n; i++) {
@@ -44,28 +42,48 @@ void nsys_sort_i64(int64_t *v, size_t n) {
   uint64_t range = (uint64_t)hi - (uint64_t)lo;
   if (!range) return; /* all equal */
   unsigned bits = 64u - (unsigned)__builtin_clzll(range);
-  unsigned digits = (bits + NSYS__SORT_BITS - 1) / NSYS__SORT_BITS;
-  size_t *cnt = nsys_xcalloc(digits * NSYS__SORT_BUCKETS, sizeof *cnt);
+  unsigned wmax = 63u - (unsigned)__builtin_clzll((uint64_t)n) - 1u; /* floor(log2 n) - 1 */
+  wmax = wmax < 8 ? 8 : wmax > 16 ? 16 : wmax;
+  unsigned digits = (bits + wmax - 1) / wmax, width = (bits + digits - 1) / digits;
+  size_t buckets = (size_t)1 << width;
+  uint64_t mask = (uint64_t)buckets - 1;
+  size_t *cnt = nsys_xcalloc(digits * buckets, sizeof *cnt);
   uint64_t *a = (uint64_t *)v; /* the same storage, as offsets from lo */
-  for (size_t i = 0; i < n; i++) {
-    uint64_t k = (uint64_t)v[i] - (uint64_t)lo;
-    a[i] = k;
-    for (unsigned d = 0; d < digits; d++) cnt[d * NSYS__SORT_BUCKETS + ((k >> (d * NSYS__SORT_BITS)) & NSYS__SORT_MASK)]++;
+  if (digits == 1) { /* the usual cases, unrolled */
+    for (size_t i = 0; i < n; i++) {
+      uint64_t k = (uint64_t)v[i] - (uint64_t)lo;
+      a[i] = k;
+      cnt[k]++;
+    }
+  } else if (digits == 2) {
+    size_t *c1 = cnt + buckets;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t k = (uint64_t)v[i] - (uint64_t)lo;
+      a[i] = k;
+      cnt[k & mask]++;
+      c1[k >> width]++;
+    }
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      uint64_t k = (uint64_t)v[i] - (uint64_t)lo;
+      a[i] = k;
+      for (unsigned d = 0; d < digits; d++) cnt[d * buckets + ((k >> (d * width)) & mask)]++;
+    }
   }
   uint64_t *tmp = nsys_xmalloc(n * sizeof *tmp), *src = a, *dst = tmp;
   for (unsigned d = 0; d < digits; d++) {
-    size_t *c = cnt + d * NSYS__SORT_BUCKETS;
-    unsigned shift = d * NSYS__SORT_BITS;
-    if (c[(src[0] >> shift) & NSYS__SORT_MASK] == n) continue; /* one value of this digit */
+    size_t *c = cnt + d * buckets;
+    unsigned shift = d * width;
+    if (c[(src[0] >> shift) & mask] == n) continue; /* one value of this digit */
     size_t sum = 0;
-    for (size_t b = 0; b < NSYS__SORT_BUCKETS; b++) {
+    for (size_t b = 0; b < buckets; b++) {
       size_t x = c[b];
       c[b] = sum;
       sum += x;
     }
     for (size_t i = 0; i < n; i++) {
       uint64_t k = src[i];
-      dst[c[(k >> shift) & NSYS__SORT_MASK]++] = k;
+      dst[c[(k >> shift) & mask]++] = k;
     }
     uint64_t *t = src;
     src = dst;

@@ -1,5 +1,6 @@
 /* nsys_sort_i64 (analysis/sort_i64.c) against qsort on adversarial inputs:
- * every length around the insertion/radix threshold and the digit width,
+ * every length around the insertion/radix threshold and the digit widths
+ * (8 to 16 bits: n from 64 to 300000),
  * all equal, sorted, reverse, organ pipe, few distinct values, one outlier,
  * narrow and full-width random keys, negatives, INT64_MIN and INT64_MAX
  * together (a range of 2^64 - 1: every digit), values differing only in
@@ -52,7 +53,7 @@ static int64_t gen(gen_kind g, size_t i, size_t n) {
 }
 
 int main(void) {
-  static const size_t lens[] = {0, 1, 2, 3, 4, 5, 30, 31, 32, 33, 64, 255, 256, 257,
+  static const size_t lens[] = {0, 1, 2, 3, 4, 5, 31, 32, 33, 63, 64, 65, 255, 256, 257,
                                 2047, 2048, 2049, 4096, 4097, 70001, 300000};
   for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
     size_t n = lens[li];
