@@ -3,9 +3,11 @@
  * Short arrays: insertion sort. Longer ones: LSD radix sort of the offsets
  * from the minimum (v - min, unsigned: order-preserving for any int64, the
  * extremes included), only as many digits as the range max - min needs, of
- * equal width, at most log2(n) - 1 bits (8 to 16: the counters stay small
- * next to the array), so that durations of one kernel name (a range under
- * 2^28 ns) take two scatter passes; every digit's histogram counted in one
+ * equal width, at most log2(n) - 1 bits (8 to 11: the counters stay small
+ * next to the array, and a scatter pass writes to at most 2048 places at
+ * once: wider digits thrash the cache and TLB at 10M values), so that
+ * durations of one kernel name (a range under 2^22 ns) take two scatter
+ * passes; every digit's histogram counted in one
  * read, a digit that is the same in every value skipped. O(n) time for a
  * fixed key width (at most 8 scatter passes), n + digits * 2^width words of
  * scratch. */
@@ -43,7 +45,7 @@ void nsys_sort_i64(int64_t *v, size_t n) {
   if (!range) return; /* all equal */
   unsigned bits = 64u - (unsigned)__builtin_clzll(range);
   unsigned wmax = 63u - (unsigned)__builtin_clzll((uint64_t)n) - 1u; /* floor(log2 n) - 1 */
-  wmax = wmax < 8 ? 8 : wmax > 16 ? 16 : wmax;
+  wmax = wmax < 8 ? 8 : wmax > 11 ? 11 : wmax;
   unsigned digits = (bits + wmax - 1) / wmax, width = (bits + digits - 1) / digits;
   size_t buckets = (size_t)1 << width;
   uint64_t mask = (uint64_t)buckets - 1;

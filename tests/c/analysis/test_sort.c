@@ -1,6 +1,6 @@
 /* nsys_sort_i64 (analysis/sort_i64.c) against qsort on adversarial inputs:
  * every length around the insertion/radix threshold and the digit widths
- * (8 to 16 bits: n from 64 to 300000),
+ * (8 to 11 bits: n from 64 to 300000),
  * all equal, sorted, reverse, organ pipe, few distinct values, one outlier,
  * narrow and full-width random keys, negatives, INT64_MIN and INT64_MAX
  * together (a range of 2^64 - 1: every digit), values differing only in
