@@ -4,7 +4,8 @@
  * all equal, sorted, reverse, organ pipe, few distinct values, one outlier,
  * narrow and full-width random keys, negatives, INT64_MIN and INT64_MAX
  * together (a range of 2^64 - 1: every digit), values differing only in
- * their top or bottom bit. */
+ * their top or bottom bit, ranges of 2^32 - 1 and 2^32 (4- and 8-byte
+ * offsets). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,10 +27,11 @@ static int cmp_ref(const void *a, const void *b) {
 
 typedef enum {
   GEN_EQUAL, GEN_SORTED, GEN_REVERSE, GEN_PIPE, GEN_FEW, GEN_OUTLIER, GEN_NARROW, GEN_WIDE,
-  GEN_NEG, GEN_EXTREMES, GEN_TOPBIT, GEN_LOWBIT, GEN_COUNT
+  GEN_NEG, GEN_EXTREMES, GEN_TOPBIT, GEN_LOWBIT, GEN_R32, GEN_R33, GEN_COUNT
 } gen_kind;
 static const char *gen_name[GEN_COUNT] = {"equal",  "sorted", "reverse", "pipe",   "few",    "outlier",
-                                          "narrow", "wide",   "neg",     "extremes", "topbit", "lowbit"};
+                                          "narrow", "wide",   "neg",     "extremes", "topbit", "lowbit",
+                                          "range2^32-1", "range2^32"};
 
 static int64_t gen(gen_kind g, size_t i, size_t n) {
   switch (g) {
@@ -48,6 +50,9 @@ static int64_t gen(gen_kind g, size_t i, size_t n) {
   }
   case GEN_TOPBIT: return (rnd() & 1) ? INT64_MIN : 0; /* differ in bit 63 of the offset only */
   case GEN_LOWBIT: return (int64_t)(0x4000000000000000ULL | (rnd() & 1));
+  /* the widest range of 4-byte offsets, and the narrowest of 8-byte ones */
+  case GEN_R32: return -7 + (int64_t)(i == 1 ? 0xFFFFFFFFULL : i == 2 ? 0 : rnd() % 0x100000000ULL);
+  case GEN_R33: return -7 + (int64_t)(i == 1 ? 0x100000000ULL : i == 2 ? 0 : rnd() % 0x100000000ULL);
   default: return 0;
   }
 }
