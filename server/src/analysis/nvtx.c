@@ -19,6 +19,7 @@ typedef struct {
 typedef struct {
   int64_t kern;       /* summed kernel durations */
   int64_t gmin, gmax; /* earliest op start, latest op end (INT64_MAX / INT64_MIN: none) */
+  uint32_t name;      /* the range's name (read with the sums: one cache line per op) */
 } nsys__rgpu;
 
 typedef struct {
@@ -100,49 +101,46 @@ bool nsys_an_nvtx_summary(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   /* per range: own GPU work (ops launched by calls whose innermost range it
    * is), then propagated to the ancestors (deepest first) */
   nsys__rgpu *rg = nsys_xmalloc(((size_t)nr + 1) * sizeof *rg);
-  for (uint32_t r = 0; r < nr; r++) rg[r] = (nsys__rgpu){0, INT64_MAX, INT64_MIN};
+  for (uint32_t r = 0; r < nr; r++) rg[r] = (nsys__rgpu){0, INT64_MAX, INT64_MIN, ix->nvtx.name[r]};
   nsys__pairmap pm = {0};
   uint64_t kernels = 0, attributed = 0;
-  /* 1. each launching call's innermost enclosing range on its thread (-1:
-   * none; -2: a call of no thread, whose ops are not counted). Calls and
-   * ranges are both sorted by start: a cursor replaces the binary search of
-   * nsys_actx_innermost_nvtx. */
-  int32_t *call_range = nsys_xmalloc(((size_t)ix->api.n + 1) * sizeof *call_range);
-  for (uint32_t k = 0; k < ix->api.n; k++) call_range[k] = -2;
+  uint8_t *dev_ok = nsys_xmalloc((size_t)ix->n_tracks + 1); /* the device test per track, once */
+  for (uint32_t t = 0; t < ix->n_tracks; t++) dev_ok[t] = nsys_actx_device_selected(c, ix->tracks[t].device);
   for (uint32_t t = 0; t < ix->n_threads; t++) {
     const nsys_host_thread *th = &ix->threads[t];
+    /* calls and ranges are both sorted by start: a cursor replaces the
+     * binary search of nsys_actx_innermost_nvtx */
     uint32_t cur = th->nvtx_first, nend = th->nvtx_first + th->nvtx_count;
     for (uint32_t k = th->api_first; k < th->api_first + th->api_count && !nsys_actx_stop(c, k); k++) {
       if (ix->api.first_op[k] < 0) continue;
-      while (cur < nend && ix->nvtx.start[cur] <= ix->api.start[k]) cur++;
-      call_range[k] = cur > th->nvtx_first ? nsys_actx_nvtx_enclosing(c, (int32_t)(cur - 1), ix->api.end[k]) : -1;
-    }
-  }
-  /* 2. every op in index order (sequential reads; the sums, minima and
-   * maxima do not depend on the order): its call's range, if any */
-  uint8_t *dev_ok = nsys_xmalloc((size_t)ix->n_tracks + 1);
-  for (uint32_t t = 0; t < ix->n_tracks; t++) dev_ok[t] = nsys_actx_device_selected(c, ix->tracks[t].device);
-  for (uint32_t op = 0; op < ix->ops.n && !nsys_actx_stop(c, op); op++) {
-    if (!dev_ok[ix->ops.track[op]]) continue;
-    int32_t a = ix->ops.api[op];
-    int32_t r = a >= 0 ? call_range[a] : -1;
-    if (r == -2) continue;
-    bool is_k = ix->ops.kind[op] == NSYS_OP_KERNEL;
-    bool in_win = ix->ops.start[op] >= c->t0 && ix->ops.start[op] < c->t1;
-    if (is_k && in_win) kernels++; /* kernels without a launching call count too */
-    if (r < 0) continue;
-    if (ix->ops.start[op] < rg[r].gmin) rg[r].gmin = ix->ops.start[op];
-    if (ix->ops.end[op] > rg[r].gmax) rg[r].gmax = ix->ops.end[op];
-    if (is_k) {
-      rg[r].kern += nsys_op_dur(ix, op);
-      if (in_win) {
-        attributed++;
-        nsys__pm_add(&pm, ix->ops.name[op], ix->nvtx.name[r], nsys_op_dur(ix, op));
+      int64_t as = ix->api.start[k], ae = ix->api.end[k];
+      while (cur < nend && ix->nvtx.start[cur] <= as) cur++;
+      int32_t r = cur > th->nvtx_first ? nsys_actx_nvtx_enclosing(c, (int32_t)(cur - 1), ae) : -1;
+      for (int32_t op = ix->api.first_op[k]; op >= 0; op = ix->op_next[op]) {
+        if (!dev_ok[ix->ops.track[op]]) continue;
+        bool is_k = ix->ops.kind[op] == NSYS_OP_KERNEL;
+        bool in_win = ix->ops.start[op] >= c->t0 && ix->ops.start[op] < c->t1;
+        if (is_k && in_win) kernels++;
+        if (r < 0) continue;
+        nsys__rgpu *x = &rg[r];
+        if (ix->ops.start[op] < x->gmin) x->gmin = ix->ops.start[op];
+        if (ix->ops.end[op] > x->gmax) x->gmax = ix->ops.end[op];
+        if (is_k) {
+          x->kern += nsys_op_dur(ix, (uint32_t)op);
+          if (in_win) {
+            attributed++;
+            nsys__pm_add(&pm, ix->ops.name[op], x->name, nsys_op_dur(ix, (uint32_t)op));
+          }
+        }
       }
     }
   }
+  /* unattributed kernels (no launching call) still count as kernels */
+  for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++)
+    if (ix->ops.api[i] < 0 && ix->ops.kind[i] == NSYS_OP_KERNEL && ix->ops.start[i] >= c->t0 &&
+        ix->ops.start[i] < c->t1 && dev_ok[ix->ops.track[i]])
+      kernels++;
   free(dev_ok);
-  free(call_range);
   /* propagate to the ancestors, children before parents: in reverse index
    * order, as a parent sorts before its ranges (index invariant, checked by
    * the cache loader); by depth, deepest first, should a parent not */

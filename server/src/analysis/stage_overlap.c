@@ -91,9 +91,9 @@ static void nsys__comm_build(nsys_actx *c, nsys__comm *k, const nsys_devunions *
   uint32_t cap = 64;
   k->s = nsys_xmalloc(cap * sizeof *k->s);
   k->e = nsys_xmalloc(cap * sizeof *k->e);
-  nsys_opiter m; /* the memo's recorded order of the device when there is one: no heap */
-  nsys_opiter_init(&m, c, k->device, INT64_MIN);
-  for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
+  nsys_opmerge m;
+  nsys_opmerge_init(&m, ix, k->device, INT64_MIN);
+  for (int64_t op; (op = nsys_opmerge_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
     if (!nsys_actx_is_nccl_op(c, (uint32_t)op) || ix->ops.end[op] <= ix->ops.start[op]) continue;
     if (k->n == cap) {
       cap *= 2;
@@ -104,7 +104,7 @@ static void nsys__comm_build(nsys_actx *c, nsys__comm *k, const nsys_devunions *
     k->e[k->n] = ix->ops.end[op];
     k->n++;
   }
-  nsys_opiter_free(&m);
+  nsys_opmerge_free(&m);
   k->size = 1;
   while (k->size < k->n) k->size *= 2;
   k->f = nsys_xmalloc(((size_t)k->n + 1) * sizeof *k->f);
