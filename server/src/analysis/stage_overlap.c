@@ -369,11 +369,6 @@ static bool nsys__thread(nsys__run *R, uint32_t t) {
   T.gmin = nsys_xmalloc((2 * (size_t)n + 1) * sizeof *T.gmin);
   T.gmax = nsys_xmalloc((2 * (size_t)n + 1) * sizeof *T.gmax);
   T.first = nsys_xmalloc((2 * (size_t)n + 1) * sizeof *T.first);
-  for (size_t i = 0; i < 2 * (size_t)n + 1; i++) {
-    T.gmin[i] = INT64_MAX;
-    T.gmax[i] = INT64_MIN;
-    T.first[i] = UINT32_MAX;
-  }
   uint32_t p = 0;
   for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
     if (ix->api.first_op[k] < 0) continue;
@@ -388,7 +383,16 @@ static bool nsys__thread(nsys__run *R, uint32_t t) {
    * prefix of them, and the tree is built once, bottom-up. Otherwise calls
    * are switched on in end order as the sweep passes their end. */
   bool sweep = nsys__order_by(by_end, n, T.ce);
-  if (!sweep) {
+  if (sweep) { /* every call off until the sweep passes its end */
+    for (size_t i = 0; i < 2 * (size_t)n + 1; i++) {
+      T.gmin[i] = INT64_MAX;
+      T.gmax[i] = INT64_MIN;
+      T.first[i] = UINT32_MAX;
+    }
+  } else { /* every node written below: leaves, then parents */
+    T.gmin[0] = INT64_MAX; /* node 0 is never read; keep it defined */
+    T.gmax[0] = INT64_MIN;
+    T.first[0] = UINT32_MAX;
     for (uint32_t pp = 0; pp < n; pp++) {
       size_t leaf = (size_t)pp + n;
       nsys__call_window(ix, T.api[pp], &T.gmin[leaf], &T.gmax[leaf]);
