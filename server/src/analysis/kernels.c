@@ -35,12 +35,7 @@ typedef struct {
   size_t n, lcap;
 } nsys__pairset;
 
-static size_t nsys__pairset_slot(uint64_t key, size_t cap) {
-  key ^= key >> 33;
-  key *= 0xff51afd7ed558ccdULL;
-  key ^= key >> 33;
-  return (size_t)key & (cap - 1);
-}
+static size_t nsys__pairset_slot(uint64_t key, size_t cap) { return (size_t)nsys_mix64(key) & (cap - 1); }
 
 static void nsys__pairset_add(nsys__pairset *s, uint32_t row, uint32_t track) {
   if ((s->n + 1) * 2 > s->cap) {

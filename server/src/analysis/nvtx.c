@@ -61,12 +61,7 @@ typedef struct {
   size_t cap, n;
 } nsys__pairmap;
 
-static size_t nsys__pm_slot(uint64_t key, size_t cap) {
-  key ^= key >> 33;
-  key *= 0xff51afd7ed558ccdULL;
-  key ^= key >> 33;
-  return (size_t)key & (cap - 1);
-}
+static size_t nsys__pm_slot(uint64_t key, size_t cap) { return (size_t)nsys_mix64(key) & (cap - 1); }
 
 static void nsys__pm_add(nsys__pairmap *m, uint32_t k, uint32_t v, int64_t ns) {
   if ((m->n + 1) * 2 > m->cap) {

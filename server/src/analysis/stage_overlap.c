@@ -32,13 +32,7 @@ typedef struct {
   uint32_t scap;
 } nsys__stages;
 
-static uint64_t nsys__hkey(uint32_t name, int32_t dev) {
-  uint64_t k = ((uint64_t)name << 32) ^ (uint32_t)dev;
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  return k;
-}
+static uint64_t nsys__hkey(uint32_t name, int32_t dev) { return nsys_mix64(((uint64_t)name << 32) ^ (uint32_t)dev); }
 
 static nsys__stage *nsys__stage_get(nsys__stages *m, uint32_t name, int32_t dev) {
   if ((m->n + 1) * 2 > m->scap) {
