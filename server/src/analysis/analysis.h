@@ -260,6 +260,14 @@ bool nsys_actx_bool(const nsys_actx *c, const char *name);
 /* Percentiles on a sorted array (nearest-rank on (n-1)*q, linear interpolation). */
 double nsys_percentile_sorted(const int64_t *v, uint32_t n, double q);
 void nsys_sort_i64(int64_t *v, size_t n);
+/* A 64-bit key mixed so that every bit reaches the low ones (MurmurHash3's
+ * finaliser, first half): the slot of open-addressing tables of id pairs. */
+static inline uint64_t nsys_mix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  return k;
+}
 /* Case-insensitive substring test. */
 bool nsys_icontains(const char *hay, const char *needle);
 /* v rounded to 2 decimals (percentages, rates). */

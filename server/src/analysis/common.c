@@ -9,12 +9,22 @@
 #include "analysis/devunions.h"
 #include "common/util.h"
 
+static inline unsigned char nsys__fold(unsigned char ch) { return ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch + 32) : ch; }
+
+/* strncasecmp at every position in the C locale (ASCII folding), without a
+ * call per position: a position is compared only when its first byte
+ * matches (names are scanned per NVTX name and per op class). */
 bool nsys_icontains(const char *hay, const char *needle) {
   if (!hay || !needle) return false;
-  size_t n = strlen(needle);
-  if (!n) return true;
-  for (const char *p = hay; *p; p++)
-    if (strncasecmp(p, needle, n) == 0) return true;
+  const unsigned char *h = (const unsigned char *)hay, *nd = (const unsigned char *)needle;
+  if (!nd[0]) return true;
+  unsigned char f = nsys__fold(nd[0]);
+  for (; *h; h++) {
+    if (nsys__fold(*h) != f) continue;
+    size_t i = 1;
+    while (nd[i] && h[i] && nsys__fold(h[i]) == nsys__fold(nd[i])) i++;
+    if (!nd[i]) return true;
+  }
   return false;
 }
 
@@ -365,44 +375,6 @@ double nsys_percentile_sorted(const int64_t *v, uint32_t n, double q) {
   if (i + 1 >= n) return (double)v[n - 1];
   double f = pos - i;
   return (double)v[i] + f * (double)(v[i + 1] - v[i]);
-}
-
-static int nsys__cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* LSD radix sort for large arrays (keys are non-negative durations mostly;
- * flip the sign bit so negatives sort first). */
-void nsys_sort_i64(int64_t *v, size_t n) {
-  if (n < 256) {
-    if (n > 1) qsort(v, n, sizeof *v, nsys__cmp_i64);
-    return;
-  }
-  uint64_t *a = (uint64_t *)v, *tmp = nsys_xmalloc(n * sizeof *tmp);
-  for (size_t i = 0; i < n; i++) a[i] ^= 0x8000000000000000ULL;
-  uint64_t *src = a, *dst = tmp;
-  size_t *cnt = nsys_xmalloc(65537 * sizeof *cnt);
-  for (int shift = 0; shift < 64; shift += 16) {
-    memset(cnt, 0, 65537 * sizeof *cnt);
-    bool same = true;
-    uint64_t first = (src[0] >> shift) & 0xFFFF;
-    for (size_t i = 0; i < n; i++) {
-      uint64_t d = (src[i] >> shift) & 0xFFFF;
-      cnt[d + 1]++;
-      if (d != first) same = false;
-    }
-    if (same) continue;
-    for (int i = 0; i < 65536; i++) cnt[i + 1] += cnt[i];
-    for (size_t i = 0; i < n; i++) dst[cnt[(src[i] >> shift) & 0xFFFF]++] = src[i];
-    uint64_t *t = src;
-    src = dst;
-    dst = t;
-  }
-  free(cnt);
-  if (src != a) memcpy(a, src, n * sizeof *a);
-  for (size_t i = 0; i < n; i++) a[i] ^= 0x8000000000000000ULL;
-  free(tmp);
 }
 
 double nsys_round2(double v) { return round(v * 100.0) / 100.0; }

@@ -13,11 +13,54 @@ static bool nsys__kernel_in(nsys_actx *c, uint32_t i) {
   return nsys_actx_device_selected(c, ix->tracks[ix->ops.track[i]].device);
 }
 
+/* nsys__kernel_in with the device test read from a per-track table. */
+static inline bool nsys__kernel_sel(const nsys_actx *c, const uint8_t *dev_ok, uint32_t i) {
+  const nsys_index *ix = c->ix;
+  return ix->ops.kind[i] == NSYS_OP_KERNEL && ix->ops.start[i] >= c->t0 && ix->ops.start[i] < c->t1 &&
+         dev_ok[ix->ops.track[i]];
+}
+
 typedef struct {
   uint32_t name;
   uint32_t count;
   int64_t total;
 } nsys__kgroup;
+
+/* Distinct (row, track) pairs, in the order first added (a hash set of the
+ * keys and the list of them). */
+typedef struct {
+  uint64_t *key; /* (row << 32 | track) + 1, 0 = empty */
+  size_t cap;
+  uint64_t *list; /* row << 32 | track, first-added order */
+  size_t n, lcap;
+} nsys__pairset;
+
+static size_t nsys__pairset_slot(uint64_t key, size_t cap) { return (size_t)nsys_mix64(key) & (cap - 1); }
+
+static void nsys__pairset_add(nsys__pairset *s, uint32_t row, uint32_t track) {
+  if ((s->n + 1) * 2 > s->cap) {
+    size_t nc = s->cap ? s->cap * 2 : 256;
+    uint64_t *nk = nsys_xcalloc(nc, sizeof *nk);
+    for (size_t j = 0; j < s->n; j++) {
+      size_t h = nsys__pairset_slot(s->list[j] + 1, nc);
+      while (nk[h]) h = (h + 1) & (nc - 1);
+      nk[h] = s->list[j] + 1;
+    }
+    free(s->key);
+    s->key = nk;
+    s->cap = nc;
+  }
+  uint64_t v = ((uint64_t)row << 32) | track, key = v + 1;
+  size_t h = nsys__pairset_slot(key, s->cap);
+  while (s->key[h] && s->key[h] != key) h = (h + 1) & (s->cap - 1);
+  if (s->key[h]) return;
+  s->key[h] = key;
+  if (s->n == s->lcap) {
+    s->lcap = s->lcap ? s->lcap * 2 : 64;
+    s->list = nsys_xrealloc(s->list, s->lcap * sizeof *s->list);
+  }
+  s->list[s->n++] = v;
+}
 
 static int nsys__cmp_group_total(const void *a, const void *b) {
   const nsys__kgroup *x = a, *y = b;
@@ -36,13 +79,15 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   int64_t limit = nsys_actx_int(c, "limit");
   const uint32_t *nm = demangled ? ix->ops.full_name : ix->ops.name;
   uint32_t ns = ix->strings.count;
-  /* pass 1: count and total per name */
+  /* pass 1: count and total per name (the device test per track, once) */
+  uint8_t *dev_ok = nsys_xmalloc((size_t)ix->n_tracks + 1);
+  for (uint32_t t = 0; t < ix->n_tracks; t++) dev_ok[t] = nsys_actx_device_selected(c, ix->tracks[t].device);
   uint32_t *cnt = nsys_xcalloc((size_t)ns + 1, sizeof *cnt);
   int64_t *tot = nsys_xcalloc((size_t)ns + 1, sizeof *tot);
   uint64_t n = 0;
   int64_t total = 0;
   for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
-    if (!nsys__kernel_in(c, i)) continue;
+    if (!nsys__kernel_sel(c, dev_ok, i)) continue;
     uint32_t k = nm[i] < ns ? nm[i] : ns;
     int64_t d = nsys_op_dur(ix, i);
     cnt[k]++;
@@ -67,20 +112,32 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   }
   off[shown] = m;
   int64_t *dur = nsys_xmalloc((m + 1) * sizeof *dur);
-  uint32_t *trk = nsys_xmalloc((m + 1) * sizeof *trk);
   uint64_t *pos = nsys_xmalloc(((size_t)shown + 1) * sizeof *pos);
   memcpy(pos, off, ((size_t)shown + 1) * sizeof *pos);
+  uint32_t *last = nsys_xmalloc(((size_t)shown + 1) * sizeof *last); /* each row's last track met */
+  for (uint32_t r = 0; r < shown; r++) last[r] = UINT32_MAX;
+  nsys__pairset ps = {0};
   for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
     uint32_t k = nm[i] < ns ? nm[i] : ns;
-    if (slot[k] == UINT32_MAX || !nsys__kernel_in(c, i)) continue;
-    uint64_t p = pos[slot[k]]++;
-    dur[p] = nsys_op_dur(ix, i);
-    trk[p] = ix->ops.track[i];
+    if (slot[k] == UINT32_MAX || !nsys__kernel_sel(c, dev_ok, i)) continue;
+    uint32_t r = slot[k];
+    dur[pos[r]++] = nsys_op_dur(ix, i);
+    if (last[r] != ix->ops.track[i]) { /* ops of a track are consecutive: rarely a lookup */
+      last[r] = ix->ops.track[i];
+      nsys__pairset_add(&ps, r, last[r]);
+    }
   }
+  free(last);
   free(pos);
-  if (c->stopped) shown = 0; /* dur/trk are only partly filled: nothing to report (cancelled) */
-  uint32_t *mark = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *mark);
-  for (uint32_t t = 0; t <= ix->n_tracks; t++) mark[t] = UINT32_MAX;
+  if (c->stopped) shown = 0; /* dur is only partly filled: nothing to report (cancelled) */
+  /* each row's tracks in the order first met: the pairs by row (stable) */
+  uint64_t *poff = nsys_xcalloc((size_t)shown + 2, sizeof *poff);
+  for (size_t j = 0; j < ps.n && shown; j++) poff[(ps.list[j] >> 32) + 1]++;
+  for (uint32_t r = 0; r < shown; r++) poff[r + 1] += poff[r];
+  uint32_t *ptrk = nsys_xmalloc((ps.n + 1) * sizeof *ptrk);
+  for (size_t j = 0; j < ps.n && shown; j++) ptrk[poff[ps.list[j] >> 32]++] = (uint32_t)ps.list[j];
+  for (uint32_t r = shown; r > 0; r--) poff[r] = poff[r - 1]; /* back to starts */
+  poff[0] = 0;
   for (uint32_t r = 0; r < shown; r++) {
     uint32_t k = g[r].name;
     int64_t *d = dur + off[r];
@@ -102,10 +159,8 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
     nsys_rset_f64(o, TK_PCT_OF_GPU, total ? nsys_round2(100.0 * (double)g[r].total / (double)total) : 0);
     nsys_rset_bool(o, TK_NCCL, k < ns && nsys_name_is_nccl(nsys_strtab_get(&ix->strings, k)));
     nsys_rtab *st = nsys_rset_arr(o, TK_STREAMS);
-    for (uint64_t j = off[r]; j < off[r + 1]; j++) {
-      uint32_t t = trk[j];
-      if (mark[t] == r) continue;
-      mark[t] = r;
+    for (uint64_t j = poff[r]; j < poff[r + 1]; j++) {
+      uint32_t t = ptrk[j];
       nsys_rec so = nsys_rtab_add(st);
       nsys_rset_i64(so, TKST_DEVICE, ix->tracks[t].device);
       nsys_rset_i64(so, TKST_STREAM, ix->tracks[t].stream);
@@ -128,14 +183,17 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   nsys_rset_i64(summary, TKS_GPU_BUSY_NS, busy);
   nsys_rset_str(summary, TKS_NAMES, demangled ? "demangled" : "short");
   nsys_rset_str(summary, TKS_PCT_BASIS, "sum of kernel durations in the window");
-  free(mark);
+  free(ptrk);
+  free(poff);
+  free(ps.key);
+  free(ps.list);
   free(g);
   free(dur);
-  free(trk);
   free(off);
   free(slot);
   free(tot);
   free(cnt);
+  free(dev_ok);
   return true;
 }
 

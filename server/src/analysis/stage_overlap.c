@@ -32,13 +32,7 @@ typedef struct {
   uint32_t scap;
 } nsys__stages;
 
-static uint64_t nsys__hkey(uint32_t name, int32_t dev) {
-  uint64_t k = ((uint64_t)name << 32) ^ (uint32_t)dev;
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  return k;
-}
+static uint64_t nsys__hkey(uint32_t name, int32_t dev) { return nsys_mix64(((uint64_t)name << 32) ^ (uint32_t)dev); }
 
 static nsys__stage *nsys__stage_get(nsys__stages *m, uint32_t name, int32_t dev) {
   if ((m->n + 1) * 2 > m->scap) {
@@ -369,11 +363,6 @@ static bool nsys__thread(nsys__run *R, uint32_t t) {
   T.gmin = nsys_xmalloc((2 * (size_t)n + 1) * sizeof *T.gmin);
   T.gmax = nsys_xmalloc((2 * (size_t)n + 1) * sizeof *T.gmax);
   T.first = nsys_xmalloc((2 * (size_t)n + 1) * sizeof *T.first);
-  for (size_t i = 0; i < 2 * (size_t)n + 1; i++) {
-    T.gmin[i] = INT64_MAX;
-    T.gmax[i] = INT64_MIN;
-    T.first[i] = UINT32_MAX;
-  }
   uint32_t p = 0;
   for (uint32_t k = th->api_first; k < th->api_first + th->api_count; k++) {
     if (ix->api.first_op[k] < 0) continue;
@@ -388,7 +377,16 @@ static bool nsys__thread(nsys__run *R, uint32_t t) {
    * prefix of them, and the tree is built once, bottom-up. Otherwise calls
    * are switched on in end order as the sweep passes their end. */
   bool sweep = nsys__order_by(by_end, n, T.ce);
-  if (!sweep) {
+  if (sweep) { /* every call off until the sweep passes its end */
+    for (size_t i = 0; i < 2 * (size_t)n + 1; i++) {
+      T.gmin[i] = INT64_MAX;
+      T.gmax[i] = INT64_MIN;
+      T.first[i] = UINT32_MAX;
+    }
+  } else { /* every node written below: leaves, then parents */
+    T.gmin[0] = INT64_MAX; /* node 0 is never read; keep it defined */
+    T.gmax[0] = INT64_MIN;
+    T.first[0] = UINT32_MAX;
     for (uint32_t pp = 0; pp < n; pp++) {
       size_t leaf = (size_t)pp + n;
       nsys__call_window(ix, T.api[pp], &T.gmin[leaf], &T.gmax[leaf]);
