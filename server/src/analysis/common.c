@@ -407,6 +407,10 @@ void nsys_sort_i64(int64_t *v, size_t n) {
 
 double nsys_round2(double v) { return round(v * 100.0) / 100.0; }
 
+void nsys_acache_fill_classes(nsys_acache *k) {
+  if (!k->op_class) nsys__fill_op_class(k);
+}
+
 bool nsys_acache_build(nsys_acache *k, nsys_task *task) {
   if (k->built) return true;
   nsys_actx c;
