@@ -44,8 +44,7 @@ static atomic_uint_fast64_t nsys__reads;
 uint64_t nsys_amemo_file_reads(void) { return atomic_load(&nsys__reads); }
 
 static bool nsys__trace(void) {
-  const char *e = getenv("NSYS_AI_TRACE_MEMO");
-  return e && strcmp(e, "1") == 0;
+  return getenv("NSYS_AI_VERBOSE") != NULL;
 }
 
 static nsys_ivls *nsys__ivl(nsys_devunions *du, int i) {

@@ -23,7 +23,7 @@
  * sums consistent) is ignored (and removed) and the memo is built; it is
  * never trusted. Written to a unique temporary name (common/cache_tmp.c),
  * 0600, then renamed: concurrent servers never read a half-written file.
- * NSYS_AI_TRACE_MEMO=1 logs each read and save (tests). */
+ * NSYS_AI_VERBOSE logs each read, save and ignored file (tests). */
 #ifndef NSYS_ANALYSIS_AMEMO_FILE_H
 #define NSYS_ANALYSIS_AMEMO_FILE_H
 
