@@ -166,18 +166,6 @@ static char *memo_file(nsys_profile *p) {
   return nsys_profile_cache_file(p, "memo", &h);
 }
 
-static unsigned char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = nsys_xmalloc((size_t)(len > 0 ? len : 1));
-  *n = fread(b, 1, (size_t)len, f);
-  fclose(f);
-  return b;
-}
-
 static void spit(const char *path, const unsigned char *b, size_t n) {
   FILE *f = fopen(path, "wb");
   CHECK(f != NULL);
@@ -223,7 +211,7 @@ static void check_memo_file(const char *path, nsys_profile *p, const nsys_index 
   free(got);
   CHECK_MSG(nsys_amemo_file_reads() == reads, "%s: memo read while there was no file", path);
   size_t n = 0;
-  unsigned char *good = slurp(file, &n);
+  unsigned char *good = t_slurp(file, &n);
   CHECK_MSG(good != NULL && n > H_SIZE, "%s: no memo file saved", path);
   if (!good || n <= H_SIZE) {
     free(good);
@@ -289,7 +277,7 @@ static void check_memo_file(const char *path, nsys_profile *p, const nsys_index 
     bool skipped = (b == BAD_OP && (!nd || !dev0_ops)) || (b == BAD_COUNT && !nd);
     if (!skipped) CHECK_MSG(nsys_amemo_file_reads() == reads, "%s: a %s memo file was read", path, what[b]);
     size_t n2 = 0;
-    unsigned char *again = slurp(file, &n2);
+    unsigned char *again = t_slurp(file, &n2);
     CHECK_MSG(again && n2 == n && memcmp(again, good, n) == 0, "%s: no good memo file after a %s one", path,
               what[b]);
     free(again);
@@ -391,20 +379,9 @@ static void check_profile(const char *path) {
 }
 
 int main(void) {
-  const char *shared = getenv("NSYS_AI_SHARED");
   static const char *const names[] = {"nsys2026_2gpu_nccl_before", "nsys2024_a100_lm_nvtx", "nsys2023_rtx3060_23k",
                                       "nsys2024_a100_cudagraph"};
-  int found = 0;
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    char *path = nsys_xasprintf("%s/profiles/%s.sqlite", shared ? shared : "../shared", names[i]);
-    FILE *f = fopen(path, "rb");
-    if (f) {
-      fclose(f);
-      found++;
-      check_profile(path);
-    }
-    free(path);
-  }
-  if (!found) nsys_check_skip("the shared real profiles are absent (NSYS_AI_SHARED/profiles)");
+  if (!t_each_real(names, sizeof names / sizeof names[0], check_profile))
+    nsys_check_skip("the shared real profiles are absent (NSYS_AI_SHARED/profiles)");
   return nsys_check_done("amemo");
 }

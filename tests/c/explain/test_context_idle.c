@@ -113,24 +113,17 @@ static void check_profile(const char *path, int64_t expect_idle, uint32_t expect
   t_close(&tp);
 }
 
+static void check_real(const char *path) { check_profile(path, -1, 0); }
+
 int main(void) {
   char *made = make_export();
   check_profile(made, 430 + 0 + 80 + 107, 4);
   unlink(made);
   free(made);
 
-  const char *shared = getenv("NSYS_AI_SHARED");
   static const char *const names[] = {"nsys2026_2gpu_nccl_before", "nsys2024_a100_lm_nvtx", "nsys2023_rtx3060_23k",
                                       "nsys2024_a100_cudagraph"};
-  int found = 0;
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    char *path = nsys_xasprintf("%s/profiles/%s.sqlite", shared ? shared : "../shared", names[i]);
-    if (access(path, R_OK) == 0) {
-      found++;
-      check_profile(path, -1, 0);
-    }
-    free(path);
-  }
+  int found = t_each_real(names, sizeof names / sizeof names[0], check_real);
   if (!found) fprintf(stderr, "the shared real profiles are absent (NSYS_AI_SHARED/profiles): hand-built export only\n");
   return nsys_check_done("explain context idle");
 }
