@@ -213,8 +213,8 @@ static bool nsys__parse(const uint64_t *buf, size_t words, uint32_t nd, nsys_aca
   int32_t *devs;
   uint32_t u = nsys_track_devices(ix, &devs);
   size_t table = nsys__words((size_t)nd * sizeof(nsys__memo_dev));
-  bool ok = u == nd && table <= words;
-  nsys__memo_dev *md = nsys_xcalloc((size_t)nd + 1, sizeof *md);
+  bool ok = u == nd && table <= words; /* nd is the header's: checked before it sizes anything */
+  nsys__memo_dev *md = nsys_xcalloc(ok ? (size_t)nd + 1 : 1, sizeof *md);
   if (ok) memcpy(md, buf, (size_t)nd * sizeof *md);
   /* the devices and their op counts are the index's */
   size_t need = table;
@@ -225,7 +225,7 @@ static bool nsys__parse(const uint64_t *buf, size_t words, uint32_t nd, nsys_aca
     ok = md[d].device == devs[d] && md[d].n_ops == n_ops;
     need += nsys__words((size_t)md[d].n_ops * 4);
     for (int i = 0; ok && i < NSYS__N_IVLS; i++) {
-      ok = md[d].n_ivl[i] <= ix->ops.n;
+      ok = md[d].n_ivl[i] <= md[d].n_ops; /* a union has at most one interval per op */
       need += 3 * (size_t)md[d].n_ivl[i] + 1;
     }
   }
@@ -295,8 +295,13 @@ bool nsys_amemo_file_load(nsys_profile *p, nsys_acache *k) {
     want.n_dev = h.n_dev;
     want.payload_size = h.payload_size;
     want.checksum = h.checksum;
+    /* the most a file for this index can hold (words): the device table (6 a
+     * device), each op once in an order (half a word, one of padding a
+     * device), five unions of at most one interval per op (3 words each and
+     * a prefix word a union): <= 12 a device + 15.5 an op */
+    uint64_t most = 8 * (12 * (uint64_t)k->ix->n_tracks + 16 * (uint64_t)k->ix->ops.n + 16);
     ok = memcmp(&h, &want, sizeof h) == 0 && h.payload_size == (uint64_t)st.st_size - sizeof h &&
-         h.payload_size % 8 == 0;
+         h.payload_size % 8 == 0 && h.payload_size <= most;
   }
   const char *why = ok ? NULL : "stale or another version";
   uint64_t *buf = NULL;

@@ -175,9 +175,9 @@ static void spit(const char *path, const unsigned char *b, size_t n) {
 }
 
 /* Header layout of the memo file (amemo_file.c): version at 8, profile
- * mtime at 48, checksum at 128, payload from 136: the device table (48-byte
+ * mtime at 48, payload size at 120, checksum at 128, payload from 136: the device table (48-byte
  * entries: device, n_ops, ...) then the first device's op order. */
-enum { H_VERSION = 8, H_MTIME = 48, H_CHECKSUM = 128, H_SIZE = 136, DEV_ENTRY = 48 };
+enum { H_VERSION = 8, H_MTIME = 48, H_PAYLOAD = 120, H_CHECKSUM = 128, H_SIZE = 136, DEV_ENTRY = 48 };
 
 static void reseal(unsigned char *b, size_t n) {
   nsys__sum s;
@@ -237,9 +237,10 @@ static void check_memo_file(const char *path, nsys_profile *p, const nsys_index 
   size_t ops_at = H_SIZE + ((size_t)nd * DEV_ENTRY + 7) / 8 * 8;
   uint32_t dev0_ops = 0;
   if (nd) memcpy(&dev0_ops, good + H_SIZE + 4, 4);
-  enum { FLIP, TRUNC, HEADER_ONLY, EMPTY, VERSION, STALE, BAD_OP, BAD_COUNT, N_BAD };
-  static const char *const what[N_BAD] = {"flipped byte", "truncated", "header only", "empty",
-                                          "other version", "stale", "op id out of range", "op count"};
+  enum { FLIP, TRUNC, HEADER_ONLY, EMPTY, VERSION, STALE, BAD_OP, BAD_COUNT, HUGE_NDEV, HUGE_PAYLOAD, N_BAD };
+  static const char *const what[N_BAD] = {"flipped byte", "truncated",          "header only", "empty",
+                                          "other version", "stale",             "op id out of range",
+                                          "op count",      "huge device count", "huge payload"};
   for (int b = 0; b < N_BAD; b++) {
     unsigned char *bad = nsys_xmalloc(n);
     memcpy(bad, good, n);
@@ -263,6 +264,18 @@ static void check_memo_file(const char *path, nsys_profile *p, const nsys_index 
       if (!nd) break;
       memcpy(&v, bad + H_SIZE + 4, 4), v++, memcpy(bad + H_SIZE + 4, &v, 4);
       reseal(bad, n);
+      break;
+    case HUGE_NDEV: /* the header is not under the checksum: it must size nothing unchecked */
+      v = 0xFFFFFFFFu;
+      memcpy(bad + 20, &v, 4);
+      break;
+    case HUGE_PAYLOAD: /* a payload larger than any memo of this index, its size in the header */
+      bad = nsys_xrealloc(bad, n + (64u << 20));
+      memset(bad + n, 0, 64u << 20);
+      len = n + (64u << 20);
+      m = len - H_SIZE;
+      memcpy(bad + H_PAYLOAD, &m, 8);
+      reseal(bad, len);
       break;
     }
     spit(file, bad, len);
