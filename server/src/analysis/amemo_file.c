@@ -137,14 +137,15 @@ void nsys_amemo_file_save(nsys_profile *p, const nsys_acache *k) {
   at = (unsigned char *)(buf + nsys__words((size_t)nd * sizeof(nsys__memo_dev)));
   for (uint32_t d = 0; d < nd; d++) {
     const nsys_devorder *o = &k->devorder[d];
-    memcpy(at, o->ops, (size_t)o->n * 4);
+    if (o->n) memcpy(at, o->ops, (size_t)o->n * 4);
     at += nsys__words((size_t)o->n * 4) * 8;
     for (int i = 0; i < NSYS__N_IVLS; i++) {
       const nsys_ivls *v = nsys__ivl(&k->devunions[d], i);
-      memcpy(at, v->s, (size_t)v->n * 8);
-      at += (size_t)v->n * 8;
-      memcpy(at, v->e, (size_t)v->n * 8);
-      at += (size_t)v->n * 8;
+      if (v->n) { /* an empty union may have no arrays */
+        memcpy(at, v->s, (size_t)v->n * 8);
+        memcpy(at + (size_t)v->n * 8, v->e, (size_t)v->n * 8);
+      }
+      at += (size_t)v->n * 16;
       int64_t pre = 0;
       for (uint32_t j = 0; j <= v->n; j++) { /* prefix lengths (nsys_ivls_index) */
         memcpy(at, &pre, 8);
