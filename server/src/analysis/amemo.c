@@ -64,7 +64,7 @@ bool nsys_amemo_get(nsys_task *task, nsys_profile *p, const nsys_index *ix, nsys
 
   /* a saved memo (a cached open) is read instead of merging every device */
   nsys_acache_fill_classes(&m->k);
-  bool loaded = nsys_amemo_file_load(p, &m->k);
+  bool loaded = !nsys_task_cancelled(task) && nsys_amemo_file_load(p, &m->k);
   bool ok = nsys_acache_build(&m->k, task);
   if (ok && !loaded) nsys_amemo_file_save(p, &m->k);
 
