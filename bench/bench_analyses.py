@@ -14,6 +14,7 @@ shape generated with another seed (or, with --diff-self, with itself).
 usage: bench/bench_analyses.py [--scale 1m|10m|N] [--shapes default,stages,...]
                                [--dir /tmp/nsys-ai-bench] [--repeat N] [--best] [--cpu]
                                [--before OTHER_BINARY]   (side by side: OTHER's column, then --bin's)
+                               [--explain N] [--first-open]
        bench/bench_analyses.py --profile FILE.sqlite   (one existing profile)
 Target (issue 16): each method <= 300 ms at 10M kernels, report <= 1 s.
 """
@@ -21,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -62,8 +65,27 @@ def ensure_profile(d: Path, shape: str, kernels: int, seed: int) -> Path:
 
 
 def warm_index(binary: str, p: Path) -> None:
-    """Builds the index cache (one-shot CLI run waits for the save)."""
+    """Builds the index cache (one-shot CLI run waits for the save), then runs
+    one analysis so that a binary that saves the analysis memo beside it
+    (memo-*.bin) has saved it: "cached open" is then index + memo."""
     subprocess.run([binary, "info", str(p)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([binary, "analyze", "nccl_breakdown", str(p), "--format", "json"], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+EXPLAIN = 0  # --explain N: kernel/explain of the N largest kernel names, after the report
+
+
+def explain_rows(srv: Server, pid: str, out: dict[str, float]) -> None:
+    """kernel/explain of the EXPLAIN largest names (each a first click on that
+    name; the context is built by the report before): p50, p90, max."""
+    rows = srv.request("analysis/run", {"profileId": pid, "name": "top_kernels", "params": {"limit": EXPLAIN}},
+                       timeout=3600)["rows"]
+    ts = sorted(time_call(srv, "kernel/explain", {"profileId": pid, "name": r["name"]})[0] for r in rows)
+    if ts:
+        out[f"kernel/explain p50 ({len(ts)} names)"] = ts[len(ts) // 2]
+        out["kernel/explain p90"] = ts[min(len(ts) - 1, (len(ts) * 9 + 9) // 10 - 1)]
+        out["kernel/explain max"] = ts[-1]
 
 
 def server_cpu_ms(srv: Server) -> float:
@@ -72,6 +94,7 @@ def server_cpu_ms(srv: Server) -> float:
     return (int(f[11]) + int(f[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
+CACHE_DIR = os.environ.get("NSYS_AI_CACHE_DIR")  # the caller's cache directory (cached opens)
 CPU = False  # --cpu: cells are the server's CPU ms, not the client's wall clock
 
 
@@ -90,7 +113,8 @@ def bench_shape(binary: str, p: Path, p2: Path | None, repeat: int, best: bool) 
     out: dict[str, float] = {}
     try:
         t_open, res = time_call(srv, "profile/open", {"path": str(p)})
-        out["profile/open (cached)"] = t_open
+        out["profile/open" if "nsys-ai-bench-cache-" in os.environ.get("NSYS_AI_CACHE_DIR", "")
+            else "profile/open (cached)"] = t_open
         pid = res["profileId"]
         names = [a["name"] for a in srv.request("analysis/list", {})["analyses"]]
         calls = [(n, "analysis/run", {"profileId": pid, "name": n,
@@ -102,6 +126,8 @@ def bench_shape(binary: str, p: Path, p2: Path | None, repeat: int, best: bool) 
         for label, method, params in calls:
             times = [time_call(srv, method, params)[0] for _ in range(max(1, repeat))]
             out[label] = min(times) if best else times[0]
+        if EXPLAIN:
+            explain_rows(srv, pid, out)
     finally:
         srv.close()
     return out
@@ -124,39 +150,59 @@ def main() -> int:
     ap.add_argument("--cpu", action="store_true",
                     help="cells are the server's CPU ms (user + system, /proc; 10 ms ticks): steadier than "
                          "wall clock on a loaded machine")
+    ap.add_argument("--explain", type=int, default=0, metavar="N",
+                    help="also kernel/explain of the N largest kernel names (first click on each), p50/p90/max")
+    ap.add_argument("--first-open", action="store_true",
+                    help="first-ever open: each binary runs with an empty cache directory of its own (the "
+                         "index and the analysis memo are built, not read); default: cached open")
     args = ap.parse_args()
-    global CPU
+    global CPU, EXPLAIN
     CPU = args.cpu
+    EXPLAIN = args.explain
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, float]] = {}
     bins = ([(" before", args.before)] if args.before else []) + [("", args.bin)]
     if args.profile:
-        warm_index(args.bin, Path(args.profile))
         for tag, b in bins:
+            warm_index(b, Path(args.profile))
             results[Path(args.profile).stem + tag] = bench_shape(b, Path(args.profile), None, args.repeat, args.best)
     else:
         kernels = scale_kernels(args.scale)
         for shape in [s for s in args.shapes.split(",") if s]:
             p = ensure_profile(d, shape, kernels, 1)
             p2 = p if args.diff_self else ensure_profile(d, shape, kernels, 2)
-            warm_index(args.bin, p)
-            if p2 != p:
-                warm_index(args.bin, p2)
             for tag, b in bins:
+                if args.first_open:
+                    os.environ["NSYS_AI_CACHE_DIR"] = tempfile.mkdtemp(prefix="nsys-ai-bench-cache-")
+                else:
+                    if CACHE_DIR is None:
+                        os.environ.pop("NSYS_AI_CACHE_DIR", None)
+                    else:
+                        os.environ["NSYS_AI_CACHE_DIR"] = CACHE_DIR
+                    warm_index(b, p)
+                    if p2 != p:
+                        warm_index(b, p2)
                 print(f"  {shape}{tag}: timing", file=sys.stderr)
-                results[shape + tag] = bench_shape(b, p, p2, args.repeat, args.best)
+                try:
+                    results[shape + tag] = bench_shape(b, p, p2, args.repeat, args.best)
+                finally:
+                    if args.first_open:
+                        shutil.rmtree(os.environ["NSYS_AI_CACHE_DIR"], ignore_errors=True)
     cols = list(results)
     rows = list(dict.fromkeys(k for r in results.values() for k in r))
     load = os.getloadavg()
-    print(f"scale: {args.profile or args.scale}  cell: {'best of %d' % args.repeat if args.best else 'first call'}"
+    print(f"{'first-ever open (empty cache)' if args.first_open else 'cached open (index + memo)'}  "
+          f"scale: {args.profile or args.scale}  cell: {'best of %d' % args.repeat if args.best else 'first call'}"
           f" {'server CPU' if CPU else 'wall'} ms  load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}  cores: {os.cpu_count()}")
     w = max(12, *(len(c) for c in cols))
     print(f"{'method':28}" + "".join(f"{c:>{w + 1}}" for c in cols))
     for r in rows:
         print(f"{r:28}" + "".join(f"{results[c][r]:{w + 1}.1f}" if r in results[c] else f"{'-':>{w + 1}}"
                                   for c in cols))
-    worst = {c: max((v, k) for k, v in results[c].items() if k not in ("report/generate", "profile/open (cached)"))
+    worst = {c: max((v, k) for k, v in results[c].items()
+                    if k not in ("report/generate", "profile/open (cached)", "profile/open")
+                    and not k.startswith("kernel/explain"))
              for c in cols}
     print("slowest method per shape: " + ", ".join(f"{c}: {k} {v:.0f} ms" for c, (v, k) in worst.items()))
     return 0

@@ -6,7 +6,8 @@ leave every number as it was:
     bench/snapshot_outputs.py capture OUTDIR [--bin B] PROFILE...   (or --real: /work/shared/profiles)
     bench/snapshot_outputs.py compare DIR_A DIR_B                    (exit 1 on any difference)
 
-One file per (profile, method): OUTDIR/<profile stem>/<method>.json, written
+kernel/explain of the four largest kernel names of each profile is captured
+too (kernel.explain.0-3). One file per (profile, method): OUTDIR/<profile stem>/<method>.json, written
 with sorted keys (integers stay exact: Python parses JSON integers exactly).
 profile/diff compares each profile with the next one in the list. Methods that
 answer an error are recorded as {"error": {code, message}}.
@@ -54,6 +55,9 @@ def capture(out: Path, binary: str, profiles: list[Path]) -> int:
                 res[n] = call(srv, "analysis/run", {"profileId": pid, "name": n,
                                                     "params": MFU_PARAMS if n == "mfu" else {}})
             res["report.generate"] = call(srv, "report/generate", {"profileId": pid})
+            # kernel/explain of the four largest kernel names (hotspot verdict, context, detectors)
+            for j, row in enumerate(res["top_kernels"].get("rows", [])[:4]):
+                res[f"kernel.explain.{j}"] = call(srv, "kernel/explain", {"profileId": pid, "name": row["name"]})
             nxt = ids[(i + 1) % len(ids)]
             if nxt is not None:
                 res["profile.diff"] = call(srv, "profile/diff", {"base": pid, "compare": nxt})

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/amemo_file.h"
 #include "analysis/diff.h"
 #include "common/cond_wait.h"
 #include "common/util.h"
@@ -61,7 +62,11 @@ bool nsys_amemo_get(nsys_task *task, nsys_profile *p, const nsys_index *ix, nsys
   p->memo_free = nsys__memo_free;
   pthread_mutex_unlock(&nsys__mu);
 
+  /* a saved memo (a cached open) is read instead of merging every device */
+  nsys_acache_fill_classes(&m->k);
+  bool loaded = !nsys_task_cancelled(task) && nsys_amemo_file_load(p, &m->k);
   bool ok = nsys_acache_build(&m->k, task);
+  if (ok && !loaded) nsys_amemo_file_save(p, &m->k);
 
   pthread_mutex_lock(&nsys__mu);
   if (ok) {

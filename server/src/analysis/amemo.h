@@ -7,7 +7,10 @@
  * requests share it. Concurrent first requests wait for one build (polling
  * their own cancellation every 10 ms); a cancelled build is discarded whole,
  * never kept half-built, and the next request builds it again. Freed with
- * the profile (nsys_profile.memo), before its index.
+ * the profile (nsys_profile.memo), before its index. Its costly part (the
+ * device orders and unions) is read from the memo file saved beside the
+ * index cache when one matches, and saved there after a build
+ * (analysis/amemo_file.h).
  * NSYS_AI_ANALYSIS_MEMO=0 turns it off (each run then has a cache of its
  * own, as before: comparisons, benchmarks). Answers are the same byte for
  * byte either way (tests/c/analysis/test_amemo.c). */

@@ -97,6 +97,9 @@ void nsys_acache_dispose(nsys_acache *k);
  * analysis/amemo.h). False when the task was cancelled (the cache is then
  * partly built: dispose it). A built cache is returned at once. */
 bool nsys_acache_build(nsys_acache *k, nsys_task *task);
+/* Fills the per-name and per-op classes (op_class) alone, as the build
+ * does first (analysis/amemo_file.c checks a saved memo against them). */
+void nsys_acache_fill_classes(nsys_acache *k);
 
 /* Everything an analysis run may touch. */
 typedef struct nsys_actx {

@@ -379,6 +379,10 @@ double nsys_percentile_sorted(const int64_t *v, uint32_t n, double q) {
 
 double nsys_round2(double v) { return round(v * 100.0) / 100.0; }
 
+void nsys_acache_fill_classes(nsys_acache *k) {
+  if (!k->op_class) nsys__fill_op_class(k);
+}
+
 bool nsys_acache_build(nsys_acache *k, nsys_task *task) {
   if (k->built) return true;
   nsys_actx c;
@@ -388,11 +392,19 @@ bool nsys_acache_build(nsys_acache *k, nsys_task *task) {
   c.cache = k;
   c.device = -1;
   k->lent = true;
+  /* cancellation is polled between the passes (and inside the unions): the
+   * unions may come from the memo file (amemo_file.c), leaving only these */
   if (!k->op_class) nsys__fill_op_class(k);
+  if (nsys_task_cancelled(task)) return false;
   nsys_actx_thread_on_device(&c, 0, 0); /* the (pid, device) table */
-  for (uint32_t t = 0; t < k->ix->n_threads; t++) nsys__api_pmax(k, t);
+  for (uint32_t t = 0; t < k->ix->n_threads; t++) {
+    if (nsys_task_cancelled(task)) return false;
+    nsys__api_pmax(k, t);
+  }
   if (!k->api_pmax) k->api_pmax = nsys_xcalloc(1, sizeof *k->api_pmax);
+  if (nsys_task_cancelled(task)) return false;
   nsys__nvtx_jump(k);
+  if (nsys_task_cancelled(task)) return false;
   nsys_actx_devunions(&c, 0); /* every device's unions, recording each device's op order */
   k->built = !c.stopped && !nsys_task_cancelled(task);
   return k->built;

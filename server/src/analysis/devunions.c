@@ -92,8 +92,7 @@ static int nsys__cmp_i32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Distinct devices of the tracks (sorted) into *out (malloc'd); returns the count. */
-static uint32_t nsys__track_devices(const nsys_index *ix, int32_t **out) {
+uint32_t nsys_track_devices(const nsys_index *ix, int32_t **out) {
   int32_t *devs = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *devs);
   uint32_t nd = 0;
   for (uint32_t t = 0; t < ix->n_tracks; t++) devs[nd++] = ix->tracks[t].device;
@@ -111,7 +110,7 @@ static nsys_devorder *nsys__devorder(nsys_acache *k, int32_t device) {
   const nsys_index *ix = k->ix;
   if (!k->devorder) {
     int32_t *devs;
-    uint32_t u = nsys__track_devices(ix, &devs);
+    uint32_t u = nsys_track_devices(ix, &devs);
     k->devorder = nsys_xcalloc((size_t)u + 1, sizeof *k->devorder);
     k->n_devorder = u;
     for (uint32_t d = 0; d < u; d++) {
@@ -238,7 +237,7 @@ static void nsys__build(nsys_actx *c) {
   const nsys_index *ix = c->ix;
   nsys_acache *k = c->cache;
   int32_t *devs;
-  uint32_t u = nsys__track_devices(ix, &devs);
+  uint32_t u = nsys_track_devices(ix, &devs);
   k->devunions = nsys_xcalloc((size_t)u + 1, sizeof *k->devunions);
   k->n_devunions = u;
   for (uint32_t d = 0; d < u; d++) k->devunions[d].device = devs[d];

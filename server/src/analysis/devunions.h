@@ -64,6 +64,9 @@ void nsys_opiter_free(nsys_opiter *it);
 /* Frees the recorded orders of a cache (nsys_acache_dispose). */
 void nsys_devorder_free(nsys_acache *k);
 
+/* Distinct devices of the tracks (sorted) into *out (malloc'd); returns the count. */
+uint32_t nsys_track_devices(const nsys_index *ix, int32_t **out);
+
 /* Unions of one device over all time, each indexed (nsys_ivls_len_in). */
 typedef struct nsys_devunions {
   int32_t device;

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "analysis/amemo.h"
 #include "analysis/devunions.h"
+#include "analysis/intervals.h"
 #include "explain/detect.h"
 #include "explain/framework.h"
 #include "explain/kb.h"
@@ -55,12 +57,39 @@ static int nsys__item_cmp(const void *a, const void *b) {
 
 static bool nsys__cancel_cb(void *ctx) { return nsys_task_cancelled((nsys_task *)ctx); }
 
-/* Summed idle time between each device's first and last operation: the
- * device's ops in start order (analysis/devunions.h: a heap merge of its
- * tracks, each already in start order; O(n log tracks), no copy, no sort),
- * the gaps where no op runs. An op that ends before it starts (rare in
- * exports) covers nothing past its start. */
-static bool nsys__idle(const nsys_index *ix, nsys_task *task, int64_t *idle, uint32_t *devices) {
+/* Summed idle time between each device's first and last operation, the
+ * gaps where no op runs. An op that ends before it starts (rare in exports)
+ * covers nothing past its start. Two ways, the same sum:
+ *  - from the per-profile memo when an analysis built it (analysis/amemo.h):
+ *    a device's idle time is its span, from its first start to the latest
+ *    of its ends and starts, less the length of its whole-time union of
+ *    every op (devunions.h; empty ops cover nothing in either): O(tracks +
+ *    devices), no pass over the ops;
+ *  - otherwise the device's ops in start order (a heap merge of its tracks,
+ *    each already in start order; O(n log tracks), no copy, no sort). */
+static bool nsys__idle_memo(const nsys_index *ix, nsys_acache *k, int64_t *idle, uint32_t *devices) {
+  *idle = 0;
+  *devices = 0;
+  if (!k || !k->built || !k->devunions_whole) return false;
+  for (uint32_t d = 0; d < k->n_devunions; d++) {
+    const nsys_devunions *du = &k->devunions[d];
+    int64_t first = INT64_MAX, last = INT64_MIN; /* earliest start; latest start or end */
+    for (uint32_t t = 0; t < ix->n_tracks; t++) {
+      const nsys_gpu_track *tr = &ix->tracks[t];
+      if (tr->device != du->device || !tr->count) continue;
+      /* a track's ops are in start order */
+      first = NSYS_MIN(first, ix->ops.start[tr->first]);
+      last = NSYS_MAX(last, ix->ops.start[tr->first + tr->count - 1]);
+    }
+    if (first > last) continue; /* no ops on this device */
+    if (du->any.n) last = NSYS_MAX(last, du->any.e[du->any.n - 1]);
+    *idle += last - first - (du->any.pre ? du->any.pre[du->any.n] : nsys_ivls_total(&du->any));
+    (*devices)++;
+  }
+  return true;
+}
+
+static bool nsys__idle_merge(const nsys_index *ix, nsys_task *task, int64_t *idle, uint32_t *devices) {
   *idle = 0;
   *devices = 0;
   bool *done = nsys_xcalloc(ix->n_tracks ? ix->n_tracks : 1, sizeof *done);
@@ -93,6 +122,12 @@ static bool nsys__idle(const nsys_index *ix, nsys_task *task, int64_t *idle, uin
   return ok;
 }
 
+static bool nsys__idle(const nsys_profile *p, const nsys_index *ix, nsys_task *task, int64_t *idle,
+                       uint32_t *devices) {
+  /* the memo is only read (built whole before it is published) */
+  if (nsys__idle_memo(ix, nsys_amemo_peek((nsys_profile *)p, ix), idle, devices)) return true;
+  return nsys__idle_merge(ix, task, idle, devices);
+}
 
 static bool nsys__build(const nsys_profile *p, const nsys_index *ix, nsys_task *task, nsys_explain_context *cx) {
   memset(cx, 0, sizeof *cx);
@@ -177,7 +212,7 @@ static bool nsys__build(const nsys_profile *p, const nsys_index *ix, nsys_task *
     n_items++;
   }
   uint32_t devices = 0;
-  if (!nsys__idle(ix, task, &cx->idle_ns, &devices)) {
+  if (!nsys__idle(p, ix, task, &cx->idle_ns, &devices)) {
     free(items);
     return nsys_task_fail_cancelled(task);
   }

@@ -272,6 +272,8 @@ bool nsys_detect_kernel(const nsys_index *ix, const struct nsys_detect_data *d, 
   nsys__iv *kv = nsys_xmalloc((size_t)(n_ops ? n_ops : 1) * sizeof *kv);
   uint32_t *nb = nsys_xmalloc((size_t)(2 * n_ops + 1) * sizeof *nb); /* neighbouring bad copies */
   size_t n_k = 0, n_nb = 0;
+  uint32_t last_name = NSYS_STR_NONE;
+  bool last_graph = false, last_launch = false;
   for (uint32_t i = 0; i < n_ops; i++) {
     uint32_t op = ops[i];
     if ((i + 1) % NSYS__POLL == 0 && nsys_task_cancelled(task)) {
@@ -297,12 +299,18 @@ bool nsys_detect_kernel(const nsys_index *ix, const struct nsys_detect_data *d, 
     /* its launch */
     int32_t api = ix->ops.api[op];
     if (api < 0) continue;
-    const char *an = nsys_strtab_get(&ix->strings, ix->api.name[api]);
-    if (strstr(an, "Graph")) {
+    uint32_t an = ix->api.name[api];
+    if (an != last_name) { /* instances share a few launch names: classify each once in a row */
+      const char *name = nsys_strtab_get(&ix->strings, an);
+      last_name = an;
+      last_graph = strstr(name, "Graph") != NULL;
+      last_launch = nsys__is_launch_api(name);
+    }
+    if (last_graph) {
       out->graph_launched++;
       continue;
     }
-    if (!nsys__is_launch_api(an)) continue;
+    if (!last_launch) continue;
     int64_t api_ns = ix->api.end[api] - ix->api.start[api];
     int64_t k_ns = ix->ops.end[op] - ix->ops.start[op];
     out->launched++;
@@ -346,16 +354,19 @@ bool nsys_detect_kernel(const nsys_index *ix, const struct nsys_detect_data *d, 
       um[n_um++] = (nsys__iv){ix->ops.start[op], ix->ops.end[op], ci >= 0 ? d->copy_bytes[ci] : 0};
     }
   }
-  bool ok = nsys_csort(kv, n_k, sizeof *kv, nsys__iv_cmp, nsys__cancel_cb, task) &&
-            nsys_csort(um, n_um, sizeof *um, nsys__iv_cmp, nsys__cancel_cb, task);
-  if (ok && n_k > 0) {
+  /* the device's GPU page-fault events: a contiguous run of the (device, start) order */
+  size_t a = 0;
+  while (d && a < d->n_gf && d->gf[a].key < device) a++;
+  size_t b = a;
+  while (d && b < d->n_gf && d->gf[b].key == device) b++;
+  /* instances in start order only when there are migrations or faults to
+   * overlap them with (none: every overlap count is 0 without a sort) */
+  bool ok = n_um == 0 && b == a ? !nsys_task_cancelled(task)
+                                : nsys_csort(kv, n_k, sizeof *kv, nsys__iv_cmp, nsys__cancel_cb, task) &&
+                                      nsys_csort(um, n_um, sizeof *um, nsys__iv_cmp, nsys__cancel_cb, task);
+  if (ok && n_k > 0 && (n_um > 0 || b > a)) {
     int64_t *k_reach = nsys__reach(kv, n_k);
     nsys__overlap(um, n_um, kv, k_reach, n_k, &out->um_migrations, &out->um_bytes, &out->um_ns, &out->um_instances);
-    /* the device's GPU page-fault events: a contiguous run of the (device, start) order */
-    size_t a = 0;
-    while (d && a < d->n_gf && d->gf[a].key < device) a++;
-    size_t b = a;
-    while (d && b < d->n_gf && d->gf[b].key == device) b++;
     if (b > a) {
       nsys__iv *gv = nsys_xmalloc((b - a) * sizeof *gv);
       for (size_t i = a; i < b; i++) gv[i - a] = (nsys__iv){d->gf[i].s, d->gf[i].e, d->gf[i].n};

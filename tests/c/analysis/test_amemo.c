@@ -13,15 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../index/index_test_util.h"
 #include "analysis/amemo.h"
+#include "analysis/amemo_file.h"
 #include "analysis/analysis.h"
 #include "analysis/report.h"
 #include "common/errors.h"
 #include "analysis/diff.h"
 #include "methods/analysis_json.h"
 #include "methods/diff_json.h"
+#include "index/index_cache_format.h"
 
 static const char *const ANALYSES[] = {"top_kernels",     "gpu_idle_gaps",         "kernel_launch_overhead",
                                        "sync_cost",       "overlap",               "nccl_breakdown",
@@ -155,6 +158,154 @@ static void check_cancel_midway(const char *path, nsys_profile *p, const nsys_in
   }
 }
 
+
+/* ---- the memo file (analysis/amemo_file.h) -------------------------------- */
+
+static char *memo_file(nsys_profile *p) {
+  uint64_t h;
+  return nsys_profile_cache_file(p, "memo", &h);
+}
+
+static void spit(const char *path, const unsigned char *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (!f) return;
+  CHECK(fwrite(b, 1, n, f) == n);
+  fclose(f);
+}
+
+/* Header layout of the memo file (amemo_file.c): version at 8, profile
+ * mtime at 48, payload size at 120, checksum at 128, payload from 136: the device table (48-byte
+ * entries: device, n_ops, ...) then the first device's op order. */
+enum { H_VERSION = 8, H_MTIME = 48, H_PAYLOAD = 120, H_CHECKSUM = 128, H_SIZE = 136, DEV_ENTRY = 48 };
+
+static void reseal(unsigned char *b, size_t n) {
+  nsys__sum s;
+  memset(&s, 0, sizeof s);
+  size_t words = (n - H_SIZE) / 8;
+  uint64_t *w = nsys_xmalloc((words + 1) * 8);
+  memcpy(w, b + H_SIZE, words * 8);
+  nsys__sum_words(&s, w, words);
+  uint64_t c = nsys__sum_final(&s);
+  memcpy(b + H_CHECKSUM, &c, 8);
+  free(w);
+}
+
+/* A memo built (no file) saves one; dropped and asked again, it is read
+ * (not built) and every answer is the reference's byte for byte; a file
+ * that is corrupt, truncated, of another version, stale or inconsistent is
+ * ignored (not read), the answers are the same, and the rebuilt memo writes
+ * a good file again; concurrent first requests and cancelled first requests
+ * with and without the file answer the same. */
+static void check_memo_file(const char *path, nsys_profile *p, const nsys_index *ix, char *const *fresh,
+                            const char *diff) {
+  char *file = memo_file(p);
+  CHECK_MSG(file != NULL, "%s: no cache directory", path);
+  if (!file) return;
+  int code;
+  unlink(file);
+  drop_memo(p);
+  uint64_t reads = nsys_amemo_file_reads();
+  char *got = answer(p, ix, "top_kernels", false, &code);
+  CHECK_MSG(got && strcmp(got, fresh[0]) == 0, "%s: top_kernels (memo built) differs", path);
+  free(got);
+  CHECK_MSG(nsys_amemo_file_reads() == reads, "%s: memo read while there was no file", path);
+  size_t n = 0;
+  unsigned char *good = t_slurp(file, &n);
+  CHECK_MSG(good != NULL && n > H_SIZE, "%s: no memo file saved", path);
+  if (!good || n <= H_SIZE) {
+    free(good);
+    free(file);
+    return;
+  }
+  /* read, not built: every answer is the reference's */
+  drop_memo(p);
+  for (int i = 0; i <= N_ANALYSES; i++) {
+    got = answer(p, ix, i < N_ANALYSES ? ANALYSES[i] : NULL, false, &code);
+    CHECK_MSG((got == NULL) == (fresh[i] == NULL), "%s %s: one path failed (%d)", path,
+              i < N_ANALYSES ? ANALYSES[i] : "report", code);
+    if (got && fresh[i])
+      CHECK_MSG(strcmp(got, fresh[i]) == 0, "%s %s: answer from the memo file differs", path,
+                i < N_ANALYSES ? ANALYSES[i] : "report");
+    free(got);
+  }
+  CHECK_MSG(nsys_amemo_file_reads() == reads + 1, "%s: the memo file was not read", path);
+
+  /* bad files: ignored, the same answers, a good file written again */
+  uint32_t nd;
+  memcpy(&nd, good + 20, 4);
+  size_t ops_at = H_SIZE + ((size_t)nd * DEV_ENTRY + 7) / 8 * 8;
+  uint32_t dev0_ops = 0;
+  if (nd) memcpy(&dev0_ops, good + H_SIZE + 4, 4);
+  enum { FLIP, TRUNC, HEADER_ONLY, EMPTY, VERSION, STALE, BAD_OP, BAD_COUNT, HUGE_NDEV, HUGE_PAYLOAD, N_BAD };
+  static const char *const what[N_BAD] = {"flipped byte", "truncated",          "header only", "empty",
+                                          "other version", "stale",             "op id out of range",
+                                          "op count",      "huge device count", "huge payload"};
+  for (int b = 0; b < N_BAD; b++) {
+    unsigned char *bad = nsys_xmalloc(n);
+    memcpy(bad, good, n);
+    size_t len = n;
+    uint32_t v;
+    uint64_t m;
+    switch (b) {
+    case FLIP: bad[H_SIZE + (n - H_SIZE) / 2] ^= 0x40; break;
+    case TRUNC: len = n - 8; break;
+    case HEADER_ONLY: len = H_SIZE; break;
+    case EMPTY: len = 0; break;
+    case VERSION: memcpy(&v, bad + H_VERSION, 4), v++, memcpy(bad + H_VERSION, &v, 4); break;
+    case STALE: memcpy(&m, bad + H_MTIME, 8), m++, memcpy(bad + H_MTIME, &m, 8); break;
+    case BAD_OP: /* checksum right, content wrong */
+      if (!nd || !dev0_ops) break;
+      v = 0xFFFFFFF0u;
+      memcpy(bad + ops_at, &v, 4);
+      reseal(bad, n);
+      break;
+    case BAD_COUNT:
+      if (!nd) break;
+      memcpy(&v, bad + H_SIZE + 4, 4), v++, memcpy(bad + H_SIZE + 4, &v, 4);
+      reseal(bad, n);
+      break;
+    case HUGE_NDEV: /* the header is not under the checksum: it must size nothing unchecked */
+      v = 0xFFFFFFFFu;
+      memcpy(bad + 20, &v, 4);
+      break;
+    case HUGE_PAYLOAD: /* a payload larger than any memo of this index, its size in the header */
+      bad = nsys_xrealloc(bad, n + (64u << 20));
+      memset(bad + n, 0, 64u << 20);
+      len = n + (64u << 20);
+      m = len - H_SIZE;
+      memcpy(bad + H_PAYLOAD, &m, 8);
+      reseal(bad, len);
+      break;
+    }
+    spit(file, bad, len);
+    free(bad);
+    drop_memo(p);
+    reads = nsys_amemo_file_reads();
+    for (int i = 0; i < 3; i++) { /* top_kernels, gpu_idle_gaps, kernel_launch_overhead */
+      got = answer(p, ix, ANALYSES[i], false, &code);
+      CHECK_MSG(got && strcmp(got, fresh[i]) == 0, "%s: %s after a %s memo file differs", path, ANALYSES[i], what[b]);
+      free(got);
+    }
+    bool skipped = (b == BAD_OP && (!nd || !dev0_ops)) || (b == BAD_COUNT && !nd);
+    if (!skipped) CHECK_MSG(nsys_amemo_file_reads() == reads, "%s: a %s memo file was read", path, what[b]);
+    size_t n2 = 0;
+    unsigned char *again = t_slurp(file, &n2);
+    CHECK_MSG(again && n2 == n && memcmp(again, good, n) == 0, "%s: no good memo file after a %s one", path,
+              what[b]);
+    free(again);
+  }
+  /* concurrent first requests and cancels, with the file then without */
+  for (int with = 1; with >= 0; with--) {
+    if (!with) unlink(file);
+    check_race(path, p, ix, fresh, diff);
+    if (!with) unlink(file);
+    check_cancel_midway(path, p, ix, fresh[4]);
+  }
+  free(good);
+  free(file);
+}
+
 static void check_profile(const char *path) {
   t_profile tp = t_open(path);
   const nsys_index *ix = t_index(&tp);
@@ -225,6 +376,7 @@ static void check_profile(const char *path) {
   }
   check_race(path, tp.p, ix, fresh, diff_fresh);
   check_cancel_midway(path, tp.p, ix, fresh[4]);
+  check_memo_file(path, tp.p, ix, fresh, diff_fresh);
   unsetenv("NSYS_AI_ANALYSIS_THREADS");
   free(diff_fresh);
 
@@ -240,20 +392,9 @@ static void check_profile(const char *path) {
 }
 
 int main(void) {
-  const char *shared = getenv("NSYS_AI_SHARED");
   static const char *const names[] = {"nsys2026_2gpu_nccl_before", "nsys2024_a100_lm_nvtx", "nsys2023_rtx3060_23k",
                                       "nsys2024_a100_cudagraph"};
-  int found = 0;
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    char *path = nsys_xasprintf("%s/profiles/%s.sqlite", shared ? shared : "../shared", names[i]);
-    FILE *f = fopen(path, "rb");
-    if (f) {
-      fclose(f);
-      found++;
-      check_profile(path);
-    }
-    free(path);
-  }
-  if (!found) nsys_check_skip("the shared real profiles are absent (NSYS_AI_SHARED/profiles)");
+  if (!t_each_real(names, sizeof names / sizeof names[0], check_profile))
+    nsys_check_skip("the shared real profiles are absent (NSYS_AI_SHARED/profiles)");
   return nsys_check_done("amemo");
 }

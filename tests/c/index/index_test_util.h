@@ -105,4 +105,35 @@ static inline void t_create_schema(sqlite3 *db) {
          "CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);");
 }
 
+/* The whole file (malloc'd, *n its length), or NULL when it cannot be read. */
+static inline unsigned char *t_slurp(const char *file, size_t *n) {
+  FILE *f = fopen(file, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *buf = nsys_xmalloc((size_t)(sz > 0 ? sz : 0) + 1);
+  *n = fread(buf, 1, (size_t)(sz > 0 ? sz : 0), f);
+  fclose(f);
+  return buf;
+}
+
+/* Calls fn on each of the shared real exports NSYS_AI_SHARED/profiles/<name>.sqlite
+ * that exists; returns how many did. */
+static inline int t_each_real(const char *const *names, size_t n, void (*fn)(const char *path)) {
+  const char *shared = getenv("NSYS_AI_SHARED");
+  int found = 0;
+  for (size_t i = 0; i < n; i++) {
+    char *path = nsys_xasprintf("%s/profiles/%s.sqlite", shared ? shared : "../shared", names[i]);
+    FILE *f = fopen(path, "rb");
+    if (f) {
+      fclose(f);
+      found++;
+      fn(path);
+    }
+    free(path);
+  }
+  return found;
+}
+
 #endif

@@ -166,17 +166,7 @@ static void clear_cache(void) {
   }
 }
 
-static unsigned char *slurp(const char *file, size_t *n) {
-  FILE *f = fopen(file, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *buf = nsys_xmalloc((size_t)sz + 1);
-  *n = fread(buf, 1, (size_t)sz, f);
-  fclose(f);
-  return buf;
-}
+static unsigned char *slurp(const char *file, size_t *n) { return t_slurp(file, n); }
 
 static void spit(const char *file, const unsigned char *buf, size_t n) {
   FILE *f = fopen(file, "wb");
