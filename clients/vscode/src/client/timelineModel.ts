@@ -103,6 +103,14 @@ export class TimelineModel {
 
   has(k: TileKey): boolean { return this.cache.has(tileKey(k)); }
 
+  /** Caches a tile asked elsewhere (the first tiles, which the host sends with init). */
+  seed(k: TileKey, result: RangeColumns): void {
+    const key = tileKey(k);
+    if (this.cache.has(key)) return;
+    this.cache.set(key, { resolution: k.resolution, start: k.start, end: k.end, key, result });
+    while (this.cache.size > this.maxTiles) this.cache.delete(this.cache.keys().next().value as string);
+  }
+
   /** Cached tiles to draw for the view: the exact resolution where present,
    * else the nearest cached resolution covering the gap (so pans never blank). */
   tilesToDraw(view: View): Tile[] {

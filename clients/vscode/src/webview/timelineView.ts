@@ -15,17 +15,24 @@ import { cssVar, h, onThemeChange } from './dom';
 import { bucketKind, isGpuId, type Row } from './tracks';
 import { newTreeState, toggle, trackTree, visibleRows, type TreeNode, type TreeState } from '../client/trackTree';
 import { dragWindow, frameSpan, type Match } from '../client/timelineNav';
+import { ROW_BLOCK, type FirstTile, type FirstView } from '../client/firstTiles';
 
 /** The label gutter's default width (drag its edge to resize). */
 const GUTTER = 210;
 const INDENT = 12;
 const ROW_H = 22;
-const BLOCK = 4;
 const AXIS_H = 22;
 const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', 'W', '-', '_', 's', 'S', 'ArrowLeft', 'a', 'A', 'ArrowRight', 'd', 'D', 'Home', '0', 'f', 'F']);
 /** Search matches: the current one, and the others in view. */
 const MATCH_NOW = '#ff9f1c';
 const MATCH = '#ffd75e';
+
+/** The timeline's size in a window of this size before it is laid out (the
+ * host asks the first tiles for it): the full width less the label gutter, and
+ * the rows under the axis in the timeline's max-height (webview.css: 55vh). */
+export function firstViewOf(width: number, height: number): FirstView {
+  return { plotWidth: Math.max(1, Math.max(200, width) - GUTTER), rows: Math.max(1, Math.ceil((0.55 * height - AXIS_H) / ROW_H)) };
+}
 
 /** A time range (the timeline's offsets). */
 export interface Span { start: number; end: number }
@@ -110,7 +117,7 @@ export class TimelineView {
   private readonly viewListeners: Array<(v: View) => void> = [];
   /** Drawn over the rows after the selection, clipped to the plot (views built on the timeline mark things with it). */
   overlay: ((ctx: CanvasRenderingContext2D, g: OverlayGeometry) => void) | undefined;
-  /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
+  /** Rows in blocks of ROW_BLOCK: each block asks timeline/range only for its own
    * tracks and only while it is scrolled into view, with its own tile cache;
    * the requests of the visible blocks for one tile are merged into one. */
   private blocks: Array<{ first: number; rows: Row[]; model: TimelineModel; bitmaps: TileBitmaps }>;
@@ -173,13 +180,13 @@ export class TimelineView {
     onThemeChange(() => { this.fitted.clear(); this.queueFrame(); });
   }
 
-  /** The rows of the track tree as its state says, in blocks of BLOCK rows with their own tile caches. */
+  /** The rows of the track tree as its state says, in blocks of ROW_BLOCK rows with their own tile caches. */
   private layoutRows(): void {
     this.rows = visibleRows(this.tree, this.treeState);
     const old = new Map(this.blocks.map((b) => [b.rows.map((r) => `${r.key}=${r.ids.join(',')}`).join('|'), b]));
     this.blocks = [];
-    for (let first = 0; first < this.rows.length; first += BLOCK) {
-      const rows = this.rows.slice(first, first + BLOCK);
+    for (let first = 0; first < this.rows.length; first += ROW_BLOCK) {
+      const rows = this.rows.slice(first, first + ROW_BLOCK);
       const sig = rows.map((r) => `${r.key}=${r.ids.join(',')}`).join('|');
       const ids = [...new Set(rows.flatMap((r) => r.ids))];
       const reuse = old.get(sig); /* a block whose rows did not change keeps its tiles and bitmaps */
@@ -209,6 +216,19 @@ export class TimelineView {
     this.el.dataset.gutter = String(this.gutter);
     this.fitted.clear();
     this.resize();
+  }
+
+  /** Caches tiles asked elsewhere (the first tiles, sent with init; times as the
+   * timeline's offsets) in every block whose tracks they hold: call before start(). */
+  seed(tiles: FirstTile[]): void {
+    for (const b of this.blocks) {
+      const ids = new Set(b.rows.flatMap((r) => r.ids));
+      if (!ids.size) continue;
+      for (const t of tiles) {
+        const have = new Set(t.tracks);
+        if ([...ids].every((id) => have.has(id))) b.model.seed(t.key, { ...t.result, tracks: t.result.tracks.filter((x) => ids.has(x.id)) });
+      }
+    }
   }
 
   /** Call once the element is in the document. */
