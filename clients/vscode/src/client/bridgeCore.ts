@@ -79,7 +79,11 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
     const tiles = plan.then(async (p) => {
       if (!p) return undefined;
       const client = await ctx.client();
-      const results = await Promise.all(p.params.map((q) => client.requestUntyped<RangeColumns>('timeline/range', { ...q, profileId })));
+      const results = await Promise.all(p.params.map((q) => {
+        const params = { ...q, profileId };
+        ctx.onRequest?.('timeline/range', params);
+        return client.requestUntyped<RangeColumns>('timeline/range', params);
+      }));
       return p.keys.map((key, i) => ({ key, tracks: p.tracks, result: results[i]! }));
     }).catch(() => undefined);
     return { profileId, plan, tiles };

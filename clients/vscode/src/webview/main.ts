@@ -64,7 +64,7 @@ function tabs(panels: Array<[string, HTMLElement, (() => void)?]>): HTMLElement 
 async function init(id: string, title: string, info: ProfileInfo, initTracks: TimelineTracksResult | undefined, initTiles: FirstTile[] | undefined): Promise<void> {
   const openedAt = performance.now();
   profileId = id;
-  const rpc = <R>(method: RequestName, params: Record<string, unknown>) => bridge.request<R>(method, { profileId, ...params });
+  const rpc = <R>(method: RequestName, params: Record<string, unknown>, signal?: AbortSignal) => bridge.request<R>(method, { profileId, ...params }, signal);
   const tracks = initTracks ?? await rpc<TimelineTracksResult>('timeline/tracks', {});
   const span = profileSpan(info);
   if (!span) { app.replaceChildren(h('p', { class: 'muted' }, 'This profile has no timed activity.')); return; }
@@ -76,8 +76,8 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   const explain = (kernelId: number) => rpc<KernelExplain>('kernel/explain', { kernelId });
   /* the Details panel reads kernel/details through the timeline's cache (a hovered kernel's are there already) */
   const panel = new DetailsPanel((kernelId) => timeline!.kernelDetails(kernelId), explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), span.start);
-  const range = (p: Record<string, unknown> & { start: number; end: number }) =>
-    rpc<RangeColumns>('timeline/range', { ...p, start: absTime(p.start, origin), end: absTime(p.end, origin) }).then((r) => rebaseColumns(r, origin));
+  const range = (p: Record<string, unknown> & { start: number; end: number }, signal?: AbortSignal) =>
+    rpc<RangeColumns>('timeline/range', { ...p, start: absTime(p.start, origin), end: absTime(p.end, origin) }, signal).then((r) => rebaseColumns(r, origin));
   timeline = new TimelineView(tracks.tracks, { start, end }, range, details, (hit) => {
     activateTab('Details');
     void panel.show(hit);
