@@ -74,31 +74,37 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
   type First = { profileId: string; plan: Promise<FirstPlan | undefined>; tiles: Promise<FirstTile[] | undefined> };
   const planOf = (profileId: string, info: ProfileInfo, view: FirstView) =>
     tracksOf(profileId).then((t) => (t ? planFirstTiles(info, t.tracks, view) : undefined));
-  const askFirst = (profileId: string, info: ProfileInfo, view: FirstView): First => {
+  const askFirst = (profileId: string, info: ProfileInfo, view: FirstView, why: string): First => {
     const plan = planOf(profileId, info, view);
+    const t0 = Date.now();
     const tiles = plan.then(async (p) => {
       if (!p) return undefined;
+      const t1 = Date.now();
       const client = await ctx.client();
       const results = await Promise.all(p.params.map((q) => {
         const params = { ...q, profileId };
         ctx.onRequest?.('timeline/range', params);
         return client.requestUntyped<RangeColumns>('timeline/range', params);
       }));
+      ctx.logger.info(`first tiles (${why}, ${Math.round(view.plotWidth)} px × ${view.rows} rows): ${p.keys.length} × ${p.tracks.length} tracks, tracks ${t1 - t0} ms + ranges ${Date.now() - t1} ms`);
       return p.keys.map((key, i) => ({ key, tracks: p.tracks, result: results[i]! }));
     }).catch(() => undefined);
     return { profileId, plan, tiles };
   };
   const p0 = ctx.profile();
   void tracksOf(p0.profileId);
-  let first = askFirst(p0.profileId, p0.info, ctx.firstView?.get() ?? DEFAULT_FIRST_VIEW);
+  let first = askFirst(p0.profileId, p0.info, ctx.firstView?.get() ?? DEFAULT_FIRST_VIEW, ctx.firstView?.get() ? 'the last page\'s size' : 'a default size');
   /** The tiles for a page of size `view` (the ones asked already when they serve it). */
   const firstFor = async (p: { profileId: string; info: ProfileInfo }, view: FirstView | undefined): Promise<FirstTile[] | undefined> => {
-    if (first.profileId !== p.profileId) first = askFirst(p.profileId, p.info, view ?? DEFAULT_FIRST_VIEW);
+    if (first.profileId !== p.profileId) first = askFirst(p.profileId, p.info, view ?? DEFAULT_FIRST_VIEW, 'a restarted server');
     else if (view) {
       const [have, need] = await Promise.all([first.plan, planOf(p.profileId, p.info, view)]);
-      if (have && need && !covers(have, need)) first = askFirst(p.profileId, p.info, view);
+      if (have && need && !covers(have, need)) first = askFirst(p.profileId, p.info, view, 'this page\'s size, at ready');
     }
-    return first.tiles;
+    const t0 = Date.now();
+    const tiles = await first.tiles;
+    ctx.logger.info(`ready → first tiles: waited ${Date.now() - t0} ms`);
+    return tiles;
   };
   const handle = async (raw: unknown): Promise<void> => {
     const msg = fromEnvelope(raw);
@@ -110,7 +116,10 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
         const view = asFirstView(m.view);
         if (view) ctx.firstView?.set(view);
         const [tracks, tiles] = await Promise.all([tracksOf(p.profileId), firstFor(p, view)]);
-        post({ type: 'init', profileId: p.profileId, title: p.title, info: p.info, tracks, tiles });
+        const init: HostToWebview = { type: 'init', profileId: p.profileId, title: p.title, info: p.info, tracks, tiles };
+        const env = toEnvelope(init);
+        ctx.post(env, init);
+        ctx.logger.info(`init posted: ${Math.round(env.json.length / 1024)} KB`);
         const pending = ctx.takePending?.();
         if (pending) post(pending);
         return;

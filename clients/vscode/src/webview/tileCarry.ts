@@ -7,7 +7,7 @@
  * blocks hold (parts of several answers joined: their names tables appended,
  * the indexes into them moved), and at a tile key where it holds some of its
  * tracks it asks the server only for the others. */
-import { type FetchRange, type TimelineModel, type TileKey, type TrackRangeParams } from '../client/timelineModel';
+import { tileKey, type FetchRange, type TimelineModel, type TileKey, type TrackRangeParams } from '../client/timelineModel';
 import type { RangeColumns } from '../protocol/types';
 
 type TrackCols = RangeColumns['tracks'][number];
@@ -18,10 +18,13 @@ export type Carried = Map<string, { key: TileKey; base: RangeColumns; parts: Map
 
 const edges = (t: { start: number; end: number }) => `${t.start}:${t.end}`;
 
-export function carriedTiles(models: TimelineModel[]): Carried {
+/** The old blocks' tiles among `keys` (the view's: tiles of other views are asked again when shown). */
+export function carriedTiles(models: TimelineModel[], keys: TileKey[]): Carried {
   const out: Carried = new Map();
+  const wanted = new Set(keys.map(tileKey));
   for (const m of models) {
     for (const tile of m.tiles()) {
+      if (!wanted.has(tile.key)) continue;
       let c = out.get(edges(tile));
       if (!c) out.set(edges(tile), (c = { key: tile, base: tile.result, parts: new Map() }));
       for (const tr of tile.result.tracks) if (!c.parts.has(tr.id)) c.parts.set(tr.id, { tr, names: tile.result.names });

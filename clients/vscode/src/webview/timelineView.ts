@@ -197,7 +197,7 @@ export class TimelineView {
       const ids = [...new Set(rows.flatMap((r) => r.ids))];
       const reuse = old.get(sig); /* a block whose rows did not change keeps its tiles and bitmaps */
       if (reuse) { old.delete(sig); this.blocks.push({ ...reuse, first }); continue; }
-      carried ??= carriedTiles(previous.map((b) => b.model));
+      carried ??= carriedTiles(previous.map((b) => b.model), this.view ? tilesFor(this.view, 1, this.bounds) : []);
       const partial: SomeCarried = new Map();
       const fetch = ids.length ? withCarried((p, signal) => this.fetchTiles(p, signal), ids, partial) : (p: RangeRequest) => Promise.resolve(emptyTile(p));
       const model = new TimelineModel((p, signal) => fetch(p, signal), () => this.queueFrame(), 128, this.bounds);
