@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 export NSYS_AI_BIN="${NSYS_AI_BIN:-$(cd ../.. && pwd)/build/nsys-ai}"
 [ -x "$NSYS_AI_BIN" ] || echo "note: $NSYS_AI_BIN is missing; server-backed tests will be skipped"
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# by content, not dates (test/e2e/lockFresh.mjs): a copied or freshly checked-out tree is not reinstalled
+if ! node test/e2e/lockFresh.mjs .; then
   npm ci --no-audit --no-fund
 fi
 # esbuild's postinstall may be held back by the npm install-script policy; the

@@ -3,7 +3,8 @@
  * Read-only methods are forwarded to the server; everything else is refused. */
 import type { Envelope, HostToWebview, WebviewToHost } from '../protocol/messages';
 import { FIRST_FRAME, fromEnvelope, isWebviewToHost, toEnvelope } from '../protocol/messages';
-import type { ProfileInfo, TimelineTracksResult } from '../protocol/types';
+import type { ProfileInfo, RangeColumns, TimelineTracksResult } from '../protocol/types';
+import { DEFAULT_FIRST_VIEW, asFirstView, covers, planFirstTiles, type FirstPlan, type FirstTile, type FirstView } from './firstTiles';
 import { ErrorCode } from '../protocol/methods';
 import type { Logger } from './logger';
 import { CancellationTokenSource, ResponseError, WEBVIEW_METHODS, type NsysClient } from './nsysClient';
@@ -18,6 +19,8 @@ export interface BridgeContext {
   takePending?: () => HostToWebview | undefined;
   /** The page drew its first complete frame (its `perf` message "first frame"). */
   onFirstFrame?: () => void;
+  /** The timeline size the last page reported (kept across pages: the next page's first tiles are asked for it before it reports its own). */
+  firstView?: { get(): FirstView | undefined; set(v: FirstView): void };
   /** Observes every forwarded request (tests use it). */
   onRequest?: (method: string, params: Record<string, unknown>) => void;
 }
@@ -66,7 +69,43 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
     }
     return t;
   };
-  void tracksOf(ctx.profile().profileId);
+  /* the first frame's tiles (client/firstTiles), asked right after the tracks for the
+   * last reported size, again at ready if the page's own size needs other tiles */
+  type First = { profileId: string; plan: Promise<FirstPlan | undefined>; tiles: Promise<FirstTile[] | undefined> };
+  const planOf = (profileId: string, info: ProfileInfo, view: FirstView) =>
+    tracksOf(profileId).then((t) => (t ? planFirstTiles(info, t.tracks, view) : undefined));
+  const askFirst = (profileId: string, info: ProfileInfo, view: FirstView, why: string): First => {
+    const plan = planOf(profileId, info, view);
+    const t0 = Date.now();
+    const tiles = plan.then(async (p) => {
+      if (!p) return undefined;
+      const t1 = Date.now();
+      const client = await ctx.client();
+      const results = await Promise.all(p.params.map((q) => {
+        const params = { ...q, profileId };
+        ctx.onRequest?.('timeline/range', params);
+        return client.requestUntyped<RangeColumns>('timeline/range', params);
+      }));
+      ctx.logger.info(`first tiles (${why}, ${Math.round(view.plotWidth)} px × ${view.rows} rows): ${p.keys.length} × ${p.tracks.length} tracks, tracks ${t1 - t0} ms + ranges ${Date.now() - t1} ms`);
+      return p.keys.map((key, i) => ({ key, tracks: p.tracks, result: results[i]! }));
+    }).catch(() => undefined);
+    return { profileId, plan, tiles };
+  };
+  const p0 = ctx.profile();
+  void tracksOf(p0.profileId);
+  let first = askFirst(p0.profileId, p0.info, ctx.firstView?.get() ?? DEFAULT_FIRST_VIEW, ctx.firstView?.get() ? 'the last page\'s size' : 'a default size');
+  /** The tiles for a page of size `view` (the ones asked already when they serve it). */
+  const firstFor = async (p: { profileId: string; info: ProfileInfo }, view: FirstView | undefined): Promise<FirstTile[] | undefined> => {
+    if (first.profileId !== p.profileId) first = askFirst(p.profileId, p.info, view ?? DEFAULT_FIRST_VIEW, 'a restarted server');
+    else if (view) {
+      const [have, need] = await Promise.all([first.plan, planOf(p.profileId, p.info, view)]);
+      if (have && need && !covers(have, need)) first = askFirst(p.profileId, p.info, view, 'this page\'s size, at ready');
+    }
+    const t0 = Date.now();
+    const tiles = await first.tiles;
+    ctx.logger.info(`ready → first tiles: waited ${Date.now() - t0} ms`);
+    return tiles;
+  };
   const handle = async (raw: unknown): Promise<void> => {
     const msg = fromEnvelope(raw);
     if (!isWebviewToHost(msg)) { ctx.logger.warn('webview sent a malformed message'); return; }
@@ -74,7 +113,13 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
     switch (m.type) {
       case 'ready': {
         const p = ctx.profile();
-        post({ type: 'init', profileId: p.profileId, title: p.title, info: p.info, tracks: await tracksOf(p.profileId) });
+        const view = asFirstView(m.view);
+        if (view) ctx.firstView?.set(view);
+        const [tracks, tiles] = await Promise.all([tracksOf(p.profileId), firstFor(p, view)]);
+        const init: HostToWebview = { type: 'init', profileId: p.profileId, title: p.title, info: p.info, tracks, tiles };
+        const env = toEnvelope(init);
+        ctx.post(env, init);
+        ctx.logger.info(`init posted: ${Math.round(env.json.length / 1024)} KB`);
         const pending = ctx.takePending?.();
         if (pending) post(pending);
         return;

@@ -15,7 +15,15 @@ export interface TileKey { resolution: number; start: number; end: number }
 export interface Tile extends TileKey { key: string; result: RangeColumns }
 
 export type RangeRequest = { start: number; end: number; width: number; maxEvents: number; format: 'columns' };
-export type FetchRange = (p: RangeRequest) => Promise<RangeColumns>;
+/** `signal`: aborted when the tile is no longer wanted (the fetch may then reject with CANCELLED). */
+export type FetchRange = (p: RangeRequest, signal?: AbortSignal) => Promise<RangeColumns>;
+
+/** A tile request the model cancelled (its view moved on): what it rejects with. */
+export const CANCELLED = 'tile no longer wanted';
+/** Whether `e` is a cancellation (the model's, or the server's -32800 answer to it), not a failure. */
+export function isCancelled(e: unknown): boolean {
+  return (e as Error)?.message === CANCELLED || (e as { code?: number })?.code === -32800 || (e as Error)?.name === 'AbortError';
+}
 
 /** Per tile, individual events up to this many (else buckets): about one per 2 px. */
 export const MAX_EVENTS = TILE_PX / 2;
@@ -51,7 +59,7 @@ export function tilesFor(view: View, prefetch = 1, bounds?: { start: number; end
 
 export class TimelineModel {
   private cache = new Map<string, Tile>();
-  private inflight = new Map<string, Promise<Tile | undefined>>();
+  private inflight = new Map<string, { p: Promise<Tile | undefined>; ctl: AbortController }>();
   private generation = 0;
   requests = 0;
 
@@ -66,6 +74,9 @@ export class TimelineModel {
    * the prefetch ring around it; resolves when the visible tiles are cached. */
   async ensure(view: View, prefetch = 1): Promise<void> {
     const keys = tilesFor(view, prefetch, this.bounds);
+    /* requests for tiles this view does not want are cancelled: a zoom's steps would otherwise queue each step's tiles before the last one's */
+    const wanted = new Set(keys.map(tileKey));
+    for (const [key, f] of this.inflight) if (!wanted.has(key)) { this.inflight.delete(key); f.ctl.abort(); }
     const isVisible = (k: TileKey) => k.end > view.start && k.start < view.end;
     await Promise.all(keys.filter(isVisible).map((k) => this.load(k)));
     for (const k of keys.filter((x) => !isVisible(x))) this.load(k).catch(() => { /* prefetch is best effort */ });
@@ -80,12 +91,15 @@ export class TimelineModel {
       return Promise.resolve(hit);
     }
     const pending = this.inflight.get(key);
-    if (pending) return pending;
+    if (pending) return pending.p;
     const gen = this.generation;
     this.requests++;
-    const p = this.fetch({ start: k.start, end: k.end, width: TILE_PX, maxEvents: MAX_EVENTS, format: 'columns' })
+    const ctl = new AbortController();
+    const mine = () => this.inflight.get(key)?.ctl === ctl;
+    const p = this.fetch({ start: k.start, end: k.end, width: TILE_PX, maxEvents: MAX_EVENTS, format: 'columns' }, ctl.signal)
       .then((answer) => {
-        this.inflight.delete(key);
+        if (ctl.signal.aborted) throw new Error(CANCELLED);
+        if (mine()) this.inflight.delete(key);
         if (gen !== this.generation) return undefined;
         const tile: Tile = { ...k, key, result: answer };
         this.cache.set(key, tile);
@@ -94,14 +108,31 @@ export class TimelineModel {
         return tile;
       })
       .catch((e) => {
-        this.inflight.delete(key);
-        throw e;
+        if (mine()) this.inflight.delete(key);
+        throw ctl.signal.aborted ? new Error(CANCELLED) : e;
       });
-    this.inflight.set(key, p);
+    this.inflight.set(key, { p, ctl });
     return p;
   }
 
+  /** Cancels every request on its way (the block left the view, or was replaced). */
+  abandon(): void {
+    for (const f of this.inflight.values()) f.ctl.abort();
+    this.inflight.clear();
+  }
+
+  /** The cached tiles. */
+  tiles(): IterableIterator<Tile> { return this.cache.values(); }
+
   has(k: TileKey): boolean { return this.cache.has(tileKey(k)); }
+
+  /** Caches a tile asked elsewhere (the first tiles, which the host sends with init). */
+  seed(k: TileKey, result: RangeColumns): void {
+    const key = tileKey(k);
+    if (this.cache.has(key)) return;
+    this.cache.set(key, { resolution: k.resolution, start: k.start, end: k.end, key, result });
+    while (this.cache.size > this.maxTiles) this.cache.delete(this.cache.keys().next().value as string);
+  }
 
   /** Cached tiles to draw for the view: the exact resolution where present,
    * else the nearest cached resolution covering the gap (so pans never blank). */
@@ -124,7 +155,7 @@ export class TimelineModel {
   clear(): void {
     this.generation++;
     this.cache.clear();
-    this.inflight.clear();
+    this.abandon();
   }
 
   get size(): number { return this.cache.size; }
@@ -201,18 +232,21 @@ export type TrackRangeParams = RangeRequest & { tracks: string[] };
 /** Merges the range requests for one tile that the row blocks make in the same
  * tick into a single request for all their tracks (one server call, one bridge
  * crossing, one names table), and hands each block the tracks it asked for. */
-export function coalescingFetch<R extends { tracks: Array<{ id: string }> }>(fetch: (p: TrackRangeParams) => Promise<R>): (p: TrackRangeParams) => Promise<R> {
+export function coalescingFetch<R extends { tracks: Array<{ id: string }> }>(fetch: (p: TrackRangeParams, signal?: AbortSignal) => Promise<R>): (p: TrackRangeParams, signal?: AbortSignal) => Promise<R> {
   type Waiter = { ids: string[]; resolve: (r: R) => void; reject: (e: unknown) => void };
-  const groups = new Map<string, { p: TrackRangeParams; tracks: Set<string>; waiters: Waiter[] }>();
-  return (p) => new Promise<R>((resolve, reject) => {
+  type Group = { p: TrackRangeParams; tracks: Set<string>; waiters: Waiter[]; ctl: AbortController };
+  const groups = new Map<string, Group>();
+  return (p, signal) => new Promise<R>((resolve, reject) => {
+    if (signal?.aborted) { reject(new Error(CANCELLED)); return; }
     const key = `${p.start}:${p.end}:${p.width}:${p.maxEvents}`;
     let g = groups.get(key);
     if (!g) {
-      const group = { p, tracks: new Set<string>(), waiters: [] as Waiter[] };
+      const group: Group = { p, tracks: new Set<string>(), waiters: [], ctl: new AbortController() };
       groups.set(key, (g = group));
       queueMicrotask(() => {
         groups.delete(key);
-        fetch({ ...group.p, tracks: [...group.tracks] }).then((r) => {
+        if (!group.waiters.length) return; /* every block cancelled before it went */
+        fetch({ ...group.p, tracks: [...group.tracks] }, group.ctl.signal).then((r) => {
           if (group.waiters.length === 1) { group.waiters[0]!.resolve(r); return; }
           for (const w of group.waiters) {
             const want = new Set(w.ids);
@@ -222,7 +256,17 @@ export function coalescingFetch<R extends { tracks: Array<{ id: string }> }>(fet
       });
     }
     for (const id of p.tracks) g.tracks.add(id);
-    g.waiters.push({ ids: p.tracks, resolve, reject });
+    const w: Waiter = { ids: p.tracks, resolve, reject };
+    const group = g;
+    group.waiters.push(w);
+    /* a block that no longer wants the tile leaves the request; the last one to leave cancels it */
+    signal?.addEventListener('abort', () => {
+      const i = group.waiters.indexOf(w);
+      if (i < 0) return;
+      group.waiters.splice(i, 1);
+      reject(new Error(CANCELLED));
+      if (!group.waiters.length) group.ctl.abort();
+    }, { once: true });
   });
 }
 

@@ -2,6 +2,7 @@
  * opens the profile on the server and shows the timeline webview. When opening
  * fails, the editor shows the server's message with actions (client/openError.ts),
  * a notification offers the same actions, and the nsys-ai output logs it. */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { renderWebviewHtml, makeNonce } from '../client/webviewHtml';
@@ -120,16 +121,15 @@ export class ProfileEditorProvider implements vscode.CustomReadonlyEditorProvide
     panel.onDidDispose(() => hold.dispose());
   }
 
+  /** The timeline's bundle and CSS, read once: inlined in its HTML, the page fetches nothing
+   * through VS Code's webview service worker before its first frame. */
+  private inline: { script: string; style: string } | undefined;
+
   private setTimelineHtml(panel: vscode.WebviewPanel, title: string): void {
     const dist = vscode.Uri.joinPath(this.ctx.extensionUri, 'dist');
-    panel.webview.options = { enableScripts: true, localResourceRoots: [dist] };
-    panel.webview.html = renderWebviewHtml({
-      nonce: makeNonce(),
-      cspSource: panel.webview.cspSource,
-      scriptUri: panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
-      styleUri: panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.css')).toString(),
-      title,
-    });
+    this.inline ??= { script: fs.readFileSync(path.join(dist.fsPath, 'webview.js'), 'utf8'), style: fs.readFileSync(path.join(dist.fsPath, 'webview.css'), 'utf8') };
+    panel.webview.options = { enableScripts: true, localResourceRoots: [] };
+    panel.webview.html = renderWebviewHtml({ nonce: makeNonce(), cspSource: panel.webview.cspSource, inline: this.inline, title });
   }
 
   /** Connects the page to the open profile; `held`: its messages so far, replayed in order. */

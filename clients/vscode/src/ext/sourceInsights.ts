@@ -1,8 +1,13 @@
 /* source/map per (profile, workspace folder), cached, as SourceIndex; the
- * lens, heat and hover features read it. Refreshed when profiles change. */
+ * lens, heat and hover features read it. Refreshed when profiles change.
+ * Asked once the profile's timeline has drawn its first frame (or after
+ * SOURCE_WAIT_MS): a profile opened beside a visible source file would
+ * otherwise map its kernels to the source while the first frame's tiles wait. */
 import * as vscode from 'vscode';
 import { SourceIndex } from '../client/sourceModel';
 import type { ProfileStore, OpenProfile } from './profileStore';
+
+const SOURCE_WAIT_MS = 5000;
 
 export class SourceInsights implements vscode.Disposable {
   private cache = new Map<string, Promise<SourceIndex | undefined>>();
@@ -33,6 +38,7 @@ export class SourceInsights implements vscode.Disposable {
 
   private async load(profile: OpenProfile, root: string): Promise<SourceIndex | undefined> {
     try {
+      await this.store.firstFrames.wait(profile.uri.toString(), SOURCE_WAIT_MS);
       const client = await this.store.server.get();
       return new SourceIndex(await client.sourceMap(profile.profileId, root), root);
     } catch (e) {

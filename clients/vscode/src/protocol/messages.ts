@@ -1,11 +1,14 @@
 /* Messages between the extension host and the profile webview: one union per
  * direction, keyed on `type`. Both sides log a warning on an unknown type. */
 import type { ProfileInfo, TimelineTracksResult } from './types';
+import type { FirstTile, FirstView } from '../client/firstTiles';
 import { parseExact, stringifyExact, type Int } from '../client/exactJson';
 
 export type HostToWebview =
   /** `tracks`: timeline/tracks, asked by the host while the webview loads (absent if that failed). */
-  | { type: 'init'; profileId: string; title: string; info: ProfileInfo; tracks?: TimelineTracksResult }
+  | { type: 'init'; profileId: string; title: string; info: ProfileInfo; tracks?: TimelineTracksResult;
+      /** The first frame's timeline/range tiles, asked by the host while the webview was created (client/firstTiles; absent if that failed). */
+      tiles?: FirstTile[] }
   | { type: 'rpcResult'; id: number; result: unknown }
   | { type: 'rpcError'; id: number; error: { code: number; message: string } }
   /** `start`/`end` on the profile's clock (BigInt beyond 2^53); `window`: a finding's evidence, zoomed to and marked as the range. */
@@ -13,7 +16,8 @@ export type HostToWebview =
   | { type: 'profileReopened'; profileId: string };
 
 export type WebviewToHost =
-  | { type: 'ready' }
+  /** `view`: the timeline's size as the page is laid out (the host asks the first tiles for it). */
+  | { type: 'ready'; view?: FirstView }
   | { type: 'rpc'; id: number; method: string; params: Record<string, unknown> }
   | { type: 'cancel'; id: number }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }

@@ -10,7 +10,8 @@ import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeColumns
 import type { RequestName } from '../protocol/methods';
 import { HostBridge } from './rpc';
 import { h } from './dom';
-import { TimelineView } from './timelineView';
+import { TimelineView, firstViewOf } from './timelineView';
+import type { FirstTile } from '../client/firstTiles';
 import { DetailsPanel } from './detailsPanel';
 import { NvtxTreeView } from './nvtxTreeView';
 import { TopKernelsTable } from './topKernelsTable';
@@ -60,10 +61,10 @@ function tabs(panels: Array<[string, HTMLElement, (() => void)?]>): HTMLElement 
   return h('div', { class: 'bottom' }, bar, box);
 }
 
-async function init(id: string, title: string, info: ProfileInfo, initTracks: TimelineTracksResult | undefined): Promise<void> {
+async function init(id: string, title: string, info: ProfileInfo, initTracks: TimelineTracksResult | undefined, initTiles: FirstTile[] | undefined): Promise<void> {
   const openedAt = performance.now();
   profileId = id;
-  const rpc = <R>(method: RequestName, params: Record<string, unknown>) => bridge.request<R>(method, { profileId, ...params });
+  const rpc = <R>(method: RequestName, params: Record<string, unknown>, signal?: AbortSignal) => bridge.request<R>(method, { profileId, ...params }, signal);
   const tracks = initTracks ?? await rpc<TimelineTracksResult>('timeline/tracks', {});
   const span = profileSpan(info);
   if (!span) { app.replaceChildren(h('p', { class: 'muted' }, 'This profile has no timed activity.')); return; }
@@ -75,8 +76,8 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   const explain = (kernelId: number) => rpc<KernelExplain>('kernel/explain', { kernelId });
   /* the Details panel reads kernel/details through the timeline's cache (a hovered kernel's are there already) */
   const panel = new DetailsPanel((kernelId) => timeline!.kernelDetails(kernelId), explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), span.start);
-  const range = (p: Record<string, unknown> & { start: number; end: number }) =>
-    rpc<RangeColumns>('timeline/range', { ...p, start: absTime(p.start, origin), end: absTime(p.end, origin) }).then((r) => rebaseColumns(r, origin));
+  const range = (p: Record<string, unknown> & { start: number; end: number }, signal?: AbortSignal) =>
+    rpc<RangeColumns>('timeline/range', { ...p, start: absTime(p.start, origin), end: absTime(p.end, origin) }, signal).then((r) => rebaseColumns(r, origin));
   timeline = new TimelineView(tracks.tracks, { start, end }, range, details, (hit) => {
     activateTab('Details');
     void panel.show(hit);
@@ -156,6 +157,8 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   timeline.perf.rpcTimings = bridge.timings;
   timeline.perf.show = (s, e) => timeline!.setView({ start: rel(BigInt(s)), end: rel(BigInt(e)), width: timeline!.currentView.width });
   timeline.onFirstFrame = (ms) => bridge.post({ type: 'perf', name: FIRST_FRAME, ms });
+  /* the first frame's tiles came with init (asked by the host while this page loaded): no round trip before it */
+  if (initTiles) timeline.seed(initTiles.map((t) => ({ ...t, result: rebaseColumns(t.result, origin) })));
   timeline.start(openedAt);
   if (pendingReveal) { applyReveal(pendingReveal); pendingReveal = undefined; }
 
@@ -211,7 +214,7 @@ window.addEventListener('message', (ev: MessageEvent<unknown>) => {
   if (bridge.settle(m)) return;
   switch (m.type) {
     case 'init':
-      init(m.profileId, m.title, m.info, m.tracks).catch((e) => app.replaceChildren(errorText('Profile', e)));
+      init(m.profileId, m.title, m.info, m.tracks, m.tiles).catch((e) => app.replaceChildren(errorText('Profile', e)));
       break;
     case 'reveal':
       if (timeline) applyReveal(m); else pendingReveal = m;
@@ -226,4 +229,4 @@ window.addEventListener('message', (ev: MessageEvent<unknown>) => {
 });
 
 app.replaceChildren(h('p', { class: 'muted' }, 'Opening profile…'));
-bridge.post({ type: 'ready' });
+bridge.post({ type: 'ready', view: firstViewOf(document.documentElement.clientWidth, window.innerHeight) });

@@ -9,12 +9,12 @@ import type { ViewProfile } from '../protocol/viewMessages';
 import { TimelineView, type Hit } from './timelineView';
 
 /** What the views ask the server through: the webview's HostBridge, or the Jupyter widget's messages. */
-export interface ViewRpc { request<R>(method: RequestName, params: Record<string, unknown>): Promise<R> }
+export interface ViewRpc { request<R>(method: RequestName, params: Record<string, unknown>, signal?: AbortSignal): Promise<R> }
 
 export function profileTimeline(bridge: ViewRpc, p: ViewProfile, at: bigint, bounds: { start: number; end: number }, onSelect: (hit: Hit) => void): TimelineView {
-  const rpc = <R>(method: RequestName, params: Record<string, unknown>) => bridge.request<R>(method, { ...params, profileId: p.profileId });
-  const range = (q: Record<string, unknown> & { start: number; end: number }) =>
-    rpc<RangeColumns>('timeline/range', { ...q, start: absTime(q.start, at), end: absTime(q.end, at) }).then((r) => rebaseColumns(r, at));
+  const rpc = <R>(method: RequestName, params: Record<string, unknown>, signal?: AbortSignal) => bridge.request<R>(method, { ...params, profileId: p.profileId }, signal);
+  const range = (q: Record<string, unknown> & { start: number; end: number }, signal?: AbortSignal) =>
+    rpc<RangeColumns>('timeline/range', { ...q, start: absTime(q.start, at), end: absTime(q.end, at) }, signal).then((r) => rebaseColumns(r, at));
   return new TimelineView(p.tracks.tracks, bounds, range, (kernelId) => rpc<Record<string, unknown>>('kernel/details', { kernelId }), onSelect, (t: Int) => relTime(t, at));
 }
 

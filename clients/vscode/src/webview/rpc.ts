@@ -15,28 +15,38 @@ export class HostBridge {
   private next = 1;
   private pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
   sent: Array<{ method: string; params: Record<string, unknown> }> = [];
-  /** When each recent request was sent and settled (performance.now(); perf marks for the bench). */
-  readonly timings: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number }> = [];
+  /** When each recent request was sent and settled (performance.now(); perf marks for the bench), and whether it was cancelled. */
+  readonly timings: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean }> = [];
 
   post(m: WebviewToHost): void { this.api.postMessage(toEnvelope(m)); }
 
   /** A request typed by the generated method map (protocol/methods.ts), like the extension's NsysClient.request. */
-  request<M extends RequestName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>>;
+  request<M extends RequestName>(method: M, params: ParamsOf<M>, signal?: AbortSignal): Promise<ResultOf<M>>;
   /** A method of the generated map whose result the caller reads through a narrower
    * view derived from the generated types (protocol/types.ts: RangeColumns, ...). */
-  request<R>(method: RequestName, params: Record<string, unknown>): Promise<R>;
-  request(method: string, params: object): Promise<unknown> {
+  request<R>(method: RequestName, params: Record<string, unknown>, signal?: AbortSignal): Promise<R>;
+  /** `signal` aborted: the host cancels the request (`cancel`: the server stops it) and it rejects with -32800. */
+  request(method: string, params: object, signal?: AbortSignal): Promise<unknown> {
     const id = this.next++;
     const p = params as Record<string, unknown>;
     this.sent.push({ method, params: p });
     if (this.sent.length > 500) this.sent.splice(0, 250);
-    const timing: { method: string; params: Record<string, unknown>; sent: number; settled?: number } = { method, params: p, sent: performance.now() };
+    const timing: HostBridge['timings'][number] = { method, params: p, sent: performance.now() };
     this.timings.push(timing);
     if (this.timings.length > 500) this.timings.splice(0, 250);
     return new Promise<unknown>((resolve, reject) => {
       const done = () => { timing.settled = performance.now(); };
+      if (signal?.aborted) { reject(new RpcError(-32800, 'cancelled')); return; }
       this.pending.set(id, { resolve: (v) => { done(); resolve(v); }, reject: (e) => { done(); reject(e); } });
       this.post({ type: 'rpc', id, method, params: p });
+      signal?.addEventListener('abort', () => {
+        const q = this.pending.get(id);
+        if (!q) return;
+        this.pending.delete(id);
+        this.post({ type: 'cancel', id });
+        timing.cancelled = true;
+        q.reject(new RpcError(-32800, 'cancelled'));
+      }, { once: true });
     });
   }
 

@@ -5,7 +5,7 @@
  * double-click zooms to a slice, F fits, Home resets, n/p step through
  * kernels, Enter selects. Search matches are outlined. Frames are timed with
  * performance marks (window.__nsysPerf collects them for tests). */
-import { TimelineModel, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams } from '../client/timelineModel';
+import { TimelineModel, isCancelled, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams, type RangeRequest } from '../client/timelineModel';
 import { formatNs } from '../client/format';
 import { formatCursor, timeAxis } from '../client/timeAxis';
 import type { Int, RangeColumns, Track } from '../protocol/types';
@@ -15,17 +15,25 @@ import { cssVar, h, onThemeChange } from './dom';
 import { bucketKind, isGpuId, type Row } from './tracks';
 import { newTreeState, toggle, trackTree, visibleRows, type TreeNode, type TreeState } from '../client/trackTree';
 import { dragWindow, frameSpan, type Match } from '../client/timelineNav';
+import { ROW_BLOCK, type FirstTile, type FirstView } from '../client/firstTiles';
+import { carriedTiles, carryInto, withCarried, type Carried, type SomeCarried } from './tileCarry';
 
 /** The label gutter's default width (drag its edge to resize). */
 const GUTTER = 210;
 const INDENT = 12;
 const ROW_H = 22;
-const BLOCK = 4;
 const AXIS_H = 22;
 const PAN_ZOOM_KEYS = new Set(['+', '=', 'w', 'W', '-', '_', 's', 'S', 'ArrowLeft', 'a', 'A', 'ArrowRight', 'd', 'D', 'Home', '0', 'f', 'F']);
 /** Search matches: the current one, and the others in view. */
 const MATCH_NOW = '#ff9f1c';
 const MATCH = '#ffd75e';
+
+/** The timeline's size in a window of this size before it is laid out (the
+ * host asks the first tiles for it): the full width less the label gutter, and
+ * the rows under the axis in the timeline's max-height (webview.css: 55vh). */
+export function firstViewOf(width: number, height: number): FirstView {
+  return { plotWidth: Math.max(1, Math.max(200, width) - GUTTER), rows: Math.max(1, Math.ceil((0.55 * height - AXIS_H) / ROW_H)) };
+}
 
 /** A time range (the timeline's offsets). */
 export interface Span { start: number; end: number }
@@ -58,7 +66,7 @@ export interface Perf {
   /** A raw bridge request (bench: empty round trips). */
   rpc?: (method: string, params: Record<string, unknown>) => Promise<unknown>;
   /** Recent bridge requests: sent and settled (performance.now()). */
-  rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number }>;
+  rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean }>;
   /** Track ids of every row, and of the rows in the blocks scrolled into view. */
   rowIds?: () => string[];
   /** Every row: its key, whether it is an open or closed group (undefined: a leaf), and its top y on the canvas (scrolled). */
@@ -100,7 +108,7 @@ export class TimelineView {
   /** collapsed/expanded groups, hidden and pinned rows (client/trackTree) */
   readonly treeState: TreeState = newTreeState();
   private readonly trackById: Map<string, Track>;
-  private readonly fetchTiles: (p: TrackRangeParams) => Promise<RangeColumns>;
+  private readonly fetchTiles: (p: TrackRangeParams, signal?: AbortSignal) => Promise<RangeColumns>;
   /** The label gutter's width (its edge drags). */
   private gutter = GUTTER;
   /** Called when the rows change (hidden count for the toolbar). */
@@ -110,7 +118,7 @@ export class TimelineView {
   private readonly viewListeners: Array<(v: View) => void> = [];
   /** Drawn over the rows after the selection, clipped to the plot (views built on the timeline mark things with it). */
   overlay: ((ctx: CanvasRenderingContext2D, g: OverlayGeometry) => void) | undefined;
-  /** Rows in blocks of BLOCK: each block asks timeline/range only for its own
+  /** Rows in blocks of ROW_BLOCK: each block asks timeline/range only for its own
    * tracks and only while it is scrolled into view, with its own tile cache;
    * the requests of the visible blocks for one tile are merged into one. */
   private blocks: Array<{ first: number; rows: Row[]; model: TimelineModel; bitmaps: TileBitmaps }>;
@@ -151,7 +159,8 @@ export class TimelineView {
   constructor(
     tracks: Track[],
     private readonly bounds: { start: number; end: number },
-    fetchRange: (p: TrackRangeParams) => Promise<RangeColumns>,
+    /** `signal`: aborted when the tile is no longer wanted (pass it on to cancel the request). */
+    fetchRange: (p: TrackRangeParams, signal?: AbortSignal) => Promise<RangeColumns>,
     private readonly details: (kernelId: number) => Promise<Record<string, unknown>>,
     private readonly onSelect: (hit: Hit) => void,
     /** A time of a reply (kernel/details) as the timeline's offset. */
@@ -173,22 +182,29 @@ export class TimelineView {
     onThemeChange(() => { this.fitted.clear(); this.queueFrame(); });
   }
 
-  /** The rows of the track tree as its state says, in blocks of BLOCK rows with their own tile caches. */
+  /** The rows of the track tree as its state says, in blocks of ROW_BLOCK rows with their own tile caches. */
   private layoutRows(): void {
     this.rows = visibleRows(this.tree, this.treeState);
-    const old = new Map(this.blocks.map((b) => [b.rows.map((r) => `${r.key}=${r.ids.join(',')}`).join('|'), b]));
+    /* a new block (a group opened or closed, a row hidden or pinned shifts the blocks after it)
+     * starts with its tracks' parts of the replaced blocks' tiles: the same data, no round trip */
+    let carried: Carried | undefined;
+    const previous = this.blocks;
+    const old = new Map(previous.map((b) => [b.rows.map((r) => `${r.key}=${r.ids.join(',')}`).join('|'), b]));
     this.blocks = [];
-    for (let first = 0; first < this.rows.length; first += BLOCK) {
-      const rows = this.rows.slice(first, first + BLOCK);
+    for (let first = 0; first < this.rows.length; first += ROW_BLOCK) {
+      const rows = this.rows.slice(first, first + ROW_BLOCK);
       const sig = rows.map((r) => `${r.key}=${r.ids.join(',')}`).join('|');
       const ids = [...new Set(rows.flatMap((r) => r.ids))];
       const reuse = old.get(sig); /* a block whose rows did not change keeps its tiles and bitmaps */
-      this.blocks.push(reuse ? { ...reuse, first } : {
-        first, rows,
-        model: new TimelineModel((p) => ids.length ? this.fetchTiles({ ...p, tracks: ids }) : Promise.resolve(emptyTile(p)), () => this.queueFrame(), 128, this.bounds),
-        bitmaps: new TileBitmaps(ROW_H, () => this.queueFrame(), 32),
-      });
+      if (reuse) { old.delete(sig); this.blocks.push({ ...reuse, first }); continue; }
+      carried ??= carriedTiles(previous.map((b) => b.model), this.view ? tilesFor(this.view, 1, this.bounds) : []);
+      const partial: SomeCarried = new Map();
+      const fetch = ids.length ? withCarried((p, signal) => this.fetchTiles(p, signal), ids, partial) : (p: RangeRequest) => Promise.resolve(emptyTile(p));
+      const model = new TimelineModel((p, signal) => fetch(p, signal), () => this.queueFrame(), 128, this.bounds);
+      if (ids.length) for (const [k, v] of carryInto(model, ids, carried)) partial.set(k, v);
+      this.blocks.push({ first, rows, model, bitmaps: new TileBitmaps(ROW_H, () => this.queueFrame(), 32) });
     }
+    for (const b of old.values()) b.model.abandon(); /* the replaced blocks' requests still on their way */
     this.fitted.clear();
     this.el.dataset.rows = String(this.rows.length);
     this.el.dataset.hidden = String(this.treeState.hidden.size);
@@ -209,6 +225,19 @@ export class TimelineView {
     this.el.dataset.gutter = String(this.gutter);
     this.fitted.clear();
     this.resize();
+  }
+
+  /** Caches tiles asked elsewhere (the first tiles, sent with init; times as the
+   * timeline's offsets) in every block whose tracks they hold: call before start(). */
+  seed(tiles: FirstTile[]): void {
+    for (const b of this.blocks) {
+      const ids = new Set(b.rows.flatMap((r) => r.ids));
+      if (!ids.size) continue;
+      for (const t of tiles) {
+        const have = new Set(t.tracks);
+        if ([...ids].every((id) => have.has(id))) b.model.seed(t.key, { ...t.result, tracks: t.result.tracks.filter((x) => ids.has(x.id)) });
+      }
+    }
   }
 
   /** Call once the element is in the document. */
@@ -254,7 +283,13 @@ export class TimelineView {
     this.view = v;
     this.queueFrame();
     for (const f of this.viewListeners) f(v);
-    for (const b of this.visibleBlocks()) b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => console.warn('timeline/range failed', e));
+    /* a block's requests for tiles this view no longer needs are cancelled (TimelineModel.ensure),
+     * and those of blocks scrolled out of view: they would hold the server's threads before the wanted ones */
+    const visible = new Set(this.visibleBlocks());
+    for (const b of this.blocks) {
+      if (!visible.has(b)) { b.model.abandon(); continue; }
+      b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => { if (!isCancelled(e)) console.warn('timeline/range failed', e); });
+    }
   }
 
   reveal(start: number, end: number, kernelId?: number): void {

@@ -38,6 +38,14 @@
  * frame drawn entirely from exact tiles. Discrete inputs are spaced so that
  * each is shown before the next.
  *
+ * Floor (unless --no-floor): VS Code's own cost, measured beside ours in every
+ * first-frame session. A test-only extension (floor/: built here with vsce)
+ * whose custom editor's webview is a static page with an inline script that
+ * posts `ready`, answered with `init` at once, is opened the same way (its
+ * command, the same path in the open dialog, vscode.openWith) after each of
+ * our opens: Enter → its host frame navigates → its page navigates → its
+ * script runs → `init` arrives. Nothing of nsys-ai runs in it.
+ *
  * --baseline-vsix runs the first-frame opens with an older package too, in the
  * same run (sessions alternate), so before/after are read side by side.
  * Prints one table and the JSON (also written to --json, default
@@ -58,6 +66,7 @@ const P10M = path.resolve(arg('--big', '/tmp/nsys-ai-bench/default-10000000-s1.s
 const OPENS = Number(arg('--opens', '5'));
 const COLD = Number(arg('--cold', '3'));
 const BIG = !process.argv.includes('--no-big');
+const FLOOR = !process.argv.includes('--no-floor');
 const OUT = path.resolve(arg('--json', path.join(HERE, 'test-results', 'bench-code-server.json')));
 const USER_CACHE = process.env.NSYS_AI_CACHE_DIR || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'nsys-ai');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -78,6 +87,16 @@ function stats(a) {
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'nsys-ai-bench-cs-'));
 
+/** The floor extension (floor/) packaged into tmpRoot with the client's vsce. */
+function floorVsix() {
+  const src = path.join(tmpRoot, 'floor-src'), out = path.join(tmpRoot, 'floor.vsix');
+  fs.cpSync(path.join(HERE, 'floor'), src, { recursive: true });
+  execFileSync(process.execPath, [path.join(REPO, 'clients', 'vscode', 'node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--no-dependencies',
+    '--allow-missing-repository', '--skip-license', '-o', out], { cwd: src, stdio: 'ignore' });
+  return out;
+}
+const FLOOR_VSIX = FLOOR ? floorVsix() : undefined;
+
 /** A code-server with `vsix` installed and the server's index cache in `cacheDir`, chromium on its workbench. */
 async function session(name, vsix, cacheDir, fn) {
   const tmp = path.join(tmpRoot, name);
@@ -88,6 +107,7 @@ async function session(name, vsix, cacheDir, fn) {
   const env = { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'xdg-config'), XDG_DATA_HOME: path.join(tmp, 'xdg-data'), NSYS_AI_CACHE_DIR: cacheDir };
   const args = codeServerArgs(tmp, userDir, extDir);
   installExtension(args, vsix, env);
+  if (FLOOR_VSIX) installExtension(args, FLOOR_VSIX, env);
   const cs = await startCodeServer(args, ws, env);
   const { context, page } = await launchChromium(path.join(tmp, 'chromium'));
   page.on('crash', () => console.error('   the workbench page crashed'));
@@ -127,8 +147,12 @@ function hostOpen(userDir, name) {
   return best;
 }
 
-/** Opens `file` the way a user does, times it, and closes the editor; returns the open's phases (ms after Enter). */
-async function timedOpen({ page, userDir }, file, timeoutMs) {
+/** The floor's page: opened like a profile, by the floor extension's command; done when `init` arrived. */
+const FLOOR_OPEN = { command: 'nsys-ai bench: Open Floor Page', done: 'body[data-floor="init"]' };
+
+/** Opens `file` the way a user does, times it, and closes the editor; returns the open's phases (ms after Enter).
+ * `floor`: with the floor extension instead (FLOOR_OPEN). */
+async function timedOpen({ page, userDir }, file, timeoutMs, floor = false) {
   const name = path.basename(file);
   const before = new Set(page.frames());
   await page.evaluate(() => {
@@ -138,7 +162,8 @@ async function timedOpen({ page, userDir }, file, timeoutMs) {
       window.addEventListener('keydown', (e) => { if (e.key === 'Enter') window.__benchEnter = performance.timeOrigin + e.timeStamp; }, true);
     }
   });
-  await step('run "nsys-ai: Open Profile"', 30_000, () => commandPalette(page, 'nsys-ai: Open Profile'));
+  const command = floor ? FLOOR_OPEN.command : 'nsys-ai: Open Profile';
+  await step(`run "${command}"`, 30_000, () => commandPalette(page, command));
   await step(`type ${file} in the open dialog`, 45_000, async () => {
     const input = page.locator('.quick-input-widget input');
     await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 20_000 });
@@ -152,15 +177,22 @@ async function timedOpen({ page, userDir }, file, timeoutMs) {
     }
   });
   const enter = await page.evaluate(() => window.__benchEnter);
-  const frame = await step('the first complete frame', timeoutMs, async () => {
+  const doneSel = floor ? FLOOR_OPEN.done : '.timeline[data-rendered="true"]';
+  const frame = await step(floor ? 'the floor page has init' : 'the first complete frame', timeoutMs, async () => {
     for (const until = Date.now() + timeoutMs; Date.now() < until; await page.waitForTimeout(50)) {
       for (const f of page.frames()) {
         if (before.has(f)) continue;
-        if (await f.$('.timeline[data-rendered="true"]').catch(() => null)) return f;
+        if (await f.$(doneSel).catch(() => null)) return f;
       }
     }
-    throw new Error('no new webview frame with a rendered timeline');
+    throw new Error(`no new webview frame with ${doneSel}`);
   });
+  const r = (t) => (t === undefined ? null : Math.round((t - enter) * 10) / 10);
+  const hostNavOf = async () => { const hf = frame.parentFrame(); return hf ? hf.evaluate(() => performance.timeOrigin).catch(() => undefined) : undefined; };
+  if (floor) {
+    const f = await frame.evaluate(() => ({ navStart: performance.timeOrigin, scriptAt: performance.timeOrigin + window.__floor.scriptAt, initAt: performance.timeOrigin + window.__floor.initAt }));
+    return { frame, phases: { webviewHostNav: r(await hostNavOf()), pageNav: r(f.navStart), bundleRuns: r(f.scriptAt), init: r(f.initAt) } };
+  }
   const inner = await frame.evaluate(() => {
     const p = window.__nsysPerf, o = performance.timeOrigin;
     const nav = performance.getEntriesByType('navigation')[0];
@@ -174,10 +206,8 @@ async function timedOpen({ page, userDir }, file, timeoutMs) {
       ranges: ranges.map((x) => ({ sent: o + x.sent, settled: x.settled === undefined ? undefined : o + x.settled })),
     };
   });
-  const hostFrame = frame.parentFrame();
-  const hostNav = hostFrame ? await hostFrame.evaluate(() => performance.timeOrigin).catch(() => undefined) : undefined;
+  const hostNav = await hostNavOf();
   const host = hostOpen(userDir, name);
-  const r = (t) => (t === undefined ? null : Math.round((t - enter) * 10) / 10);
   const lastRange = inner.ranges.reduce((a, x) => Math.max(a, x.settled ?? 0), 0);
   return {
     frame,
@@ -192,23 +222,36 @@ async function timedOpen({ page, userDir }, file, timeoutMs) {
 }
 
 async function closeEditors(page, frame) {
-  await page.locator('.tabs-container .tab.active').first().click().catch(() => {});
-  await commandPalette(page, 'View: Close All Editors');
+  /* the command palette can miss F1 while focus is still in the webview (seen under load): retried */
+  for (let i = 0; ; i++) {
+    await page.locator('.tabs-container .tab.active').first().click().catch(() => {});
+    try { await commandPalette(page, 'View: Close All Editors'); break; } catch (e) {
+      if (i >= 2) throw e;
+      await page.keyboard.press('Escape').catch(() => {});
+      await page.locator('.monaco-workbench .part.sidebar').first().click({ position: { x: 50, y: 300 } }).catch(() => {});
+    }
+  }
   for (const until = Date.now() + 20_000; !frame.isDetached() && Date.now() < until;) await sleep(100);
   await sleep(3000); /* the document is disposed, the server closes the profile, what the open started settles */
 }
 
-/** `n` timed opens of `file` (after `warm` untimed ones); `beforeEach` runs before each. */
-async function opens(s, file, n, warm, beforeEach = () => {}) {
-  const out = [];
+/** `n` timed opens of `file` (after `warm` untimed ones); `beforeEach` runs before each. With `floor`,
+ * each open of ours is followed by one of the floor's page (FLOOR_OPEN), returned as `floor`. */
+async function opens(s, file, n, warm, beforeEach = () => {}, floor = false) {
+  const out = [], floors = [];
   for (let i = 0; i < warm + n; i++) {
     beforeEach();
     const { frame, phases } = await timedOpen(s, file, 300_000);
     if (i >= warm) out.push(phases);
     console.log(`   ${i < warm ? 'warm-up' : 'open'} ${i + 1}: first frame ${phases.firstFrame} ms after Enter (init ${phases.init}, bundle runs ${phases.bundleRuns})`);
     await closeEditors(s.page, frame);
+    if (!floor) continue;
+    const f = await timedOpen(s, file, 60_000, true);
+    if (i >= warm) floors.push(f.phases);
+    console.log(`   ${i < warm ? 'warm-up' : 'open'} ${i + 1}: floor page's init ${f.phases.init} ms after Enter (its script runs ${f.phases.bundleRuns})`);
+    await closeEditors(s.page, f.frame);
   }
-  return out;
+  return floor ? { ours: out, floor: floors } : out;
 }
 
 /* ---------- interactions at 10M ---------- */
@@ -266,12 +309,20 @@ async function interactions(s, file) {
   const settle = async () => { await sleep(400); await frame.waitForFunction(() => document.querySelector('.timeline')?.dataset.rendered === 'true', undefined, { timeout: 30_000 }).catch(() => {}); };
   const home = async () => { await canvas.focus(); await page.keyboard.press('Home'); await sleep(1500); };
   const res = {};
+  /* the split of "→ complete": each timeline/range the page sent meanwhile, sent → settled (the
+   * bridge through code-server, the extension host and the server), and how many it cancelled */
+  const rangesFrom = () => frame.evaluate(() => window.__nsysPerf.rpcTimings?.length ?? 0);
+  const rangesSince = (n) => frame.evaluate((n) => (window.__nsysPerf.rpcTimings ?? []).slice(n).filter((x) => x.method === 'timeline/range')
+    .map((x) => ({ ms: x.settled === undefined ? NaN : x.settled - x.sent, cancelled: !!x.cancelled })), n);
   const kind = async (name, fn) => {
     await perfReset();
+    const n = await rangesFrom();
     await fn();
     await sleep(1500);
     const p = await perfTake();
-    res[name] = { frame: p.frame, complete: p.complete };
+    const ranges = await rangesSince(n);
+    res[name] = { frame: p.frame, complete: p.complete, 'timeline/range sent → settled': ranges.filter((x) => !x.cancelled).map((x) => x.ms) };
+    console.log(`   ${name}: ${ranges.length} timeline/range sent, ${ranges.filter((x) => x.cancelled).length} cancelled`);
   };
   await home();
   /* zoom in a little first so that pans move over data at a useful scale */
@@ -405,6 +456,15 @@ async function interactions(s, file) {
 const PHASES = [['webviewHostNav', 'VS Code creates the webview (Enter → its host frame navigates)'], ['pageNav', 'host frame → our page navigates'],
   ['bundleRuns', 'our page loads (→ our bundle runs)'], ['init', 'extension host (→ init arrives)'], ['firstFrame', 'init → first complete frame']];
 
+/** The floor page's phases (ms after Enter): VS Code's alone. */
+const FLOOR_PHASES = [['webviewHostNav', 'VS Code creates the webview (Enter → its host frame navigates)'], ['pageNav', 'host frame → the page navigates'],
+  ['bundleRuns', 'the page loads (→ its inline script runs)'], ['init', 'ready → extension host → init arrives']];
+
+function summarizeFloor(runs) {
+  const parts = FLOOR_PHASES.map(([k], i) => [k, stats(runs.map((r) => (r[k] ?? NaN) - (i ? r[FLOOR_PHASES[i - 1][0]] ?? NaN : 0)))]);
+  return { total: stats(runs.map((r) => r.init ?? NaN)), parts: Object.fromEntries(parts), runs };
+}
+
 function summarize(runs) {
   const col = (k) => stats(runs.map((r) => r[k] ?? NaN));
   const total = col('firstFrame');
@@ -420,11 +480,14 @@ function summarize(runs) {
   const firstFrame = {};
   const coldDir = path.join(tmpRoot, 'cold-cache');
   const big = {};
+  const floor = {};
   /* sessions alternate between the packages, cached then cold */
   for (const [label, vsix] of packages) {
     console.log(`== ${label}: cached index (${USER_CACHE}), ${OPENS} opens of ${P1M}`);
     await session(`${label}-cached`, vsix, USER_CACHE, async (s) => {
-      firstFrame[`${label} cached`] = summarize(await opens(s, P1M, OPENS, 1));
+      const o = await opens(s, P1M, OPENS, 1, () => {}, !!FLOOR_VSIX);
+      firstFrame[`${label} cached`] = summarize(FLOOR_VSIX ? o.ours : o);
+      if (FLOOR_VSIX) floor[label] = summarizeFloor(o.floor);
       if (BIG) { console.log(`== ${label}: interactions at ${P10M}`); big[label] = await interactions(s, P10M); }
     });
   }
@@ -440,6 +503,7 @@ function summarize(runs) {
   const report = { when: new Date().toISOString(), uptimeBefore: load0, uptimeAfter: load1, cpus: os.cpus().length, chromium: CHROMIUM,
     codeServer: JSON.parse(fs.readFileSync(path.join(HERE, 'node_modules', 'code-server', 'package.json'), 'utf8')).version,
     profile1M: P1M, profile10M: BIG ? P10M : null, vsix: VSIX, baselineVsix: BASELINE || null, firstFrame,
+    floor: FLOOR_VSIX ? floor : null,
     interactions: Object.fromEntries(Object.entries(big).map(([label, b]) => [label, { open: b.open,
       kinds: Object.fromEntries(Object.entries(b.kinds).map(([k, v]) => [k, Object.fromEntries(Object.entries(v).map(([m, a]) => [m, { ...stats(a), samples: a.map((x) => Math.round(x * 10) / 10) }]))])) }])) };
   fs.mkdirSync(path.dirname(OUT), { recursive: true });
@@ -452,6 +516,10 @@ function summarize(runs) {
     for (const [pk, what] of PHASES) console.log(`${`  ${what}`.padEnd(64)} ${fmt(v.parts[pk])}`);
     console.log(`${'  (extension host: server + profile/open)'.padEnd(64)} ${fmt(v.hostOpen)}`);
     console.log(`${'  (first timeline/range sent → last settled)'.padEnd(64)} ${fmt(v.rangeRoundTrips)}`);
+  }
+  for (const [label, f] of Object.entries(report.floor ?? {})) {
+    console.log(`${`floor (${label} cached session): a static page, opened the same way`.padEnd(64)} ${fmt(f.total)}`);
+    for (const [pk, what] of FLOOR_PHASES) console.log(`${`  ${what}`.padEnd(64)} ${fmt(f.parts[pk])}`);
   }
   const labels = Object.keys(report.interactions);
   if (labels.length) {

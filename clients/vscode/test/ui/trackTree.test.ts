@@ -115,3 +115,47 @@ test('track tree: GPU › utilisation › streams, process › thread › NVTX a
   await page.screenshot({ path: path.join(RESULTS, 'track-tree.png') });
   assert.deepEqual(hx!.logs.filter((l) => l.startsWith('pageerror')), []);
 });
+
+/** The page's timeline/range requests from index `n` of its recent requests on. */
+const rangesSince = (n: number) => hx!.page.evaluate((n) => window.__nsysPerf.rpcTimings!.slice(n).filter((x) => x.method === 'timeline/range'), n);
+
+test('closing or opening a group asks the server only for tracks that were not in view: the rows in view keep their data', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  await page.keyboard.press('Escape');
+  await page.evaluate(() => { document.querySelector('.timeline')!.scrollTop = 0; });
+  await drawn(0);
+  const group = (await page.evaluate(() => window.__nsysPerf.rowsAt!())).findIndex((r) => r.open === true);
+  assert.ok(group >= 0 && group < 10, `an open group near the top (row ${group})`);
+  for (const what of ['close a group', 'open it again']) {
+    const before = await page.evaluate(() => ({ n: window.__nsysPerf.rpcTimings!.length, ids: window.__nsysPerf.visibleRowIds!(), rows: window.__nsysPerf.rowIds!().length }));
+    await clickLabel(group);
+    assert.notEqual((await rows()).length, before.rows, `${what}: the rows changed`);
+    assert.ok(await drawn(group) && await drawn(group + 1), `${what}: rows drawn`);
+    const asked = (await rangesSince(before.n)).flatMap((x) => x.params.tracks as string[]);
+    const again = asked.filter((id) => before.ids.includes(id));
+    assert.deepEqual(again, [], `${what}: tracks in view before were not asked again (${asked.length} asked)`);
+  }
+});
+
+test('zoom steps faster than the server answers: the superseded steps\' tile requests are cancelled', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  await page.evaluate(() => { document.querySelector('.timeline')!.scrollTop = 0; });
+  await drawn(0);
+  const n = await page.evaluate(() => window.__nsysPerf.rpcTimings!.length);
+  const release = hx!.hold('timeline/range');
+  await page.locator('.timeline canvas').focus();
+  for (let i = 0; i < 5; i++) { await page.keyboard.press('+'); await page.evaluate(() => new Promise((r) => requestAnimationFrame(r))); }
+  release();
+  assert.ok(await drawn(0), 'the last step drawn');
+  const res = Number(await page.getAttribute('.timeline', 'data-resolution'));
+  const ranges = await rangesSince(n);
+  const cancelled = ranges.filter((x) => x.cancelled), kept = ranges.filter((x) => !x.cancelled);
+  assert.ok(cancelled.length > 0, `some of ${ranges.length} requests cancelled`);
+  for (const x of kept) assert.equal((Number(x.params.end) - Number(x.params.start)) / 512, res, 'what was not cancelled is the last step\'s tiles');
+  assert.ok(!hx!.logs.some((l) => /timeline\/range failed/.test(l)), 'a cancellation is not reported as a failure');
+  await page.keyboard.press('Home');
+});

@@ -26,6 +26,25 @@ test('webview html allows scripts only with the nonce', () => {
   assert.ok(html.includes(`<script nonce="${nonce}"`));
 });
 
+test('webview html inlines the bundle and its CSS under the nonce, and nothing ends their elements early', () => {
+  const nonce = makeNonce();
+  const script = 'const a = "</script><script>alert(1)</script>"; const b = `${1}</SCRIPT>`; const c = `<!--<script>`;';
+  const style = '.x::after { content: "</style>"; }';
+  const html = renderWebviewHtml({ nonce, cspSource: 'vscode-resource:', inline: { script, style }, title: 't' });
+  const csp = html.match(/content="([^"]*)"/)![1]!;
+  assert.match(csp, new RegExp(`style-src 'nonce-${nonce}'(;|$)`), 'inline styles only with the nonce');
+  assert.match(csp, new RegExp(`script-src 'nonce-${nonce}'(;|$)`));
+  assert.ok(!/unsafe-inline|unsafe-eval/.test(csp), csp);
+  assert.equal((html.match(/<\/script/gi) ?? []).length, 1, 'the script element ends once, where it should');
+  assert.equal((html.match(/<\/style/gi) ?? []).length, 1);
+  assert.ok(!html.includes('<!--'), 'no comment opener that would make the parser skip the script end');
+  assert.ok(!/<link|src=/.test(html), 'nothing fetched');
+  /* what the browser runs is the bundle's own text: \x3C reads as < inside its literals */
+  const open = `<script nonce="${nonce}">`;
+  const inner = html.slice(html.indexOf(open) + open.length, html.lastIndexOf('</script>'));
+  assert.deepEqual(new Function(`${inner}; return [a, b, c];`)(), ['</script><script>alert(1)</script>', '1</SCRIPT>', '<!--<script>']);
+});
+
 test('server path: setting wins, else PATH, else a message', () => {
   const node = process.execPath;
   assert.deepEqual(resolveServerPath(node), { ok: true, path: node });
