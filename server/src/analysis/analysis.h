@@ -86,6 +86,9 @@ typedef struct nsys_acache {
   bool devunions_whole;             /* false when a cancelled run cut the build short */
   struct nsys_piddev *piddev;       /* sorted distinct (pid, device) of the tracks */
   uint32_t n_piddev;
+  struct nsys_winidx *winidx;       /* the windowed paths' track index (window.h), under its own lock */
+  struct nsys_gap_phaser *phaser;   /* gpu_idle_gaps' phases (gap_phase.h), under its own lock */
+  bool phaser_building;             /* a run builds it now (the others wait) */
   bool lent;                        /* lent to several runs: worth building whole-device unions */
   bool built;                       /* built whole (nsys_acache_build): only read from then on */
 } nsys_acache;

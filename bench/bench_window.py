@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Window queries as the timeline clients send them (issues 16 and 19).
+
+1. Area selection: the four analyses the clients' range panel runs over a
+   selected window (clients/vscode/src/webview/rangePanel.ts: top_kernels with
+   limit 5, overlap, gpu_idle_gaps, kernel_launch_overhead, each with
+   start/end), sent together as the panel sends them, on windows of 1/1000,
+   1/20, 1/2 of the profile and the whole span: p50/p90 of the time until the
+   last of the four answers (client wall clock through `nsys-ai serve`) and
+   the server's CPU time for the four.
+2. Zoom/expand: the timeline/range requests a Ctrl+wheel zoom step sends
+   (clients/vscode/src/client/timelineModel.ts: the visible 512-px tiles at
+   the view's power-of-two resolution plus one prefetch tile each side,
+   width 512, maxEvents 256, format columns, one request per tile with the
+   tracks of the visible row blocks) and a row expand (the same tiles for the
+   tracks of one GPU's streams): p50/p90 until every visible tile has
+   answered, reply bytes, server CPU.
+
+Each binary (--before first, then --bin) runs in its own server in the same
+run, on the same profile, after the index cache and the analysis memo are
+warm (one whole-profile analysis first: what an open timeline has done).
+
+usage: bench/bench_window.py [--profile /tmp/nsys-ai-bench/default-10000000-s1.sqlite]
+                             [--bin build/nsys-ai] [--before OTHER] [--repeat 10]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "protocol"))
+
+from nsys_rpc import Server  # noqa: E402
+
+AREA = ["top_kernels", "overlap", "gpu_idle_gaps", "kernel_launch_overhead"]
+FRACTIONS = [("1/1000", 1e-3), ("1/20", 0.05), ("1/2", 0.5), ("full", 1.0)]
+TILE_PX = 512
+
+
+def server_cpu_ms(srv: Server) -> float:
+    f = Path(f"/proc/{srv.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def pct(v: list[float], q: float) -> float:
+    s = sorted(v)
+    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
+
+
+def batch(srv: Server, calls: list[tuple[str, dict]]) -> tuple[float, float, int]:
+    """Sends every call at once; wall ms until the last reply, server CPU ms, reply bytes."""
+    c0 = server_cpu_ms(srv)
+    t0 = time.perf_counter()
+    ids = [srv.start(m, p) for m, p in calls]
+    size = 0
+    for i in ids:
+        r = srv.wait_reply(i, timeout=600)
+        if "error" in r:
+            raise RuntimeError(f"{r['error']}")
+        size += len(json.dumps(r["result"], separators=(",", ":")))
+    return (time.perf_counter() - t0) * 1000, server_cpu_ms(srv) - c0, size
+
+
+def windows(span: tuple[int, int], frac: float, n: int, rng: random.Random) -> list[tuple[int, int]]:
+    a, b = span
+    w = max(1, int((b - a) * frac))
+    if frac >= 1.0:
+        return [(a, b)] * n
+    return [(s, s + w) for s in (a + rng.randrange(0, (b - a) - w) for _ in range(n))]
+
+
+def tiles(view_start: int, view_end: int, bounds: tuple[int, int]) -> list[tuple[int, int, int]]:
+    """timelineModel.tilesFor(view, 1, bounds) for a 1000-px view."""
+    per = max(1.0, (view_end - view_start) / 1000)
+    res = 2 ** math.ceil(math.log2(per) - 1e-9)
+    span = res * TILE_PX
+    out = []
+    for i in range(math.floor(view_start / span) - 1, math.floor((view_end - 1) / span) + 2):
+        s, e = i * span, i * span + span
+        if e <= bounds[0] or s >= bounds[1]:
+            continue
+        out.append((res, s, e))
+    return out
+
+
+def bench(binary: str, profile: str, repeat: int, seed: int) -> dict[str, tuple[float, float, float, float]]:
+    os.environ["NSYS_AI_BIN"] = binary
+    srv = Server()
+    rng = random.Random(seed)
+    out: dict[str, tuple[float, float, float, float]] = {}
+    try:
+        info = srv.request("profile/open", {"path": profile}, timeout=3600)
+        pid = info["profileId"]
+        span = (info["info"]["span"]["start"], info["info"]["span"]["end"])
+        srv.request("analysis/run", {"profileId": pid, "name": "top_kernels", "params": {"limit": 5}}, timeout=3600)
+        tracks = srv.request("timeline/tracks", {"profileId": pid})["tracks"]
+        for label, frac in FRACTIONS:
+            wall, cpu, size = [], [], 0
+            for a, b in windows(span, frac, repeat, rng):
+                calls = [("analysis/run", {"profileId": pid, "name": n,
+                                           "params": {"start": a, "end": b, **({"limit": 5} if n == "top_kernels" else {})}})
+                         for n in AREA]
+                w, c, size = batch(srv, calls)
+                wall.append(w)
+                cpu.append(c)
+            out[f"area {label}"] = (statistics.median(wall), pct(wall, 0.9), statistics.median(cpu), size)
+        # zoom: views of 1/8 .. 1/4096 of the span around random anchors; the rows
+        # first in view (the first 16 tracks, as blocks of 4 rows: one request per tile)
+        gpu = [t["id"] for t in tracks if t["kind"] == "gpu"]
+        first_rows = [t["id"] for t in tracks][:16]
+        for label, ids in (("zoom (16 rows in view)", first_rows), ("expand (one GPU's streams)", [i for i in gpu if i.startswith("gpu:0:")])):
+            wall, cpu, sizes = [], [], []
+            for _ in range(repeat):
+                frac = 2.0 ** -rng.randrange(3, 13)
+                w = int((span[1] - span[0]) * frac)
+                s = span[0] + rng.randrange(0, (span[1] - span[0]) - w)
+                calls = [("timeline/range", {"profileId": pid, "start": ts, "end": te, "width": TILE_PX, "maxEvents": TILE_PX // 2,
+                                             "format": "columns", "tracks": ids}) for _, ts, te in tiles(s, s + w, span)]
+                wv, c, size = batch(srv, calls)
+                wall.append(wv)
+                cpu.append(c)
+                sizes.append(size)
+            out[label] = (statistics.median(wall), pct(wall, 0.9), statistics.median(cpu), statistics.median(sizes))
+    finally:
+        srv.close()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profile", default="/tmp/nsys-ai-bench/default-10000000-s1.sqlite")
+    ap.add_argument("--bin", default=str(REPO / "build" / "nsys-ai"))
+    ap.add_argument("--before", help="another binary (main's, built in another dir), run first in the same run")
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    subprocess.run([args.bin, "info", args.profile], check=True, stdout=subprocess.DEVNULL)
+    runs = ([("before", args.before)] if args.before else []) + [("after" if args.before else "this", args.bin)]
+    res = {tag: bench(b, args.profile, args.repeat, args.seed) for tag, b in runs}
+    print(f"# {Path(args.profile).name}, {args.repeat} windows each; "
+          f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+    head = "| request | " + " | ".join(f"{t} p50 / p90 ms | {t} server CPU ms" for t, _ in runs) + " | reply bytes |"
+    print(head)
+    print("|" + "---|" * (2 * len(runs) + 2))
+    for key in res[runs[0][0]]:
+        cells = [f"{res[t][key][0]:.1f} / {res[t][key][1]:.1f} | {res[t][key][2]:.0f}" for t, _ in runs]
+        print(f"| {key} | " + " | ".join(cells) + f" | {int(res[runs[-1][0]][key][3])} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
