@@ -61,13 +61,14 @@ def batch(srv: Server, calls: list[tuple[str, dict]]) -> tuple[float, float, int
     c0 = server_cpu_ms(srv)
     t0 = time.perf_counter()
     ids = [srv.start(m, p) for m, p in calls]
+    replies = [srv.wait_reply(i, timeout=600) for i in ids]
+    wall, cpu = (time.perf_counter() - t0) * 1000, server_cpu_ms(srv) - c0
     size = 0
-    for i in ids:
-        r = srv.wait_reply(i, timeout=600)
+    for r in replies:
         if "error" in r:
             raise RuntimeError(f"{r['error']}")
         size += len(json.dumps(r["result"], separators=(",", ":")))
-    return (time.perf_counter() - t0) * 1000, server_cpu_ms(srv) - c0, size
+    return wall, cpu, size
 
 
 def windows(span: tuple[int, int], frac: float, n: int, rng: random.Random) -> list[tuple[int, int]]:

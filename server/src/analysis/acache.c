@@ -23,6 +23,7 @@ void nsys_acache_dispose(nsys_acache *k) {
   free(k->nvtx_jump);
   nsys_winidx_free(k->winidx);
   nsys_gap_phaser_free(k->phaser);
+  nsys_markers_free(k->markers);
   if (k->api_pmax) {
     for (uint32_t i = 0; i < k->ix->n_threads; i++) free(k->api_pmax[i]);
     free(k->api_pmax);

@@ -2,13 +2,11 @@
  * definitions in gap_phase.h and docs/analyses.md. */
 #include "analysis/gap_phase.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analyses.h"
 #include "analysis/window.h"
-#include "common/cond_wait.h"
 #include "common/util.h"
 
 static int nsys__cmp_first(const void *p, const void *q) {
@@ -140,36 +138,18 @@ void nsys_gap_phaser_free(nsys_gap_phaser *g) {
   free(g);
 }
 
-static pthread_mutex_t nsys__phaser_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t nsys__phaser_cv = PTHREAD_COND_INITIALIZER;
+static void *nsys__build_phaser(nsys_actx *c) {
+  nsys_gap_phaser *g = nsys_xcalloc(1, sizeof *g);
+  if (nsys_gap_phaser_init(g, c)) return g;
+  nsys_gap_phaser_free(g);
+  return NULL;
+}
 
 const nsys_gap_phaser *nsys_gap_phaser_get(nsys_actx *c, nsys_gap_phaser *own) {
   memset(own, 0, sizeof *own);
   if (!nsys_win_fast_enabled()) return nsys_gap_phaser_init(own, c) ? own : NULL;
   nsys_acache *k = c->cache;
-  pthread_mutex_lock(&nsys__phaser_mu);
-  while (!k->phaser && k->phaser_building) /* another request builds it: wait, polling our cancel */
-    if (!nsys_task_wait_turn(c->task, &nsys__phaser_cv, &nsys__phaser_mu, 10)) {
-      pthread_mutex_unlock(&nsys__phaser_mu);
-      c->stopped = true;
-      return NULL;
-    }
-  if (k->phaser) {
-    pthread_mutex_unlock(&nsys__phaser_mu);
-    return k->phaser;
-  }
-  k->phaser_building = true;
-  pthread_mutex_unlock(&nsys__phaser_mu);
-  nsys_gap_phaser *g = nsys_xcalloc(1, sizeof *g);
-  bool ok = nsys_gap_phaser_init(g, c);
-  pthread_mutex_lock(&nsys__phaser_mu);
-  k->phaser_building = false;
-  if (ok) k->phaser = g; /* a cancelled build keeps nothing: the next request builds it */
-  pthread_cond_broadcast(&nsys__phaser_cv);
-  pthread_mutex_unlock(&nsys__phaser_mu);
-  if (ok) return g;
-  nsys_gap_phaser_free(g);
-  return NULL;
+  return nsys_win_cached(c, &k->phaser, &k->phaser_building, nsys__build_phaser);
 }
 
 /* The entry of v (sorted by (device, start)) with that device and start, or NULL. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cond_wait.h"
 #include "common/util.h"
 
 static pthread_mutex_t nsys__win_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -55,14 +56,40 @@ static nsys_winidx *nsys__build(const nsys_index *ix) {
   return w;
 }
 
+static pthread_cond_t nsys__win_cv = PTHREAD_COND_INITIALIZER;
+
+void *nsys_win_cached(nsys_actx *c, void **slot, bool *building, void *(*build)(nsys_actx *c)) {
+  pthread_mutex_lock(&nsys__win_mu);
+  while (!*slot && *building) /* another request builds it: wait, polling our cancel */
+    if (!nsys_task_wait_turn(c->task, &nsys__win_cv, &nsys__win_mu, 10)) {
+      pthread_mutex_unlock(&nsys__win_mu);
+      c->stopped = true;
+      return NULL;
+    }
+  void *v = *slot;
+  if (v) {
+    pthread_mutex_unlock(&nsys__win_mu);
+    return v;
+  }
+  *building = true;
+  pthread_mutex_unlock(&nsys__win_mu);
+  v = build(c);
+  pthread_mutex_lock(&nsys__win_mu);
+  *building = false;
+  *slot = v; /* NULL after a cancelled build: the next request builds it */
+  pthread_cond_broadcast(&nsys__win_cv);
+  pthread_mutex_unlock(&nsys__win_mu);
+  if (!v) c->stopped = true;
+  return v;
+}
+
+static void *nsys__build_winidx(nsys_actx *c) { return nsys__build(c->ix); }
+
 const nsys_winidx *nsys_actx_winidx(nsys_actx *c) {
   if (!nsys_win_fast_enabled()) return NULL;
   nsys_acache *k = c->cache;
-  pthread_mutex_lock(&nsys__win_mu);
-  if (!k->winidx) k->winidx = nsys__build(c->ix);
-  const nsys_winidx *w = k->winidx;
-  pthread_mutex_unlock(&nsys__win_mu);
-  return w->ok ? w : NULL;
+  const nsys_winidx *w = nsys_win_cached(c, &k->winidx, &k->winidx_building, nsys__build_winidx);
+  return w && w->ok ? w : NULL;
 }
 
 void nsys_winidx_free(nsys_winidx *w) {
@@ -181,4 +208,30 @@ void nsys_ivls_clip(const nsys_ivls *whole, int64_t a, int64_t b, nsys_ivls *out
   }
   for (uint32_t i = lo; i < whole->n && whole->s[i] < b; i++)
     nsys_ivls_add_sorted(out, NSYS_MAX(whole->s[i], a), NSYS_MIN(whole->e[i], b));
+}
+
+static void *nsys__build_markers(nsys_actx *c) { return nsys_iter_markers_build(c); }
+
+const nsys_markers *nsys_actx_markers(nsys_actx *c) {
+  if (!nsys_win_fast_enabled()) return NULL;
+  nsys_acache *k = c->cache;
+  return nsys_win_cached(c, &k->markers, &k->markers_building, nsys__build_markers);
+}
+
+void nsys_markers_free(nsys_markers *m) {
+  if (!m) return;
+  free(m->first);
+  free(m->r);
+  free(m->pmax);
+  free(m);
+}
+
+uint32_t nsys_markers_from(const nsys_markers *m, uint32_t t, int64_t a) {
+  uint32_t lo = m->first[t], hi = m->first[t + 1];
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (m->pmax[mid] >= a) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }

@@ -34,6 +34,13 @@ typedef struct nsys_winidx {
  * whole-profile loop (tests compare the two). */
 bool nsys_win_fast_enabled(void);
 
+/* *slot of the run's cache, built by build(c) on first use: one request
+ * builds, concurrent ones wait (polling their cancellation), a cancelled build
+ * (build returns NULL) keeps nothing. NULL when this run was cancelled
+ * (c->stopped is then set). Everything a slot holds depends on the index
+ * alone, so the memo, shared by concurrent requests, may hold it. */
+void *nsys_win_cached(nsys_actx *c, void **slot, bool *building, void *(*build)(nsys_actx *c));
+
 /* The cache's window index (built on first use), or NULL when the fast
  * paths are off or do not apply to this index. */
 const nsys_winidx *nsys_actx_winidx(nsys_actx *c);
@@ -63,6 +70,26 @@ typedef struct nsys_oprange {
   uint32_t lo, hi;
 } nsys_oprange;
 nsys_oprange *nsys_win_start_ranges(nsys_actx *c, uint32_t *n);
+
+/* Iteration detection's NVTX ranges for the auto-detected marker (the
+ * iterations analysis's default): per thread, the ranges whose name
+ * normalises to the marker and that end after they start, in index (start)
+ * order, with the running max of their ends, so a window's are found by a
+ * binary search instead of a walk over every NVTX range. */
+typedef struct nsys_markers {
+  bool found;      /* an auto-detected marker exists (else no NVTX iterations) */
+  uint32_t *first; /* per thread: its ranges are r[first[t] .. first[t+1]) */
+  uint32_t *r;     /* NVTX range indices */
+  int64_t *pmax;   /* per entry of r: max end over its thread's entries up to it */
+} nsys_markers;
+/* The cache's marker ranges (built on first use by nsys_iter_markers_build,
+ * iterations.c); NULL when the fast paths are off or the run was cancelled. */
+const nsys_markers *nsys_actx_markers(nsys_actx *c);
+nsys_markers *nsys_iter_markers_build(nsys_actx *c);
+void nsys_markers_free(nsys_markers *m);
+/* First entry of thread t's ranges in m whose running max end is >= a: every
+ * range before it ends before a. */
+uint32_t nsys_markers_from(const nsys_markers *m, uint32_t t, int64_t a);
 
 /* Clips a whole-time union to [a, b) by bisection into out: the union of the
  * same ops clipped to the window (O(log n + intervals in it)). */
