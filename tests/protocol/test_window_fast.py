@@ -11,7 +11,8 @@ be equal, every integer exact. Profiles: generated shapes (default, epoch
 clock, negative clock, graphs, NCCL NVTX, many streams), a stream whose one
 kernel outlasts hundreds of later ones (made with SQL from a generated one:
 the ops still running at a window's start are found by running maxima, not a
-walk back), the project's captured exports and a few real ones.
+walk back), the project's captured exports and a few real ones. Window edges
+also fall on NVTX range edges (overlap's per-iteration rows).
 """
 from __future__ import annotations
 
@@ -31,15 +32,32 @@ REAL = ["nsys2026_4streams.sqlite", "nsys2022_windows_10streams.sqlite", "nsys20
         "nsys2025_blackwell_3rows.sqlite"]
 
 
+def marker_edges(path: Path) -> list[tuple[int, int]]:
+    """Start and end of a few step-like NVTX ranges (the auto-detected
+    iteration marker's kind), read with SQL."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "NVTX_EVENTS" not in tables:
+            return []
+        name = "coalesce(e.text, s.value)" if "StringIds" in tables else "e.text"
+        join = "LEFT JOIN StringIds s ON e.textId = s.id" if "StringIds" in tables else ""
+        return [(int(a), int(b)) for a, b in db.execute(
+            f"SELECT e.start, e.end FROM NVTX_EVENTS e {join} WHERE e.end IS NOT NULL AND {name} LIKE '%step%' "
+            "ORDER BY e.start LIMIT 3 OFFSET 1")]
+    finally:
+        db.close()
+
+
 def op_edges(path: Path) -> list[int]:
     """Starts and ends of some GPU ops, read with SQL (not through the server)."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         out: list[int] = []
-        for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY"):
-            if t in tables:
-                for s, e in db.execute(f"SELECT start, end FROM {t} ORDER BY start LIMIT 4000"):
+        for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "NVTX_EVENTS"):
+            if t in tables:  # NVTX: iteration markers' edges (overlap's per-iteration rows)
+                for s, e in db.execute(f"SELECT start, end FROM {t} WHERE end IS NOT NULL ORDER BY start LIMIT 4000"):
                     out += [int(s), int(e)]
         return out
     finally:
@@ -72,6 +90,8 @@ def compare(path: Path, cache_dir: Path, seed: int, devices: bool = True) -> int
         span = (infos[0]["info"]["span"]["start"], infos[0]["info"]["span"]["end"])
         rng = random.Random(seed)
         wins = windows(span, op_edges(path), rng)
+        for ms, me in marker_edges(path):  # a window from a marker's end, one from its start
+            wins += [(me, me + (span[1] - span[0]) // 8), (ms, me), (ms + 1, me)]
         gpus = sorted({g["id"] for g in infos[0]["info"].get("gpus", [])})
         n = 0
         for i, (a, b) in enumerate(wins):
