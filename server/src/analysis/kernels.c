@@ -230,36 +230,36 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   uint32_t *order = NULL;
   size_t ocap = 0;
   for (uint32_t r = 0; r < nr; r++)
-  for (uint32_t i = rg[r].lo; i < rg[r].hi && !nsys_actx_stop(c, i); i++) {
-    if (!nsys__kernel_in(c, i)) continue;
-    kernels++;
-    int64_t kd = nsys_op_dur(ix, i);
-    if (kd < small) small_n++;
-    int32_t a = ix->ops.api[i];
-    if (a < 0) continue;
-    nsys_api_class cls = nsys_actx_api_class(c, (uint32_t)a);
-    if (cls != NSYS_API_LAUNCH) continue;
-    launched++;
-    int64_t ad = ix->api.end[a] - ix->api.start[a];
-    int64_t q = ix->ops.start[i] - ix->api.end[a];
-    if (q < 0) q = 0;
-    uint32_t k = ix->ops.name[i] < ns ? ix->ops.name[i] : ns;
-    if (!g[k].count) {
-      if (no == ocap) order = nsys_xrealloc(order, (ocap = ocap ? 2 * ocap : 64) * sizeof *order);
-      order[no++] = k;
+    for (uint32_t i = rg[r].lo; i < rg[r].hi && !nsys_actx_stop(c, i); i++) {
+      if (!nsys__kernel_in(c, i)) continue;
+      kernels++;
+      int64_t kd = nsys_op_dur(ix, i);
+      if (kd < small) small_n++;
+      int32_t a = ix->ops.api[i];
+      if (a < 0) continue;
+      nsys_api_class cls = nsys_actx_api_class(c, (uint32_t)a);
+      if (cls != NSYS_API_LAUNCH) continue;
+      launched++;
+      int64_t ad = ix->api.end[a] - ix->api.start[a];
+      int64_t q = ix->ops.start[i] - ix->api.end[a];
+      if (q < 0) q = 0;
+      uint32_t k = ix->ops.name[i] < ns ? ix->ops.name[i] : ns;
+      if (!g[k].count) {
+        if (no == ocap) order = nsys_xrealloc(order, (ocap = ocap ? 2 * ocap : 64) * sizeof *order);
+        order[no++] = k;
+      }
+      g[k].count++;
+      g[k].kern += kd;
+      g[k].api += ad;
+      g[k].queue += q;
+      if (q > g[k].queue_max) g[k].queue_max = q;
+      if (kd < ad) {
+        g[k].shorter++;
+        shorter++;
+      }
+      api_total += ad;
+      queue_total += q;
     }
-    g[k].count++;
-    g[k].kern += kd;
-    g[k].api += ad;
-    g[k].queue += q;
-    if (q > g[k].queue_max) g[k].queue_max = q;
-    if (kd < ad) {
-      g[k].shorter++;
-      shorter++;
-    }
-    api_total += ad;
-    queue_total += q;
-  }
   free(rg);
   if (no > 1) qsort_r(order, no, sizeof *order, nsys__cmp_lgroup, g);
   uint32_t shown = (limit > 0 && (uint64_t)limit < no) ? (uint32_t)limit : no;

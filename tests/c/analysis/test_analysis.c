@@ -715,6 +715,22 @@ static void brute_span(tix *t, int32_t dev, bool kg, int64_t a, int64_t b, bool 
   *e = NSYS_MIN(hi, b);
 }
 
+/* Union of device dev's ops overlapping [a, b), clipped to it (brute force). */
+static void brute_union(tix *t, int32_t dev, int64_t a, int64_t b, nsys_ivls *out) {
+  static int64_t pts[MAXN][2];
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < t->ix.ops.n; i++)
+    if (t->tracks[t->otrack[i]].device == dev && t->oe[i] > a && t->os[i] < b)
+      pts[n][0] = NSYS_MAX(t->os[i], a), pts[n++][1] = NSYS_MIN(t->oe[i], b);
+  for (uint32_t p = 1; p < n; p++) /* insertion sort by start */
+    for (uint32_t q = p; q > 0 && pts[q][0] < pts[q - 1][0]; q--) {
+      int64_t a0 = pts[q][0], a1 = pts[q][1];
+      pts[q][0] = pts[q - 1][0], pts[q][1] = pts[q - 1][1], pts[q - 1][0] = a0, pts[q - 1][1] = a1;
+    }
+  nsys_ivls_clear(out);
+  for (uint32_t i = 0; i < n; i++) nsys_ivls_add_sorted(out, pts[i][0], pts[i][1]);
+}
+
 static void test_window_paths(void) {
   static tix t;
   tix_init(&t);
@@ -743,18 +759,9 @@ static void test_window_paths(void) {
   nsys_ivls whole[2], clip, ref;
   nsys_ivls_init(&clip);
   nsys_ivls_init(&ref);
-  for (int d = 0; d < 2; d++) { /* whole-time union of every op of device d, ops sorted by start */
+  for (int d = 0; d < 2; d++) { /* whole-time union of every op of device d */
     nsys_ivls_init(&whole[d]);
-    int64_t pts[MAXN][2];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < t.ix.ops.n; i++)
-      if (t.tracks[t.otrack[i]].device == d) pts[n][0] = t.os[i], pts[n++][1] = t.oe[i];
-    for (uint32_t x = 1; x < n; x++) /* insertion sort by start */
-      for (uint32_t y = x; y > 0 && pts[y][0] < pts[y - 1][0]; y--) {
-        int64_t a0 = pts[y][0], a1 = pts[y][1];
-        pts[y][0] = pts[y - 1][0], pts[y][1] = pts[y - 1][1], pts[y - 1][0] = a0, pts[y - 1][1] = a1;
-      }
-    for (uint32_t i = 0; i < n; i++) nsys_ivls_add_sorted(&whole[d], pts[i][0], pts[i][1]);
+    brute_union(&t, d, INT64_MIN, INT64_MAX, &whole[d]);
   }
   for (size_t x = 0; x < ne; x++)
     for (size_t y = x; y < ne; y++) {
@@ -790,18 +797,7 @@ static void test_window_paths(void) {
         }
       for (int d = 0; d < 2; d++) { /* clipped whole union == union of the clipped ops */
         nsys_ivls_clip(&whole[d], a, b, &clip);
-        nsys_ivls_clear(&ref);
-        int64_t pts[MAXN][2];
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < t.ix.ops.n; i++)
-          if (t.tracks[t.otrack[i]].device == d && t.oe[i] > a && t.os[i] < b)
-            pts[n][0] = NSYS_MAX(t.os[i], a), pts[n++][1] = NSYS_MIN(t.oe[i], b);
-        for (uint32_t p = 1; p < n; p++)
-          for (uint32_t q = p; q > 0 && pts[q][0] < pts[q - 1][0]; q--) {
-            int64_t a0 = pts[q][0], a1 = pts[q][1];
-            pts[q][0] = pts[q - 1][0], pts[q][1] = pts[q - 1][1], pts[q - 1][0] = a0, pts[q - 1][1] = a1;
-          }
-        for (uint32_t i = 0; i < n; i++) nsys_ivls_add_sorted(&ref, pts[i][0], pts[i][1]);
+        brute_union(&t, d, a, b, &ref);
         CHECK_MSG(clip.n == ref.n, "clip count dev %d [%lld, %lld)", d, (long long)a, (long long)b);
         for (uint32_t i = 0; i < clip.n && i < ref.n; i++) CHECK(clip.s[i] == ref.s[i] && clip.e[i] == ref.e[i]);
       }
