@@ -5,6 +5,8 @@
 
 #include "analysis/analysis.h"
 #include "analysis/devunions.h"
+#include "analysis/gap_phase.h"
+#include "analysis/window.h"
 
 void nsys_acache_init(nsys_acache *k, const nsys_index *ix) {
   memset(k, 0, sizeof *k);
@@ -19,6 +21,9 @@ void nsys_acache_dispose(nsys_acache *k) {
   free(k->name_api);
   free(k->op_class);
   free(k->nvtx_jump);
+  nsys_winidx_free(k->winidx);
+  nsys_gap_phaser_free(k->phaser);
+  nsys_markers_free(k->markers);
   if (k->api_pmax) {
     for (uint32_t i = 0; i < k->ix->n_threads; i++) free(k->api_pmax[i]);
     free(k->api_pmax);

@@ -86,6 +86,12 @@ typedef struct nsys_acache {
   bool devunions_whole;             /* false when a cancelled run cut the build short */
   struct nsys_piddev *piddev;       /* sorted distinct (pid, device) of the tracks */
   uint32_t n_piddev;
+  /* built on first use by nsys_win_cached (window.h), which a memo shared by
+   * concurrent requests allows: *_building while one request builds it */
+  void *winidx;                     /* nsys_winidx: the windowed paths' track index (window.h) */
+  void *phaser;                     /* nsys_gap_phaser: gpu_idle_gaps' phases (gap_phase.h) */
+  void *markers;                    /* nsys_markers: the auto-detected iteration marker's ranges (window.h) */
+  bool winidx_building, phaser_building, markers_building;
   bool lent;                        /* lent to several runs: worth building whole-device unions */
   bool built;                       /* built whole (nsys_acache_build): only read from then on */
 } nsys_acache;

@@ -7,6 +7,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/devunions.h"
+#include "analysis/window.h"
 #include "common/util.h"
 
 static inline unsigned char nsys__fold(unsigned char ch) { return ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch + 32) : ch; }
@@ -229,6 +230,14 @@ const nsys_ivls *nsys_actx_device_union_ref(nsys_actx *c, int32_t device, nsys_o
   const nsys_devunions *du = nsys_actx_devunions_covering(c, device, a, b);
   const nsys_ivls *whole = du ? nsys_devunions_of(du, pred) : NULL;
   if (whole && (whole->pre || !whole->n)) return whole;
+  /* a built cache (the memo, a report's) holds every device's whole-time
+   * unions: the window's is theirs clipped (window.h), O(log n + its intervals) */
+  if (c->cache->built && c->cache->devunions_whole && nsys_win_fast_enabled() &&
+      (whole = nsys_devunions_of(nsys_actx_devunions(c, device), pred))) {
+    nsys_ivls_clip(whole, a, b, scratch);
+    nsys_ivls_index(scratch);
+    return scratch;
+  }
   nsys_actx_device_union(c, device, pred, a, b, scratch);
   nsys_ivls_index(scratch);
   return scratch;
@@ -236,6 +245,9 @@ const nsys_ivls *nsys_actx_device_union_ref(nsys_actx *c, int32_t device, nsys_o
 
 bool nsys_actx_device_span(nsys_actx *c, int32_t device, nsys_op_pred pred, int64_t *s,
                            int64_t *e) {
+  bool handled;
+  bool fast = nsys_win_device_span(c, device, pred, s, e, &handled);
+  if (handled) return fast;
   const nsys_index *ix = c->ix;
   bool any = false;
   int64_t lo = 0, hi = 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/analyses.h"
+#include "analysis/window.h"
 #include "common/util.h"
 
 static int nsys__cmp_first(const void *p, const void *q) {
@@ -129,6 +130,26 @@ void nsys_gap_phaser_dispose(nsys_gap_phaser *g) {
   free(g->it_device);
   free(g->it_start);
   memset(g, 0, sizeof *g);
+}
+
+void nsys_gap_phaser_free(nsys_gap_phaser *g) {
+  if (!g) return;
+  nsys_gap_phaser_dispose(g);
+  free(g);
+}
+
+static void *nsys__build_phaser(nsys_actx *c) {
+  nsys_gap_phaser *g = nsys_xcalloc(1, sizeof *g);
+  if (nsys_gap_phaser_init(g, c)) return g;
+  nsys_gap_phaser_free(g);
+  return NULL;
+}
+
+const nsys_gap_phaser *nsys_gap_phaser_get(nsys_actx *c, nsys_gap_phaser *own) {
+  memset(own, 0, sizeof *own);
+  if (!nsys_win_fast_enabled()) return nsys_gap_phaser_init(own, c) ? own : NULL;
+  nsys_acache *k = c->cache;
+  return nsys_win_cached(c, &k->phaser, &k->phaser_building, nsys__build_phaser);
 }
 
 /* The entry of v (sorted by (device, start)) with that device and start, or NULL. */

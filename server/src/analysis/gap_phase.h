@@ -57,6 +57,14 @@ typedef struct nsys_gap_phase_info {
 /* False when the run was cancelled (g is then empty: dispose it anyway). */
 bool nsys_gap_phaser_init(nsys_gap_phaser *g, nsys_actx *c);
 void nsys_gap_phaser_dispose(nsys_gap_phaser *g);
+/* The phaser depends on the index alone: the run's cache keeps one, built by
+ * the first run that asks (under a lock: the memo is shared by concurrent
+ * requests; a cancelled build keeps nothing). Returns the cache's, or `own`
+ * initialised for this run when the window fast paths are off
+ * (NSYS_AI_WINDOW_FAST=0); NULL when cancelled. Dispose `own` either way. */
+const nsys_gap_phaser *nsys_gap_phaser_get(nsys_actx *c, nsys_gap_phaser *own);
+/* Disposes and frees a heap phaser (NULL is fine). */
+void nsys_gap_phaser_free(nsys_gap_phaser *g);
 /* The phase of the gap [a, b) on `device` (info may be NULL). */
 nsys_gap_phase nsys_gap_phase_of(const nsys_gap_phaser *g, int32_t device, int64_t a, int64_t b,
                                  nsys_gap_phase_info *info);

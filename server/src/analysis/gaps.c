@@ -5,6 +5,7 @@
 
 #include "analysis/analyses.h"
 #include "analysis/gap_phase.h"
+#include "analysis/window.h"
 #include "common/util.h"
 #include "profile/profile.h"
 
@@ -221,11 +222,13 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
     nsys_task_fail(c->task, NSYS_E_INVALID_PARAMS, "params.params.scope: expected both, device or stream");
     return false;
   }
-  nsys_gap_phaser ph;
-  if (!nsys_gap_phaser_init(&ph, c)) {
-    nsys_gap_phaser_dispose(&ph);
+  nsys_gap_phaser own_ph;
+  const nsys_gap_phaser *ph = nsys_gap_phaser_get(c, &own_ph);
+  if (!ph) {
+    nsys_gap_phaser_dispose(&own_ph);
     return true; /* cancelled: the run answers -32800 */
   }
+  const nsys_winidx *wx = nsys_actx_winidx(c);
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
   nsys__gapvec gaps = {0};
@@ -260,7 +263,9 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
       if (tr->device != dev || tr->cls == NSYS_STREAM_COPY || tr->cls == NSYS_STREAM_COMM) continue;
       bool have = false;
       int64_t prev_end = 0;
-      for (uint32_t i = tr->first; i < tr->first + tr->count && !nsys_actx_stop(c, i); i++) {
+      /* every op before the first still running at t0 is skipped below */
+      uint32_t from = wx ? nsys_win_track_first_live(wx, ix, t, c->t0) : tr->first;
+      for (uint32_t i = from; i < tr->first + tr->count && !nsys_actx_stop(c, i); i++) {
         if (ix->ops.end[i] <= c->t0) continue;
         if (ix->ops.start[i] >= c->t1) break;
         int64_t s = ix->ops.start[i];
@@ -308,7 +313,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
       nsys__cpu x;
       int64_t len = gaps.v[gi].end - gaps.v[gi].start;
       cause_ns[nsys__cause(c, dev, gaps.v[gi].start, gaps.v[gi].end, &x)] += len;
-      nsys_gap_phase phase = nsys_gap_phase_of(&ph, dev, gaps.v[gi].start, gaps.v[gi].end, NULL);
+      nsys_gap_phase phase = nsys_gap_phase_of(ph, dev, gaps.v[gi].start, gaps.v[gi].end, NULL);
       phase_ns[phase] += len;
       phase_n[phase]++;
     }
@@ -352,7 +357,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
     nsys_rset_str(o, GAP_AFTER_SYNC, after_sync);
     nsys_rset_str(o, GAP_CPU_NVTX, nvtx);
     nsys_gap_phase_info pi;
-    nsys_gap_phase_of(&ph, g->device, g->start, g->end, &pi);
+    nsys_gap_phase_of(ph, g->device, g->start, g->end, &pi);
     nsys_rset_str(o, GAP_PHASE, nsys_gap_phase_name(pi.phase));
     if (pi.phase == NSYS_GAP_PROCESS_SWITCH || pi.phase == NSYS_GAP_FIRST_LAUNCH) nsys_rset_i64(o, GAP_PHASE_PID, pi.pid);
     if (pi.phase == NSYS_GAP_FIRST_LAUNCH) nsys_rset_str(o, GAP_FIRST_LAUNCH, nsys_strtab_get(&ix->strings, pi.kernel));
@@ -376,7 +381,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   nsys_rset_i64(hta, GSPL_OTHER_NS, all_other);
   free(gaps.v);
   free(devs);
-  nsys_gap_phaser_dispose(&ph);
+  nsys_gap_phaser_dispose(&own_ph);
   return true;
 }
 

@@ -7,6 +7,7 @@
 
 #include "analysis/analyses.h"
 #include "analysis/devunions.h"
+#include "analysis/window.h"
 #include "explain/gpu_specs.h"
 #include "common/util.h"
 #include "profile/profile.h"
@@ -171,30 +172,102 @@ static void nsys__gap_cb(nsys_actx *c, uint32_t op, void *ud) {
   g->cur.kernels++;
 }
 
+/* The NVTX ranges named like `marker` (normalised equal to the auto-detected
+ * one when auto_m; else containing it): per range-name string id, 1 or 0. */
+static uint8_t *nsys__marker_names(const nsys_index *ix, const char *marker, const char *auto_m) {
+  char norm[256];
+  uint32_t ns = ix->strings.count;
+  uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
+  /* only NVTX range names can be markers (kernel names are most of the text) */
+  for (uint32_t r = 0; r < ix->nvtx.n; r++)
+    if (ix->nvtx.name[r] < ns) match[ix->nvtx.name[r]] = 2;
+  for (uint32_t k = 0; k < ns; k++) {
+    if (match[k] != 2) continue;
+    match[k] = 0;
+    const char *s = nsys_strtab_get(&ix->strings, k);
+    if (auto_m) {
+      nsys__normalize(s, norm, sizeof norm);
+      match[k] = strcmp(norm, auto_m) == 0;
+    } else {
+      match[k] = nsys_icontains(s, marker);
+    }
+  }
+  return match;
+}
+
+/* Iteration `it` of the marker range r of thread t when it has kernels on a
+ * selected device; the loop of nsys_detect_iterations (both paths). */
+static void nsys__marker_iter(nsys_actx *c, uint32_t t, uint32_t r, nsys__itvec *v) {
+  const nsys_index *ix = c->ix;
+  nsys_iter it = {0};
+  it.cpu_start = ix->nvtx.start[r];
+  it.cpu_end = ix->nvtx.end[r];
+  it.name = ix->nvtx.name[r];
+  it.kernels = nsys__project(ix, t, it.cpu_start, it.cpu_end, &it.start, &it.end, &it.device);
+  if (it.kernels && nsys_actx_device_selected(c, it.device)) nsys__it_push(v, it);
+}
+
+nsys_markers *nsys_iter_markers_build(nsys_actx *c) {
+  const nsys_index *ix = c->ix;
+  nsys_markers *m = nsys_xcalloc(1, sizeof *m);
+  m->first = nsys_xcalloc((size_t)ix->n_threads + 1, sizeof *m->first);
+  char *auto_m = nsys__auto_marker(ix);
+  m->found = auto_m != NULL;
+  if (!auto_m) return m;
+  uint8_t *match = nsys__marker_names(ix, NULL, auto_m);
+  uint32_t ns = ix->strings.count, n = 0, cap = 0;
+  for (uint32_t t = 0; t < ix->n_threads && !nsys_actx_stop(c, t); t++) {
+    const nsys_host_thread *th = &ix->threads[t];
+    m->first[t] = n;
+    int64_t pm = INT64_MIN;
+    for (uint32_t r = th->nvtx_first; r < th->nvtx_first + th->nvtx_count && !nsys_actx_stop(c, r); r++) {
+      uint32_t nm = ix->nvtx.name[r];
+      if (nm >= ns || !match[nm] || ix->nvtx.end[r] <= ix->nvtx.start[r]) continue;
+      if (n == cap) {
+        cap = cap ? 2 * cap : 64;
+        m->r = nsys_xrealloc(m->r, (size_t)cap * sizeof *m->r);
+        m->pmax = nsys_xrealloc(m->pmax, (size_t)cap * sizeof *m->pmax);
+      }
+      if (ix->nvtx.end[r] > pm) pm = ix->nvtx.end[r];
+      m->r[n] = r;
+      m->pmax[n++] = pm;
+    }
+  }
+  m->first[ix->n_threads] = n;
+  free(match);
+  free(auto_m);
+  if (c->stopped) {
+    nsys_markers_free(m);
+    return NULL;
+  }
+  return m;
+}
+
 uint32_t nsys_detect_iterations(nsys_actx *c, nsys_iter **out, const char **method) {
   const nsys_index *ix = c->ix;
   nsys__itvec v = {0};
   const char *marker = nsys_actx_str(c, "marker");
   char *auto_m = NULL;
-  if (!marker || !*marker) marker = auto_m = nsys__auto_marker(ix);
-  if (marker && *marker) {
-    char norm[256];
-    uint32_t ns = ix->strings.count;
-    uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
-    /* only NVTX range names can be markers (kernel names are most of the text) */
-    for (uint32_t r = 0; r < ix->nvtx.n; r++)
-      if (ix->nvtx.name[r] < ns) match[ix->nvtx.name[r]] = 2;
-    for (uint32_t k = 0; k < ns; k++) {
-      if (match[k] != 2) continue;
-      match[k] = 0;
-      const char *s = nsys_strtab_get(&ix->strings, k);
-      if (auto_m) {
-        nsys__normalize(s, norm, sizeof norm);
-        match[k] = strcmp(norm, auto_m) == 0;
-      } else {
-        match[k] = nsys_icontains(s, marker);
+  const nsys_markers *mk = !marker || !*marker ? nsys_actx_markers(c) : NULL;
+  if (mk) { /* the auto-detected marker's ranges, from the first that may reach the window */
+    for (uint32_t t = 0; mk->found && t < ix->n_threads; t++) {
+      int64_t last_end = INT64_MIN;
+      for (uint32_t j = nsys_markers_from(mk, t, c->t0); j < mk->first[t + 1] && !nsys_actx_stop(c, j); j++) {
+        uint32_t r = mk->r[j];
+        int64_t s = ix->nvtx.start[r], e = ix->nvtx.end[r];
+        if (s >= c->t1) break; /* start order: the rest start after the window too */
+        if (s < last_end || e < c->t0) continue; /* top-level, non-overlapping only */
+        last_end = e;
+        nsys__marker_iter(c, t, r, &v);
       }
     }
+    if (mk->found) *method = "nvtx";
+  } else if (!marker || !*marker) {
+    marker = auto_m = nsys__auto_marker(ix);
+  }
+  if (!mk && marker && *marker) {
+    uint32_t ns = ix->strings.count;
+    uint8_t *match = nsys__marker_names(ix, marker, auto_m);
     for (uint32_t t = 0; t < ix->n_threads; t++) {
       const nsys_host_thread *th = &ix->threads[t];
       int64_t last_end = INT64_MIN;
@@ -205,13 +278,7 @@ uint32_t nsys_detect_iterations(nsys_actx *c, nsys_iter **out, const char **meth
         if (e <= s || s < last_end) continue; /* top-level, non-overlapping only */
         if (e < c->t0 || s >= c->t1) continue;
         last_end = e;
-        nsys_iter it = {0};
-        it.cpu_start = s;
-        it.cpu_end = e;
-        it.name = nm;
-        it.kernels = nsys__project(ix, t, s, e, &it.start, &it.end, &it.device);
-        if (!it.kernels || !nsys_actx_device_selected(c, it.device)) continue;
-        nsys__it_push(&v, it);
+        nsys__marker_iter(c, t, r, &v);
       }
     }
     free(match);

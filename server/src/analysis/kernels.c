@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analysis/analyses.h"
+#include "analysis/window.h"
 #include "common/util.h"
 
 static bool nsys__kernel_in(nsys_actx *c, uint32_t i) {
@@ -86,27 +87,33 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   int64_t *tot = nsys_xcalloc((size_t)ns + 1, sizeof *tot);
   uint64_t n = 0;
   int64_t total = 0;
-  for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
-    if (!nsys__kernel_sel(c, dev_ok, i)) continue;
-    uint32_t k = nm[i] < ns ? nm[i] : ns;
-    int64_t d = nsys_op_dur(ix, i);
-    cnt[k]++;
-    tot[k] += d;
-    n++;
-    total += d;
-  }
-  uint32_t ng = 0;
-  nsys__kgroup *g = nsys_xmalloc(((size_t)ns + 1) * sizeof *g);
-  for (uint32_t k = 0; k <= ns; k++)
-    if (cnt[k]) g[ng++] = (nsys__kgroup){k, cnt[k], tot[k]};
+  /* the window's ops only (window.h): O(k + log n) for k ops in it; the
+   * names seen are listed, so nothing below walks the string table */
+  uint32_t nr, ng = 0;
+  nsys_oprange *rg = nsys_win_start_ranges(c, &nr);
+  nsys__kgroup *g = NULL;
+  size_t gcap = 0;
+  for (uint32_t r = 0; r < nr; r++)
+    for (uint32_t i = rg[r].lo; i < rg[r].hi && !nsys_actx_stop(c, i); i++) {
+      if (!nsys__kernel_sel(c, dev_ok, i)) continue;
+      uint32_t k = nm[i] < ns ? nm[i] : ns;
+      int64_t d = nsys_op_dur(ix, i);
+      if (!cnt[k]++) {
+        if (ng == gcap) g = nsys_xrealloc(g, (gcap = gcap ? 2 * gcap : 64) * sizeof *g);
+        g[ng++].name = k;
+      }
+      tot[k] += d;
+      n++;
+      total += d;
+    }
+  for (uint32_t j = 0; j < ng; j++) g[j] = (nsys__kgroup){g[j].name, cnt[g[j].name], tot[g[j].name]};
   if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_group_total);
   uint32_t shown = (limit > 0 && (uint64_t)limit < ng) ? (uint32_t)limit : ng;
-  /* pass 2: durations and tracks of the shown names only */
-  uint32_t *slot = nsys_xmalloc(((size_t)ns + 1) * sizeof *slot);
-  for (uint32_t k = 0; k <= ns; k++) slot[k] = UINT32_MAX;
+  /* pass 2: durations and tracks of the shown names only (slot: row + 1, 0 = not shown) */
+  uint32_t *slot = nsys_xcalloc((size_t)ns + 1, sizeof *slot);
   uint64_t *off = nsys_xmalloc(((size_t)shown + 1) * sizeof *off), m = 0;
   for (uint32_t r = 0; r < shown; r++) {
-    slot[g[r].name] = r;
+    slot[g[r].name] = r + 1;
     off[r] = m;
     m += g[r].count;
   }
@@ -117,18 +124,20 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   uint32_t *last = nsys_xmalloc(((size_t)shown + 1) * sizeof *last); /* each row's last track met */
   for (uint32_t r = 0; r < shown; r++) last[r] = UINT32_MAX;
   nsys__pairset ps = {0};
-  for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
-    uint32_t k = nm[i] < ns ? nm[i] : ns;
-    if (slot[k] == UINT32_MAX || !nsys__kernel_sel(c, dev_ok, i)) continue;
-    uint32_t r = slot[k];
-    dur[pos[r]++] = nsys_op_dur(ix, i);
-    if (last[r] != ix->ops.track[i]) { /* ops of a track are consecutive: rarely a lookup */
-      last[r] = ix->ops.track[i];
-      nsys__pairset_add(&ps, r, last[r]);
+  for (uint32_t q = 0; q < nr; q++)
+    for (uint32_t i = rg[q].lo; i < rg[q].hi && !nsys_actx_stop(c, i); i++) {
+      uint32_t k = nm[i] < ns ? nm[i] : ns;
+      if (!slot[k] || !nsys__kernel_sel(c, dev_ok, i)) continue;
+      uint32_t r = slot[k] - 1;
+      dur[pos[r]++] = nsys_op_dur(ix, i);
+      if (last[r] != ix->ops.track[i]) { /* ops of a track are consecutive: rarely a lookup */
+        last[r] = ix->ops.track[i];
+        nsys__pairset_add(&ps, r, last[r]);
+      }
     }
-  }
   free(last);
   free(pos);
+  free(rg);
   if (c->stopped) shown = 0; /* dur is only partly filled: nothing to report (cancelled) */
   /* each row's tracks in the order first met: the pairs by row (stable) */
   uint64_t *poff = nsys_xcalloc((size_t)shown + 2, sizeof *poff);
@@ -273,35 +282,43 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   nsys__lgroup *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
   uint64_t kernels = 0, launched = 0, shorter = 0, small_n = 0;
   int64_t api_total = 0, queue_total = 0;
-  for (uint32_t i = 0; i < ix->ops.n && !nsys_actx_stop(c, i); i++) {
-    if (!nsys__kernel_in(c, i)) continue;
-    kernels++;
-    int64_t kd = nsys_op_dur(ix, i);
-    if (kd < small) small_n++;
-    int32_t a = ix->ops.api[i];
-    if (a < 0) continue;
-    nsys_api_class cls = nsys_actx_api_class(c, (uint32_t)a);
-    if (cls != NSYS_API_LAUNCH) continue;
-    launched++;
-    int64_t ad = ix->api.end[a] - ix->api.start[a];
-    int64_t q = ix->ops.start[i] - ix->api.end[a];
-    if (q < 0) q = 0;
-    uint32_t k = ix->ops.name[i] < ns ? ix->ops.name[i] : ns;
-    g[k].count++;
-    g[k].kern += kd;
-    g[k].api += ad;
-    g[k].queue += q;
-    if (q > g[k].queue_max) g[k].queue_max = q;
-    if (kd < ad) {
-      g[k].shorter++;
-      shorter++;
+  /* the window's ops only (window.h), the names seen listed (as top_kernels) */
+  uint32_t nr, no = 0;
+  nsys_oprange *rg = nsys_win_start_ranges(c, &nr);
+  uint32_t *order = NULL;
+  size_t ocap = 0;
+  for (uint32_t r = 0; r < nr; r++)
+    for (uint32_t i = rg[r].lo; i < rg[r].hi && !nsys_actx_stop(c, i); i++) {
+      if (!nsys__kernel_in(c, i)) continue;
+      kernels++;
+      int64_t kd = nsys_op_dur(ix, i);
+      if (kd < small) small_n++;
+      int32_t a = ix->ops.api[i];
+      if (a < 0) continue;
+      nsys_api_class cls = nsys_actx_api_class(c, (uint32_t)a);
+      if (cls != NSYS_API_LAUNCH) continue;
+      launched++;
+      int64_t ad = ix->api.end[a] - ix->api.start[a];
+      int64_t q = ix->ops.start[i] - ix->api.end[a];
+      if (q < 0) q = 0;
+      uint32_t k = ix->ops.name[i] < ns ? ix->ops.name[i] : ns;
+      if (!g[k].count) {
+        if (no == ocap) order = nsys_xrealloc(order, (ocap = ocap ? 2 * ocap : 64) * sizeof *order);
+        order[no++] = k;
+      }
+      g[k].count++;
+      g[k].kern += kd;
+      g[k].api += ad;
+      g[k].queue += q;
+      if (q > g[k].queue_max) g[k].queue_max = q;
+      if (kd < ad) {
+        g[k].shorter++;
+        shorter++;
+      }
+      api_total += ad;
+      queue_total += q;
     }
-    api_total += ad;
-    queue_total += q;
-  }
-  uint32_t *order = nsys_xmalloc(((size_t)ns + 1) * sizeof *order), no = 0;
-  for (uint32_t k = 0; k <= ns; k++)
-    if (g[k].count) order[no++] = k;
+  free(rg);
   if (no > 1) qsort_r(order, no, sizeof *order, nsys__cmp_lgroup, g);
   uint32_t shown = (limit > 0 && (uint64_t)limit < no) ? (uint32_t)limit : no;
   for (uint32_t r = 0; r < shown; r++) {

@@ -9,6 +9,8 @@
 #include "analysis/intervals.h"
 #include "analysis/nccl.h"
 #include "analysis/report.h"
+#include "analysis/window.h"
+#include "analysis/analyses.h"
 #include "common/util.h"
 #include "methods/analysis_json.h"
 #include "methods/analysis_params.h"
@@ -695,7 +697,125 @@ static void test_run_all(void) {
   nsys_strtab_free(&t.ix.strings);
 }
 
+/* The windowed paths (analysis/window.h) against brute force on tracks
+ * whose ops overlap: a kernel that outlasts 145 later ones, a long copy, a
+ * zero-length kernel, windows on every kind of edge. */
+static void brute_span(tix *t, int32_t dev, bool kg, int64_t a, int64_t b, bool *any, int64_t *s, int64_t *e) {
+  *any = false;
+  int64_t lo = 0, hi = 0;
+  for (uint32_t i = 0; i < t->ix.ops.n; i++) {
+    if (t->tracks[t->otrack[i]].device != dev) continue;
+    if (kg && t->okind[i] != NSYS_OP_KERNEL && t->okind[i] != NSYS_OP_GRAPH) continue;
+    if (t->oe[i] <= a || t->os[i] >= b) continue;
+    if (!*any || t->os[i] < lo) lo = t->os[i];
+    if (!*any || t->oe[i] > hi) hi = t->oe[i];
+    *any = true;
+  }
+  *s = NSYS_MAX(lo, a);
+  *e = NSYS_MIN(hi, b);
+}
+
+/* Union of device dev's ops overlapping [a, b), clipped to it (brute force). */
+static void brute_union(tix *t, int32_t dev, int64_t a, int64_t b, nsys_ivls *out) {
+  static int64_t pts[MAXN][2];
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < t->ix.ops.n; i++)
+    if (t->tracks[t->otrack[i]].device == dev && t->oe[i] > a && t->os[i] < b)
+      pts[n][0] = NSYS_MAX(t->os[i], a), pts[n++][1] = NSYS_MIN(t->oe[i], b);
+  for (uint32_t p = 1; p < n; p++) /* insertion sort by start */
+    for (uint32_t q = p; q > 0 && pts[q][0] < pts[q - 1][0]; q--) {
+      int64_t a0 = pts[q][0], a1 = pts[q][1];
+      pts[q][0] = pts[q - 1][0], pts[q][1] = pts[q - 1][1], pts[q - 1][0] = a0, pts[q - 1][1] = a1;
+    }
+  nsys_ivls_clear(out);
+  for (uint32_t i = 0; i < n; i++) nsys_ivls_add_sorted(out, pts[i][0], pts[i][1]);
+}
+
+static void test_window_paths(void) {
+  static tix t;
+  tix_init(&t);
+  uint32_t t0 = add_track(&t, 0, 7, 1, NSYS_STREAM_COMPUTE);
+  for (int i = 0; i < 200; i++) {
+    int64_t s = 100 * i, e = s + 50;
+    if (i == 5) e = 100 * 150 + 7;    /* outlasts ops 6..150 */
+    if (i == 50) e = s;               /* zero length */
+    add_op(&t, t0, s, e, i == 20 ? "[CUDA memcpy HtoD]" : "k", -1, i == 20 ? NSYS_OP_MEMCPY : NSYS_OP_KERNEL);
+    if (i == 20) t.oe[t.ix.ops.n - 1] = 100 * 180; /* a long copy: not a kernel */
+  }
+  uint32_t t1 = add_track(&t, 0, 8, 1, NSYS_STREAM_COMPUTE);
+  for (int i = 0; i < 10; i++) add_op(&t, t1, 1000 * i + 30, 1000 * i + 60, "k2", -1, NSYS_OP_KERNEL);
+  uint32_t t2 = add_track(&t, 1, 9, 1, NSYS_STREAM_COMPUTE);
+  add_op(&t, t2, 500, 900, "k3", -1, NSYS_OP_KERNEL);
+  tix_span(&t);
+  nsys_task task;
+  nsys_task_init(&task);
+  nsys_actx c;
+  CHECK(nsys_actx_init(&c, &task, NULL, &t.ix, nsys_analysis_find("overlap"), NULL));
+  const nsys_winidx *w = nsys_actx_winidx(&c);
+  CHECK(w != NULL);
+  int64_t edges[] = {-5, 0, 1, 49, 50, 500, 549, 550, 551, 2000, 5000, 5050, 5051, 9999, 15007, 15008, 17999,
+                     18000, 18001, 19950, 19951, 30000};
+  size_t ne = sizeof edges / sizeof edges[0];
+  nsys_ivls whole[2], clip, ref;
+  nsys_ivls_init(&clip);
+  nsys_ivls_init(&ref);
+  for (int d = 0; d < 2; d++) { /* whole-time union of every op of device d */
+    nsys_ivls_init(&whole[d]);
+    brute_union(&t, d, INT64_MIN, INT64_MAX, &whole[d]);
+  }
+  for (size_t x = 0; x < ne; x++)
+    for (size_t y = x; y < ne; y++) {
+      int64_t a = edges[x], b = edges[y];
+      for (uint32_t tr = 0; tr < t.ix.n_tracks; tr++) {
+        const nsys_gpu_track *g = &t.tracks[tr];
+        uint32_t live = g->first + g->count, lo, hi;
+        for (uint32_t i = g->first; i < g->first + g->count; i++)
+          if (t.oe[i] > a) { live = i; break; }
+        CHECK_MSG(nsys_win_track_first_live(w, &t.ix, tr, a) == live, "first live, track %u at %lld", tr, (long long)a);
+        nsys_win_track_starts(&t.ix, tr, a, b, &lo, &hi);
+        for (uint32_t i = g->first; i < g->first + g->count; i++)
+          CHECK_MSG((i >= lo && i < hi) == (t.os[i] >= a && t.os[i] < b), "starts, track %u op %u", tr, i);
+        for (int kg = 0; kg < 2; kg++) {
+          int64_t m = INT64_MIN;
+          for (uint32_t i = g->first; i <= g->first + g->count; i++) {
+            CHECK(nsys_win_track_pmax(w, &t.ix, tr, i, kg) == m);
+            if (i < g->first + g->count && (!kg || t.okind[i] == NSYS_OP_KERNEL) && t.oe[i] > m) m = t.oe[i];
+          }
+        }
+      }
+      c.t0 = a;
+      c.t1 = b;
+      for (int d = 0; d < 2; d++)
+        for (int kg = 0; kg < 2; kg++) {
+          bool handled, any, bany;
+          int64_t s = 0, e = 0, bs, be;
+          any = nsys_win_device_span(&c, d, kg ? nsys_pred_kernel_or_graph : nsys_pred_any, &s, &e, &handled);
+          brute_span(&t, d, kg, a, b, &bany, &bs, &be);
+          CHECK(handled);
+          CHECK_MSG(any == bany && (!any || (s == bs && e == be)), "span dev %d kg %d [%lld, %lld)", d, kg,
+                    (long long)a, (long long)b);
+        }
+      for (int d = 0; d < 2; d++) { /* clipped whole union == union of the clipped ops */
+        nsys_ivls_clip(&whole[d], a, b, &clip);
+        brute_union(&t, d, a, b, &ref);
+        CHECK_MSG(clip.n == ref.n, "clip count dev %d [%lld, %lld)", d, (long long)a, (long long)b);
+        for (uint32_t i = 0; i < clip.n && i < ref.n; i++) CHECK(clip.s[i] == ref.s[i] && clip.e[i] == ref.e[i]);
+      }
+    }
+  /* an index whose track breaks the layout (starts out of order): no fast path */
+  nsys_actx_dispose(&c);
+  t.os[t.tracks[t1].first + 3] = 0;
+  CHECK(nsys_actx_init(&c, &task, NULL, &t.ix, nsys_analysis_find("overlap"), NULL));
+  CHECK(nsys_actx_winidx(&c) == NULL);
+  nsys_actx_dispose(&c);
+  for (int d = 0; d < 2; d++) nsys_ivls_free(&whole[d]);
+  nsys_ivls_free(&clip);
+  nsys_ivls_free(&ref);
+  nsys_strtab_free(&t.ix.strings);
+}
+
 int main(void) {
+  test_window_paths();
   test_report_rules();
   test_report_short_gaps();
   test_gap_causes();

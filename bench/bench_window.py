@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Window queries as the timeline clients send them (issues 16 and 19).
+
+1. Area selection: the four analyses the clients' range panel runs over a
+   selected window (clients/vscode/src/webview/rangePanel.ts: top_kernels with
+   limit 5, overlap, gpu_idle_gaps, kernel_launch_overhead, each with
+   start/end), sent together as the panel sends them, on windows of 1/1000,
+   1/20, 1/2 of the profile and the whole span: p50/p90 of the time until the
+   last of the four answers (client wall clock through `nsys-ai serve`) and
+   the server's CPU time for the four.
+2. Zoom/expand: the timeline/range requests a Ctrl+wheel zoom step sends
+   (clients/vscode/src/client/timelineModel.ts: the visible 512-px tiles at
+   the view's power-of-two resolution plus one prefetch tile each side,
+   width 512, maxEvents 256, format columns, one request per tile with the
+   tracks of the visible row blocks) and a row expand (the same tiles for the
+   tracks of one GPU's streams): p50/p90 until every visible tile has
+   answered, reply bytes, server CPU.
+
+Each binary (--before first, then --bin) runs in its own server in the same
+run, on the same profile, after the index cache and the analysis memo are
+warm (one whole-profile analysis first: what an open timeline has done). The
+first area selection after that is its own row: it builds what the analyses
+keep per profile (window index, gap phases, iteration markers).
+"served" is until the last reply's header arrived (the server had answered),
+"parsed" until the client had parsed the last reply (Python json).
+
+usage: bench/bench_window.py [--profile /tmp/nsys-ai-bench/default-10000000-s1.sqlite]
+                             [--bin build/nsys-ai] [--before OTHER] [--repeat 10]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "protocol"))
+
+from nsys_rpc import Server  # noqa: E402
+
+AREA = ["top_kernels", "overlap", "gpu_idle_gaps", "kernel_launch_overhead"]
+FRACTIONS = [("1/1000", 1e-3), ("1/20", 0.05), ("1/2", 0.5), ("full", 1.0)]
+TILE_PX = 512
+
+
+def server_cpu_ms(srv: Server) -> float:
+    f = Path(f"/proc/{srv.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def pct(v: list[float], q: float) -> float:
+    s = sorted(v)
+    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
+
+
+def batch(srv: Server, calls: list[tuple[str, dict]]) -> tuple[float, float, float, int]:
+    """Sends every call at once; wall ms until the last reply's header arrived
+    (the server had written it), until the last reply was parsed, server CPU
+    ms, reply bytes."""
+    c0 = server_cpu_ms(srv)
+    t0 = time.monotonic()
+    ids = [srv.start(m, p) for m, p in calls]
+    replies = [srv.wait_reply(i, timeout=600) for i in ids]
+    wall, cpu = (time.monotonic() - t0) * 1000, server_cpu_ms(srv) - c0
+    served = (max(srv.reply_header_at.get(i, t0) for i in ids) - t0) * 1000
+    size = 0
+    for r in replies:
+        if "error" in r:
+            raise RuntimeError(f"{r['error']}")
+        size += len(json.dumps(r["result"], separators=(",", ":")))
+    return served, wall, cpu, size
+
+
+def windows(span: tuple[int, int], frac: float, n: int, rng: random.Random) -> list[tuple[int, int]]:
+    a, b = span
+    w = max(1, int((b - a) * frac))
+    if frac >= 1.0:
+        return [(a, b)] * n
+    return [(s, s + w) for s in (a + rng.randrange(0, (b - a) - w) for _ in range(n))]
+
+
+def tiles(view_start: int, view_end: int, bounds: tuple[int, int]) -> list[tuple[int, int, int]]:
+    """timelineModel.tilesFor(view, 1, bounds) for a 1000-px view."""
+    per = max(1.0, (view_end - view_start) / 1000)
+    res = 2 ** math.ceil(math.log2(per) - 1e-9)
+    span = res * TILE_PX
+    out = []
+    for i in range(math.floor(view_start / span) - 1, math.floor((view_end - 1) / span) + 2):
+        s, e = i * span, i * span + span
+        if e <= bounds[0] or s >= bounds[1]:
+            continue
+        out.append((res, s, e))
+    return out
+
+
+Row = tuple[float, float, float, float, float, float]  # served p50, p90, parsed p50, p90, CPU p50, bytes
+
+
+def summarize(served: list[float], wall: list[float], cpu: list[float], size: float) -> Row:
+    return (statistics.median(served), pct(served, 0.9), statistics.median(wall), pct(wall, 0.9),
+            statistics.mean(cpu), size)
+
+
+def bench(binary: str, profile: str, repeat: int, seed: int) -> dict[str, Row]:
+    os.environ["NSYS_AI_BIN"] = binary
+    srv = Server()
+    rng = random.Random(seed)
+    out: dict[str, Row] = {}
+    try:
+        info = srv.request("profile/open", {"path": profile}, timeout=3600)
+        pid = info["profileId"]
+        span = (info["info"]["span"]["start"], info["info"]["span"]["end"])
+        srv.request("analysis/run", {"profileId": pid, "name": "top_kernels", "params": {"limit": 5}}, timeout=3600)
+        tracks = srv.request("timeline/tracks", {"profileId": pid})["tracks"]
+        # the first selection after open builds what the analyses keep per profile
+        a, b = windows(span, 0.05, 1, rng)[0]
+        first = [("analysis/run", {"profileId": pid, "name": n, "params": {"start": a, "end": b}}) for n in AREA]
+        sv, w, c, size = batch(srv, first)
+        out["area first (1/20)"] = summarize([sv], [w], [c], size)
+        for label, frac in FRACTIONS:
+            served, wall, cpu, size = [], [], [], 0
+            for a, b in windows(span, frac, repeat, rng):
+                calls = [("analysis/run", {"profileId": pid, "name": n,
+                                           "params": {"start": a, "end": b, **({"limit": 5} if n == "top_kernels" else {})}})
+                         for n in AREA]
+                sv, w, c, size = batch(srv, calls)
+                served.append(sv)
+                wall.append(w)
+                cpu.append(c)
+            out[f"area {label}"] = summarize(served, wall, cpu, size)
+        # zoom: views of 1/8 .. 1/4096 of the span around random anchors; the rows
+        # first in view (the first 16 tracks, as blocks of 4 rows: one request per tile)
+        gpu = [t["id"] for t in tracks if t["kind"] == "gpu"]
+        first_rows = [t["id"] for t in tracks][:16]
+        for label, ids in (("zoom (16 rows in view)", first_rows), ("expand (one GPU's streams)", [i for i in gpu if i.startswith("gpu:0:")])):
+            served, wall, cpu, sizes = [], [], [], []
+            for _ in range(repeat):
+                frac = 2.0 ** -rng.randrange(3, 13)
+                w = int((span[1] - span[0]) * frac)
+                s = span[0] + rng.randrange(0, (span[1] - span[0]) - w)
+                calls = [("timeline/range", {"profileId": pid, "start": ts, "end": te, "width": TILE_PX, "maxEvents": TILE_PX // 2,
+                                             "format": "columns", "tracks": ids}) for _, ts, te in tiles(s, s + w, span)]
+                sv, wv, c, size = batch(srv, calls)
+                served.append(sv)
+                wall.append(wv)
+                cpu.append(c)
+                sizes.append(size)
+            out[label] = summarize(served, wall, cpu, statistics.median(sizes))
+    finally:
+        srv.close()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profile", default="/tmp/nsys-ai-bench/default-10000000-s1.sqlite")
+    ap.add_argument("--bin", default=str(REPO / "build" / "nsys-ai"))
+    ap.add_argument("--before", help="another binary (main's, built in another dir), run first in the same run")
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    subprocess.run([args.bin, "info", args.profile], check=True, stdout=subprocess.DEVNULL)
+    runs = ([("before", args.before)] if args.before else []) + [("after" if args.before else "this", args.bin)]
+    res = {tag: bench(b, args.profile, args.repeat, args.seed) for tag, b in runs}
+    print(f"# {Path(args.profile).name}, {args.repeat} windows each; "
+          f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+    print("served: until the last reply's header arrived (the server had answered); parsed: until the client "
+          "had parsed the last reply (Python json); CPU: the server's, user + system, mean (10 ms ticks)")
+    print("| request | " + " | ".join(f"{t} served p50 / p90 ms | {t} parsed p50 / p90 ms | {t} server CPU ms"
+                                     for t, _ in runs) + " | reply bytes |")
+    print("|" + "---|" * (3 * len(runs) + 2))
+    for key in res[runs[0][0]]:
+        cells = [f"{res[t][key][0]:.1f} / {res[t][key][1]:.1f} | {res[t][key][2]:.1f} / {res[t][key][3]:.1f} | "
+                 f"{res[t][key][4]:.0f}" for t, _ in runs]
+        print(f"| {key} | " + " | ".join(cells) + f" | {int(res[runs[-1][0]][key][5])} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
