@@ -29,6 +29,14 @@ bool nsys_icontains(const char *hay, const char *needle) {
   return false;
 }
 
+uint8_t *nsys_nvtx_name_candidates(const nsys_index *ix) {
+  uint32_t ns = ix->strings.count;
+  uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
+  for (uint32_t r = 0; r < ix->nvtx.n; r++)
+    if (ix->nvtx.name[r] < ns) match[ix->nvtx.name[r]] = 2;
+  return match;
+}
+
 bool nsys_name_is_nccl(const char *name) { return nsys_icontains(name, "nccl"); }
 
 static bool nsys__prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }

@@ -177,10 +177,7 @@ static void nsys__gap_cb(nsys_actx *c, uint32_t op, void *ud) {
 static uint8_t *nsys__marker_names(const nsys_index *ix, const char *marker, const char *auto_m) {
   char norm[256];
   uint32_t ns = ix->strings.count;
-  uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
-  /* only NVTX range names can be markers (kernel names are most of the text) */
-  for (uint32_t r = 0; r < ix->nvtx.n; r++)
-    if (ix->nvtx.name[r] < ns) match[ix->nvtx.name[r]] = 2;
+  uint8_t *match = nsys_nvtx_name_candidates(ix); /* only NVTX range names can match */
   for (uint32_t k = 0; k < ns; k++) {
     if (match[k] != 2) continue;
     match[k] = 0;

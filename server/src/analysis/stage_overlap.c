@@ -448,10 +448,7 @@ bool nsys_an_stage_overlap(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   const char *pat = nsys_actx_str(c, "stagePattern");
   uint32_t ns = ix->strings.count;
-  uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
-  /* only NVTX range names can be stages (kernel names are most of the text) */
-  for (uint32_t r = 0; r < ix->nvtx.n; r++)
-    if (ix->nvtx.name[r] < ns) match[ix->nvtx.name[r]] = 2;
+  uint8_t *match = nsys_nvtx_name_candidates(ix); /* only NVTX range names can match */
   for (uint32_t k = 0; k < ns; k++) {
     if (match[k] != 2) continue;
     match[k] = 0;
