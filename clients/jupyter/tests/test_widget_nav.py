@@ -53,6 +53,15 @@ def test_view_selection_search_and_range(gen_dir: Path, methods: frozenset[str],
     a = w.analysis({"name": "top_kernels", "start": ks[2][0] - o, "end": ks[9][1] - o, "limit": 5})
     b = p.request("analysis/run", {"name": "top_kernels", "params": {"start": ks[2][0], "end": ks[9][1], "limit": 5}})
     assert a["summary"] == b["summary"] and a["rows"] == b["rows"] and a["summary"]["kernelCount"] >= 8
+    # what the panel asks (nav_ui.ts AREA_PARAMS: summaries only) answers the full analyses' summaries
+    win = {"start": ks[2][0] - o, "end": ks[9][1] - o}
+    ov = w.analysis({"name": "overlap", **win, "perIteration": False})
+    full = p.request("analysis/run", {"name": "overlap", "params": {"start": ks[2][0], "end": ks[9][1]}})
+    assert not ov["summary"].get("iterations") and ov["summary"]["total"] == full["summary"]["total"]
+    for name in ("gpu_idle_gaps", "kernel_launch_overhead"):
+        one = w.analysis({"name": name, **win, "limit": 1})
+        full = p.request("analysis/run", {"name": name, "params": {"start": ks[2][0], "end": ks[9][1]}})
+        assert len(one["rows"]) <= 1 and one["summary"] == full["summary"], name
 
 
 def test_frames_exact_ints_and_units(gen_dir: Path, methods: frozenset[str]) -> None:

@@ -151,6 +151,13 @@ export function helpBox(): HTMLElement {
 /** analysis/run's parts shown for a range */
 export interface RunReply { summary?: Record<string, unknown>; rows?: Array<Record<string, unknown>> }
 
+/** The params of the area selection's analyses: no more than the panel shows (docs/protocol.md,
+ * analysis/run): five top kernels, the summaries of the others (a summary covers every gap and
+ * kernel whatever `limit`; overlap without its per-iteration rows, most of its reply and time). */
+export const AREA_PARAMS: Record<string, { limit?: number; perIteration?: boolean }> = {
+  top_kernels: { limit: 5 }, overlap: { perIteration: false }, gpu_idle_gaps: { limit: 1 }, kernel_launch_overhead: { limit: 1 },
+};
+
 /** The area selection's panel: duration, kernels, overlap, gaps, launches and the top kernels. */
 export async function fillRange(box: HTMLElement, r: { start: number; end: number }, label: (t: number) => string,
                                 run: (name: string) => Promise<RunReply>, zoom: () => void): Promise<void> {
@@ -163,7 +170,7 @@ export async function fillRange(box: HTMLElement, r: { start: number; end: numbe
   box.replaceChildren(head, stats);
   box.dataset.duration = String(r.end - r.start);
   delete box.dataset.loaded;
-  const names = ["top_kernels", "overlap", "gpu_idle_gaps", "kernel_launch_overhead"];
+  const names = Object.keys(AREA_PARAMS);
   const got = await Promise.allSettled(names.map((n) => run(n)));
   const num = (v: unknown) => (typeof v === "number" ? v : Number(v ?? 0));
   const row = (k: string, v: string) => {

@@ -14,7 +14,7 @@ import { RangeClient, RangeData, TrackData, gridResolution, inflateNative, nameA
 import { relTime } from "./exact_json";
 import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "./track_tree";
 import { Match, MatchPage, dragWindow, frameSpan } from "./timeline_nav";
-import { NAV_CSS, RunReply, SearchBox, fillRange, helpBox } from "./nav_ui";
+import { AREA_PARAMS, NAV_CSS, RunReply, SearchBox, fillRange, helpBox } from "./nav_ui";
 import { MARKS_CSS, MARK_COLOR, MarkEntry, MarksPanel } from "./marks";
 
 interface Track {
@@ -488,7 +488,7 @@ class Timeline {
     this.rangeBox.style.display = "block";
     const win = { start: Math.round(r.start), end: Math.round(r.end) };
     void fillRange(this.rangeBox, r, (t) => formatCursor(t, this.span.start, Math.max(1, (this.view.end - this.view.start) / 1000)),
-      (name) => this.client.ask("analysis", { name, ...win, ...(name === "top_kernels" ? { limit: 5 } : {}) }) as unknown as Promise<RunReply>,
+      (name) => this.client.ask("analysis", { name, ...win, ...AREA_PARAMS[name] }) as unknown as Promise<RunReply>,
       () => this.fit());
   }
 

@@ -16,7 +16,7 @@ explanation, which `{id, kind: "explain", opId | bucket}` answers beside it),
 `{id, kind: "search", query, exact?, kinds?, instances, offset? | at?, start?, end?}` a page of
 search's instances (the search box's next/previous, the outlines of the rows `w.show(rows)`
 marks; times as the front end's offsets) and
-`{id, kind: "analysis", name, start, end, limit?}` an analysis of the area selection.
+`{id, kind: "analysis", name, start, end, limit?, perIteration?}` an analysis of the area selection.
 In a kernel, requests are served on worker threads (ranges, buckets, details, explanations and
 searches each on their own, analyses on four: `WORKERS`), so a slow explanation never holds up a zoom and the kernel's message loop
 never waits on the server. `{id, kind: "ping"}` is answered at once (the bench's empty
@@ -307,6 +307,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         params: dict = {"start": int(content["start"]) + o, "end": int(content["end"]) + o}
         if content.get("limit") is not None:
             params["limit"] = int(content["limit"])
+        if isinstance(content.get("perIteration"), bool):
+            params["perIteration"] = content["perIteration"]
         r = self._profile.request("analysis/run", {"name": str(content["name"]), "params": params})
         return {"summary": r.get("summary") or {}, "rows": r.get("rows") or []}
 

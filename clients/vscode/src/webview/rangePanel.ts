@@ -7,6 +7,15 @@ import { formatNs } from '../client/format';
 import type { Int } from '../protocol/types';
 import { h } from './dom';
 
+/** The analyses of a selected range and the params that ask for no more than the panel
+ * shows (docs/protocol.md, analysis/run): five top kernels, the summaries of the others
+ * (whatever `limit`, a summary covers every gap and kernel; overlap without its
+ * per-iteration rows, most of its reply and time on a large range). */
+const AREA_ANALYSES: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+  ['top_kernels', { limit: 5 }], ['overlap', { perIteration: false }],
+  ['gpu_idle_gaps', { limit: 1 }], ['kernel_launch_overhead', { limit: 1 }],
+];
+
 /** An analysis/run result, the parts shown here. */
 interface Run { rows?: Array<Record<string, unknown>>; summary?: Record<string, unknown> }
 
@@ -34,8 +43,7 @@ export class RangePanel {
     this.el.dataset.duration = String(r.end - r.start);
     delete this.el.dataset.loaded;
     const win = { start: this.abs(r.start), end: this.abs(r.end) };
-    const [tk, ov, gaps, launch] = await Promise.allSettled(['top_kernels', 'overlap', 'gpu_idle_gaps', 'kernel_launch_overhead']
-      .map((name) => this.run(name, name === 'top_kernels' ? { ...win, limit: 5 } : win)));
+    const [tk, ov, gaps, launch] = await Promise.allSettled(AREA_ANALYSES.map(([name, p]) => this.run(name, { ...win, ...p })));
     if (token !== this.token) return;
     const row = (k: string, v: string) => stats.append(h('tr', {}, h('th', {}, k), h('td', {}, v)));
     const sum = (x: PromiseSettledResult<Run>) => (x.status === 'fulfilled' ? x.value.summary ?? {} : undefined);

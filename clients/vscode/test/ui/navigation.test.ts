@@ -139,6 +139,13 @@ test('a drag on the time axis selects a range: shaded, its duration, and the ana
   assert.ok(want.summary.kernelCount > 0, 'the range has kernels');
   const text = (await page.textContent('.range-panel'))!;
   for (const w of ['Kernels', 'Overlap', 'Idle gaps', 'Launches', 'Top kernels in the range']) assert.ok(text.includes(w), w);
+  /* the panel asks for summaries only (limit 1, no per-iteration rows): its numbers are those of the full analyses */
+  const full = (name: string) => client.requestUntyped<{ summary: Record<string, unknown> }>('analysis/run',
+    { profileId: opened.profileId, name, params: { start: Math.round(r.start), end: Math.round(r.end) } });
+  const gaps = (await full('gpu_idle_gaps')).summary.devices as Array<{ gapCount: number }>;
+  const launched = Number((await full('kernel_launch_overhead')).summary.launchedKernels);
+  assert.ok(text.includes(`${gaps.reduce((a, d) => a + Number(d.gapCount), 0).toLocaleString('en-US')} gaps`), text);
+  assert.ok(launched > 0 && text.includes(`${launched.toLocaleString('en-US')} kernels launched`), text);
   await settle();
   assert.ok(await pixels([0, 127, 212], 60) > 200, 'the range is shaded and edged');
   await page.screenshot({ path: path.join(RESULTS, 'range.png') });
