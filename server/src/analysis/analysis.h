@@ -279,10 +279,10 @@ static inline uint64_t nsys_mix64(uint64_t k) {
 }
 /* Case-insensitive substring test. */
 bool nsys_icontains(const char *hay, const char *needle);
-/* Per string id (strings.count + 1 entries, caller frees): 2 where the string
- * names an NVTX range, else 0 — the candidates a name-pattern test (stages,
- * iteration markers) needs to look at (kernel names are most of the text). */
-uint8_t *nsys_nvtx_name_candidates(const nsys_index *ix);
+/* Per string id (strings.count + 1 entries, caller frees): 1 where the string
+ * names an NVTX range and `is_match(name, ud)` holds, else 0. Only NVTX range
+ * names are tested (kernel names are most of the text): stages, iteration markers. */
+uint8_t *nsys_nvtx_names_where(const nsys_index *ix, bool (*is_match)(const char *name, const void *ud), const void *ud);
 /* v rounded to 2 decimals (percentages, rates). */
 double nsys_round2(double v);
 

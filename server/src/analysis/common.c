@@ -29,11 +29,13 @@ bool nsys_icontains(const char *hay, const char *needle) {
   return false;
 }
 
-uint8_t *nsys_nvtx_name_candidates(const nsys_index *ix) {
+uint8_t *nsys_nvtx_names_where(const nsys_index *ix, bool (*is_match)(const char *name, const void *ud), const void *ud) {
   uint32_t ns = ix->strings.count;
   uint8_t *match = nsys_xcalloc((size_t)ns + 1, 1);
   for (uint32_t r = 0; r < ix->nvtx.n; r++)
-    if (ix->nvtx.name[r] < ns) match[ix->nvtx.name[r]] = 2;
+    if (ix->nvtx.name[r] < ns) match[ix->nvtx.name[r]] = 2; /* a candidate, tested below once */
+  for (uint32_t k = 0; k < ns; k++)
+    if (match[k] == 2) match[k] = is_match(nsys_strtab_get(&ix->strings, k), ud);
   return match;
 }
 

@@ -172,24 +172,23 @@ static void nsys__gap_cb(nsys_actx *c, uint32_t op, void *ud) {
   g->cur.kernels++;
 }
 
+typedef struct {
+  const char *marker, *auto_m;
+} nsys__marker_rule;
+
+static bool nsys__is_marker(const char *name, const void *ud) {
+  const nsys__marker_rule *m = ud;
+  if (!m->auto_m) return nsys_icontains(name, m->marker);
+  char norm[256];
+  nsys__normalize(name, norm, sizeof norm);
+  return strcmp(norm, m->auto_m) == 0;
+}
+
 /* The NVTX ranges named like `marker` (normalised equal to the auto-detected
  * one when auto_m; else containing it): per range-name string id, 1 or 0. */
 static uint8_t *nsys__marker_names(const nsys_index *ix, const char *marker, const char *auto_m) {
-  char norm[256];
-  uint32_t ns = ix->strings.count;
-  uint8_t *match = nsys_nvtx_name_candidates(ix); /* only NVTX range names can match */
-  for (uint32_t k = 0; k < ns; k++) {
-    if (match[k] != 2) continue;
-    match[k] = 0;
-    const char *s = nsys_strtab_get(&ix->strings, k);
-    if (auto_m) {
-      nsys__normalize(s, norm, sizeof norm);
-      match[k] = strcmp(norm, auto_m) == 0;
-    } else {
-      match[k] = nsys_icontains(s, marker);
-    }
-  }
-  return match;
+  nsys__marker_rule m = {marker, auto_m};
+  return nsys_nvtx_names_where(ix, nsys__is_marker, &m);
 }
 
 /* Iteration `it` of the marker range r of thread t when it has kernels on a

@@ -7,14 +7,15 @@
 #include "analysis/window.h"
 #include "common/util.h"
 
-static bool nsys__kernel_in(nsys_actx *c, uint32_t i) {
+/* Per track (n_tracks + 1 entries, caller frees): 1 when its device is selected. */
+static uint8_t *nsys__tracks_selected(const nsys_actx *c) {
   const nsys_index *ix = c->ix;
-  if (ix->ops.kind[i] != NSYS_OP_KERNEL) return false;
-  if (ix->ops.start[i] < c->t0 || ix->ops.start[i] >= c->t1) return false;
-  return nsys_actx_device_selected(c, ix->tracks[ix->ops.track[i]].device);
+  uint8_t *ok = nsys_xmalloc((size_t)ix->n_tracks + 1);
+  for (uint32_t t = 0; t < ix->n_tracks; t++) ok[t] = nsys_actx_device_selected(c, ix->tracks[t].device);
+  return ok;
 }
 
-/* nsys__kernel_in with the device test read from a per-track table. */
+/* Op i is a kernel starting in the window on a selected device (dev_ok: nsys__tracks_selected). */
 static inline bool nsys__kernel_sel(const nsys_actx *c, const uint8_t *dev_ok, uint32_t i) {
   const nsys_index *ix = c->ix;
   return ix->ops.kind[i] == NSYS_OP_KERNEL && ix->ops.start[i] >= c->t0 && ix->ops.start[i] < c->t1 &&
@@ -81,8 +82,7 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const uint32_t *nm = demangled ? ix->ops.full_name : ix->ops.name;
   uint32_t ns = ix->strings.count;
   /* pass 1: count and total per name (the device test per track, once) */
-  uint8_t *dev_ok = nsys_xmalloc((size_t)ix->n_tracks + 1);
-  for (uint32_t t = 0; t < ix->n_tracks; t++) dev_ok[t] = nsys_actx_device_selected(c, ix->tracks[t].device);
+  uint8_t *dev_ok = nsys__tracks_selected(c);
   uint32_t *cnt = nsys_xcalloc((size_t)ns + 1, sizeof *cnt);
   int64_t *tot = nsys_xcalloc((size_t)ns + 1, sizeof *tot);
   uint64_t n = 0;
@@ -285,11 +285,12 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   /* the window's ops only (window.h), the names seen listed (as top_kernels) */
   uint32_t nr, no = 0;
   nsys_oprange *rg = nsys_win_start_ranges(c, &nr);
+  uint8_t *dev_ok = nsys__tracks_selected(c);
   uint32_t *order = NULL;
   size_t ocap = 0;
   for (uint32_t r = 0; r < nr; r++)
     for (uint32_t i = rg[r].lo; i < rg[r].hi && !nsys_actx_stop(c, i); i++) {
-      if (!nsys__kernel_in(c, i)) continue;
+      if (!nsys__kernel_sel(c, dev_ok, i)) continue;
       kernels++;
       int64_t kd = nsys_op_dur(ix, i);
       if (kd < small) small_n++;
@@ -319,6 +320,7 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
       queue_total += q;
     }
   free(rg);
+  free(dev_ok);
   if (no > 1) qsort_r(order, no, sizeof *order, nsys__cmp_lgroup, g);
   uint32_t shown = (limit > 0 && (uint64_t)limit < no) ? (uint32_t)limit : no;
   for (uint32_t r = 0; r < shown; r++) {

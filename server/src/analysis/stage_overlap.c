@@ -444,33 +444,30 @@ static int nsys__cmp_stage(const void *a, const void *b) {
   return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* A stage range's name: `stagePattern`'s '|'-separated alternatives, each
+ * contained (case-insensitive); by default forward/backward/fwd/bwd/stage. */
+static bool nsys__is_stage(const char *s, const void *ud) {
+  const char *pat = ud;
+  if (!pat || !*pat)
+    return nsys_icontains(s, "forward") || nsys_icontains(s, "backward") || nsys_icontains(s, "fwd") ||
+           nsys_icontains(s, "bwd") || nsys_icontains(s, "stage");
+  for (const char *p = pat; *p;) {
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    char alt[128];
+    if (len >= sizeof alt) len = sizeof alt - 1;
+    memcpy(alt, p, len);
+    alt[len] = '\0';
+    if (len && nsys_icontains(s, alt)) return true;
+    p = bar ? bar + 1 : p + len;
+  }
+  return false;
+}
+
 bool nsys_an_stage_overlap(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   const nsys_index *ix = c->ix;
   const char *pat = nsys_actx_str(c, "stagePattern");
-  uint32_t ns = ix->strings.count;
-  uint8_t *match = nsys_nvtx_name_candidates(ix); /* only NVTX range names can match */
-  for (uint32_t k = 0; k < ns; k++) {
-    if (match[k] != 2) continue;
-    match[k] = 0;
-    const char *s = nsys_strtab_get(&ix->strings, k);
-    if (!pat || !*pat) {
-      match[k] = nsys_icontains(s, "forward") || nsys_icontains(s, "backward") ||
-                 nsys_icontains(s, "fwd") || nsys_icontains(s, "bwd") || nsys_icontains(s, "stage");
-    } else {
-      /* '|' separates alternatives */
-      const char *p = pat;
-      while (*p && !match[k]) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        char alt[128];
-        if (len >= sizeof alt) len = sizeof alt - 1;
-        memcpy(alt, p, len);
-        alt[len] = '\0';
-        if (len && nsys_icontains(s, alt)) match[k] = 1;
-        p = bar ? bar + 1 : p + len;
-      }
-    }
-  }
+  uint8_t *match = nsys_nvtx_names_where(ix, nsys__is_stage, pat);
   const nsys_devunions *du;
   uint32_t n_du = nsys_actx_devunions_all(c, &du);
   nsys__stages st = {0};
