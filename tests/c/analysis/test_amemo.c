@@ -9,9 +9,11 @@
  * or two, and from the side the memo keeps (after a cancelled first diff
  * too). Skips (77) when the shared real profiles are absent. */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -391,7 +393,20 @@ static void check_profile(const char *path) {
   t_close(&tp);
 }
 
+/* A cache directory of this test's own: other tests of the suite run at the
+ * same time on the same real profiles and would save memo files over the bad
+ * ones planted here. */
+static void own_cache_dir(void) {
+  char *base = nsys_cache_dir();
+  char *dir = nsys_xasprintf("%s/test_amemo", base ? base : "/tmp");
+  CHECK(mkdir(dir, 0700) == 0 || errno == EEXIST);
+  setenv("NSYS_AI_CACHE_DIR", dir, 1);
+  free(dir);
+  free(base);
+}
+
 int main(void) {
+  own_cache_dir();
   static const char *const names[] = {"nsys2026_2gpu_nccl_before", "nsys2024_a100_lm_nvtx", "nsys2023_rtx3060_23k",
                                       "nsys2024_a100_cudagraph"};
   if (!t_each_real(names, sizeof names / sizeof names[0], check_profile))
