@@ -211,14 +211,25 @@ static void nsys__fz_write(const char *path, const void *data, size_t n) {
   chmod(path, 0600);
 }
 
-/* The first corpus folder on the command line (libFuzzer's positional
- * arguments), where a valid seed is written, or NULL. */
-static const char *nsys__fz_corpus_dir(int argc, char **argv) {
+/* Writes the valid file as `name` into the first corpus folder on the
+ * command line (libFuzzer's positional arguments), if there is one. */
+static void nsys__fz_seed(int argc, char **argv, const char *name, const void *data, size_t n) {
   for (int i = 1; i < argc; i++) {
     struct stat st;
-    if (argv[i][0] != '-' && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) return argv[i];
+    if (argv[i][0] == '-' || stat(argv[i], &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    char *seed = nsys_xasprintf("%s/%s", argv[i], name);
+    nsys__fz_write(seed, data, n);
+    free(seed);
+    return;
   }
-  return NULL;
+}
+
+/* A writable copy of the input (8 bytes of slack). */
+static unsigned char *nsys__fz_copy(const uint8_t *data, size_t size) {
+  unsigned char *file = malloc(size + 8);
+  if (!file) abort();
+  if (size) memcpy(file, data, size);
+  return file;
 }
 
 #endif

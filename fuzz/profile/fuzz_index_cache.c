@@ -37,21 +37,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   unsigned char *file = nsys__cache_path ? nsys__fz_slurp(nsys__cache_path, &n) : NULL;
   if (!file || n < sizeof nsys__valid) abort();
   memcpy(&nsys__valid, file, sizeof nsys__valid);
-  const char *corpus = nsys__fz_corpus_dir(*argc, *argv);
-  if (corpus) {
-    char *seed = nsys_xasprintf("%s/valid-index-cache", corpus);
-    nsys__fz_write(seed, file, n);
-    free(seed);
-  }
+  nsys__fz_seed(*argc, *argv, "valid-index-cache", file, n);
   free(file);
   return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > (4u << 20)) return 0;
-  unsigned char *file = malloc(size + 1);
-  if (!file) abort();
-  if (size) memcpy(file, data, size);
+  unsigned char *file = nsys__fz_copy(data, size);
   if (size >= sizeof nsys__valid) {
     nsys__cache_header hd;
     memcpy(&hd, file, sizeof hd);

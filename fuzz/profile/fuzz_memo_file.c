@@ -42,20 +42,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   if (!nsys__valid || n < 24) abort();
   memcpy(&nsys__hsize, nsys__valid + 12, 4);
   if (nsys__hsize < 40 || nsys__hsize > n || nsys__hsize % 8) abort();
-  const char *corpus = nsys__fz_corpus_dir(*argc, *argv);
-  if (corpus) {
-    char *seed = nsys_xasprintf("%s/valid-memo", corpus);
-    nsys__fz_write(seed, nsys__valid, n);
-    free(seed);
-  }
+  nsys__fz_seed(*argc, *argv, "valid-memo", nsys__valid, n);
   return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > (4u << 20)) return 0;
-  unsigned char *file = malloc(size + 8);
-  if (!file) abort();
-  if (size) memcpy(file, data, size);
+  unsigned char *file = nsys__fz_copy(data, size);
   if (size >= nsys__hsize) {
     uint32_t n_dev;
     memcpy(&n_dev, file + NSYS__N_DEV_AT, 4);
