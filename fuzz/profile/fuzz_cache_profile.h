@@ -9,6 +9,7 @@
 #ifndef NSYS_FUZZ_CACHE_PROFILE_H
 #define NSYS_FUZZ_CACHE_PROFILE_H
 
+#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,10 +37,22 @@ static void nsys__fz_exec(sqlite3 *db, const char *sql) {
   }
 }
 
+static int nsys__fz_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+/* the scratch folder goes when the fuzzer exits (its time is up) */
+static void nsys__fz_cleanup(void) {
+  nsys_index_wait_saves();
+  nftw(nsys__fz_dir, nsys__fz_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* The scratch export; NSYS_AI_CACHE_DIR is a folder of this process. */
 static void nsys__fz_make_profile(const char *tag) {
   snprintf(nsys__fz_dir, sizeof nsys__fz_dir, "/tmp/nsys-ai-fuzz-%s-XXXXXX", tag);
   if (!mkdtemp(nsys__fz_dir)) abort();
+  atexit(nsys__fz_cleanup);
   char cache[128];
   snprintf(cache, sizeof cache, "%s/cache", nsys__fz_dir);
   setenv("NSYS_AI_CACHE_DIR", cache, 1);
