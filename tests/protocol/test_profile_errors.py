@@ -250,3 +250,38 @@ def test_rpc_cancelled_open_leaves_nothing_open(rpc, tmp_path):
         assert str(path) not in listed
     else:
         assert str(path) in listed
+
+
+def make_times_export(path: Path, kernels: list[tuple[int, int]]) -> Path:
+    """make_minimal_export with the given kernel [start, end] pairs."""
+    make_minimal_export(path)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,0,1,7,?,281479271677952,0,0)",
+                    [(s, e, i + 1) for i, (s, e) in enumerate(kernels)])
+    con.commit()
+    con.close()
+    return path
+
+
+def test_rpc_clocks_out_of_range(rpc, tmp_path):
+    """Times past the protocol's range (+-2^61 ns) are clamped to it; an export
+    whose op durations add up past 2^61 ns is refused as corrupt (-32016) with
+    a message saying so, the server keeps serving, and the CLI exits 2 with the
+    same message (index/index_bounds.h)."""
+    lo, hi = -(1 << 61), (1 << 61) - 1
+    bad = make_times_export(tmp_path / "bad.sqlite", [(-(1 << 63), (1 << 63) - 1), (10, 20)])
+    with pytest.raises(RpcError) as e:
+        rpc.request("profile/open", {"path": str(bad)})
+    assert e.value.code == -32016 and "add up to more than 2^61 ns" in str(e.value), e.value
+    r = subprocess.run([server_binary(), "analyze", "top_kernels", str(bad)], capture_output=True, timeout=60)
+    assert r.returncode == 2 and b"GPU op durations add up to more than 2^61 ns" in r.stderr, r.stderr
+    # clamped, inside the bounds: answered, with the clamped times
+    ok = make_times_export(tmp_path / "ok.sqlite", [(-(1 << 63), -(1 << 63) + 5), ((1 << 61) - 100, 1 << 62)])
+    pid2 = rpc.request("profile/open", {"path": str(ok)})["profileId"]
+    top = rpc.request("analysis/run", {"profileId": pid2, "name": "top_kernels"})
+    assert top["rows"] and sum(int(r["count"]) for r in top["rows"]) == 2
+    tl = rpc.request("timeline/range", {"profileId": pid2, "start": lo, "end": hi, "width": 100})
+    assert tl is not None
+    info = rpc.request("profile/info", {"profileId": pid2})
+    assert int(info["span"]["start"]) == lo and int(info["span"]["end"]) == hi, info["span"]

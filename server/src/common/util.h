@@ -37,6 +37,21 @@ void nsys_strbuf_vprintf(nsys_strbuf *b, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 char *nsys_strbuf_steal(nsys_strbuf *b); /* caller frees; buffer is reset */
 
+/* Profile clocks (ns) are kept within [NSYS_TIME_MIN, NSYS_TIME_MAX], the
+ * protocol's time range (+-2^61 ns, about 73 years either side of the clock's
+ * zero; epoch clocks of today are ~2^60.6): the index clamps a time outside
+ * it as it reads a row (a hostile or broken export), so the difference of
+ * any two times fits in an int64; and it refuses an export whose op, API
+ * call or NVTX range durations add up to more than NSYS_TOTAL_MAX (2^61 ns
+ * each: index/index_bounds.h), so that no sum of durations, nor a time plus
+ * such a sum, overflows. */
+#define NSYS_TIME_MIN (-((int64_t)1 << 61))
+#define NSYS_TIME_MAX (((int64_t)1 << 61) - 1)
+#define NSYS_TOTAL_MAX ((int64_t)1 << 61)
+static inline int64_t nsys_time_clamp(int64_t t) {
+  return t < NSYS_TIME_MIN ? NSYS_TIME_MIN : t > NSYS_TIME_MAX ? NSYS_TIME_MAX : t;
+}
+
 /* Monotonic clock in nanoseconds. */
 int64_t nsys_now_ns(void);
 

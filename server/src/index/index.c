@@ -8,6 +8,7 @@
 
 #include "common/cond_wait.h"
 #include "common/util.h"
+#include "index/index_bounds.h"
 #include "index/index_internal.h"
 #include "profile/profile.h"
 #include "common/task.h"
@@ -23,6 +24,14 @@ static nsys_index *nsys__index_load_or_build(struct nsys_profile *p, nsys_task *
   }
   ix = nsys__index_build_fresh(p, task);
   if (!ix) return NULL;
+  const char *broken = nsys_index_bounds_broken(ix);
+  if (broken) {
+    nsys_index_free(ix);
+    nsys_task_fail(task, NSYS_E_CORRUPT,
+                   "%s: its %s: the export's clocks are corrupt",
+                   p->path, broken);
+    return NULL;
+  }
   nsys_task_progress(task, 96, "summarising tracks");
   nsys__index_derive(ix);
   *fresh = !getenv("NSYS_AI_NO_INDEX_CACHE");

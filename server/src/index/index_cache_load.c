@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "index/index_cache_format.h"
 #include "index/index_internal.h"
+#include "index/index_bounds.h"
 #include "profile/profile.h"
 
 /* What the fused pass checks in a section's elements. */
@@ -26,6 +27,12 @@ typedef enum {
   NSYS__CHK_I32_REF, /* i32 x in [-1, lim): an index or -1 */
   NSYS__CHK_U16_LE,  /* u16 x <= lim */
   NSYS__CHK_U8_LE,   /* u8 x <= lim */
+  /* i64 end times, lim the index of the section of their start times: both
+   * kept times, end >= start, durations adding up to at most NSYS_TOTAL_MAX
+   * (index_bounds.h) */
+  NSYS__CHK_TIME_END,
+  NSYS__CHK_MAXEND, /* i64: a kept time, or INT64_MIN (none): series.maxend */
+  NSYS__CHK_UNION,  /* i64 in [0, 2^62): series.union (a union's length, at most the span) */
   /* links between the elements of one array, so that walking them always
    * ends (element i, a valid build guarantees it): */
   NSYS__CHK_I32_BEFORE, /* -1 or 0 <= x < i: nvtx.parent (the enclosing range sorts first) */
@@ -75,6 +82,16 @@ static const void *nsys__take(nsys__layout *l, const char *name, uint64_t n, uns
  * a time with SSE2 where there is SSE2 (every x86-64), else one by one. */
 static bool nsys__check_elems(const unsigned char *x, size_t n, nsys__check chk, uint32_t lim) {
   if (chk == NSYS__CHK_NONE || !n) return true;
+  if (chk == NSYS__CHK_MAXEND || chk == NSYS__CHK_UNION) {
+    /* unsigned: x - lo > span is "outside [lo, lo + span]" */
+    const uint64_t *t = (const uint64_t *)(const void *)x;
+    const uint64_t lo = chk == NSYS__CHK_UNION ? 0 : (uint64_t)NSYS_TIME_MIN;
+    const uint64_t span = chk == NSYS__CHK_UNION ? ((uint64_t)1 << 62) - 1 : (uint64_t)NSYS_TIME_MAX - lo;
+    const uint64_t none = chk == NSYS__CHK_MAXEND ? (uint64_t)INT64_MIN : lo;
+    uint64_t out = 0;
+    for (size_t i = 0; i < n; i++) out |= (uint64_t)(t[i] - lo > span) & (uint64_t)(t[i] != none);
+    return !out;
+  }
   /* every check is "v + add > max" in unsigned arithmetic */
   uint32_t add = chk == NSYS__CHK_I32_REF ? 1u : 0u;
   uint32_t max = chk == NSYS__CHK_U32_LT ? lim - 1 : lim; /* U32_LT, lim 0: nothing passes */
@@ -171,6 +188,7 @@ typedef struct {
   uint64_t lo, hi;
   nsys__sum sum;
   bool ok;
+  uint64_t units[NSYS__MAX_SECTIONS]; /* CHK_TIME_END sections: their durations so far (index_bounds.h) */
 } nsys__verifier;
 
 static void *nsys__verify_run(void *arg) {
@@ -189,7 +207,16 @@ static void *nsys__verify_run(void *arg) {
       if (x->off >= end) break;
       uint64_t a = NSYS_MAX(off, x->off), b = NSYS_MIN(end, x_end);
       bool links = x->chk == NSYS__CHK_I32_BEFORE || x->chk == NSYS__CHK_I32_AFTER;
-      if (a < b && !(links ? nsys__check_links(l->base + a, (b - a) / x->size, (a - x->off) / x->size, x->chk, x->lim)
+      if (x->chk == NSYS__CHK_TIME_END) { /* the start times are read beside (a second stream) */
+        uint64_t k = (a - x->off) / 8, n = (b - a) / 8;
+        const nsys__section *st = &l->sec[x->lim];
+        if (a < b && (!nsys_durations_fold((const int64_t *)(const void *)(l->base + st->off) + k,
+                                           (const int64_t *)(const void *)(l->base + a), n, &v->units[s]) ||
+                      v->units[s] > NSYS_UNITS_MAX)) {
+          v->ok = false;
+          break;
+        }
+      } else if (a < b && !(links ? nsys__check_links(l->base + a, (b - a) / x->size, (a - x->off) / x->size, x->chk, x->lim)
                            : nsys__check_elems(l->base + a, (b - a) / x->size, x->chk, x->lim))) {
         v->ok = false;
         break;
@@ -212,7 +239,7 @@ static void *nsys__verify_run(void *arg) {
  * only payloads from 256 MB (about 2.5M ops) are split. */
 static bool nsys__verify(const nsys__layout *l, uint64_t checksum, bool *range_ok) {
   uint64_t half = l->size / 2 / NSYS__CHUNK * NSYS__CHUNK;
-  nsys__verifier a = {l, 0, l->size, {{0}, {0}, 0}, true}, b = {l, l->size, l->size, {{0}, {0}, 0}, true};
+  nsys__verifier a = {l, 0, l->size, {{0}, {0}, 0}, true, {0}}, b = {l, l->size, l->size, {{0}, {0}, 0}, true, {0}};
   pthread_t th;
   bool threaded = false;
   /* NSYS_AI_CACHE_SPLIT_ANY (tests): split any payload of two chunks or more */
@@ -227,6 +254,8 @@ static bool nsys__verify(const nsys__layout *l, uint64_t checksum, bool *range_o
   else nsys__verify_run(&b); /* empty */
   nsys__sum_concat(&a.sum, &b.sum);
   *range_ok = a.ok && b.ok;
+  for (uint32_t s = 0; s < l->n_sec; s++) /* each half's total is bounded: the sum cannot wrap */
+    if (l->sec[s].chk == NSYS__CHK_TIME_END && a.units[s] + b.units[s] > NSYS_UNITS_MAX) *range_ok = false;
   return nsys__sum_final(&a.sum) == checksum;
 }
 
@@ -343,8 +372,9 @@ static void nsys__lay_out(nsys__layout *r, const nsys__cache_header *h, nsys_ind
   NSYS__TAKE("strings.lens", raw->lens, ns, 4, NSYS__CHK_NONE, 0);
   NSYS__TAKE("strings.bytes", raw->blob, h->string_bytes, 1, NSYS__CHK_NONE, 0);
   NSYS__TAKE("tracks", raw->tracks, h->n_tracks, sizeof(nsys_gpu_track), NSYS__CHK_NONE, 0);
+  uint32_t ops_start = r->n_sec;
   NSYS__TAKE("ops.start", ix->ops.start, no, 8, NSYS__CHK_NONE, 0);
-  NSYS__TAKE("ops.end", ix->ops.end, no, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("ops.end", ix->ops.end, no, 8, NSYS__CHK_TIME_END, ops_start);
   NSYS__TAKE("ops.rowid", ix->ops.rowid, no, 8, NSYS__CHK_NONE, 0);
   NSYS__TAKE("ops.name", ix->ops.name, no, 4, NSYS__CHK_U32_LT, ns);
   NSYS__TAKE("ops.full_name", ix->ops.full_name, no, 4, NSYS__CHK_U32_LT, ns);
@@ -356,15 +386,17 @@ static void nsys__lay_out(nsys__layout *r, const nsys__cache_header *h, nsys_ind
   uint32_t max_depth = 0; /* the deepest NVTX row any thread declares */
   for (uint32_t t = 0; r->ok && t < nt; t++)
     if (raw->threads[t].nvtx_max_depth > max_depth) max_depth = raw->threads[t].nvtx_max_depth;
+  uint32_t api_start = r->n_sec;
   NSYS__TAKE("api.start", ix->api.start, na, 8, NSYS__CHK_NONE, 0);
-  NSYS__TAKE("api.end", ix->api.end, na, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("api.end", ix->api.end, na, 8, NSYS__CHK_TIME_END, api_start);
   NSYS__TAKE("api.correlation", ix->api.correlation, na, 8, NSYS__CHK_NONE, 0);
   NSYS__TAKE("api.rowid", ix->api.rowid, na, 8, NSYS__CHK_NONE, 0);
   NSYS__TAKE("api.name", ix->api.name, na, 4, NSYS__CHK_U32_LT, ns);
   NSYS__TAKE("api.thread", ix->api.thread, na, 4, NSYS__CHK_U32_LT, nt);
   NSYS__TAKE("api.first_op", ix->api.first_op, na, 4, NSYS__CHK_I32_REF, no);
+  uint32_t nvtx_start = r->n_sec;
   NSYS__TAKE("nvtx.start", ix->nvtx.start, nv, 8, NSYS__CHK_NONE, 0);
-  NSYS__TAKE("nvtx.end", ix->nvtx.end, nv, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("nvtx.end", ix->nvtx.end, nv, 8, NSYS__CHK_TIME_END, nvtx_start);
   NSYS__TAKE("nvtx.name", ix->nvtx.name, nv, 4, NSYS__CHK_U32_LT, ns);
   NSYS__TAKE("nvtx.domain", ix->nvtx.domain, nv, 4, NSYS__CHK_U32_LT, ns);
   NSYS__TAKE("nvtx.thread", ix->nvtx.thread, nv, 4, NSYS__CHK_U32_LT, nt);
@@ -380,8 +412,8 @@ static void nsys__lay_out(nsys__layout *r, const nsys__cache_header *h, nsys_ind
   NSYS__TAKE("nvtx_rows.count", pv->depth_row_count, h->n_depth_rows, 4, NSYS__CHK_NONE, 0);
   NSYS__TAKE("nvtx_rows.ranges", pv->nvtx_by_depth, nv, 4, NSYS__CHK_U32_LT, nv);
   uint64_t n_series = (uint64_t)h->n_tracks + nt + h->n_depth_rows + h->n_proj_rows;
-  NSYS__TAKE("series.union", raw->u, h->n_blocks + n_series, 8, NSYS__CHK_NONE, 0);
-  NSYS__TAKE("series.maxend", raw->m, h->n_blocks + n_series, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("series.union", raw->u, h->n_blocks + n_series, 8, NSYS__CHK_UNION, 0);
+  NSYS__TAKE("series.maxend", raw->m, h->n_blocks + n_series, 8, NSYS__CHK_MAXEND, 0);
   NSYS__TAKE("series.longest", raw->l, h->n_blocks, 4, NSYS__CHK_NONE, 0);
   NSYS__TAKE("series.super_longest", raw->g, h->n_super, 4, NSYS__CHK_NONE, 0);
 #undef NSYS__TAKE

@@ -100,6 +100,10 @@ uint32_t nsys__series_lower(const nsys__series *s, int64_t t) {
 }
 
 /* Union length P and max end M of items [0, m). */
+/* a + b modulo 2^64, as an int64 (two's complement, as GCC and Clang convert) */
+static inline int64_t nsys__wrap_add(int64_t a, uint64_t b) { return (int64_t)((uint64_t)a + b); }
+static inline int64_t nsys__wrap_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+
 static void nsys__prefix(const nsys__series *s, uint32_t m, int64_t *P_out, int64_t *M_out) {
   uint32_t b = m / NSYS__BLOCK;
   if (b > s->n_blocks) b = s->n_blocks;
@@ -108,10 +112,10 @@ static void nsys__prefix(const nsys__series *s, uint32_t m, int64_t *P_out, int6
     uint32_t r = nsys__row(s, i);
     int64_t st = s->start[r], en = s->end[r];
     if (M == INT64_MIN || st > M) {
-      P += en - st;
+      P = nsys__wrap_add(P, (uint64_t)en - (uint64_t)st);
       M = en;
     } else if (en > M) {
-      P += en - M;
+      P = nsys__wrap_add(P, (uint64_t)en - (uint64_t)M);
       M = en;
     }
   }
@@ -121,7 +125,7 @@ static void nsys__prefix(const nsys__series *s, uint32_t m, int64_t *P_out, int6
 
 /* U(t) given P, M of the items that start before t. */
 static inline int64_t nsys__U(int64_t P, int64_t M, int64_t t) {
-  return M != INT64_MIN && M > t ? P - (M - t) : P;
+  return M != INT64_MIN && M > t ? nsys__wrap_sub(P, nsys__wrap_sub(M, t)) : P;
 }
 
 static inline int64_t nsys__floor_div(int64_t a, int64_t b) {
@@ -146,15 +150,19 @@ static inline int64_t nsys__floor_div(int64_t a, int64_t b) {
  * per-block and per-super-block maxima are, so results match a plain scan. */
 #define NSYS__ST(k) (idx ? S[idx[k]] : S[k])
 #define NSYS__EN(k) (idx ? E[idx[k]] : E[k])
-#define NSYS__ACC(st, en)        \
-  do {                           \
-    if (M == INT64_MIN || (st) > M) { \
-      P += (en) - (st);          \
-      M = (en);                  \
-    } else if ((en) > M) {       \
-      P += (en) - M;             \
-      M = (en);                  \
-    }                            \
+/* P is a running union length: in a valid index it never exceeds the span
+ * (< 2^62), but its arithmetic is done modulo 2^64 (defined for any input),
+ * so that a cache file whose series repeat or overlap items (rejected where
+ * the loader can see it, not always) gives wrong buckets, never UB. */
+#define NSYS__ACC(st, en)                                 \
+  do {                                                    \
+    if (M == INT64_MIN || (st) > M) {                     \
+      P = nsys__wrap_add(P, (uint64_t)(en) - (uint64_t)(st)); \
+      M = (en);                                           \
+    } else if ((en) > M) {                                \
+      P = nsys__wrap_add(P, (uint64_t)(en) - (uint64_t)M); \
+      M = (en);                                           \
+    }                                                     \
   } while (0)
 
 static inline __attribute__((always_inline)) uint32_t
@@ -182,7 +190,7 @@ nsys__buckets_walk(const nsys__series *s, const uint32_t *idx, int64_t base, int
     /* buckets before it are only covered by items that started earlier */
     while (k_next < k_item && M != INT64_MIN && M > base + k_next * res) {
       int64_t bs = base + k_next * res, be = bs + res;
-      nsys_tl_bucket bk = {bs, be, 0, nsys__U(P, M, be) - nsys__U(P, M, bs), UINT32_MAX, 0};
+      nsys_tl_bucket bk = {bs, be, 0, nsys__wrap_sub(nsys__U(P, M, be), nsys__U(P, M, bs)), UINT32_MAX, 0};
       fn(ctx, &bk);
       emitted++;
       k_next++;
@@ -251,7 +259,7 @@ nsys__buckets_walk(const nsys__series *s, const uint32_t *idx, int64_t base, int
       NSYS__ACC(st, en);
     }
     int64_t u1 = nsys__U(P, M, be);
-    nsys_tl_bucket bk = {bs, be, j - i, u1 - u0, idx ? idx[best] : row0 + best, best_d};
+    nsys_tl_bucket bk = {bs, be, j - i, nsys__wrap_sub(u1, u0), idx ? idx[best] : row0 + best, best_d};
     fn(ctx, &bk);
     emitted++;
     k_next = k_item + 1;

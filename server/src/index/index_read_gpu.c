@@ -101,7 +101,7 @@ static void nsys__gpu_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   if (r->n == r->cap) nsys__raw_ops_reserve(r, r->n + 1);
   uint32_t i = r->n;
   r->rowid[i] = sqlite3_value_int64(v[0]);
-  int64_t s = sqlite3_value_int64(v[1]), e = sqlite3_value_int64(v[2]);
+  int64_t s = nsys_time_clamp(sqlite3_value_int64(v[1])), e = nsys_time_clamp(sqlite3_value_int64(v[2]));
   r->start[i] = s;
   r->end[i] = e < s ? s : e;
   r->tgroup[i] = nsys__track_tmp(b, (int32_t)sqlite3_value_int64(v[3]), sqlite3_value_int64(v[4]),

@@ -94,7 +94,7 @@ static void nsys__api_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   if (r->n == r->cap) nsys__raw_api_reserve(r, r->n + 1);
   uint32_t i = r->n;
   r->rowid[i] = sqlite3_value_int64(v[0]);
-  int64_t s = sqlite3_value_int64(v[1]), e = sqlite3_value_int64(v[2]);
+  int64_t s = nsys_time_clamp(sqlite3_value_int64(v[1])), e = nsys_time_clamp(sqlite3_value_int64(v[2]));
   r->start[i] = s;
   r->end[i] = e < s ? s : e;
   int64_t g = sqlite3_value_int64(v[3]);
@@ -236,7 +236,7 @@ static void nsys__nvtx_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   if (sqlite3_value_type(v[2]) == SQLITE_NULL) return; /* not a closed range */
   if (sqlite3_value_type(v[8]) != SQLITE_NULL && sqlite3_value_int64(v[8]) != g)
     return; /* start/end range ended on another thread: not a range of this thread */
-  int64_t s = sqlite3_value_int64(v[1]), e = sqlite3_value_int64(v[2]);
+  int64_t s = nsys_time_clamp(sqlite3_value_int64(v[1])), e = nsys_time_clamp(sqlite3_value_int64(v[2]));
   if (e < s) return;
   nsys__raw_nvtx *r = &b->nvtx;
   if (r->n == r->cap) nsys__raw_nvtx_reserve(r, r->n + 1);

@@ -76,7 +76,10 @@ static bool nsys__query(nsys_profile *p, nsys_task *task, const char *sql, const
   return true;
 }
 
+/* times clamped as the index clamps them (common/util.h: NSYS_TIME_MIN/MAX) */
 static void nsys__span_add(nsys_info *in, int64_t start, int64_t end) {
+  start = nsys_time_clamp(start);
+  end = nsys_time_clamp(end);
   if (!in->has_span) {
     in->span_start = start;
     in->span_end = end;
