@@ -57,15 +57,15 @@ export function tilesFor(view: View, prefetch = 1, bounds?: { start: number; end
   return out.sort((a, b) => Number(visible(b)) - Number(visible(a)) || Math.abs(a.start - mid) - Math.abs(b.start - mid));
 }
 
-/** The tiles a zoom step from `view` needs at the next level: in (half the ns
- * per pixel) across the whole view, where a zoom in at any anchor stays; out
- * (twice) over the view and its span on each side, where a zoom out by up to
- * 2x at any anchor stays. Asked while the view is idle, so that Ctrl+wheel
- * finds its next level held. */
+/** The tiles a zoom-in step from `view` needs at the next level (half the ns
+ * per pixel), across the whole view, where a zoom in by up to 2x at any
+ * anchor stays. Asked while the view is idle, so that Ctrl+wheel finds its
+ * next level held. (Not the level out: a zoom out mostly returns to levels
+ * held already, and its tiles span three views, as much server work as the
+ * rest of the prefetch; measured in bench/README.md, branch vsc11.) */
 export function zoomNeighbourTiles(view: View, bounds?: { start: number; end: number }): TileKey[] {
-  const span = view.end - view.start, r = resolutionFor(span, view.width);
-  const inner = r > 1 ? tilesAt(r / 2, view.start, view.end, bounds) : [];
-  return [...inner, ...tilesAt(r * 2, view.start - span, view.end + span, bounds)];
+  const r = resolutionFor(view.end - view.start, view.width);
+  return r > 1 ? tilesAt(r / 2, view.start, view.end, bounds) : [];
 }
 
 /** The aligned tiles of `resolution` covering [lo, hi), within bounds. */

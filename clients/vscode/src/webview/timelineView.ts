@@ -331,8 +331,8 @@ export class TimelineView {
     setTimeout(() => this.prefetchIdle(token), IDLE_MS);
   }
 
-  /** While the view rests: the next zoom level in and out for the visible rows (Ctrl+wheel,
-   * W/S, +/-), the view's tiles for the row blocks a screen above and below (a scroll, or
+  /** While the view rests: the next zoom level in for the visible rows (Ctrl+wheel,
+   * W/S, +), the view's tiles for the row blocks a screen above and below (a scroll, or
    * rows shifted by a collapse) and for the tracks behind the closed groups in view (an
    * expand). The next setView cancels what it does not want. */
   private prefetchIdle(token: number): void {
