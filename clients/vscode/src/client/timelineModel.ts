@@ -57,6 +57,25 @@ export function tilesFor(view: View, prefetch = 1, bounds?: { start: number; end
   return out.sort((a, b) => Number(visible(b)) - Number(visible(a)) || Math.abs(a.start - mid) - Math.abs(b.start - mid));
 }
 
+/** The tiles a zoom-in step from `view` needs at the next level (half the ns
+ * per pixel), across the whole view, where a zoom in by up to 2x at any
+ * anchor stays. Asked while the view is idle, so that Ctrl+wheel finds its
+ * next level held. (Not the level out: a zoom out mostly returns to levels
+ * held already, and its tiles span three views, as much server work as the
+ * rest of the prefetch; measured in bench/README.md, branch vsc11.) */
+export function zoomNeighbourTiles(view: View, bounds?: { start: number; end: number }): TileKey[] {
+  const r = resolutionFor(view.end - view.start, view.width);
+  return r > 1 ? tilesAt(r / 2, view.start, view.end, bounds) : [];
+}
+
+/** The aligned tiles of `resolution` covering [lo, hi), within bounds. */
+function tilesAt(resolution: number, lo: number, hi: number, bounds?: { start: number; end: number }): TileKey[] {
+  const span = resolution * TILE_PX, out: TileKey[] = [];
+  if (bounds) { lo = Math.max(lo, bounds.start); hi = Math.min(hi, bounds.end); }
+  for (let i = Math.floor(lo / span); i * span < hi; i++) out.push({ resolution, start: i * span, end: (i + 1) * span });
+  return out;
+}
+
 export class TimelineModel {
   private cache = new Map<string, Tile>();
   private inflight = new Map<string, { p: Promise<Tile | undefined>; ctl: AbortController }>();
@@ -81,6 +100,14 @@ export class TimelineModel {
     await Promise.all(keys.filter(isVisible).map((k) => this.load(k)));
     for (const k of keys.filter((x) => !isVisible(x))) this.load(k).catch(() => { /* prefetch is best effort */ });
   }
+
+  /** Asks for `keys` not held, best effort (a later view's ensure cancels those it does not want). */
+  prefetch(keys: TileKey[]): void {
+    for (const k of keys) this.load(k).catch(() => { /* prefetch is best effort */ });
+  }
+
+  /** Whether every one of `keys` is held. */
+  holds(keys: TileKey[]): boolean { return keys.every((k) => this.cache.has(tileKey(k))); }
 
   private load(k: TileKey): Promise<Tile | undefined> {
     const key = tileKey(k);

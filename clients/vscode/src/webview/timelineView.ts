@@ -5,7 +5,7 @@
  * double-click zooms to a slice, F fits, Home resets, n/p step through
  * kernels, Enter selects. Search matches are outlined. Frames are timed with
  * performance marks (window.__nsysPerf collects them for tests). */
-import { TimelineModel, isCancelled, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams, type RangeRequest } from '../client/timelineModel';
+import { TimelineModel, isCancelled, zoomNeighbourTiles, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams, type RangeRequest } from '../client/timelineModel';
 import { formatNs } from '../client/format';
 import { formatCursor, timeAxis } from '../client/timeAxis';
 import type { Int, RangeColumns, Track } from '../protocol/types';
@@ -14,11 +14,14 @@ import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h, onThemeChange } from './dom';
 import { bucketKind, isGpuId, type Row } from './tracks';
 import { newTreeState, toggle, trackTree, visibleRows, type TreeNode, type TreeState } from '../client/trackTree';
+import { tracksBehind } from '../client/tracksBehind';
 import { dragWindow, frameSpan, type Match } from '../client/timelineNav';
 import { ROW_BLOCK, type FirstTile, type FirstView } from '../client/firstTiles';
 import { carriedTiles, carryInto, withCarried, type Carried, type SomeCarried } from './tileCarry';
 
 /** The label gutter's default width (drag its edge to resize). */
+/** How long a view rests before the timeline asks for what the next input would want. */
+const IDLE_MS = 60;
 const GUTTER = 210;
 const INDENT = 12;
 const ROW_H = 22;
@@ -65,6 +68,8 @@ export interface Perf {
   probe?: (px: number, py: number) => number | undefined;
   /** A raw bridge request (bench: empty round trips). */
   rpc?: (method: string, params: Record<string, unknown>) => Promise<unknown>;
+  /** Idle prefetches (TimelineView.prefetchIdle): planned (a view's tiles held), and run (no newer view came). */
+  idle?: { planned: number; ran: number };
   /** Recent bridge requests: sent and settled (performance.now()). */
   rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean }>;
   /** Track ids of every row, and of the rows in the blocks scrolled into view. */
@@ -123,6 +128,14 @@ export class TimelineView {
    * the requests of the visible blocks for one tile are merged into one. */
   private blocks: Array<{ first: number; rows: Row[]; model: TimelineModel; bitmaps: TileBitmaps }>;
   private view: View;
+  /** The tracks the closed groups in view would show when opened (client/trackTree's
+   * tracksBehind), held at the view's tiles while idle: an expand starts from them. */
+  private held: { sig: string; model: TimelineModel } | undefined;
+  /** The last relayout's replaced blocks' tile caches (the next held set starts from them). */
+  private retired: TimelineModel[] = [];
+  /** Counts views: an idle prefetch is for the view it was planned for only. */
+  private viewToken = 0;
+  private idlePlanned = 0;
   private frameData = new Map<string, TrackPart[]>();
   private bitmapsComplete = false;
   private hover: Hit | undefined;
@@ -196,8 +209,13 @@ export class TimelineView {
       const sig = rows.map((r) => `${r.key}=${r.ids.join(',')}`).join('|');
       const ids = [...new Set(rows.flatMap((r) => r.ids))];
       const reuse = old.get(sig); /* a block whose rows did not change keeps its tiles and bitmaps */
-      if (reuse) { old.delete(sig); this.blocks.push({ ...reuse, first }); continue; }
-      carried ??= carriedTiles(previous.map((b) => b.model), this.view ? tilesFor(this.view, 1, this.bounds) : []);
+      if (reuse) { /* a block whose rows did not change keeps its tiles and bitmaps (and takes the view's it lacks) */
+        old.delete(sig);
+        this.blocks.push({ ...reuse, first });
+        if (this.view && ids.length && !reuse.model.holds(tilesFor(this.view, 0, this.bounds))) carryInto(reuse.model, ids, (carried ??= this.carried(previous)));
+        continue;
+      }
+      carried ??= this.carried(previous);
       const partial: SomeCarried = new Map();
       const fetch = ids.length ? withCarried((p, signal) => this.fetchTiles(p, signal), ids, partial) : (p: RangeRequest) => Promise.resolve(emptyTile(p));
       const model = new TimelineModel((p, signal) => fetch(p, signal), () => this.queueFrame(), 128, this.bounds);
@@ -205,9 +223,17 @@ export class TimelineView {
       this.blocks.push({ first, rows, model, bitmaps: new TileBitmaps(ROW_H, () => this.queueFrame(), 32) });
     }
     for (const b of old.values()) b.model.abandon(); /* the replaced blocks' requests still on their way */
+    this.retired = [...old.values()].map((b) => b.model); /* their tiles: tracks no row draws now (behind a group just closed) */
     this.fitted.clear();
     this.el.dataset.rows = String(this.rows.length);
     this.el.dataset.hidden = String(this.treeState.hidden.size);
+  }
+
+  /** At the view: the blocks' tiles, the held ones (of the tracks behind closed groups) and the last replaced blocks'. */
+  private carried(blocks: TimelineView['blocks']): Carried {
+    const models = blocks.map((b) => b.model).concat(this.retired);
+    if (this.held) models.push(this.held.model);
+    return carriedTiles(models, this.view ? tilesFor(this.view, 1, this.bounds) : []);
   }
 
   /** Opens or closes a group, hides or pins a row (client/trackTree), or shows every hidden row ('unhide'). */
@@ -286,10 +312,54 @@ export class TimelineView {
     /* a block's requests for tiles this view no longer needs are cancelled (TimelineModel.ensure),
      * and those of blocks scrolled out of view: they would hold the server's threads before the wanted ones */
     const visible = new Set(this.visibleBlocks());
+    const token = ++this.viewToken;
+    this.held?.model.abandon();
+    const waits: Array<Promise<void>> = [];
     for (const b of this.blocks) {
       if (!visible.has(b)) { b.model.abandon(); continue; }
-      b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => { if (!isCancelled(e)) console.warn('timeline/range failed', e); });
+      waits.push(b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => { if (!isCancelled(e)) console.warn('timeline/range failed', e); }));
     }
+    /* once the view's tiles are held and no new view came for IDLE_MS, hold what the next input would want */
+    void Promise.all(waits).then(() => this.planIdle(token));
+  }
+
+  /** Plans the idle prefetch for view `token` once (its tiles held, or a complete frame drawn). */
+  private planIdle(token: number): void {
+    if (token !== this.viewToken || this.idlePlanned === token) return;
+    this.idlePlanned = token;
+    (this.perf.idle ??= { planned: 0, ran: 0 }).planned++;
+    setTimeout(() => this.prefetchIdle(token), IDLE_MS);
+  }
+
+  /** While the view rests: the next zoom level in for the visible rows (Ctrl+wheel,
+   * W/S, +), the view's tiles for the row blocks a screen above and below (a scroll, or
+   * rows shifted by a collapse) and for the tracks behind the closed groups in view (an
+   * expand). The next setView cancels what it does not want. */
+  private prefetchIdle(token: number): void {
+    if (token !== this.viewToken) return;
+    this.perf.idle!.ran++;
+    const v = this.view, here = tilesFor(v, 0, this.bounds);
+    const visible = this.visibleBlocks();
+    const near = zoomNeighbourTiles(v, this.bounds);
+    for (const b of visible) b.model.prefetch(near);
+    const screen = Math.max(this.el.clientHeight - AXIS_H, ROW_H), top = this.el.scrollTop - screen, bottom = this.el.scrollTop + 2 * screen;
+    for (const b of this.blocks) {
+      if (!visible.includes(b) && (b.first + b.rows.length) * ROW_H > top && b.first * ROW_H < bottom) b.model.prefetch(here);
+    }
+    const closed = new Set(visible.flatMap((b) => b.rows.filter((r) => r.open === false).map((r) => r.key)));
+    const ids = closed.size ? tracksBehind(this.tree, this.treeState, closed) : [];
+    const sig = ids.join(',');
+    if (this.held?.sig !== sig) { /* a new set: it starts with what the rows' and the old set's tiles hold of it */
+      const carried = ids.length ? this.carried(this.blocks) : undefined;
+      this.held?.model.abandon();
+      this.held = undefined;
+      if (carried) {
+        const model = new TimelineModel((p, signal) => this.fetchTiles({ ...p, tracks: ids }, signal), () => {}, 64, this.bounds);
+        carryInto(model, ids, carried);
+        this.held = { sig, model };
+      }
+    }
+    this.held?.model.prefetch(here);
   }
 
   reveal(start: number, end: number, kernelId?: number): void {
@@ -500,6 +570,7 @@ export class TimelineView {
     this.perf.frames.push(ms);
     if (this.inputAt !== undefined) { this.perf.inputToFrame.push(performance.now() - this.inputAt); this.incompleteSince ??= this.inputAt; this.inputAt = undefined; }
     const complete = (this.perf.firstFrameMs === undefined || this.incompleteSince !== undefined) && this.complete();
+    if (this.idlePlanned !== this.viewToken && this.complete()) this.planIdle(this.viewToken);
     if (complete && this.incompleteSince !== undefined) { this.perf.inputToComplete.push(performance.now() - this.incompleteSince); this.incompleteSince = undefined; }
     if (this.perf.firstFrameMs === undefined && complete) {
       this.perf.firstFrameMs = performance.now() - this.t0;
@@ -508,8 +579,8 @@ export class TimelineView {
       this.el.dataset.rendered = 'true';
       this.onFirstFrame(this.perf.firstFrameMs);
     }
-    this.perf.onFrame?.();
     this.el.dataset.resolution = String(resolutionFor(v.end - v.start, v.width));
+    this.perf.onFrame?.();
   }
 
   /** Search matches in view outlined on their rows, the current one thicker and on top. */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolutionFor, tilesFor, TimelineModel, TILE_PX, zoomView, panView, tileKey, coalescingFetch, byTrack, forEachItem, shortestItem, type Item, type TrackRangeParams } from '../../src/client/timelineModel';
+import { resolutionFor, tilesFor, zoomNeighbourTiles, TimelineModel, TILE_PX, zoomView, panView, tileKey, coalescingFetch, byTrack, forEachItem, shortestItem, type Item, type TrackRangeParams } from '../../src/client/timelineModel';
 import type { RangeColumns, RangeResult } from '../../src/protocol/types';
 import { toColumns } from './objectsToColumns';
 
@@ -148,4 +148,22 @@ test('objects answers convert to columns (test helper); items and the shortest h
   assert.equal(shortestItem(parts.get('n')!, 1012, 1013, 'NVTX range')?.name, 'fwd');
   assert.equal(shortestItem(parts.get('n')!, 1050, 1060, 'NVTX range')?.id, 1);
   assert.equal(shortestItem(parts.get('n')!, 2000, 2001, 'NVTX range'), undefined);
+});
+
+test('zoomNeighbourTiles: every view one Ctrl+wheel step in needs at the next level', () => {
+  const bounds = { start: 0, end: 1e9 };
+  for (const view of [{ start: 3e8, end: 3.7e8, width: 1000 }, { start: 0, end: 1e9, width: 1280 }, { start: 123457, end: 223457, width: 977 }]) {
+    const held = new Set(zoomNeighbourTiles(view, bounds).map(tileKey));
+    const r = resolutionFor(view.end - view.start, view.width);
+    for (let a = 0; a <= 1; a += 0.125) {
+      for (const factor of [1 / 1.99, 1 / 1.55, 1 / 1.2]) {
+        const next = zoomView(view, factor, view.start + a * (view.end - view.start), bounds);
+        const need = tilesFor(next, 0, bounds);
+        if (need[0]!.resolution === r) continue; /* the same level: held already */
+        assert.equal(need[0]!.resolution, r / 2, 'one level');
+        for (const k of need) assert.ok(held.has(tileKey(k)), `view ${view.start}-${view.end}, anchor ${a}, factor ${factor}: ${tileKey(k)} held`);
+      }
+    }
+  }
+  assert.deepEqual(zoomNeighbourTiles({ start: 0, end: 500, width: 1000 }), [], 'at 1 ns/px there is no level in');
 });

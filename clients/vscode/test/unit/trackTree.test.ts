@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newTreeState, toggle, trackTree, visibleRows, type TreeTrack } from '../../src/client/trackTree';
+import { tracksBehind } from '../../src/client/tracksBehind';
 import { CLIENT_ROOT } from '../helpers';
 
 const tracks: TreeTrack[] = [
@@ -62,4 +63,19 @@ test('the Jupyter widget\'s track tree is the same code (its twin file)', () => 
   const mine = body(join(CLIENT_ROOT, 'src', 'client', 'trackTree.ts'));
   assert.ok(mine.includes('export function trackTree'));
   assert.equal(body(join(CLIENT_ROOT, '..', 'jupyter', 'js', 'src', 'track_tree.ts')), mine);
+});
+
+test('tracksBehind: what opening a closed group would draw beyond its own row', () => {
+  const tree = trackTree(tracks);
+  const s = newTreeState();
+  assert.deepEqual(tracksBehind(tree, s, new Set(['nvtx:9:9', 'proj:0'].concat(visibleRows(tree, s).filter((r) => r.open === false).map((r) => r.key)))).sort(),
+    ['nvtx:9:9:1', 'proj:0:1'], 'closed NVTX groups: their deeper depths');
+  toggle(s, 'open', 'gpu:0');
+  assert.deepEqual(tracksBehind(tree, s, new Set(['gpu:0'])), ['proj:0:0'], 'a closed GPU draws its streams merged: its NVTX projection row is behind it (the deeper depth stays behind that closed row)');
+  toggle(s, 'open', 'proc:9');
+  assert.deepEqual(tracksBehind(tree, s, new Set(['proc:9'])), [], 'a closed process draws every row it would show (merged): nothing behind');
+  toggle(s, 'open', 'nvtx:9:9');
+  assert.deepEqual(tracksBehind(tree, s, new Set(['proc:9'])), ['nvtx:9:9:1'], 'unless a group inside it is open: its depth rows');
+  assert.deepEqual(tracksBehind(tree, s, new Set(['gpu:1'])), [], 'only the keys asked about (gpu:1 is open: closing it shows nothing new)');
+  assert.equal(s.toggled.has('gpu:1'), false, 'the state itself is left alone');
 });
