@@ -76,7 +76,7 @@ typedef struct {
   int64_t last_graph;   /* graph launches: graphId of last_graph_name */
   uint32_t last_graph_name;
   bool any_graph;
-  nsys_info_gpu_acc *info; /* the summary's GPU-table part: its columns end each row */
+  nsys_info_acc *info; /* the summary's GPU-table part: its columns end each row */
 } nsys__gpu_rows;
 
 /* "[CUDA graph <graphId>]", "[CUDA graph]" without one */
@@ -140,7 +140,7 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
   const char *gpid = nsys__src_has_column(src, t, "globalPid") ? "globalPid" : "0";
   const char *corr = nsys__src_has_column(src, t, "correlationId") ? "correlationId" : "0";
   char sql[2048], info[600] = "";
-  nsys_info_gpu_acc *acc = b->p->info_gpu;
+  nsys_info_acc *acc = b->p->info_acc;
   nsys_table logical = t == NSYS__SRC_KERNEL   ? NSYS_TBL_KERNEL
                        : t == NSYS__SRC_MEMCPY ? NSYS_TBL_MEMCPY
                        : t == NSYS__SRC_MEMSET ? NSYS_TBL_MEMSET
@@ -241,7 +241,7 @@ static void nsys__gpu_read(nsys__build *b) {
                 nsys__src_max_rowid(&src, NSYS__SRC_MEMSET) +
                 nsys__src_max_rowid(&src, NSYS__SRC_GRAPH);
   nsys__raw_ops_reserve(&b->ops, (uint32_t)NSYS_MIN(est + 16, (int64_t)UINT32_MAX - 2));
-  if (b->p->info_gpu) nsys_info_gpu_acc_begin(b->p->info_gpu);
+  if (b->p->info_acc) nsys_info_gpu_acc_begin(b->p->info_acc);
   static const nsys__src_table tabs[] = {NSYS__SRC_KERNEL, NSYS__SRC_MEMCPY, NSYS__SRC_MEMSET,
                                          NSYS__SRC_GRAPH};
   for (size_t i = 0; i < NSYS_ARRAY_LEN(tabs); i++) {
@@ -250,8 +250,8 @@ static void nsys__gpu_read(nsys__build *b) {
       break;
     }
   }
-  if (b->p->info_gpu && atomic_load(&b->stop) == 0 && !nsys_task_failed(&b->op_task))
-    nsys_info_gpu_acc_complete(b->p->info_gpu);
+  if (b->p->info_acc && atomic_load(&b->stop) == 0 && !nsys_task_failed(&b->op_task))
+    nsys_info_gpu_acc_complete(b->p->info_acc);
   nsys__sidmap_free(&sm[0]);
   nsys__src_close(&src);
   b->worker_read_cpu_ns = nsys__thread_cpu_ns();

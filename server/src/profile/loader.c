@@ -168,7 +168,7 @@ bool nsys_profile_check_unchanged(const nsys_profile *p, nsys_task *task) {
 static void nsys__profile_free(nsys_profile *p) {
   nsys_info_job_discard(p->info_job); /* first: it reads p's schema, strings and paths */
   p->info_job = NULL;
-  p->info_gpu = NULL; /* the job's */
+  p->info_acc = NULL; /* the job's */
   if (p->memo && p->memo_free) p->memo_free(p->memo); /* derived from the index: before it */
   if (p->search_memo && p->search_memo_free) p->search_memo_free(p->search_memo);
   nsys_index_free(atomic_load(&p->index));
