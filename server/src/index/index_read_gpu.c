@@ -76,6 +76,7 @@ typedef struct {
   int64_t last_graph;   /* graph launches: graphId of last_graph_name */
   uint32_t last_graph_name;
   bool any_graph;
+  nsys_info_acc *info; /* the summary's GPU-table part: its columns end each row */
 } nsys__gpu_rows;
 
 /* "[CUDA graph <graphId>]", "[CUDA graph]" without one */
@@ -122,6 +123,7 @@ static void nsys__gpu_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   } else {
     r->name[i] = r->full[i] = g->memset_name;
   }
+  if (g->info) nsys_info_gpu_acc_row(g->info, v + argc - NSYS_INFO_GPU_NCOLS);
   r->n++;
   if (r->n == UINT32_MAX - 1) {
     g->too_many = true;
@@ -137,34 +139,47 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
   const char *tbl = src->table[t];
   const char *gpid = nsys__src_has_column(src, t, "globalPid") ? "globalPid" : "0";
   const char *corr = nsys__src_has_column(src, t, "correlationId") ? "correlationId" : "0";
-  char sql[2048];
+  char sql[2048], info[600] = "";
+  nsys_info_acc *acc = b->p->info_acc;
+  nsys_table logical = t == NSYS__SRC_KERNEL   ? NSYS_TBL_KERNEL
+                       : t == NSYS__SRC_MEMCPY ? NSYS_TBL_MEMCPY
+                       : t == NSYS__SRC_MEMSET ? NSYS_TBL_MEMSET
+                                               : NSYS_TBL_GRAPH_TRACE;
+  if (acc && nsys_info_gpu_acc_table(acc, logical)) {
+    info[0] = ',';
+    info[1] = ' ';
+    nsys_info_gpu_cols(b->p, logical, info + 2, sizeof info - 2);
+  } else {
+    acc = NULL;
+  }
   if (t == NSYS__SRC_KERNEL) {
     bool has_short = nsys__src_has_column(src, t, "shortName");
     bool has_dem = nsys__src_has_column(src, t, "demangledName");
     const char *sn = has_short ? "shortName" : has_dem ? "demangledName" : "-1";
     const char *dn = has_dem ? "demangledName" : sn;
     snprintf(sql, sizeof sql,
-             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s, %s) FROM %s",
-             corr, gpid, sn, dn, tbl);
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s, %s%s) FROM %s",
+             corr, gpid, sn, dn, info, tbl);
   } else if (t == NSYS__SRC_MEMCPY) {
     const char *ck = nsys__src_has_column(src, t, "copyKind") ? "copyKind" : "0";
     snprintf(sql, sizeof sql,
-             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s) FROM %s",
-             corr, gpid, ck, tbl);
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s%s) FROM %s",
+             corr, gpid, ck, info, tbl);
   } else if (t == NSYS__SRC_GRAPH) {
     const char *gid = nsys__src_has_column(src, t, "graphId") ? "graphId" : "NULL";
     snprintf(sql, sizeof sql,
-             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s) FROM %s",
-             corr, gpid, gid, tbl);
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s%s) FROM %s",
+             corr, gpid, gid, info, tbl);
   } else {
     snprintf(sql, sizeof sql,
-             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s) FROM %s", corr,
-             gpid, tbl);
+             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s%s) FROM %s", corr,
+             gpid, info, tbl);
   }
   nsys__gpu_rows g;
   memset(&g, 0, sizeof g);
   g.b = b;
   g.sm = sm;
+  g.info = acc;
   g.kind = t == NSYS__SRC_KERNEL   ? NSYS_OP_KERNEL
            : t == NSYS__SRC_MEMCPY ? NSYS_OP_MEMCPY
            : t == NSYS__SRC_GRAPH  ? NSYS_OP_GRAPH
@@ -226,6 +241,7 @@ static void nsys__gpu_read(nsys__build *b) {
                 nsys__src_max_rowid(&src, NSYS__SRC_MEMSET) +
                 nsys__src_max_rowid(&src, NSYS__SRC_GRAPH);
   nsys__raw_ops_reserve(&b->ops, (uint32_t)NSYS_MIN(est + 16, (int64_t)UINT32_MAX - 2));
+  if (b->p->info_acc) nsys_info_gpu_acc_begin(b->p->info_acc);
   static const nsys__src_table tabs[] = {NSYS__SRC_KERNEL, NSYS__SRC_MEMCPY, NSYS__SRC_MEMSET,
                                          NSYS__SRC_GRAPH};
   for (size_t i = 0; i < NSYS_ARRAY_LEN(tabs); i++) {
@@ -234,6 +250,8 @@ static void nsys__gpu_read(nsys__build *b) {
       break;
     }
   }
+  if (b->p->info_acc && atomic_load(&b->stop) == 0 && !nsys_task_failed(&b->op_task))
+    nsys_info_gpu_acc_complete(b->p->info_acc);
   nsys__sidmap_free(&sm[0]);
   nsys__src_close(&src);
   b->worker_read_cpu_ns = nsys__thread_cpu_ns();

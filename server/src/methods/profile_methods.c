@@ -161,7 +161,7 @@ cJSON *nsys_method_profile_open(nsys_call *call) {
   const cJSON *token = NULL;
   if (!nsys_param_any(call, "workDoneToken", false, &token)) return NULL;
   if (!*path) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.path: must not be empty");
-  nsys_profile *p = nsys_profile_open_begin(path, &call->task);
+  nsys_profile *p = nsys_profile_open_begin_indexed(path, &call->task);
   if (!p) return NULL;
   if (p->info_job && !nsys__index_beside_info(p, call)) {
     nsys_profile_release(p);

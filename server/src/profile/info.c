@@ -281,23 +281,24 @@ typedef struct {
   int64_t min_start, max_end;
 } nsys__gpu_scan;
 
+static uint8_t *nsys__nccl_flags(const nsys_profile *p) {
+  uint8_t *f = nsys_xcalloc((size_t)p->n_strings + 1, 1);
+  for (int64_t i = 0; i < p->n_strings; i++)
+    f[i] = p->strings[i] && strncasecmp(p->strings[i], "nccl", 4) == 0;
+  return f;
+}
+
 static bool nsys__is_nccl_id(const nsys_profile *p, const uint8_t *dense, int64_t id) {
   if (id >= 0 && id < p->n_strings) return dense[id] != 0;
   const char *s = nsys_profile_string(p, id);
   return s && strncasecmp(s, "nccl", 4) == 0;
 }
 
-/* One row of a GPU table, handed over by SQLite as the step of an aggregate
- * function: no result row, sqlite3_step() return or column call per row
- * (about a third less CPU than stepping a SELECT on a 10M-kernel table). */
-static void nsys__gpu_scan_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  nsys__gpu_scan *sc = sqlite3_user_data(ctx);
-  if (argc != 7 || sc->stop) return;
-  if ((++sc->rows & 0x3FFF) == 0 && nsys_task_cancelled(sc->task)) {
-    sc->stop = sc->cancelled = true;
-    sqlite3_result_error(ctx, "cancelled", -1);
-    return;
-  }
+/* One row of a GPU table (the 7 values of nsys__gpu_cols): devices and
+ * streams, span, NCCL, graphs. Shared by the summary's own scan and by the
+ * index build's GPU reader (nsys_info_gpu_acc_row), so both count alike. */
+static void nsys__gpu_scan_row(nsys__gpu_scan *sc, sqlite3_value **v) {
+  sc->rows++;
   if (sqlite3_value_type(v[0]) != SQLITE_NULL) {
     int64_t stream = sqlite3_value_type(v[1]) == SQLITE_NULL ? -1 : sqlite3_value_int64(v[1]);
     int64_t dev = sqlite3_value_int64(v[0]);
@@ -327,6 +328,20 @@ static void nsys__gpu_scan_step(sqlite3_context *ctx, int argc, sqlite3_value **
     sc->graphs = true;
 }
 
+/* The row as the step of an aggregate function: no result row,
+ * sqlite3_step() return or column call per row (about a third less CPU than
+ * stepping a SELECT on a 10M-kernel table). */
+static void nsys__gpu_scan_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  nsys__gpu_scan *sc = sqlite3_user_data(ctx);
+  if (argc != NSYS_INFO_GPU_NCOLS || sc->stop) return;
+  if (((sc->rows + 1) & 0x3FFF) == 0 && nsys_task_cancelled(sc->task)) {
+    sc->stop = sc->cancelled = true;
+    sqlite3_result_error(ctx, "cancelled", -1);
+    return;
+  }
+  nsys__gpu_scan_row(sc, v);
+}
+
 static void nsys__gpu_scan_final(sqlite3_context *ctx) { sqlite3_result_null(ctx); }
 
 /* The scan functions hold a pointer to the caller's stack frame: callable only
@@ -341,19 +356,85 @@ static void nsys__unregister_scan(sqlite3 *db, const char *name, int nargs) {
   sqlite3_create_function_v2(db, name, nargs, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, NULL, NULL, NULL, NULL);
 }
 
-static bool nsys__scan_gpu_table(nsys_profile *p, nsys_task *task, nsys_table t,
-                                 nsys__pairset *pairs, const uint8_t *nccl_dense,
-                                 int64_t *count) {
-  char tbl[512], sql[2048];
-  if (!nsys_profile_table_sql(p, t, tbl, sizeof tbl)) return true;
+/* The 7 expressions a GPU-table row is summarised from (nsys__gpu_scan_row):
+ * deviceId, streamId, start, end, shortName (kernels), graphNodeId, graphId
+ * (kernels); NULL for a column the table lacks. */
+void nsys_info_gpu_cols(const nsys_profile *p, nsys_table t, char *buf, size_t cap) {
   bool kernel = t == NSYS_TBL_KERNEL;
-  snprintf(sql, sizeof sql, "SELECT nsys_ai_info_gpu(%s, %s, %s, %s, %s, %s, %s) FROM %s",
-           nsys__col(p, t, "deviceId"), nsys__col(p, t, "streamId"), nsys__col(p, t, "start"),
-           nsys__col(p, t, "end"), kernel ? nsys__col(p, t, "shortName") : "NULL",
-           nsys__col(p, t, "graphNodeId"), kernel ? nsys__col(p, t, "graphId") : "NULL", tbl);
-  nsys__gpu_scan sc = {.p = p, .task = task, .pairs = pairs, .nccl_dense = nccl_dense, .check_nccl = kernel};
-  if (nsys__register_scan(p->db, "nsys_ai_info_gpu", 7, &sc, nsys__gpu_scan_step, nsys__gpu_scan_final) !=
-      SQLITE_OK) {
+  snprintf(buf, cap, "%s, %s, %s, %s, %s, %s, %s", nsys__col(p, t, "deviceId"), nsys__col(p, t, "streamId"),
+           nsys__col(p, t, "start"), nsys__col(p, t, "end"), kernel ? nsys__col(p, t, "shortName") : "NULL",
+           nsys__col(p, t, "graphNodeId"), kernel ? nsys__col(p, t, "graphId") : "NULL");
+}
+
+/* count(*), min(start), max(end), max(start) in one C aggregate step per
+ * row instead of four built-in ones. Integer columns only (what nsys
+ * writes): a REAL/TEXT/BLOB value sets `other` and the caller reruns the
+ * built-in SQL, whose cross-type ordering is then the definition. */
+typedef struct {
+  nsys_task *task;
+  int64_t rows, min_start, max_start, max_end;
+  bool any_start, any_end, other, cancelled;
+} nsys__span_scan;
+
+static void nsys__span_row(nsys__span_scan *sc, sqlite3_value **v);
+
+/* The GPU tables' part of the summary (kernels, memcpy, memset), gathered by
+ * the summary's own scan or by the index build's GPU reader. */
+enum { NSYS__GPU_TABLES = 3 };
+static const nsys_table nsys__gpu_tables[NSYS__GPU_TABLES] = {NSYS_TBL_KERNEL, NSYS_TBL_MEMCPY,
+                                                              NSYS_TBL_MEMSET};
+
+struct nsys_info_acc {
+  nsys__pairset pairs;
+  uint8_t *nccl; /* per dense string id: starts with "nccl" */
+  nsys__gpu_scan sc[NSYS__GPU_TABLES];
+  bool present[NSYS__GPU_TABLES]; /* the table exists and was read to its end */
+  int cur;                        /* table being read, -1 none */
+  bool complete;
+  /* the runtime table's count and span, gathered by the index build's host
+   * reader (another thread than the GPU reader: fields of their own) */
+  nsys__span_scan rt;
+  bool rt_complete;
+};
+
+/* init and clear touch only the GPU part (the host reader may be filling rt) */
+static void nsys__gpu_acc_init(nsys_info_acc *a, nsys_profile *p, nsys_task *task) {
+  memset(&a->pairs, 0, sizeof a->pairs);
+  memset(a->present, 0, sizeof a->present);
+  a->complete = false;
+  a->cur = -1;
+  a->nccl = p->schema.table[NSYS_TBL_KERNEL] ? nsys__nccl_flags(p) : NULL;
+  for (int i = 0; i < NSYS__GPU_TABLES; i++)
+    a->sc[i] = (nsys__gpu_scan){.p = p, .task = task, .pairs = &a->pairs, .nccl_dense = a->nccl,
+                                .check_nccl = nsys__gpu_tables[i] == NSYS_TBL_KERNEL};
+}
+
+static void nsys__gpu_acc_clear(nsys_info_acc *a) {
+  free(a->pairs.slots);
+  free(a->nccl);
+  memset(&a->pairs, 0, sizeof a->pairs);
+  a->nccl = NULL;
+  memset(a->sc, 0, sizeof a->sc);
+  memset(a->present, 0, sizeof a->present);
+  a->complete = false;
+  a->cur = -1;
+}
+
+static int nsys__gpu_table_slot(nsys_table t) {
+  for (int i = 0; i < NSYS__GPU_TABLES; i++)
+    if (nsys__gpu_tables[i] == t) return i;
+  return -1;
+}
+
+static bool nsys__scan_gpu_table(nsys_profile *p, nsys_task *task, nsys_info_acc *a, int slot) {
+  nsys_table t = nsys__gpu_tables[slot];
+  char tbl[512], cols[512], sql[2048];
+  if (!nsys_profile_table_sql(p, t, tbl, sizeof tbl)) return true;
+  nsys_info_gpu_cols(p, t, cols, sizeof cols);
+  snprintf(sql, sizeof sql, "SELECT nsys_ai_info_gpu(%s) FROM %s", cols, tbl);
+  nsys__gpu_scan *sc = &a->sc[slot];
+  if (nsys__register_scan(p->db, "nsys_ai_info_gpu", NSYS_INFO_GPU_NCOLS, sc, nsys__gpu_scan_step,
+                          nsys__gpu_scan_final) != SQLITE_OK) {
     nsys_task_fail(task, NSYS_E_INTERNAL, "cannot register the scan function: %s", sqlite3_errmsg(p->db));
     return false;
   }
@@ -361,16 +442,12 @@ static bool nsys__scan_gpu_table(nsys_profile *p, nsys_task *task, nsys_table t,
   int rc = SQLITE_ERROR;
   if (st)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
-  if (st && !sc.cancelled && rc != SQLITE_DONE) nsys_profile_sql_fail(p, task, rc, p->schema.table[t]);
+  if (st && !sc->cancelled && rc != SQLITE_DONE) nsys_profile_sql_fail(p, task, rc, p->schema.table[t]);
   sqlite3_finalize(st);
-  nsys__unregister_scan(p->db, "nsys_ai_info_gpu", 7);
-  if (sc.cancelled) nsys_task_fail_cancelled(task);
-  if (!st || sc.cancelled || rc != SQLITE_DONE) return false;
-  *count = sc.rows;
-  if (sc.any_time) nsys__span_add(&p->info, sc.min_start, sc.max_end);
-  if (kernel && sc.nccl) p->info.f_nccl = true;
-  if (sc.graphs) p->info.f_cuda_graphs = true;
-  nsys__table_count(&p->info, p->schema.table[t], sc.rows);
+  nsys__unregister_scan(p->db, "nsys_ai_info_gpu", NSYS_INFO_GPU_NCOLS);
+  if (sc->cancelled) nsys_task_fail_cancelled(task);
+  if (!st || sc->cancelled || rc != SQLITE_DONE) return false;
+  a->present[slot] = true;
   return true;
 }
 
@@ -401,6 +478,79 @@ static void nsys__build_devices(nsys_info *in, nsys__pairset *s) {
   free(v);
 }
 
+/* Puts the GPU tables' part into the summary: their rows (first in the table
+ * list, in the order kernels, memcpy, memset), span, NCCL and graph flags,
+ * devices with their streams. */
+static void nsys__tables_insert(nsys_info *in, int pos, const char *name, int64_t rows) {
+  in->tables = nsys_xrealloc(in->tables, (size_t)(in->n_tables + 1) * sizeof *in->tables);
+  memmove(in->tables + pos + 1, in->tables + pos, (size_t)(in->n_tables - pos) * sizeof *in->tables);
+  in->tables[pos].name = nsys_xstrdup(name);
+  in->tables[pos].rows = rows;
+  in->n_tables++;
+}
+
+/* Returns how many table rows it put first. */
+static int nsys__gpu_acc_apply(nsys_profile *p, nsys_info_acc *a) {
+  nsys_info *in = &p->info;
+  int64_t *count[NSYS__GPU_TABLES] = {&in->n_kernels, &in->n_memcpy, &in->n_memset};
+  int k = 0;
+  for (int i = 0; i < NSYS__GPU_TABLES; i++) {
+    const nsys__gpu_scan *sc = &a->sc[i];
+    if (!a->present[i]) continue;
+    nsys__tables_insert(in, k++, p->schema.table[nsys__gpu_tables[i]], sc->rows);
+    *count[i] = sc->rows;
+    if (sc->any_time) nsys__span_add(in, sc->min_start, sc->max_end);
+    if (sc->check_nccl && sc->nccl) in->f_nccl = true;
+    if (sc->graphs) in->f_cuda_graphs = true;
+  }
+  nsys__build_devices(in, &a->pairs);
+  in->f_kernels = in->n_kernels > 0;
+  in->f_memcpy = in->n_memcpy > 0;
+  in->f_memset = in->n_memset > 0;
+  return k;
+}
+
+/* ---- the GPU tables' part gathered by the index build -------------------- */
+
+void nsys_info_gpu_acc_begin(nsys_info_acc *a) {
+  nsys_profile *p = a->sc[0].p;
+  nsys_task *task = a->sc[0].task;
+  nsys__gpu_acc_clear(a); /* rows of an earlier, stopped try */
+  nsys__gpu_acc_init(a, p, task);
+}
+
+bool nsys_info_gpu_acc_table(nsys_info_acc *a, nsys_table t) {
+  if (a->cur >= 0) a->present[a->cur] = true; /* the previous one was read to its end */
+  a->cur = nsys__gpu_table_slot(t);
+  return a->cur >= 0;
+}
+
+void nsys_info_gpu_acc_row(nsys_info_acc *a, sqlite3_value **v) {
+  if (a->cur >= 0) nsys__gpu_scan_row(&a->sc[a->cur], v);
+}
+
+void nsys_info_gpu_acc_complete(nsys_info_acc *a) {
+  if (a->cur >= 0) a->present[a->cur] = true;
+  a->cur = -1;
+  a->complete = true;
+}
+
+bool nsys_info_rt_cols(const nsys_profile *p, char *buf, size_t cap) {
+  if (!nsys__has(p, NSYS_TBL_RUNTIME, "start")) return false; /* the summary counts it in SQL */
+  snprintf(buf, cap, "start, %s", nsys__has(p, NSYS_TBL_RUNTIME, "end") ? "\"end\"" : "NULL");
+  return true;
+}
+
+void nsys_info_rt_begin(nsys_info_acc *a) {
+  memset(&a->rt, 0, sizeof a->rt);
+  a->rt_complete = false;
+}
+
+void nsys_info_rt_row(nsys_info_acc *a, sqlite3_value **v) { nsys__span_row(&a->rt, v); }
+
+/* a non-integer time: the summary's SQL fallback decides (finish) */
+void nsys_info_rt_complete(nsys_info_acc *a) { a->rt_complete = !a->rt.other; }
+
 /* ---- other activity tables: count + span in one aggregate --------------- */
 
 static bool nsys__agg_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
@@ -418,24 +568,12 @@ static bool nsys__agg_row(nsys_profile *p, sqlite3_stmt *st, void *ctx) {
   return false;
 }
 
-/* count(*), min(start), max(end), max(start) in one C aggregate step per
- * row instead of four built-in ones. Integer columns only (what nsys
- * writes): a REAL/TEXT/BLOB value sets `other` and the caller reruns the
- * built-in SQL, whose cross-type ordering is then the definition. */
-typedef struct {
-  nsys_task *task;
-  int64_t rows, min_start, max_start, max_end;
-  bool any_start, any_end, other, cancelled;
-} nsys__span_scan;
 
-static void nsys__span_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  nsys__span_scan *sc = sqlite3_user_data(ctx);
-  if (argc != 2 || sc->other || sc->cancelled) return;
-  if ((++sc->rows & 0x3FFF) == 0 && nsys_task_cancelled(sc->task)) {
-    sc->cancelled = true;
-    sqlite3_result_error(ctx, "cancelled", -1);
-    return;
-  }
+/* One row: v[0] start, v[1] end (NULL when the table has none). Shared by
+ * the summary's own scan and the index build's host reader (runtime). */
+static void nsys__span_row(nsys__span_scan *sc, sqlite3_value **v) {
+  if (sc->other) return;
+  sc->rows++;
   int ts = sqlite3_value_type(v[0]), te = sqlite3_value_type(v[1]);
   if ((ts != SQLITE_NULL && ts != SQLITE_INTEGER) || (te != SQLITE_NULL && te != SQLITE_INTEGER)) {
     sc->other = true;
@@ -458,7 +596,27 @@ static void nsys__span_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   }
 }
 
+static void nsys__span_step(sqlite3_context *ctx, int argc, sqlite3_value **v) {
+  nsys__span_scan *sc = sqlite3_user_data(ctx);
+  if (argc != 2 || sc->other || sc->cancelled) return;
+  if (((sc->rows + 1) & 0x3FFF) == 0 && nsys_task_cancelled(sc->task)) {
+    sc->cancelled = true;
+    sqlite3_result_error(ctx, "cancelled", -1);
+    return;
+  }
+  nsys__span_row(sc, v);
+}
+
 static void nsys__span_final(sqlite3_context *ctx) { sqlite3_result_null(ctx); }
+
+/* span: min(start) .. max(end, start) */
+static void nsys__span_scan_apply(nsys_info *in, const nsys__span_scan *sc) {
+  if (!sc->any_start) return;
+  int64_t e = sc->min_start;
+  if (sc->any_end && sc->max_end > e) e = sc->max_end;
+  if (sc->max_start > e) e = sc->max_start;
+  nsys__span_add(in, sc->min_start, e);
+}
 
 /* true: answered (or failed, with *ok false); false: fall back to SQL. */
 static bool nsys__aggregate_fast(nsys_profile *p, nsys_task *task, const char *tbl, nsys_table t,
@@ -489,12 +647,7 @@ static bool nsys__aggregate_fast(nsys_profile *p, nsys_task *task, const char *t
   if (!*ok) return true;
   if (sc.other) return false;
   *count = sc.rows;
-  if (sc.any_start) {
-    int64_t e = sc.min_start;
-    if (sc.any_end && sc.max_end > e) e = sc.max_end;
-    if (sc.max_start > e) e = sc.max_start;
-    nsys__span_add(&p->info, sc.min_start, e);
-  }
+  nsys__span_scan_apply(&p->info, &sc);
   return true;
 }
 
@@ -663,13 +816,6 @@ static bool nsys__read_processes(nsys_profile *p, nsys_task *task) {
 
 /* ---- putting it together ------------------------------------------------ */
 
-static uint8_t *nsys__nccl_flags(const nsys_profile *p) {
-  uint8_t *f = nsys_xcalloc((size_t)p->n_strings + 1, 1);
-  for (int64_t i = 0; i < p->n_strings; i++)
-    f[i] = p->strings[i] && strncasecmp(p->strings[i], "nccl", 4) == 0;
-  return f;
-}
-
 /* ---- host tables: counts and span, on a second connection ---------------- */
 
 /* The host-side aggregates (runtime, sync, graph launches, CUDA events, NVTX,
@@ -686,9 +832,10 @@ typedef struct {
   int64_t ns;
 } nsys__host_job;
 
-static bool nsys__read_host_tables(nsys_profile *p, nsys_task *task) {
+/* runtime false: left to the index build's host reader (nsys_info_rt_*) */
+static bool nsys__read_host_tables(nsys_profile *p, nsys_task *task, bool runtime) {
   nsys_info *in = &p->info;
-  return nsys__aggregate(p, task, NSYS_TBL_RUNTIME, true, &in->n_runtime) &&
+  return (!runtime || nsys__aggregate(p, task, NSYS_TBL_RUNTIME, true, &in->n_runtime)) &&
          nsys__aggregate(p, task, NSYS_TBL_SYNC, true, &in->n_syncs) &&
          nsys__aggregate(p, task, NSYS_TBL_GRAPH_TRACE, true, &in->n_graph_launches) &&
          nsys__aggregate(p, task, NSYS_TBL_CUDA_EVENT, false, &in->n_cuda_events) &&
@@ -701,7 +848,7 @@ static void *nsys__host_worker(void *arg) {
   nsys__host_job *j = arg;
   const nsys_task *prev = nsys_task_enter(&j->wt); /* the connection's progress handler reads it */
   int64_t t0 = nsys_now_ns();
-  j->ok = nsys__read_host_tables(&j->shadow, &j->wt);
+  j->ok = nsys__read_host_tables(&j->shadow, &j->wt, true);
   j->ns = nsys_now_ns() - t0;
   nsys_task_leave(prev);
   return NULL;
@@ -751,31 +898,53 @@ static bool nsys__host_finish(nsys_profile *p, nsys_task *task, nsys__host_job *
   return ok;
 }
 
-static bool nsys__info_build(nsys_profile *p, nsys_task *task);
+static bool nsys__info_build(nsys_profile *p, nsys_task *task, bool gpu);
+
+/* p->db replaced by a private NOMUTEX connection (kept as it is when none
+ * opens: the scans then use the shared one); returns the shared one for
+ * nsys__restore_db. */
+static sqlite3 *nsys__use_own_db(nsys_profile *p) {
+  sqlite3 *shared = p->db;
+  nsys_task opening; /* its failure is tolerated */
+  nsys_task_init(&opening);
+  sqlite3 *own = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, &opening);
+  if (own) p->db = own;
+  return shared;
+}
+
+static void nsys__restore_db(nsys_profile *p, sqlite3 *shared) {
+  if (p->db != shared) sqlite3_close(p->db);
+  p->db = shared;
+}
 
 /* The scans run on private NOMUTEX connections: the profile's own handle is
  * FULLMUTEX, which takes a lock in every sqlite3_column_*() call (a third of
  * the scan's CPU). `p` is not published yet (or is a job's shadow copy), so
  * nothing else reads p->db meanwhile. The calling thread must have `task`
- * bound (nsys_task_enter) for a cancellation to interrupt a statement. */
-bool nsys_info_build(nsys_profile *p, nsys_task *task) {
-  sqlite3 *shared = p->db;
-  nsys_task opening; /* its failure is tolerated: the scans then use the shared connection */
-  nsys_task_init(&opening);
-  sqlite3 *own = nsys_profile_open_db(p, SQLITE_OPEN_NOMUTEX, &opening);
-  if (own) p->db = own;
-  bool ok = nsys__info_build(p, task); /* error messages are copied out of `own` */
-  p->db = shared;
-  if (own) sqlite3_close(own);
+ * bound (nsys_task_enter) for a cancellation to interrupt a statement.
+ * gpu false: everything but the GPU tables' part (nsys__gpu_acc_apply). */
+static bool nsys__info_build_own(nsys_profile *p, nsys_task *task, bool gpu) {
+  sqlite3 *shared = nsys__use_own_db(p);
+  bool ok = nsys__info_build(p, task, gpu); /* error messages are copied out of the connection */
+  nsys__restore_db(p, shared);
   return ok;
 }
 
+bool nsys_info_build(nsys_profile *p, nsys_task *task) { return nsys__info_build_own(p, task, true); }
+
 /* ---- the summary beside the index build (nsys_profile_open_begin) -------- */
 
+/* With `acc` (nsys_profile_open_begin_indexed), the job leaves out the GPU
+ * tables: the index build's GPU reader reads them anyway and summarises
+ * each row as it goes (p->info_acc), so the cold open scans them once. The
+ * job then aggregates the host tables alone, on one thread. finish applies
+ * the reader's part, or scans the GPU tables itself when the reader did not
+ * read them to their end (index from the cache, build failed or stopped). */
 struct nsys_info_job {
   pthread_t th;
   nsys_profile shadow; /* p's schema, strings and paths (read-only), own info */
   nsys_task wt;        /* child of the request's task: cancelled with it; own errors, no progress */
+  nsys_info_acc *acc; /* NULL: the job scans the GPU tables itself */
   bool ok;
   int64_t ns;
 };
@@ -784,38 +953,102 @@ static void *nsys__info_job_main(void *arg) {
   nsys_info_job *j = arg;
   const nsys_task *prev = nsys_task_enter(&j->wt);
   int64_t t0 = nsys_now_ns();
-  j->ok = nsys_info_build(&j->shadow, &j->wt);
+  j->ok = nsys__info_build_own(&j->shadow, &j->wt, j->acc == NULL);
   j->ns = nsys_now_ns() - t0;
   nsys_task_leave(prev);
   return NULL;
 }
 
-nsys_info_job *nsys_info_job_start(nsys_profile *p, nsys_task *task) {
+nsys_info_job *nsys_info_job_start(nsys_profile *p, nsys_task *task, bool gpu_from_index) {
   nsys_info_job *j = nsys_xcalloc(1, sizeof *j);
   memcpy(&j->shadow, p, sizeof *p);
   memset(&j->shadow.info, 0, sizeof j->shadow.info);
   j->shadow.info_job = NULL;
+  j->shadow.info_acc = NULL;
   nsys_task_init_child(&j->wt, task);
+  if (gpu_from_index) {
+    j->acc = nsys_xcalloc(1, sizeof *j->acc);
+    nsys__gpu_acc_init(j->acc, p, task);
+  }
   if (pthread_create(&j->th, NULL, nsys__info_job_main, j) != 0) {
+    if (j->acc) nsys__gpu_acc_clear(j->acc);
+    free(j->acc);
     free(j);
     return NULL;
   }
+  p->info_acc = j->acc;
   return j;
+}
+
+static void nsys__info_job_free(nsys_info_job *j) {
+  if (j->acc) nsys__gpu_acc_clear(j->acc);
+  free(j->acc);
+  free(j);
+}
+
+/* The GPU tables' part scanned here (the index build did not gather it). */
+static bool nsys__gpu_part_scan(nsys_profile *p, nsys_task *task, nsys_info_acc *a) {
+  sqlite3 *shared = nsys__use_own_db(p);
+  nsys__gpu_acc_clear(a);
+  nsys__gpu_acc_init(a, p, task);
+  bool ok = true;
+  for (int i = 0; ok && i < NSYS__GPU_TABLES; i++) ok = nsys__scan_gpu_table(p, task, a, i);
+  nsys__restore_db(p, shared);
+  return ok;
+}
+
+/* The runtime table's row in the table list comes right after the GPU tables'. */
+static void nsys__rt_apply(nsys_profile *p, const nsys__span_scan *rt, int pos) {
+  if (!p->schema.table[NSYS_TBL_RUNTIME]) return;
+  nsys__tables_insert(&p->info, pos, p->schema.table[NSYS_TBL_RUNTIME], rt->rows);
+  p->info.n_runtime = rt->rows;
+  nsys__span_scan_apply(&p->info, rt);
+}
+
+/* The runtime table aggregated here (the index build did not, or met a
+ * non-integer time: then the built-in SQL), into a scratch summary. */
+static bool nsys__rt_scan(nsys_profile *p, nsys_task *task, int pos) {
+  nsys_info kept = p->info;
+  memset(&p->info, 0, sizeof p->info);
+  sqlite3 *shared = nsys__use_own_db(p);
+  bool ok = nsys__aggregate(p, task, NSYS_TBL_RUNTIME, true, &p->info.n_runtime);
+  nsys__restore_db(p, shared);
+  nsys_info part = p->info;
+  p->info = kept;
+  if (ok) {
+    p->info.n_runtime = part.n_runtime;
+    if (part.has_span) nsys__span_add(&p->info, part.span_start, part.span_end);
+    if (part.n_tables == 1) nsys__tables_insert(&p->info, pos, part.tables[0].name, part.tables[0].rows);
+  }
+  nsys_info_free(&part);
+  return ok;
 }
 
 bool nsys_info_job_finish(nsys_info_job *j, nsys_profile *p, nsys_task *task, int64_t *ns) {
   pthread_join(j->th, NULL);
+  p->info_acc = NULL;
   bool ok = j->ok;
   if (ns) *ns = j->ns;
   if (ok) {
     nsys_info_free(&p->info);
     p->info = j->shadow.info;
+    if (j->acc) {
+      bool from_index = j->acc->complete, rt_from_index = j->acc->rt_complete;
+      if (!from_index) ok = nsys__gpu_part_scan(p, task, j->acc);
+      int n_gpu = ok ? nsys__gpu_acc_apply(p, j->acc) : 0;
+      if (ok && rt_from_index) nsys__rt_apply(p, &j->acc->rt, n_gpu);
+      else if (ok) ok = nsys__rt_scan(p, task, n_gpu);
+      if (getenv("NSYS_AI_VERBOSE"))
+        nsys_log("info: the GPU tables' part %s, the runtime table's %s",
+                 from_index ? "read by the index build" : "scanned after it",
+                 rt_from_index ? "read by the index build" : "scanned after it");
+    }
   } else {
     if (nsys_task_cancelled(&j->wt) || nsys_task_cancelled(task)) nsys_task_fail_cancelled(task);
     else nsys_task_fail_from(task, &j->wt);
     nsys_info_free(&j->shadow.info);
   }
-  free(j);
+  nsys__info_job_free(j);
   return ok;
 }
 
@@ -823,10 +1056,10 @@ void nsys_info_job_discard(nsys_info_job *j) {
   if (!j) return;
   pthread_join(j->th, NULL);
   nsys_info_free(&j->shadow.info);
-  free(j);
+  nsys__info_job_free(j);
 }
 
-static bool nsys__info_build(nsys_profile *p, nsys_task *task) {
+static bool nsys__info_build(nsys_profile *p, nsys_task *task, bool gpu) {
   nsys_info *in = &p->info;
   in->duration_ns = -1;
   if (!nsys__read_scalars(p, task)) return false;
@@ -834,25 +1067,29 @@ static bool nsys__info_build(nsys_profile *p, nsys_task *task) {
   nsys_task_progress(task, 10, "GPU activity");
   int64_t t_gpu = nsys_now_ns();
 
-  /* host tables beside the GPU scan (inline when no thread or connection) */
+  /* host tables beside the GPU scan (inline when no thread or connection,
+   * or when there is no GPU scan here) */
   nsys__host_job job;
   pthread_t th;
-  bool threaded = !getenv("NSYS_AI_INFO_SERIAL") && nsys__host_start(p, task, &job, &th);
+  bool threaded = gpu && !getenv("NSYS_AI_INFO_SERIAL") && nsys__host_start(p, task, &job, &th);
 
-  nsys__pairset pairs = {0};
-  uint8_t *nccl = p->schema.table[NSYS_TBL_KERNEL] ? nsys__nccl_flags(p) : NULL;
-  bool ok = nsys__scan_gpu_table(p, task, NSYS_TBL_KERNEL, &pairs, nccl, &in->n_kernels);
-  nsys_task_progress(task, 30, "GPU activity");
-  ok = ok && nsys__scan_gpu_table(p, task, NSYS_TBL_MEMCPY, &pairs, nccl, &in->n_memcpy);
-  ok = ok && nsys__scan_gpu_table(p, task, NSYS_TBL_MEMSET, &pairs, nccl, &in->n_memset);
-  free(nccl);
-  if (ok) nsys__build_devices(in, &pairs);
-  free(pairs.slots);
+  bool ok = true;
+  if (gpu) {
+    nsys_info_acc acc;
+    memset(&acc, 0, sizeof acc);
+    nsys__gpu_acc_init(&acc, p, task);
+    for (int i = 0; ok && i < NSYS__GPU_TABLES; i++) {
+      ok = nsys__scan_gpu_table(p, task, &acc, i);
+      nsys_task_progress(task, 30, "GPU activity");
+    }
+    if (ok) nsys__gpu_acc_apply(p, &acc);
+    nsys__gpu_acc_clear(&acc);
+  }
 
   nsys_task_progress(task, 45, "API calls and NVTX");
   int64_t t_host = nsys_now_ns();
   if (threaded) ok = nsys__host_finish(p, task, &job, th, ok);
-  else ok = ok && nsys__read_host_tables(p, task);
+  else ok = ok && nsys__read_host_tables(p, task, gpu);
   if (!ok) return false;
   int64_t t_rest = nsys_now_ns();
 
@@ -861,9 +1098,6 @@ static bool nsys__info_build(nsys_profile *p, nsys_task *task) {
   if (!nsys__not_empty(p, task, NSYS_TBL_CUDA_GRAPH_NODE_EVENTS, &node_events)) return false;
   if (!nsys__not_empty(p, task, NSYS_TBL_CALLCHAINS, &in->f_cuda_callchains)) return false;
 
-  in->f_kernels = in->n_kernels > 0;
-  in->f_memcpy = in->n_memcpy > 0;
-  in->f_memset = in->n_memset > 0;
   in->f_nvtx = in->n_nvtx > 0;
   in->f_osrt = in->n_osrt > 0;
   in->f_cpu_sampling = in->n_cpu_samples > 0;
@@ -874,8 +1108,8 @@ static bool nsys__info_build(nsys_profile *p, nsys_task *task) {
   if (getenv("NSYS_AI_VERBOSE"))
     nsys_log("info: GPU tables %.1f ms, host tables %.1f ms (%s, %.1f ms after the GPU tables), rest %.1f ms",
              (double)(t_host - t_gpu) / 1e6, threaded ? (double)job.ns / 1e6 : (double)(t_rest - t_host) / 1e6,
-             threaded ? "beside them" : "after them", (double)(t_rest - t_host) / 1e6,
-             (double)(nsys_now_ns() - t_rest) / 1e6);
+             threaded ? "beside them" : gpu ? "after them" : "GPU tables read by the index build",
+             (double)(t_rest - t_host) / 1e6, (double)(nsys_now_ns() - t_rest) / 1e6);
   if (!in->has_span) in->span_start = in->span_end = 0;
   return true;
 }

@@ -168,6 +168,7 @@ bool nsys_profile_check_unchanged(const nsys_profile *p, nsys_task *task) {
 static void nsys__profile_free(nsys_profile *p) {
   nsys_info_job_discard(p->info_job); /* first: it reads p's schema, strings and paths */
   p->info_job = NULL;
+  p->info_acc = NULL; /* the job's */
   if (p->memo && p->memo_free) p->memo_free(p->memo); /* derived from the index: before it */
   if (p->search_memo && p->search_memo_free) p->search_memo_free(p->search_memo);
   nsys_index_free(atomic_load(&p->index));
@@ -321,7 +322,17 @@ bool nsys_profile_open_finish(nsys_profile *p, nsys_task *task) {
   return true;
 }
 
+static nsys_profile *nsys__open_begin(const char *path, nsys_task *task, bool indexed);
+
 nsys_profile *nsys_profile_open_begin(const char *path, nsys_task *task) {
+  return nsys__open_begin(path, task, false);
+}
+
+nsys_profile *nsys_profile_open_begin_indexed(const char *path, nsys_task *task) {
+  return nsys__open_begin(path, task, true);
+}
+
+static nsys_profile *nsys__open_begin(const char *path, nsys_task *task, bool indexed) {
   if (!path || !*path) {
     nsys_task_fail(task, NSYS_E_INVALID_PARAMS, "params.path: expected a non-empty path");
     return NULL;
@@ -359,7 +370,7 @@ nsys_profile *nsys_profile_open_begin(const char *path, nsys_task *task) {
   }
   int64_t t1 = nsys_now_ns();
   bool cached = nsys_info_cache_load(p);
-  if (!cached && !getenv("NSYS_AI_INFO_SYNC")) p->info_job = nsys_info_job_start(p, task);
+  if (!cached && !getenv("NSYS_AI_INFO_SYNC")) p->info_job = nsys_info_job_start(p, task, indexed);
   if (!cached && !p->info_job) {
     if (!nsys_info_build(p, task)) goto fail;
     nsys_info_cache_save(p);

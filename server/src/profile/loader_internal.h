@@ -25,11 +25,12 @@ bool nsys_info_build(nsys_profile *p, nsys_task *task);
 void nsys_info_free(nsys_info *info);
 
 /* info.c: the summary computed on a worker thread beside the index build
- * (nsys_profile_open_begin). start: NULL when no thread could be started.
+ * (nsys_profile_open_begin). start: NULL when no thread could be started;
+ * gpu_from_index: leaves the GPU tables to the index build (p->info_gpu).
  * finish: joins, moves the result into p->info (true) or records the error on
  * task (false; cancellation of the start task counts), frees the job, and
  * gives the job's time in *ns. discard: joins and drops it. */
-nsys_info_job *nsys_info_job_start(nsys_profile *p, nsys_task *task);
+nsys_info_job *nsys_info_job_start(nsys_profile *p, nsys_task *task, bool gpu_from_index);
 bool nsys_info_job_finish(nsys_info_job *j, nsys_profile *p, nsys_task *task, int64_t *ns);
 void nsys_info_job_discard(nsys_info_job *j);
 

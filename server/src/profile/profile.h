@@ -20,6 +20,7 @@
 
 struct nsys_index;
 typedef struct nsys_info_job nsys_info_job;
+typedef struct nsys_info_acc nsys_info_acc;
 
 /* Schema generation, by which metadata table the export carries. */
 typedef enum {
@@ -155,6 +156,9 @@ typedef struct nsys_profile {
   int64_t n_sparse;
   nsys_info info;
   nsys_info_job *info_job;  /* summary still computing (open_begin .. open_finish) */
+  /* the summary's GPU-table and runtime parts, for the index build's readers to gather
+   * (nsys_profile_open_begin_indexed .. open_finish); NULL otherwise */
+  nsys_info_acc *info_acc;
   _Atomic(struct nsys_index *) index; /* NULL until built; owned */
   /* What a later layer derives from `index` alone and keeps while the
    * profile is open (analysis/amemo.h: the analyses' shared cache); owned
@@ -182,9 +186,36 @@ nsys_profile *nsys_profile_open(const char *path, nsys_task *task);
  * is joined and its result dropped); the task given to begin must outlive
  * that. NSYS_AI_INFO_SYNC=1 computes the summary inside begin. */
 nsys_profile *nsys_profile_open_begin(const char *path, nsys_task *task);
+/* begin for a caller that builds the index before finish: the summary's
+ * worker leaves out the kernel, memcpy and memset tables, which the index
+ * build's GPU reader summarises as it reads them (p->info_acc); finish scans
+ * them itself when the index came from its cache or its build stopped. */
+nsys_profile *nsys_profile_open_begin_indexed(const char *path, nsys_task *task);
 bool nsys_profile_open_finish(nsys_profile *p, nsys_task *task);
 void nsys_profile_retain(nsys_profile *p);
 void nsys_profile_release(nsys_profile *p); /* frees at zero, index included */
+
+/* The summary's GPU-table part read by another scan of those tables (the
+ * index build's GPU reader, on its own thread, between open_begin_indexed
+ * and open_finish): cols gives the NSYS_INFO_GPU_NCOLS SQL expressions to
+ * append to its SELECT of table t; begin (before the first table: drops rows
+ * of an earlier try), table (before each of kernels, memcpy, memset; false
+ * for another table), row (those values of each row), complete (after the
+ * last table, read to its end). */
+#define NSYS_INFO_GPU_NCOLS 7
+void nsys_info_gpu_cols(const nsys_profile *p, nsys_table t, char *buf, size_t cap);
+void nsys_info_gpu_acc_begin(nsys_info_acc *a);
+bool nsys_info_gpu_acc_table(nsys_info_acc *a, nsys_table t);
+void nsys_info_gpu_acc_row(nsys_info_acc *a, sqlite3_value **v);
+void nsys_info_gpu_acc_complete(nsys_info_acc *a);
+/* The same for the runtime table's count and span (the index build's host
+ * reader, another thread than the GPU reader): cols false when the summary
+ * counts that table in SQL (no start column: do not gather); begin, row
+ * (the 2 values of cols), complete (read to its end). */
+bool nsys_info_rt_cols(const nsys_profile *p, char *buf, size_t cap);
+void nsys_info_rt_begin(nsys_info_acc *a);
+void nsys_info_rt_row(nsys_info_acc *a, sqlite3_value **v);
+void nsys_info_rt_complete(nsys_info_acc *a);
 
 /* Decoded string for a StringIds id, or NULL when the id is unknown. */
 const char *nsys_profile_string(const nsys_profile *p, int64_t id);
