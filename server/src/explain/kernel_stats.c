@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "analysis/analysis.h"
 #include "common/csort.h"
 #include "common/util.h"
 #include "profile/profile.h"
@@ -203,49 +204,38 @@ static unsigned nsys__bits(uint64_t v) {
 }
 
 /* pos[0..n): the group's positions (0..n-1) in (duration, position) order.
- * Keys (duration << bits(n - 1)) | position fit in 64 bits unless a duration
- * exceeds ~2^40 ns: an LSD radix sort of the keys (11-bit digits, only as
- * many passes as the largest key needs), sequential 8-byte reads and writes;
- * otherwise a (cancellable) merge sort of (duration, position) pairs. Polls
- * cancellation every 2^16 keys; false when cancelled. */
+ * One gather pass reads each op's duration; keys (duration << bits(n - 1)) |
+ * position fit in 63 bits unless a duration exceeds ~2^42 ns: then sorted by
+ * nsys_sort_i64 (a radix sort of the offsets from the smallest key, only the
+ * digits their range needs, every histogram in one read); otherwise a
+ * (cancellable) merge sort of (duration, position) pairs. Polls cancellation
+ * before and after the radix sort (O(n), no allocation of its own beyond
+ * 8n bytes); false when cancelled. */
 static bool nsys__group_order(const nsys__grouping *g, const nsys_index *ix, uint32_t a, uint32_t n, uint32_t *pos,
                               bool (*cancelled)(void *), void *cctx) {
-  enum { BITS = 11, RADIX = 1 << BITS };
+  int64_t *key = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *key);
   uint64_t maxd = 0;
-  for (uint32_t i = 0; i < n; i++) maxd = NSYS_MAX(maxd, (uint64_t)nsys__dur0(ix, g->ops[a + i]));
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t d = nsys__dur0(ix, g->ops[a + i]);
+    key[i] = d;
+    maxd = NSYS_MAX(maxd, (uint64_t)d);
+  }
   unsigned pb = n > 1 ? nsys__bits(n - 1) : 0, kb = pb + nsys__bits(maxd);
-  if (kb > 64) {
+  bool ok = !(cancelled && cancelled(cctx));
+  if (ok && kb > 63) {
     nsys__durpos *v = nsys_xmalloc((size_t)n * sizeof *v);
-    for (uint32_t i = 0; i < n; i++) v[i] = (nsys__durpos){nsys__dur0(ix, g->ops[a + i]), i};
-    bool ok = nsys_csort(v, n, sizeof *v, nsys__cmp_durpos, cancelled, cctx);
+    for (uint32_t i = 0; i < n; i++) v[i] = (nsys__durpos){key[i], i};
+    ok = nsys_csort(v, n, sizeof *v, nsys__cmp_durpos, cancelled, cctx);
     for (uint32_t i = 0; ok && i < n; i++) pos[i] = v[i].at;
     free(v);
-    return ok;
+  } else if (ok) {
+    for (uint32_t i = 0; i < n; i++) key[i] = (int64_t)(((uint64_t)key[i] << pb) | i);
+    nsys_sort_i64(key, n);
+    uint64_t mask = pb ? (~0ULL >> (64 - pb)) : 0;
+    for (uint32_t i = 0; i < n; i++) pos[i] = (uint32_t)((uint64_t)key[i] & mask);
+    ok = !(cancelled && cancelled(cctx));
   }
-  uint64_t *key = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *key), *tmp = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *tmp);
-  for (uint32_t i = 0; i < n; i++) key[i] = ((uint64_t)nsys__dur0(ix, g->ops[a + i]) << pb) | i;
-  uint32_t cnt[RADIX];
-  bool ok = true;
-  for (unsigned shift = 0; shift < kb && ok; shift += BITS) {
-    memset(cnt, 0, sizeof cnt);
-    for (uint32_t j = 0; j < n; j++) cnt[(key[j] >> shift) & (RADIX - 1)]++;
-    for (uint32_t k = 0, at = 0; k < RADIX; k++) {
-      uint32_t c = cnt[k];
-      cnt[k] = at;
-      at += c;
-    }
-    for (uint32_t j = 0; j < n && ok; j++) {
-      tmp[cnt[(key[j] >> shift) & (RADIX - 1)]++] = key[j];
-      if ((j & 0xFFFF) == 0 && cancelled && cancelled(cctx)) ok = false;
-    }
-    uint64_t *t = key;
-    key = tmp;
-    tmp = t;
-  }
-  uint64_t mask = pb ? (~0ULL >> (64 - pb)) : 0;
-  for (uint32_t i = 0; ok && i < n; i++) pos[i] = (uint32_t)(key[i] & mask);
   free(key);
-  free(tmp);
   return ok;
 }
 
@@ -506,6 +496,32 @@ uint32_t *nsys_kstats_ops(const nsys_profile *p, const nsys_index *ix, nsys_ksta
     memcpy(out, g->ops + g->off[name_id], (size_t)*n * sizeof *out);
   }
   pthread_mutex_unlock(&nsys__mu);
+  return out;
+}
+
+uint32_t *nsys_kstats_ops_by_id(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                                uint32_t *n) {
+  *n = 0;
+  if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return NULL;
+  int k = key == NSYS_KSTATS_BY_FULL_NAME ? 1 : 0;
+  pthread_mutex_lock(&nsys__mu);
+  nsys__entry *e = nsys__entry_for(p, ix);
+  nsys__grouping *g = &e->g[k];
+  int64_t *ids = NULL;
+  bool in_op_order = false;
+  if ((g->built || nsys__build(g, ix, key, NULL, NULL)) && name_id < g->n_names) {
+    uint32_t a = g->off[name_id];
+    *n = g->off[name_id + 1] - a;
+    in_op_order = !g->sorted[name_id]; /* the counting sort's order, untouched */
+    ids = nsys_xmalloc((size_t)(*n ? *n : 1) * sizeof *ids);
+    for (uint32_t i = 0; i < *n; i++) ids[i] = g->ops[a + i];
+  }
+  pthread_mutex_unlock(&nsys__mu);
+  if (!ids) return NULL;
+  if (!in_op_order) nsys_sort_i64(ids, *n);
+  uint32_t *out = nsys_xmalloc((size_t)(*n ? *n : 1) * sizeof *out);
+  for (uint32_t i = 0; i < *n; i++) out[i] = (uint32_t)ids[i];
+  free(ids);
   return out;
 }
 

@@ -85,6 +85,14 @@ uint32_t nsys_kstats_top(const struct nsys_profile *p, const nsys_index *ix, nsy
 uint32_t *nsys_kstats_ops(const struct nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
                           uint32_t *n);
 
+/* The same op ids in op order (ascending): what an order-free pass over a
+ * name's instances reads (the detectors), with monotone, prefetchable
+ * accesses to the index's columns instead of the duration order's random
+ * ones. A group not yet sorted by duration is copied as the grouping left
+ * it (op order); a sorted one is radix-sorted back (nsys_sort_i64). O(k). */
+uint32_t *nsys_kstats_ops_by_id(const struct nsys_profile *p, const nsys_index *ix, nsys_kstats_key key,
+                                uint32_t name_id, uint32_t *n);
+
 /* Summed durations of all GPU ops, and of kernels only. */
 void nsys_kstats_totals(const struct nsys_profile *p, const nsys_index *ix, int64_t *all_ns, int64_t *kernel_ns);
 
