@@ -206,13 +206,13 @@ static unsigned nsys__bits(uint64_t v) {
 }
 
 /* pos[0..n): the group's positions (0..n-1) in (duration, position) order.
- * One gather pass reads each op's duration; keys (duration << bits(n - 1)) |
- * position fit in 63 bits unless a duration exceeds ~2^42 ns: then sorted by
+ * One gather pass reads each op's duration. Keys (duration << bits(n - 1)) |
+ * position that fit in 63 bits (durations under ~2^42 ns) are sorted by
  * nsys_sort_i64 (a radix sort of the offsets from the smallest key, only the
  * digits their range needs, every histogram in one read); otherwise a
- * (cancellable) merge sort of (duration, position) pairs. Polls cancellation
- * before and after the radix sort (O(n), no allocation of its own beyond
- * 8n bytes); false when cancelled. */
+ * (cancellable) merge sort of (duration, position) pairs. Cancellation is
+ * polled before and after the radix sort, which is O(n) and not cut short
+ * (~0.1 s for a 10M-op group); false when cancelled. */
 static bool nsys__group_order(const nsys__grouping *g, const nsys_index *ix, uint32_t a, uint32_t n, uint32_t *pos,
                               bool (*cancelled)(void *), void *cctx) {
   int64_t *key = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *key);
@@ -487,8 +487,10 @@ bool nsys_kstats_brief_get(const nsys_profile *p, const nsys_index *ix, nsys_kst
   return ok;
 }
 
-uint32_t *nsys_kstats_ops(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
-                           uint32_t *n) {
+/* A copy of group name_id's op ids, in duration order (the order made if
+ * needed) or in op order (the group as kept). */
+static uint32_t *nsys__ops_copy(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                                uint32_t *n, bool by_duration) {
   *n = 0;
   if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return NULL;
   int k = key == NSYS_KSTATS_BY_FULL_NAME ? 1 : 0;
@@ -497,31 +499,23 @@ uint32_t *nsys_kstats_ops(const nsys_profile *p, const nsys_index *ix, nsys_ksta
   nsys__grouping *g = &e->g[k];
   uint32_t *out = NULL;
   if ((g->built || nsys__build(g, ix, key, NULL, NULL)) && name_id < g->n_names) {
-    nsys__sort_group(g, ix, name_id, NULL, NULL);
+    if (by_duration) nsys__sort_group(g, ix, name_id, NULL, NULL); /* not cancellable: always made */
     *n = g->off[name_id + 1] - g->off[name_id];
     out = nsys_xmalloc((size_t)(*n ? *n : 1) * sizeof *out);
-    memcpy(out, g->by_dur[name_id], (size_t)*n * sizeof *out);
+    memcpy(out, by_duration ? g->by_dur[name_id] : g->ops + g->off[name_id], (size_t)*n * sizeof *out);
   }
   pthread_mutex_unlock(&nsys__mu);
   return out;
 }
 
+uint32_t *nsys_kstats_ops(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                          uint32_t *n) {
+  return nsys__ops_copy(p, ix, key, name_id, n, true);
+}
+
 uint32_t *nsys_kstats_ops_by_id(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
                                 uint32_t *n) {
-  *n = 0;
-  if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return NULL;
-  int k = key == NSYS_KSTATS_BY_FULL_NAME ? 1 : 0;
-  pthread_mutex_lock(&nsys__mu);
-  nsys__entry *e = nsys__entry_for(p, ix);
-  nsys__grouping *g = &e->g[k];
-  uint32_t *out = NULL;
-  if ((g->built || nsys__build(g, ix, key, NULL, NULL)) && name_id < g->n_names) {
-    *n = g->off[name_id + 1] - g->off[name_id];
-    out = nsys_xmalloc((size_t)(*n ? *n : 1) * sizeof *out);
-    memcpy(out, g->ops + g->off[name_id], (size_t)*n * sizeof *out);
-  }
-  pthread_mutex_unlock(&nsys__mu);
-  return out;
+  return nsys__ops_copy(p, ix, key, name_id, n, false);
 }
 
 void nsys_kstats_totals(const nsys_profile *p, const nsys_index *ix, int64_t *all_ns, int64_t *kernel_ns) {
