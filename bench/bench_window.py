@@ -3,8 +3,8 @@
 
 1. Area selection: the four analyses the clients' range panel runs over a
    selected window (clients/vscode/src/webview/rangePanel.ts: top_kernels with
-   limit 5, overlap, gpu_idle_gaps, kernel_launch_overhead, each with
-   start/end), sent together as the panel sends them, on windows of 1/1000,
+   limit 5, overlap without per-iteration rows, gpu_idle_gaps and
+   kernel_launch_overhead with limit 1, each with start/end), sent together as the panel sends them, on windows of 1/1000,
    1/20, 1/2 of the profile and the whole span: p50/p90 of the time until the
    last of the four answers (client wall clock through `nsys-ai serve`) and
    the server's CPU time for the four.
@@ -45,7 +45,9 @@ sys.path.insert(0, str(REPO / "tests" / "protocol"))
 
 from nsys_rpc import Server  # noqa: E402
 
-AREA = ["top_kernels", "overlap", "gpu_idle_gaps", "kernel_launch_overhead"]
+# the clients' params (rangePanel.ts AREA_ANALYSES, nav_ui.ts AREA_PARAMS): summaries only
+AREA = [("top_kernels", {"limit": 5}), ("overlap", {"perIteration": False}), ("gpu_idle_gaps", {"limit": 1}),
+        ("kernel_launch_overhead", {"limit": 1})]
 FRACTIONS = [("1/1000", 1e-3), ("1/20", 0.05), ("1/2", 0.5), ("full", 1.0)]
 TILE_PX = 512
 
@@ -121,15 +123,15 @@ def bench(binary: str, profile: str, repeat: int, seed: int) -> dict[str, Row]:
         tracks = srv.request("timeline/tracks", {"profileId": pid})["tracks"]
         # the first selection after open builds what the analyses keep per profile
         a, b = windows(span, 0.05, 1, rng)[0]
-        first = [("analysis/run", {"profileId": pid, "name": n, "params": {"start": a, "end": b}}) for n in AREA]
+        first = [("analysis/run", {"profileId": pid, "name": n, "params": {"start": a, "end": b, **p}}) for n, p in AREA]
         sv, w, c, size = batch(srv, first)
         out["area first (1/20)"] = summarize([sv], [w], [c], size)
         for label, frac in FRACTIONS:
             served, wall, cpu, size = [], [], [], 0
             for a, b in windows(span, frac, repeat, rng):
                 calls = [("analysis/run", {"profileId": pid, "name": n,
-                                           "params": {"start": a, "end": b, **({"limit": 5} if n == "top_kernels" else {})}})
-                         for n in AREA]
+                                           "params": {"start": a, "end": b, **p}})
+                         for n, p in AREA]
                 sv, w, c, size = batch(srv, calls)
                 served.append(sv)
                 wall.append(w)

@@ -706,7 +706,7 @@ bool nsys_explain_kernel(nsys_task *task, const nsys_explain_req *req, nsys_expl
         uint32_t sid = ix->ops.name[c.op];
         if (!nsys_detect_recall(c.cx->detect_data, sid, device, &c.det)) {
           uint32_t n_inst = 0;
-          uint32_t *inst = nsys_kstats_ops(req->p, ix, NSYS_KSTATS_BY_NAME, sid, &n_inst);
+          uint32_t *inst = nsys_kstats_ops_by_id(req->p, ix, NSYS_KSTATS_BY_NAME, sid, &n_inst);
           bool ok = nsys_detect_kernel(ix, c.cx->detect_data, inst, n_inst, device, c.cx->um_ops > 0, task, &c.det);
           free(inst);
           if (!ok) {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "analysis/analysis.h"
 #include "common/csort.h"
 #include "common/util.h"
 #include "profile/profile.h"
@@ -19,14 +20,14 @@ typedef struct {
   bool built;
   uint32_t n_names;
   uint32_t *off;      /* n_names + 1 */
-  uint32_t *ops;      /* grouped by name, by duration within a group */
+  uint32_t *ops;      /* grouped by name, in op order within a group */
   uint32_t *trk;      /* track of ops[i] (sequential scans, no random access) */
   uint32_t *aux;      /* BY_NAME: full-name id of ops[i] */
   uint32_t *stamp;    /* scratch, per name id: last group that saw it (variants) */
   int64_t *totals;    /* per name id */
   uint8_t *kind;      /* per name id: kind of the group's shortest op (lowest op id on ties) */
   uint32_t *first;    /* per name id: lowest op id of the group */
-  uint8_t *sorted;    /* per name id: the group's ops are in duration order (else op order) */
+  uint32_t **by_dur;  /* per name id: the group's ops in (duration, op id) order, once first asked for */
   uint32_t n_groups;
   nsys_kstats **stats; /* per name id, allocated on first use */
 } nsys__grouping;
@@ -55,7 +56,9 @@ static void nsys__grouping_free(nsys__grouping *g) {
   free(g->totals);
   free(g->kind);
   free(g->first);
-  free(g->sorted);
+  if (g->by_dur)
+    for (uint32_t i = 0; i < g->n_names; i++) free(g->by_dur[i]);
+  free(g->by_dur);
   if (g->stats)
     for (uint32_t i = 0; i < g->n_names; i++) free(g->stats[i]);
   free(g->stats);
@@ -145,7 +148,7 @@ static bool nsys__build(nsys__grouping *g, const nsys_index *ix, nsys_kstats_key
   g->totals = nsys_xcalloc((size_t)names + 1, sizeof *g->totals);
   int64_t *min_dur = nsys_xmalloc(((size_t)names + 1) * sizeof *min_dur); /* per name: shortest duration */
   g->kind = nsys_xcalloc((size_t)names + 1, sizeof *g->kind);
-  g->sorted = nsys_xcalloc((size_t)names + 1, sizeof *g->sorted);
+  g->by_dur = nsys_xcalloc((size_t)names + 1, sizeof *g->by_dur);
   g->first = nsys_xcalloc((size_t)names + 1, sizeof *g->first);
   g->stats = nsys_xcalloc((size_t)names + 1, sizeof *g->stats);
   for (uint32_t k = 0; k <= names; k++) min_dur[k] = INT64_MAX;
@@ -203,73 +206,57 @@ static unsigned nsys__bits(uint64_t v) {
 }
 
 /* pos[0..n): the group's positions (0..n-1) in (duration, position) order.
- * Keys (duration << bits(n - 1)) | position fit in 64 bits unless a duration
- * exceeds ~2^40 ns: an LSD radix sort of the keys (11-bit digits, only as
- * many passes as the largest key needs), sequential 8-byte reads and writes;
- * otherwise a (cancellable) merge sort of (duration, position) pairs. Polls
- * cancellation every 2^16 keys; false when cancelled. */
+ * One gather pass reads each op's duration. Keys (duration << bits(n - 1)) |
+ * position that fit in 63 bits (durations under ~2^42 ns) are sorted by
+ * nsys_sort_i64 (a radix sort of the offsets from the smallest key, only the
+ * digits their range needs, every histogram in one read); otherwise a
+ * (cancellable) merge sort of (duration, position) pairs. Cancellation is
+ * polled before and after the radix sort, which is O(n) and not cut short
+ * (~0.1 s for a 10M-op group); false when cancelled. */
 static bool nsys__group_order(const nsys__grouping *g, const nsys_index *ix, uint32_t a, uint32_t n, uint32_t *pos,
                               bool (*cancelled)(void *), void *cctx) {
-  enum { BITS = 11, RADIX = 1 << BITS };
+  int64_t *key = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *key);
   uint64_t maxd = 0;
-  for (uint32_t i = 0; i < n; i++) maxd = NSYS_MAX(maxd, (uint64_t)nsys__dur0(ix, g->ops[a + i]));
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t d = nsys__dur0(ix, g->ops[a + i]);
+    key[i] = d;
+    maxd = NSYS_MAX(maxd, (uint64_t)d);
+  }
   unsigned pb = n > 1 ? nsys__bits(n - 1) : 0, kb = pb + nsys__bits(maxd);
-  if (kb > 64) {
+  bool ok = !(cancelled && cancelled(cctx));
+  if (ok && kb > 63) {
     nsys__durpos *v = nsys_xmalloc((size_t)n * sizeof *v);
-    for (uint32_t i = 0; i < n; i++) v[i] = (nsys__durpos){nsys__dur0(ix, g->ops[a + i]), i};
-    bool ok = nsys_csort(v, n, sizeof *v, nsys__cmp_durpos, cancelled, cctx);
+    for (uint32_t i = 0; i < n; i++) v[i] = (nsys__durpos){key[i], i};
+    ok = nsys_csort(v, n, sizeof *v, nsys__cmp_durpos, cancelled, cctx);
     for (uint32_t i = 0; ok && i < n; i++) pos[i] = v[i].at;
     free(v);
-    return ok;
+  } else if (ok) {
+    for (uint32_t i = 0; i < n; i++) key[i] = (int64_t)(((uint64_t)key[i] << pb) | i);
+    nsys_sort_i64(key, n);
+    uint64_t mask = pb ? (~0ULL >> (64 - pb)) : 0;
+    for (uint32_t i = 0; i < n; i++) pos[i] = (uint32_t)((uint64_t)key[i] & mask);
+    ok = !(cancelled && cancelled(cctx));
   }
-  uint64_t *key = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *key), *tmp = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *tmp);
-  for (uint32_t i = 0; i < n; i++) key[i] = ((uint64_t)nsys__dur0(ix, g->ops[a + i]) << pb) | i;
-  uint32_t cnt[RADIX];
-  bool ok = true;
-  for (unsigned shift = 0; shift < kb && ok; shift += BITS) {
-    memset(cnt, 0, sizeof cnt);
-    for (uint32_t j = 0; j < n; j++) cnt[(key[j] >> shift) & (RADIX - 1)]++;
-    for (uint32_t k = 0, at = 0; k < RADIX; k++) {
-      uint32_t c = cnt[k];
-      cnt[k] = at;
-      at += c;
-    }
-    for (uint32_t j = 0; j < n && ok; j++) {
-      tmp[cnt[(key[j] >> shift) & (RADIX - 1)]++] = key[j];
-      if ((j & 0xFFFF) == 0 && cancelled && cancelled(cctx)) ok = false;
-    }
-    uint64_t *t = key;
-    key = tmp;
-    tmp = t;
-  }
-  uint64_t mask = pb ? (~0ULL >> (64 - pb)) : 0;
-  for (uint32_t i = 0; ok && i < n; i++) pos[i] = (uint32_t)(key[i] & mask);
   free(key);
-  free(tmp);
   return ok;
 }
 
-/* Puts group id's ops (with their tracks and full names) in (duration, op id)
- * order, once: the group is in op order, so (duration, position) is that
- * order. O(group size) per radix pass. False when cancelled, the group then
- * untouched (still in op order). */
+/* Group id's ops in (duration, op id) order, once, beside the group (which
+ * stays in op order: order-free passes and nsys_kstats_ops_by_id read it as
+ * is): the group is in op order, so (duration, position) is that order.
+ * O(group size). False when cancelled, nothing kept. */
 static bool nsys__sort_group(nsys__grouping *g, const nsys_index *ix, uint32_t id, bool (*cancelled)(void *),
                              void *cctx) {
-  if (g->sorted[id]) return true;
+  if (g->by_dur[id]) return true;
   uint32_t a = g->off[id], n = g->off[id + 1] - a;
   uint32_t *pos = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *pos);
   bool ok = nsys__group_order(g, ix, a, n, pos, cancelled, cctx) && !(cancelled && cancelled(cctx));
   if (ok) {
-    uint32_t *old = nsys_xmalloc((size_t)(n ? n : 1) * sizeof *old);
-    uint32_t *arr[3] = {g->ops, g->trk, g->aux};
-    for (int k = 0; k < 3; k++) {
-      memcpy(old, arr[k] + a, (size_t)n * sizeof *old);
-      for (uint32_t i = 0; i < n; i++) arr[k][a + i] = old[pos[i]];
-    }
-    free(old);
-    g->sorted[id] = 1;
+    for (uint32_t i = 0; i < n; i++) pos[i] = g->ops[a + pos[i]];
+    g->by_dur[id] = pos;
+  } else {
+    free(pos);
   }
-  free(pos);
   return ok;
 }
 
@@ -341,7 +328,7 @@ static void nsys__compute(const nsys__entry *e, nsys__grouping *g, const nsys_in
                           uint32_t id, nsys_kstats *st) {
   memset(st, 0, sizeof *st);
   uint32_t a = g->off[id], b = g->off[id + 1], n = b - a;
-  const uint32_t *ops = g->ops + a;
+  const uint32_t *ops = g->by_dur[id];
   st->count = n;
   st->kind = ix->ops.kind[ops[0]];
   st->min_ns = nsys_op_dur(ix, ops[0]);
@@ -364,17 +351,27 @@ static void nsys__compute(const nsys__entry *e, nsys__grouping *g, const nsys_in
   }
   st->rank = rank;
   st->n_groups = groups;
-  /* tracks and first op */
+  /* tracks (the first NSYS_KSTATS_MAX_STREAMS met in duration order) and
+   * first op: a sequential pass over the group in op order counts them; only
+   * a name on more tracks than are kept walks the duration order to pick
+   * which */
   uint8_t *seen = nsys_xcalloc(ix->n_tracks ? ix->n_tracks : 1, 1);
-  st->first_op = ops[0];
+  st->first_op = g->ops[a]; /* the group is in op order */
   const uint32_t *trk = g->trk + a;
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t op = ops[i], tr = trk[i];
-    if (op < st->first_op) st->first_op = op;
+    uint32_t tr = trk[i];
     if (tr < ix->n_tracks && !seen[tr]) {
       seen[tr] = 1;
       if (st->n_tracks < NSYS_KSTATS_MAX_STREAMS) st->tracks[st->n_tracks] = tr;
       st->n_tracks++;
+    }
+  }
+  if (st->n_tracks > NSYS_KSTATS_MAX_STREAMS) {
+    memset(seen, 0, ix->n_tracks ? ix->n_tracks : 1);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n && kept < NSYS_KSTATS_MAX_STREAMS; i++) {
+      uint32_t tr = ix->ops.track[ops[i]];
+      if (tr < ix->n_tracks && !seen[tr]) seen[tr] = 1, st->tracks[kept++] = tr;
     }
   }
   free(seen);
@@ -490,8 +487,10 @@ bool nsys_kstats_brief_get(const nsys_profile *p, const nsys_index *ix, nsys_kst
   return ok;
 }
 
-uint32_t *nsys_kstats_ops(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
-                           uint32_t *n) {
+/* A copy of group name_id's op ids, in duration order (the order made if
+ * needed) or in op order (the group as kept). */
+static uint32_t *nsys__ops_copy(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                                uint32_t *n, bool by_duration) {
   *n = 0;
   if (!ix || ix->ops.n == 0 || name_id >= ix->strings.count) return NULL;
   int k = key == NSYS_KSTATS_BY_FULL_NAME ? 1 : 0;
@@ -500,13 +499,23 @@ uint32_t *nsys_kstats_ops(const nsys_profile *p, const nsys_index *ix, nsys_ksta
   nsys__grouping *g = &e->g[k];
   uint32_t *out = NULL;
   if ((g->built || nsys__build(g, ix, key, NULL, NULL)) && name_id < g->n_names) {
-    nsys__sort_group(g, ix, name_id, NULL, NULL);
+    if (by_duration) nsys__sort_group(g, ix, name_id, NULL, NULL); /* not cancellable: always made */
     *n = g->off[name_id + 1] - g->off[name_id];
     out = nsys_xmalloc((size_t)(*n ? *n : 1) * sizeof *out);
-    memcpy(out, g->ops + g->off[name_id], (size_t)*n * sizeof *out);
+    memcpy(out, by_duration ? g->by_dur[name_id] : g->ops + g->off[name_id], (size_t)*n * sizeof *out);
   }
   pthread_mutex_unlock(&nsys__mu);
   return out;
+}
+
+uint32_t *nsys_kstats_ops(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                          uint32_t *n) {
+  return nsys__ops_copy(p, ix, key, name_id, n, true);
+}
+
+uint32_t *nsys_kstats_ops_by_id(const nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
+                                uint32_t *n) {
+  return nsys__ops_copy(p, ix, key, name_id, n, false);
 }
 
 void nsys_kstats_totals(const nsys_profile *p, const nsys_index *ix, int64_t *all_ns, int64_t *kernel_ns) {

@@ -2,7 +2,8 @@
  * and cached, so that a hover (kernel/explain) costs microseconds:
  *   - the first request groups all GPU ops by name id (a stable counting
  *     sort: O(n + names) once per index and grouping);
- *   - a group is sorted by duration (radix, O(group)) and its statistics
+ *   - a group's duration order (radix, O(group)) is kept beside it (the
+ *     group stays in op order for order-free passes) and its statistics
  *     computed when first asked for, and kept; the totals, counts and kinds
  *     of every group (nsys_kstats_top, nsys_kstats_brief_get) need no sort.
  * The cache is keyed by the index (immutable once published) and by the
@@ -84,6 +85,14 @@ uint32_t nsys_kstats_top(const struct nsys_profile *p, const nsys_index *ix, nsy
  * when no op has that name. Free it. */
 uint32_t *nsys_kstats_ops(const struct nsys_profile *p, const nsys_index *ix, nsys_kstats_key key, uint32_t name_id,
                           uint32_t *n);
+
+/* The same op ids in op order (ascending): what an order-free pass over a
+ * name's instances reads (the detectors), with monotone, prefetchable
+ * accesses to the index's columns instead of the duration order's random
+ * ones. A copy of the group as the grouping keeps it (the duration order is
+ * kept beside it), O(k); no sort. */
+uint32_t *nsys_kstats_ops_by_id(const struct nsys_profile *p, const nsys_index *ix, nsys_kstats_key key,
+                                uint32_t name_id, uint32_t *n);
 
 /* Summed durations of all GPU ops, and of kernels only. */
 void nsys_kstats_totals(const struct nsys_profile *p, const nsys_index *ix, int64_t *all_ns, int64_t *kernel_ns);
