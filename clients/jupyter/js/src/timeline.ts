@@ -285,6 +285,22 @@ class Timeline {
       asked: () => ({ ...this.client.asked }),
       // the legs of the last answered request per kind (the bench's round-trip breakdown)
       legs: () => ({ ...this.client.legs }),
+      // tests: the bucket columns off (what was merged removed: the tooltip and a click ask per
+      // bucket, the fallback) or on again (asked for the view held)
+      bucketCols: (on: boolean) => {
+        this.bucketCols.off = !on;
+        if (on) this.askBucketCols();
+        else {
+          this.bucketCols.drop();
+          for (const t of this.data?.tracks.values() ?? []) {
+            if (!t.bk) continue;
+            for (const k of ["count", "longestId", "longestDur", "busyNs"] as const) delete t.bk[k];
+            t.bk.longestName = new Int32Array(t.n).fill(-1);
+          }
+        }
+        return { off: this.bucketCols.off };
+      },
+      bucketColsState: () => ({ asked: this.bucketCols.asked, merged: this.bucketCols.merged, pending: !!(this.data && this.bucketCols.pending(this.data)) }),
       // the latest view a frame showed before its own data came
       shownEarly: () => this.shownEarly,
       ask: (kind: string, fields: Record<string, unknown>) => this.client.ask(kind, fields),
@@ -699,7 +715,7 @@ class Timeline {
   /** The tooltip's and a click's bucket columns of the GPU rows in view, once their view's data
    *  is here and no newer view is waiting (bucket_cols.ts). */
   private askBucketCols(): void {
-    if (!this.data || this.dirty || this.inflight) return;
+    if (!this.data || this.dirty || this.inflight || this.canvas.classList.contains("dragging")) return;
     const ids = (this.visibleTracks() ?? this.tracks.map((t) => t.id)).filter((id) => this.trackById.get(id)?.kind === "gpu");
     this.bucketCols.want(this.data, ids);
     this.root.dataset.bucketCols = `${this.bucketCols.asked}:${this.bucketCols.merged}`;
@@ -819,6 +835,7 @@ class Timeline {
       dragView = null;
       if (c.hasPointerCapture(ev.pointerId)) c.releasePointerCapture(ev.pointerId);
       c.classList.remove("dragging");
+      this.askBucketCols(); // (not asked while the drag panned)
     };
     c.addEventListener("pointerup", end);
     c.addEventListener("pointercancel", end);
@@ -890,6 +907,7 @@ class Timeline {
     const { d, i } = hit;
     const [ss, se] = itemSpan(d, i);
     this.selectedSpan = { start: ss, end: se };
+    if (d.bk && !d.bk.longestId && this.data) this.bucketCols.take(this.data); // the bucket's longest op, if held
     if (d.ev) this.showDetails({ opId: d.ev.id[i] });
     else if (d.bk?.longestId) {
       if (d.bk.longestId[i] >= 0) this.showDetails({ opId: d.bk.longestId[i] });
@@ -1097,12 +1115,17 @@ class Timeline {
     this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
     this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
     if (!d.bk || d.bk.count) return;
+    if (this.data && this.bucketCols.take(this.data) && d.bk.count) {
+      this.tipDone({ d, i, key, name: track.name });
+      return;
+    }
     // the bucket columns of the rows in view on their way: wait for them, else ask for the bucket
     const want = { d, i, key, name: track.name };
     const coming = this.data && this.bucketCols.pending(this.data);
     if (!coming) this.askTip(want);
     else coming.then(() => {
       if (this.tipKey !== key) return;
+      if (this.data) this.bucketCols.take(this.data);
       if (!d.bk?.count) this.askTip(want);
       else this.tipDone(want);
     });
