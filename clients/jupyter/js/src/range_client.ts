@@ -33,6 +33,10 @@ export interface BucketCols {
   longestDur?: Float32Array;
   /** exact busy ns (the drawing's `busy` comes from whole percents) */
   busyNs?: Float64Array;
+  /** the longest op's name from the bucket columns (their own names table): drawing's
+   *  `longestName` stays as it was (a bucket coloured by its longest op's name is the "+names"
+   *  comparison, not what the bucket columns should change) */
+  longestNamed?: { name: IntCol; names: (string | null)[] };
 }
 
 /** The bucket columns a tooltip and a click need beyond drawing's (FIELDS), asked for the GPU
@@ -444,9 +448,8 @@ export function mergeBucketCols(d: RangeData, m: Record<string, unknown>): numbe
     let same = true;
     for (let i = 0; i < a.index.length && same; i++) same = a.index[i] === b.index[i];
     if (!same) continue;
-    // longestName indexes this reply's names (a bucket track's names serve only longestName)
-    Object.assign(a, { count: b.count, longestId: b.longestId, longestDur: b.longestDur, busyNs: b.busyNs, longestName: b.longestName });
-    into.names = t.names;
+    Object.assign(a, { count: b.count, longestId: b.longestId, longestDur: b.longestDur, busyNs: b.busyNs,
+      longestNamed: { name: b.longestName, names: t.names } });
     merged++;
   }
   return merged;

@@ -294,8 +294,7 @@ class Timeline {
           this.bucketCols.drop();
           for (const t of this.data?.tracks.values() ?? []) {
             if (!t.bk) continue;
-            for (const k of ["count", "longestId", "longestDur", "busyNs"] as const) delete t.bk[k];
-            t.bk.longestName = new Int32Array(t.n).fill(-1);
+            for (const k of ["count", "longestId", "longestDur", "busyNs", "longestNamed"] as const) delete t.bk[k];
           }
         }
         return { off: this.bucketCols.off };
@@ -1520,7 +1519,8 @@ function describeAt(d: TrackData, i: number, info?: BucketInfo): string {
   const b = d.bk as NonNullable<TrackData["bk"]>;
   const count = info ? String(info.count) : b.count ? String(b.count[i]) : "…";
   const dur = info ? fmtDur(info.longestDur) : b.longestDur ? fmtDur(b.longestDur[i]) : "…";
-  const name = info ? info.longestName : nameAt(d, b.longestName, i);
+  const named = b.longestNamed;
+  const name = info ? info.longestName : named ? (named.names[named.name[i]] ?? null) : nameAt(d, b.longestName, i);
   // the zoom reply's busy time is to the percent (busyPct); the bucket columns' and the "bucket"
   // reply's are exact
   return `${count} ops, ${fmtDur(info ? info.busyNs : b.busyNs ? b.busyNs[i] : b.busy[i])} busy in ${fmtDur(e - s)}\nlongest: ${name ?? "?"} (${dur})`;

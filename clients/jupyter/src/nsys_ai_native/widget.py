@@ -13,7 +13,9 @@ longest op (the tooltip), `{id, kind: "details", opId | bucket, explain?}` the d
 an op, or of a bucket's longest op (`bucket`: {track, start, resolution}, one round trip for a
 click on a bucket; the reply's `opId` says which, -1: none) (`explain: false`: without the
 explanation, which `{id, kind: "explain", opId | bucket}` answers beside it),
-`{id, kind: "search", query, exact?, kinds?, instances, offset? | at?, start?, end?}` a page of
+`{id, kind: "buckets", start, end, width, tracks}` the bucket columns of a view's GPU rows
+(BUCKET_FIELDS, on the view's grid: asked once the view is drawn, so that hovers and clicks need no
+request), `{id, kind: "search", query, exact?, kinds?, instances, offset? | at?, start?, end?}` a page of
 search's instances (the search box's next/previous, the outlines of the rows `w.show(rows)`
 marks; times as the front end's offsets) and
 `{id, kind: "analysis", name, start, end, limit?, perIteration?}` an analysis of the area selection.
