@@ -727,9 +727,14 @@ class Timeline {
     if (!this.laidOut()) return;
     this.stamp("layout");
     const w = Math.floor(this.root.clientWidth);
-    // the widget grew or shrank below the plot (the details panel filled or emptied): nothing to draw
+    // the widget grew or shrank below the plot (the details panel filled or emptied): nothing to
+    // draw again, only what is missing to ask for
     const sized = `${w}x${this.scroll.clientHeight}`;
-    if (sized === this.sized && !this.dirty && this.data) return;
+    if (sized === this.sized && this.data) {
+      const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
+      if (this.dirty || ids.some((id) => !this.data!.tracks.has(id))) this.fetch();
+      return;
+    }
     this.sized = sized;
     this.width = w;
     this.queueDraw();
@@ -1032,6 +1037,7 @@ class Timeline {
         this.details.textContent = e.message;
       })
       .finally(() => {
+        if (this.details.querySelector(":scope > .nsys-tl-close")) return; // (a reply for an older click)
         const close = el("span", "nsys-tl-close", "×");
         close.title = "close";
         close.onclick = () => (this.details.style.display = "none");
