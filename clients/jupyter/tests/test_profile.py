@@ -185,12 +185,14 @@ def test_widget_jsonz_needs_inflate(prof: nsys_ai_native.Profile, methods: froze
 DRAW_FIELDS = list(widget.DRAW_FIELDS)
 
 
-def test_draw_fields_are_the_front_ends() -> None:
-    """The Python side's list of the zoom's columns (benches, fallbacks) is the front end's."""
+@pytest.mark.parametrize("name, fields", [("FIELDS", widget.DRAW_FIELDS), ("BUCKET_FIELDS", widget.BUCKET_FIELDS)])
+def test_fields_are_the_front_ends(name: str, fields: tuple) -> None:
+    """The Python side's lists of columns are the front end's: the zoom's (DRAW_FIELDS: benches,
+    fallbacks) and the bucket columns a view's "buckets" request is answered with."""
     src = (Path(__file__).resolve().parents[1] / "js" / "src" / "range_client.ts").read_text()
-    m = re.search(r"export const FIELDS = (\[[^\]]*\]);", src)
-    assert m, "FIELDS not found in range_client.ts"
-    assert json.loads(m.group(1)) == DRAW_FIELDS
+    m = re.search(rf"export const {name} = (\[[^\]]*\]);", src)
+    assert m, f"{name} not found in range_client.ts"
+    assert json.loads(m.group(1)) == list(fields)
 
 
 def test_widget_fields_and_buckets(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
@@ -284,14 +286,6 @@ def test_widget_first_view_sent_with_it(prof: nsys_ai_native.Profile, methods: f
 
 
 BUCKET_FIELDS = list(widget.BUCKET_FIELDS)
-
-
-def test_bucket_fields_are_the_front_ends() -> None:
-    """The bucket columns the Python side answers "buckets" with are the front end's list."""
-    src = (Path(__file__).resolve().parents[1] / "js" / "src" / "range_client.ts").read_text()
-    m = re.search(r"export const BUCKET_FIELDS = (\[[^\]]*\]);", src)
-    assert m, "BUCKET_FIELDS not found in range_client.ts"
-    assert json.loads(m.group(1)) == BUCKET_FIELDS
 
 
 def test_widget_bucket_columns_of_a_view(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:

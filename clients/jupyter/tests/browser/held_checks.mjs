@@ -4,6 +4,7 @@
 // longest op's details in exactly one round trip (the explanation after them), and a row group
 // collapsed and expanded again drawn complete with no range request. Throws on failure; `step`
 // records what it saw.
+import { gpuBuckets } from "./immediate_checks.mjs";
 
 const settled = (page, el) => page.waitForFunction((e) => e.dataset.answered === e.dataset.requests &&
   Number(e.dataset.drawnSeq || 0) >= e.__nsysNav.seq() && !e.__nsysNav.bucketColsState().pending, el, { timeout: 30000 });
@@ -15,21 +16,7 @@ export async function checkHeldData(page, tl, step) {
   await page.keyboard.press("0"); // the whole profile: GPU rows drawn as buckets
   await settled(page, el);
   const cols = await tl.evaluate((e) => e.__nsysNav.bucketColsState());
-  // GPU buckets in view, found in the page from the data drawn
-  const targets = await tl.evaluate((e) => {
-    const nav = e.__nsysNav, rows = nav.rows(), out = [];
-    const c = e.querySelector("canvas"), r = c.getBoundingClientRect();
-    const labelW = Number(e.dataset.labelWidth || 210);
-    for (let i = 0; i < rows.length && 22 + (i + 1) * 16 <= r.height; i++) {
-      if (rows[i].kind !== "gpu") continue;
-      for (let k = 1; k < 40; k += 3) {
-        const x = labelW + ((r.width - labelW) * k) / 40, y = 22 + i * 16 + 8;
-        const hit = nav.bucketAt(x, y);
-        if (hit) out.push({ x, y, cx: r.left + x, cy: r.top + y, ...hit });
-      }
-    }
-    return out;
-  });
+  const targets = await gpuBuckets(tl, 3);
   step("held data: bucket columns", { ...cols, targets: targets.length });
   if (!targets.length) {
     step("held data: no GPU bucket in the whole-profile view (skipped)");
