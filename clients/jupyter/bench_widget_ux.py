@@ -71,8 +71,9 @@ export default { render({ el }) {
 FLOOR_CLASS = f"import anywidget\nclass _Floor(anywidget.AnyWidget):\n    _esm = {FLOOR_ESM!r}\n"
 
 
-def interact_notebook(profile: Path) -> dict:
-    return _nb(["import nsys_ai_native\n"
+def interact_notebook(profile: Path, before: bool = False) -> dict:
+    return _nb([("import os, sys\nsys.path.insert(0, os.environ['BENCH_BEFORE'])\n" if before else "") +
+                "import nsys_ai_native\n"
                 f"p = nsys_ai_native.open({str(profile)!r})\n"
                 "w = p.show(height=420)\n"
                 "w"])
@@ -131,7 +132,11 @@ def main() -> int:
     ap.add_argument("--variants", default="cached,cold,cached-nopreload,cold-nopreload",
                     help="first-frame variants, alternated run by run: cached / cold index; -nopreload: the widget "
                          "module imported by show() (NSYS_AI_WIDGET_PRELOAD=0), the comparison; -nofirst: the first "
-                         "view not sent with the widget (NSYS_AI_WIDGET_FIRST=0: asked by the page)")
+                         "view not sent with the widget (NSYS_AI_WIDGET_FIRST=0: asked by the page); -firstz: the first "
+                         "view deflated (NSYS_AI_WIDGET_FIRST_WIRE=jsonz); @before: the client in --before")
+    ap.add_argument("--before", type=Path, help="the `src` folder of another checkout's client (its widget bundle built): "
+                    "first-frame variants with '@before' import it, and the interactions run with it first, then with "
+                    "this one (the comparison, in one run)")
     ap.add_argument("--rounds", type=int, default=12, help="interaction rounds (each: every kind of input)")
     ap.add_argument("--skip", choices=("first", "interact"))
     ap.add_argument("--out", type=Path, default=HERE / "test-output" / "bench-widget-ux")
@@ -148,6 +153,7 @@ def main() -> int:
         os.environ["NSYS_AI_SERVER"] = str(REPO / "build" / "nsys-ai")
     res: dict = {"bench": "widget_ux", "app": args.app, "loadavg_before": [round(x, 2) for x in os.getloadavg()]}
     t0 = time.time()
+    before_env = {"BENCH_BEFORE": str(args.before.resolve())} if args.before else {}
     if args.skip != "first":
         if not args.first.exists():
             print(f"no profile {args.first}: tools/gen_profile.py --kernels 1000000 -o {args.first}")
@@ -155,7 +161,7 @@ def main() -> int:
         cold_root = Path(tempfile.mkdtemp(prefix="nsys-ai-cold-"))
         try:
             r = drive(args.app, first_notebook(args.first.resolve()), args.out / "first", "first", args.runs,
-                      {"BENCH_COLD_ROOT": str(cold_root), "VARIANTS": args.variants})
+                      {"BENCH_COLD_ROOT": str(cold_root), "VARIANTS": args.variants, **before_env})
         finally:
             shutil.rmtree(cold_root, ignore_errors=True)
         res["first"] = {"profile": str(args.first), "runs": r["runs"], "figures": first_figures(r["runs"])}
@@ -164,6 +170,12 @@ def main() -> int:
         if not args.interact.exists():
             print(f"no profile {args.interact}: tools/gen_profile.py --kernels 10000000 -o {args.interact}")
             return 2
+        if args.before:
+            r = drive(args.app, interact_notebook(args.interact.resolve(), True), args.out / "interact-before", "interact",
+                      args.rounds, before_env)
+            res["interact_before"] = {"profile": str(args.interact), "src": str(args.before), "misses": r.get("misses") or {},
+                                      "figures": {k: summary(v) for k, v in sorted(r["samples"].items())}}
+            res["loadavg_after_before"] = [round(x, 2) for x in os.getloadavg()]
         r = drive(args.app, interact_notebook(args.interact.resolve()), args.out / "interact", "interact", args.rounds)
         res["interact"] = {"profile": str(args.interact), "misses": r.get("misses") or {},
                            "figures": {k: summary(v) for k, v in sorted(r["samples"].items())}}
@@ -177,8 +189,17 @@ def main() -> int:
         for k, v in fig.items():
             label = f"{scen}: first frame" if k == "first_frame_ms" else f"  {k}"
             print(f"{label:38} {v['n']:3d} {v['p50']:8.1f} {v['p90']:8.1f} {v['max']:8.1f}")
-    for k, v in (res.get("interact") or {}).get("figures", {}).items():
-        print(f"{k:38} {v['n']:3d} {v['p50']:8.1f} {v['p90']:8.1f} {v['max']:8.1f}")
+    old = (res.get("interact_before") or {}).get("figures", {})
+    if old:
+        print(f"{'interactions (before | after)':38} {'n':>3} {'p50':>8} {'p90':>8} | {'n':>3} {'p50':>8} {'p90':>8}")
+    for k in sorted(set((res.get("interact") or {}).get("figures", {})) | set(old)):
+        v = (res.get("interact") or {}).get("figures", {}).get(k)
+        after = f"{v['n']:3d} {v['p50']:8.1f} {v['p90']:8.1f}" if v else f"{'-':>3} {'-':>8} {'-':>8}"
+        if old:
+            o = old.get(k)
+            print(f"{k:38} " + (f"{o['n']:3d} {o['p50']:8.1f} {o['p90']:8.1f}" if o else f"{'-':>3} {'-':>8} {'-':>8}") + f" | {after}")
+        else:
+            print(f"{k:38} {after} {v['max'] if v else 0:8.1f}")
     if (res.get("interact") or {}).get("misses"):
         print(f"inputs that showed nothing (timed out, not counted): {res['interact']['misses']}")
     print(json.dumps({k: v for k, v in res.items() if k != "first"} | {"first": {k: v for k, v in (res.get("first") or {}).items()

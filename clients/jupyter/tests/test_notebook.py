@@ -23,8 +23,9 @@ def by_tag(nb: Any, tag: str) -> Any:
 
 
 def raw(cell: Any, mime: str) -> Any:
+    # (an empty one is the open's progress bar, cleared: shown when the index build takes a while)
     for o in cell.outputs:
-        if o.get("output_type") in ("execute_result", "display_data") and mime in o.get("data", {}):
+        if o.get("output_type") in ("execute_result", "display_data") and o.get("data", {}).get(mime):
             return o["data"][mime]
     raise AssertionError(f"no {mime} output in cell {cell.metadata.get('tags')}: {cell.outputs}")
 

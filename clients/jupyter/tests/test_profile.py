@@ -185,12 +185,14 @@ def test_widget_jsonz_needs_inflate(prof: nsys_ai_native.Profile, methods: froze
 DRAW_FIELDS = list(widget.DRAW_FIELDS)
 
 
-def test_draw_fields_are_the_front_ends() -> None:
-    """The Python side's list of the zoom's columns (benches, fallbacks) is the front end's."""
+@pytest.mark.parametrize("name, fields", [("FIELDS", widget.DRAW_FIELDS), ("BUCKET_FIELDS", widget.BUCKET_FIELDS)])
+def test_fields_are_the_front_ends(name: str, fields: tuple) -> None:
+    """The Python side's lists of columns are the front end's: the zoom's (DRAW_FIELDS: benches,
+    fallbacks) and the bucket columns a view's "buckets" request is answered with."""
     src = (Path(__file__).resolve().parents[1] / "js" / "src" / "range_client.ts").read_text()
-    m = re.search(r"export const FIELDS = (\[[^\]]*\]);", src)
-    assert m, "FIELDS not found in range_client.ts"
-    assert json.loads(m.group(1)) == DRAW_FIELDS
+    m = re.search(rf"export const {name} = (\[[^\]]*\]);", src)
+    assert m, f"{name} not found in range_client.ts"
+    assert json.loads(m.group(1)) == list(fields)
 
 
 def test_widget_fields_and_buckets(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
@@ -248,27 +250,82 @@ def test_widget_first_view_sent_with_it(prof: nsys_ai_native.Profile, methods: f
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """show() answers the first view (the widget's whole window, every track, DRAW_FIELDS) at the
     last plot width a range request told this kernel, and sends it with the widget's state: the
-    server's reply for that request, deflated; none when larger than FIRST_MAX_BYTES."""
+    server's reply for that request as its JSON (decoded synchronously by the page), deflated when
+    that is over FIRST_MAX_BYTES (or NSYS_AI_WIDGET_FIRST_WIRE=jsonz), none when even that is; its
+    meta names the request's window and width (the page asks for the view's bucket columns with them)."""
     need(methods, "timeline/tracks", "timeline/range")
     monkeypatch.setattr(widget.TimelineWidget, "plot_width", widget.FIRST_WIDTH)
+    monkeypatch.delenv("NSYS_AI_WIDGET_FIRST_WIRE", raising=False)
     s, e = prof.span()
     for width in (widget.FIRST_WIDTH, 517):
         w = prof.show()
         meta = w._first_meta
-        assert meta["width"] == width and meta["format"] == "jsonz" and w.served == 0
+        assert meta["width"] == width and meta["format"] == "json" and w.served == 0
+        o = int(w.origin)
+        assert (meta["start"], meta["end"]) == (s - o, e - o)  # offsets from the widget's origin
         want = prof.request("timeline/range", {"start": s, "end": e, "width": width, "format": "columns",
                                                "fields": list(DRAW_FIELDS)})
-        got = json.loads(zlib.decompress(w._first))
-        assert len(zlib.decompress(w._first)) == meta["jsonBytes"]
-        assert got == want
+        assert json.loads(w._first) == want and meta["jsonBytes"] == len(w._first)
         w.answer_range({"start": 0, "end": e - s, "width": 517, "inflate": True})  # a front end's request: remembered
         assert widget.TimelineWidget.plot_width == 517 and w.served == 1
     part = prof.show(start=s + (e - s) // 4, end=s + (e - s) // 2)
-    got = json.loads(zlib.decompress(part._first))
+    got = json.loads(part._first)
     assert got["start"] <= s + (e - s) // 4 and got["end"] >= s + (e - s) // 2 and got["end"] < e
+    plain = prof.show()._first
+    monkeypatch.setenv("NSYS_AI_WIDGET_FIRST_WIRE", "jsonz")
+    z = prof.show()
+    assert z._first_meta["format"] == "jsonz" and zlib.decompress(z._first) == plain
+    monkeypatch.delenv("NSYS_AI_WIDGET_FIRST_WIRE")
+    # over the limit as JSON, not deflated: sent deflated
+    monkeypatch.setattr(widget, "FIRST_MAX_BYTES", (len(z._first) + z._first_meta["jsonBytes"]) // 2)
+    fallback = prof.show()
+    assert fallback._first_meta["format"] == "jsonz" and zlib.decompress(fallback._first) == zlib.decompress(z._first)
     monkeypatch.setattr(widget, "FIRST_MAX_BYTES", 100)
     big = prof.show()
     assert big._first == b"" and big._first_meta == {}
+
+
+BUCKET_FIELDS = list(widget.BUCKET_FIELDS)
+
+
+def test_widget_bucket_columns_of_a_view(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:
+    """"buckets" (asked by the page once a view is drawn, with that view's window and width) answers
+    the GPU tracks' bucket columns on the same grid as the view's range reply, deflated: each
+    bucket's count, busy time and longest op equal a "bucket" request's (a one-pixel
+    timeline/range of its own), for a zoomed-out and a zoomed-in view."""
+    need(methods, "timeline/tracks", "timeline/range")
+    w = prof.show()
+    s, e = prof.span()
+    gpu = [t["id"] for t in w.tracks if t["kind"] == "gpu"][:4]
+    sent: list[tuple[dict, list]] = []
+    w.send = lambda content, buffers=None: sent.append((content, buffers or []))  # type: ignore[method-assign]
+    checked = 0
+    s, e = s - int(w.origin), e - int(w.origin)  # the page's offsets
+    for a, b, width in ((s, e, 300), (s + (e - s) // 3, s + (e - s) // 3 + (e - s) // 50, 777)):
+        w._on_msg(w, {"id": 1, "kind": "range", "start": a, "end": b, "width": width, "tracks": gpu,
+                      "fields": DRAW_FIELDS, "inflate": True}, [])
+        view = json.loads(zlib.decompress(sent[-1][1][0]))
+        w._on_msg(w, {"id": 2, "kind": "buckets", "start": a, "end": b, "width": width, "tracks": gpu,
+                      "fields": ["ignored"], "inflate": True}, [])
+        msg, bufs = sent[-1]
+        assert msg["kind"] == "buckets" and msg["id"] == 2 and msg["format"] == "jsonz" and "error" not in msg
+        cols = json.loads(zlib.decompress(bufs[0]))
+        assert (cols["start"], cols["resolution"]) == (view["start"], view["resolution"])
+        for t, tv in zip(cols["tracks"], view["tracks"]):
+            assert t["id"] == tv["id"]
+            if "buckets" not in tv:
+                continue
+            bk = t["buckets"]
+            assert set(bk) == set(BUCKET_FIELDS) and bk["indexStep"] == tv["buckets"]["indexStep"]
+            index = [sum(bk["indexStep"][:j + 1]) for j in range(len(bk["indexStep"]))]
+            for j in range(0, len(index), max(1, len(index) // 5)):
+                start = cols["start"] + index[j] * cols["resolution"]
+                one = w.bucket({"track": t["id"], "start": start, "resolution": cols["resolution"]})
+                name = cols["names"][bk["longestName"][j]] if bk["longestName"][j] >= 0 else None
+                assert (bk["count"][j], bk["busyNs"][j], bk["longestId"][j], bk["longestDur"][j], name) == \
+                    (one["count"], one["busyNs"], one["longestId"], one["longestDur"], one["longestName"])
+                checked += 1
+    assert checked >= 10
 
 
 def test_widget_bucket_details_in_one_request(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:

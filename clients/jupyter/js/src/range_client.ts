@@ -26,11 +26,23 @@ export interface BucketCols {
   index: IntCol;
   busy: Float32Array;
   longestName: IntCol;
-  /** absent when the request left them out (FIELDS): ask for the bucket ("bucket" messages) */
+  /** absent when the request left them out (FIELDS): ask for the bucket ("bucket" messages),
+   *  or filled by the bucket columns asked after the view is drawn (`mergeBucketCols`) */
   count?: IntCol;
   longestId?: Int32Array | Float64Array;
   longestDur?: Float32Array;
+  /** exact busy ns (the drawing's `busy` comes from whole percents) */
+  busyNs?: Float64Array;
+  /** the longest op's name from the bucket columns (their own names table): drawing's
+   *  `longestName` stays as it was (a bucket coloured by its longest op's name is the "+names"
+   *  comparison, not what the bucket columns should change) */
+  longestNamed?: { name: IntCol; names: (string | null)[] };
 }
+
+/** The bucket columns a tooltip and a click need beyond drawing's (FIELDS), asked for the GPU
+ *  rows in view once a view's data is drawn ("buckets" messages): hovering a bucket then shows
+ *  its count, exact busy time and longest op with no request, and a click asks for that op. */
+export const BUCKET_FIELDS = ["indexStep", "count", "busyNs", "longestId", "longestDur", "longestName"];
 
 /** The columns a zoom step asks for (timeline/range `fields`): what drawing, the event
  *  tooltip and a click on an event need. A bucket is drawn from its busy time alone (height
@@ -78,6 +90,8 @@ export interface TrackData {
 }
 
 export interface RangeData {
+  /** the request's own window and plot width (the reply's start/end are on the bucket grid) */
+  asked?: { start: number; end: number; width: number };
   start: number;
   end: number;
   resolution: number;
@@ -157,6 +171,7 @@ export function decodeJsonColumns(buf: Buffer, origin = 0n): [WireReply, Map<str
       if (b.count) d.bk.count = Float64Array.from(b.count);
       if (b.longestId) d.bk.longestId = Float64Array.from(b.longestId);
       if (b.longestDur) d.bk.longestDur = Float32Array.from(b.longestDur);
+      if (b.busyNs) d.bk.busyNs = Float64Array.from(b.busyNs);
     }
     out.set(t.id, d);
   }
@@ -201,6 +216,7 @@ interface Pending {
   reject: (e: Error) => void;
   t0: number;
   wall0: number;
+  asked: RangeData["asked"];
 }
 
 const wallNow = () => performance.timeOrigin + performance.now();
@@ -243,8 +259,9 @@ export class RangeClient {
     const id = this.nextId++;
     this.sent++;
     return new Promise<RangeData>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, t0: performance.now(), wall0: wallNow() });
       const msg: Record<string, unknown> = { id, kind: "range", start: Math.floor(start), end: Math.ceil(end), width: Math.max(1, Math.round(width)) };
+      this.pending.set(id, { resolve, reject, t0: performance.now(), wall0: wallNow(),
+        asked: { start: msg.start as number, end: msg.end as number, width: msg.width as number } });
       if (tracks) msg.tracks = tracks;
       // the bench's variants: a layout, then modifiers ("+all": every column; "~...": front-end
       // options, see Timeline), echoed in the reply's format label
@@ -264,14 +281,19 @@ export class RangeClient {
     });
   }
 
-  private asks = new Map<number, { resolve: (m: Record<string, unknown>) => void; reject: (e: Error) => void }>();
+  private asks = new Map<number, { kind: string; wall0: number; resolve: (m: Record<string, unknown>) => void; reject: (e: Error) => void }>();
+
+  /** The legs of the last answered request per kind other than "range" (wall-clock ms, one
+   *  machine): page -> the kernel's message handler (`up`), the Python side (`kernel`: queue,
+   *  server, reply built), kernel -> page (`down`) (the bench's breakdown of a round trip). */
+  legs: Record<string, { up: number; kernel: number; down: number; at: number }> = {};
 
   /** Any other request ({kind, ...} -> the reply's fields), e.g. details of a clicked op. */
   ask(kind: string, fields: Record<string, unknown>): Promise<Record<string, unknown>> {
     const id = this.nextId++;
     this.asked[kind] = (this.asked[kind] ?? 0) + 1;
     return new Promise((resolve, reject) => {
-      this.asks.set(id, { resolve, reject });
+      this.asks.set(id, { kind, wall0: wallNow(), resolve, reject });
       this.model.send({ id, kind, ...fields });
     });
   }
@@ -294,8 +316,13 @@ export class RangeClient {
     const a = this.asks.get(m.id);
     if (a) {
       this.asks.delete(m.id);
+      const at = wallNow();
+      const r2 = (x: number) => Math.round(x * 100) / 100;
+      if (m.recvAt !== undefined && m.sentAt !== undefined) {
+        this.legs[a.kind] = { up: r2(m.recvAt - a.wall0), kernel: r2(m.sentAt - m.recvAt), down: r2(at - m.sentAt), at };
+      }
       if (m.error !== undefined) a.reject(new Error(m.code != null ? `[${m.code}] ${m.error}` : m.error));
-      else a.resolve(m as unknown as Record<string, unknown>);
+      else a.resolve(buffers?.length ? { ...(m as unknown as Record<string, unknown>), buffers } : m as unknown as Record<string, unknown>);
       return;
     }
     const p = this.pending.get(m.id);
@@ -336,7 +363,9 @@ export class RangeClient {
     let items = 0;
     for (const t of tracks.values()) items += t.n;
     const bytes = (buf as ArrayBufferView | ArrayBuffer).byteLength;
-    return { start: head.start ?? 0, end: head.end ?? 0, resolution: head.resolution ?? 1, serverMs: m.serverMs ?? 0,
+    const asked = meta.start !== undefined && meta.width !== undefined
+      ? { start: Number(meta.start), end: Number(meta.end), width: Number(meta.width) } : undefined;
+    return { asked, start: head.start ?? 0, end: head.end ?? 0, resolution: head.resolution ?? 1, serverMs: m.serverMs ?? 0,
       roundTripMs: 0, decodeMs: 0, bytes, rawBytes: raw ? raw.byteLength : bytes, items, served: 0,
       format: `${m.format}+initial/${m.source ?? "?"}`, timing: m.timing, upMs: NaN, kernelMs: NaN, downMs: NaN, tracks };
   }
@@ -364,6 +393,7 @@ export class RangeClient {
     let items = 0;
     for (const t of tracks.values()) items += t.n;
     p.resolve({
+      asked: p.asked,
       start: m.start ?? 0,
       end: m.end ?? 0,
       resolution: m.resolution ?? 1,
@@ -400,4 +430,27 @@ export function gridResolution(start: number, end: number, width: number): numbe
 export async function inflateNative(buf: Buffer): Promise<Uint8Array> {
   const stream = new Blob([bytesOf(buf) as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream("deflate"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/** A "buckets" reply (BUCKET_FIELDS of some tracks, asked with `d.asked`'s window and width, so on
+ *  d's bucket grid) merged into d's bucket tracks: their count, exact busy time and longest op.
+ *  A track whose buckets differ (another grid) is left as it is. Returns the tracks merged. */
+export function mergeBucketCols(d: RangeData, m: Record<string, unknown>): number {
+  const buffers = (m.buffers as Buffer[] | undefined) ?? [];
+  if (!buffers.length) return 0;
+  const raw = m.format === "jsonz" ? inflate(buffers[0], m.jsonBytes as number | undefined) : buffers[0];
+  const [head, tracks] = decodeJsonColumns(raw, 0n);
+  let merged = 0;
+  for (const [id, t] of tracks) {
+    const into = d.tracks.get(id);
+    const a = into?.bk, b = t.bk;
+    if (!into || !a || !b || !b.count || head.resolution !== into.resolution || b.index.length !== a.index.length) continue;
+    let same = true;
+    for (let i = 0; i < a.index.length && same; i++) same = a.index[i] === b.index[i];
+    if (!same) continue;
+    Object.assign(a, { count: b.count, longestId: b.longestId, longestDur: b.longestDur, busyNs: b.busyNs,
+      longestNamed: { name: b.longestName, names: t.names } });
+    merged++;
+  }
+  return merged;
 }

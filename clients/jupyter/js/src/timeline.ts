@@ -11,6 +11,7 @@ import { el, ownKeys } from "./dom";
 import { formatCursor, timeAxis } from "./axis";
 import { eventColor, fmtDur, trackHue } from "./format";
 import { RangeClient, RangeData, TrackData, gridResolution, inflateNative, nameAt } from "./range_client";
+import { BucketCols } from "./bucket_cols";
 import { relTime } from "./exact_json";
 import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "./track_tree";
 import { Match, MatchPage, dragWindow, frameSpan } from "./timeline_nav";
@@ -120,6 +121,7 @@ const CSS = `
 .nsys-tl-details table { border-collapse: collapse; margin: 4px 0; }
 .nsys-tl-details td, .nsys-tl-details th { border: 1px solid var(--jp-border-color2, #ddd); padding: 1px 6px; text-align: left; }
 .nsys-tl-details p { margin: 4px 0; }
+.nsys-tl-details.nsys-tl-loading { opacity: 0.5; }
 .nsys-tl-details h1, .nsys-tl-details h2, .nsys-tl-details h3 { font-size: 13px; margin: 6px 0 2px; }
 .nsys-tl-close { position: absolute; right: 6px; top: 2px; cursor: pointer; }
 .nsys-tl-legend { display: inline-flex; gap: 6px; font-size: 11px; color: var(--jp-ui-font-color2, #666); }
@@ -150,6 +152,8 @@ class Timeline {
   private span: Window;
   private view: Window;
   private data: RangeData | null = null;
+  /** the bucket columns a tooltip and a click need, asked after each view's data (bucket_cols.ts) */
+  private bucketCols!: BucketCols;
   /** The pointer's x over the plot (its time is shown on the axis), or null. */
   private cursorX: number | null = null;
   private inflight = false;
@@ -206,6 +210,9 @@ class Timeline {
     this.root.dataset.pyStamps = JSON.stringify(model.get("_stamps") ?? {});
     this.stamp("render");
     this.client = new RangeClient(model as never);
+    this.bucketCols = new BucketCols(this.client, () => {
+      this.root.dataset.bucketCols = `${this.bucketCols.asked}:${this.bucketCols.merged}`;
+    });
     this.client.origin = BigInt(model.get("origin") || "0");
     this.root.dataset.origin = String(this.client.origin);
     this.tracks = model.get("tracks") ?? [];
@@ -276,6 +283,23 @@ class Timeline {
     });
     (this.root as unknown as { __nsysNav: unknown }).__nsysNav = {
       asked: () => ({ ...this.client.asked }),
+      // the legs of the last answered request per kind (the bench's round-trip breakdown)
+      legs: () => ({ ...this.client.legs }),
+      // tests: the bucket columns off (what was merged removed: the tooltip and a click ask per
+      // bucket, the fallback) or on again (asked for the view held)
+      bucketCols: (on: boolean) => {
+        this.bucketCols.off = !on;
+        if (on) this.askBucketCols();
+        else {
+          this.bucketCols.drop();
+          for (const t of this.data?.tracks.values() ?? []) {
+            if (!t.bk) continue;
+            for (const k of ["count", "longestId", "longestDur", "busyNs", "longestNamed"] as const) delete t.bk[k];
+          }
+        }
+        return { off: this.bucketCols.off };
+      },
+      bucketColsState: () => ({ asked: this.bucketCols.asked, merged: this.bucketCols.merged, pending: !!(this.data && this.bucketCols.pending(this.data)) }),
       // the latest view a frame showed before its own data came
       shownEarly: () => this.shownEarly,
       ask: (kind: string, fields: Record<string, unknown>) => this.client.ask(kind, fields),
@@ -363,6 +387,7 @@ class Timeline {
         if (this.viewSeq === 0) this.dirty = false;
         this.onResize();
         this.queueDraw();
+        this.askBucketCols();
       });
   }
 
@@ -592,11 +617,26 @@ class Timeline {
     const v = { ...this.view };
     const seq = this.viewSeq;
     const width = this.plotWidth();
+    let want = this.rowTracks(true);
+    // the same view (rows scrolled, expanded or collapsed): only the tracks not held yet, merged
+    // into the data held (a collapsed row keeps its data)
+    const a = this.data?.asked;
+    const base = a && a.start === Math.floor(v.start) && a.end === Math.ceil(v.end) && a.width === Math.max(1, Math.round(width))
+      && this.dataSeq === seq ? this.data : null;
+    if (base) {
+      want = (want ?? this.tracks.map((t) => t.id)).filter((id) => !base.tracks.has(id));
+      if (!want.length) {
+        this.inflight = false;
+        this.queueDraw();
+        return;
+      }
+    }
     this.stamp("sent");
     this.client
-      .request(v.start, v.end, width, this.visibleTracks())
+      .request(v.start, v.end, width, want)
       .then((d) => {
         this.stamp("decoded");
+        if (base && this.data === base) for (const [id, t] of base.tracks) if (!d.tracks.has(id)) d.tracks.set(id, t);
         this.data = d;
         this.noteCoarse(d);
         this.dataWidth = width;
@@ -625,6 +665,7 @@ class Timeline {
         this.root.dataset.viewSeq = String(this.viewSeq);
         this.queueDraw();
         if (this.dirty) this.fetch();
+        else this.askBucketCols();
       });
     this.root.dataset.requests = String(this.client.sent);
     this.root.dataset.viewSeq = String(this.viewSeq);
@@ -632,24 +673,69 @@ class Timeline {
 
   /** Ids of the rows in (or near) the scrolled viewport; undefined when every row shows. */
   private visibleTracks(): string[] | undefined {
+    return this.rowTracks(false);
+  }
+
+  /** Ids of the tracks of the rows in view with two rows of margin each side, or (`held`) what a
+   *  range request asks for: also a screenful of rows below (a collapse above them brings as many
+   *  into view) and the tracks the rows of each collapsed group in view would show, so that a
+   *  collapse or expand is drawn at once from the data held. Undefined when that is every track. */
+  private rowTracks(held: boolean): string[] | undefined {
     const top = this.scroll.scrollTop;
     const h = this.scroll.clientHeight || Number(this.scroll.style.maxHeight.replace("px", "")) || 420;
     const first = Math.max(0, Math.floor(top / ROW_H) - 2); // two rows of margin each side
-    const last = Math.min(this.rows.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 2);
-    const ids = [...new Set(this.rows.slice(first, last).flatMap((r) => r.ids))];
-    return ids.length === this.tracks.length ? undefined : ids;
+    const shown = Math.min(this.rows.length, Math.ceil((top + h - AXIS_H) / ROW_H) + 2);
+    const last = held ? Math.min(this.rows.length, shown + Math.ceil(h / ROW_H)) : shown;
+    const ids = new Set(this.rows.slice(first, last).flatMap((r) => r.ids));
+    if (held) for (const r of this.rows.slice(first, shown)) if (r.open === false) for (const id of this.innerTracks(r.key)) ids.add(id);
+    return ids.size === this.tracks.length ? undefined : [...ids];
   }
+
+  /** The tracks a group's children's rows draw when it is opened (each child collapsed or not). */
+  private innerTracks(key: string): string[] {
+    if (!this.nodeByKey) {
+      this.nodeByKey = new Map();
+      const walk = (n: TreeNode) => { this.nodeByKey!.set(n.key, n); n.children.forEach(walk); };
+      this.tree.forEach(walk);
+    }
+    const all = (n: TreeNode): string[] => [...n.ids, ...n.children.flatMap(all)];
+    return this.nodeByKey.get(key)?.children.flatMap(all) ?? [];
+  }
+
+  private nodeByKey: Map<string, TreeNode> | null = null;
 
   private onScroll(): void {
     this.queueDraw();
     const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
     if (this.data && ids.some((id) => !this.data!.tracks.has(id))) this.fetch();
+    else this.askBucketCols();
   }
+
+  /** The tooltip's and a click's bucket columns of the GPU rows in view, once their view's data
+   *  is here and no newer view is waiting (bucket_cols.ts). */
+  private askBucketCols(): void {
+    if (!this.data || this.dirty || this.inflight || this.canvas.classList.contains("dragging")) return;
+    const ids = (this.visibleTracks() ?? this.tracks.map((t) => t.id)).filter((id) => this.trackById.get(id)?.kind === "gpu");
+    this.bucketCols.want(this.data, ids);
+    this.root.dataset.bucketCols = `${this.bucketCols.asked}:${this.bucketCols.merged}`;
+  }
+
+  /** the plot's size at the last resize handled: "width x height" */
+  private sized = "";
 
   private onResize(): void {
     if (!this.laidOut()) return;
     this.stamp("layout");
     const w = Math.floor(this.root.clientWidth);
+    // the widget grew or shrank below the plot (the details panel filled or emptied): nothing to
+    // draw again, only what is missing to ask for
+    const sized = `${w}x${this.scroll.clientHeight}`;
+    if (sized === this.sized && this.data) {
+      const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
+      if (this.dirty || ids.some((id) => !this.data!.tracks.has(id))) this.fetch();
+      return;
+    }
+    this.sized = sized;
     this.width = w;
     this.queueDraw();
     // the data must cover the rows in view at this width (the view may have grown taller)
@@ -753,6 +839,7 @@ class Timeline {
       dragView = null;
       if (c.hasPointerCapture(ev.pointerId)) c.releasePointerCapture(ev.pointerId);
       c.classList.remove("dragging");
+      this.askBucketCols(); // (not asked while the drag panned)
     };
     c.addEventListener("pointerup", end);
     c.addEventListener("pointercancel", end);
@@ -824,6 +911,7 @@ class Timeline {
     const { d, i } = hit;
     const [ss, se] = itemSpan(d, i);
     this.selectedSpan = { start: ss, end: se };
+    if (d.bk && !d.bk.longestId && this.data) this.bucketCols.take(this.data); // the bucket's longest op, if held
     if (d.ev) this.showDetails({ opId: d.ev.id[i] });
     else if (d.bk?.longestId) {
       if (d.bk.longestId[i] >= 0) this.showDetails({ opId: d.bk.longestId[i] });
@@ -907,18 +995,20 @@ class Timeline {
    *  asked together, the details shown as soon as they come (ms), the explanation when it comes
    *  (0.1-1.5 s for a kernel not explained before, at 10M kernels). */
   private showDetails(which: { opId: number } | { bucket: { track: string; start: number; resolution: number } }): void {
+    // the panel keeps what it shows (dimmed) until the reply replaces it: emptying it and filling
+    // it again resized the notebook's cell twice per click (JupyterLab lays the notebook out again)
+    if (this.details.style.display === "none") this.details.textContent = "loading…";
     this.details.style.display = "block";
-    this.details.textContent = "loading…";
+    this.details.classList.add("nsys-tl-loading");
     // a bucket's op is known with the reply ("?" until then)
     const asked = (this.root.dataset.detailsFor = "opId" in which ? String(which.opId) : "?");
     this.root.dataset.detailsBy = "opId" in which ? "op" : "bucket";
     delete this.root.dataset.explained;
-    const explained = this.client.ask("explain", which);
-    explained.catch(() => undefined); // shown with the details (or not at all when they fail)
     this.client
       .ask("details", { ...which, explain: false })
       .then((m) => {
         if (this.root.dataset.detailsFor !== asked) return; // another click since
+        this.details.classList.remove("nsys-tl-loading");
         const opId = Number(m.opId);
         if (!(opId >= 0)) { // an empty bucket (no op starts in it)
           this.details.style.display = "none";
@@ -931,7 +1021,10 @@ class Timeline {
         this.setFlow((m.flow as Flow | null) ?? null);
         const ex = el("div", "nsys-tl-explain", "explaining…");
         this.details.append(ex);
-        explained.then((x) => {
+        // the explanation is asked once the details are shown: its server work (0.1-1.5 s at 10M
+        // kernels, the first time a kernel is explained) then never competes with theirs, nor with
+        // their way to the page on a machine with few cores
+        this.client.ask("explain", { opId }).then((x) => {
           if (!ex.isConnected) return; // another op's details since
           ex.innerHTML = String(x.html ?? "");
           this.root.dataset.explained = String(opId);
@@ -940,9 +1033,11 @@ class Timeline {
         });
       })
       .catch((e: Error) => {
+        this.details.classList.remove("nsys-tl-loading");
         this.details.textContent = e.message;
       })
       .finally(() => {
+        if (this.details.querySelector(":scope > .nsys-tl-close")) return; // (a reply for an older click)
         const close = el("span", "nsys-tl-close", "×");
         close.title = "close";
         close.onclick = () => (this.details.style.display = "none");
@@ -992,11 +1087,7 @@ class Timeline {
     this.tipAsking = true;
     this.root.dataset.tipAsks = String(Number(this.root.dataset.tipAsks || 0) + 1);
     this.bucketInfo(w.d, w.i).then((b) => {
-      if (this.tipKey === w.key) {
-        this.tip.textContent = `${w.name}\n${describeAt(w.d, w.i, b)}`;
-        this.root.dataset.tipBucket = w.key;
-        this.root.dataset.tipShown = `${w.key}|1`;
-      }
+      if (this.tipKey === w.key) this.tipDone(w, b);
     }).catch(() => undefined).finally(() => {
       this.tipAsking = false;
       this.askTip();
@@ -1028,7 +1119,28 @@ class Timeline {
     this.root.dataset.tipShown = `${key}|${d.bk && !d.bk.count ? 0 : 1}`;
     this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
     this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
-    if (d.bk && !d.bk.count) this.askTip({ d, i, key, name: track.name });
+    if (!d.bk || d.bk.count) return;
+    if (this.data && this.bucketCols.take(this.data) && d.bk.count) {
+      this.tipDone({ d, i, key, name: track.name });
+      return;
+    }
+    // the bucket columns of the rows in view on their way: wait for them, else ask for the bucket
+    const want = { d, i, key, name: track.name };
+    const coming = this.data && this.bucketCols.pending(this.data);
+    if (!coming) this.askTip(want);
+    else coming.then(() => {
+      if (this.tipKey !== key) return;
+      if (this.data) this.bucketCols.take(this.data);
+      if (!d.bk?.count) this.askTip(want);
+      else this.tipDone(want);
+    });
+  }
+
+  /** The tooltip of a bucket whose columns are now held, complete. */
+  private tipDone(w: { d: TrackData; i: number; key: string; name: string }, b?: BucketInfo): void {
+    this.tip.textContent = `${w.name}\n${describeAt(w.d, w.i, b)}`;
+    this.root.dataset.tipBucket = w.key;
+    this.root.dataset.tipShown = `${w.key}|1`;
   }
 
 
@@ -1413,9 +1525,11 @@ function describeAt(d: TrackData, i: number, info?: BucketInfo): string {
   const b = d.bk as NonNullable<TrackData["bk"]>;
   const count = info ? String(info.count) : b.count ? String(b.count[i]) : "…";
   const dur = info ? fmtDur(info.longestDur) : b.longestDur ? fmtDur(b.longestDur[i]) : "…";
-  const name = info ? info.longestName : nameAt(d, b.longestName, i);
-  // the zoom reply's busy time is to the percent (busyPct); the "bucket" reply's is exact
-  return `${count} ops, ${fmtDur(info ? info.busyNs : b.busy[i])} busy in ${fmtDur(e - s)}\nlongest: ${name ?? "?"} (${dur})`;
+  const named = b.longestNamed;
+  const name = info ? info.longestName : named ? (named.names[named.name[i]] ?? null) : nameAt(d, b.longestName, i);
+  // the zoom reply's busy time is to the percent (busyPct); the bucket columns' and the "bucket"
+  // reply's are exact
+  return `${count} ops, ${fmtDur(info ? info.busyNs : b.busyNs ? b.busyNs[i] : b.busy[i])} busy in ${fmtDur(e - s)}\nlongest: ${name ?? "?"} (${dur})`;
 }
 
 /** A bucket's identity across replies: track, resolution and start (bucket edges do not move). */

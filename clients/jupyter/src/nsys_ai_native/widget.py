@@ -13,7 +13,9 @@ longest op (the tooltip), `{id, kind: "details", opId | bucket, explain?}` the d
 an op, or of a bucket's longest op (`bucket`: {track, start, resolution}, one round trip for a
 click on a bucket; the reply's `opId` says which, -1: none) (`explain: false`: without the
 explanation, which `{id, kind: "explain", opId | bucket}` answers beside it),
-`{id, kind: "search", query, exact?, kinds?, instances, offset? | at?, start?, end?}` a page of
+`{id, kind: "buckets", start, end, width, tracks}` the bucket columns of a view's GPU rows
+(BUCKET_FIELDS, on the view's grid: asked once the view is drawn, so that hovers and clicks need no
+request), `{id, kind: "search", query, exact?, kinds?, instances, offset? | at?, start?, end?}` a page of
 search's instances (the search box's next/previous, the outlines of the rows `w.show(rows)`
 marks; times as the front end's offsets) and
 `{id, kind: "analysis", name, start, end, limit?, perIteration?}` an analysis of the area selection.
@@ -47,12 +49,16 @@ WIRES = ("jsonz", "json")
 # The timeline/range columns the front end's zoom steps ask for (js/src/range_client.ts
 # FIELDS; a test checks that they agree): what drawing, the event tooltip and a click need.
 DRAW_FIELDS = ("id", "start", "end", "name", "kind", "indexStep", "busyPct")
+# The bucket columns a tooltip and a click need beyond drawing's, asked for the GPU rows in view
+# once a view is drawn ("buckets" messages; js/src/range_client.ts BUCKET_FIELDS, checked alike).
+BUCKET_FIELDS = ("indexStep", "count", "busyNs", "longestId", "longestDur", "longestName")
 # The plot width (px) the first view is answered at when show() builds the widget (the front end
 # draws it in its first frame, no round trip, when its own width puts the view on the same grid:
 # range_client.ts gridResolution); after a range request, that request's width (the last
 # widget's plot width in this kernel).
 FIRST_WIDTH = 960
-# A first view larger than this (deflated bytes) is not sent with the widget (the front end asks).
+# A first view larger than this (bytes sent: its JSON, else deflated) is not sent with the widget (the
+# front end asks).
 FIRST_MAX_BYTES = 1 << 20
 # worker threads per kind of request in a kernel: an area selection asks for 4 analyses at once
 # (70-500 ms each at 10M kernels), answered side by side (the server serves requests concurrently)
@@ -163,14 +169,26 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         if view["end"] <= view["start"] or os.environ.get("NSYS_AI_WIDGET_FIRST", "1") == "0":  # 0: the bench's comparison
             return b"", {}
         width = TimelineWidget.plot_width
+        # undeflated ("json") unless larger than FIRST_MAX_BYTES: the page then decodes it
+        # synchronously when it renders (JSON.parse, ~5 ms for the 330 KB of a 1M-kernel profile's
+        # first view); the deflated one ("jsonz", NSYS_AI_WIDGET_FIRST_WIRE=jsonz) is inflated
+        # asynchronously (DecompressionStream), and its promise's steps waited behind JupyterLab's own
+        # work on the page's main thread (~100 ms from render to decoded at 1M kernels, load 3)
+        inflate = os.environ.get("NSYS_AI_WIDGET_FIRST_WIRE", "json") == "jsonz"
         try:
-            msg, bufs = self.answer_range({"start": view["start"], "end": view["end"], "width": width,
-                                           "fields": list(DRAW_FIELDS), "inflate": True}, count=False)
+            for z in ((inflate,) if inflate else (False, True)):
+                msg, bufs = self.answer_range({"start": view["start"], "end": view["end"], "width": width,
+                                               "fields": list(DRAW_FIELDS), "inflate": z, "wire": "jsonz" if z else "json"},
+                                              count=False)
+                if len(bufs[0]) <= FIRST_MAX_BYTES:
+                    break
         except Exception:  # the front end asks for it (and shows the error if it fails again)
             return b"", {}
         if len(bufs[0]) > FIRST_MAX_BYTES:
             return b"", {}
-        return bufs[0], {**msg, "width": width}
+        # the request's own window and width (the reply's start/end lie on the bucket grid): the
+        # front end asks for the same view's bucket columns with them (bucket_cols.ts)
+        return bufs[0], {**msg, "width": width, "start": view["start"], "end": view["end"]}
 
     @property
     def view(self) -> tuple[int, int]:
@@ -210,7 +228,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
-        if kind not in ("range", "bucket", "details", "explain", "launched", "ping", "search", "analysis"):
+        if kind not in ("range", "bucket", "buckets", "details", "explain", "launched", "ping", "search", "analysis"):
             return
         content["recvAt"] = time.time() * 1e3  # wall clock ms, for the bench's breakdown
         if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
@@ -219,7 +237,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self.send({"id": content.get("id"), "kind": "ping", "recvAt": content["recvAt"], "sentAt": time.time() * 1e3},
                       bufs)
         elif self._queues is not None and not content.get("inline"):  # "inline": the bench's comparison
-            self._queues[{"launched": "details"}.get(str(kind), str(kind))].put(content)
+            self._queues[{"launched": "details", "buckets": "bucket"}.get(str(kind), str(kind))].put(content)
         else:
             self._serve(content)
 
@@ -249,6 +267,9 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 msg, buffers = self.answer_range(content)
             elif kind == "bucket":
                 msg, buffers = {"kind": "bucket", **self.bucket(content)}, []
+            elif kind == "buckets":  # the bucket columns of the GPU rows in view (js/src/bucket_cols.ts)
+                msg, buffers = self.answer_range({**content, "fields": list(BUCKET_FIELDS)}, count=False)
+                msg["kind"] = "buckets"
             elif kind == "launched":
                 msg, buffers = {"kind": "launched", "flow": self.launched(content)}, []
             elif kind == "search":

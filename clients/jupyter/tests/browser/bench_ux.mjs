@@ -91,13 +91,16 @@ async function first() {
     await page.evaluate(() => window.jupyterapp.commands.execute("notebook:clear-all-cell-outputs"));
     await page.evaluate(() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart());
     await ready();
-    await page.evaluate(([cold, preload, first]) => {
-      const src = "import os, tempfile\n" +
+    await page.evaluate(([cold, preload, first, firstz, before]) => {
+      const src = "import os, sys, tempfile\n" +
+        // "@before": the client of another checkout (bench_widget_ux.py --before), the comparison
+        (before ? "sys.path.insert(0, os.environ['BENCH_BEFORE'])\n" : "") +
         (cold ? "os.environ['NSYS_AI_CACHE_DIR'] = tempfile.mkdtemp(dir=os.environ['BENCH_COLD_ROOT'])\n" : "") +
         `os.environ['NSYS_AI_WIDGET_PRELOAD'] = '${preload ? 1 : 0}'\nos.environ['NSYS_AI_WIDGET_FIRST'] = '${first ? 1 : 0}'\n` +
+        (firstz ? "os.environ['NSYS_AI_WIDGET_FIRST_WIRE'] = 'jsonz'\n" : "") +
         "import nsys_ai_native";
       window.jupyterapp.shell.currentWidget.content.widgets[0].model.sharedModel.setSource(src);
-    }, [cold, !variant.includes("nopreload"), !variant.includes("nofirst")]);
+    }, [cold, !variant.includes("nopreload"), !variant.includes("nofirst"), variant.includes("firstz"), variant.includes("@before")]);
     await runCell(0);
     const t0 = await runCell(1);
     const openShow = await firstFrame(1, t0);
@@ -156,12 +159,20 @@ async function interact() {
     };
     // arms a measurement: resolves with (DOM shows it) - (the last `startType` event's timeStamp)
     window.__uxArm = (kind, startType, timeoutMs) => {
+      window.__uxArmedWall = performance.timeOrigin + performance.now();
       const cond = conds[kind]();
       const shown = early[kind]?.();
       let shownMs = null;
       window.__uxPending = new Promise((resolve) => {
         let done = false;
-        const finish = (v) => { if (done) return; done = true; mo.disconnect(); clearTimeout(timer); resolve({ ms: v, shownMs }); };
+        const finish = (v) => {
+          if (done) return;
+          done = true; mo.disconnect(); clearTimeout(timer);
+          // the round trip's legs (page -> kernel, Python, kernel -> page) of the request this input made
+          const legs = {};
+          for (const [k, l] of Object.entries(e.__nsysNav.legs?.() ?? {})) if (l.at > window.__uxArmedWall) legs[k] = l;
+          resolve({ ms: v, shownMs, legs, inputWall: last[startType] === undefined ? null : performance.timeOrigin + last[startType] });
+        };
         const check = () => {
           if (last[startType] === undefined || !(last[startType] > armedAt)) return;
           if (shown && shownMs === null && shown()) shownMs = performance.now() - last[startType];
@@ -176,12 +187,16 @@ async function interact() {
   });
   const samples = {};
   const misses = {};
+  // the request whose legs each kind of measurement reports ([up], [kernel], [down] samples)
+  const LEG_OF = { tip: "bucket", details: "details", area: "analysis" };
   async function measure(name, kind, startType, input, timeoutMs = 20000) {
     await page.evaluate(([k, s, t]) => window.__uxArm(k, s, t), [kind, startType, timeoutMs]);
     await input();
-    const { ms, shownMs } = await page.evaluate(() => window.__uxPending);
+    const { ms, shownMs, legs } = await page.evaluate(() => window.__uxPending);
     if (ms === null) misses[name] = (misses[name] || 0) + 1;
     else (samples[name] ??= []).push(Math.round(ms * 100) / 100);
+    const leg = ms === null ? null : legs[LEG_OF[kind]];
+    if (leg) for (const k of ["up", "kernel", "down"]) (samples[`${name} [${k}]`] ??= []).push(leg[k]);
     // the same input until a frame showed it (from the data already there, before its own data)
     if (shownMs !== null) (samples[`${name} (shown)`] ??= []).push(Math.round(shownMs * 100) / 100);
     await settle();
@@ -236,7 +251,7 @@ async function interact() {
       await measure("hover: tooltip complete", "tip", "pointermove", () => page.mouse.move(plotX(0.1 + 0.8 * rnd()), rowY(i, top)), 3000);
     }
     // select: a click on a GPU op -> its details panel (kernel/details + kernel/explain)
-    if (gpuRows.length) {
+    for (let c = 0; c < 3 && gpuRows.length; c++) {
       const [, i] = gpuRows[Math.floor(rnd() * gpuRows.length)];
       await measure("select: click -> details", "details", "pointerup", () => page.mouse.click(plotX(0.1 + 0.8 * rnd()), rowY(i, top)), 5000);
     }
@@ -261,6 +276,27 @@ async function interact() {
       await measure(g.open ? "expand: row group" : "collapse: row group", "rows", "pointerdown", () => page.mouse.click(box.x + 30, rowY(i, t3)));
     }
   }
+  // the notebook's own round trip beside ours: an empty "ping" (answered in the kernel's message
+  // handler) and a "bucket" request (a worker thread and the server), one at a time, 20 each,
+  // with their legs (page -> kernel handler, Python, kernel -> page)
+  const probe = await tl.evaluate(async (e, n) => {
+    const nav = e.__nsysNav, out = {};
+    const b = nav.bucketAt(nav.labelW() + 200, 22 + 8) ?? { track: "gpu:0:7", start: 0, resolution: 1 << 20 };
+    for (let k = 0; k < n; k++) {
+      for (const [kind, fields] of [["ping", {}], ["bucket", { ...b, start: b.start + (k + 1) * b.resolution }]]) {
+        const t0 = performance.now();
+        await nav.ask(kind, fields);
+        const ms = performance.now() - t0;
+        const l = nav.legs?.()[kind];
+        for (const [key, v] of [["", ms], [" [up]", l?.up], [" [kernel]", l?.kernel], [" [down]", l?.down]]) {
+          if (v !== undefined) (out[`round trip: ${kind}${key}`] ??= []).push(Math.round(v * 100) / 100);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    return out;
+  }, 20);
+  Object.assign(samples, probe);
   await tl.screenshot({ path: path.join(outDir, "bench-ux-timeline.png") });
   result.samples = samples;
   result.misses = misses;

@@ -120,6 +120,25 @@ export async function checkDrawsBeforeReply(page, tl, step) {
   if (Number(after.failed || 0) > 0) throw new Error(`a held reply failed: ${JSON.stringify(after)}`);
 }
 
+/** GPU buckets in view, found in the page from the data drawn: at every `step`-th of 40 points
+ *  along each GPU row, {x, y} on the canvas, {cx, cy} on the page, and the bucket (bucketAt). */
+export function gpuBuckets(tl, step) {
+  return tl.evaluate((e, step) => {
+    const nav = e.__nsysNav, rows = nav.rows(), out = [];
+    const c = e.querySelector("canvas"), r = c.getBoundingClientRect();
+    const labelW = Number(e.dataset.labelWidth || 210);
+    for (let i = 0; i < rows.length && 22 + (i + 1) * 16 <= r.height; i++) {
+      if (rows[i].kind !== "gpu") continue;
+      for (let k = 1; k < 40; k += step) {
+        const x = labelW + ((r.width - labelW) * k) / 40, y = 22 + i * 16 + 8;
+        const hit = nav.bucketAt(x, y);
+        if (hit) out.push({ x, y, cx: r.left + x, cy: r.top + y, ...hit });
+      }
+    }
+    return out;
+  }, step);
+}
+
 /** The whole profile, then a click on a GPU bucket whose "bucket" answer has not come: its
  *  longest op's details come from one "details" request naming the bucket (not after the
  *  bucket's answer), and that op is the bucket's longest (a "bucket" request asked afterwards
@@ -130,22 +149,7 @@ export async function checkBucketClick(page, tl, step) {
   await page.keyboard.press("0");
   await page.waitForFunction((e) => e.dataset.answered === e.dataset.requests &&
     Number(e.dataset.drawnSeq || 0) >= e.__nsysNav.seq(), el, { timeout: 30000 });
-  // buckets on GPU rows, found in the page from the data drawn
-  const targets = await tl.evaluate((e) => {
-    const nav = e.__nsysNav, rows = nav.rows(), out = [];
-    const c = e.querySelector("canvas"), r = c.getBoundingClientRect();
-    const labelW = Number(e.dataset.labelWidth || 210);
-    for (let i = 0; i < rows.length && 22 + (i + 1) * 16 <= r.height; i++) {
-      if (rows[i].kind !== "gpu") continue;
-      for (let k = 1; k < 40; k++) {
-        const x = labelW + ((r.width - labelW) * k) / 40;
-        const y = 22 + i * 16 + 8;
-        const hit = nav.bucketAt(x, y);
-        if (hit) out.push({ x: r.left + x, y: r.top + y, ...hit });
-      }
-    }
-    return out;
-  });
+  const targets = (await gpuBuckets(tl, 1)).map((t) => ({ ...t, x: t.cx, y: t.cy }));
   const seen = [];
   for (const target of targets.slice(0, 12)) {
     await tl.evaluate((e) => { delete e.dataset.detailsShown; });

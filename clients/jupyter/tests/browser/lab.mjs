@@ -17,6 +17,7 @@ import { checkAxis, pngStats, zoomInOtherLayouts } from "./timeline_checks.mjs";
 import { checkNavigation } from "./nav_checks.mjs";
 import { checkToolbarOneLine } from "./toolbar_check.mjs";
 import { checkBucketClick, checkDrawsBeforeReply, checkFirstFrame, checkSecondWidgetNoRequest } from "./immediate_checks.mjs";
+import { checkHeldData } from "./held_checks.mjs";
 
 // playwright-core lives in clients/jupyter/js/node_modules (NODE_MODULES_DIR)
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
@@ -101,6 +102,8 @@ try {
   // replies carry only what drawing needs, the tooltip's count and longest op come from a
   // "bucket" request when hovered ("…" until then)
   {
+    // the fallback when the view's bucket columns are not held (held_checks.mjs checks them)
+    await tl.evaluate((e) => e.__nsysNav.bucketCols(false));
     const cb = await tl.locator("canvas").boundingBox();
     const tipText = () => tl.locator(".nsys-tl-tip").innerText().catch(() => "");
     let tip = "";
@@ -157,6 +160,7 @@ try {
     if (seen && !atOnce?.askedAtOnce) fail(`a bucket's tooltip request did not leave with the pointermove: ${JSON.stringify(atOnce)}`);
     if (asks >= moves) fail(`a sweep of ${moves} moves sent ${asks} bucket requests (one at a time expected)`);
     await page.mouse.move(cb.x + 5, cb.y - 40);
+    await tl.evaluate((e) => e.__nsysNav.bucketCols(true));
   }
 
   // zoom in with the wheel over the middle of the plot
@@ -308,7 +312,10 @@ try {
 
   await checkFlow(page, tl);
   await checkDrawsBeforeReply(page, tl, step);
+  await tl.evaluate((e) => e.__nsysNav.bucketCols(false)); // a bucket not answered yet (the fallback)
   await checkBucketClick(page, tl, step);
+  await tl.evaluate((e) => e.__nsysNav.bucketCols(true));
+  await checkHeldData(page, tl, step);
   await checkTrackTree(page, tl);
   await checkNavigation(page, tl, step, (name) => path.join(outDir, `timeline-${name}.png`));
   await checkToolbarOneLine(tl, step);

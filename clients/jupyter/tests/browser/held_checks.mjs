@@ -1,0 +1,101 @@
+// What the timeline answers from the data it holds (lab.mjs, JupyterLab and Notebook 7): a GPU
+// bucket's tooltip complete with no request once the view's bucket columns are here (its count,
+// busy time and longest op equal to a "bucket" request's), a click on a bucket asking for its
+// longest op's details in exactly one round trip (the explanation after them), and a row group
+// collapsed and expanded again drawn complete with no range request. Throws on failure; `step`
+// records what it saw.
+import { gpuBuckets } from "./immediate_checks.mjs";
+
+const settled = (page, el) => page.waitForFunction((e) => e.dataset.answered === e.dataset.requests &&
+  Number(e.dataset.drawnSeq || 0) >= e.__nsysNav.seq() && !e.__nsysNav.bucketColsState().pending, el, { timeout: 30000 });
+
+export async function checkHeldData(page, tl, step) {
+  const el = await tl.elementHandle();
+  await page.mouse.move(1, 1);
+  await tl.evaluate((e) => e.querySelector("canvas").focus());
+  await page.keyboard.press("0"); // the whole profile: GPU rows drawn as buckets
+  await settled(page, el);
+  const cols = await tl.evaluate((e) => e.__nsysNav.bucketColsState());
+  const targets = await gpuBuckets(tl, 3);
+  step("held data: bucket columns", { ...cols, targets: targets.length });
+  if (!targets.length) {
+    step("held data: no GPU bucket in the whole-profile view (skipped)");
+    return;
+  }
+  if (!(cols.asked > 0)) throw new Error(`no bucket columns asked for the view: ${JSON.stringify(cols)}`);
+
+  // hover: the tooltip complete in the pointermove's own task, no request; its numbers are a
+  // "bucket" request's (asked afterwards, by the test)
+  let checked = 0;
+  for (const t of targets.slice(0, 12)) {
+    const got = await tl.evaluate((e, t) => {
+      const c = e.querySelector("canvas"), b = c.getBoundingClientRect(), asked0 = e.__nsysNav.asked().bucket ?? 0;
+      c.dispatchEvent(new PointerEvent("pointermove", { clientX: b.left + t.x, clientY: b.top + t.y, bubbles: true }));
+      return { shown: e.dataset.tipShown ?? "", tip: e.querySelector(".nsys-tl-tip").textContent,
+        asked: (e.__nsysNav.asked().bucket ?? 0) - asked0 };
+    }, t);
+    const truth = await tl.evaluate((e, t) => e.__nsysNav.ask("bucket", { track: t.track, start: t.start, resolution: t.resolution }), t);
+    if (!got.shown.endsWith("|1") || got.asked !== 0) {
+      throw new Error(`a held bucket's tooltip was not complete at once, or asked: ${JSON.stringify({ got, t })}`);
+    }
+    const count = /^(\d+) ops, /m.exec(got.tip)?.[1];
+    const longest = /\nlongest: (.*) \(/.exec(got.tip)?.[1];
+    if (count !== String(truth.count) || (truth.count > 0 && longest !== String(truth.longestName))) {
+      throw new Error(`tooltip ${JSON.stringify(got.tip)} differs from the bucket's ${JSON.stringify(truth)}`);
+    }
+    checked++;
+  }
+  step("held data: tooltips complete with no request, equal to the bucket's answer", { checked });
+
+  // click: one "details" request naming the op (known from the columns), no "bucket" request,
+  // the op the bucket's longest; the explanation asked once the details are shown
+  let clicked = null;
+  for (const t of targets.slice(0, 12)) {
+    await tl.evaluate((e) => { delete e.dataset.detailsShown; delete e.dataset.detailsFor; });
+    const asked0 = await tl.evaluate((e) => e.__nsysNav.asked());
+    await page.mouse.click(t.cx, t.cy);
+    await page.waitForFunction((e) => e.dataset.detailsFor !== "?", el, { timeout: 30000 });
+    const d0 = await tl.evaluate((e) => ({ ...e.dataset }));
+    if (d0.detailsFor === undefined || d0.detailsFor === "") continue; // no op starts in this bucket
+    await page.waitForFunction((e) => e.dataset.detailsShown === e.dataset.detailsFor, el, { timeout: 30000 });
+    await page.waitForFunction((e) => e.dataset.explained === e.dataset.detailsShown, el, { timeout: 60000 });
+    const asked1 = await tl.evaluate((e) => e.__nsysNav.asked());
+    const delta = (k) => (asked1[k] ?? 0) - (asked0[k] ?? 0);
+    const truth = await tl.evaluate((e, t) => e.__nsysNav.ask("bucket", { track: t.track, start: t.start, resolution: t.resolution }), t);
+    const d = await tl.evaluate((e) => ({ ...e.dataset }));
+    clicked = { detailsBy: d.detailsBy, shown: d.detailsShown, longestId: truth.longestId, details: delta("details"),
+      bucket: delta("bucket"), explain: delta("explain") };
+    if (d.detailsBy !== "op" || clicked.details !== 1 || clicked.bucket !== 0 || clicked.explain !== 1) {
+      throw new Error(`a click on a held bucket did not ask once: ${JSON.stringify(clicked)}`);
+    }
+    if (String(truth.longestId) !== d.detailsShown) throw new Error(`details of op ${d.detailsShown}, the bucket's longest is ${truth.longestId}`);
+    break;
+  }
+  step("held data: click -> details in one round trip", clicked ?? "no op in the buckets tried (skipped)");
+  await page.keyboard.press("Escape");
+
+  // a row group collapsed, then expanded: both frames complete, with no range request
+  const groups = await tl.evaluate((e) => {
+    const r = e.querySelector("canvas").getBoundingClientRect();
+    return e.__nsysNav.rows().map((row, i) => ({ ...row, i, y: r.top + 22 + i * 16 + 8, x: r.left + 30 }))
+      .filter((g) => g.open !== undefined && 22 + (g.i + 1) * 16 <= r.height);
+  });
+  const seen = [];
+  for (const g of [groups.find((x) => x.open), groups.find((x) => x.open === false)].filter(Boolean)) {
+    for (let k = 0; k < 2; k++) {
+      await settled(page, el);
+      const before = await tl.evaluate((e) => ({ requests: e.dataset.requests, rows: e.__nsysNav.rows().length, seq: e.__nsysNav.seq() }));
+      await page.mouse.click(g.x, g.y);
+      // the next frame shows the new rows complete (every row in view from data for this view)
+      const frame = await tl.evaluate((e, n0) => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(() =>
+        res({ painted: e.dataset.painted, rows: e.__nsysNav.rows().length, requests: e.dataset.requests, n0 })))), before.rows);
+      const info = { group: g.key, open: k === 0 ? g.open : !g.open, before, frame };
+      seen.push(info);
+      if (frame.rows === before.rows || frame.painted !== `${frame.rows}:1:${before.seq}` || frame.requests !== before.requests) {
+        throw new Error(`a row group's ${info.open ? "collapse" : "expand"} was not drawn complete from held data: ${JSON.stringify(info)}`);
+      }
+    }
+  }
+  step("held data: collapse/expand drawn complete with no range request", { toggles: seen.length, groups: seen.map((s) => s.group) });
+  if (!seen.length) step("held data: no row group in view (skipped)");
+}
