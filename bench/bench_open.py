@@ -18,7 +18,6 @@ usage: bench/bench_open.py [--bin build/nsys-ai] [--before OTHER] [--repeat 5] P
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shutil
 import statistics
@@ -32,15 +31,8 @@ sys.path.insert(0, str(REPO / "tests" / "protocol"))
 
 from nsys_rpc import Server  # noqa: E402
 
-
-def server_cpu_ms(srv: Server) -> float:
-    f = Path(f"/proc/{srv.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) * 1000 / os.sysconf("SC_CLK_TCK")
-
-
-def pct(v: list[float], q: float) -> float:
-    s = sorted(v)
-    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
+sys.path.insert(0, str(REPO / "bench"))
+from bench_window import pct, server_cpu_ms  # noqa: E402  (one definition of each)
 
 
 def first_frame(binary: str, profile: str, cache: str) -> tuple[float, float]:
