@@ -205,15 +205,20 @@ static bool nsys__plain_ascii(const unsigned char *s, size_t n) {
   return true;
 }
 
-/* args: rowid, start, end, eventType, globalTid, text, textId, domainId, endGlobalTid */
+/* args: rowid, start, end, eventType, globalTid, text, textId, domainId,
+ * endGlobalTid, and when the summary's part is gathered (every row of the
+ * table read) `eventType BETWEEN 59 AND 75`, the WHERE of the plain read */
 static void nsys__nvtx_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  (void)argc;
   nsys__host_rows *h = sqlite3_user_data(ctx);
   nsys__build *b = h->b;
   nsys_strtab *tab = h->tab;
   if (!nsys__tick(b, &h->since)) {
     sqlite3_result_error(ctx, "stopped", -1);
     return;
+  }
+  if (argc == 10) {
+    nsys_info_nvtx_row(h->info, v + 1); /* (start, end) */
+    if (sqlite3_value_int64(v[9]) != 1) return; /* 0, or NULL for a NULL eventType */
   }
   /* the SQL keeps 59..75; the types read here: push/pop (59), start/end (60),
    * their payload variants (70, 71) and domain create (75) */
@@ -279,20 +284,28 @@ bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sid
   bool has_textid = nsys__src_has_column(src, NSYS__SRC_NVTX, "textId");
   bool has_dom = nsys__src_has_column(src, NSYS__SRC_NVTX, "domainId");
   bool has_egt = nsys__src_has_column(src, NSYS__SRC_NVTX, "endGlobalTid");
-  /* a range test, not IN (...): IN probes a temporary index per row */
+  /* The summary's count and span of this table (profile/info) are gathered
+   * here when it waits for them (a first open): then every row is read and
+   * the range test is a column, else it is the WHERE. A range test, not IN
+   * (...): IN probes a temporary index per row. */
+  nsys_info_acc *acc = b->p->info_acc;
+  if (acc && !nsys_info_nvtx_gathered(b->p)) acc = NULL;
+  if (acc) nsys_info_nvtx_begin(acc);
   char sql[2048];
   snprintf(sql, sizeof sql,
-           "SELECT nsys_ai_nvtx_rows(rowid, start, end, eventType, globalTid, %s, %s, %s, %s) "
-           "FROM %s WHERE eventType BETWEEN 59 AND 75",
+           "SELECT nsys_ai_nvtx_rows(rowid, start, end, eventType, globalTid, %s, %s, %s, %s%s) "
+           "FROM %s%s",
            has_text ? "text" : "NULL", has_textid ? "textId" : "NULL", has_dom ? "domainId" : "0",
-           has_egt ? "endGlobalTid" : "NULL", tbl);
+           has_egt ? "endGlobalTid" : "NULL", acc ? ", eventType BETWEEN 59 AND 75" : "", tbl,
+           acc ? "" : " WHERE eventType BETWEEN 59 AND 75");
   /* at most one range per row: reserved once (huge pages, nsys__big_alloc),
    * only the pages the ranges fill are ever touched; capped, since a table of
    * mostly marks would reserve far more than its ranges need (it grows then) */
   nsys__raw_nvtx_reserve(&b->nvtx, (uint32_t)NSYS_MIN(nsys__src_max_rowid(src, NSYS__SRC_NVTX) + 16,
                                                       (int64_t)1 << 22));
-  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0, {0}, NULL};
+  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0, {0}, acc};
   int rc = nsys__read_rows(src->db, "nsys_ai_nvtx_rows", sql, nsys__nvtx_row, &h);
+  if (acc && rc == SQLITE_DONE) nsys_info_nvtx_complete(acc);
   atomic_fetch_add(&b->rows_done, h.since);
   if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) return nsys__host_fail(b, src, tbl);
   return atomic_load(&b->stop) == 0;
