@@ -31,8 +31,9 @@ def open_info(path: Path, cache: Path, **env: str) -> tuple[dict, str]:
 
 
 def gpu_part_line(stderr: str) -> str:
+    """how the GPU tables' part came: "read by the index build" or "scanned after it" ("" if no line)"""
     lines = [l for l in stderr.splitlines() if "GPU tables' part" in l]
-    return lines[-1] if lines else ""
+    return lines[-1].split("GPU tables' part ")[1].split(",")[0] if lines else ""
 
 
 def three_ways(path: Path, tmp: Path) -> None:

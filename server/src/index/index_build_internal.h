@@ -123,6 +123,23 @@ void *nsys__gpu_reader(void *arg);
 bool nsys__read_runtime(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sidmap *sm);
 bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sidmap *sm);
 
+/* ---- a reader's SELECT arguments (index_source.c) ---------------------- */
+
+/* The argument list of a row function: the reader's own expressions, then
+ * the summary's columns (profile/info) that are not among them, so a column
+ * both need is decoded once per row. */
+enum { NSYS__ARGS_MAX = 32 };
+typedef struct {
+  int n;
+  char expr[NSYS__ARGS_MAX][64];
+} nsys__args;
+
+void nsys__args_add(nsys__args *a, const char *expr);
+/* cols: n comma-separated SQL expressions; arg[k]: the argument that gives
+ * the k-th (an equal expression, `"end"` = `end`, else one appended) */
+void nsys__args_map(nsys__args *a, const char *cols, uint8_t *arg, int n);
+char *nsys__args_join(const nsys__args *a); /* "e1, e2, ..." (free it) */
+
 /* ---- assembling the index (index_assemble.c) ---------------------------- */
 
 /* API <-> op join on (globalPid, correlationId), in two halves: the lookup

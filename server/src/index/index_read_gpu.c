@@ -76,7 +76,8 @@ typedef struct {
   int64_t last_graph;   /* graph launches: graphId of last_graph_name */
   uint32_t last_graph_name;
   bool any_graph;
-  nsys_info_acc *info; /* the summary's GPU-table part: its columns end each row */
+  nsys_info_acc *info; /* the summary's GPU-table part */
+  uint8_t info_arg[NSYS_INFO_GPU_NCOLS]; /* argument of each of its columns */
 } nsys__gpu_rows;
 
 /* "[CUDA graph <graphId>]", "[CUDA graph]" without one */
@@ -123,7 +124,11 @@ static void nsys__gpu_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   } else {
     r->name[i] = r->full[i] = g->memset_name;
   }
-  if (g->info) nsys_info_gpu_acc_row(g->info, v + argc - NSYS_INFO_GPU_NCOLS);
+  if (g->info) {
+    sqlite3_value *iv[NSYS_INFO_GPU_NCOLS];
+    for (int k = 0; k < NSYS_INFO_GPU_NCOLS; k++) iv[k] = v[g->info_arg[k]];
+    nsys_info_gpu_acc_row(g->info, iv);
+  }
   r->n++;
   if (r->n == UINT32_MAX - 1) {
     g->too_many = true;
@@ -139,44 +144,41 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
   const char *tbl = src->table[t];
   const char *gpid = nsys__src_has_column(src, t, "globalPid") ? "globalPid" : "0";
   const char *corr = nsys__src_has_column(src, t, "correlationId") ? "correlationId" : "0";
-  char sql[2048], info[600] = "";
   nsys_info_acc *acc = b->p->info_acc;
   nsys_table logical = t == NSYS__SRC_KERNEL   ? NSYS_TBL_KERNEL
                        : t == NSYS__SRC_MEMCPY ? NSYS_TBL_MEMCPY
                        : t == NSYS__SRC_MEMSET ? NSYS_TBL_MEMSET
                                                : NSYS_TBL_GRAPH_TRACE;
-  if (acc && nsys_info_gpu_acc_table(acc, logical)) {
-    info[0] = ',';
-    info[1] = ' ';
-    nsys_info_gpu_cols(b->p, logical, info + 2, sizeof info - 2);
-  } else {
-    acc = NULL;
-  }
+  if (acc && !nsys_info_gpu_acc_table(acc, logical)) acc = NULL;
+  /* the reader's arguments, then the summary's columns that are not among them */
+  nsys__args args = {.n = 0};
+  const char *base[] = {"rowid", "start", "end", "deviceId", "streamId", corr, gpid};
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(base); i++) nsys__args_add(&args, base[i]);
   if (t == NSYS__SRC_KERNEL) {
     bool has_short = nsys__src_has_column(src, t, "shortName");
     bool has_dem = nsys__src_has_column(src, t, "demangledName");
     const char *sn = has_short ? "shortName" : has_dem ? "demangledName" : "-1";
-    const char *dn = has_dem ? "demangledName" : sn;
-    snprintf(sql, sizeof sql,
-             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s, %s%s) FROM %s",
-             corr, gpid, sn, dn, info, tbl);
+    nsys__args_add(&args, sn);
+    nsys__args_add(&args, has_dem ? "demangledName" : sn);
   } else if (t == NSYS__SRC_MEMCPY) {
-    const char *ck = nsys__src_has_column(src, t, "copyKind") ? "copyKind" : "0";
-    snprintf(sql, sizeof sql,
-             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s%s) FROM %s",
-             corr, gpid, ck, info, tbl);
+    nsys__args_add(&args, nsys__src_has_column(src, t, "copyKind") ? "copyKind" : "0");
   } else if (t == NSYS__SRC_GRAPH) {
-    const char *gid = nsys__src_has_column(src, t, "graphId") ? "graphId" : "NULL";
-    snprintf(sql, sizeof sql,
-             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s, %s%s) FROM %s",
-             corr, gpid, gid, info, tbl);
-  } else {
-    snprintf(sql, sizeof sql,
-             "SELECT nsys_ai_gpu_rows(rowid, start, end, deviceId, streamId, %s, %s%s) FROM %s", corr,
-             gpid, info, tbl);
+    nsys__args_add(&args, nsys__src_has_column(src, t, "graphId") ? "graphId" : "NULL");
   }
   nsys__gpu_rows g;
   memset(&g, 0, sizeof g);
+  if (acc) {
+    /* each of the summary's columns read once: an expression the reader
+     * already passes (deviceId, streamId, start, end, shortName) is that
+     * argument again, the same value */
+    char info[600];
+    nsys_info_gpu_cols(b->p, logical, info, sizeof info);
+    nsys__args_map(&args, info, g.info_arg, NSYS_INFO_GPU_NCOLS);
+  }
+  char sql[2048];
+  char *list = nsys__args_join(&args);
+  snprintf(sql, sizeof sql, "SELECT nsys_ai_gpu_rows(%s) FROM %s", list, tbl);
+  free(list);
   g.b = b;
   g.sm = sm;
   g.info = acc;

@@ -76,7 +76,8 @@ typedef struct {
   int64_t last_gtid;
   uint32_t last_tmp;
   nsys__raw_api bt; /* CUDA-backtrace rows, set aside (see nsys__merge_backtrace_rows) */
-  nsys_info_acc *info; /* the summary's runtime part: its 2 columns end each row */
+  nsys_info_acc *info; /* the summary's runtime or NVTX part */
+  uint8_t info_arg[2];  /* runtime: the arguments of its 2 columns */
 } nsys__host_rows;
 
 /* eventClass of the rows that `nsys profile --cudabacktrace` adds to
@@ -91,7 +92,10 @@ static bool nsys__is_backtrace_class(int64_t ec) { return ec >= 67 && ec <= 69; 
 static void nsys__api_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   nsys__host_rows *h = sqlite3_user_data(ctx);
   nsys__build *b = h->b;
-  if (h->info) nsys_info_rt_row(h->info, v + argc - 2);
+  if (h->info) {
+    sqlite3_value *iv[2] = {v[h->info_arg[0]], v[h->info_arg[1]]};
+    nsys_info_rt_row(h->info, iv);
+  }
   nsys__raw_api *r = nsys__is_backtrace_class(sqlite3_value_int64(v[6])) ? &h->bt : &b->api;
   if (r->n == r->cap) nsys__raw_api_reserve(r, r->n + 1);
   uint32_t i = r->n;
@@ -164,22 +168,23 @@ bool nsys__read_runtime(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__
   const char *corr =
       nsys__src_has_column(src, NSYS__SRC_RUNTIME, "correlationId") ? "correlationId" : "0";
   const char *ec = nsys__src_has_column(src, NSYS__SRC_RUNTIME, "eventClass") ? "eventClass" : "0";
-  char sql[2048], info[128] = "";
+  char sql[2048], info[128];
   nsys_info_acc *acc = b->p->info_acc;
-  if (acc && nsys_info_rt_cols(b->p, info + 2, sizeof info - 2)) {
-    info[0] = ',';
-    info[1] = ' ';
-    nsys_info_rt_begin(acc);
-  } else {
-    acc = NULL;
-  }
-  snprintf(sql, sizeof sql,
-           "SELECT nsys_ai_api_rows(rowid, start, end, globalTid, %s, nameId, %s%s) FROM %s", corr, ec, info,
-           tbl);
+  if (acc && nsys_info_rt_cols(b->p, info, sizeof info)) nsys_info_rt_begin(acc);
+  else acc = NULL;
+  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0, {0}, acc, {0, 0}};
+  /* the reader's arguments, then the summary's columns not among them
+   * (start and end are: each decoded once per row) */
+  nsys__args args = {.n = 0};
+  const char *base[] = {"rowid", "start", "end", "globalTid", corr, "nameId", ec};
+  for (size_t i = 0; i < NSYS_ARRAY_LEN(base); i++) nsys__args_add(&args, base[i]);
+  if (acc) nsys__args_map(&args, info, h.info_arg, 2);
+  char *list = nsys__args_join(&args);
+  snprintf(sql, sizeof sql, "SELECT nsys_ai_api_rows(%s) FROM %s", list, tbl);
+  free(list);
   nsys__raw_api *r = &b->api;
   nsys__raw_api_reserve(r, (uint32_t)NSYS_MIN(nsys__src_max_rowid(src, NSYS__SRC_RUNTIME) + 16,
                                               (int64_t)UINT32_MAX - 2));
-  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0, {0}, acc};
   int rc = nsys__read_rows(src->db, "nsys_ai_api_rows", sql, nsys__api_row, &h);
   if (acc && rc == SQLITE_DONE) nsys_info_rt_complete(acc);
   atomic_fetch_add(&b->rows_done, h.since);
@@ -205,15 +210,20 @@ static bool nsys__plain_ascii(const unsigned char *s, size_t n) {
   return true;
 }
 
-/* args: rowid, start, end, eventType, globalTid, text, textId, domainId, endGlobalTid */
+/* args: rowid, start, end, eventType, globalTid, text, textId, domainId,
+ * endGlobalTid, and when the summary's part is gathered (every row of the
+ * table read) `eventType BETWEEN 59 AND 75`, the WHERE of the plain read */
 static void nsys__nvtx_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
-  (void)argc;
   nsys__host_rows *h = sqlite3_user_data(ctx);
   nsys__build *b = h->b;
   nsys_strtab *tab = h->tab;
   if (!nsys__tick(b, &h->since)) {
     sqlite3_result_error(ctx, "stopped", -1);
     return;
+  }
+  if (argc == 10) {
+    nsys_info_nvtx_row(h->info, v + 1); /* (start, end) */
+    if (sqlite3_value_int64(v[9]) != 1) return; /* 0, or NULL for a NULL eventType */
   }
   /* the SQL keeps 59..75; the types read here: push/pop (59), start/end (60),
    * their payload variants (70, 71) and domain create (75) */
@@ -279,20 +289,28 @@ bool nsys__read_nvtx(nsys__build *b, nsys__src *src, nsys_strtab *tab, nsys__sid
   bool has_textid = nsys__src_has_column(src, NSYS__SRC_NVTX, "textId");
   bool has_dom = nsys__src_has_column(src, NSYS__SRC_NVTX, "domainId");
   bool has_egt = nsys__src_has_column(src, NSYS__SRC_NVTX, "endGlobalTid");
-  /* a range test, not IN (...): IN probes a temporary index per row */
+  /* The summary's count and span of this table (profile/info) are gathered
+   * here when it waits for them (a first open): then every row is read and
+   * the range test is a column, else it is the WHERE. A range test, not IN
+   * (...): IN probes a temporary index per row. */
+  nsys_info_acc *acc = b->p->info_acc;
+  if (acc && !nsys_info_nvtx_gathered(b->p)) acc = NULL;
+  if (acc) nsys_info_nvtx_begin(acc);
   char sql[2048];
   snprintf(sql, sizeof sql,
-           "SELECT nsys_ai_nvtx_rows(rowid, start, end, eventType, globalTid, %s, %s, %s, %s) "
-           "FROM %s WHERE eventType BETWEEN 59 AND 75",
+           "SELECT nsys_ai_nvtx_rows(rowid, start, end, eventType, globalTid, %s, %s, %s, %s%s) "
+           "FROM %s%s",
            has_text ? "text" : "NULL", has_textid ? "textId" : "NULL", has_dom ? "domainId" : "0",
-           has_egt ? "endGlobalTid" : "NULL", tbl);
+           has_egt ? "endGlobalTid" : "NULL", acc ? ", eventType BETWEEN 59 AND 75" : "", tbl,
+           acc ? "" : " WHERE eventType BETWEEN 59 AND 75");
   /* at most one range per row: reserved once (huge pages, nsys__big_alloc),
    * only the pages the ranges fill are ever touched; capped, since a table of
    * mostly marks would reserve far more than its ranges need (it grows then) */
   nsys__raw_nvtx_reserve(&b->nvtx, (uint32_t)NSYS_MIN(nsys__src_max_rowid(src, NSYS__SRC_NVTX) + 16,
                                                       (int64_t)1 << 22));
-  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0, {0}, NULL};
+  nsys__host_rows h = {b, tab, sm, 0, INT64_MIN, 0, {0}, acc, {0, 0}};
   int rc = nsys__read_rows(src->db, "nsys_ai_nvtx_rows", sql, nsys__nvtx_row, &h);
+  if (acc && rc == SQLITE_DONE) nsys_info_nvtx_complete(acc);
   atomic_fetch_add(&b->rows_done, h.since);
   if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) return nsys__host_fail(b, src, tbl);
   return atomic_load(&b->stop) == 0;

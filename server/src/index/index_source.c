@@ -7,6 +7,7 @@
 
 #include "common/utf8.h"
 #include "common/util.h"
+#include "index/index_build_internal.h"
 #include "index/index_internal.h"
 #include "profile/profile.h"
 
@@ -209,4 +210,50 @@ uint32_t nsys__sidmap_get(nsys__sidmap *m, const nsys__strings *st, nsys_strtab 
   uint32_t id = nsys__intern_sid(st, tab, sid, mode);
   m->map[sid] = id + 1;
   return id;
+}
+
+/* ---- a reader's SELECT arguments ---------------------------------------- */
+
+void nsys__args_add(nsys__args *a, const char *expr) {
+  if (a->n >= NSYS__ARGS_MAX || strlen(expr) >= sizeof a->expr[0]) abort(); /* fixed lists, all short */
+  snprintf(a->expr[a->n++], sizeof a->expr[0], "%s", expr);
+}
+
+/* the expression without surrounding blanks and without double quotes */
+static void nsys__args_norm(const char *s, size_t n, char *out, size_t cap) {
+  size_t k = 0;
+  for (size_t i = 0; i < n && k + 1 < cap; i++)
+    if (s[i] != '"' && s[i] != ' ') out[k++] = s[i];
+  out[k] = '\0';
+}
+
+void nsys__args_map(nsys__args *a, const char *cols, uint8_t *arg, int n) {
+  const char *c = cols;
+  for (int k = 0; k < n; k++) {
+    const char *comma = strchr(c, ',');
+    size_t len = comma ? (size_t)(comma - c) : strlen(c);
+    char want[64], have[64];
+    nsys__args_norm(c, len, want, sizeof want);
+    int found = -1;
+    for (int i = 0; i < a->n && found < 0; i++) {
+      nsys__args_norm(a->expr[i], strlen(a->expr[i]), have, sizeof have);
+      if (strcmp(want, have) == 0) found = i;
+    }
+    if (found < 0) {
+      char expr[64];
+      snprintf(expr, sizeof expr, "%.*s", (int)len, c);
+      nsys__args_add(a, expr);
+      found = a->n - 1;
+    }
+    arg[k] = (uint8_t)found;
+    c = comma ? comma + 1 : c + len;
+  }
+}
+
+char *nsys__args_join(const nsys__args *a) {
+  size_t cap = (size_t)a->n * (sizeof a->expr[0] + 2) + 1, k = 0;
+  char *out = nsys_xmalloc(cap);
+  out[0] = '\0';
+  for (int i = 0; i < a->n; i++) k += (size_t)snprintf(out + k, cap - k, i ? ", %s" : "%s", a->expr[i]);
+  return out;
 }

@@ -395,6 +395,12 @@ struct nsys_info_acc {
    * reader (another thread than the GPU reader: fields of their own) */
   nsys__span_scan rt;
   bool rt_complete;
+  /* the NVTX table's count and span, gathered by the same host reader (it
+   * reads every row of that table); nvtx_pos: where the summary's worker
+   * left that table's row in its list of host tables */
+  nsys__span_scan nvtx;
+  bool nvtx_complete;
+  int nvtx_pos;
 };
 
 /* init and clear touch only the GPU part (the host reader may be filling rt) */
@@ -550,6 +556,20 @@ void nsys_info_rt_row(nsys_info_acc *a, sqlite3_value **v) { nsys__span_row(&a->
 
 /* a non-integer time: the summary's SQL fallback decides (finish) */
 void nsys_info_rt_complete(nsys_info_acc *a) { a->rt_complete = !a->rt.other; }
+
+bool nsys_info_nvtx_gathered(const nsys_profile *p) {
+  /* the summary's fast scan reads (start, "end"); without both it counts in SQL */
+  return nsys__has(p, NSYS_TBL_NVTX, "start") && nsys__has(p, NSYS_TBL_NVTX, "end");
+}
+
+void nsys_info_nvtx_begin(nsys_info_acc *a) {
+  memset(&a->nvtx, 0, sizeof a->nvtx);
+  a->nvtx_complete = false;
+}
+
+void nsys_info_nvtx_row(nsys_info_acc *a, sqlite3_value **v) { nsys__span_row(&a->nvtx, v); }
+
+void nsys_info_nvtx_complete(nsys_info_acc *a) { a->nvtx_complete = !a->nvtx.other; }
 
 /* ---- other activity tables: count + span in one aggregate --------------- */
 
@@ -832,14 +852,19 @@ typedef struct {
   int64_t ns;
 } nsys__host_job;
 
-/* runtime false: left to the index build's host reader (nsys_info_rt_*) */
-static bool nsys__read_host_tables(nsys_profile *p, nsys_task *task, bool runtime) {
+/* fused non-NULL: the runtime and NVTX tables are left to the index
+ * build's host reader (nsys_info_rt_*, nsys_info_nvtx_*); *nvtx_pos is where
+ * the NVTX table's row goes in this list */
+static bool nsys__read_host_tables(nsys_profile *p, nsys_task *task, int *fused_nvtx_pos) {
   nsys_info *in = &p->info;
-  return (!runtime || nsys__aggregate(p, task, NSYS_TBL_RUNTIME, true, &in->n_runtime)) &&
-         nsys__aggregate(p, task, NSYS_TBL_SYNC, true, &in->n_syncs) &&
-         nsys__aggregate(p, task, NSYS_TBL_GRAPH_TRACE, true, &in->n_graph_launches) &&
-         nsys__aggregate(p, task, NSYS_TBL_CUDA_EVENT, false, &in->n_cuda_events) &&
-         nsys__aggregate(p, task, NSYS_TBL_NVTX, true, &in->n_nvtx) &&
+  bool fused = fused_nvtx_pos != NULL;
+  if (!((fused || nsys__aggregate(p, task, NSYS_TBL_RUNTIME, true, &in->n_runtime)) &&
+        nsys__aggregate(p, task, NSYS_TBL_SYNC, true, &in->n_syncs) &&
+        nsys__aggregate(p, task, NSYS_TBL_GRAPH_TRACE, true, &in->n_graph_launches) &&
+        nsys__aggregate(p, task, NSYS_TBL_CUDA_EVENT, false, &in->n_cuda_events)))
+    return false;
+  if (fused) *fused_nvtx_pos = in->n_tables;
+  return (fused || nsys__aggregate(p, task, NSYS_TBL_NVTX, true, &in->n_nvtx)) &&
          nsys__aggregate(p, task, NSYS_TBL_OSRT, true, &in->n_osrt) &&
          nsys__aggregate(p, task, NSYS_TBL_SAMPLING, true, &in->n_cpu_samples);
 }
@@ -848,7 +873,7 @@ static void *nsys__host_worker(void *arg) {
   nsys__host_job *j = arg;
   const nsys_task *prev = nsys_task_enter(&j->wt); /* the connection's progress handler reads it */
   int64_t t0 = nsys_now_ns();
-  j->ok = nsys__read_host_tables(&j->shadow, &j->wt, true);
+  j->ok = nsys__read_host_tables(&j->shadow, &j->wt, NULL);
   j->ns = nsys_now_ns() - t0;
   nsys_task_leave(prev);
   return NULL;
@@ -898,7 +923,7 @@ static bool nsys__host_finish(nsys_profile *p, nsys_task *task, nsys__host_job *
   return ok;
 }
 
-static bool nsys__info_build(nsys_profile *p, nsys_task *task, bool gpu);
+static bool nsys__info_build(nsys_profile *p, nsys_task *task, int *fused_nvtx_pos);
 
 /* p->db replaced by a private NOMUTEX connection (kept as it is when none
  * opens: the scans then use the shared one); returns the shared one for
@@ -922,15 +947,17 @@ static void nsys__restore_db(nsys_profile *p, sqlite3 *shared) {
  * the scan's CPU). `p` is not published yet (or is a job's shadow copy), so
  * nothing else reads p->db meanwhile. The calling thread must have `task`
  * bound (nsys_task_enter) for a cancellation to interrupt a statement.
- * gpu false: everything but the GPU tables' part (nsys__gpu_acc_apply). */
-static bool nsys__info_build_own(nsys_profile *p, nsys_task *task, bool gpu) {
+ * fused_nvtx_pos non-NULL: everything but what the index build's readers
+ * gather (the GPU tables' part, nsys__gpu_acc_apply; the runtime and NVTX
+ * tables' counts and spans, nsys__host_part_apply). */
+static bool nsys__info_build_own(nsys_profile *p, nsys_task *task, int *fused_nvtx_pos) {
   sqlite3 *shared = nsys__use_own_db(p);
-  bool ok = nsys__info_build(p, task, gpu); /* error messages are copied out of the connection */
+  bool ok = nsys__info_build(p, task, fused_nvtx_pos); /* error messages are copied out of the connection */
   nsys__restore_db(p, shared);
   return ok;
 }
 
-bool nsys_info_build(nsys_profile *p, nsys_task *task) { return nsys__info_build_own(p, task, true); }
+bool nsys_info_build(nsys_profile *p, nsys_task *task) { return nsys__info_build_own(p, task, NULL); }
 
 /* ---- the summary beside the index build (nsys_profile_open_begin) -------- */
 
@@ -953,7 +980,7 @@ static void *nsys__info_job_main(void *arg) {
   nsys_info_job *j = arg;
   const nsys_task *prev = nsys_task_enter(&j->wt);
   int64_t t0 = nsys_now_ns();
-  j->ok = nsys__info_build_own(&j->shadow, &j->wt, j->acc == NULL);
+  j->ok = nsys__info_build_own(&j->shadow, &j->wt, j->acc ? &j->acc->nvtx_pos : NULL);
   j->ns = nsys_now_ns() - t0;
   nsys_task_leave(prev);
   return NULL;
@@ -997,31 +1024,42 @@ static bool nsys__gpu_part_scan(nsys_profile *p, nsys_task *task, nsys_info_acc 
   return ok;
 }
 
-/* The runtime table's row in the table list comes right after the GPU tables'. */
-static void nsys__rt_apply(nsys_profile *p, const nsys__span_scan *rt, int pos) {
-  if (!p->schema.table[NSYS_TBL_RUNTIME]) return;
-  nsys__tables_insert(&p->info, pos, p->schema.table[NSYS_TBL_RUNTIME], rt->rows);
-  p->info.n_runtime = rt->rows;
-  nsys__span_scan_apply(&p->info, rt);
+/* A host table's count and span gathered by the index build's host reader
+ * (runtime, NVTX): its row goes at `pos` of the table list. */
+static void nsys__host_part_apply(nsys_profile *p, nsys_table t, int64_t *count, const nsys__span_scan *sc,
+                                  int pos) {
+  if (!p->schema.table[t]) return;
+  nsys__tables_insert(&p->info, pos, p->schema.table[t], sc->rows);
+  *count = sc->rows;
+  nsys__span_scan_apply(&p->info, sc);
 }
 
-/* The runtime table aggregated here (the index build did not, or met a
- * non-integer time: then the built-in SQL), into a scratch summary. */
-static bool nsys__rt_scan(nsys_profile *p, nsys_task *task, int pos) {
+/* The same table aggregated here (the index build did not, or met a
+ * non-integer time: then the built-in SQL), into a scratch summary. `count`
+ * is a field of p->info. */
+static bool nsys__host_part_scan(nsys_profile *p, nsys_task *task, nsys_table t, int64_t *count, int pos) {
   nsys_info kept = p->info;
   memset(&p->info, 0, sizeof p->info);
   sqlite3 *shared = nsys__use_own_db(p);
-  bool ok = nsys__aggregate(p, task, NSYS_TBL_RUNTIME, true, &p->info.n_runtime);
+  int64_t n = 0;
+  bool ok = nsys__aggregate(p, task, t, true, &n);
   nsys__restore_db(p, shared);
   nsys_info part = p->info;
   p->info = kept;
   if (ok) {
-    p->info.n_runtime = part.n_runtime;
+    *count = n;
     if (part.has_span) nsys__span_add(&p->info, part.span_start, part.span_end);
     if (part.n_tables == 1) nsys__tables_insert(&p->info, pos, part.tables[0].name, part.tables[0].rows);
   }
   nsys_info_free(&part);
   return ok;
+}
+
+static bool nsys__host_part(nsys_profile *p, nsys_task *task, nsys_table t, int64_t *count,
+                            const nsys__span_scan *sc, bool gathered, int pos) {
+  if (!gathered) return nsys__host_part_scan(p, task, t, count, pos);
+  nsys__host_part_apply(p, t, count, sc, pos);
+  return true;
 }
 
 bool nsys_info_job_finish(nsys_info_job *j, nsys_profile *p, nsys_task *task, int64_t *ns) {
@@ -1033,15 +1071,21 @@ bool nsys_info_job_finish(nsys_info_job *j, nsys_profile *p, nsys_task *task, in
     nsys_info_free(&p->info);
     p->info = j->shadow.info;
     if (j->acc) {
-      bool from_index = j->acc->complete, rt_from_index = j->acc->rt_complete;
-      if (!from_index) ok = nsys__gpu_part_scan(p, task, j->acc);
-      int n_gpu = ok ? nsys__gpu_acc_apply(p, j->acc) : 0;
-      if (ok && rt_from_index) nsys__rt_apply(p, &j->acc->rt, n_gpu);
-      else if (ok) ok = nsys__rt_scan(p, task, n_gpu);
+      nsys_info_acc *a = j->acc;
+      bool from_index = a->complete, rt_from_index = a->rt_complete, nvtx_from_index = a->nvtx_complete;
+      /* the worker's list holds the host tables after the runtime one: the
+       * NVTX row goes in first, then the GPU tables' rows and the runtime
+       * one in front of them all */
+      ok = nsys__host_part(p, task, NSYS_TBL_NVTX, &p->info.n_nvtx, &a->nvtx, nvtx_from_index, a->nvtx_pos);
+      p->info.f_nvtx = p->info.n_nvtx > 0;
+      if (ok && !from_index) ok = nsys__gpu_part_scan(p, task, a);
+      int n_gpu = ok ? nsys__gpu_acc_apply(p, a) : 0;
+      if (ok) ok = nsys__host_part(p, task, NSYS_TBL_RUNTIME, &p->info.n_runtime, &a->rt, rt_from_index, n_gpu);
       if (getenv("NSYS_AI_VERBOSE"))
-        nsys_log("info: the GPU tables' part %s, the runtime table's %s",
+        nsys_log("info: the GPU tables' part %s, the runtime table's %s, the NVTX table's %s",
                  from_index ? "read by the index build" : "scanned after it",
-                 rt_from_index ? "read by the index build" : "scanned after it");
+                 rt_from_index ? "read by the index build" : "scanned after it",
+                 nvtx_from_index ? "read by the index build" : "scanned after it");
     }
   } else {
     if (nsys_task_cancelled(&j->wt) || nsys_task_cancelled(task)) nsys_task_fail_cancelled(task);
@@ -1059,7 +1103,8 @@ void nsys_info_job_discard(nsys_info_job *j) {
   nsys__info_job_free(j);
 }
 
-static bool nsys__info_build(nsys_profile *p, nsys_task *task, bool gpu) {
+static bool nsys__info_build(nsys_profile *p, nsys_task *task, int *fused_nvtx_pos) {
+  bool gpu = fused_nvtx_pos == NULL;
   nsys_info *in = &p->info;
   in->duration_ns = -1;
   if (!nsys__read_scalars(p, task)) return false;
@@ -1089,7 +1134,7 @@ static bool nsys__info_build(nsys_profile *p, nsys_task *task, bool gpu) {
   nsys_task_progress(task, 45, "API calls and NVTX");
   int64_t t_host = nsys_now_ns();
   if (threaded) ok = nsys__host_finish(p, task, &job, th, ok);
-  else ok = ok && nsys__read_host_tables(p, task, gpu);
+  else ok = ok && nsys__read_host_tables(p, task, fused_nvtx_pos);
   if (!ok) return false;
   int64_t t_rest = nsys_now_ns();
 

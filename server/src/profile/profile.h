@@ -216,6 +216,13 @@ bool nsys_info_rt_cols(const nsys_profile *p, char *buf, size_t cap);
 void nsys_info_rt_begin(nsys_info_acc *a);
 void nsys_info_rt_row(nsys_info_acc *a, sqlite3_value **v);
 void nsys_info_rt_complete(nsys_info_acc *a);
+/* And the NVTX table's, by the same host reader reading every row of it:
+ * gathered false when the summary counts it in SQL (no start or end column);
+ * row takes (start, end). */
+bool nsys_info_nvtx_gathered(const nsys_profile *p);
+void nsys_info_nvtx_begin(nsys_info_acc *a);
+void nsys_info_nvtx_row(nsys_info_acc *a, sqlite3_value **v);
+void nsys_info_nvtx_complete(nsys_info_acc *a);
 
 /* Decoded string for a StringIds id, or NULL when the id is unknown. */
 const char *nsys_profile_string(const nsys_profile *p, int64_t id);
