@@ -283,7 +283,10 @@ class Server:
                  progress: Optional[Callable[[dict], None]] = None, cancel: Optional[Cancel] = None) -> Any:
         rid = next(self._ids)
         pending = _Pending(raw)
-        if cancel is not None and not cancel._bind(lambda: (self._cancel(rid), pending.event.set())):
+        def undo() -> None:  # (a Cancel's, from another thread) the server told, the caller woken
+            self._cancel(rid)
+            pending.event.set()
+        if cancel is not None and not cancel._bind(undo):
             raise NsysAIError(CANCELLED, f"{method}: cancelled")
         if progress is not None:
             params = {**(params or {}), "workDoneToken": f"nsys_ai_native-{rid}"}

@@ -356,7 +356,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def _analysis_parts(content: dict) -> list[dict]:
         """An "analyses" message as one "analyses" part per name: {id, kind, name, start, end,
         limit?, perIteration?, recvAt}."""
-        params = content.get("params") if isinstance(content.get("params"), dict) else {}
+        given = content.get("params")
+        params: dict = given if isinstance(given, dict) else {}
         names = [str(n) for n in content.get("names") or []]
         return [{"id": content.get("id"), "kind": "analyses", "name": n, "start": content.get("start"), "end": content.get("end"),
                  **{k: v for k, v in dict(params.get(n) or {}).items() if k in ("limit", "perIteration")},
