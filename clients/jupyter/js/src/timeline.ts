@@ -1266,6 +1266,14 @@ class Timeline {
     this.tip.textContent = `${w.name}\n${describeAt(w.d, w.i, b)}`;
     this.root.dataset.tipBucket = w.key;
     this.root.dataset.tipShown = `${w.key}|1`;
+    // its longest op now known (the columns or the "bucket" answer came after the hover): its
+    // details asked ahead for a click, as on a dwell
+    const op = w.d.bk?.longestId ? w.d.bk.longestId[w.i] : b?.longestId;
+    if (op !== undefined && op >= 0 && this.tipKey === w.key) {
+      clearTimeout(this.aheadTimer);
+      this.aheadAt = `op:${op}`;
+      this.detailsAhead(op);
+    }
   }
 
 
