@@ -1266,13 +1266,14 @@ class Timeline {
     this.tip.textContent = `${w.name}\n${describeAt(w.d, w.i, b)}`;
     this.root.dataset.tipBucket = w.key;
     this.root.dataset.tipShown = `${w.key}|1`;
-    // its longest op now known (the columns or the "bucket" answer came after the hover): its
-    // details asked ahead for a click, as on a dwell
+    // its longest op known only now (the columns or the "bucket" answer came after the hover):
+    // its details asked ahead once the pointer has rested on it, as for a hover (detailsAheadAt)
     const op = w.d.bk?.longestId ? w.d.bk.longestId[w.i] : b?.longestId;
-    if (op !== undefined && op >= 0 && this.tipKey === w.key) {
+    const at = `op:${op}`;
+    if (op !== undefined && op >= 0 && this.tipKey === w.key && this.aheadAt !== at) {
       clearTimeout(this.aheadTimer);
-      this.aheadAt = `op:${op}`;
-      this.detailsAhead(op);
+      this.aheadAt = at;
+      this.aheadTimer = setTimeout(() => { if (this.aheadAt === at) this.detailsAhead(op); }, DETAILS_DWELL_MS);
     }
   }
 
