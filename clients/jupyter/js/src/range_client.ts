@@ -317,12 +317,16 @@ export class RangeClient {
     });
   }
 
+  /** requests cancelled here: their reply, if the Python side had already sent it, is dropped quietly */
+  private cancelled = new Set<number>();
+
   /** Drops a request not yet answered (its promise rejects with "cancelled") and tells the
    *  Python side, which drops it too (an explanation: cancelled on the server). */
   cancel(id: number): void {
     const a = this.asks.get(id);
     if (!a) return;
     this.asks.delete(id);
+    this.cancelled.add(id);
     this.model.send({ kind: "cancel", of: id });
     a.reject(new Error("cancelled"));
   }
@@ -342,6 +346,7 @@ export class RangeClient {
     }
     const m = msg as WireReply;
     if (!m || typeof m !== "object" || typeof m.id !== "number") return;
+    if (this.cancelled.delete(m.id)) return; // (answered before the cancel reached the Python side)
     const a = this.asks.get(m.id);
     if (a) {
       const at = wallNow();
