@@ -1065,7 +1065,9 @@ class Timeline {
   /** Asks op's details ahead: one request in flight; asked while one is, the latest op waits for it
    *  (the ones it superseded are never asked); held ones are not asked again. */
   private detailsAhead(op: number): void {
-    if (this.detailsHeld.has(op) || this.detailsAsking?.opId === op) return;
+    // (not while a click's own request is on its way, nor for the op it shows: those are held)
+    const clicked = this.root.dataset.detailsFor;
+    if (this.detailsHeld.has(op) || this.detailsAsking?.opId === op || clicked === "?" || clicked === String(op)) return;
     if (this.detailsAsking) {
       this.detailsWanted = op;
       return;
@@ -1074,9 +1076,7 @@ class Timeline {
     this.detailsAsking = { opId: op, done };
     this.root.dataset.detailsAheadAsks = String(Number(this.root.dataset.detailsAheadAsks || 0) + 1);
     done.then((m) => {
-      this.detailsHeld.delete(op);
-      this.detailsHeld.set(op, m);
-      if (this.detailsHeld.size > DETAILS_HELD) this.detailsHeld.delete(this.detailsHeld.keys().next().value as number);
+      this.hold(op, m);
       this.root.dataset.detailsHeld = String(op);
     }).catch(() => undefined).finally(() => {
       this.detailsAsking = null;
@@ -1084,6 +1084,13 @@ class Timeline {
       this.detailsWanted = null;
       if (next !== null && this.aheadAt === `op:${next}`) this.detailsAhead(next); // still under the pointer
     });
+  }
+
+  /** Holds op's details reply (the last DETAILS_HELD). */
+  private hold(op: number, m: Record<string, unknown>): void {
+    this.detailsHeld.delete(op);
+    this.detailsHeld.set(op, m);
+    if (this.detailsHeld.size > DETAILS_HELD) this.detailsHeld.delete(this.detailsHeld.keys().next().value as number);
   }
 
   /** the explanation asked for the details shown (cancelled when another op is clicked) */
@@ -1133,6 +1140,7 @@ class Timeline {
       return;
     }
     this.root.dataset.detailsFor = String(opId);
+    this.hold(opId, m);
     this.details.innerHTML = String(m.html ?? ""); // escaped HTML rendered by the Python side
     this.root.dataset.detailsShown = String(opId);
     this.setFlow((m.flow as Flow | null) ?? null);
@@ -1238,6 +1246,7 @@ class Timeline {
     const { track, d, i } = hit;
     const key = `${d.id}|${d.resolution}|${d.start}|${i}|${d.type}`;
     this.tipKey = key;
+    // (first: a bucket's held columns merged here complete the tooltip below in this task)
     if (track.kind === "gpu") this.detailsAheadAt(x, y, DETAILS_DWELL_MS);
     this.tip.textContent = `${track.name}\n${describeAt(d, i)}`;
     this.tip.style.display = "block";
