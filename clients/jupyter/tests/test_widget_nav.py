@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any, Optional
 
 import pytest
 
@@ -62,6 +63,63 @@ def test_view_selection_search_and_range(gen_dir: Path, methods: frozenset[str],
         one = w.analysis({"name": name, **win, "limit": 1})
         full = p.request("analysis/run", {"name": name, "params": {"start": ks[2][0], "end": ks[9][1]}})
         assert len(one["rows"]) <= 1 and one["summary"] == full["summary"], name
+    # the panel's one "analyses" message: one reply per analysis (its name), each the analysis's
+    # own; asked again, the same window is answered from the answers held (no server request)
+    panel = {"top_kernels": {"limit": 5}, "overlap": {"perIteration": False}, "gpu_idle_gaps": {"limit": 1},
+             "kernel_launch_overhead": {"limit": 1}}
+    w._analyses_held.clear()  # (the calls above were held)
+    for again in (False, True):
+        sent: list = []
+        w.send = lambda msg, buffers=None: sent.append(msg)  # type: ignore[method-assign]
+        calls = {"n": 0}
+        request = p.request
+
+        def counting(method: str, params: Optional[dict] = None, **kw: Any) -> Any:
+            calls["n"] += method == "analysis/run"
+            return request(method, params, **kw)
+        p.request = counting  # type: ignore[method-assign]
+        try:
+            w._on_msg(w, {"id": 7, "kind": "analyses", **win, "names": list(panel), "params": panel}, [])
+        finally:
+            p.request = request  # type: ignore[method-assign]
+            del w.send
+        assert [m["name"] for m in sent] == list(panel) and all(m["id"] == 7 and m["kind"] == "analyses" for m in sent)
+        assert calls["n"] == (0 if again else 4)
+        for m in sent:
+            params = {"start": ks[2][0], "end": ks[9][1], **panel[m["name"]]}
+            one = p.request("analysis/run", {"name": m["name"], "params": params})
+            full = p.request("analysis/run", {"name": m["name"], "params": {"start": ks[2][0], "end": ks[9][1]}})
+            assert m["summary"] == one["summary"] and m["rows"] == one["rows"], m["name"]
+            if m["name"] == "overlap":
+                assert m["summary"]["total"] == full["summary"]["total"]
+            else:
+                assert m["summary"] == full["summary"], m["name"]
+
+
+def test_explanations_cancelled(small_profile: Path, methods: frozenset[str]) -> None:
+    """An explanation asked again for another op cancels the ones asked before (queued: no reply),
+    and `{kind: "cancel", of}` drops one; the latest is answered."""
+    need(methods, "kernel/explain")
+    p = nsys_ai_native.open(small_profile)
+    w = p.show()
+    s = p.span()[0]
+    got = p.request("timeline/range", {"start": s + 20_000_000, "end": s + 21_000_000, "width": 4000})
+    ids = sorted({int(e["id"]) for t in got["tracks"] for e in t.get("events", []) if e.get("kind") == "kernel"})
+    assert len(ids) >= 3
+    import queue
+    w._queues = {k: queue.SimpleQueue() for k in nsys_ai_native.widget.WORKERS}  # queued, served by hand below
+    sent: list = []
+    w.send = lambda msg, buffers=None: sent.append(msg)  # type: ignore[method-assign]
+    w._on_msg(w, {"id": 1, "kind": "explain", "opId": ids[0]}, [])
+    w._on_msg(w, {"id": 2, "kind": "explain", "opId": ids[1]}, [])  # another op clicked: 1 cancelled
+    w._on_msg(w, {"id": 3, "kind": "explain", "opId": ids[2]}, [])  # ... and 2
+    w._on_msg(w, {"kind": "cancel", "of": 3}, [])                   # 3 dropped by the page
+    w._on_msg(w, {"id": 4, "kind": "explain", "opId": ids[2]}, [])
+    q = w._queues["explain"]
+    w._queues = None
+    while not q.empty():
+        w._serve(q.get())
+    assert [(m["id"], m.get("error")) for m in sent] == [(4, None)] and "html" in sent[0]
 
 
 def test_frames_exact_ints_and_units(gen_dir: Path, methods: frozenset[str]) -> None:

@@ -158,49 +158,76 @@ export const AREA_PARAMS: Record<string, { limit?: number; perIteration?: boolea
   top_kernels: { limit: 5 }, overlap: { perIteration: false }, gpu_idle_gaps: { limit: 1 }, kernel_launch_overhead: { limit: 1 },
 };
 
-/** The area selection's panel: duration, kernels, overlap, gaps, launches and the top kernels. */
+/** One analysis of the area selection as it comes ("analyses" parts): its name and reply, or error. */
+export interface AreaPart extends RunReply { name: string; error?: string }
+
+const AREA_ROWS: Array<[string, string]> = [["top_kernels", "kernels"], ["overlap", "overlap"], ["gpu_idle_gaps", "idle gaps"],
+  ["kernel_launch_overhead", "launches"]];
+
+/** The area selection's panel: duration, kernels, overlap, gaps, launches and the top kernels,
+ *  each row filled as its analysis comes (`run` hands each part to its callback, in any order;
+ *  its promise settles after the last). A newer fill of the same box makes this one's parts no-ops. */
 export async function fillRange(box: HTMLElement, r: { start: number; end: number }, label: (t: number) => string,
-                                run: (name: string) => Promise<RunReply>, zoom: () => void): Promise<void> {
+                                run: (part: (p: AreaPart) => void) => Promise<void>, zoom: () => void): Promise<void> {
+  const seq = String(Number(box.dataset.seq || 0) + 1);
+  box.dataset.seq = seq;
   const head = el("p");
   const b = el("button", "nsys-tl-zoomsel", "zoom to selection");
   b.title = "F";
   b.onclick = zoom;
   head.append(el("b", undefined, `range ${fmtDur(r.end - r.start)}`), ` ${label(r.start)} → ${label(r.end)} `, b);
   const stats = el("table");
-  box.replaceChildren(head, stats);
-  box.dataset.duration = String(r.end - r.start);
-  delete box.dataset.loaded;
-  const names = Object.keys(AREA_PARAMS);
-  const got = await Promise.allSettled(names.map((n) => run(n)));
-  const num = (v: unknown) => (typeof v === "number" ? v : Number(v ?? 0));
-  const row = (k: string, v: string) => {
-    const tr = el("tr");
-    tr.append(el("th", undefined, k), el("td", undefined, v));
+  const cells = new Map<string, HTMLElement>();
+  for (const [name, title] of AREA_ROWS) {
+    const tr = el("tr"), td = el("td", undefined, "…");
+    tr.dataset.analysis = name;
+    tr.append(el("th", undefined, title), td);
     stats.append(tr);
-  };
-  const sum = (i: number) => (got[i].status === "fulfilled" ? (got[i] as PromiseFulfilledResult<RunReply>).value.summary ?? {} : undefined);
-  const s1 = sum(0), s2 = sum(1), s3 = sum(2), s4 = sum(3);
-  if (s1) row("kernels", `${num(s1.kernelCount).toLocaleString("en-US")} · ${fmtDur(num(s1.totalKernelNs))} kernel time · GPU busy ${fmtDur(num(s1.gpuBusyNs))}`);
-  const tot = s2?.total as Record<string, unknown> | undefined;
-  if (tot) row("overlap", `compute only ${fmtDur(num(tot.computeOnlyNs))} · communication only ${fmtDur(num(tot.commOnlyNs))} · both ${fmtDur(num(tot.overlapNs))} · idle ${fmtDur(num(tot.idleNs))}`);
-  const devs = (s3?.devices as Array<Record<string, unknown>> | undefined) ?? [];
-  if (s3) row("idle gaps", `${devs.reduce((a, d) => a + num(d.gapCount), 0)} gaps · ${fmtDur(devs.reduce((a, d) => a + num(d.gapIdleNs), 0))}`);
-  if (s4) row("launches", `${num(s4.launchedKernels).toLocaleString("en-US")} kernels launched · ${fmtDur(num(s4.totalApiNs))} in launch calls`);
-  const bad = got.find((x) => x.status === "rejected") as PromiseRejectedResult | undefined;
-  if (bad) row("error", String((bad.reason as Error)?.message ?? bad.reason));
-  const rows = got[0].status === "fulfilled" ? (got[0] as PromiseFulfilledResult<RunReply>).value.rows ?? [] : [];
-  if (rows.length) {
-    const t = el("table");
-    const h = el("tr");
-    h.append(el("th", undefined, "top kernels in the range"), el("th", undefined, "count"), el("th", undefined, "time"));
-    t.append(h);
-    for (const k of rows) {
-      const tr = el("tr");
-      tr.append(el("td", undefined, String(k.name)), el("td", undefined, String(k.count)), el("td", undefined, fmtDur(num(k.totalNs))));
-      t.append(tr);
-    }
-    box.append(t);
+    cells.set(name, td);
   }
-  box.dataset.loaded = "true";
-  box.dataset.kernels = s1 ? String(num(s1.kernelCount)) : "";
+  const top = el("div");
+  box.replaceChildren(head, stats, top);
+  box.dataset.duration = String(r.end - r.start);
+  box.dataset.shown = "";
+  delete box.dataset.loaded;
+  delete box.dataset.kernels;
+  const num = (v: unknown) => (typeof v === "number" ? v : Number(v ?? 0));
+  const shown: string[] = [];
+  const fill = (p: AreaPart) => {
+    const td = cells.get(p.name);
+    if (box.dataset.seq !== seq || !td) return; // another selection since
+    const s = p.summary;
+    if (p.error !== undefined || !s) td.textContent = `error: ${p.error ?? "no answer"}`;
+    else if (p.name === "top_kernels") {
+      td.textContent = `${num(s.kernelCount).toLocaleString("en-US")} · ${fmtDur(num(s.totalKernelNs))} kernel time · GPU busy ${fmtDur(num(s.gpuBusyNs))}`;
+      box.dataset.kernels = String(num(s.kernelCount));
+      const rows = p.rows ?? [];
+      if (rows.length) {
+        const t = el("table");
+        const h = el("tr");
+        h.append(el("th", undefined, "top kernels in the range"), el("th", undefined, "count"), el("th", undefined, "time"));
+        t.append(h);
+        for (const k of rows) {
+          const tr = el("tr");
+          tr.append(el("td", undefined, String(k.name)), el("td", undefined, String(k.count)), el("td", undefined, fmtDur(num(k.totalNs))));
+          t.append(tr);
+        }
+        top.replaceChildren(t);
+      }
+    } else if (p.name === "overlap") {
+      const tot = (s.total as Record<string, unknown> | undefined) ?? {};
+      td.textContent = `compute only ${fmtDur(num(tot.computeOnlyNs))} · communication only ${fmtDur(num(tot.commOnlyNs))} · both ${fmtDur(num(tot.overlapNs))} · idle ${fmtDur(num(tot.idleNs))}`;
+    } else if (p.name === "gpu_idle_gaps") {
+      const devs = (s.devices as Array<Record<string, unknown>> | undefined) ?? [];
+      td.textContent = `${devs.reduce((a, d) => a + num(d.gapCount), 0)} gaps · ${fmtDur(devs.reduce((a, d) => a + num(d.gapIdleNs), 0))}`;
+    } else td.textContent = `${num(s.launchedKernels).toLocaleString("en-US")} kernels launched · ${fmtDur(num(s.totalApiNs))} in launch calls`;
+    shown.push(p.name);
+    box.dataset.shown = shown.join(","); // the order the parts were shown in (tests)
+  };
+  try {
+    await run(fill);
+  } catch (e) {
+    for (const [name] of AREA_ROWS) if (!shown.includes(name)) fill({ name, error: (e as Error).message });
+  }
+  if (box.dataset.seq === seq) box.dataset.loaded = "true";
 }

@@ -281,7 +281,9 @@ export class RangeClient {
     });
   }
 
-  private asks = new Map<number, { kind: string; wall0: number; resolve: (m: Record<string, unknown>) => void; reject: (e: Error) => void }>();
+  private asks = new Map<number, { kind: string; wall0: number; resolve: (m: Record<string, unknown>) => void; reject: (e: Error) => void;
+    /** a request answered in several messages ("analyses"): how many are still to come, and each one's handler */
+    parts?: number; onPart?: (m: Record<string, unknown>) => void }>();
 
   /** The legs of the last answered request per kind other than "range" (wall-clock ms, one
    *  machine): page -> the kernel's message handler (`up`), the Python side (`kernel`: queue,
@@ -290,12 +292,43 @@ export class RangeClient {
 
   /** Any other request ({kind, ...} -> the reply's fields), e.g. details of a clicked op. */
   ask(kind: string, fields: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.askWithId(kind, fields).done;
+  }
+
+  /** `ask`, with the request's id (for `cancel`). */
+  askWithId(kind: string, fields: Record<string, unknown>): { id: number; done: Promise<Record<string, unknown>> } {
     const id = this.nextId++;
     this.asked[kind] = (this.asked[kind] ?? 0) + 1;
-    return new Promise((resolve, reject) => {
+    const done = new Promise<Record<string, unknown>>((resolve, reject) => {
       this.asks.set(id, { kind, wall0: wallNow(), resolve, reject });
       this.model.send({ id, kind, ...fields });
     });
+    return { id, done };
+  }
+
+  /** One message answered by `parts` messages (e.g. "analyses": one per analysis), each handed
+   *  to `onPart` as it comes (an error part too: its `error`, `code`); resolves after the last. */
+  askParts(kind: string, fields: Record<string, unknown>, parts: number, onPart: (m: Record<string, unknown>) => void): Promise<void> {
+    const id = this.nextId++;
+    this.asked[kind] = (this.asked[kind] ?? 0) + 1;
+    return new Promise<void>((resolve, reject) => {
+      this.asks.set(id, { kind, wall0: wallNow(), resolve: () => resolve(), reject, parts, onPart });
+      this.model.send({ id, kind, ...fields });
+    });
+  }
+
+  /** requests cancelled here: their reply, if the Python side had already sent it, is dropped quietly */
+  private cancelled = new Set<number>();
+
+  /** Drops a request not yet answered (its promise rejects with "cancelled") and tells the
+   *  Python side, which drops it too (an explanation: cancelled on the server). */
+  cancel(id: number): void {
+    const a = this.asks.get(id);
+    if (!a) return;
+    this.asks.delete(id);
+    this.cancelled.add(id);
+    this.model.send({ kind: "cancel", of: id });
+    a.reject(new Error("cancelled"));
   }
 
   /** Fails every request still waiting (the view was removed). */
@@ -313,14 +346,26 @@ export class RangeClient {
     }
     const m = msg as WireReply;
     if (!m || typeof m !== "object" || typeof m.id !== "number") return;
+    if (this.cancelled.delete(m.id)) return; // (answered before the cancel reached the Python side)
     const a = this.asks.get(m.id);
     if (a) {
-      this.asks.delete(m.id);
       const at = wallNow();
       const r2 = (x: number) => Math.round(x * 100) / 100;
       if (m.recvAt !== undefined && m.sentAt !== undefined) {
         this.legs[a.kind] = { up: r2(m.recvAt - a.wall0), kernel: r2(m.sentAt - m.recvAt), down: r2(at - m.sentAt), at };
       }
+      if (a.onPart) {
+        try {
+          a.onPart(m as unknown as Record<string, unknown>);
+        } finally {
+          if (--(a.parts as number) <= 0) {
+            this.asks.delete(m.id);
+            a.resolve({});
+          }
+        }
+        return;
+      }
+      this.asks.delete(m.id);
       if (m.error !== undefined) a.reject(new Error(m.code != null ? `[${m.code}] ${m.error}` : m.error));
       else a.resolve(buffers?.length ? { ...(m as unknown as Record<string, unknown>), buffers } : m as unknown as Record<string, unknown>);
       return;

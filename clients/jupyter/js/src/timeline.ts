@@ -15,7 +15,7 @@ import { BucketCols } from "./bucket_cols";
 import { relTime } from "./exact_json";
 import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "./track_tree";
 import { Match, MatchPage, dragWindow, frameSpan } from "./timeline_nav";
-import { AREA_PARAMS, NAV_CSS, RunReply, SearchBox, fillRange, helpBox } from "./nav_ui";
+import { AREA_PARAMS, AreaPart, NAV_CSS, SearchBox, fillRange, helpBox } from "./nav_ui";
 import { MARKS_CSS, MARK_COLOR, MarkEntry, MarksPanel } from "./marks";
 
 interface Track {
@@ -91,6 +91,12 @@ const LABEL_W = 210;
 const AXIS_H = 22;
 const ROW_H = 16;
 const MIN_SPAN_NS = 10;
+/** area selections whose analyses' answers are held (areaAnalyses) */
+const AREA_HELD = 8;
+/** a pointer resting this long (ms) on a GPU op asks for its details ahead of a click (detailsAhead) */
+const DETAILS_DWELL_MS = 30;
+/** ops whose details are held for a click (the latest asked ahead) */
+const DETAILS_HELD = 64;
 
 const CSS = `
 .nsys-tl { position: relative; }
@@ -513,8 +519,35 @@ class Timeline {
     this.rangeBox.style.display = "block";
     const win = { start: Math.round(r.start), end: Math.round(r.end) };
     void fillRange(this.rangeBox, r, (t) => formatCursor(t, this.span.start, Math.max(1, (this.view.end - this.view.start) / 1000)),
-      (name) => this.client.ask("analysis", { name, ...win, ...AREA_PARAMS[name] }) as unknown as Promise<RunReply>,
-      () => this.fit());
+      (part) => this.areaAnalyses(win, part), () => this.fit());
+  }
+
+  /** the area analyses' answers per window asked before ("start:end"), the last AREA_HELD */
+  private areaHeld = new Map<string, AreaPart[]>();
+
+  /** The area selection's analyses (AREA_PARAMS) over `win`: one "analyses" message, each
+   *  answer handed to `part` as it comes (the Python side runs them side by side); a window
+   *  answered before (e.g. a drag over the whole profile) from the answers held, with no request. */
+  private async areaAnalyses(win: Window, part: (p: AreaPart) => void): Promise<void> {
+    const key = `${win.start}:${win.end}`;
+    const held = this.areaHeld.get(key);
+    if (held) {
+      for (const p of held) part(p);
+      return;
+    }
+    const got: AreaPart[] = [];
+    const names = Object.keys(AREA_PARAMS);
+    await this.client.askParts("analyses", { ...win, names, params: AREA_PARAMS }, names.length, (m) => {
+      const p = { name: String(m.name), summary: m.summary as AreaPart["summary"], rows: m.rows as AreaPart["rows"],
+        ...(m.error !== undefined ? { error: m.code != null ? `[${String(m.code)}] ${String(m.error)}` : String(m.error) } : {}) };
+      got.push(p);
+      part(p);
+    });
+    if (got.every((p) => p.error === undefined)) {
+      this.areaHeld.delete(key);
+      this.areaHeld.set(key, got);
+      if (this.areaHeld.size > AREA_HELD) this.areaHeld.delete(this.areaHeld.keys().next().value as string);
+    }
   }
 
   private toggleHelp(show?: boolean): void {
@@ -791,6 +824,9 @@ class Timeline {
         this.click(ev.offsetX, ev.offsetY, ev); // a label
         return;
       }
+      // a press on a GPU op: its details asked now, a click (the pointerup) then draws them
+      // from what came or is coming (a person's press lasts 50-150 ms)
+      this.detailsAheadAt(ev.offsetX, ev.offsetY, 0);
       dragX = ev.clientX;
       dragView = { ...this.view };
       c.setPointerCapture(ev.pointerId);
@@ -845,6 +881,7 @@ class Timeline {
     c.addEventListener("pointercancel", end);
     c.addEventListener("pointerleave", () => {
       this.tip.style.display = "none";
+      this.aheadAt = "";
       this.setCursor(null);
     });
     c.addEventListener("dblclick", (ev: MouseEvent) => { // a slice: zoom to it; elsewhere the whole profile
@@ -991,58 +1028,153 @@ class Timeline {
     g.restore();
   }
 
+  /** the details replies of ops asked ahead of a click (opId -> reply), the last DETAILS_HELD */
+  private detailsHeld = new Map<number, Record<string, unknown>>();
+  /** the one details request asked ahead and in flight, and the latest op wanted after it */
+  private detailsAsking: { opId: number; done: Promise<Record<string, unknown>> } | null = null;
+  private detailsWanted: number | null = null;
+  /** the op the pointer rests on ("op:<id>", "" when none) and its dwell's timer */
+  private aheadAt = "";
+  private aheadTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** The GPU op a click at (x, y) would show (its id), or null: an op, or a bucket's longest op
+   *  when known here (its bucket columns held, or a hover's "bucket" answer). */
+  private opAt(x: number, y: number): number | null {
+    const hit = this.hitAt(this.rows[this.rowAt(y)], x);
+    if (!hit || hit.track.kind !== "gpu") return null;
+    const { d, i } = hit;
+    if (d.ev) return d.ev.id[i];
+    if (d.bk && !d.bk.longestId && this.data) this.bucketCols.take(this.data);
+    const id = d.bk?.longestId ? d.bk.longestId[i] : this.bucketKnown.get(bucketKey(d, i))?.longestId;
+    return id !== undefined && id >= 0 ? id : null;
+  }
+
+  /** While the pointer rests `dwellMs` on a GPU op (the tooltip shows it), or at once on a press,
+   *  its details (no explanation) are asked ahead, so that a click draws them from held data. */
+  private detailsAheadAt(x: number, y: number, dwellMs: number): void {
+    const op = this.opAt(x, y);
+    const at = op === null ? "" : `op:${op}`;
+    if (at !== this.aheadAt || !dwellMs) clearTimeout(this.aheadTimer);
+    const moved = at !== this.aheadAt;
+    this.aheadAt = at;
+    if (op === null) return;
+    if (!dwellMs) this.detailsAhead(op);
+    else if (moved) this.aheadTimer = setTimeout(() => { if (this.aheadAt === at) this.detailsAhead(op); }, dwellMs);
+  }
+
+  /** Asks op's details ahead: one request in flight; asked while one is, the latest op waits for it
+   *  (the ones it superseded are never asked); held ones are not asked again. */
+  private detailsAhead(op: number): void {
+    // (not while a click's own request is on its way, nor for the op it shows: those are held)
+    const clicked = this.root.dataset.detailsFor;
+    if (this.detailsHeld.has(op) || this.detailsAsking?.opId === op || clicked === "?" || clicked === String(op)) return;
+    if (this.detailsAsking) {
+      this.detailsWanted = op;
+      return;
+    }
+    const done = this.client.ask("details", { opId: op, explain: false });
+    this.detailsAsking = { opId: op, done };
+    this.root.dataset.detailsAheadAsks = String(Number(this.root.dataset.detailsAheadAsks || 0) + 1);
+    done.then((m) => {
+      this.hold(op, m);
+      this.root.dataset.detailsHeld = String(op);
+    }).catch(() => undefined).finally(() => {
+      this.detailsAsking = null;
+      const next = this.detailsWanted;
+      this.detailsWanted = null;
+      if (next !== null && this.aheadAt === `op:${next}`) this.detailsAhead(next); // still under the pointer
+    });
+  }
+
+  /** Holds op's details reply (the last DETAILS_HELD). */
+  private hold(op: number, m: Record<string, unknown>): void {
+    this.detailsHeld.delete(op);
+    this.detailsHeld.set(op, m);
+    if (this.detailsHeld.size > DETAILS_HELD) this.detailsHeld.delete(this.detailsHeld.keys().next().value as number);
+  }
+
+  /** the explanation asked for the details shown (cancelled when another op is clicked) */
+  private explaining: { id: number; opId: number; done: Promise<Record<string, unknown>> } | null = null;
+
   /** kernel/details of one op in the panel under the plot, then its kernel/explain below them:
-   *  asked together, the details shown as soon as they come (ms), the explanation when it comes
-   *  (0.1-1.5 s for a kernel not explained before, at 10M kernels). */
+   *  the details from those held or asked ahead (no request) when there, else asked (ms); the
+   *  explanation (0.1-1.5 s for a kernel not explained before, at 10M kernels) asked once they are
+   *  shown, the previous click's cancelled. */
   private showDetails(which: { opId: number } | { bucket: { track: string; start: number; resolution: number } }): void {
+    // a bucket's op is known with the reply ("?" until then)
+    const asked = (this.root.dataset.detailsFor = "opId" in which ? String(which.opId) : "?");
+    this.root.dataset.detailsBy = "opId" in which ? "op" : "bucket";
+    delete this.root.dataset.explained;
+    const held = "opId" in which ? this.detailsHeld.get(which.opId) : undefined;
+    if (held) {
+      this.root.dataset.detailsFrom = "held";
+      this.details.style.display = "block";
+      this.detailsShown(asked, held);
+      return;
+    }
     // the panel keeps what it shows (dimmed) until the reply replaces it: emptying it and filling
     // it again resized the notebook's cell twice per click (JupyterLab lays the notebook out again)
     if (this.details.style.display === "none") this.details.textContent = "loading…";
     this.details.style.display = "block";
     this.details.classList.add("nsys-tl-loading");
-    // a bucket's op is known with the reply ("?" until then)
-    const asked = (this.root.dataset.detailsFor = "opId" in which ? String(which.opId) : "?");
-    this.root.dataset.detailsBy = "opId" in which ? "op" : "bucket";
-    delete this.root.dataset.explained;
-    this.client
-      .ask("details", { ...which, explain: false })
-      .then((m) => {
-        if (this.root.dataset.detailsFor !== asked) return; // another click since
-        this.details.classList.remove("nsys-tl-loading");
-        const opId = Number(m.opId);
-        if (!(opId >= 0)) { // an empty bucket (no op starts in it)
-          this.details.style.display = "none";
-          delete this.root.dataset.detailsFor;
-          return;
-        }
-        this.root.dataset.detailsFor = String(opId);
-        this.details.innerHTML = String(m.html ?? ""); // escaped HTML rendered by the Python side
-        this.root.dataset.detailsShown = String(opId);
-        this.setFlow((m.flow as Flow | null) ?? null);
-        const ex = el("div", "nsys-tl-explain", "explaining…");
-        this.details.append(ex);
-        // the explanation is asked once the details are shown: its server work (0.1-1.5 s at 10M
-        // kernels, the first time a kernel is explained) then never competes with theirs, nor with
-        // their way to the page on a machine with few cores
-        this.client.ask("explain", { opId }).then((x) => {
-          if (!ex.isConnected) return; // another op's details since
-          ex.innerHTML = String(x.html ?? "");
-          this.root.dataset.explained = String(opId);
-        }).catch((e: Error) => {
-          if (ex.isConnected) ex.textContent = e.message;
-        });
-      })
+    const ahead = "opId" in which && this.detailsAsking?.opId === which.opId ? this.detailsAsking.done : null;
+    this.root.dataset.detailsFrom = ahead ? "ahead" : "asked";
+    (ahead ?? this.client.ask("details", { ...which, explain: false }))
+      .then((m) => this.detailsShown(asked, m))
       .catch((e: Error) => {
+        if (this.root.dataset.detailsFor !== asked) return;
         this.details.classList.remove("nsys-tl-loading");
         this.details.textContent = e.message;
-      })
-      .finally(() => {
-        if (this.details.querySelector(":scope > .nsys-tl-close")) return; // (a reply for an older click)
-        const close = el("span", "nsys-tl-close", "×");
-        close.title = "close";
-        close.onclick = () => (this.details.style.display = "none");
-        this.details.prepend(close);
+        this.closeButton();
       });
+  }
+
+  /** A details reply drawn in the panel (unless another click came since), then its explanation asked. */
+  private detailsShown(asked: string, m: Record<string, unknown>): void {
+    if (this.root.dataset.detailsFor !== asked) return; // another click since
+    this.details.classList.remove("nsys-tl-loading");
+    const opId = Number(m.opId);
+    if (!(opId >= 0)) { // an empty bucket (no op starts in it)
+      this.details.style.display = "none";
+      delete this.root.dataset.detailsFor;
+      return;
+    }
+    this.root.dataset.detailsFor = String(opId);
+    this.hold(opId, m);
+    this.details.innerHTML = String(m.html ?? ""); // escaped HTML rendered by the Python side
+    this.root.dataset.detailsShown = String(opId);
+    this.setFlow((m.flow as Flow | null) ?? null);
+    this.closeButton();
+    const ex = el("div", "nsys-tl-explain", "explaining…");
+    this.details.append(ex);
+    // the explanation is asked once the details are shown: its server work (0.1-1.5 s at 10M
+    // kernels, the first time a kernel is explained) then never competes with theirs, nor with
+    // their way to the page on a machine with few cores; another op's explanation still asked is
+    // cancelled (the Python side cancels it on the server), the same op's is waited for
+    if (this.explaining && this.explaining.opId !== opId) {
+      this.client.cancel(this.explaining.id);
+      this.root.dataset.explainsCancelled = String(Number(this.root.dataset.explainsCancelled || 0) + 1);
+      this.explaining = null;
+    }
+    if (!this.explaining) {
+      const { id, done } = this.client.askWithId("explain", { opId });
+      const mine = (this.explaining = { id, opId, done });
+      done.catch(() => undefined).finally(() => { if (this.explaining === mine) this.explaining = null; });
+    }
+    this.explaining.done.then((x) => {
+      if (!ex.isConnected) return; // another op's details since
+      ex.innerHTML = String(x.html ?? "");
+      this.root.dataset.explained = String(opId);
+    }).catch((e: Error) => {
+      if (ex.isConnected) ex.textContent = e.message;
+    });
+  }
+
+  private closeButton(): void {
+    const close = el("span", "nsys-tl-close", "×");
+    close.title = "close";
+    close.onclick = () => (this.details.style.display = "none");
+    this.details.prepend(close);
   }
 
   /** What a zoom reply leaves out of bucket i (count, longest op's id and duration): asked for
@@ -1114,6 +1246,8 @@ class Timeline {
     const { track, d, i } = hit;
     const key = `${d.id}|${d.resolution}|${d.start}|${i}|${d.type}`;
     this.tipKey = key;
+    // (first: a bucket's held columns merged here complete the tooltip below in this task)
+    if (track.kind === "gpu") this.detailsAheadAt(x, y, DETAILS_DWELL_MS);
     this.tip.textContent = `${track.name}\n${describeAt(d, i)}`;
     this.tip.style.display = "block";
     this.root.dataset.tipShown = `${key}|${d.bk && !d.bk.count ? 0 : 1}`;
@@ -1141,6 +1275,15 @@ class Timeline {
     this.tip.textContent = `${w.name}\n${describeAt(w.d, w.i, b)}`;
     this.root.dataset.tipBucket = w.key;
     this.root.dataset.tipShown = `${w.key}|1`;
+    // its longest op known only now (the columns or the "bucket" answer came after the hover):
+    // its details asked ahead once the pointer has rested on it, as for a hover (detailsAheadAt)
+    const op = w.d.bk?.longestId ? w.d.bk.longestId[w.i] : b?.longestId;
+    const at = `op:${op}`;
+    if (op !== undefined && op >= 0 && this.tipKey === w.key && this.aheadAt !== at) {
+      clearTimeout(this.aheadTimer);
+      this.aheadAt = at;
+      this.aheadTimer = setTimeout(() => { if (this.aheadAt === at) this.detailsAhead(op); }, DETAILS_DWELL_MS);
+    }
   }
 
 

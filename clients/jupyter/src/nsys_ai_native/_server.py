@@ -20,7 +20,7 @@ import time
 from collections import deque
 from typing import Any, Callable, Optional
 
-from .errors import INVALID_REQUEST, NsysAIError, RequestTooLargeError, ServerDiedError, ServerNotFoundError
+from .errors import CANCELLED, INVALID_REQUEST, NsysAIError, RequestTooLargeError, ServerDiedError, ServerNotFoundError
 
 ENV_SERVER = "NSYS_AI_SERVER"
 # The server writes replies as {"jsonrpc":"2.0","id":N,"result":...}: a raw request
@@ -72,6 +72,32 @@ def _widen_pipe(f: Any) -> None:
         fcntl.fcntl(f.fileno(), _F_SETPIPE_SZ, 1 << 20)
     except (ImportError, OSError, ValueError, AttributeError):
         pass
+
+
+class Cancel:
+    """A request's cancellation from another thread: `cancel()` sends `$/cancelRequest` for the
+    request it is bound to (`request(..., cancel=c)`) and wakes its caller, which raises
+    NsysAIError(CANCELLED); cancelled before the request is sent, the request is never sent."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._undo: Optional[Callable[[], None]] = None
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            undo, self._undo = self._undo, None
+        if undo is not None:
+            undo()
+
+    def _bind(self, undo: Callable[[], None]) -> bool:
+        """Binds the request being sent; False when already cancelled (then nothing is bound)."""
+        with self._lock:
+            if self.cancelled:
+                return False
+            self._undo = undo
+            return True
 
 
 class _Pending:
@@ -235,15 +261,15 @@ class Server:
 
     # -- API -----------------------------------------------------------------------
     def request(self, method: str, params: Any = None, timeout: Optional[float] = None,
-                progress: Optional[Callable[[dict], None]] = None) -> Any:
+                progress: Optional[Callable[[dict], None]] = None, cancel: Optional[Cancel] = None) -> Any:
         """Sends a request and waits for its reply; raises NsysAIError for an error reply.
 
         On timeout (or KeyboardInterrupt) the request is cancelled with $/cancelRequest.
         With `progress`, the request carries a workDoneToken and each `$/progress` value
         ({kind: begin|report|end, message?, percentage?}) is passed to it, on the calling
-        thread, while waiting.
+        thread, while waiting. `cancel` (a Cancel) cancels it from another thread.
         """
-        return self._request(method, params, timeout, raw=False, progress=progress)
+        return self._request(method, params, timeout, raw=False, progress=progress, cancel=cancel)
 
     def request_raw(self, method: str, params: Any = None, timeout: Optional[float] = None) -> bytes:
         """Like `request`, but returns the result as UTF-8 JSON text, undecoded.
@@ -254,9 +280,14 @@ class Server:
         return self._request(method, params, timeout, raw=True)  # type: ignore[no-any-return]
 
     def _request(self, method: str, params: Any, timeout: Optional[float], raw: bool,
-                 progress: Optional[Callable[[dict], None]] = None) -> Any:
+                 progress: Optional[Callable[[dict], None]] = None, cancel: Optional[Cancel] = None) -> Any:
         rid = next(self._ids)
         pending = _Pending(raw)
+        def undo() -> None:  # (a Cancel's, from another thread) the server told, the caller woken
+            self._cancel(rid)
+            pending.event.set()
+        if cancel is not None and not cancel._bind(undo):
+            raise NsysAIError(CANCELLED, f"{method}: cancelled")
         if progress is not None:
             params = {**(params or {}), "workDoneToken": f"nsys_ai_native-{rid}"}
         with self._lock:
@@ -286,7 +317,8 @@ class Server:
                     raise TimeoutError(f"{method}: no reply within {timeout} s (request cancelled)")
                 with self._lock:
                     values, pending.progress = pending.progress, []
-                    if pending.reply is None and pending.raw_result is None and self._dead is None:
+                    if (pending.reply is None and pending.raw_result is None and self._dead is None
+                            and not (cancel is not None and cancel.cancelled)):
                         pending.event.clear()  # woken by progress only: wait again
                         done = False
                     else:
@@ -305,6 +337,8 @@ class Server:
         if pending.raw_result is not None:
             return pending.raw_result
         reply = pending.reply
+        if reply is None and cancel is not None and cancel.cancelled and self._dead is None:
+            raise NsysAIError(CANCELLED, f"{method}: cancelled")
         if reply is None:  # woken by the server's death
             assert self._dead is not None
             raise self._dead

@@ -82,16 +82,18 @@ class Profile:
         return self._open()[0]
 
     def request(self, method: str, params: Optional[dict] = None, *, id_key: str = "profileId",
-                timeout: Optional[float] = None, raw: bool = False) -> Any:
+                timeout: Optional[float] = None, raw: bool = False, cancel: Optional[_server.Cancel] = None) -> Any:
         """Calls any server method with this profile's id added as `id_key`
-        (`raw=True`: the result's JSON text as bytes, undecoded)."""
+        (`raw=True`: the result's JSON text as bytes, undecoded; `cancel`: cancellable from
+        another thread, raising NsysAIError(CANCELLED))."""
         if self._closed:
             raise ValueError(f"profile {self.path} is closed")
         for attempt in (0, 1):
             srv, pid = self._open()
             try:
-                call = srv.request_raw if raw else srv.request
-                return call(method, {id_key: pid, **(params or {})}, timeout=timeout)
+                if raw:
+                    return srv.request_raw(method, {id_key: pid, **(params or {})}, timeout=timeout)
+                return srv.request(method, {id_key: pid, **(params or {})}, timeout=timeout, cancel=cancel)
             except NsysAIError as e:
                 if e.code != PROFILE_NOT_OPEN or attempt:
                     raise
@@ -179,10 +181,11 @@ class Profile:
         attrs = {k: v for k, v in res.items() if k != "tracks"}
         return frame(timeline_rows(res), attrs, ("track", "type", "start", "end", "name"))
 
-    def explain(self, kernel: Union[str, int]) -> Explanation:
-        """`kernel/explain` by name (str) or kernelId (int); displays its markdown."""
+    def explain(self, kernel: Union[str, int], cancel: Optional[_server.Cancel] = None) -> Explanation:
+        """`kernel/explain` by name (str) or kernelId (int); displays its markdown (`cancel`:
+        cancellable from another thread)."""
         key = "kernelId" if isinstance(kernel, int) else "name"
-        return Explanation(self.request(M_EXPLAIN, {key: kernel}))
+        return Explanation(self.request(M_EXPLAIN, {key: kernel}, cancel=cancel))
 
     def search(self, query: str, kinds: Optional[list[str]] = None, limit: Optional[int] = None) -> Any:
         """`search`: kernel and NVTX names matching a substring or glob, with counts and total time."""

@@ -18,11 +18,16 @@ explanation, which `{id, kind: "explain", opId | bucket}` answers beside it),
 request), `{id, kind: "search", query, exact?, kinds?, instances, offset? | at?, start?, end?}` a page of
 search's instances (the search box's next/previous, the outlines of the rows `w.show(rows)`
 marks; times as the front end's offsets) and
-`{id, kind: "analysis", name, start, end, limit?, perIteration?}` an analysis of the area selection.
-In a kernel, requests are served on worker threads (ranges, buckets, details, explanations and
-searches each on their own, analyses on four: `WORKERS`), so a slow explanation never holds up a zoom and the kernel's message loop
-never waits on the server. `{id, kind: "ping"}` is answered at once (the bench's empty
-round trip).
+`{id, kind: "analysis", name, start, end, limit?, perIteration?}` an analysis of the area selection,
+`{id, kind: "analyses", start, end, names, params?: {name: {limit?, perIteration?}}}` several in one
+message, answered by one `{id, kind: "analyses", name, summary, rows}` (or `{id, kind, name, error,
+code}`) per name as each is done (the area selection's panel: one message up, the analyses side by
+side; the answers of the last ANALYSES_HELD windows held). In a kernel, requests are served on worker
+threads (ranges, buckets, details, explanations and searches each on their own, analyses on four:
+`WORKERS`), so a slow explanation never holds up a zoom and the kernel's message loop never waits on
+the server; `{kind: "cancel", of: id}` drops an explanation not yet answered (cancelled on the
+server if it is being worked on; no reply), and a new "explain" cancels every earlier one (a click
+on another op). `{id, kind: "ping"}` is answered at once (the bench's empty round trip).
 """
 from __future__ import annotations
 
@@ -38,7 +43,8 @@ import anywidget
 import traitlets
 
 from ._preload import in_kernel
-from .errors import NsysAIError
+from ._server import Cancel
+from .errors import CANCELLED, NsysAIError
 
 if TYPE_CHECKING:
     from .profile import Profile
@@ -63,6 +69,9 @@ FIRST_MAX_BYTES = 1 << 20
 # worker threads per kind of request in a kernel: an area selection asks for 4 analyses at once
 # (70-500 ms each at 10M kernels), answered side by side (the server serves requests concurrently)
 WORKERS = {"range": 1, "bucket": 1, "details": 1, "explain": 1, "search": 1, "analysis": 4}
+# the area analyses' answers held per window (a drag over the whole profile asked again, or the
+# widget shown again, answered from memory)
+ANALYSES_HELD = 16
 
 
 _ALIGN = 1 << 40
@@ -159,6 +168,12 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             for name, q in self._queues.items():
                 for i in range(WORKERS[name]):
                     threading.Thread(target=self._worker, args=(q,), name=f"nsys-ai-widget-{name}-{i}", daemon=True).start()
+        # the explanations asked and not yet answered: id -> Cancel (`{kind: "cancel"}`, a newer explain)
+        self._explains: dict[Any, Cancel] = {}
+        self._explains_lock = threading.Lock()
+        # analysis answers by (name, start, end, limit, perIteration), the last ANALYSES_HELD
+        self._analyses_held: dict[tuple, dict] = {}
+        self._analyses_lock = threading.Lock()
         self.on_msg(self._on_msg)
 
     def _first_view(self, view: dict) -> tuple[bytes, dict]:
@@ -228,9 +243,25 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("kind") if isinstance(content, dict) else None
-        if kind not in ("range", "bucket", "buckets", "details", "explain", "launched", "ping", "search", "analysis"):
+        if kind not in ("range", "bucket", "buckets", "details", "explain", "launched", "ping", "search", "analysis",
+                        "analyses", "cancel"):
             return
         content["recvAt"] = time.time() * 1e3  # wall clock ms, for the bench's breakdown
+        if kind == "cancel":
+            self._cancel_explains(lambda rid: rid == content.get("of"))
+            return
+        if kind == "explain":  # a click on another op: the explanations asked before are not wanted
+            rid = content.get("id")
+            self._cancel_explains(lambda other: other != rid)
+            with self._explains_lock:
+                self._explains[rid] = Cancel()
+        if kind == "analyses":  # one message, one answer per analysis, each as it is done
+            for part in self._analysis_parts(content):
+                if self._queues is not None and not content.get("inline"):
+                    self._queues["analysis"].put(part)
+                else:
+                    self._serve(part)
+            return
         if kind == "ping":  # the notebook's own message round trip, for comparison with a range's
             pad = content.get("pad")  # the bench's padded ping: a reply of that many bytes, no work
             bufs = [bytes(min(int(pad), 1 << 24))] if isinstance(pad, int) and pad > 0 else []
@@ -276,9 +307,23 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 msg, buffers = {"kind": "search", **self.search_page(content)}, []
             elif kind == "analysis":
                 msg, buffers = {"kind": "analysis", **self.analysis(content)}, []
+            elif kind == "analyses":  # one part of an "analyses" message
+                msg, buffers = {"kind": "analyses", "name": content["name"], **self.analysis(content)}, []
             elif kind == "explain":
-                op = self.op_of(content)
-                msg, buffers = {"kind": "explain", "opId": op, "html": self.explain_html(op) if op >= 0 else ""}, []
+                with self._explains_lock:
+                    cancel = self._explains.get(rid)
+                if cancel is None or cancel.cancelled:  # cancelled while queued: no reply (the page dropped it)
+                    return
+                try:
+                    op = self.op_of(content)
+                    msg, buffers = {"kind": "explain", "opId": op, "html": self.explain_html(op, cancel) if op >= 0 else ""}, []
+                except NsysAIError as e:
+                    if e.code == CANCELLED and cancel.cancelled:
+                        return
+                    raise
+                finally:
+                    with self._explains_lock:
+                        self._explains.pop(rid, None)
             else:  # details; `explain: false`: without the explanation (the front end asks "explain" beside it)
                 op = self.op_of(content)
                 d = self._profile.kernel(op) if op >= 0 else None
@@ -290,9 +335,33 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
                 msg["sentAt"] = time.time() * 1e3
             self.send(msg, buffers)
         except NsysAIError as e:
-            self.send({"id": rid, "kind": kind, "error": e.message, "code": e.code})
+            self.send({"id": rid, "kind": kind, "error": e.message, "code": e.code, **self._part_of(content)})
         except Exception as e:  # report every failure to the front end, never leave it waiting
-            self.send({"id": rid, "kind": kind, "error": f"{type(e).__name__}: {e}", "code": None})
+            self.send({"id": rid, "kind": kind, "error": f"{type(e).__name__}: {e}", "code": None, **self._part_of(content)})
+
+    @staticmethod
+    def _part_of(content: dict) -> dict:
+        """An "analyses" part's name, for its error reply."""
+        return {"name": content.get("name")} if content.get("kind") == "analyses" else {}
+
+    def _cancel_explains(self, which: Any) -> None:
+        """Cancels the explanations whose request ids `which` picks (queued: dropped when
+        dequeued; being worked on: cancelled on the server)."""
+        with self._explains_lock:
+            picked = [c for rid, c in self._explains.items() if which(rid)]
+        for c in picked:
+            c.cancel()
+
+    @staticmethod
+    def _analysis_parts(content: dict) -> list[dict]:
+        """An "analyses" message as one "analyses" part per name: {id, kind, name, start, end,
+        limit?, perIteration?, recvAt}."""
+        given = content.get("params")
+        params: dict = given if isinstance(given, dict) else {}
+        names = [str(n) for n in content.get("names") or []]
+        return [{"id": content.get("id"), "kind": "analyses", "name": n, "start": content.get("start"), "end": content.get("end"),
+                 **{k: v for k, v in dict(params.get(n) or {}).items() if k in ("limit", "perIteration")},
+                 "recvAt": content["recvAt"]} for n in names]
 
     def op_of(self, content: dict) -> int:
         """The op a details/explain request names: `opId`, or `bucket` ({track, start, resolution}:
@@ -330,8 +399,18 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             params["limit"] = int(content["limit"])
         if isinstance(content.get("perIteration"), bool):
             params["perIteration"] = content["perIteration"]
+        key = (str(content["name"]), params["start"], params["end"], params.get("limit"), params.get("perIteration"))
+        with self._analyses_lock:  # (the four analysis workers share it)
+            held = self._analyses_held.get(key)
+        if held is not None:
+            return held
         r = self._profile.request("analysis/run", {"name": str(content["name"]), "params": params})
-        return {"summary": r.get("summary") or {}, "rows": r.get("rows") or []}
+        out = {"summary": r.get("summary") or {}, "rows": r.get("rows") or []}
+        with self._analyses_lock:
+            self._analyses_held[key] = out
+            while len(self._analyses_held) > ANALYSES_HELD:
+                del self._analyses_held[next(iter(self._analyses_held))]
+        return out
 
     def _flow(self, d: dict) -> Optional[dict]:
         """A GPU op's launch (kernel/details' api) for the front end: the call and the op, times
@@ -390,12 +469,12 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         return {"api": {"id": api_id, "track": track, "start": int(content["start"]), "end": int(content["end"])},
                 "ops": ops}
 
-    def explain_html(self, op_id: int) -> str:
+    def explain_html(self, op_id: int, cancel: Optional[Cancel] = None) -> str:
         """`kernel/explain` of a kernel as escaped HTML ("" for other ops): the details panel's second
         part, asked beside the details (an explanation takes 0.1-1.5 s at 10M kernels, the details ms)."""
         from ._rich import markdown_to_html
         d = self._profile.kernel(op_id)
-        return markdown_to_html(self._profile.explain(str(d.get("name"))).markdown) if d.get("kind") == "kernel" else ""
+        return markdown_to_html(self._profile.explain(str(d.get("name")), cancel).markdown) if d.get("kind") == "kernel" else ""
 
     def details_html(self, op_id: int, d: Optional[dict] = None, explain: bool = True) -> str:
         """The panel shown when a GPU op is clicked: `kernel/details` (`d`, when already asked),

@@ -188,7 +188,7 @@ async function interact() {
   const samples = {};
   const misses = {};
   // the request whose legs each kind of measurement reports ([up], [kernel], [down] samples)
-  const LEG_OF = { tip: "bucket", details: "details", area: "analysis" };
+  const LEG_OF = { tip: "bucket", details: "details", area: "analyses" };
   async function measure(name, kind, startType, input, timeoutMs = 20000) {
     await page.evaluate(([k, s, t]) => window.__uxArm(k, s, t), [kind, startType, timeoutMs]);
     await input();
@@ -254,6 +254,15 @@ async function interact() {
     for (let c = 0; c < 3 && gpuRows.length; c++) {
       const [, i] = gpuRows[Math.floor(rnd() * gpuRows.length)];
       await measure("select: click -> details", "details", "pointerup", () => page.mouse.click(plotX(0.1 + 0.8 * rnd()), rowY(i, top)), 5000);
+    }
+    // the same after the pointer rested on the op (150 ms, as a person's pointer does before a
+    // click): its details asked ahead on the dwell, the click draws them with no round trip
+    for (let c = 0; c < 3 && gpuRows.length; c++) {
+      const [, i] = gpuRows[Math.floor(rnd() * gpuRows.length)];
+      const x = plotX(0.1 + 0.8 * rnd()), y = rowY(i, top);
+      await page.mouse.move(x, y);
+      await page.waitForTimeout(150);
+      await measure("select: rest, click -> details", "details", "pointerup", () => page.mouse.click(x, y), 5000);
     }
     // area selection: a drag on the time axis -> the window's analyses shown
     const a = 0.2 + 0.4 * rnd();

@@ -1,7 +1,9 @@
 // What the timeline answers from the data it holds (lab.mjs, JupyterLab and Notebook 7): a GPU
 // bucket's tooltip complete with no request once the view's bucket columns are here (its count,
 // busy time and longest op equal to a "bucket" request's), a click on a bucket asking for its
-// longest op's details in exactly one round trip (the explanation after them), and a row group
+// longest op's details in exactly one round trip (the explanation after them), a click after the
+// pointer rested on a bucket drawing its details asked ahead with no request, an area selection's
+// four analyses in one "analyses" message (held: the same area again asks nothing), and a row group
 // collapsed and expanded again drawn complete with no range request. Throws on failure; `step`
 // records what it saw.
 import { gpuBuckets } from "./immediate_checks.mjs";
@@ -64,14 +66,81 @@ export async function checkHeldData(page, tl, step) {
     const truth = await tl.evaluate((e, t) => e.__nsysNav.ask("bucket", { track: t.track, start: t.start, resolution: t.resolution }), t);
     const d = await tl.evaluate((e) => ({ ...e.dataset }));
     clicked = { detailsBy: d.detailsBy, shown: d.detailsShown, longestId: truth.longestId, details: delta("details"),
-      bucket: delta("bucket"), explain: delta("explain") };
-    if (d.detailsBy !== "op" || clicked.details !== 1 || clicked.bucket !== 0 || clicked.explain !== 1) {
+      bucket: delta("bucket"), explain: delta("explain"), from: d.detailsFrom };
+    // (one "details", asked on the press; none when the op's details were held: the hovers above
+    // rested on these buckets)
+    if (d.detailsBy !== "op" || clicked.details !== (d.detailsFrom === "held" ? 0 : 1) || clicked.bucket !== 0 || clicked.explain !== 1) {
       throw new Error(`a click on a held bucket did not ask once: ${JSON.stringify(clicked)}`);
     }
     if (String(truth.longestId) !== d.detailsShown) throw new Error(`details of op ${d.detailsShown}, the bucket's longest is ${truth.longestId}`);
     break;
   }
   step("held data: click -> details in one round trip", clicked ?? "no op in the buckets tried (skipped)");
+
+  // a click after the pointer rested on a bucket: its longest op's details were asked ahead on
+  // the dwell (one "details"), the click draws them with no request; the explanation after them
+  let rested = null;
+  for (const t of targets.slice(12)) { // (not the buckets hovered above: their ops' details are held)
+    const truth = await tl.evaluate((e, t) => e.__nsysNav.ask("bucket", { track: t.track, start: t.start, resolution: t.resolution }), t);
+    if (!(truth.longestId >= 0)) continue;
+    await page.mouse.move(1, 1);
+    await tl.evaluate((e) => { delete e.dataset.detailsShown; delete e.dataset.detailsFor; delete e.dataset.detailsHeld; });
+    const asked0 = await tl.evaluate((e) => e.__nsysNav.asked());
+    await page.mouse.move(t.cx, t.cy);
+    await page.waitForFunction(([e, id]) => e.dataset.detailsHeld === id, [el, String(truth.longestId)], { timeout: 30000 });
+    const asked1 = await tl.evaluate((e) => e.__nsysNav.asked());
+    await page.mouse.click(t.cx, t.cy);
+    const d = await tl.evaluate((e) => ({ ...e.dataset }));
+    await page.waitForFunction((e) => e.dataset.explained === e.dataset.detailsShown, el, { timeout: 60000 });
+    const asked2 = await tl.evaluate((e) => e.__nsysNav.asked());
+    const delta = (a, b, k) => (b[k] ?? 0) - (a[k] ?? 0);
+    rested = { ahead: delta(asked0, asked1, "details"), onClick: delta(asked1, asked2, "details"), explain: delta(asked1, asked2, "explain"),
+      from: d.detailsFrom, shown: d.detailsShown, longestId: truth.longestId };
+    // the panel filled in the click's own task (read right after it), from the held reply
+    if (rested.ahead !== 1 || rested.onClick !== 0 || rested.explain !== 1 || d.detailsFrom !== "held" || d.detailsShown !== String(truth.longestId)) {
+      throw new Error(`a click after a rest did not draw the details held: ${JSON.stringify(rested)}`);
+    }
+    break;
+  }
+  step("held data: rest, click -> details with no request", rested ?? "no op in the buckets tried (skipped)");
+  await tl.evaluate((e) => e.querySelector("canvas").focus());
+  await page.keyboard.press("Escape");
+
+  // an area selection: its four analyses asked in ONE "analyses" message, each row filled, the
+  // kernels those of top_kernels over the same window asked alone; the same drag again (the whole
+  // view) answered from the answers held, with no request
+  const area = async () => {
+    const b = await tl.evaluate((e) => { const r = e.querySelector("canvas").getBoundingClientRect();
+      return { x: r.left, y: r.top, w: r.width, lw: e.__nsysNav.labelW() }; });
+    const a0 = await tl.evaluate((e) => e.__nsysNav.asked());
+    await page.mouse.move(b.x + b.lw + 2, b.y + 10);
+    await page.mouse.down();
+    await page.mouse.move(b.x + b.w / 2, b.y + 10);
+    await page.mouse.move(b.x + b.w + 20, b.y + 10);
+    await page.mouse.up();
+    await page.waitForFunction(() => document.querySelector(".nsys-tl-range")?.dataset.loaded === "true", null, { timeout: 60000 });
+    return tl.evaluate((e, a0) => {
+      const box = e.querySelector(".nsys-tl-range"), a1 = e.__nsysNav.asked();
+      return { range: JSON.parse(e.dataset.range), analyses: (a1.analyses ?? 0) - (a0.analyses ?? 0), analysis: (a1.analysis ?? 0) - (a0.analysis ?? 0),
+        kernels: box.dataset.kernels, shown: box.dataset.shown,
+        cells: [...box.querySelectorAll("tr[data-analysis] td")].map((td) => td.textContent) };
+    }, a0);
+  };
+  await settled(page, el);
+  const first = await area();
+  const truthK = await tl.evaluate((e, r) => e.__nsysNav.ask("analysis", { name: "top_kernels", start: Math.round(r.start), end: Math.round(r.end) }), first.range);
+  await tl.evaluate((e) => e.querySelector("canvas").focus());
+  await page.keyboard.press("Escape");
+  const again = await area();
+  step("held data: area -> stats in one message, held when asked again", { first, again: { analyses: again.analyses, analysis: again.analysis } });
+  if (first.analyses !== 1 || first.analysis !== 0 || first.shown.split(",").sort().join() !== "gpu_idle_gaps,kernel_launch_overhead,overlap,top_kernels"
+      || first.cells.some((c) => c === "…" || c.startsWith("error")) || first.kernels !== String(truthK.summary.kernelCount)) {
+    throw new Error(`the area's analyses: ${JSON.stringify({ first, kernelCount: truthK.summary.kernelCount })}`);
+  }
+  if (again.analyses !== 0 || again.analysis !== 0 || JSON.stringify(again.cells) !== JSON.stringify(first.cells)) {
+    throw new Error(`the same area again was not answered from the answers held: ${JSON.stringify(again)}`);
+  }
+  await tl.evaluate((e) => e.querySelector("canvas").focus());
   await page.keyboard.press("Escape");
 
   // a row group collapsed, then expanded: both frames complete, with no range request
