@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analysis/analyses.h"
+#include "analysis/kname.h"
 #include "analysis/window.h"
 #include "common/util.h"
 
@@ -26,6 +27,7 @@ typedef struct {
   uint32_t name;
   uint32_t count;
   int64_t total;
+  uint32_t key; /* the fast path's name key (kname.h) */
 } nsys__kgroup;
 
 /* Distinct (row, track) pairs, in the order first added (a hash set of the
@@ -64,10 +66,116 @@ static void nsys__pairset_add(nsys__pairset *s, uint32_t row, uint32_t track) {
   s->list[s->n++] = v;
 }
 
+/* One row of top_kernels: name group x, its duration statistics, its tracks (in the order first met). */
+static void nsys__tk_row(nsys_actx *c, nsys_rtab *rows, const nsys__kgroup *x, const nsys_kstats *ks, int64_t total,
+                         const uint32_t *trk, uint32_t ntrk) {
+  const nsys_index *ix = c->ix;
+  uint32_t k = x->name, ns = ix->strings.count;
+  nsys_rec o = nsys_rtab_add(rows);
+  nsys_rset_str(o, TK_NAME, k < ns ? nsys_strtab_get(&ix->strings, k) : "");
+  nsys_rset_i64(o, TK_COUNT, x->count);
+  nsys_rset_i64(o, TK_TOTAL_NS, x->total);
+  nsys_rset_f64(o, TK_AVG_NS, ks->avg);
+  nsys_rset_i64(o, TK_MIN_NS, ks->min);
+  nsys_rset_i64(o, TK_MAX_NS, ks->max);
+  nsys_rset_f64(o, TK_MEDIAN_NS, ks->median);
+  nsys_rset_f64(o, TK_P95_NS, ks->p95);
+  nsys_rset_f64(o, TK_STDDEV_NS, ks->stddev);
+  nsys_rset_f64(o, TK_PCT_OF_GPU, total ? nsys_round2(100.0 * (double)x->total / (double)total) : 0);
+  nsys_rset_bool(o, TK_NCCL, k < ns && nsys_name_is_nccl(nsys_strtab_get(&ix->strings, k)));
+  nsys_rtab *st = nsys_rset_arr(o, TK_STREAMS);
+  for (uint32_t j = 0; j < ntrk; j++) {
+    nsys_rec so = nsys_rtab_add(st);
+    nsys_rset_i64(so, TKST_DEVICE, ix->tracks[trk[j]].device);
+    nsys_rset_i64(so, TKST_STREAM, ix->tracks[trk[j]].stream);
+  }
+}
+
+static void nsys__tk_summary(nsys_actx *c, nsys_rec summary, uint64_t n, uint32_t ng, int64_t total, bool demangled) {
+  /* GPU busy (union per device, summed) for context */
+  int32_t *devs;
+  uint32_t nd = nsys_actx_devices(c, &devs);
+  int64_t busy = 0;
+  nsys_ivls u;
+  nsys_ivls_init(&u);
+  for (uint32_t d = 0; d < nd; d++) {
+    busy += nsys_ivls_total(nsys_actx_device_union_ref(c, devs[d], nsys_pred_kernel, c->t0, c->t1, &u));
+  }
+  nsys_ivls_free(&u);
+  free(devs);
+  nsys_rset_i64(summary, TKS_KERNEL_COUNT, (int64_t)n);
+  nsys_rset_i64(summary, TKS_DISTINCT_NAMES, ng);
+  nsys_rset_i64(summary, TKS_TOTAL_KERNEL_NS, total);
+  nsys_rset_i64(summary, TKS_GPU_BUSY_NS, busy);
+  nsys_rset_str(summary, TKS_NAMES, demangled ? "demangled" : "short");
+  nsys_rset_str(summary, TKS_PCT_BASIS, "sum of kernel durations in the window");
+}
+
 static int nsys__cmp_group_total(const void *a, const void *b) {
   const nsys__kgroup *x = a, *y = b;
   if (x->total != y->total) return x->total > y->total ? -1 : 1;
   return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* top_kernels from the (name, track) index (kname.h): each name's count and
+ * total in the window by two binary searches per (name, track) pair, the
+ * shown names' durations gathered from their pairs' ranges (a name whose
+ * kernels all lie in the window reads its whole-name statistics). The same
+ * rows, in the same order, as the loop over the window's kernels. */
+static bool nsys__top_kernels_fast(nsys_actx *c, const nsys_kname *kn, nsys_rtab *rows, nsys_rec summary, int64_t limit,
+                                   bool demangled) {
+  const nsys_index *ix = c->ix;
+  uint32_t *lo = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *lo);
+  uint32_t *hi = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *hi);
+  nsys__kgroup *g = nsys_xmalloc(((size_t)kn->n_keys + 1) * sizeof *g);
+  uint32_t ng = 0;
+  uint64_t n = 0, total = 0;
+  for (uint32_t j = 0; j < kn->n_keys && !nsys_actx_stop(c, j); j++) {
+    uint64_t cnt = 0, tot = 0;
+    for (uint32_t p = kn->kfirst[j]; p < kn->kfirst[j + 1]; p++) {
+      if (!nsys_actx_device_selected(c, ix->tracks[kn->ptrack[p]].device)) {
+        lo[p] = hi[p] = 0;
+        continue;
+      }
+      nsys_kname_pair_range(kn, ix, p, c->t0, c->t1, &lo[p], &hi[p]);
+      cnt += hi[p] - lo[p];
+      tot += kn->psum[hi[p]] - kn->psum[lo[p]];
+    }
+    if (!cnt) continue;
+    g[ng++] = (nsys__kgroup){kn->key[j], (uint32_t)cnt, (int64_t)tot, j};
+    n += cnt;
+    total += tot;
+  }
+  if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_group_total);
+  uint32_t shown = (limit > 0 && (uint64_t)limit < ng) ? (uint32_t)limit : ng;
+  if (c->stopped) shown = 0; /* cancelled: nothing to report */
+  uint32_t *trk = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *trk);
+  int64_t *d = NULL;
+  size_t dcap = 0;
+  for (uint32_t r = 0; r < shown && !nsys_actx_stop(c, r); r++) {
+    uint32_t j = g[r].key, ntrk = 0;
+    for (uint32_t p = kn->kfirst[j]; p < kn->kfirst[j + 1]; p++)
+      if (hi[p] > lo[p]) trk[ntrk++] = kn->ptrack[p]; /* ascending: the order the loop meets them */
+    nsys_kstats ks;
+    if (g[r].count == kn->poff[kn->kfirst[j + 1]] - kn->poff[kn->kfirst[j]]) {
+      ks = *nsys_kname_whole(kn, ix, j); /* every kernel of the name */
+    } else {
+      if (g[r].count > dcap) d = nsys_xrealloc(d, (dcap = g[r].count) * sizeof *d);
+      uint32_t m = 0;
+      for (uint32_t p = kn->kfirst[j]; p < kn->kfirst[j + 1]; p++)
+        for (uint32_t x = lo[p]; x < hi[p]; x++) d[m++] = nsys_op_dur(ix, kn->op[x]);
+      nsys_sort_i64(d, m);
+      nsys_kstats_sorted(d, m, g[r].total, &ks);
+    }
+    nsys__tk_row(c, rows, &g[r], &ks, (int64_t)total, trk, ntrk);
+  }
+  nsys__tk_summary(c, summary, n, ng, (int64_t)total, demangled);
+  free(d);
+  free(trk);
+  free(g);
+  free(hi);
+  free(lo);
+  return true;
 }
 
 bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
@@ -79,6 +187,8 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
     return false;
   }
   int64_t limit = nsys_actx_int(c, "limit");
+  const nsys_kname *kn = nsys_actx_kname(c, demangled);
+  if (kn) return nsys__top_kernels_fast(c, kn, rows, summary, limit, demangled);
   const uint32_t *nm = demangled ? ix->ops.full_name : ix->ops.name;
   uint32_t ns = ix->strings.count;
   /* pass 1: count and total per name (the device test per track, once) */
@@ -106,7 +216,7 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
       n++;
       total += d;
     }
-  for (uint32_t j = 0; j < ng; j++) g[j] = (nsys__kgroup){g[j].name, cnt[g[j].name], tot[g[j].name]};
+  for (uint32_t j = 0; j < ng; j++) g[j] = (nsys__kgroup){g[j].name, cnt[g[j].name], tot[g[j].name], 0};
   if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_group_total);
   uint32_t shown = (limit > 0 && (uint64_t)limit < ng) ? (uint32_t)limit : ng;
   /* pass 2: durations and tracks of the shown names only (slot: row + 1, 0 = not shown) */
@@ -148,50 +258,13 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   for (uint32_t r = shown; r > 0; r--) poff[r] = poff[r - 1]; /* back to starts */
   poff[0] = 0;
   for (uint32_t r = 0; r < shown; r++) {
-    uint32_t k = g[r].name;
     int64_t *d = dur + off[r];
-    uint32_t cn = g[r].count;
-    nsys_sort_i64(d, cn);
-    double mean = (double)g[r].total / cn, var = 0;
-    for (uint32_t j = 0; j < cn; j++) var += ((double)d[j] - mean) * ((double)d[j] - mean);
-    nsys_rec o = nsys_rtab_add(rows);
-    nsys_rset_str(o, TK_NAME, k < ns ? nsys_strtab_get(&ix->strings, k) : "");
-    nsys_rset_i64(o, TK_COUNT, cn);
-    nsys_rset_i64(o, TK_TOTAL_NS, g[r].total);
-    nsys_rset_f64(o, TK_AVG_NS, round(mean));
-    nsys_rset_i64(o, TK_MIN_NS, d[0]);
-    nsys_rset_i64(o, TK_MAX_NS, d[cn - 1]);
-    nsys_rset_f64(o, TK_MEDIAN_NS, round(nsys_percentile_sorted(d, cn, 0.5)));
-    nsys_rset_f64(o, TK_P95_NS, round(nsys_percentile_sorted(d, cn, 0.95)));
-    /* the sample standard deviation (n - 1), as `nsys stats` (cuda_gpu_kern_sum) prints it */
-    nsys_rset_f64(o, TK_STDDEV_NS, cn > 1 ? round(sqrt(var / (cn - 1))) : 0);
-    nsys_rset_f64(o, TK_PCT_OF_GPU, total ? nsys_round2(100.0 * (double)g[r].total / (double)total) : 0);
-    nsys_rset_bool(o, TK_NCCL, k < ns && nsys_name_is_nccl(nsys_strtab_get(&ix->strings, k)));
-    nsys_rtab *st = nsys_rset_arr(o, TK_STREAMS);
-    for (uint64_t j = poff[r]; j < poff[r + 1]; j++) {
-      uint32_t t = ptrk[j];
-      nsys_rec so = nsys_rtab_add(st);
-      nsys_rset_i64(so, TKST_DEVICE, ix->tracks[t].device);
-      nsys_rset_i64(so, TKST_STREAM, ix->tracks[t].stream);
-    }
+    nsys_sort_i64(d, g[r].count);
+    nsys_kstats ks;
+    nsys_kstats_sorted(d, g[r].count, g[r].total, &ks);
+    nsys__tk_row(c, rows, &g[r], &ks, total, ptrk + poff[r], (uint32_t)(poff[r + 1] - poff[r]));
   }
-  /* GPU busy (union per device, summed) for context */
-  int32_t *devs;
-  uint32_t nd = nsys_actx_devices(c, &devs);
-  int64_t busy = 0;
-  nsys_ivls u;
-  nsys_ivls_init(&u);
-  for (uint32_t d = 0; d < nd; d++) {
-    busy += nsys_ivls_total(nsys_actx_device_union_ref(c, devs[d], nsys_pred_kernel, c->t0, c->t1, &u));
-  }
-  nsys_ivls_free(&u);
-  free(devs);
-  nsys_rset_i64(summary, TKS_KERNEL_COUNT, (int64_t)n);
-  nsys_rset_i64(summary, TKS_DISTINCT_NAMES, ng);
-  nsys_rset_i64(summary, TKS_TOTAL_KERNEL_NS, total);
-  nsys_rset_i64(summary, TKS_GPU_BUSY_NS, busy);
-  nsys_rset_str(summary, TKS_NAMES, demangled ? "demangled" : "short");
-  nsys_rset_str(summary, TKS_PCT_BASIS, "sum of kernel durations in the window");
+  nsys__tk_summary(c, summary, n, ng, total, demangled);
   free(ptrk);
   free(poff);
   free(ps.key);
