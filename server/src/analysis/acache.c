@@ -6,6 +6,7 @@
 #include "analysis/analysis.h"
 #include "analysis/devunions.h"
 #include "analysis/gap_phase.h"
+#include "analysis/klaunch.h"
 #include "analysis/kname.h"
 #include "analysis/window.h"
 
@@ -25,6 +26,7 @@ void nsys_acache_dispose(nsys_acache *k) {
   nsys_winidx_free(k->winidx);
   nsys_gap_phaser_free(k->phaser);
   nsys_markers_free(k->markers);
+  nsys_klaunch_free(k->klaunch);
   nsys_kname_free(k->kname[0]);
   nsys_kname_free(k->kname[1]);
   if (k->api_pmax) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analysis/analyses.h"
+#include "analysis/klaunch.h"
 #include "analysis/kname.h"
 #include "analysis/window.h"
 #include "common/util.h"
@@ -355,49 +356,97 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   nsys__lgroup *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
   uint64_t kernels = 0, launched = 0, shorter = 0, small_n = 0;
   int64_t api_total = 0, queue_total = 0;
-  /* the window's ops only (window.h), the names seen listed (as top_kernels) */
-  uint32_t nr, no = 0;
-  nsys_oprange *rg = nsys_win_start_ranges(c, &nr);
-  uint8_t *dev_ok = nsys__tracks_selected(c);
-  uint32_t *order = NULL;
-  size_t ocap = 0;
-  for (uint32_t r = 0; r < nr; r++)
-    for (uint32_t i = rg[r].lo; i < rg[r].hi && !nsys_actx_stop(c, i); i++) {
-      if (!nsys__kernel_sel(c, dev_ok, i)) continue;
-      kernels++;
-      int64_t kd = nsys_op_dur(ix, i);
-      if (kd < small) small_n++;
-      int32_t a = ix->ops.api[i];
-      if (a < 0) continue;
-      nsys_api_class cls = nsys_actx_api_class(c, (uint32_t)a);
-      if (cls != NSYS_API_LAUNCH) continue;
-      launched++;
-      int64_t ad = ix->api.end[a] - ix->api.start[a];
-      int64_t q = ix->ops.start[i] - ix->api.end[a];
-      if (q < 0) q = 0;
-      uint32_t k = ix->ops.name[i] < ns ? ix->ops.name[i] : ns;
-      if (!g[k].count) {
-        if (no == ocap) order = nsys_xrealloc(order, (ocap = ocap ? 2 * ocap : 64) * sizeof *order);
-        order[no++] = k;
+  uint32_t no = 0, *order = NULL;
+  const nsys_klaunch *kl = small == NSYS_KLAUNCH_SMALL_NS ? nsys_actx_klaunch(c) : NULL;
+  uint32_t *plo = NULL, *phi = NULL; /* the fast path's window range per (name, track) pair */
+  if (kl) {
+    /* per name: prefix differences over its pairs' window ranges (klaunch.h) */
+    const nsys_kname *kn = kl->kn;
+    plo = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *plo);
+    phi = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *phi);
+    order = nsys_xmalloc(((size_t)kn->n_keys + 1) * sizeof *order);
+    for (uint32_t j = 0; j < kn->n_keys && !nsys_actx_stop(c, j); j++) {
+      nsys__lgroup x = {0};
+      for (uint32_t p = kn->kfirst[j]; p < kn->kfirst[j + 1]; p++) {
+        uint32_t lo = 0, hi = 0;
+        if (nsys_actx_device_selected(c, ix->tracks[kn->ptrack[p]].device))
+          nsys_kname_pair_range(kn, ix, p, c->t0, c->t1, &lo, &hi);
+        plo[p] = lo;
+        phi[p] = hi;
+        kernels += hi - lo;
+        small_n += kl->small[hi] - kl->small[lo];
+        x.count += kl->launched[hi] - kl->launched[lo];
+        x.shorter += kl->shorter[hi] - kl->shorter[lo];
+        x.kern += (int64_t)(kl->kern[hi] - kl->kern[lo]);
+        x.api += (int64_t)(kl->api[hi] - kl->api[lo]);
+        x.queue += (int64_t)(kl->queue[hi] - kl->queue[lo]);
       }
-      g[k].count++;
-      g[k].kern += kd;
-      g[k].api += ad;
-      g[k].queue += q;
-      if (q > g[k].queue_max) g[k].queue_max = q;
-      if (kd < ad) {
-        g[k].shorter++;
-        shorter++;
-      }
-      api_total += ad;
-      queue_total += q;
+      if (!x.count) continue;
+      uint32_t k = kn->key[j];
+      g[k] = x;
+      order[no++] = k;
+      launched += x.count;
+      shorter += x.shorter;
+      api_total += x.api;
+      queue_total += x.queue;
     }
-  free(rg);
-  free(dev_ok);
+  } else {
+    /* the window's ops only (window.h), the names seen listed (as top_kernels) */
+    uint32_t nr;
+    nsys_oprange *rg = nsys_win_start_ranges(c, &nr);
+    uint8_t *dev_ok = nsys__tracks_selected(c);
+    size_t ocap = 0;
+    for (uint32_t r = 0; r < nr; r++)
+      for (uint32_t i = rg[r].lo; i < rg[r].hi && !nsys_actx_stop(c, i); i++) {
+        if (!nsys__kernel_sel(c, dev_ok, i)) continue;
+        kernels++;
+        int64_t kd = nsys_op_dur(ix, i);
+        if (kd < small) small_n++;
+        int32_t a = ix->ops.api[i];
+        if (a < 0) continue;
+        nsys_api_class cls = nsys_actx_api_class(c, (uint32_t)a);
+        if (cls != NSYS_API_LAUNCH) continue;
+        launched++;
+        int64_t ad = ix->api.end[a] - ix->api.start[a];
+        int64_t q = ix->ops.start[i] - ix->api.end[a];
+        if (q < 0) q = 0;
+        uint32_t k = ix->ops.name[i] < ns ? ix->ops.name[i] : ns;
+        if (!g[k].count) {
+          if (no == ocap) order = nsys_xrealloc(order, (ocap = ocap ? 2 * ocap : 64) * sizeof *order);
+          order[no++] = k;
+        }
+        g[k].count++;
+        g[k].kern += kd;
+        g[k].api += ad;
+        g[k].queue += q;
+        if (q > g[k].queue_max) g[k].queue_max = q;
+        if (kd < ad) {
+          g[k].shorter++;
+          shorter++;
+        }
+        api_total += ad;
+        queue_total += q;
+      }
+    free(rg);
+    free(dev_ok);
+  }
   if (no > 1) qsort_r(order, no, sizeof *order, nsys__cmp_lgroup, g);
   uint32_t shown = (limit > 0 && (uint64_t)limit < no) ? (uint32_t)limit : no;
   for (uint32_t r = 0; r < shown; r++) {
     nsys__lgroup *x = &g[order[r]];
+    if (kl) { /* the name's max queue time over its pairs' window ranges */
+      const nsys_kname *kn = kl->kn;
+      uint32_t a = 0, b = kn->n_keys; /* its key: keys are ascending name ids */
+      while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (kn->key[m] < order[r]) a = m + 1;
+        else b = m;
+      }
+      for (uint32_t p = kn->kfirst[a]; p < kn->kfirst[a + 1]; p++) {
+        int64_t q = nsys_klaunch_qmax(kl, plo[p], phi[p]);
+        if (q > x->queue_max) x->queue_max = q;
+      }
+    }
     nsys_rec o = nsys_rtab_add(rows);
     nsys_rset_str(o, KL_NAME, order[r] < ns ? nsys_strtab_get(&ix->strings, order[r]) : "");
     nsys_rset_i64(o, KL_COUNT, x->count);
@@ -438,6 +487,8 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   nsys_rset_f64(summary, KLS_AVG_QUEUE_NS, launched ? round((double)queue_total / launched) : 0);
   nsys_rset_i64(summary, KLS_EXPOSED_NS, w.exposed);
   nsys_rset_i64(summary, KLS_STORM_COUNT, w.n_storms);
+  free(plo);
+  free(phi);
   free(order);
   free(g);
   return true;
