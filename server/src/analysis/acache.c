@@ -7,6 +7,7 @@
 #include "analysis/devunions.h"
 #include "analysis/gap_phase.h"
 #include "analysis/klaunch.h"
+#include "analysis/klaunch_sweep.h"
 #include "analysis/kname.h"
 #include "analysis/window.h"
 
@@ -27,6 +28,7 @@ void nsys_acache_dispose(nsys_acache *k) {
   nsys_gap_phaser_free(k->phaser);
   nsys_markers_free(k->markers);
   nsys_klaunch_free(k->klaunch);
+  nsys_ksweep_free(k->ksweep);
   nsys_kname_free(k->kname[0]);
   nsys_kname_free(k->kname[1]);
   if (k->api_pmax) {

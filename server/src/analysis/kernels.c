@@ -5,6 +5,7 @@
 
 #include "analysis/analyses.h"
 #include "analysis/klaunch.h"
+#include "analysis/klaunch_sweep.h"
 #include "analysis/kname.h"
 #include "analysis/window.h"
 #include "common/util.h"
@@ -291,54 +292,36 @@ typedef struct {
   int64_t small_ns;
   int64_t min_run;
   int64_t max_gap;
-  /* per device sweep state */
-  int64_t busy_end;
-  bool have_busy;
-  int64_t exposed;
-  /* storm tracking */
-  uint32_t run_n;
-  int64_t run_s, run_e;
+  nsys_lsweep st;    /* the device's sweep (klaunch_sweep.h) */
+  uint64_t exposed;  /* over the devices swept */
   nsys_rtab *storms;
   int32_t device;
   uint32_t n_storms;
 } nsys__sweep;
 
-static void nsys__storm_close(nsys__sweep *w) {
-  if (w->run_n >= (uint32_t)w->min_run && w->n_storms++ < 50) {
+/* A run the sweep closed: a storm when long enough, the first 50 listed. */
+static void nsys__storm_emit(void *ud, const nsys_lrun *run) {
+  nsys__sweep *w = ud;
+  if (run->n >= (uint32_t)w->min_run && w->n_storms++ < 50) {
     nsys_rec o = nsys_rtab_add(w->storms);
     nsys_rset_i64(o, KLST_DEVICE, w->device);
-    nsys_rset_i64(o, KLST_START, w->run_s);
-    nsys_rset_i64(o, KLST_END, w->run_e);
-    nsys_rset_i64(o, KLST_KERNELS, w->run_n);
-    double span_ms = (double)(w->run_e - w->run_s) / 1e6;
-    nsys_rset_f64(o, KLST_PER_MS, span_ms > 0 ? nsys_round2(w->run_n / span_ms) : 0);
+    nsys_rset_i64(o, KLST_START, run->s);
+    nsys_rset_i64(o, KLST_END, run->e);
+    nsys_rset_i64(o, KLST_KERNELS, run->n);
+    double span_ms = (double)(run->e - run->s) / 1e6;
+    nsys_rset_f64(o, KLST_PER_MS, span_ms > 0 ? nsys_round2(run->n / span_ms) : 0);
   }
-  w->run_n = 0;
 }
 
 static void nsys__launch_sweep(nsys_actx *c, uint32_t op, void *ud) {
   nsys__sweep *w = ud;
   const nsys_index *ix = c->ix;
   if (ix->ops.kind[op] != NSYS_OP_KERNEL) return;
-  int64_t s = ix->ops.start[op], e = ix->ops.end[op];
-  if (w->have_busy && s > w->busy_end) {
-    int32_t a = ix->ops.api[op];
-    if (a >= 0) {
-      int64_t lo = NSYS_MAX(w->busy_end, ix->api.start[a]), hi = NSYS_MIN(s, ix->api.end[a]);
-      if (hi > lo) w->exposed += hi - lo;
-    }
-  }
-  if (!w->have_busy || e > w->busy_end) w->busy_end = e;
-  w->have_busy = true;
-  if (w->run_n && s - w->run_e > w->max_gap) nsys__storm_close(w); /* a pause ends a burst */
-  if (e - s < w->small_ns) {
-    if (!w->run_n) w->run_s = s;
-    w->run_n++;
-    w->run_e = NSYS_MAX(w->run_e, e);
-    if (w->run_n == 1) w->run_e = e;
-  } else {
-    nsys__storm_close(w);
-  }
+  int32_t a = ix->ops.api[op];
+  nsys_lrun out[2];
+  int nc = nsys_lsweep_step(&w->st, w->small_ns, w->max_gap, ix->ops.start[op], ix->ops.end[op], a >= 0,
+                            a >= 0 ? ix->api.start[a] : 0, a >= 0 ? ix->api.end[a] : 0, out);
+  for (int x = 0; x < nc; x++) nsys__storm_emit(w, &out[x]);
 }
 
 static int nsys__cmp_lgroup(const void *a, const void *b, void *ctx) {
@@ -466,12 +449,24 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   w.storms = nsys_rset_arr(summary, KLS_STORMS);
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
+  /* the defaults: the recorded whole sweeps (klaunch_sweep.h) where a device's are exact */
+  const nsys_ksweep *ks = small == NSYS_KSWEEP_SMALL_NS && w.min_run == NSYS_KSWEEP_MIN_RUN &&
+                                  w.max_gap == NSYS_KSWEEP_MAX_GAP_NS
+                              ? nsys_actx_ksweep(c)
+                              : NULL;
   for (uint32_t d = 0; d < nd; d++) {
-    w.have_busy = false;
-    w.run_n = 0;
     w.device = devs[d];
-    nsys_actx_device_each(c, devs[d], c->t0, c->t1, nsys__launch_sweep, &w);
-    nsys__storm_close(&w);
+    const nsys_ksweep_dev *v = ks ? nsys_ksweep_find(ks, devs[d]) : NULL;
+    if (v && v->exact) {
+      nsys_ksweep_run(c, v, c->t0, c->t1, &w.st, nsys__storm_emit, &w);
+    } else {
+      w.st.have_busy = false; /* run_s and run_e stay: a 0-kernel storm (stormMinKernels <= 0) prints them */
+      w.st.run_n = 0;
+      w.st.exposed = 0;
+      nsys_actx_device_each(c, devs[d], c->t0, c->t1, nsys__launch_sweep, &w);
+    }
+    nsys__storm_emit(&w, &(nsys_lrun){w.st.run_n, w.st.run_s, w.st.run_e});
+    w.exposed += w.st.exposed;
   }
   free(devs);
   nsys_rset_i64(summary, KLS_KERNELS, (int64_t)kernels);
@@ -485,7 +480,7 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   nsys_rset_i64(summary, KLS_TOTAL_API_NS, api_total);
   nsys_rset_f64(summary, KLS_AVG_API_NS, launched ? round((double)api_total / launched) : 0);
   nsys_rset_f64(summary, KLS_AVG_QUEUE_NS, launched ? round((double)queue_total / launched) : 0);
-  nsys_rset_i64(summary, KLS_EXPOSED_NS, w.exposed);
+  nsys_rset_i64(summary, KLS_EXPOSED_NS, (int64_t)w.exposed);
   nsys_rset_i64(summary, KLS_STORM_COUNT, w.n_storms);
   free(plo);
   free(phi);
