@@ -28,12 +28,27 @@ static bool nsys__build_dev(nsys_actx *c, nsys_ksweep_dev *v) {
   }
   nsys_opiter_free(&m);
   if (c->stopped) return false;
+  /* exact unless a group of kernels of several streams starting together
+   * could answer differently in another order: all small or all not, and
+   * either none launched by an API call or the GPU busy past their start
+   * (none of them can add exposed time) */
   v->exact = true;
-  for (uint32_t j = 0; j < v->n && v->exact; j++) {
-    uint32_t op = v->k[j];
-    if (ix->ops.end[op] < ix->ops.start[op]) v->exact = false;
-    if (j && ix->ops.start[op] == ix->ops.start[v->k[j - 1]] && ix->ops.track[op] != ix->ops.track[v->k[j - 1]])
-      v->exact = false; /* the heap may yield them in either order */
+  int64_t busy = INT64_MIN;
+  for (uint32_t j = 0; j < v->n && v->exact;) {
+    uint32_t g = j + 1, op = v->k[j];
+    int64_t s = ix->ops.start[op];
+    bool tracks = false, small = ix->ops.end[op] - s < NSYS_KSWEEP_SMALL_NS, same = true, api = ix->ops.api[op] >= 0;
+    for (; g < v->n && ix->ops.start[v->k[g]] == s; g++) {
+      uint32_t o = v->k[g];
+      tracks |= ix->ops.track[o] != ix->ops.track[op];
+      same &= (ix->ops.end[o] - s < NSYS_KSWEEP_SMALL_NS) == small;
+      api |= ix->ops.api[o] >= 0;
+    }
+    if (tracks && !(same && (!api || (j && busy >= s)))) v->exact = false;
+    for (; j < g; j++) {
+      if (ix->ops.end[v->k[j]] < ix->ops.start[v->k[j]]) v->exact = false;
+      if (ix->ops.end[v->k[j]] > busy) busy = ix->ops.end[v->k[j]];
+    }
   }
   if (!v->exact) return true;
   v->blk = nsys_xmalloc(((size_t)v->n / NSYS_KSWEEP_BLOCK + 1) * sizeof *v->blk);
@@ -102,24 +117,6 @@ static uint32_t nsys__lower(const nsys_index *ix, const nsys_ksweep_dev *v, int6
   return lo;
 }
 
-/* The heap walk's first op of track tr from a (devunions.c's nsys__track_lower:
- * the first op starting at >= a, or one of the 64 before it still running at a). */
-static uint32_t nsys__track_from(const nsys_index *ix, const nsys_gpu_track *tr, int64_t a) {
-  uint32_t lo = tr->first, hi = tr->first + tr->count;
-  if (a == INT64_MIN) return lo;
-  while (lo < hi) {
-    uint32_t m = lo + (hi - lo) / 2;
-    if (ix->ops.start[m] < a) lo = m + 1;
-    else hi = m;
-  }
-  uint32_t l = lo;
-  for (uint32_t back = lo, steps = 0; back > tr->first && steps < 64; steps++) {
-    back--;
-    if (ix->ops.end[back] > a) l = back;
-  }
-  return l;
-}
-
 static bool nsys__same(const nsys_lsweep *x, const nsys_lsweep *y) {
   return x->have_busy == y->have_busy && x->busy_end == y->busy_end && x->run_n == y->run_n &&
          (!x->run_n || (x->run_s == y->run_s && x->run_e == y->run_e));
@@ -129,54 +126,55 @@ void nsys_ksweep_run(nsys_actx *c, const nsys_ksweep_dev *v, int64_t a, int64_t 
                      void (*emit)(void *ud, const nsys_lrun *run), void *ud) {
   const nsys_index *ix = c->ix;
   memset(w, 0, sizeof *w);
-  if (!v->n) return; /* b <= a too: the kernels running across a */
-  uint32_t nb = v->n / NSYS_KSWEEP_BLOCK;
-  /* p0: the first kernel whose end passes a with every earlier one's (the
-   * running max, recorded per block) */
-  uint32_t lo = 0, hi = nb;
-  while (lo < hi) {
-    uint32_t m = lo + (hi - lo) / 2;
-    if (v->blk[m].busy_end > a) hi = m;
-    else lo = m + 1;
-  }
-  uint32_t p0 = lo * NSYS_KSWEEP_BLOCK;
-  while (p0 < v->n && ix->ops.end[v->k[p0]] <= a) p0++;
-  uint32_t pa = nsys__lower(ix, v, a, false), pz = nsys__lower(ix, v, a, true), pb = nsys__lower(ix, v, b, false);
-  /* the tracks' first ops the heap walk yields (kernels before them are not in its window) */
-  uint32_t *from = NULL;
-  if (p0 < pa) {
-    from = nsys_xmalloc(((size_t)ix->n_tracks + 1) * sizeof *from);
-    for (uint32_t t = 0; t < ix->n_tracks; t++)
-      from[t] = ix->tracks[t].device == v->device ? nsys__track_from(ix, &ix->tracks[t], a) : 0;
-  }
-  bool synced = false;
+  uint32_t pz = nsys__lower(ix, v, a, true), pb = nsys__lower(ix, v, b, false);
+  /* the loop's own walk (the heap from a, ties in its order) until the
+   * state after a group of kernels starting together equals the whole
+   * sweep's at a block's end with every later kernel in the window */
+  nsys_opiter m;
+  nsys_opiter_init(&m, c, v->device, a);
   nsys_lrun out[2];
-  for (uint32_t j = p0; j < pb && !nsys_actx_stop(c, j); j++) {
-    uint32_t op = v->k[j];
-    if (ix->ops.end[op] <= a || (j < pa && op < from[ix->ops.track[op]])) continue;
-    int nc = nsys__step(ix, w, op, out);
+  bool any = false, synced = false;
+  int64_t last = 0;
+  uint32_t j = 0; /* synced: the last position the state covers */
+  for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
+    if (ix->ops.start[op] >= b) break;
+    if (ix->ops.end[op] <= a || ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
+    if (any && ix->ops.start[op] > last) { /* every kernel starting at `last` is done */
+      j = nsys__lower(ix, v, last, true) - 1;
+      if (j + 1 >= pz && j % NSYS_KSWEEP_BLOCK == NSYS_KSWEEP_BLOCK - 1 && nsys__same(w, &v->blk[j / NSYS_KSWEEP_BLOCK])) {
+        synced = true;
+        break;
+      }
+    }
+    int nc = nsys__step(ix, w, (uint32_t)op, out);
     for (int x = 0; x < nc; x++) emit(ud, &out[x]);
-    if (synced || j + 1 < pz || j % NSYS_KSWEEP_BLOCK != NSYS_KSWEEP_BLOCK - 1) continue;
-    const nsys_lsweep *at = &v->blk[j / NSYS_KSWEEP_BLOCK];
-    if (!nsys__same(w, at)) continue;
-    /* every later kernel is in the window and the states agree: jump to the
-     * last whole block's end before pb */
-    synced = true;
-    uint32_t jb = pb / NSYS_KSWEEP_BLOCK;
-    if (!jb || jb * NSYS_KSWEEP_BLOCK - 1 <= j) continue;
+    any = true;
+    last = ix->ops.start[op];
+  }
+  nsys_opiter_free(&m);
+  if (!synced) return;
+  /* the same steps from here on as the whole sweep's: jump to the last block
+   * end before pb that no group of kernels starting together straddles */
+  const nsys_lsweep *at = &v->blk[j / NSYS_KSWEEP_BLOCK];
+  for (uint32_t jb = pb / NSYS_KSWEEP_BLOCK; jb && jb * NSYS_KSWEEP_BLOCK - 1 > j; jb--) {
     uint32_t jj = jb * NSYS_KSWEEP_BLOCK - 1;
+    if (jj + 1 < v->n && ix->ops.start[v->k[jj + 1]] == ix->ops.start[v->k[jj]]) continue;
     const nsys_lsweep *to = &v->blk[jb - 1];
     uint32_t s0 = 0, s1 = v->n_storm; /* the storms closed at steps (j, jj] */
     while (s0 < s1) {
-      uint32_t m = s0 + (s1 - s0) / 2;
-      if (v->storm[m].at <= j) s0 = m + 1;
-      else s1 = m;
+      uint32_t mid = s0 + (s1 - s0) / 2;
+      if (v->storm[mid].at <= j) s0 = mid + 1;
+      else s1 = mid;
     }
     for (; s0 < v->n_storm && v->storm[s0].at <= jj; s0++) emit(ud, &v->storm[s0].run);
     uint64_t exposed = w->exposed + (to->exposed - at->exposed);
     *w = *to;
     w->exposed = exposed;
     j = jj;
+    break;
   }
-  free(from);
+  for (uint32_t x = j + 1; x < pb && !nsys_actx_stop(c, x); x++) { /* ties here cannot change the answer (exact) */
+    int nc = nsys__step(ix, w, v->k[x], out);
+    for (int y = 0; y < nc; y++) emit(ud, &out[y]);
+  }
 }

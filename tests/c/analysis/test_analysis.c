@@ -840,19 +840,20 @@ static void test_window_names(void) {
     int64_t late = 0; /* a start on device 0's first stream more than 64 ops after its long kernel */
     /* device 0: a kernel outlasting its stream's next 64 and more; device 1:
      * idle gaps (exposed launch time), storms; device 2: streams starting
-     * kernels together (the sweep's old loop) */
+     * kernels together, alike (the recorded sweep); device 0's streams 1 and
+     * 2 too, one small, one not (the old loop) */
     for (int32_t dev = 0; dev < 3; dev++)
       for (int stream = 0; stream < (dev == 2 ? 2 : 3); stream++) {
         uint32_t tr = add_track(&t, dev, 7 + stream, 1, NSYS_STREAM_COMPUTE);
         int n_ops = dev == 0 && stream == 0 ? 90 : dev == 2 ? 45 : 60;
         for (int i = 0; i < n_ops; i++) {
-          int64_t s = base + 1000 * i + (dev == 2 ? 0 : 37 * stream) + 11 * dev + (i > 50 ? 300000 : 0) +
+          int64_t s = base + 1000 * i + (dev == 2 ? 0 : dev == 0 && stream == 2 && i % 10 == 4 ? 37 : 37 * stream) + 11 * dev + (i > 50 && dev != 2 ? 300000 : 0) +
                       (dev == 1 ? 9000 * (i / 10) : 0) + (dev == 0 && i > 60 ? 20000 * (i - 60) : 0);
-          int64_t d = (i == 40 && stream == 0) ? 20000 : (i % 3) * 4000 + (stream == 1 ? 0 : 3); /* small, equal */
+          int64_t d = ((i == 40 && (stream == 0 || dev == 2)) || (dev == 0 && stream == 2 && i % 10 == 4)) ? 20000 : (i % 3) * 4000 + (stream == 1 ? 0 : 3); /* small, equal */
           if (i == 3 && stream == 0 && dev == 0) d = 2000000;
           if (i == 7) d = 0; /* zero length */
           int32_t api = -1;
-          if (i % 4 != 1) { /* launched (a call ending before or after the kernel's start), or not */
+          if (i % 4 != 1 && !(dev == 2 && i == 0)) { /* launched (a call ending before or after the kernel's start), or not */
             int64_t as = s - 3000 + (i % 3) * 1500;
             api = (int32_t)add_api(&t, th, as, as + 2500 + (i % 2) * 10000, i % 7 == 2 ? "cudaMemcpyAsync" : "cudaLaunchKernel");
           }
