@@ -28,6 +28,13 @@ static bool nsys__build_dev(nsys_actx *c, nsys_ksweep_dev *v) {
   }
   nsys_opiter_free(&m);
   if (c->stopped) return false;
+  v->op_min = INT64_MAX;
+  for (uint32_t t = 0; t < ix->n_tracks; t++) /* a track's first op starts first */
+    if (ix->tracks[t].device == v->device && ix->tracks[t].count && ix->ops.start[ix->tracks[t].first] < v->op_min)
+      v->op_min = ix->ops.start[ix->tracks[t].first];
+  v->k_min = v->n ? ix->ops.start[v->k[0]] : INT64_MAX;
+  for (uint32_t j = 0; j < v->n; j++)
+    if (ix->ops.end[v->k[j]] < ix->ops.start[v->k[j]]) v->k_min = INT64_MIN; /* no prefix windows (below) */
   /* exact unless a group of kernels of several streams starting together
    * could answer differently in another order: all small or all not, and
    * either none launched by an API call or the GPU busy past their start
@@ -50,7 +57,6 @@ static bool nsys__build_dev(nsys_actx *c, nsys_ksweep_dev *v) {
       if (ix->ops.end[v->k[j]] > busy) busy = ix->ops.end[v->k[j]];
     }
   }
-  if (!v->exact) return true;
   v->blk = nsys_xmalloc(((size_t)v->n / NSYS_KSWEEP_BLOCK + 1) * sizeof *v->blk);
   uint32_t scap = 0;
   nsys_lsweep w = {0};
@@ -117,6 +123,8 @@ static uint32_t nsys__lower(const nsys_index *ix, const nsys_ksweep_dev *v, int6
   return lo;
 }
 
+bool nsys_ksweep_prefix(const nsys_ksweep_dev *v, int64_t a) { return a < v->k_min && a <= v->op_min; }
+
 static bool nsys__same(const nsys_lsweep *x, const nsys_lsweep *y) {
   return x->have_busy == y->have_busy && x->busy_end == y->busy_end && x->run_n == y->run_n &&
          (!x->run_n || (x->run_s == y->run_s && x->run_e == y->run_e));
@@ -126,13 +134,26 @@ void nsys_ksweep_run(nsys_actx *c, const nsys_ksweep_dev *v, int64_t a, int64_t 
                      void (*emit)(void *ud, const nsys_lrun *run), void *ud) {
   const nsys_index *ix = c->ix;
   memset(w, 0, sizeof *w);
+  nsys_lrun out[2];
   uint32_t pz = nsys__lower(ix, v, a, true), pb = nsys__lower(ix, v, b, false);
+  if (nsys_ksweep_prefix(v, a)) { /* the walk is the recorded one: its first pb kernels */
+    uint32_t jb = pb / NSYS_KSWEEP_BLOCK, x = 0;
+    if (jb) {
+      for (uint32_t s0 = 0; s0 < v->n_storm && v->storm[s0].at < jb * NSYS_KSWEEP_BLOCK; s0++) emit(ud, &v->storm[s0].run);
+      *w = v->blk[jb - 1];
+      x = jb * NSYS_KSWEEP_BLOCK;
+    }
+    for (; x < pb && !nsys_actx_stop(c, x); x++) {
+      int nc = nsys__step(ix, w, v->k[x], out);
+      for (int y = 0; y < nc; y++) emit(ud, &out[y]);
+    }
+    return;
+  }
   /* the loop's own walk (the heap from a, ties in its order) until the
    * state after a group of kernels starting together equals the whole
    * sweep's at a block's end with every later kernel in the window */
   nsys_opiter m;
   nsys_opiter_init(&m, c, v->device, a);
-  nsys_lrun out[2];
   bool any = false, synced = false;
   int64_t last = 0;
   uint32_t j = 0; /* synced: the last position the state covers */

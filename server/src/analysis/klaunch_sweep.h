@@ -14,12 +14,14 @@
  * and after the last whole block are run. A window whose state never meets
  * the whole sweep's runs every step: the same answers, the old cost.
  *
- * The window's kernels are the whole order's, filtered as the heap walk
- * (devunions.h) filters them — ends after the window's start, not before a
- * track's first op the walk may yield — provided ties cannot reorder them: a
- * device with two kernels of different streams starting at the same time,
- * or a kernel ending before it starts, is marked inexact and takes the old
- * loop. Only the default smallKernelNs, stormMaxGapNs and stormMinKernels
+ A window starting before every op of the device walks the recorded order
+ * (devunions.h): its sweep is the recorded one's first kernels, exact
+ * whatever the ties. Any other window runs the loop's own walk (the heap
+ * from its start) until the states meet, then the recorded order, which is
+ * the same answer only if ties cannot change it: a device with a group of
+ * kernels of several streams starting together that differ in size, or that
+ * have launch calls while the GPU is idle before them, or a kernel ending
+ * before it starts, is marked inexact and those windows take the old loop. Only the default smallKernelNs, stormMaxGapNs and stormMinKernels
  * (others take the old loop). Built once per nsys_acache on first use:
  * O(n log tracks), 4 bytes per kernel plus a state per block. */
 #ifndef NSYS_ANALYSIS_KLAUNCH_SWEEP_H
@@ -84,7 +86,8 @@ typedef struct nsys_kstorm {
 
 typedef struct nsys_ksweep_dev {
   int32_t device;
-  bool exact;         /* the window's kernels are a filter of k (above) */
+  bool exact;         /* ties of kernels of several streams cannot change a sweep (above) */
+  int64_t op_min, k_min; /* first start of its ops, of its kernels (INT64_MIN: one ends before it starts) */
   uint32_t n;         /* kernels */
   uint32_t *k;        /* its kernels in merged start order */
   nsys_lsweep *blk;   /* state after position (b + 1) * NSYS_KSWEEP_BLOCK - 1, per whole block b */
@@ -101,6 +104,11 @@ const nsys_ksweep *nsys_actx_ksweep(nsys_actx *c);
 void nsys_ksweep_free(nsys_ksweep *k);
 /* Device d's entry, or NULL. */
 const nsys_ksweep_dev *nsys_ksweep_find(const nsys_ksweep *k, int32_t device);
+
+/* A window from a walks the recorded order from its first kernel (a
+ * precedes every op of the device, devunions.h): its sweep is the recorded
+ * one cut at the window's end, whatever the ties. */
+bool nsys_ksweep_prefix(const nsys_ksweep_dev *v, int64_t a);
 
 /* The steps of device v's kernels in [a, b) (as the loop over the heap walk
  * from a would run them) applied to a fresh state *w, every closed run
