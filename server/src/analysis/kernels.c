@@ -340,7 +340,10 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   uint64_t kernels = 0, launched = 0, shorter = 0, small_n = 0;
   int64_t api_total = 0, queue_total = 0;
   uint32_t no = 0, *order = NULL;
-  const nsys_klaunch *kl = small == NSYS_KLAUNCH_SMALL_NS ? nsys_actx_klaunch(c) : NULL;
+  /* the precomputed sums (klaunch.h) when built, or built for a large window
+   * (a small one's loop costs less than the build) */
+  bool use = nsys_win_large(c) || nsys_win_peek(&c->cache->klaunch);
+  const nsys_klaunch *kl = use && small == NSYS_KLAUNCH_SMALL_NS ? nsys_actx_klaunch(c) : NULL;
   uint32_t *plo = NULL, *phi = NULL; /* the fast path's window range per (name, track) pair */
   if (kl) {
     /* per name: prefix differences over its pairs' window ranges (klaunch.h) */
@@ -449,11 +452,11 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   w.storms = nsys_rset_arr(summary, KLS_STORMS);
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
-  /* the defaults: the recorded whole sweeps (klaunch_sweep.h) where a device's are exact */
-  const nsys_ksweep *ks = small == NSYS_KSWEEP_SMALL_NS && w.min_run == NSYS_KSWEEP_MIN_RUN &&
-                                  w.max_gap == NSYS_KSWEEP_MAX_GAP_NS
-                              ? nsys_actx_ksweep(c)
-                              : NULL;
+  /* the defaults: the recorded whole sweeps (klaunch_sweep.h), when built or
+   * for a large window (as the sums above) */
+  bool defaults = small == NSYS_KSWEEP_SMALL_NS && w.min_run == NSYS_KSWEEP_MIN_RUN && w.max_gap == NSYS_KSWEEP_MAX_GAP_NS;
+  const nsys_ksweep *ks =
+      defaults && (nsys_win_large(c) || nsys_win_peek(&c->cache->ksweep)) ? nsys_actx_ksweep(c) : NULL;
   for (uint32_t d = 0; d < nd; d++) {
     w.device = devs[d];
     const nsys_ksweep_dev *v = ks ? nsys_ksweep_find(ks, devs[d]) : NULL;
