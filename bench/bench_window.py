@@ -110,7 +110,7 @@ def summarize(served: list[float], wall: list[float], cpu: list[float], size: fl
             statistics.mean(cpu), size)
 
 
-def bench(binary: str, profile: str, repeat: int, seed: int) -> dict[str, Row]:
+def bench(binary: str, profile: str, repeat: int, seed: int, per_analysis: bool = False) -> dict[str, Row]:
     os.environ["NSYS_AI_BIN"] = binary
     srv = Server()
     rng = random.Random(seed)
@@ -137,6 +137,15 @@ def bench(binary: str, profile: str, repeat: int, seed: int) -> dict[str, Row]:
                 wall.append(w)
                 cpu.append(c)
             out[f"area {label}"] = summarize(served, wall, cpu, size)
+            for n, p in AREA if per_analysis else []:  # each of the four alone, on windows of the same size
+                served, wall, cpu, size = [], [], [], 0
+                for a, b in windows(span, frac, repeat, rng):
+                    sv, w, c, size = batch(srv, [("analysis/run", {"profileId": pid, "name": n,
+                                                                   "params": {"start": a, "end": b, **p}})])
+                    served.append(sv)
+                    wall.append(w)
+                    cpu.append(c)
+                out[f"area {label}: {n}"] = summarize(served, wall, cpu, size)
         # zoom: views of 1/8 .. 1/4096 of the span around random anchors; the rows
         # first in view (the first 16 tracks, as blocks of 4 rows: one request per tile)
         gpu = [t["id"] for t in tracks if t["kind"] == "gpu"]
@@ -167,10 +176,11 @@ def main() -> int:
     ap.add_argument("--before", help="another binary (main's, built in another dir), run first in the same run")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--per-analysis", action="store_true", help="also time each area analysis alone per window size")
     args = ap.parse_args()
     subprocess.run([args.bin, "info", args.profile], check=True, stdout=subprocess.DEVNULL)
     runs = ([("before", args.before)] if args.before else []) + [("after" if args.before else "this", args.bin)]
-    res = {tag: bench(b, args.profile, args.repeat, args.seed) for tag, b in runs}
+    res = {tag: bench(b, args.profile, args.repeat, args.seed, args.per_analysis) for tag, b in runs}
     print(f"# {Path(args.profile).name}, {args.repeat} windows each; "
           f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     print("served: until the last reply's header arrived (the server had answered); parsed: until the client "

@@ -26,7 +26,7 @@ import pytest
 from conftest import PROFILES, captured_profiles, generate
 from nsys_rpc import Server
 
-ANALYSES = [("top_kernels", {"limit": 0, "names": "demangled"}), ("overlap", {}), ("gpu_idle_gaps", {"limit": 100}), ("kernel_launch_overhead", {}),
+ANALYSES = [("top_kernels", {"limit": 0, "names": "demangled"}), ("top_kernels", {"limit": 5}), ("overlap", {}), ("gpu_idle_gaps", {"limit": 100}), ("kernel_launch_overhead", {}),
             ("nccl_breakdown", {})]
 REAL = ["nsys2026_4streams.sqlite", "nsys2022_windows_10streams.sqlite", "nsys2023_v100_julia.sqlite",
         "nsys2025_blackwell_3rows.sqlite"]

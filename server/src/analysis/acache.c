@@ -6,6 +6,9 @@
 #include "analysis/analysis.h"
 #include "analysis/devunions.h"
 #include "analysis/gap_phase.h"
+#include "analysis/klaunch.h"
+#include "analysis/klaunch_sweep.h"
+#include "analysis/kname.h"
 #include "analysis/window.h"
 
 void nsys_acache_init(nsys_acache *k, const nsys_index *ix) {
@@ -24,6 +27,10 @@ void nsys_acache_dispose(nsys_acache *k) {
   nsys_winidx_free(k->winidx);
   nsys_gap_phaser_free(k->phaser);
   nsys_markers_free(k->markers);
+  nsys_klaunch_free(k->klaunch);
+  nsys_ksweep_free(k->ksweep);
+  nsys_kname_free(k->kname[0]);
+  nsys_kname_free(k->kname[1]);
   if (k->api_pmax) {
     for (uint32_t i = 0; i < k->ix->n_threads; i++) free(k->api_pmax[i]);
     free(k->api_pmax);

@@ -91,7 +91,10 @@ typedef struct nsys_acache {
   void *winidx;                     /* nsys_winidx: the windowed paths' track index (window.h) */
   void *phaser;                     /* nsys_gap_phaser: gpu_idle_gaps' phases (gap_phase.h) */
   void *markers;                    /* nsys_markers: the auto-detected iteration marker's ranges (window.h) */
-  bool winidx_building, phaser_building, markers_building;
+  void *kname[2];                   /* nsys_kname: kernels by (name, track), short and demangled names (kname.h) */
+  void *klaunch;                    /* nsys_klaunch: kernel_launch_overhead's per-name sums (klaunch.h) */
+  void *ksweep;                     /* nsys_ksweep: kernel_launch_overhead's per-device sweep (klaunch_sweep.h) */
+  bool winidx_building, phaser_building, markers_building, kname_building[2], klaunch_building, ksweep_building;
   bool lent;                        /* lent to several runs: worth building whole-device unions */
   bool built;                       /* built whole (nsys_acache_build): only read from then on */
 } nsys_acache;

@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "analysis/analyses.h"
+#include "analysis/klaunch.h"
+#include "analysis/klaunch_sweep.h"
+#include "analysis/kname.h"
 #include "analysis/window.h"
 #include "common/util.h"
 
@@ -26,6 +29,7 @@ typedef struct {
   uint32_t name;
   uint32_t count;
   int64_t total;
+  uint32_t key; /* the fast path's name key (kname.h) */
 } nsys__kgroup;
 
 /* Distinct (row, track) pairs, in the order first added (a hash set of the
@@ -64,10 +68,116 @@ static void nsys__pairset_add(nsys__pairset *s, uint32_t row, uint32_t track) {
   s->list[s->n++] = v;
 }
 
+/* One row of top_kernels: name group x, its duration statistics, its tracks (in the order first met). */
+static void nsys__tk_row(nsys_actx *c, nsys_rtab *rows, const nsys__kgroup *x, const nsys_kstats *ks, int64_t total,
+                         const uint32_t *trk, uint32_t ntrk) {
+  const nsys_index *ix = c->ix;
+  uint32_t k = x->name, ns = ix->strings.count;
+  nsys_rec o = nsys_rtab_add(rows);
+  nsys_rset_str(o, TK_NAME, k < ns ? nsys_strtab_get(&ix->strings, k) : "");
+  nsys_rset_i64(o, TK_COUNT, x->count);
+  nsys_rset_i64(o, TK_TOTAL_NS, x->total);
+  nsys_rset_f64(o, TK_AVG_NS, ks->avg);
+  nsys_rset_i64(o, TK_MIN_NS, ks->min);
+  nsys_rset_i64(o, TK_MAX_NS, ks->max);
+  nsys_rset_f64(o, TK_MEDIAN_NS, ks->median);
+  nsys_rset_f64(o, TK_P95_NS, ks->p95);
+  nsys_rset_f64(o, TK_STDDEV_NS, ks->stddev);
+  nsys_rset_f64(o, TK_PCT_OF_GPU, total ? nsys_round2(100.0 * (double)x->total / (double)total) : 0);
+  nsys_rset_bool(o, TK_NCCL, k < ns && nsys_name_is_nccl(nsys_strtab_get(&ix->strings, k)));
+  nsys_rtab *st = nsys_rset_arr(o, TK_STREAMS);
+  for (uint32_t j = 0; j < ntrk; j++) {
+    nsys_rec so = nsys_rtab_add(st);
+    nsys_rset_i64(so, TKST_DEVICE, ix->tracks[trk[j]].device);
+    nsys_rset_i64(so, TKST_STREAM, ix->tracks[trk[j]].stream);
+  }
+}
+
+static void nsys__tk_summary(nsys_actx *c, nsys_rec summary, uint64_t n, uint32_t ng, int64_t total, bool demangled) {
+  /* GPU busy (union per device, summed) for context */
+  int32_t *devs;
+  uint32_t nd = nsys_actx_devices(c, &devs);
+  int64_t busy = 0;
+  nsys_ivls u;
+  nsys_ivls_init(&u);
+  for (uint32_t d = 0; d < nd; d++) {
+    busy += nsys_ivls_total(nsys_actx_device_union_ref(c, devs[d], nsys_pred_kernel, c->t0, c->t1, &u));
+  }
+  nsys_ivls_free(&u);
+  free(devs);
+  nsys_rset_i64(summary, TKS_KERNEL_COUNT, (int64_t)n);
+  nsys_rset_i64(summary, TKS_DISTINCT_NAMES, ng);
+  nsys_rset_i64(summary, TKS_TOTAL_KERNEL_NS, total);
+  nsys_rset_i64(summary, TKS_GPU_BUSY_NS, busy);
+  nsys_rset_str(summary, TKS_NAMES, demangled ? "demangled" : "short");
+  nsys_rset_str(summary, TKS_PCT_BASIS, "sum of kernel durations in the window");
+}
+
 static int nsys__cmp_group_total(const void *a, const void *b) {
   const nsys__kgroup *x = a, *y = b;
   if (x->total != y->total) return x->total > y->total ? -1 : 1;
   return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* top_kernels from the (name, track) index (kname.h): each name's count and
+ * total in the window by two binary searches per (name, track) pair, the
+ * shown names' durations gathered from their pairs' ranges (a name whose
+ * kernels all lie in the window reads its whole-name statistics). The same
+ * rows, in the same order, as the loop over the window's kernels. */
+static bool nsys__top_kernels_fast(nsys_actx *c, const nsys_kname *kn, nsys_rtab *rows, nsys_rec summary, int64_t limit,
+                                   bool demangled) {
+  const nsys_index *ix = c->ix;
+  uint32_t *lo = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *lo);
+  uint32_t *hi = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *hi);
+  nsys__kgroup *g = nsys_xmalloc(((size_t)kn->n_keys + 1) * sizeof *g);
+  uint32_t ng = 0;
+  uint64_t n = 0, total = 0;
+  for (uint32_t j = 0; j < kn->n_keys && !nsys_actx_stop(c, j); j++) {
+    uint64_t cnt = 0, tot = 0;
+    for (uint32_t p = kn->kfirst[j]; p < kn->kfirst[j + 1]; p++) {
+      if (!nsys_actx_device_selected(c, ix->tracks[kn->ptrack[p]].device)) {
+        lo[p] = hi[p] = 0;
+        continue;
+      }
+      nsys_kname_pair_range(kn, ix, p, c->t0, c->t1, &lo[p], &hi[p]);
+      cnt += hi[p] - lo[p];
+      tot += kn->psum[hi[p]] - kn->psum[lo[p]];
+    }
+    if (!cnt) continue;
+    g[ng++] = (nsys__kgroup){kn->key[j], (uint32_t)cnt, (int64_t)tot, j};
+    n += cnt;
+    total += tot;
+  }
+  if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_group_total);
+  uint32_t shown = (limit > 0 && (uint64_t)limit < ng) ? (uint32_t)limit : ng;
+  if (c->stopped) shown = 0; /* cancelled: nothing to report */
+  uint32_t *trk = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *trk);
+  int64_t *d = NULL;
+  size_t dcap = 0;
+  for (uint32_t r = 0; r < shown && !nsys_actx_stop(c, r); r++) {
+    uint32_t j = g[r].key, ntrk = 0;
+    for (uint32_t p = kn->kfirst[j]; p < kn->kfirst[j + 1]; p++)
+      if (hi[p] > lo[p]) trk[ntrk++] = kn->ptrack[p]; /* ascending: the order the loop meets them */
+    nsys_kstats ks;
+    if (g[r].count == kn->poff[kn->kfirst[j + 1]] - kn->poff[kn->kfirst[j]]) {
+      ks = *nsys_kname_whole(kn, ix, j); /* every kernel of the name */
+    } else {
+      if (g[r].count > dcap) d = nsys_xrealloc(d, (dcap = g[r].count) * sizeof *d);
+      uint32_t m = 0;
+      for (uint32_t p = kn->kfirst[j]; p < kn->kfirst[j + 1]; p++)
+        for (uint32_t x = lo[p]; x < hi[p]; x++) d[m++] = nsys_op_dur(ix, kn->op[x]);
+      nsys_sort_i64(d, m);
+      nsys_kstats_sorted(d, m, g[r].total, &ks);
+    }
+    nsys__tk_row(c, rows, &g[r], &ks, (int64_t)total, trk, ntrk);
+  }
+  nsys__tk_summary(c, summary, n, ng, (int64_t)total, demangled);
+  free(d);
+  free(trk);
+  free(g);
+  free(hi);
+  free(lo);
+  return true;
 }
 
 bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
@@ -79,6 +189,8 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
     return false;
   }
   int64_t limit = nsys_actx_int(c, "limit");
+  const nsys_kname *kn = nsys_actx_kname(c, demangled);
+  if (kn) return nsys__top_kernels_fast(c, kn, rows, summary, limit, demangled);
   const uint32_t *nm = demangled ? ix->ops.full_name : ix->ops.name;
   uint32_t ns = ix->strings.count;
   /* pass 1: count and total per name (the device test per track, once) */
@@ -106,7 +218,7 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
       n++;
       total += d;
     }
-  for (uint32_t j = 0; j < ng; j++) g[j] = (nsys__kgroup){g[j].name, cnt[g[j].name], tot[g[j].name]};
+  for (uint32_t j = 0; j < ng; j++) g[j] = (nsys__kgroup){g[j].name, cnt[g[j].name], tot[g[j].name], 0};
   if (ng > 1) qsort(g, ng, sizeof *g, nsys__cmp_group_total);
   uint32_t shown = (limit > 0 && (uint64_t)limit < ng) ? (uint32_t)limit : ng;
   /* pass 2: durations and tracks of the shown names only (slot: row + 1, 0 = not shown) */
@@ -148,50 +260,13 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
   for (uint32_t r = shown; r > 0; r--) poff[r] = poff[r - 1]; /* back to starts */
   poff[0] = 0;
   for (uint32_t r = 0; r < shown; r++) {
-    uint32_t k = g[r].name;
     int64_t *d = dur + off[r];
-    uint32_t cn = g[r].count;
-    nsys_sort_i64(d, cn);
-    double mean = (double)g[r].total / cn, var = 0;
-    for (uint32_t j = 0; j < cn; j++) var += ((double)d[j] - mean) * ((double)d[j] - mean);
-    nsys_rec o = nsys_rtab_add(rows);
-    nsys_rset_str(o, TK_NAME, k < ns ? nsys_strtab_get(&ix->strings, k) : "");
-    nsys_rset_i64(o, TK_COUNT, cn);
-    nsys_rset_i64(o, TK_TOTAL_NS, g[r].total);
-    nsys_rset_f64(o, TK_AVG_NS, round(mean));
-    nsys_rset_i64(o, TK_MIN_NS, d[0]);
-    nsys_rset_i64(o, TK_MAX_NS, d[cn - 1]);
-    nsys_rset_f64(o, TK_MEDIAN_NS, round(nsys_percentile_sorted(d, cn, 0.5)));
-    nsys_rset_f64(o, TK_P95_NS, round(nsys_percentile_sorted(d, cn, 0.95)));
-    /* the sample standard deviation (n - 1), as `nsys stats` (cuda_gpu_kern_sum) prints it */
-    nsys_rset_f64(o, TK_STDDEV_NS, cn > 1 ? round(sqrt(var / (cn - 1))) : 0);
-    nsys_rset_f64(o, TK_PCT_OF_GPU, total ? nsys_round2(100.0 * (double)g[r].total / (double)total) : 0);
-    nsys_rset_bool(o, TK_NCCL, k < ns && nsys_name_is_nccl(nsys_strtab_get(&ix->strings, k)));
-    nsys_rtab *st = nsys_rset_arr(o, TK_STREAMS);
-    for (uint64_t j = poff[r]; j < poff[r + 1]; j++) {
-      uint32_t t = ptrk[j];
-      nsys_rec so = nsys_rtab_add(st);
-      nsys_rset_i64(so, TKST_DEVICE, ix->tracks[t].device);
-      nsys_rset_i64(so, TKST_STREAM, ix->tracks[t].stream);
-    }
+    nsys_sort_i64(d, g[r].count);
+    nsys_kstats ks;
+    nsys_kstats_sorted(d, g[r].count, g[r].total, &ks);
+    nsys__tk_row(c, rows, &g[r], &ks, total, ptrk + poff[r], (uint32_t)(poff[r + 1] - poff[r]));
   }
-  /* GPU busy (union per device, summed) for context */
-  int32_t *devs;
-  uint32_t nd = nsys_actx_devices(c, &devs);
-  int64_t busy = 0;
-  nsys_ivls u;
-  nsys_ivls_init(&u);
-  for (uint32_t d = 0; d < nd; d++) {
-    busy += nsys_ivls_total(nsys_actx_device_union_ref(c, devs[d], nsys_pred_kernel, c->t0, c->t1, &u));
-  }
-  nsys_ivls_free(&u);
-  free(devs);
-  nsys_rset_i64(summary, TKS_KERNEL_COUNT, (int64_t)n);
-  nsys_rset_i64(summary, TKS_DISTINCT_NAMES, ng);
-  nsys_rset_i64(summary, TKS_TOTAL_KERNEL_NS, total);
-  nsys_rset_i64(summary, TKS_GPU_BUSY_NS, busy);
-  nsys_rset_str(summary, TKS_NAMES, demangled ? "demangled" : "short");
-  nsys_rset_str(summary, TKS_PCT_BASIS, "sum of kernel durations in the window");
+  nsys__tk_summary(c, summary, n, ng, total, demangled);
   free(ptrk);
   free(poff);
   free(ps.key);
@@ -217,54 +292,36 @@ typedef struct {
   int64_t small_ns;
   int64_t min_run;
   int64_t max_gap;
-  /* per device sweep state */
-  int64_t busy_end;
-  bool have_busy;
-  int64_t exposed;
-  /* storm tracking */
-  uint32_t run_n;
-  int64_t run_s, run_e;
+  nsys_lsweep st;    /* the device's sweep (klaunch_sweep.h) */
+  uint64_t exposed;  /* over the devices swept */
   nsys_rtab *storms;
   int32_t device;
   uint32_t n_storms;
 } nsys__sweep;
 
-static void nsys__storm_close(nsys__sweep *w) {
-  if (w->run_n >= (uint32_t)w->min_run && w->n_storms++ < 50) {
+/* A run the sweep closed: a storm when long enough, the first 50 listed. */
+static void nsys__storm_emit(void *ud, const nsys_lrun *run) {
+  nsys__sweep *w = ud;
+  if (run->n >= (uint32_t)w->min_run && w->n_storms++ < 50) {
     nsys_rec o = nsys_rtab_add(w->storms);
     nsys_rset_i64(o, KLST_DEVICE, w->device);
-    nsys_rset_i64(o, KLST_START, w->run_s);
-    nsys_rset_i64(o, KLST_END, w->run_e);
-    nsys_rset_i64(o, KLST_KERNELS, w->run_n);
-    double span_ms = (double)(w->run_e - w->run_s) / 1e6;
-    nsys_rset_f64(o, KLST_PER_MS, span_ms > 0 ? nsys_round2(w->run_n / span_ms) : 0);
+    nsys_rset_i64(o, KLST_START, run->s);
+    nsys_rset_i64(o, KLST_END, run->e);
+    nsys_rset_i64(o, KLST_KERNELS, run->n);
+    double span_ms = (double)(run->e - run->s) / 1e6;
+    nsys_rset_f64(o, KLST_PER_MS, span_ms > 0 ? nsys_round2(run->n / span_ms) : 0);
   }
-  w->run_n = 0;
 }
 
 static void nsys__launch_sweep(nsys_actx *c, uint32_t op, void *ud) {
   nsys__sweep *w = ud;
   const nsys_index *ix = c->ix;
   if (ix->ops.kind[op] != NSYS_OP_KERNEL) return;
-  int64_t s = ix->ops.start[op], e = ix->ops.end[op];
-  if (w->have_busy && s > w->busy_end) {
-    int32_t a = ix->ops.api[op];
-    if (a >= 0) {
-      int64_t lo = NSYS_MAX(w->busy_end, ix->api.start[a]), hi = NSYS_MIN(s, ix->api.end[a]);
-      if (hi > lo) w->exposed += hi - lo;
-    }
-  }
-  if (!w->have_busy || e > w->busy_end) w->busy_end = e;
-  w->have_busy = true;
-  if (w->run_n && s - w->run_e > w->max_gap) nsys__storm_close(w); /* a pause ends a burst */
-  if (e - s < w->small_ns) {
-    if (!w->run_n) w->run_s = s;
-    w->run_n++;
-    w->run_e = NSYS_MAX(w->run_e, e);
-    if (w->run_n == 1) w->run_e = e;
-  } else {
-    nsys__storm_close(w);
-  }
+  int32_t a = ix->ops.api[op];
+  nsys_lrun out[2];
+  int nc = nsys_lsweep_step(&w->st, w->small_ns, w->max_gap, ix->ops.start[op], ix->ops.end[op], a >= 0,
+                            a >= 0 ? ix->api.start[a] : 0, a >= 0 ? ix->api.end[a] : 0, out);
+  for (int x = 0; x < nc; x++) nsys__storm_emit(w, &out[x]);
 }
 
 static int nsys__cmp_lgroup(const void *a, const void *b, void *ctx) {
@@ -282,49 +339,100 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   nsys__lgroup *g = nsys_xcalloc((size_t)ns + 1, sizeof *g);
   uint64_t kernels = 0, launched = 0, shorter = 0, small_n = 0;
   int64_t api_total = 0, queue_total = 0;
-  /* the window's ops only (window.h), the names seen listed (as top_kernels) */
-  uint32_t nr, no = 0;
-  nsys_oprange *rg = nsys_win_start_ranges(c, &nr);
-  uint8_t *dev_ok = nsys__tracks_selected(c);
-  uint32_t *order = NULL;
-  size_t ocap = 0;
-  for (uint32_t r = 0; r < nr; r++)
-    for (uint32_t i = rg[r].lo; i < rg[r].hi && !nsys_actx_stop(c, i); i++) {
-      if (!nsys__kernel_sel(c, dev_ok, i)) continue;
-      kernels++;
-      int64_t kd = nsys_op_dur(ix, i);
-      if (kd < small) small_n++;
-      int32_t a = ix->ops.api[i];
-      if (a < 0) continue;
-      nsys_api_class cls = nsys_actx_api_class(c, (uint32_t)a);
-      if (cls != NSYS_API_LAUNCH) continue;
-      launched++;
-      int64_t ad = ix->api.end[a] - ix->api.start[a];
-      int64_t q = ix->ops.start[i] - ix->api.end[a];
-      if (q < 0) q = 0;
-      uint32_t k = ix->ops.name[i] < ns ? ix->ops.name[i] : ns;
-      if (!g[k].count) {
-        if (no == ocap) order = nsys_xrealloc(order, (ocap = ocap ? 2 * ocap : 64) * sizeof *order);
-        order[no++] = k;
+  uint32_t no = 0, *order = NULL;
+  /* the precomputed sums (klaunch.h) when built, or built for a large window
+   * (a small one's loop costs less than the build) */
+  bool use = nsys_win_large(c) || nsys_win_peek(&c->cache->klaunch);
+  const nsys_klaunch *kl = use && small == NSYS_KLAUNCH_SMALL_NS ? nsys_actx_klaunch(c) : NULL;
+  uint32_t *plo = NULL, *phi = NULL; /* the fast path's window range per (name, track) pair */
+  if (kl) {
+    /* per name: prefix differences over its pairs' window ranges (klaunch.h) */
+    const nsys_kname *kn = kl->kn;
+    plo = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *plo);
+    phi = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *phi);
+    order = nsys_xmalloc(((size_t)kn->n_keys + 1) * sizeof *order);
+    for (uint32_t j = 0; j < kn->n_keys && !nsys_actx_stop(c, j); j++) {
+      nsys__lgroup x = {0};
+      for (uint32_t p = kn->kfirst[j]; p < kn->kfirst[j + 1]; p++) {
+        uint32_t lo = 0, hi = 0;
+        if (nsys_actx_device_selected(c, ix->tracks[kn->ptrack[p]].device))
+          nsys_kname_pair_range(kn, ix, p, c->t0, c->t1, &lo, &hi);
+        plo[p] = lo;
+        phi[p] = hi;
+        kernels += hi - lo;
+        small_n += kl->small[hi] - kl->small[lo];
+        x.count += kl->launched[hi] - kl->launched[lo];
+        x.shorter += kl->shorter[hi] - kl->shorter[lo];
+        x.kern += (int64_t)(kl->kern[hi] - kl->kern[lo]);
+        x.api += (int64_t)(kl->api[hi] - kl->api[lo]);
+        x.queue += (int64_t)(kl->queue[hi] - kl->queue[lo]);
       }
-      g[k].count++;
-      g[k].kern += kd;
-      g[k].api += ad;
-      g[k].queue += q;
-      if (q > g[k].queue_max) g[k].queue_max = q;
-      if (kd < ad) {
-        g[k].shorter++;
-        shorter++;
-      }
-      api_total += ad;
-      queue_total += q;
+      if (!x.count) continue;
+      uint32_t k = kn->key[j];
+      g[k] = x;
+      order[no++] = k;
+      launched += x.count;
+      shorter += x.shorter;
+      api_total += x.api;
+      queue_total += x.queue;
     }
-  free(rg);
-  free(dev_ok);
+  } else {
+    /* the window's ops only (window.h), the names seen listed (as top_kernels) */
+    uint32_t nr;
+    nsys_oprange *rg = nsys_win_start_ranges(c, &nr);
+    uint8_t *dev_ok = nsys__tracks_selected(c);
+    size_t ocap = 0;
+    for (uint32_t r = 0; r < nr; r++)
+      for (uint32_t i = rg[r].lo; i < rg[r].hi && !nsys_actx_stop(c, i); i++) {
+        if (!nsys__kernel_sel(c, dev_ok, i)) continue;
+        kernels++;
+        int64_t kd = nsys_op_dur(ix, i);
+        if (kd < small) small_n++;
+        int32_t a = ix->ops.api[i];
+        if (a < 0) continue;
+        nsys_api_class cls = nsys_actx_api_class(c, (uint32_t)a);
+        if (cls != NSYS_API_LAUNCH) continue;
+        launched++;
+        int64_t ad = ix->api.end[a] - ix->api.start[a];
+        int64_t q = ix->ops.start[i] - ix->api.end[a];
+        if (q < 0) q = 0;
+        uint32_t k = ix->ops.name[i] < ns ? ix->ops.name[i] : ns;
+        if (!g[k].count) {
+          if (no == ocap) order = nsys_xrealloc(order, (ocap = ocap ? 2 * ocap : 64) * sizeof *order);
+          order[no++] = k;
+        }
+        g[k].count++;
+        g[k].kern += kd;
+        g[k].api += ad;
+        g[k].queue += q;
+        if (q > g[k].queue_max) g[k].queue_max = q;
+        if (kd < ad) {
+          g[k].shorter++;
+          shorter++;
+        }
+        api_total += ad;
+        queue_total += q;
+      }
+    free(rg);
+    free(dev_ok);
+  }
   if (no > 1) qsort_r(order, no, sizeof *order, nsys__cmp_lgroup, g);
   uint32_t shown = (limit > 0 && (uint64_t)limit < no) ? (uint32_t)limit : no;
   for (uint32_t r = 0; r < shown; r++) {
     nsys__lgroup *x = &g[order[r]];
+    if (kl) { /* the name's max queue time over its pairs' window ranges */
+      const nsys_kname *kn = kl->kn;
+      uint32_t a = 0, b = kn->n_keys; /* its key: keys are ascending name ids */
+      while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (kn->key[m] < order[r]) a = m + 1;
+        else b = m;
+      }
+      for (uint32_t p = kn->kfirst[a]; p < kn->kfirst[a + 1]; p++) {
+        int64_t q = nsys_klaunch_qmax(kl, plo[p], phi[p]);
+        if (q > x->queue_max) x->queue_max = q;
+      }
+    }
     nsys_rec o = nsys_rtab_add(rows);
     nsys_rset_str(o, KL_NAME, order[r] < ns ? nsys_strtab_get(&ix->strings, order[r]) : "");
     nsys_rset_i64(o, KL_COUNT, x->count);
@@ -344,12 +452,24 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   w.storms = nsys_rset_arr(summary, KLS_STORMS);
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
+  /* the defaults: the recorded whole sweeps (klaunch_sweep.h), when built or
+   * for a large window (as the sums above) */
+  bool defaults = small == NSYS_KSWEEP_SMALL_NS && w.min_run == NSYS_KSWEEP_MIN_RUN && w.max_gap == NSYS_KSWEEP_MAX_GAP_NS;
+  const nsys_ksweep *ks =
+      defaults && (nsys_win_large(c) || nsys_win_peek(&c->cache->ksweep)) ? nsys_actx_ksweep(c) : NULL;
   for (uint32_t d = 0; d < nd; d++) {
-    w.have_busy = false;
-    w.run_n = 0;
     w.device = devs[d];
-    nsys_actx_device_each(c, devs[d], c->t0, c->t1, nsys__launch_sweep, &w);
-    nsys__storm_close(&w);
+    const nsys_ksweep_dev *v = ks ? nsys_ksweep_find(ks, devs[d]) : NULL;
+    if (v && (v->exact || nsys_ksweep_prefix(v, c->t0))) {
+      nsys_ksweep_run(c, v, c->t0, c->t1, &w.st, nsys__storm_emit, &w);
+    } else {
+      w.st.have_busy = false; /* run_s and run_e stay: a 0-kernel storm (stormMinKernels <= 0) prints them */
+      w.st.run_n = 0;
+      w.st.exposed = 0;
+      nsys_actx_device_each(c, devs[d], c->t0, c->t1, nsys__launch_sweep, &w);
+    }
+    nsys__storm_emit(&w, &(nsys_lrun){w.st.run_n, w.st.run_s, w.st.run_e});
+    w.exposed += w.st.exposed;
   }
   free(devs);
   nsys_rset_i64(summary, KLS_KERNELS, (int64_t)kernels);
@@ -363,8 +483,10 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   nsys_rset_i64(summary, KLS_TOTAL_API_NS, api_total);
   nsys_rset_f64(summary, KLS_AVG_API_NS, launched ? round((double)api_total / launched) : 0);
   nsys_rset_f64(summary, KLS_AVG_QUEUE_NS, launched ? round((double)queue_total / launched) : 0);
-  nsys_rset_i64(summary, KLS_EXPOSED_NS, w.exposed);
+  nsys_rset_i64(summary, KLS_EXPOSED_NS, (int64_t)w.exposed);
   nsys_rset_i64(summary, KLS_STORM_COUNT, w.n_storms);
+  free(plo);
+  free(phi);
   free(order);
   free(g);
   return true;

@@ -83,6 +83,19 @@ void *nsys_win_cached(nsys_actx *c, void **slot, bool *building, void *(*build)(
   return v;
 }
 
+void *nsys_win_peek(void *const *slot) {
+  pthread_mutex_lock(&nsys__win_mu);
+  void *v = *slot;
+  pthread_mutex_unlock(&nsys__win_mu);
+  return v;
+}
+
+bool nsys_win_large(const nsys_actx *c) {
+  const nsys_index *ix = c->ix;
+  int64_t a = NSYS_MAX(c->t0, ix->span_start), b = NSYS_MIN(c->t1, ix->span_end);
+  return b > a && (double)(b - a) * 4 >= (double)(ix->span_end - ix->span_start);
+}
+
 static void *nsys__build_winidx(nsys_actx *c) { return nsys__build(c->ix); }
 
 const nsys_winidx *nsys_actx_winidx(nsys_actx *c) {

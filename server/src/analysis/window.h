@@ -41,6 +41,13 @@ bool nsys_win_fast_enabled(void);
  * alone, so the memo, shared by concurrent requests, may hold it. */
 void *nsys_win_cached(nsys_actx *c, void **slot, bool *building, void *(*build)(nsys_actx *c));
 
+/* *slot as it is now (NULL: not built), never building nor waiting. */
+void *nsys_win_peek(void *const *slot);
+/* The run's window covers a quarter of the index's span or more: worth
+ * building an index that a smaller window reads when built but does not
+ * build (its own loop costs less than the build). */
+bool nsys_win_large(const nsys_actx *c);
+
 /* The cache's window index (built on first use), or NULL when the fast
  * paths are off or do not apply to this index. */
 const nsys_winidx *nsys_actx_winidx(nsys_actx *c);

@@ -814,7 +814,94 @@ static void test_window_paths(void) {
   nsys_strtab_free(&t.ix.strings);
 }
 
+/* top_kernels and kernel_launch_overhead over windows: the (name, track)
+ * index (analysis/kname.h, klaunch.h) against the loop over every kernel
+ * (NSYS_AI_WINDOW_FAST=0), byte for byte, on clocks past 2^53 and below 0,
+ * overlapping kernels, equal durations, one name on several tracks and
+ * devices, kernels launched and not, windows on every op edge, with and
+ * without a device. */
+static char *run_window_text(tix *t, const char *name, const char *params) {
+  cJSON *r = run(t, name, params);
+  char *s = r ? cJSON_PrintUnformatted(r) : NULL;
+  cJSON_Delete(r);
+  return s;
+}
+
+static void test_window_names(void) {
+  static tix t;
+  static int64_t all[2 * MAXN];
+  CHECK(MAXN >= 480);
+  for (int base_i = 0; base_i < 2; base_i++) {
+    int64_t base = base_i ? ((int64_t)1 << 60) + 3 : -50000; /* past 2^53; below zero */
+    tix_init(&t);
+    uint32_t th = add_thread(&t, 1, 1);
+    const char *names[] = {"gemm", "relu", "nccl_AllReduce", "gemm"};
+    uint32_t n_all = 0;
+    int64_t late = 0; /* a start on device 0's first stream more than 64 ops after its long kernel */
+    /* device 0: a kernel outlasting its stream's next 64 and more; device 1:
+     * idle gaps (exposed launch time), storms; device 2: streams starting
+     * kernels together, alike (the recorded sweep); device 0's streams 1 and
+     * 2 too, one small, one not (the old loop) */
+    for (int32_t dev = 0; dev < 3; dev++)
+      for (int stream = 0; stream < (dev == 2 ? 2 : 3); stream++) {
+        uint32_t tr = add_track(&t, dev, 7 + stream, 1, NSYS_STREAM_COMPUTE);
+        int n_ops = dev == 0 && stream == 0 ? 90 : dev == 2 ? 45 : 60;
+        for (int i = 0; i < n_ops; i++) {
+          int64_t s = base + 1000 * i + (dev == 2 ? 0 : dev == 0 && stream == 2 && i % 10 == 4 ? 37 : 37 * stream) + 11 * dev + (i > 50 && dev != 2 ? 300000 : 0) +
+                      (dev == 1 ? 9000 * (i / 10) : 0) + (dev == 0 && i > 60 ? 20000 * (i - 60) : 0);
+          int64_t d = ((i == 40 && (stream == 0 || dev == 2)) || (dev == 0 && stream == 2 && i % 10 == 4)) ? 20000 : (i % 3) * 4000 + (stream == 1 ? 0 : 3); /* small, equal */
+          if (i == 3 && stream == 0 && dev == 0) d = 2000000;
+          if (i == 7) d = 0; /* zero length */
+          int32_t api = -1;
+          if (i % 4 != 1 && !(dev == 2 && i == 0)) { /* launched (a call ending before or after the kernel's start), or not */
+            int64_t as = s - 3000 + (i % 3) * 1500;
+            api = (int32_t)add_api(&t, th, as, as + 2500 + (i % 2) * 10000, i % 7 == 2 ? "cudaMemcpyAsync" : "cudaLaunchKernel");
+          }
+          uint32_t o = add_op(&t, tr, s, s + d, names[(i + stream + dev) % 4], api, NSYS_OP_KERNEL);
+          t.ofull[o] = S(&t, i % 2 ? "gemm<float>(int)" : names[(i + stream + dev) % 4]);
+          all[n_all++] = s;
+          all[n_all++] = s + d;
+          if (dev == 0 && stream == 0 && i == 75) late = s;
+        }
+      }
+    tix_span(&t);
+    int64_t ends[48];
+    uint32_t n_edges = 0;
+    ends[n_edges++] = late;
+    ends[n_edges++] = late + 1;
+    for (uint32_t x = 0; x < 22; x++) ends[n_edges++] = all[(x * 7919u) % n_all]; /* op edges all over */
+    ends[n_edges++] = t.ix.span_start - 1;
+    ends[n_edges++] = t.ix.span_end + 1;
+    const char *runs[][2] = {{"top_kernels", "\"limit\": 0"}, {"top_kernels", "\"limit\": 2"},
+                             {"top_kernels", "\"limit\": 0, \"names\": \"demangled\""},
+                             {"kernel_launch_overhead", "\"limit\": 0, \"stormMinKernels\": 2"},
+                             {"kernel_launch_overhead", "\"limit\": 0, \"stormMinKernels\": 100"}};
+    char params[256];
+    for (uint32_t x = 0; x < n_edges; x++)
+      for (uint32_t y = 0; y < n_edges; y++) {
+        int64_t a = ends[x], b = ends[y];
+        if (b < a) continue;
+        for (int dev = -1; dev < 3; dev++)
+          for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+            int k = snprintf(params, sizeof params, "{%s, \"start\": %lld, \"end\": %lld", runs[r][1], (long long)a,
+                             (long long)b);
+            snprintf(params + k, sizeof params - (size_t)k, dev >= 0 ? ", \"device\": %d}" : "}", dev);
+            char *fast = run_window_text(&t, runs[r][0], params);
+            setenv("NSYS_AI_WINDOW_FAST", "0", 1);
+            char *slow = run_window_text(&t, runs[r][0], params);
+            unsetenv("NSYS_AI_WINDOW_FAST");
+            CHECK_MSG(fast && slow && !strcmp(fast, slow), "%s %s\n fast %s\n slow %s", runs[r][0], params,
+                      fast ? fast : "-", slow ? slow : "-");
+            free(fast);
+            free(slow);
+          }
+      }
+    nsys_strtab_free(&t.ix.strings);
+  }
+}
+
 int main(void) {
+  test_window_names();
   test_window_paths();
   test_report_rules();
   test_report_short_gaps();

@@ -1,0 +1,201 @@
+/* See klaunch_sweep.h. */
+#include "analysis/klaunch_sweep.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/devunions.h"
+#include "analysis/window.h"
+#include "common/util.h"
+
+static inline int nsys__step(const nsys_index *ix, nsys_lsweep *w, uint32_t op, nsys_lrun out[2]) {
+  int32_t a = ix->ops.api[op];
+  return nsys_lsweep_step(w, NSYS_KSWEEP_SMALL_NS, NSYS_KSWEEP_MAX_GAP_NS, ix->ops.start[op], ix->ops.end[op], a >= 0,
+                          a >= 0 ? ix->api.start[a] : 0, a >= 0 ? ix->api.end[a] : 0, out);
+}
+
+static bool nsys__build_dev(nsys_actx *c, nsys_ksweep_dev *v) {
+  const nsys_index *ix = c->ix;
+  uint32_t cap = 1024;
+  v->k = nsys_xmalloc(cap * sizeof *v->k);
+  nsys_opiter m;
+  nsys_opiter_init(&m, c, v->device, INT64_MIN);
+  for (int64_t op; (op = nsys_opiter_next(&m)) >= 0;) {
+    if (nsys_actx_stop(c, (uint64_t)op)) break;
+    if (ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
+    if (v->n == cap) v->k = nsys_xrealloc(v->k, (cap *= 2) * sizeof *v->k);
+    v->k[v->n++] = (uint32_t)op;
+  }
+  nsys_opiter_free(&m);
+  if (c->stopped) return false;
+  v->op_min = INT64_MAX;
+  for (uint32_t t = 0; t < ix->n_tracks; t++) /* a track's first op starts first */
+    if (ix->tracks[t].device == v->device && ix->tracks[t].count && ix->ops.start[ix->tracks[t].first] < v->op_min)
+      v->op_min = ix->ops.start[ix->tracks[t].first];
+  v->k_min = v->n ? ix->ops.start[v->k[0]] : INT64_MAX;
+  for (uint32_t j = 0; j < v->n; j++)
+    if (ix->ops.end[v->k[j]] < ix->ops.start[v->k[j]]) v->k_min = INT64_MIN; /* no prefix windows (below) */
+  /* exact unless a group of kernels of several streams starting together
+   * could answer differently in another order: all small or all not, and
+   * either none launched by an API call or the GPU busy past their start
+   * (none of them can add exposed time) */
+  v->exact = true;
+  int64_t busy = INT64_MIN;
+  for (uint32_t j = 0; j < v->n && v->exact;) {
+    uint32_t g = j + 1, op = v->k[j];
+    int64_t s = ix->ops.start[op];
+    bool tracks = false, small = ix->ops.end[op] - s < NSYS_KSWEEP_SMALL_NS, same = true, api = ix->ops.api[op] >= 0;
+    for (; g < v->n && ix->ops.start[v->k[g]] == s; g++) {
+      uint32_t o = v->k[g];
+      tracks |= ix->ops.track[o] != ix->ops.track[op];
+      same &= (ix->ops.end[o] - s < NSYS_KSWEEP_SMALL_NS) == small;
+      api |= ix->ops.api[o] >= 0;
+    }
+    if (tracks && !(same && (!api || (j && busy >= s)))) v->exact = false;
+    for (; j < g; j++) {
+      if (ix->ops.end[v->k[j]] < ix->ops.start[v->k[j]]) v->exact = false;
+      if (ix->ops.end[v->k[j]] > busy) busy = ix->ops.end[v->k[j]];
+    }
+  }
+  v->blk = nsys_xmalloc(((size_t)v->n / NSYS_KSWEEP_BLOCK + 1) * sizeof *v->blk);
+  uint32_t scap = 0;
+  nsys_lsweep w = {0};
+  nsys_lrun out[2];
+  for (uint32_t j = 0; j < v->n; j++) {
+    int nc = nsys__step(ix, &w, v->k[j], out);
+    for (int x = 0; x < nc; x++) {
+      if (out[x].n < NSYS_KSWEEP_MIN_RUN) continue;
+      if (v->n_storm == scap) v->storm = nsys_xrealloc(v->storm, (scap = scap ? 2 * scap : 64) * sizeof *v->storm);
+      v->storm[v->n_storm++] = (nsys_kstorm){j, out[x]};
+    }
+    if (j % NSYS_KSWEEP_BLOCK == NSYS_KSWEEP_BLOCK - 1) v->blk[j / NSYS_KSWEEP_BLOCK] = w;
+  }
+  return true;
+}
+
+static void *nsys__build(nsys_actx *c) {
+  int32_t *devs;
+  nsys_ksweep *k = nsys_xcalloc(1, sizeof *k);
+  k->n_dev = nsys_track_devices(c->ix, &devs);
+  k->dev = nsys_xcalloc((size_t)k->n_dev + 1, sizeof *k->dev);
+  for (uint32_t d = 0; d < k->n_dev; d++) k->dev[d].device = devs[d];
+  free(devs);
+  for (uint32_t d = 0; d < k->n_dev; d++)
+    if (!nsys__build_dev(c, &k->dev[d])) {
+      nsys_ksweep_free(k);
+      return NULL;
+    }
+  return k;
+}
+
+const nsys_ksweep *nsys_actx_ksweep(nsys_actx *c) {
+  if (!nsys_actx_winidx(c)) return NULL;
+  nsys_acache *k = c->cache;
+  return nsys_win_cached(c, &k->ksweep, &k->ksweep_building, nsys__build);
+}
+
+void nsys_ksweep_free(nsys_ksweep *k) {
+  if (!k) return;
+  for (uint32_t d = 0; d < k->n_dev; d++) {
+    free(k->dev[d].k);
+    free(k->dev[d].blk);
+    free(k->dev[d].storm);
+  }
+  free(k->dev);
+  free(k);
+}
+
+const nsys_ksweep_dev *nsys_ksweep_find(const nsys_ksweep *k, int32_t device) {
+  for (uint32_t d = 0; d < k->n_dev; d++)
+    if (k->dev[d].device == device) return &k->dev[d];
+  return NULL;
+}
+
+/* First position of v's kernels whose start is >= a (strict false) or > a (strict true). */
+static uint32_t nsys__lower(const nsys_index *ix, const nsys_ksweep_dev *v, int64_t a, bool strict) {
+  uint32_t lo = 0, hi = v->n;
+  while (lo < hi) {
+    uint32_t m = lo + (hi - lo) / 2;
+    int64_t s = ix->ops.start[v->k[m]];
+    if (s < a || (strict && s == a)) lo = m + 1;
+    else hi = m;
+  }
+  return lo;
+}
+
+bool nsys_ksweep_prefix(const nsys_ksweep_dev *v, int64_t a) { return a < v->k_min && a <= v->op_min; }
+
+static bool nsys__same(const nsys_lsweep *x, const nsys_lsweep *y) {
+  return x->have_busy == y->have_busy && x->busy_end == y->busy_end && x->run_n == y->run_n &&
+         (!x->run_n || (x->run_s == y->run_s && x->run_e == y->run_e));
+}
+
+void nsys_ksweep_run(nsys_actx *c, const nsys_ksweep_dev *v, int64_t a, int64_t b, nsys_lsweep *w,
+                     void (*emit)(void *ud, const nsys_lrun *run), void *ud) {
+  const nsys_index *ix = c->ix;
+  memset(w, 0, sizeof *w);
+  nsys_lrun out[2];
+  uint32_t pz = nsys__lower(ix, v, a, true), pb = nsys__lower(ix, v, b, false);
+  if (nsys_ksweep_prefix(v, a)) { /* the walk is the recorded one: its first pb kernels */
+    uint32_t jb = pb / NSYS_KSWEEP_BLOCK, x = 0;
+    if (jb) {
+      for (uint32_t s0 = 0; s0 < v->n_storm && v->storm[s0].at < jb * NSYS_KSWEEP_BLOCK; s0++) emit(ud, &v->storm[s0].run);
+      *w = v->blk[jb - 1];
+      x = jb * NSYS_KSWEEP_BLOCK;
+    }
+    for (; x < pb && !nsys_actx_stop(c, x); x++) {
+      int nc = nsys__step(ix, w, v->k[x], out);
+      for (int y = 0; y < nc; y++) emit(ud, &out[y]);
+    }
+    return;
+  }
+  /* the loop's own walk (the heap from a, ties in its order) until the
+   * state after a group of kernels starting together equals the whole
+   * sweep's at a block's end with every later kernel in the window */
+  nsys_opiter m;
+  nsys_opiter_init(&m, c, v->device, a);
+  bool any = false, synced = false;
+  int64_t last = 0;
+  uint32_t j = 0; /* synced: the last position the state covers */
+  for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
+    if (ix->ops.start[op] >= b) break;
+    if (ix->ops.end[op] <= a || ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
+    if (any && ix->ops.start[op] > last) { /* every kernel starting at `last` is done */
+      j = nsys__lower(ix, v, last, true) - 1;
+      if (j + 1 >= pz && j % NSYS_KSWEEP_BLOCK == NSYS_KSWEEP_BLOCK - 1 && nsys__same(w, &v->blk[j / NSYS_KSWEEP_BLOCK])) {
+        synced = true;
+        break;
+      }
+    }
+    int nc = nsys__step(ix, w, (uint32_t)op, out);
+    for (int x = 0; x < nc; x++) emit(ud, &out[x]);
+    any = true;
+    last = ix->ops.start[op];
+  }
+  nsys_opiter_free(&m);
+  if (!synced) return;
+  /* the same steps from here on as the whole sweep's: jump to the last block
+   * end before pb that no group of kernels starting together straddles */
+  const nsys_lsweep *at = &v->blk[j / NSYS_KSWEEP_BLOCK];
+  for (uint32_t jb = pb / NSYS_KSWEEP_BLOCK; jb && jb * NSYS_KSWEEP_BLOCK - 1 > j; jb--) {
+    uint32_t jj = jb * NSYS_KSWEEP_BLOCK - 1;
+    if (jj + 1 < v->n && ix->ops.start[v->k[jj + 1]] == ix->ops.start[v->k[jj]]) continue;
+    const nsys_lsweep *to = &v->blk[jb - 1];
+    uint32_t s0 = 0, s1 = v->n_storm; /* the storms closed at steps (j, jj] */
+    while (s0 < s1) {
+      uint32_t mid = s0 + (s1 - s0) / 2;
+      if (v->storm[mid].at <= j) s0 = mid + 1;
+      else s1 = mid;
+    }
+    for (; s0 < v->n_storm && v->storm[s0].at <= jj; s0++) emit(ud, &v->storm[s0].run);
+    uint64_t exposed = w->exposed + (to->exposed - at->exposed);
+    *w = *to;
+    w->exposed = exposed;
+    j = jj;
+    break;
+  }
+  for (uint32_t x = j + 1; x < pb && !nsys_actx_stop(c, x); x++) { /* ties here cannot change the answer (exact) */
+    int nc = nsys__step(ix, w, v->k[x], out);
+    for (int y = 0; y < nc; y++) emit(ud, &out[y]);
+  }
+}
