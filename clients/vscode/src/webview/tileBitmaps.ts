@@ -14,7 +14,9 @@ export class TileBitmaps {
   private cache = new Map<string, { tile: Tile; canvas: HTMLCanvasElement }>();
   private pixels = new Map<number, number>();
   private stamp = '';
-  private queue = new Map<string, Tile>();
+  /** Tiles a frame asked for, then tiles for the next input: rendered in idle time in this order. */
+  private queue = new Map<string, { tile: Tile; rows: Row[]; theme: Theme; dpr: number }>();
+  private laterQueue = new Map<string, { tile: Tile; rows: Row[]; theme: Theme; dpr: number }>();
   private scheduled = false;
 
   /** `onReady` is called after bitmaps were rendered in idle time. */
@@ -27,6 +29,7 @@ export class TileBitmaps {
     this.cache.clear();
     this.pixels.clear();
     this.queue.clear();
+    this.laterQueue.clear();
   }
 
   peek(tile: Tile): HTMLCanvasElement | undefined {
@@ -42,22 +45,29 @@ export class TileBitmaps {
     return [...this.cache.values()].filter((b) => b.tile.end > start && b.tile.start < end);
   }
 
-  /** Renders the tile now (first frame) or in idle time (pans and zooms stay cheap). */
-  request(tile: Tile, rows: Row[], theme: Theme, dpr: number, now: boolean): HTMLCanvasElement | undefined {
+  /** Renders the tile now (first frame, or within a frame's budget) or in idle time (pans and
+   * zooms stay cheap). `later`: a tile for the next input (prefetched), rendered after every
+   * tile a frame asked for. */
+  request(tile: Tile, rows: Row[], theme: Theme, dpr: number, now: boolean, later = false): HTMLCanvasElement | undefined {
     if (now) return this.store(tile, this.render(tile, rows, theme, dpr));
-    this.queue.set(tile.key, tile);
+    const job = { tile, rows, theme, dpr };
+    if (!later) { this.laterQueue.delete(tile.key); this.queue.set(tile.key, job); }
+    else if (!this.queue.has(tile.key) && !this.cache.has(tile.key)) this.laterQueue.set(tile.key, job);
     if (!this.scheduled) {
       this.scheduled = true;
       const run = () => {
         const t0 = performance.now();
-        for (const [key, t] of this.queue) {
-          this.queue.delete(key);
-          if (!this.cache.has(key)) this.store(t, this.render(t, rows, theme, dpr));
-          if (performance.now() - t0 > 4) break; /* yield to input */
+        let drew = false;
+        for (const q of [this.queue, this.laterQueue]) {
+          for (const [key, j] of q) {
+            if (performance.now() - t0 > 4) break; /* yield to input */
+            q.delete(key);
+            if (!this.cache.has(key)) { this.store(j.tile, this.render(j.tile, j.rows, j.theme, j.dpr)); drew ||= q === this.queue; }
+          }
         }
-        if (this.queue.size) setTimeout(run, 0);
+        if (this.queue.size || this.laterQueue.size) setTimeout(run, 0);
         else this.scheduled = false;
-        this.onReady();
+        if (drew || !this.laterQueue.size) this.onReady();
       };
       setTimeout(run, 0);
     }
