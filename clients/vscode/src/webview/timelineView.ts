@@ -232,7 +232,7 @@ export class TimelineView {
       if (ids.length) for (const [k, v] of carryInto(model, ids, carried)) partial.set(k, v);
       this.blocks.push({ first, rows, model, bitmaps });
     }
-    for (const b of old.values()) b.model.abandon(); /* the replaced blocks' requests still on their way */
+    for (const b of old.values()) { b.model.abandon(); b.bitmaps.drop(); } /* the replaced blocks' requests still on their way, and their bitmaps waiting to render */
     this.retired = [...old.values()].map((b) => b.model); /* their tiles: tracks no row draws now (behind a group just closed) */
     this.fitted.clear();
     this.el.dataset.rows = String(this.rows.length);
