@@ -26,6 +26,9 @@ const IDLE_MS = 60;
  * coarser bitmaps under them meanwhile): a zoom step or a pan whose tiles are held then
  * completes in its first frame. */
 const SYNC_RENDER_MS = 8;
+/** How long the pointer rests over a resting view before the level in around it is asked
+ * (longer than a hover's look at a kernel: those requests would queue before its details). */
+const POINTER_REST_MS = 250;
 const GUTTER = 210;
 const INDENT = 12;
 const ROW_H = 22;
@@ -508,7 +511,7 @@ export class TimelineView {
       const ready: Array<[Tile, HTMLCanvasElement]> = [];
       let blockMissing = false;
       for (const tile of tiles) {
-        const bmp = block.bitmaps.peek(tile) ?? block.bitmaps.request(tile, block.rows, theme, dpr, now || performance.now() - t < SYNC_RENDER_MS);
+        const bmp = block.bitmaps.peek(tile) ?? block.bitmaps.request(tile, block.rows, theme, dpr, now || (tile.resolution === exact && performance.now() - t < SYNC_RENDER_MS));
         if (bmp) ready.push([tile, bmp]); else blockMissing = true;
       }
       if (blockMissing || ready.some(([tl]) => tl.resolution !== exact)) {
@@ -888,7 +891,7 @@ export class TimelineView {
     clearTimeout(this.cursorRest);
     if (px === undefined || this.idleRan !== this.viewToken) return;
     const token = this.viewToken;
-    this.cursorRest = setTimeout(() => { if (token === this.viewToken) this.prefetchZoomIn(); }, IDLE_MS);
+    this.cursorRest = setTimeout(() => { if (token === this.viewToken) this.prefetchZoomIn(); }, POINTER_REST_MS);
   }
 
   private onKey(ev: KeyboardEvent): void {
