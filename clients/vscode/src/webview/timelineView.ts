@@ -78,7 +78,8 @@ export interface Perf {
   /** Idle prefetches (TimelineView.prefetchIdle): planned (a view's tiles held), and run (no newer view came). */
   idle?: { planned: number; ran: number };
   /** Recent bridge requests: sent and settled (performance.now()). */
-  rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean }>;
+  /** `host`: the extension host's receive and answer times (epoch ms; rpcResult's `host`). */
+  rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number } }>;
   /** Track ids of every row, and of the rows in the blocks scrolled into view. */
   rowIds?: () => string[];
   /** Every row: its key, whether it is an open or closed group (undefined: a leaf), and its top y on the canvas (scrolled). */
