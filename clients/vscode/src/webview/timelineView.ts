@@ -26,9 +26,6 @@ const IDLE_MS = 60;
  * coarser bitmaps under them meanwhile): a zoom step or a pan whose tiles are held then
  * completes in its first frame. */
 const SYNC_RENDER_MS = 8;
-/** How long the pointer rests over a resting view before the level in around it is asked
- * (longer than a hover's look at a kernel: those requests would queue before its details). */
-const POINTER_REST_MS = 250;
 const GUTTER = 210;
 const INDENT = 12;
 const ROW_H = 22;
@@ -144,9 +141,6 @@ export class TimelineView {
   /** Counts views: an idle prefetch is for the view it was planned for only. */
   private viewToken = 0;
   private idlePlanned = 0;
-  /** The view token whose idle prefetch ran. */
-  private idleRan = 0;
-  private cursorRest: ReturnType<typeof setTimeout> | undefined;
   /** What the last frame drew bitmaps with (tiles that arrive for the next input render in idle time with it). */
   private look: { theme: { bg: [number, number, number]; grid: [number, number, number] }; dpr: number } | undefined;
   private frameData = new Map<string, TrackPart[]>();
@@ -243,11 +237,12 @@ export class TimelineView {
     this.el.dataset.hidden = String(this.treeState.hidden.size);
   }
 
-  /** A block's tile came: drawn if the view wants it; else (the ring around the view, the next
-   * zoom level) its bitmap renders in idle time, so the input that wants it completes in its first frame. */
+  /** A block's tile came: drawn if the view wants it; else, for a block in view (the ring around
+   * the view, the next zoom level), its bitmap renders in idle time, so the input that wants it
+   * completes in its first frame. */
   private tileArrived(rows: Row[], bitmaps: TileBitmaps, tile: Tile): void {
     this.queueFrame();
-    if (this.look && this.perf.firstFrameMs !== undefined) bitmaps.request(tile, rows, this.look.theme, this.look.dpr, false, true);
+    if (this.look && this.perf.firstFrameMs !== undefined && this.visibleBlocks().some((b) => b.bitmaps === bitmaps)) bitmaps.request(tile, rows, this.look.theme, this.look.dpr, false, true);
   }
 
   /** At the view: the blocks' tiles, the held ones (of the tracks behind closed groups) and the last replaced blocks'. */
@@ -359,7 +354,6 @@ export class TimelineView {
   private prefetchIdle(token: number): void {
     if (token !== this.viewToken) return;
     this.perf.idle!.ran++;
-    this.idleRan = token;
     const v = this.view, here = tilesFor(v, 0, this.bounds);
     const visible = this.visibleBlocks();
     this.prefetchZoomIn();
@@ -888,11 +882,6 @@ export class TimelineView {
     if (px === this.cursorPx) return;
     this.cursorPx = px;
     this.queueFrame();
-    /* the pointer rests elsewhere over a resting view: the level in around it (what is held stays held) */
-    clearTimeout(this.cursorRest);
-    if (px === undefined || this.idleRan !== this.viewToken) return;
-    const token = this.viewToken;
-    this.cursorRest = setTimeout(() => { if (token === this.viewToken) this.prefetchZoomIn(); }, POINTER_REST_MS);
   }
 
   private onKey(ev: KeyboardEvent): void {

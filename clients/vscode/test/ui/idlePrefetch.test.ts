@@ -129,7 +129,7 @@ async function rangesAt(from: number, res: number): Promise<number[]> {
   }).map((x) => (x.params as { start: number }).start), { from, res });
 }
 
-test('idle prefetch: the next level in is asked around the pointer only, and where the pointer rests next', async (t) => {
+test('idle prefetch: the next level in is asked around the pointer only, and a step there completes from it', async (t) => {
   if (skip) return t.skip(skip);
   const { page } = hx!;
   await page.keyboard.press('Home');
@@ -155,23 +155,16 @@ test('idle prefetch: the next level in is asked around the pointer only, and whe
   const tileNs = (res / 2) * 512;
   const asked = new Set(await rangesAt(from, res / 2));
   const wholeView = Math.floor((v.end - 1) / tileNs) - Math.floor(v.start / tileNs) + 1;
-  const pointerAt = v.start + 0.1 * (v.end - v.start), rightAt = v.start + 0.9 * (v.end - v.start);
+  const pointerAt = v.start + 0.1 * (v.end - v.start);
   /* a step in that reaches the next level shows at most plot px of it, the pointer keeping its place */
   const reach = (res / 2) * plot, lo = pointerAt - 0.1 * reach, hi = pointerAt + 0.9 * reach;
   assert.ok(asked.has(Math.floor(pointerAt / tileNs) * tileNs), `the tile under the pointer at the next level was asked (${[...asked].join(' ')})`);
   for (const t0 of asked) assert.ok(t0 < hi + 1 && t0 + tileNs > lo - 1, `asked tile ${t0} is where a step at the pointer can show (${lo}-${hi})`);
   assert.ok(asked.size < wholeView, `fewer tiles than the whole view at the next level (${asked.size} of ${wholeView})`);
-  /* the pointer rests at the right: its tiles are asked, and a step there completes from them */
-  const from2 = await page.evaluate(() => performance.now());
-  await page.mouse.move(box.x + gutter + plotW * 0.9, y);
-  await page.waitForFunction(({ from2, res, at }) => window.__nsysPerf.rpcTimings!.some((x) => {
-    const q = x.params as { start: number; end: number; width: number };
-    return x.method === 'timeline/range' && x.sent >= from2 && (q.end - q.start) / q.width === res && q.start <= at && q.end > at && x.settled !== undefined;
-  }), { from2, res: res / 2, at: rightAt }, { timeout: 10_000, polling: 20 });
-  await rested(ran - 1);
+  /* a step there completes from them */
   const r = await untilComplete(async () => { await page.keyboard.down('Control'); await page.mouse.wheel(0, -380); await page.keyboard.up('Control'); });
   assert.equal(r.resolution, res / 2, 'the step went one level in');
-  assert.deepEqual(r.sent, [], 'the step at the rested pointer drew its complete frame from held tiles');
+  assert.deepEqual(r.sent, [], 'the step at the pointer drew its complete frame from held tiles');
 });
 
 test('a zoom step whose tiles are held completes in its first frame (bitmaps rendered ahead, or within the frame)', async (t) => {
@@ -180,6 +173,8 @@ test('a zoom step whose tiles are held completes in its first frame (bitmaps ren
   const box = (await page.locator('.timeline canvas').boundingBox())!;
   const gutter = Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210));
   await page.mouse.move(box.x + gutter + (box.width - gutter) * 0.55, box.y + AXIS_H + ROW_H * 1.5);
+  /* a first step with the pointer here: the next views' idle prefetch is around it (not asserted) */
+  await page.keyboard.down('Control'); await page.mouse.wheel(0, 380); await page.keyboard.up('Control');
   for (const dy of [-380, -380, 380, -380]) {
     await rested(await page.evaluate(() => (window.__nsysPerf.idle?.ran ?? 1) - 1));
     await page.evaluate(() => {
