@@ -38,11 +38,13 @@ export function createForwarder(ctx: Pick<BridgeContext, 'client' | 'onRequest'>
         return;
       }
       const src = new CancellationTokenSource();
+      const received = Date.now();
       inflight.set(m.id, src);
       ctx.onRequest?.(m.method, params);
       try {
         const client = await ctx.client();
-        post({ type: 'rpcResult', id: m.id, result: await client.requestUntyped(m.method, params, { token: src.token }) });
+        const result = await client.requestUntyped(m.method, params, { token: src.token });
+        post({ type: 'rpcResult', id: m.id, result, host: { received, answered: Date.now() } });
       } catch (e) {
         const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
         post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });

@@ -57,15 +57,26 @@ export function tilesFor(view: View, prefetch = 1, bounds?: { start: number; end
   return out.sort((a, b) => Number(visible(b)) - Number(visible(a)) || Math.abs(a.start - mid) - Math.abs(b.start - mid));
 }
 
-/** The tiles a zoom-in step from `view` needs at the next level (half the ns
- * per pixel), across the whole view, where a zoom in by up to 2x at any
- * anchor stays. Asked while the view is idle, so that Ctrl+wheel finds its
- * next level held. (Not the level out: a zoom out mostly returns to levels
- * held already, and its tiles span three views, as much server work as the
- * rest of the prefetch; measured in bench/README.md, branch vsc11.) */
-export function zoomNeighbourTiles(view: View, bounds?: { start: number; end: number }): TileKey[] {
+/** The tiles a zoom-in step from `view` at `anchor` (the pointer, else the
+ * view's centre: where Ctrl+wheel, W/S and + zoom) needs at the next level
+ * (half the ns per pixel). A step in by any factor that reaches that level
+ * shows at most `width` px of it (its span is at most half the resolution's
+ * reach), placed so that the anchor keeps its fraction of the view, clamped
+ * into bounds as zoomView clamps: about a view's width of tiles, where the
+ * whole view at the next level is twice that (branch vsc11 asked that: its
+ * round trips were slower than a step's own, bench/README.md, branch vsc12).
+ * Asked while the view is idle, so that Ctrl+wheel finds its next level held.
+ * (Not the level out: a zoom out mostly returns to levels held already.) */
+export function zoomNeighbourTiles(view: View, bounds?: { start: number; end: number }, anchor = (view.start + view.end) / 2): TileKey[] {
   const r = resolutionFor(view.end - view.start, view.width);
-  return r > 1 ? tilesAt(r / 2, view.start, view.end, bounds) : [];
+  if (r <= 1) return [];
+  const span = view.end - view.start;
+  let reach = (r / 2) * view.width; /* the widest view at the next level */
+  if (bounds) reach = Math.min(reach, bounds.end - bounds.start);
+  const frac = Math.max(0, Math.min(1, (anchor - view.start) / span));
+  let lo = anchor - frac * reach;
+  if (bounds) lo = Math.max(bounds.start, Math.min(lo, bounds.end - reach));
+  return tilesAt(r / 2, lo - 1, lo + reach + 1, bounds); /* 1 ns each side: an edge on a tile's edge in floating point */
 }
 
 /** The aligned tiles of `resolution` covering [lo, hi), within bounds. */

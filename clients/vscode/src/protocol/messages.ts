@@ -9,7 +9,8 @@ export type HostToWebview =
   | { type: 'init'; profileId: string; title: string; info: ProfileInfo; tracks?: TimelineTracksResult;
       /** The first frame's timeline/range tiles, asked by the host while the webview was created (client/firstTiles; absent if that failed). */
       tiles?: FirstTile[] }
-  | { type: 'rpcResult'; id: number; result: unknown }
+  /** `host`: when the extension host received the request and had the server's answer (Date.now(), epoch ms: the bench splits a round trip into its legs). */
+  | { type: 'rpcResult'; id: number; result: unknown; host?: { received: number; answered: number } }
   | { type: 'rpcError'; id: number; error: { code: number; message: string } }
   /** `start`/`end` on the profile's clock (BigInt beyond 2^53); `window`: a finding's evidence, zoomed to and marked as the range. */
   | { type: 'reveal'; kernelId?: number; start?: Int; end?: Int; window?: { start: Int; end: Int } }

@@ -13,10 +13,10 @@ export class RpcError extends Error {
 export class HostBridge {
   private readonly api: VsCodeApi = acquireVsCodeApi();
   private next = 1;
-  private pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  private pending = new Map<number, { resolve: (v: unknown, host?: { received: number; answered: number }) => void; reject: (e: unknown) => void }>();
   sent: Array<{ method: string; params: Record<string, unknown> }> = [];
   /** When each recent request was sent and settled (performance.now(); perf marks for the bench), and whether it was cancelled. */
-  readonly timings: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean }> = [];
+  readonly timings: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number } }> = [];
 
   post(m: WebviewToHost): void { this.api.postMessage(toEnvelope(m)); }
 
@@ -37,7 +37,7 @@ export class HostBridge {
     return new Promise<unknown>((resolve, reject) => {
       const done = () => { timing.settled = performance.now(); };
       if (signal?.aborted) { reject(new RpcError(-32800, 'cancelled')); return; }
-      this.pending.set(id, { resolve: (v) => { done(); resolve(v); }, reject: (e) => { done(); reject(e); } });
+      this.pending.set(id, { resolve: (v, host) => { done(); timing.host = host; resolve(v); }, reject: (e) => { done(); reject(e); } });
       this.post({ type: 'rpc', id, method, params: p });
       signal?.addEventListener('abort', () => {
         const q = this.pending.get(id);
@@ -56,7 +56,7 @@ export class HostBridge {
     const p = this.pending.get(m.id);
     if (!p) return true;
     this.pending.delete(m.id);
-    if (m.type === 'rpcResult') p.resolve(m.result);
+    if (m.type === 'rpcResult') p.resolve(m.result, m.host);
     else p.reject(new RpcError(m.error.code, m.error.message));
     return true;
   }

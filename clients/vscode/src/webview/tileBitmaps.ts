@@ -10,12 +10,43 @@ import { bucketKind, type Row } from './tracks';
 
 export interface Theme { bg: [number, number, number]; grid: [number, number, number] }
 
+/** Every TileBitmaps with tiles waiting: idle time renders them in slices of at most SLICE_MS
+ * across all of them (a row block each), every tile a frame asked for before any for the next
+ * input, and yields to input between slices. */
+const SLICE_MS = 4;
+const waiting = new Set<TileBitmaps>();
+let sliceQueued = false;
+
+function queueSlice(): void {
+  if (sliceQueued) return;
+  sliceQueued = true;
+  setTimeout(runSlice, 0);
+}
+
+function runSlice(): void {
+  sliceQueued = false;
+  const t0 = performance.now(), drew = new Set<TileBitmaps>();
+  outer: for (const later of [false, true]) {
+    for (const b of waiting) {
+      for (;;) {
+        if (performance.now() - t0 > SLICE_MS) break outer;
+        if (!b.renderOne(later)) break;
+        if (!later) drew.add(b);
+      }
+    }
+  }
+  for (const b of [...waiting]) if (!b.busy) { waiting.delete(b); drew.add(b); }
+  for (const b of drew) b.ready();
+  if (waiting.size) queueSlice();
+}
+
 export class TileBitmaps {
   private cache = new Map<string, { tile: Tile; canvas: HTMLCanvasElement }>();
   private pixels = new Map<number, number>();
   private stamp = '';
-  private queue = new Map<string, Tile>();
-  private scheduled = false;
+  /** Tiles a frame asked for, then tiles for the next input: rendered in idle time in this order. */
+  private queue = new Map<string, { tile: Tile; rows: Row[]; theme: Theme; dpr: number }>();
+  private laterQueue = new Map<string, { tile: Tile; rows: Row[]; theme: Theme; dpr: number }>();
 
   /** `onReady` is called after bitmaps were rendered in idle time. */
   constructor(private readonly rowH: number, private readonly onReady: () => void, private readonly maxTiles = 48) {}
@@ -27,6 +58,7 @@ export class TileBitmaps {
     this.cache.clear();
     this.pixels.clear();
     this.queue.clear();
+    this.laterQueue.clear();
   }
 
   peek(tile: Tile): HTMLCanvasElement | undefined {
@@ -42,27 +74,38 @@ export class TileBitmaps {
     return [...this.cache.values()].filter((b) => b.tile.end > start && b.tile.start < end);
   }
 
-  /** Renders the tile now (first frame) or in idle time (pans and zooms stay cheap). */
-  request(tile: Tile, rows: Row[], theme: Theme, dpr: number, now: boolean): HTMLCanvasElement | undefined {
-    if (now) return this.store(tile, this.render(tile, rows, theme, dpr));
-    this.queue.set(tile.key, tile);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      const run = () => {
-        const t0 = performance.now();
-        for (const [key, t] of this.queue) {
-          this.queue.delete(key);
-          if (!this.cache.has(key)) this.store(t, this.render(t, rows, theme, dpr));
-          if (performance.now() - t0 > 4) break; /* yield to input */
-        }
-        if (this.queue.size) setTimeout(run, 0);
-        else this.scheduled = false;
-        this.onReady();
-      };
-      setTimeout(run, 0);
-    }
+  /** Renders the tile now (first frame, or within a frame's budget) or in idle time (pans and
+   * zooms stay cheap). `later`: a tile for the next input (prefetched), rendered after every
+   * tile a frame asked for. */
+  request(tile: Tile, rows: Row[], theme: Theme, dpr: number, now: boolean, later = false): HTMLCanvasElement | undefined {
+    if (now) { this.laterQueue.delete(tile.key); return this.store(tile, this.render(tile, rows, theme, dpr)); }
+    const job = { tile, rows, theme, dpr };
+    if (!later) { this.laterQueue.delete(tile.key); this.queue.set(tile.key, job); }
+    else if (!this.queue.has(tile.key) && !this.cache.has(tile.key)) this.laterQueue.set(tile.key, job);
+    waiting.add(this);
+    queueSlice();
     return undefined;
   }
+
+  /** Renders one queued tile (a frame's, or with `later` one for the next input); false when there is none. */
+  renderOne(later: boolean): boolean {
+    const q = later ? this.laterQueue : this.queue;
+    const first = q.entries().next();
+    if (first.done) return false;
+    const [key, j] = first.value;
+    q.delete(key);
+    if (!this.cache.has(key)) this.store(j.tile, this.render(j.tile, j.rows, j.theme, j.dpr));
+    return true;
+  }
+
+  /** Whether tiles wait to be rendered. */
+  get busy(): boolean { return this.queue.size + this.laterQueue.size > 0; }
+
+  /** Forgets the tiles waiting (the block was replaced). */
+  drop(): void { this.queue.clear(); this.laterQueue.clear(); waiting.delete(this); }
+
+  /** Tells the timeline that bitmaps it asked for are ready. */
+  ready(): void { this.onReady(); }
 
   private store(tile: Tile, canvas: HTMLCanvasElement): HTMLCanvasElement {
     this.cache.set(tile.key, { tile, canvas });

@@ -22,6 +22,10 @@ import { carriedTiles, carryInto, withCarried, type Carried, type SomeCarried } 
 /** The label gutter's default width (drag its edge to resize). */
 /** How long a view rests before the timeline asks for what the next input would want. */
 const IDLE_MS = 60;
+/** How long a frame may spend rendering tile bitmaps itself (the rest render in idle time,
+ * coarser bitmaps under them meanwhile): a zoom step or a pan whose tiles are held then
+ * completes in its first frame. */
+const SYNC_RENDER_MS = 8;
 const GUTTER = 210;
 const INDENT = 12;
 const ROW_H = 22;
@@ -71,7 +75,8 @@ export interface Perf {
   /** Idle prefetches (TimelineView.prefetchIdle): planned (a view's tiles held), and run (no newer view came). */
   idle?: { planned: number; ran: number };
   /** Recent bridge requests: sent and settled (performance.now()). */
-  rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean }>;
+  /** `host`: the extension host's receive and answer times (epoch ms; rpcResult's `host`). */
+  rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number } }>;
   /** Track ids of every row, and of the rows in the blocks scrolled into view. */
   rowIds?: () => string[];
   /** Every row: its key, whether it is an open or closed group (undefined: a leaf), and its top y on the canvas (scrolled). */
@@ -136,6 +141,8 @@ export class TimelineView {
   /** Counts views: an idle prefetch is for the view it was planned for only. */
   private viewToken = 0;
   private idlePlanned = 0;
+  /** What the last frame drew bitmaps with (tiles that arrive for the next input render in idle time with it). */
+  private look: { theme: { bg: [number, number, number]; grid: [number, number, number] }; dpr: number } | undefined;
   private frameData = new Map<string, TrackPart[]>();
   private bitmapsComplete = false;
   private hover: Hit | undefined;
@@ -218,15 +225,24 @@ export class TimelineView {
       carried ??= this.carried(previous);
       const partial: SomeCarried = new Map();
       const fetch = ids.length ? withCarried((p, signal) => this.fetchTiles(p, signal), ids, partial) : (p: RangeRequest) => Promise.resolve(emptyTile(p));
-      const model = new TimelineModel((p, signal) => fetch(p, signal), () => this.queueFrame(), 128, this.bounds);
+      const bitmaps = new TileBitmaps(ROW_H, () => this.queueFrame(), 32);
+      const model = new TimelineModel((p, signal) => fetch(p, signal), (tile) => this.tileArrived(rows, bitmaps, tile), 128, this.bounds);
       if (ids.length) for (const [k, v] of carryInto(model, ids, carried)) partial.set(k, v);
-      this.blocks.push({ first, rows, model, bitmaps: new TileBitmaps(ROW_H, () => this.queueFrame(), 32) });
+      this.blocks.push({ first, rows, model, bitmaps });
     }
-    for (const b of old.values()) b.model.abandon(); /* the replaced blocks' requests still on their way */
+    for (const b of old.values()) { b.model.abandon(); b.bitmaps.drop(); } /* the replaced blocks' requests still on their way, and their bitmaps waiting to render */
     this.retired = [...old.values()].map((b) => b.model); /* their tiles: tracks no row draws now (behind a group just closed) */
     this.fitted.clear();
     this.el.dataset.rows = String(this.rows.length);
     this.el.dataset.hidden = String(this.treeState.hidden.size);
+  }
+
+  /** A block's tile came: drawn if the view wants it; else, for a block in view (the ring around
+   * the view, the next zoom level), its bitmap renders in idle time, so the input that wants it
+   * completes in its first frame. */
+  private tileArrived(rows: Row[], bitmaps: TileBitmaps, tile: Tile): void {
+    this.queueFrame();
+    if (this.look && this.perf.firstFrameMs !== undefined && this.visibleBlocks().some((b) => b.bitmaps === bitmaps)) bitmaps.request(tile, rows, this.look.theme, this.look.dpr, false, true);
   }
 
   /** At the view: the blocks' tiles, the held ones (of the tracks behind closed groups) and the last replaced blocks'. */
@@ -340,8 +356,7 @@ export class TimelineView {
     this.perf.idle!.ran++;
     const v = this.view, here = tilesFor(v, 0, this.bounds);
     const visible = this.visibleBlocks();
-    const near = zoomNeighbourTiles(v, this.bounds);
-    for (const b of visible) b.model.prefetch(near);
+    this.prefetchZoomIn();
     const screen = Math.max(this.el.clientHeight - AXIS_H, ROW_H), top = this.el.scrollTop - screen, bottom = this.el.scrollTop + 2 * screen;
     for (const b of this.blocks) {
       if (!visible.includes(b) && (b.first + b.rows.length) * ROW_H > top && b.first * ROW_H < bottom) b.model.prefetch(here);
@@ -360,6 +375,18 @@ export class TimelineView {
       }
     }
     this.held?.model.prefetch(here);
+  }
+
+  /** Where the next zoom-in step anchors: the pointer over the plot, else the view's centre (onKey, the wheel). */
+  private zoomAnchor(): number {
+    const v = this.view;
+    return this.cursorPx !== undefined ? v.start + (this.cursorPx / v.width) * (v.end - v.start) : (v.start + v.end) / 2;
+  }
+
+  /** The next zoom level in around the zoom's anchor, for the visible rows (client/timelineModel's zoomNeighbourTiles). */
+  private prefetchZoomIn(): void {
+    const near = zoomNeighbourTiles(this.view, this.bounds, this.zoomAnchor());
+    for (const b of this.visibleBlocks()) b.model.prefetch(near);
   }
 
   reveal(start: number, end: number, kernelId?: number): void {
@@ -462,8 +489,8 @@ export class TimelineView {
     ctx.save();
     ctx.beginPath(); ctx.rect(this.gutter, AXIS_H, W - this.gutter, H - AXIS_H); ctx.clip();
     ctx.imageSmoothingEnabled = false;
-    /* until the first complete frame, bitmaps render synchronously; afterwards in
-     * idle time, with whatever bitmaps overlap (other resolutions) filling in */
+    /* until the first complete frame, bitmaps render synchronously; afterwards for up to
+     * SYNC_RENDER_MS, the rest in idle time, with whatever bitmaps overlap (other resolutions) filling in */
     const now = this.perf.firstFrameMs === undefined;
     const exact = resolutionFor(v.end - v.start, v.width);
     const data = new Map<string, TrackPart[]>();
@@ -472,13 +499,14 @@ export class TimelineView {
       const tiles = block.model.tilesToDraw(v);
       for (const [id, l] of byTrack(tiles)) data.set(id, l);
       block.bitmaps.invalidate(`${theme.bg}|${theme.grid}|${dpr}`);
+      this.look = { theme, dpr };
       const y0 = rowY(block.first), hh = block.rows.length * ROW_H;
       const blit = (tile: { start: number; end: number }, bmp: HTMLCanvasElement) =>
         ctx.drawImage(bmp, x(tile.start), y0, (tile.end - tile.start) / nsPerPx, hh);
       const ready: Array<[Tile, HTMLCanvasElement]> = [];
       let blockMissing = false;
       for (const tile of tiles) {
-        const bmp = block.bitmaps.peek(tile) ?? block.bitmaps.request(tile, block.rows, theme, dpr, now);
+        const bmp = block.bitmaps.peek(tile) ?? block.bitmaps.request(tile, block.rows, theme, dpr, now || (tile.resolution === exact && performance.now() - t < SYNC_RENDER_MS));
         if (bmp) ready.push([tile, bmp]); else blockMissing = true;
       }
       if (blockMissing || ready.some(([tl]) => tl.resolution !== exact)) {

@@ -312,8 +312,13 @@ async function interactions(s, file) {
   /* the split of "→ complete": each timeline/range the page sent meanwhile, sent → settled (the
    * bridge through code-server, the extension host and the server), and how many it cancelled */
   const rangesFrom = () => frame.evaluate(() => window.__nsysPerf.rpcTimings?.length ?? 0);
+  /* and its legs, on the epoch clock (the page's timeOrigin + performance.now(), the host's Date.now(), from rpcResult's
+   * `host`; absent with packages before vsc12): page sent → host received, host received → the server's answer
+   * back in the host (the server, its queue and the stdio pipe), host posted → the page settled (postMessage through
+   * VS Code's webview frames, the page's JSON parse) */
   const rangesSince = (n) => frame.evaluate((n) => (window.__nsysPerf.rpcTimings ?? []).slice(n).filter((x) => x.method === 'timeline/range')
-    .map((x) => ({ ms: x.settled === undefined ? NaN : x.settled - x.sent, cancelled: !!x.cancelled })), n);
+    .map((x) => ({ ms: x.settled === undefined ? NaN : x.settled - x.sent, cancelled: !!x.cancelled,
+      legs: x.host && x.settled !== undefined ? [x.host.received - (performance.timeOrigin + x.sent), x.host.answered - x.host.received, performance.timeOrigin + x.settled - x.host.answered] : undefined })), n);
   const kind = async (name, fn) => {
     await perfReset();
     const n = await rangesFrom();
@@ -321,7 +326,9 @@ async function interactions(s, file) {
     await sleep(1500);
     const p = await perfTake();
     const ranges = await rangesSince(n);
-    res[name] = { frame: p.frame, complete: p.complete, 'timeline/range sent → settled': ranges.filter((x) => !x.cancelled).map((x) => x.ms) };
+    const kept = ranges.filter((x) => !x.cancelled), legs = kept.filter((x) => x.legs);
+    res[name] = { frame: p.frame, complete: p.complete, 'timeline/range sent → settled': kept.map((x) => x.ms),
+      'timeline/range leg: page → host': legs.map((x) => x.legs[0]), 'timeline/range leg: host → server → host': legs.map((x) => x.legs[1]), 'timeline/range leg: host → page settled': legs.map((x) => x.legs[2]) };
     console.log(`   ${name}: ${ranges.length} timeline/range sent, ${ranges.filter((x) => x.cancelled).length} cancelled`);
   };
   await home();

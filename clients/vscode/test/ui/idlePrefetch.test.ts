@@ -120,3 +120,49 @@ test('idle prefetch: opening a closed NVTX group draws its depth rows from held 
   assert.ok(drawnRow, 'the first depth row is drawn');
   await page.screenshot({ path: path.join(RESULTS, 'idle-prefetch-expand.png') });
 });
+
+/** The `timeline/range` requests sent since `from` (performance.now()) at resolution `res`: their tile starts. */
+async function rangesAt(from: number, res: number): Promise<number[]> {
+  return hx!.page.evaluate(({ from, res }) => window.__nsysPerf.rpcTimings!.filter((x) => {
+    const q = x.params as { start: number; end: number; width: number };
+    return x.method === 'timeline/range' && x.sent >= from && (q.end - q.start) / q.width === res;
+  }).map((x) => (x.params as { start: number }).start), { from, res });
+}
+
+test('idle prefetch: the next level in is asked around the pointer only, and a step there completes from it', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.keyboard.press('Home');
+  const box = (await page.locator('.timeline canvas').boundingBox())!;
+  const gutter = Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210));
+  const plotW = box.width - gutter;
+  const y = box.y + AXIS_H + ROW_H * 1.5;
+  await page.mouse.move(box.x + gutter + plotW * 0.1, y);
+  let ran = await page.evaluate(() => window.__nsysPerf.idle?.ran ?? 0);
+  /* a view no earlier test showed (four levels in from the full range, at the left), as wide as its
+   * level allows: the next level in across the whole view is then about twice what a step at the pointer can show */
+  const full = await page.evaluate(() => window.__nsysPerf.view!());
+  const r0 = Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.resolution));
+  const res = r0 / 16, plot = Math.round(plotW);
+  const start = Math.round(full.start + 0.05 * (full.end - full.start)), span = Math.floor(0.98 * res * plot);
+  const from = await page.evaluate(() => performance.now());
+  await page.evaluate(({ s, e }) => window.__nsysPerf.show!(String(s), String(e)), { s: start, e: start + span });
+  await rested(ran);
+  ran = await page.evaluate(() => window.__nsysPerf.idle?.ran ?? 0);
+  const v = await page.evaluate(() => window.__nsysPerf.view!());
+  assert.deepEqual([v.start, v.end], [start, start + span], 'the view shown');
+  assert.equal(Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.resolution)), res, 'its level');
+  const tileNs = (res / 2) * 512;
+  const asked = new Set(await rangesAt(from, res / 2));
+  const wholeView = Math.floor((v.end - 1) / tileNs) - Math.floor(v.start / tileNs) + 1;
+  const pointerAt = v.start + 0.1 * (v.end - v.start);
+  /* a step in that reaches the next level shows at most plot px of it, the pointer keeping its place */
+  const reach = (res / 2) * plot, lo = pointerAt - 0.1 * reach, hi = pointerAt + 0.9 * reach;
+  assert.ok(asked.has(Math.floor(pointerAt / tileNs) * tileNs), `the tile under the pointer at the next level was asked (${[...asked].join(' ')})`);
+  for (const t0 of asked) assert.ok(t0 < hi + 1 && t0 + tileNs > lo - 1, `asked tile ${t0} is where a step at the pointer can show (${lo}-${hi})`);
+  assert.ok(asked.size < wholeView, `fewer tiles than the whole view at the next level (${asked.size} of ${wholeView})`);
+  /* a step there completes from them */
+  const r = await untilComplete(async () => { await page.keyboard.down('Control'); await page.mouse.wheel(0, -380); await page.keyboard.up('Control'); });
+  assert.equal(r.resolution, res / 2, 'the step went one level in');
+  assert.deepEqual(r.sent, [], 'the step at the pointer drew its complete frame from held tiles');
+});

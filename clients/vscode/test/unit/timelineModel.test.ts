@@ -150,14 +150,18 @@ test('objects answers convert to columns (test helper); items and the shortest h
   assert.equal(shortestItem(parts.get('n')!, 2000, 2001, 'NVTX range'), undefined);
 });
 
-test('zoomNeighbourTiles: every view one Ctrl+wheel step in needs at the next level', () => {
+test('zoomNeighbourTiles: every view one Ctrl+wheel step in at the anchor needs at the next level, about a view wide', () => {
   const bounds = { start: 0, end: 1e9 };
-  for (const view of [{ start: 3e8, end: 3.7e8, width: 1000 }, { start: 0, end: 1e9, width: 1280 }, { start: 123457, end: 223457, width: 977 }]) {
-    const held = new Set(zoomNeighbourTiles(view, bounds).map(tileKey));
+  for (const view of [{ start: 3e8, end: 3.7e8, width: 1000 }, { start: 0, end: 1e9, width: 1280 }, { start: 123457, end: 223457, width: 977 }, { start: 0, end: 1e9, width: 700 }, { start: 2e8, end: 9e8, width: 2900 }]) {
     const r = resolutionFor(view.end - view.start, view.width);
+    const whole = Math.ceil((view.end - view.start) / ((r / 2) * TILE_PX));
     for (let a = 0; a <= 1; a += 0.125) {
-      for (const factor of [1 / 1.99, 1 / 1.55, 1 / 1.2]) {
-        const next = zoomView(view, factor, view.start + a * (view.end - view.start), bounds);
+      const anchor = view.start + a * (view.end - view.start);
+      const held = new Set(zoomNeighbourTiles(view, bounds, anchor).map(tileKey));
+      /* at most a view's width at the next level (+1 tile for alignment; no width here is a multiple of TILE_PX), not the whole view there (twice that) */
+      assert.ok(held.size <= Math.ceil(view.width / TILE_PX) + 1, `anchor ${a}: ${held.size} tiles, a view's width is ${view.width / TILE_PX} (the whole view there: ${whole})`);
+      for (const factor of [1 / 1.99, 1 / 1.55, 1 / 1.2, 1 / 1.05]) {
+        const next = zoomView(view, factor, anchor, bounds);
         const need = tilesFor(next, 0, bounds);
         if (need[0]!.resolution === r) continue; /* the same level: held already */
         assert.equal(need[0]!.resolution, r / 2, 'one level');
