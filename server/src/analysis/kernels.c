@@ -360,12 +360,13 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
         plo[p] = lo;
         phi[p] = hi;
         kernels += hi - lo;
-        small_n += kl->small[hi] - kl->small[lo];
-        x.count += kl->launched[hi] - kl->launched[lo];
-        x.shorter += kl->shorter[hi] - kl->shorter[lo];
-        x.kern += (int64_t)(kl->kern[hi] - kl->kern[lo]);
-        x.api += (int64_t)(kl->api[hi] - kl->api[lo]);
-        x.queue += (int64_t)(kl->queue[hi] - kl->queue[lo]);
+        nsys_klaunch_sums s = nsys_klaunch_range(c, kl, lo, hi);
+        small_n += s.small;
+        x.count += s.launched;
+        x.shorter += s.shorter;
+        x.kern += (int64_t)s.kern;
+        x.api += (int64_t)s.api;
+        x.queue += (int64_t)s.queue;
       }
       if (!x.count) continue;
       uint32_t k = kn->key[j];
@@ -429,7 +430,7 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
         else b = m;
       }
       for (uint32_t p = kn->kfirst[a]; p < kn->kfirst[a + 1]; p++) {
-        int64_t q = nsys_klaunch_qmax(kl, plo[p], phi[p]);
+        int64_t q = nsys_klaunch_qmax(c, kl, plo[p], phi[p]);
         if (q > x->queue_max) x->queue_max = q;
       }
     }
