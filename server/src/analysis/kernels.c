@@ -189,7 +189,9 @@ bool nsys_an_top_kernels(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
     return false;
   }
   int64_t limit = nsys_actx_int(c, "limit");
-  const nsys_kname *kn = nsys_actx_kname(c, demangled);
+  /* the (name, track) index when built, or built for a large window (window.h) */
+  const nsys_kname *kn =
+      nsys_win_large(c) || nsys_win_peek(&c->cache->kname[demangled]) ? nsys_actx_kname(c, demangled) : NULL;
   if (kn) return nsys__top_kernels_fast(c, kn, rows, summary, limit, demangled);
   const uint32_t *nm = demangled ? ix->ops.full_name : ix->ops.name;
   uint32_t ns = ix->strings.count;

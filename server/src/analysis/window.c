@@ -91,6 +91,8 @@ void *nsys_win_peek(void *const *slot) {
 }
 
 bool nsys_win_large(const nsys_actx *c) {
+  if (!nsys_aparams_get(&c->params, "start")->set && !nsys_aparams_get(&c->params, "end")->set)
+    return false; /* a whole-profile call (the report's): its loops, no index to hold */
   const nsys_index *ix = c->ix;
   int64_t a = NSYS_MAX(c->t0, ix->span_start), b = NSYS_MIN(c->t1, ix->span_end);
   return b > a && (double)(b - a) * 4 >= (double)(ix->span_end - ix->span_start);

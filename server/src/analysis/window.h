@@ -43,9 +43,12 @@ void *nsys_win_cached(nsys_actx *c, void **slot, bool *building, void *(*build)(
 
 /* *slot as it is now (NULL: not built), never building nor waiting. */
 void *nsys_win_peek(void *const *slot);
-/* The run's window covers a quarter of the index's span or more: worth
- * building an index that a smaller window reads when built but does not
- * build (its own loop costs less than the build). */
+/* The run was given a window (start or end) covering a quarter of the
+ * index's span or more: worth building an index that a smaller window reads
+ * when built but does not build (its own loop costs less than the build). A
+ * whole-profile call (no start, no end: the report's) does not build either:
+ * it runs once, and the index would cost it time and memory (kname.h,
+ * klaunch.h) for the area selections that may never come. */
 bool nsys_win_large(const nsys_actx *c);
 
 /* The cache's window index (built on first use), or NULL when the fast
