@@ -900,6 +900,37 @@ static void test_window_names(void) {
             free(slow);
           }
       }
+    /* which calls build the window indexes (window.h, nsys_win_large): a
+     * whole-profile call (the report's) never; a window of a quarter of the
+     * span or more does; a smaller one reads them once built */
+    nsys_acache k;
+    nsys_acache_init(&k, &t.ix);
+    const char *names2[] = {"top_kernels", "kernel_launch_overhead"};
+    for (int x = 0; x < 2; x++) {
+      nsys_task task;
+      nsys_task_init(&task);
+      nsys_aresult *r = nsys_analysis_exec(&task, NULL, &t.ix, names2[x], NULL, &k);
+      CHECK(r != NULL);
+      nsys_aresult_free(r);
+    }
+    CHECK_MSG(!k.kname[0] && !k.klaunch && !k.ksweep, "a whole-profile call built a window index");
+    int64_t span = t.ix.span_end - t.ix.span_start;
+    for (int big = 0; big < 2; big++)
+      for (int x = 0; x < 2; x++) {
+        nsys_task task;
+        nsys_task_init(&task);
+        nsys_aparams ps;
+        nsys_aparams_defaults(&ps, nsys_analysis_find(names2[x]));
+        nsys_aparams_set_int(&ps, "start", t.ix.span_start + span / 3);
+        nsys_aparams_set_int(&ps, "end", t.ix.span_start + span / 3 + (big ? span / 3 : span / 10));
+        nsys_aresult *r = nsys_analysis_exec(&task, NULL, &t.ix, names2[x], &ps, &k);
+        CHECK(r != NULL);
+        nsys_aresult_free(r);
+        nsys_aparams_dispose(&ps);
+        if (!big) CHECK_MSG(!k.kname[0] && !k.klaunch && !k.ksweep, "a small window built a window index");
+      }
+    CHECK_MSG(k.kname[0] && k.klaunch && k.ksweep, "a large window did not build the window indexes");
+    nsys_acache_dispose(&k);
     nsys_strtab_free(&t.ix.strings);
   }
 }
