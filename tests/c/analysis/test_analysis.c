@@ -885,6 +885,9 @@ static void test_window_names(void) {
       for (uint32_t y = 0; y < n_edges; y++) {
         int64_t a = ends[x], b = ends[y];
         if (b < a) continue;
+        /* a third of the pairs of op edges, and every pair with the late
+         * start or a span edge: the suite also runs under valgrind (leaks) */
+        if (x >= 2 && y < n_edges - 2 && (x + 2 * y) % 3 != 0) continue;
         for (int dev = -1; dev < 3; dev++)
           for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
             int k = snprintf(params, sizeof params, "{%s, \"start\": %lld, \"end\": %lld", runs[r][1], (long long)a,
