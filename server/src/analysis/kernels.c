@@ -389,16 +389,10 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
       for (uint32_t i = rg[r].lo; i < rg[r].hi && !nsys_actx_stop(c, i); i++) {
         if (!nsys__kernel_sel(c, dev_ok, i)) continue;
         kernels++;
-        int64_t kd = nsys_op_dur(ix, i);
+        int64_t kd = nsys_op_dur(ix, i), ad, q;
         if (kd < small) small_n++;
-        int32_t a = ix->ops.api[i];
-        if (a < 0) continue;
-        nsys_api_class cls = nsys_actx_api_class(c, (uint32_t)a);
-        if (cls != NSYS_API_LAUNCH) continue;
+        if (!nsys_klaunch_of(c, i, &ad, &q)) continue;
         launched++;
-        int64_t ad = ix->api.end[a] - ix->api.start[a];
-        int64_t q = ix->ops.start[i] - ix->api.end[a];
-        if (q < 0) q = 0;
         uint32_t k = ix->ops.name[i] < ns ? ix->ops.name[i] : ns;
         if (!g[k].count) {
           if (no == ocap) order = nsys_xrealloc(order, (ocap = ocap ? 2 * ocap : 64) * sizeof *order);

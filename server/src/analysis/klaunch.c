@@ -6,17 +6,21 @@
 #include "analysis/window.h"
 #include "common/util.h"
 
+bool nsys_klaunch_of(nsys_actx *c, uint32_t i, int64_t *api_ns, int64_t *queue_ns) {
+  const nsys_index *ix = c->ix;
+  int32_t a = ix->ops.api[i];
+  if (a < 0 || nsys_actx_api_class(c, (uint32_t)a) != NSYS_API_LAUNCH) return false;
+  *api_ns = ix->api.end[a] - ix->api.start[a];
+  *queue_ns = NSYS_MAX(ix->ops.start[i] - ix->api.end[a], 0);
+  return true;
+}
+
 /* Adds position x's kernel to s; returns its queue time (0 when not launched). */
 static int64_t nsys__add(nsys_actx *c, const nsys_kname *kn, uint32_t x, nsys_klaunch_sums *s) {
-  const nsys_index *ix = c->ix;
   uint32_t i = kn->op[x];
-  int64_t kd = nsys_op_dur(ix, i);
+  int64_t kd = nsys_op_dur(c->ix, i), ad, q;
   if (kd < NSYS_KLAUNCH_SMALL_NS) s->small++;
-  int32_t a = ix->ops.api[i];
-  if (a < 0 || nsys_actx_api_class(c, (uint32_t)a) != NSYS_API_LAUNCH) return 0;
-  int64_t ad = ix->api.end[a] - ix->api.start[a];
-  int64_t q = ix->ops.start[i] - ix->api.end[a];
-  if (q < 0) q = 0;
+  if (!nsys_klaunch_of(c, i, &ad, &q)) return 0;
   s->launched++;
   s->kern += (uint64_t)kd;
   s->api += (uint64_t)ad;

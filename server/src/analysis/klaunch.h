@@ -15,6 +15,7 @@
 #ifndef NSYS_ANALYSIS_KLAUNCH_H
 #define NSYS_ANALYSIS_KLAUNCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "analysis/analysis.h"
@@ -34,6 +35,12 @@ typedef struct nsys_klaunch {
   nsys_klaunch_sums *pre; /* per block b (0..blocks): sums over positions [0, b·BLOCK) */
   int64_t *qblk;          /* per block: max queue time of its positions */
 } nsys_klaunch;
+
+/* Kernel op i's launch costs as kernel_launch_overhead counts them (the one
+ * definition both its paths use): false when no launch API call launched it;
+ * else its call's duration and its queue time (start after the call's end,
+ * >= 0). */
+bool nsys_klaunch_of(nsys_actx *c, uint32_t i, int64_t *api_ns, int64_t *queue_ns);
 
 /* The cache's launch sums (built on first use), or NULL when the fast paths
  * are off or do not apply (kname.h) or the run was cancelled. */
