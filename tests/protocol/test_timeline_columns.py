@@ -57,6 +57,7 @@ def compare(server, pid: str, params: dict) -> tuple[int, int]:
     return len(json.dumps(objs, separators=(",", ":"))), len(json.dumps(cols, separators=(",", ":")))
 
 
+@pytest.mark.not_sanitized("the same two timeline/range paths as the real-profile cases, at every zoom")
 def test_columns_equal_objects_at_every_zoom(server, small_profile):
     pid = server.request("profile/open", {"path": str(small_profile)})["profileId"]
     info = server.request("profile/info", {"profileId": pid})
@@ -75,6 +76,7 @@ def test_columns_equal_objects_at_every_zoom(server, small_profile):
     assert saw_events and saw_buckets
 
 
+@pytest.mark.not_sanitized("a size comparison of replies the columns cases already request")
 def test_columns_is_smaller_on_a_full_range_view(server, small_profile):
     pid = server.request("profile/open", {"path": str(small_profile)})["profileId"]
     info = server.request("profile/info", {"profileId": pid})
