@@ -1138,6 +1138,7 @@ class Timeline {
         if (this.root.dataset.detailsFor !== asked) return;
         this.details.classList.remove("nsys-tl-loading");
         this.details.style.minHeight = "";
+        this.details.style.boxSizing = "";
         this.details.textContent = e.message;
         this.closeButton();
       });
