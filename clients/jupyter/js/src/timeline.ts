@@ -93,8 +93,10 @@ const ROW_H = 16;
 const MIN_SPAN_NS = 10;
 /** area selections whose analyses' answers are held (areaAnalyses) */
 const AREA_HELD = 8;
-/** a pointer resting this long (ms) on a GPU op asks for its details ahead of a click (detailsAhead) */
-const DETAILS_DWELL_MS = 30;
+/** a pointer resting this long (ms) on a GPU op asks for its details ahead of a click (detailsAhead):
+ *  a real rest, not a pointer passing over (at 30 ms the bench's hovers asked ahead each time and
+ *  the reply, with the kernel's busy/idle messages, reached the page during the next hover) */
+const DETAILS_DWELL_MS = 60;
 /** ops whose details are held for a click (the latest asked ahead) */
 const DETAILS_HELD = 64;
 
@@ -881,7 +883,7 @@ class Timeline {
     c.addEventListener("pointercancel", end);
     c.addEventListener("pointerleave", () => {
       this.tip.style.display = "none";
-      this.aheadAt = "";
+      this.aheadLeft();
       this.setCursor(null);
     });
     c.addEventListener("dblclick", (ev: MouseEvent) => { // a slice: zoom to it; elsewhere the whole profile
@@ -949,15 +951,15 @@ class Timeline {
     const [ss, se] = itemSpan(d, i);
     this.selectedSpan = { start: ss, end: se };
     if (d.bk && !d.bk.longestId && this.data) this.bucketCols.take(this.data); // the bucket's longest op, if held
-    if (d.ev) this.showDetails({ opId: d.ev.id[i] });
+    if (d.ev) this.showDetails({ opId: d.ev.id[i] }, opFirst(hit.track, d, i));
     else if (d.bk?.longestId) {
-      if (d.bk.longestId[i] >= 0) this.showDetails({ opId: d.bk.longestId[i] });
+      if (d.bk.longestId[i] >= 0) this.showDetails({ opId: d.bk.longestId[i] }, opFirst(hit.track, d, i));
     } else {
       // a bucket: its longest op's details in one round trip (the Python side finds the op),
       // unless a hover's "bucket" answer has already named it
       const known = this.bucketKnown.get(bucketKey(d, i));
       if (known) {
-        if (known.longestId >= 0) this.showDetails({ opId: known.longestId });
+        if (known.longestId >= 0) this.showDetails({ opId: known.longestId }, opFirst(hit.track, d, i, known));
       } else this.showDetails({ bucket: { track: d.id, start: ss, resolution: d.resolution } });
     }
   }
@@ -1062,6 +1064,13 @@ class Timeline {
     else if (moved) this.aheadTimer = setTimeout(() => { if (this.aheadAt === at) this.detailsAhead(op); }, dwellMs);
   }
 
+  /** The pointer left the op it rested on (another row, a label, the axis, outside): the dwell's
+   *  request is not asked (one already sent is kept: its reply is held for a click). */
+  private aheadLeft(): void {
+    clearTimeout(this.aheadTimer);
+    this.aheadAt = "";
+  }
+
   /** Asks op's details ahead: one request in flight; asked while one is, the latest op waits for it
    *  (the ones it superseded are never asked); held ones are not asked again. */
   private detailsAhead(op: number): void {
@@ -1100,11 +1109,12 @@ class Timeline {
    *  the details from those held or asked ahead (no request) when there, else asked (ms); the
    *  explanation (0.1-1.5 s for a kernel not explained before, at 10M kernels) asked once they are
    *  shown, the previous click's cancelled. */
-  private showDetails(which: { opId: number } | { bucket: { track: string; start: number; resolution: number } }): void {
+  private showDetails(which: { opId: number } | { bucket: { track: string; start: number; resolution: number } }, first?: OpFirst): void {
     // a bucket's op is known with the reply ("?" until then)
     const asked = (this.root.dataset.detailsFor = "opId" in which ? String(which.opId) : "?");
     this.root.dataset.detailsBy = "opId" in which ? "op" : "bucket";
     delete this.root.dataset.explained;
+    delete this.root.dataset.detailsFirst;
     const held = "opId" in which ? this.detailsHeld.get(which.opId) : undefined;
     if (held) {
       this.root.dataset.detailsFrom = "held";
@@ -1114,7 +1124,10 @@ class Timeline {
     }
     // the panel keeps what it shows (dimmed) until the reply replaces it: emptying it and filling
     // it again resized the notebook's cell twice per click (JupyterLab lays the notebook out again)
-    if (this.details.style.display === "none") this.details.textContent = "loading…";
+    // or, when the page holds the op's name and duration (its row's data or bucket columns), the
+    // panel's first lines drawn from them in the click's own task, the rest filled by the reply
+    if (first) this.drawFirst(first);
+    else if (this.details.style.display === "none") this.details.textContent = "loading…";
     this.details.style.display = "block";
     this.details.classList.add("nsys-tl-loading");
     const ahead = "opId" in which && this.detailsAsking?.opId === which.opId ? this.detailsAsking.done : null;
@@ -1124,15 +1137,33 @@ class Timeline {
       .catch((e: Error) => {
         if (this.root.dataset.detailsFor !== asked) return;
         this.details.classList.remove("nsys-tl-loading");
+        this.details.style.minHeight = "";
+        this.details.style.boxSizing = "";
         this.details.textContent = e.message;
         this.closeButton();
       });
+  }
+
+  /** The panel's first lines from what the page holds of the op (its details' first line: name,
+   *  kind, duration, row), dimmed until the reply replaces them; the panel keeps its height until
+   *  then (one resize of the notebook's cell per click, as when it kept the last op's details). */
+  private drawFirst(f: OpFirst): void {
+    const shown = this.details.style.display !== "none";
+    const h = shown ? this.details.offsetHeight : 0;
+    const p = el("p");
+    p.append(el("strong", "", f.name ?? "?"), ` · ${[f.kind, fmtDur(f.durNs), f.row].filter((x) => x).join(" · ")}`);
+    this.details.replaceChildren(p, el("p", "", "…"));
+    this.details.style.boxSizing = "border-box";
+    this.details.style.minHeight = shown ? `${h}px` : "";
+    this.root.dataset.detailsFirst = String(f.opId);
   }
 
   /** A details reply drawn in the panel (unless another click came since), then its explanation asked. */
   private detailsShown(asked: string, m: Record<string, unknown>): void {
     if (this.root.dataset.detailsFor !== asked) return; // another click since
     this.details.classList.remove("nsys-tl-loading");
+    this.details.style.minHeight = "";
+    this.details.style.boxSizing = "";
     const opId = Number(m.opId);
     if (!(opId >= 0)) { // an empty bucket (no op starts in it)
       this.details.style.display = "none";
@@ -1230,6 +1261,7 @@ class Timeline {
     const row = this.rows[this.rowAt(y)];
     if (row && x < this.labelW) {
       this.tipKey = "";
+      this.aheadLeft();
       const how = row.open === undefined ? "Shift+click pins, Alt+click hides" : `click ${row.open ? "collapses" : "expands"}; Shift+click pins, Alt+click hides`;
       this.tip.textContent = `${row.title}\n${row.ids.length > 1 ? `${row.ids.length} tracks merged` : row.ids[0] ?? ""}\n${how}`;
       this.tip.style.display = "block";
@@ -1241,6 +1273,7 @@ class Timeline {
     if (!hit) {
       this.tipKey = "";
       this.tip.style.display = "none";
+      this.aheadLeft();
       return;
     }
     const { track, d, i } = hit;
@@ -1248,6 +1281,7 @@ class Timeline {
     this.tipKey = key;
     // (first: a bucket's held columns merged here complete the tooltip below in this task)
     if (track.kind === "gpu") this.detailsAheadAt(x, y, DETAILS_DWELL_MS);
+    else this.aheadLeft();
     this.tip.textContent = `${track.name}\n${describeAt(d, i)}`;
     this.tip.style.display = "block";
     this.root.dataset.tipShown = `${key}|${d.bk && !d.bk.count ? 0 : 1}`;
@@ -1673,6 +1707,29 @@ function describeAt(d: TrackData, i: number, info?: BucketInfo): string {
   // the zoom reply's busy time is to the percent (busyPct); the bucket columns' and the "bucket"
   // reply's are exact
   return `${count} ops, ${fmtDur(info ? info.busyNs : b.busyNs ? b.busyNs[i] : b.busy[i])} busy in ${fmtDur(e - s)}\nlongest: ${name ?? "?"} (${dur})`;
+}
+
+/** What the page holds of the op a click shows: the op itself (a row of events) or a bucket's
+ *  longest op (its bucket columns, or a hover's "bucket" answer); its details' first line. */
+interface OpFirst {
+  opId: number;
+  name: string | null;
+  kind: string | null;
+  durNs: number;
+  row: string;
+}
+
+function opFirst(track: Track, d: TrackData, i: number, info?: BucketInfo): OpFirst | undefined {
+  if (d.ev) {
+    const [s, e] = itemSpan(d, i);
+    return { opId: d.ev.id[i], name: nameAt(d, d.ev.name, i), kind: nameAt(d, d.ev.kind, i), durNs: e - s, row: track.name };
+  }
+  const b = d.bk;
+  if (info) return { opId: info.longestId, name: info.longestName, kind: null, durNs: info.longestDur, row: track.name };
+  if (!b?.longestId || !b.longestDur) return undefined;
+  const named = b.longestNamed;
+  const name = named ? (named.names[named.name[i]] ?? null) : nameAt(d, b.longestName, i);
+  return { opId: b.longestId[i], name, kind: null, durNs: b.longestDur[i], row: track.name };
 }
 
 /** A bucket's identity across replies: track, resolution and start (bucket edges do not move). */

@@ -149,7 +149,11 @@ async function interact() {
     const viewDrawn = (seq0) => () => nav.seq() > seq0 && Number(d.drawnSeq || 0) >= nav.seq() && d.answered === d.requests;
     // a view change's first frame showing it (drawn from the data already there)
     const viewShown = (seq0) => () => nav.seq() > seq0 && Number((d.painted || "0:0:0").split(":")[2]) >= nav.seq();
-    const early = { view: () => viewShown(nav.seq()) };
+    // a click's details panel showing the op: its first lines drawn from the data the page holds
+    // (data-details-first, before the reply) or the whole reply
+    const detailsFirst = () => { delete d.detailsFirst; return () => (d.detailsFirst !== undefined && d.detailsFirst === d.detailsFor) ||
+      (!!d.detailsShown && d.detailsShown === d.detailsFor); };
+    const early = { view: () => viewShown(nav.seq()), details: detailsFirst };
     const conds = {
       view: () => viewDrawn(nav.seq()),
       rows: () => { const n0 = nav.rows().length; return () => nav.rows().length !== n0 && d.painted === `${nav.rows().length}:1:${nav.seq()}`; },

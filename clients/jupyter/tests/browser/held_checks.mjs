@@ -103,6 +103,51 @@ export async function checkHeldData(page, tl, step) {
     break;
   }
   step("held data: rest, click -> details with no request", rested ?? "no op in the buckets tried (skipped)");
+
+  // a pointer passing over a bucket (it leaves for the axis before the dwell) asks nothing ahead:
+  // only a rest does (the reply of one asked ahead lands on the page during the next hover)
+  const fresh = [];
+  for (const t of targets.slice(13).reverse()) { // (not hovered above)
+    const truth = await tl.evaluate((e, t) => e.__nsysNav.ask("bucket", { track: t.track, start: t.start, resolution: t.resolution }), t);
+    if (truth.longestId >= 0) fresh.push({ ...t, truth });
+    if (fresh.length === 2) break;
+  }
+  if (fresh.length === 2) {
+    const passed = await tl.evaluate(async (e, t) => {
+      const c = e.querySelector("canvas"), b = c.getBoundingClientRect(), asked0 = e.__nsysNav.asked().details ?? 0;
+      const move = (x, y) => c.dispatchEvent(new PointerEvent("pointermove", { clientX: b.left + x, clientY: b.top + y, bubbles: true }));
+      move(t.x, t.y);
+      const tip = e.dataset.tipShown ?? "";
+      move(t.x, 10); // the time axis
+      await new Promise((r) => setTimeout(r, 300)); // 5x the dwell
+      return { tip, asked: (e.__nsysNav.asked().details ?? 0) - asked0 };
+    }, fresh[0]);
+    step("held data: a pointer passing over a bucket asks no details ahead", passed);
+    if (!passed.tip.endsWith("|1") || passed.asked !== 0) throw new Error(`a pass over a bucket asked details ahead: ${JSON.stringify(passed)}`);
+
+    // a click with no rest, its reply held back: the panel's first lines (the bucket's longest op's
+    // name) drawn in the click's own task from the bucket columns, the rest when the reply comes
+    const t = fresh[1];
+    await page.mouse.move(1, 1);
+    await tl.evaluate((e) => { delete e.dataset.detailsShown; delete e.dataset.detailsFor; delete e.dataset.detailsFirst; e.__nsysNav.hold(true); });
+    let first;
+    try {
+      await page.mouse.click(t.cx, t.cy);
+      first = await tl.evaluate((e) => ({ first: e.dataset.detailsFirst, for: e.dataset.detailsFor, shown: e.dataset.detailsShown ?? "",
+        from: e.dataset.detailsFrom, name: e.querySelector(".nsys-tl-details strong")?.textContent ?? "" }));
+    } finally {
+      await tl.evaluate((e) => e.__nsysNav.hold(false));
+    }
+    await page.waitForFunction((e) => e.dataset.detailsShown === e.dataset.detailsFor, el, { timeout: 30000 });
+    const full = await tl.evaluate((e) => ({ shown: e.dataset.detailsShown, name: e.querySelector(".nsys-tl-details strong")?.textContent ?? "" }));
+    const got = { ...first, full, longestId: t.truth.longestId, longestName: t.truth.longestName };
+    step("held data: click, no rest -> first lines before the reply", got);
+    if (first.from === "held" || first.first !== String(t.truth.longestId) || first.for !== first.first || first.shown !== "" ||
+        first.name !== String(t.truth.longestName) || full.shown !== first.first) {
+      throw new Error(`a click with no rest did not draw the op's first lines at once: ${JSON.stringify(got)}`);
+    }
+    await page.waitForFunction((e) => e.dataset.explained === e.dataset.detailsShown, el, { timeout: 60000 });
+  } else step("held data: pass over / click with no rest: no two fresh buckets with ops (skipped)");
   await tl.evaluate((e) => e.querySelector("canvas").focus());
   await page.keyboard.press("Escape");
 
