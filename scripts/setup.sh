@@ -47,6 +47,10 @@ if [ $all -eq 1 ]; then
       || echo "setup: nsight-systems unavailable; nsys end-to-end tests will skip"
   fi
   python3 -m pip install -q --disable-pip-version-check pytest jsonschema
+  # validates every protocol test's replies against protocol/schemas ~100x faster than
+  # jsonschema (which still words the errors, and validates alone without it)
+  python3 -m pip install -q --disable-pip-version-check "jsonschema-rs==0.61.0" \
+    || echo "setup: jsonschema-rs unavailable; the protocol tests validate replies with jsonschema (slower)"
   # the MCP clients that drive `nsys-ai mcp` in tests/protocol/test_mcp*.py (pinned)
   python3 -m pip install -q --disable-pip-version-check "mcp==1.22.0"
   # rank sets on Dask (clients/jupyter ranks.py, its LocalCluster test; bench/bench_ranks.py --dask)
