@@ -1,6 +1,6 @@
 /* Webview entry: builds the layout and routes host messages (one union keyed
  * on `type`; unknown types are logged). All data comes through the host bridge. */
-import { FIRST_FRAME, fromEnvelope, type HostToWebview } from '../protocol/messages';
+import { FIRST_FRAME, answerIdOf, fromEnvelope, type Envelope, type HostToWebview } from '../protocol/messages';
 import { absTime, clockOrigin, relTime, type Int } from '../client/exactJson';
 import { rebaseColumns } from '../client/timelineModel';
 import { LEGEND } from '../client/trackTree';
@@ -155,6 +155,7 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   /* the bench harness's hook: it names methods as strings (checked by the server) */
   timeline.perf.rpc = (method, params) => bridge.request(method as RequestName, params);
   timeline.perf.rpcTimings = bridge.timings;
+  timeline.perf.answersDropped = () => bridge.dropped;
   timeline.perf.show = (s, e) => timeline!.setView({ start: rel(BigInt(s)), end: rel(BigInt(e)), width: timeline!.currentView.width });
   timeline.onFirstFrame = (ms) => bridge.post({ type: 'perf', name: FIRST_FRAME, ms });
   /* the first frame's tiles came with init (asked by the host while this page loaded): no round trip before it */
@@ -210,8 +211,12 @@ function errorText(what: string, e: unknown): HTMLElement {
 }
 
 window.addEventListener('message', (ev: MessageEvent<unknown>) => {
+  const received = performance.now();
+  /* an answer to a request already cancelled (a view left) is dropped before its parse */
+  const answers = answerIdOf(ev.data);
+  if (answers !== undefined && !bridge.waits(answers)) { bridge.dropped++; return; }
   const m = fromEnvelope(ev.data) as HostToWebview;
-  if (bridge.settle(m)) return;
+  if (bridge.settle(m, { posted: (ev.data as Envelope).posted, received, parsed: performance.now() })) return;
   switch (m.type) {
     case 'init':
       init(m.profileId, m.title, m.info, m.tracks, m.tiles).catch((e) => app.replaceChildren(errorText('Profile', e)));

@@ -316,20 +316,33 @@ async function interactions(s, file) {
    * `host`; absent with packages before vsc12): page sent → host received, host received → the server's answer
    * back in the host (the server, its queue and the stdio pipe), host posted → the page settled (postMessage through
    * VS Code's webview frames, the page's JSON parse) */
-  const rangesSince = (n) => frame.evaluate((n) => (window.__nsysPerf.rpcTimings ?? []).slice(n).filter((x) => x.method === 'timeline/range')
-    .map((x) => ({ ms: x.settled === undefined ? NaN : x.settled - x.sent, cancelled: !!x.cancelled,
-      legs: x.host && x.settled !== undefined ? [x.host.received - (performance.timeOrigin + x.sent), x.host.answered - x.host.received, performance.timeOrigin + x.settled - x.host.answered] : undefined })), n);
+  /* the last leg's parts (packages from vsc13 on: the envelope's `posted`, the page's `page` times): the host's encode
+   * (answered → posted), VS Code's relay and the page's task queue (posted → the message event begins, epoch clock),
+   * the page's parse (event → parsed), and parsed → the end of the next frame drawn (the wait for it and its draw) */
+  const rangesSince = (n) => frame.evaluate((n) => {
+    const ends = window.__nsysPerf.frameEnds ?? [];
+    const frameAfter = (t) => { const e = ends.find((x) => x >= t); return e === undefined ? NaN : e - t; };
+    return (window.__nsysPerf.rpcTimings ?? []).slice(n).filter((x) => x.method === 'timeline/range')
+      .map((x) => ({ ms: x.settled === undefined ? NaN : x.settled - x.sent, cancelled: !!x.cancelled,
+        legs: x.host && x.settled !== undefined ? [x.host.received - (performance.timeOrigin + x.sent), x.host.answered - x.host.received, performance.timeOrigin + x.settled - x.host.answered] : undefined,
+        page: x.host && x.page && x.page.posted !== undefined && x.settled !== undefined ? [x.page.posted - x.host.answered, performance.timeOrigin + x.page.received - x.page.posted, x.page.parsed - x.page.received, frameAfter(x.settled)] : undefined }));
+  }, n);
+  const droppedNow = () => frame.evaluate(() => window.__nsysPerf.answersDropped?.() ?? NaN);
   const kind = async (name, fn) => {
     await perfReset();
     const n = await rangesFrom();
+    const d0 = await droppedNow();
     await fn();
     await sleep(1500);
     const p = await perfTake();
     const ranges = await rangesSince(n);
-    const kept = ranges.filter((x) => !x.cancelled), legs = kept.filter((x) => x.legs);
+    const kept = ranges.filter((x) => !x.cancelled), legs = kept.filter((x) => x.legs), page = kept.filter((x) => x.page);
     res[name] = { frame: p.frame, complete: p.complete, 'timeline/range sent → settled': kept.map((x) => x.ms),
-      'timeline/range leg: page → host': legs.map((x) => x.legs[0]), 'timeline/range leg: host → server → host': legs.map((x) => x.legs[1]), 'timeline/range leg: host → page settled': legs.map((x) => x.legs[2]) };
-    console.log(`   ${name}: ${ranges.length} timeline/range sent, ${ranges.filter((x) => x.cancelled).length} cancelled`);
+      'timeline/range leg: page → host': legs.map((x) => x.legs[0]), 'timeline/range leg: host → server → host': legs.map((x) => x.legs[1]), 'timeline/range leg: host → page settled': legs.map((x) => x.legs[2]),
+      '  host → page: host encodes (answered → posted)': page.map((x) => x.page[0]), '  host → page: VS Code relay + page queue (posted → event)': page.map((x) => x.page[1]),
+      '  host → page: page parses (event → parsed)': page.map((x) => x.page[2]), 'timeline/range: parsed → next frame drawn': page.map((x) => x.page[3]) };
+    const dropped = (await droppedNow()) - d0;
+    console.log(`   ${name}: ${ranges.length} timeline/range sent, ${ranges.filter((x) => x.cancelled).length} cancelled${Number.isNaN(dropped) ? '' : `, ${dropped} answers dropped unparsed`}`);
   };
   await home();
   /* zoom in a little first so that pans move over data at a useful scale */
