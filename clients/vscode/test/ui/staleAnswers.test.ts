@@ -41,7 +41,13 @@ test('stale answers: replies the page cancelled are not posted; the last step dr
   /* the server answers every step at once; the host holds the answers until all steps were made */
   const release = hx!.hold('timeline/range');
   for (let i = 0; i < 4; i++) { await wheel(-760); await sleep(150); }
-  await sleep(300);
+  /* the host has every request the page sent, so every cancel before the last (a step's cancels go before its requests) */
+  const sentByPage = () => page.evaluate((from) => window.__nsysPerf.rpcTimings!.slice(from).filter((x) => x.method === 'timeline/range').length, from);
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    if (hx!.requests.slice(hostFrom).filter((r) => r.method === 'timeline/range').length >= await sentByPage()) break;
+    await sleep(50);
+  }
+  await sleep(100);
   release();
   await page.waitForFunction((n) => window.__nsysPerf.inputToComplete.length > n && window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined), completes, { timeout: 30_000 });
   /* each request: cancelled by a later step, or answered with a reply (its `host` times come with the reply only) */
