@@ -24,6 +24,15 @@ import { formatCursor } from '../client/timeAxis';
 
 /* when the bundle started running (the bench splits the first frame at it) */
 window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], inputToComplete: [], hovers: [], scriptAt: performance.now() };
+/* tasks over 50 ms on this page's thread (the bench: was an answer's wait in the page's queue?); `name`: 'self', or the
+ * frame that ran it ('same-origin-ancestor', ...: VS Code's frames when they share the thread) */
+const longTasks: Array<{ start: number; ms: number; name: string }> = (window.__nsysPerf.longTasks = []);
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) longTasks.push({ start: e.startTime, ms: e.duration, name: e.name });
+    if (longTasks.length > 2000) longTasks.splice(0, 1000);
+  }).observe({ type: 'longtask', buffered: true });
+} catch { /* no longtask entries in this browser */ }
 const bridge = new HostBridge();
 let profileId = '';
 let timeline: TimelineView | undefined;

@@ -80,6 +80,8 @@ export interface Perf {
   rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number }; page?: { posted?: number; received: number; parsed: number } }>;
   /** When recent frames ended (performance.now(); the bench finds the frame that drew an answer). */
   frameEnds?: number[];
+  /** Tasks over 50 ms on the page's thread (performance.now(), ms; `name`: the PerformanceLongTaskTiming's, 'self' when ours). */
+  longTasks?: Array<{ start: number; ms: number; name: string }>;
   /** How many answers came for requests already cancelled (dropped unparsed). */
   answersDropped?: () => number;
   /** Track ids of every row, and of the rows in the blocks scrolled into view. */

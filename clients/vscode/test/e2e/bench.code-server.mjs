@@ -322,10 +322,14 @@ async function interactions(s, file) {
   const rangesSince = (n) => frame.evaluate((n) => {
     const ends = window.__nsysPerf.frameEnds ?? [];
     const frameAfter = (t) => { const e = ends.find((x) => x >= t); return e === undefined ? NaN : e - t; };
+    /* ms of [a, b] (page clock) inside long tasks on the page's thread: its own ('self'), and other frames' */
+    const tasks = window.__nsysPerf.longTasks;
+    const busy = (a, b, own) => tasks ? tasks.filter((t) => (t.name === 'self') === own).reduce((s, t) => s + Math.max(0, Math.min(b, t.start + t.ms) - Math.max(a, t.start)), 0) : NaN;
     return (window.__nsysPerf.rpcTimings ?? []).slice(n).filter((x) => x.method === 'timeline/range')
       .map((x) => ({ ms: x.settled === undefined ? NaN : x.settled - x.sent, cancelled: !!x.cancelled,
         legs: x.host && x.settled !== undefined ? [x.host.received - (performance.timeOrigin + x.sent), x.host.answered - x.host.received, performance.timeOrigin + x.settled - x.host.answered] : undefined,
-        page: x.host && x.page && x.page.posted !== undefined && x.settled !== undefined ? [x.page.posted - x.host.answered, performance.timeOrigin + x.page.received - x.page.posted, x.page.parsed - x.page.received, frameAfter(x.settled)] : undefined }));
+        page: x.host && x.page && x.page.posted !== undefined && x.settled !== undefined ? [x.page.posted - x.host.answered, performance.timeOrigin + x.page.received - x.page.posted, x.page.parsed - x.page.received, frameAfter(x.settled),
+          busy(x.page.posted - performance.timeOrigin, x.page.received, true), busy(x.page.posted - performance.timeOrigin, x.page.received, false)] : undefined }));
   }, n);
   const droppedNow = () => frame.evaluate(() => window.__nsysPerf.answersDropped?.() ?? NaN);
   const kind = async (name, fn) => {
@@ -340,7 +344,8 @@ async function interactions(s, file) {
     res[name] = { frame: p.frame, complete: p.complete, 'timeline/range sent → settled': kept.map((x) => x.ms),
       'timeline/range leg: page → host': legs.map((x) => x.legs[0]), 'timeline/range leg: host → server → host': legs.map((x) => x.legs[1]), 'timeline/range leg: host → page settled': legs.map((x) => x.legs[2]),
       '  host → page: host encodes (answered → posted)': page.map((x) => x.page[0]), '  host → page: VS Code relay + page queue (posted → event)': page.map((x) => x.page[1]),
-      '  host → page: page parses (event → parsed)': page.map((x) => x.page[2]), 'timeline/range: parsed → next frame drawn': page.map((x) => x.page[3]) };
+      '  host → page: page parses (event → parsed)': page.map((x) => x.page[2]), 'timeline/range: parsed → next frame drawn': page.map((x) => x.page[3]),
+      '  posted → event: in the page\'s long tasks (own)': page.map((x) => x.page[4]), '  posted → event: in long tasks of other frames on its thread': page.map((x) => x.page[5]) };
     const dropped = (await droppedNow()) - d0;
     console.log(`   ${name}: ${ranges.length} timeline/range sent, ${ranges.filter((x) => x.cancelled).length} cancelled${Number.isNaN(dropped) ? '' : `, ${dropped} answers dropped unparsed`}`);
   };
