@@ -22,7 +22,7 @@ export class HostBridge {
   dropped = 0;
   sent: Array<{ method: string; params: Record<string, unknown> }> = [];
   /** When each recent request was sent and settled (performance.now(); perf marks for the bench), and whether it was cancelled. */
-  readonly timings: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number }; page?: PageTimes }> = [];
+  readonly timings: Array<{ id?: number; method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number }; page?: PageTimes }> = [];
 
   post(m: WebviewToHost): void { this.api.postMessage(toEnvelope(m)); }
 
@@ -37,7 +37,7 @@ export class HostBridge {
     const p = params as Record<string, unknown>;
     this.sent.push({ method, params: p });
     if (this.sent.length > 500) this.sent.splice(0, 250);
-    const timing: HostBridge['timings'][number] = { method, params: p, sent: performance.now() };
+    const timing: HostBridge['timings'][number] = { id, method, params: p, sent: performance.now() };
     this.timings.push(timing);
     if (this.timings.length > 500) this.timings.splice(0, 250);
     return new Promise<unknown>((resolve, reject) => {

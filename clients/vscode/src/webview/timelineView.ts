@@ -77,7 +77,7 @@ export interface Perf {
   /** Recent bridge requests: sent and settled (performance.now()). */
   /** `host`: the extension host's receive and answer times (epoch ms; rpcResult's `host`). */
   /** `page`: the answer's message event began / was parsed (performance.now()), and when its sender posted it (epoch ms). */
-  rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number }; page?: { posted?: number; received: number; parsed: number } }>;
+  rpcTimings?: Array<{ id?: number; method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number }; page?: { posted?: number; received: number; parsed: number } }>;
   /** When recent frames ended (performance.now(); the bench finds the frame that drew an answer). */
   frameEnds?: number[];
   /** Tasks over 50 ms on the page's thread (performance.now(), ms; `name`: the PerformanceLongTaskTiming's, 'self' when ours). */
