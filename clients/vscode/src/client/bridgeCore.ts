@@ -44,7 +44,9 @@ export function createForwarder(ctx: Pick<BridgeContext, 'client' | 'onRequest'>
       try {
         const client = await ctx.client();
         const result = await client.requestUntyped(m.method, params, { token: src.token });
-        post({ type: 'rpcResult', id: m.id, result, host: { received, answered: Date.now() } });
+        /* the page cancelled it while the server answered: the page drops it anyway, so no reply text to encode and carry */
+        if (src.token.isCancellationRequested) post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.Cancelled, message: 'cancelled' } });
+        else post({ type: 'rpcResult', id: m.id, result, host: { received, answered: Date.now() } });
       } catch (e) {
         const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
         post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });

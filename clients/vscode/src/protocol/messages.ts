@@ -34,10 +34,26 @@ export function isWebviewToHost(m: unknown): m is WebviewToHost {
 /** What crosses postMessage, both ways: the message as exact JSON text. VS Code
  * serializes webview messages as JSON, which has no BigInt, and times of
  * epoch-clocked profiles are BigInt (client/exactJson). */
-export interface Envelope { json: string }
+export interface Envelope {
+  json: string;
+  /** When the sender had the text (Date.now(), epoch ms, after the encode): the bench splits a reply's way to the page at it. */
+  posted?: number;
+}
 
 export function toEnvelope(m: HostToWebview | WebviewToHost): Envelope {
-  return { json: stringifyExact(m) };
+  const json = stringifyExact(m);
+  return { json, posted: Date.now() };
+}
+
+/* stringifyExact keeps the literal's key order: an answer's text begins with its type and id */
+const ANSWER_HEAD = /^\{"type":"rpc(?:Result|Error)","id":(\d+)[,}]/;
+
+/** The request id an envelope answers (`rpcResult` / `rpcError`), read from the head of its
+ * text without parsing the rest (an answer nobody waits for any more is dropped unparsed); else undefined. */
+export function answerIdOf(raw: unknown): number | undefined {
+  if (typeof raw !== 'object' || raw === null || typeof (raw as Envelope).json !== 'string') return undefined;
+  const m = ANSWER_HEAD.exec((raw as Envelope).json.slice(0, 64));
+  return m ? Number(m[1]) : undefined;
 }
 
 /** The message in an envelope (anything else is returned as it is, for the caller to reject). */

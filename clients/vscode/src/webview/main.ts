@@ -1,6 +1,6 @@
 /* Webview entry: builds the layout and routes host messages (one union keyed
  * on `type`; unknown types are logged). All data comes through the host bridge. */
-import { FIRST_FRAME, fromEnvelope, type HostToWebview } from '../protocol/messages';
+import { FIRST_FRAME, answerIdOf, fromEnvelope, type Envelope, type HostToWebview } from '../protocol/messages';
 import { absTime, clockOrigin, relTime, type Int } from '../client/exactJson';
 import { rebaseColumns } from '../client/timelineModel';
 import { LEGEND } from '../client/trackTree';
@@ -24,6 +24,15 @@ import { formatCursor } from '../client/timeAxis';
 
 /* when the bundle started running (the bench splits the first frame at it) */
 window.__nsysPerf = { ...window.__nsysPerf, frames: [], inputToFrame: [], inputToComplete: [], hovers: [], scriptAt: performance.now() };
+/* tasks over 50 ms on this page's thread (the bench: was an answer's wait in the page's queue?); `name`: 'self', or the
+ * frame that ran it ('same-origin-ancestor', ...: VS Code's frames when they share the thread) */
+const longTasks: Array<{ start: number; ms: number; name: string }> = (window.__nsysPerf.longTasks = []);
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) longTasks.push({ start: e.startTime, ms: e.duration, name: e.name });
+    if (longTasks.length > 2000) longTasks.splice(0, 1000);
+  }).observe({ type: 'longtask', buffered: true });
+} catch { /* no longtask entries in this browser */ }
 const bridge = new HostBridge();
 let profileId = '';
 let timeline: TimelineView | undefined;
@@ -155,6 +164,7 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   /* the bench harness's hook: it names methods as strings (checked by the server) */
   timeline.perf.rpc = (method, params) => bridge.request(method as RequestName, params);
   timeline.perf.rpcTimings = bridge.timings;
+  timeline.perf.answersDropped = () => bridge.dropped;
   timeline.perf.show = (s, e) => timeline!.setView({ start: rel(BigInt(s)), end: rel(BigInt(e)), width: timeline!.currentView.width });
   timeline.onFirstFrame = (ms) => bridge.post({ type: 'perf', name: FIRST_FRAME, ms });
   /* the first frame's tiles came with init (asked by the host while this page loaded): no round trip before it */
@@ -210,8 +220,12 @@ function errorText(what: string, e: unknown): HTMLElement {
 }
 
 window.addEventListener('message', (ev: MessageEvent<unknown>) => {
+  const received = performance.now();
+  /* an answer to a request already cancelled (a view left) is dropped before its parse */
+  const answers = answerIdOf(ev.data);
+  if (answers !== undefined && !bridge.waits(answers)) { bridge.dropped++; return; }
   const m = fromEnvelope(ev.data) as HostToWebview;
-  if (bridge.settle(m)) return;
+  if (bridge.settle(m, { posted: (ev.data as Envelope).posted, received, parsed: performance.now() })) return;
   switch (m.type) {
     case 'init':
       init(m.profileId, m.title, m.info, m.tracks, m.tiles).catch((e) => app.replaceChildren(errorText('Profile', e)));

@@ -6,6 +6,10 @@ import type { ParamsOf, RequestName, ResultOf } from '../protocol/methods';
 interface VsCodeApi { postMessage(m: Envelope): void; getState(): unknown; setState(s: unknown): void }
 declare function acquireVsCodeApi(): VsCodeApi;
 
+/** An answer's way into the page: `posted` the sender's Date.now() after encoding it (epoch ms),
+ * `received` / `parsed` performance.now() when its message event began / its text was parsed. */
+export interface PageTimes { posted?: number; received: number; parsed: number }
+
 export class RpcError extends Error {
   constructor(readonly code: number, message: string) { super(message); }
 }
@@ -13,10 +17,12 @@ export class RpcError extends Error {
 export class HostBridge {
   private readonly api: VsCodeApi = acquireVsCodeApi();
   private next = 1;
-  private pending = new Map<number, { resolve: (v: unknown, host?: { received: number; answered: number }) => void; reject: (e: unknown) => void }>();
+  private pending = new Map<number, { resolve: (v: unknown, host?: { received: number; answered: number }, page?: PageTimes) => void; reject: (e: unknown) => void }>();
+  /** Answers dropped unparsed: their request was cancelled before they came (the view they were for was left). */
+  dropped = 0;
   sent: Array<{ method: string; params: Record<string, unknown> }> = [];
   /** When each recent request was sent and settled (performance.now(); perf marks for the bench), and whether it was cancelled. */
-  readonly timings: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number } }> = [];
+  readonly timings: Array<{ id?: number; method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number }; page?: PageTimes }> = [];
 
   post(m: WebviewToHost): void { this.api.postMessage(toEnvelope(m)); }
 
@@ -31,13 +37,13 @@ export class HostBridge {
     const p = params as Record<string, unknown>;
     this.sent.push({ method, params: p });
     if (this.sent.length > 500) this.sent.splice(0, 250);
-    const timing: HostBridge['timings'][number] = { method, params: p, sent: performance.now() };
+    const timing: HostBridge['timings'][number] = { id, method, params: p, sent: performance.now() };
     this.timings.push(timing);
     if (this.timings.length > 500) this.timings.splice(0, 250);
     return new Promise<unknown>((resolve, reject) => {
       const done = () => { timing.settled = performance.now(); };
       if (signal?.aborted) { reject(new RpcError(-32800, 'cancelled')); return; }
-      this.pending.set(id, { resolve: (v, host) => { done(); timing.host = host; resolve(v); }, reject: (e) => { done(); reject(e); } });
+      this.pending.set(id, { resolve: (v, host, page) => { done(); timing.host = host; timing.page = page; resolve(v); }, reject: (e) => { done(); reject(e); } });
       this.post({ type: 'rpc', id, method, params: p });
       signal?.addEventListener('abort', () => {
         const q = this.pending.get(id);
@@ -50,13 +56,16 @@ export class HostBridge {
     });
   }
 
+  /** Whether request `id` still waits for its answer. */
+  waits(id: number): boolean { return this.pending.has(id); }
+
   /** Settles a pending request; returns false when the message is not an RPC answer. */
-  settle(m: HostToWebview): boolean {
+  settle(m: HostToWebview, page?: PageTimes): boolean {
     if (m.type !== 'rpcResult' && m.type !== 'rpcError') return false;
     const p = this.pending.get(m.id);
     if (!p) return true;
     this.pending.delete(m.id);
-    if (m.type === 'rpcResult') p.resolve(m.result, m.host);
+    if (m.type === 'rpcResult') p.resolve(m.result, m.host, page);
     else p.reject(new RpcError(m.error.code, m.error.message));
     return true;
   }

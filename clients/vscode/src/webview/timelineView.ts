@@ -76,7 +76,14 @@ export interface Perf {
   idle?: { planned: number; ran: number };
   /** Recent bridge requests: sent and settled (performance.now()). */
   /** `host`: the extension host's receive and answer times (epoch ms; rpcResult's `host`). */
-  rpcTimings?: Array<{ method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number } }>;
+  /** `page`: the answer's message event began / was parsed (performance.now()), and when its sender posted it (epoch ms). */
+  rpcTimings?: Array<{ id?: number; method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number }; page?: { posted?: number; received: number; parsed: number } }>;
+  /** When recent frames ended (performance.now(); the bench finds the frame that drew an answer). */
+  frameEnds?: number[];
+  /** Tasks over 50 ms on the page's thread (performance.now(), ms; `name`: the PerformanceLongTaskTiming's, 'self' when ours). */
+  longTasks?: Array<{ start: number; ms: number; name: string }>;
+  /** How many answers came for requests already cancelled (dropped unparsed). */
+  answersDropped?: () => number;
   /** Track ids of every row, and of the rows in the blocks scrolled into view. */
   rowIds?: () => string[];
   /** Every row: its key, whether it is an open or closed group (undefined: a leaf), and its top y on the canvas (scrolled). */
@@ -596,6 +603,9 @@ export class TimelineView {
     this.drawAxis(ctx, { fg, bg, grid }, W, H);
     const ms = performance.now() - t;
     this.perf.frames.push(ms);
+    const ends = (this.perf.frameEnds ??= []);
+    ends.push(performance.now());
+    if (ends.length > 4000) ends.splice(0, 2000);
     if (this.inputAt !== undefined) { this.perf.inputToFrame.push(performance.now() - this.inputAt); this.incompleteSince ??= this.inputAt; this.inputAt = undefined; }
     const complete = (this.perf.firstFrameMs === undefined || this.incompleteSince !== undefined) && this.complete();
     if (this.idlePlanned !== this.viewToken && this.complete()) this.planIdle(this.viewToken);

@@ -309,6 +309,17 @@ async function interactions(s, file) {
   const settle = async () => { await sleep(400); await frame.waitForFunction(() => document.querySelector('.timeline')?.dataset.rendered === 'true', undefined, { timeout: 30_000 }).catch(() => {}); };
   const home = async () => { await canvas.focus(); await page.keyboard.press('Home'); await sleep(1500); };
   const res = {};
+  /* when VS Code's webview host frame forwards each answer to our page (its contentWindow.postMessage, same origin: our
+   * own window's postMessage, wrapped here), keyed by the request id in the envelope's head */
+  await frame.evaluate(() => {
+    const seen = (window.__nsysForwarded = new Map());
+    const post = window.postMessage.bind(window);
+    window.postMessage = (m, ...rest) => {
+      const j = m && typeof m.json === 'string' ? /^\{"type":"rpc(?:Result|Error)","id":(\d+)/.exec(m.json.slice(0, 64)) : null;
+      if (j) seen.set(Number(j[1]), performance.now());
+      return post(m, ...rest);
+    };
+  });
   /* the split of "→ complete": each timeline/range the page sent meanwhile, sent → settled (the
    * bridge through code-server, the extension host and the server), and how many it cancelled */
   const rangesFrom = () => frame.evaluate(() => window.__nsysPerf.rpcTimings?.length ?? 0);
@@ -316,20 +327,41 @@ async function interactions(s, file) {
    * `host`; absent with packages before vsc12): page sent → host received, host received → the server's answer
    * back in the host (the server, its queue and the stdio pipe), host posted → the page settled (postMessage through
    * VS Code's webview frames, the page's JSON parse) */
-  const rangesSince = (n) => frame.evaluate((n) => (window.__nsysPerf.rpcTimings ?? []).slice(n).filter((x) => x.method === 'timeline/range')
-    .map((x) => ({ ms: x.settled === undefined ? NaN : x.settled - x.sent, cancelled: !!x.cancelled,
-      legs: x.host && x.settled !== undefined ? [x.host.received - (performance.timeOrigin + x.sent), x.host.answered - x.host.received, performance.timeOrigin + x.settled - x.host.answered] : undefined })), n);
+  /* the last leg's parts (packages from vsc13 on: the envelope's `posted`, the page's `page` times): the host's encode
+   * (answered → posted), VS Code's relay and the page's task queue (posted → the message event begins, epoch clock),
+   * the page's parse (event → parsed), and parsed → the end of the next frame drawn (the wait for it and its draw) */
+  const rangesSince = (n) => frame.evaluate((n) => {
+    const ends = window.__nsysPerf.frameEnds ?? [];
+    const frameAfter = (t) => { const e = ends.find((x) => x >= t); return e === undefined ? NaN : e - t; };
+    /* ms of [a, b] (page clock) inside long tasks on the page's thread: its own ('self'), and other frames' */
+    const tasks = window.__nsysPerf.longTasks;
+    const fwd = window.__nsysForwarded ?? new Map();
+    const busy = (a, b, own) => tasks ? tasks.filter((t) => (t.name === 'self') === own).reduce((s, t) => s + Math.max(0, Math.min(b, t.start + t.ms) - Math.max(a, t.start)), 0) : NaN;
+    return (window.__nsysPerf.rpcTimings ?? []).slice(n).filter((x) => x.method === 'timeline/range')
+      .map((x) => ({ ms: x.settled === undefined ? NaN : x.settled - x.sent, cancelled: !!x.cancelled,
+        legs: x.host && x.settled !== undefined ? [x.host.received - (performance.timeOrigin + x.sent), x.host.answered - x.host.received, performance.timeOrigin + x.settled - x.host.answered] : undefined,
+        page: x.host && x.page && x.page.posted !== undefined && x.settled !== undefined ? [x.page.posted - x.host.answered, performance.timeOrigin + x.page.received - x.page.posted, x.page.parsed - x.page.received, frameAfter(x.settled),
+          busy(x.page.posted - performance.timeOrigin, x.page.received, true), busy(x.page.posted - performance.timeOrigin, x.page.received, false),
+          fwd.has(x.id) ? performance.timeOrigin + fwd.get(x.id) - x.page.posted : NaN, fwd.has(x.id) ? x.page.received - fwd.get(x.id) : NaN] : undefined }));
+  }, n);
+  const droppedNow = () => frame.evaluate(() => window.__nsysPerf.answersDropped?.() ?? NaN);
   const kind = async (name, fn) => {
     await perfReset();
     const n = await rangesFrom();
+    const d0 = await droppedNow();
     await fn();
     await sleep(1500);
     const p = await perfTake();
     const ranges = await rangesSince(n);
-    const kept = ranges.filter((x) => !x.cancelled), legs = kept.filter((x) => x.legs);
+    const kept = ranges.filter((x) => !x.cancelled), legs = kept.filter((x) => x.legs), page = kept.filter((x) => x.page);
     res[name] = { frame: p.frame, complete: p.complete, 'timeline/range sent → settled': kept.map((x) => x.ms),
-      'timeline/range leg: page → host': legs.map((x) => x.legs[0]), 'timeline/range leg: host → server → host': legs.map((x) => x.legs[1]), 'timeline/range leg: host → page settled': legs.map((x) => x.legs[2]) };
-    console.log(`   ${name}: ${ranges.length} timeline/range sent, ${ranges.filter((x) => x.cancelled).length} cancelled`);
+      'timeline/range leg: page → host': legs.map((x) => x.legs[0]), 'timeline/range leg: host → server → host': legs.map((x) => x.legs[1]), 'timeline/range leg: host → page settled': legs.map((x) => x.legs[2]),
+      '  host → page: host encodes (answered → posted)': page.map((x) => x.page[0]), '  host → page: VS Code relay + page queue (posted → event)': page.map((x) => x.page[1]),
+      '  host → page: page parses (event → parsed)': page.map((x) => x.page[2]), 'timeline/range: parsed → next frame drawn': page.map((x) => x.page[3]),
+      '  posted → event: in the page\'s long tasks (own)': page.map((x) => x.page[4]), '  posted → event: in long tasks of other frames on its thread': page.map((x) => x.page[5]),
+      '  posted → VS Code\'s host frame forwards it to the page': page.map((x) => x.page[6]), '  host frame forwards → the page\'s message event': page.map((x) => x.page[7]) };
+    const dropped = (await droppedNow()) - d0;
+    console.log(`   ${name}: ${ranges.length} timeline/range sent, ${ranges.filter((x) => x.cancelled).length} cancelled${Number.isNaN(dropped) ? '' : `, ${dropped} answers dropped unparsed`}`);
   };
   await home();
   /* zoom in a little first so that pans move over data at a useful scale */

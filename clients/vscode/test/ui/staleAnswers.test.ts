@@ -1,0 +1,89 @@
+/* Answers for views already left: a zoom step cancels the previous step's
+ * `timeline/range` requests; when the server had answered them already, the
+ * host posts a bare cancellation instead of the reply (no text to encode,
+ * relay and parse), and the page drops any answer to a request it no longer
+ * waits for before parsing it (client/bridgeCore, webview/main.ts). Asserts on
+ * what the host posted and on the frame drawn after the last step. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { startHarness, CHROMIUM, type Harness } from './harness';
+import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE } from '../helpers';
+
+const bin = serverBinary();
+const AXIS_H = 22, ROW_H = 22;
+let skip: string | false = !fs.existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !bin ? NO_SERVER : false;
+let hx: Harness | undefined;
+
+before(async () => {
+  if (skip) return;
+  const profile = smallProfile();
+  if (!profile) { skip = NO_PROFILE; return; }
+  hx = await startHarness(bin!, profile, { width: 1280, height: 700 });
+});
+after(async () => { await hx?.close(); });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('stale answers: replies the page cancelled are not posted; the last step draws complete', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  await sleep(600); /* the idle prefetch of the first view */
+  await page.waitForFunction(() => window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined), undefined, { timeout: 30_000 });
+  const box = (await page.locator('.timeline canvas').boundingBox())!;
+  const gutter = Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210));
+  await page.mouse.move(box.x + gutter + (box.width - gutter) * 0.61, box.y + AXIS_H + ROW_H * 1.5);
+  const wheel = async (dy: number) => { await page.keyboard.down('Control'); await page.mouse.wheel(0, dy); await page.keyboard.up('Control'); };
+  const from = await page.evaluate(() => window.__nsysPerf.rpcTimings!.length);
+  const hostFrom = hx!.requests.length;
+  const completes = await page.evaluate(() => window.__nsysPerf.inputToComplete.length);
+  /* the server answers every step at once; the host holds the answers until all steps were made */
+  const release = hx!.hold('timeline/range');
+  for (let i = 0; i < 4; i++) { await wheel(-760); await sleep(150); }
+  /* the host has every request the page sent, so every cancel before the last (a step's cancels go before its requests) */
+  const sentByPage = () => page.evaluate((from) => window.__nsysPerf.rpcTimings!.slice(from).filter((x) => x.method === 'timeline/range').length, from);
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    if (hx!.requests.slice(hostFrom).filter((r) => r.method === 'timeline/range').length >= await sentByPage()) break;
+    await sleep(50);
+  }
+  await sleep(100);
+  release();
+  await page.waitForFunction((n) => window.__nsysPerf.inputToComplete.length > n && window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined), completes, { timeout: 30_000 });
+  /* each request: cancelled by a later step, or answered with a reply (its `host` times come with the reply only) */
+  const pageSide = await page.evaluate((from) => window.__nsysPerf.rpcTimings!.slice(from).filter((x) => x.method === 'timeline/range')
+    .map((x) => (x.cancelled ? 'cancelled' : x.host ? 'answered' : 'failed')), from);
+  const cancelled = pageSide.filter((c) => c === 'cancelled').length, kept = pageSide.filter((c) => c === 'answered').length;
+  assert.ok(cancelled > 0, `the later steps cancelled some of the earlier steps' requests (${cancelled} of ${pageSide.length})`);
+  /* the server answered every request (the hold is after its answer); a reply's text was posted only for those the page took */
+  const hostSide = hx!.requests.slice(hostFrom).filter((r) => r.method === 'timeline/range');
+  const posted = hostSide.filter((r) => r.bytes !== undefined).length;
+  assert.equal(posted, kept, `replies posted (${posted}) = replies the page took (${kept}; page: ${pageSide.join(' ')}; host forwarded ${hostSide.length})`);
+  /* and the last step's frame has its tiles drawn */
+  const drawn = await page.evaluate(() => {
+    const el = document.querySelector('.timeline') as HTMLElement, c = el.querySelector('canvas')!, dpr = window.devicePixelRatio || 1;
+    const g = c.getContext('2d')!, gutter = Number(el.dataset.gutter ?? 210);
+    const y = Math.round((22 + 22 * 1.5) * dpr);
+    const d = g.getImageData(Math.round((gutter + 2) * dpr), y, c.width - Math.round((gutter + 2) * dpr), 1).data;
+    const bg = Array.from(g.getImageData(Math.round((gutter - 1) * dpr), Math.round(12 * dpr), 1, 1).data).join();
+    let n = 0;
+    for (let k = 0; k < d.length; k += 4) if ([d[k], d[k + 1], d[k + 2], d[k + 3]].join() !== bg) n++;
+    return n;
+  });
+  assert.ok(drawn > 0, 'the first row has pixels drawn after the last step');
+});
+
+test('stale answers: an answer to a request the page does not wait for is dropped unparsed', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  const errorsBefore = hx!.logs.filter((l) => l.startsWith('pageerror')).length;
+  const dropped = await page.evaluate(async () => {
+    const d0 = window.__nsysPerf.answersDropped!();
+    /* the head of a reply, the rest cut off: parsing it would throw in the page */
+    window.postMessage({ json: '{"type":"rpcResult","id":987654321,"result":{"tracks":[{"id":"k' }, '*');
+    await new Promise((r) => setTimeout(r, 100));
+    return window.__nsysPerf.answersDropped!() - d0;
+  });
+  assert.equal(dropped, 1, 'the answer was dropped');
+  assert.deepEqual(hx!.logs.filter((l) => l.startsWith('pageerror')).slice(errorsBefore), [], 'nothing in the page tried to parse it');
+});
