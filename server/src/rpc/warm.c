@@ -16,6 +16,7 @@
 #include "common/task.h"
 #include "common/util.h"
 #include "explain/context.h"
+#include "explain/kernel_stats.h"
 #include "profile/profile.h"
 
 typedef struct nsys__warm_job {
@@ -54,11 +55,21 @@ static void nsys__warm_lower_priority(void) {
 #endif
 }
 
+static bool nsys__warm_cancelled(void *task) { return nsys_task_cancelled(task); }
+
 static void nsys__warm_run(nsys__warm_job *job) {
   const nsys_index *ix = atomic_load(&job->p->index);
   if (!ix || nsys_task_cancelled(&job->task)) return;
   if (!nsys_awarm_area(&job->task, job->p, ix) && nsys_task_cancelled(&job->task)) return;
-  (void)nsys_explain_context_get(job->p, ix, &job->task); /* kept in explain's cache */
+  if (!nsys_explain_context_get(job->p, ix, &job->task)) return; /* kept in explain's cache */
+  /* the largest names' statistics (their duration order): the first clicks */
+  uint32_t ids[5];
+  uint32_t n = nsys_kstats_top(job->p, ix, NSYS_KSTATS_BY_NAME, -1, ids, 5);
+  for (uint32_t i = 0; i < n && !nsys_task_cancelled(&job->task); i++) {
+    nsys_kstats st;
+    bool cut = false;
+    (void)nsys_kstats_get(job->p, ix, NSYS_KSTATS_BY_NAME, ids[i], &st, nsys__warm_cancelled, &job->task, &cut);
+  }
 }
 
 static void nsys__warm_job_free(nsys__warm_job *job) {
