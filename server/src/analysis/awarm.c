@@ -47,8 +47,7 @@ bool nsys_awarm_area(nsys_task *task, struct nsys_profile *p, const nsys_index *
   if (kn) {
     uint64_t *order = nsys_xmalloc(((size_t)kn->n_keys + 1) * sizeof *order);
     uint32_t no = 0;
-    for (uint32_t j = 0; j < kn->n_keys; j++)
-      if (!kn->whole_done[j]) order[no++] = j;
+    for (uint32_t j = 0; j < kn->n_keys; j++) order[no++] = j; /* a name done already returns at once */
     if (no > 1) qsort_r(order, no, sizeof *order, nsys__by_total_desc, (void *)kn);
     for (uint32_t r = 0; r < no && !nsys_task_cancelled(task); r++) (void)nsys_kname_whole(kn, ix, (uint32_t)order[r]);
     free(order);

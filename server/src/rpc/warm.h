@@ -1,7 +1,8 @@
 /* The server's background warm-up (issue 19): after profile/open answers,
  * one low-priority thread builds what area selections and explanations read
- * (analysis/awarm.h: the memo and the window indexes; then the explanation
- * context, explain/context.h), so that no interaction pays those builds.
+ * (analysis/awarm.h: the memo, the window indexes, the names' whole
+ * statistics; then the explanation context, explain/context.h, and the five
+ * largest names' statistics, explain/kernel_stats.h), so that no interaction pays those builds.
  *   - Starts NSYS_AI_WARM_DELAY_MS (default 250) after the open's reply, so
  *     the first frame's requests go first; runs at nice NSYS_AI_INDEX_SAVE_NICE
  *     (default 10, as the index saver; 0 keeps the process's).
