@@ -22,7 +22,9 @@ static int nsys__by_total_desc(const void *a, const void *b, void *ctx) {
   return x < y ? -1 : x > y;
 }
 
-bool nsys_awarm_area(nsys_task *task, struct nsys_profile *p, const nsys_index *ix) {
+bool nsys_awarm_area(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, void (*pause)(void *ctx),
+                     void *ctx) {
+#define NSYS__PAUSE() (pause ? pause(ctx) : (void)0, !c.stopped && !nsys_task_cancelled(task))
   nsys_acache *memo = NULL;
   if (!nsys_amemo_get(task, p, ix, &memo) || !memo) return false;
   if (!nsys_win_fast_enabled()) return true; /* the windowed paths are off: nothing reads them */
@@ -31,16 +33,16 @@ bool nsys_awarm_area(nsys_task *task, struct nsys_profile *p, const nsys_index *
   c.cache = memo;
   /* in the order a selection reads them; each returns at once when built.
    * NULL without c.stopped: the index does not suit that path (nothing to build). */
-  (void)nsys_actx_winidx(&c);
-  if (!c.stopped) (void)nsys_actx_kname(&c, false);
-  if (!c.stopped) (void)nsys_actx_klaunch(&c);
-  if (!c.stopped) (void)nsys_actx_ksweep(&c);
-  if (!c.stopped) {
+  if (NSYS__PAUSE()) (void)nsys_actx_winidx(&c);
+  if (NSYS__PAUSE()) (void)nsys_actx_kname(&c, false);
+  if (NSYS__PAUSE()) (void)nsys_actx_klaunch(&c);
+  if (NSYS__PAUSE()) (void)nsys_actx_ksweep(&c);
+  if (NSYS__PAUSE()) {
     nsys_gap_phaser own;
     (void)nsys_gap_phaser_get(&c, &own);
     nsys_gap_phaser_dispose(&own);
   }
-  if (!c.stopped) (void)nsys_actx_markers(&c);
+  if (NSYS__PAUSE()) (void)nsys_actx_markers(&c);
   /* every name's whole statistics (what a window holding all of a name's
    * kernels reads: the full range), the largest names first */
   const nsys_kname *kn = c.stopped ? NULL : nsys_win_peek(&memo->kname[0]);
@@ -49,10 +51,11 @@ bool nsys_awarm_area(nsys_task *task, struct nsys_profile *p, const nsys_index *
     uint32_t no = 0;
     for (uint32_t j = 0; j < kn->n_keys; j++) order[no++] = j; /* a name done already returns at once */
     if (no > 1) qsort_r(order, no, sizeof *order, nsys__by_total_desc, (void *)kn);
-    for (uint32_t r = 0; r < no && !nsys_task_cancelled(task); r++) (void)nsys_kname_whole(kn, ix, (uint32_t)order[r]);
+    for (uint32_t r = 0; r < no && NSYS__PAUSE(); r++) (void)nsys_kname_whole(kn, ix, (uint32_t)order[r]);
     free(order);
   }
   bool ok = !c.stopped;
+#undef NSYS__PAUSE
   nsys_actx_dispose(&c);
   return ok && !nsys_task_cancelled(task);
 }

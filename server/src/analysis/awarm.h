@@ -20,7 +20,10 @@
 struct nsys_profile;
 
 /* False when task was cancelled (what was finished is kept) or there is no
- * memo to fill (turned off, or ix is not p's published index). */
-bool nsys_awarm_area(nsys_task *task, struct nsys_profile *p, const nsys_index *ix);
+ * memo to fill (turned off, or ix is not p's published index). pause (may
+ * be NULL) is called between two builds, holding none: the server's waits
+ * there while requests run. */
+bool nsys_awarm_area(nsys_task *task, struct nsys_profile *p, const nsys_index *ix, void (*pause)(void *ctx),
+                     void *ctx);
 
 #endif

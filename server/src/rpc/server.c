@@ -324,6 +324,7 @@ static void nsys__after_work(uv_work_t *w, int status) {
   else s->jobs = job->next;
   if (job->next) job->next->prev = job->prev;
   s->n_jobs--;
+  nsys_warm_requests(-1);
   if (job->warm_id) nsys_warm_start(s->profiles, job->warm_id); /* after its reply */
   nsys_warm_prune(s->profiles); /* a closed profile's warm-up stops */
   nsys__job_free(job);
@@ -455,6 +456,7 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
   if (s->jobs) s->jobs->prev = job;
   s->jobs = job;
   s->n_jobs++;
+  nsys_warm_requests(1);
   nsys__flow(s);
   int rc = uv_queue_work(&s->loop, &job->work, nsys__work, nsys__after_work);
   if (rc < 0) { /* cannot happen with valid arguments; still answer exactly once */

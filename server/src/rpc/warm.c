@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,6 +35,19 @@ static struct {
   pthread_t th;
 } nsys__warm = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
+/* Requests running or queued on the server's pool: the warm-up waits
+ * between two builds while there are any (it never delays a request). */
+static atomic_int nsys__warm_inflight;
+
+void nsys_warm_requests(int delta) { atomic_fetch_add(&nsys__warm_inflight, delta); }
+
+static void nsys__warm_pause(void *task) {
+  while (atomic_load(&nsys__warm_inflight) > 0 && !nsys_task_cancelled(task)) {
+    struct timespec ts = {0, 5000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 static bool nsys__warm_enabled(void) {
   const char *e = getenv("NSYS_AI_WARM");
   return !(e && strcmp(e, "0") == 0);
@@ -60,12 +74,16 @@ static bool nsys__warm_cancelled(void *task) { return nsys_task_cancelled(task);
 static void nsys__warm_run(nsys__warm_job *job) {
   const nsys_index *ix = atomic_load(&job->p->index);
   if (!ix || nsys_task_cancelled(&job->task)) return;
-  if (!nsys_awarm_area(&job->task, job->p, ix) && nsys_task_cancelled(&job->task)) return;
+  nsys__warm_pause(&job->task);
+  if (!nsys_awarm_area(&job->task, job->p, ix, nsys__warm_pause, &job->task) && nsys_task_cancelled(&job->task))
+    return;
+  nsys__warm_pause(&job->task);
   if (!nsys_explain_context_get(job->p, ix, &job->task)) return; /* kept in explain's cache */
   /* the largest names' statistics (their duration order): the first clicks */
   uint32_t ids[5];
   uint32_t n = nsys_kstats_top(job->p, ix, NSYS_KSTATS_BY_NAME, -1, ids, 5);
   for (uint32_t i = 0; i < n && !nsys_task_cancelled(&job->task); i++) {
+    nsys__warm_pause(&job->task);
     nsys_kstats st;
     bool cut = false;
     (void)nsys_kstats_get(job->p, ix, NSYS_KSTATS_BY_NAME, ids[i], &st, nsys__warm_cancelled, &job->task, &cut);

@@ -6,6 +6,7 @@
  *   - Starts NSYS_AI_WARM_DELAY_MS (default 250) after the open's reply, so
  *     the first frame's requests go first; runs at nice NSYS_AI_INDEX_SAVE_NICE
  *     (default 10, as the index saver; 0 keeps the process's).
+ *   - Waits between two builds while requests run (nsys_warm_requests).
  *   - A request that needs a structure being built waits for that one build
  *     (the memo's slots); one that only reads it when built takes its loop.
  *   - Cancelled when its profile is closed (nsys_warm_prune after each
@@ -27,6 +28,10 @@ void nsys_warm_start(struct nsys_profile_registry *r, const char *id);
 void nsys_warm_prune(struct nsys_profile_registry *r);
 /* Cancels every warm-up and joins the thread (server exit). */
 void nsys_warm_stop(void);
+/* delta requests more (+1: queued) or fewer (-1: answered) on the server's
+ * pool: the warm-up waits between two builds while any run, so a request
+ * never shares the CPU with it (the report after an open is not slowed). */
+void nsys_warm_requests(int delta);
 /* True while a warm-up is queued or running (tests, benchmarks). */
 bool nsys_warm_pending(void);
 

@@ -77,7 +77,7 @@ typedef struct {
 
 static void *warm(void *arg) {
   warmer *w = arg;
-  w->ok = nsys_awarm_area(&w->task, w->p, w->ix);
+  w->ok = nsys_awarm_area(&w->task, w->p, w->ix, NULL, NULL);
   return NULL;
 }
 
