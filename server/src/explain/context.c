@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cond_wait.h"
 #include "common/util.h"
 #include "analysis/amemo.h"
 #include "analysis/devunions.h"
@@ -263,26 +264,48 @@ static pthread_mutex_t nsys__mu = PTHREAD_MUTEX_INITIALIZER;
 static nsys__slot *nsys__slots[NSYS__CACHE_SLOTS];
 static uint64_t nsys__clock;
 
+/* The indexes whose context a caller is building (outside the lock), so
+ * that concurrent callers (a request and the server's warm-up) wait for
+ * that one build, noticing their own cancellation, instead of building it
+ * again or holding the lock while it is built. */
+static const nsys_index *nsys__building[NSYS__CACHE_SLOTS * 4];
+static pthread_cond_t nsys__cv = PTHREAD_COND_INITIALIZER;
+
+static int nsys__building_at(const nsys_index *ix) {
+  for (int i = 0; i < (int)NSYS_ARRAY_LEN(nsys__building); i++)
+    if (nsys__building[i] == ix) return i;
+  return -1;
+}
+
 const nsys_explain_context *nsys_explain_context_get(const nsys_profile *p, const nsys_index *ix, nsys_task *task) {
   pthread_mutex_lock(&nsys__mu);
   nsys__clock++;
-  int lru = 0, free_slot = -1;
-  for (int i = 0; i < NSYS__CACHE_SLOTS; i++) {
-    nsys__slot *s = nsys__slots[i];
-    if (!s) {
-      if (free_slot < 0) free_slot = i;
-      continue;
+  for (;;) {
+    for (int i = 0; i < NSYS__CACHE_SLOTS; i++) {
+      nsys__slot *s = nsys__slots[i];
+      if (s && s->ix == ix && s->dev == p->st_dev && s->ino == p->st_ino && s->size == p->st_size &&
+          s->mtime == p->st_mtime_ns) {
+        s->last_used = nsys__clock;
+        pthread_mutex_unlock(&nsys__mu);
+        return &s->cx;
+      }
     }
-    if (s->ix == ix && s->dev == p->st_dev && s->ino == p->st_ino && s->size == p->st_size &&
-        s->mtime == p->st_mtime_ns) {
-      s->last_used = nsys__clock;
+    if (nsys__building_at(ix) < 0) break;
+    if (!nsys_task_wait_turn(task, &nsys__cv, &nsys__mu, 10)) { /* another caller builds it */
       pthread_mutex_unlock(&nsys__mu);
-      return &s->cx;
+      nsys_task_fail_cancelled(task);
+      return NULL;
     }
-    if (nsys__slots[lru] && s->last_used < nsys__slots[lru]->last_used) lru = i;
   }
+  int mine = nsys__building_at(NULL); /* a free mark; none left: build without one */
+  if (mine >= 0) nsys__building[mine] = ix;
+  pthread_mutex_unlock(&nsys__mu);
   nsys__slot *s = nsys_xcalloc(1, sizeof *s);
-  if (!nsys__build(p, ix, task, &s->cx)) {
+  bool ok = nsys__build(p, ix, task, &s->cx);
+  pthread_mutex_lock(&nsys__mu);
+  if (mine >= 0) nsys__building[mine] = NULL;
+  pthread_cond_broadcast(&nsys__cv);
+  if (!ok) {
     nsys_detect_data_free(s->cx.detect_data);
     free(s);
     pthread_mutex_unlock(&nsys__mu);
@@ -294,7 +317,11 @@ const nsys_explain_context *nsys_explain_context_get(const nsys_profile *p, cons
   s->size = p->st_size;
   s->mtime = p->st_mtime_ns;
   s->last_used = nsys__clock;
-  int slot = free_slot >= 0 ? free_slot : lru;
+  int slot = -1, lru = 0;
+  for (int i = 0; i < NSYS__CACHE_SLOTS && slot < 0; i++)
+    if (!nsys__slots[i]) slot = i;
+    else if (nsys__slots[i]->last_used < nsys__slots[lru]->last_used) lru = i;
+  if (slot < 0) slot = lru;
   nsys__slot_free(nsys__slots[slot]); /* a context is only read under the index's lifetime */
   nsys__slots[slot] = s;
   pthread_mutex_unlock(&nsys__mu);

@@ -14,6 +14,7 @@
 #include "profile/profile.h"
 #include "rpc/framing.h"
 #include "rpc/jsonrpc.h"
+#include "rpc/warm.h"
 
 #define NSYS__READ_CHUNK 65536
 #define NSYS__EXIT_GRACE_MS 5000 /* then pending writes are dropped */
@@ -34,6 +35,7 @@ typedef struct nsys__job {
   char *key;    /* nsys_rpc_id_key(id), for $/cancelRequest */
   cJSON *token; /* copy of params.workDoneToken, or NULL */
   nsys_rpc_frame *frame; /* the reply, framed on the worker thread */
+  char *warm_id;         /* profile/open's profileId: warmed after the reply (rpc/warm.h) */
   struct nsys__job *prev, *next;
 } nsys__job;
 
@@ -267,12 +269,17 @@ static cJSON *nsys__finish_call(nsys__server *s, nsys_call *call, const cJSON *i
 static void nsys__work(uv_work_t *w) {
   nsys__job *job = w->data;
   cJSON *result = nsys_method_run(job->fn, &job->call);
+  const cJSON *opened = result && strcmp(job->call.method, "profile/open") == 0
+                            ? cJSON_GetObjectItemCaseSensitive(result, "profileId")
+                            : NULL;
+  if (cJSON_IsString(opened)) job->warm_id = nsys_xstrdup(opened->valuestring);
   job->frame = nsys_rpc_frame_new(nsys__finish_call(job->srv, &job->call, job->id, result));
 }
 
 static void nsys__job_free(nsys__job *job) {
   nsys_call_dispose(&job->call);
   nsys_rpc_frame_free(job->frame);
+  free(job->warm_id);
   cJSON_Delete(job->root);
   cJSON_Delete(job->id);
   cJSON_Delete(job->token);
@@ -317,6 +324,9 @@ static void nsys__after_work(uv_work_t *w, int status) {
   else s->jobs = job->next;
   if (job->next) job->next->prev = job->prev;
   s->n_jobs--;
+  nsys_warm_requests(-1);
+  if (job->warm_id) nsys_warm_start(s->profiles, job->warm_id); /* after its reply */
+  nsys_warm_prune(s->profiles); /* a closed profile's warm-up stops */
   nsys__job_free(job);
   nsys__flow(s);
   nsys__maybe_finish(s);
@@ -446,6 +456,7 @@ static void nsys__on_request(nsys__server *s, nsys_rpc_msg *msg) {
   if (s->jobs) s->jobs->prev = job;
   s->jobs = job;
   s->n_jobs++;
+  nsys_warm_requests(1);
   nsys__flow(s);
   int rc = uv_queue_work(&s->loop, &job->work, nsys__work, nsys__after_work);
   if (rc < 0) { /* cannot happen with valid arguments; still answer exactly once */
@@ -711,6 +722,7 @@ int nsys_serve(const nsys_serve_options *opt) {
   uv_run(&s->loop, UV_RUN_DEFAULT);
   if (uv_loop_close(&s->loop) != 0) nsys__log(NSYS_LOG_WARN, "event loop closed with open handles");
   nsys__drain_queue(s); /* nothing should be left; frees it if so */
+  nsys_warm_stop();
   uv_mutex_destroy(&s->qlock);
   nsys_frame_reader_free(&s->reader);
   nsys_registry_free(s->profiles);

@@ -1,0 +1,84 @@
+"""The background warm-up after profile/open (server/src/rpc/warm.h): what
+area selections and explanations read is built on a low-priority thread.
+
+1. Replies are the same bytes whether the warm-up is off (NSYS_AI_WARM=0),
+   running while the requests come (NSYS_AI_WARM_DELAY_MS=0, requests sent
+   at once after the open) or done (the same requests again later): the four
+   area analyses with the clients' params on windows of 1/1, 1/2, 1/20 and
+   the whole profile, and kernel/explain of the largest names.
+2. A profile closed, and a server shut down, while its warm-up runs: the
+   server answers on, exits 0, and (under an ASan/valgrind build) reports
+   nothing.
+Profile: a generated 30k-kernel export (the build takes long enough to be
+caught midway).
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conftest import generate
+from nsys_rpc import Server
+
+AREA = [("top_kernels", {"limit": 5}), ("overlap", {"perIteration": False}), ("gpu_idle_gaps", {"limit": 1}),
+        ("kernel_launch_overhead", {"limit": 1})]
+
+
+@pytest.fixture(scope="module")
+def profile(generated_dir):
+    return generate(generated_dir / "warm-30k.sqlite", "--kernels", "30000", "--gpus", "2")
+
+
+def calls(pid: str, span: tuple[int, int], names: list[str]) -> list[tuple[str, dict]]:
+    a, b = span
+    out = []
+    wins = [{"start": a, "end": b}, {"start": a + (b - a) // 4, "end": a + 3 * (b - a) // 4},
+            {"start": a + (b - a) // 2, "end": a + (b - a) // 2 + (b - a) // 20}, {}]
+    for w in wins:
+        for n, p in AREA:
+            out.append(("analysis/run", {"profileId": pid, "name": n, "params": {**w, **p}}))
+    out += [("kernel/explain", {"profileId": pid, "name": n}) for n in names]
+    return out
+
+
+def replies(srv: Server, cs: list[tuple[str, dict]]) -> list:
+    ids = [srv.start(m, p) for m, p in cs]  # all at once, as a panel sends them
+    out = []
+    for i in ids:
+        r = srv.wait_reply(i, timeout=120)
+        assert "error" not in r, r
+        out.append(r["result"])
+    return out
+
+
+def test_replies_with_warm_up_off_running_done(profile, cache_dir):
+    with Server(env={"NSYS_AI_WARM": "0"}) as ref:
+        info = ref.request("profile/open", {"path": str(profile)}, timeout=120)
+        span = (info["info"]["span"]["start"], info["info"]["span"]["end"])
+        rows = ref.request("analysis/run", {"profileId": info["profileId"], "name": "top_kernels",
+                                            "params": {"limit": 3}})["rows"]
+        names = [r["name"] for r in rows]
+        ref.request("profile/close", {"profileId": info["profileId"]})
+        info = ref.request("profile/open", {"path": str(profile)}, timeout=120)
+        want = replies(ref, calls(info["profileId"], span, names))
+    with Server(env={"NSYS_AI_WARM_DELAY_MS": "0"}) as srv:
+        pid = srv.request("profile/open", {"path": str(profile)}, timeout=120)["profileId"]
+        assert replies(srv, calls(pid, span, names)) == want  # the warm-up runs meanwhile
+        time.sleep(1.0)
+        assert replies(srv, calls(pid, span, names)) == want  # done
+        srv.close()
+        srv.assert_no_sanitizer_reports()
+
+
+def test_close_and_exit_while_warming(profile, cache_dir):
+    srv = Server(env={"NSYS_AI_WARM_DELAY_MS": "0"})
+    for _ in range(3):
+        pid = srv.request("profile/open", {"path": str(profile)}, timeout=120)["profileId"]
+        assert srv.request("profile/close", {"profileId": pid}) == {"closed": True}
+    pid = srv.request("profile/open", {"path": str(profile)}, timeout=120)["profileId"]
+    r = srv.request("analysis/run", {"profileId": pid, "name": "kernel_launch_overhead", "params": {"limit": 1}})
+    assert r["rows"]
+    srv.request("profile/open", {"path": str(profile)}, timeout=120)  # the same profile: exit while warming
+    assert srv.close(timeout=60) == 0
+    srv.assert_no_sanitizer_reports()
