@@ -9,6 +9,11 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 static void nsys__oom(size_t n) {
   fprintf(stderr, "nsys-ai: out of memory allocating %zu bytes\n", n);
@@ -182,6 +187,15 @@ uint64_t nsys_fnv1a(const void *data, size_t n, uint64_t h) {
     h *= 1099511628211ULL;
   }
   return h;
+}
+
+void nsys_thread_background(void) {
+#ifdef __linux__
+  const char *v = getenv("NSYS_AI_INDEX_SAVE_NICE");
+  int nice = v && *v ? atoi(v) : 10;
+  id_t tid = (id_t)syscall(SYS_gettid);
+  if (nice > 0 && getpriority(PRIO_PROCESS, tid) < nice) (void)setpriority(PRIO_PROCESS, tid, nice);
+#endif
 }
 
 void nsys_tune_malloc(void) {

@@ -63,6 +63,11 @@ char *nsys_cache_dir(void);
  * and freed per request) in the heap instead of fresh mmaps, which cost one
  * page fault per 4 KiB every time. Called once at start by the server. */
 void nsys_tune_malloc(void);
+/* Lowers the calling thread's priority for work no answer waits for (the
+ * index cache saver, the server's warm-up): on a busy machine or 2 cores the
+ * requests take the CPU first. Linux: the thread's own nice value,
+ * $NSYS_AI_INDEX_SAVE_NICE (default 10; 0 keeps the process's). */
+void nsys_thread_background(void);
 /* FNV-1a over n bytes, continuing from h (start with NSYS_FNV_SEED). */
 #define NSYS_FNV_SEED 1469598103934665603ULL
 uint64_t nsys_fnv1a(const void *data, size_t n, uint64_t h);

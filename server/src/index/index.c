@@ -5,11 +5,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 #include "common/cond_wait.h"
 #include "common/util.h"
@@ -73,22 +68,9 @@ static struct {
   pthread_t th;
 } nsys__saver = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-/* The save is what no answer waits for: on a busy machine (or 2 cores) it
- * yields the CPU to the requests that follow a first open (timeline/range,
- * the summary) instead of sharing it evenly. Linux: a thread's own nice
- * value; NSYS_AI_INDEX_SAVE_NICE=0 keeps the process's. */
-static void nsys__saver_lower_priority(void) {
-#ifdef __linux__
-  const char *v = getenv("NSYS_AI_INDEX_SAVE_NICE");
-  int nice = v && *v ? atoi(v) : 10;
-  id_t tid = (id_t)syscall(SYS_gettid);
-  if (nice > 0 && getpriority(PRIO_PROCESS, tid) < nice) (void)setpriority(PRIO_PROCESS, tid, nice);
-#endif
-}
-
 static void *nsys__saver_run(void *arg) {
   (void)arg;
-  nsys__saver_lower_priority();
+  nsys_thread_background(); /* no answer waits for the save */
   pthread_mutex_lock(&nsys__saver.mu);
   for (;;) {
     while (!nsys__saver.head && !nsys__saver.stopping) pthread_cond_wait(&nsys__saver.cv, &nsys__saver.mu);

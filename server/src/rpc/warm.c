@@ -7,11 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 #include "analysis/awarm.h"
 #include "common/task.h"
@@ -59,16 +54,6 @@ static int64_t nsys__warm_delay_ns(void) {
   return (int64_t)(ms < 0 ? 0 : ms) * 1000000;
 }
 
-/* As the index saver (index.c): the requests take the CPU first. */
-static void nsys__warm_lower_priority(void) {
-#ifdef __linux__
-  const char *v = getenv("NSYS_AI_INDEX_SAVE_NICE");
-  int nice = v && *v ? atoi(v) : 10;
-  id_t tid = (id_t)syscall(SYS_gettid);
-  if (nice > 0 && getpriority(PRIO_PROCESS, tid) < nice) (void)setpriority(PRIO_PROCESS, tid, nice);
-#endif
-}
-
 static bool nsys__warm_cancelled(void *task) { return nsys_task_cancelled(task); }
 
 static void nsys__warm_run(nsys__warm_job *job) {
@@ -97,7 +82,7 @@ static void nsys__warm_job_free(nsys__warm_job *job) {
 
 static void *nsys__warm_main(void *arg) {
   (void)arg;
-  nsys__warm_lower_priority();
+  nsys_thread_background(); /* the requests take the CPU first */
   pthread_mutex_lock(&nsys__warm.mu);
   for (;;) {
     while (!nsys__warm.head && !nsys__warm.stopping) pthread_cond_wait(&nsys__warm.cv, &nsys__warm.mu);
