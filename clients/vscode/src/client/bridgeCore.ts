@@ -1,7 +1,7 @@
 /* The host side of the webview protocol, free of vscode imports: the
  * extension wires it to a WebviewPanel, the UI-test harness to a browser page.
  * Read-only methods are forwarded to the server; everything else is refused. */
-import type { Envelope, HostToWebview, WebviewToHost } from '../protocol/messages';
+import type { Answer, Envelope, HostToWebview, WebviewToHost } from '../protocol/messages';
 import { FIRST_FRAME, fromEnvelope, isWebviewToHost, toEnvelope } from '../protocol/messages';
 import type { ProfileInfo, RangeColumns, TimelineTracksResult } from '../protocol/types';
 import { DEFAULT_FIRST_VIEW, asFirstView, covers, planFirstTiles, type FirstPlan, type FirstTile, type FirstView } from './firstTiles';
@@ -27,35 +27,51 @@ export interface BridgeContext {
 
 /** Forwards a webview's `rpc` messages to the server, read-only methods
  * (`allowed`) only, with the params the caller resolved; `cancel` stops one.
+ * The requests of one `batch` (the page's messages of one task: a zoom step's
+ * tiles) are answered in one `answers` message once all came, so that VS Code's
+ * relay carries one message per step, not one per tile.
  * The profile view's bridge and the views over several profiles
  * (client/viewBridge) share it. */
 export function createForwarder(ctx: Pick<BridgeContext, 'client' | 'onRequest'>, post: (m: HostToWebview) => void, allowed: ReadonlySet<string> = WEBVIEW_METHODS) {
   const inflight = new Map<number, CancellationTokenSource>();
+  const answer = async (m: Extract<WebviewToHost, { type: 'rpc' }>, params: Record<string, unknown>): Promise<Answer> => {
+    if (!allowed.has(m.method)) return { type: 'rpcError', id: m.id, error: { code: ErrorCode.MethodNotFound, message: `${m.method} is not available to the webview` } };
+    const src = new CancellationTokenSource();
+    const received = Date.now();
+    inflight.set(m.id, src);
+    ctx.onRequest?.(m.method, params);
+    try {
+      const client = await ctx.client();
+      const result = await client.requestUntyped(m.method, params, { token: src.token });
+      /* the page cancelled it while the server answered: the page drops it anyway, so no reply text to encode and carry */
+      if (src.token.isCancellationRequested) return { type: 'rpcError', id: m.id, error: { code: ErrorCode.Cancelled, message: 'cancelled' } };
+      return { type: 'rpcResult', id: m.id, result, host: { received, answered: Date.now() } };
+    } catch (e) {
+      const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
+      return { type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } };
+    } finally {
+      inflight.delete(m.id);
+    }
+  };
   return {
-    async rpc(m: Extract<WebviewToHost, { type: 'rpc' }>, params: Record<string, unknown>): Promise<void> {
-      if (!allowed.has(m.method)) {
-        post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.MethodNotFound, message: `${m.method} is not available to the webview` } });
-        return;
-      }
-      const src = new CancellationTokenSource();
-      const received = Date.now();
-      inflight.set(m.id, src);
-      ctx.onRequest?.(m.method, params);
-      try {
-        const client = await ctx.client();
-        const result = await client.requestUntyped(m.method, params, { token: src.token });
-        /* the page cancelled it while the server answered: the page drops it anyway, so no reply text to encode and carry */
-        if (src.token.isCancellationRequested) post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.Cancelled, message: 'cancelled' } });
-        else post({ type: 'rpcResult', id: m.id, result, host: { received, answered: Date.now() } });
-      } catch (e) {
-        const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
-        post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });
-      } finally {
-        inflight.delete(m.id);
-      }
+    async rpc(m: Extract<WebviewToHost, { type: 'rpc' }>, params: Record<string, unknown>): Promise<void> { post(await answer(m, params)); },
+    /** Requests sent together, answered together (one alone: as `rpc`). */
+    async batch(ms: Array<{ m: Extract<WebviewToHost, { type: 'rpc' }>; params: Record<string, unknown> }>): Promise<void> {
+      if (ms.length === 1) { post(await answer(ms[0]!.m, ms[0]!.params)); return; }
+      const answers = await Promise.all(ms.map((x) => answer(x.m, x.params)));
+      post({ type: 'answers', ids: answers.map((a) => a.id), answers });
     },
     cancel(id: number): void { inflight.get(id)?.cancel(); },
   };
+}
+
+/** A page's `batch`: its `rpc` messages, with the params `paramsOf` resolves (undefined: refused with
+ * the answer `refuse` gives), go to the forwarder together; every other message to `one`, in order. */
+export function handleBatch(m: Extract<WebviewToHost, { type: 'batch' }>, forward: ReturnType<typeof createForwarder>,
+  paramsOf: (m: Extract<WebviewToHost, { type: 'rpc' }>) => Record<string, unknown>, one: (m: WebviewToHost) => Promise<void>): Promise<void> {
+  const rpcs = m.messages.filter((x): x is Extract<WebviewToHost, { type: 'rpc' }> => x?.type === 'rpc');
+  const rest = m.messages.filter((x) => x?.type !== 'rpc' && x?.type !== 'batch').map((x) => one(x));
+  return Promise.all([rpcs.length ? forward.batch(rpcs.map((x) => ({ m: x, params: paramsOf(x) }))) : undefined, ...rest]).then(() => {});
 }
 
 export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Promise<void> } {
@@ -113,8 +129,11 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
   const handle = async (raw: unknown): Promise<void> => {
     const msg = fromEnvelope(raw);
     if (!isWebviewToHost(msg)) { ctx.logger.warn('webview sent a malformed message'); return; }
-    const m: WebviewToHost = msg;
+    return one(msg);
+  };
+  const one = async (m: WebviewToHost): Promise<void> => {
     switch (m.type) {
+      case 'batch': return handleBatch(m, forward, (x) => ({ ...x.params, profileId: ctx.profile().profileId }), one);
       case 'ready': {
         const p = ctx.profile();
         const view = asFirstView(m.view);

@@ -9,12 +9,19 @@ export type HostToWebview =
   | { type: 'init'; profileId: string; title: string; info: ProfileInfo; tracks?: TimelineTracksResult;
       /** The first frame's timeline/range tiles, asked by the host while the webview was created (client/firstTiles; absent if that failed). */
       tiles?: FirstTile[] }
-  /** `host`: when the extension host received the request and had the server's answer (Date.now(), epoch ms: the bench splits a round trip into its legs). */
-  | { type: 'rpcResult'; id: number; result: unknown; host?: { received: number; answered: number } }
-  | { type: 'rpcError'; id: number; error: { code: number; message: string } }
+  | Answer
+  /** The answers to the requests of one `batch` (e.g. a zoom step's tiles), posted together once all came: one
+   * message through VS Code's relay instead of one per tile. `ids` (first: read without parsing the rest) are theirs. */
+  | { type: 'answers'; ids: number[]; answers: Answer[] }
   /** `start`/`end` on the profile's clock (BigInt beyond 2^53); `window`: a finding's evidence, zoomed to and marked as the range. */
   | { type: 'reveal'; kernelId?: number; start?: Int; end?: Int; window?: { start: Int; end: Int } }
   | { type: 'profileReopened'; profileId: string };
+
+/** One request's answer. `host`: when the extension host received the request and had the server's answer
+ * (Date.now(), epoch ms: the bench splits a round trip into its legs). */
+export type Answer =
+  | { type: 'rpcResult'; id: number; result: unknown; host?: { received: number; answered: number } }
+  | { type: 'rpcError'; id: number; error: { code: number; message: string } };
 
 export type WebviewToHost =
   /** `view`: the timeline's size as the page is laid out (the host asks the first tiles for it). */
@@ -22,7 +29,9 @@ export type WebviewToHost =
   | { type: 'rpc'; id: number; method: string; params: Record<string, unknown> }
   | { type: 'cancel'; id: number }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
-  | { type: 'perf'; name: string; ms: number };
+  | { type: 'perf'; name: string; ms: number }
+  /** The messages the page posted in one task (webview/rpc's HostBridge), in order: its requests are answered in one `answers`. */
+  | { type: 'batch'; messages: WebviewToHost[] };
 
 /** The `perf` message the timeline page posts with its first complete frame (ms after init). */
 export const FIRST_FRAME = 'first frame';
@@ -45,15 +54,21 @@ export function toEnvelope(m: HostToWebview | WebviewToHost): Envelope {
   return { json, posted: Date.now() };
 }
 
-/* stringifyExact keeps the literal's key order: an answer's text begins with its type and id */
+/* stringifyExact keeps the literal's key order: an answer's text begins with its type and id, a batch's with its ids */
 const ANSWER_HEAD = /^\{"type":"rpc(?:Result|Error)","id":(\d+)[,}]/;
+const ANSWERS_HEAD = /^\{"type":"answers","ids":\[([\d,]*)\]/;
 
-/** The request id an envelope answers (`rpcResult` / `rpcError`), read from the head of its
- * text without parsing the rest (an answer nobody waits for any more is dropped unparsed); else undefined. */
-export function answerIdOf(raw: unknown): number | undefined {
+/** The request ids an envelope answers (`rpcResult` / `rpcError`: one; `answers`: its `ids`), read from the head of its
+ * text without parsing the rest (answers nobody waits for any more are dropped unparsed); else undefined. */
+export function answerIdsOf(raw: unknown): number[] | undefined {
   if (typeof raw !== 'object' || raw === null || typeof (raw as Envelope).json !== 'string') return undefined;
-  const m = ANSWER_HEAD.exec((raw as Envelope).json.slice(0, 64));
-  return m ? Number(m[1]) : undefined;
+  const json = (raw as Envelope).json;
+  const one = ANSWER_HEAD.exec(json.slice(0, 64));
+  if (one) return [Number(one[1])];
+  if (!json.startsWith('{"type":"answers"')) return undefined;
+  const end = json.indexOf(']');
+  const many = end > 0 ? ANSWERS_HEAD.exec(json.slice(0, end + 1)) : null;
+  return many ? (many[1] ? many[1].split(',').map(Number) : []) : undefined;
 }
 
 /** The message in an envelope (anything else is returned as it is, for the caller to reject). */

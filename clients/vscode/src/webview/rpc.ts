@@ -8,7 +8,9 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 /** An answer's way into the page: `posted` the sender's Date.now() after encoding it (epoch ms),
  * `received` / `parsed` performance.now() when its message event began / its text was parsed. */
-export interface PageTimes { posted?: number; received: number; parsed: number }
+export interface PageTimes { posted?: number; received: number; parsed: number;
+  /** The message's text length and how many answers it carried (a batch's `answers`: all of them). */
+  bytes?: number; answers?: number }
 
 export class RpcError extends Error {
   constructor(readonly code: number, message: string) { super(message); }
@@ -24,7 +26,23 @@ export class HostBridge {
   /** When each recent request was sent and settled (performance.now(); perf marks for the bench), and whether it was cancelled. */
   readonly timings: Array<{ id?: number; method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number }; page?: PageTimes }> = [];
 
-  post(m: WebviewToHost): void { this.api.postMessage(toEnvelope(m)); }
+  /** Messages posted in this task, sent as one `batch` when it ends (one message through VS Code's relay
+   * for a zoom step's tiles; the host answers the batch's requests in one `answers`). */
+  private queued: WebviewToHost[] = [];
+  private readonly flusher = new MessageChannel();
+  constructor() { this.flusher.port1.onmessage = () => this.flush(); }
+
+  post(m: WebviewToHost): void {
+    this.queued.push(m);
+    /* after this task and its microtasks (the tile requests of a step go out in microtasks: coalescingFetch) */
+    if (this.queued.length === 1) this.flusher.port2.postMessage(0);
+  }
+
+  private flush(): void {
+    const q = this.queued;
+    this.queued = [];
+    if (q.length) this.api.postMessage(toEnvelope(q.length === 1 ? q[0]! : { type: 'batch', messages: q }));
+  }
 
   /** A request typed by the generated method map (protocol/methods.ts), like the extension's NsysClient.request. */
   request<M extends RequestName>(method: M, params: ParamsOf<M>, signal?: AbortSignal): Promise<ResultOf<M>>;
@@ -59,8 +77,9 @@ export class HostBridge {
   /** Whether request `id` still waits for its answer. */
   waits(id: number): boolean { return this.pending.has(id); }
 
-  /** Settles a pending request; returns false when the message is not an RPC answer. */
+  /** Settles pending requests (an answer, or a batch's `answers`); returns false when the message is not an RPC answer. */
   settle(m: HostToWebview, page?: PageTimes): boolean {
+    if (m.type === 'answers') { for (const a of m.answers) this.settle(a, page); return true; }
     if (m.type !== 'rpcResult' && m.type !== 'rpcError') return false;
     const p = this.pending.get(m.id);
     if (!p) return true;

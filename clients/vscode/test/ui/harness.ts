@@ -34,6 +34,8 @@ export interface Harness {
   /** Every forwarded request: when, server + stdio time (ms), then the post of its answer to the page (postMs: JSON text over CDP), its size. */
   requests: Array<{ method: string; params: Record<string, unknown>; at: number; ms?: number; postMs?: number; bytes?: number }>;
   logs: string[];
+  /** Every message the host posted to the page: its type, the request ids it answers (`rpcResult` / `rpcError`: one; `answers`: each), its text's length. */
+  posted: Array<{ type: string; ids: number[]; bytes: number }>;
   /** Posts a message to the webview as the extension host does (e.g. a reveal). */
   post(m: HostToWebview): void;
   /** How many times the bridge was told the page drew its first frame (BridgeContext.onFirstFrame). */
@@ -96,18 +98,22 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   const requests: Harness['requests'] = [];
   /* JSON text crosses the CDP boundary much faster than a structured object */
   const answered = new WeakMap<object, Harness['requests'][number]>();
+  const posted: Harness['posted'] = [];
   const post = (e: Envelope, m: HostToWebview) => {
     const t0 = performance.now();
     const text = JSON.stringify(e);
-    const rec = m.type === 'rpcResult' && typeof m.result === 'object' && m.result ? answered.get(m.result) : undefined;
-    if (rec) rec.bytes = text.length;
+    const each = m.type === 'answers' ? m.answers : [m];
+    const recs = each.map((a) => (a.type === 'rpcResult' && typeof a.result === 'object' && a.result ? answered.get(a.result) : undefined)).filter((r) => r !== undefined);
+    for (const rec of recs) rec.bytes = text.length;
+    posted.push({ type: m.type, ids: each.flatMap((a) => (a.type === 'rpcResult' || a.type === 'rpcError' ? [a.id] : [])), bytes: text.length });
+    const done = () => { for (const rec of recs) rec.postMs = performance.now() - t0; };
     if (sseIn) {
       if (stream) stream.write(`data: ${text}\n\n`); else queued.push(text);
-      if (rec) rec.postMs = performance.now() - t0;
+      done();
       return;
     }
     void page.evaluate((tx) => (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(JSON.parse(tx), '*'), text)
-      .then(() => { if (rec) rec.postMs = performance.now() - t0; }, () => {});
+      .then(done, () => {});
   };
   const timed = Object.create(client) as NsysClient;
   const held = new Map<string, Promise<void>>();
@@ -148,7 +154,7 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   }, { sseIn, bindingOut });
   await page.goto(`http://127.0.0.1:${port}/`);
   return {
-    page, client, opened, requests, logs,
+    page, client, opened, requests, logs, posted,
     post: (m) => post(toEnvelope(m), m),
     firstFrames: () => firstFrames,
     hold(method) {
