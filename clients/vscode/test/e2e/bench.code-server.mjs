@@ -315,8 +315,12 @@ async function interactions(s, file) {
     const seen = (window.__nsysForwarded = new Map());
     const post = window.postMessage.bind(window);
     window.postMessage = (m, ...rest) => {
+      /* one answer, or a batch's (packages from vsc13b on: `answers`, its ids first) */
       const j = m && typeof m.json === 'string' ? /^\{"type":"rpc(?:Result|Error)","id":(\d+)/.exec(m.json.slice(0, 64)) : null;
-      if (j) seen.set(Number(j[1]), performance.now());
+      const b = !j && m && typeof m.json === 'string' ? /^\{"type":"answers","ids":\[([\d,]*)\]/.exec(m.json.slice(0, 4096)) : null;
+      const at = performance.now();
+      if (j) seen.set(Number(j[1]), at);
+      if (b && b[1]) for (const id of b[1].split(',')) seen.set(Number(id), at);
       return post(m, ...rest);
     };
   });
@@ -342,8 +346,27 @@ async function interactions(s, file) {
         legs: x.host && x.settled !== undefined ? [x.host.received - (performance.timeOrigin + x.sent), x.host.answered - x.host.received, performance.timeOrigin + x.settled - x.host.answered] : undefined,
         page: x.host && x.page && x.page.posted !== undefined && x.settled !== undefined ? [x.page.posted - x.host.answered, performance.timeOrigin + x.page.received - x.page.posted, x.page.parsed - x.page.received, frameAfter(x.settled),
           busy(x.page.posted - performance.timeOrigin, x.page.received, true), busy(x.page.posted - performance.timeOrigin, x.page.received, false),
-          fwd.has(x.id) ? performance.timeOrigin + fwd.get(x.id) - x.page.posted : NaN, fwd.has(x.id) ? x.page.received - fwd.get(x.id) : NaN] : undefined }));
+          fwd.has(x.id) ? performance.timeOrigin + fwd.get(x.id) - x.page.posted : NaN, fwd.has(x.id) ? x.page.received - fwd.get(x.id) : NaN,
+          x.page.bytes ?? NaN, x.page.answers ?? 1, inFlight(x.page.posted)] : undefined }));
+    /* what the relay's wait grows with: each message's size (its text; packages from vsc13b on) and the messages
+     * posted before it and not yet forwarded by the host frame when it was posted (those the page took; dropped ones unseen) */
+    function inFlight(posted) {
+      const msgs = new Map();
+      for (const y of window.__nsysPerf.rpcTimings ?? []) if (y.page?.posted !== undefined && fwd.has(y.id)) msgs.set(`${y.page.posted}:${fwd.get(y.id)}`, [y.page.posted, performance.timeOrigin + fwd.get(y.id)]);
+      let k = 0;
+      for (const [p, f] of msgs.values()) if (p < posted && f > posted) k++;
+      return k;
+    }
   }, n);
+  /* posted → host frame forwards, one sample per message (a batch's answers share it), by the message's size and by
+   * the messages in flight when it was posted; and the answers each message carried */
+  const relayBy = (page) => {
+    const msgs = [...new Map(page.filter((x) => !Number.isNaN(x.page[6])).map((x) => [`${x.page[6]}:${x.page[1]}:${x.page[9]}`, x.page])).values()];
+    const by = (label, f) => Object.fromEntries(Object.entries(Object.groupBy(msgs, f)).map(([k, v]) => [`  relay wait by ${label} ${k}`, v.map((m) => m[6])]));
+    return { 'answers per host → page message': msgs.map((m) => m[9]), 'host → page message KB': msgs.map((m) => m[8] / 1024),
+      ...by('size', (m) => (Number.isNaN(m[8]) ? '(unknown)' : m[8] <= 16384 ? '≤ 16 KB' : m[8] <= 65536 ? '16-64 KB' : '> 64 KB')),
+      ...by('messages in flight', (m) => (m[10] === 0 ? '0' : m[10] <= 2 ? '1-2' : '≥ 3')) };
+  };
   const droppedNow = () => frame.evaluate(() => window.__nsysPerf.answersDropped?.() ?? NaN);
   const kind = async (name, fn) => {
     await perfReset();
@@ -359,7 +382,8 @@ async function interactions(s, file) {
       '  host → page: host encodes (answered → posted)': page.map((x) => x.page[0]), '  host → page: VS Code relay + page queue (posted → event)': page.map((x) => x.page[1]),
       '  host → page: page parses (event → parsed)': page.map((x) => x.page[2]), 'timeline/range: parsed → next frame drawn': page.map((x) => x.page[3]),
       '  posted → event: in the page\'s long tasks (own)': page.map((x) => x.page[4]), '  posted → event: in long tasks of other frames on its thread': page.map((x) => x.page[5]),
-      '  posted → VS Code\'s host frame forwards it to the page': page.map((x) => x.page[6]), '  host frame forwards → the page\'s message event': page.map((x) => x.page[7]) };
+      '  posted → VS Code\'s host frame forwards it to the page': page.map((x) => x.page[6]), '  host frame forwards → the page\'s message event': page.map((x) => x.page[7]),
+      ...relayBy(page) };
     const dropped = (await droppedNow()) - d0;
     console.log(`   ${name}: ${ranges.length} timeline/range sent, ${ranges.filter((x) => x.cancelled).length} cancelled${Number.isNaN(dropped) ? '' : `, ${dropped} answers dropped unparsed`}`);
   };

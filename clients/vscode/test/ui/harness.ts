@@ -19,7 +19,7 @@ import { createBridge } from '../../src/client/bridgeCore';
 import { NsysClient } from '../../src/client/nsysClient';
 import { collectingLogger } from '../../src/client/logger';
 import { renderWebviewHtml, makeNonce } from '../../src/client/webviewHtml';
-import { toEnvelope, type Envelope, type HostToWebview } from '../../src/protocol/messages';
+import { fromEnvelope, toEnvelope, type Envelope, type HostToWebview, type WebviewToHost } from '../../src/protocol/messages';
 import type { ProfileOpenResult } from '../../src/protocol/types';
 import { CLIENT_ROOT } from '../helpers';
 
@@ -36,6 +36,8 @@ export interface Harness {
   logs: string[];
   /** Every message the host posted to the page: its type, the request ids it answers (`rpcResult` / `rpcError`: one; `answers`: each), its text's length. */
   posted: Array<{ type: string; ids: number[]; bytes: number }>;
+  /** Every message the page posted to the host: its type, the ids of the requests it carries (`rpc`: one; `batch`: each). */
+  received: Array<{ type: string; ids: number[] }>;
   /** Posts a message to the webview as the extension host does (e.g. a reveal). */
   post(m: HostToWebview): void;
   /** How many times the bridge was told the page drew its first frame (BridgeContext.onFirstFrame). */
@@ -137,13 +139,19 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   });
   page.on('console', (m) => logs.push(`console.${m.type()} ${m.text()}`));
   page.on('pageerror', (e) => logs.push(`pageerror ${e.message}`));
-  handle = bridge.handle;
+  const received: Harness['received'] = [];
+  handle = (raw) => {
+    const m = fromEnvelope(raw) as WebviewToHost;
+    const each = m?.type === 'batch' ? m.messages : [m];
+    received.push({ type: m?.type, ids: each.flatMap((x) => (x?.type === 'rpc' ? [x.id] : [])) });
+    return bridge.handle(raw);
+  };
   if (bindingOut) {
     /* a raw one-way binding (exposeFunction would add a CDP round trip per message to return a value) */
     const cdp = await context.newCDPSession(page);
     await cdp.send('Runtime.enable');
     await cdp.send('Runtime.addBinding', { name: '__nsysHostPost' });
-    cdp.on('Runtime.bindingCalled', (ev) => { if (ev.name === '__nsysHostPost') void bridge.handle(JSON.parse(ev.payload)); });
+    cdp.on('Runtime.bindingCalled', (ev) => { if (ev.name === '__nsysHostPost') void handle(JSON.parse(ev.payload)); });
   }
   await page.addInitScript((kind: { sseIn: boolean; bindingOut: boolean }) => {
     const w = globalThis as unknown as { acquireVsCodeApi: () => unknown; __nsysHostPost: (m: string) => void; postMessage(m: unknown, o: string): void };
@@ -154,7 +162,7 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   }, { sseIn, bindingOut });
   await page.goto(`http://127.0.0.1:${port}/`);
   return {
-    page, client, opened, requests, logs, posted,
+    page, client, opened, requests, logs, posted, received,
     post: (m) => post(toEnvelope(m), m),
     firstFrames: () => firstFrames,
     hold(method) {

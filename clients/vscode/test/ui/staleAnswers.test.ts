@@ -1,4 +1,9 @@
-/* Answers for views already left: a zoom step cancels the previous step's
+/* What crosses VS Code's relay per zoom step.
+ * One message each way: the page's tile requests of one task go to the host as
+ * one `batch` (webview/rpc's HostBridge), and the host answers a batch's
+ * requests in one `answers` message once all came (client/bridgeCore), so that
+ * the relay carries one message per step instead of one per tile.
+ * Answers for views already left: a zoom step cancels the previous step's
  * `timeline/range` requests; when the server had answered them already, the
  * host posts a bare cancellation instead of the reply (no text to encode,
  * relay and parse), and the page drops any answer to a request it no longer
@@ -24,6 +29,53 @@ before(async () => {
 after(async () => { await hx?.close(); });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('zoom step: its tile requests go in one message, their answers come in one message, and the step draws complete', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  await sleep(600); /* the idle prefetch of the first view */
+  await page.waitForFunction(() => window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined), undefined, { timeout: 30_000 });
+  const box = (await page.locator('.timeline canvas').boundingBox())!;
+  const gutter = Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210));
+  await page.mouse.move(box.x + gutter + (box.width - gutter) * 0.61, box.y + AXIS_H + ROW_H * 1.5);
+  const from = await page.evaluate(() => window.__nsysPerf.rpcTimings!.length);
+  const postedFrom = hx!.posted.length, receivedFrom = hx!.received.length;
+  const completes = await page.evaluate(() => window.__nsysPerf.inputToComplete.length);
+  /* one step, deeper than the zoom level the idle prefetch holds: its tiles are asked for */
+  await page.keyboard.down('Control'); await page.mouse.wheel(0, -2400); await page.keyboard.up('Control');
+  await page.waitForFunction((n) => window.__nsysPerf.inputToComplete.length > n && window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined), completes, { timeout: 30_000 });
+  const step = await page.evaluate((from) => window.__nsysPerf.rpcTimings!.slice(from).filter((x) => x.method === 'timeline/range' && !x.cancelled && x.host).map((x) => x.id!), from);
+  assert.ok(step.length >= 2, `the step asked several tiles (${step.length})`);
+  const mine = new Set(step);
+  /* page → host: the requests the page sent in one task travel in one message */
+  const ins = hx!.received.slice(receivedFrom).filter((m) => m.ids.some((id) => mine.has(id)));
+  assert.ok(ins.length < step.length, `${step.length} tile requests in ${ins.length} page → host messages (${JSON.stringify(ins)})`);
+  /* host → page: each of those messages' requests answered in one message (a request cancelled meanwhile: in it too, bare) */
+  const outs = hx!.posted.slice(postedFrom).filter((m) => m.ids.some((id) => mine.has(id)));
+  for (const m of ins) {
+    const carriers = outs.filter((o) => o.ids.some((id) => m.ids.includes(id)));
+    assert.equal(carriers.length, 1, `the answers to ${JSON.stringify(m.ids)} came in one message (${JSON.stringify(carriers.map((c) => c.ids))})`);
+    assert.deepEqual([...carriers[0]!.ids].sort((a, b) => a - b), [...m.ids].sort((a, b) => a - b), 'that message answers exactly those requests');
+  }
+  assert.ok(outs.length < step.length, `${step.length} tile answers in ${outs.length} host → page messages`);
+  assert.ok(outs.some((o) => o.type === 'answers' && o.ids.length >= 2), 'one message carried several tiles');
+  /* and the frame drawn from them: rows in view have kernels drawn */
+  const drawnRows = await page.evaluate(() => {
+    const el = document.querySelector('.timeline') as HTMLElement, c = el.querySelector('canvas')!, dpr = window.devicePixelRatio || 1;
+    const g = c.getContext('2d')!, gutter = Number(el.dataset.gutter ?? 210);
+    const bg = Array.from(g.getImageData(Math.round((gutter - 1) * dpr), Math.round(12 * dpr), 1, 1).data).join();
+    let rows = 0;
+    for (const r of window.__nsysPerf.rowsAt!()) {
+      const y = Math.round((r.y + 11) * dpr);
+      if (r.y < 22 || y >= c.height) continue;
+      const d = g.getImageData(Math.round((gutter + 2) * dpr), y, c.width - Math.round((gutter + 2) * dpr), 1).data;
+      for (let k = 0; k < d.length; k += 4) if ([d[k], d[k + 1], d[k + 2], d[k + 3]].join() !== bg) { rows++; break; }
+    }
+    return rows;
+  });
+  assert.ok(drawnRows > 0, `rows drawn after the step (${drawnRows})`);
+});
 
 test('stale answers: replies the page cancelled are not posted; the last step draws complete', async (t) => {
   if (skip) return t.skip(skip);
