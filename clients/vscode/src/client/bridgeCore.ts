@@ -27,9 +27,10 @@ export interface BridgeContext {
 
 /** Forwards a webview's `rpc` messages to the server, read-only methods
  * (`allowed`) only, with the params the caller resolved; `cancel` stops one.
- * The requests of one `batch` (the page's messages of one task: a zoom step's
- * tiles) are answered in one `answers` message once all came, so that VS Code's
- * relay carries one message per step, not one per tile.
+ * A `batch`'s requests (the page's messages of one task: a zoom step's tiles)
+ * are answered each as it comes, not held for the slowest: VS Code's relay
+ * carries bytes at a rate (bench/README.md, branch vsc13b), so a step's first
+ * tile goes into it while the server answers the others.
  * The profile view's bridge and the views over several profiles
  * (client/viewBridge) share it. */
 export function createForwarder(ctx: Pick<BridgeContext, 'client' | 'onRequest'>, post: (m: HostToWebview) => void, allowed: ReadonlySet<string> = WEBVIEW_METHODS) {
@@ -55,23 +56,8 @@ export function createForwarder(ctx: Pick<BridgeContext, 'client' | 'onRequest'>
   };
   return {
     async rpc(m: Extract<WebviewToHost, { type: 'rpc' }>, params: Record<string, unknown>): Promise<void> { post(await answer(m, params)); },
-    /** Requests sent together, answered together (one alone: as `rpc`). */
-    async batch(ms: Array<{ m: Extract<WebviewToHost, { type: 'rpc' }>; params: Record<string, unknown> }>): Promise<void> {
-      if (ms.length === 1) { post(await answer(ms[0]!.m, ms[0]!.params)); return; }
-      const answers = await Promise.all(ms.map((x) => answer(x.m, x.params)));
-      post({ type: 'answers', ids: answers.map((a) => a.id), answers });
-    },
     cancel(id: number): void { inflight.get(id)?.cancel(); },
   };
-}
-
-/** A page's `batch`: its `rpc` messages, with the params `paramsOf` resolves (undefined: refused with
- * the answer `refuse` gives), go to the forwarder together; every other message to `one`, in order. */
-export function handleBatch(m: Extract<WebviewToHost, { type: 'batch' }>, forward: ReturnType<typeof createForwarder>,
-  paramsOf: (m: Extract<WebviewToHost, { type: 'rpc' }>) => Record<string, unknown>, one: (m: WebviewToHost) => Promise<void>): Promise<void> {
-  const rpcs = m.messages.filter((x): x is Extract<WebviewToHost, { type: 'rpc' }> => x?.type === 'rpc');
-  const rest = m.messages.filter((x) => x?.type !== 'rpc' && x?.type !== 'batch').map((x) => one(x));
-  return Promise.all([rpcs.length ? forward.batch(rpcs.map((x) => ({ m: x, params: paramsOf(x) }))) : undefined, ...rest]).then(() => {});
 }
 
 export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Promise<void> } {
@@ -133,7 +119,7 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
   };
   const one = async (m: WebviewToHost): Promise<void> => {
     switch (m.type) {
-      case 'batch': return handleBatch(m, forward, (x) => ({ ...x.params, profileId: ctx.profile().profileId }), one);
+      case 'batch': await Promise.all(m.messages.filter((x) => x?.type !== 'batch').map((x) => one(x))); return;
       case 'ready': {
         const p = ctx.profile();
         const view = asFirstView(m.view);

@@ -10,9 +10,6 @@ export type HostToWebview =
       /** The first frame's timeline/range tiles, asked by the host while the webview was created (client/firstTiles; absent if that failed). */
       tiles?: FirstTile[] }
   | Answer
-  /** The answers to the requests of one `batch` (e.g. a zoom step's tiles), posted together once all came: one
-   * message through VS Code's relay instead of one per tile. `ids` (first: read without parsing the rest) are theirs. */
-  | { type: 'answers'; ids: number[]; answers: Answer[] }
   /** `start`/`end` on the profile's clock (BigInt beyond 2^53); `window`: a finding's evidence, zoomed to and marked as the range. */
   | { type: 'reveal'; kernelId?: number; start?: Int; end?: Int; window?: { start: Int; end: Int } }
   | { type: 'profileReopened'; profileId: string };
@@ -30,7 +27,7 @@ export type WebviewToHost =
   | { type: 'cancel'; id: number }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
   | { type: 'perf'; name: string; ms: number }
-  /** The messages the page posted in one task (webview/rpc's HostBridge), in order: its requests are answered in one `answers`. */
+  /** The messages the page posted in one task (webview/rpc's HostBridge: a zoom step's tile requests), in order. */
   | { type: 'batch'; messages: WebviewToHost[] };
 
 /** The `perf` message the timeline page posts with its first complete frame (ms after init). */
@@ -54,21 +51,15 @@ export function toEnvelope(m: HostToWebview | WebviewToHost): Envelope {
   return { json, posted: Date.now() };
 }
 
-/* stringifyExact keeps the literal's key order: an answer's text begins with its type and id, a batch's with its ids */
+/* stringifyExact keeps the literal's key order: an answer's text begins with its type and id */
 const ANSWER_HEAD = /^\{"type":"rpc(?:Result|Error)","id":(\d+)[,}]/;
-const ANSWERS_HEAD = /^\{"type":"answers","ids":\[([\d,]*)\]/;
 
-/** The request ids an envelope answers (`rpcResult` / `rpcError`: one; `answers`: its `ids`), read from the head of its
- * text without parsing the rest (answers nobody waits for any more are dropped unparsed); else undefined. */
-export function answerIdsOf(raw: unknown): number[] | undefined {
+/** The request id an envelope answers (`rpcResult` / `rpcError`), read from the head of its
+ * text without parsing the rest (an answer nobody waits for any more is dropped unparsed); else undefined. */
+export function answerIdOf(raw: unknown): number | undefined {
   if (typeof raw !== 'object' || raw === null || typeof (raw as Envelope).json !== 'string') return undefined;
-  const json = (raw as Envelope).json;
-  const one = ANSWER_HEAD.exec(json.slice(0, 64));
-  if (one) return [Number(one[1])];
-  if (!json.startsWith('{"type":"answers"')) return undefined;
-  const end = json.indexOf(']');
-  const many = end > 0 ? ANSWERS_HEAD.exec(json.slice(0, end + 1)) : null;
-  return many ? (many[1] ? many[1].split(',').map(Number) : []) : undefined;
+  const m = ANSWER_HEAD.exec((raw as Envelope).json.slice(0, 64));
+  return m ? Number(m[1]) : undefined;
 }
 
 /** The message in an envelope (anything else is returned as it is, for the caller to reject). */

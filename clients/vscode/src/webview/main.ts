@@ -1,6 +1,6 @@
 /* Webview entry: builds the layout and routes host messages (one union keyed
  * on `type`; unknown types are logged). All data comes through the host bridge. */
-import { FIRST_FRAME, answerIdsOf, fromEnvelope, type Envelope, type HostToWebview } from '../protocol/messages';
+import { FIRST_FRAME, answerIdOf, fromEnvelope, type Envelope, type HostToWebview } from '../protocol/messages';
 import { absTime, clockOrigin, relTime, type Int } from '../client/exactJson';
 import { rebaseColumns } from '../client/timelineModel';
 import { LEGEND } from '../client/trackTree';
@@ -222,10 +222,10 @@ function errorText(what: string, e: unknown): HTMLElement {
 window.addEventListener('message', (ev: MessageEvent<unknown>) => {
   const received = performance.now();
   /* an answer to a request already cancelled (a view left) is dropped before its parse */
-  const answers = answerIdsOf(ev.data);
-  if (answers !== undefined && !answers.some((id) => bridge.waits(id))) { bridge.dropped += answers.length; return; }
+  const answers = answerIdOf(ev.data);
+  if (answers !== undefined && !bridge.waits(answers)) { bridge.dropped++; return; }
   const m = fromEnvelope(ev.data) as HostToWebview;
-  if (bridge.settle(m, { posted: (ev.data as Envelope).posted, received, parsed: performance.now(), bytes: (ev.data as Envelope).json?.length, answers: answers?.length })) return;
+  if (bridge.settle(m, { posted: (ev.data as Envelope).posted, received, parsed: performance.now(), bytes: (ev.data as Envelope).json?.length })) return;
   switch (m.type) {
     case 'init':
       init(m.profileId, m.title, m.info, m.tracks, m.tiles).catch((e) => app.replaceChildren(errorText('Profile', e)));

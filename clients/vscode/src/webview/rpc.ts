@@ -9,8 +9,8 @@ declare function acquireVsCodeApi(): VsCodeApi;
 /** An answer's way into the page: `posted` the sender's Date.now() after encoding it (epoch ms),
  * `received` / `parsed` performance.now() when its message event began / its text was parsed. */
 export interface PageTimes { posted?: number; received: number; parsed: number;
-  /** The message's text length and how many answers it carried (a batch's `answers`: all of them). */
-  bytes?: number; answers?: number }
+  /** The message's text length (the bench relates the relay's wait to it). */
+  bytes?: number }
 
 export class RpcError extends Error {
   constructor(readonly code: number, message: string) { super(message); }
@@ -27,7 +27,7 @@ export class HostBridge {
   readonly timings: Array<{ id?: number; method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number }; page?: PageTimes }> = [];
 
   /** Messages posted in this task, sent as one `batch` when it ends (one message through VS Code's relay
-   * for a zoom step's tiles; the host answers the batch's requests in one `answers`). */
+   * for a zoom step's tile requests, not one per tile). */
   private queued: WebviewToHost[] = [];
   private readonly flusher = new MessageChannel();
   constructor() { this.flusher.port1.onmessage = () => this.flush(); }
@@ -77,9 +77,8 @@ export class HostBridge {
   /** Whether request `id` still waits for its answer. */
   waits(id: number): boolean { return this.pending.has(id); }
 
-  /** Settles pending requests (an answer, or a batch's `answers`); returns false when the message is not an RPC answer. */
+  /** Settles a pending request; returns false when the message is not an RPC answer. */
   settle(m: HostToWebview, page?: PageTimes): boolean {
-    if (m.type === 'answers') { for (const a of m.answers) this.settle(a, page); return true; }
     if (m.type !== 'rpcResult' && m.type !== 'rpcError') return false;
     const p = this.pending.get(m.id);
     if (!p) return true;

@@ -2,7 +2,7 @@
  * the view's data (protocol/viewMessages), the page shows the diff view or
  * the multi-rank view (viewRender); requests go through the host bridge as
  * in the profile view. */
-import { answerIdsOf, fromEnvelope } from '../protocol/messages';
+import { answerIdOf, fromEnvelope } from '../protocol/messages';
 import type { HostToWebview } from '../protocol/messages';
 import type { ViewHostToWebview, ViewInit } from '../protocol/viewMessages';
 import { HostBridge } from './rpc';
@@ -14,8 +14,8 @@ const app = document.getElementById('app')!;
 let shown = false;
 
 window.addEventListener('message', (ev: MessageEvent<unknown>) => {
-  const answers = answerIdsOf(ev.data);
-  if (answers !== undefined && !answers.some((id) => bridge.waits(id))) { bridge.dropped += answers.length; return; } /* its request was cancelled: not parsed */
+  const answers = answerIdOf(ev.data);
+  if (answers !== undefined && !bridge.waits(answers)) { bridge.dropped++; return; } /* its request was cancelled: not parsed */
   const m = fromEnvelope(ev.data) as ViewHostToWebview;
   if (bridge.settle(m as HostToWebview)) return;
   if (shown) return; /* a second init (the host re-sent it): the view stays */

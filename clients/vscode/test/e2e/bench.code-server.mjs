@@ -315,12 +315,8 @@ async function interactions(s, file) {
     const seen = (window.__nsysForwarded = new Map());
     const post = window.postMessage.bind(window);
     window.postMessage = (m, ...rest) => {
-      /* one answer, or a batch's (packages from vsc13b on: `answers`, its ids first) */
       const j = m && typeof m.json === 'string' ? /^\{"type":"rpc(?:Result|Error)","id":(\d+)/.exec(m.json.slice(0, 64)) : null;
-      const b = !j && m && typeof m.json === 'string' ? /^\{"type":"answers","ids":\[([\d,]*)\]/.exec(m.json.slice(0, 4096)) : null;
-      const at = performance.now();
-      if (j) seen.set(Number(j[1]), at);
-      if (b && b[1]) for (const id of b[1].split(',')) seen.set(Number(id), at);
+      if (j) seen.set(Number(j[1]), performance.now());
       return post(m, ...rest);
     };
   });
@@ -347,7 +343,7 @@ async function interactions(s, file) {
         page: x.host && x.page && x.page.posted !== undefined && x.settled !== undefined ? [x.page.posted - x.host.answered, performance.timeOrigin + x.page.received - x.page.posted, x.page.parsed - x.page.received, frameAfter(x.settled),
           busy(x.page.posted - performance.timeOrigin, x.page.received, true), busy(x.page.posted - performance.timeOrigin, x.page.received, false),
           fwd.has(x.id) ? performance.timeOrigin + fwd.get(x.id) - x.page.posted : NaN, fwd.has(x.id) ? x.page.received - fwd.get(x.id) : NaN,
-          x.page.bytes ?? NaN, x.page.answers ?? 1, inFlight(x.page.posted)] : undefined }));
+          x.page.bytes ?? NaN, inFlight(x.page.posted)] : undefined }));
     /* what the relay's wait grows with: each message's size (its text; packages from vsc13b on) and the messages
      * posted before it and not yet forwarded by the host frame when it was posted (those the page took; dropped ones unseen) */
     function inFlight(posted) {
@@ -358,14 +354,13 @@ async function interactions(s, file) {
       return k;
     }
   }, n);
-  /* posted → host frame forwards, one sample per message (a batch's answers share it), by the message's size and by
-   * the messages in flight when it was posted; and the answers each message carried */
+  /* posted → host frame forwards, by the message's size and by the messages in flight when it was posted */
   const relayBy = (page) => {
-    const msgs = [...new Map(page.filter((x) => !Number.isNaN(x.page[6])).map((x) => [`${x.page[6]}:${x.page[1]}:${x.page[9]}`, x.page])).values()];
+    const msgs = page.map((x) => x.page).filter((m) => !Number.isNaN(m[6]));
     const by = (label, f) => Object.fromEntries(Object.entries(Object.groupBy(msgs, f)).map(([k, v]) => [`  relay wait by ${label} ${k}`, v.map((m) => m[6])]));
-    return { 'answers per host → page message': msgs.map((m) => m[9]), 'host → page message KB': msgs.map((m) => m[8] / 1024),
-      ...by('size', (m) => (Number.isNaN(m[8]) ? '(unknown)' : m[8] <= 16384 ? '≤ 16 KB' : m[8] <= 65536 ? '16-64 KB' : '> 64 KB')),
-      ...by('messages in flight', (m) => (m[10] === 0 ? '0' : m[10] <= 2 ? '1-2' : '≥ 3')) };
+    return { 'host → page message KB': msgs.map((m) => m[8] / 1024),
+      ...by('size', (m) => (Number.isNaN(m[8]) ? '(unknown)' : m[8] <= 65536 ? '≤ 64 KB' : m[8] <= 262144 ? '64-256 KB' : '> 256 KB')),
+      ...by('messages in flight', (m) => (m[9] === 0 ? '0' : m[9] <= 2 ? '1-2' : '≥ 3')) };
   };
   const droppedNow = () => frame.evaluate(() => window.__nsysPerf.answersDropped?.() ?? NaN);
   const kind = async (name, fn) => {

@@ -34,7 +34,7 @@ export interface Harness {
   /** Every forwarded request: when, server + stdio time (ms), then the post of its answer to the page (postMs: JSON text over CDP), its size. */
   requests: Array<{ method: string; params: Record<string, unknown>; at: number; ms?: number; postMs?: number; bytes?: number }>;
   logs: string[];
-  /** Every message the host posted to the page: its type, the request ids it answers (`rpcResult` / `rpcError`: one; `answers`: each), its text's length. */
+  /** Every message the host posted to the page: its type, the request id it answers (`rpcResult` / `rpcError`), its text's length. */
   posted: Array<{ type: string; ids: number[]; bytes: number }>;
   /** Every message the page posted to the host: its type, the ids of the requests it carries (`rpc`: one; `batch`: each). */
   received: Array<{ type: string; ids: number[] }>;
@@ -104,11 +104,10 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   const post = (e: Envelope, m: HostToWebview) => {
     const t0 = performance.now();
     const text = JSON.stringify(e);
-    const each = m.type === 'answers' ? m.answers : [m];
-    const recs = each.map((a) => (a.type === 'rpcResult' && typeof a.result === 'object' && a.result ? answered.get(a.result) : undefined)).filter((r) => r !== undefined);
-    for (const rec of recs) rec.bytes = text.length;
-    posted.push({ type: m.type, ids: each.flatMap((a) => (a.type === 'rpcResult' || a.type === 'rpcError' ? [a.id] : [])), bytes: text.length });
-    const done = () => { for (const rec of recs) rec.postMs = performance.now() - t0; };
+    const rec = m.type === 'rpcResult' && typeof m.result === 'object' && m.result ? answered.get(m.result) : undefined;
+    if (rec) rec.bytes = text.length;
+    posted.push({ type: m.type, ids: m.type === 'rpcResult' || m.type === 'rpcError' ? [m.id] : [], bytes: text.length });
+    const done = () => { if (rec) rec.postMs = performance.now() - t0; };
     if (sseIn) {
       if (stream) stream.write(`data: ${text}\n\n`); else queued.push(text);
       done();
