@@ -500,10 +500,26 @@ async function interactions(s, file) {
   const bridge = await frame.evaluate(async () => {
     const rpc = window.__nsysPerf.rpc;
     const time = async (m) => { const out = []; for (let i = 0; i < 30; i++) { const t = performance.now(); await rpc(m, {}).catch(() => {}); out.push(performance.now() - t); } return out; };
-    return { empty: await time('bench/none'), info: await time('profile/info') };
+    /* the relay's floor for a tile's bytes: the last timeline/range the page kept (the full range's view, after Home),
+     * asked again 10 times while nothing else is under way; its posted → the page's message event from the bridge's timings */
+    const timings = window.__nsysPerf.rpcTimings ?? [];
+    const last = [...timings].reverse().find((x) => x.method === 'timeline/range' && x.host && !x.cancelled);
+    const tile = { total: [], relay: [], kb: NaN };
+    for (let i = 0; last && i < 10; i++) {
+      const t = performance.now();
+      const r = await rpc('timeline/range', last.params).catch(() => undefined);
+      tile.total.push(performance.now() - t);
+      const x = timings[timings.length - 1];
+      if (x?.page?.posted !== undefined) tile.relay.push(performance.timeOrigin + x.page.received - x.page.posted);
+      if (r) tile.kb = JSON.stringify(r).length / 1024;
+    }
+    return { empty: await time('bench/none'), info: await time('profile/info'), tile };
   });
   res['bridge: empty round trip (refused by the host)'] = { shown: bridge.empty };
   res['bridge: profile/info round trip'] = { shown: bridge.info };
+  res['bridge: a tile\'s round trip, idle'] = { shown: bridge.tile.total };
+  res['bridge: that tile\'s KB (its result as JSON)'] = { shown: [bridge.tile.kb] };
+  res['bridge: that tile: posted → the page\'s message event, idle'] = { shown: bridge.tile.relay };
   await page.screenshot({ path: path.join(path.dirname(OUT), 'bench-code-server-10m.png') });
   await closeEditors(page, frame);
   return { open: phases, kinds: res };
