@@ -329,9 +329,6 @@ export class TimelineView {
   }
 
   setView(v: View): void {
-    /* a zoom step asks the view's own tiles only: the ring around it (for a pan) waits for the idle prefetch, so that
-     * its replies are not in VS Code's relay ahead of the next step's (the relay carries bytes at a rate: bench/README.md, vsc13b) */
-    const old = this.view, ring = (v.end - v.start) * old.width === (old.end - old.start) * v.width ? 1 : 0;
     this.view = v;
     this.queueFrame();
     for (const f of this.viewListeners) f(v);
@@ -343,7 +340,7 @@ export class TimelineView {
     const waits: Array<Promise<void>> = [];
     for (const b of this.blocks) {
       if (!visible.has(b)) { b.model.abandon(); continue; }
-      waits.push(b.model.ensure(v, ring).then(() => this.queueFrame(), (e) => { if (!isCancelled(e)) console.warn('timeline/range failed', e); }));
+      waits.push(b.model.ensure(v, 1).then(() => this.queueFrame(), (e) => { if (!isCancelled(e)) console.warn('timeline/range failed', e); }));
     }
     /* once the view's tiles are held and no new view came for IDLE_MS, hold what the next input would want */
     void Promise.all(waits).then(() => this.planIdle(token));
@@ -367,8 +364,6 @@ export class TimelineView {
     const v = this.view, here = tilesFor(v, 0, this.bounds);
     const visible = this.visibleBlocks();
     this.prefetchZoomIn();
-    const ring = tilesFor(v, 1, this.bounds);
-    for (const b of visible) b.model.prefetch(ring);
     const screen = Math.max(this.el.clientHeight - AXIS_H, ROW_H), top = this.el.scrollTop - screen, bottom = this.el.scrollTop + 2 * screen;
     for (const b of this.blocks) {
       if (!visible.includes(b) && (b.first + b.rows.length) * ROW_H > top && b.first * ROW_H < bottom) b.model.prefetch(here);
