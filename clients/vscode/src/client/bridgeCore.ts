@@ -1,7 +1,7 @@
 /* The host side of the webview protocol, free of vscode imports: the
  * extension wires it to a WebviewPanel, the UI-test harness to a browser page.
  * Read-only methods are forwarded to the server; everything else is refused. */
-import type { Envelope, HostToWebview, WebviewToHost } from '../protocol/messages';
+import type { Answer, Envelope, HostToWebview, WebviewToHost } from '../protocol/messages';
 import { FIRST_FRAME, fromEnvelope, isWebviewToHost, toEnvelope } from '../protocol/messages';
 import type { ProfileInfo, RangeColumns, TimelineTracksResult } from '../protocol/types';
 import { DEFAULT_FIRST_VIEW, asFirstView, covers, planFirstTiles, type FirstPlan, type FirstTile, type FirstView } from './firstTiles';
@@ -27,33 +27,35 @@ export interface BridgeContext {
 
 /** Forwards a webview's `rpc` messages to the server, read-only methods
  * (`allowed`) only, with the params the caller resolved; `cancel` stops one.
+ * A `batch`'s requests (the page's messages of one task: a zoom step's tiles)
+ * are answered each as it comes, not held for the slowest: VS Code's relay
+ * carries bytes at a rate (bench/README.md, branch vsc13b), so a step's first
+ * tile goes into it while the server answers the others.
  * The profile view's bridge and the views over several profiles
  * (client/viewBridge) share it. */
 export function createForwarder(ctx: Pick<BridgeContext, 'client' | 'onRequest'>, post: (m: HostToWebview) => void, allowed: ReadonlySet<string> = WEBVIEW_METHODS) {
   const inflight = new Map<number, CancellationTokenSource>();
+  const answer = async (m: Extract<WebviewToHost, { type: 'rpc' }>, params: Record<string, unknown>): Promise<Answer> => {
+    if (!allowed.has(m.method)) return { type: 'rpcError', id: m.id, error: { code: ErrorCode.MethodNotFound, message: `${m.method} is not available to the webview` } };
+    const src = new CancellationTokenSource();
+    const received = Date.now();
+    inflight.set(m.id, src);
+    ctx.onRequest?.(m.method, params);
+    try {
+      const client = await ctx.client();
+      const result = await client.requestUntyped(m.method, params, { token: src.token });
+      /* the page cancelled it while the server answered: the page drops it anyway, so no reply text to encode and carry */
+      if (src.token.isCancellationRequested) return { type: 'rpcError', id: m.id, error: { code: ErrorCode.Cancelled, message: 'cancelled' } };
+      return { type: 'rpcResult', id: m.id, result, host: { received, answered: Date.now() } };
+    } catch (e) {
+      const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
+      return { type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } };
+    } finally {
+      inflight.delete(m.id);
+    }
+  };
   return {
-    async rpc(m: Extract<WebviewToHost, { type: 'rpc' }>, params: Record<string, unknown>): Promise<void> {
-      if (!allowed.has(m.method)) {
-        post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.MethodNotFound, message: `${m.method} is not available to the webview` } });
-        return;
-      }
-      const src = new CancellationTokenSource();
-      const received = Date.now();
-      inflight.set(m.id, src);
-      ctx.onRequest?.(m.method, params);
-      try {
-        const client = await ctx.client();
-        const result = await client.requestUntyped(m.method, params, { token: src.token });
-        /* the page cancelled it while the server answered: the page drops it anyway, so no reply text to encode and carry */
-        if (src.token.isCancellationRequested) post({ type: 'rpcError', id: m.id, error: { code: ErrorCode.Cancelled, message: 'cancelled' } });
-        else post({ type: 'rpcResult', id: m.id, result, host: { received, answered: Date.now() } });
-      } catch (e) {
-        const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
-        post({ type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } });
-      } finally {
-        inflight.delete(m.id);
-      }
-    },
+    async rpc(m: Extract<WebviewToHost, { type: 'rpc' }>, params: Record<string, unknown>): Promise<void> { post(await answer(m, params)); },
     cancel(id: number): void { inflight.get(id)?.cancel(); },
   };
 }
@@ -113,8 +115,11 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
   const handle = async (raw: unknown): Promise<void> => {
     const msg = fromEnvelope(raw);
     if (!isWebviewToHost(msg)) { ctx.logger.warn('webview sent a malformed message'); return; }
-    const m: WebviewToHost = msg;
+    return one(msg);
+  };
+  const one = async (m: WebviewToHost): Promise<void> => {
     switch (m.type) {
+      case 'batch': await Promise.all(m.messages.filter((x) => x?.type !== 'batch').map((x) => one(x))); return;
       case 'ready': {
         const p = ctx.profile();
         const view = asFirstView(m.view);

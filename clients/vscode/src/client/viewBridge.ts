@@ -4,7 +4,7 @@
  * methods of the profile view, and set/collectives) when every profile they
  * name is one of the view's, or the set they name is the view's. The
  * extension wires it to a WebviewPanel, the UI tests to a page. */
-import { fromEnvelope, isWebviewToHost, type Envelope, type HostToWebview } from '../protocol/messages';
+import { fromEnvelope, isWebviewToHost, type Envelope, type HostToWebview, type WebviewToHost } from '../protocol/messages';
 import { viewEnvelope, viewProfileIds, viewSetIds, type ViewHostToWebview, type ViewInit } from '../protocol/viewMessages';
 import { ErrorCode } from '../protocol/methods';
 import { createForwarder } from './bridgeCore';
@@ -42,7 +42,12 @@ export function createViewBridge(ctx: ViewBridgeContext): { handle: (raw: unknow
   const handle = async (raw: unknown): Promise<void> => {
     const m = fromEnvelope(raw);
     if (!isWebviewToHost(m)) { ctx.logger.warn('view sent a malformed message'); return; }
+    return one(m);
+  };
+  const one = async (m: WebviewToHost): Promise<void> => {
     switch (m.type) {
+      /* the page's messages of one task: each answered on its own (the views ask few requests at once) */
+      case 'batch': await Promise.all(m.messages.filter((x) => x?.type !== 'batch').map((x) => one(x))); return;
       case 'ready': {
         data ??= ctx.init().catch((e: unknown) => ({ type: 'viewError' as const, message: (e as Error)?.message ?? String(e) }));
         const init = await data;

@@ -9,12 +9,16 @@ export type HostToWebview =
   | { type: 'init'; profileId: string; title: string; info: ProfileInfo; tracks?: TimelineTracksResult;
       /** The first frame's timeline/range tiles, asked by the host while the webview was created (client/firstTiles; absent if that failed). */
       tiles?: FirstTile[] }
-  /** `host`: when the extension host received the request and had the server's answer (Date.now(), epoch ms: the bench splits a round trip into its legs). */
-  | { type: 'rpcResult'; id: number; result: unknown; host?: { received: number; answered: number } }
-  | { type: 'rpcError'; id: number; error: { code: number; message: string } }
+  | Answer
   /** `start`/`end` on the profile's clock (BigInt beyond 2^53); `window`: a finding's evidence, zoomed to and marked as the range. */
   | { type: 'reveal'; kernelId?: number; start?: Int; end?: Int; window?: { start: Int; end: Int } }
   | { type: 'profileReopened'; profileId: string };
+
+/** One request's answer. `host`: when the extension host received the request and had the server's answer
+ * (Date.now(), epoch ms: the bench splits a round trip into its legs). */
+export type Answer =
+  | { type: 'rpcResult'; id: number; result: unknown; host?: { received: number; answered: number } }
+  | { type: 'rpcError'; id: number; error: { code: number; message: string } };
 
 export type WebviewToHost =
   /** `view`: the timeline's size as the page is laid out (the host asks the first tiles for it). */
@@ -22,7 +26,9 @@ export type WebviewToHost =
   | { type: 'rpc'; id: number; method: string; params: Record<string, unknown> }
   | { type: 'cancel'; id: number }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
-  | { type: 'perf'; name: string; ms: number };
+  | { type: 'perf'; name: string; ms: number }
+  /** The messages the page posted in one task (webview/rpc's HostBridge: a zoom step's tile requests), in order. */
+  | { type: 'batch'; messages: WebviewToHost[] };
 
 /** The `perf` message the timeline page posts with its first complete frame (ms after init). */
 export const FIRST_FRAME = 'first frame';

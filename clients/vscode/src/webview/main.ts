@@ -225,7 +225,7 @@ window.addEventListener('message', (ev: MessageEvent<unknown>) => {
   const answers = answerIdOf(ev.data);
   if (answers !== undefined && !bridge.waits(answers)) { bridge.dropped++; return; }
   const m = fromEnvelope(ev.data) as HostToWebview;
-  if (bridge.settle(m, { posted: (ev.data as Envelope).posted, received, parsed: performance.now() })) return;
+  if (bridge.settle(m, { posted: (ev.data as Envelope).posted, received, parsed: performance.now(), bytes: (ev.data as Envelope).json?.length })) return;
   switch (m.type) {
     case 'init':
       init(m.profileId, m.title, m.info, m.tracks, m.tiles).catch((e) => app.replaceChildren(errorText('Profile', e)));

@@ -8,7 +8,9 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 /** An answer's way into the page: `posted` the sender's Date.now() after encoding it (epoch ms),
  * `received` / `parsed` performance.now() when its message event began / its text was parsed. */
-export interface PageTimes { posted?: number; received: number; parsed: number }
+export interface PageTimes { posted?: number; received: number; parsed: number;
+  /** The message's text length (the bench relates the relay's wait to it). */
+  bytes?: number }
 
 export class RpcError extends Error {
   constructor(readonly code: number, message: string) { super(message); }
@@ -24,7 +26,23 @@ export class HostBridge {
   /** When each recent request was sent and settled (performance.now(); perf marks for the bench), and whether it was cancelled. */
   readonly timings: Array<{ id?: number; method: string; params: Record<string, unknown>; sent: number; settled?: number; cancelled?: boolean; host?: { received: number; answered: number }; page?: PageTimes }> = [];
 
-  post(m: WebviewToHost): void { this.api.postMessage(toEnvelope(m)); }
+  /** Messages posted in this task, sent as one `batch` when it ends (one message through VS Code's relay
+   * for a zoom step's tile requests, not one per tile). */
+  private queued: WebviewToHost[] = [];
+  private readonly flusher = new MessageChannel();
+  constructor() { this.flusher.port1.onmessage = () => this.flush(); }
+
+  post(m: WebviewToHost): void {
+    this.queued.push(m);
+    /* after this task and its microtasks (the tile requests of a step go out in microtasks: coalescingFetch) */
+    if (this.queued.length === 1) this.flusher.port2.postMessage(0);
+  }
+
+  private flush(): void {
+    const q = this.queued;
+    this.queued = [];
+    if (q.length) this.api.postMessage(toEnvelope(q.length === 1 ? q[0]! : { type: 'batch', messages: q }));
+  }
 
   /** A request typed by the generated method map (protocol/methods.ts), like the extension's NsysClient.request. */
   request<M extends RequestName>(method: M, params: ParamsOf<M>, signal?: AbortSignal): Promise<ResultOf<M>>;

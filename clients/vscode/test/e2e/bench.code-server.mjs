@@ -342,8 +342,26 @@ async function interactions(s, file) {
         legs: x.host && x.settled !== undefined ? [x.host.received - (performance.timeOrigin + x.sent), x.host.answered - x.host.received, performance.timeOrigin + x.settled - x.host.answered] : undefined,
         page: x.host && x.page && x.page.posted !== undefined && x.settled !== undefined ? [x.page.posted - x.host.answered, performance.timeOrigin + x.page.received - x.page.posted, x.page.parsed - x.page.received, frameAfter(x.settled),
           busy(x.page.posted - performance.timeOrigin, x.page.received, true), busy(x.page.posted - performance.timeOrigin, x.page.received, false),
-          fwd.has(x.id) ? performance.timeOrigin + fwd.get(x.id) - x.page.posted : NaN, fwd.has(x.id) ? x.page.received - fwd.get(x.id) : NaN] : undefined }));
+          fwd.has(x.id) ? performance.timeOrigin + fwd.get(x.id) - x.page.posted : NaN, fwd.has(x.id) ? x.page.received - fwd.get(x.id) : NaN,
+          x.page.bytes ?? NaN, inFlight(x.page.posted)] : undefined }));
+    /* what the relay's wait grows with: each message's size (its text; packages from vsc13b on) and the messages
+     * posted before it and not yet forwarded by the host frame when it was posted (those the page took; dropped ones unseen) */
+    function inFlight(posted) {
+      const msgs = new Map();
+      for (const y of window.__nsysPerf.rpcTimings ?? []) if (y.page?.posted !== undefined && fwd.has(y.id)) msgs.set(`${y.page.posted}:${fwd.get(y.id)}`, [y.page.posted, performance.timeOrigin + fwd.get(y.id)]);
+      let k = 0;
+      for (const [p, f] of msgs.values()) if (p < posted && f > posted) k++;
+      return k;
+    }
   }, n);
+  /* posted → host frame forwards, by the message's size and by the messages in flight when it was posted */
+  const relayBy = (page) => {
+    const msgs = page.map((x) => x.page).filter((m) => !Number.isNaN(m[6]));
+    const by = (label, f) => Object.fromEntries(Object.entries(Object.groupBy(msgs, f)).map(([k, v]) => [`  relay wait by ${label} ${k}`, v.map((m) => m[6])]));
+    return { 'host → page message KB': msgs.map((m) => m[8] / 1024),
+      ...by('size', (m) => (Number.isNaN(m[8]) ? '(unknown)' : m[8] <= 65536 ? '≤ 64 KB' : m[8] <= 262144 ? '64-256 KB' : '> 256 KB')),
+      ...by('messages in flight', (m) => (m[9] === 0 ? '0' : m[9] <= 2 ? '1-2' : '≥ 3')) };
+  };
   const droppedNow = () => frame.evaluate(() => window.__nsysPerf.answersDropped?.() ?? NaN);
   const kind = async (name, fn) => {
     await perfReset();
@@ -359,7 +377,8 @@ async function interactions(s, file) {
       '  host → page: host encodes (answered → posted)': page.map((x) => x.page[0]), '  host → page: VS Code relay + page queue (posted → event)': page.map((x) => x.page[1]),
       '  host → page: page parses (event → parsed)': page.map((x) => x.page[2]), 'timeline/range: parsed → next frame drawn': page.map((x) => x.page[3]),
       '  posted → event: in the page\'s long tasks (own)': page.map((x) => x.page[4]), '  posted → event: in long tasks of other frames on its thread': page.map((x) => x.page[5]),
-      '  posted → VS Code\'s host frame forwards it to the page': page.map((x) => x.page[6]), '  host frame forwards → the page\'s message event': page.map((x) => x.page[7]) };
+      '  posted → VS Code\'s host frame forwards it to the page': page.map((x) => x.page[6]), '  host frame forwards → the page\'s message event': page.map((x) => x.page[7]),
+      ...relayBy(page) };
     const dropped = (await droppedNow()) - d0;
     console.log(`   ${name}: ${ranges.length} timeline/range sent, ${ranges.filter((x) => x.cancelled).length} cancelled${Number.isNaN(dropped) ? '' : `, ${dropped} answers dropped unparsed`}`);
   };
@@ -481,10 +500,26 @@ async function interactions(s, file) {
   const bridge = await frame.evaluate(async () => {
     const rpc = window.__nsysPerf.rpc;
     const time = async (m) => { const out = []; for (let i = 0; i < 30; i++) { const t = performance.now(); await rpc(m, {}).catch(() => {}); out.push(performance.now() - t); } return out; };
-    return { empty: await time('bench/none'), info: await time('profile/info') };
+    /* the relay's floor for a tile's bytes: the last timeline/range the page kept (the full range's view, after Home),
+     * asked again 10 times while nothing else is under way; its posted → the page's message event from the bridge's timings */
+    const timings = window.__nsysPerf.rpcTimings ?? [];
+    const last = [...timings].reverse().find((x) => x.method === 'timeline/range' && x.host && !x.cancelled);
+    const tile = { total: [], relay: [], kb: NaN };
+    for (let i = 0; last && i < 10; i++) {
+      const t = performance.now();
+      const r = await rpc('timeline/range', last.params).catch(() => undefined);
+      tile.total.push(performance.now() - t);
+      const x = timings[timings.length - 1];
+      if (x?.page?.posted !== undefined) tile.relay.push(performance.timeOrigin + x.page.received - x.page.posted);
+      if (r) tile.kb = JSON.stringify(r).length / 1024;
+    }
+    return { empty: await time('bench/none'), info: await time('profile/info'), tile };
   });
   res['bridge: empty round trip (refused by the host)'] = { shown: bridge.empty };
   res['bridge: profile/info round trip'] = { shown: bridge.info };
+  res['bridge: a tile\'s round trip, idle'] = { shown: bridge.tile.total };
+  res['bridge: that tile\'s KB (its result as JSON)'] = { shown: [bridge.tile.kb] };
+  res['bridge: that tile: posted → the page\'s message event, idle'] = { shown: bridge.tile.relay };
   await page.screenshot({ path: path.join(path.dirname(OUT), 'bench-code-server-10m.png') });
   await closeEditors(page, frame);
   return { open: phases, kinds: res };

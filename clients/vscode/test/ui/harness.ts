@@ -19,7 +19,7 @@ import { createBridge } from '../../src/client/bridgeCore';
 import { NsysClient } from '../../src/client/nsysClient';
 import { collectingLogger } from '../../src/client/logger';
 import { renderWebviewHtml, makeNonce } from '../../src/client/webviewHtml';
-import { toEnvelope, type Envelope, type HostToWebview } from '../../src/protocol/messages';
+import { fromEnvelope, toEnvelope, type Envelope, type HostToWebview, type WebviewToHost } from '../../src/protocol/messages';
 import type { ProfileOpenResult } from '../../src/protocol/types';
 import { CLIENT_ROOT } from '../helpers';
 
@@ -34,6 +34,10 @@ export interface Harness {
   /** Every forwarded request: when, server + stdio time (ms), then the post of its answer to the page (postMs: JSON text over CDP), its size. */
   requests: Array<{ method: string; params: Record<string, unknown>; at: number; ms?: number; postMs?: number; bytes?: number }>;
   logs: string[];
+  /** Every message the host posted to the page: its type, the request id it answers (`rpcResult` / `rpcError`), its text's length. */
+  posted: Array<{ type: string; ids: number[]; bytes: number }>;
+  /** Every message the page posted to the host: its type, the ids of the requests it carries (`rpc`: one; `batch`: each). */
+  received: Array<{ type: string; ids: number[] }>;
   /** Posts a message to the webview as the extension host does (e.g. a reveal). */
   post(m: HostToWebview): void;
   /** How many times the bridge was told the page drew its first frame (BridgeContext.onFirstFrame). */
@@ -96,18 +100,21 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   const requests: Harness['requests'] = [];
   /* JSON text crosses the CDP boundary much faster than a structured object */
   const answered = new WeakMap<object, Harness['requests'][number]>();
+  const posted: Harness['posted'] = [];
   const post = (e: Envelope, m: HostToWebview) => {
     const t0 = performance.now();
     const text = JSON.stringify(e);
     const rec = m.type === 'rpcResult' && typeof m.result === 'object' && m.result ? answered.get(m.result) : undefined;
     if (rec) rec.bytes = text.length;
+    posted.push({ type: m.type, ids: m.type === 'rpcResult' || m.type === 'rpcError' ? [m.id] : [], bytes: text.length });
+    const done = () => { if (rec) rec.postMs = performance.now() - t0; };
     if (sseIn) {
       if (stream) stream.write(`data: ${text}\n\n`); else queued.push(text);
-      if (rec) rec.postMs = performance.now() - t0;
+      done();
       return;
     }
     void page.evaluate((tx) => (globalThis as unknown as { postMessage(m: unknown, o: string): void }).postMessage(JSON.parse(tx), '*'), text)
-      .then(() => { if (rec) rec.postMs = performance.now() - t0; }, () => {});
+      .then(done, () => {});
   };
   const timed = Object.create(client) as NsysClient;
   const held = new Map<string, Promise<void>>();
@@ -131,13 +138,19 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   });
   page.on('console', (m) => logs.push(`console.${m.type()} ${m.text()}`));
   page.on('pageerror', (e) => logs.push(`pageerror ${e.message}`));
-  handle = bridge.handle;
+  const received: Harness['received'] = [];
+  handle = (raw) => {
+    const m = fromEnvelope(raw) as WebviewToHost;
+    const each = m?.type === 'batch' ? m.messages : [m];
+    received.push({ type: m?.type, ids: each.flatMap((x) => (x?.type === 'rpc' ? [x.id] : [])) });
+    return bridge.handle(raw);
+  };
   if (bindingOut) {
     /* a raw one-way binding (exposeFunction would add a CDP round trip per message to return a value) */
     const cdp = await context.newCDPSession(page);
     await cdp.send('Runtime.enable');
     await cdp.send('Runtime.addBinding', { name: '__nsysHostPost' });
-    cdp.on('Runtime.bindingCalled', (ev) => { if (ev.name === '__nsysHostPost') void bridge.handle(JSON.parse(ev.payload)); });
+    cdp.on('Runtime.bindingCalled', (ev) => { if (ev.name === '__nsysHostPost') void handle(JSON.parse(ev.payload)); });
   }
   await page.addInitScript((kind: { sseIn: boolean; bindingOut: boolean }) => {
     const w = globalThis as unknown as { acquireVsCodeApi: () => unknown; __nsysHostPost: (m: string) => void; postMessage(m: unknown, o: string): void };
@@ -148,7 +161,7 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   }, { sseIn, bindingOut });
   await page.goto(`http://127.0.0.1:${port}/`);
   return {
-    page, client, opened, requests, logs,
+    page, client, opened, requests, logs, posted, received,
     post: (m) => post(toEnvelope(m), m),
     firstFrames: () => firstFrames,
     hold(method) {

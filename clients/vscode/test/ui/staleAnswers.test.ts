@@ -1,4 +1,7 @@
-/* Answers for views already left: a zoom step cancels the previous step's
+/* What crosses VS Code's relay per zoom step.
+ * The page's tile requests of one task go to the host as one `batch`
+ * (webview/rpc's HostBridge): one message for a zoom step's tiles.
+ * Answers for views already left: a zoom step cancels the previous step's
  * `timeline/range` requests; when the server had answered them already, the
  * host posts a bare cancellation instead of the reply (no text to encode,
  * relay and parse), and the page drops any answer to a request it no longer
@@ -24,6 +27,49 @@ before(async () => {
 after(async () => { await hx?.close(); });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('zoom step: its tile requests go in one page → host message, drawn complete', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
+  await sleep(600); /* the idle prefetch of the first view */
+  await page.waitForFunction(() => window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined), undefined, { timeout: 30_000 });
+  const box = (await page.locator('.timeline canvas').boundingBox())!;
+  const gutter = Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210));
+  await page.mouse.move(box.x + gutter + (box.width - gutter) * 0.61, box.y + AXIS_H + ROW_H * 1.5);
+  const from = await page.evaluate(() => window.__nsysPerf.rpcTimings!.length);
+  const receivedFrom = hx!.received.length;
+  const completes = await page.evaluate(() => window.__nsysPerf.inputToComplete.length);
+  /* one step, deeper than the zoom level the idle prefetch holds: its tiles are asked for */
+  await page.keyboard.down('Control'); await page.mouse.wheel(0, -2400); await page.keyboard.up('Control');
+  await page.waitForFunction((n) => window.__nsysPerf.inputToComplete.length > n && window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined), completes, { timeout: 30_000 });
+  /* the small profile's clock is under 2^53: the requests' times are the view's offsets (origin 0) */
+  const { view, sent } = await page.evaluate((from) => ({ view: window.__nsysPerf.view!(),
+    sent: window.__nsysPerf.rpcTimings!.slice(from).filter((x) => x.method === 'timeline/range')
+      .map((x) => ({ id: x.id!, start: Number(x.params.start), end: Number(x.params.end), width: Number(x.params.width), sent: x.sent, settled: x.settled ?? NaN })) }), from);
+  const inView = (x: { start: number; end: number }) => x.end > view.start && x.start < view.end;
+  /* page → host: the step's requests (posted in one task) travel in one message, and they are the view's own tiles */
+  const ids = new Set(sent.map((x) => x.id));
+  const stepMsg = hx!.received.slice(receivedFrom).find((m) => m.ids.some((id) => ids.has(id)));
+  const own = sent.filter((x) => stepMsg?.ids.includes(x.id));
+  assert.ok(own.length >= 2 && own.length === stepMsg!.ids.length, `the step's ${own.length} tile requests in one page → host message (${JSON.stringify(hx!.received.slice(receivedFrom))})`);
+  assert.ok(own.every(inView), `the step asked its view's tiles only (${JSON.stringify(own)}, view ${view.start}-${view.end})`);
+  /* and the frame drawn from the step's answers: rows in view have kernels drawn */
+  const drawnRows = await page.evaluate(() => {
+    const el = document.querySelector('.timeline') as HTMLElement, c = el.querySelector('canvas')!, dpr = window.devicePixelRatio || 1;
+    const g = c.getContext('2d')!, gutter = Number(el.dataset.gutter ?? 210);
+    const bg = Array.from(g.getImageData(Math.round((gutter - 1) * dpr), Math.round(12 * dpr), 1, 1).data).join();
+    let rows = 0;
+    for (const r of window.__nsysPerf.rowsAt!()) {
+      const y = Math.round((r.y + 11) * dpr);
+      if (r.y < 22 || y >= c.height) continue;
+      const d = g.getImageData(Math.round((gutter + 2) * dpr), y, c.width - Math.round((gutter + 2) * dpr), 1).data;
+      for (let k = 0; k < d.length; k += 4) if ([d[k], d[k + 1], d[k + 2], d[k + 3]].join() !== bg) { rows++; break; }
+    }
+    return rows;
+  });
+  assert.ok(drawnRows > 0, `rows drawn after the step (${drawnRows})`);
+});
 
 test('stale answers: replies the page cancelled are not posted; the last step draws complete', async (t) => {
   if (skip) return t.skip(skip);
