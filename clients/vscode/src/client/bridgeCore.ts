@@ -119,7 +119,7 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
   };
   const one = async (m: WebviewToHost): Promise<void> => {
     switch (m.type) {
-      case 'batch': await Promise.all(m.messages.filter((x) => x?.type !== 'batch').map((x) => one(x))); return;
+      case 'batch': await Promise.all((Array.isArray(m.messages) ? m.messages : []).filter((x) => isWebviewToHost(x) && x.type !== 'batch').map((x) => one(x))); return;
       case 'ready': {
         const p = ctx.profile();
         const view = asFirstView(m.view);

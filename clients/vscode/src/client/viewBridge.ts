@@ -47,7 +47,7 @@ export function createViewBridge(ctx: ViewBridgeContext): { handle: (raw: unknow
   const one = async (m: WebviewToHost): Promise<void> => {
     switch (m.type) {
       /* the page's messages of one task: each answered on its own (the views ask few requests at once) */
-      case 'batch': await Promise.all(m.messages.filter((x) => x?.type !== 'batch').map((x) => one(x))); return;
+      case 'batch': await Promise.all((Array.isArray(m.messages) ? m.messages : []).filter((x) => isWebviewToHost(x) && x.type !== 'batch').map((x) => one(x))); return;
       case 'ready': {
         data ??= ctx.init().catch((e: unknown) => ({ type: 'viewError' as const, message: (e as Error)?.message ?? String(e) }));
         const init = await data;
