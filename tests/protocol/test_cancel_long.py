@@ -35,6 +35,10 @@ from nsys_rpc import Server
 
 KERNELS = 1_500_000
 MIN_CANCELLABLE_S = 0.03
+# The server's background warm-up (rpc/warm.c) off: these tests time one request's own
+# work and the process's CPU after a cancel, which a warm-up build running beside it
+# would count (the warm-up is tested in test_warm.py).
+NO_WARM = {"NSYS_AI_WARM": "0"}
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +111,7 @@ def server_time(srv: Server, method: str, params: dict) -> float:
 
 
 def test_long_methods_cancel_mid_flight(big):
-    srv = Server()
+    srv = Server(env=NO_WARM)
     try:
         pid = srv.request("profile/open", {"path": str(big)}, timeout=600)["profileId"]
         lines, asserted = [], 0
@@ -202,7 +206,7 @@ def sql_heavy(tmp_path_factory) -> Path:
 
 
 def test_sql_analyses_cancel_mid_statement(sql_heavy):
-    srv = Server()
+    srv = Server(env=NO_WARM)
     try:
         pid = srv.request("profile/open", {"path": str(sql_heavy)}, timeout=600)["profileId"]
         runs = [("memory_transfers", {}), ("thread_utilization", {}), ("schema_inspect", {"rowCounts": True})]
@@ -255,7 +259,7 @@ def test_explain_first_call_progress_and_cancel(big):
     name = sqlite3.connect(f"file:{big}?mode=ro", uri=True).execute(
         "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName "
         "GROUP BY 1 ORDER BY SUM(k.end - k.start) DESC LIMIT 1").fetchone()[0]
-    srv = Server()
+    srv = Server(env=NO_WARM)
     try:
         # an uncancelled first request (its own open, index already built)
         pid = srv.request("profile/open", {"path": str(big)}, timeout=600)["profileId"]
