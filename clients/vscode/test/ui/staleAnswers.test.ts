@@ -28,8 +28,8 @@ after(async () => { await hx?.close(); });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('zoom step: its tile requests go in one page → host message, drawn complete', async (t) => {
-  if (skip) return t.skip(skip);
+/** The first view drawn and its idle prefetch settled, the pointer on the first GPU row at 61% of the plot. */
+async function settledAtPointer(): Promise<void> {
   const { page } = hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   await sleep(600); /* the idle prefetch of the first view */
@@ -37,6 +37,12 @@ test('zoom step: its tile requests go in one page → host message, drawn comple
   const box = (await page.locator('.timeline canvas').boundingBox())!;
   const gutter = Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210));
   await page.mouse.move(box.x + gutter + (box.width - gutter) * 0.61, box.y + AXIS_H + ROW_H * 1.5);
+}
+
+test('zoom step: its tile requests go in one page → host message, drawn complete', async (t) => {
+  if (skip) return t.skip(skip);
+  const { page } = hx!;
+  await settledAtPointer();
   const from = await page.evaluate(() => window.__nsysPerf.rpcTimings!.length);
   const receivedFrom = hx!.received.length;
   const completes = await page.evaluate(() => window.__nsysPerf.inputToComplete.length);
@@ -74,12 +80,7 @@ test('zoom step: its tile requests go in one page → host message, drawn comple
 test('stale answers: replies the page cancelled are not posted; the last step draws complete', async (t) => {
   if (skip) return t.skip(skip);
   const { page } = hx!;
-  await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
-  await sleep(600); /* the idle prefetch of the first view */
-  await page.waitForFunction(() => window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined), undefined, { timeout: 30_000 });
-  const box = (await page.locator('.timeline canvas').boundingBox())!;
-  const gutter = Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210));
-  await page.mouse.move(box.x + gutter + (box.width - gutter) * 0.61, box.y + AXIS_H + ROW_H * 1.5);
+  await settledAtPointer();
   const wheel = async (dy: number) => { await page.keyboard.down('Control'); await page.mouse.wheel(0, dy); await page.keyboard.up('Control'); };
   const from = await page.evaluate(() => window.__nsysPerf.rpcTimings!.length);
   const hostFrom = hx!.requests.length;
