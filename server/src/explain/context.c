@@ -3,6 +3,8 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,6 +254,8 @@ typedef struct {
   ino_t ino;
   int64_t size, mtime;
   uint64_t last_used;
+  int refs;     /* requests reading cx now (nsys_explain_context_get .. _release) */
+  bool evicted; /* out of the cache while read: freed by the last release */
   nsys_explain_context cx;
 } nsys__slot;
 
@@ -277,7 +281,17 @@ static int nsys__building_at(const nsys_index *ix) {
   return -1;
 }
 
-const nsys_explain_context *nsys_explain_context_get(const nsys_profile *p, const nsys_index *ix, nsys_task *task) {
+static int nsys__free_slot(void) {
+  for (int i = 0; i < NSYS__CACHE_SLOTS; i++)
+    if (!nsys__slots[i]) return i;
+  return -1;
+}
+
+/* may_evict false (the warm-up): a context is built and kept only into a
+ * free slot, never in place of another profile's, which a request on
+ * another thread may be reading. */
+static const nsys_explain_context *nsys__context_get(const nsys_profile *p, const nsys_index *ix, nsys_task *task,
+                                                     bool may_evict, bool take_ref) {
   pthread_mutex_lock(&nsys__mu);
   nsys__clock++;
   for (;;) {
@@ -286,16 +300,25 @@ const nsys_explain_context *nsys_explain_context_get(const nsys_profile *p, cons
       if (s && s->ix == ix && s->dev == p->st_dev && s->ino == p->st_ino && s->size == p->st_size &&
           s->mtime == p->st_mtime_ns) {
         s->last_used = nsys__clock;
+        s->refs += take_ref;
         pthread_mutex_unlock(&nsys__mu);
         return &s->cx;
       }
     }
     if (nsys__building_at(ix) < 0) break;
+    if (!may_evict) { /* another caller builds it: nothing to warm */
+      pthread_mutex_unlock(&nsys__mu);
+      return NULL;
+    }
     if (!nsys_task_wait_turn(task, &nsys__cv, &nsys__mu, 10)) { /* another caller builds it */
       pthread_mutex_unlock(&nsys__mu);
       nsys_task_fail_cancelled(task);
       return NULL;
     }
+  }
+  if (!may_evict && nsys__free_slot() < 0) {
+    pthread_mutex_unlock(&nsys__mu);
+    return NULL;
   }
   int mine = nsys__building_at(NULL); /* a free mark; none left: build without one */
   if (mine >= 0) nsys__building[mine] = ix;
@@ -317,15 +340,38 @@ const nsys_explain_context *nsys_explain_context_get(const nsys_profile *p, cons
   s->size = p->st_size;
   s->mtime = p->st_mtime_ns;
   s->last_used = nsys__clock;
-  int slot = -1, lru = 0;
-  for (int i = 0; i < NSYS__CACHE_SLOTS && slot < 0; i++)
-    if (!nsys__slots[i]) slot = i;
-    else if (nsys__slots[i]->last_used < nsys__slots[lru]->last_used) lru = i;
+  int slot = nsys__free_slot(), lru = 0;
+  if (slot < 0 && !may_evict) { /* filled meanwhile by requests: theirs stay */
+    nsys__slot_free(s);
+    pthread_mutex_unlock(&nsys__mu);
+    return NULL;
+  }
+  for (int i = 1; i < NSYS__CACHE_SLOTS && slot < 0; i++)
+    if (nsys__slots[i]->last_used < nsys__slots[lru]->last_used) lru = i;
   if (slot < 0) slot = lru;
-  nsys__slot_free(nsys__slots[slot]); /* a context is only read under the index's lifetime */
+  if (nsys__slots[slot] && nsys__slots[slot]->refs > 0) nsys__slots[slot]->evicted = true; /* a request reads it */
+  else nsys__slot_free(nsys__slots[slot]);
+  s->refs = take_ref;
   nsys__slots[slot] = s;
   pthread_mutex_unlock(&nsys__mu);
   return &s->cx;
+}
+
+const nsys_explain_context *nsys_explain_context_get(const nsys_profile *p, const nsys_index *ix, nsys_task *task) {
+  return nsys__context_get(p, ix, task, true, true);
+}
+
+void nsys_explain_context_release(const nsys_explain_context *cx) {
+  if (!cx) return;
+  nsys__slot *s = (nsys__slot *)((char *)(uintptr_t)cx - offsetof(nsys__slot, cx));
+  pthread_mutex_lock(&nsys__mu);
+  bool gone = --s->refs == 0 && s->evicted;
+  pthread_mutex_unlock(&nsys__mu);
+  if (gone) nsys__slot_free(s);
+}
+
+bool nsys_explain_context_warm(const nsys_profile *p, const nsys_index *ix, nsys_task *task) {
+  return nsys__context_get(p, ix, task, false, false) != NULL;
 }
 
 void nsys_explain_context_clear(void) {

@@ -710,6 +710,7 @@ bool nsys_explain_kernel(nsys_task *task, const nsys_explain_req *req, nsys_expl
           bool ok = nsys_detect_kernel(ix, c.cx->detect_data, inst, n_inst, device, c.cx->um_ops > 0, task, &c.det);
           free(inst);
           if (!ok) {
+            nsys_explain_context_release(c.cx);
             free(name_copy);
             return false;
           }
@@ -786,6 +787,7 @@ bool nsys_explain_kernel(nsys_task *task, const nsys_explain_req *req, nsys_expl
   out->fires_unified_memory = nsys__um_matters(&c);
   out->fires_launch_bound = nsys__launch_bound(&c);
   out->markdown = nsys__markdown(&c, out->bound, &out->reasons, &out->suggestions, ix);
+  nsys_explain_context_release(c.cx); /* read until here (out holds a copy) */
   free(name_copy);
   return true;
 }

@@ -63,7 +63,7 @@ static void nsys__warm_run(nsys__warm_job *job) {
   if (!nsys_awarm_area(&job->task, job->p, ix, nsys__warm_pause, &job->task) && nsys_task_cancelled(&job->task))
     return;
   nsys__warm_pause(&job->task);
-  if (!nsys_explain_context_get(job->p, ix, &job->task)) return; /* kept in explain's cache */
+  if (!nsys_explain_context_warm(job->p, ix, &job->task)) return; /* kept in explain's cache */
   /* the largest names' statistics (their duration order): the first clicks */
   uint32_t ids[5];
   uint32_t n = nsys_kstats_top(job->p, ix, NSYS_KSTATS_BY_NAME, -1, ids, 5);
