@@ -5,7 +5,7 @@
 
 Both timelines outline the matches in view after each view change (debounced). Before, each
 change asked `search` for the view's matches (one windowed search, a scan of the index);
-now the matches of a window three views wide are kept (timeline_nav.ts `WindowCache`) and a
+now the matches of a window three views wide are kept (timelineNav.ts `WindowCache`) and a
 change inside it asks nothing. This replays one navigation trace per profile (zoom to 1/2000
 of the span around a random point, then N steps: 4 in 5 pans of a fifth of the view, mostly
 forward as when reading along a timeline, 1 in 5 a zoom step of 1.5x in or out) through the widget's own search handler (`search_page`: the

@@ -4,7 +4,7 @@
 // next instance after the last one shown, wrapping to the first).
 import { el } from "./dom";
 import { fmtDur } from "./format";
-import { Match, MatchPage, WindowCache, WindowFetch } from "./timeline_nav";
+import { Match, MatchPage, WindowCache, WindowFetch } from "nsys-views/client/timelineNav";
 
 /** One row shown: what the Python side sends (`_marks`). */
 export interface MarkEntry { kind: string; name: string; count: number; totalNs: number }

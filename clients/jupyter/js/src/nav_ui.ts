@@ -1,10 +1,10 @@
 // The widget's navigation controls (the VS Code webview's searchBar/rangePanel/helpOverlay in
-// this widget's DOM): the search box stepping through matches (timeline_nav MatchCursor, search's
+// this widget's DOM): the search box stepping through matches (client/timelineNav MatchCursor, search's
 // instances through the Python side), the `?` overlay of KEYS, and the area selection's panel
 // with the analyses of the range (analysis/run through the Python side).
 import { fmtDur } from "./format";
 import { el } from "./dom";
-import { KEYS, Match, MatchCursor, MatchFetch, WindowCache, WindowFetch } from "./timeline_nav";
+import { KEYS, Match, MatchCursor, MatchFetch, WindowCache, WindowFetch } from "nsys-views/client/timelineNav";
 
 export const NAV_CSS = `
 .nsys-tl-search { display: inline-flex; gap: 3px; align-items: center; }

@@ -6,7 +6,7 @@
 // needs beyond them is asked for when it is shown (Timeline: kind "bucket").
 import { unzlibSync } from "fflate";
 import { AnyModel, Buffer } from "./anywidget";
-import { Int, parseExact, relTime } from "./exact_json";
+import { Int, parseExact, relTime } from "nsys-views/client/exactJson";
 
 type IntCol = Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float64Array;
 
@@ -139,7 +139,7 @@ interface WireReply {
 }
 
 /** timeline/range's "columns" JSON (forwarded as is, format "json") -> the same typed columns,
- *  times as offsets from `origin` (the widget's clock: exact on epoch clocks, exact_json.ts).
+ *  times as offsets from `origin` (the widget's clock: exact on epoch clocks, client/exactJson.ts).
  *  Columns the request left out are absent (bucket details) or filled (event depth 0). */
 export function decodeJsonColumns(buf: Buffer, origin = 0n): [WireReply, Map<string, TrackData>] {
   const v = buf instanceof ArrayBuffer ? new Uint8Array(buf) : new Uint8Array((buf as ArrayBufferView).buffer,

@@ -1,5 +1,5 @@
 // The timeline widget: a canvas with one row per track. Input as in Nsight Systems and
-// Perfetto, the same as the VS Code webview (timeline_nav KEYS): Ctrl+wheel or W/S zoom at the
+// Perfetto, the same as the VS Code webview (client/timelineNav KEYS): Ctrl+wheel or W/S zoom at the
 // cursor, the wheel, drag or A/D pan, a drag on the time axis (or Shift+drag) selects a range
 // (its analyses below the plot), double-click zooms to a slice (elsewhere: the whole profile),
 // F fits, `/` searches (Enter / Shift+Enter step through the matches), `?` lists the keys.
@@ -8,13 +8,13 @@
 // the latest view wins). Counters sit on the root element as data-* attributes.
 import { RenderProps } from "./anywidget";
 import { el, ownKeys } from "./dom";
-import { formatCursor, timeAxis } from "./axis";
+import { formatCursor, timeAxis } from "nsys-views/client/timeAxis";
 import { eventColor, fmtDur, trackHue } from "./format";
 import { RangeClient, RangeData, TrackData, gridResolution, inflateNative, nameAt } from "./range_client";
 import { BucketCols } from "./bucket_cols";
-import { relTime } from "./exact_json";
-import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "./track_tree";
-import { Match, MatchPage, dragWindow, frameSpan } from "./timeline_nav";
+import { relTime } from "nsys-views/client/exactJson";
+import { LEGEND, TreeNode, TreeRow, TreeState, newTreeState, toggle, trackTree, visibleRows } from "nsys-views/client/trackTree";
+import { Match, MatchPage, dragWindow, frameSpan } from "nsys-views/client/timelineNav";
 import { AREA_PARAMS, AreaPart, NAV_CSS, SearchBox, fillRange, helpBox } from "./nav_ui";
 import { MARKS_CSS, MARK_COLOR, MarkEntry, MarksPanel } from "./marks";
 

@@ -8,7 +8,7 @@
 // messages (params as exact JSON text), answered `{id, kind: "rpc", result}` (the server's
 // JSON text) or `{id, kind: "rpc", error, code}`.
 import type { AnyModel, RenderProps } from "./anywidget";
-import { parseExact, stringifyExact } from "./exact_json";
+import { parseExact, stringifyExact } from "nsys-views/client/exactJson";
 import { renderView } from "nsys-views/webview/viewRender";
 import { setThemeRoot } from "nsys-views/webview/dom";
 import type { ViewInit } from "nsys-views/protocol/viewMessages";

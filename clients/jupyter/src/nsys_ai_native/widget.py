@@ -79,7 +79,8 @@ _SMALL = 1 << 50
 
 
 def clock_origin(start: int, end: int) -> int:
-    """The origin of the front end's clock (js/src/exact_json.ts `clockOrigin`, the same rule):
+    """The origin of the front end's clock (clockOrigin in clients/vscode/src/client/exactJson.ts,
+    which the widget imports: the same rule):
     0 when the profile's span is within ±2^50 ns, else its start rounded down to a multiple of
     2^40 ns. The front end draws in offsets from it, numbers exact below 2^53 ns, where an
     epoch clock's absolute times (~1.7e18) would round to 256 ns in JavaScript."""

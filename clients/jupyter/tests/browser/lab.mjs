@@ -459,7 +459,7 @@ async function checkHiddenEpochWidget(page) {
   if (!panel.includes(`start ${start} ns`) || !panel.includes(`end ${end} ns`)) fail(`details do not print ${start}..${end}: ${panel.slice(0, 300)}`);
 }
 
-/** The track tree (track_tree.ts): GPU › utilisation › streams, process › thread › NVTX (stacked,
+/** The track tree (clients/vscode/src/client/trackTree.ts): GPU › utilisation › streams, process › thread › NVTX (stacked,
  *  expandable) and CUDA API rows; a label click collapses, Alt+click hides, Shift+click pins, the
  *  label column's edge drags; the legend. Asserts on the pixels drawn per row. */
 async function checkTrackTree(page, tl) {

@@ -7,9 +7,8 @@
  * client keeps times as offsets from an origin (clockOrigin: 0 when the
  * profile's clock is small, else its start rounded down to a multiple of
  * 2^40 ns so that every power-of-two grid of the server stays aligned):
- * offsets are exact while under 2^53 ns (104 days). The Jupyter widget's
- * twin is clients/jupyter/js/src/exact_json.ts (a unit test keeps them
- * identical). */
+ * offsets are exact while under 2^53 ns (104 days). The Jupyter widget
+ * imports it too (its build's `nsys-views` alias). */
 
 /** An integer as the codec gives it: a number when exact, else a BigInt. */
 export type Int = number | bigint;

@@ -3,8 +3,8 @@
  * step, so two ticks never read the same at any zoom. Zoomed in far from the
  * start (a 100 ns step at 142 ms), ticks read as offsets from a base tick that
  * is printed once with full precision ("142.0001 ms" then "+100 ns",
- * "+200 ns", ...), as Perfetto does. The Jupyter widget's axis
- * (clients/jupyter/js/src/axis.ts) implements the same rules. */
+ * "+200 ns", ...), as Perfetto does. The Jupyter widget imports it too (its
+ * build's `nsys-views` alias). */
 
 export interface AxisTick {
   /** Time on the profile's clock (the same clock as the view). */

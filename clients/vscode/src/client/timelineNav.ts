@@ -1,8 +1,7 @@
 /* Navigation both timelines share: stepping through search matches (search's
  * `instances`, paged), the keyboard map shown by the `?` overlay, the view
  * that frames a span, and an area selection's window. Free of DOM: the
- * Jupyter widget's twin is clients/jupyter/js/src/timeline_nav.ts (a unit test
- * keeps them identical). */
+ * Jupyter widget imports it too (its build's `nsys-views` alias). */
 
 /** One match as the timeline draws it (times: the timeline's offsets). */
 export interface Match { kind: string; id: number; track: string; start: number; end: number; name: string }

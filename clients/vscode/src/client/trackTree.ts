@@ -4,8 +4,7 @@
  * row (depth 0; expanded, one row per depth) and its CUDA API row. Groups
  * collapse (a collapsed group draws its children merged in its own row),
  * rows and groups hide, and pinned rows come first. Free of DOM: the
- * Jupyter widget's twin is clients/jupyter/js/src/track_tree.ts (a unit test
- * keeps them identical). */
+ * Jupyter widget imports it too (its build's `nsys-views` alias). */
 
 /** What the tree needs of a timeline/tracks entry. */
 export interface TreeTrack {

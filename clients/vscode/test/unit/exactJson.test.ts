@@ -1,9 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { absTime, clockOrigin, parseExact, relTime, stringifyExact } from '../../src/client/exactJson';
-import { CLIENT_ROOT } from '../helpers';
 
 test('integer literals beyond ±2^53 parse as BigInt, digit for digit', () => {
   const text = '{"start":1726751178667767434,"end":-1726751178667767435,"small":9007199254740991,"edge":9007199254740993,"d":1.7267511786677674e18,"f":0.12345678901234567,"n":[1,2,1726751178667767434]}';
@@ -56,9 +53,3 @@ test('the relative clock: origin 0 on small clocks, aligned and exact on epoch c
   assert.equal(absTime(1234.4, 0n), 1234);
 });
 
-test('the Jupyter widget\'s codec is the same code (its twin file)', () => {
-  const body = (p: string) => readFileSync(p, 'utf8').replace(/^\/\*[\s\S]*?\*\/\n/, '');
-  const mine = body(join(CLIENT_ROOT, 'src', 'client', 'exactJson.ts'));
-  assert.ok(mine.includes('export function parseExact'));
-  assert.equal(body(join(CLIENT_ROOT, '..', 'jupyter', 'js', 'src', 'exact_json.ts')), mine);
-});

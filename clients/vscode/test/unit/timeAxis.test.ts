@@ -1,9 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { formatCursor, tickStep, timeAxis } from '../../src/client/timeAxis';
-import { CLIENT_ROOT } from '../helpers';
 
 /** Zoom by 2× around `center` from a 10 s view down to a few ns, as the wheel does. */
 function* zoomSteps(origin: number, center: number): Generator<[number, number]> {
@@ -51,9 +48,3 @@ test('the cursor reads one digit finer than the ticks', () => {
   assert.equal(formatCursor(5, 0, 1), '5 ns');
 });
 
-test('the Jupyter widget\'s axis is the same code (its twin file)', () => {
-  const body = (p: string) => readFileSync(p, 'utf8').replace(/^\/\*[\s\S]*?\*\/\n/, '');
-  const mine = body(join(CLIENT_ROOT, 'src', 'client', 'timeAxis.ts'));
-  assert.ok(mine.includes('export function timeAxis'));
-  assert.equal(body(join(CLIENT_ROOT, '..', 'jupyter', 'js', 'src', 'axis.ts')), mine);
-});

@@ -1,13 +1,10 @@
 /* client/timelineNav: the match cursor against a fake search (pages, wrap,
  * a start past the last match, a new query cancelling an old one), the window
  * cache of the outlines (reuse inside, refetch outside, dense views), the span
- * framing, the drag window, and the Jupyter twin being the same code. */
+ * framing, and the drag window. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { MatchCursor, WindowCache, dragWindow, frameSpan, KEYS, type Match, type MatchFetch, type WindowFetch } from '../../src/client/timelineNav';
-import { CLIENT_ROOT } from '../helpers';
 
 /** A fake search over `n` matches at t = 10 i, counting its requests. */
 function fake(n: number): { fetch: MatchFetch; asked: Array<Record<string, unknown>> } {
@@ -70,13 +67,6 @@ test('frameSpan frames with a margin inside the profile; dragWindow needs a few 
   assert.deepEqual(dragWindow(30, 10, 1), { start: 10, end: 30 });
   assert.equal(dragWindow(10, 12, 1), undefined);
   assert.ok(KEYS.some(([k]) => k === '?'));
-});
-
-test('the Jupyter widget\'s timeline navigation is the same code (its twin file)', () => {
-  const body = (p: string) => readFileSync(p, 'utf8').replace(/^\/\*[\s\S]*?\*\/\n/, '');
-  const mine = body(join(CLIENT_ROOT, 'src', 'client', 'timelineNav.ts'));
-  assert.ok(mine.includes('export class MatchCursor'));
-  assert.equal(body(join(CLIENT_ROOT, '..', 'jupyter', 'js', 'src', 'timeline_nav.ts')), mine);
 });
 
 test('WindowCache: views inside the window fetched ask nothing; outside, another query or a dense window asks again', async () => {

@@ -1,10 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { newTreeState, toggle, trackTree, visibleRows, type TreeTrack } from '../../src/client/trackTree';
 import { tracksBehind } from '../../src/client/tracksBehind';
-import { CLIENT_ROOT } from '../helpers';
 
 const tracks: TreeTrack[] = [
   { id: 'gpu:0:7', kind: 'gpu', device: 0, stream: 7, streamClass: 'compute' },
@@ -56,13 +53,6 @@ test('collapse, expand, hide and pin', () => {
   toggle(s, 'open', 'proc:9');
   toggle(s, 'open', 'nvtx:9:9');
   assert.deepEqual(visibleRows(tree, s), visibleRows(tree, newTreeState()), 'toggling back restores the default');
-});
-
-test('the Jupyter widget\'s track tree is the same code (its twin file)', () => {
-  const body = (p: string) => readFileSync(p, 'utf8').replace(/^\/\*[\s\S]*?\*\/\n/, '');
-  const mine = body(join(CLIENT_ROOT, 'src', 'client', 'trackTree.ts'));
-  assert.ok(mine.includes('export function trackTree'));
-  assert.equal(body(join(CLIENT_ROOT, '..', 'jupyter', 'js', 'src', 'track_tree.ts')), mine);
 });
 
 test('tracksBehind: what opening a closed group would draw beyond its own row', () => {
