@@ -1352,10 +1352,11 @@ class Timeline {
     });
   }
 
-  /** Draws in this task: from a ResizeObserver's callback (the widget laid out or resized), which
-   *  runs in the rendering steps of the frame about to be shown, so that frame shows the plot at its
-   *  new size (a requestAnimationFrame there waits for the next frame: ~16 ms more to the first
-   *  frame, and a resized canvas shows blank for a frame). A draw queued before is then skipped. */
+  /** Draws in this task (onResize: the widget laid out or resized). Called from the widget's
+   *  ResizeObserver, it runs in the rendering steps of the frame about to be shown, so that frame
+   *  shows the plot at its new size (a requestAnimationFrame there waits for the next frame: up to
+   *  ~16 ms more to the first frame, and a resized canvas stays blank or stale for a frame). A draw
+   *  queued before with nothing new since is then skipped. */
   private drawNow(): void {
     this.draw();
   }
