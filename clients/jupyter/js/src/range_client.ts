@@ -283,11 +283,12 @@ export class RangeClient {
 
   private asks = new Map<number, { kind: string; wall0: number; resolve: (m: Record<string, unknown>) => void; reject: (e: Error) => void;
     /** a request answered in several messages ("analyses"): how many are still to come, and each one's handler */
-    parts?: number; onPart?: (m: Record<string, unknown>) => void }>();
+    parts?: number; onPart?: (m: Record<string, unknown>) => void; partsSeen?: number }>();
 
   /** The legs of the last answered request per kind other than "range" (wall-clock ms, one
    *  machine): page -> the kernel's message handler (`up`), the Python side (`kernel`: queue,
-   *  server, reply built), kernel -> page (`down`) (the bench's breakdown of a round trip). */
+   *  server, reply built), kernel -> page (`down`) (the bench's breakdown of a round trip). A request
+   *  answered in parts: its last part's, and its first part's as `<kind>:first`. */
   legs: Record<string, { up: number; kernel: number; down: number; at: number }> = {};
 
   /** Any other request ({kind, ...} -> the reply's fields), e.g. details of a clicked op. */
@@ -353,8 +354,10 @@ export class RangeClient {
       const r2 = (x: number) => Math.round(x * 100) / 100;
       if (m.recvAt !== undefined && m.sentAt !== undefined) {
         this.legs[a.kind] = { up: r2(m.recvAt - a.wall0), kernel: r2(m.sentAt - m.recvAt), down: r2(at - m.sentAt), at };
+        if (a.onPart && !a.partsSeen) this.legs[`${a.kind}:first`] = this.legs[a.kind];
       }
       if (a.onPart) {
+        a.partsSeen = (a.partsSeen ?? 0) + 1;
         try {
           a.onPart(m as unknown as Record<string, unknown>);
         } finally {

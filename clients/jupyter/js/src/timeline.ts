@@ -274,6 +274,12 @@ class Timeline {
     this.rangeBox.style.display = "none";
     this.maxH = model.get("height") || 420;
     this.scroll.style.maxHeight = `${this.maxH}px`;
+    // the plot's height before it is laid out, as its first frame draws it (paint): that frame, drawn
+    // in the layout's ResizeObserver callback (drawNow), then changes no size (a size changed there
+    // would be observed again in the same frame)
+    const totalH = AXIS_H + Math.max(1, this.rows.length) * ROW_H + 4;
+    this.sizer.style.height = `${totalH}px`;
+    this.canvas.style.height = `${Math.min(totalH, this.maxH)}px`;
     this.sizer.append(this.canvas, this.tip);
     this.scroll.append(this.sizer);
     this.details.style.display = "none";
@@ -511,17 +517,31 @@ class Timeline {
   setRange(r: Window | null): void {
     this.range = r;
     this.root.dataset.range = r ? JSON.stringify(r) : "";
-    this.model.set("_selection", r ? { start: Math.round(r.start), end: Math.round(r.end) } : {});
-    this.model.save_changes();
     this.queueDraw();
     if (!r) {
       this.rangeBox.style.display = "none";
+      this.syncSelection();
       return;
     }
     this.rangeBox.style.display = "block";
     const win = { start: Math.round(r.start), end: Math.round(r.end) };
+    // Python's `selection` is written once the analyses are shown: written first, its state message
+    // went up ahead of the analyses' request and the kernel's replies to it (status, ipywidgets'
+    // echo) came down among their answers, through the same kernel, server and page (bench_widget_ux.py:
+    // area -> stats, the [up] and [down] legs)
     void fillRange(this.rangeBox, r, (t) => formatCursor(t, this.span.start, Math.max(1, (this.view.end - this.view.start) / 1000)),
-      (part) => this.areaAnalyses(win, part), () => this.fit());
+      (part) => this.areaAnalyses(win, part), () => this.fit()).finally(() => this.syncSelection());
+  }
+
+  /** Writes the area selection to Python (`selection`); the latest one, when several were made
+   *  while analyses were on their way. */
+  private syncSelection(): void {
+    const r = this.range;
+    const sel = r ? { start: Math.round(r.start), end: Math.round(r.end) } : {};
+    const now = this.model.get("_selection") as { start?: number; end?: number } | undefined;
+    if (now?.start === (sel as { start?: number }).start && now?.end === (sel as { end?: number }).end) return;
+    this.model.set("_selection", sel);
+    this.model.save_changes();
   }
 
   /** the area analyses' answers per window asked before ("start:end"), the last AREA_HELD */
@@ -772,7 +792,7 @@ class Timeline {
     }
     this.sized = sized;
     this.width = w;
-    this.queueDraw();
+    this.drawNow();
     // the data must cover the rows in view at this width (the view may have grown taller)
     const ids = this.visibleTracks() ?? this.tracks.map((t) => t.id);
     // (a new width whose grid is the data's draws the data as is)
@@ -1323,15 +1343,29 @@ class Timeline {
 
   // -- drawing -----------------------------------------------------------------------
   private queueDraw(): void {
+    this.stale = true;
     if (this.drawQueued) return;
     this.drawQueued = true;
     requestAnimationFrame(() => {
       this.drawQueued = false;
-      this.draw();
+      if (this.stale) this.draw();
     });
   }
 
+  /** Draws in this task (onResize: the widget laid out or resized). Called from the widget's
+   *  ResizeObserver, it runs in the rendering steps of the frame about to be shown, so that frame
+   *  shows the plot at its new size (a requestAnimationFrame there waits for the next frame: up to
+   *  ~16 ms more to the first frame, and a resized canvas stays blank or stale for a frame). A draw
+   *  queued before with nothing new since is then skipped. */
+  private drawNow(): void {
+    this.draw();
+  }
+
+  /** something changed since the last draw (a queued draw with nothing new draws nothing) */
+  private stale = false;
+
   private draw(): void {
+    this.stale = false;
     const t0 = performance.now();
     this.paint();
     const complete = this.complete();

@@ -201,6 +201,9 @@ async function interact() {
     else (samples[name] ??= []).push(Math.round(ms * 100) / 100);
     const leg = ms === null ? null : legs[LEG_OF[kind]];
     if (leg) for (const k of ["up", "kernel", "down"]) (samples[`${name} [${k}]`] ??= []).push(leg[k]);
+    // a request answered in parts (the area's analyses): its first part's legs too
+    const first = ms === null ? null : legs[`${LEG_OF[kind]}:first`];
+    if (first) for (const k of ["kernel", "down"]) (samples[`${name} [first answer: ${k}]`] ??= []).push(first[k]);
     // the same input until a frame showed it (from the data already there, before its own data)
     if (shownMs !== null) (samples[`${name} (shown)`] ??= []).push(Math.round(shownMs * 100) / 100);
     await settle();

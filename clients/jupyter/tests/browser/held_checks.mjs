@@ -7,6 +7,7 @@
 // collapsed and expanded again drawn complete with no range request. Throws on failure; `step`
 // records what it saw.
 import { gpuBuckets } from "./immediate_checks.mjs";
+import { run } from "./nav_checks.mjs";
 
 const settled = (page, el) => page.waitForFunction((e) => e.dataset.answered === e.dataset.requests &&
   Number(e.dataset.drawnSeq || 0) >= e.__nsysNav.seq() && !e.__nsysNav.bucketColsState().pending, el, { timeout: 30000 });
@@ -172,7 +173,26 @@ export async function checkHeldData(page, tl, step) {
     }, a0);
   };
   await settled(page, el);
+  // the kernel's order: the analyses' request before the selection's state message (written to
+  // Python once the analyses are shown, not ahead of their request and among their answers)
+  const lab = await page.evaluate(() => !!window.jupyterapp);
+  if (lab) {
+    await run(page, "_nsys_order = []\n_nsys_sel = lambda ch: _nsys_order.append('selection')\n" +
+      "_nsys_msg = lambda _w, c, _b: _nsys_order.append(str(c.get('kind'))) if isinstance(c, dict) else None\n" +
+      "w.observe(_nsys_sel, names='_selection')\nw.on_msg(_nsys_msg)");
+  }
   const first = await area();
+  if (lab) {
+    let order = "";
+    for (let k = 0; k < 100; k++) {
+      order = (await run(page, "print(w.selection is not None, [k for k in _nsys_order if k in ('analyses', 'selection')])")).trim();
+      if (order.startsWith("True")) break;
+      await page.waitForTimeout(100);
+    }
+    await run(page, "w.unobserve(_nsys_sel, names='_selection')\nw.on_msg(_nsys_msg, remove=True)");
+    step("area: the kernel's order of the analyses' request and the selection", { order });
+    if (order !== "True ['analyses', 'selection']") throw new Error(`the area's messages in the kernel: ${order}`);
+  }
   const truthK = await tl.evaluate((e, r) => e.__nsysNav.ask("analysis", { name: "top_kernels", start: Math.round(r.start), end: Math.round(r.end) }), first.range);
   await tl.evaluate((e) => e.querySelector("canvas").focus());
   await page.keyboard.press("Escape");

@@ -207,4 +207,41 @@ export async function checkSecondWidgetNoRequest(page, step, rowsDrawn) {
   step("second widget: first frame from the data sent with it", { ...d, rows: rows.length, blank: rows.filter((r) => !r.drawn).map((r) => r.id) });
   if (d.firstRequests !== "0") throw new Error(`the second widget's first frame waited for ${d.firstRequests} range request(s): ${JSON.stringify(d)}`);
   if (!rows.length || rows.some((r) => !r.drawn)) throw new Error(`blank rows in the second widget's first frame: ${JSON.stringify(rows)}`);
+  await checkDrawnWhenResized(page, tl, step);
+}
+
+/** A widget resized (its output narrowed, then widened again) is drawn at its new size in the
+ *  frame it is laid out in: a ResizeObserver made after the widget's own (called after it, in the
+ *  same frame's rendering steps) sees the canvas already at the new width with the rows drawn;
+ *  and no ResizeObserver loop error (a size changed by that drawing would be one). */
+async function checkDrawnWhenResized(page, tl, step) {
+  const seen = [];
+  for (const width of [480, null]) {
+    seen.push(await tl.evaluate((e, width) => new Promise((resolve) => {
+      let errors = 0;
+      const onError = (ev) => { if (/ResizeObserver loop/.test(ev.message)) errors++; };
+      window.addEventListener("error", onError);
+      const w0 = e.clientWidth;
+      const ro = new ResizeObserver(() => {
+        if (e.clientWidth === w0) return;
+        ro.disconnect();
+        const c = e.querySelector("canvas"), g = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
+        const labelW = Number(e.dataset.labelWidth || 210), x0 = Math.round(labelW * dpr), y = Math.round((22 + 12) * dpr);
+        const px = c.width > x0 ? g.getImageData(x0, y, c.width - x0, 1).data : [];
+        let drawn = 0;
+        for (let k = 3; k < px.length; k += 4) if (px[k] > 0) drawn++;
+        const at = { width: e.clientWidth, canvasWidth: c.width / dpr, drawnPx: drawn };
+        // a frame later: a loop error, if any, has been reported
+        requestAnimationFrame(() => requestAnimationFrame(() => { window.removeEventListener("error", onError); resolve({ ...at, errors }); }));
+      });
+      ro.observe(e);
+      e.style.width = width === null ? "" : `${width}px`;
+    }), width));
+  }
+  step("widget resized: drawn at its new size in the frame it is laid out in", seen);
+  for (const s of seen) {
+    if (s.canvasWidth !== s.width || !(s.drawnPx > 0) || s.errors) {
+      throw new Error(`a resized widget was not drawn at its new size when it was laid out: ${JSON.stringify(seen)}`);
+    }
+  }
 }

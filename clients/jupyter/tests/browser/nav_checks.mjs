@@ -102,7 +102,7 @@ export async function checkNavigation(page, tl, step, shot) {
 }
 
 /** Runs `code` in the notebook's kernel; its printed text. */
-function run(page, code) {
+export function run(page, code) {
   return page.evaluate(async (c) => {
     const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
     const f = kernel.requestExecute({ code: c });
