@@ -3,7 +3,7 @@
  * Read-only methods are forwarded to the server; everything else is refused. */
 import type { Answer, Envelope, HostToWebview, WebviewToHost } from '../protocol/messages';
 import { FIRST_FRAME, fromEnvelope, isWebviewToHost, toEnvelope } from '../protocol/messages';
-import type { ProfileInfo, RangeColumns, TimelineTracksResult } from '../protocol/types';
+import type { ProfileInfo, RangeReply, TimelineTracksResult } from '../protocol/types';
 import { DEFAULT_FIRST_VIEW, asFirstView, covers, planFirstTiles, type FirstPlan, type FirstTile, type FirstView } from './firstTiles';
 import { ErrorCode } from '../protocol/methods';
 import type { Logger } from './logger';
@@ -90,7 +90,7 @@ export function createBridge(ctx: BridgeContext): { handle: (raw: unknown) => Pr
       const results = await Promise.all(p.params.map((q) => {
         const params = { ...q, profileId };
         ctx.onRequest?.('timeline/range', params);
-        return client.requestUntyped<RangeColumns>('timeline/range', params);
+        return client.requestUntyped<RangeReply>('timeline/range', params);
       }));
       ctx.logger.info(`first tiles (${why}, ${Math.round(view.plotWidth)} px × ${view.rows} rows): ${p.keys.length} × ${p.tracks.length} tracks, tracks ${t1 - t0} ms + ranges ${Date.now() - t1} ms`);
       return p.keys.map((key, i) => ({ key, tracks: p.tracks, result: results[i]! }));
