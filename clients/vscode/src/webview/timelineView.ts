@@ -78,6 +78,11 @@ export interface Perf {
   /** Bucket columns of tooltips and clicks (client/tileColumns BUCKET_DETAIL_FIELDS): requests sent
    *  (after a view is drawn, or for the bucket under the pointer) and bucket tracks given them. */
   longest?: { asked: number; merged: number };
+  /** tests: true, a drawn view does not ask its buckets' columns (only a pointer on a bucket does) */
+  noViewLongest?: boolean;
+  /** tests: what a pointer at (px, py) hits, and how many bucket tracks there lack their count and longest op */
+  hit?: (px: number, py: number) => Hit | undefined;
+  lacking?: (px: number, py: number) => number;
   /** Recent bridge requests: sent and settled (performance.now()). */
   /** `host`: the extension host's receive and answer times (epoch ms; rpcResult's `host`). */
   /** `page`: the answer's message event began / was parsed (performance.now()), and when its sender posted it (epoch ms). */
@@ -306,6 +311,8 @@ export class TimelineView {
   start(openedAt = performance.now()): void {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
     this.perf.probe = (px, py) => { const hit = this.hitAt(px, py); return hit?.gpu ? hit.id : undefined; };
+    this.perf.hit = (px, py) => this.hitAt(px, py);
+    this.perf.lacking = (px, py) => this.lackingAt(px, py).length;
     this.perf.rowIds = () => this.rows.map((r) => r.key);
     this.perf.rowsAt = () => this.rows.map((r, i) => ({ key: r.key, open: r.open, y: AXIS_H + i * ROW_H - this.el.scrollTop }));
     this.perf.view = () => ({ start: this.view.start, end: this.view.end });
@@ -821,6 +828,7 @@ export class TimelineView {
 
   /** Once a view is drawn: the count and longest op of its buckets (hover and click then need no request). */
   private askViewLongest(): void {
+    if (this.perf.noViewLongest) return;
     const v = this.view, exact = resolutionFor(v.end - v.start, v.width);
     const lacking = [...this.frameData.values()].flatMap((parts) => bucketsLacking(parts.filter((p) => p.tile.resolution === exact), v.start, v.end));
     if (!lacking.length) return;
