@@ -8,7 +8,7 @@ import type { OpenSetResult, ViewProfile } from '../protocol/viewMessages';
 import type { TreeNode } from './trackTree';
 import type { TrackRangeParams } from './timelineModel';
 import { absTime, relTime } from './exactJson';
-import { decodeBuckets } from './tileColumns';
+import { decodeBuckets, unpackTimes } from './tileColumns';
 import { intField, numField, strField } from './checkedFields';
 
 export interface Rank {
@@ -118,7 +118,7 @@ export function mergedRange(ranks: Rank[], files: number, origin: bigint,
       const r = ranks[index]!;
       const at = origin - r.offsetNs; /* the rank's clock: set time − offset */
       /* every column (no `fields`): the merged buckets' longest ops come with them */
-      const res = await range(r.profileId, { start: absTime(p.start, at), end: absTime(p.end, at), width: p.width, maxEvents: p.maxEvents, format: 'columns', tracks: ids });
+      const res = unpackTimes(await range(r.profileId, { start: absTime(p.start, at), end: absTime(p.end, at), width: p.width, maxEvents: p.maxEvents, format: 'columns', tracks: ids }));
       return { r, at, res };
     }));
     const names: string[] = [];

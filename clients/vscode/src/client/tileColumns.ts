@@ -43,8 +43,9 @@ export function decodeBuckets(b: RawBuckets, resolution: number, names: string[]
   return out;
 }
 
-/** A reply's tracks with their bucket columns decoded (decodeBuckets); events as they are. */
+/** A reply's tracks with their bucket columns decoded (decodeBuckets) and their events' times restored (unpackTimes). */
 export function decodeTracks(r: RangeReply): RangeColumns {
+  unpackTimes(r);
   const names = r.names as string[];
   const tracks = r.tracks.map((t): TrackColumns => ('buckets' in t
     ? { id: t.id, buckets: decodeBuckets(t.buckets, r.resolution, names) }
@@ -61,4 +62,53 @@ export function attachLongest(target: BucketColumns, from: BucketColumns): boole
   for (let j = 0; j < from.index.length; j++) if (from.index[j] !== target.index[j]) return false;
   target.longest = L;
   return true;
+}
+
+/* The event times' trip through VS Code's relay (extension host → webview): its wait grows
+ * with a message's bytes (bench/README.md, branch vsc13b), and a profile's clock takes 10-19
+ * digits per time. The host re-encodes each events track of a columns reply (packTimes):
+ * `startStep` (start[0] − the reply's start, then start[i] − start[i−1]) and `dur`
+ * (end[i] − start[i]) instead of `start` and `end`; the page restores them (unpackTimes)
+ * before anything reads the reply. Exact: BigInt arithmetic wherever a value is one. */
+type Int = number | bigint;
+const SAFE = 9007199254740991n;
+const narrow = (x: bigint): Int => (x >= -SAFE && x <= SAFE ? Number(x) : x);
+const sub = (a: Int, b: Int): Int => (typeof a === 'number' && typeof b === 'number' ? a - b : narrow(BigInt(a) - BigInt(b)));
+const add = (a: Int, b: Int): Int => (typeof a === 'number' && typeof b === 'number' ? a + b : narrow(BigInt(a) + BigInt(b)));
+
+type PackedEvents = { startStep?: Int[]; dur?: Int[] };
+
+/** `r` (a columns reply) with its events' times as steps and durations (in place: the reply the
+ * host just parsed, about to be posted; anything else is unchanged). */
+export function packTimes<R>(r: R): R {
+  const x = r as unknown as RangeReply;
+  if (x?.format !== 'columns' || !Array.isArray(x.tracks)) return r;
+  for (const t of x.tracks) {
+    if (!('events' in t)) continue;
+    const e = t.events as PackedEvents & { start?: Int[]; end?: Int[] };
+    if (!e.start || !e.end) continue;
+    const { start, end } = e, n = start.length, startStep = new Array<Int>(n), dur = new Array<Int>(n);
+    let prev: Int = x.start as Int;
+    for (let i = 0; i < n; i++) { startStep[i] = sub(start[i]!, prev); dur[i] = sub(end[i]!, start[i]!); prev = start[i]!; }
+    delete e.start; delete e.end;
+    e.startStep = startStep; e.dur = dur;
+  }
+  return r;
+}
+
+/** `r` with its events' `start` and `end` restored from packTimes' steps and durations (in place; a reply not packed is unchanged). */
+export function unpackTimes<R>(r: R): R {
+  const x = r as unknown as RangeReply;
+  if (!Array.isArray(x?.tracks)) return r;
+  for (const t of x.tracks) {
+    if (!('events' in t)) continue;
+    const e = t.events as PackedEvents & { start?: Int[]; end?: Int[] };
+    if (!e.startStep || !e.dur) continue;
+    const n = e.startStep.length, start = new Array<Int>(n), end = new Array<Int>(n);
+    let at: Int = x.start as Int;
+    for (let i = 0; i < n; i++) { at = add(at, e.startStep[i]!); start[i] = at; end[i] = add(at, e.dur[i]!); }
+    e.start = start; e.end = end;
+    delete e.startStep; delete e.dur;
+  }
+  return r;
 }

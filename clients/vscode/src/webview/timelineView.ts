@@ -23,6 +23,8 @@ import { carriedTiles, carryInto, withCarried, type Carried, type SomeCarried } 
 /** The label gutter's default width (drag its edge to resize). */
 /** How long a view rests before the timeline asks for what the next input would want. */
 const IDLE_MS = 60;
+/** After the idle prefetch, how long a view rests before its buckets' count and longest op are asked (askViewLongest). */
+const LONGEST_IDLE_MS = 300;
 /** How long a frame may spend rendering tile bitmaps itself (the rest render in idle time,
  * coarser bitmaps under them meanwhile): a zoom step or a pan whose tiles are held then
  * completes in its first frame. */
@@ -385,7 +387,9 @@ export class TimelineView {
     this.perf.idle!.ran++;
     const v = this.view, here = tilesFor(v, 0, this.bounds);
     const visible = this.visibleBlocks();
-    this.askViewLongest();
+    /* the view's buckets' count and longest op once it has rested a little longer: between the steps of a
+     * Ctrl+wheel zoom (~250 ms) their replies would wait in VS Code's relay ahead of the next step's tiles */
+    setTimeout(() => { if (token === this.viewToken) this.askViewLongest(); }, LONGEST_IDLE_MS);
     this.prefetchZoomIn();
     const screen = Math.max(this.el.clientHeight - AXIS_H, ROW_H), top = this.el.scrollTop - screen, bottom = this.el.scrollTop + 2 * screen;
     for (const b of this.blocks) {
