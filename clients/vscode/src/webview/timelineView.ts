@@ -830,15 +830,35 @@ export class TimelineView {
     return Promise.all(waits).then(() => undefined);
   }
 
-  /** Once a view is drawn: the count and longest op of its buckets (hover and click then need no request). */
+  /** Once a view is drawn: the count and longest op of its buckets (hover and click then need no
+   * request), a row block's tile at a time, the block under the pointer first: each reply waits in
+   * VS Code's relay ahead of whatever the next input asks, so at most one small one is on its way
+   * (a view's whole set at 10M kernels is ~300 KB per tile of 24 rows). The next view stops it. */
   private askViewLongest(): void {
     if (this.perf.noViewLongest) return;
     const v = this.view, exact = resolutionFor(v.end - v.start, v.width);
-    const lacking = [...this.frameData.values()].flatMap((parts) => bucketsLacking(parts.filter((p) => p.tile.resolution === exact), v.start, v.end));
-    if (!lacking.length) return;
+    const under = this.pointer && this.rowIndexAt(this.pointer.py);
+    const blocks = this.visibleBlocks().sort((a, b) => Number(!!under && b.rows.includes(under)) - Number(!!under && a.rows.includes(under)));
+    const groups: Array<ReturnType<typeof bucketsLacking>> = [];
+    for (const b of blocks) {
+      const byTile = new Map<string, ReturnType<typeof bucketsLacking>>();
+      for (const id of new Set(b.rows.flatMap((r) => r.ids))) {
+        for (const l of bucketsLacking((this.frameData.get(id) ?? []).filter((p) => p.tile.resolution === exact), v.start, v.end)) {
+          const g = byTile.get(l.tile.key);
+          if (g) g.push(l); else byTile.set(l.tile.key, [l]);
+        }
+      }
+      groups.push(...byTile.values());
+    }
+    if (!groups.length) return;
     this.longestCtl?.abort();
-    this.longestCtl = new AbortController();
-    void this.askLongest(lacking, this.longestCtl.signal);
+    const ctl = (this.longestCtl = new AbortController());
+    void (async () => {
+      for (const g of groups) {
+        if (ctl.signal.aborted) return;
+        await this.askLongest(g, ctl.signal);
+      }
+    })();
   }
 
   /** The hit under (px, py) once its buckets' count and longest op are held (asked if not:
