@@ -7,6 +7,7 @@
 import { unzlibSync } from "fflate";
 import { AnyModel, Buffer } from "./anywidget";
 import { Int, parseExact, relTime } from "nsys-views/client/exactJson";
+import { TILE_FIELDS } from "nsys-views/client/tileColumns";
 
 type IntCol = Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float64Array;
 
@@ -53,8 +54,9 @@ export const BUCKET_FIELDS = ["indexStep", "count", "busyNs", "longestId", "long
  *  in the server's compact encodings: indexStep (the index delta-coded, 1 along a busy
  *  stretch) and busyPct (whole percent, rounded up): a 10M-kernel zoom step's reply is 99 KB
  *  p50 instead of 166 with index and busyNs; drawing uses 8 busy levels, so nothing drawn is
- *  lost (the tooltip's exact busy time comes with the "bucket" reply). */
-export const FIELDS = ["id", "start", "end", "name", "kind", "indexStep", "busyPct"];
+ *  lost (the tooltip's exact busy time comes with the "bucket" reply). The VS Code timeline
+ *  asks the same list: one definition, clients/vscode/src/client/tileColumns.ts. */
+export const FIELDS: readonly string[] = TILE_FIELDS;
 
 /** The bench's "+plain" variant: what the compact bucket columns encode. */
 const PLAIN: Record<string, string> = { indexStep: "index", busyPct: "busyNs" };

@@ -7,10 +7,10 @@
  * not know the page's size until the page says it (`ready`): it asks with the
  * last size a page reported (or a default), and again at `ready` when that
  * size needs other tiles or more rows. Free of DOM and vscode imports. */
-import type { ProfileInfo, RangeColumns, Track } from '../protocol/types';
+import type { ProfileInfo, RangeReply, Track } from '../protocol/types';
 import { profileSpan } from '../protocol/types';
 import { absTime, clockOrigin, type Int } from './exactJson';
-import { MAX_EVENTS, TILE_PX, tilesFor, tileKey, type TileKey } from './timelineModel';
+import { tileRequest, tilesFor, tileKey, type TileKey } from './timelineModel';
 import { newTreeState, trackTree, visibleRows } from './trackTree';
 
 /** Rows per block: a block asks timeline/range for its own tracks while it is in view. */
@@ -22,8 +22,9 @@ export interface FirstView { plotWidth: number; rows: number }
 /** What a page with no size reported yet is assumed to show. */
 export const DEFAULT_FIRST_VIEW: FirstView = { plotWidth: 1000, rows: 24 };
 
-/** One first tile: its key (the timeline's offsets), the tracks asked, and the answer (the profile's clock). */
-export interface FirstTile { key: TileKey; tracks: string[]; result: RangeColumns }
+/** One first tile: its key (the timeline's offsets), the tracks asked, and the answer (the profile's clock; the columns
+ * a zoom step's tiles ask, client/tileColumns TILE_FIELDS). */
+export interface FirstTile { key: TileKey; tracks: string[]; result: RangeReply }
 
 /** The tiles and tracks of a first view. */
 export interface FirstPlan { keys: TileKey[]; tracks: string[]; params: Array<Record<string, unknown>> }
@@ -42,7 +43,7 @@ export function planFirstTiles(info: ProfileInfo, tracks: Track[], view: FirstVi
   const keys = tilesFor({ ...bounds, width: Math.max(1, Math.round(view.plotWidth)) }, 0, bounds);
   return {
     keys, tracks: ids,
-    params: keys.map((k) => ({ start: absTime(k.start, origin), end: absTime(k.end, origin), width: TILE_PX, maxEvents: MAX_EVENTS, format: 'columns', tracks: ids })),
+    params: keys.map((k) => ({ ...tileRequest(k), start: absTime(k.start, origin), end: absTime(k.end, origin), tracks: ids })),
   };
 }
 

@@ -137,11 +137,11 @@ export class NsysClient {
   tracks(profileId: string): Promise<P.TimelineTracksResult> {
     return this.request('timeline/tracks', { profileId });
   }
-  range(params: P.RangeParams & { format: 'columns' }, token?: CancellationToken): Promise<P.RangeColumns>;
+  range(params: P.RangeParams & { format: 'columns' }, token?: CancellationToken): Promise<P.RangeReply>;
   range(params: P.RangeParams, token?: CancellationToken): Promise<P.RangeResult>;
-  range(params: P.RangeParams, token?: CancellationToken): Promise<P.RangeResult | P.RangeColumns> {
-    /* the client never sends `fields`: every default column is there (RangeColumns) */
-    return this.request('timeline/range', params, token) as Promise<P.RangeResult | P.RangeColumns>;
+  range(params: P.RangeParams, token?: CancellationToken): Promise<P.RangeResult | P.RangeReply> {
+    /* columns: those `fields` lists, as they come (client/tileColumns decodes them for the timeline) */
+    return this.request('timeline/range', params, token) as Promise<P.RangeResult | P.RangeReply>;
   }
   nvtxTree(profileId: string, extra: Omit<NvtxTreeParams, 'profileId'> = {}): Promise<P.NvtxTreeResult> {
     return this.request('nvtx/tree', { profileId, ...extra });

@@ -3,11 +3,12 @@
  * plus its file's offsetNs), one utilisation row per rank (expand it for its
  * streams), timeline/range answers of several profiles merged into one, and
  * a collective linked across ranks. */
-import type { Int, RangeColumns, Track, TrackColumns } from '../protocol/types';
+import type { Int, RangeColumns, RangeReply, Track, TrackColumns } from '../protocol/types';
 import type { OpenSetResult, ViewProfile } from '../protocol/viewMessages';
 import type { TreeNode } from './trackTree';
 import type { TrackRangeParams } from './timelineModel';
 import { absTime, relTime } from './exactJson';
+import { decodeBuckets, unpackTimes } from './tileColumns';
 import { intField, numField, strField } from './checkedFields';
 
 export interface Rank {
@@ -106,7 +107,7 @@ export function onSetClock(t: Int, offset: bigint): Int {
  * profile on its own clock, the answers moved to the set's clock (offsets
  * from `origin`) and merged (names, track ids and kernel ids made unique). */
 export function mergedRange(ranks: Rank[], files: number, origin: bigint,
-  range: (profileId: string, p: Record<string, unknown>) => Promise<RangeColumns>): (p: TrackRangeParams) => Promise<RangeColumns> {
+  range: (profileId: string, p: Record<string, unknown>) => Promise<RangeReply>): (p: TrackRangeParams) => Promise<RangeColumns> {
   return async (p) => {
     const byRank = new Map<number, string[]>();
     for (const id of p.tracks) {
@@ -116,7 +117,8 @@ export function mergedRange(ranks: Rank[], files: number, origin: bigint,
     const parts = await Promise.all([...byRank].map(async ([index, ids]) => {
       const r = ranks[index]!;
       const at = origin - r.offsetNs; /* the rank's clock: set time − offset */
-      const res = await range(r.profileId, { start: absTime(p.start, at), end: absTime(p.end, at), width: p.width, maxEvents: p.maxEvents, format: 'columns', tracks: ids });
+      /* every column (no `fields`): the merged buckets' longest ops come with them */
+      const res = unpackTimes(await range(r.profileId, { start: absTime(p.start, at), end: absTime(p.end, at), width: p.width, maxEvents: p.maxEvents, format: 'columns', tracks: ids }));
       return { r, at, res };
     }));
     const names: string[] = [];
@@ -124,18 +126,18 @@ export function mergedRange(ranks: Rank[], files: number, origin: bigint,
     let resolution = Math.max(1, (p.end - p.start) / p.width);
     for (const { r, at, res } of parts) {
       const base = names.length;
-      names.push(...res.names);
+      names.push(...(res.names as string[]));
       resolution = res.resolution;
       const name = (a: number[]) => a.map((j) => (j < 0 ? j : j + base));
       const id = (a: number[]) => a.map((k) => (k < 0 ? k : mergedId(k, r.file, files)));
       const times = (a: Int[]) => a.map((t) => relTime(t, at));
       for (const t of res.tracks) {
         if ('events' in t) {
-          const e = t.events;
+          const e = t.events as Required<typeof t.events>;
           tracks.push({ id: rankTrackId(t.id, r), events: { ...e, id: id(e.id), name: name(e.name), kind: name(e.kind), start: times(e.start), end: times(e.end) } });
         } else {
           const b = t.buckets;
-          tracks.push({ id: rankTrackId(t.id, r), buckets: { ...b, longestId: id(b.longestId), longestName: name(b.longestName) } });
+          tracks.push({ id: rankTrackId(t.id, r), buckets: decodeBuckets({ ...b, longestId: b.longestId && id(b.longestId), longestName: b.longestName && name(b.longestName) }, res.resolution, names) });
         }
       }
     }

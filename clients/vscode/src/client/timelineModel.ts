@@ -4,8 +4,9 @@
  * aligned to multiples of their span, so bucket edges stay stable across pans
  * and a tile fetched once is reused for every view that touches it.
  * Free of DOM and vscode imports: the webview and the unit tests use it. */
-import type { RangeColumns, TrackColumns } from '../protocol/types';
+import type { BucketColumns, RangeColumns, RangeReply, TrackColumns } from '../protocol/types';
 import { relTime, type Int } from './exactJson';
+import { TILE_FIELDS, decodeTracks } from './tileColumns';
 
 export const TILE_PX = 512;
 
@@ -14,7 +15,9 @@ export interface TileKey { resolution: number; start: number; end: number }
 /** A cached tile: its answer (always the columns format). */
 export interface Tile extends TileKey { key: string; result: RangeColumns }
 
-export type RangeRequest = { start: number; end: number; width: number; maxEvents: number; format: 'columns' };
+/** `fields`: the tiles ask what drawing needs (client/tileColumns TILE_FIELDS), the bucket columns of a
+ * tooltip and a click come after (absent: every column). */
+export type RangeRequest = { start: number; end: number; width: number; maxEvents: number; format: 'columns'; fields?: readonly string[] };
 /** `signal`: aborted when the tile is no longer wanted (the fetch may then reject with CANCELLED). */
 export type FetchRange = (p: RangeRequest, signal?: AbortSignal) => Promise<RangeColumns>;
 
@@ -27,6 +30,11 @@ export function isCancelled(e: unknown): boolean {
 
 /** Per tile, individual events up to this many (else buckets): about one per 2 px. */
 export const MAX_EVENTS = TILE_PX / 2;
+
+/** A tile's timeline/range request (offsets; the fetch moves them to the profile's clock). */
+export function tileRequest(k: TileKey): RangeRequest {
+  return { start: k.start, end: k.end, width: TILE_PX, maxEvents: MAX_EVENTS, format: 'columns', fields: TILE_FIELDS };
+}
 
 /** Smallest power of two ≥ ns per pixel (at least 1). */
 export function resolutionFor(spanNs: number, widthPx: number): number {
@@ -134,7 +142,7 @@ export class TimelineModel {
     this.requests++;
     const ctl = new AbortController();
     const mine = () => this.inflight.get(key)?.ctl === ctl;
-    const p = this.fetch({ start: k.start, end: k.end, width: TILE_PX, maxEvents: MAX_EVENTS, format: 'columns' }, ctl.signal)
+    const p = this.fetch(tileRequest(k), ctl.signal)
       .then((answer) => {
         if (ctl.signal.aborted) throw new Error(CANCELLED);
         if (mine()) this.inflight.delete(key);
@@ -228,14 +236,27 @@ export function forEachItem(parts: TrackPart[], lo: number, hi: number, bucketKi
         if (fn({ id: e.id[i]!, name: names[e.name[i]!] ?? '', kind: names[e.kind[i]!] ?? '', start: e.start[i]!, end: e.end[i]!, dur: e.end[i]! - e.start[i]! })) return;
       }
     } else {
-      const b = tr.buckets, S = tile.result.start, R = tile.result.resolution;
+      const b = tr.buckets, L = b.longest, S = tile.result.start, R = tile.result.resolution;
+      if (!L) continue; /* asked after drawing (bucketsLacking) */
       for (let i = 0; i < b.index.length; i++) {
         const start = S + b.index[i]! * R, end = start + R;
-        if (start > hi || end < lo || b.longestId[i]! < 0) continue;
-        if (fn({ id: b.longestId[i]!, name: names[b.longestName[i]!] ?? '', kind: bucketKind, start, end, dur: b.longestDur[i]!, count: b.count[i]! })) return;
+        if (start > hi || end < lo || L.id[i]! < 0) continue;
+        if (fn({ id: L.id[i]!, name: L.names[L.name[i]!] ?? '', kind: bucketKind, start, end, dur: L.dur[i]!, count: L.count[i]! })) return;
       }
     }
   }
+}
+
+/** The bucket tracks of `parts` with a bucket touching [lo, hi] whose count and longest op
+ * (client/tileColumns BUCKET_DETAIL_FIELDS) are not held yet. */
+export function bucketsLacking(parts: TrackPart[], lo: number, hi: number): Array<{ tile: Tile; id: string; buckets: BucketColumns }> {
+  const out: Array<{ tile: Tile; id: string; buckets: BucketColumns }> = [];
+  for (const { tile, tr } of parts) {
+    if (!('buckets' in tr) || tr.buckets.longest) continue;
+    const b = tr.buckets, S = tile.result.start, R = tile.result.resolution;
+    if (b.index.some((ix) => S + ix * R <= hi && S + (ix + 1) * R >= lo)) out.push({ tile, id: tr.id, buckets: b });
+  }
+  return out;
 }
 
 /** The shortest item touching [lo, hi] (what a pointer there points at). */
@@ -310,8 +331,10 @@ export function coalescingFetch<R extends { tracks: Array<{ id: string }> }>(fet
 
 /** A columns reply with its times (the grid's start and end, events' start and
  * end) as offsets from `origin` (client/exactJson: exact where the reply has
- * BigInt). Bucket columns are durations and grid indexes: unchanged. */
-export function rebaseColumns(r: RangeColumns, origin: bigint): RangeColumns {
+ * BigInt), its bucket columns decoded (client/tileColumns). Bucket columns are
+ * durations, percents and grid indexes: not moved. */
+export function rebaseColumns(raw: RangeReply, origin: bigint): RangeColumns {
+  const r = decodeTracks(raw);
   if (origin === 0n && typeof r.start === 'number' && typeof r.end === 'number') return r;
   const rel = (t: Int) => relTime(t, origin);
   const times = (a: Int[]) => { const out = new Array<number>(a.length); for (let i = 0; i < a.length; i++) out[i] = rel(a[i]!); return out; };

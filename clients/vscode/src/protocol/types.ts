@@ -50,14 +50,20 @@ export type TrackRange = RangeResult['tracks'][number];
 export type TimelineEvent = Extract<TrackRange, { events: unknown }>['events'][number];
 export type Bucket = Extract<TrackRange, { buckets: unknown }>['buckets'][number];
 
-/* The client never sends timeline/range `fields`, so every default column is
- * present (all but the compact bucket encodings, sent only when listed). */
-type CompactColumns = 'indexStep' | 'busyPct';
 type GenTrackColumns = ColumnsFormat['tracks'][number];
-/** timeline/range with `format: "columns"`: one array per field, every name and
- * kind an index into `names`; bucket j covers [start + index[j]*resolution, +resolution). */
-export type EventColumns = Required<Extract<GenTrackColumns, { events: unknown }>['events']>;
-export type BucketColumns = Required<Omit<Extract<GenTrackColumns, { buckets: unknown }>['buckets'], CompactColumns>>;
+/** A timeline/range reply in the columns format, as it comes (the columns `fields` asked for). */
+export type RangeReply = ColumnsFormat;
+/** timeline/range with `format: "columns"` as the timeline holds it (client/tileColumns decodes
+ * a reply): one array per field, every name and kind an index into `names`. The tiles ask for
+ * events without `depth` (client/tileColumns TILE_FIELDS). */
+export type EventColumns = Required<Omit<Extract<GenTrackColumns, { events: unknown }>['events'], 'depth'>> & { depth?: number[] };
+/** What a tooltip and a click need on buckets (asked after drawing, client/tileColumns):
+ * per bucket its count and its longest op (-1 / 0 when count is 0), whose name indexes into
+ * `names` (the table of the reply it came in, not the tile's). */
+export interface BucketLongest { count: number[]; id: number[]; dur: number[]; name: number[]; names: string[] }
+/** A bucket track's columns: bucket j covers [start + index[j]*resolution, +resolution),
+ * busy busyPct[j] percent of it (whole percent, rounded up); `longest` once asked. */
+export interface BucketColumns { index: number[]; busyPct: number[]; longest?: BucketLongest }
 export type TrackColumns = { id: string; events: EventColumns } | { id: string; buckets: BucketColumns };
 export type RangeColumns = Omit<ColumnsFormat, 'tracks'> & { tracks: TrackColumns[] };
 

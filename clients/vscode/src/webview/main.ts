@@ -6,7 +6,7 @@ import { rebaseColumns } from '../client/timelineModel';
 import { LEGEND } from '../client/trackTree';
 import { colorFor } from './colors';
 import { profileSpan } from '../protocol/types';
-import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeColumns, ReportResult, TimelineTracksResult, TopKernelsResult } from '../protocol/types';
+import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeReply, ReportResult, TimelineTracksResult, TopKernelsResult } from '../protocol/types';
 import type { RequestName } from '../protocol/methods';
 import { HostBridge } from './rpc';
 import { h } from './dom';
@@ -86,7 +86,7 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   /* the Details panel reads kernel/details through the timeline's cache (a hovered kernel's are there already) */
   const panel = new DetailsPanel((kernelId) => timeline!.kernelDetails(kernelId), explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), span.start);
   const range = (p: Record<string, unknown> & { start: number; end: number }, signal?: AbortSignal) =>
-    rpc<RangeColumns>('timeline/range', { ...p, start: absTime(p.start, origin), end: absTime(p.end, origin) }, signal).then((r) => rebaseColumns(r, origin));
+    rpc<RangeReply>('timeline/range', { ...p, start: absTime(p.start, origin), end: absTime(p.end, origin) }, signal).then((r) => rebaseColumns(r, origin));
   timeline = new TimelineView(tracks.tracks, { start, end }, range, details, (hit) => {
     activateTab('Details');
     void panel.show(hit);

@@ -3,7 +3,7 @@
  * link that keeps timelines on one clock in step. */
 import { absTime, relTime, type Int } from '../client/exactJson';
 import { rebaseColumns, type View } from '../client/timelineModel';
-import type { RangeColumns } from '../protocol/types';
+import type { RangeReply } from '../protocol/types';
 import type { RequestName } from '../protocol/methods';
 import type { ViewProfile } from '../protocol/viewMessages';
 import { TimelineView, type Hit } from './timelineView';
@@ -14,7 +14,7 @@ export interface ViewRpc { request<R>(method: RequestName, params: Record<string
 export function profileTimeline(bridge: ViewRpc, p: ViewProfile, at: bigint, bounds: { start: number; end: number }, onSelect: (hit: Hit) => void): TimelineView {
   const rpc = <R>(method: RequestName, params: Record<string, unknown>, signal?: AbortSignal) => bridge.request<R>(method, { ...params, profileId: p.profileId }, signal);
   const range = (q: Record<string, unknown> & { start: number; end: number }, signal?: AbortSignal) =>
-    rpc<RangeColumns>('timeline/range', { ...q, start: absTime(q.start, at), end: absTime(q.end, at) }, signal).then((r) => rebaseColumns(r, at));
+    rpc<RangeReply>('timeline/range', { ...q, start: absTime(q.start, at), end: absTime(q.end, at) }, signal).then((r) => rebaseColumns(r, at));
   return new TimelineView(p.tracks.tracks, bounds, range, (kernelId) => rpc<Record<string, unknown>>('kernel/details', { kernelId }), onSelect, (t: Int) => relTime(t, at));
 }
 

@@ -8,7 +8,7 @@
 import { clockOrigin, relTime, type Int } from '../client/exactJson';
 import { formatNs } from '../client/format';
 import { collectiveAt, isCollective, linksOf, mergedRange, onSetClock, rankTrackId, rankTracks, ranksOf, splitId, splitTrackId, stragglers, type CollectiveLink, type CollectiveRow, type Rank } from '../client/ranksModel';
-import type { RangeColumns } from '../protocol/types';
+import type { RangeReply } from '../protocol/types';
 import type { OpenSetResult, ViewProfile } from '../protocol/viewMessages';
 import { h } from './dom';
 import { TimelineView, type Hit } from './timelineView';
@@ -47,7 +47,7 @@ export class RanksView {
     const bounds = { start: rel(set.window.start), end: rel(set.window.end) };
     const { tracks, tree } = rankTracks(this.ranks, profiles);
     this.trackIds = tracks.map((t) => t.id);
-    this.range = mergedRange(this.ranks, files, this.origin, (profileId, p) => bridge.request<RangeColumns>('timeline/range', { ...p, profileId }));
+    this.range = mergedRange(this.ranks, files, this.origin, (profileId, p) => bridge.request<RangeReply>('timeline/range', { ...p, profileId }));
     this.timeline = new TimelineView(tracks, bounds, this.range, (id) => this.details(id), (hit) => void this.onSelect(hit), rel, tree);
     this.timeline.overlay = (ctx, g) => {
       if (!this.links.length) return;

@@ -168,13 +168,13 @@ export class TileBitmaps {
         const b = tr.buckets, kind = bucketKind(id);
         /* bucket j covers [r.start + index*R, +R); R is this tile's resolution */
         const bx = (r.start - t0) / res, bw = r.resolution / res;
+        /* in the track's colour (its kind's): the tile has its buckets' busy share, not their ops' names (client/tileColumns) */
+        const key = colorKey('', kind);
         for (let j = 0; j < b.index.length; j++) {
-          const busyNs = b.busyNs[j]!;
-          if (busyNs <= 0) continue;
+          const pct = b.busyPct[j]!;
+          if (pct <= 0) continue;
           const x0 = Math.max(0, bx + b.index[j]! * bw), x1 = Math.min(TILE_PX, Math.max(x0 + bw, x0 + 1));
-          const busy = Math.min(1, busyNs / Math.max(1, r.resolution));
-          const ni = b.longestName[j]!;
-          const key = ni >= 0 ? keyOf(ni, kind) : colorKey('', kind);
+          const busy = Math.min(1, pct / 100);
           const bh = Math.max(3, (RH - 5) * Math.max(0.25, busy));
           fill(x0, y + RH - 3 - bh, x1 - x0, bh, this.pix(key, alphaLevel(busy), theme.bg));
         }

@@ -36,9 +36,9 @@ export function carriedTiles(models: TimelineModel[], keys: TileKey[]): Carried 
 /** A track's columns with its indexes into names moved by `off`. */
 function shiftNames(tr: TrackCols, off: number): TrackCols {
   if (off === 0) return tr;
-  const up = (a: number[]) => a.map((v) => (v < 0 ? v : v + off)); /* -1: a bucket with no longest item */
+  const up = (a: number[]) => a.map((v) => (v < 0 ? v : v + off)); /* -1: none */
   if ('events' in tr) return { ...tr, events: { ...tr.events, name: up(tr.events.name), kind: up(tr.events.kind) } };
-  return { ...tr, buckets: { ...tr.buckets, longestName: up(tr.buckets.longestName) } };
+  return tr; /* bucket columns hold no index into names (their longest ops' names have their own table) */
 }
 
 /** `base` (an answer for the tile: its grid) holding `parts`, in that order, over one names table. */

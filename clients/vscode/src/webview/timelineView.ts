@@ -5,10 +5,11 @@
  * double-click zooms to a slice, F fits, Home resets, n/p step through
  * kernels, Enter selects. Search matches are outlined. Frames are timed with
  * performance marks (window.__nsysPerf collects them for tests). */
-import { TimelineModel, isCancelled, zoomNeighbourTiles, byTrack, coalescingFetch, forEachItem, shortestItem, panView, zoomView, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams, type RangeRequest } from '../client/timelineModel';
+import { TimelineModel, isCancelled, zoomNeighbourTiles, byTrack, bucketsLacking, coalescingFetch, forEachItem, shortestItem, panView, zoomView, tileRequest, type View, resolutionFor, tilesFor, type Tile, type TrackPart, type TrackRangeParams, type RangeRequest } from '../client/timelineModel';
+import { BUCKET_DETAIL_FIELDS, attachLongest } from '../client/tileColumns';
 import { formatNs } from '../client/format';
 import { formatCursor, timeAxis } from '../client/timeAxis';
-import type { Int, RangeColumns, Track } from '../protocol/types';
+import type { BucketColumns, Int, RangeColumns, Track } from '../protocol/types';
 import { colorFor, cssToRgb } from './colors';
 import { TileBitmaps } from './tileBitmaps';
 import { cssVar, h, onThemeChange } from './dom';
@@ -22,6 +23,8 @@ import { carriedTiles, carryInto, withCarried, type Carried, type SomeCarried } 
 /** The label gutter's default width (drag its edge to resize). */
 /** How long a view rests before the timeline asks for what the next input would want. */
 const IDLE_MS = 60;
+/** After the idle prefetch, how long a view rests before its buckets' count and longest op are asked (askViewLongest). */
+const LONGEST_IDLE_MS = 300;
 /** How long a frame may spend rendering tile bitmaps itself (the rest render in idle time,
  * coarser bitmaps under them meanwhile): a zoom step or a pan whose tiles are held then
  * completes in its first frame. */
@@ -74,6 +77,14 @@ export interface Perf {
   rpc?: (method: string, params: Record<string, unknown>) => Promise<unknown>;
   /** Idle prefetches (TimelineView.prefetchIdle): planned (a view's tiles held), and run (no newer view came). */
   idle?: { planned: number; ran: number };
+  /** Bucket columns of tooltips and clicks (client/tileColumns BUCKET_DETAIL_FIELDS): requests sent
+   *  (after a view is drawn, or for the bucket under the pointer) and bucket tracks given them. */
+  longest?: { asked: number; merged: number };
+  /** tests: true, a drawn view does not ask its buckets' columns (only a pointer on a bucket does) */
+  noViewLongest?: boolean;
+  /** tests: what a pointer at (px, py) hits, and how many bucket tracks there lack their count and longest op */
+  hit?: (px: number, py: number) => Hit | undefined;
+  lacking?: (px: number, py: number) => number;
   /** Recent bridge requests: sent and settled (performance.now()). */
   /** `host`: the extension host's receive and answer times (epoch ms; rpcResult's `host`). */
   /** `page`: the answer's message event began / was parsed (performance.now()), and when its sender posted it (epoch ms). */
@@ -126,6 +137,14 @@ export class TimelineView {
   readonly treeState: TreeState = newTreeState();
   private readonly trackById: Map<string, Track>;
   private readonly fetchTiles: (p: TrackRangeParams, signal?: AbortSignal) => Promise<RangeColumns>;
+  /** The fetch as given (not coalesced): the bucket columns a tooltip and a click need go through it. */
+  private readonly fetchRange: (p: TrackRangeParams, signal?: AbortSignal) => Promise<RangeColumns>;
+  /** Per bucket track's columns, the request for its count and longest op (one each; dropped when it failed). */
+  private longestAsked = new WeakMap<BucketColumns, Promise<void>>();
+  /** The view's after-draw request for its buckets' columns: the next view aborts it. */
+  private longestCtl: AbortController | undefined;
+  /** Where the pointer is over the canvas (a tooltip waiting for a bucket's columns shows only if it stays). */
+  private pointer: { px: number; py: number } | undefined;
   /** The label gutter's width (its edge drags). */
   private gutter = GUTTER;
   /** Called when the rows change (hidden count for the toolbar). */
@@ -198,6 +217,7 @@ export class TimelineView {
     this.tree = tree ?? trackTree(tracks);
     this.trackById = new Map(tracks.map((t) => [t.id, t]));
     this.blocks = [];
+    this.fetchRange = fetchRange;
     this.fetchTiles = coalescingFetch(fetchRange); /* the visible blocks' requests for a tile go as one */
     this.canvas = h('canvas', { tabindex: '0', role: 'application', 'aria-label': 'Timeline. Plus and minus zoom, arrows pan, Page Up and Page Down scroll the rows, Home resets, n and p step through kernels, Enter selects.' });
     this.tooltip = h('div', { class: 'tooltip', role: 'tooltip', hidden: '' });
@@ -278,7 +298,7 @@ export class TimelineView {
 
   /** Caches tiles asked elsewhere (the first tiles, sent with init; times as the
    * timeline's offsets) in every block whose tracks they hold: call before start(). */
-  seed(tiles: FirstTile[]): void {
+  seed(tiles: Array<Omit<FirstTile, 'result'> & { result: RangeColumns }>): void {
     for (const b of this.blocks) {
       const ids = new Set(b.rows.flatMap((r) => r.ids));
       if (!ids.size) continue;
@@ -293,6 +313,8 @@ export class TimelineView {
   start(openedAt = performance.now()): void {
     this.perf.redraw = () => { const t = performance.now(); this.draw(); return performance.now() - t; };
     this.perf.probe = (px, py) => { const hit = this.hitAt(px, py); return hit?.gpu ? hit.id : undefined; };
+    this.perf.hit = (px, py) => this.hitAt(px, py);
+    this.perf.lacking = (px, py) => this.lackingAt(px, py).length;
     this.perf.rowIds = () => this.rows.map((r) => r.key);
     this.perf.rowsAt = () => this.rows.map((r, i) => ({ key: r.key, open: r.open, y: AXIS_H + i * ROW_H - this.el.scrollTop }));
     this.perf.view = () => ({ start: this.view.start, end: this.view.end });
@@ -330,6 +352,8 @@ export class TimelineView {
 
   setView(v: View): void {
     this.view = v;
+    this.longestCtl?.abort(); /* the last view's buckets: its tooltips are not shown now */
+    this.longestCtl = undefined;
     this.queueFrame();
     for (const f of this.viewListeners) f(v);
     /* a block's requests for tiles this view no longer needs are cancelled (TimelineModel.ensure),
@@ -363,6 +387,9 @@ export class TimelineView {
     this.perf.idle!.ran++;
     const v = this.view, here = tilesFor(v, 0, this.bounds);
     const visible = this.visibleBlocks();
+    /* the view's buckets' count and longest op once it has rested a little longer: between the steps of a
+     * Ctrl+wheel zoom (~250 ms) their replies would wait in VS Code's relay ahead of the next step's tiles */
+    setTimeout(() => { if (token === this.viewToken) this.askViewLongest(); }, LONGEST_IDLE_MS);
     this.prefetchZoomIn();
     const screen = Math.max(this.el.clientHeight - AXIS_H, ROW_H), top = this.el.scrollTop - screen, bottom = this.el.scrollTop + 2 * screen;
     for (const b of this.blocks) {
@@ -747,13 +774,103 @@ export class TimelineView {
     return px < this.gutter ? this.rowIndexAt(py) : undefined;
   }
 
-  private hitAt(px: number, py: number): Hit | undefined {
+  /** The row and the times [lo, hi] a pointer at (px, py) points at (2 px either side). */
+  private pointAt(px: number, py: number): { row: Row; lo: number; hi: number } | undefined {
     const row = this.rowIndexAt(py);
     if (!row || px < this.gutter) return undefined;
     const v = this.view;
     const ns = v.start + ((px - this.gutter) / v.width) * (v.end - v.start);
     const slop = ((v.end - v.start) / v.width) * 2;
-    return this.hitsNear(row, ns - slop, ns + slop);
+    return { row, lo: ns - slop, hi: ns + slop };
+  }
+
+  private hitAt(px: number, py: number): Hit | undefined {
+    const at = this.pointAt(px, py);
+    return at && this.hitsNear(at.row, at.lo, at.hi);
+  }
+
+  /** The bucket tracks under a pointer at (px, py) whose count and longest op are not held. */
+  private lackingAt(px: number, py: number): ReturnType<typeof bucketsLacking> {
+    const at = this.pointAt(px, py);
+    return at ? at.row.ids.flatMap((id) => bucketsLacking(this.frameData.get(id) ?? [], at.lo, at.hi)) : [];
+  }
+
+  /** Asks the count and longest op (client/tileColumns BUCKET_DETAIL_FIELDS) of the bucket tracks
+   * `lacking`, one request per tile for its tracks (the tile's own request, other fields: the same
+   * buckets); resolves when each is given them, or its request failed. */
+  private askLongest(lacking: ReturnType<typeof bucketsLacking>, signal?: AbortSignal): Promise<void> {
+    const waits: Array<Promise<void>> = [];
+    const byTile = new Map<string, { tile: Tile; items: typeof lacking }>();
+    for (const l of lacking) {
+      const asked = this.longestAsked.get(l.buckets);
+      if (asked) { waits.push(asked); continue; }
+      let g = byTile.get(l.tile.key);
+      if (!g) byTile.set(l.tile.key, (g = { tile: l.tile, items: [] }));
+      g.items.push(l);
+    }
+    const counts = (this.perf.longest ??= { asked: 0, merged: 0 });
+    for (const { tile, items } of byTile.values()) {
+      counts.asked++;
+      const ids = [...new Set(items.map((it) => it.id))];
+      const done = this.fetchRange({ ...tileRequest(tile), fields: BUCKET_DETAIL_FIELDS, tracks: ids }, signal).then((r) => {
+        const got = new Map(r.tracks.flatMap((t) => ('buckets' in t ? [[t.id, t.buckets] as const] : [])));
+        for (const it of items) {
+          const from = got.get(it.id);
+          if (from && attachLongest(it.buckets, from)) counts.merged++;
+          else this.longestAsked.delete(it.buckets);
+        }
+        if (this.selected !== undefined) this.queueFrame(); /* its outline, when it is in one of these buckets */
+      }, (e) => {
+        for (const it of items) this.longestAsked.delete(it.buckets);
+        if (!isCancelled(e)) console.warn('timeline/range (bucket columns) failed', e);
+      });
+      for (const it of items) this.longestAsked.set(it.buckets, done);
+      waits.push(done);
+    }
+    return Promise.all(waits).then(() => undefined);
+  }
+
+  /** Once a view is drawn: the count and longest op of its buckets (hover and click then need no
+   * request), a row block's tile at a time, the block under the pointer first: each reply waits in
+   * VS Code's relay ahead of whatever the next input asks, so at most one small one is on its way
+   * (a view's whole set at 10M kernels is ~300 KB per tile of 24 rows). The next view stops it. */
+  private askViewLongest(): void {
+    if (this.perf.noViewLongest) return;
+    const v = this.view, exact = resolutionFor(v.end - v.start, v.width);
+    const under = this.pointer && this.rowIndexAt(this.pointer.py);
+    const blocks = this.visibleBlocks().sort((a, b) => Number(!!under && b.rows.includes(under)) - Number(!!under && a.rows.includes(under)));
+    const groups: Array<ReturnType<typeof bucketsLacking>> = [];
+    for (const b of blocks) {
+      const byTile = new Map<string, ReturnType<typeof bucketsLacking>>();
+      for (const id of new Set(b.rows.flatMap((r) => r.ids))) {
+        for (const l of bucketsLacking((this.frameData.get(id) ?? []).filter((p) => p.tile.resolution === exact), v.start, v.end)) {
+          const g = byTile.get(l.tile.key);
+          if (g) g.push(l); else byTile.set(l.tile.key, [l]);
+        }
+      }
+      groups.push(...byTile.values());
+    }
+    if (!groups.length) return;
+    this.longestCtl?.abort();
+    const ctl = (this.longestCtl = new AbortController());
+    void (async () => {
+      for (const g of groups) {
+        if (ctl.signal.aborted) return;
+        await this.askLongest(g, ctl.signal);
+      }
+    })();
+  }
+
+  /** The hit under (px, py) once its buckets' count and longest op are held (asked if not:
+   * an answer aborted by a new view is asked again, without the view's signal). */
+  private async hitWhenHeld(px: number, py: number): Promise<Hit | undefined> {
+    const at = this.pointAt(px, py);
+    if (!at) return undefined;
+    const lacking = () => at.row.ids.flatMap((id) => bucketsLacking(this.frameData.get(id) ?? [], at.lo, at.hi));
+    let l = lacking();
+    if (l.length) await this.askLongest(l);
+    if ((l = lacking()).length) await this.askLongest(l);
+    return this.hitsNear(at.row, at.lo, at.hi);
   }
 
   /** The shortest item (event, or bucket's longest) on `row` touching [lo, hi]. */
@@ -843,6 +960,8 @@ export class TimelineView {
           if (ev.altKey) this.changeRows('hidden', row.key);
           else if (ev.shiftKey) this.changeRows('pinned', row.key);
           else if (row.open !== undefined) this.changeRows('open', row.key);
+        } else if (this.lackingAt(px, py).length) { /* a bucket whose longest op is not held yet: asked, then selected */
+          void this.hitWhenHeld(px, py).then((hit) => { if (hit) this.select(hit); });
         } else {
           const hit = this.hitAt(px, py);
           if (hit) this.select(hit);
@@ -860,6 +979,7 @@ export class TimelineView {
       const px = ev.clientX - rect.left, py = ev.clientY - rect.top;
       if (this.rowAt(px, py)) return;
       const hit = this.hitAt(px, py);
+      if (!hit && this.lackingAt(px, py).length) { void this.askLongest(this.lackingAt(px, py)); return; } /* the bucket's longest op, for mousemove's tooltip */
       if (!hit?.gpu || this.detailsCache.has(hit.id)) return;
       early = this.detailsFor(hit.id).catch(() => {}).finally(() => { early = undefined; });
     });
@@ -879,10 +999,14 @@ export class TimelineView {
       c.style.cursor = onEdge(px) ? 'col-resize' : '';
       this.setCursor(px >= this.gutter ? px - this.gutter : undefined);
       const row = this.rowAt(px, py);
+      this.pointer = { px, py };
       if (row) this.showLabel(row, px, py);
-      else this.showTooltip(this.hitAt(px, py), px, py, ev.timeStamp);
+      else if (this.lackingAt(px, py).length) { /* a bucket whose count and longest op are not held yet: shown when they come, if the pointer stays */
+        const t0 = ev.timeStamp;
+        void this.hitWhenHeld(px, py).then((hit) => { if (this.pointer?.px === px && this.pointer.py === py) this.showTooltip(hit, px, py, t0); });
+      } else this.showTooltip(this.hitAt(px, py), px, py, ev.timeStamp);
     });
-    c.addEventListener('mouseleave', () => { this.setCursor(undefined); this.showTooltip(undefined, 0, 0); });
+    c.addEventListener('mouseleave', () => { this.pointer = undefined; this.setCursor(undefined); this.showTooltip(undefined, 0, 0); });
     c.addEventListener('blur', () => this.showTooltip(undefined, 0, 0));
     c.addEventListener('keydown', (ev) => this.onKey(ev));
     this.el.addEventListener('scroll', () => this.setView(this.view)); /* newly visible row blocks fetch their tiles */

@@ -339,6 +339,8 @@ async function interactions(s, file) {
     const busy = (a, b, own) => tasks ? tasks.filter((t) => (t.name === 'self') === own).reduce((s, t) => s + Math.max(0, Math.min(b, t.start + t.ms) - Math.max(a, t.start)), 0) : NaN;
     return (window.__nsysPerf.rpcTimings ?? []).slice(n).filter((x) => x.method === 'timeline/range')
       .map((x) => ({ ms: x.settled === undefined ? NaN : x.settled - x.sent, cancelled: !!x.cancelled,
+        /* what it asked (packages from vsc14 on): a tile's drawing columns, or a bucket track's count and longest op after drawing */
+        asks: Array.isArray(x.params.fields) && x.params.fields.includes('longestId') ? 'bucket columns' : Array.isArray(x.params.fields) ? 'tile (drawing columns)' : 'tile (every column)',
         legs: x.host && x.settled !== undefined ? [x.host.received - (performance.timeOrigin + x.sent), x.host.answered - x.host.received, performance.timeOrigin + x.settled - x.host.answered] : undefined,
         page: x.host && x.page && x.page.posted !== undefined && x.settled !== undefined ? [x.page.posted - x.host.answered, performance.timeOrigin + x.page.received - x.page.posted, x.page.parsed - x.page.received, frameAfter(x.settled),
           busy(x.page.posted - performance.timeOrigin, x.page.received, true), busy(x.page.posted - performance.timeOrigin, x.page.received, false),
@@ -378,7 +380,8 @@ async function interactions(s, file) {
       '  host → page: page parses (event → parsed)': page.map((x) => x.page[2]), 'timeline/range: parsed → next frame drawn': page.map((x) => x.page[3]),
       '  posted → event: in the page\'s long tasks (own)': page.map((x) => x.page[4]), '  posted → event: in long tasks of other frames on its thread': page.map((x) => x.page[5]),
       '  posted → VS Code\'s host frame forwards it to the page': page.map((x) => x.page[6]), '  host frame forwards → the page\'s message event': page.map((x) => x.page[7]),
-      ...relayBy(page) };
+      ...relayBy(page),
+      ...Object.fromEntries(Object.entries(Object.groupBy(page, (x) => x.asks)).map(([k, v]) => [`host → page message KB: ${k}`, v.map((x) => x.page[8] / 1024)])) };
     const dropped = (await droppedNow()) - d0;
     console.log(`   ${name}: ${ranges.length} timeline/range sent, ${ranges.filter((x) => x.cancelled).length} cancelled${Number.isNaN(dropped) ? '' : `, ${dropped} answers dropped unparsed`}`);
   };

@@ -3,9 +3,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { NsysClient, CancellationTokenSource, ResponseError } from '../../src/client/nsysClient';
 import { collectingLogger } from '../../src/client/logger';
-import { TimelineModel, resolutionFor, TILE_PX, MAX_EVENTS } from '../../src/client/timelineModel';
+import { TimelineModel, resolutionFor, tileRequest, TILE_PX, MAX_EVENTS } from '../../src/client/timelineModel';
+import { BUCKET_DETAIL_FIELDS, attachLongest, decodeTracks } from '../../src/client/tileColumns';
 import { toColumns } from './objectsToColumns';
-import { profileSpan, type WorkDoneProgress, type RangeColumns } from '../../src/protocol/types';
+import { profileSpan, type WorkDoneProgress, type RangeColumns, type RangeParams } from '../../src/protocol/types';
 import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE, REPO_ROOT } from '../helpers';
 import { SourceIndex } from '../../src/client/sourceModel';
 import { hoverMarkdown } from '../../src/client/hoverText';
@@ -106,7 +107,8 @@ test('timeline tiles cover their range, at the asked resolution, with sound buck
   const span = profileSpan(info);
   assert.ok(span, 'the small profile has a span');
   const start = Number(span.start), end = Number(span.end); /* a small clock: exact as numbers */
-  const model = new TimelineModel((p) => client.range({ profileId, ...p }), () => {}, 64, { start, end });
+  const fields = (f: readonly string[] | undefined) => f && ([...f] as RangeParams['fields']);
+  const model = new TimelineModel((p) => client.range({ profileId, ...p, fields: fields(p.fields) }).then(decodeTracks), () => {}, 64, { start, end });
   const view = { start, end, width: 1024 };
   await model.ensure(view, 0);
   const tiles = model.tilesToDraw(view);
@@ -118,16 +120,21 @@ test('timeline tiles cover their range, at the asked resolution, with sound buck
     assert.ok(tile.result.start <= tile.start && tile.result.end >= tile.end, 'response covers the tile');
     const r = tile.result, R = r.resolution;
     assert.equal(r.format, 'columns');
+    /* the tile's buckets as drawn (index from indexStep, busyPct), then their count and longest op asked as the timeline asks them */
+    const more = decodeTracks(await client.range({ profileId, ...tileRequest(tile), fields: fields(BUCKET_DETAIL_FIELDS) }));
     for (const tr of r.tracks) {
       if ('buckets' in tr) {
         const b = tr.buckets;
+        const from = more.tracks.find((x) => x.id === tr.id);
+        assert.ok(from && 'buckets' in from && attachLongest(b, from.buckets), 'the bucket columns asked after drawing are the same buckets');
+        const L = b.longest!;
         const n = b.index.length;
-        for (const col of [b.count, b.busyNs, b.longestId, b.longestName, b.longestDur]) assert.equal(col.length, n, 'columns of equal length');
+        for (const col of [b.busyPct, L.count, L.id, L.name, L.dur]) assert.equal(col.length, n, 'columns of equal length');
         for (let j = 0; j < n; j++) {
           buckets++;
-          assert.ok(b.busyNs[j]! <= R, 'busy ≤ bucket width');
-          assert.ok(b.count[j]! >= 0 && b.busyNs[j]! >= 0);
-          if (b.count[j]! > 0) assert.ok(b.longestId[j]! >= 0 && b.longestDur[j]! >= 0 && typeof r.names[b.longestName[j]!] === 'string', 'a bucket with items names its longest');
+          assert.ok(b.busyPct[j]! <= 100, 'busy ≤ bucket width');
+          assert.ok(L.count[j]! >= 0 && b.busyPct[j]! >= 0 && (j === 0 || b.index[j]! > b.index[j - 1]!));
+          if (L.count[j]! > 0) assert.ok(L.id[j]! >= 0 && L.dur[j]! >= 0 && typeof L.names[L.name[j]!] === 'string', 'a bucket with items names its longest');
           assert.equal((r.start + b.index[j]! * R - tile.start) % want, 0, 'bucket edges on the resolution grid');
         }
       } else {
@@ -237,6 +244,6 @@ function applyEdits(text: string, edits: Array<{ range: { start: { line: number;
 function resolved(r: RangeColumns) {
   const nm = (k: number) => (k < 0 ? null : r.names[k]);
   return { resolution: r.resolution, start: r.start, end: r.end, tracks: r.tracks.map((tr) => ('events' in tr
-    ? { id: tr.id, events: { ...tr.events, name: tr.events.name.map(nm), kind: tr.events.kind.map(nm) } }
-    : { id: tr.id, buckets: { ...tr.buckets, longestName: tr.buckets.longestName.map(nm) } })) };
+    ? { id: tr.id, events: { id: tr.events.id, start: tr.events.start, end: tr.events.end, name: tr.events.name.map(nm), kind: tr.events.kind.map(nm) } } /* no depth: the tiles do not ask it */
+    : { id: tr.id, buckets: { index: tr.buckets.index, busyPct: tr.buckets.busyPct, longest: tr.buckets.longest && { ...tr.buckets.longest, names: undefined, name: tr.buckets.longest.name.map((k) => (k < 0 ? null : tr.buckets.longest!.names[k])) } } })) };
 }

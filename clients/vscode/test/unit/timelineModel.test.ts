@@ -138,8 +138,9 @@ test('objects answers convert to columns (test helper); items and the shortest h
   const g = c.tracks[0]!;
   assert.ok('buckets' in g);
   assert.deepEqual(g.buckets.index, [2, 3]);
-  assert.deepEqual(g.buckets.longestId, [7, -1]);
-  assert.deepEqual(g.buckets.longestName.map((k) => (k < 0 ? null : c.names[k])), ['gemm', null]);
+  assert.deepEqual(g.buckets.longest!.id, [7, -1]);
+  assert.deepEqual(g.buckets.longest!.name.map((k) => (k < 0 ? null : g.buckets.longest!.names[k])), ['gemm', null]);
+  assert.deepEqual(g.buckets.busyPct, [80, 100], 'busyPct from busyNs as the server computes it');
   const tile = { resolution: 10, start: 1000, end: 1100, key: 'k', result: c };
   const parts = byTrack([tile]);
   const items: Item[] = [];
