@@ -189,10 +189,13 @@ DRAW_FIELDS = list(widget.DRAW_FIELDS)
 def test_fields_are_the_front_ends(name: str, fields: tuple) -> None:
     """The Python side's lists of columns are the front end's: the zoom's (DRAW_FIELDS: benches,
     fallbacks) and the bucket columns a view's "buckets" request is answered with."""
-    src = (Path(__file__).resolve().parents[1] / "js" / "src" / "range_client.ts").read_text()
-    m = re.search(rf"export const {name} = (\[[^\]]*\]);", src)
-    assert m, f"{name} not found in range_client.ts"
-    assert json.loads(m.group(1)) == list(fields)
+    # FIELDS is the VS Code client's TILE_FIELDS (one list for both timelines' zoom steps)
+    where, const = (("vscode/src/client/tileColumns.ts", "TILE_FIELDS: readonly string[]") if name == "FIELDS"
+                    else ("jupyter/js/src/range_client.ts", name))
+    src = (Path(__file__).resolve().parents[2] / where).read_text()
+    m = re.search(rf"export const {re.escape(const)} = (\[[^\]]*\]);", src)
+    assert m, f"{name} not found in {where}"
+    assert json.loads(m.group(1).replace("'", '"')) == list(fields)
 
 
 def test_widget_fields_and_buckets(prof: nsys_ai_native.Profile, methods: frozenset[str]) -> None:

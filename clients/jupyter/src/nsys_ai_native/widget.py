@@ -53,7 +53,8 @@ STATIC = pathlib.Path(__file__).parent / "static"
 # range reply layouts (TimelineWidget.answer_range)
 WIRES = ("jsonz", "json")
 # The timeline/range columns the front end's zoom steps ask for (js/src/range_client.ts
-# FIELDS; a test checks that they agree): what drawing, the event tooltip and a click need.
+# FIELDS, which is clients/vscode/src/client/tileColumns.ts TILE_FIELDS; a test checks that
+# they agree): what drawing, the event tooltip and a click need.
 DRAW_FIELDS = ("id", "start", "end", "name", "kind", "indexStep", "busyPct")
 # The bucket columns a tooltip and a click need beyond drawing's, asked for the GPU rows in view
 # once a view is drawn ("buckets" messages; js/src/range_client.ts BUCKET_FIELDS, checked alike).
