@@ -14,19 +14,71 @@ static inline int nsys__step(const nsys_index *ix, nsys_lsweep *w, uint32_t op, 
                           a >= 0 ? ix->api.start[a] : 0, a >= 0 ? ix->api.end[a] : 0, out);
 }
 
+/* The heap's code: the stream place of each heap slot's cursor, 4 bits each. */
+static uint64_t nsys__heap_code(const nsys_opmerge *m, uint32_t trk0) {
+  uint64_t code = 0;
+  for (uint32_t i = 0; i < m->hn; i++) code |= (uint64_t)(m->ix->ops.track[m->cur[m->heap[i]]] - trk0) << (4 * i);
+  return code;
+}
+
+/* Start of the op the heap pops next (INT64_MAX: none). */
+static inline int64_t nsys__heap_top(const nsys_opmerge *m) {
+  return m->hn ? m->ix->ops.start[m->cur[m->heap[0]]] : INT64_MAX;
+}
+
 static bool nsys__build_dev(nsys_actx *c, nsys_ksweep_dev *v) {
   const nsys_index *ix = c->ix;
-  uint32_t cap = 1024;
+  uint32_t cap = 1024, ntrk = 0;
+  v->trk0 = UINT32_MAX;
+  for (uint32_t t = 0; t < ix->n_tracks; t++)
+    if (ix->tracks[t].device == v->device) {
+      if (v->trk0 == UINT32_MAX) v->trk0 = t;
+      ntrk++;
+    }
+  bool codes = ntrk <= NSYS_KSWEEP_HEAP_TRACKS; /* heap codes recorded while walking (nsys_opmerge's own walk) */
   v->k = nsys_xmalloc(cap * sizeof *v->k);
-  nsys_opiter m;
-  nsys_opiter_init(&m, c, v->device, INT64_MIN);
-  for (int64_t op; (op = nsys_opiter_next(&m)) >= 0;) {
+  uint32_t hcap = 64;
+  if (codes) {
+    v->hcode = nsys_xmalloc(hcap * sizeof *v->hcode);
+    v->hn = nsys_xmalloc(hcap);
+  }
+  /* the same sequence either way (devunions.h); the heap's own walk when its codes are wanted */
+  nsys_opiter it;
+  nsys_opmerge m;
+  if (codes) nsys_opmerge_init(&m, ix, v->device, INT64_MIN);
+  else nsys_opiter_init(&it, c, v->device, INT64_MIN);
+  bool pending = false; /* a whole block's last kernel whose group of starts is not done */
+  int64_t pend = 0;
+  for (;;) {
+    if (pending && nsys__heap_top(&m) > pend) { /* every op starting at or before pend taken */
+      uint32_t b = v->n / NSYS_KSWEEP_BLOCK - 1;
+      v->hcode[b] = nsys__heap_code(&m, v->trk0);
+      v->hn[b] = (uint8_t)m.hn;
+      pending = false;
+    }
+    int64_t op = codes ? nsys_opmerge_next(&m) : nsys_opiter_next(&it);
+    if (op < 0) break;
     if (nsys_actx_stop(c, (uint64_t)op)) break;
     if (ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
     if (v->n == cap) v->k = nsys_xrealloc(v->k, (cap *= 2) * sizeof *v->k);
+    if (pending) { /* a kernel of the same start after the block's end: no code there */
+      v->hn[v->n / NSYS_KSWEEP_BLOCK - 1] = NSYS_KSWEEP_NO_HEAP;
+      pending = false;
+    }
     v->k[v->n++] = (uint32_t)op;
+    if (codes && v->n % NSYS_KSWEEP_BLOCK == 0) {
+      if (v->n / NSYS_KSWEEP_BLOCK > hcap) {
+        hcap *= 2;
+        v->hcode = nsys_xrealloc(v->hcode, hcap * sizeof *v->hcode);
+        v->hn = nsys_xrealloc(v->hn, hcap);
+      }
+      v->hn[v->n / NSYS_KSWEEP_BLOCK - 1] = NSYS_KSWEEP_NO_HEAP;
+      pending = true;
+      pend = ix->ops.start[op];
+    }
   }
-  nsys_opiter_free(&m);
+  if (codes) nsys_opmerge_free(&m);
+  else nsys_opiter_free(&it);
   if (c->stopped) return false;
   v->op_min = INT64_MAX;
   for (uint32_t t = 0; t < ix->n_tracks; t++) /* a track's first op starts first */
@@ -56,6 +108,13 @@ static bool nsys__build_dev(nsys_actx *c, nsys_ksweep_dev *v) {
       if (ix->ops.end[v->k[j]] < ix->ops.start[v->k[j]]) v->exact = false;
       if (ix->ops.end[v->k[j]] > busy) busy = ix->ops.end[v->k[j]];
     }
+  }
+  v->heap = !v->exact && codes && v->k_min != INT64_MIN; /* a kernel ending before it starts: the old loop */
+  if (!v->heap) {
+    free(v->hcode);
+    free(v->hn);
+    v->hcode = NULL;
+    v->hn = NULL;
   }
   v->blk = nsys_xmalloc(((size_t)v->n / NSYS_KSWEEP_BLOCK + 1) * sizeof *v->blk);
   uint32_t scap = 0;
@@ -100,6 +159,8 @@ void nsys_ksweep_free(nsys_ksweep *k) {
     free(k->dev[d].k);
     free(k->dev[d].blk);
     free(k->dev[d].storm);
+    free(k->dev[d].hcode);
+    free(k->dev[d].hn);
   }
   free(k->dev);
   free(k);
@@ -125,6 +186,8 @@ static uint32_t nsys__lower(const nsys_index *ix, const nsys_ksweep_dev *v, int6
 
 bool nsys_ksweep_prefix(const nsys_ksweep_dev *v, int64_t a) { return a < v->k_min && a <= v->op_min; }
 
+bool nsys_ksweep_usable(const nsys_ksweep_dev *v, int64_t a) { return v->exact || v->heap || nsys_ksweep_prefix(v, a); }
+
 static bool nsys__same(const nsys_lsweep *x, const nsys_lsweep *y) {
   return x->have_busy == y->have_busy && x->busy_end == y->busy_end && x->run_n == y->run_n &&
          (!x->run_n || (x->run_s == y->run_s && x->run_e == y->run_e));
@@ -149,30 +212,37 @@ void nsys_ksweep_run(nsys_actx *c, const nsys_ksweep_dev *v, int64_t a, int64_t 
     }
     return;
   }
-  /* the loop's own walk (the heap from a, ties in its order) until the
-   * state after a group of kernels starting together equals the whole
-   * sweep's at a block's end with every later kernel in the window */
-  nsys_opiter m;
-  nsys_opiter_init(&m, c, v->device, a);
-  bool any = false, synced = false;
+  /* the loop's own walk (the heap from a, ties in its order) until, every
+   * op starting at or before the last kernel's start taken, the state equals
+   * the whole sweep's at a block's end with every later kernel in the window
+   * (and, for an inexact device, the heap is arranged as the whole walk's was there) */
+  nsys_opmerge m;
+  nsys_opmerge_init(&m, ix, v->device, a);
+  bool any = false, checked = false, synced = false;
   int64_t last = 0;
   uint32_t j = 0; /* synced: the last position the state covers */
-  for (int64_t op; (op = nsys_opiter_next(&m)) >= 0 && !nsys_actx_stop(c, (uint64_t)op);) {
-    if (ix->ops.start[op] >= b) break;
-    if (ix->ops.end[op] <= a || ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
-    if (any && ix->ops.start[op] > last) { /* every kernel starting at `last` is done */
+  for (;;) {
+    if (any && !checked && nsys__heap_top(&m) > last) {
+      checked = true;
       j = nsys__lower(ix, v, last, true) - 1;
-      if (j + 1 >= pz && j % NSYS_KSWEEP_BLOCK == NSYS_KSWEEP_BLOCK - 1 && nsys__same(w, &v->blk[j / NSYS_KSWEEP_BLOCK])) {
+      uint32_t bl = j / NSYS_KSWEEP_BLOCK;
+      if (j + 1 >= pz && j % NSYS_KSWEEP_BLOCK == NSYS_KSWEEP_BLOCK - 1 && nsys__same(w, &v->blk[bl]) &&
+          (v->exact || (v->hn[bl] == m.hn && v->hcode[bl] == nsys__heap_code(&m, v->trk0)))) {
         synced = true;
         break;
       }
     }
+    int64_t op = nsys_opmerge_next(&m);
+    if (op < 0 || nsys_actx_stop(c, (uint64_t)op)) break;
+    if (ix->ops.start[op] >= b) break;
+    if (ix->ops.end[op] <= a || ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
     int nc = nsys__step(ix, w, (uint32_t)op, out);
     for (int x = 0; x < nc; x++) emit(ud, &out[x]);
     any = true;
+    checked = false;
     last = ix->ops.start[op];
   }
-  nsys_opiter_free(&m);
+  nsys_opmerge_free(&m);
   if (!synced) return;
   /* the same steps from here on as the whole sweep's: jump to the last block
    * end before pb that no group of kernels starting together straddles */
