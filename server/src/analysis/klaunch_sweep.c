@@ -215,18 +215,20 @@ void nsys_ksweep_run(nsys_actx *c, const nsys_ksweep_dev *v, int64_t a, int64_t 
   /* the loop's own walk (the heap from a, ties in its order) until, every
    * op starting at or before the last kernel's start taken, the state equals
    * the whole sweep's at a block's end with every later kernel in the window
+   * (checked only once the walk is past a, at no binary search)
    * (and, for an inexact device, the heap is arranged as the whole walk's was there) */
   nsys_opmerge m;
   nsys_opmerge_init(&m, ix, v->device, a);
-  bool any = false, checked = false, synced = false;
+  bool checked = false, synced = false;
+  uint32_t after = 0; /* kernels taken that start after a (no kernel ends before it starts here: exact or heap) */
   int64_t last = 0;
   uint32_t j = 0; /* synced: the last position the state covers */
   for (;;) {
-    if (any && !checked && nsys__heap_top(&m) > last) {
+    if (after && !checked && nsys__heap_top(&m) > last) {
       checked = true;
-      j = nsys__lower(ix, v, last, true) - 1;
+      j = pz + after - 1; /* the kernels starting at or before last: those before pz, and each taken after a */
       uint32_t bl = j / NSYS_KSWEEP_BLOCK;
-      if (j + 1 >= pz && j % NSYS_KSWEEP_BLOCK == NSYS_KSWEEP_BLOCK - 1 && nsys__same(w, &v->blk[bl]) &&
+      if (j % NSYS_KSWEEP_BLOCK == NSYS_KSWEEP_BLOCK - 1 && nsys__same(w, &v->blk[bl]) &&
           (v->exact || (v->hn[bl] == m.hn && v->hcode[bl] == nsys__heap_code(&m, v->trk0)))) {
         synced = true;
         break;
@@ -238,9 +240,9 @@ void nsys_ksweep_run(nsys_actx *c, const nsys_ksweep_dev *v, int64_t a, int64_t 
     if (ix->ops.end[op] <= a || ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
     int nc = nsys__step(ix, w, (uint32_t)op, out);
     for (int x = 0; x < nc; x++) emit(ud, &out[x]);
-    any = true;
     checked = false;
     last = ix->ops.start[op];
+    if (last > a) after++;
   }
   nsys_opmerge_free(&m);
   if (!synced) return;
