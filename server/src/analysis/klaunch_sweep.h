@@ -27,7 +27,10 @@
  * which stream's cursor is at each heap place, 4 bits each; the cursors'
  * positions are the same in both walks there, every op starting at or
  * before the block's last start taken), since from there on both heaps pop
- * every op, ties included, in the same order; a device with a kernel ending
+ * every op, ties included, in the same order (a device of 3 streams, whose
+ * heap is [root; x, y] or [root; y, x] by its history, also has a second
+ * recorded sweep in the other arrangement; after a jump the walk goes on from
+ * the heap rebuilt in the record's arrangement); a device with a kernel ending
  * before it starts never jumps and takes the old loop, as does one with more
  * streams. Only the default smallKernelNs, stormMaxGapNs and stormMinKernels
  * (others take the old loop). Built once per nsys_acache on first use:
@@ -106,6 +109,14 @@ typedef struct nsys_ksweep_dev {
   uint64_t *hcode;    /* per whole block (heap only): the heap's stream places when every op starting at
                        * or before that position's start was taken, 4 bits each */
   uint8_t *hn;        /* per whole block (heap only): the heap's size then, or NSYS_KSWEEP_NO_HEAP */
+  /* heap only: a second whole sweep whose heap of 3 streams has its two
+   * children the other way round (swapped again at each block end where it
+   * came back to the first sweep's arrangement: vflip), recorded as above */
+  nsys_lsweep *vblk;
+  uint64_t *vcode;
+  uint8_t *vhn, *vflip;
+  nsys_kstorm *vstorm;
+  uint32_t n_vstorm;
   nsys_kstorm *storm; /* the whole sweep's storms (runs of >= NSYS_KSWEEP_MIN_RUN), by at */
   uint32_t n_storm;
 } nsys_ksweep_dev;
