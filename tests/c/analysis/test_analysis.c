@@ -18,7 +18,7 @@
 #include "../common/nsys_check.h"
 
 /* ---- a tiny index builder ---- */
-enum { MAXN = 512 };
+enum { MAXN = 1024 };
 typedef struct {
   nsys_index ix;
   nsys_gpu_track tracks[8];
@@ -1002,6 +1002,19 @@ static void test_window_ranks(void) {
       add_op(&t, tr, base + 3000 * i + 500,
              base + 3000 * i + 500 + (i % 9 == 4 ? (i % 2 ? ((int64_t)1 << 33) : 3) : (i % 4) * 700),
              i % 9 == 4 ? "huge" : i % 2 ? "big" : "eq", -1, NSYS_OP_KERNEL);
+    uint32_t rnd = 12345u + (uint32_t)base_i; /* device 2: three streams on a coarse grid (ties by chance), pauses */
+    for (int stream = 0; stream < 3; stream++) {
+      uint32_t tr2 = add_track(&t, 2, 7 + stream, 1, NSYS_STREAM_COMPUTE);
+      int64_t s = base;
+      for (int i = 0; i < 100; i++) {
+        rnd = rnd * 1103515245u + 12345u;
+        uint32_t r = rnd >> 8;
+        s += 1000 * (1 + r % 2) + (r % 29 == 0 ? 300000 : 0);
+        int64_t d = r % 7 == 0 ? 20000 : (int64_t)(r % 9000) + 1;
+        int32_t api = r % 3 ? (int32_t)add_api(&t, th, s - 3000 - (int64_t)(r % 1500), s + 500 - (int64_t)(r % 4000), "cudaLaunchKernel") : -1;
+        add_op(&t, tr2, s, s + d, r % 11 ? "big" : "eq", api, NSYS_OP_KERNEL);
+      }
+    }
     tix_span(&t);
     edges[ne++] = t.ix.span_start - 1;
     edges[ne++] = t.ix.span_end + 1;
