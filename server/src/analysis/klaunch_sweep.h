@@ -34,7 +34,8 @@
  * before it starts never jumps and takes the old loop, as does one with more
  * streams. Only the default smallKernelNs, stormMaxGapNs and stormMinKernels
  * (others take the old loop). Built once per nsys_acache on first use:
- * O(n log tracks), 4 bytes per kernel plus a state and a heap code per block. */
+ * O(n log tracks), 4 bytes per kernel plus a state and a heap code per block
+ * (twice for a 3-stream heap device: about 6 bytes per kernel there). */
 #ifndef NSYS_ANALYSIS_KLAUNCH_SWEEP_H
 #define NSYS_ANALYSIS_KLAUNCH_SWEEP_H
 
