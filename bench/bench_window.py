@@ -80,12 +80,40 @@ def batch(srv: Server, calls: list[tuple[str, dict]]) -> tuple[float, float, flo
     return served, wall, cpu, size
 
 
-def windows(span: tuple[int, int], frac: float, n: int, rng: random.Random) -> list[tuple[int, int]]:
+def windows(span: tuple[int, int], frac: float, n: int, rng: random.Random,
+            at: float | None = None) -> list[tuple[int, int]]:
+    """n windows of frac of the span: at random places, or all from `at` (a fraction of the span)."""
     a, b = span
     w = max(1, int((b - a) * frac))
     if frac >= 1.0:
         return [(a, b)] * n
+    if at is not None:
+        s = a + min(int((b - a) * at), (b - a) - w)
+        return [(s, s + w)] * n
     return [(s, s + w) for s in (a + rng.randrange(0, (b - a) - w) for _ in range(n))]
+
+
+def parse_fractions(spec: str) -> list[tuple[str, float, float | None]]:
+    """"1/2@0.1,1/3,full": (label, fraction, start as a fraction of the span or None: random)."""
+    out = []
+    for item in spec.split(","):
+        size, _, at = item.strip().partition("@")
+        frac = 1.0 if size == "full" else (lambda x, y: float(x) / float(y))(*size.split("/"))
+        out.append((item.strip(), frac, float(at) if at else None))
+    return out
+
+
+def settle(srv: Server, quiet_s: float = 1.0, limit_s: float = 120.0) -> float:
+    """Waits until the server's CPU stops moving for quiet_s (its background
+    warm-up done); returns the seconds waited."""
+    t0, last = time.monotonic(), server_cpu_ms(srv)
+    while time.monotonic() - t0 < limit_s:
+        time.sleep(quiet_s)
+        now = server_cpu_ms(srv)
+        if now == last:
+            break
+        last = now
+    return time.monotonic() - t0
 
 
 def tiles(view_start: int, view_end: int, bounds: tuple[int, int]) -> list[tuple[int, int, int]]:
@@ -110,7 +138,9 @@ def summarize(served: list[float], wall: list[float], cpu: list[float], size: fl
             statistics.mean(cpu), size)
 
 
-def bench(binary: str, profile: str, repeat: int, seed: int, per_analysis: bool = False) -> dict[str, Row]:
+def bench(binary: str, profile: str, repeat: int, seed: int, per_analysis: bool = False,
+          fractions: list[tuple[str, float, float | None]] | None = None, wait: bool = False,
+          no_zoom: bool = False) -> dict[str, Row]:
     os.environ["NSYS_AI_BIN"] = binary
     srv = Server()
     rng = random.Random(seed)
@@ -120,15 +150,17 @@ def bench(binary: str, profile: str, repeat: int, seed: int, per_analysis: bool 
         pid = info["profileId"]
         span = (info["info"]["span"]["start"], info["info"]["span"]["end"])
         srv.request("analysis/run", {"profileId": pid, "name": "top_kernels", "params": {"limit": 5}}, timeout=3600)
+        if wait:
+            settle(srv)
         tracks = srv.request("timeline/tracks", {"profileId": pid})["tracks"]
         # the first selection after open builds what the analyses keep per profile
         a, b = windows(span, 0.05, 1, rng)[0]
         first = [("analysis/run", {"profileId": pid, "name": n, "params": {"start": a, "end": b, **p}}) for n, p in AREA]
         sv, w, c, size = batch(srv, first)
         out["area first (1/20)"] = summarize([sv], [w], [c], size)
-        for label, frac in FRACTIONS:
+        for label, frac, at in fractions or [(lb, f, None) for lb, f in FRACTIONS]:
             served, wall, cpu, size = [], [], [], 0
-            for a, b in windows(span, frac, repeat, rng):
+            for a, b in windows(span, frac, repeat, rng, at):
                 calls = [("analysis/run", {"profileId": pid, "name": n,
                                            "params": {"start": a, "end": b, **p}})
                          for n, p in AREA]
@@ -139,7 +171,7 @@ def bench(binary: str, profile: str, repeat: int, seed: int, per_analysis: bool 
             out[f"area {label}"] = summarize(served, wall, cpu, size)
             for n, p in AREA if per_analysis else []:  # each of the four alone, on windows of the same size
                 served, wall, cpu, size = [], [], [], 0
-                for a, b in windows(span, frac, repeat, rng):
+                for a, b in windows(span, frac, repeat, rng, at):
                     sv, w, c, size = batch(srv, [("analysis/run", {"profileId": pid, "name": n,
                                                                    "params": {"start": a, "end": b, **p}})])
                     served.append(sv)
@@ -150,7 +182,8 @@ def bench(binary: str, profile: str, repeat: int, seed: int, per_analysis: bool 
         # first in view (the first 16 tracks, as blocks of 4 rows: one request per tile)
         gpu = [t["id"] for t in tracks if t["kind"] == "gpu"]
         first_rows = [t["id"] for t in tracks][:16]
-        for label, ids in (("zoom (16 rows in view)", first_rows), ("expand (one GPU's streams)", [i for i in gpu if i.startswith("gpu:0:")])):
+        for label, ids in () if no_zoom else (("zoom (16 rows in view)", first_rows),
+                                               ("expand (one GPU's streams)", [i for i in gpu if i.startswith("gpu:0:")])):
             served, wall, cpu, sizes = [], [], [], []
             for _ in range(repeat):
                 frac = 2.0 ** -rng.randrange(3, 13)
@@ -177,10 +210,17 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--per-analysis", action="store_true", help="also time each area analysis alone per window size")
+    ap.add_argument("--fractions", help="window sizes instead of 1/1000,1/20,1/2,full: e.g. 1/2@0.1,1/2@0.5,1/3,full "
+                    "(@: the window's start as a fraction of the span, else random places)")
+    ap.add_argument("--wait-warm", action="store_true",
+                    help="after the open, wait until the server's CPU stops moving (its background warm-up done)")
+    ap.add_argument("--no-zoom", action="store_true", help="skip the zoom/expand rows")
     args = ap.parse_args()
     subprocess.run([args.bin, "info", args.profile], check=True, stdout=subprocess.DEVNULL)
     runs = ([("before", args.before)] if args.before else []) + [("after" if args.before else "this", args.bin)]
-    res = {tag: bench(b, args.profile, args.repeat, args.seed, args.per_analysis) for tag, b in runs}
+    fr = parse_fractions(args.fractions) if args.fractions else None
+    res = {tag: bench(b, args.profile, args.repeat, args.seed, args.per_analysis, fr, args.wait_warm, args.no_zoom)
+           for tag, b in runs}
     print(f"# {Path(args.profile).name}, {args.repeat} windows each; "
           f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     print("served: until the last reply's header arrived (the server had answered); parsed: until the client "

@@ -153,7 +153,8 @@ static bool nsys__top_kernels_fast(nsys_actx *c, const nsys_kname *kn, nsys_rtab
   if (c->stopped) shown = 0; /* cancelled: nothing to report */
   uint32_t *trk = nsys_xmalloc(((size_t)kn->n_pairs + 1) * sizeof *trk);
   int64_t *d = NULL;
-  size_t dcap = 0;
+  size_t dcap = 0, bcap = 0;
+  uint64_t *bm = NULL; /* nsys_kname_window_stats's scratch */
   for (uint32_t r = 0; r < shown && !nsys_actx_stop(c, r); r++) {
     uint32_t j = g[r].key, ntrk = 0;
     for (uint32_t p = kn->kfirst[j]; p < kn->kfirst[j + 1]; p++)
@@ -161,7 +162,7 @@ static bool nsys__top_kernels_fast(nsys_actx *c, const nsys_kname *kn, nsys_rtab
     nsys_kstats ks;
     if (g[r].count == kn->poff[kn->kfirst[j + 1]] - kn->poff[kn->kfirst[j]]) {
       ks = *nsys_kname_whole(kn, ix, j); /* every kernel of the name */
-    } else {
+    } else if (!nsys_kname_window_stats(kn, ix, j, lo, hi, g[r].count, g[r].total, &bm, &bcap, &ks)) {
       if (g[r].count > dcap) d = nsys_xrealloc(d, (dcap = g[r].count) * sizeof *d);
       uint32_t m = 0;
       for (uint32_t p = kn->kfirst[j]; p < kn->kfirst[j + 1]; p++)
@@ -172,6 +173,7 @@ static bool nsys__top_kernels_fast(nsys_actx *c, const nsys_kname *kn, nsys_rtab
     nsys__tk_row(c, rows, &g[r], &ks, (int64_t)total, trk, ntrk);
   }
   nsys__tk_summary(c, summary, n, ng, (int64_t)total, demangled);
+  free(bm);
   free(d);
   free(trk);
   free(g);
@@ -457,7 +459,7 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   for (uint32_t d = 0; d < nd; d++) {
     w.device = devs[d];
     const nsys_ksweep_dev *v = ks ? nsys_ksweep_find(ks, devs[d]) : NULL;
-    if (v && (v->exact || nsys_ksweep_prefix(v, c->t0))) {
+    if (v && nsys_ksweep_usable(v, c->t0)) {
       nsys_ksweep_run(c, v, c->t0, c->t1, &w.st, nsys__storm_emit, &w);
     } else {
       w.st.have_busy = false; /* run_s and run_e stay: a 0-kernel storm (stormMinKernels <= 0) prints them */

@@ -21,9 +21,21 @@
  * the same answer only if ties cannot change it: a device with a group of
  * kernels of several streams starting together that differ in size, or that
  * have launch calls while the GPU is idle before them, or a kernel ending
- * before it starts, is marked inexact and those windows take the old loop. Only the default smallKernelNs, stormMaxGapNs and stormMinKernels
+ * before it starts, is marked inexact. An inexact device of at most
+ * NSYS_KSWEEP_HEAP_TRACKS streams still jumps when the walk's heap is
+ * arranged as the whole walk's was at that block end (recorded per block:
+ * which stream's cursor is at each heap place, 4 bits each; the cursors'
+ * positions are the same in both walks there, every op starting at or
+ * before the block's last start taken), since from there on both heaps pop
+ * every op, ties included, in the same order (a device of 3 streams, whose
+ * heap is [root; x, y] or [root; y, x] by its history, also has a second
+ * recorded sweep in the other arrangement; after a jump the walk goes on from
+ * the heap rebuilt in the record's arrangement); a device with a kernel ending
+ * before it starts never jumps and takes the old loop, as does one with more
+ * streams. Only the default smallKernelNs, stormMaxGapNs and stormMinKernels
  * (others take the old loop). Built once per nsys_acache on first use:
- * O(n log tracks), 4 bytes per kernel plus a state per block. */
+ * O(n log tracks), 4 bytes per kernel plus a state and a heap code per block
+ * (twice for a 3-stream heap device: about 6 bytes per kernel there). */
 #ifndef NSYS_ANALYSIS_KLAUNCH_SWEEP_H
 #define NSYS_ANALYSIS_KLAUNCH_SWEEP_H
 
@@ -36,6 +48,8 @@
 #define NSYS_KSWEEP_SMALL_NS 10000
 #define NSYS_KSWEEP_MAX_GAP_NS 100000
 #define NSYS_KSWEEP_MIN_RUN 100
+#define NSYS_KSWEEP_HEAP_TRACKS 16u /* 4-bit stream places: a heap code in 64 bits */
+#define NSYS_KSWEEP_NO_HEAP 0xffu   /* hn of a block end whose heap was not recorded */
 
 /* The sweep's state: the running max of kernel ends, the open run of small
  * kernels (run_n of them, first start run_s, max end run_e), exposed time. */
@@ -87,10 +101,23 @@ typedef struct nsys_kstorm {
 typedef struct nsys_ksweep_dev {
   int32_t device;
   bool exact;         /* ties of kernels of several streams cannot change a sweep (above) */
+  bool heap;          /* inexact, but heap codes recorded: windows jump where the heaps agree */
+  uint32_t trk0;      /* its first track (tracks are sorted by device): heap places by track - trk0 */
   int64_t op_min, k_min; /* first start of its ops, of its kernels (INT64_MIN: one ends before it starts) */
   uint32_t n;         /* kernels */
   uint32_t *k;        /* its kernels in merged start order */
   nsys_lsweep *blk;   /* state after position (b + 1) * NSYS_KSWEEP_BLOCK - 1, per whole block b */
+  uint64_t *hcode;    /* per whole block (heap only): the heap's stream places when every op starting at
+                       * or before that position's start was taken, 4 bits each */
+  uint8_t *hn;        /* per whole block (heap only): the heap's size then, or NSYS_KSWEEP_NO_HEAP */
+  /* heap only: a second whole sweep whose heap of 3 streams has its two
+   * children the other way round (swapped again at each block end where it
+   * came back to the first sweep's arrangement: vflip), recorded as above */
+  nsys_lsweep *vblk;
+  uint64_t *vcode;
+  uint8_t *vhn, *vflip;
+  nsys_kstorm *vstorm;
+  uint32_t n_vstorm;
   nsys_kstorm *storm; /* the whole sweep's storms (runs of >= NSYS_KSWEEP_MIN_RUN), by at */
   uint32_t n_storm;
 } nsys_ksweep_dev;
@@ -104,6 +131,9 @@ const nsys_ksweep *nsys_actx_ksweep(nsys_actx *c);
 void nsys_ksweep_free(nsys_ksweep *k);
 /* Device d's entry, or NULL. */
 const nsys_ksweep_dev *nsys_ksweep_find(const nsys_ksweep *k, int32_t device);
+
+/* The recorded sweep serves windows of device v from a (exact, heap codes or a prefix). */
+bool nsys_ksweep_usable(const nsys_ksweep_dev *v, int64_t a);
 
 /* A window from a walks the recorded order from its first kernel (a
  * precedes every op of the device, devunions.h): its sweep is the recorded

@@ -18,7 +18,7 @@
 #include "../common/nsys_check.h"
 
 /* ---- a tiny index builder ---- */
-enum { MAXN = 512 };
+enum { MAXN = 1024 };
 typedef struct {
   nsys_index ix;
   nsys_gpu_track tracks[8];
@@ -938,7 +938,110 @@ static void test_window_names(void) {
   }
 }
 
+/* The area selection's large windows on a lent cache (what the server's
+ * warm-up leaves): top_kernels' per-name statistics from ranks (kname.h:
+ * the window's ranks walked in a bitmap, or the ranks outside it) and
+ * kernel_launch_overhead's sweep jumping where the window walk's heap is
+ * arranged as the whole walk's (klaunch_sweep.h), against the loop over
+ * every kernel (NSYS_AI_WINDOW_FAST=0), byte for byte: streams starting
+ * small and large kernels together, ties, equal durations, a name seen once,
+ * a name whose durations span more than 2^32 ns (not ranked), storms of 100
+ * kernels and more, clocks past 2^60 and below 0, windows between op edges. */
+static char *exec_text(tix *t, nsys_acache *k, const char *name, int64_t a, int64_t b) {
+  nsys_task task;
+  nsys_task_init(&task);
+  nsys_aparams ps;
+  nsys_aparams_defaults(&ps, nsys_analysis_find(name));
+  nsys_aparams_set_int(&ps, "limit", 0);
+  nsys_aparams_set_int(&ps, "start", a);
+  nsys_aparams_set_int(&ps, "end", b);
+  nsys_aresult *r = nsys_analysis_exec(&task, NULL, &t->ix, name, &ps, k);
+  nsys_aparams_dispose(&ps);
+  cJSON *j = r ? nsys_aresult_json(r) : NULL;
+  nsys_aresult_free(r);
+  char *out = j ? cJSON_PrintUnformatted(j) : NULL;
+  cJSON_Delete(j);
+  return out;
+}
+
+static void test_window_ranks(void) {
+  static tix t;
+  for (int base_i = 0; base_i < 2; base_i++) {
+    int64_t base = base_i ? ((int64_t)1 << 60) + 3 : -700000;
+    tix_init(&t);
+    uint32_t th = add_thread(&t, 1, 1);
+    int64_t edges[40];
+    uint32_t ne = 0;
+    /* device 0: three streams starting together at most instants, small and
+     * large kernels mixed, a storm, then pauses every 8 instants (launch
+     * time exposed by whichever kernel the walk takes first) */
+    for (int stream = 0; stream < 3; stream++) {
+      uint32_t tr = add_track(&t, 0, 7 + stream, 1, NSYS_STREAM_COMPUTE);
+      for (int i = 0; i < 130; i++) {
+        int64_t s = base + 1000 * i + (i < 65 ? 0 : (i - 57) / 8 * 400000) + (stream == 2 && i % 6 == 5 && i < 40 ? 300 : 0);
+        int64_t d = (i * 37 + stream * 11) % 9 * 1000 + 1; /* small, ties */
+        const char *nm = "big";
+        if (stream == 1 && i % 40 == 39) d = 20000 + i % 3; /* large beside small ones, after 100 and more */
+        if (stream == 2 && i % 5 == 0) nm = "eq", d = 5000;
+        if (stream == 2 && i % 7 == 3) nm = "huge", d = i % 2 ? 9000 : 2;
+        if (stream == 2 && i == 64) nm = "once", d = 7;
+        int32_t api = -1;
+        if (i % 3 != 1) {
+          int64_t as = s - 4000 + (stream * 700);
+          api = (int32_t)add_api(&t, th, as, as + 2500 + (i % 2) * 3000, "cudaLaunchKernel");
+        }
+        add_op(&t, tr, s, s + d, nm, api, NSYS_OP_KERNEL);
+        if (stream == 0 && i % 11 == 5 && ne < 30) {
+          edges[ne++] = s;
+          edges[ne++] = s + 1;
+        }
+      }
+    }
+    uint32_t tr = add_track(&t, 1, 7, 1, NSYS_STREAM_COMPUTE); /* device 1: one stream */
+    for (int i = 0; i < 60; i++) /* "huge": durations over 2^32 ns apart (not ranked) */
+      add_op(&t, tr, base + 3000 * i + 500,
+             base + 3000 * i + 500 + (i % 9 == 4 ? (i % 2 ? ((int64_t)1 << 33) : 3) : (i % 4) * 700),
+             i % 9 == 4 ? "huge" : i % 2 ? "big" : "eq", -1, NSYS_OP_KERNEL);
+    uint32_t rnd = 12345u + (uint32_t)base_i; /* device 2: three streams on a coarse grid (ties by chance), pauses */
+    for (int stream = 0; stream < 3; stream++) {
+      uint32_t tr2 = add_track(&t, 2, 7 + stream, 1, NSYS_STREAM_COMPUTE);
+      int64_t s = base;
+      for (int i = 0; i < 100; i++) {
+        rnd = rnd * 1103515245u + 12345u;
+        uint32_t r = rnd >> 8;
+        s += 1000 * (1 + r % 2) + (r % 29 == 0 ? 300000 : 0);
+        int64_t d = r % 7 == 0 ? 20000 : (int64_t)(r % 9000) + 1;
+        int32_t api = r % 3 ? (int32_t)add_api(&t, th, s - 3000 - (int64_t)(r % 1500), s + 500 - (int64_t)(r % 4000), "cudaLaunchKernel") : -1;
+        add_op(&t, tr2, s, s + d, r % 11 ? "big" : "eq", api, NSYS_OP_KERNEL);
+      }
+    }
+    tix_span(&t);
+    edges[ne++] = t.ix.span_start - 1;
+    edges[ne++] = t.ix.span_end + 1;
+    nsys_acache k;
+    nsys_acache_init(&k, &t.ix);
+    const char *names[] = {"top_kernels", "kernel_launch_overhead"};
+    for (int x = 0; x < 2; x++) free(exec_text(&t, &k, names[x], t.ix.span_start, t.ix.span_end)); /* builds, ranks every name */
+    CHECK(k.kname[0] && k.ksweep);
+    for (uint32_t x = 0; x < ne; x++)
+      for (uint32_t y = 0; y < ne; y++)
+        for (int n = 0; n < 2 && edges[x] < edges[y]; n++) {
+          char *fast = exec_text(&t, &k, names[n], edges[x], edges[y]);
+          setenv("NSYS_AI_WINDOW_FAST", "0", 1);
+          char *slow = exec_text(&t, NULL, names[n], edges[x], edges[y]);
+          unsetenv("NSYS_AI_WINDOW_FAST");
+          CHECK_MSG(fast && slow && !strcmp(fast, slow), "%s [%lld, %lld)\n fast %s\n slow %s", names[n],
+                    (long long)edges[x], (long long)edges[y], fast ? fast : "-", slow ? slow : "-");
+          free(fast);
+          free(slow);
+        }
+    nsys_acache_dispose(&k);
+    nsys_strtab_free(&t.ix.strings);
+  }
+}
+
 int main(void) {
+  test_window_ranks();
   test_window_names();
   test_window_paths();
   test_report_rules();
