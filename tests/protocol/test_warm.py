@@ -3,9 +3,11 @@ area selections and explanations read is built on a low-priority thread.
 
 1. Replies are the same bytes whether the warm-up is off (NSYS_AI_WARM=0),
    running while the requests come (NSYS_AI_WARM_DELAY_MS=0, requests sent
-   at once after the open) or done (the same requests again later): the four
-   area analyses with the clients' params on windows of 1/1, 1/2, 1/20 and
-   the whole profile, and kernel/explain of the largest names.
+   at once after the open) or done (the profile reopened, its warm-up left to
+   finish, then the same requests): the four area analyses with the clients'
+   params on windows of 1/1, 1/2, 1/20 and the whole profile, kernel/explain
+   of the largest names, and of one kernel of each of them per GPU (a click:
+   by kernelId, the detectors the warm-up ran for that device).
 2. A profile closed, and a server shut down, while its warm-up runs: the
    server answers on, exits 0, and (under an ASan/valgrind build) reports
    nothing.
@@ -30,7 +32,7 @@ def profile(generated_dir):
     return generate(generated_dir / "warm-30k.sqlite", "--kernels", "30000", "--gpus", "2")
 
 
-def calls(pid: str, span: tuple[int, int], names: list[str]) -> list[tuple[str, dict]]:
+def calls(pid: str, span: tuple[int, int], names: list[str], kernel_ids: list[int]) -> list[tuple[str, dict]]:
     a, b = span
     out = []
     wins = [{"start": a, "end": b}, {"start": a + (b - a) // 4, "end": a + 3 * (b - a) // 4},
@@ -39,6 +41,23 @@ def calls(pid: str, span: tuple[int, int], names: list[str]) -> list[tuple[str, 
         for n, p in AREA:
             out.append(("analysis/run", {"profileId": pid, "name": n, "params": {**w, **p}}))
     out += [("kernel/explain", {"profileId": pid, "name": n}) for n in names]
+    # clicks: explained by kernelId (grouped by demangled name, detectors per device)
+    out += [("kernel/explain", {"profileId": pid, "kernelId": k}) for k in kernel_ids]
+    return out
+
+
+def one_kernel_per_device(srv: Server, pid: str, names: list[str]) -> list[int]:
+    """For each name, the first instance on each device it ran on (search's instances)."""
+    out = []
+    for n in names:
+        items = srv.request("search", {"profileId": pid, "query": n, "kinds": ["kernel"], "limit": 1,
+                                       "instances": 200})["instances"]["items"]
+        seen = set()
+        for it in items:
+            dev = it["track"].split(":")[1]
+            if dev not in seen:
+                seen.add(dev)
+                out.append(it["id"])
     return out
 
 
@@ -61,12 +80,16 @@ def test_replies_with_warm_up_off_running_done(profile, cache_dir):
         names = [r["name"] for r in rows]
         ref.request("profile/close", {"profileId": info["profileId"]})
         info = ref.request("profile/open", {"path": str(profile)}, timeout=120)
-        want = replies(ref, calls(info["profileId"], span, names))
+        kids = one_kernel_per_device(ref, info["profileId"], names)
+        assert len(kids) > len(names), "the profile's largest names should run on both GPUs"
+        want = replies(ref, calls(info["profileId"], span, names, kids))
     with Server(env={"NSYS_AI_WARM_DELAY_MS": "0"}) as srv:
         pid = srv.request("profile/open", {"path": str(profile)}, timeout=120)["profileId"]
-        assert replies(srv, calls(pid, span, names)) == want  # the warm-up runs meanwhile
-        time.sleep(1.0)
-        assert replies(srv, calls(pid, span, names)) == want  # done
+        assert replies(srv, calls(pid, span, names, kids)) == want  # the warm-up runs meanwhile
+        srv.request("profile/close", {"profileId": pid})
+        pid = srv.request("profile/open", {"path": str(profile)}, timeout=120)["profileId"]
+        time.sleep(1.5)  # its warm-up done: explanations (detectors included) read what it computed
+        assert replies(srv, calls(pid, span, names, kids)) == want
         srv.close()
         srv.assert_no_sanitizer_reports()
 

@@ -370,8 +370,8 @@ void nsys_explain_context_release(const nsys_explain_context *cx) {
   if (gone) nsys__slot_free(s);
 }
 
-bool nsys_explain_context_warm(const nsys_profile *p, const nsys_index *ix, nsys_task *task) {
-  return nsys__context_get(p, ix, task, false, false) != NULL;
+const nsys_explain_context *nsys_explain_context_warm(const nsys_profile *p, const nsys_index *ix, nsys_task *task) {
+  return nsys__context_get(p, ix, task, false, true);
 }
 
 void nsys_explain_context_clear(void) {

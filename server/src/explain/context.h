@@ -95,13 +95,14 @@ typedef struct nsys_explain_context {
  * meanwhile is freed by its last release. */
 const nsys_explain_context *nsys_explain_context_get(const struct nsys_profile *p, const nsys_index *ix,
                                                      nsys_task *task);
-/* The server's warm-up (rpc/warm.c): builds the context ahead only into a
- * free cache slot, never evicting another profile's (a request may be
- * reading it), and not when another caller is building it. True when it is
- * cached now. */
 /* Ends a read of a context nsys_explain_context_get returned (NULL: nothing). */
 void nsys_explain_context_release(const nsys_explain_context *cx);
-bool nsys_explain_context_warm(const struct nsys_profile *p, const nsys_index *ix, nsys_task *task);
+/* The server's warm-up (rpc/warm.c): builds the context ahead only into a
+ * free cache slot, never evicting another profile's (a request may be
+ * reading it), and not when another caller is building it. The context when
+ * it is cached now, held as nsys_explain_context_get's (release it); else NULL. */
+const nsys_explain_context *nsys_explain_context_warm(const struct nsys_profile *p, const nsys_index *ix,
+                                                      nsys_task *task);
 
 /* Tensor-core precisions of a compute capability (all false when cc_major < 0). */
 void nsys_explain_tc_caps(int cc_major, int cc_minor, nsys_explain_context *cx);

@@ -792,6 +792,42 @@ bool nsys_explain_kernel(nsys_task *task, const nsys_explain_req *req, nsys_expl
   return true;
 }
 
+bool nsys_explain_warm_detectors(const nsys_profile *p, const nsys_index *ix, const nsys_explain_context *cx,
+                                 const uint32_t *names, uint32_t n_names, uint32_t max_pairs, nsys_task *task,
+                                 void (*pause)(void *), void *pause_ctx) {
+  uint32_t pairs = 0;
+  for (uint32_t i = 0; i < n_names && pairs < max_pairs; i++) {
+    uint32_t n_inst = 0;
+    uint32_t *inst = nsys_kstats_ops_by_id(p, ix, NSYS_KSTATS_BY_NAME, names[i], &n_inst);
+    /* the devices its kernels ran on, in order of first appearance */
+    int32_t devs[64];
+    uint32_t n_dev = 0;
+    for (uint32_t k = 0; k < n_inst && n_dev < NSYS_ARRAY_LEN(devs); k++) {
+      if (ix->ops.kind[inst[k]] != NSYS_OP_KERNEL) continue;
+      int32_t d = ix->tracks[ix->ops.track[inst[k]]].device;
+      uint32_t x = 0;
+      while (x < n_dev && devs[x] != d) x++;
+      if (x == n_dev) devs[n_dev++] = d;
+    }
+    for (uint32_t x = 0; x < n_dev && pairs < max_pairs; x++, pairs++) {
+      if (pause) pause(pause_ctx);
+      if (nsys_task_cancelled(task)) {
+        free(inst);
+        return false;
+      }
+      nsys_detect det;
+      if (nsys_detect_recall(cx->detect_data, names[i], devs[x], &det)) continue;
+      if (!nsys_detect_kernel(ix, cx->detect_data, inst, n_inst, devs[x], cx->um_ops > 0, task, &det)) {
+        free(inst);
+        return false;
+      }
+      nsys_detect_remember(cx->detect_data, names[i], devs[x], &det);
+    }
+    free(inst);
+  }
+  return true;
+}
+
 void nsys_explain_result_free(nsys_explain_result *r) {
   free(r->name);
   free(r->demangled_name);

@@ -106,6 +106,16 @@ typedef struct nsys_explain_result {
 bool nsys_explain_kernel(nsys_task *task, const nsys_explain_req *req, nsys_explain_result *out);
 void nsys_explain_result_free(nsys_explain_result *r);
 
+/* The server's warm-up (rpc/warm.c): runs the detectors of kernel/explain
+ * ahead for short names `names` (largest first) on each device they ran on,
+ * and keeps them in cx's memo (as a click would), at most max_pairs (name,
+ * device) pairs; pause(pause_ctx) (may be NULL) before each. O(k) per name
+ * to find its devices plus the detectors' O(k log k) per pair. False when
+ * the task was cancelled. */
+bool nsys_explain_warm_detectors(const struct nsys_profile *p, const nsys_index *ix, const nsys_explain_context *cx,
+                                 const uint32_t *names, uint32_t n_names, uint32_t max_pairs, nsys_task *task,
+                                 void (*pause)(void *), void *pause_ctx);
+
 /* Guesses a category from a name for kernels the KB does not know
  * ("gemm", "reduction", "copy", ...); "unknown" when nothing fits. */
 const char *nsys_explain_guess_category(const char *name);
