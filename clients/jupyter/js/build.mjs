@@ -7,20 +7,7 @@ import path from "node:path";
 const here = path.dirname(fileURLToPath(import.meta.url));
 // the VS Code views that views.ts renders: clients/vscode/src in the repo, js/vscode-src in the sdist
 const viewsSrc = [path.join(here, "..", "..", "vscode", "src"), path.join(here, "vscode-src")].find((d) => fs.existsSync(d));
-// the bucket columns' decoding worker (src/cols_worker.ts), into the widget module as a string
-// (cols_decoder.ts makes the worker from it: one module file, no second URL to serve)
-const colsWorker = await build({
-  entryPoints: [path.join(here, "src/cols_worker.ts")],
-  bundle: true,
-  write: false,
-  format: "iife",
-  target: "es2020",
-  minify: process.env.NSYS_AI_MINIFY !== "0",
-  legalComments: "none",
-  alias: viewsSrc ? { "nsys-views": viewsSrc } : {},
-});
 await build({
-  define: { __COLS_WORKER_SRC__: JSON.stringify(colsWorker.outputFiles[0].text) },
   entryPoints: { timeline: path.join(here, "src/timeline.ts"), tree: path.join(here, "src/tree.ts"), views: path.join(here, "src/views.ts") },
   outdir: path.join(here, "..", "src", "nsys_ai_native", "static"),
   bundle: true,

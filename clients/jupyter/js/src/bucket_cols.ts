@@ -4,17 +4,14 @@
 // details directly. A zoom step's own reply stays as small as drawing needs (FIELDS); these
 // columns (count, busyNs, longestId, longestDur, longestName: ~40-80 KB deflated for a screen
 // of GPU rows at 10M kernels, 10-20x the drawing's) follow it in a reply of their own.
-// The reply is decoded in a worker as it comes (cols_decoder.ts): on the main thread, a hover's
-// decode (~10-50 ms) delayed the next input (the Ctrl+wheel after moving the pointer: issue 19).
-import { decodeOffThread } from "./cols_decoder";
-import { BUCKET_FIELDS, DecodedBucketCols, RangeClient, RangeData, mergeBucketCols, mergeDecodedBucketCols } from "./range_client";
+import { BUCKET_FIELDS, RangeClient, RangeData, mergeBucketCols } from "./range_client";
 
 export class BucketCols {
   /** the data whose columns are asked for now, and the reply's promise */
   private asking: { d: RangeData; done: Promise<void> } | null = null;
   /** the last reply, decoded only when a hover or a click needs it (decoding ~100-250 KB of JSON
    *  after every view change would take the page's main thread from the next pan or zoom) */
-  private held: { d: RangeData; m: Record<string, unknown>; cols?: DecodedBucketCols | null } | null = null;
+  private held: { d: RangeData; m: Record<string, unknown> } | null = null;
   /** the newest data to ask for when the request in flight returns */
   private next: { d: RangeData; ids: string[] } | null = null;
   /** requests sent and tracks merged (tests, bench) */
@@ -40,12 +37,8 @@ export class BucketCols {
     this.asked++;
     const done = this.client
       .ask("buckets", { start: a.start, end: a.end, width: a.width, tracks: need, fields: BUCKET_FIELDS, inflate: true })
-      .then(async (m) => {
-        // decoded in the worker (the promise pending until then: a hover waits for it), else
-        // (no worker, or it failed) held as is and decoded here when first needed
-        const off = decodeOffThread(m);
-        const cols = off ? await off.catch(() => undefined) : undefined;
-        this.held = { d, m, cols };
+      .then((m) => {
+        this.held = { d, m };
       })
       .catch(() => undefined) // the tooltip asks for its bucket then ("bucket")
       .finally(() => {
@@ -60,11 +53,11 @@ export class BucketCols {
   /** Merges the columns held for `d` into it (once); whether any track got them. */
   take(d: RangeData): boolean {
     if (this.held?.d !== d) return false;
-    const { m, cols } = this.held;
+    const { m } = this.held;
     this.held = null;
     let n = 0;
     try {
-      n = cols !== undefined ? (cols ? mergeDecodedBucketCols(d, cols) : 0) : mergeBucketCols(d, m);
+      n = mergeBucketCols(d, m);
     } catch (e) {
       console.warn("nsys-ai: bad bucket columns", e);
     }

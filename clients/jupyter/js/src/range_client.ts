@@ -69,7 +69,7 @@ function bytesOf(buf: Buffer): Uint8Array {
 
 /** A "jsonz" reply's JSON, inflated synchronously (fflate: ~0.2 ms for 80 KB once compiled,
  *  where DecompressionStream's promise chain cost ~2 ms of task hops per reply). */
-export function inflate(buf: Buffer, size?: number): Uint8Array {
+function inflate(buf: Buffer, size?: number): Uint8Array {
   // into a buffer of the announced size (no growing and copying); a shorter result is checked
   // by the caller's parse, a longer one would be cut, so the size must be exact
   const out = unzlibSync(bytesOf(buf), size && size > 0 ? { out: new Uint8Array(size) } : undefined);
@@ -485,30 +485,16 @@ export async function inflateNative(buf: Buffer): Promise<Uint8Array> {
 /** A "buckets" reply (BUCKET_FIELDS of some tracks, asked with `d.asked`'s window and width, so on
  *  d's bucket grid) merged into d's bucket tracks: their count, exact busy time and longest op.
  *  A track whose buckets differ (another grid) is left as it is. Returns the tracks merged. */
-/** A "buckets" reply's columns decoded (inflate + exact JSON parse: the costly part, ~10-50 ms for
- *  a screen of GPU rows at 10M kernels on a loaded machine; cols_decoder.ts runs it in a worker). */
-export interface DecodedBucketCols { resolution: number | undefined; tracks: Map<string, TrackData> }
-
-export function decodeBucketCols(m: Record<string, unknown>): DecodedBucketCols | null {
+export function mergeBucketCols(d: RangeData, m: Record<string, unknown>): number {
   const buffers = (m.buffers as Buffer[] | undefined) ?? [];
-  if (!buffers.length) return null;
+  if (!buffers.length) return 0;
   const raw = m.format === "jsonz" ? inflate(buffers[0], m.jsonBytes as number | undefined) : buffers[0];
   const [head, tracks] = decodeJsonColumns(raw, 0n);
-  return { resolution: head.resolution, tracks };
-}
-
-export function mergeBucketCols(d: RangeData, m: Record<string, unknown>): number {
-  const c = decodeBucketCols(m);
-  return c ? mergeDecodedBucketCols(d, c) : 0;
-}
-
-/** Merges decoded bucket columns into d's tracks of the same grid (cheap: assignments). */
-export function mergeDecodedBucketCols(d: RangeData, c: DecodedBucketCols): number {
   let merged = 0;
-  for (const [id, t] of c.tracks) {
+  for (const [id, t] of tracks) {
     const into = d.tracks.get(id);
     const a = into?.bk, b = t.bk;
-    if (!into || !a || !b || !b.count || c.resolution !== into.resolution || b.index.length !== a.index.length) continue;
+    if (!into || !a || !b || !b.count || head.resolution !== into.resolution || b.index.length !== a.index.length) continue;
     let same = true;
     for (let i = 0; i < a.index.length && same; i++) same = a.index[i] === b.index[i];
     if (!same) continue;

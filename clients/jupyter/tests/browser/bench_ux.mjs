@@ -185,12 +185,7 @@ async function interact() {
           for (const [k, l] of Object.entries(e.__nsysNav.legs?.() ?? {})) if (l.at > window.__uxArmedWall) legs[k] = l;
           const t0 = last[startType];
           const long = t0 === undefined ? [] : longTasks.filter(([s, d]) => s + d > t0 - 200 && s < performance.now());
-          const meas = {};
-          if (t0 !== undefined) for (const m of performance.getEntriesByType("measure")) {
-            if (m.name.startsWith("nsys:") && m.startTime + m.duration > t0 - 200 && m.startTime < performance.now()) meas[m.name] = Math.max(meas[m.name] ?? 0, Math.round(m.duration * 10) / 10);
-          }
-          performance.clearMeasures();
-          resolve({ meas, ms: v, shownMs, legs, dispatchMs: lag[startType] ?? null,
+          resolve({ ms: v, shownMs, legs, dispatchMs: lag[startType] ?? null,
             longMs: long.length ? Math.round(long.reduce((a, [s, d]) => a + d, 0)) : 0,
             inputWall: t0 === undefined ? null : performance.timeOrigin + t0 });
         };
@@ -213,8 +208,7 @@ async function interact() {
   async function measure(name, kind, startType, input, timeoutMs = 20000, tag = "") {
     await page.evaluate(([k, s, t]) => window.__uxArm(k, s, t), [kind, startType, timeoutMs]);
     await input();
-    const { ms, shownMs, legs, dispatchMs, longMs, meas } = await page.evaluate(() => window.__uxPending);
-    if (process.env.BENCH_LONGTASKS && ms !== null) for (const [k, v] of Object.entries(meas)) (samples[`${name} [${k}]`] ??= []).push(v);
+    const { ms, shownMs, legs, dispatchMs, longMs } = await page.evaluate(() => window.__uxPending);
     if (ms !== null && dispatchMs !== null && kind === "view") (samples[`${name} [dispatch]`] ??= []).push(Math.round(dispatchMs * 100) / 100);
     if (ms !== null && kind === "view" && process.env.BENCH_LONGTASKS) (samples[`${name} [long tasks]`] ??= []).push(longMs);
     if (ms === null) misses[name] = (misses[name] || 0) + 1;
