@@ -141,9 +141,17 @@ async function interact() {
   await page.evaluate(() => {
     const e = document.querySelector(".nsys-tl");
     const last = {};
+    // how late each input reached the page's first listener (its dispatch, after its timeStamp)
+    const lag = {};
     for (const t of ["wheel", "pointerdown", "pointermove", "pointerup", "keydown", "click"]) {
-      window.addEventListener(t, (ev) => { last[t] = ev.timeStamp; }, true);
+      window.addEventListener(t, (ev) => { last[t] = ev.timeStamp; lag[t] = performance.now() - ev.timeStamp; }, true);
     }
+    // long tasks (>= 50 ms on the main thread): the ones that overlapped a measurement
+    const longTasks = [];
+    try {
+      new PerformanceObserver((l) => { for (const x of l.getEntries()) longTasks.push([x.startTime, x.duration]); })
+        .observe({ type: "longtask", buffered: false });
+    } catch { /* no long task timing */ }
     const d = e.dataset;
     const nav = e.__nsysNav;
     const viewDrawn = (seq0) => () => nav.seq() > seq0 && Number(d.drawnSeq || 0) >= nav.seq() && d.answered === d.requests;
@@ -175,7 +183,11 @@ async function interact() {
           // the round trip's legs (page -> kernel, Python, kernel -> page) of the request this input made
           const legs = {};
           for (const [k, l] of Object.entries(e.__nsysNav.legs?.() ?? {})) if (l.at > window.__uxArmedWall) legs[k] = l;
-          resolve({ ms: v, shownMs, legs, inputWall: last[startType] === undefined ? null : performance.timeOrigin + last[startType] });
+          const t0 = last[startType];
+          const long = t0 === undefined ? [] : longTasks.filter(([s, d]) => s + d > t0 - 200 && s < performance.now());
+          resolve({ ms: v, shownMs, legs, dispatchMs: lag[startType] ?? null,
+            longMs: long.length ? Math.round(long.reduce((a, [s, d]) => a + d, 0)) : 0,
+            inputWall: t0 === undefined ? null : performance.timeOrigin + t0 });
         };
         const check = () => {
           if (last[startType] === undefined || !(last[startType] > armedAt)) return;
@@ -193,10 +205,12 @@ async function interact() {
   const misses = {};
   // the request whose legs each kind of measurement reports ([up], [kernel], [down] samples)
   const LEG_OF = { tip: "bucket", details: "details", area: "analyses" };
-  async function measure(name, kind, startType, input, timeoutMs = 20000) {
+  async function measure(name, kind, startType, input, timeoutMs = 20000, tag = "") {
     await page.evaluate(([k, s, t]) => window.__uxArm(k, s, t), [kind, startType, timeoutMs]);
     await input();
-    const { ms, shownMs, legs } = await page.evaluate(() => window.__uxPending);
+    const { ms, shownMs, legs, dispatchMs, longMs } = await page.evaluate(() => window.__uxPending);
+    if (ms !== null && dispatchMs !== null && kind === "view") (samples[`${name} [dispatch]`] ??= []).push(Math.round(dispatchMs * 100) / 100);
+    if (ms !== null && kind === "view" && process.env.BENCH_LONGTASKS) (samples[`${name} [long tasks]`] ??= []).push(longMs);
     if (ms === null) misses[name] = (misses[name] || 0) + 1;
     else (samples[name] ??= []).push(Math.round(ms * 100) / 100);
     const leg = ms === null ? null : legs[LEG_OF[kind]];
@@ -206,6 +220,7 @@ async function interact() {
     if (first) for (const k of ["kernel", "down"]) (samples[`${name} [first answer: ${k}]`] ??= []).push(first[k]);
     // the same input until a frame showed it (from the data already there, before its own data)
     if (shownMs !== null) (samples[`${name} (shown)`] ??= []).push(Math.round(shownMs * 100) / 100);
+    if (shownMs !== null && tag) (samples[`${name} (shown) ${tag}`] ??= []).push(Math.round(shownMs * 100) / 100);
     await settle();
   }
   // every request answered and the latest view drawn (between measurements)
@@ -228,7 +243,7 @@ async function interact() {
         await page.keyboard.down("Control");
         await page.mouse.wheel(0, -300);
         await page.keyboard.up("Control");
-      });
+      }, 20000, k === 0 ? "[1st notch]" : "[later notches]");
     }
     await focusPlot();
     await measure("zoom: W key", "view", "keydown", () => page.keyboard.press("w"));
