@@ -1070,7 +1070,7 @@ static void test_window_gaps(void) {
         int64_t s = i && r % 7 == 0 ? ps + (r % 3) * 10 /* nested or overlapping */
                                     : pe + gap[r % 11] + (spec[k].sparse ? 2000000 * (int64_t)(r % 4) : 0);
         int64_t e = s + dur[(r >> 4) % 4];
-        if (k == 3 && i == 9) e = s - 700; /* ends before it starts */
+        if (k == 3 && i == 9) s = pe + 500, e = s - 700; /* ends before it starts, before the running max end */
         int32_t api = -1;
         if (spec[k].cls != NSYS_STREAM_COPY && r % 3) { /* launched before the previous op ended, or after */
           int64_t as = r % 2 ? s - 200 : pe - 400;
