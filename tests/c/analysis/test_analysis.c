@@ -1099,8 +1099,8 @@ static void test_window_gaps(void) {
     uint32_t bad = 0, n_win = 0;
     for (uint32_t x = 0; x < ne; x++)
       for (uint32_t y = 0; y < ne; y++) {
-        /* a fixed sample of the pairs (each about 1 ms): every edge, about 1 in 20 pairs */
-        if (edges[x] >= edges[y] || bad > 3 || (x * 7 + y * 13) % 20 != 0) continue;
+        /* a fixed sample of the pairs (each about 1 ms): every edge, about 1 in 60 pairs */
+        if (edges[x] >= edges[y] || bad > 3 || (x * 7 + y * 13) % 60 != 0) continue;
         char *fast = exec_text(&t, &k, "gpu_idle_gaps", edges[x], edges[y]);
         setenv("NSYS_AI_WINDOW_FAST", "0", 1);
         char *slow = exec_text(&t, NULL, "gpu_idle_gaps", edges[x], edges[y]);
@@ -1113,7 +1113,7 @@ static void test_window_gaps(void) {
         free(fast);
         free(slow);
       }
-    CHECK(n_win > 1000);
+    CHECK(n_win > 300);
     nsys_acache_dispose(&k);
     nsys_strtab_free(&t.ix.strings);
   }
