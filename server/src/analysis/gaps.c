@@ -281,7 +281,7 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
         host += split[0];
         kern += split[1];
         other += split[2];
-        for (uint32_t k = lo; k < hi && want_stream; k++) {
+        for (uint32_t k = lo; k < hi && want_stream && !nsys_actx_stop(c, k); k++) {
           int64_t s = ix->ops.start[gt->op[k]];
           if (s - gt->start[k] >= min_gap && !(want_dev && gt->dup[k]))
             nsys__gap_push(&gaps, (nsys__gap){dev, tr->stream, gt->start[k], s, (int32_t)gt->op[k], 0});
