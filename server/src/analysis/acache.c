@@ -6,6 +6,7 @@
 #include "analysis/analysis.h"
 #include "analysis/devunions.h"
 #include "analysis/gap_phase.h"
+#include "analysis/gap_streams.h"
 #include "analysis/klaunch.h"
 #include "analysis/klaunch_sweep.h"
 #include "analysis/kname.h"
@@ -29,6 +30,7 @@ void nsys_acache_dispose(nsys_acache *k) {
   nsys_markers_free(k->markers);
   nsys_klaunch_free(k->klaunch);
   nsys_ksweep_free(k->ksweep);
+  nsys_sgaps_free(k->sgaps);
   nsys_kname_free(k->kname[0]);
   nsys_kname_free(k->kname[1]);
   if (k->api_pmax) {

@@ -94,7 +94,9 @@ typedef struct nsys_acache {
   void *kname[2];                   /* nsys_kname: kernels by (name, track), short and demangled names (kname.h) */
   void *klaunch;                    /* nsys_klaunch: kernel_launch_overhead's per-name sums (klaunch.h) */
   void *ksweep;                     /* nsys_ksweep: kernel_launch_overhead's per-device sweep (klaunch_sweep.h) */
+  void *sgaps;                      /* nsys_sgaps: gpu_idle_gaps' stream gaps of the whole walk (gap_streams.h) */
   bool winidx_building, phaser_building, markers_building, kname_building[2], klaunch_building, ksweep_building;
+  bool sgaps_building;
   bool lent;                        /* lent to several runs: worth building whole-device unions */
   bool built;                       /* built whole (nsys_acache_build): only read from then on */
 } nsys_acache;

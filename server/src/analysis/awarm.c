@@ -6,6 +6,7 @@
 #include "analysis/amemo.h"
 #include "analysis/analyses.h"
 #include "analysis/gap_phase.h"
+#include "analysis/gap_streams.h"
 #include "analysis/klaunch.h"
 #include "analysis/klaunch_sweep.h"
 #include "analysis/kname.h"
@@ -42,6 +43,7 @@ bool nsys_awarm_area(nsys_task *task, struct nsys_profile *p, const nsys_index *
     (void)nsys_gap_phaser_get(&c, &own);
     nsys_gap_phaser_dispose(&own);
   }
+  if (NSYS__PAUSE()) (void)nsys_actx_sgaps(&c);
   if (NSYS__PAUSE()) (void)nsys_actx_markers(&c);
   /* every name's whole statistics (what a window holding all of a name's
    * kernels reads: the full range), the largest names first */

@@ -2,7 +2,7 @@
  * the first selection: the profile's memo (amemo.h), then on it the window
  * index, the (name, track) index of short names (kname.h), the launch sums
  * (klaunch.h), the launch sweeps (klaunch_sweep.h), gpu_idle_gaps' phaser and
- * the iteration markers (window.h), then every name's whole duration
+ * stream gaps (gap_streams.h), the iteration markers (window.h), then every name's whole duration
  * statistics (nsys_kname_whole, the largest names first). Each is built through the memo's own
  * one-build slot (nsys_win_cached): a request that needs one while it is
  * built here waits for it, one that only reads it when built (nsys_win_peek)

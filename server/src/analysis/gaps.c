@@ -5,6 +5,7 @@
 
 #include "analysis/analyses.h"
 #include "analysis/gap_phase.h"
+#include "analysis/gap_streams.h"
 #include "analysis/window.h"
 #include "common/util.h"
 #include "profile/profile.h"
@@ -229,6 +230,17 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
     return true; /* cancelled: the run answers -32800 */
   }
   const nsys_winidx *wx = nsys_actx_winidx(c);
+  /* the whole walk's stream gaps (gap_streams.h): a large window builds them,
+   * a smaller one reads them when built; the kept gaps cover minGapNs from
+   * the default up, the split's sums the default kernelWaitNs */
+  const nsys_sgaps *sg = wx && min_gap >= NSYS_SGAPS_MIN_NS && kwait == NSYS_SGAPS_KWAIT_NS &&
+                                 (nsys_win_large(c) || nsys_win_peek(&c->cache->sgaps))
+                             ? nsys_actx_sgaps(c)
+                             : NULL;
+  if (c->stopped) {
+    nsys_gap_phaser_dispose(&own_ph);
+    return true;
+  }
   int32_t *devs;
   uint32_t nd = nsys_actx_devices(c, &devs);
   nsys__gapvec gaps = {0};
@@ -261,6 +273,21 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
       /* copy and communication streams are idle by design between their
        * bursts: stream gaps and the HTA split cover compute/mixed streams */
       if (tr->device != dev || tr->cls == NSYS_STREAM_COPY || tr->cls == NSYS_STREAM_COMM) continue;
+      if (sg && sg->t[t].ok) {
+        const nsys_sgaps_track *gt = &sg->t[t];
+        uint32_t lo, hi;
+        int64_t split[3];
+        nsys_sgaps_window(sg, wx, ix, t, c->t0, c->t1, &lo, &hi, split);
+        host += split[0];
+        kern += split[1];
+        other += split[2];
+        for (uint32_t k = lo; k < hi && want_stream && !nsys_actx_stop(c, k); k++) {
+          int64_t s = ix->ops.start[gt->op[k]];
+          if (s - gt->start[k] >= min_gap && !(want_dev && gt->dup[k]))
+            nsys__gap_push(&gaps, (nsys__gap){dev, tr->stream, gt->start[k], s, (int32_t)gt->op[k], 0});
+        }
+        continue;
+      }
       bool have = false;
       int64_t prev_end = 0;
       /* every op before the first still running at t0 is skipped below */

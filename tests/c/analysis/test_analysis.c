@@ -1040,8 +1040,88 @@ static void test_window_ranks(void) {
   }
 }
 
+/* gpu_idle_gaps' stream gaps read from the whole walk's (gap_streams.h) equal
+ * the old walk's (NSYS_AI_WINDOW_FAST=0) for every window between op edges:
+ * gaps of 1 ms exactly, just under and over it, gaps under and over the
+ * kernel wait, nested and overlapping ops, host waits, stream gaps equal to a
+ * device gap (the other stream and the copy stream idle) or not, a track with
+ * an op ending before it starts (the walk), windows holding no op. */
+static void test_window_gaps(void) {
+  static tix t;
+  static int64_t edges[600];
+  static const int64_t gap[] = {0, 10, 29, 30, 31, 500000, 999999, 1000000, 1000001, 1500000, 3000000};
+  static const int64_t dur[] = {5, 20000, 300000, 2500000};
+  for (int base_i = 0; base_i < 2; base_i++) {
+    int64_t base = base_i ? ((int64_t)1 << 60) + 3 : -3000000;
+    tix_init(&t);
+    uint32_t ne = 0, rnd = 777u + (uint32_t)base_i;
+    /* device 0: two compute streams (one dense, one sparse), a copy stream;
+     * device 1: a compute stream with an op ending before it starts, a clean one */
+    const struct { int32_t dev; int64_t stream; uint8_t cls; int n; int sparse; } spec[] = {
+        {0, 7, NSYS_STREAM_COMPUTE, 45, 0}, {0, 8, NSYS_STREAM_COMPUTE, 12, 1}, {0, 9, NSYS_STREAM_COPY, 6, 1},
+        {1, 7, NSYS_STREAM_COMPUTE, 20, 0}, {1, 8, NSYS_STREAM_COMPUTE, 20, 0}};
+    for (int k = 0; k < 5; k++) {
+      uint32_t th = spec[k].cls == NSYS_STREAM_COPY ? 0 : add_thread(&t, 1, (uint32_t)k + 1); /* its calls in order */
+      uint32_t tr = add_track(&t, spec[k].dev, spec[k].stream, 1, spec[k].cls);
+      int64_t ps = base, pe = base, last_as = INT64_MIN;
+      for (int i = 0; i < spec[k].n; i++) {
+        rnd = rnd * 1103515245u + 12345u;
+        uint32_t r = rnd >> 8;
+        int64_t s = i && r % 7 == 0 ? ps + (r % 3) * 10 /* nested or overlapping */
+                                    : pe + gap[r % 11] + (spec[k].sparse ? 2000000 * (int64_t)(r % 4) : 0);
+        int64_t e = s + dur[(r >> 4) % 4];
+        if (k == 3 && i == 9) s = pe + 500, e = s - 700; /* ends before it starts, before the running max end */
+        int32_t api = -1;
+        if (spec[k].cls != NSYS_STREAM_COPY && r % 3) { /* launched before the previous op ended, or after */
+          int64_t as = r % 2 ? s - 200 : pe - 400;
+          if (as < s - 5000000) as = s - 5000000;
+          if (as < last_as) as = last_as;
+          last_as = as;
+          api = (int32_t)add_api(&t, th, as, as + 100, "cudaLaunchKernel");
+        }
+        add_op(&t, tr, s, e, "k", api, spec[k].cls == NSYS_STREAM_COPY ? NSYS_OP_MEMCPY : NSYS_OP_KERNEL);
+        if (ne + 3 <= 600) {
+          edges[ne++] = s;
+          edges[ne++] = e;
+          if (s > pe + 2) edges[ne++] = pe + (s - pe) / 2; /* inside the gap */
+        }
+        ps = s;
+        if (e > pe) pe = e;
+      }
+    }
+    tix_span(&t);
+    edges[ne++] = t.ix.span_start - 1;
+    edges[ne++] = t.ix.span_end + 1;
+    nsys_acache k;
+    nsys_acache_init(&k, &t.ix);
+    free(exec_text(&t, &k, "gpu_idle_gaps", t.ix.span_start, t.ix.span_end)); /* builds */
+    CHECK(k.sgaps != NULL);
+    uint32_t bad = 0, n_win = 0;
+    for (uint32_t x = 0; x < ne; x++)
+      for (uint32_t y = 0; y < ne; y++) {
+        /* a fixed sample of the pairs (each about 1 ms): every edge, about 1 in 60 pairs */
+        if (edges[x] >= edges[y] || bad > 3 || (x * 7 + y * 13) % 60 != 0) continue;
+        char *fast = exec_text(&t, &k, "gpu_idle_gaps", edges[x], edges[y]);
+        setenv("NSYS_AI_WINDOW_FAST", "0", 1);
+        char *slow = exec_text(&t, NULL, "gpu_idle_gaps", edges[x], edges[y]);
+        unsetenv("NSYS_AI_WINDOW_FAST");
+        bool same = fast && slow && !strcmp(fast, slow);
+        bad += !same;
+        n_win++;
+        CHECK_MSG(same, "gpu_idle_gaps [%lld, %lld)\n fast %s\n slow %s", (long long)(edges[x] - base),
+                  (long long)(edges[y] - base), fast ? fast : "-", slow ? slow : "-");
+        free(fast);
+        free(slow);
+      }
+    CHECK(n_win > 300);
+    nsys_acache_dispose(&k);
+    nsys_strtab_free(&t.ix.strings);
+  }
+}
+
 int main(void) {
   test_window_ranks();
+  test_window_gaps();
   test_window_names();
   test_window_paths();
   test_report_rules();
