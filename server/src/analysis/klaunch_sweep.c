@@ -278,6 +278,23 @@ static void nsys__heap_at(nsys_opmerge *m, const nsys_index *ix, const nsys_kswe
   }
 }
 
+/* One step of a window walk from a: the merge's next op. -1: the walk ends
+ * (no op left, stopped, or one starting at or after b); 0: an op it skips
+ * (ended by a, or not a kernel); 1: a kernel stepped, its closed runs
+ * emitted and *start set to its start. */
+static int nsys__walk_take(nsys_actx *c, nsys_opmerge *m, int64_t a, int64_t b, nsys_lsweep *w,
+                           void (*emit)(void *ud, const nsys_lrun *run), void *ud, int64_t *start) {
+  const nsys_index *ix = c->ix;
+  int64_t op = nsys_opmerge_next(m);
+  if (op < 0 || nsys_actx_stop(c, (uint64_t)op) || ix->ops.start[op] >= b) return -1;
+  if (ix->ops.end[op] <= a || ix->ops.kind[op] != NSYS_OP_KERNEL) return 0;
+  nsys_lrun out[2];
+  int nc = nsys__step(ix, w, (uint32_t)op, out);
+  for (int x = 0; x < nc; x++) emit(ud, &out[x]);
+  *start = ix->ops.start[op];
+  return 1;
+}
+
 /* nsys_ksweep_run for a heap device (not a prefix window): the walk from a,
  * jumping along the first or the second recorded sweep wherever its state
  * and heap arrangement equal that record's at a block end (the second no
@@ -285,7 +302,6 @@ static void nsys__heap_at(nsys_opmerge *m, const nsys_index *ix, const nsys_kswe
 static void nsys__run_heap(nsys_actx *c, const nsys_ksweep_dev *v, int64_t a, int64_t b, uint32_t pz, uint32_t pb,
                            nsys_lsweep *w, void (*emit)(void *ud, const nsys_lrun *run), void *ud) {
   const nsys_index *ix = c->ix;
-  nsys_lrun out[2];
   nsys_opmerge m;
   nsys_opmerge_init(&m, ix, v->device, a);
   bool past = false, checked = false; /* past: a kernel starting after a taken */
@@ -337,14 +353,10 @@ static void nsys__run_heap(nsys_actx *c, const nsys_ksweep_dev *v, int64_t a, in
         continue;
       }
     }
-    int64_t op = nsys_opmerge_next(&m);
-    if (op < 0 || nsys_actx_stop(c, (uint64_t)op)) break;
-    if (ix->ops.start[op] >= b) break;
-    if (ix->ops.end[op] <= a || ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
-    int nc = nsys__step(ix, w, (uint32_t)op, out);
-    for (int x = 0; x < nc; x++) emit(ud, &out[x]);
+    int took = nsys__walk_take(c, &m, a, b, w, emit, ud, &last);
+    if (took < 0) break;
+    if (took == 0) continue;
     checked = false;
-    last = ix->ops.start[op];
     if (last > a) {
       pos++;
       past = true;
@@ -398,14 +410,10 @@ void nsys_ksweep_run(nsys_actx *c, const nsys_ksweep_dev *v, int64_t a, int64_t 
         break;
       }
     }
-    int64_t op = nsys_opmerge_next(&m);
-    if (op < 0 || nsys_actx_stop(c, (uint64_t)op)) break;
-    if (ix->ops.start[op] >= b) break;
-    if (ix->ops.end[op] <= a || ix->ops.kind[op] != NSYS_OP_KERNEL) continue;
-    int nc = nsys__step(ix, w, (uint32_t)op, out);
-    for (int x = 0; x < nc; x++) emit(ud, &out[x]);
+    int took = nsys__walk_take(c, &m, a, b, w, emit, ud, &last);
+    if (took < 0) break;
+    if (took == 0) continue;
     checked = false;
-    last = ix->ops.start[op];
     if (last > a) after++;
   }
   nsys_opmerge_free(&m);
