@@ -8,15 +8,11 @@
 #include "profile/profile.h"
 
 /* Adds the gap before op i (m: the running max end before it; have: some op
- * came before) to s[3] as the analysis's split does. */
+ * came before) to s[3] (host, kernel, other: nsys_gap_split). */
 static inline void nsys__split_add(const nsys_index *ix, uint32_t i, bool have, int64_t m, int64_t s[3]) {
   int64_t st = ix->ops.start[i];
   if (!have || st <= m) return;
-  int64_t gap = st - m;
-  int32_t a = ix->ops.api[i];
-  if (a >= 0 && ix->api.start[a] > m) s[0] += gap;
-  else if (gap < NSYS_SGAPS_KWAIT_NS) s[1] += gap;
-  else s[2] += gap;
+  s[nsys_gap_split(ix, i, m, st - m, NSYS_SGAPS_KWAIT_NS)] += st - m;
 }
 
 static bool nsys__build_track(nsys_actx *c, uint32_t t, nsys_sgaps_track *g, const nsys_ivls *u) {

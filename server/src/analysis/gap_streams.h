@@ -34,6 +34,16 @@
 #define NSYS_SGAPS_MIN_NS 1000000 /* the default minGapNs */
 #define NSYS_SGAPS_KWAIT_NS 30    /* the default kernelWaitNs */
 
+/* The HTA split of a stream gap of `gap` ns from `start` to op i: 0 host wait
+ * (i's launch call began after the gap began), 1 kernel wait (shorter than
+ * kwait), 2 other. One definition for gpu_idle_gaps' split sums, its rows'
+ * `streamSplit` and the sums kept here. */
+static inline int nsys_gap_split(const nsys_index *ix, uint32_t i, int64_t start, int64_t gap, int64_t kwait) {
+  int32_t a = ix->ops.api[i];
+  if (a >= 0 && ix->api.start[a] > start) return 0;
+  return gap < kwait ? 1 : 2;
+}
+
 typedef struct nsys_sgaps_track {
   bool used;      /* a compute or mixed stream (copy and communication ones have no stream gaps) */
   bool ok;        /* no op ends before it starts: the window reads it */

@@ -298,10 +298,8 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
         int64_t s = ix->ops.start[i];
         if (have && s > prev_end) {
           int64_t gap = s - prev_end;
-          int32_t a = ix->ops.api[i];
-          if (a >= 0 && ix->api.start[a] > prev_end) host += gap;
-          else if (gap < kwait) kern += gap;
-          else other += gap;
+          int split = nsys_gap_split(ix, i, prev_end, gap, kwait);
+          *(split == 0 ? &host : split == 1 ? &kern : &other) += gap;
           if (want_stream && gap >= min_gap) {
             /* a stream gap identical to a device gap adds nothing (binary search
              * over this device's gaps, pushed in start order) */
@@ -390,12 +388,8 @@ bool nsys_an_gpu_idle_gaps(nsys_actx *c, nsys_rtab *rows, nsys_rec summary) {
     if (pi.phase == NSYS_GAP_FIRST_LAUNCH) nsys_rset_str(o, GAP_FIRST_LAUNCH, nsys_strtab_get(&ix->strings, pi.kernel));
     if (pi.phase == NSYS_GAP_STARTUP) nsys_rset_i64(o, GAP_FIRST_ITERATION, pi.first_iteration);
     if (g->next_op >= 0) {
-      const char *kind;
-      int32_t a = ix->ops.api[g->next_op];
-      if (a >= 0 && ix->api.start[a] > g->start) kind = "host_wait";
-      else if (g->end - g->start < kwait) kind = "kernel_wait";
-      else kind = "other";
-      nsys_rset_str(o, GAP_STREAM_SPLIT, kind);
+      static const char *const kinds[] = {"host_wait", "kernel_wait", "other"};
+      nsys_rset_str(o, GAP_STREAM_SPLIT, kinds[nsys_gap_split(ix, (uint32_t)g->next_op, g->start, g->end - g->start, kwait)]);
       nsys_rset_str(o, GAP_NEXT_OP, nsys_strtab_get(&ix->strings, ix->ops.name[g->next_op]));
     }
   }

@@ -5,33 +5,21 @@
  * pointer when it points at a bucket first. Asserts on the requests' `fields`,
  * on what is drawn, on the tooltip and on what a click selects, checked
  * against the server's own buckets (the objects format, every column). */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import { startHarness, CHROMIUM, type Harness } from './harness';
-import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE } from '../helpers';
+import { harnessPerFile } from './harness';
 import { BUCKET_DETAIL_FIELDS, TILE_FIELDS } from '../../src/client/tileColumns';
 import type { RangeResult } from '../../src/protocol/types';
 
-const bin = serverBinary();
-let skip: string | false = !fs.existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !bin ? NO_SERVER : false;
-let hx: Harness | undefined;
-
-before(async () => {
-  if (skip) return;
-  const profile = smallProfile();
-  if (!profile) { skip = NO_PROFILE; return; }
-  hx = await startHarness(bin!, profile, { width: 1280, height: 700 });
-});
-after(async () => { await hx?.close(); });
+const ui = harnessPerFile({ width: 1280, height: 700 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const same = (a: unknown, b: readonly string[]) => JSON.stringify(a) === JSON.stringify(b);
-const ranges = () => hx!.requests.filter((r) => r.method === 'timeline/range');
+const ranges = () => ui.hx!.requests.filter((r) => r.method === 'timeline/range');
 
 /** Every request settled and no new one for a while (the idle prefetch, the after-draw bucket columns). */
 async function settled(): Promise<void> {
-  const { page } = hx!;
+  const { page } = ui.hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   for (let n = -1; n !== ranges().length;) {
     n = ranges().length;
@@ -44,7 +32,7 @@ type Hit = { id: number; name: string; start: number; end: number; dur: number; 
 
 /** A GPU bucket in view (a hit with a count) where `want` holds: its canvas point and the hit. */
 async function bucketSpot(want: 'held' | 'lacking'): Promise<{ px: number; py: number; hit?: Hit } | undefined> {
-  return hx!.page.evaluate((want) => {
+  return ui.hx!.page.evaluate((want) => {
     const p = window.__nsysPerf, gutter = Number(document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210);
     for (const r of p.rowsAt!()) {
       if (r.y < 22 || !r.key.startsWith('gpu')) continue;
@@ -59,7 +47,7 @@ async function bucketSpot(want: 'held' | 'lacking'): Promise<{ px: number; py: n
 
 /** The server's buckets (every column) for `trackId` in the tiles the page asked bucket columns of. */
 async function serverBuckets(trackId: string): Promise<Array<{ count: number; longest?: { id: number; name: string; dur: number } }>> {
-  const { client, opened } = hx!;
+  const { client, opened } = ui.hx!;
   const out: Array<{ count: number; longest?: { id: number; name: string; dur: number } }> = [];
   for (const r of ranges().filter((x) => same(x.params.fields, BUCKET_DETAIL_FIELDS) && (x.params.tracks as string[]).includes(trackId))) {
     const { start, end, width, maxEvents } = r.params as { start: number; end: number; width: number; maxEvents: number };
@@ -70,8 +58,8 @@ async function serverBuckets(trackId: string): Promise<Array<{ count: number; lo
 }
 
 test('tiles ask what drawing needs; buckets drawn in their row\'s colour; their count and longest op asked once the view is drawn', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await settled();
   const all = ranges();
   const tiles = all.filter((r) => same(r.params.fields, TILE_FIELDS)), more = all.filter((r) => same(r.params.fields, BUCKET_DETAIL_FIELDS));
@@ -105,8 +93,8 @@ test('tiles ask what drawing needs; buckets drawn in their row\'s colour; their 
 });
 
 test('hovering a bucket shows its count and longest op; a click selects that op', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page, client, opened } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page, client, opened } = ui.hx!;
   await settled();
   const spot = await bucketSpot('held');
   assert.ok(spot?.hit, 'a GPU bucket with its count and longest op held');
@@ -130,8 +118,8 @@ test('hovering a bucket shows its count and longest op; a click selects that op'
 });
 
 test('a bucket pointed at before its columns came: its tracks\' are asked, then the tooltip and the click', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page, client, opened } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page, client, opened } = ui.hx!;
   await settled();
   await page.mouse.move(1, 1);
   await page.evaluate(() => { window.__nsysPerf.noViewLongest = true; });

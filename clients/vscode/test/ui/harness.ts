@@ -21,7 +21,8 @@ import { collectingLogger } from '../../src/client/logger';
 import { renderWebviewHtml, makeNonce } from '../../src/client/webviewHtml';
 import { fromEnvelope, toEnvelope, type Envelope, type HostToWebview, type WebviewToHost } from '../../src/protocol/messages';
 import type { ProfileOpenResult } from '../../src/protocol/types';
-import { CLIENT_ROOT } from '../helpers';
+import { before, after } from 'node:test';
+import { CLIENT_ROOT, serverBinary, smallProfile, NO_SERVER, NO_PROFILE } from '../helpers';
 
 export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 export const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -49,6 +50,23 @@ export interface Harness {
 
 /** How the bridge stand-in reaches the page: see the file's comment. */
 export type BridgeKind = 'cdp' | 'http' | 'mixed';
+
+/** A test file's harness on the small generated profile: started before its
+ * tests (call at the file's top level), closed after them. `skip` says why
+ * its tests cannot run (no Chromium, no server, no profile). */
+export function harnessPerFile(size?: { width: number; height: number }): { readonly hx: Harness | undefined; readonly skip: string | false } {
+  const bin = serverBinary();
+  let skip: string | false = !fs.existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !bin ? NO_SERVER : false;
+  let hx: Harness | undefined;
+  before(async () => {
+    if (skip) return;
+    const profile = smallProfile();
+    if (!profile) { skip = NO_PROFILE; return; }
+    hx = await startHarness(bin!, profile, size);
+  });
+  after(async () => { await hx?.close(); });
+  return { get hx() { return hx; }, get skip() { return skip; } };
+}
 
 export async function startHarness(bin: string, profilePath: string, size = { width: 1280, height: 800 }, bridgeKind: BridgeKind = 'cdp'): Promise<Harness> {
   const sseIn = bridgeKind !== 'cdp', bindingOut = bridgeKind !== 'http';

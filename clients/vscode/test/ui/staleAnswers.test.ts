@@ -7,30 +7,18 @@
  * relay and parse), and the page drops any answer to a request it no longer
  * waits for before parsing it (client/bridgeCore, webview/main.ts). Asserts on
  * what the host posted and on the frame drawn after the last step. */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import { startHarness, CHROMIUM, type Harness } from './harness';
-import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE } from '../helpers';
+import { harnessPerFile } from './harness';
 
-const bin = serverBinary();
 const AXIS_H = 22, ROW_H = 22;
-let skip: string | false = !fs.existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !bin ? NO_SERVER : false;
-let hx: Harness | undefined;
-
-before(async () => {
-  if (skip) return;
-  const profile = smallProfile();
-  if (!profile) { skip = NO_PROFILE; return; }
-  hx = await startHarness(bin!, profile, { width: 1280, height: 700 });
-});
-after(async () => { await hx?.close(); });
+const ui = harnessPerFile({ width: 1280, height: 700 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The first view drawn and its idle prefetch settled, the pointer on the first GPU row at 61% of the plot. */
 async function settledAtPointer(): Promise<void> {
-  const { page } = hx!;
+  const { page } = ui.hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   await sleep(600); /* the idle prefetch of the first view */
   await page.waitForFunction(() => window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined), undefined, { timeout: 30_000 });
@@ -40,11 +28,11 @@ async function settledAtPointer(): Promise<void> {
 }
 
 test('zoom step: its tile requests go in one page → host message, drawn complete', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await settledAtPointer();
   const from = await page.evaluate(() => window.__nsysPerf.rpcTimings!.length);
-  const receivedFrom = hx!.received.length;
+  const receivedFrom = ui.hx!.received.length;
   const completes = await page.evaluate(() => window.__nsysPerf.inputToComplete.length);
   /* one step, deeper than the zoom level the idle prefetch holds: its tiles are asked for */
   await page.keyboard.down('Control'); await page.mouse.wheel(0, -2400); await page.keyboard.up('Control');
@@ -56,9 +44,9 @@ test('zoom step: its tile requests go in one page → host message, drawn comple
   const inView = (x: { start: number; end: number }) => x.end > view.start && x.start < view.end;
   /* page → host: the step's requests (posted in one task) travel in one message, and they are the view's own tiles */
   const ids = new Set(sent.map((x) => x.id));
-  const stepMsg = hx!.received.slice(receivedFrom).find((m) => m.ids.some((id) => ids.has(id)));
+  const stepMsg = ui.hx!.received.slice(receivedFrom).find((m) => m.ids.some((id) => ids.has(id)));
   const own = sent.filter((x) => stepMsg?.ids.includes(x.id));
-  assert.ok(own.length >= 2 && own.length === stepMsg!.ids.length, `the step's ${own.length} tile requests in one page → host message (${JSON.stringify(hx!.received.slice(receivedFrom))})`);
+  assert.ok(own.length >= 2 && own.length === stepMsg!.ids.length, `the step's ${own.length} tile requests in one page → host message (${JSON.stringify(ui.hx!.received.slice(receivedFrom))})`);
   assert.ok(own.every(inView), `the step asked its view's tiles only (${JSON.stringify(own)}, view ${view.start}-${view.end})`);
   /* and the frame drawn from the step's answers: rows in view have kernels drawn */
   const drawnRows = await page.evaluate(() => {
@@ -78,20 +66,20 @@ test('zoom step: its tile requests go in one page → host message, drawn comple
 });
 
 test('stale answers: replies the page cancelled are not posted; the last step draws complete', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await settledAtPointer();
   const wheel = async (dy: number) => { await page.keyboard.down('Control'); await page.mouse.wheel(0, dy); await page.keyboard.up('Control'); };
   const from = await page.evaluate(() => window.__nsysPerf.rpcTimings!.length);
-  const hostFrom = hx!.requests.length;
+  const hostFrom = ui.hx!.requests.length;
   const completes = await page.evaluate(() => window.__nsysPerf.inputToComplete.length);
   /* the server answers every step at once; the host holds the answers until all steps were made */
-  const release = hx!.hold('timeline/range');
+  const release = ui.hx!.hold('timeline/range');
   for (let i = 0; i < 4; i++) { await wheel(-760); await sleep(150); }
   /* the host has every request the page sent, so every cancel before the last (a step's cancels go before its requests) */
   const sentByPage = () => page.evaluate((from) => window.__nsysPerf.rpcTimings!.slice(from).filter((x) => x.method === 'timeline/range').length, from);
   for (let waited = 0; waited < 10_000; waited += 50) {
-    if (hx!.requests.slice(hostFrom).filter((r) => r.method === 'timeline/range').length >= await sentByPage()) break;
+    if (ui.hx!.requests.slice(hostFrom).filter((r) => r.method === 'timeline/range').length >= await sentByPage()) break;
     await sleep(50);
   }
   await sleep(100);
@@ -103,7 +91,7 @@ test('stale answers: replies the page cancelled are not posted; the last step dr
   const cancelled = pageSide.filter((c) => c === 'cancelled').length, kept = pageSide.filter((c) => c === 'answered').length;
   assert.ok(cancelled > 0, `the later steps cancelled some of the earlier steps' requests (${cancelled} of ${pageSide.length})`);
   /* the server answered every request (the hold is after its answer); a reply's text was posted only for those the page took */
-  const hostSide = hx!.requests.slice(hostFrom).filter((r) => r.method === 'timeline/range');
+  const hostSide = ui.hx!.requests.slice(hostFrom).filter((r) => r.method === 'timeline/range');
   const posted = hostSide.filter((r) => r.bytes !== undefined).length;
   assert.equal(posted, kept, `replies posted (${posted}) = replies the page took (${kept}; page: ${pageSide.join(' ')}; host forwarded ${hostSide.length})`);
   /* and the last step's frame has its tiles drawn */
@@ -121,9 +109,9 @@ test('stale answers: replies the page cancelled are not posted; the last step dr
 });
 
 test('stale answers: an answer to a request the page does not wait for is dropped unparsed', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
-  const errorsBefore = hx!.logs.filter((l) => l.startsWith('pageerror')).length;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
+  const errorsBefore = ui.hx!.logs.filter((l) => l.startsWith('pageerror')).length;
   const dropped = await page.evaluate(async () => {
     const d0 = window.__nsysPerf.answersDropped!();
     /* the head of a reply, the rest cut off: parsing it would throw in the page */
@@ -132,5 +120,5 @@ test('stale answers: an answer to a request the page does not wait for is droppe
     return window.__nsysPerf.answersDropped!() - d0;
   });
   assert.equal(dropped, 1, 'the answer was dropped');
-  assert.deepEqual(hx!.logs.filter((l) => l.startsWith('pageerror')).slice(errorsBefore), [], 'nothing in the page tried to parse it');
+  assert.deepEqual(ui.hx!.logs.filter((l) => l.startsWith('pageerror')).slice(errorsBefore), [], 'nothing in the page tried to parse it');
 });

@@ -3,45 +3,33 @@
  * A clicked kernel's details fill the Details panel as soon as kernel/details
  * answers, while its explanation (kernel/explain, seconds on a large profile)
  * is still on its way; the explanation follows when it arrives. */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import { startHarness, CHROMIUM, type Harness } from './harness';
-import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE } from '../helpers';
+import { harnessPerFile } from './harness';
 
-const bin = serverBinary();
-let skip: string | false = !fs.existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !bin ? NO_SERVER : false;
-let hx: Harness | undefined;
-
-before(async () => {
-  if (skip) return;
-  const profile = smallProfile();
-  if (!profile) { skip = NO_PROFILE; return; }
-  hx = await startHarness(bin!, profile);
-});
-after(async () => { await hx?.close(); });
+const ui = harnessPerFile();
 
 test('the page tells the host of its first complete frame, once', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   await page.waitForFunction(() => window.__nsysPerf.firstFrameMs !== undefined);
-  for (let i = 0; i < 50 && hx!.firstFrames() === 0; i++) await new Promise((r) => setTimeout(r, 100));
-  assert.equal(hx!.firstFrames(), 1, 'the bridge heard of the first frame');
-  assert.equal(hx!.logs.filter((l) => /^info \[webview\] first frame: \d+(\.\d)? ms$/.test(l)).length, 1, hx!.logs.join('\n'));
+  for (let i = 0; i < 50 && ui.hx!.firstFrames() === 0; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(ui.hx!.firstFrames(), 1, 'the bridge heard of the first frame');
+  assert.equal(ui.hx!.logs.filter((l) => /^info \[webview\] first frame: \d+(\.\d)? ms$/.test(l)).length, 1, ui.hx!.logs.join('\n'));
   await page.keyboard.press('Home');
   await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
-  assert.equal(hx!.firstFrames(), 1, 'later frames do not tell it again');
+  assert.equal(ui.hx!.firstFrames(), 1, 'later frames do not tell it again');
 });
 
 test('Details shows the kernel\'s details before its explanation arrives', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page, client, opened } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page, client, opened } = ui.hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   const kernelId = 42;
   const d = await client.requestUntyped<Record<string, unknown>>('kernel/details', { profileId: opened.profileId, kernelId });
-  const release = hx!.hold('kernel/explain');
-  hx!.post({ type: 'reveal', kernelId });
+  const release = ui.hx!.hold('kernel/explain');
+  ui.hx!.post({ type: 'reveal', kernelId });
   await page.waitForSelector(`.details[data-kernel-id="${kernelId}"] > table.kv tr`, { timeout: 15_000 });
   const shown = await page.textContent('.details');
   assert.ok(shown!.includes(String(d.displayName ?? d.name)), `Details names the kernel: ${shown}`);
@@ -52,8 +40,8 @@ test('Details shows the kernel\'s details before its explanation arrives', async
 });
 
 test('the first frame is drawn from the tiles the host sent with init, without a round trip of its own', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   const r = await page.evaluate(() => {
     const p = window.__nsysPerf;
@@ -73,5 +61,5 @@ test('the first frame is drawn from the tiles the host sent with init, without a
   });
   assert.equal(r.before, 0, 'the page asked no timeline/range before its first complete frame');
   assert.ok(r.painted > r.pixels / 50, `the first frame drew the rows' events (${r.painted} of ${r.pixels} plot pixels painted)`);
-  assert.ok(!hx!.logs.some((l) => /timeline\/range failed|pageerror/.test(l)), hx!.logs.join('\n'));
+  assert.ok(!ui.hx!.logs.some((l) => /timeline\/range failed|pageerror/.test(l)), ui.hx!.logs.join('\n'));
 });
