@@ -2,37 +2,27 @@
  * flow arrow to it (pixels of the selection colour on the API row and on the
  * rows the arrow crosses); selecting that API call finds the kernel it
  * launched. Checked against kernel/details. */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startHarness, CHROMIUM, type Harness } from './harness';
-import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE, CLIENT_ROOT } from '../helpers';
+import { harnessPerFile } from './harness';
+import { CLIENT_ROOT } from '../helpers';
 
-const bin = serverBinary();
 const RESULTS = path.join(CLIENT_ROOT, 'test-results');
-let skip: string | false = !fs.existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !bin ? NO_SERVER : false;
-let hx: Harness | undefined;
-
-before(async () => {
-  if (skip) return;
-  const profile = smallProfile();
-  if (!profile) { skip = NO_PROFILE; return; }
-  hx = await startHarness(bin!, profile, { width: 1280, height: 1100 });
-  fs.mkdirSync(RESULTS, { recursive: true });
-});
-after(async () => { await hx?.close(); });
+const ui = harnessPerFile({ width: 1280, height: 1100 });
+before(() => { fs.mkdirSync(RESULTS, { recursive: true }); });
 
 interface FlowOp { id: number; trackId: string; start: number; end: number }
 const settled = async () => {
-  const { page } = hx!;
+  const { page } = ui.hx!;
   await page.waitForFunction(() => window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined));
   await page.evaluate(() => new Promise((r) => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(r)), 200)));
 };
 
 test('selecting a kernel draws the flow from its API call; selecting the call finds the kernel', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page, client, opened } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page, client, opened } = ui.hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   /* a kernel on GPU 0 stream 7 launched by the main thread */
   let kernelId = -1, d: Record<string, any> = {};
@@ -44,7 +34,7 @@ test('selecting a kernel draws the flow from its API call; selecting the call fi
   const pad = 200_000;
   await page.evaluate(([s, e]) => window.__nsysPerf.show!(s!, e!), [String(Number(d.api.start) - pad), String(Number(d.end) + pad)]);
   await settled();
-  hx!.post({ type: 'reveal', kernelId });
+  ui.hx!.post({ type: 'reveal', kernelId });
   await page.waitForFunction(() => (document.querySelector('.timeline') as HTMLElement).dataset.flow, undefined, { timeout: 15_000 });
   await page.evaluate(([s, e]) => window.__nsysPerf.show!(s!, e!), [String(Number(d.api.start) - pad), String(Number(d.end) + pad)]);
   await settled();
@@ -89,5 +79,5 @@ test('selecting a kernel draws the flow from its API call; selecting the call fi
   }
   await settled();
   await page.screenshot({ path: path.join(RESULTS, 'flow-api.png') });
-  assert.deepEqual(hx!.logs.filter((l) => l.startsWith('pageerror')), []);
+  assert.deepEqual(ui.hx!.logs.filter((l) => l.startsWith('pageerror')), []);
 });

@@ -3,32 +3,22 @@
  * draw their complete frame from held tiles, with no `timeline/range` sent
  * between the input and that frame. Asserts on the requests the page sent and
  * on what is drawn (the expanded depth row has pixels). */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startHarness, CHROMIUM, type Harness } from './harness';
-import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE, CLIENT_ROOT } from '../helpers';
+import { harnessPerFile } from './harness';
+import { CLIENT_ROOT } from '../helpers';
 
-const bin = serverBinary();
 const RESULTS = path.join(CLIENT_ROOT, 'test-results');
 const AXIS_H = 22, ROW_H = 22;
-let skip: string | false = !fs.existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !bin ? NO_SERVER : false;
-let hx: Harness | undefined;
-
-before(async () => {
-  if (skip) return;
-  const profile = smallProfile();
-  if (!profile) { skip = NO_PROFILE; return; }
-  hx = await startHarness(bin!, profile, { width: 1280, height: 900 });
-  fs.mkdirSync(RESULTS, { recursive: true });
-});
-after(async () => { await hx?.close(); });
+const ui = harnessPerFile({ width: 1280, height: 900 });
+before(() => { fs.mkdirSync(RESULTS, { recursive: true }); });
 
 /** Waits until the idle prefetch of the view ran (more than `ran` ran in all), every request is
  * answered and none was sent for 400 ms. */
 async function rested(ran = 0): Promise<void> {
-  const { page } = hx!;
+  const { page } = ui.hx!;
   await page.waitForFunction((ran) => {
     if ((window.__nsysPerf.idle?.ran ?? 0) <= ran) return false;
     const t = window.__nsysPerf.rpcTimings!;
@@ -41,7 +31,7 @@ async function rested(ran = 0): Promise<void> {
 /** Runs `input`, then waits for the frame that completes it; returns the `timeline/range`
  * requests for that frame's tiles the page sent from the input until then, and its resolution. */
 async function untilComplete(input: () => Promise<void>): Promise<{ sent: string[]; resolution: number }> {
-  const { page } = hx!;
+  const { page } = ui.hx!;
   await page.evaluate(() => {
     const p = window.__nsysPerf, w = window as unknown as { __probe?: { n: number; from: number; sent?: string[] } };
     const probe = (w.__probe = { n: p.inputToComplete.length, from: performance.now() });
@@ -69,8 +59,8 @@ async function untilComplete(input: () => Promise<void>): Promise<{ sent: string
 }
 
 test('idle prefetch: a Ctrl+wheel zoom step in and out draws complete from held tiles, no request', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   const box = (await page.locator('.timeline canvas').boundingBox())!;
   const gutter = Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210));
@@ -91,8 +81,8 @@ test('idle prefetch: a Ctrl+wheel zoom step in and out draws complete from held 
 });
 
 test('idle prefetch: opening a closed NVTX group draws its depth rows from held tiles, no request', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await page.keyboard.press('Home');
   const rowsAt = () => page.evaluate(() => window.__nsysPerf.rowsAt!());
   const rows = await rowsAt();
@@ -123,15 +113,15 @@ test('idle prefetch: opening a closed NVTX group draws its depth rows from held 
 
 /** The `timeline/range` requests sent since `from` (performance.now()) at resolution `res`: their tile starts. */
 async function rangesAt(from: number, res: number): Promise<number[]> {
-  return hx!.page.evaluate(({ from, res }) => window.__nsysPerf.rpcTimings!.filter((x) => {
+  return ui.hx!.page.evaluate(({ from, res }) => window.__nsysPerf.rpcTimings!.filter((x) => {
     const q = x.params as { start: number; end: number; width: number };
     return x.method === 'timeline/range' && x.sent >= from && (q.end - q.start) / q.width === res;
   }).map((x) => (x.params as { start: number }).start), { from, res });
 }
 
 test('idle prefetch: the next level in is asked around the pointer only, and a step there completes from it', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await page.keyboard.press('Home');
   const box = (await page.locator('.timeline canvas').boundingBox())!;
   const gutter = Number(await page.evaluate(() => document.querySelector<HTMLElement>('.timeline')!.dataset.gutter ?? 210));

@@ -3,32 +3,22 @@
  * clicking a group collapses it, Alt+click hides a row, Shift+click pins it,
  * the gutter's edge drags, and a colour legend is shown. Asserts on what is
  * drawn (pixels per row) and keeps a screenshot. */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startHarness, CHROMIUM, type Harness } from './harness';
-import { serverBinary, smallProfile, NO_SERVER, NO_PROFILE, CLIENT_ROOT } from '../helpers';
+import { harnessPerFile } from './harness';
+import { CLIENT_ROOT } from '../helpers';
 
-const bin = serverBinary();
 const RESULTS = path.join(CLIENT_ROOT, 'test-results');
 const AXIS_H = 22, ROW_H = 22;
-let skip: string | false = !fs.existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM}` : !bin ? NO_SERVER : false;
-let hx: Harness | undefined;
+const ui = harnessPerFile({ width: 1280, height: 1100 });
+before(() => { fs.mkdirSync(RESULTS, { recursive: true }); });
 
-before(async () => {
-  if (skip) return;
-  const profile = smallProfile();
-  if (!profile) { skip = NO_PROFILE; return; }
-  hx = await startHarness(bin!, profile, { width: 1280, height: 1100 });
-  fs.mkdirSync(RESULTS, { recursive: true });
-});
-after(async () => { await hx?.close(); });
-
-const rows = () => hx!.page.evaluate(() => window.__nsysPerf.rowIds!());
+const rows = () => ui.hx!.page.evaluate(() => window.__nsysPerf.rowIds!());
 /** Whether row i (its plot part) has anything drawn, once every request is answered. */
 async function drawn(i: number): Promise<boolean> {
-  const { page } = hx!;
+  const { page } = ui.hx!;
   await page.waitForFunction(() => window.__nsysPerf.rpcTimings!.every((x) => x.settled !== undefined));
   await page.evaluate(() => new Promise((r) => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(r)), 200)));
   return page.evaluate((row) => {
@@ -42,7 +32,7 @@ async function drawn(i: number): Promise<boolean> {
   }, i);
 }
 async function clickLabel(i: number, modifiers: Array<'Alt' | 'Shift'> = []): Promise<void> {
-  const { page } = hx!;
+  const { page } = ui.hx!;
   const box = (await page.locator('.timeline canvas').boundingBox())!;
   const top = await page.evaluate(() => document.querySelector('.timeline')!.scrollTop);
   for (const m of modifiers) await page.keyboard.down(m);
@@ -52,8 +42,8 @@ async function clickLabel(i: number, modifiers: Array<'Alt' | 'Shift'> = []): Pr
 }
 
 test('track tree: GPU › utilisation › streams, process › thread › NVTX and CUDA API; collapse, expand, hide, pin, gutter, legend', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   let ids = await rows();
   assert.equal(ids[0], 'gpu:0', 'a GPU first: its utilisation row');
@@ -113,15 +103,15 @@ test('track tree: GPU › utilisation › streams, process › thread › NVTX a
   const legend = await page.$$eval('.legend-item', (els) => els.map((e) => e.textContent));
   assert.deepEqual(legend, ['kernel', 'NCCL', 'memcpy', 'memset', 'NVTX', 'CUDA API']);
   await page.screenshot({ path: path.join(RESULTS, 'track-tree.png') });
-  assert.deepEqual(hx!.logs.filter((l) => l.startsWith('pageerror')), []);
+  assert.deepEqual(ui.hx!.logs.filter((l) => l.startsWith('pageerror')), []);
 });
 
 /** The page's timeline/range requests from index `n` of its recent requests on. */
-const rangesSince = (n: number) => hx!.page.evaluate((n) => window.__nsysPerf.rpcTimings!.slice(n).filter((x) => x.method === 'timeline/range'), n);
+const rangesSince = (n: number) => ui.hx!.page.evaluate((n) => window.__nsysPerf.rpcTimings!.slice(n).filter((x) => x.method === 'timeline/range'), n);
 
 test('closing or opening a group asks the server only for tracks that were not in view: the rows in view keep their data', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   await page.keyboard.press('Escape');
   await page.evaluate(() => { document.querySelector('.timeline')!.scrollTop = 0; });
@@ -142,13 +132,13 @@ test('closing or opening a group asks the server only for tracks that were not i
 });
 
 test('zoom steps faster than the server answers: the superseded steps\' tile requests are cancelled', async (t) => {
-  if (skip) return t.skip(skip);
-  const { page } = hx!;
+  if (ui.skip) return t.skip(ui.skip);
+  const { page } = ui.hx!;
   await page.waitForSelector('.timeline[data-rendered="true"]', { timeout: 30_000 });
   await page.evaluate(() => { document.querySelector('.timeline')!.scrollTop = 0; });
   await drawn(0);
   const n = await page.evaluate(() => window.__nsysPerf.rpcTimings!.length);
-  const release = hx!.hold('timeline/range');
+  const release = ui.hx!.hold('timeline/range');
   await page.locator('.timeline canvas').focus();
   for (let i = 0; i < 5; i++) { await page.keyboard.press('+'); await page.evaluate(() => new Promise((r) => requestAnimationFrame(r))); }
   const released = await page.evaluate(() => performance.now());
@@ -159,6 +149,6 @@ test('zoom steps faster than the server answers: the superseded steps\' tile req
   const cancelled = ranges.filter((x) => x.cancelled), kept = ranges.filter((x) => !x.cancelled);
   assert.ok(cancelled.length > 0, `some of ${ranges.length} requests cancelled`);
   for (const x of kept) assert.equal((Number(x.params.end) - Number(x.params.start)) / 512, res, 'what was not cancelled is the last step\'s tiles');
-  assert.ok(!hx!.logs.some((l) => /timeline\/range failed/.test(l)), 'a cancellation is not reported as a failure');
+  assert.ok(!ui.hx!.logs.some((l) => /timeline\/range failed/.test(l)), 'a cancellation is not reported as a failure');
   await page.keyboard.press('Home');
 });
