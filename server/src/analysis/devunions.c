@@ -26,17 +26,20 @@ static uint32_t nsys__track_lower(const nsys_index *ix, const nsys_gpu_track *tr
   return l;
 }
 
-/* Heap keyed by the start of each cursor's next op. Ops that start at the
- * same time come out in the order this heap yields them (inserted in track
- * order, then replace-top and sift down): callers that depend on it
- * (launch storms) keep the answers they always gave. */
-#define NSYS__KEY(m, i) ((m)->ix->ops.start[(m)->cur[(m)->heap[i]]])
+/* Heap keyed by (start of each cursor's next op, cursor): cursors are made
+ * in track order, so the ops come out in one total order, (start, track,
+ * position in the track), whatever the heap's history or the walk's first
+ * op (a walk from any a yields the whole walk's ops from there on, in the
+ * same order: launch storms and exposed launch time rely on it). */
+#define NSYS__START(m, i) ((m)->ix->ops.start[(m)->cur[(m)->heap[i]]])
+#define NSYS__LESS(m, i, j) \
+  (NSYS__START(m, i) < NSYS__START(m, j) || (NSYS__START(m, i) == NSYS__START(m, j) && (m)->heap[i] < (m)->heap[j]))
 
 static void nsys__sift_down(nsys_opmerge *m, uint32_t j) {
   for (;;) {
     uint32_t l = 2 * j + 1, r = l + 1, s = j;
-    if (l < m->hn && NSYS__KEY(m, l) < NSYS__KEY(m, s)) s = l;
-    if (r < m->hn && NSYS__KEY(m, r) < NSYS__KEY(m, s)) s = r;
+    if (l < m->hn && NSYS__LESS(m, l, s)) s = l;
+    if (r < m->hn && NSYS__LESS(m, r, s)) s = r;
     if (s == j) return;
     uint32_t t = m->heap[j];
     m->heap[j] = m->heap[s];
@@ -62,7 +65,7 @@ void nsys_opmerge_init(nsys_opmerge *m, const nsys_index *ix, int32_t device, in
     m->cur[m->hn] = l;
     m->end[m->hn] = tr->first + tr->count;
     m->heap[m->hn] = m->hn;
-    for (uint32_t j = m->hn++; j && NSYS__KEY(m, (j - 1) / 2) > NSYS__KEY(m, j); j = (j - 1) / 2) {
+    for (uint32_t j = m->hn++; j && NSYS__LESS(m, j, (j - 1) / 2); j = (j - 1) / 2) {
       uint32_t h = m->heap[j];
       m->heap[j] = m->heap[(j - 1) / 2];
       m->heap[(j - 1) / 2] = h;

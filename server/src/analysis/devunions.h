@@ -19,7 +19,8 @@ typedef struct nsys_opmerge {
 /* Cursors on every track of `device`, each at the first op that may overlap
  * [a, ...) (INT64_MIN: the track's first op). */
 void nsys_opmerge_init(nsys_opmerge *m, const nsys_index *ix, int32_t device, int64_t a);
-/* Next op in start order, or -1 when every track is done. */
+/* Next op in start order, ties by track then position (one total order), or
+ * -1 when every track is done. */
 int64_t nsys_opmerge_next(nsys_opmerge *m);
 void nsys_opmerge_free(nsys_opmerge *m);
 

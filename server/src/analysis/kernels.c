@@ -459,7 +459,7 @@ bool nsys_an_kernel_launch_overhead(nsys_actx *c, nsys_rtab *rows, nsys_rec summ
   for (uint32_t d = 0; d < nd; d++) {
     w.device = devs[d];
     const nsys_ksweep_dev *v = ks ? nsys_ksweep_find(ks, devs[d]) : NULL;
-    if (v && nsys_ksweep_usable(v, c->t0)) {
+    if (v) {
       nsys_ksweep_run(c, v, c->t0, c->t1, &w.st, nsys__storm_emit, &w);
     } else {
       w.st.have_busy = false; /* run_s and run_e stay: a 0-kernel storm (stormMinKernels <= 0) prints them */
