@@ -17,8 +17,10 @@
 #include "profile/profile.h"
 
 #define NSYS__MEMO_MAGIC "NSYSAIM"
-/* 1: device orders and the five whole-time unions */
-#define NSYS__MEMO_VERSION 1u
+/* 1: device orders and the five whole-time unions; 2: the device orders'
+ * ties by track (devunions.h: one total order; a version-1 file's orders
+ * are the heap's history order, which the window sweeps must not read) */
+#define NSYS__MEMO_VERSION 2u
 enum { NSYS__N_IVLS = 5 };
 
 typedef struct {
