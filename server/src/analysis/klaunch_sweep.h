@@ -11,8 +11,10 @@
  * first one (the running max end, the open run, exposed time so far) and the
  * storms that sweep closes. A window's sweep starts fresh: the kernels
  * starting at or before its start that still run there come from the loop's
- * own walk (the merge from the window's start: a binary search per stream),
- * the later ones from the recorded order. As soon as its state equals the
+ * own walk (the merge from the window's start: a binary search and a walk
+ * back of at most 64 ops per stream), the later ones from the recorded order
+ * (the whole merge's, or the order the memo recorded: amemo_file.c's
+ * version 2, whose ties are the same). As soon as its state equals the
  * whole sweep's at a block's end (the open run closed by a long kernel or a
  * pause, the running max end caught up) every later step is the same, so
  * the blocks up to the last whole one before the window's end are a
