@@ -79,10 +79,19 @@ def edited(small: Path, tmp: Path, name: str, *sql: str) -> Path:
 
 
 def test_sparse_rowids_and_unordered_starts(small, tmp_path):
-    """holes in the rowids (a whole range empty), rowid order unlike start
-    order, NULL streams/devices/ends: one sequential pass in rowid order"""
-    n = sqlite3.connect(small).execute(f"SELECT max(rowid) FROM {K}").fetchone()[0]
+    """names first seen in every range, holes in the rowids (a whole range
+    empty), rowid order unlike start order, NULL streams/devices/ends: one
+    sequential pass in rowid order"""
+    db = sqlite3.connect(small)
+    n = db.execute(f"SELECT max(rowid) FROM {K}").fetchone()[0]
+    m = db.execute("SELECT max(id) FROM StringIds").fetchone()[0] + 1
+    db.close()
     path = edited(small, tmp_path, "sparse.sqlite",
+                  # names first seen in every range, a kernel's full name the
+                  # short name of a later one: interning order is rowid order
+                  f"INSERT INTO StringIds (id, value) SELECT {m} + rowid, 'late_' || rowid FROM {K}"
+                  f" WHERE rowid % 3 = 0",
+                  f"UPDATE {K} SET shortName = {m} + rowid, demangledName = {m} + rowid + 3 WHERE rowid % 3 = 0",
                   f"CREATE TABLE loose AS SELECT rowid AS rid, * FROM {K} ORDER BY rowid",
                   f"DROP TABLE {K}",
                   # reversed rowid order against start, sparse rowids (x 7), a hole of a quarter
