@@ -194,6 +194,9 @@ int nsys__ranges_plan(const nsys__src *src, nsys__src_table t, int64_t *bound) {
   return k;
 }
 
+/* a range's first reservation at most (rows; 60 bytes each) */
+#define NSYS__RANGE_RESERVE_MAX (1u << 22)
+
 /* ---- start, finish -------------------------------------------------------- */
 
 nsys__range *nsys__ranges_start(nsys__build *b, int k, const int64_t *bound, const char *list,
@@ -216,8 +219,10 @@ nsys__range *nsys__ranges_start(nsys__build *b, int k, const int64_t *bound, con
       r->info = nsys_info_gpu_part_new(acc);
       r->info_arg = info_arg;
     }
-    uint64_t est = (uint64_t)bound[i] - (uint64_t)bound[i - 1] + 16; /* rowids in the range */
-    nsys__range_rows_reserve(&r->rows, (uint32_t)NSYS_MIN(est, (uint64_t)UINT32_MAX / 2));
+    /* rowids in the range: its rows when they are dense; sparse ones would
+     * reserve too much, hence the cap (the buffers grow by doubling) */
+    uint64_t est = (uint64_t)bound[i] - (uint64_t)bound[i - 1] + 16;
+    nsys__range_rows_reserve(&r->rows, (uint32_t)NSYS_MIN(est, (uint64_t)NSYS__RANGE_RESERVE_MAX));
     r->started = pthread_create(&r->th, NULL, nsys__range_thread, r) == 0;
     if (!r->started) nsys__range_thread(r); /* no thread: read it here, in order */
   }
