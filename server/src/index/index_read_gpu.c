@@ -265,11 +265,18 @@ static void nsys__gpu_read(nsys__build *b) {
   if (b->p->info_acc) nsys_info_gpu_acc_begin(b->p->info_acc);
   static const nsys__src_table tabs[] = {NSYS__SRC_KERNEL, NSYS__SRC_MEMCPY, NSYS__SRC_MEMSET,
                                          NSYS__SRC_GRAPH};
+  bool timing = getenv("NSYS_AI_INDEX_TIMING") != NULL;
+  if (timing) nsys_log("index build: GPU reader before its tables: thread CPU %.1f ms", (double)nsys__thread_cpu_ns() / 1e6);
   for (size_t i = 0; i < NSYS_ARRAY_LEN(tabs); i++) {
+    int64_t c0 = nsys__thread_cpu_ns(), w0 = nsys_now_ns();
+    uint32_t n0 = b->ops.n;
     if (!nsys__read_gpu_table(b, &src, tabs[i], sm)) {
       atomic_store(&b->stop, 1);
       break;
     }
+    if (timing && nsys__src_has(&src, tabs[i]))
+      nsys_log("index build: GPU reader table %s: %u rows, wall %.1f ms, thread CPU %.1f ms", src.table[tabs[i]],
+               b->ops.n - n0, (double)(nsys_now_ns() - w0) / 1e6, (double)(nsys__thread_cpu_ns() - c0) / 1e6);
   }
   if (b->p->info_acc && atomic_load(&b->stop) == 0 && !nsys_task_failed(&b->op_task))
     nsys_info_gpu_acc_complete(b->p->info_acc);

@@ -171,7 +171,10 @@ int nsys__ranges_plan(const nsys__src *src, nsys__src_table t, int64_t *bound) {
   }
   if (k <= 1 || !nsys__rowid_table(src, t)) return 1;
   char sql[512];
-  snprintf(sql, sizeof sql, "SELECT min(rowid), max(rowid) FROM %s", src->table[t]);
+  /* two subqueries: each a b-tree end (O(log n)); min() and max() in one
+   * SELECT would scan the whole table */
+  snprintf(sql, sizeof sql, "SELECT (SELECT min(rowid) FROM %s), (SELECT max(rowid) FROM %s)", src->table[t],
+           src->table[t]);
   sqlite3_stmt *st = NULL;
   bool any = false;
   int64_t lo = 0, hi = 0;
