@@ -2,7 +2,9 @@
  * reads the kernel, memcpy, memset and CUDA graph launch tables into raw
  * rows (one temporary id per (device, stream, globalPid) track, names in a
  * worker-local string table), then groups and sorts them into the index's
- * tracks and ops (nsys__assemble_ops) while the host reader still runs. */
+ * tracks and ops (nsys__assemble_ops) while the host reader still runs. A
+ * big kernel table is read in rowid ranges by more threads
+ * (index_read_ranges.c); the rows come out the same. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
