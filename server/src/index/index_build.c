@@ -4,7 +4,8 @@
  * thread reads the GPU op tables (kernels, memcpy, memset, graph launches) while the calling
  * thread reads CUDA API calls, NVTX ranges and thread names and reports
  * progress (on 3+ cores the GPU reader splits a big kernel table into rowid
- * ranges read by more threads: index_read_ranges.c). Rows reach C through an aggregate SQL function called once per
+ * ranges read by more threads: index_read_ranges.c). Rows reach C through
+ * an aggregate SQL function called once per
  * row (no sqlite3_step round trip and no API call per column); names are
  * interned through a StringIds-id -> strtab-id array. Then:
  *   - ops are grouped by track (device, stream, process) with a counting sort
