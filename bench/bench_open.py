@@ -13,7 +13,10 @@ The profile file is read once beforehand so it is in the page cache.
 Columns: p50/p90 over --repeat runs, the mean CPU, and the 1-minute load
 average before and after.
 
-usage: bench/bench_open.py [--bin build/nsys-ai] [--before OTHER] [--repeat 5] PROFILE...
+--readers 1,2 runs --bin once per K with NSYS_AI_INDEX_READERS=K (the kernel
+table's readers, branch cold15), a row each.
+
+usage: bench/bench_open.py [--bin build/nsys-ai] [--before OTHER] [--readers K,...] [--repeat 5] PROFILE...
 """
 from __future__ import annotations
 
@@ -35,10 +38,10 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_window import pct, server_cpu_ms  # noqa: E402  (one definition of each)
 
 
-def first_frame(binary: str, profile: str, cache: str) -> tuple[float, float]:
+def first_frame(binary: str, profile: str, cache: str, env: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall ms until the first frame's reply, server CPU ms then)"""
     os.environ["NSYS_AI_BIN"] = binary
-    srv = Server(env={"XDG_CACHE_HOME": cache})
+    srv = Server(env={"XDG_CACHE_HOME": cache, **(env or {})})
     try:
         t0 = time.monotonic()
         info = srv.request("profile/open", {"path": profile}, timeout=3600)
@@ -59,10 +62,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=str(REPO / "build" / "nsys-ai"))
     ap.add_argument("--before")
+    ap.add_argument("--readers", help="comma-separated K: --bin once per NSYS_AI_INDEX_READERS=K")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("profiles", nargs="+")
     a = ap.parse_args()
-    bins = ([("before", a.before)] if a.before else []) + [("after", a.bin)]
+    after = ([(f"after K={k}", a.bin, {"NSYS_AI_INDEX_READERS": k}) for k in a.readers.split(",")]
+             if a.readers else [("after", a.bin, {})])
+    bins = ([("before", a.before, {})] if a.before else []) + after
     load0 = os.getloadavg()[0]
     print(f"| profile | binary | cold p50/p90 ms | cold CPU ms | cached p50/p90 ms | cached CPU ms |")
     print("|---|---|---|---|---|---|")
@@ -70,20 +76,20 @@ def main() -> int:
         with open(prof, "rb") as f:  # into the page cache
             while f.read(1 << 24):
                 pass
-        res = {name: {"cold": [], "ccpu": [], "cached": [], "hcpu": []} for name, _ in bins}
+        res = {name: {"cold": [], "ccpu": [], "cached": [], "hcpu": []} for name, _, _ in bins}
         for _ in range(a.repeat):
-            for name, binary in bins:
+            for name, binary, env in bins:
                 cache = tempfile.mkdtemp(prefix="nsys-ai-bench-open-")
                 try:
-                    w, c = first_frame(binary, prof, cache)
+                    w, c = first_frame(binary, prof, cache, env)
                     res[name]["cold"].append(w)
                     res[name]["ccpu"].append(c)
-                    w, c = first_frame(binary, prof, cache)
+                    w, c = first_frame(binary, prof, cache, env)
                     res[name]["cached"].append(w)
                     res[name]["hcpu"].append(c)
                 finally:
                     shutil.rmtree(cache, ignore_errors=True)
-        for name, _ in bins:
+        for name, _, _ in bins:
             r = res[name]
             print(f"| {Path(prof).name} | {name} | {statistics.median(r['cold']):.0f} / {pct(r['cold'], 0.9):.0f} | "
                   f"{statistics.mean(r['ccpu']):.0f} | {statistics.median(r['cached']):.0f} / {pct(r['cached'], 0.9):.0f} | "

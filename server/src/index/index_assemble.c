@@ -163,8 +163,8 @@ void nsys__assemble_ops(nsys__build *b, nsys_index *ix) {
   nsys__raw_ops *r = &b->ops;
   uint32_t n = r->n;
   /* distinct tracks: temporary ids given by the reader (nsys__track_tmp) */
-  uint32_t ntk = b->n_tk;
-  nsys__track_key *keys = b->tk_keys;
+  uint32_t ntk = b->tk.n;
+  nsys__track_key *keys = b->tk.keys;
   uint32_t *tgroup = r->tgroup;
   r->tgroup = NULL;
   /* final track order */

@@ -3,7 +3,9 @@
  * Two readers run at once, each on its own read-only connection: a worker
  * thread reads the GPU op tables (kernels, memcpy, memset, graph launches) while the calling
  * thread reads CUDA API calls, NVTX ranges and thread names and reports
- * progress. Rows reach C through an aggregate SQL function called once per
+ * progress (on 3+ cores the GPU reader splits a big kernel table into rowid
+ * ranges read by more threads: index_read_ranges.c). Rows reach C through
+ * an aggregate SQL function called once per
  * row (no sqlite3_step round trip and no API call per column); names are
  * interned through a StringIds-id -> strtab-id array. Then:
  *   - ops are grouped by track (device, stream, process) with a counting sort
@@ -156,8 +158,7 @@ int nsys__read_rows(sqlite3 *db, const char *fn, const char *sql,
 static void nsys__build_free(nsys__build *b) {
   pthread_mutex_destroy(&b->handoff_mu);
   pthread_cond_destroy(&b->handoff_cv);
-  free(b->tk_keys);
-  free(b->tk_hv);
+  nsys__track_map_free(&b->tk);
   free(b->track_gpid);
   nsys__raw_ops_free(&b->ops);
   nsys__raw_api_free(&b->api);
@@ -222,7 +223,7 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_task *task) {
   nsys__build *b = nsys_xcalloc(1, sizeof *b);
   b->p = p;
   b->task = task;
-  b->tk_last = UINT32_MAX;
+  b->tk = (nsys__track_map)NSYS__TRACK_MAP_INIT;
   b->ops_max_end = INT64_MIN;
   pthread_mutex_init(&b->handoff_mu, NULL);
   pthread_cond_init(&b->handoff_cv, NULL);
@@ -300,9 +301,12 @@ nsys_index *nsys__index_build_fresh(nsys_profile *p, nsys_task *task) {
   }
   nsys__phase("wait for the GPU reader");
   if (nsys__timing_on)
-    nsys_log("index build: GPU reader thread CPU %.1f ms (reading %.1f ms; this thread so far %.1f ms)",
+    nsys_log("index build: GPU reader thread CPU %.1f ms (reading %.1f ms, wall %.1f ms; this thread so far"
+             " %.1f ms); kernel table readers %d, the extra ones' CPU %.1f ms",
              (double)b->worker_cpu_ns / 1e6, (double)b->worker_read_cpu_ns / 1e6,
-             (double)(nsys__thread_cpu_ns() - cpu0) / 1e6);
+             (double)b->worker_read_wall_ns / 1e6,
+             (double)(nsys__thread_cpu_ns() - cpu0) / 1e6, b->n_readers ? b->n_readers : 1,
+             (double)b->ranges_cpu_ns / 1e6);
   bool failed = !host_ok || nsys_task_failed(&b->op_task) || atomic_load(&b->stop);
   if (failed) {
     if (nsys_task_cancelled(task)) nsys_task_fail_cancelled(task);

@@ -35,6 +35,17 @@ typedef struct {
   uint32_t tmp;
 } nsys__track_key;
 
+/* (device, stream, gpid) -> id, ids in order of first appearance */
+typedef struct {
+  nsys__track_key *keys; uint32_t n, cap;
+  uint32_t *hv; uint32_t hcap; /* open addressing: id + 1 */
+  uint32_t last;               /* last id returned, UINT32_MAX at first */
+} nsys__track_map;
+
+#define NSYS__TRACK_MAP_INIT {.last = UINT32_MAX}
+uint32_t nsys__track_map_id(nsys__track_map *m, int32_t device, int64_t stream, int64_t gpid);
+void nsys__track_map_free(nsys__track_map *m);
+
 typedef struct {
   uint32_t n, cap;
   int64_t *start, *end, *rowid, *corr;
@@ -78,12 +89,13 @@ typedef struct {
   pthread_cond_t handoff_cv;
   sqlite3 *host_db;
   /* GPU tracks seen by the reader: (device, stream, gpid) -> temporary id */
-  nsys__track_key *tk_keys; uint32_t n_tk, cap_tk;
-  uint32_t *tk_hv; uint32_t tk_hcap; /* open addressing: temporary id + 1 */
-  uint32_t tk_last;                  /* last id returned, UINT32_MAX at first */
+  nsys__track_map tk;
   int64_t *track_gpid;       /* per final track: its globalPid (for the join) */
   int64_t worker_cpu_ns;     /* the GPU reader thread's CPU time (timing log) */
   int64_t worker_read_cpu_ns; /* of which reading the tables */
+  int64_t worker_read_wall_ns; /* the GPU reader's wall time reading the tables */
+  int64_t ranges_cpu_ns;     /* the kernel range readers' threads' CPU (index_read_ranges.c) */
+  int n_readers;             /* kernel table readers (1: the GPU reader alone) */
   int64_t ops_max_end;       /* max end of the ops, INT64_MIN when none */
   /* host reader (calling thread) */
   nsys__raw_api api;
@@ -117,6 +129,28 @@ int nsys__read_rows(sqlite3 *db, const char *fn, const char *sql,
 
 /* the worker thread: reads, groups and sorts the ops into b->ix */
 void *nsys__gpu_reader(void *arg);
+
+/* ---- the kernel table in rowid ranges (index_read_ranges.c) ------------ */
+
+struct nsys_info_acc; /* the summary's accumulator (profile/profile.h) */
+
+/* How many readers read table t (1: the GPU reader alone) and, when more,
+ * the K-1 rowids where ranges 1..K-1 begin. K = min(4, cores - 1) for a
+ * table of more than 200k rowids, NSYS_AI_INDEX_READERS=K overrides. */
+enum { NSYS__RANGES_MAX = 16 };
+int nsys__ranges_plan(const nsys__src *src, nsys__src_table t, int64_t *bound);
+/* Starts the readers of ranges 1..k-1 (their SELECT: `list` of the GPU
+ * reader's kernel arguments FROM tbl; acc: the summary, info_arg where its
+ * columns are in list). The caller reads range 0, rowid < bound[0], itself. */
+typedef struct nsys__range nsys__range;
+nsys__range *nsys__ranges_start(nsys__build *b, int k, const int64_t *bound, const char *list,
+                                const char *tbl, struct nsys_info_acc *acc, const uint8_t *info_arg);
+/* Joins them and appends their rows to b->ops in rowid order, interning as
+ * the single reader does (sm: the GPU reader's sid map); merges their parts
+ * of the summary into acc. first_ok: range 0 was read to its end. Frees rg.
+ * False on error or stop (b->op_task says which). */
+bool nsys__ranges_finish(nsys__build *b, nsys__range *rg, int k, bool first_ok, nsys__sidmap *sm,
+                         struct nsys_info_acc *acc);
 
 /* ---- host reader (index_read_host.c) ------------------------------------ */
 

@@ -2,7 +2,9 @@
  * reads the kernel, memcpy, memset and CUDA graph launch tables into raw
  * rows (one temporary id per (device, stream, globalPid) track, names in a
  * worker-local string table), then groups and sorts them into the index's
- * tracks and ops (nsys__assemble_ops) while the host reader still runs. */
+ * tracks and ops (nsys__assemble_ops) while the host reader still runs. A
+ * big kernel table is read in rowid ranges by more threads
+ * (index_read_ranges.c); the rows come out the same. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,40 +31,47 @@ static uint32_t nsys__track_hash(int32_t device, int64_t stream, int64_t gpid) {
   return (uint32_t)(h >> 32);
 }
 
-/* Temporary id of the track (device, stream, gpid), in order of first appearance. */
-static uint32_t nsys__track_tmp(nsys__build *b, int32_t device, int64_t stream, int64_t gpid) {
-  if (b->tk_last != UINT32_MAX) {
-    const nsys__track_key *k = &b->tk_keys[b->tk_last];
-    if (k->device == device && k->stream == stream && k->gpid == gpid) return b->tk_last;
+/* Id of the track (device, stream, gpid), in order of first appearance (the
+ * GPU reader's temporary ids; a range reader's local ids). */
+uint32_t nsys__track_map_id(nsys__track_map *m, int32_t device, int64_t stream, int64_t gpid) {
+  if (m->last != UINT32_MAX) {
+    const nsys__track_key *k = &m->keys[m->last];
+    if (k->device == device && k->stream == stream && k->gpid == gpid) return m->last;
   }
-  if ((b->n_tk + 1) * 2 > b->tk_hcap) { /* (re)hash */
-    uint32_t ncap = b->tk_hcap ? b->tk_hcap * 2 : 64;
+  if ((m->n + 1) * 2 > m->hcap) { /* (re)hash */
+    uint32_t ncap = m->hcap ? m->hcap * 2 : 64;
     uint32_t *nv = nsys_xcalloc(ncap, sizeof(uint32_t));
-    for (uint32_t t = 0; t < b->n_tk; t++) {
-      const nsys__track_key *k = &b->tk_keys[t];
+    for (uint32_t t = 0; t < m->n; t++) {
+      const nsys__track_key *k = &m->keys[t];
       uint32_t q = nsys__track_hash(k->device, k->stream, k->gpid) & (ncap - 1);
       while (nv[q]) q = (q + 1) & (ncap - 1);
       nv[q] = t + 1;
     }
-    free(b->tk_hv);
-    b->tk_hv = nv;
-    b->tk_hcap = ncap;
+    free(m->hv);
+    m->hv = nv;
+    m->hcap = ncap;
   }
-  uint32_t mask = b->tk_hcap - 1;
+  uint32_t mask = m->hcap - 1;
   uint32_t j = nsys__track_hash(device, stream, gpid) & mask;
-  while (b->tk_hv[j]) {
-    const nsys__track_key *k = &b->tk_keys[b->tk_hv[j] - 1];
-    if (k->device == device && k->stream == stream && k->gpid == gpid) return b->tk_last = b->tk_hv[j] - 1;
+  while (m->hv[j]) {
+    const nsys__track_key *k = &m->keys[m->hv[j] - 1];
+    if (k->device == device && k->stream == stream && k->gpid == gpid) return m->last = m->hv[j] - 1;
     j = (j + 1) & mask;
   }
-  if (b->n_tk == b->cap_tk) {
-    b->cap_tk = b->cap_tk ? b->cap_tk * 2 : 16;
-    NSYS__GROW(b->tk_keys, b->cap_tk);
+  if (m->n == m->cap) {
+    m->cap = m->cap ? m->cap * 2 : 16;
+    NSYS__GROW(m->keys, m->cap);
   }
-  uint32_t id = b->n_tk++;
-  b->tk_keys[id] = (nsys__track_key){device, stream, gpid, id};
-  b->tk_hv[j] = id + 1;
-  return b->tk_last = id;
+  uint32_t id = m->n++;
+  m->keys[id] = (nsys__track_key){device, stream, gpid, id};
+  m->hv[j] = id + 1;
+  return m->last = id;
+}
+
+void nsys__track_map_free(nsys__track_map *m) {
+  free(m->keys);
+  free(m->hv);
+  *m = (nsys__track_map)NSYS__TRACK_MAP_INIT;
 }
 
 typedef struct {
@@ -106,8 +115,8 @@ static void nsys__gpu_row(sqlite3_context *ctx, int argc, sqlite3_value **v) {
   int64_t s = nsys_time_clamp(sqlite3_value_int64(v[1])), e = nsys_time_clamp(sqlite3_value_int64(v[2]));
   r->start[i] = s;
   r->end[i] = e < s ? s : e;
-  r->tgroup[i] = nsys__track_tmp(b, (int32_t)sqlite3_value_int64(v[3]), sqlite3_value_int64(v[4]),
-                                 sqlite3_value_int64(v[6]));
+  r->tgroup[i] = nsys__track_map_id(&b->tk, (int32_t)sqlite3_value_int64(v[3]), sqlite3_value_int64(v[4]),
+                                     sqlite3_value_int64(v[6]));
   r->corr[i] = sqlite3_value_int64(v[5]);
   r->kind[i] = g->kind;
   if (g->kind == NSYS_OP_KERNEL && argc >= 9) {
@@ -175,10 +184,18 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
     nsys_info_gpu_cols(b->p, logical, info, sizeof info);
     nsys__args_map(&args, info, g.info_arg, NSYS_INFO_GPU_NCOLS);
   }
-  char sql[2048];
+  /* the kernel table in rowid ranges on several readers (index_read_ranges.c):
+   * this thread reads the first, rowid < bound[0] */
+  int64_t bound[NSYS__RANGES_MAX];
+  int k = t == NSYS__SRC_KERNEL ? nsys__ranges_plan(src, t, bound) : 1;
+  if (t == NSYS__SRC_KERNEL) b->n_readers = k;
+  char sql[2560];
   char *list = nsys__args_join(&args);
-  snprintf(sql, sizeof sql, "SELECT nsys_ai_gpu_rows(%s) FROM %s", list, tbl);
-  free(list);
+  if (k > 1)
+    snprintf(sql, sizeof sql, "SELECT nsys_ai_gpu_rows(%s) FROM %s WHERE rowid < %lld", list, tbl,
+             (long long)bound[0]);
+  else
+    snprintf(sql, sizeof sql, "SELECT nsys_ai_gpu_rows(%s) FROM %s", list, tbl);
   g.b = b;
   g.sm = sm;
   g.info = acc;
@@ -191,17 +208,20 @@ static bool nsys__read_gpu_table(nsys__build *b, nsys__src *src, nsys__src_table
     g.memcpy_names[i] = nsys_strtab_intern(&b->op_strings, nsys__memcpy_names[i],
                                            strlen(nsys__memcpy_names[i]));
   g.memcpy_other = nsys_strtab_intern(&b->op_strings, "[CUDA memcpy]", 13);
+  nsys__range *ranges = k > 1 ? nsys__ranges_start(b, k, bound, list, tbl, acc, g.info_arg) : NULL;
+  free(list);
   int rc = nsys__read_rows(src->db, "nsys_ai_gpu_rows", sql, nsys__gpu_row, &g);
   atomic_fetch_add(&b->rows_done, g.since);
+  bool ok = true;
   if (g.too_many) {
     nsys_task_fail(&b->op_task, NSYS_E_CORRUPT, "more than 4 billion GPU operations");
-    return false;
-  }
-  if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) {
+    ok = false;
+  } else if (rc != SQLITE_DONE && atomic_load(&b->stop) == 0) {
     nsys_task_fail(&b->op_task, NSYS_E_CORRUPT, "reading %s: %s", tbl, sqlite3_errmsg(src->db));
-    return false;
+    ok = false;
   }
-  return atomic_load(&b->stop) == 0;
+  if (ranges) ok = nsys__ranges_finish(b, ranges, k, ok && atomic_load(&b->stop) == 0, sm, acc);
+  return ok && atomic_load(&b->stop) == 0;
 }
 
 /* The GPU reader's last acts: say its data is ready, then wait for the host
@@ -230,6 +250,7 @@ void *nsys__gpu_reader(void *arg) {
 }
 
 static void nsys__gpu_read(nsys__build *b) {
+  int64_t t0 = nsys_now_ns();
   nsys__src src;
   nsys__sidmap sm[1];
   memset(sm, 0, sizeof sm);
@@ -246,17 +267,25 @@ static void nsys__gpu_read(nsys__build *b) {
   if (b->p->info_acc) nsys_info_gpu_acc_begin(b->p->info_acc);
   static const nsys__src_table tabs[] = {NSYS__SRC_KERNEL, NSYS__SRC_MEMCPY, NSYS__SRC_MEMSET,
                                          NSYS__SRC_GRAPH};
+  bool timing = getenv("NSYS_AI_INDEX_TIMING") != NULL;
+  if (timing) nsys_log("index build: GPU reader before its tables: thread CPU %.1f ms", (double)nsys__thread_cpu_ns() / 1e6);
   for (size_t i = 0; i < NSYS_ARRAY_LEN(tabs); i++) {
+    int64_t c0 = nsys__thread_cpu_ns(), w0 = nsys_now_ns();
+    uint32_t n0 = b->ops.n;
     if (!nsys__read_gpu_table(b, &src, tabs[i], sm)) {
       atomic_store(&b->stop, 1);
       break;
     }
+    if (timing && nsys__src_has(&src, tabs[i]))
+      nsys_log("index build: GPU reader table %s: %u rows, wall %.1f ms, thread CPU %.1f ms", src.table[tabs[i]],
+               b->ops.n - n0, (double)(nsys_now_ns() - w0) / 1e6, (double)(nsys__thread_cpu_ns() - c0) / 1e6);
   }
   if (b->p->info_acc && atomic_load(&b->stop) == 0 && !nsys_task_failed(&b->op_task))
     nsys_info_gpu_acc_complete(b->p->info_acc);
   nsys__sidmap_free(&sm[0]);
   nsys__src_close(&src);
   b->worker_read_cpu_ns = nsys__thread_cpu_ns();
+  b->worker_read_wall_ns = nsys_now_ns() - t0;
   /* group, sort and scatter the ops here, overlapping the host reader; names
    * stay in worker-local string ids until the caller remaps them */
   if (atomic_load(&b->stop) == 0 && !nsys_task_failed(&b->op_task)) {

@@ -541,6 +541,45 @@ void nsys_info_gpu_acc_complete(nsys_info_acc *a) {
   a->complete = true;
 }
 
+struct nsys_info_gpu_part {
+  nsys__pairset pairs;
+  nsys__gpu_scan sc;
+};
+
+nsys_info_gpu_part *nsys_info_gpu_part_new(const nsys_info_acc *a) {
+  nsys_info_gpu_part *pt = nsys_xcalloc(1, sizeof *pt);
+  if (a->cur >= 0) {
+    const nsys__gpu_scan *c = &a->sc[a->cur];
+    pt->sc = (nsys__gpu_scan){.p = c->p, .task = c->task, .pairs = &pt->pairs, .nccl_dense = c->nccl_dense,
+                              .check_nccl = c->check_nccl};
+  }
+  return pt;
+}
+
+void nsys_info_gpu_part_row(nsys_info_gpu_part *pt, sqlite3_value **v) {
+  if (pt->sc.pairs) nsys__gpu_scan_row(&pt->sc, v);
+}
+
+void nsys_info_gpu_part_merge(nsys_info_acc *a, nsys_info_gpu_part *pt) {
+  if (a && a->cur >= 0 && pt->sc.pairs) {
+    nsys__gpu_scan *sc = &a->sc[a->cur];
+    const nsys__gpu_scan *q = &pt->sc;
+    for (size_t i = 0; i < pt->pairs.cap; i++)
+      if (pt->pairs.slots[i].used) nsys__pairset_add(sc->pairs, pt->pairs.slots[i].dev, pt->pairs.slots[i].stream);
+    sc->have_last = false;
+    sc->rows += q->rows;
+    if (q->any_time) {
+      if (!sc->any_time || q->min_start < sc->min_start) sc->min_start = q->min_start;
+      if (!sc->any_time || q->max_end > sc->max_end) sc->max_end = q->max_end;
+      sc->any_time = true;
+    }
+    sc->nccl = sc->nccl || q->nccl;
+    sc->graphs = sc->graphs || q->graphs;
+  }
+  free(pt->pairs.slots);
+  free(pt);
+}
+
 bool nsys_info_rt_cols(const nsys_profile *p, char *buf, size_t cap) {
   if (!nsys__has(p, NSYS_TBL_RUNTIME, "start")) return false; /* the summary counts it in SQL */
   snprintf(buf, cap, "start, %s", nsys__has(p, NSYS_TBL_RUNTIME, "end") ? "\"end\"" : "NULL");

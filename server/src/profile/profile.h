@@ -208,6 +208,14 @@ void nsys_info_gpu_acc_begin(nsys_info_acc *a);
 bool nsys_info_gpu_acc_table(nsys_info_acc *a, nsys_table t);
 void nsys_info_gpu_acc_row(nsys_info_acc *a, sqlite3_value **v);
 void nsys_info_gpu_acc_complete(nsys_info_acc *a);
+/* A part of the current table's rows read by another thread (the index
+ * build's range readers, index_read_ranges.c): part_new (after table),
+ * part_row on that thread, part_merge (frees the part; a NULL: drops it; the parts' figures
+ * are counts, min, max, flags and a set: any merge order gives the same). */
+typedef struct nsys_info_gpu_part nsys_info_gpu_part;
+nsys_info_gpu_part *nsys_info_gpu_part_new(const nsys_info_acc *a);
+void nsys_info_gpu_part_row(nsys_info_gpu_part *pt, sqlite3_value **v);
+void nsys_info_gpu_part_merge(nsys_info_acc *a, nsys_info_gpu_part *pt);
 /* The same for the runtime table's count and span (the index build's host
  * reader, another thread than the GPU reader): cols false when the summary
  * counts that table in SQL (no start column: do not gather); begin, row
