@@ -425,7 +425,7 @@ class Timeline {
       return;
     }
     this.client
-      .request(a.start, a.end, a.width, missing)
+      .request(a.start, a.end, a.width, missing, true)
       .then((d) => {
         if (d.resolution !== d0.resolution || d.start !== d0.start) return; // (the same request: never)
         const same = (x: RangeData | null) => !!x && (x === d0 || (x.asked?.start === a.start && x.asked?.end === a.end &&

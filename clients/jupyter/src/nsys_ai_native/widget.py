@@ -538,7 +538,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         (format "json"), or deflated (format "jsonz", when the request says `inflate`).
         `fields` (a list of column names) asks the server for those columns only. `count`: a
         front end's request (counted in `served`; its width is remembered for the next widget's
-        first view)."""
+        first view; not by a `rest` request, the tracks the first view left out, asked at its width)."""
         from .profile import M_RANGE
         t0 = time.perf_counter()
         o = self._origin  # the front end's times are offsets from it
@@ -561,7 +561,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self.last_ms = (t2 - t0) * 1e3
         if count:
             self.served += 1
-            TimelineWidget.plot_width = params["width"]
+            if not content.get("rest"):  # the first view's other tracks, asked at its width, not the page's
+                TimelineWidget.plot_width = params["width"]
         return {"kind": "range", "format": wire, "source": "columns", "serverMs": round(self.last_ms, 3),
                 "jsonBytes": json_bytes,  # the inflated size: the browser inflates into one buffer
                 "served": self.served, "timing": {"rpc": round((t1 - t0) * 1e3, 3), "decode": 0,
