@@ -275,6 +275,9 @@ def test_widget_first_view_sent_with_it(prof: nsys_ai_native.Profile, methods: f
         assert meta.get("tracks") == (len(ids) if ids else None)
         w.answer_range({"start": 0, "end": e - s, "width": 517, "inflate": True})  # a front end's request: remembered
         assert widget.TimelineWidget.plot_width == 517 and w.served == 1
+        # the first view's other tracks, asked at its width after the first frame: not the page's width
+        w.answer_range({"start": 0, "end": e - s, "width": 333, "inflate": True, "rest": True, "tracks": [w.tracks[-1]["id"]]})
+        assert widget.TimelineWidget.plot_width == 517 and w.served == 2
     part = prof.show(start=s + (e - s) // 4, end=s + (e - s) // 2)
     got = json.loads(part._first)
     assert got["start"] <= s + (e - s) // 4 and got["end"] >= s + (e - s) // 2 and got["end"] < e
