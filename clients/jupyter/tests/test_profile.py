@@ -14,6 +14,7 @@ import pytest
 
 import nsys_ai_native
 from nsys_ai_native import NsysAIError, widget
+from nsys_ai_native._first_rows import first_tracks
 
 from conftest import PROFILES, REPO, SQL, generate, need, need_real
 
@@ -251,7 +252,8 @@ def test_widget_fields_and_buckets(prof: nsys_ai_native.Profile, methods: frozen
 
 def test_widget_first_view_sent_with_it(prof: nsys_ai_native.Profile, methods: frozenset[str],
                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """show() answers the first view (the widget's whole window, every track, DRAW_FIELDS) at the
+    """show() answers the first view (the widget's whole window, the tracks of the rows its first
+    frame shows, DRAW_FIELDS) at the
     last plot width a range request told this kernel, and sends it with the widget's state: the
     server's reply for that request as its JSON (decoded synchronously by the page), deflated when
     that is over FIRST_MAX_BYTES (or NSYS_AI_WIDGET_FIRST_WIRE=jsonz), none when even that is; its
@@ -266,11 +268,16 @@ def test_widget_first_view_sent_with_it(prof: nsys_ai_native.Profile, methods: f
         assert meta["width"] == width and meta["format"] == "json" and w.served == 0
         o = int(w.origin)
         assert (meta["start"], meta["end"]) == (s - o, e - o)  # offsets from the widget's origin
+        ids = first_tracks(w.tracks, w.height)
         want = prof.request("timeline/range", {"start": s, "end": e, "width": width, "format": "columns",
-                                               "fields": list(DRAW_FIELDS)})
+                                               "fields": list(DRAW_FIELDS), **({"tracks": ids} if ids else {})})
         assert json.loads(w._first) == want and meta["jsonBytes"] == len(w._first)
+        assert meta.get("tracks") == (len(ids) if ids else None)
         w.answer_range({"start": 0, "end": e - s, "width": 517, "inflate": True})  # a front end's request: remembered
         assert widget.TimelineWidget.plot_width == 517 and w.served == 1
+        # the first view's other tracks, asked at its width after the first frame: not the page's width
+        w.answer_range({"start": 0, "end": e - s, "width": 333, "inflate": True, "rest": True, "tracks": [w.tracks[-1]["id"]]})
+        assert widget.TimelineWidget.plot_width == 517 and w.served == 2
     part = prof.show(start=s + (e - s) // 4, end=s + (e - s) // 2)
     got = json.loads(part._first)
     assert got["start"] <= s + (e - s) // 4 and got["end"] >= s + (e - s) // 2 and got["end"] < e
@@ -286,6 +293,28 @@ def test_widget_first_view_sent_with_it(prof: nsys_ai_native.Profile, methods: f
     monkeypatch.setattr(widget, "FIRST_MAX_BYTES", 100)
     big = prof.show()
     assert big._first == b"" and big._first_meta == {}
+
+
+def test_widget_first_view_rows_in_view(prof: nsys_ai_native.Profile, methods: frozenset[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first view holds the tracks of the rows the widget's first frame shows (_first_rows.py,
+    the page's default track tree): fewer in a shorter widget, those of a taller one's first rows
+    too (GPU rows come first), never a collapsed NVTX row's deeper depths; every track when every
+    row fits, or with NSYS_AI_WIDGET_FIRST_ALL=1. The browser test checks that the page's first
+    frame needed no other track (no request) and that the rest come after it."""
+    need(methods, "timeline/tracks", "timeline/range")
+    monkeypatch.delenv("NSYS_AI_WIDGET_FIRST_ALL", raising=False)
+    monkeypatch.delenv("NSYS_AI_WIDGET_FIRST_WIRE", raising=False)
+    held = {h: {t["id"] for t in json.loads(prof.show(height=h)._first)["tracks"]} for h in (120, 200, 10000)}
+    kinds = {t["id"]: t for t in prof.request("timeline/tracks")["tracks"]}
+    assert 0 < len(held[120]) < len(held[200]) < len(held[10000]) < len(kinds)
+    assert held[120] <= held[200] <= held[10000]
+    assert {kinds[i]["kind"] for i in held[120]} <= {"gpu", "nvtxProjected"}
+    deeper = {i for i, t in kinds.items() if t["kind"] in ("nvtx", "nvtxProjected") and t.get("depth", 0) > 0}
+    assert deeper and not deeper & held[10000] and held[10000] | deeper == set(kinds)
+    monkeypatch.setenv("NSYS_AI_WIDGET_FIRST_ALL", "1")
+    every = prof.show(height=120)
+    assert {t["id"] for t in json.loads(every._first)["tracks"]} == set(kinds) and "tracks" not in every._first_meta
 
 
 BUCKET_FIELDS = list(widget.BUCKET_FIELDS)

@@ -257,7 +257,9 @@ export class RangeClient {
     model.on("msg:custom", (msg: unknown, buffers: Buffer[]) => this.onMessage(msg, buffers));
   }
 
-  request(start: number, end: number, width: number, tracks?: string[]): Promise<RangeData> {
+  /** A range request; `rest`: the tracks the first view sent with the widget left out (the
+   *  Python side does not take its width, the first view's, as this page's plot width). */
+  request(start: number, end: number, width: number, tracks?: string[], rest = false): Promise<RangeData> {
     const id = this.nextId++;
     this.sent++;
     return new Promise<RangeData>((resolve, reject) => {
@@ -265,6 +267,7 @@ export class RangeClient {
       this.pending.set(id, { resolve, reject, t0: performance.now(), wall0: wallNow(),
         asked: { start: msg.start as number, end: msg.end as number, width: msg.width as number } });
       if (tracks) msg.tracks = tracks;
+      if (rest) msg.rest = true;
       // the bench's variants: a layout, then modifiers ("+all": every column; "~...": front-end
       // options, see Timeline), echoed in the reply's format label
       const wire = this.wire ?? "";

@@ -370,12 +370,14 @@ class Timeline {
   private takeInitial(buf: DataView | ArrayBuffer | null | undefined, meta: Record<string, unknown> | undefined): void {
     if (!buf || !buf.byteLength || !meta || !(Number(meta.width) > 0)) return;
     const take = (d: RangeData) => {
+      this.initialData = d;
       this.data = d;
       this.dataWidth = Number(meta.width);
       this.dataSeq = 0;
       this.noteCoarse(d);
       this.stamp("initial");
       this.root.dataset.initial = `${buf.byteLength}|${d.resolution}|${this.dataWidth}`;
+      this.root.dataset.initialTracks = `${d.tracks.size}/${this.tracks.length}`;
       this.status.textContent = `${fmtDur(this.view.end - this.view.start)} · ${fmtDur(d.resolution)}/px · sent with the widget`;
     };
     const failed = (e: unknown) => console.warn("nsys-ai: the widget's first view could not be decoded", e);
@@ -405,6 +407,51 @@ class Timeline {
       });
   }
 
+
+  /** the first view's data sent with the widget (it may hold only the tracks of the rows the
+   *  first frame shows: the rest is asked right after that frame, fetchRest) */
+  private initialData: RangeData | null = null;
+
+  /** After the first complete frame: the tracks the first view's data left out (Python sent
+   *  only the rows in view, _first_rows.py), asked for that data's own window and width and
+   *  merged into it and into whatever holds the same answer (the view's data, the coarse
+   *  whole-profile picture), so that every row is drawn as when all came with the widget. */
+  private fetchRest(): void {
+    const d0 = this.initialData;
+    const a = d0?.asked;
+    const missing = this.restMissing();
+    if (!d0 || !a || !missing.length) {
+      this.root.dataset.requests = String(this.client.sent);
+      return;
+    }
+    this.client
+      .request(a.start, a.end, a.width, missing, true)
+      .then((d) => {
+        if (d.resolution !== d0.resolution || d.start !== d0.start) return; // (the same request: never)
+        const same = (x: RangeData | null) => !!x && (x === d0 || (x.asked?.start === a.start && x.asked?.end === a.end &&
+          x.asked?.width === a.width && x.resolution === d0.resolution));
+        for (const into of new Set([d0, this.data, this.coarse])) {
+          if (!same(into)) continue;
+          for (const [id, t] of d.tracks) if (!into!.tracks.has(id)) into!.tracks.set(id, t);
+        }
+        this.root.dataset.restTracks = String(d.tracks.size);
+        this.queueDraw();
+        this.askBucketCols();
+      })
+      .catch((e: Error) => console.warn("nsys-ai: the first view's other rows could not be fetched", e))
+      .finally(() => {
+        this.root.dataset.requests = String(this.client.sent);
+        this.root.dataset.answered = String(this.client.answered);
+        this.root.dataset.failed = String(this.client.failed);
+      });
+    this.root.dataset.requests = String(this.client.sent);
+  }
+
+  /** The tracks the first view's data left out (none without its window). */
+  private restMissing(): string[] {
+    const d0 = this.initialData;
+    return d0?.asked ? this.tracks.map((t) => t.id).filter((id) => !d0.tracks.has(id)) : [];
+  }
 
   /** Keeps `d` as the coarse picture when it covers the whole profile. */
   private noteCoarse(d: RangeData): void {
@@ -1375,6 +1422,12 @@ class Timeline {
       // the widget) and its resolution
       this.root.dataset.firstRequests = String(this.client.sent);
       this.root.dataset.firstResolution = String(this.data?.resolution);
+      // the rows the first view's data left out, asked once this frame is shown (counted as
+      // asked from now: what waits for every request to be answered waits for it too)
+      if (this.restMissing().length) {
+        this.root.dataset.requests = String(this.client.sent + 1);
+        setTimeout(() => this.fetchRest(), 0);
+      }
     }
     // what the last frame showed: rows, whether complete, for which view (the bench's "expand")
     const painted = `${this.rows.length}:${complete ? 1 : 0}:${this.viewSeq}`;

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import anywidget
 import traitlets
 
+from ._first_rows import first_tracks
 from ._preload import in_kernel
 from ._server import Cancel
 from .errors import CANCELLED, NsysAIError
@@ -157,7 +158,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self.served = 0     # range requests answered (each reply carries it: no extra state message)
         self.last_ms = 0.0  # server + packing time of the last range request
         view = {"start": (s0 if start is None else int(start)) - o, "end": (s1 if end is None else int(end)) - o}
-        first, first_meta = self._first_view(view)
+        first, first_meta = self._first_view(view, first_tracks(tracks, height))
         super().__init__(tracks=tracks, origin=str(o), span={"start": s0 - o, "end": s1 - o},
                          _view=view, _first=first, _first_meta=first_meta,
                          height=height, title=pathlib.Path(profile.path).name,
@@ -178,11 +179,16 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self._analyses_lock = threading.Lock()
         self.on_msg(self._on_msg)
 
-    def _first_view(self, view: dict) -> tuple[bytes, dict]:
+    def _first_view(self, view: dict, tracks: Optional[list[str]] = None) -> tuple[bytes, dict]:
         """The first view's data at the last known plot width, as a range request from the front
-        end would get it (answer_range: every track, DRAW_FIELDS, deflated for "jsonz"), so that
-        the widget draws its first frame without a round trip; (b"", {}) when it fails or is
-        larger than FIRST_MAX_BYTES (the front end then asks), or NSYS_AI_WIDGET_FIRST=0."""
+        end would get it (answer_range: DRAW_FIELDS, deflated for "jsonz"), so that the widget
+        draws its first frame without a round trip; (b"", {}) when it fails or is larger than
+        FIRST_MAX_BYTES (the front end then asks), or NSYS_AI_WIDGET_FIRST=0. `tracks`: only
+        these (the rows the first frame shows, _first_rows.first_tracks; None: every track; the
+        page asks for the rest after its first frame); NSYS_AI_WIDGET_FIRST_ALL=1 sends every
+        track (the layout before lab15b, the bench's comparison)."""
+        if os.environ.get("NSYS_AI_WIDGET_FIRST_ALL") == "1":
+            tracks = None
         if view["end"] <= view["start"] or os.environ.get("NSYS_AI_WIDGET_FIRST", "1") == "0":  # 0: the bench's comparison
             return b"", {}
         width = TimelineWidget.plot_width
@@ -195,7 +201,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         try:
             for z in ((inflate,) if inflate else (False, True)):
                 msg, bufs = self.answer_range({"start": view["start"], "end": view["end"], "width": width,
-                                               "fields": list(DRAW_FIELDS), "inflate": z, "wire": "jsonz" if z else "json"},
+                                               "fields": list(DRAW_FIELDS), "inflate": z, "wire": "jsonz" if z else "json",
+                                               **({"tracks": tracks} if tracks else {})},
                                               count=False)
                 if len(bufs[0]) <= FIRST_MAX_BYTES:
                     break
@@ -205,7 +212,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
             return b"", {}
         # the request's own window and width (the reply's start/end lie on the bucket grid): the
         # front end asks for the same view's bucket columns with them (bucket_cols.ts)
-        return bufs[0], {**msg, "width": width, "start": view["start"], "end": view["end"]}
+        return bufs[0], {**msg, "width": width, "start": view["start"], "end": view["end"],
+                         **({"tracks": len(tracks)} if tracks else {})}
 
     @property
     def view(self) -> tuple[int, int]:
@@ -530,7 +538,7 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         (format "json"), or deflated (format "jsonz", when the request says `inflate`).
         `fields` (a list of column names) asks the server for those columns only. `count`: a
         front end's request (counted in `served`; its width is remembered for the next widget's
-        first view)."""
+        first view; not by a `rest` request, the tracks the first view left out, asked at its width)."""
         from .profile import M_RANGE
         t0 = time.perf_counter()
         o = self._origin  # the front end's times are offsets from it
@@ -553,7 +561,8 @@ class TimelineWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self.last_ms = (t2 - t0) * 1e3
         if count:
             self.served += 1
-            TimelineWidget.plot_width = params["width"]
+            if not content.get("rest"):  # the first view's other tracks, asked at its width, not the page's
+                TimelineWidget.plot_width = params["width"]
         return {"kind": "range", "format": wire, "source": "columns", "serverMs": round(self.last_ms, 3),
                 "jsonBytes": json_bytes,  # the inflated size: the browser inflates into one buffer
                 "served": self.served, "timing": {"rpc": round((t1 - t0) * 1e3, 3), "decode": 0,

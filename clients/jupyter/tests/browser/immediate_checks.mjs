@@ -207,7 +207,38 @@ export async function checkSecondWidgetNoRequest(page, step, rowsDrawn) {
   step("second widget: first frame from the data sent with it", { ...d, rows: rows.length, blank: rows.filter((r) => !r.drawn).map((r) => r.id) });
   if (d.firstRequests !== "0") throw new Error(`the second widget's first frame waited for ${d.firstRequests} range request(s): ${JSON.stringify(d)}`);
   if (!rows.length || rows.some((r) => !r.drawn)) throw new Error(`blank rows in the second widget's first frame: ${JSON.stringify(rows)}`);
+  await checkFirstViewRest(page, tl, step, rowsDrawn);
   await checkDrawnWhenResized(page, tl, step);
+}
+
+/** A widget shorter than its rows: the first view sent with it held only the tracks of the rows
+ *  its first frame shows (`data-initial-tracks`: held/all), the rest came in one request right
+ *  after that frame (`data-rest-tracks`), so that, with replies then held back, a scroll to the
+ *  last rows draws every one of them from data already there, asking nothing. */
+async function checkFirstViewRest(page, tl, step, rowsDrawn) {
+  const el = await tl.elementHandle();
+  const state = () => tl.evaluate((e) => ({ initialTracks: e.dataset.initialTracks, restTracks: e.dataset.restTracks,
+    requests: e.dataset.requests, answered: e.dataset.answered, scrollTop: e.querySelector(".nsys-tl-scroll").scrollTop }));
+  await page.waitForFunction((e) => e.dataset.answered === e.dataset.requests, el, { timeout: 30000 });
+  const d = await state();
+  const [held, all] = (d.initialTracks || "").split("/").map(Number);
+  step("second widget: first view's tracks, the rest after the first frame", d);
+  if (!(held > 0 && held < all)) throw new Error(`the first view held ${d.initialTracks} tracks: expected only the rows in view's`);
+  if (Number(d.restTracks) !== all - held) throw new Error(`the rest of the tracks did not come after the first frame: ${JSON.stringify(d)}`);
+  await tl.evaluate((e) => e.__nsysNav.hold(true));
+  try {
+    await tl.evaluate((e) => { const s = e.querySelector(".nsys-tl-scroll"); s.scrollTop = s.scrollHeight; });
+    await tl.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const rows = await rowsDrawn(tl);
+    const after = await state();
+    step("second widget: last rows scrolled into view, replies held", { ...after, rows: rows.length, blank: rows.filter((r) => !r.drawn).map((r) => r.id) });
+    if (!(after.scrollTop > 0)) throw new Error(`the second widget did not scroll: ${JSON.stringify(after)}`);
+    if (!rows.length || rows.some((r) => !r.drawn)) throw new Error(`blank rows after a scroll to the last rows: ${JSON.stringify(rows)}`);
+    if (after.requests !== d.requests) throw new Error(`a scroll to the last rows asked for a range (${d.requests} -> ${after.requests})`);
+  } finally {
+    await tl.evaluate((e) => { e.__nsysNav.hold(false); e.querySelector(".nsys-tl-scroll").scrollTop = 0; });
+  }
+  await page.waitForFunction((e) => e.dataset.answered === e.dataset.requests, el, { timeout: 30000 });
 }
 
 /** A widget resized (its output narrowed, then widened again) is drawn at its new size in the
