@@ -203,12 +203,14 @@ async function interact() {
   });
   const samples = {};
   const misses = {};
+  const wheels = []; // the wheels sent while the trace records (holdWheels)
   // the request whose legs each kind of measurement reports ([up], [kernel], [down] samples)
   const LEG_OF = { tip: "bucket", details: "details", area: "analyses" };
   async function measure(name, kind, startType, input, timeoutMs = 20000, tag = "") {
     await page.evaluate(([k, s, t]) => window.__uxArm(k, s, t), [kind, startType, timeoutMs]);
     await input();
     const { ms, shownMs, legs, dispatchMs, longMs } = await page.evaluate(() => window.__uxPending);
+    if (startType === "wheel" && cdp) wheels.push({ name, ms, shownMs, dispatchMs });
     if (ms !== null && dispatchMs !== null && kind === "view") (samples[`${name} [dispatch]`] ??= []).push(Math.round(dispatchMs * 100) / 100);
     if (ms !== null && kind === "view" && process.env.BENCH_LONGTASKS) (samples[`${name} [long tasks]`] ??= []).push(longMs);
     if (ms === null) misses[name] = (misses[name] || 0) + 1;
@@ -232,7 +234,68 @@ async function interact() {
   const focusPlot = () => tl.evaluate((e) => e.querySelector("canvas").focus());
   const rows = () => tl.evaluate((e) => ({ rows: e.__nsysNav.rows(), top: e.__nsysNav.scrollTop() }));
 
+  // A wheel sent over CDP (Input.dispatchMouseEvent, what Playwright's mouse.wheel sends) is held
+  // in the browser until the renderer has committed its next frame (DevTools' InputHandler inserts a
+  // visual-state callback before it forwards a wheel or touch event, so that listeners added just
+  // before see it); keys and mouse moves are forwarded at once, and a person's wheel (from the OS)
+  // is too. That hold is between the event's timeStamp and the renderer: each wheel's is read from
+  // a trace of the "latencyInfo" category (its InputLatency::MouseWheel: ORIGINAL, the timeStamp ->
+  // BEGIN_RWH, forwarded to the renderer) and reported beside it; "[from forwarding]" samples are
+  // the same inputs measured from BEGIN_RWH, what a person's wheel would see. BENCH_WHEEL_TRACE=0
+  // turns this trace off. BENCH_TRACE=FILE: a full Chrome trace (input latency, the renderer's and
+  // the compositor's slices) of the first BENCH_TRACE_ROUNDS rounds (default 2), written to FILE.
+  const traceRounds = process.env.BENCH_TRACE ? Number(process.env.BENCH_TRACE_ROUNDS || 2) : N;
+  let cdp = null;
+  if (process.env.BENCH_TRACE || process.env.BENCH_WHEEL_TRACE !== "0") {
+    cdp = await page.context().newCDPSession(page);
+    const includedCategories = process.env.BENCH_TRACE ? ["input", "latencyInfo", "benchmark", "toplevel", "devtools.timeline",
+      "disabled-by-default-devtools.timeline", "disabled-by-default-devtools.timeline.frame", "viz", "cc", "blink",
+      "renderer.scheduler", "gpu", "scheduler", "disabled-by-default-input", "disabled-by-default-cc.debug.scheduler",
+      "mojom", "ipc", "v8"] : ["latencyInfo"];
+    await cdp.send("Tracing.start", { transferMode: "ReturnAsStream", traceConfig: { includedCategories } });
+  }
+  const endTrace = async () => {
+    const done = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
+    await cdp.send("Tracing.end");
+    const { stream } = await done;
+    const parts = [];
+    for (;;) {
+      const r = await cdp.send("IO.read", { handle: stream, size: 1 << 20 });
+      parts.push(r.base64Encoded ? Buffer.from(r.data, "base64").toString() : r.data);
+      if (r.eof) break;
+    }
+    await cdp.send("IO.close", { handle: stream });
+    cdp = null;
+    const text = parts.join("");
+    if (process.env.BENCH_TRACE) fs.writeFileSync(process.env.BENCH_TRACE, text);
+    holdWheels(JSON.parse(text));
+  };
+  // each wheel's hold (ms), in the order sent: one InputLatency::MouseWheel per event the browser
+  // forwards (the wheel and the phase-ended one DevTools adds, both with the wheel's ORIGINAL)
+  const holdWheels = (trace) => {
+    const holds = new Map();
+    for (const e of trace.traceEvents ?? trace) {
+      if (e.name !== "InputLatency::MouseWheel" || e.ph !== "b") continue;
+      const c = Object.fromEntries((e.args?.chrome_latency_info?.component_info ?? []).map((x) => [x.component_type, x.time_us]));
+      const t0 = c.COMPONENT_INPUT_EVENT_LATENCY_ORIGINAL, t1 = c.COMPONENT_INPUT_EVENT_LATENCY_BEGIN_RWH;
+      if (t0 !== undefined && t1 !== undefined && !holds.has(t0)) holds.set(t0, (t1 - t0) / 1000);
+    }
+    const held = [...holds.entries()].sort((x, y) => x[0] - y[0]).map(([, ms]) => ms);
+    const sent = wheels.splice(0);
+    if (held.length !== sent.length) {
+      log("wheel holds not matched: not reported", { traced: held.length, sent: sent.length });
+      return;
+    }
+    sent.forEach((w, i) => {
+      const r = (v) => Math.round(v * 100) / 100;
+      (samples[`${w.name} [CDP hold]`] ??= []).push(r(held[i]));
+      if (w.shownMs !== null) (samples[`${w.name} (shown) [from forwarding]`] ??= []).push(r(w.shownMs - held[i]));
+      if (w.ms !== null) (samples[`${w.name} [from forwarding]`] ??= []).push(r(w.ms - held[i]));
+      if (w.dispatchMs !== null) (samples[`${w.name} [dispatch from forwarding]`] ??= []).push(r(w.dispatchMs - held[i]));
+    });
+  };
   for (let round = 0; round < N; round++) {
+    if (cdp && round === traceRounds) await endTrace();
     await focusPlot();
     await page.keyboard.press("0"); // the whole profile
     await settle();
@@ -307,6 +370,7 @@ async function interact() {
       await measure(g.open ? "expand: row group" : "collapse: row group", "rows", "pointerdown", () => page.mouse.click(box.x + 30, rowY(i, t3)));
     }
   }
+  if (cdp) await endTrace();
   // the notebook's own round trip beside ours: an empty "ping" (answered in the kernel's message
   // handler) and a "bucket" request (a worker thread and the server), one at a time, 20 each,
   // with their legs (page -> kernel handler, Python, kernel -> page)
