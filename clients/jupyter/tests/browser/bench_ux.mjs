@@ -247,7 +247,8 @@ async function interact() {
   // "[dispatch, a person's wheel]" = that frame's start - timeStamp, and "(shown) [a person's wheel]"
   // = that + (shown - dispatch) of the same input (the widget's own part, measured).
   // BENCH_WHEEL_TRACE=0 turns this trace off. BENCH_TRACE=FILE: a full Chrome trace (input latency,
-  // the renderer's and the compositor's slices) of the first BENCH_TRACE_ROUNDS rounds (default 2).
+  // the renderer's and the compositor's slices) of the first BENCH_TRACE_ROUNDS rounds (default 2);
+  // "{out}" in FILE is replaced by the output folder's name (interact-before, interact).
   const traceRounds = process.env.BENCH_TRACE ? Number(process.env.BENCH_TRACE_ROUNDS || 2) : N;
   let cdp = null;
   if (process.env.BENCH_TRACE || process.env.BENCH_WHEEL_TRACE !== "0") {
@@ -271,7 +272,8 @@ async function interact() {
     await cdp.send("IO.close", { handle: stream });
     cdp = null;
     const text = parts.join("");
-    if (process.env.BENCH_TRACE) fs.writeFileSync(process.env.BENCH_TRACE, text);
+    // ("{out}" in the name: the output folder's name, e.g. interact-before / interact with --before)
+    if (process.env.BENCH_TRACE) fs.writeFileSync(process.env.BENCH_TRACE.replace("{out}", path.basename(outDir)), text);
     holdWheels(JSON.parse(text));
   };
   // each wheel's hold and main frame (ms after its timeStamp), in the order sent: one
