@@ -21,6 +21,11 @@ shows the result: zoom (Ctrl+wheel, W/S, +/- buttons) and pan (A/D, wheel, drag)
 drawn with its data; hover -> the tooltip with its details; click on a GPU op -> its details panel;
 a drag on the time axis -> the window's analyses; a click on a row group's label -> the rows drawn,
 every one with its data. p50/p90 per kind. A benchmark, not a test. Prints a table and one JSON line.
+A wheel sent over CDP waits in the browser for the renderer's next frame before it is forwarded (a
+person's does not): each wheel input also gives that hold ([CDP hold]) and its figures as a person's
+wheel ([dispatch, a person's wheel], (shown) [a person's wheel]), read from a small trace kept on
+while the interactions run (BENCH_WHEEL_TRACE=0: off); `floor: ctrl+wheel, trivial listener` is the
+same input on a plain element over JupyterLab's page (README.md, benchmark section).
 """
 from __future__ import annotations
 

@@ -497,10 +497,12 @@ class Timeline {
     if (start + len > hi) start = Math.max(lo, hi - len);
     len = Math.min(len, hi - lo);
     this.view = { start, end: start + len };
-    this.viewChanged(fromPython);
     this.viewSeq++;
     this.inputAt.set(this.viewSeq, performance.now());
+    // asked before the title's text is written: fetch() reads the layout (the plot's size, the
+    // rows in view), which after a write is a forced layout of the whole page in the input's task
     this.fetch();
+    this.viewChanged(fromPython);
     this.queueDraw();
   }
 
@@ -906,7 +908,8 @@ class Timeline {
         this.setLabelWidth(resizing.w + ev.clientX - resizing.x);
         return;
       }
-      c.style.cursor = onEdge(ev.offsetX) ? "col-resize" : "";
+      const cursor = onEdge(ev.offsetX) ? "col-resize" : "";
+      if (c.style.cursor !== cursor) c.style.cursor = cursor; // (a write dirties the style hover() reads after)
       if (area) {
         const r = areaTo(ev.offsetX);
         if (r) {
@@ -1325,6 +1328,7 @@ class Timeline {
   }
 
   private hover(x: number, y: number): void {
+    const top = this.scroll.scrollTop; // read before the tooltip is written (no forced layout)
     const row = this.rows[this.rowAt(y)];
     if (row && x < this.labelW) {
       this.tipKey = "";
@@ -1333,7 +1337,7 @@ class Timeline {
       this.tip.textContent = `${row.title}\n${row.ids.length > 1 ? `${row.ids.length} tracks merged` : row.ids[0] ?? ""}\n${how}`;
       this.tip.style.display = "block";
       this.tip.style.left = `${x + 12}px`;
-      this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
+      this.tip.style.top = `${top + y + 14}px`;
       return;
     }
     const hit = this.hitAt(row, x);
@@ -1353,7 +1357,7 @@ class Timeline {
     this.tip.style.display = "block";
     this.root.dataset.tipShown = `${key}|${d.bk && !d.bk.count ? 0 : 1}`;
     this.tip.style.left = `${Math.min(x + 12, this.width - 300)}px`;
-    this.tip.style.top = `${this.scroll.scrollTop + y + 14}px`;
+    this.tip.style.top = `${top + y + 14}px`;
     if (!d.bk || d.bk.count) return;
     if (this.data && this.bucketCols.take(this.data) && d.bk.count) {
       this.tipDone({ d, i, key, name: track.name });

@@ -203,12 +203,14 @@ async function interact() {
   });
   const samples = {};
   const misses = {};
+  const wheels = []; // the wheels sent while the trace records (holdWheels)
   // the request whose legs each kind of measurement reports ([up], [kernel], [down] samples)
   const LEG_OF = { tip: "bucket", details: "details", area: "analyses" };
   async function measure(name, kind, startType, input, timeoutMs = 20000, tag = "") {
     await page.evaluate(([k, s, t]) => window.__uxArm(k, s, t), [kind, startType, timeoutMs]);
     await input();
     const { ms, shownMs, legs, dispatchMs, longMs } = await page.evaluate(() => window.__uxPending);
+    if (startType === "wheel" && cdp) wheels.push({ name, ms, shownMs, dispatchMs });
     if (ms !== null && dispatchMs !== null && kind === "view") (samples[`${name} [dispatch]`] ??= []).push(Math.round(dispatchMs * 100) / 100);
     if (ms !== null && kind === "view" && process.env.BENCH_LONGTASKS) (samples[`${name} [long tasks]`] ??= []).push(longMs);
     if (ms === null) misses[name] = (misses[name] || 0) + 1;
@@ -232,7 +234,89 @@ async function interact() {
   const focusPlot = () => tl.evaluate((e) => e.querySelector("canvas").focus());
   const rows = () => tl.evaluate((e) => ({ rows: e.__nsysNav.rows(), top: e.__nsysNav.scrollTop() }));
 
+  // A wheel sent over CDP (Input.dispatchMouseEvent, what Playwright's mouse.wheel sends) is held
+  // in the browser until the renderer has committed its next frame (DevTools' InputHandler inserts a
+  // visual-state callback before it forwards a wheel or touch event, so that listeners added just
+  // before see it); keys and mouse moves are forwarded at once, and a person's wheel (from the OS)
+  // is too. Each wheel's hold is read from a small trace ("latencyInfo": its InputLatency::MouseWheel,
+  // ORIGINAL = the event's timeStamp -> BEGIN_RWH = forwarded to the renderer), as "[CDP hold]".
+  // A forwarded wheel (blocking: the widget's listener is not passive) is dispatched on the main
+  // thread at the start of the next main frame (rAF-aligned input; the trace shows it within 0.2 ms
+  // of BeginMainThreadFrame, "disabled-by-default-devtools.timeline.frame"), so a person's wheel,
+  // forwarded at its timeStamp, is dispatched at the first main frame that starts after it (1 ms on):
+  // "[dispatch, a person's wheel]" = that frame's start - timeStamp, and "(shown) [a person's wheel]"
+  // = that + (shown - dispatch) of the same input (the widget's own part, measured).
+  // BENCH_WHEEL_TRACE=0 turns this trace off. BENCH_TRACE=FILE: a full Chrome trace (input latency,
+  // the renderer's and the compositor's slices) of the first BENCH_TRACE_ROUNDS rounds (default 2);
+  // "{out}" in FILE is replaced by the output folder's name (interact-before, interact).
+  const traceRounds = process.env.BENCH_TRACE ? Number(process.env.BENCH_TRACE_ROUNDS || 2) : N;
+  let cdp = null;
+  if (process.env.BENCH_TRACE || process.env.BENCH_WHEEL_TRACE !== "0") {
+    cdp = await page.context().newCDPSession(page);
+    const includedCategories = process.env.BENCH_TRACE ? ["input", "latencyInfo", "benchmark", "toplevel", "devtools.timeline",
+      "disabled-by-default-devtools.timeline", "disabled-by-default-devtools.timeline.frame", "viz", "cc", "blink",
+      "renderer.scheduler", "gpu", "scheduler", "disabled-by-default-input", "disabled-by-default-cc.debug.scheduler",
+      "mojom", "ipc", "v8"] : ["latencyInfo", "disabled-by-default-devtools.timeline.frame"];
+    await cdp.send("Tracing.start", { transferMode: "ReturnAsStream", traceConfig: { includedCategories } });
+  }
+  const endTrace = async () => {
+    const done = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
+    await cdp.send("Tracing.end");
+    const { stream } = await done;
+    const parts = [];
+    for (;;) {
+      const r = await cdp.send("IO.read", { handle: stream, size: 1 << 20 });
+      parts.push(r.base64Encoded ? Buffer.from(r.data, "base64").toString() : r.data);
+      if (r.eof) break;
+    }
+    await cdp.send("IO.close", { handle: stream });
+    cdp = null;
+    const text = parts.join("");
+    // ("{out}" in the name: the output folder's name, e.g. interact-before / interact with --before)
+    if (process.env.BENCH_TRACE) fs.writeFileSync(process.env.BENCH_TRACE.replace("{out}", path.basename(outDir)), text);
+    holdWheels(JSON.parse(text));
+  };
+  // each wheel's hold and main frame (ms after its timeStamp), in the order sent: one
+  // InputLatency::MouseWheel per event the browser forwards (the wheel and the phase-ended one
+  // DevTools adds, both with the wheel's ORIGINAL); the main frames of the renderer that has most
+  const holdWheels = (trace) => {
+    const events = trace.traceEvents ?? trace;
+    const holds = new Map();
+    const frames = new Map(); // pid -> BeginMainThreadFrame times (us)
+    for (const e of events) {
+      if (e.name === "BeginMainThreadFrame") {
+        if (!frames.has(e.pid)) frames.set(e.pid, []);
+        frames.get(e.pid).push(e.ts);
+      }
+      if (e.name !== "InputLatency::MouseWheel" || e.ph !== "b") continue;
+      const c = Object.fromEntries((e.args?.chrome_latency_info?.component_info ?? []).map((x) => [x.component_type, x.time_us]));
+      const t0 = c.COMPONENT_INPUT_EVENT_LATENCY_ORIGINAL, t1 = c.COMPONENT_INPUT_EVENT_LATENCY_BEGIN_RWH;
+      if (t0 !== undefined && t1 !== undefined && !holds.has(t0)) holds.set(t0, t1);
+    }
+    const main = [...frames.values()].sort((x, y) => y.length - x.length)[0]?.sort((x, y) => x - y) ?? [];
+    const held = [...holds.entries()].sort((x, y) => x[0] - y[0]);
+    const sent = wheels.splice(0);
+    if (held.length !== sent.length || !main.length) {
+      log("wheel holds not matched: not reported", { traced: held.length, sent: sent.length, frames: main.length });
+      return;
+    }
+    const r = (v) => Math.round(v * 100) / 100;
+    sent.forEach((w, i) => {
+      const [t0, t1] = held[i];
+      // the first main frame that starts 1 ms or more after t0 (a key reaches the main thread's
+      // queue 0.3-1 ms after its timeStamp in the same traces; a frame begun before the wheel
+      // could reach it is not counted)
+      let lo = 0, hi = main.length;
+      while (lo < hi) { const m = (lo + hi) >> 1; if (main[m] < t0 + 1000) lo = m + 1; else hi = m; }
+      (samples[`${w.name} [CDP hold]`] ??= []).push(r((t1 - t0) / 1000));
+      if (lo === main.length || w.dispatchMs === null) return;
+      const person = (main[lo] - t0) / 1000;
+      (samples[`${w.name} [dispatch, a person's wheel]`] ??= []).push(r(person));
+      if (w.shownMs !== null) (samples[`${w.name} (shown) [a person's wheel]`] ??= []).push(r(person + w.shownMs - w.dispatchMs));
+    });
+  };
   for (let round = 0; round < N; round++) {
+    if (cdp && round === traceRounds) await endTrace();
     await focusPlot();
     await page.keyboard.press("0"); // the whole profile
     await settle();
@@ -307,6 +391,38 @@ async function interact() {
       await measure(g.open ? "expand: row group" : "collapse: row group", "rows", "pointerdown", () => page.mouse.click(box.x + 30, rowY(i, t3)));
     }
   }
+  // JupyterLab's own floor for a Ctrl+wheel: a trivial element laid over the page (fixed, no widget
+  // code) with one non-passive wheel listener that paints a colour; timeStamp -> its listener
+  // ([dispatch]) and -> the next animation frame (shown), the CDP hold read like the widget's
+  const floorName = "floor: ctrl+wheel, trivial listener";
+  await page.evaluate(() => {
+    const f = document.createElement("div");
+    f.id = "nsys-wheel-floor";
+    f.style.cssText = "position:fixed;right:20px;bottom:40px;width:240px;height:120px;z-index:10000;background:#eee";
+    f.addEventListener("wheel", (ev) => {
+      ev.preventDefault();
+      const t = ev.timeStamp, lag = performance.now() - t;
+      f.style.background = f.style.background === "rgb(238, 238, 238)" ? "#ddd" : "#eee";
+      requestAnimationFrame(() => { window.__floorWheel = { dispatchMs: lag, shownMs: performance.now() - t }; });
+    }, { passive: false });
+    document.body.append(f);
+  });
+  const fb = await page.locator("#nsys-wheel-floor").boundingBox();
+  for (let k = 0; k < 2 * N; k++) {
+    await page.mouse.move(fb.x + 40 + 10 * (k % 8), fb.y + 60);
+    await page.evaluate(() => { window.__floorWheel = null; });
+    await page.keyboard.down("Control");
+    await page.mouse.wheel(0, -300);
+    await page.keyboard.up("Control");
+    const r = await page.waitForFunction(() => window.__floorWheel, null, { timeout: 10000, polling: 10 }).then((h) => h.jsonValue());
+    const r2 = (v) => Math.round(v * 100) / 100;
+    (samples[`${floorName} (shown)`] ??= []).push(r2(r.shownMs));
+    (samples[`${floorName} [dispatch]`] ??= []).push(r2(r.dispatchMs));
+    if (cdp) wheels.push({ name: floorName, ms: null, shownMs: r.shownMs, dispatchMs: r.dispatchMs });
+    await page.waitForTimeout(100);
+  }
+  await page.evaluate(() => document.getElementById("nsys-wheel-floor").remove());
+  if (cdp) await endTrace();
   // the notebook's own round trip beside ours: an empty "ping" (answered in the kernel's message
   // handler) and a "bucket" request (a worker thread and the server), one at a time, 20 each,
   // with their legs (page -> kernel handler, Python, kernel -> page)

@@ -18,6 +18,7 @@ import { checkNavigation } from "./nav_checks.mjs";
 import { checkToolbarOneLine } from "./toolbar_check.mjs";
 import { checkBucketClick, checkDrawsBeforeReply, checkFirstFrame, checkSecondWidgetNoRequest } from "./immediate_checks.mjs";
 import { checkHeldData } from "./held_checks.mjs";
+import { checkNoLayoutReadsAfterWrites } from "./layout_reads_check.mjs";
 
 // playwright-core lives in clients/jupyter/js/node_modules (NODE_MODULES_DIR)
 const require = createRequire(path.join(process.env.NODE_MODULES_DIR, "noop.js"));
@@ -319,6 +320,7 @@ try {
   await checkTrackTree(page, tl);
   await checkNavigation(page, tl, step, (name) => path.join(outDir, `timeline-${name}.png`));
   await checkToolbarOneLine(tl, step);
+  await checkNoLayoutReadsAfterWrites(page, tl, step);
 
   // -- the NVTX tree ----------------------------------------------------------------
   const tree = page.locator(".nsys-tree").first();
