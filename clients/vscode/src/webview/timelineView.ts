@@ -29,7 +29,7 @@ const LONGEST_IDLE_MS = 300;
  * coarser bitmaps under them meanwhile): a zoom step or a pan whose tiles are held then
  * completes in its first frame. */
 const SYNC_RENDER_MS = 8;
-/** How long the pointer rests on a GPU op (its tooltip shown) before `onIntent` asks what a click on it would show. */
+/** How long the pointer rests on a GPU op (its tooltip shown, and its details in) before `onIntent` asks what a click on it would show. */
 const INTENT_REST_MS = 50;
 const GUTTER = 210;
 const INDENT = 12;
@@ -1162,7 +1162,8 @@ export class TimelineView {
     }
     this.hover = hit;
     clearTimeout(this.intentTimer);
-    if (hit?.gpu) this.intentTimer = setTimeout(() => { if (this.hover === hit && !this.tooltip.hidden) this.onIntent(hit); }, INTENT_REST_MS);
+    /* after the rest, and not before the tooltip's own details are in (the explanation does not queue ahead of them) */
+    if (hit?.gpu) this.intentTimer = setTimeout(() => void this.detailsFor(hit.id).finally(() => { if (this.hover === hit && !this.tooltip.hidden) this.onIntent(hit); }).catch(() => {}), INTENT_REST_MS);
     const tip = this.tooltip;
     delete tip.dataset.details;
     if (!hit) { tip.hidden = true; return; }
