@@ -65,22 +65,13 @@ export class DetailsPanel {
     }, (e: unknown) => {
       if (token === this.token) table.append(h('tr', {}, h('td', { class: 'error' }, `No details: ${String((e as Error)?.message ?? e)}`)));
     });
-    /* an explanation held already (asked when the pointer rested on the op) is laid out after the click's
-     * own frame (the selection, the launch flow), not in it */
-    const asked = performance.now();
-    const fillExplain = this.explain(hit.id).then(async (x) => {
-      if (performance.now() - asked < 4) await afterNextFrame();
+    const fillExplain = this.explain(hit.id).then((x) => {
       if (token === this.token) this.fillExplain(explainBox, x);
     }, (e: unknown) => {
       if (token === this.token) explainBox.replaceChildren(h('p', { class: 'error' }, `No explanation: ${String((e as Error)?.message ?? e)}`));
     });
     await Promise.all([fillDetails, fillExplain]);
   }
-}
-
-/** Resolves once the next frame has been drawn. */
-function afterNextFrame(): Promise<void> {
-  return new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
 }
 
 function kvRows(rows: DetailRow[]): HTMLElement[] {
