@@ -5,6 +5,7 @@ import type { Answer, Envelope, HostToWebview, WebviewToHost } from '../protocol
 import { FIRST_FRAME, fromEnvelope, isWebviewToHost, toEnvelope } from '../protocol/messages';
 import type { ProfileInfo, RangeReply, TimelineTracksResult } from '../protocol/types';
 import { packTimes } from './tileColumns';
+import { pageExplain } from './pageExplain';
 import { DEFAULT_FIRST_VIEW, asFirstView, covers, planFirstTiles, type FirstPlan, type FirstTile, type FirstView } from './firstTiles';
 import { ErrorCode } from '../protocol/methods';
 import type { Logger } from './logger';
@@ -47,8 +48,10 @@ export function createForwarder(ctx: Pick<BridgeContext, 'client' | 'onRequest'>
       const result = await client.requestUntyped(m.method, params, { token: src.token });
       /* the page cancelled it while the server answered: the page drops it anyway, so no reply text to encode and carry */
       if (src.token.isCancellationRequested) return { type: 'rpcError', id: m.id, error: { code: ErrorCode.Cancelled, message: 'cancelled' } };
-      /* a tile's event times as steps and durations: fewer bytes through VS Code's relay (client/tileColumns) */
-      return { type: 'rpcResult', id: m.id, result: m.method === 'timeline/range' ? packTimes(result) : result, host: { received, answered: Date.now() } };
+      /* fewer bytes through VS Code's relay: a tile's event times as steps and durations (client/tileColumns),
+       * an explanation's fields the page shows (client/pageExplain) */
+      const sent = m.method === 'timeline/range' ? packTimes(result) : m.method === 'kernel/explain' ? pageExplain(result) : result;
+      return { type: 'rpcResult', id: m.id, result: sent, host: { received, answered: Date.now() } };
     } catch (e) {
       const code = e instanceof ResponseError ? e.code : ErrorCode.Internal;
       return { type: 'rpcError', id: m.id, error: { code, message: (e as Error)?.message ?? String(e) } };

@@ -3,7 +3,8 @@
  * an NVTX range's span. */
 import { formatNs } from '../client/format';
 import { columnRows, detailRows, type DetailRow } from '../client/detailRows';
-import type { Int, KernelExplain } from '../protocol/types';
+import type { Int } from '../protocol/types';
+import type { PageExplain } from '../client/pageExplain';
 import { h } from './dom';
 import { renderMarkdown } from './markdown';
 import type { Hit } from './timelineView';
@@ -14,14 +15,14 @@ export class DetailsPanel {
 
   constructor(
     private readonly details: (id: number) => Promise<Record<string, unknown>>,
-    private readonly explain: (id: number) => Promise<KernelExplain>,
-    private readonly explainName: (name: string) => Promise<KernelExplain>,
+    private readonly explain: (id: number) => Promise<PageExplain>,
+    private readonly explainName: (name: string) => Promise<PageExplain>,
     /** The profile's start: times read as offsets from it, as on the timeline's axis. */
     private readonly origin: Int,
   ) {}
 
   /** A kernel by name (from the top-kernels table): its explanation only. */
-  async showName(name: string): Promise<KernelExplain | undefined> {
+  async showName(name: string): Promise<PageExplain | undefined> {
     const token = ++this.token;
     const box = h('div', { class: 'explain' }, h('p', { class: 'muted' }, 'Explaining…'));
     this.el.replaceChildren(h('h2', {}, name), box);
@@ -35,7 +36,7 @@ export class DetailsPanel {
     }
   }
 
-  private fillExplain(box: HTMLElement, e: KernelExplain): void {
+  private fillExplain(box: HTMLElement, e: PageExplain): void {
     box.replaceChildren(
       h('p', { class: 'badges' }, h('span', { class: 'badge' }, e.origin), ' ', h('span', { class: 'badge' }, e.category), ' ', h('strong', {}, e.displayName)),
       renderMarkdown(e.markdown ?? ''),

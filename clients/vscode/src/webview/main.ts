@@ -6,13 +6,15 @@ import { rebaseColumns } from '../client/timelineModel';
 import { LEGEND } from '../client/trackTree';
 import { colorFor } from './colors';
 import { profileSpan } from '../protocol/types';
-import type { KernelExplain, NvtxNode, NvtxTreeResult, ProfileInfo, RangeReply, ReportResult, TimelineTracksResult, TopKernelsResult } from '../protocol/types';
+import type { NvtxNode, NvtxTreeResult, ProfileInfo, RangeReply, ReportResult, TimelineTracksResult, TopKernelsResult } from '../protocol/types';
 import type { RequestName } from '../protocol/methods';
 import { HostBridge } from './rpc';
 import { h } from './dom';
 import { TimelineView, firstViewOf } from './timelineView';
 import type { FirstTile } from '../client/firstTiles';
 import { DetailsPanel } from './detailsPanel';
+import { PromiseCache } from './promiseCache';
+import type { PageExplain } from '../client/pageExplain';
 import { NvtxTreeView } from './nvtxTreeView';
 import { TopKernelsTable } from './topKernelsTable';
 import { renderFindings } from './findingsView';
@@ -82,15 +84,18 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   rel = (t: Int) => relTime(t, origin);
   const start = rel(span.start), end = rel(span.end);
   const details = (kernelId: number) => rpc<Record<string, unknown>>('kernel/details', { kernelId });
-  const explain = (kernelId: number) => rpc<KernelExplain>('kernel/explain', { kernelId });
+  /* by op id, asked when the user is about to click an op (timeline.onIntent) and when Details shows it */
+  const explained = new PromiseCache((kernelId: number) => rpc<PageExplain>('kernel/explain', { kernelId }), 200);
+  const explain = (kernelId: number) => explained.get(kernelId);
   /* the Details panel reads kernel/details through the timeline's cache (a hovered kernel's are there already) */
-  const panel = new DetailsPanel((kernelId) => timeline!.kernelDetails(kernelId), explain, (name) => rpc<KernelExplain>('kernel/explain', { name }), span.start);
+  const panel = new DetailsPanel((kernelId) => timeline!.kernelDetails(kernelId), explain, (name) => rpc<PageExplain>('kernel/explain', { name }), span.start);
   const range = (p: Record<string, unknown> & { start: number; end: number }, signal?: AbortSignal) =>
     rpc<RangeReply>('timeline/range', { ...p, start: absTime(p.start, origin), end: absTime(p.end, origin) }, signal).then((r) => rebaseColumns(r, origin));
   timeline = new TimelineView(tracks.tracks, { start, end }, range, details, (hit) => {
     activateTab('Details');
     void panel.show(hit);
   }, rel);
+  timeline.onIntent = (hit) => { void explain(hit.id).catch(() => { /* Details asks again on the click */ }); };
   const TREE_PAGE = 500;
   /* aggregated (equal name paths merged across iterations and threads), one level at a time:
    * a node's children are asked for by its path id when it is expanded */

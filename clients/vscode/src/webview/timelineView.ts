@@ -29,6 +29,8 @@ const LONGEST_IDLE_MS = 300;
  * coarser bitmaps under them meanwhile): a zoom step or a pan whose tiles are held then
  * completes in its first frame. */
 const SYNC_RENDER_MS = 8;
+/** How long the pointer rests on a GPU op after its tooltip has its details before `onIntent` asks what a click on it would show. */
+const INTENT_REST_MS = 50;
 const GUTTER = 210;
 const INDENT = 12;
 const ROW_H = 22;
@@ -196,6 +198,10 @@ export class TimelineView {
   onRange: (r: Span | undefined) => void = () => {};
   /** Keys the page handles (search, help): returns true when it did. */
   onCommand: (c: KeyCommand) => boolean = () => false;
+  /** A GPU op the user is about to click: the pointer rested on it (INTENT_REST_MS after its tooltip's details) or pressed on it.
+   * The page asks its explanation here, so that the click finds it on its way or held. */
+  onIntent: (hit: Hit) => void = () => {};
+  private intentTimer: ReturnType<typeof setTimeout> | undefined;
   /** Search matches: the current one and those in the view, outlined. */
   private matchNow: Match | undefined;
   private matches: Match[] = [];
@@ -931,6 +937,8 @@ export class TimelineView {
         return;
       }
       drag = { x: ev.clientX, view: this.view, moved: false };
+      const hit = this.hitAt(px, py);
+      if (hit?.gpu) this.onIntent(hit); /* a press on an op: its click (mouseup) comes next */
     });
     const areaTo = (clientX: number) => {
       const px = Math.max(this.gutter, Math.min(clientX - c.getBoundingClientRect().left, this.gutter + this.view.width));
@@ -1153,6 +1161,7 @@ export class TimelineView {
       return;
     }
     this.hover = hit;
+    clearTimeout(this.intentTimer);
     const tip = this.tooltip;
     delete tip.dataset.details;
     if (!hit) { tip.hidden = true; return; }
@@ -1181,6 +1190,8 @@ export class TimelineView {
       tip.append(h('div', { class: 'tip-extra' }, extra.join(' · ') || 'details loaded'));
       tip.dataset.details = 'true';
       this.perf.hovers.push(performance.now() - t0);
+      /* the pointer rests on the tooltip, complete: a sweep across ops asks nothing more, a rest asks what a click shows */
+      this.intentTimer = setTimeout(() => { if (this.hover === hit && !tip.hidden) this.onIntent(hit); }, INTENT_REST_MS);
     }, () => { /* details are optional in the tooltip */ });
   }
 }

@@ -1,7 +1,7 @@
 /* The timeline's speed in real code-server (a benchmark, not a test: CI does not run it).
  *
  *   npm run bench:code-server -- [--profile P1M] [--big P10M] [--opens N] [--cold N]
- *                                [--baseline-vsix OLD.vsix] [--no-big] [--json FILE]
+ *                                [--baseline-vsix OLD.vsix] [--no-big] [--json FILE] [--only select,area]
  *
  * code-server with the built .vsix, headless Debian chromium on its workbench
  * (codeServer.mjs, as the e2e test). Every time is taken on one clock: the
@@ -67,6 +67,9 @@ const OPENS = Number(arg('--opens', '5'));
 const COLD = Number(arg('--cold', '3'));
 const BIG = !process.argv.includes('--no-big');
 const FLOOR = !process.argv.includes('--no-floor');
+/** --only select,area: the interactions whose names contain one of these words (the others skipped; a shorter run). */
+const ONLY = arg('--only', '').split(',').filter(Boolean);
+const wants = (name) => !ONLY.length || ONLY.some((w) => name.includes(w));
 const OUT = path.resolve(arg('--json', path.join(HERE, 'test-results', 'bench-code-server.json')));
 const USER_CACHE = process.env.NSYS_AI_CACHE_DIR || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'nsys-ai');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -273,7 +276,7 @@ async function arm(frame, eventType, names, id) {
       stats: () => document.querySelector('.range-panel')?.dataset.loaded === 'true',
       frame: (drawn) => drawn,
     };
-    const b = window.__bench = { at: undefined, done: {} };
+    const b = window.__bench = { at: undefined, done: {}, id0: (window.__nsysPerf.rpcTimings ?? []).reduce((a, x) => Math.max(a, x.id ?? 0), 0) };
     const check = (drawn) => {
       if (b.at === undefined) return;
       for (const k of names) if (b.done[k] === undefined && all[k](drawn)) b.done[k] = performance.now() - b.at;
@@ -293,6 +296,41 @@ async function armed(frame, names, timeoutMs = 60_000) {
     window.__nsysPerf.onFrame = undefined;
     return Object.fromEntries(names.map((k) => [k, b.done[k] ?? NaN]));
   }, names);
+}
+
+/** The requests the page sent since `arm`, or before it and settled after the input (rpcTimings; packages from vsc13b on for every leg), each split into
+ * legs on the epoch clock, ms: input → sent (the page's work before it asks), page → host (sent → the host
+ * received it), server (host received → answered: the server, its queue, the stdio pipe), host encodes (answered →
+ * posted), relay (posted → VS Code's host frame forwards it), host frame → the page's message event, parse, and
+ * `render`: parsed → the page showed it (`doneKey`'s time after the input); `kb`: the message's text. */
+async function requestLegs(frame, doneKey) {
+  return frame.evaluate((doneKey) => {
+    const b = window.__bench, o = performance.timeOrigin, fwd = window.__nsysForwarded ?? new Map();
+    const shown = b.at === undefined || b.done[doneKey] === undefined ? NaN : b.at + b.done[doneKey];
+    /* those sent since `arm`, and those sent before it and still on their way at the input (asked ahead: negative input → sent) */
+    const mine = (x) => x.id > b.id0 || (b.at !== undefined && (x.settled === undefined || x.settled > b.at) && x.method !== 'timeline/range');
+    return (window.__nsysPerf.rpcTimings ?? []).filter(mine).map((x) => ({
+      method: x.method, name: x.params?.name, cancelled: !!x.cancelled,
+      inputToSent: b.at === undefined ? NaN : x.sent - b.at,
+      total: x.settled === undefined ? NaN : x.settled - x.sent,
+      pageToHost: x.host ? x.host.received - (o + x.sent) : NaN,
+      server: x.host ? x.host.answered - x.host.received : NaN,
+      encode: x.host && x.page?.posted !== undefined ? x.page.posted - x.host.answered : NaN,
+      relay: x.page?.posted !== undefined && fwd.has(x.id) ? o + fwd.get(x.id) - x.page.posted : NaN,
+      hostFrameToEvent: x.page && fwd.has(x.id) ? x.page.received - fwd.get(x.id) : NaN,
+      parse: x.page ? x.page.parsed - x.page.received : NaN,
+      render: x.page ? shown - x.page.parsed : NaN,
+      kb: x.page?.bytes !== undefined ? x.page.bytes / 1024 : NaN,
+    }));
+  }, doneKey);
+}
+const LEGS = [['inputToSent', 'input → request sent'], ['pageToHost', 'page → host'], ['server', 'host → server → host'], ['encode', 'host encodes'],
+  ['relay', 'posted → VS Code\'s host frame forwards'], ['hostFrameToEvent', 'host frame → page event'], ['parse', 'page parses'],
+  ['render', 'parsed → shown (page renders)'], ['kb', 'host → page KB']];
+/** Adds `legs` (requestLegs of one input each) to `into` per method (and analysis name): `${label}: ${method} ${leg}`. */
+function addLegs(into, label, legs) {
+  const by = Object.groupBy(legs.flat().filter((x) => !x.cancelled), (x) => x.method + (x.name ? ` ${x.name}` : ''));
+  for (const [m, xs] of Object.entries(by)) for (const [k, what] of LEGS) into[`${label}: ${m} ${what}`] = xs.map((x) => x[k]);
 }
 
 async function interactions(s, file) {
@@ -366,6 +404,7 @@ async function interactions(s, file) {
   };
   const droppedNow = () => frame.evaluate(() => window.__nsysPerf.answersDropped?.() ?? NaN);
   const kind = async (name, fn) => {
+    if (!wants(name)) return;
     await perfReset();
     const n = await rangesFrom();
     const d0 = await droppedNow();
@@ -452,7 +491,7 @@ async function interactions(s, file) {
     }
     hovers.push(...(await perfTake()).hovers);
   };
-  await hoverAll(await pickTargets(20));
+  if (wants('hover')) await hoverAll(await pickTargets(20));
   const zoomIn = async (n) => {
     await page.mouse.move(plotX(0.5), box.y + AXIS + 11);
     await page.keyboard.down('Control');
@@ -461,10 +500,12 @@ async function interactions(s, file) {
     await settle(); await sleep(1500);
   };
   await zoomIn(40);
-  await hoverAll(await pickTargets(20));
-  res['hover: mousemove → tooltip with details'] = { shown: hovers };
+  if (wants('hover')) {
+    await hoverAll(await pickTargets(20));
+    res['hover: mousemove → tooltip with details'] = { shown: hovers };
+  }
   /* select: a kernel clicked (zoomed in: single kernels) */
-  const selDetails = [], selExplained = [], selFlow = [], selFrame = [];
+  const selDetails = [], selExplained = [], selFlow = [], selFrame = [], selLegs = [];
   for (const [px, py, id] of await pickTargets(15)) {
     await page.mouse.move(box.x + px, box.y + py);
     await sleep(100);
@@ -472,15 +513,18 @@ async function interactions(s, file) {
     await page.mouse.down(); await page.mouse.up();
     const t = await armed(frame, ['shown', 'details', 'explained', 'flow'], 30_000);
     selFrame.push(t.shown); selDetails.push(t.details); selExplained.push(t.explained); selFlow.push(t.flow);
+    selLegs.push(await requestLegs(frame, 'explained'));
     await sleep(150);
   }
   res['select: click → Details panel shows it'] = { shown: selFrame };
   res['select: click → its details in the panel'] = { shown: selDetails };
   res['select: click → its explanation in the panel'] = { shown: selExplained };
   res['select: click → launch flow drawn'] = { shown: selFlow };
+  res['select: the requests of a click, their legs'] = {};
+  addLegs(res['select: the requests of a click, their legs'], 'click', selLegs);
   /* area selection: a drag on the time axis, zoomed in and at the full range */
   const area = async (label, fracs) => {
-    const drawn = [], stats = [];
+    const drawn = [], stats = [], legs = [];
     for (const [a, b] of fracs) {
       await frame.evaluate(() => { document.querySelector('.timeline').dataset.range = ''; delete document.querySelector('.range-panel')?.dataset.loaded; });
       await arm(frame, 'mouseup', ['range', 'stats']);
@@ -490,10 +534,12 @@ async function interactions(s, file) {
       await page.mouse.up();
       const t = await armed(frame, ['range', 'stats'], 120_000);
       drawn.push(t.range); stats.push(t.stats);
+      legs.push(await requestLegs(frame, 'stats'));
       await sleep(200);
     }
     res[`area (${label}): drag on the axis → range drawn`] = { shown: drawn };
     res[`area (${label}): → its stats in the Range tab`] = { shown: stats };
+    addLegs(res[`area (${label}): → its stats in the Range tab`], 'legs', legs);
   };
   const spans = Array.from({ length: 8 }, (_, i) => [0.1 + 0.05 * i, 0.3 + 0.05 * i]);
   await area('zoomed in', spans);
