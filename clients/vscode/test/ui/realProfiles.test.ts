@@ -23,8 +23,7 @@ const DIR = path.join(process.env.NSYS_AI_SHARED ?? path.join(REPO_ROOT, '..', '
 const CI_SET = [
   'nsys2021_a100_cuda_callchains.sqlite', 'nsys2022_nvtx_only_negative_ts.sqlite', 'nsys2022_windows_10streams.sqlite',
   'nsys2025_h200_nvtx13k.sqlite', 'nsys2025_no_cuda_non_utf8.sqlite', 'nsys2026_2gpu_nccl_before.sqlite',
-  'nsys2026_sampling_only.sqlite', 'nsys2026_windows_ada.sqlite', 'nsys_failed_capture_no_meta.sqlite',
-  'nsys2025_blackwell_3rows.sqlite',
+  'nsys_failed_capture_no_meta.sqlite', 'nsys2025_blackwell_3rows.sqlite',
 ];
 const RESULTS = path.join(CLIENT_ROOT, 'test-results');
 const AXIS_H = 22, ROW_H = 22;
