@@ -26,7 +26,7 @@ const CI_SET = [
   'nsys_failed_capture_no_meta.sqlite', 'nsys2025_blackwell_3rows.sqlite',
 ];
 const RESULTS = path.join(CLIENT_ROOT, 'test-results');
-const AXIS_H = 22, ROW_H = 22;
+const AXIS_H = 22, ROW_H = 22, GUTTER = 210;
 const bin = serverBinary();
 const all = fs.existsSync(DIR) ? fs.readdirSync(DIR).filter((n) => n.endsWith('.sqlite')).sort() : [];
 const chosen = process.env.NSYS_AI_REAL_PROFILES === 'all' ? all : all.filter((n) => CI_SET.includes(n));
@@ -79,37 +79,55 @@ for (const [i, name] of chosen.entries()) {
     record('timeline', firstFrameMs);
     const canvas = page.locator('.timeline canvas');
     const box = (await canvas.boundingBox())!;
-    const gutter = Number(await page.getAttribute('.timeline', 'data-gutter'));
+    const gutter = Number(await page.getAttribute('.timeline', 'data-gutter')) || GUTTER; /* set once dragged */
 
-    /* rows in view whose tracks have ops in the first view (asked of the server here) draw in their band */
-    const rows = (await page.evaluate(() => window.__nsysPerf.rowsAt!())) as Row[];
-    const inView = rows.filter((r) => r.y >= AXIS_H && r.y + ROW_H <= box.height && r.ids.length);
-    assert.ok(inView.length > 0, `${name}: rows in view`);
+    /* rows in view whose tracks have ops in the first view (asked of the server here) draw in their band;
+     * again scrolled to the last rows (many threads: the rows below the first screen) */
     const plotW = Math.floor(box.width - gutter);
-    const ids = [...new Set(inView.flatMap((r) => r.ids))];
-    const range = await client.requestUntyped<{ tracks: Array<{ id: string; events?: unknown[]; buckets?: unknown[] }> }>('timeline/range',
-      { profileId: opened.profileId, start: span.start, end: span.end, width: plotW, tracks: ids, maxBytes: 1 << 30 });
-    const withOps = new Set(range.tracks.filter((tr) => (tr.events?.length ?? 0) + (tr.buckets?.length ?? 0) > 0).map((tr) => tr.id));
-    const painted = await page.evaluate(({ bands, gutter }) => {
-      const c = document.querySelector('.timeline canvas') as HTMLCanvasElement;
-      const dpr = window.devicePixelRatio || 1;
-      const ctx = c.getContext('2d')!;
-      return bands.map((y) => {
-        const d = ctx.getImageData(Math.ceil(gutter * dpr) + 1, Math.floor((y + 3) * dpr), c.width - Math.ceil(gutter * dpr) - 1, Math.floor((22 - 6) * dpr)).data;
-        /* the band's commonest colour is its background; count pixels far from it */
-        const freq = new Map<number, number>();
-        for (let k = 0; k < d.length; k += 4) { const v = (d[k]! << 16) | (d[k + 1]! << 8) | d[k + 2]!; freq.set(v, (freq.get(v) ?? 0) + 1); }
-        const bg = [...freq.entries()].sort((a, b) => b[1] - a[1])[0]![0];
-        let n = 0;
-        for (let k = 0; k < d.length; k += 4) {
-          if (Math.abs(d[k]! - (bg >> 16)) + Math.abs(d[k + 1]! - ((bg >> 8) & 255)) + Math.abs(d[k + 2]! - (bg & 255)) > 60) n++;
-        }
-        return n;
-      });
-    }, { bands: inView.map((r) => r.y), gutter });
-    const blank = inView.filter((r, k) => r.ids.some((id) => withOps.has(id)) && painted[k]! === 0).map((r) => r.key);
-    assert.deepEqual(blank, [], `${name}: rows with ops in view draw nothing (${inView.length} rows in view)`);
-    assert.ok(inView.some((r) => r.ids.some((id) => withOps.has(id))), `${name}: some row in view has ops`);
+    const rowsDrawn = async (where: string): Promise<Row[]> => {
+      const rows = (await page.evaluate(() => window.__nsysPerf.rowsAt!())) as Row[];
+      const inView = rows.filter((r) => r.y >= AXIS_H && r.y + ROW_H <= box.height && r.ids.length);
+      assert.ok(inView.length > 0, `${name}: rows in view ${where}`);
+      const ids = [...new Set(inView.flatMap((r) => r.ids))];
+      const range = await client.requestUntyped<{ tracks: Array<{ id: string; events?: unknown[]; buckets?: unknown[] }> }>('timeline/range',
+        { profileId: opened.profileId, start: span.start, end: span.end, width: plotW, tracks: ids, maxBytes: 1 << 30 });
+      const withOps = new Set(range.tracks.filter((tr) => (tr.events?.length ?? 0) + (tr.buckets?.length ?? 0) > 0).map((tr) => tr.id));
+      const paint = () => page.evaluate(({ bands, gutter }) => {
+        const c = document.querySelector('.timeline canvas') as HTMLCanvasElement;
+        const dpr = window.devicePixelRatio || 1;
+        const ctx = c.getContext('2d')!;
+        return bands.map((y) => {
+          /* from the plot's first pixel column (an op at the profile's very start is drawn there) */
+          const d = ctx.getImageData(Math.floor(gutter * dpr), Math.floor((y + 3) * dpr), c.width - Math.floor(gutter * dpr), Math.floor((22 - 6) * dpr)).data;
+          /* the band's commonest colour is its background; count pixels far from it */
+          const freq = new Map<number, number>();
+          for (let k = 0; k < d.length; k += 4) { const v = (d[k]! << 16) | (d[k + 1]! << 8) | d[k + 2]!; freq.set(v, (freq.get(v) ?? 0) + 1); }
+          const bg = [...freq.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+          let n = 0;
+          for (let k = 0; k < d.length; k += 4) {
+            if (Math.abs(d[k]! - (bg >> 16)) + Math.abs(d[k + 1]! - ((bg >> 8) & 255)) + Math.abs(d[k + 2]! - (bg & 255)) > 60) n++;
+          }
+          return n;
+        });
+      }, { bands: inView.map((r) => r.y), gutter });
+      const blankOf = (painted: number[]) => inView.filter((r, k) => r.ids.some((id) => withOps.has(id)) && painted[k]! === 0).map((r) => r.key);
+      let blank = blankOf(await paint());
+      /* rows scrolled into view are asked then (their blocks' tiles): a few frames */
+      for (let t = 0; t < 30 && blank.length && where !== 'at the first view'; t++) { await page.waitForTimeout(100); blank = blankOf(await paint()); }
+      assert.deepEqual(blank, [], `${name}: rows with ops ${where} draw nothing (${inView.length} rows in view)`);
+      return inView.filter((r) => r.ids.some((id) => withOps.has(id)));
+    };
+    const inView = await rowsDrawn('at the first view'); /* (those with ops: the hover below looks there) */
+    assert.ok(inView.length > 0, `${name}: some row in view has ops`);
+    const scrolls = await page.evaluate(() => { const el = document.querySelector('.timeline') as HTMLElement; return el.scrollHeight - el.clientHeight; });
+    t.diagnostic(`${name}: ${(await page.evaluate(() => window.__nsysPerf.rowIds!().length))} rows, ${scrolls} px below the first screen`);
+    if (scrolls > ROW_H) {
+      await page.evaluate(() => { const el = document.querySelector('.timeline') as HTMLElement; el.scrollTop = el.scrollHeight; });
+      await page.waitForTimeout(100);
+      await rowsDrawn('scrolled to the last rows');
+      await page.evaluate(() => { (document.querySelector('.timeline') as HTMLElement).scrollTop = 0; });
+      await page.waitForTimeout(100);
+    }
 
     /* the axis: distinct labels at the first view, after each of 3 zoom-in steps and a pan; the span shown */
     const axis = async (): Promise<Axis> => JSON.parse((await page.getAttribute('.timeline', 'data-axis')) ?? '{}') as Axis;
