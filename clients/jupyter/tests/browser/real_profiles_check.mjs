@@ -136,7 +136,7 @@ async function check(file) {
     painted = await paintedNow();
     waitedMs.push((t + 1) * 100);
   }
-  if (waitedMs.length) console.log(`note ${name}: a row with ops was drawn ${waitedMs.at(-1)} ms after the first complete frame`);
+  if (waitedMs.length && !rows.some((r, k) => r.tracks.some((id) => withOps.has(id)) && painted[k] === 0)) console.log(`note ${name}: a row with ops was drawn ${waitedMs.at(-1)} ms after the first complete frame`);
   const blank = rows.filter((r, k) => r.tracks.some((id) => withOps.has(id)) && painted[k] === 0).map((r) => r.key);
   if (blank.length) fail(`rows with ops in view draw nothing: ${blank.join(", ")} (rows ${JSON.stringify(rows.map((r, k) => [r.key, r.y, r.open, painted[k]]))})`);
   if (!rows.some((r) => r.tracks.some((id) => withOps.has(id)))) fail("no row in view has ops");
