@@ -284,6 +284,10 @@ class Timeline {
     this.scroll.append(this.sizer);
     this.details.style.display = "none";
     this.root.append(style, bar, this.marks.el, this.help, this.scroll, this.rangeBox, this.details);
+    if (!this.tracks.length) { // timed rows but none a timeline draws (CPU samples only, no CUDA): said, not an empty plot
+      this.scroll.style.display = "none";
+      this.scroll.before(el("p", "nsys-tl-empty", "Nothing to draw: this profile has no GPU, NVTX or CUDA API activity."));
+    }
     ownKeys(this.root); // the focusable parts are marked by el() (dom.ts)
     this.canvas.tabIndex = 0;
     this.canvas.addEventListener("keydown", (ev) => this.onKey(ev));
@@ -327,7 +331,12 @@ class Timeline {
       view: () => ({ ...this.view }), range: () => this.range, steps: this.search.steps, labelW: () => this.labelW,
       fetches: () => ({ search: this.search.around.fetches, marks: this.marks.fetches }),
       seq: () => this.viewSeq,
-      rows: () => this.rows.map((r) => ({ key: r.key, open: r.open, kind: r.kind, ids: r.ids.length })),
+      rows: () => this.rows.map((r) => ({ key: r.key, open: r.open, kind: r.kind, ids: r.ids.length, tracks: r.ids })),
+      // tests: the item at canvas (x, y) as a tooltip or a click names it (a bucket: its longest op, once held), or null
+      hit: (x: number, y: number) => {
+        const h = this.hitAt(this.rows[this.rowAt(y)], x), f = h && opFirst(h.track, h.d, h.i);
+        return h && f ? { name: f.name, kind: f.kind, id: f.opId, gpu: h.track.kind === "gpu", bucket: !h.d.ev } : null;
+      },
       scrollTop: () => this.scroll.scrollTop,
     };
     host.append(this.root);

@@ -79,6 +79,8 @@ async function init(id: string, title: string, info: ProfileInfo, initTracks: Ti
   const tracks = initTracks ?? await rpc<TimelineTracksResult>('timeline/tracks', {});
   const span = profileSpan(info);
   if (!span) { app.replaceChildren(h('p', { class: 'muted' }, 'This profile has no timed activity.')); return; }
+  /* timed rows but none the timeline draws (CPU samples only, a capture without CUDA): said, not an empty canvas */
+  if (!tracks.tracks.length) { app.replaceChildren(h('p', { class: 'muted' }, 'Nothing to draw: this profile has no GPU, NVTX or CUDA API activity.')); return; }
   /* the timeline draws in offsets from an origin (0 on small clocks): exact where the profile's clock passes 2^53 */
   const origin = clockOrigin(span.start, span.end);
   rel = (t: Int) => relTime(t, origin);

@@ -99,8 +99,8 @@ export interface Perf {
   answersDropped?: () => number;
   /** Track ids of every row, and of the rows in the blocks scrolled into view. */
   rowIds?: () => string[];
-  /** Every row: its key, whether it is an open or closed group (undefined: a leaf), and its top y on the canvas (scrolled). */
-  rowsAt?: () => Array<{ key: string; open: boolean | undefined; y: number }>;
+  /** Every row: its key, whether it is an open or closed group (undefined: a leaf), its top y on the canvas (scrolled) and its tracks. */
+  rowsAt?: () => Array<{ key: string; open: boolean | undefined; y: number; ids: string[] }>;
   visibleRowIds?: () => string[];
   /** draw() time of the first complete frame (its bitmaps rendered synchronously). */
   firstFrameDrawMs?: number;
@@ -322,7 +322,7 @@ export class TimelineView {
     this.perf.hit = (px, py) => this.hitAt(px, py);
     this.perf.lacking = (px, py) => this.lackingAt(px, py).length;
     this.perf.rowIds = () => this.rows.map((r) => r.key);
-    this.perf.rowsAt = () => this.rows.map((r, i) => ({ key: r.key, open: r.open, y: AXIS_H + i * ROW_H - this.el.scrollTop }));
+    this.perf.rowsAt = () => this.rows.map((r, i) => ({ key: r.key, open: r.open, y: AXIS_H + i * ROW_H - this.el.scrollTop, ids: r.ids }));
     this.perf.view = () => ({ start: this.view.start, end: this.view.end });
     this.perf.visibleRowIds = () => [...new Set(this.visibleBlocks().flatMap((b) => b.rows.flatMap((r) => r.ids)))];
     this.t0 = openedAt;

@@ -45,6 +45,8 @@ export interface Harness {
   firstFrames: () => number;
   /** Holds the answers of `method` (the page waits) until the returned function is called. */
   hold(method: string): () => void;
+  /** Opens another profile on the same server and reloads the page on it (the same browser; the records restart). */
+  reopen(profilePath: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -74,7 +76,7 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
   const logger = collectingLogger(logs);
   const client = new NsysClient({ command: bin, logger, maxRestarts: 0 });
   await client.start();
-  const opened = await client.openProfile(profilePath);
+  let opened = await client.openProfile(profilePath);
   const dist = path.join(CLIENT_ROOT, 'dist');
   let handle: (m: unknown) => Promise<void> = async () => {};
   /* host → page: one event stream (the latest page's), messages queued until it is open */
@@ -104,6 +106,8 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
     } else if (url === '/webview.js' || url === '/webview.css') {
       res.writeHead(200, { 'content-type': url.endsWith('.js') ? 'text/javascript' : 'text/css' });
       res.end(fs.readFileSync(path.join(dist, url.slice(1))));
+    } else if (url === '/favicon.ico') {
+      res.writeHead(204); res.end(); /* VS Code's webviews ask none; Chromium's console would log a 404 */
     } else {
       res.writeHead(404); res.end();
     }
@@ -178,7 +182,7 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
     w.acquireVsCodeApi = () => ({ postMessage: (m: unknown) => out(JSON.stringify(m)), getState: () => state, setState: (s: unknown) => { state = s; } });
   }, { sseIn, bindingOut });
   await page.goto(`http://127.0.0.1:${port}/`);
-  return {
+  const hx: Harness = {
     page, client, opened, requests, logs, posted, received,
     post: (m) => post(toEnvelope(m), m),
     firstFrames: () => firstFrames,
@@ -186,6 +190,13 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
       let release = () => {};
       held.set(method, new Promise<void>((r) => { release = r; }));
       return () => { held.delete(method); release(); };
+    },
+    async reopen(next) {
+      opened = hx.opened = await client.openProfile(next);
+      profilePath = next;
+      for (const a of [requests, logs, posted, received] as unknown[][]) a.length = 0;
+      firstFrames = 0;
+      await page.goto(`http://127.0.0.1:${port}/`);
     },
     async close() {
       stream?.end();
@@ -195,4 +206,5 @@ export async function startHarness(bin: string, profilePath: string, size = { wi
       await client.dispose();
     },
   };
+  return hx;
 }
