@@ -191,7 +191,7 @@ def sql_ops_and_calls(path, kind: str, query: str) -> list[tuple]:
 @pytest.mark.parametrize("name", ["small", "nsys2024_a100_lm_nvtx.sqlite"])
 def test_memcpy_memset_and_api_kinds_match_sql(server, small_profile, name):
     """kinds memcpy, memset, api: every copy, set and matching runtime call, counts, total time,
-    instances in time order with their tracks, as SQL; the default kinds stay kernels and NVTX."""
+    instances in time order with their tracks, as SQL; the default kinds stay kernels, NVTX and graph launches."""
     pid, path = open_profile(server, name) if name != "small" else \
         (server.request("profile/open", {"path": str(small_profile)})["profileId"], small_profile)
     cases = (("memcpy", "memcpy"), ("memset", "memset"), ("api", "cudaLaunch"), ("api", "Synchronize"))
@@ -218,7 +218,37 @@ def test_memcpy_memset_and_api_kinds_match_sql(server, small_profile, name):
     order = {"memcpy": 0, "nvtx": 1, "api": 2}
     keys = [(g["start"], order[g["kind"]], g["id"]) for g in mixed]
     assert keys == sorted(keys) and {g["kind"] for g in mixed} >= {"api"}
-    assert not {x["kind"] for x in server.request("search", {"profileId": pid, "query": "memcpy"})["results"]} - {"kernel", "nvtx"}
+    assert not {x["kind"] for x in server.request("search", {"profileId": pid, "query": "memcpy"})["results"]} - {"kernel", "nvtx", "graph"}
     with pytest.raises(RpcError) as ei:
-        server.request("search", {"profileId": pid, "query": "x", "kinds": ["graph"]})
+        server.request("search", {"profileId": pid, "query": "x", "kinds": ["graphs"]})
     assert ei.value.code == -32602
+
+
+@pytest.mark.parametrize("windowed", [False, True])
+def test_cuda_graph_launches_are_found_as_the_timeline_names_them(server, windowed):
+    """Graph-level tracing draws each CUDA graph launch as one op named "[CUDA graph N]"; search
+    finds it by that name (default kinds and kinds ["graph"]), per graphId: count and GPU time
+    against SQL, instances in time order with their timeline track; kinds ["kernel"] does not."""
+    pid, path = open_profile(server, "nsys2024_a100_cudagraph.sqlite")
+    with connect(path) as db:
+        launches = sorted((s, max(e, s), g, dev, st) for s, e, g, dev, st in db.execute(
+            'SELECT start, "end", graphId, deviceId, streamId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE'))
+    assert launches, "the profile has graph launches"
+    win = {}
+    if windowed:  # a window holding the middle launches only
+        lo, hi = launches[len(launches) // 3][0], launches[2 * len(launches) // 3][0]
+        win = {"start": lo, "end": hi}
+        launches = [x for x in launches if x[0] < hi and x[1] >= lo]
+    by_graph: dict[int, list[tuple]] = {}
+    for x in launches:
+        by_graph.setdefault(x[2], []).append(x)
+    for kinds in (None, ["graph"]):
+        kw = {"kinds": kinds} if kinds else {}
+        r = page(server, pid, "graph", instances=10000, **kw, **win)
+        got = {h["name"]: (h["count"], h["totalNs"]) for h in r["results"] if h["kind"] == "graph"}
+        assert got == {f"[CUDA graph {g}]": (len(v), sum(e - s for s, e, *_ in v)) for g, v in by_graph.items()}
+        inst = [i for i in r["instances"]["items"] if i["kind"] == "graph"]
+        assert [(i["start"], i["end"], i["track"]) for i in inst] == [(s, e, f"gpu:{d}:{st}") for s, e, _, d, st in launches]
+        assert all(r["instances"]["names"][i["name"]].startswith("[CUDA graph") for i in inst)
+    r = page(server, pid, "[CUDA graph", kinds=["kernel"], **win)
+    assert r["matches"] == 0 and r["results"] == []

@@ -72,8 +72,10 @@ static void nsys__sx_free_parts(nsys_sx *s) {
   memset(s, 0, sizeof *s);
 }
 
-/* Which ops search reports: kernels, copies and sets (not graph launches). */
-static bool nsys__searched_op(uint8_t k) { return k == NSYS_OP_KERNEL || k == NSYS_OP_MEMCPY || k == NSYS_OP_MEMSET; }
+/* Which ops search reports: kernels, copies, sets and CUDA graph launches. */
+static bool nsys__searched_op(uint8_t k) {
+  return k == NSYS_OP_KERNEL || k == NSYS_OP_MEMCPY || k == NSYS_OP_MEMSET || k == NSYS_OP_GRAPH;
+}
 
 /* The sampled prefix sums of end - start over order[0..n): out[b] covers order[0 .. 16 b). */
 static uint64_t *nsys__dur_prefix(const nsys_sx *s, const uint32_t *order) {

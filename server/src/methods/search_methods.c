@@ -1,6 +1,7 @@
 /* search {profileId, query, exact?, kinds?, limit?, start?, end?, instances?, offset?, at?}
  * -> substring, glob or exact-name matches over kernel names (short, demangled and display),
- * NVTX names and, when asked for by kinds, memcpy/memset names and CUDA API names, with
+ * NVTX names, CUDA graph launches ("[CUDA graph 4]", as the timeline names them) and, when
+ * asked for by kinds, memcpy/memset names and CUDA API names, with
  * per-name counts and total time, and optionally a page of the matching instances in time
  * order (the timeline's next/previous match). docs/protocol.md ("search"), protocol/schemas/search.*. */
 #include <fnmatch.h>
@@ -23,8 +24,8 @@
 static const char *nsys__s(const nsys_index *ix, uint32_t id) { return nsys_strtab_get(&ix->strings, id); }
 
 /* What a search finds: GPU ops by their kind, NVTX ranges, CUDA API calls. */
-typedef enum { NSYS__KERNEL, NSYS__NVTX, NSYS__MEMCPY, NSYS__MEMSET, NSYS__API, NSYS__KINDS } nsys__kind;
-static const char *const nsys__kind_name[NSYS__KINDS] = {"kernel", "nvtx", "memcpy", "memset", "api"};
+typedef enum { NSYS__KERNEL, NSYS__NVTX, NSYS__MEMCPY, NSYS__MEMSET, NSYS__API, NSYS__GRAPH, NSYS__KINDS } nsys__kind;
+static const char *const nsys__kind_name[NSYS__KINDS] = {"kernel", "nvtx", "memcpy", "memset", "api", "graph"};
 
 typedef struct {
   uint32_t name;   /* kernel short name, NVTX text, copy/set name ("[CUDA memcpy HtoD]"), API name */
@@ -64,11 +65,12 @@ static void nsys__inst_push(nsys__inst_vec *iv, int64_t start, uint32_t id, uint
   iv->v[iv->n++] = (nsys_instance){start, id, kind};
 }
 
-/* The op kinds search reports (graph launches are not searched). */
+/* The op kinds search reports. */
 static int nsys__op_kind(uint8_t op_kind) {
   return op_kind == NSYS_OP_KERNEL   ? NSYS__KERNEL
          : op_kind == NSYS_OP_MEMCPY ? NSYS__MEMCPY
          : op_kind == NSYS_OP_MEMSET ? NSYS__MEMSET
+         : op_kind == NSYS_OP_GRAPH  ? NSYS__GRAPH
                                      : -1;
 }
 
@@ -226,7 +228,7 @@ static void nsys__take_api(nsys__acc *a, uint32_t i) {
 
 static void nsys__scan(nsys_call *call, nsys__acc *acc, nsys__matcher *mt, const bool *want, int64_t ws, int64_t we) {
   const nsys_index *ix = acc->ix;
-  if (want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET]) {
+  if (want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET] || want[NSYS__GRAPH]) {
     for (uint32_t i = 0; i < ix->ops.n; i++) {
       if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) return;
       int kind = nsys__op_kind(ix->ops.kind[i]);
@@ -326,7 +328,8 @@ static bool nsys__use_search_index(void) {
 static bool nsys__indexes(nsys_call *call, nsys_profile *p, const nsys_index *ix, const bool *want, bool windowed,
                           const nsys_sx **sx) {
   if (!nsys__use_search_index()) return false;
-  bool need[NSYS_SX_SOURCES] = {want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET], want[NSYS__NVTX],
+  bool need[NSYS_SX_SOURCES] = {want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET] || want[NSYS__GRAPH],
+                                want[NSYS__NVTX],
                                 want[NSYS__API]};
   for (int src = 0; src < NSYS_SX_SOURCES; src++) {
     if (!need[src]) continue;
@@ -351,7 +354,7 @@ cJSON *nsys_method_search(nsys_call *call) {
   bool has_at = cJSON_GetObjectItemCaseSensitive(call->params, "at") != NULL;
   if (!q[0]) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.query: must not be empty");
   if (we <= ws) return nsys_call_fail(call, NSYS_E_INVALID_PARAMS, "params.end: must be greater than params.start");
-  bool want[NSYS__KINDS] = {!kinds, !kinds, false, false, false}; /* default: kernels and NVTX */
+  bool want[NSYS__KINDS] = {!kinds, !kinds, false, false, false, !kinds}; /* default: kernels, NVTX, graphs */
   if (kinds) {
     const cJSON *it;
     int k = 0;
@@ -361,7 +364,7 @@ cJSON *nsys_method_search(nsys_call *call) {
         if (strcmp(it->valuestring, nsys__kind_name[j]) == 0) found = j;
       if (found < 0)
         return nsys_call_fail(call, NSYS_E_INVALID_PARAMS,
-                              "params.kinds[%d]: expected \"kernel\", \"nvtx\", \"memcpy\", \"memset\" or \"api\"", k);
+                              "params.kinds[%d]: expected \"kernel\", \"nvtx\", \"graph\", \"memcpy\", \"memset\" or \"api\"", k);
       want[found] = true;
       k++;
     }

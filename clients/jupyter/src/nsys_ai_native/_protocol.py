@@ -1383,7 +1383,7 @@ SearchParams = TypedDict("SearchParams", {
     "profileId": ProfileId,
     "query": str,
     "exact": NotRequired[bool],
-    "kinds": NotRequired[List[Literal["kernel", "nvtx", "memcpy", "memset", "api"]]],
+    "kinds": NotRequired[List[Literal["kernel", "nvtx", "memcpy", "memset", "api", "graph"]]],
     "limit": NotRequired[int],
     "start": NotRequired[NsParam],
     "end": NotRequired[NsParam],
@@ -1393,7 +1393,7 @@ SearchParams = TypedDict("SearchParams", {
 })
 
 SearchResultResultsItem = TypedDict("SearchResultResultsItem", {
-    "kind": Literal["kernel", "nvtx", "memcpy", "memset", "api"],
+    "kind": Literal["kernel", "nvtx", "memcpy", "memset", "api", "graph"],
     "name": str,
     "demangledName": NotRequired[str],
     "displayName": NotRequired[str],
@@ -1402,7 +1402,7 @@ SearchResultResultsItem = TypedDict("SearchResultResultsItem", {
 })
 
 SearchResultInstancesItemsItem = TypedDict("SearchResultInstancesItemsItem", {
-    "kind": Literal["kernel", "nvtx", "memcpy", "memset", "api"],
+    "kind": Literal["kernel", "nvtx", "memcpy", "memset", "api", "graph"],
     "id": int,
     "track": str,
     "start": Ns,

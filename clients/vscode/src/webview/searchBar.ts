@@ -8,10 +8,10 @@ import type { View } from '../client/timelineModel';
 import type { SearchParams } from '../protocol/generated/search.params';
 import { h } from './dom';
 
-/** What the search looks for: search's `kinds` (undefined: the server's default, kernels and NVTX). */
+/** What the search looks for: search's `kinds` (undefined: the server's default, kernels, NVTX and CUDA graph launches). */
 export const SEARCH_KINDS: ReadonlyArray<readonly [string, SearchParams['kinds']]> = [
-  ['kernels, NVTX', undefined], ['all', ['kernel', 'nvtx', 'memcpy', 'memset', 'api']], ['kernels', ['kernel']],
-  ['NVTX', ['nvtx']], ['memcpy', ['memcpy']], ['memset', ['memset']], ['CUDA API', ['api']],
+  ['kernels, NVTX', undefined], ['all', ['kernel', 'nvtx', 'graph', 'memcpy', 'memset', 'api']], ['kernels', ['kernel']],
+  ['NVTX', ['nvtx']], ['CUDA graphs', ['graph']], ['memcpy', ['memcpy']], ['memset', ['memset']], ['CUDA API', ['api']],
 ];
 
 /** How many matches in view are outlined at most. */

@@ -13,9 +13,9 @@ query: string
  */
 exact?: boolean
 /**
- * What to search (default ["kernel", "nvtx"]): kernels, NVTX ranges, memcpy and memset ops (by their names, e.g. "[CUDA memcpy HtoD]"), CUDA API calls (by name, version suffix stripped).
+ * What to search (default ["kernel", "nvtx", "graph"]): kernels, NVTX ranges, CUDA graph launches (graph-level tracing: by the name the timeline draws, "[CUDA graph 4]"), memcpy and memset ops (by their names, e.g. "[CUDA memcpy HtoD]"), CUDA API calls (by name, version suffix stripped).
  */
-kinds?: ("kernel" | "nvtx" | "memcpy" | "memset" | "api")[]
+kinds?: ("kernel" | "nvtx" | "memcpy" | "memset" | "api" | "graph")[]
 limit?: number
 /**
  * Only items overlapping [start, end] (start < end and end >= start, as timeline/range): results, counts and instances alike. Default: the whole profile.

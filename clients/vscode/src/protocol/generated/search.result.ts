@@ -3,7 +3,7 @@ export interface SearchResult {
 query: string
 mode: ("substring" | "glob" | "exact")
 results: {
-kind: ("kernel" | "nvtx" | "memcpy" | "memset" | "api")
+kind: ("kernel" | "nvtx" | "memcpy" | "memset" | "api" | "graph")
 name: string
 /**
  * Kernels only: the group's demangled name with the most matched GPU time.
@@ -36,7 +36,7 @@ offset: number
  */
 names: string[]
 items: {
-kind: ("kernel" | "nvtx" | "memcpy" | "memset" | "api")
+kind: ("kernel" | "nvtx" | "memcpy" | "memset" | "api" | "graph")
 /**
  * kernelId for kernels (kernel/details), the NVTX range's id (timeline/range events) for NVTX.
  */
