@@ -15,7 +15,6 @@ import json
 import re
 import shutil
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ import pytest
 from conftest import generate
 from nsys_rpc import RpcError, Server
 from profile_ref import reference_info
-from test_profile_info_cache import open_info
+from test_profile_info_cache import cancel_first_opens, open_info
 from test_profile_real import compare
 
 K = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -135,26 +134,6 @@ def test_cancelled_first_open_with_range_readers(tmp_path, generated_dir):
     (test_profile_info_cache.py, whose checks these are, at fewer delays)."""
     path = generate(generated_dir / "100k.sqlite", "--preset", "100k")
     ref = reference_info(path)
-    outcomes = set()
-    for k, delay in enumerate([0.0, 0.03, 0.1]):
-        cache = tmp_path / f"c{k}"
-        s = Server(env={"NSYS_AI_CACHE_DIR": str(cache), "NSYS_AI_INDEX_READERS": "4"})
-        try:
-            rid = s.start("profile/open", {"path": str(path), "workDoneToken": f"open{k}"})
-            time.sleep(delay)
-            s.notify("$/cancelRequest", {"id": rid})
-            reply = s.wait_reply(rid, timeout=120)
-            listed = [p["path"] for p in s.request("profile/list", {})["profiles"]]
-            if "error" in reply:
-                assert reply["error"]["code"] == -32800, reply
-                assert str(path) not in listed
-                outcomes.add("cancelled")
-            else:
-                assert str(path) in listed
-                compare(reply["result"]["info"], ref, path.name)
-                outcomes.add("finished")
-        finally:
-            s.close()
-        info, _ = open_info(path, cache)
-        compare(info, ref, path.name)
+    outcomes = cancel_first_opens(path, ref, tmp_path, [0.0, 0.03, 0.1], {"NSYS_AI_INDEX_READERS": "4"},
+                                  {"workDoneToken": "open"})
     assert "cancelled" in outcomes

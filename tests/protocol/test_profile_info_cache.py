@@ -157,12 +157,21 @@ def test_cancelled_first_open_leaves_no_partial_cache(tmp_path, generated_dir, m
 
     path = generate(generated_dir / "100k.sqlite", "--preset", "100k")
     ref = reference_info(path)
+    env = {"NSYS_AI_INFO_SYNC": "1"} if mode == "synchronous" else {}
+    assert "cancelled" in cancel_first_opens(path, ref, tmp_path, [0.0, 0.01, 0.03, 0.06, 0.1, 0.2, 0.4], env)
+
+
+def cancel_first_opens(path: Path, ref: dict, tmp_path: Path, delays: list[float], env: dict[str, str],
+                       params: dict | None = None) -> set[str]:
+    """A first open of `path` cancelled after each delay, each in a server of its own with an empty
+    cache: -32800 and nothing left open, or the open had finished with the summary `ref`; either
+    way the next open (from whatever the cache holds) is `ref`. Returns the outcomes seen."""
     outcomes = set()
-    for k, delay in enumerate([0.0, 0.01, 0.03, 0.06, 0.1, 0.2, 0.4]):
+    for k, delay in enumerate(delays):
         cache = tmp_path / f"c{k}"
-        s = Server(env={"NSYS_AI_CACHE_DIR": str(cache), **({"NSYS_AI_INFO_SYNC": "1"} if mode == "synchronous" else {})})
+        s = Server(env={"NSYS_AI_CACHE_DIR": str(cache), **env})
         try:
-            rid = s.start("profile/open", {"path": str(path)})
+            rid = s.start("profile/open", {"path": str(path), **(params or {})})
             time.sleep(delay)
             s.notify("$/cancelRequest", {"id": rid})
             reply = s.wait_reply(rid, timeout=120)
@@ -179,4 +188,4 @@ def test_cancelled_first_open_leaves_no_partial_cache(tmp_path, generated_dir, m
             s.close()
         info, _ = open_info(path, cache)
         compare(info, ref, path.name)
-    assert "cancelled" in outcomes
+    return outcomes

@@ -337,8 +337,12 @@ export class RangeClient {
     a.reject(new Error("cancelled"));
   }
 
+  /** Whether the view was removed (dispose): its requests fail with "widget closed", which is no error to report. */
+  closed = false;
+
   /** Fails every request still waiting (the view was removed). */
   dispose(): void {
+    this.closed = true;
     for (const p of this.pending.values()) p.reject(new Error("widget closed"));
     for (const p of this.asks.values()) p.reject(new Error("widget closed"));
     this.pending.clear();

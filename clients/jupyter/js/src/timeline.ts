@@ -447,7 +447,7 @@ class Timeline {
         this.queueDraw();
         this.askBucketCols();
       })
-      .catch((e: Error) => console.warn("nsys-ai: the first view's other rows could not be fetched", e))
+      .catch((e: Error) => { if (!this.client.closed) console.warn("nsys-ai: the first view's other rows could not be fetched", e); })
       .finally(() => {
         this.root.dataset.requests = String(this.client.sent);
         this.root.dataset.answered = String(this.client.answered);

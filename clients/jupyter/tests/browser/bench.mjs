@@ -12,7 +12,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { launch, seeded } from "./bench_common.mjs";
+import { endTrace, launch, seeded } from "./bench_common.mjs";
 
 const [url, outDir, zoomsArg, burstsArg] = process.argv.slice(2);
 const ZOOMS = Number(zoomsArg || 60);
@@ -135,19 +135,7 @@ try {
     if (PAD) padded.push(await ping(PAD));
   }
   const samples = await tl.evaluate((e, n) => e.__nsysSamples.slice(n), nWarm);
-  if (cdp) {
-    const done = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
-    await cdp.send("Tracing.end");
-    const { stream } = await done;
-    const parts = [];
-    for (;;) {
-      const r = await cdp.send("IO.read", { handle: stream, size: 1 << 20 });
-      parts.push(r.base64Encoded ? Buffer.from(r.data, "base64").toString() : r.data);
-      if (r.eof) break;
-    }
-    await cdp.send("IO.close", { handle: stream });
-    fs.writeFileSync(process.env.BENCH_TRACE, parts.join(""));
-  }
+  if (cdp) fs.writeFileSync(process.env.BENCH_TRACE, await endTrace(cdp));
   if (ab.length) await tl.evaluate((e) => e.__nsysSetWire(undefined));
 
   // bursts: 5 notches 8 ms apart (a fast wheel), then wait; the last notch's view must be drawn

@@ -26,3 +26,18 @@ export function launch(userDataDir) {
     viewport: { width: 1600, height: 1000 },
   });
 }
+
+/** Ends the CDP trace `cdp` started (Tracing.start with transferMode ReturnAsStream) and returns its JSON text. */
+export async function endTrace(cdp) {
+  const done = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
+  await cdp.send("Tracing.end");
+  const { stream } = await done;
+  const parts = [];
+  for (;;) {
+    const r = await cdp.send("IO.read", { handle: stream, size: 1 << 20 });
+    parts.push(r.base64Encoded ? Buffer.from(r.data, "base64").toString() : r.data);
+    if (r.eof) break;
+  }
+  await cdp.send("IO.close", { handle: stream });
+  return parts.join("");
+}

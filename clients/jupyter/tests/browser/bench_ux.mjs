@@ -19,7 +19,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { launch, seeded } from "./bench_common.mjs";
+import { endTrace, launch, seeded } from "./bench_common.mjs";
 
 const [url, outDir, mode, nArg] = process.argv.slice(2);
 const N = Number(nArg || 5);
@@ -259,19 +259,9 @@ async function interact() {
       "mojom", "ipc", "v8"] : ["latencyInfo", "disabled-by-default-devtools.timeline.frame"];
     await cdp.send("Tracing.start", { transferMode: "ReturnAsStream", traceConfig: { includedCategories } });
   }
-  const endTrace = async () => {
-    const done = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
-    await cdp.send("Tracing.end");
-    const { stream } = await done;
-    const parts = [];
-    for (;;) {
-      const r = await cdp.send("IO.read", { handle: stream, size: 1 << 20 });
-      parts.push(r.base64Encoded ? Buffer.from(r.data, "base64").toString() : r.data);
-      if (r.eof) break;
-    }
-    await cdp.send("IO.close", { handle: stream });
+  const stopTrace = async () => {
+    const text = await endTrace(cdp);
     cdp = null;
-    const text = parts.join("");
     // ("{out}" in the name: the output folder's name, e.g. interact-before / interact with --before)
     if (process.env.BENCH_TRACE) fs.writeFileSync(process.env.BENCH_TRACE.replace("{out}", path.basename(outDir)), text);
     holdWheels(JSON.parse(text));
@@ -316,7 +306,7 @@ async function interact() {
     });
   };
   for (let round = 0; round < N; round++) {
-    if (cdp && round === traceRounds) await endTrace();
+    if (cdp && round === traceRounds) await stopTrace();
     await focusPlot();
     await page.keyboard.press("0"); // the whole profile
     await settle();
@@ -422,7 +412,7 @@ async function interact() {
     await page.waitForTimeout(100);
   }
   await page.evaluate(() => document.getElementById("nsys-wheel-floor").remove());
-  if (cdp) await endTrace();
+  if (cdp) await stopTrace();
   // the notebook's own round trip beside ours: an empty "ping" (answered in the kernel's message
   // handler) and a "bucket" request (a worker thread and the server), one at a time, 20 each,
   // with their legs (page -> kernel handler, Python, kernel -> page)
