@@ -31,6 +31,10 @@ typedef enum {
    * kept times, end >= start, durations adding up to at most NSYS_TOTAL_MAX
    * (index_bounds.h) */
   NSYS__CHK_TIME_END,
+  /* the same without the total: end times whose durations no bound sums
+   * (proj.end: a GPU projection spans its range's kernels, and the ranges of
+   * one depth may overlap there), yet every difference of the two must fit */
+  NSYS__CHK_TIME_PAIR,
   NSYS__CHK_MAXEND, /* i64: a kept time, or INT64_MIN (none): series.maxend */
   NSYS__CHK_UNION,  /* i64 in [0, 2^62): series.union (a union's length, at most the span) */
   /* links between the elements of one array, so that walking them always
@@ -207,12 +211,12 @@ static void *nsys__verify_run(void *arg) {
       if (x->off >= end) break;
       uint64_t a = NSYS_MAX(off, x->off), b = NSYS_MIN(end, x_end);
       bool links = x->chk == NSYS__CHK_I32_BEFORE || x->chk == NSYS__CHK_I32_AFTER;
-      if (x->chk == NSYS__CHK_TIME_END) { /* the start times are read beside (a second stream) */
+      if (x->chk == NSYS__CHK_TIME_END || x->chk == NSYS__CHK_TIME_PAIR) { /* the start times are read beside */
         uint64_t k = (a - x->off) / 8, n = (b - a) / 8;
         const nsys__section *st = &l->sec[x->lim];
         if (a < b && (!nsys_durations_fold((const int64_t *)(const void *)(l->base + st->off) + k,
                                            (const int64_t *)(const void *)(l->base + a), n, &v->units[s]) ||
-                      v->units[s] > NSYS_UNITS_MAX)) {
+                      (x->chk == NSYS__CHK_TIME_END && v->units[s] > NSYS_UNITS_MAX))) {
           v->ok = false;
           break;
         }
@@ -403,8 +407,9 @@ static void nsys__lay_out(nsys__layout *r, const nsys__cache_header *h, nsys_ind
   NSYS__TAKE("nvtx.parent", ix->nvtx.parent, nv, 4, NSYS__CHK_I32_BEFORE, nv);
   NSYS__TAKE("nvtx.depth", ix->nvtx.depth, nv, 2, NSYS__CHK_U16_LE, max_depth);
   NSYS__TAKE("proj.rows", pv->proj_rows, h->n_proj_rows, sizeof(nsys__proj_row), NSYS__CHK_NONE, 0);
+  uint32_t proj_start = r->n_sec;
   NSYS__TAKE("proj.start", pv->proj_start, h->n_proj, 8, NSYS__CHK_NONE, 0);
-  NSYS__TAKE("proj.end", pv->proj_end, h->n_proj, 8, NSYS__CHK_NONE, 0);
+  NSYS__TAKE("proj.end", pv->proj_end, h->n_proj, 8, NSYS__CHK_TIME_PAIR, proj_start);
   NSYS__TAKE("proj.nvtx", pv->proj_nvtx, h->n_proj, 4, NSYS__CHK_U32_LT, nv);
   NSYS__TAKE("display.short", raw->short_of, h->n_display, 4, NSYS__CHK_I32_REF, ns); /* < ns or NONE */
   NSYS__TAKE("nvtx_rows.thread_first", pv->thread_depth_first, (uint64_t)nt + 1, 4, NSYS__CHK_NONE, 0);

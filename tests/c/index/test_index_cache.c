@@ -183,7 +183,8 @@ static const char *const checked_sections[] = {
     "nvtx.depth", "proj.rows", "proj.nvtx", "display.short", "nvtx_rows.thread_first", "nvtx_rows.first",
     "nvtx_rows.count", "nvtx_rows.ranges", "series.longest", "series.super_longest",
     /* times out of the kept range (index_bounds.h), unions and running maxima out of theirs */
-    "ops.start", "ops.end", "api.start", "api.end", "nvtx.start", "nvtx.end", "series.union", "series.maxend"};
+    "ops.start", "ops.end", "api.start", "api.end", "nvtx.start", "nvtx.end", "proj.start", "proj.end", "series.union",
+    "series.maxend"};
 
 static void damaged_sections(const char *path, const char *file, const nsys_index *ia) {
   size_t n = 0;
