@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "aresult_text.h"
 #include "analysis/intervals.h"
 #include "analysis/nccl.h"
 #include "analysis/report.h"
@@ -957,11 +958,7 @@ static char *exec_text(tix *t, nsys_acache *k, const char *name, int64_t a, int6
   nsys_aparams_set_int(&ps, "end", b);
   nsys_aresult *r = nsys_analysis_exec(&task, NULL, &t->ix, name, &ps, k);
   nsys_aparams_dispose(&ps);
-  cJSON *j = r ? nsys_aresult_json(r) : NULL;
-  nsys_aresult_free(r);
-  char *out = j ? cJSON_PrintUnformatted(j) : NULL;
-  cJSON_Delete(j);
-  return out;
+  return t_aresult_text(r);
 }
 
 static void test_window_ranks(void) {

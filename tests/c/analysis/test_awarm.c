@@ -16,6 +16,7 @@
 #include "../index/index_test_util.h"
 #include "analysis/amemo.h"
 #include "analysis/analysis.h"
+#include "aresult_text.h"
 #include "analysis/awarm.h"
 #include "methods/analysis_json.h"
 
@@ -47,11 +48,7 @@ static char *answer(nsys_profile *p, const nsys_index *ix, int q) {
   nsys_task_init(&task);
   nsys_aresult *r = nsys_analysis_exec(&task, p, ix, a->name, &ps, NULL);
   nsys_aparams_dispose(&ps);
-  cJSON *j = r ? nsys_aresult_json(r) : NULL;
-  nsys_aresult_free(r);
-  char *out = j ? cJSON_PrintUnformatted(j) : NULL;
-  cJSON_Delete(j);
-  return out;
+  return t_aresult_text(r);
 }
 
 static void drop_memo(nsys_profile *p) {

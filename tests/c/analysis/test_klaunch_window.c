@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "aresult_text.h"
 #include "common/util.h"
 #include "methods/analysis_json.h"
 #include "methods/analysis_params.h"
@@ -171,11 +172,7 @@ static char *answer(gix *g, nsys_acache *k, int64_t a, int64_t b) {
   }
   nsys_aresult *r = nsys_analysis_exec(&task, NULL, &g->ix, "kernel_launch_overhead", &ps, k);
   nsys_aparams_dispose(&ps);
-  cJSON *j = r ? nsys_aresult_json(r) : NULL;
-  nsys_aresult_free(r);
-  char *out = j ? cJSON_PrintUnformatted(j) : NULL;
-  cJSON_Delete(j);
-  return out;
+  return t_aresult_text(r);
 }
 
 static int64_t summary_i64(const char *json, const char *key) {
