@@ -74,6 +74,11 @@ static int nsys__op_kind(uint8_t op_kind) {
                                      : -1;
 }
 
+/* Whether any GPU op kind is searched (the ops' source is read). */
+static bool nsys__want_ops(const bool *want) {
+  return want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET] || want[NSYS__GRAPH];
+}
+
 /* {total, offset, names, items}: the page (the instances of ranks [off, off + n) in time order). */
 static cJSON *nsys__instances_json(const nsys_index *ix, const nsys_instance *page, size_t n, size_t total, size_t off) {
   /* timeline/tracks ids: GPU track index -> its track; a thread's NVTX rows are consecutive by
@@ -228,7 +233,7 @@ static void nsys__take_api(nsys__acc *a, uint32_t i) {
 
 static void nsys__scan(nsys_call *call, nsys__acc *acc, nsys__matcher *mt, const bool *want, int64_t ws, int64_t we) {
   const nsys_index *ix = acc->ix;
-  if (want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET] || want[NSYS__GRAPH]) {
+  if (nsys__want_ops(want)) {
     for (uint32_t i = 0; i < ix->ops.n; i++) {
       if ((i & 0xFFFF) == 0 && nsys_call_cancelled(call)) return;
       int kind = nsys__op_kind(ix->ops.kind[i]);
@@ -328,9 +333,7 @@ static bool nsys__use_search_index(void) {
 static bool nsys__indexes(nsys_call *call, nsys_profile *p, const nsys_index *ix, const bool *want, bool windowed,
                           const nsys_sx **sx) {
   if (!nsys__use_search_index()) return false;
-  bool need[NSYS_SX_SOURCES] = {want[NSYS__KERNEL] || want[NSYS__MEMCPY] || want[NSYS__MEMSET] || want[NSYS__GRAPH],
-                                want[NSYS__NVTX],
-                                want[NSYS__API]};
+  bool need[NSYS_SX_SOURCES] = {nsys__want_ops(want), want[NSYS__NVTX], want[NSYS__API]};
   for (int src = 0; src < NSYS_SX_SOURCES; src++) {
     if (!need[src]) continue;
     sx[src] = windowed ? nsys_sx_get(&call->task, p, ix, (nsys_sx_source)src) : nsys_sx_peek(p, ix, (nsys_sx_source)src);
